@@ -1,3 +1,26 @@
-//! kernpack: precompiled CUDA kernels with a safe Rust API and a C ABI.
+//! kernpack: precompiled CUDA kernels in one multi-architecture fatbin, loaded
+//! with no JIT, behind a safe Rust API and a C ABI, each held to a CPU reference.
+//!
+//! ```no_run
+//! use kernpack::{Backend, Kernpack, LombScargleOptions, Series};
+//! let kp = Kernpack::new(Backend::Auto)?;          // the GPU if present, else the CPU
+//! let t = [0.0f32, 0.7, 1.9, 3.2, 4.0];
+//! let y = [1.0f32, -0.3, 0.8, -1.0, 0.4];
+//! let freqs: Vec<f32> = (1..100).map(|k| k as f32 * 0.05).collect();
+//! let power = kp.lombscargle(&Series::new(&t, &y), &freqs, &LombScargleOptions::default())?;
+//! # Ok::<(), kernpack::Error>(())
+//! ```
+pub mod api;
+pub mod error;
 pub mod fatbin;
+pub mod ffi;
+pub mod float;
+pub mod gpu;
 pub mod plot;
+pub mod reference;
+
+pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
+pub use api::{Backend, Kernpack};
+pub use error::{Error, Result};
+pub use float::{Complex, Float};
+pub use gpu::Gpu;

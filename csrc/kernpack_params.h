@@ -1,0 +1,38 @@
+/* Parameter structs shared by the host (Rust mirrors them with #[repr(C)];
+ * tests/param_layout.rs checks the layouts agree) and the kernels. Plain C. */
+#ifndef KERNPACK_PARAMS_H
+#define KERNPACK_PARAMS_H
+
+#include <stdint.h>
+
+/* Lomb-Scargle output modes, SciPy's `normalize` argument. */
+enum {
+    KP_LS_POWER = 0,     /* (A^2) N / 4 */
+    KP_LS_NORMALIZE = 1, /* power relative to the residuals of a constant model, in [0, 1] */
+    KP_LS_AMPLITUDE = 2  /* complex amplitude and phase, interleaved (re, im) */
+};
+
+/* Frequencies each thread of lombscargle_direct handles per pass; the host sizes
+ * the grid with it (a mismatch would cost speed, never correctness: the kernel grid-strides). */
+#define KP_LS_FREQS_PER_THREAD 2
+
+typedef struct kp_ls_params {
+    int64_t nx;            /* samples */
+    int64_t nf;            /* frequencies */
+    int32_t normalize;     /* KP_LS_* */
+    int32_t floating_mean; /* fit an offset per frequency */
+    int32_t precenter;     /* subtract mean(y) first (SciPy's legacy option) */
+    int32_t has_weights;   /* 0: every weight is 1 and the weights pointer is ignored */
+} kp_ls_params;
+
+/* Per-series statistics, written on the device by lombscargle_prepare and read by
+ * lombscargle_direct, so a device-pointer call needs no host round trip. */
+typedef struct kp_ls_stats {
+    double t_shift;  /* mean(t): times are shifted by it, the periodogram is shift-invariant */
+    double inv_wsum; /* 1 / sum(w): weights are normalised to sum to 1, as in SciPy */
+    double y_center; /* mean(y) when precenter, else 0 */
+    double Y;        /* sum(w (y - y_center)) / sum(w) */
+    double YY;       /* sum(w (y - y_center)^2) / sum(w) */
+} kp_ls_stats;
+
+#endif

@@ -1,0 +1,354 @@
+//! Lomb-Scargle periodogram with `scipy.signal.lombscargle` (SciPy >= 1.15)
+//! semantics, on angular frequencies, in f32 or f64.
+use std::ffi::c_void;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::{Complex, Float};
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// SciPy's `normalize` argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Normalize {
+    /// `(A^2) N / 4` for a harmonic of amplitude A (SciPy's `False` / "power").
+    #[default]
+    Power,
+    /// Power relative to the residuals around a constant model, in [0, 1] (`True` / "normalize").
+    Normalize,
+    /// The complex amplitude `(a + ib) e^{i tau}` of the best fit ("amplitude").
+    Amplitude,
+}
+
+impl FromStr for Normalize {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "power" | "false" => Ok(Normalize::Power),
+            "normalize" | "true" => Ok(Normalize::Normalize),
+            "amplitude" => Ok(Normalize::Amplitude),
+            other => Err(Error::invalid(format!(
+                "unknown normalize mode {other:?}: expected power, normalize or amplitude"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LombScargleOptions {
+    pub normalize: Normalize,
+    /// Fit an offset per frequency (the generalised periodogram). Recommended
+    /// whenever y may have a non-zero mean.
+    pub floating_mean: bool,
+    /// SciPy's legacy option: subtract mean(y) before the fit.
+    pub precenter: bool,
+}
+
+/// One time series: times, values and optional non-negative weights (default 1).
+#[derive(Debug, Clone, Copy)]
+pub struct Series<'a, T> {
+    pub t: &'a [T],
+    pub y: &'a [T],
+    pub weights: Option<&'a [T]>,
+}
+
+impl<'a, T> Series<'a, T> {
+    pub fn new(t: &'a [T], y: &'a [T]) -> Self {
+        Series { t, y, weights: None }
+    }
+    pub fn with_weights(mut self, weights: &'a [T]) -> Self {
+        self.weights = Some(weights);
+        self
+    }
+}
+
+/// A periodogram: real for `Power`/`Normalize`, complex for `Amplitude`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Periodogram<T> {
+    Real(Vec<T>),
+    Complex(Vec<Complex<T>>),
+}
+
+impl<T: Float> Periodogram<T> {
+    pub fn len(&self) -> usize {
+        match self {
+            Periodogram::Real(v) => v.len(),
+            Periodogram::Complex(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The real values, or the moduli of the complex ones, as f64.
+    pub fn magnitudes(&self) -> Vec<f64> {
+        match self {
+            Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
+            Periodogram::Complex(v) => v.iter().map(|c| c.norm()).collect(),
+        }
+    }
+    fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
+        match normalize {
+            Normalize::Amplitude => {
+                Periodogram::Complex(values.chunks_exact(2).map(|p| Complex { re: p[0], im: p[1] }).collect())
+            }
+            _ => Periodogram::Real(values),
+        }
+    }
+}
+
+/// Number of `T` values the output holds for `nf` frequencies: nf, or 2 nf
+/// interleaved (re, im) for `Amplitude`.
+pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
+    match opts.normalize {
+        Normalize::Amplitude => 2 * nf,
+        _ => nf,
+    }
+}
+
+/// Mirrors `kp_ls_params` in csrc/kernpack_params.h (layout checked by a test).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LsParams {
+    pub nx: i64,
+    pub nf: i64,
+    pub normalize: i32,
+    pub floating_mean: i32,
+    pub precenter: i32,
+    pub has_weights: i32,
+}
+// SAFETY: plain C struct of integers, passed to the kernels by value.
+unsafe impl DeviceRepr for LsParams {}
+
+/// Mirrors `KP_LS_FREQS_PER_THREAD` in csrc/kernpack_params.h.
+pub(crate) const FREQS_PER_THREAD: u64 = 2;
+/// Doubles in `kp_ls_stats`.
+const STATS_LEN: usize = 5;
+
+impl LsParams {
+    fn new(nx: usize, nf: usize, has_weights: bool, opts: &LombScargleOptions) -> Self {
+        LsParams {
+            nx: nx as i64,
+            nf: nf as i64,
+            normalize: match opts.normalize {
+                Normalize::Power => 0,
+                Normalize::Normalize => 1,
+                Normalize::Amplitude => 2,
+            },
+            floating_mean: opts.floating_mean as i32,
+            precenter: opts.precenter as i32,
+            has_weights: has_weights as i32,
+        }
+    }
+}
+
+fn check_shapes(nx: usize, ny: usize, nw: Option<usize>, nf: usize) -> Result<()> {
+    if nx == 0 {
+        return Err(Error::invalid("the series is empty (t has no samples)"));
+    }
+    if ny != nx {
+        return Err(Error::invalid(format!("t has {nx} samples but y has {ny}")));
+    }
+    if let Some(nw) = nw.filter(|&nw| nw != nx) {
+        return Err(Error::invalid(format!("t has {nx} samples but weights has {nw}")));
+    }
+    if nf == 0 {
+        return Err(Error::invalid("no frequencies given"));
+    }
+    if nx > i64::MAX as usize / 2 || nf > i64::MAX as usize / 2 {
+        return Err(Error::invalid("too many samples or frequencies"));
+    }
+    Ok(())
+}
+
+fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
+    match values.iter().position(|v| !v.to_f64().is_finite()) {
+        Some(i) => Err(Error::invalid(format!("{name}[{i}] = {} is not finite", values[i]))),
+        None => Ok(()),
+    }
+}
+
+/// Everything SciPy rejects, plus what would make the result meaningless:
+/// non-finite values, negative frequencies, and `Normalize` of a series with no variance.
+pub fn validate<T: Float>(series: &Series<'_, T>, freqs: &[T], opts: &LombScargleOptions) -> Result<()> {
+    check_shapes(series.t.len(), series.y.len(), series.weights.map(<[T]>::len), freqs.len())?;
+    check_finite("t", series.t)?;
+    check_finite("y", series.y)?;
+    check_finite("freqs", freqs)?;
+    if let Some(i) = freqs.iter().position(|f| f.to_f64() < 0.0) {
+        return Err(Error::invalid(format!(
+            "freqs[{i}] = {} is negative: a peak at -f is the peak at +f, pass |f|",
+            freqs[i]
+        )));
+    }
+    let wsum = match series.weights {
+        Some(w) => {
+            check_finite("weights", w)?;
+            if let Some(i) = w.iter().position(|v| v.to_f64() < 0.0) {
+                return Err(Error::invalid(format!("weights[{i}] = {} is negative", w[i])));
+            }
+            let sum: f64 = w.iter().map(|v| v.to_f64()).sum();
+            if sum <= 0.0 {
+                return Err(Error::invalid("the weights sum to zero"));
+            }
+            sum
+        }
+        None => series.t.len() as f64,
+    };
+    if opts.normalize == Normalize::Normalize {
+        // The normalisation divides by the weighted variance of y about 0 (or
+        // about its weighted mean with floating_mean).
+        let weight = |i: usize| series.weights.map_or(1.0, |w| w[i].to_f64()) / wsum;
+        let center = if opts.precenter {
+            series.y.iter().map(|v| v.to_f64()).sum::<f64>() / series.y.len() as f64
+        } else {
+            0.0
+        };
+        let yv = |i: usize| series.y[i].to_f64() - center;
+        let n = series.y.len();
+        let mean: f64 = (0..n).map(|i| weight(i) * yv(i)).sum();
+        let about = if opts.floating_mean { mean } else { 0.0 };
+        let var: f64 = (0..n).map(|i| weight(i) * (yv(i) - about).powi(2)).sum();
+        if var <= 0.0 {
+            return Err(Error::invalid(
+                "normalize mode needs y to vary (its weighted variance is zero)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Kernpack {
+    /// The periodogram of `series` at the angular frequencies `freqs`, on this
+    /// handle's backend. Inputs are validated first; nothing runs on bad input.
+    pub fn lombscargle<T: Float>(
+        &self,
+        series: &Series<'_, T>,
+        freqs: &[T],
+        opts: &LombScargleOptions,
+    ) -> Result<Periodogram<T>> {
+        validate(series, freqs, opts)?;
+        match self.gpu() {
+            Some(gpu) => gpu.lombscargle(series, freqs, opts),
+            None => Ok(reference::lombscargle::lombscargle(
+                series.t,
+                series.y,
+                series.weights,
+                freqs,
+                opts,
+                self.progress.as_deref().map(|p| p as &(dyn Fn(u64, u64) + Sync)),
+            )),
+        }
+    }
+}
+
+impl Gpu {
+    /// Host slices in, host vector out, on this GPU's stream (waits for the result).
+    /// Validates like [`Kernpack::lombscargle`].
+    pub fn lombscargle<T: Float>(
+        &self,
+        series: &Series<'_, T>,
+        freqs: &[T],
+        opts: &LombScargleOptions,
+    ) -> Result<Periodogram<T>> {
+        validate(series, freqs, opts)?;
+        let stream = self.stream();
+        let upload = |v: &[T]| stream.clone_htod(v).map_err(|e| Error::cuda("copying inputs to the GPU", e));
+        let t = upload(series.t)?;
+        let y = upload(series.y)?;
+        let w = series.weights.map(upload).transpose()?;
+        let f = upload(freqs)?;
+        let mut out = unsafe { stream.alloc::<T>(output_len(freqs.len(), opts)) }
+            .map_err(|e| Error::cuda("allocating the output", e))?;
+        self.lombscargle_device(stream, &t, &y, w.as_ref(), &f, &mut out, opts)?;
+        let values = stream.clone_dtoh(&out).map_err(|e| Error::cuda("copying the periodogram back", e))?;
+        Ok(Periodogram::from_interleaved(values, opts.normalize))
+    }
+
+    /// Device buffers in and out, enqueued on `stream` with no synchronisation.
+    /// `out` holds [`output_len`] values. Only shapes are checked here (device
+    /// data cannot be inspected without a sync): NaN/Inf, negative weights or
+    /// frequencies give NaN or meaningless output rather than an error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lombscargle_device<T: Float, In: DevicePtr<T>>(
+        &self,
+        stream: &Arc<CudaStream>,
+        t: &In,
+        y: &In,
+        weights: Option<&In>,
+        freqs: &In,
+        out: &mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
+        check_shapes(t.len(), y.len(), weights.map(|w| w.len()), freqs.len())?;
+        let want = output_len(freqs.len(), opts);
+        if out.len() != want {
+            return Err(Error::invalid(format!("out holds {} values, {want} needed", out.len())));
+        }
+        let (t_ptr, _t) = t.device_ptr(stream);
+        let (y_ptr, _y) = y.device_ptr(stream);
+        let w = weights.map(|w| w.device_ptr(stream));
+        let (f_ptr, _f) = freqs.device_ptr(stream);
+        let (out_ptr, _o) = out.device_ptr_mut(stream);
+        let w_ptr = w.as_ref().map(|(ptr, _)| *ptr);
+        let buffers = LsDeviceBuffers { t: t_ptr, y: y_ptr, weights: w_ptr, freqs: f_ptr, out: out_ptr };
+        // SAFETY: every pointer comes from a live device buffer of the checked length.
+        unsafe { self.lombscargle_raw::<T>(stream, &buffers, t.len(), freqs.len(), opts) }
+    }
+
+    /// The launch itself, on raw device pointers (the C ABI's device-pointer path).
+    ///
+    /// # Safety
+    /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
+    /// `T`, `freqs` to `nf`, and `out` to [`output_len`] writable ones, all on
+    /// this GPU, live until the work on `stream` has finished.
+    pub unsafe fn lombscargle_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &LsDeviceBuffers,
+        nx: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
+        check_shapes(nx, nx, None, nf)?;
+        let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
+        // Per-series statistics stay on the device: no host round trip. The
+        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
+        let mut stats = stream.alloc::<f64>(STATS_LEN).map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        let w = buffers.weights.unwrap_or(0);
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let params_arg = &params as *const LsParams as *mut c_void;
+
+        let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
+        let mut prepare_args = [params_arg, arg(&buffers.t), arg(&buffers.y), arg(&w), arg(&stats_ptr)];
+        self.launch(prepare, 1, stream, &mut prepare_args)?;
+
+        let direct = self.kernel(&format!("lombscargle_direct_{}", T::NAME));
+        let grid = direct.grid_for(nf as u64, direct.block as u64 * FREQS_PER_THREAD);
+        let mut direct_args = [
+            params_arg,
+            arg(&buffers.t),
+            arg(&buffers.y),
+            arg(&w),
+            arg(&buffers.freqs),
+            arg(&stats_ptr),
+            arg(&buffers.out),
+        ];
+        self.launch(direct, grid, stream, &mut direct_args)
+    }
+}
+
+/// Raw device pointers of one Lomb-Scargle call (see [`Gpu::lombscargle_raw`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LsDeviceBuffers {
+    pub t: CUdeviceptr,
+    pub y: CUdeviceptr,
+    pub weights: Option<CUdeviceptr>,
+    pub freqs: CUdeviceptr,
+    pub out: CUdeviceptr,
+}

@@ -1,0 +1,63 @@
+//! The element types every kernel family is instantiated for.
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// `f32` or `f64`: selects the `_f32` / `_f64` entry point of a kernel.
+pub trait Float:
+    sealed::Sealed
+    + Copy
+    + Default
+    + PartialOrd
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + std::fmt::Display
+    + DeviceRepr
+    + ValidAsZeroBits
+    + 'static
+{
+    /// Suffix of the kernel entry points and name used in messages: "f32" or "f64".
+    const NAME: &'static str;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+impl Float for f32 {
+    const NAME: &'static str = "f32";
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Float for f64 {
+    const NAME: &'static str = "f64";
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// A complex number laid out as two consecutive values, as C99 `_Complex` and
+/// `std::complex<T>` are, so complex outputs can be shared with C and C++.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Complex<T> {
+    pub re: T,
+    pub im: T,
+}
+
+impl<T: Float> Complex<T> {
+    pub fn norm(self) -> f64 {
+        self.re.to_f64().hypot(self.im.to_f64())
+    }
+}

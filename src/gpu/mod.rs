@@ -1,0 +1,244 @@
+//! Loader: per GPU ordinal one context, one module loaded from the embedded
+//! fatbin, and every kernel resolved once. The driver picks the SASS for the
+//! GPU from the fatbin; `KernelInfo::binary_version` proves it (no JIT).
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::Ptx;
+
+use crate::error::{Error, Result};
+
+/// The fatbin built by build.rs (or the committed one), embedded in the library.
+pub static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernpack.fatbin"));
+
+/// Every entry point of csrc/, resolved when a GPU is loaded.
+pub const KERNEL_NAMES: &[&str] = &[
+    "lombscargle_prepare_f32",
+    "lombscargle_prepare_f64",
+    "lombscargle_direct_f32",
+    "lombscargle_direct_f64",
+];
+
+/// What the driver reports for one kernel on one GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: &'static str,
+    pub registers: i32,
+    pub max_threads_per_block: i32,
+    pub local_bytes: i32,
+    pub static_shared_bytes: i32,
+    /// Compute capability of the code that runs, e.g. 90. Equal to the GPU's
+    /// compute capability: SASS from the fatbin. Anything else: the PTX was JIT-compiled.
+    pub binary_version: i32,
+    pub ptx_version: i32,
+}
+
+pub(crate) struct Kernel {
+    pub(crate) func: CudaFunction,
+    pub(crate) info: KernelInfo,
+    /// Threads per block: the kernel's `__launch_bounds__`.
+    pub(crate) block: u32,
+    /// Grid that fills the GPU once: resident blocks per SM times SMs.
+    pub(crate) full_grid: u32,
+}
+
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    _module: Arc<CudaModule>,
+    kernels: HashMap<&'static str, Kernel>,
+    name: String,
+    compute_capability: (i32, i32),
+    sm_count: u32,
+    module_load_time: Duration,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ctx.ordinal())
+            .field("name", &self.name)
+            .field("compute_capability", &self.compute_capability)
+            .finish()
+    }
+}
+
+/// Runs a driver-touching closure, turning a missing driver (cudarc panics when
+/// libcuda or one of its symbols is absent) into `Error::NoGpu`.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    // SAFETY: only probes whether the library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::NoGpu("the CUDA driver library (libcuda) was not found".into()));
+    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let msg = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(Error::NoGpu(format!("the CUDA driver failed while {what}: {msg}")))
+    })
+}
+
+fn no_device_is_no_gpu(during: &str, err: DriverError) -> Error {
+    use cudarc::driver::sys::CUresult::*;
+    match err.0 {
+        CUDA_ERROR_NO_DEVICE | CUDA_ERROR_INVALID_DEVICE | CUDA_ERROR_NOT_INITIALIZED => {
+            Error::NoGpu(format!("{during}: {err}"))
+        }
+        _ => Error::cuda(during, err),
+    }
+}
+
+impl Gpu {
+    /// Number of CUDA devices; 0 when there is no driver.
+    pub fn device_count() -> usize {
+        guarded("counting devices", || {
+            CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))
+        })
+        .map(|n| n.max(0) as usize)
+        .unwrap_or(0)
+    }
+
+    /// The loaded GPU `ordinal`: created on first use, then shared.
+    pub fn get(ordinal: usize) -> Result<Arc<Gpu>> {
+        static LOADED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+        let mut loaded = LOADED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(gpu) = loaded.get(&ordinal) {
+            return Ok(gpu.clone());
+        }
+        let gpu = Arc::new(guarded("loading the kernel module", || Gpu::load(ordinal))?);
+        loaded.insert(ordinal, gpu.clone());
+        Ok(gpu)
+    }
+
+    fn load(ordinal: usize) -> Result<Gpu> {
+        let count = CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoGpu(format!("GPU ordinal {ordinal} requested, {count} present")));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| no_device_is_no_gpu("creating the context", e))?;
+        let attr = |a| ctx.attribute(a).map_err(|e| Error::cuda("reading device attributes", e));
+        let compute_capability = (
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let name = ctx.name().map_err(|e| Error::cuda("reading the device name", e))?;
+
+        let started = Instant::now();
+        let module = ctx
+            .load_module(Ptx::from_binary(FATBIN.to_vec()))
+            .map_err(|e| Error::cuda("loading the embedded fatbin", e))?;
+        let mut kernels = HashMap::new();
+        for &name in KERNEL_NAMES {
+            let func = module
+                .load_function(name)
+                .map_err(|e| Error::cuda(format!("resolving kernel {name}"), e))?;
+            kernels.insert(name, Kernel::resolve(name, func, sm_count)?);
+        }
+        let module_load_time = started.elapsed();
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream, _module: module, kernels, name, compute_capability, sm_count, module_load_time })
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    /// The stream the host-slice functions use.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.compute_capability
+    }
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+    /// Time to load the module and resolve every kernel (context creation excluded).
+    pub fn module_load_time(&self) -> Duration {
+        self.module_load_time
+    }
+
+    pub fn kernel_infos(&self) -> Vec<KernelInfo> {
+        KERNEL_NAMES.iter().map(|n| self.kernels[n].info.clone()).collect()
+    }
+
+    /// True when every kernel runs SASS built for this GPU (nothing was JIT-compiled).
+    pub fn all_sass(&self) -> bool {
+        let cc = self.compute_capability.0 * 10 + self.compute_capability.1;
+        self.kernels.values().all(|k| k.info.binary_version == cc)
+    }
+
+    pub(crate) fn kernel(&self, name: &str) -> &Kernel {
+        self.kernels
+            .get(name)
+            .unwrap_or_else(|| panic!("kernel {name} is not in KERNEL_NAMES"))
+    }
+
+    /// Launches `kernel` on `stream` with `args` (pointers to each argument).
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list, and every device pointer
+    /// in them must be valid for what the kernel reads and writes.
+    pub(crate) unsafe fn launch(
+        &self,
+        kernel: &Kernel,
+        grid: u32,
+        stream: &CudaStream,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| Error::cuda("binding the context", e))?;
+        cudarc::driver::result::launch_kernel(
+            kernel.func.cu_function(),
+            (grid.max(1), 1, 1),
+            (kernel.block, 1, 1),
+            0,
+            stream.cu_stream(),
+            args,
+        )
+        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
+    }
+}
+
+impl Kernel {
+    fn resolve(name: &'static str, func: CudaFunction, sm_count: u32) -> Result<Kernel> {
+        let attr = |a| func.get_attribute(a).map_err(|e| Error::cuda(format!("querying {name}"), e));
+        let info = KernelInfo {
+            name,
+            registers: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            max_threads_per_block: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            local_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            static_shared_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            binary_version: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
+            ptx_version: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
+        };
+        // MAX_THREADS_PER_BLOCK is the __launch_bounds__ value, so the block shape
+        // is defined once, in the kernel source.
+        let block = info.max_threads_per_block as u32;
+        let per_sm = func
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
+        Ok(Kernel { func, info, block, full_grid: per_sm.max(1) * sm_count })
+    }
+
+    /// Grid for `items` independent work items, `items_per_block` per block.
+    /// One block per share of work rather than one resident wave: with a grid
+    /// of exactly one wave, shares that do not divide evenly leave every block
+    /// but some idle for a whole extra round, while many small blocks let the
+    /// scheduler fill SMs as they free up. The kernels grid-stride past the cap.
+    pub(crate) fn grid_for(&self, items: u64, items_per_block: u64) -> u32 {
+        let cap = self.full_grid as u64 * 64;
+        items.div_ceil(items_per_block.max(1)).clamp(1, cap) as u32
+    }
+}
