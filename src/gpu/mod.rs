@@ -15,6 +15,13 @@ use crate::error::{Error, Result};
 /// The fatbin built by build.rs (or the committed one), embedded in the library.
 pub static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernpack.fatbin"));
 
+/// What built the embedded fatbin ("nvcc PATH" or "committed"), and its contents as build.rs recorded them.
+pub const FATBIN_ORIGIN: &str = env!("KERNPACK_FATBIN_ORIGIN");
+pub const FATBIN_TOOLKIT: &str = env!("KERNPACK_FATBIN_TOOLKIT");
+/// Comma-separated SASS architectures, e.g. "75,80,...,121".
+pub const FATBIN_SASS: &str = env!("KERNPACK_FATBIN_SASS");
+pub const FATBIN_PTX: &str = env!("KERNPACK_FATBIN_PTX");
+
 /// Every entry point of csrc/, resolved when a GPU is loaded.
 pub const KERNEL_NAMES: &[&str] = &[
     "lombscargle_prepare_f32",

@@ -18,6 +18,8 @@ mod svg;
 use std::io;
 use std::path::Path;
 
+/// A single-series line chart; build with [`LineChart::new`], then draw with
+/// [`to_svg`], [`to_png`] or [`write`].
 pub struct LineChart {
     pub title: String,
     pub x_label: String,
@@ -73,8 +75,8 @@ impl LineChart {
         self.x[..n]
             .iter()
             .zip(&self.y[..n])
-            .map(|(&x, &y)| (x, y))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|(&x, &y)| (pin(x), pin(y)))
     }
 }
 
@@ -173,8 +175,8 @@ pub(crate) struct Text {
     pub anchor: Anchor,
     /// Reads bottom to top (the y-axis label).
     pub vertical: bool,
-    /// Line height in pixels; a multiple of the bitmap font's cell height so the PNG
-    /// can scale glyphs by whole pixels.
+    /// Line height in pixels; a multiple of the bitmap font's `EM` so the PNG can
+    /// scale glyphs by whole pixels.
     pub size: f64,
     pub ink: Ink,
 }
@@ -200,8 +202,13 @@ pub(crate) struct Layout {
     pub items: Vec<Item>,
 }
 
-const TITLE_SIZE: f64 = 3.0 * font::CELL_H as f64;
-const TEXT_SIZE: f64 = 2.0 * font::CELL_H as f64;
+/// Pins data to +-1e300, so that spans and pixel offsets never overflow to infinity.
+fn pin(v: f64) -> f64 {
+    v.clamp(-1e300, 1e300)
+}
+
+const TITLE_SIZE: f64 = 3.0 * font::EM as f64;
+const TEXT_SIZE: f64 = 2.0 * font::EM as f64;
 const TICK_LEN: f64 = 6.0;
 const GAP: f64 = 8.0;
 
@@ -209,171 +216,159 @@ const GAP: f64 = 8.0;
 /// PNG's exact width, and an over-estimate for SVG's narrower monospace, which only
 /// makes margins a little generous.
 fn text_width(text: &str, size: f64) -> f64 {
-    text.chars().count() as f64 * size * font::CELL_W as f64 / font::CELL_H as f64
+    text.chars().count() as f64 * size * font::CELL_W as f64 / font::EM as f64
 }
 
 impl Layout {
     pub(crate) fn new(chart: &LineChart) -> Layout {
-        let width = chart.width.max(1);
-        let height = chart.height.max(1);
-        let (w, h) = (f64::from(width), f64::from(height));
+        let (width, height) = (chart.width.max(1), chart.height.max(1));
         let marker = chart.marker.as_ref().filter(|(x, _)| x.is_finite());
+        let marker = marker.map(|(x, label)| (pin(*x), label));
 
         let mut x_range = Range::of(chart.finite_points().map(|p| p.0));
         if let Some((mx, _)) = marker {
-            x_range.include(*mx);
+            x_range.include(mx);
         }
-        let x_axis = Axis::nice(x_range);
-        let y_axis = Axis::nice(Range::of(chart.finite_points().map(|p| p.1)));
+        let x_axis = Axis::nice(x_range, Fit::Tight);
+        let y_axis = Axis::nice(Range::of(chart.finite_points().map(|p| p.1)), Fit::Loose);
+        let map = Mapping::fit(width, height, &x_axis, &y_axis, marker.is_some());
 
-        // Margins are sized from the text that must fit in them.
-        let y_tick_width = y_axis
-            .labels
-            .iter()
-            .map(|l| text_width(l, TEXT_SIZE))
-            .fold(0.0, f64::max);
-        let last_x_label = x_axis
-            .labels
-            .last()
-            .map_or(0.0, |l| text_width(l, TEXT_SIZE));
-        let marker_row = if marker.is_some() {
-            TEXT_SIZE + GAP
-        } else {
-            0.0
-        };
-        let left = GAP + TEXT_SIZE + GAP + y_tick_width + GAP + TICK_LEN;
-        let right = w - (GAP + last_x_label / 2.0).max(3.0 * GAP);
-        let top = GAP + TITLE_SIZE + GAP + marker_row;
-        let bottom = h - (TICK_LEN + GAP / 2.0 + TEXT_SIZE + GAP + TEXT_SIZE + GAP);
-        // A chart too small for its margins still gets a (tiny) plot area.
-        let (right, bottom) = (right.max(left + 1.0), bottom.max(top + 1.0));
+        let mut items = Items::default();
+        items.grid(&map, &x_axis, &y_axis);
+        // Under the data, so that the peak it marks stays visible.
+        if let Some((mx, label)) = marker {
+            items.marker(&map, mx, label);
+        }
+        items.data(&map, chart);
+        items.axes(&map, &x_axis, &y_axis);
+        items.labels(&map, chart);
+        Layout {
+            width,
+            height,
+            items: items.0,
+        }
+    }
+}
 
-        let map = Mapping {
-            x: x_axis.range,
-            y: y_axis.range,
-            left,
-            right,
-            top,
-            bottom,
-        };
-        let text = |text: &str, x, y, anchor, size, ink| {
-            Item::Text(Text {
-                text: text.to_string(),
-                x,
-                y,
-                anchor,
-                vertical: false,
-                size,
-                ink,
-            })
-        };
-        let line = |x0, y0, x1, y1, ink| Item::Line {
+/// The display list under construction.
+#[derive(Default)]
+struct Items(Vec<Item>);
+
+impl Items {
+    fn line(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), ink: Ink) {
+        self.0.push(Item::Line {
             x0,
             y0,
             x1,
             y1,
             ink,
-        };
+        });
+    }
 
-        let mut items = Vec::new();
+    fn text(&mut self, text: &str, (x, y): (f64, f64), anchor: Anchor, size: f64, ink: Ink) {
+        let text = text.to_string();
+        self.0.push(Item::Text(Text {
+            text,
+            x,
+            y,
+            anchor,
+            vertical: false,
+            size,
+            ink,
+        }));
+    }
+
+    fn grid(&mut self, map: &Mapping, x_axis: &Axis, y_axis: &Axis) {
         for &v in &x_axis.values {
-            let px = map.px(v);
-            items.push(line(px, top, px, bottom, Ink::Grid));
+            self.line((map.px(v), map.top), (map.px(v), map.bottom), Ink::Grid);
         }
         for &v in &y_axis.values {
-            let py = map.py(v);
-            items.push(line(left, py, right, py, Ink::Grid));
+            self.line((map.left, map.py(v)), (map.right, map.py(v)), Ink::Grid);
         }
+    }
 
+    fn data(&mut self, map: &Mapping, chart: &LineChart) {
         let points = decimate(chart.finite_points().map(|(x, y)| (map.px(x), map.py(y))));
         match points.len() {
             0 => {}
-            1 => items.push(Item::Polyline(vec![points[0], points[0]])),
-            _ => items.push(Item::Polyline(points)),
+            1 => self.0.push(Item::Polyline(vec![points[0], points[0]])),
+            _ => self.0.push(Item::Polyline(points)),
         }
+    }
 
-        items.push(line(left, bottom, right, bottom, Ink::Axis));
-        items.push(line(left, top, left, bottom, Ink::Axis));
+    fn axes(&mut self, map: &Mapping, x_axis: &Axis, y_axis: &Axis) {
+        self.line((map.left, map.bottom), (map.right, map.bottom), Ink::Axis);
+        self.line((map.left, map.top), (map.left, map.bottom), Ink::Axis);
+        let label_y = map.bottom + TICK_LEN + GAP / 2.0 + TEXT_SIZE / 2.0;
         for (&v, label) in x_axis.values.iter().zip(&x_axis.labels) {
             let px = map.px(v);
-            items.push(line(px, bottom, px, bottom + TICK_LEN, Ink::Axis));
-            let y = bottom + TICK_LEN + GAP / 2.0 + TEXT_SIZE / 2.0;
-            items.push(text(label, px, y, Anchor::Middle, TEXT_SIZE, Ink::Axis));
+            self.line((px, map.bottom), (px, map.bottom + TICK_LEN), Ink::Axis);
+            self.text(label, (px, label_y), Anchor::Middle, TEXT_SIZE, Ink::Axis);
         }
+        let label_x = map.left - TICK_LEN - GAP;
         for (&v, label) in y_axis.values.iter().zip(&y_axis.labels) {
             let py = map.py(v);
-            items.push(line(left - TICK_LEN, py, left, py, Ink::Axis));
-            items.push(text(
-                label,
-                left - TICK_LEN - GAP,
-                py,
-                Anchor::End,
-                TEXT_SIZE,
-                Ink::Axis,
-            ));
+            self.line((map.left - TICK_LEN, py), (map.left, py), Ink::Axis);
+            self.text(label, (label_x, py), Anchor::End, TEXT_SIZE, Ink::Axis);
         }
+    }
 
-        if let Some((mx, label)) = marker {
-            let px = map.px(*mx);
-            items.push(line(px, top, px, bottom, Ink::Marker));
-            // Centred above the line, but pushed sideways rather than off the canvas.
-            let half = text_width(label, TEXT_SIZE) / 2.0;
-            let (x, anchor) = if px - half < GAP {
-                (GAP, Anchor::Start)
-            } else if px + half > w - GAP {
-                (w - GAP, Anchor::End)
-            } else {
-                (px, Anchor::Middle)
-            };
-            items.push(text(
-                label,
-                x,
-                top - GAP - TEXT_SIZE / 2.0,
-                anchor,
-                TEXT_SIZE,
-                Ink::Marker,
-            ));
-        }
+    /// The line spans the plot; its label sits above the plot area, where no data
+    /// can hide it, centred on the line but pushed sideways rather than off the canvas.
+    fn marker(&mut self, map: &Mapping, x: f64, label: &str) {
+        let px = map.px(x);
+        self.line((px, map.top), (px, map.bottom), Ink::Marker);
+        let half = text_width(label, TEXT_SIZE) / 2.0;
+        let (x, anchor) = if px - half < GAP {
+            (GAP, Anchor::Start)
+        } else if px + half > map.width - GAP {
+            (map.width - GAP, Anchor::End)
+        } else {
+            (px, Anchor::Middle)
+        };
+        let y = map.top - GAP - TEXT_SIZE / 2.0;
+        self.text(label, (x, y), anchor, TEXT_SIZE, Ink::Marker);
+    }
 
-        let mid_x = (left + right) / 2.0;
-        items.push(text(
+    fn labels(&mut self, map: &Mapping, chart: &LineChart) {
+        let title_at = (map.width / 2.0, GAP + TITLE_SIZE / 2.0);
+        self.text(
             &chart.title,
-            w / 2.0,
-            GAP + TITLE_SIZE / 2.0,
+            title_at,
             Anchor::Middle,
             TITLE_SIZE,
             Ink::Axis,
-        ));
-        items.push(text(
+        );
+        let x_label_at = (
+            (map.left + map.right) / 2.0,
+            map.height - GAP - TEXT_SIZE / 2.0,
+        );
+        self.text(
             &chart.x_label,
-            mid_x,
-            h - GAP - TEXT_SIZE / 2.0,
+            x_label_at,
             Anchor::Middle,
             TEXT_SIZE,
             Ink::Axis,
-        ));
-        items.push(Item::Text(Text {
+        );
+        self.0.push(Item::Text(Text {
             text: chart.y_label.clone(),
             x: GAP + TEXT_SIZE / 2.0,
-            y: (top + bottom) / 2.0,
+            y: (map.top + map.bottom) / 2.0,
             anchor: Anchor::Middle,
             vertical: true,
             size: TEXT_SIZE,
             ink: Ink::Axis,
         }));
-
-        Layout {
-            width,
-            height,
-            items,
-        }
     }
 }
 
-/// Data-to-pixel mapping; pixel y grows downwards.
+/// The plot area inside the canvas, and data-to-pixel mapping onto it; pixel y
+/// grows downwards.
 struct Mapping {
     x: Range,
     y: Range,
+    width: f64,
+    height: f64,
     left: f64,
     right: f64,
     top: f64,
@@ -381,6 +376,39 @@ struct Mapping {
 }
 
 impl Mapping {
+    /// Sizes the margins from the text that must fit in them.
+    fn fit(width: u32, height: u32, x_axis: &Axis, y_axis: &Axis, has_marker: bool) -> Mapping {
+        let (width, height) = (f64::from(width), f64::from(height));
+        let widest = |labels: &[String]| {
+            labels
+                .iter()
+                .map(|l| text_width(l, TEXT_SIZE))
+                .fold(0.0, f64::max)
+        };
+        let marker_row = if has_marker { TEXT_SIZE + GAP } else { 0.0 };
+        // The y label, the tick labels, the ticks.
+        let left = GAP + TEXT_SIZE + GAP + widest(&y_axis.labels) + GAP + TICK_LEN;
+        // Room for half the last x tick label, which may sit on the right edge.
+        let last_x_label = x_axis
+            .labels
+            .last()
+            .map_or(0.0, |l| text_width(l, TEXT_SIZE));
+        let right = width - (GAP + last_x_label / 2.0).max(3.0 * GAP);
+        let top = GAP + TITLE_SIZE + GAP + marker_row;
+        let bottom = height - (TICK_LEN + GAP / 2.0 + TEXT_SIZE + GAP + TEXT_SIZE + GAP);
+        Mapping {
+            x: x_axis.range,
+            y: y_axis.range,
+            width,
+            height,
+            left,
+            // A chart too small for its margins still gets a (tiny) plot area.
+            right: right.max(left + 1.0),
+            top,
+            bottom: bottom.max(top + 1.0),
+        }
+    }
+
     fn px(&self, x: f64) -> f64 {
         self.left + (x - self.x.lo) / self.x.span() * (self.right - self.left)
     }
@@ -419,10 +447,39 @@ impl Range {
     fn span(&self) -> f64 {
         self.hi - self.lo
     }
+
+    /// A range with a usable span: a flat series is padded around its value, and
+    /// everything is pinned so that spans and steps stay finite and normal.
+    fn widened(self) -> Range {
+        let (lo, hi) = (pin(self.lo), pin(self.hi));
+        let mid = lo / 2.0 + hi / 2.0;
+        if hi - lo > mid.abs() * 1e-12 && hi - lo > 1e-300 {
+            return Range { lo, hi };
+        }
+        let pad = if mid.abs() > 1e-300 {
+            mid.abs() * 0.1
+        } else {
+            1.0
+        };
+        Range {
+            lo: mid - pad,
+            hi: mid + pad,
+        }
+    }
 }
 
-/// Tick values with their labels; `range` runs from the first tick to the last, so
-/// the data never touches an unlabelled edge.
+/// How an axis meets its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fit {
+    /// Ends exactly at the data, with ticks inside: a frequency grid fills the
+    /// width instead of leaving empty bands at the sides.
+    Tight,
+    /// Extends to the enclosing ticks, so the top of the curve sits under a
+    /// labelled value.
+    Loose,
+}
+
+/// Tick values with their labels, and the range the axis spans.
 struct Axis {
     range: Range,
     values: Vec<f64>,
@@ -430,13 +487,40 @@ struct Axis {
 }
 
 impl Axis {
-    fn nice(data: Range) -> Axis {
-        let (values, step) = nice_ticks(data.lo, data.hi);
-        let labels = tick_labels(&values, step);
-        let range = Range {
-            lo: values[0],
-            hi: values[values.len() - 1],
+    /// Ticks at multiples of a 1, 2 or 5 x 10^k step, 5 to 8 of them where the
+    /// 1-2-5 series allows (aiming for 6).
+    fn nice(data: Range, fit: Fit) -> Axis {
+        const TARGET: f64 = 6.0;
+        let data = data.widened();
+        let base = 10f64.powi(data.span().log10().floor() as i32 - 2);
+        let candidates = [1.0, 10.0, 100.0, 1000.0]
+            .into_iter()
+            .flat_map(|decade| [1.0, 2.0, 5.0].map(|mantissa| base * decade * mantissa));
+        let score = |step: f64| {
+            let (first, last) = tick_indices(data, step, fit);
+            let count = last - first + 1.0;
+            // Outside 5..=8 only as a last resort.
+            let penalty = if (5.0..=8.0).contains(&count) {
+                0.0
+            } else {
+                100.0
+            };
+            (count - TARGET).abs() + penalty
         };
+        let step = candidates
+            .min_by(|a, b| score(*a).total_cmp(&score(*b)))
+            .expect("there are always candidate steps");
+
+        let (first, last) = tick_indices(data, step, fit);
+        // Multiply rather than accumulate, so that rounding errors do not add up.
+        let values: Vec<f64> = (0..=(last - first) as i64)
+            .map(|i| (first + i as f64) * step)
+            .collect();
+        let range = match (fit, values.first(), values.last()) {
+            (Fit::Loose, Some(&lo), Some(&hi)) => Range { lo, hi },
+            _ => data,
+        };
+        let labels = tick_labels(&values, step);
         Axis {
             range,
             values,
@@ -445,43 +529,14 @@ impl Axis {
     }
 }
 
-/// Between 5 and 8 ticks (aiming for 6) at multiples of a 1, 2 or 5 x 10^k step,
-/// covering `lo..=hi`. Returns the ticks and the step.
-fn nice_ticks(lo: f64, hi: f64) -> (Vec<f64>, f64) {
-    const TARGET: f64 = 6.0;
-    let (lo, hi) = if hi > lo {
-        (lo, hi)
-    } else {
-        // A flat series still needs a non-zero span to map onto.
-        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
-        (lo - pad, lo + pad)
-    };
-    // Cap the span so that hi - lo cannot overflow to infinity for extreme inputs.
-    let span = (hi - lo).min(f64::MAX);
-    let base = 10f64.powi(span.log10().floor() as i32 - 2);
-    let mut best: Option<(f64, f64, f64)> = None; // (score, step, first multiple)
-    for decade in [1.0, 10.0, 100.0, 1000.0] {
-        for mantissa in [1.0, 2.0, 5.0] {
-            let step = base * decade * mantissa;
-            let (first, last) = ((lo / step).floor(), (hi / step).ceil());
-            let count = last - first + 1.0;
-            // Outside 5..=8 only as a last resort.
-            let score = (count - TARGET).abs()
-                + if (5.0..=8.0).contains(&count) {
-                    0.0
-                } else {
-                    100.0
-                };
-            if best.map_or(true, |(s, _, _)| score < s) {
-                best = Some((score, step, first));
-            }
-        }
+/// The first and last multiples of `step` on the axis. The 1e-9 slack keeps
+/// rounding (0.6 / 0.2 = 2.9999999999999996) from dropping or adding a tick.
+fn tick_indices(data: Range, step: f64, fit: Fit) -> (f64, f64) {
+    let (lo, hi) = (data.lo / step, data.hi / step);
+    match fit {
+        Fit::Tight => ((lo - 1e-9).ceil(), (hi + 1e-9).floor()),
+        Fit::Loose => ((lo + 1e-9).floor(), (hi - 1e-9).ceil()),
     }
-    let (_, step, first) = best.expect("candidate steps are never empty");
-    let count = ((hi / step).ceil() - first) as i64 + 1;
-    // Multiply rather than accumulate, so 0.1 * 3 is not 0.30000000000000004 + drift.
-    let values = (0..count).map(|i| (first + i as f64) * step).collect();
-    (values, step)
 }
 
 /// Labels with just enough decimals to tell ticks apart; scientific notation when
@@ -517,51 +572,58 @@ fn tick_labels(values: &[f64], step: f64) -> Vec<String> {
 /// survive. Columns are grouped by consecutive runs, so unsorted x still works
 /// (merely with less reduction).
 fn decimate(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
-    struct Run {
-        column: f64,
-        low: (usize, (f64, f64)),
-        high: (usize, (f64, f64)),
+    #[derive(Clone, Copy)]
+    struct Extreme {
+        index: usize,
+        point: (f64, f64),
     }
-    fn flush(run: &Run, out: &mut Vec<(f64, f64)>) {
-        // Pixel y grows downwards, so `high` is the smallest y.
-        let (a, b) = if run.low.0 <= run.high.0 {
-            (run.low, run.high)
-        } else {
-            (run.high, run.low)
-        };
-        out.push(a.1);
-        if b.0 != a.0 {
-            out.push(b.1);
+    /// Pixel y grows downwards, so `top` holds the largest data value.
+    struct Column {
+        x: f64,
+        top: Extreme,
+        bottom: Extreme,
+    }
+    impl Column {
+        fn flush(&self, out: &mut Vec<(f64, f64)>) {
+            let (first, second) = if self.top.index <= self.bottom.index {
+                (self.top, self.bottom)
+            } else {
+                (self.bottom, self.top)
+            };
+            out.push(first.point);
+            if second.index != first.index {
+                out.push(second.point);
+            }
         }
     }
 
     let mut out = Vec::new();
-    let mut run: Option<Run> = None;
-    for (i, p) in points.enumerate() {
-        let column = p.0.floor();
-        match &mut run {
-            Some(r) if r.column == column => {
-                if p.1 > r.low.1 .1 {
-                    r.low = (i, p);
+    let mut column: Option<Column> = None;
+    for (index, point) in points.enumerate() {
+        let here = Extreme { index, point };
+        match &mut column {
+            Some(c) if c.x == point.0.floor() => {
+                if point.1 < c.top.point.1 {
+                    c.top = here;
                 }
-                if p.1 < r.high.1 .1 {
-                    r.high = (i, p);
+                if point.1 > c.bottom.point.1 {
+                    c.bottom = here;
                 }
             }
             _ => {
-                if let Some(r) = &run {
-                    flush(r, &mut out);
+                if let Some(c) = &column {
+                    c.flush(&mut out);
                 }
-                run = Some(Run {
-                    column,
-                    low: (i, p),
-                    high: (i, p),
+                column = Some(Column {
+                    x: point.0.floor(),
+                    top: here,
+                    bottom: here,
                 });
             }
         }
     }
-    if let Some(r) = &run {
-        flush(r, &mut out);
+    if let Some(c) = &column {
+        c.flush(&mut out);
     }
     out
 }
@@ -570,12 +632,19 @@ fn decimate(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
 mod tests {
     use super::*;
 
-    fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-        nice_ticks(lo, hi).0
+    fn axis(lo: f64, hi: f64, fit: Fit) -> Axis {
+        Axis::nice(Range { lo, hi }, fit)
+    }
+
+    fn is_1_2_5(step: f64) -> bool {
+        let mantissa = step / 10f64.powi(step.log10().floor() as i32);
+        [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .any(|m| (mantissa - m).abs() < 1e-9)
     }
 
     #[test]
-    fn nice_ticks_cover_the_range_with_5_to_8_round_values() {
+    fn loose_ticks_enclose_the_data_with_5_to_8_round_values() {
         for (lo, hi) in [
             (0.0, 1.0),
             (0.0, 0.37),
@@ -586,44 +655,63 @@ mod tests {
             (0.0, 1.0e9),
             (-1.0, -0.999),
         ] {
-            let t = ticks(lo, hi);
+            let a = axis(lo, hi, Fit::Loose);
+            let t = &a.values;
             assert!((5..=8).contains(&t.len()), "{lo}..{hi}: {t:?}");
             assert!(t[0] <= lo && *t.last().unwrap() >= hi, "{lo}..{hi}: {t:?}");
-            let step = t[1] - t[0];
-            let mantissa = step / 10f64.powi(step.log10().floor() as i32);
-            assert!(
-                [1.0, 2.0, 5.0, 10.0]
-                    .iter()
-                    .any(|m| (mantissa - m).abs() < 1e-9),
-                "{lo}..{hi}: step {step}"
+            assert_eq!(
+                a.range,
+                Range {
+                    lo: t[0],
+                    hi: *t.last().unwrap()
+                }
             );
+            assert!(is_1_2_5(t[1] - t[0]), "{lo}..{hi}: {t:?}");
+        }
+        let a = axis(0.0, 1.0, Fit::Loose);
+        assert_eq!(a.values, [0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
+        assert_eq!(a.labels, ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
+        assert_eq!(
+            axis(-3.2, 7.9, Fit::Loose).values,
+            [-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+        );
+        // Rounding in 0.6 / 0.2 must not add a tick past 0.6.
+        assert_eq!(*axis(0.0, 0.6, Fit::Loose).labels.last().unwrap(), "0.6");
+    }
+
+    #[test]
+    fn tight_ticks_stay_inside_the_data() {
+        for (lo, hi) in [(0.0, 1.0), (0.01, 2.01), (0.013, 9.87), (12345.0, 12400.0)] {
+            let a = axis(lo, hi, Fit::Tight);
+            let t = &a.values;
+            assert!((4..=8).contains(&t.len()), "{lo}..{hi}: {t:?}");
+            assert!(t[0] >= lo && *t.last().unwrap() <= hi, "{lo}..{hi}: {t:?}");
+            assert_eq!(a.range, Range { lo, hi });
+            assert!(is_1_2_5(t[1] - t[0]), "{lo}..{hi}: {t:?}");
         }
         assert_eq!(
-            ticks(0.0, 1.0),
-            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+            axis(0.01, 2.01, Fit::Tight).labels,
+            ["0.5", "1.0", "1.5", "2.0"]
         );
-        assert_eq!(
-            tick_labels(&ticks(0.0, 1.0), 0.2),
-            ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]
-        );
-        assert_eq!(ticks(-3.2, 7.9), vec![-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]);
+        // Rounding in 0.6 / 0.2 must not drop the tick at 0.6.
+        assert_eq!(*axis(0.0, 0.6, Fit::Tight).labels.last().unwrap(), "0.6");
     }
 
     #[test]
     fn tick_labels_switch_to_scientific_for_extreme_magnitudes() {
-        let t = ticks(1e-7, 3e-7);
-        let labels = tick_labels(&t, t[1] - t[0]);
+        let labels = axis(1e-7, 3e-7, Fit::Loose).labels;
         assert!(labels.iter().all(|l| l.contains('e')), "{labels:?}");
-        let t = ticks(0.0, 2.0e9);
-        assert_eq!(tick_labels(&t, t[1] - t[0])[1], "5e8");
+        assert_eq!(axis(0.0, 2.0e9, Fit::Loose).labels[1], "5e8");
+        assert_eq!(axis(0.0, 2.0e9, Fit::Loose).labels[3], "1.5e9");
     }
 
     #[test]
-    fn flat_and_single_point_series_get_a_finite_layout() {
+    fn flat_single_point_and_extreme_series_get_a_finite_layout() {
         for (x, y) in [
             (vec![1.0, 2.0, 3.0], vec![4.0; 3]),
             (vec![2.5], vec![0.0]),
             (vec![], vec![]),
+            (vec![-f64::MAX, f64::MAX], vec![1e-320, 2e-320]),
         ] {
             let layout = Layout::new(&LineChart::new("t", "x", "y", x, y));
             for item in &layout.items {

@@ -1,8 +1,8 @@
 //! Renders a [`Layout`] into an RGB raster: Bresenham lines with a square brush and
 //! text from the embedded bitmap font, scaled by whole pixels so it stays crisp.
 
-use super::font::{self, CELL_H, CELL_W, GLYPH_H, GLYPH_W};
-use super::{Anchor, Item, Layout, Text};
+use super::font::{self, ASCENT, CELL_W, EM, GLYPH_H, GLYPH_W};
+use super::{Anchor, Ink, Item, Layout, Text};
 
 const BACKGROUND: [u8; 3] = [255, 255, 255];
 
@@ -27,9 +27,8 @@ pub(crate) fn render(layout: &Layout) -> Canvas {
                 canvas.line((*x0, *y0), (*x1, *y1), ink.rgb(), brush(ink.width()));
             }
             Item::Polyline(points) => {
-                let ink = super::Ink::Data;
                 for pair in points.windows(2) {
-                    canvas.line(pair[0], pair[1], ink.rgb(), brush(ink.width()));
+                    canvas.line(pair[0], pair[1], Ink::Data.rgb(), brush(Ink::Data.width()));
                 }
             }
             Item::Text(text) => canvas.text(text),
@@ -92,11 +91,12 @@ impl Canvas {
     }
 
     fn text(&mut self, text: &Text) {
-        let scale = ((text.size / CELL_H as f64).round() as i64).max(1);
+        let scale = ((text.size / EM as f64).round() as i64).max(1);
         let advance = CELL_W as i64 * scale;
         // The last glyph's spacing column is not part of the visible text.
         let length = (text.text.chars().count() as i64 * advance - scale).max(0);
-        let thickness = GLYPH_H as i64 * scale;
+        // Centred on the capitals, so descenders hang below like they do in SVG.
+        let half_ascent = ASCENT as i64 * scale / 2;
         let along = match text.anchor {
             Anchor::Start => 0,
             Anchor::Middle => -length / 2,
@@ -108,9 +108,9 @@ impl Canvas {
         let to_canvas = |u: i64, v: i64| {
             if text.vertical {
                 // Reads upwards, so glyph tops face left.
-                (x - thickness / 2 + v, y - along - u - scale)
+                (x - half_ascent + v, y - along - u - scale)
             } else {
-                (x + along + u, y - thickness / 2 + v)
+                (x + along + u, y - half_ascent + v)
             }
         };
         for (i, c) in text.text.chars().enumerate() {
@@ -130,7 +130,7 @@ impl Canvas {
 #[cfg(test)]
 mod tests {
     use super::super::png::tests::{chunks, inflate_stored};
-    use super::super::{to_png, Ink, LineChart};
+    use super::super::{to_png, LineChart};
     use super::*;
 
     #[test]

@@ -1,1 +1,40 @@
-fn main() {}
+//! The `kernpack` command: `info`, `lombscargle`, `demo`, `bench`.
+mod args;
+mod bench;
+mod info;
+mod io;
+mod lombscargle_cmd;
+
+const USAGE: &str = "\
+kernpack: precompiled CUDA kernels (no JIT), with a CPU fallback
+
+usage:
+  kernpack info                      devices, fatbin contents, SASS vs JIT per kernel
+  kernpack demo [--plot FILE] [--backend B]
+                                     recover the period of a synthetic light curve and plot it
+  kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
+  kernpack bench lombscargle [...]   time the kernels with CUDA events";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("info") => info::run(),
+        Some("demo") => lombscargle_cmd::demo(&args[1..]),
+        Some("lombscargle") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", lombscargle_cmd::HELP);
+            Ok(())
+        }
+        Some("lombscargle") => lombscargle_cmd::lombscargle(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command {other:?}\n{USAGE}")),
+        None => Err(USAGE.to_owned()),
+    };
+    if let Err(message) = result {
+        eprintln!("kernpack: {message}");
+        std::process::exit(2);
+    }
+}

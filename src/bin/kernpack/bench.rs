@@ -1,0 +1,122 @@
+//! `kernpack bench lombscargle`: times the kernels with CUDA events (warm-up,
+//! then the median of many runs) on given or synthetic inputs, and reports the
+//! cold start. benches/compare_lombscargle.py runs it beside cupyx and Numba.
+use std::time::Instant;
+
+use cudarc::driver::sys::CUevent_flags;
+use kernpack::api::lombscargle::output_len;
+use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
+
+use crate::args::Args;
+use crate::io::{read_raw_f64, write_raw_f64};
+
+pub fn run(raw: &[String]) -> Result<(), String> {
+    let Some((family, rest)) = raw.split_first() else {
+        return Err("usage: kernpack bench lombscargle [options]".into());
+    };
+    if family != "lombscargle" {
+        return Err(format!("unknown bench {family:?}: expected lombscargle"));
+    }
+    let args = Args::parse(
+        rest,
+        &["t", "y", "freqs", "nx", "nf", "dtype", "reps", "out", "normalize"],
+        &["floating-mean"],
+    )?;
+    let (t, y, f) = match (args.str("t"), args.str("y"), args.str("freqs")) {
+        (Some(t), Some(y), Some(f)) => (read_raw_f64(t)?, read_raw_f64(y)?, read_raw_f64(f)?),
+        (None, None, None) => synthetic(args.get_or("nx", 1024)?, args.get_or("nf", 1 << 20)?),
+        _ => return Err("give all of --t, --y, --freqs (raw little-endian f64 files) or none".into()),
+    };
+    let opts = LombScargleOptions {
+        normalize: args.get_or("normalize", Normalize::Power).map_err(|e| e.to_string())?,
+        floating_mean: args.switch("floating-mean"),
+        precenter: false,
+    };
+    let reps: usize = args.get_or("reps", 20)?;
+    match args.str("dtype").unwrap_or("f32") {
+        "f32" => bench::<f32>(&t, &y, &f, &opts, reps, args.str("out")),
+        "f64" => bench::<f64>(&t, &y, &f, &opts, reps, args.str("out")),
+        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    }
+}
+
+/// An irregular light curve over 100 time units and a uniform grid up to ~60 rad/unit.
+fn synthetic(nx: usize, nf: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut t: Vec<f64> = (0..nx).map(|_| 100.0 * uniform()).collect();
+    t.sort_by(f64::total_cmp);
+    let y = t.iter().map(|t| (1.7 * t).sin() + 0.5 * (uniform() - 0.5)).collect();
+    let f = (0..nf).map(|k| 0.01 + 60.0 * k as f64 / nf as f64).collect();
+    (t, y, f)
+}
+
+fn bench<T: Float>(
+    t: &[f64],
+    y: &[f64],
+    f: &[f64],
+    opts: &LombScargleOptions,
+    reps: usize,
+    out_path: Option<&str>,
+) -> Result<(), String> {
+    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+    let (t, y, f) = (cast(t), cast(y), cast(f));
+    let err = |e: kernpack::Error| e.to_string();
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+
+    // Cold start: context creation, then module load, then the first result
+    // through the host API (copies included).
+    let started = Instant::now();
+    let gpu = Gpu::get(0).map_err(err)?;
+    let context_and_module = started.elapsed().as_secs_f64() * 1e3;
+    let module = gpu.module_load_time().as_secs_f64() * 1e3;
+    let first_started = Instant::now();
+    let first = gpu.lombscargle(&Series::new(&t, &y), &f, opts).map_err(err)?;
+    let first_call = first_started.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "cold start: context+module {context_and_module:.2} ms (module load {module:.3} ms), \
+         first result {first_call:.3} ms, module load + first result {:.3} ms",
+        module + first_call
+    );
+
+    let stream = gpu.stream();
+    let dt = stream.clone_htod(&t).map_err(cuda)?;
+    let dy = stream.clone_htod(&y).map_err(cuda)?;
+    let df = stream.clone_htod(&f).map_err(cuda)?;
+    let mut out = stream.clone_htod(&vec![T::from_f64(f64::NAN); output_len(f.len(), opts)]).map_err(cuda)?;
+    let ctx = gpu.context();
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
+    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
+    let mut times = Vec::with_capacity(reps);
+    for rep in 0..reps + 3 {
+        start.record(stream).map_err(cuda)?;
+        gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts).map_err(err)?;
+        stop.record(stream).map_err(cuda)?;
+        stop.synchronize().map_err(cuda)?;
+        if rep >= 3 {
+            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let pairs = t.len() as f64 * f.len() as f64;
+    println!(
+        "RESULT kernpack lombscargle dtype={} nx={} nf={} median_ms={median:.4} min_ms={:.4} gpairs_per_s={:.1} first_call_ms={first_call:.3} module_load_ms={module:.3}",
+        T::NAME,
+        t.len(),
+        f.len(),
+        times[0],
+        pairs / median / 1e6
+    );
+    let values: Vec<f64> = stream.clone_dtoh(&out).map_err(cuda)?.iter().map(|v| v.to_f64()).collect();
+    debug_assert_eq!(values.len(), output_len(first.len(), opts));
+    if let Some(path) = out_path {
+        write_raw_f64(path, &values)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! Shared by the integration tests: GPU gating, fixtures, error metrics.
+#![allow(dead_code)]
+use std::sync::Arc;
+
+use kernpack::{Error, Gpu, LombScargleOptions, Normalize};
+
+/// GPU 0, or None with a printed line when there is none. With
+/// KERNPACK_REQUIRE_GPU=1 a missing GPU fails the test instead, so a run on
+/// the GPU machine can never pass by skipping.
+pub fn gpu_or_skip(test: &str) -> Option<Arc<Gpu>> {
+    match Gpu::get(0) {
+        Ok(gpu) => Some(gpu),
+        Err(Error::NoGpu(why)) => {
+            if std::env::var("KERNPACK_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("{test}: KERNPACK_REQUIRE_GPU=1 but no GPU: {why}");
+            }
+            println!("SKIPPED {test}: no GPU ({why})");
+            None
+        }
+        Err(other) => panic!("{test}: GPU present but unusable: {other}"),
+    }
+}
+
+/// max |a - b| / max |b|: the error relative to the scale of the periodogram,
+/// since single values near 0 have no meaningful relative error.
+pub fn scaled_max_error(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let err = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    if scale == 0.0 {
+        err
+    } else {
+        err / scale
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    pub name: String,
+    pub opts: LombScargleOptions,
+    pub t: Vec<f64>,
+    pub y: Vec<f64>,
+    pub w: Option<Vec<f64>>,
+    pub f: Vec<f64>,
+    pub re: Vec<f64>,
+    pub im: Option<Vec<f64>>,
+}
+
+/// Reads tests/fixtures/lombscargle_scipy.txt (format in scripts/gen_lombscargle_fixtures.py).
+pub fn lombscargle_fixtures() -> Vec<Fixture> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lombscargle_scipy.txt");
+    let text = std::fs::read_to_string(path).expect("fixture file");
+    let mut fixtures = Vec::new();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    while let Some(header) = lines.next() {
+        let name = header.strip_prefix("case ").expect("case line").to_owned();
+        let meta: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        let get = |key: &str| meta[meta.iter().position(|m| *m == key).unwrap() + 1];
+        let opts = LombScargleOptions {
+            normalize: get("normalize").parse::<Normalize>().unwrap(),
+            floating_mean: get("floating_mean") == "1",
+            precenter: get("precenter") == "1",
+        };
+        let mut fx = Fixture { name, opts, t: vec![], y: vec![], w: None, f: vec![], re: vec![], im: None };
+        for line in lines.by_ref() {
+            if line == "end" {
+                break;
+            }
+            let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
+            let values: Vec<f64> = rest.split_whitespace().map(|v| v.parse().unwrap()).collect();
+            match key {
+                "t" => fx.t = values,
+                "y" => fx.y = values,
+                "w" => fx.w = Some(values),
+                "f" => fx.f = values,
+                "re" => fx.re = values,
+                "im" => fx.im = Some(values),
+                other => panic!("unknown fixture key {other}"),
+            }
+        }
+        assert_eq!(fx.t.len().to_string(), get("n"), "{}", fx.name);
+        fixtures.push(fx);
+    }
+    assert!(fixtures.len() >= 15, "fixture file truncated");
+    fixtures
+}

@@ -1,0 +1,178 @@
+//! GPU kernels against the CPU reference on random valid inputs of random sizes
+//! (mostly not multiples of the 128-thread block), both dtypes, all options.
+//! Without a GPU each test prints SKIPPED; with KERNPACK_REQUIRE_GPU=1 it fails.
+mod common;
+
+use std::sync::Arc;
+
+use common::{gpu_or_skip, scaled_max_error};
+use kernpack::api::lombscargle::output_len;
+use kernpack::reference::lombscargle::lombscargle as reference;
+use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Periodogram, Series};
+use proptest::prelude::*;
+
+/// A random case: everything derived from `seed`, so a failure reproduces.
+#[derive(Debug, Clone)]
+struct Case {
+    t: Vec<f64>,
+    y: Vec<f64>,
+    w: Option<Vec<f64>>,
+    f: Vec<f64>,
+    opts: LombScargleOptions,
+}
+
+/// splitmix64: a tiny, good-enough generator for test data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+}
+
+/// `min_cycles`: lowest frequency as cycles over the span. f32 cases start at one
+/// cycle: below it the fit is ill-conditioned (CC or SS -> 0) and single
+/// precision cannot resolve it; f64 cases include f = 0.
+fn make_case(seed: u64, nx: usize, nf: usize, mode: u8, weighted: bool, fm: bool, pre: bool, min_cycles: f64) -> Case {
+    let mut rng = Rng(seed);
+    let span = rng.range(0.5, 200.0);
+    let origin = rng.range(-1e4, 1e4);
+    let t: Vec<f64> = (0..nx).map(|_| origin + rng.range(0.0, span)).collect();
+    let period = rng.range(span / 50.0, span / 2.0);
+    let offset = rng.range(-3.0, 3.0);
+    let y: Vec<f64> = t
+        .iter()
+        .map(|t| offset + 2.0 * (std::f64::consts::TAU * t / period).sin() + rng.range(-1.0, 1.0))
+        .collect();
+    let w = weighted.then(|| (0..nx).map(|_| rng.range(0.05, 4.0)).collect());
+    // Phases up to ~2000 rad over the span.
+    let (lo, hi) = (min_cycles * std::f64::consts::TAU / span, 2000.0 / span);
+    let mut f: Vec<f64> = (0..nf).map(|_| rng.range(lo, hi)).collect();
+    if min_cycles == 0.0 {
+        f[0] = 0.0;
+    }
+    let normalize = [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
+    Case { t, y, w, f, opts: LombScargleOptions { normalize, floating_mean: fm, precenter: pre } }
+}
+
+fn to_f64s<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
+    match p {
+        Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re.to_f64(), c.im.to_f64()]).collect(),
+    }
+}
+
+/// Runs the case on the GPU through the device-buffer API into a NaN-poisoned
+/// output, checks every value was written, and returns (gpu, reference) as f64.
+/// The reference sees the same T-rounded inputs.
+fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
+    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+    let (t, y, f) = (cast(&case.t), cast(&case.y), cast(&case.f));
+    let w = case.w.as_deref().map(cast);
+    let stream = gpu.stream();
+    let (dt, dy, df) = (stream.clone_htod(&t).unwrap(), stream.clone_htod(&y).unwrap(), stream.clone_htod(&f).unwrap());
+    let dw = w.as_ref().map(|w| stream.clone_htod(w).unwrap());
+    let n_out = output_len(f.len(), &case.opts);
+    let mut out = stream.clone_htod(&vec![T::from_f64(f64::NAN); n_out]).unwrap();
+    gpu.lombscargle_device(stream, &dt, &dy, dw.as_ref(), &df, &mut out, &case.opts).unwrap();
+    let got: Vec<f64> = stream.clone_dtoh(&out).unwrap().iter().map(|v| v.to_f64()).collect();
+    let unwritten = got.iter().filter(|v| !v.is_finite()).count();
+    assert_eq!(unwritten, 0, "{unwritten} of {n_out} outputs not finite (unwritten or NaN)");
+    let want = to_f64s(&reference(&t, &y, w.as_deref(), &f, &case.opts, None));
+    (got, want)
+}
+
+/// Largest |phase| each side forms: the reference at the raw times, the GPU at
+/// times shifted by their mean.
+fn phase_extents(case: &Case) -> (f64, f64) {
+    let max_f = case.f.iter().fold(0.0f64, |m, f| m.max(*f));
+    let mean = case.t.iter().sum::<f64>() / case.t.len() as f64;
+    let raw = case.t.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+    let shifted = case.t.iter().fold(0.0f64, |m, t| m.max((t - mean).abs()));
+    (max_f * raw, max_f * shifted)
+}
+
+fn case_strategy(min_cycles: f64) -> impl Strategy<Value = Case> {
+    (any::<u64>(), 1usize..1500, 1usize..1200, 0u8..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        move |(seed, nx, nf, mode, weighted, fm, pre)| make_case(seed, nx, nf, mode, weighted, fm, pre, min_cycles),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// f64: both sides are f64; the reference's phases carry ~eps * |w t| of
+    /// rounding (it does not shift times), the GPU's much less.
+    #[test]
+    fn gpu_f64_matches_reference(case in case_strategy(0.0)) {
+        let Some(gpu) = gpu_or_skip("gpu_f64_matches_reference") else { return Ok(()) };
+        let (got, want) = run::<f64>(&gpu, &case);
+        let (raw_phase, _) = phase_extents(&case);
+        let tol = 64.0 * f64::EPSILON * raw_phase + 1e-11;
+        let e = scaled_max_error(&got, &want);
+        prop_assert!(e <= tol, "f64 scaled error {e:e} > {tol:e} (nx {}, nf {}, {:?})", case.t.len(), case.f.len(), case.opts);
+    }
+
+    /// f32 with fast-math sincos: each phase carries ~2^-23 |w (t - mean)| from
+    /// rounding the shifted time and the product, plus the SFU's ~2^-21 absolute
+    /// error. Sums of such terms (weights sum to 1) move by the same, and the
+    /// fit's ratios amplify it by 1/min(CC, SS), which is O(10) once a cycle fits
+    /// the span: hence 200 x the per-term error, plus f32 summation noise.
+    #[test]
+    fn gpu_f32_matches_reference(case in case_strategy(1.0)) {
+        let Some(gpu) = gpu_or_skip("gpu_f32_matches_reference") else { return Ok(()) };
+        let (got, want) = run::<f32>(&gpu, &case);
+        let (_, phase) = phase_extents(&case);
+        let per_term = phase * 2f64.powi(-23) + 2f64.powi(-21);
+        let tol = 200.0 * per_term + 1e-5;
+        let e = scaled_max_error(&got, &want);
+        prop_assert!(e <= tol, "f32 scaled error {e:e} > {tol:e} (nx {}, nf {}, {:?})", case.t.len(), case.f.len(), case.opts);
+    }
+}
+
+#[test]
+fn gpu_results_are_bitwise_deterministic() {
+    let Some(gpu) = gpu_or_skip("gpu_results_are_bitwise_deterministic") else { return };
+    let case = make_case(7, 3001, 2049, 1, true, true, false, 0.0);
+    let first = run::<f32>(&gpu, &case).0;
+    for _ in 0..3 {
+        assert!(run::<f32>(&gpu, &case).0.iter().zip(&first).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+#[test]
+fn gpu_host_api_agrees_with_device_api_and_reports_sass() {
+    let Some(gpu) = gpu_or_skip("gpu_host_api_agrees_with_device_api_and_reports_sass") else { return };
+    let case = make_case(11, 777, 333, 2, true, true, true, 0.0);
+    let series = Series::new(&case.t, &case.y).with_weights(case.w.as_deref().unwrap());
+    let host = to_f64s(&gpu.lombscargle(&series, &case.f, &case.opts).unwrap());
+    let (device, _) = run::<f64>(&gpu, &case);
+    assert_eq!(host, device);
+    // The driver chose SASS built for this GPU for every kernel: no JIT.
+    assert!(gpu.all_sass(), "JIT-compiled kernels: {:?}", gpu.kernel_infos());
+}
+
+#[test]
+fn gpu_device_api_rejects_bad_shapes_and_leaves_output_alone() {
+    let Some(gpu) = gpu_or_skip("gpu_device_api_rejects_bad_shapes_and_leaves_output_alone") else { return };
+    let stream = gpu.stream();
+    let t = stream.clone_htod(&[0.0f32, 1.0, 2.5]).unwrap();
+    let y = stream.clone_htod(&[1.0f32, -1.0]).unwrap();
+    let f = stream.clone_htod(&[0.5f32, 1.0]).unwrap();
+    let poison = vec![-7.0f32; 2];
+    let mut out = stream.clone_htod(&poison).unwrap();
+    let opts = LombScargleOptions::default();
+    let err = gpu.lombscargle_device(stream, &t, &y, None, &f, &mut out, &opts).unwrap_err();
+    assert!(err.to_string().contains("y has 2"), "{err}");
+    let y3 = stream.clone_htod(&[1.0f32, -1.0, 0.5]).unwrap();
+    let mut short = stream.clone_htod(&[-7.0f32; 1]).unwrap();
+    assert!(gpu.lombscargle_device(stream, &t, &y3, None, &f, &mut short, &opts).is_err());
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), poison);
+    assert_eq!(stream.clone_dtoh(&short).unwrap(), vec![-7.0f32]);
+}
