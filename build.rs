@@ -94,7 +94,7 @@ fn find_nvcc(root: &Path) -> Option<PathBuf> {
     }
     let from_env = ["CUDA_PATH", "CUDA_HOME"]
         .iter()
-        .filter_map(|v| env::var_os(v))
+        .filter_map(env::var_os)
         .map(|dir| PathBuf::from(dir).join("bin").join("nvcc"));
     let on_path = env::var_os("PATH")
         .map(|p| env::split_paths(&p).map(|d| d.join("nvcc")).collect::<Vec<_>>())

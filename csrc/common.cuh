@@ -11,6 +11,56 @@ __device__ __forceinline__ void sincos_t(double x, double* s, double* c) { sinco
 __device__ __forceinline__ float atan2_t(float y, float x) { return atan2f(y, x); }
 __device__ __forceinline__ double atan2_t(double y, double x) { return atan2(y, x); }
 
+// sin and cos of the phase omega * t in the inner loops.
+//
+// float: the SFU (__sincosf, one MUFU.SIN + MUFU.COS) is the fastest unit for it.
+// double: the libdevice sincos spends ~25 FP64 operations on range reduction and
+// two long polynomials. Here the phase is taken in units of 1/256 turn, split
+// into a table index k and a remainder |b| <= pi/256, and
+// sin(a + b) = sin a cos b + cos a sin b with short polynomials for b: ~17 FP64
+// operations and one shared-memory load, accurate to a few ulp of the phase.
+template <typename T> struct PhaseTrig;
+
+template <> struct PhaseTrig<float> {
+    struct Table {};
+    __device__ static void init(Table&) {}
+    __device__ static float scale(float omega) { return omega; }
+    __device__ static void sincos(const Table&, float scaled, float t, float* s, float* c) {
+        __sincosf(scaled * t, s, c);
+    }
+};
+
+template <> struct PhaseTrig<double> {
+    static constexpr int N = 256;  // table entries per turn
+    struct Table { double2 cos_sin[N]; };
+    // Needs a __syncthreads() before the first sincos.
+    __device__ static void init(Table& table) {
+        for (int k = threadIdx.x; k < N; k += blockDim.x) {
+            double s, c;
+            sincospi(k / (N / 2.0), &s, &c);
+            table.cos_sin[k] = make_double2(c, s);
+        }
+    }
+    // omega (rad per time unit) -> 1/N turns per time unit.
+    __device__ static double scale(double omega) { return omega * (N / 6.283185307179586476925286766559); }
+    __device__ static void sincos(const Table& table, double scaled, double t, double* s, double* c) {
+        const double x = scaled * t;
+        // x + 1.5 * 2^52 rounds x to an integer k held in the low mantissa bits
+        // (valid for |x| < 2^51); then x - k is exact.
+        const double magic = 6755399441055744.0;
+        const double rounded = x + magic;
+        const int k = __double2loint(rounded) & (N - 1);
+        const double b = (x - (rounded - magic)) * (6.283185307179586476925286766559 / N);
+        const double b2 = b * b;
+        // Taylor terms beyond these are below 2e-20 for |b| <= pi/256.
+        const double sin_b = b + b * b2 * (-1.0 / 6 + b2 * (1.0 / 120 + b2 * (-1.0 / 5040)));
+        const double cos_b = 1.0 + b2 * (-0.5 + b2 * (1.0 / 24 + b2 * (-1.0 / 720)));
+        const double2 a = table.cos_sin[k];
+        *s = a.y * cos_b + a.x * sin_b;
+        *c = a.x * cos_b - a.y * sin_b;
+    }
+};
+
 // Machine epsilon of the accumulation type.
 template <typename T> struct limits;
 template <> struct limits<float> { static constexpr float eps = 1.1920929e-7f; };

@@ -115,16 +115,19 @@ __device__ void direct(const kp_ls_params p, const T* __restrict__ t, const T* _
                        const T* __restrict__ w, const T* __restrict__ freqs,
                        const kp_ls_stats* __restrict__ stats_ptr, T* __restrict__ out) {
     __shared__ Sample<T> tile[TILE];
+    __shared__ typename PhaseTrig<T>::Table trig;
+    PhaseTrig<T>::init(trig);  // published by the first __syncthreads of the tile loop
     const kp_ls_stats stats = *stats_ptr;
     const int64_t per_block = (int64_t)BLOCK * FPT;
 
     for (int64_t base = (int64_t)blockIdx.x * per_block; base < p.nf;
          base += (int64_t)gridDim.x * per_block) {
-        T omega[FPT];
+        T omega[FPT], scaled[FPT];
 #pragma unroll
         for (int j = 0; j < FPT; ++j) {
             const int64_t f = base + j * BLOCK + threadIdx.x;
             omega[j] = f < p.nf ? freqs[f] : T(0);
+            scaled[j] = PhaseTrig<T>::scale(omega[j]);
         }
         T C[FPT] = {}, S[FPT] = {}, YC[FPT] = {}, YS[FPT] = {}, CC[FPT] = {}, CS[FPT] = {};
 
@@ -150,7 +153,7 @@ __device__ void direct(const kp_ls_params p, const T* __restrict__ t, const T* _
 #pragma unroll
                 for (int j = 0; j < FPT; ++j) {
                     T sn, cs;
-                    sincos_t(omega[j] * s.t, &sn, &cs);
+                    PhaseTrig<T>::sincos(trig, scaled[j], s.t, &sn, &cs);
                     const T wc = s.w * cs;
                     pC[j] += wc;
                     pS[j] += s.w * sn;

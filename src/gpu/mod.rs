@@ -6,14 +6,20 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
-use cudarc::nvrtc::Ptx;
+use cudarc::driver::result as cu;
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute, CUmodule};
+use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
 
+/// 8-byte (here 64) alignment for the embedded image: the driver reads the
+/// fatbin in place, with no copy, and expects aligned headers.
+#[repr(C, align(64))]
+struct Aligned<Bytes: ?Sized>(Bytes);
+static FATBIN_ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/kernpack.fatbin")));
+
 /// The fatbin built by build.rs (or the committed one), embedded in the library.
-pub static FATBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernpack.fatbin"));
+pub static FATBIN: &[u8] = &FATBIN_ALIGNED.0;
 
 /// What built the embedded fatbin ("nvcc PATH" or "committed"), and its contents as build.rs recorded them.
 pub const FATBIN_ORIGIN: &str = env!("KERNPACK_FATBIN_ORIGIN");
@@ -45,7 +51,7 @@ pub struct KernelInfo {
 }
 
 pub(crate) struct Kernel {
-    pub(crate) func: CudaFunction,
+    pub(crate) func: CUfunction,
     pub(crate) info: KernelInfo,
     /// Threads per block: the kernel's `__launch_bounds__`.
     pub(crate) block: u32,
@@ -53,16 +59,38 @@ pub(crate) struct Kernel {
     pub(crate) full_grid: u32,
 }
 
+/// The loaded module; unloaded (in its context) when the `Gpu` goes.
+struct Module {
+    ctx: Arc<CudaContext>,
+    raw: CUmodule,
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: loaded by us in this context; no kernel handle outlives the Gpu.
+            let _ = unsafe { cu::module::unload(self.raw) };
+        }
+    }
+}
+
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
     kernels: HashMap<&'static str, Kernel>,
     name: String,
     compute_capability: (i32, i32),
     sm_count: u32,
     module_load_time: Duration,
+    kernel_resolve_time: Duration,
+    // Last: the module outlives every kernel handle above when the Gpu drops.
+    _module: Module,
 }
+
+// SAFETY: CUfunction handles are plain driver handles, valid from any thread
+// once the context is bound (every use goes through bind_to_thread).
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -137,20 +165,35 @@ impl Gpu {
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let name = ctx.name().map_err(|e| Error::cuda("reading the device name", e))?;
 
+        ctx.bind_to_thread().map_err(|e| Error::cuda("binding the context", e))?;
         let started = Instant::now();
-        let module = ctx
-            .load_module(Ptx::from_binary(FATBIN.to_vec()))
+        // SAFETY: FATBIN is a complete, aligned fatbin image that lives forever.
+        let raw = unsafe { cu::module::load_data(FATBIN.as_ptr().cast()) }
             .map_err(|e| Error::cuda("loading the embedded fatbin", e))?;
+        let module = Module { ctx: ctx.clone(), raw };
+        let module_load_time = started.elapsed();
+        let started = Instant::now();
         let mut kernels = HashMap::new();
         for &name in KERNEL_NAMES {
-            let func = module
-                .load_function(name)
+            let c_name = std::ffi::CString::new(name).expect("kernel names have no NUL");
+            // SAFETY: the module is loaded in the bound context.
+            let func = unsafe { cu::module::get_function(module.raw, c_name) }
                 .map_err(|e| Error::cuda(format!("resolving kernel {name}"), e))?;
             kernels.insert(name, Kernel::resolve(name, func, sm_count)?);
         }
-        let module_load_time = started.elapsed();
+        let kernel_resolve_time = started.elapsed();
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, _module: module, kernels, name, compute_capability, sm_count, module_load_time })
+        Ok(Gpu {
+            ctx,
+            stream,
+            kernels,
+            name,
+            compute_capability,
+            sm_count,
+            module_load_time,
+            kernel_resolve_time,
+            _module: module,
+        })
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {
@@ -172,9 +215,13 @@ impl Gpu {
     pub fn sm_count(&self) -> u32 {
         self.sm_count
     }
-    /// Time to load the module and resolve every kernel (context creation excluded).
+    /// Time of `cuModuleLoadData` on the embedded fatbin (context creation excluded).
     pub fn module_load_time(&self) -> Duration {
         self.module_load_time
+    }
+    /// Time to resolve every kernel and read its attributes after the module load.
+    pub fn kernel_resolve_time(&self) -> Duration {
+        self.kernel_resolve_time
     }
 
     pub fn kernel_infos(&self) -> Vec<KernelInfo> {
@@ -206,8 +253,8 @@ impl Gpu {
         args: &mut [*mut c_void],
     ) -> Result<()> {
         self.ctx.bind_to_thread().map_err(|e| Error::cuda("binding the context", e))?;
-        cudarc::driver::result::launch_kernel(
-            kernel.func.cu_function(),
+        cu::launch_kernel(
+            kernel.func,
             (grid.max(1), 1, 1),
             (kernel.block, 1, 1),
             0,
@@ -219,8 +266,10 @@ impl Gpu {
 }
 
 impl Kernel {
-    fn resolve(name: &'static str, func: CudaFunction, sm_count: u32) -> Result<Kernel> {
-        let attr = |a| func.get_attribute(a).map_err(|e| Error::cuda(format!("querying {name}"), e));
+    fn resolve(name: &'static str, func: CUfunction, sm_count: u32) -> Result<Kernel> {
+        // SAFETY: func was just resolved from the loaded module.
+        let attr = |a| unsafe { cu::function::get_function_attribute(func, a) }
+            .map_err(|e| Error::cuda(format!("querying {name}"), e));
         let info = KernelInfo {
             name,
             registers: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
@@ -233,10 +282,10 @@ impl Kernel {
         // MAX_THREADS_PER_BLOCK is the __launch_bounds__ value, so the block shape
         // is defined once, in the kernel source.
         let block = info.max_threads_per_block as u32;
-        let per_sm = func
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+        // SAFETY: as above.
+        let per_sm = unsafe { cu::occupancy::max_active_block_per_multiprocessor(func, block as i32, 0) }
             .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
-        Ok(Kernel { func, info, block, full_grid: per_sm.max(1) * sm_count })
+        Ok(Kernel { func, info, block, full_grid: per_sm.max(1) as u32 * sm_count })
     }
 
     /// Grid for `items` independent work items, `items_per_block` per block.

@@ -27,11 +27,13 @@ pub fn run() -> Result<(), String> {
             Ok(gpu) => {
                 let (major, minor) = gpu.compute_capability();
                 println!(
-                    "GPU {ordinal}: {} (compute capability {major}.{minor}, {} SMs); context + module {:.2} ms, module load {:.3} ms",
+                    "GPU {ordinal}: {} (compute capability {major}.{minor}, {} SMs); context + module {:.2} ms, \
+                     module load {:.3} ms, kernels resolved in {:.3} ms",
                     gpu.name(),
                     gpu.sm_count(),
                     started.elapsed().as_secs_f64() * 1e3,
-                    gpu.module_load_time().as_secs_f64() * 1e3
+                    gpu.module_load_time().as_secs_f64() * 1e3,
+                    gpu.kernel_resolve_time().as_secs_f64() * 1e3
                 );
                 let cc = major * 10 + minor;
                 println!("  {:<28} {:>5} {:>8} {:>6} {:>7}  code", "kernel", "regs", "threads", "local", "binary");
