@@ -17,7 +17,14 @@ fn main() {
     let csrc = root.join("csrc");
     println!("cargo:rerun-if-changed=csrc");
     println!("cargo:rerun-if-changed=fatbin");
-    for var in ["NVCC", "CUDA_PATH", "CUDA_HOME", "KERNPACK_CUDA_ARCHS", "KERNPACK_FATBIN_EXPORT", "PATH"] {
+    for var in [
+        "NVCC",
+        "CUDA_PATH",
+        "CUDA_HOME",
+        "KERNPACK_CUDA_ARCHS",
+        "KERNPACK_FATBIN_EXPORT",
+        "PATH",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let source_hash = csrc_source_hash(&csrc).expect("reading csrc/");
@@ -28,15 +35,24 @@ fn main() {
     };
     fs::write(out.join("manifest.txt"), manifest.to_text()).unwrap();
     println!("cargo:rustc-env=KERNPACK_FATBIN_ORIGIN={}", manifest.origin);
-    println!("cargo:rustc-env=KERNPACK_FATBIN_TOOLKIT={}", manifest.toolkit);
-    println!("cargo:rustc-env=KERNPACK_FATBIN_SASS={}", join(&manifest.sass));
+    println!(
+        "cargo:rustc-env=KERNPACK_FATBIN_TOOLKIT={}",
+        manifest.toolkit
+    );
+    println!(
+        "cargo:rustc-env=KERNPACK_FATBIN_SASS={}",
+        join(&manifest.sass)
+    );
     println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
 
     if let Ok(dir) = env::var("KERNPACK_FATBIN_EXPORT") {
         let dir = PathBuf::from(dir);
         fs::create_dir_all(&dir).unwrap();
         fs::copy(out.join("kernpack.fatbin"), dir.join("kernpack.fatbin")).unwrap();
-        let committed = Manifest { origin: "committed".into(), ..manifest };
+        let committed = Manifest {
+            origin: "committed".into(),
+            ..manifest
+        };
         fs::write(dir.join("manifest.txt"), committed.to_text()).unwrap();
     }
 }
@@ -55,7 +71,12 @@ impl Manifest {
         format!(
             "# kernpack fatbin manifest: what built fatbin/kernpack.fatbin, from which csrc/\n\
              origin={}\ntoolkit={}\nsass={}\nptx={}\nsource_hash={}\nflags={}\n",
-            self.origin, self.toolkit, join(&self.sass), self.ptx, self.source_hash, self.flags
+            self.origin,
+            self.toolkit,
+            join(&self.sass),
+            self.ptx,
+            self.source_hash,
+            self.flags
         )
     }
 
@@ -77,7 +98,11 @@ impl Manifest {
 }
 
 fn join(archs: &[u32]) -> String {
-    archs.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    archs
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn parse_archs(list: &str) -> Option<Vec<u32>> {
@@ -97,7 +122,11 @@ fn find_nvcc(root: &Path) -> Option<PathBuf> {
         .filter_map(env::var_os)
         .map(|dir| PathBuf::from(dir).join("bin").join("nvcc"));
     let on_path = env::var_os("PATH")
-        .map(|p| env::split_paths(&p).map(|d| d.join("nvcc")).collect::<Vec<_>>())
+        .map(|p| {
+            env::split_paths(&p)
+                .map(|d| d.join("nvcc"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     from_env
         .chain(on_path)
@@ -107,14 +136,19 @@ fn find_nvcc(root: &Path) -> Option<PathBuf> {
 
 fn project_local_nvcc(root: &Path) -> Option<PathBuf> {
     let lib = root.join(".toolchain/venv/lib");
-    fs::read_dir(lib).ok()?.filter_map(|e| e.ok()).find_map(|python| {
-        let nvcc = python.path().join("site-packages/nvidia/cu13/bin/nvcc");
-        nvcc.is_file().then_some(nvcc)
-    })
+    fs::read_dir(lib)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find_map(|python| {
+            let nvcc = python.path().join("site-packages/nvidia/cu13/bin/nvcc");
+            nvcc.is_file().then_some(nvcc)
+        })
 }
 
 fn run(cmd: &mut Command) -> (bool, String, String) {
-    let output = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -172,7 +206,9 @@ fn compile_fatbin(nvcc: &Path, csrc: &Path, out: &Path, source_hash: &str) -> Ma
 
     let fatbin = out.join("kernpack.fatbin");
     let mut cmd = Command::new(nvcc);
-    cmd.arg("-fatbin").args(NVCC_FLAGS).args(["--threads", "0", "-Xptxas", "-v"]);
+    cmd.arg("-fatbin")
+        .args(NVCC_FLAGS)
+        .args(["--threads", "0", "-Xptxas", "-v"]);
     cmd.arg("-I").arg(csrc);
     for sm in &sass {
         cmd.arg(format!("-gencode=arch=compute_{sm},code=sm_{sm}"));
@@ -181,7 +217,11 @@ fn compile_fatbin(nvcc: &Path, csrc: &Path, out: &Path, source_hash: &str) -> Ma
     cmd.arg("-o").arg(&fatbin).arg(&unit);
     let (ok, stdout, stderr) = run(&mut cmd);
     // ptxas -v prints registers, spills and shared memory per kernel and arch.
-    fs::write(out.join("ptxas-report.txt"), format!("{cmd:?}\n{stdout}{stderr}")).unwrap();
+    fs::write(
+        out.join("ptxas-report.txt"),
+        format!("{cmd:?}\n{stdout}{stderr}"),
+    )
+    .unwrap();
     assert!(ok, "nvcc failed:\n{cmd:?}\n{stdout}{stderr}");
     Manifest {
         origin: format!("nvcc {}", nvcc.display()),
@@ -199,7 +239,10 @@ fn use_committed_fatbin(root: &Path, out: &Path, source_hash: &str) -> Manifest 
         .expect("no nvcc found and fatbin/manifest.txt is missing: run scripts/setup-toolchain.sh");
     let manifest = Manifest::from_text(&text).expect("fatbin/manifest.txt is malformed");
     fs::copy(&committed, out.join("kernpack.fatbin")).unwrap_or_else(|e| {
-        panic!("no nvcc found and {} cannot be read ({e}): run scripts/setup-toolchain.sh", committed.display())
+        panic!(
+            "no nvcc found and {} cannot be read ({e}): run scripts/setup-toolchain.sh",
+            committed.display()
+        )
     });
     println!(
         "cargo:warning=no nvcc found ($NVCC, $CUDA_PATH, $CUDA_HOME, PATH, .toolchain/): using the committed fatbin/kernpack.fatbin"

@@ -19,7 +19,10 @@ impl Error {
     }
 
     pub(crate) fn cuda(during: impl Into<String>, err: cudarc::driver::DriverError) -> Self {
-        Error::Cuda { during: during.into(), message: err.to_string() }
+        Error::Cuda {
+            during: during.into(),
+            message: err.to_string(),
+        }
     }
 }
 

@@ -25,13 +25,20 @@ fn error_vs_scipy<T: Float>(kp: &Kernpack, fx: &Fixture) -> f64 {
     if let Some(w) = &w {
         series = series.with_weights(w);
     }
-    let got = kp.lombscargle(&series, &f, &fx.opts).unwrap_or_else(|e| panic!("{}: {e}", fx.name));
+    let got = kp
+        .lombscargle(&series, &f, &fx.opts)
+        .unwrap_or_else(|e| panic!("{}: {e}", fx.name));
     let (mut re, mut im) = split(&got);
     let (mut want_re, mut want_im) = (fx.re.clone(), fx.im.clone().unwrap_or_default());
     // SciPy's amplitude at f = 0 with a floating mean is 0/0 turned into rounding
     // noise by its epsneg clamp (it prints 1+0j or 2+0j); the exact value is 0.
     if fx.opts.normalize == Normalize::Amplitude && fx.opts.floating_mean && fx.f[0] == 0.0 {
-        assert_eq!((re[0], im[0]), (0.0, 0.0), "{}: amplitude at f=0 with floating mean", fx.name);
+        assert_eq!(
+            (re[0], im[0]),
+            (0.0, 0.0),
+            "{}: amplitude at f=0 with floating mean",
+            fx.name
+        );
         for v in [&mut re, &mut im, &mut want_re, &mut want_im] {
             v.remove(0);
         }
@@ -65,13 +72,19 @@ fn cpu_reference_matches_scipy() {
 
 #[test]
 fn gpu_matches_scipy() {
-    let Some(gpu) = gpu_or_skip("gpu_matches_scipy") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_matches_scipy") else {
+        return;
+    };
     let kp = Kernpack::with_gpu(gpu.ordinal()).unwrap();
     for fx in lombscargle_fixtures() {
         // f64: one-pass rotated sums and shifted times vs SciPy's two passes.
         let e64 = error_vs_scipy::<f64>(&kp, &fx);
         let tol64 = f64_tolerance(&fx) + 1e-12;
-        assert!(e64 <= tol64, "{} f64: scaled error {e64:e} > {tol64:e}", fx.name);
+        assert!(
+            e64 <= tol64,
+            "{} f64: scaled error {e64:e} > {tol64:e}",
+            fx.name
+        );
         // f32: fast-math sincos of phases up to ~300 rad (6 rad/unit x 50 units):
         // ~3e-5 phase error per term, amplified where the fit is ill-conditioned
         // (the small-sample cases), so a 1e-2 scaled bound; typical is ~1e-5.

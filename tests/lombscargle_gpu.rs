@@ -39,7 +39,14 @@ impl Rng {
 /// `min_cycles`: lowest frequency as cycles over the span. f32 cases start at one
 /// cycle: below it the fit is ill-conditioned (CC or SS -> 0) and single
 /// precision cannot resolve it; f64 cases include f = 0.
-fn make_case(seed: u64, nx: usize, nf: usize, opts: LombScargleOptions, weighted: bool, min_cycles: f64) -> Case {
+fn make_case(
+    seed: u64,
+    nx: usize,
+    nf: usize,
+    opts: LombScargleOptions,
+    weighted: bool,
+    min_cycles: f64,
+) -> Case {
     let mut rng = Rng(seed);
     let span = rng.range(0.5, 200.0);
     let origin = rng.range(-1e4, 1e4);
@@ -61,8 +68,13 @@ fn make_case(seed: u64, nx: usize, nf: usize, opts: LombScargleOptions, weighted
 }
 
 fn options(mode: u8, floating_mean: bool, precenter: bool) -> LombScargleOptions {
-    let normalize = [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
-    LombScargleOptions { normalize, floating_mean, precenter }
+    let normalize =
+        [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
+    LombScargleOptions {
+        normalize,
+        floating_mean,
+        precenter,
+    }
 }
 
 /// The size a periodogram of this series has when it has a peak: power up to
@@ -83,14 +95,20 @@ fn natural_scale(case: &Case) -> f64 {
 fn scaled_error(case: &Case, got: &[f64], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len());
     let peak = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let err = got.iter().zip(want).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let err = got
+        .iter()
+        .zip(want)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     err / peak.max(1e-6 * natural_scale(case))
 }
 
 fn to_f64s<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
     match p {
         Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
-        Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re.to_f64(), c.im.to_f64()]).collect(),
+        Periodogram::Complex(v) => v
+            .iter()
+            .flat_map(|c| [c.re.to_f64(), c.im.to_f64()])
+            .collect(),
     }
 }
 
@@ -102,14 +120,29 @@ fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
     let (t, y, f) = (cast(&case.t), cast(&case.y), cast(&case.f));
     let w = case.w.as_deref().map(cast);
     let stream = gpu.stream();
-    let (dt, dy, df) = (stream.clone_htod(&t).unwrap(), stream.clone_htod(&y).unwrap(), stream.clone_htod(&f).unwrap());
+    let (dt, dy, df) = (
+        stream.clone_htod(&t).unwrap(),
+        stream.clone_htod(&y).unwrap(),
+        stream.clone_htod(&f).unwrap(),
+    );
     let dw = w.as_ref().map(|w| stream.clone_htod(w).unwrap());
     let n_out = output_len(f.len(), &case.opts);
-    let mut out = stream.clone_htod(&vec![T::from_f64(f64::NAN); n_out]).unwrap();
-    gpu.lombscargle_device(stream, &dt, &dy, dw.as_ref(), &df, &mut out, &case.opts).unwrap();
-    let got: Vec<f64> = stream.clone_dtoh(&out).unwrap().iter().map(|v| v.to_f64()).collect();
+    let mut out = stream
+        .clone_htod(&vec![T::from_f64(f64::NAN); n_out])
+        .unwrap();
+    gpu.lombscargle_device(stream, &dt, &dy, dw.as_ref(), &df, &mut out, &case.opts)
+        .unwrap();
+    let got: Vec<f64> = stream
+        .clone_dtoh(&out)
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f64())
+        .collect();
     let unwritten = got.iter().filter(|v| !v.is_finite()).count();
-    assert_eq!(unwritten, 0, "{unwritten} of {n_out} outputs not finite (unwritten or NaN)");
+    assert_eq!(
+        unwritten, 0,
+        "{unwritten} of {n_out} outputs not finite (unwritten or NaN)"
+    );
     let want = to_f64s(&reference(&t, &y, w.as_deref(), &f, &case.opts, None));
     (got, want)
 }
@@ -125,11 +158,18 @@ fn phase_extents(case: &Case) -> (f64, f64) {
 }
 
 fn case_strategy(min_cycles: f64) -> impl Strategy<Value = Case> {
-    (any::<u64>(), 1usize..1500, 1usize..1200, 0u8..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        move |(seed, nx, nf, mode, weighted, fm, pre)| {
-            make_case(seed, nx, nf, options(mode, fm, pre), weighted, min_cycles)
-        },
+    (
+        any::<u64>(),
+        1usize..1500,
+        1usize..1200,
+        0u8..3,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
     )
+        .prop_map(move |(seed, nx, nf, mode, weighted, fm, pre)| {
+            make_case(seed, nx, nf, options(mode, fm, pre), weighted, min_cycles)
+        })
 }
 
 proptest! {
@@ -166,29 +206,43 @@ proptest! {
 
 #[test]
 fn gpu_results_are_bitwise_deterministic() {
-    let Some(gpu) = gpu_or_skip("gpu_results_are_bitwise_deterministic") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_results_are_bitwise_deterministic") else {
+        return;
+    };
     let case = make_case(7, 3001, 2049, options(1, true, false), true, 0.0);
     let first = run::<f32>(&gpu, &case).0;
     for _ in 0..3 {
-        assert!(run::<f32>(&gpu, &case).0.iter().zip(&first).all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(run::<f32>(&gpu, &case)
+            .0
+            .iter()
+            .zip(&first)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
     }
 }
 
 #[test]
 fn gpu_host_api_agrees_with_device_api_and_reports_sass() {
-    let Some(gpu) = gpu_or_skip("gpu_host_api_agrees_with_device_api_and_reports_sass") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_host_api_agrees_with_device_api_and_reports_sass") else {
+        return;
+    };
     let case = make_case(11, 777, 333, options(2, true, true), true, 0.0);
     let series = Series::new(&case.t, &case.y).with_weights(case.w.as_deref().unwrap());
     let host = to_f64s(&gpu.lombscargle(&series, &case.f, &case.opts).unwrap());
     let (device, _) = run::<f64>(&gpu, &case);
     assert_eq!(host, device);
     // The driver chose SASS built for this GPU for every kernel: no JIT.
-    assert!(gpu.all_sass(), "JIT-compiled kernels: {:?}", gpu.kernel_infos());
+    assert!(
+        gpu.all_sass(),
+        "JIT-compiled kernels: {:?}",
+        gpu.kernel_infos()
+    );
 }
 
 #[test]
 fn gpu_device_api_rejects_bad_shapes_and_leaves_output_alone() {
-    let Some(gpu) = gpu_or_skip("gpu_device_api_rejects_bad_shapes_and_leaves_output_alone") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_device_api_rejects_bad_shapes_and_leaves_output_alone") else {
+        return;
+    };
     let stream = gpu.stream();
     let t = stream.clone_htod(&[0.0f32, 1.0, 2.5]).unwrap();
     let y = stream.clone_htod(&[1.0f32, -1.0]).unwrap();
@@ -196,11 +250,15 @@ fn gpu_device_api_rejects_bad_shapes_and_leaves_output_alone() {
     let poison = vec![-7.0f32; 2];
     let mut out = stream.clone_htod(&poison).unwrap();
     let opts = LombScargleOptions::default();
-    let err = gpu.lombscargle_device(stream, &t, &y, None, &f, &mut out, &opts).unwrap_err();
+    let err = gpu
+        .lombscargle_device(stream, &t, &y, None, &f, &mut out, &opts)
+        .unwrap_err();
     assert!(err.to_string().contains("y has 2"), "{err}");
     let y3 = stream.clone_htod(&[1.0f32, -1.0, 0.5]).unwrap();
     let mut short = stream.clone_htod(&[-7.0f32; 1]).unwrap();
-    assert!(gpu.lombscargle_device(stream, &t, &y3, None, &f, &mut short, &opts).is_err());
+    assert!(gpu
+        .lombscargle_device(stream, &t, &y3, None, &f, &mut short, &opts)
+        .is_err());
     assert_eq!(stream.clone_dtoh(&out).unwrap(), poison);
     assert_eq!(stream.clone_dtoh(&short).unwrap(), vec![-7.0f32]);
 }

@@ -59,7 +59,11 @@ pub struct Series<'a, T> {
 
 impl<'a, T> Series<'a, T> {
     pub fn new(t: &'a [T], y: &'a [T]) -> Self {
-        Series { t, y, weights: None }
+        Series {
+            t,
+            y,
+            weights: None,
+        }
     }
     pub fn with_weights(mut self, weights: &'a [T]) -> Self {
         self.weights = Some(weights);
@@ -93,9 +97,12 @@ impl<T: Float> Periodogram<T> {
     }
     fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
         match normalize {
-            Normalize::Amplitude => {
-                Periodogram::Complex(values.chunks_exact(2).map(|p| Complex { re: p[0], im: p[1] }).collect())
-            }
+            Normalize::Amplitude => Periodogram::Complex(
+                values
+                    .chunks_exact(2)
+                    .map(|p| Complex { re: p[0], im: p[1] })
+                    .collect(),
+            ),
             _ => Periodogram::Real(values),
         }
     }
@@ -154,7 +161,9 @@ fn check_shapes(nx: usize, ny: usize, nw: Option<usize>, nf: usize) -> Result<()
         return Err(Error::invalid(format!("t has {nx} samples but y has {ny}")));
     }
     if let Some(nw) = nw.filter(|&nw| nw != nx) {
-        return Err(Error::invalid(format!("t has {nx} samples but weights has {nw}")));
+        return Err(Error::invalid(format!(
+            "t has {nx} samples but weights has {nw}"
+        )));
     }
     if nf == 0 {
         return Err(Error::invalid("no frequencies given"));
@@ -167,15 +176,27 @@ fn check_shapes(nx: usize, ny: usize, nw: Option<usize>, nf: usize) -> Result<()
 
 fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
     match values.iter().position(|v| !v.to_f64().is_finite()) {
-        Some(i) => Err(Error::invalid(format!("{name}[{i}] = {} is not finite", values[i]))),
+        Some(i) => Err(Error::invalid(format!(
+            "{name}[{i}] = {} is not finite",
+            values[i]
+        ))),
         None => Ok(()),
     }
 }
 
 /// Everything SciPy rejects, plus what would make the result meaningless:
 /// non-finite values, negative frequencies, and `Normalize` of a series with no variance.
-pub fn validate<T: Float>(series: &Series<'_, T>, freqs: &[T], opts: &LombScargleOptions) -> Result<()> {
-    check_shapes(series.t.len(), series.y.len(), series.weights.map(<[T]>::len), freqs.len())?;
+pub fn validate<T: Float>(
+    series: &Series<'_, T>,
+    freqs: &[T],
+    opts: &LombScargleOptions,
+) -> Result<()> {
+    check_shapes(
+        series.t.len(),
+        series.y.len(),
+        series.weights.map(<[T]>::len),
+        freqs.len(),
+    )?;
     check_finite("t", series.t)?;
     check_finite("y", series.y)?;
     check_finite("freqs", freqs)?;
@@ -189,7 +210,10 @@ pub fn validate<T: Float>(series: &Series<'_, T>, freqs: &[T], opts: &LombScargl
         Some(w) => {
             check_finite("weights", w)?;
             if let Some(i) = w.iter().position(|v| v.to_f64() < 0.0) {
-                return Err(Error::invalid(format!("weights[{i}] = {} is negative", w[i])));
+                return Err(Error::invalid(format!(
+                    "weights[{i}] = {} is negative",
+                    w[i]
+                )));
             }
             let sum: f64 = w.iter().map(|v| v.to_f64()).sum();
             if sum <= 0.0 {
@@ -240,7 +264,9 @@ impl Kernpack {
                 series.weights,
                 freqs,
                 opts,
-                self.progress.as_deref().map(|p| p as &(dyn Fn(u64, u64) + Sync)),
+                self.progress
+                    .as_deref()
+                    .map(|p| p as &(dyn Fn(u64, u64) + Sync)),
             )),
         }
     }
@@ -257,7 +283,11 @@ impl Gpu {
     ) -> Result<Periodogram<T>> {
         validate(series, freqs, opts)?;
         let stream = self.stream();
-        let upload = |v: &[T]| stream.clone_htod(v).map_err(|e| Error::cuda("copying inputs to the GPU", e));
+        let upload = |v: &[T]| {
+            stream
+                .clone_htod(v)
+                .map_err(|e| Error::cuda("copying inputs to the GPU", e))
+        };
         let t = upload(series.t)?;
         let y = upload(series.y)?;
         let w = series.weights.map(upload).transpose()?;
@@ -265,7 +295,9 @@ impl Gpu {
         let mut out = unsafe { stream.alloc::<T>(output_len(freqs.len(), opts)) }
             .map_err(|e| Error::cuda("allocating the output", e))?;
         self.lombscargle_device(stream, &t, &y, w.as_ref(), &f, &mut out, opts)?;
-        let values = stream.clone_dtoh(&out).map_err(|e| Error::cuda("copying the periodogram back", e))?;
+        let values = stream
+            .clone_dtoh(&out)
+            .map_err(|e| Error::cuda("copying the periodogram back", e))?;
         Ok(Periodogram::from_interleaved(values, opts.normalize))
     }
 
@@ -287,7 +319,10 @@ impl Gpu {
         check_shapes(t.len(), y.len(), weights.map(|w| w.len()), freqs.len())?;
         let want = output_len(freqs.len(), opts);
         if out.len() != want {
-            return Err(Error::invalid(format!("out holds {} values, {want} needed", out.len())));
+            return Err(Error::invalid(format!(
+                "out holds {} values, {want} needed",
+                out.len()
+            )));
         }
         let (t_ptr, _t) = t.device_ptr(stream);
         let (y_ptr, _y) = y.device_ptr(stream);
@@ -295,7 +330,13 @@ impl Gpu {
         let (f_ptr, _f) = freqs.device_ptr(stream);
         let (out_ptr, _o) = out.device_ptr_mut(stream);
         let w_ptr = w.as_ref().map(|(ptr, _)| *ptr);
-        let buffers = LsDeviceBuffers { t: t_ptr, y: y_ptr, weights: w_ptr, freqs: f_ptr, out: out_ptr };
+        let buffers = LsDeviceBuffers {
+            t: t_ptr,
+            y: y_ptr,
+            weights: w_ptr,
+            freqs: f_ptr,
+            out: out_ptr,
+        };
         // SAFETY: every pointer comes from a live device buffer of the checked length.
         unsafe { self.lombscargle_raw::<T>(stream, &buffers, t.len(), freqs.len(), opts) }
     }
@@ -318,14 +359,22 @@ impl Gpu {
         let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
         // Per-series statistics stay on the device: no host round trip. The
         // allocation is stream-ordered, so freeing it on drop waits for the kernels.
-        let mut stats = stream.alloc::<f64>(STATS_LEN).map_err(|e| Error::cuda("allocating scratch", e))?;
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
         let w = buffers.weights.unwrap_or(0);
         let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
         let params_arg = &params as *const LsParams as *mut c_void;
 
         let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
-        let mut prepare_args = [params_arg, arg(&buffers.t), arg(&buffers.y), arg(&w), arg(&stats_ptr)];
+        let mut prepare_args = [
+            params_arg,
+            arg(&buffers.t),
+            arg(&buffers.y),
+            arg(&w),
+            arg(&stats_ptr),
+        ];
         self.launch(prepare, 1, stream, &mut prepare_args)?;
 
         let direct = self.kernel(&format!("lombscargle_direct_{}", T::NAME));

@@ -27,7 +27,9 @@ impl FromStr for Backend {
             "auto" => Ok(Backend::Auto),
             "gpu" | "cuda" => Ok(Backend::Gpu),
             "cpu" => Ok(Backend::Cpu),
-            other => Err(Error::invalid(format!("unknown backend {other:?}: expected auto, gpu or cpu"))),
+            other => Err(Error::invalid(format!(
+                "unknown backend {other:?}: expected auto, gpu or cpu"
+            ))),
         }
     }
 }
@@ -61,12 +63,18 @@ impl Kernpack {
                 Err(other) => return Err(other),
             },
         };
-        Ok(Kernpack { gpu, progress: None })
+        Ok(Kernpack {
+            gpu,
+            progress: None,
+        })
     }
 
     /// A handle on a given GPU ordinal.
     pub fn with_gpu(ordinal: usize) -> Result<Self> {
-        Ok(Kernpack { gpu: Some(Gpu::get(ordinal)?), progress: None })
+        Ok(Kernpack {
+            gpu: Some(Gpu::get(ordinal)?),
+            progress: None,
+        })
     }
 
     /// Reports progress of CPU-backend runs (the GPU ones are short).

@@ -16,7 +16,10 @@ use crate::error::{Error, Result};
 /// fatbin in place, with no copy, and expects aligned headers.
 #[repr(C, align(64))]
 struct Aligned<Bytes: ?Sized>(Bytes);
-static FATBIN_ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/kernpack.fatbin")));
+static FATBIN_ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/kernpack.fatbin"
+)));
 
 /// The fatbin built by build.rs (or the committed one), embedded in the library.
 pub static FATBIN: &[u8] = &FATBIN_ALIGNED.0;
@@ -107,7 +110,9 @@ impl std::fmt::Debug for Gpu {
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     // SAFETY: only probes whether the library can be opened.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(Error::NoGpu("the CUDA driver library (libcuda) was not found".into()));
+        return Err(Error::NoGpu(
+            "the CUDA driver library (libcuda) was not found".into(),
+        ));
     }
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let msg = panic
@@ -115,7 +120,9 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
-        Err(Error::NoGpu(format!("the CUDA driver failed while {what}: {msg}")))
+        Err(Error::NoGpu(format!(
+            "the CUDA driver failed while {what}: {msg}"
+        )))
     })
 }
 
@@ -142,7 +149,10 @@ impl Gpu {
     /// The loaded GPU `ordinal`: created on first use, then shared.
     pub fn get(ordinal: usize) -> Result<Arc<Gpu>> {
         static LOADED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
-        let mut loaded = LOADED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        let mut loaded = LOADED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(gpu) = loaded.get(&ordinal) {
             return Ok(gpu.clone());
         }
@@ -152,25 +162,38 @@ impl Gpu {
     }
 
     fn load(ordinal: usize) -> Result<Gpu> {
-        let count = CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
+        let count =
+            CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
         if ordinal >= count.max(0) as usize {
-            return Err(Error::NoGpu(format!("GPU ordinal {ordinal} requested, {count} present")));
+            return Err(Error::NoGpu(format!(
+                "GPU ordinal {ordinal} requested, {count} present"
+            )));
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| no_device_is_no_gpu("creating the context", e))?;
-        let attr = |a| ctx.attribute(a).map_err(|e| Error::cuda("reading device attributes", e));
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(|e| Error::cuda("reading device attributes", e))
+        };
         let compute_capability = (
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         );
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let name = ctx.name().map_err(|e| Error::cuda("reading the device name", e))?;
+        let name = ctx
+            .name()
+            .map_err(|e| Error::cuda("reading the device name", e))?;
 
-        ctx.bind_to_thread().map_err(|e| Error::cuda("binding the context", e))?;
+        ctx.bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
         let started = Instant::now();
         // SAFETY: FATBIN is a complete, aligned fatbin image that lives forever.
         let raw = unsafe { cu::module::load_data(FATBIN.as_ptr().cast()) }
             .map_err(|e| Error::cuda("loading the embedded fatbin", e))?;
-        let module = Module { ctx: ctx.clone(), raw };
+        let module = Module {
+            ctx: ctx.clone(),
+            raw,
+        };
         let module_load_time = started.elapsed();
         let started = Instant::now();
         let mut kernels = HashMap::new();
@@ -225,7 +248,10 @@ impl Gpu {
     }
 
     pub fn kernel_infos(&self) -> Vec<KernelInfo> {
-        KERNEL_NAMES.iter().map(|n| self.kernels[n].info.clone()).collect()
+        KERNEL_NAMES
+            .iter()
+            .map(|n| self.kernels[n].info.clone())
+            .collect()
     }
 
     /// True when every kernel runs SASS built for this GPU (nothing was JIT-compiled).
@@ -252,7 +278,9 @@ impl Gpu {
         stream: &CudaStream,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| Error::cuda("binding the context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
         cu::launch_kernel(
             kernel.func,
             (grid.max(1), 1, 1),
@@ -268,12 +296,16 @@ impl Gpu {
 impl Kernel {
     fn resolve(name: &'static str, func: CUfunction, sm_count: u32) -> Result<Kernel> {
         // SAFETY: func was just resolved from the loaded module.
-        let attr = |a| unsafe { cu::function::get_function_attribute(func, a) }
-            .map_err(|e| Error::cuda(format!("querying {name}"), e));
+        let attr = |a| {
+            unsafe { cu::function::get_function_attribute(func, a) }
+                .map_err(|e| Error::cuda(format!("querying {name}"), e))
+        };
         let info = KernelInfo {
             name,
             registers: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-            max_threads_per_block: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_threads_per_block: attr(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )?,
             local_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
             static_shared_bytes: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
             binary_version: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
@@ -283,9 +315,15 @@ impl Kernel {
         // is defined once, in the kernel source.
         let block = info.max_threads_per_block as u32;
         // SAFETY: as above.
-        let per_sm = unsafe { cu::occupancy::max_active_block_per_multiprocessor(func, block as i32, 0) }
-            .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
-        Ok(Kernel { func, info, block, full_grid: per_sm.max(1) as u32 * sm_count })
+        let per_sm =
+            unsafe { cu::occupancy::max_active_block_per_multiprocessor(func, block as i32, 0) }
+                .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
+        Ok(Kernel {
+            func,
+            info,
+            block,
+            full_grid: per_sm.max(1) as u32 * sm_count,
+        })
     }
 
     /// Grid for `items` independent work items, `items_per_block` per block.

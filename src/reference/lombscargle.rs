@@ -2,8 +2,8 @@
 //! a literal two-pass transcription (cos/sin of w t, then of w t - tau), kept
 //! independent of the GPU kernel's one-pass rotated form so each checks the other.
 //! Inputs are assumed validated (see `api::lombscargle`).
-use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use super::fill_parallel;
+use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use crate::float::{Complex, Float};
 
 /// Denominators at or under this (weights sum to 1) are rounding noise, and so
@@ -36,7 +36,11 @@ pub fn lombscargle<T: Float>(
     let wy: Vec<f64> = w.iter().zip(&yv).map(|(w, y)| w * y).collect();
     let big_y: f64 = wy.iter().sum();
     let yy: f64 = wy.iter().zip(&yv).map(|(wy, y)| wy * y).sum::<f64>()
-        - if opts.floating_mean { big_y * big_y } else { 0.0 };
+        - if opts.floating_mean {
+            big_y * big_y
+        } else {
+            0.0
+        };
 
     // (a, b, power before scaling, tau) at angular frequency omega.
     let at = |omega: f64| -> (f64, f64, f64, f64) {
@@ -86,7 +90,10 @@ pub fn lombscargle<T: Float>(
             fill_parallel(&mut out, chunk, progress, |k| {
                 let (a, b, _, tau) = at(freqs[k].to_f64());
                 let (sn, cn) = tau.sin_cos();
-                Complex { re: T::from_f64(a * cn - b * sn), im: T::from_f64(a * sn + b * cn) }
+                Complex {
+                    re: T::from_f64(a * cn - b * sn),
+                    im: T::from_f64(a * sn + b * cn),
+                }
             });
             Periodogram::Complex(out)
         }
@@ -96,7 +103,9 @@ pub fn lombscargle<T: Float>(
                 _ => 0.5 / yy,
             };
             let mut out = vec![T::default(); freqs.len()];
-            fill_parallel(&mut out, chunk, progress, |k| T::from_f64(at(freqs[k].to_f64()).2 * scale));
+            fill_parallel(&mut out, chunk, progress, |k| {
+                T::from_f64(at(freqs[k].to_f64()).2 * scale)
+            });
             Periodogram::Real(out)
         }
     }

@@ -20,14 +20,16 @@ pub(crate) fn fill_parallel<V: Send>(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let Some((index, piece)) = pieces.lock().unwrap_or_else(|p| p.into_inner()).next() else {
+                let Some((index, piece)) = pieces.lock().unwrap_or_else(|p| p.into_inner()).next()
+                else {
                     break;
                 };
                 let first = index * chunk;
                 for (j, slot) in piece.iter_mut().enumerate() {
                     *slot = f(first + j);
                 }
-                let finished = done.fetch_add(piece.len() as u64, Ordering::Relaxed) + piece.len() as u64;
+                let finished =
+                    done.fetch_add(piece.len() as u64, Ordering::Relaxed) + piece.len() as u64;
                 if let Some(report) = progress {
                     report(finished, total);
                 }

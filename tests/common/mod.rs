@@ -26,7 +26,10 @@ pub fn gpu_or_skip(test: &str) -> Option<Arc<Gpu>> {
 pub fn scaled_max_error(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let err = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    let err = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
     if scale == 0.0 {
         err
     } else {
@@ -48,7 +51,10 @@ pub struct Fixture {
 
 /// Reads tests/fixtures/lombscargle_scipy.txt (format in scripts/gen_lombscargle_fixtures.py).
 pub fn lombscargle_fixtures() -> Vec<Fixture> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lombscargle_scipy.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/lombscargle_scipy.txt"
+    );
     let text = std::fs::read_to_string(path).expect("fixture file");
     let mut fixtures = Vec::new();
     let mut lines = text.lines().filter(|l| !l.starts_with('#'));
@@ -61,13 +67,25 @@ pub fn lombscargle_fixtures() -> Vec<Fixture> {
             floating_mean: get("floating_mean") == "1",
             precenter: get("precenter") == "1",
         };
-        let mut fx = Fixture { name, opts, t: vec![], y: vec![], w: None, f: vec![], re: vec![], im: None };
+        let mut fx = Fixture {
+            name,
+            opts,
+            t: vec![],
+            y: vec![],
+            w: None,
+            f: vec![],
+            re: vec![],
+            im: None,
+        };
         for line in lines.by_ref() {
             if line == "end" {
                 break;
             }
             let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
-            let values: Vec<f64> = rest.split_whitespace().map(|v| v.parse().unwrap()).collect();
+            let values: Vec<f64> = rest
+                .split_whitespace()
+                .map(|v| v.parse().unwrap())
+                .collect();
             match key {
                 "t" => fx.t = values,
                 "y" => fx.y = values,

@@ -12,7 +12,10 @@ impl Args {
     /// `valued`: options that take a value; `switches`: options that do not.
     /// Anything else is an error naming the accepted options.
     pub fn parse(raw: &[String], valued: &[&str], switches: &[&str]) -> Result<Args, String> {
-        let mut args = Args { values: HashMap::new(), switches: Vec::new() };
+        let mut args = Args {
+            values: HashMap::new(),
+            switches: Vec::new(),
+        };
         let mut it = raw.iter();
         while let Some(arg) = it.next() {
             let Some(name) = arg.strip_prefix("--") else {
@@ -25,15 +28,22 @@ impl Args {
             if valued.contains(&name) {
                 let value = match inline {
                     Some(v) => v,
-                    None => it.next().ok_or_else(|| format!("--{name} needs a value"))?.clone(),
+                    None => it
+                        .next()
+                        .ok_or_else(|| format!("--{name} needs a value"))?
+                        .clone(),
                 };
                 args.values.insert(name.to_owned(), value);
             } else if switches.contains(&name) && inline.is_none() {
                 args.switches.push(name.to_owned());
             } else {
-                let mut known: Vec<String> = valued.iter().map(|v| format!("--{v} VALUE")).collect();
+                let mut known: Vec<String> =
+                    valued.iter().map(|v| format!("--{v} VALUE")).collect();
                 known.extend(switches.iter().map(|s| format!("--{s}")));
-                return Err(format!("unknown option --{name}; accepted: {}", known.join(", ")));
+                return Err(format!(
+                    "unknown option --{name}; accepted: {}",
+                    known.join(", ")
+                ));
             }
         }
         Ok(args)

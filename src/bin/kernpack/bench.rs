@@ -19,16 +19,32 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     }
     let args = Args::parse(
         rest,
-        &["t", "y", "freqs", "nx", "nf", "dtype", "reps", "out", "normalize"],
+        &[
+            "t",
+            "y",
+            "freqs",
+            "nx",
+            "nf",
+            "dtype",
+            "reps",
+            "out",
+            "normalize",
+        ],
         &["floating-mean"],
     )?;
     let (t, y, f) = match (args.str("t"), args.str("y"), args.str("freqs")) {
         (Some(t), Some(y), Some(f)) => (read_raw_f64(t)?, read_raw_f64(y)?, read_raw_f64(f)?),
         (None, None, None) => synthetic(args.get_or("nx", 1024)?, args.get_or("nf", 1 << 20)?),
-        _ => return Err("give all of --t, --y, --freqs (raw little-endian f64 files) or none".into()),
+        _ => {
+            return Err(
+                "give all of --t, --y, --freqs (raw little-endian f64 files) or none".into(),
+            )
+        }
     };
     let opts = LombScargleOptions {
-        normalize: args.get_or("normalize", Normalize::Power).map_err(|e| e.to_string())?,
+        normalize: args
+            .get_or("normalize", Normalize::Power)
+            .map_err(|e| e.to_string())?,
         floating_mean: args.switch("floating-mean"),
         precenter: false,
     };
@@ -51,8 +67,13 @@ fn synthetic(nx: usize, nf: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     };
     let mut t: Vec<f64> = (0..nx).map(|_| 100.0 * uniform()).collect();
     t.sort_by(f64::total_cmp);
-    let y = t.iter().map(|t| (1.7 * t).sin() + 0.5 * (uniform() - 0.5)).collect();
-    let f = (0..nf).map(|k| 0.01 + 60.0 * k as f64 / nf as f64).collect();
+    let y = t
+        .iter()
+        .map(|t| (1.7 * t).sin() + 0.5 * (uniform() - 0.5))
+        .collect();
+    let f = (0..nf)
+        .map(|k| 0.01 + 60.0 * k as f64 / nf as f64)
+        .collect();
     (t, y, f)
 }
 
@@ -80,14 +101,19 @@ fn bench<T: Float>(
     let dt = stream.clone_htod(&t).map_err(cuda)?;
     let dy = stream.clone_htod(&y).map_err(cuda)?;
     let df = stream.clone_htod(&f).map_err(cuda)?;
-    let mut out = stream.clone_htod(&vec![T::from_f64(f64::NAN); output_len(f.len(), opts)]).map_err(cuda)?;
+    let mut out = stream
+        .clone_htod(&vec![T::from_f64(f64::NAN); output_len(f.len(), opts)])
+        .map_err(cuda)?;
     stream.synchronize().map_err(cuda)?;
     let first_started = Instant::now();
-    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts).map_err(err)?;
+    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
+        .map_err(err)?;
     stream.synchronize().map_err(cuda)?;
     let first_call = first_started.elapsed().as_secs_f64() * 1e3;
     let host_started = Instant::now();
-    let first = gpu.lombscargle(&Series::new(&t, &y), &f, opts).map_err(err)?;
+    let first = gpu
+        .lombscargle(&Series::new(&t, &y), &f, opts)
+        .map_err(err)?;
     let host_call = host_started.elapsed().as_secs_f64() * 1e3;
     println!(
         "cold start: context+module {context_and_module:.2} ms (module load + kernel resolve {module:.3} ms: \
@@ -99,12 +125,17 @@ fn bench<T: Float>(
     );
 
     let ctx = gpu.context();
-    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
-    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(cuda)?;
+    let start = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
+    let stop = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
     let mut times = Vec::with_capacity(reps);
     for rep in 0..reps + 3 {
         start.record(stream).map_err(cuda)?;
-        gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts).map_err(err)?;
+        gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
+            .map_err(err)?;
         stop.record(stream).map_err(cuda)?;
         stop.synchronize().map_err(cuda)?;
         if rep >= 3 {
@@ -122,7 +153,12 @@ fn bench<T: Float>(
         times[0],
         pairs / median / 1e6
     );
-    let values: Vec<f64> = stream.clone_dtoh(&out).map_err(cuda)?.iter().map(|v| v.to_f64()).collect();
+    let values: Vec<f64> = stream
+        .clone_dtoh(&out)
+        .map_err(cuda)?
+        .iter()
+        .map(|v| v.to_f64())
+        .collect();
     debug_assert_eq!(values.len(), output_len(first.len(), opts));
     if let Some(path) = out_path {
         write_raw_f64(path, &values)?;

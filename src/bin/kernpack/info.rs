@@ -36,12 +36,23 @@ pub fn run() -> Result<(), String> {
                     gpu.kernel_resolve_time().as_secs_f64() * 1e3
                 );
                 let cc = major * 10 + minor;
-                println!("  {:<28} {:>5} {:>8} {:>6} {:>7}  code", "kernel", "regs", "threads", "local", "binary");
+                println!(
+                    "  {:<28} {:>5} {:>8} {:>6} {:>7}  code",
+                    "kernel", "regs", "threads", "local", "binary"
+                );
                 for k in gpu.kernel_infos() {
-                    let code = if k.binary_version == cc { "SASS (no JIT)" } else { "PTX, JIT-compiled" };
+                    let code = if k.binary_version == cc {
+                        "SASS (no JIT)"
+                    } else {
+                        "PTX, JIT-compiled"
+                    };
                     println!(
                         "  {:<28} {:>5} {:>8} {:>6} {:>7}  {code}",
-                        k.name, k.registers, k.max_threads_per_block, k.local_bytes, k.binary_version
+                        k.name,
+                        k.registers,
+                        k.max_threads_per_block,
+                        k.local_bytes,
+                        k.binary_version
                     );
                 }
             }

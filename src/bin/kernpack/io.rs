@@ -19,8 +19,11 @@ pub fn read_table(path: &str) -> Result<Vec<Vec<f64>>, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fields: Result<Vec<f64>, _> =
-            line.split(|c: char| c == ',' || c.is_whitespace()).filter(|f| !f.is_empty()).map(str::parse).collect();
+        let fields: Result<Vec<f64>, _> = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|f| !f.is_empty())
+            .map(str::parse)
+            .collect();
         match fields {
             Ok(values) => rows.push(values),
             Err(_) if rows.is_empty() && number == 0 => continue, // a header line
@@ -37,10 +40,16 @@ pub fn read_series(path: &str) -> Result<SeriesData, String> {
     }
     let width = rows[0].len();
     if !(2..=3).contains(&width) {
-        return Err(format!("{path}: expected 2 or 3 columns (t, y[, weight]), found {width}"));
+        return Err(format!(
+            "{path}: expected 2 or 3 columns (t, y[, weight]), found {width}"
+        ));
     }
     if let Some((i, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != width) {
-        return Err(format!("{path}: data row {} has {} columns, the first has {width}", i + 1, row.len()));
+        return Err(format!(
+            "{path}: data row {} has {} columns, the first has {width}",
+            i + 1,
+            row.len()
+        ));
     }
     Ok(SeriesData {
         t: rows.iter().map(|r| r[0]).collect(),
@@ -57,9 +66,15 @@ pub fn read_column(path: &str) -> Result<Vec<f64>, String> {
 pub fn read_raw_f64(path: &str) -> Result<Vec<f64>, String> {
     let bytes = fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     if bytes.len() % 8 != 0 {
-        return Err(format!("{path}: {} bytes is not a whole number of f64", bytes.len()));
+        return Err(format!(
+            "{path}: {} bytes is not a whole number of f64",
+            bytes.len()
+        ));
     }
-    Ok(bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect())
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect())
 }
 
 pub fn write_raw_f64(path: &str, values: &[f64]) -> Result<(), String> {
@@ -68,7 +83,11 @@ pub fn write_raw_f64(path: &str, values: &[f64]) -> Result<(), String> {
 }
 
 /// Writes a CSV with `header` and one row per item; "-" means stdout.
-pub fn write_csv(path: &str, header: &str, rows: impl Iterator<Item = String>) -> Result<(), String> {
+pub fn write_csv(
+    path: &str,
+    header: &str,
+    rows: impl Iterator<Item = String>,
+) -> Result<(), String> {
     let sink: Box<dyn Write> = if path == "-" {
         Box::new(std::io::stdout().lock())
     } else {

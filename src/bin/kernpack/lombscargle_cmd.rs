@@ -31,7 +31,17 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
     };
     let args = Args::parse(
         rest,
-        &["fmin", "fmax", "nf", "freqs", "dtype", "backend", "normalize", "output", "plot"],
+        &[
+            "fmin",
+            "fmax",
+            "nf",
+            "freqs",
+            "dtype",
+            "backend",
+            "normalize",
+            "output",
+            "plot",
+        ],
         &["angular", "floating-mean", "precenter"],
     )?;
     let data = read_series(input)?;
@@ -41,7 +51,10 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
         floating_mean: args.switch("floating-mean"),
         precenter: args.switch("precenter"),
     };
-    let kp = handle(args.get_or("backend", Backend::Auto)?, data.t.len() as f64 * freqs.len() as f64)?;
+    let kp = handle(
+        args.get_or("backend", Backend::Auto)?,
+        data.t.len() as f64 * freqs.len() as f64,
+    )?;
     let started = Instant::now();
     let result = match args.str("dtype").unwrap_or("f64") {
         "f32" => compute::<f32>(&kp, &data, &freqs, &opts),
@@ -83,22 +96,43 @@ fn handle(backend: Backend, pairs: f64) -> Result<Kernpack, String> {
 /// Frequencies in cycles per time unit (the kernels take angular ones).
 fn frequencies(args: &Args, data: &SeriesData) -> Result<Vec<f64>, String> {
     if let Some(path) = args.str("freqs") {
-        let scale = if args.switch("angular") { 1.0 / TAU } else { 1.0 };
+        let scale = if args.switch("angular") {
+            1.0 / TAU
+        } else {
+            1.0
+        };
         return Ok(read_column(path)?.into_iter().map(|f| f * scale).collect());
     }
-    let (lo, hi) = data.t.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &t| (l.min(t), h.max(t)));
+    let (lo, hi) = data
+        .t
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &t| {
+            (l.min(t), h.max(t))
+        });
     let span = hi - lo;
     let n = data.t.len();
-    let fmin = args.get("fmin")?.unwrap_or(if span > 0.0 { 1.0 / span } else { 1.0 });
-    let fmax = args.get("fmax")?.unwrap_or(if span > 0.0 { n as f64 / (2.0 * span) } else { 1.0 });
+    let fmin = args
+        .get("fmin")?
+        .unwrap_or(if span > 0.0 { 1.0 / span } else { 1.0 });
+    let fmax = args.get("fmax")?.unwrap_or(if span > 0.0 {
+        n as f64 / (2.0 * span)
+    } else {
+        1.0
+    });
     let nf: usize = args.get_or("nf", (10 * n).clamp(2000, 1_000_000))?;
     if !(fmin.is_finite() && fmax.is_finite() && fmin >= 0.0 && fmax > fmin) {
-        return Err(format!("need 0 <= fmin < fmax, got fmin {fmin}, fmax {fmax}"));
+        return Err(format!(
+            "need 0 <= fmin < fmax, got fmin {fmin}, fmax {fmax}"
+        ));
     }
     if nf == 0 {
         return Err("--nf must be at least 1".into());
     }
-    let step = if nf > 1 { (fmax - fmin) / (nf - 1) as f64 } else { 0.0 };
+    let step = if nf > 1 {
+        (fmax - fmin) / (nf - 1) as f64
+    } else {
+        0.0
+    };
     Ok((0..nf).map(|k| fmin + step * k as f64).collect())
 }
 
@@ -116,11 +150,18 @@ fn compute<T: Float>(
     if let Some(w) = &w {
         series = series.with_weights(w);
     }
-    let result = kp.lombscargle(&series, &angular, opts).map_err(|e| e.to_string())?;
+    let result = kp
+        .lombscargle(&series, &angular, opts)
+        .map_err(|e| e.to_string())?;
     Ok(match result {
         Periodogram::Real(v) => Periodogram::Real(v.iter().map(|x| x.to_f64()).collect()),
         Periodogram::Complex(v) => Periodogram::Complex(
-            v.iter().map(|c| kernpack::Complex { re: c.re.to_f64(), im: c.im.to_f64() }).collect(),
+            v.iter()
+                .map(|c| kernpack::Complex {
+                    re: c.re.to_f64(),
+                    im: c.im.to_f64(),
+                })
+                .collect(),
         ),
     })
 }
@@ -143,17 +184,30 @@ fn write_result(path: &str, freqs: &[f64], result: &Periodogram<f64>) -> Result<
 
 /// Index of the highest peak at a non-zero frequency.
 fn best(freqs: &[f64], magnitudes: &[f64]) -> Option<usize> {
-    (0..freqs.len()).filter(|&k| freqs[k] > 0.0 && magnitudes[k].is_finite()).max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
+    (0..freqs.len())
+        .filter(|&k| freqs[k] > 0.0 && magnitudes[k].is_finite())
+        .max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
 }
 
 fn plot(path: &str, freqs: &[f64], result: &Periodogram<f64>, title: &str) -> Result<(), String> {
     let magnitudes = result.magnitudes();
-    let y_label = if matches!(result, Periodogram::Complex(_)) { "|amplitude|" } else { "power" };
-    let mut chart = LineChart::new(title, "frequency (cycles per time unit)", y_label, freqs.to_vec(), magnitudes.clone());
+    let y_label = if matches!(result, Periodogram::Complex(_)) {
+        "|amplitude|"
+    } else {
+        "power"
+    };
+    let mut chart = LineChart::new(
+        title,
+        "frequency (cycles per time unit)",
+        y_label,
+        freqs.to_vec(),
+        magnitudes.clone(),
+    );
     if let Some(k) = best(freqs, &magnitudes) {
         chart = chart.with_marker(freqs[k], format!("best period {:.5}", 1.0 / freqs[k]));
     }
-    kernpack::plot::write(&chart, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+    kernpack::plot::write(&chart, std::path::Path::new(path))
+        .map_err(|e| format!("{path}: {e}"))?;
     eprintln!("plot written to {path}");
     Ok(())
 }
@@ -190,9 +244,18 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
     }
     let data = SeriesData { t, y, w: Some(w) };
     let (fmin, fmax) = (1.0 / 400.0, 2.0);
-    let freqs: Vec<f64> = (0..nf).map(|k| fmin + (fmax - fmin) * k as f64 / (nf - 1) as f64).collect();
-    let opts = LombScargleOptions { normalize: Normalize::Normalize, floating_mean: true, precenter: false };
-    let kp = handle(args.get_or("backend", Backend::Auto)?, data.t.len() as f64 * nf as f64)?;
+    let freqs: Vec<f64> = (0..nf)
+        .map(|k| fmin + (fmax - fmin) * k as f64 / (nf - 1) as f64)
+        .collect();
+    let opts = LombScargleOptions {
+        normalize: Normalize::Normalize,
+        floating_mean: true,
+        precenter: false,
+    };
+    let kp = handle(
+        args.get_or("backend", Backend::Auto)?,
+        data.t.len() as f64 * nf as f64,
+    )?;
     let started = Instant::now();
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
@@ -205,11 +268,21 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
         data.t.iter().cloned().fold(0.0, f64::max),
         kp.backend_name()
     );
-    println!("true period {true_period} d, recovered {found:.5} d (normalized power {:.3})", magnitudes[k]);
-    plot(&plot_path, &freqs, &result, "kernpack demo: Lomb-Scargle of a synthetic light curve")?;
+    println!(
+        "true period {true_period} d, recovered {found:.5} d (normalized power {:.3})",
+        magnitudes[k]
+    );
+    plot(
+        &plot_path,
+        &freqs,
+        &result,
+        "kernpack demo: Lomb-Scargle of a synthetic light curve",
+    )?;
     let relative = (found - true_period).abs() / true_period;
     if relative > 1e-3 {
-        return Err(format!("recovered period {found} is {relative:.1e} off the true {true_period}"));
+        return Err(format!(
+            "recovered period {found} is {relative:.1e} off the true {true_period}"
+        ));
     }
     Ok(())
 }

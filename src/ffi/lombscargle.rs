@@ -1,0 +1,268 @@
+//! C ABI of the Lomb-Scargle family: host-pointer and device-pointer entry
+//! points per dtype, thin wrappers over one generic body each.
+use cudarc::driver::sys::CUdeviceptr;
+
+use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use crate::api::lombscargle::{output_len, LsDeviceBuffers};
+use crate::error::Error;
+use crate::float::Float;
+use crate::{LombScargleOptions, Normalize, Periodogram, Series};
+
+/// `normalize` value: power, (A^2) N / 4 (SciPy's default).
+pub const KP_NORMALIZE_POWER: u32 = 0;
+/// `normalize` value: power relative to the residuals of a constant model, in [0, 1].
+pub const KP_NORMALIZE_NORMALIZE: u32 = 1;
+/// `normalize` value: complex amplitude, written as interleaved (re, im) pairs.
+pub const KP_NORMALIZE_AMPLITUDE: u32 = 2;
+
+/// Options of `scipy.signal.lombscargle`. Start from
+/// `kp_lombscargle_options_default()`; non-zero flags mean true.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kp_lombscargle_options {
+    /// One of KP_NORMALIZE_*.
+    pub normalize: u32,
+    /// Fit an offset per frequency (recommended when y may have a mean).
+    pub floating_mean: u32,
+    /// Subtract mean(y) first (SciPy's legacy option).
+    pub precenter: u32,
+}
+
+impl kp_lombscargle_options {
+    fn to_options(self) -> Result<LombScargleOptions, Failure> {
+        let normalize = match self.normalize {
+            KP_NORMALIZE_POWER => Normalize::Power,
+            KP_NORMALIZE_NORMALIZE => Normalize::Normalize,
+            KP_NORMALIZE_AMPLITUDE => Normalize::Amplitude,
+            other => return Err(Error::invalid(format!("unknown normalize value {other}")).into()),
+        };
+        Ok(LombScargleOptions {
+            normalize,
+            floating_mean: self.floating_mean != 0,
+            precenter: self.precenter != 0,
+        })
+    }
+}
+
+/// Power mode, no floating mean, no precentering.
+#[no_mangle]
+pub extern "C" fn kp_lombscargle_options_default() -> kp_lombscargle_options {
+    kp_lombscargle_options {
+        normalize: KP_NORMALIZE_POWER,
+        floating_mean: 0,
+        precenter: 0,
+    }
+}
+
+/// Values the output of `nf` frequencies holds: nf, or 2 nf for
+/// KP_NORMALIZE_AMPLITUDE. NULL options mean the defaults; 0 for an invalid mode.
+///
+/// # Safety
+/// `options` is NULL or valid for reads.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_output_len(
+    nf: usize,
+    options: *const kp_lombscargle_options,
+) -> usize {
+    unsafe { options_from(options) }.map_or(0, |o| output_len(nf, &o))
+}
+
+/// NULL means the defaults.
+unsafe fn options_from(
+    options: *const kp_lombscargle_options,
+) -> Result<LombScargleOptions, Failure> {
+    let options = unsafe { options.as_ref() }.copied();
+    options
+        .unwrap_or_else(|| kp_lombscargle_options_default())
+        .to_options()
+}
+
+/// `len` values at `ptr`, or KP_ERROR_NULL_POINTER naming the argument.
+unsafe fn host_slice<'a, T>(name: &str, ptr: *const T, len: usize) -> Result<&'a [T], Failure> {
+    if ptr.is_null() {
+        return Err(null_pointer(name));
+    }
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn lombscargle_host<T: Float>(
+    ctx: *const kp_context,
+    t: *const T,
+    y: *const T,
+    weights: *const T,
+    nx: usize,
+    freqs: *const T,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut T,
+    out_len: usize,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        let series = Series {
+            t: unsafe { host_slice("t", t, nx) }?,
+            y: unsafe { host_slice("y", y, nx) }?,
+            weights: if weights.is_null() {
+                None
+            } else {
+                Some(unsafe { host_slice("weights", weights, nx) }?)
+            },
+        };
+        let freqs = unsafe { host_slice("freqs", freqs, nf) }?;
+        if out.is_null() {
+            return Err(null_pointer("out"));
+        }
+        let want = output_len(nf, &opts);
+        if out_len != want {
+            return Err(Error::invalid(format!(
+                "out_len is {out_len}, {want} values are produced"
+            ))
+            .into());
+        }
+        // Computed in full before a single value is written to `out`.
+        let result = ctx.kernpack.lombscargle(&series, freqs, &opts)?;
+        let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
+        match result {
+            Periodogram::Real(v) => out.copy_from_slice(&v),
+            Periodogram::Complex(v) => {
+                for (pair, c) in out.chunks_exact_mut(2).zip(v) {
+                    pair[0] = c.re;
+                    pair[1] = c.im;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn lombscargle_device<T: Float>(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    nx: usize,
+    freqs: u64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        for (name, ptr) in [("t", t), ("y", y), ("freqs", freqs), ("out", out)] {
+            if ptr == 0 {
+                return Err(null_pointer(name));
+            }
+        }
+        let gpu = ctx.gpu()?;
+        let stream = unsafe { ctx.stream(stream) }?;
+        let buffers = LsDeviceBuffers {
+            t: t as CUdeviceptr,
+            y: y as CUdeviceptr,
+            weights: (weights != 0).then_some(weights as CUdeviceptr),
+            freqs: freqs as CUdeviceptr,
+            out: out as CUdeviceptr,
+        };
+        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, nf, &opts) }?;
+        Ok(())
+    })
+}
+
+/// Lomb-Scargle periodogram of host arrays in single precision.
+///
+/// `t`, `y`: `nx` samples; `weights`: `nx` non-negative weights or NULL (all 1);
+/// `freqs`: `nf` angular frequencies (rad per time unit, >= 0); `options`: NULL
+/// for the defaults; `out`: `out_len` values, which must equal
+/// `kp_lombscargle_output_len(nf, options)`. Runs on the context's backend and
+/// returns when the result is in `out`, which is untouched on failure.
+///
+/// # Safety
+/// Every non-NULL pointer must be valid for the stated number of values.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_f32(
+    ctx: *const kp_context,
+    t: *const f32,
+    y: *const f32,
+    weights: *const f32,
+    nx: usize,
+    freqs: *const f32,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f32,
+    out_len: usize,
+) -> kp_status {
+    unsafe { lombscargle_host(ctx, t, y, weights, nx, freqs, nf, options, out, out_len) }
+}
+
+/// As `kp_lombscargle_f32`, in double precision.
+///
+/// # Safety
+/// As `kp_lombscargle_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_f64(
+    ctx: *const kp_context,
+    t: *const f64,
+    y: *const f64,
+    weights: *const f64,
+    nx: usize,
+    freqs: *const f64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f64,
+    out_len: usize,
+) -> kp_status {
+    unsafe { lombscargle_host(ctx, t, y, weights, nx, freqs, nf, options, out, out_len) }
+}
+
+/// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
+/// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in single precision,
+/// enqueued on `stream` (0: the default stream) with no synchronisation: wait
+/// on the stream before reading `out`. `weights` may be 0 (all 1). `out` must
+/// hold `kp_lombscargle_output_len(nf, options)` floats. Needs a GPU context.
+/// Only shapes and pointers are checked: device data cannot be inspected
+/// without a synchronisation, so NaN/Inf or negative weights give NaN or
+/// meaningless values rather than an error.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; `stream` 0 or a CUstream of the
+/// GPU's primary context.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_device_f32(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    nx: usize,
+    freqs: u64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    stream: u64,
+) -> kp_status {
+    unsafe { lombscargle_device::<f32>(ctx, t, y, weights, nx, freqs, nf, options, out, stream) }
+}
+
+/// As `kp_lombscargle_device_f32`, in double precision.
+///
+/// # Safety
+/// As `kp_lombscargle_device_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_device_f64(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    nx: usize,
+    freqs: u64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    stream: u64,
+) -> kp_status {
+    unsafe { lombscargle_device::<f64>(ctx, t, y, weights, nx, freqs, nf, options, out, stream) }
+}
