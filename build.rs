@@ -159,7 +159,7 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
 /// SASS for every `sm_XX >= 35` the toolkit offers (or `KERNPACK_CUDA_ARCHS`),
 /// PTX of the highest so GPUs newer than the toolkit can still JIT.
 fn target_archs(nvcc: &Path) -> Vec<u32> {
-    if let Ok(list) = env::var("KERNPACK_CUDA_ARCHS") {
+    if let Some(list) = env::var("KERNPACK_CUDA_ARCHS").ok().filter(|l| !l.trim().is_empty()) {
         let mut archs = parse_archs(&list)
             .unwrap_or_else(|| panic!("KERNPACK_CUDA_ARCHS={list:?}: expected e.g. \"75,80,90\""));
         archs.sort_unstable();
