@@ -172,8 +172,13 @@ fn case_strategy(min_cycles: f64) -> impl Strategy<Value = Case> {
         })
 }
 
+/// 64 random cases per dtype; PROPTEST_CASES overrides (e.g. fewer under compute-sanitizer).
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     /// f64: both sides are f64; the reference's phases carry ~eps * |w t| of
     /// rounding (it does not shift times), the GPU's much less.
