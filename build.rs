@@ -44,6 +44,9 @@ fn main() {
         join(&manifest.sass)
     );
     println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
+    // For tests that compile C against the crate (cc needs the target triple).
+    println!("cargo:rustc-env=KERNPACK_TARGET={}", env::var("TARGET").unwrap());
+    println!("cargo:rustc-env=KERNPACK_HOST={}", env::var("HOST").unwrap());
 
     if let Ok(dir) = env::var("KERNPACK_FATBIN_EXPORT") {
         let dir = PathBuf::from(dir);
