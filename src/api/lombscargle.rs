@@ -255,19 +255,23 @@ impl Kernpack {
         freqs: &[T],
         opts: &LombScargleOptions,
     ) -> Result<Periodogram<T>> {
-        validate(series, freqs, opts)?;
         match self.gpu() {
-            Some(gpu) => gpu.lombscargle(series, freqs, opts),
-            None => Ok(reference::lombscargle::lombscargle(
-                series.t,
-                series.y,
-                series.weights,
-                freqs,
-                opts,
-                self.progress
+            Some(gpu) => gpu.lombscargle(series, freqs, opts), // validates
+            None => {
+                validate(series, freqs, opts)?;
+                let progress = self
+                    .progress
                     .as_deref()
-                    .map(|p| p as &(dyn Fn(u64, u64) + Sync)),
-            )),
+                    .map(|p| p as &(dyn Fn(u64, u64) + Sync));
+                Ok(reference::lombscargle::lombscargle(
+                    series.t,
+                    series.y,
+                    series.weights,
+                    freqs,
+                    opts,
+                    progress,
+                ))
+            }
         }
     }
 }
@@ -450,6 +454,10 @@ mod tests {
             .arg(&file)
             .output()
             .expect("running the C compiler");
-        assert!(output.status.success(), "layout mismatch:\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "layout mismatch:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 }

@@ -9,6 +9,7 @@ use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
 
 use crate::args::Args;
 use crate::io::{read_raw_f64, write_raw_f64};
+use crate::synthetic::Uniform;
 
 pub fn run(raw: &[String]) -> Result<(), String> {
     let Some((family, rest)) = raw.split_first() else {
@@ -58,18 +59,12 @@ pub fn run(raw: &[String]) -> Result<(), String> {
 
 /// An irregular light curve over 100 time units and a uniform grid up to ~60 rad/unit.
 fn synthetic(nx: usize, nf: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut uniform = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut t: Vec<f64> = (0..nx).map(|_| 100.0 * uniform()).collect();
+    let mut rng = Uniform::new(0x2545_f491_4f6c_dd1d);
+    let mut t: Vec<f64> = (0..nx).map(|_| 100.0 * rng.next()).collect();
     t.sort_by(f64::total_cmp);
     let y = t
         .iter()
-        .map(|t| (1.7 * t).sin() + 0.5 * (uniform() - 0.5))
+        .map(|t| (1.7 * t).sin() + 0.5 * (rng.next() - 0.5))
         .collect();
     let f = (0..nf)
         .map(|k| 0.01 + 60.0 * k as f64 / nf as f64)
@@ -111,7 +106,8 @@ fn bench<T: Float>(
     stream.synchronize().map_err(cuda)?;
     let first_call = first_started.elapsed().as_secs_f64() * 1e3;
     let second_started = Instant::now();
-    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts).map_err(err)?;
+    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
+        .map_err(err)?;
     stream.synchronize().map_err(cuda)?;
     let second_call = second_started.elapsed().as_secs_f64() * 1e3;
     let host_started = Instant::now();

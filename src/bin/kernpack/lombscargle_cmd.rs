@@ -9,6 +9,7 @@ use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodog
 
 use crate::args::Args;
 use crate::io::{read_column, read_series, write_csv, SeriesData};
+use crate::synthetic::Uniform;
 
 pub const HELP: &str = "\
 kernpack lombscargle INPUT [options]
@@ -78,7 +79,7 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
 /// A handle on `backend` that reports progress on stderr when a CPU run is long.
 fn handle(backend: Backend, pairs: f64) -> Result<Kernpack, String> {
     let kp = Kernpack::new(backend).map_err(|e| e.to_string())?;
-    if kp.gpu().is_some() || pairs < 2e8 {
+    if kp.gpu().is_some() || pairs < 1e8 {
         return Ok(kp);
     }
     let last = AtomicU64::new(u64::MAX);
@@ -221,20 +222,10 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
     let nf: usize = args.get_or("nf", 200_000)?;
 
     // 800 observations over 3 seasons of 120 nights, at random times of night.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut uniform = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut normal = move || {
-        let (u, v) = (uniform().max(1e-300), uniform());
-        ((-2.0 * u.ln()).sqrt() * (TAU * v).cos(), uniform())
-    };
+    let mut rng = Uniform::new(0x9e37_79b9_7f4a_7c15);
     let (mut t, mut y, mut w) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..800 {
-        let (noise, u) = normal();
+        let (noise, u) = (rng.normal(), rng.next());
         let season = (i % 3) as f64;
         let time = season * 365.0 + (u * 120.0).floor() + 0.3 * (i as f64 * 0.618).fract();
         let sigma = 0.2 + 0.6 * (i as f64 * 0.377).fract();
@@ -276,7 +267,7 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
         &plot_path,
         &freqs,
         &result,
-        "kernpack demo: Lomb-Scargle of a synthetic light curve",
+        "kernpack demo: a synthetic light curve",
     )?;
     let relative = (found - true_period).abs() / true_period;
     if relative > 1e-3 {

@@ -4,6 +4,7 @@ mod bench;
 mod info;
 mod io;
 mod lombscargle_cmd;
+mod synthetic;
 
 const USAGE: &str = "\
 kernpack: precompiled CUDA kernels (no JIT), with a CPU fallback
