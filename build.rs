@@ -45,8 +45,14 @@ fn main() {
     );
     println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
     // For tests that compile C against the crate (cc needs the target triple).
-    println!("cargo:rustc-env=KERNPACK_TARGET={}", env::var("TARGET").unwrap());
-    println!("cargo:rustc-env=KERNPACK_HOST={}", env::var("HOST").unwrap());
+    println!(
+        "cargo:rustc-env=KERNPACK_TARGET={}",
+        env::var("TARGET").unwrap()
+    );
+    println!(
+        "cargo:rustc-env=KERNPACK_HOST={}",
+        env::var("HOST").unwrap()
+    );
 
     if let Ok(dir) = env::var("KERNPACK_FATBIN_EXPORT") {
         let dir = PathBuf::from(dir);
@@ -162,7 +168,10 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
 /// SASS for every `sm_XX >= 35` the toolkit offers (or `KERNPACK_CUDA_ARCHS`),
 /// PTX of the highest so GPUs newer than the toolkit can still JIT.
 fn target_archs(nvcc: &Path) -> Vec<u32> {
-    if let Some(list) = env::var("KERNPACK_CUDA_ARCHS").ok().filter(|l| !l.trim().is_empty()) {
+    if let Some(list) = env::var("KERNPACK_CUDA_ARCHS")
+        .ok()
+        .filter(|l| !l.trim().is_empty())
+    {
         let mut archs = parse_archs(&list)
             .unwrap_or_else(|| panic!("KERNPACK_CUDA_ARCHS={list:?}: expected e.g. \"75,80,90\""));
         archs.sort_unstable();

@@ -6,9 +6,16 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Series};
 
 fn inputs<T: Float>(nx: usize, nf: usize) -> (Vec<T>, Vec<T>, Vec<T>) {
-    let t: Vec<f64> = (0..nx).map(|i| i as f64 * 0.37 + (i as f64 * 0.61).sin()).collect();
-    let y = t.iter().map(|t| (1.3 * t).sin() + 0.1 * (7.1 * t).cos()).collect::<Vec<f64>>();
-    let f = (0..nf).map(|k| 0.01 + 20.0 * k as f64 / nf as f64).collect::<Vec<f64>>();
+    let t: Vec<f64> = (0..nx)
+        .map(|i| i as f64 * 0.37 + (i as f64 * 0.61).sin())
+        .collect();
+    let y = t
+        .iter()
+        .map(|t| (1.3 * t).sin() + 0.1 * (7.1 * t).cos())
+        .collect::<Vec<f64>>();
+    let f = (0..nf)
+        .map(|k| 0.01 + 20.0 * k as f64 / nf as f64)
+        .collect::<Vec<f64>>();
     let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect();
     (cast(t), cast(y), cast(f))
 }
@@ -20,7 +27,10 @@ fn bench_backend<T: Float>(c: &mut Criterion, kp: &Kernpack, sizes: &[(usize, us
         let (t, y, f) = inputs::<T>(nx, nf);
         group.throughput(Throughput::Elements((nx * nf) as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("{nx}x{nf}")), |b| {
-            b.iter(|| kp.lombscargle(&Series::new(&t, &y), &f, &LombScargleOptions::default()).unwrap())
+            b.iter(|| {
+                kp.lombscargle(&Series::new(&t, &y), &f, &LombScargleOptions::default())
+                    .unwrap()
+            })
         });
     }
     group.finish();

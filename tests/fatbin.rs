@@ -24,10 +24,24 @@ fn manifest_field(text: &str, key: &str) -> String {
 #[test]
 fn embedded_fatbin_has_sass_for_every_target_arch_and_ptx_of_the_highest() {
     let entries = parse(FATBIN).expect("embedded fatbin parses");
-    assert_eq!(sass_archs(&entries), archs(FATBIN_SASS), "SASS entries vs the archs build.rs targeted");
-    assert_eq!(ptx_archs(&entries), vec![FATBIN_PTX.parse::<u32>().unwrap()], "one PTX, of the highest arch");
-    if FATBIN_TOOLKIT == "V13.0.88" && std::env::var("KERNPACK_CUDA_ARCHS").map_or(true, |v| v.is_empty()) {
-        assert_eq!(sass_archs(&entries), PINNED_SASS, "built by {FATBIN_ORIGIN}");
+    assert_eq!(
+        sass_archs(&entries),
+        archs(FATBIN_SASS),
+        "SASS entries vs the archs build.rs targeted"
+    );
+    assert_eq!(
+        ptx_archs(&entries),
+        vec![FATBIN_PTX.parse::<u32>().unwrap()],
+        "one PTX, of the highest arch"
+    );
+    if FATBIN_TOOLKIT == "V13.0.88"
+        && std::env::var("KERNPACK_CUDA_ARCHS").map_or(true, |v| v.is_empty())
+    {
+        assert_eq!(
+            sass_archs(&entries),
+            PINNED_SASS,
+            "built by {FATBIN_ORIGIN}"
+        );
     }
 }
 
@@ -35,11 +49,22 @@ fn embedded_fatbin_has_sass_for_every_target_arch_and_ptx_of_the_highest() {
 fn committed_fatbin_matches_its_manifest_and_todays_sources() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(root.join("fatbin/kernpack.fatbin")).expect("fatbin/kernpack.fatbin");
-    let manifest = std::fs::read_to_string(root.join("fatbin/manifest.txt")).expect("fatbin/manifest.txt");
+    let manifest =
+        std::fs::read_to_string(root.join("fatbin/manifest.txt")).expect("fatbin/manifest.txt");
     let entries = parse(&bytes).expect("committed fatbin parses");
-    assert_eq!(sass_archs(&entries), archs(&manifest_field(&manifest, "sass")));
-    assert_eq!(sass_archs(&entries), PINNED_SASS, "the committed fatbin comes from the pinned toolkit");
-    assert_eq!(ptx_archs(&entries), vec![manifest_field(&manifest, "ptx").parse::<u32>().unwrap()]);
+    assert_eq!(
+        sass_archs(&entries),
+        archs(&manifest_field(&manifest, "sass"))
+    );
+    assert_eq!(
+        sass_archs(&entries),
+        PINNED_SASS,
+        "the committed fatbin comes from the pinned toolkit"
+    );
+    assert_eq!(
+        ptx_archs(&entries),
+        vec![manifest_field(&manifest, "ptx").parse::<u32>().unwrap()]
+    );
     assert_eq!(manifest_field(&manifest, "toolkit"), "V13.0.88");
     assert_eq!(
         manifest_field(&manifest, "source_hash"),

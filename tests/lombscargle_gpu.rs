@@ -174,7 +174,10 @@ fn case_strategy(min_cycles: f64) -> impl Strategy<Value = Case> {
 
 /// 64 random cases per dtype; PROPTEST_CASES overrides (e.g. fewer under compute-sanitizer).
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
 }
 
 proptest! {

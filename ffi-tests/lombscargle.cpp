@@ -1,0 +1,547 @@
+// End-to-end test of the kernpack C ABI (Lomb-Scargle) from C++17, written as
+// a C++ user would: RAII handles over the C objects, std::vector buffers, a
+// std::complex view of the amplitude output, one code path for both dtypes.
+//
+// Exit status 0 when every check passes; otherwise the first failed check is
+// printed to stderr and the program exits with 1. One line per check group
+// goes to stdout. With KERNPACK_REQUIRE_GPU=1 a missing GPU is a failure.
+//
+// Built and run by tests/ffi_programs.rs.
+#include "kernpack.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t kNx = 257;
+constexpr std::size_t kNf = 333;
+constexpr std::size_t kPeak = 101;  // the signal's angular frequency is freqs[kPeak]
+constexpr double kAmplitude = 1.5;
+constexpr double kPoison = -12345.0;
+
+std::string group = "setup";
+
+struct CheckFailure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The message is copied at once: it is only valid until the next kernpack
+// call on this thread, and RAII destructors make such calls while unwinding.
+[[noreturn]] void fail(int line, const std::string& what) {
+    const char* msg = kp_last_error_message();
+    throw CheckFailure("[" + group + "] lombscargle.cpp:" + std::to_string(line) + ": " + what +
+                       "\n  kp_last_error_message: \"" + (msg ? msg : "(NULL)") + "\"");
+}
+
+#define CHECK(cond, msg)                                                              \
+    do {                                                                              \
+        if (!(cond)) fail(__LINE__, std::string("check `" #cond "` failed: ") + (msg)); \
+    } while (0)
+
+void group_done() {
+    std::printf("ok   %s\n", group.c_str());
+    std::fflush(stdout);
+}
+
+std::string status_name(kp_status s) {
+    // Only values of the enum may be passed to kp_status_string.
+    const int v = static_cast<int>(s);
+    const char* name = (v >= KP_OK && v <= KP_ERROR_INTERNAL) ? kp_status_string(s) : "?";
+    return std::to_string(v) + " (" + name + ")";
+}
+
+std::string last_error() {
+    const char* msg = kp_last_error_message();
+    return msg ? msg : "(NULL)";
+}
+
+void expect_status(int line, kp_status got, kp_status want, const char* call) {
+    if (got != want)
+        fail(line, std::string(call) + " returned " + status_name(got) + ", expected " +
+                       status_name(want));
+}
+
+bool names_argument(const std::string& msg, const std::string& name) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (auto pos = msg.find(name); pos != std::string::npos; pos = msg.find(name, pos + 1)) {
+        const bool before = pos == 0 || !word(msg[pos - 1]);
+        const bool after = pos + name.size() >= msg.size() || !word(msg[pos + name.size()]);
+        if (before && after) return true;
+    }
+    return false;
+}
+
+void expect_error(int line, kp_status got, kp_status want, const char* arg, const char* call) {
+    expect_status(line, got, want, call);
+    const std::string msg = last_error();
+    if (msg.empty()) fail(line, std::string(call) + " failed but kp_last_error_message() is empty");
+    if (arg && !names_argument(msg, arg))
+        fail(line, std::string(call) + ": the message does not name `" + arg + "`");
+}
+
+#define EXPECT_OK(call) expect_status(__LINE__, (call), KP_OK, #call)
+#define EXPECT_ERR(call, want, arg) expect_error(__LINE__, (call), (want), (arg), #call)
+
+// ---- RAII over the C handles ------------------------------------------------
+
+struct ContextDeleter {
+    void operator()(kp_context* ctx) const noexcept { kp_context_destroy(ctx); }
+};
+using Context = std::unique_ptr<kp_context, ContextDeleter>;
+
+Context make_context(kp_backend backend) {
+    kp_context* raw = nullptr;
+    const kp_status s = kp_context_create(backend, &raw);
+    if (s != KP_OK)
+        fail(__LINE__, "kp_context_create(" + std::to_string(backend) + ") returned " +
+                           status_name(s));
+    CHECK(raw != nullptr, "KP_OK with a NULL handle");
+    return Context(raw);
+}
+
+bool is_gpu(const Context& ctx) {
+    std::int32_t flag = -1;
+    EXPECT_OK(kp_context_is_gpu(ctx.get(), &flag));
+    CHECK(flag == 0 || flag == 1, "is_gpu = " + std::to_string(flag));
+    return flag == 1;
+}
+
+// Device memory of one context, freed on scope exit.
+class DeviceBuffer {
+  public:
+    DeviceBuffer(const kp_context* ctx, std::size_t bytes) : ctx_(ctx), bytes_(bytes) {
+        EXPECT_OK(kp_device_alloc(ctx_, bytes_, &ptr_));
+        CHECK(ptr_ != 0, "kp_device_alloc gave address 0");
+    }
+    template <typename T>
+    DeviceBuffer(const kp_context* ctx, const std::vector<T>& host)
+        : DeviceBuffer(ctx, host.size() * sizeof(T)) {
+        EXPECT_OK(kp_memcpy_htod(ctx_, ptr_, reinterpret_cast<const std::uint8_t*>(host.data()),
+                                 bytes_));
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer() {
+        if (ptr_ != 0) kp_device_free(ctx_, ptr_);
+    }
+    std::uint64_t get() const { return ptr_; }
+    template <typename T>
+    std::vector<T> download() const {
+        std::vector<T> host(bytes_ / sizeof(T), static_cast<T>(kPoison));
+        EXPECT_OK(kp_memcpy_dtoh(ctx_, reinterpret_cast<std::uint8_t*>(host.data()), ptr_, bytes_));
+        return host;
+    }
+
+  private:
+    const kp_context* ctx_;
+    std::size_t bytes_;
+    std::uint64_t ptr_ = 0;
+};
+
+// ---- one call per dtype -----------------------------------------------------
+
+kp_status lombscargle(const kp_context* c, const float* t, const float* y, const float* w,
+                      std::size_t nx, const float* f, std::size_t nf,
+                      const kp_lombscargle_options* o, float* out, std::size_t out_len) {
+    return kp_lombscargle_f32(c, t, y, w, nx, f, nf, o, out, out_len);
+}
+kp_status lombscargle(const kp_context* c, const double* t, const double* y, const double* w,
+                      std::size_t nx, const double* f, std::size_t nf,
+                      const kp_lombscargle_options* o, double* out, std::size_t out_len) {
+    return kp_lombscargle_f64(c, t, y, w, nx, f, nf, o, out, out_len);
+}
+template <typename T>
+kp_status lombscargle_device(const kp_context* c, std::uint64_t t, std::uint64_t y,
+                             std::uint64_t w, std::size_t nx, std::uint64_t f, std::size_t nf,
+                             const kp_lombscargle_options* o, std::uint64_t out,
+                             std::uint64_t stream) {
+    if constexpr (std::is_same_v<T, float>)
+        return kp_lombscargle_device_f32(c, t, y, w, nx, f, nf, o, out, stream);
+    else
+        return kp_lombscargle_device_f64(c, t, y, w, nx, f, nf, o, out, stream);
+}
+
+template <typename T>
+const char* dtype() {
+    return std::is_same_v<T, float> ? "f32" : "f64";
+}
+
+template <typename T>
+struct Series {
+    std::vector<T> t, y, w, f;
+};
+
+// Irregular times over 60 units, a sinusoid of amplitude kAmplitude at
+// angular frequency f[kPeak] plus uniform noise, positive weights.
+template <typename T>
+Series<T> make_series() {
+    std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+    auto uniform = [&state] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    const double span = 60.0;
+    Series<T> s;
+    std::vector<double> f(kNf);
+    for (std::size_t k = 0; k < kNf; ++k) f[k] = 0.02 + 0.009 * static_cast<double>(k);
+    for (std::size_t i = 0; i < kNx; ++i) {
+        const double t = span * (static_cast<double>(i) + 0.9 * uniform()) / kNx;
+        s.t.push_back(static_cast<T>(t));
+        s.y.push_back(static_cast<T>(kAmplitude * std::cos(f[kPeak] * t - 1.1) +
+                                     0.4 * (uniform() - 0.5)));
+        s.w.push_back(static_cast<T>(0.25 + 2.0 * uniform()));
+    }
+    for (double v : f) s.f.push_back(static_cast<T>(v));
+    return s;
+}
+
+kp_lombscargle_options options(std::uint32_t normalize, bool floating_mean = false,
+                               bool precenter = false) {
+    kp_lombscargle_options o = kp_lombscargle_options_default();
+    o.normalize = normalize;
+    o.floating_mean = floating_mean ? 1 : 0;
+    o.precenter = precenter ? 1 : 0;
+    return o;
+}
+
+// The periodogram through the host-pointer entry point, into a buffer one
+// value longer than needed, which must stay untouched.
+template <typename T>
+std::vector<T> periodogram(const kp_context* ctx, const Series<T>& s,
+                           const kp_lombscargle_options& o, bool weighted) {
+    const std::size_t len = kp_lombscargle_output_len(s.f.size(), &o);
+    CHECK(len != 0, "kp_lombscargle_output_len is 0 for a valid mode");
+    std::vector<T> out(len + 1, static_cast<T>(kPoison));
+    EXPECT_OK(lombscargle(ctx, s.t.data(), s.y.data(), weighted ? s.w.data() : nullptr,
+                          s.t.size(), s.f.data(), s.f.size(), &o, out.data(), len));
+    CHECK(out.back() == static_cast<T>(kPoison), "wrote past out_len");
+    CHECK(last_error().empty(), "a successful call left the message \"" + last_error() + "\"");
+    out.pop_back();
+    return out;
+}
+
+// max |a - b| / max |b|
+template <typename T>
+double scaled_diff(const std::vector<T>& a, const std::vector<T>& b) {
+    CHECK(a.size() == b.size(), "sizes differ");
+    double err = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double d = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        if (!(d <= err)) err = d;  // NaN wins
+        scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+    }
+    return scale > 0.0 ? err / scale : err;
+}
+
+// ---- check groups -----------------------------------------------------------
+
+void check_status_strings() {
+    group = "status strings";
+    std::vector<std::string> seen;
+    for (int s = KP_OK; s <= KP_ERROR_INTERNAL; ++s) {
+        const char* text = kp_status_string(static_cast<kp_status>(s));
+        CHECK(text != nullptr, "kp_status_string(" + std::to_string(s) + ") is NULL");
+        CHECK(text[0] != '\0', "kp_status_string(" + std::to_string(s) + ") is empty");
+        CHECK(std::find(seen.begin(), seen.end(), text) == seen.end(), "duplicate description");
+        seen.emplace_back(text);
+    }
+    group_done();
+}
+
+void check_contexts(bool auto_is_gpu) {
+    group = "contexts";
+    kp_context_destroy(nullptr);  // accepted and ignored
+    int sentinel = 0;
+    kp_context* const untouched = reinterpret_cast<kp_context*>(&sentinel);
+    kp_context* raw = untouched;
+    EXPECT_ERR(kp_context_create(99, &raw), KP_ERROR_INVALID_ARGUMENT, nullptr);
+    CHECK(raw == untouched, "a failed kp_context_create wrote *out");
+    EXPECT_ERR(kp_context_create(KP_BACKEND_CPU, nullptr), KP_ERROR_NULL_POINTER, "out");
+    std::int32_t flag = 0;
+    EXPECT_ERR(kp_context_is_gpu(nullptr, &flag), KP_ERROR_NULL_POINTER, "ctx");
+
+    if (auto_is_gpu) {
+        Context gpu = make_context(KP_BACKEND_GPU);
+        CHECK(is_gpu(gpu), "a KP_BACKEND_GPU context is not on the GPU");
+    } else {
+        raw = untouched;
+        const kp_status s = kp_context_create(KP_BACKEND_GPU, &raw);
+        const char* require = std::getenv("KERNPACK_REQUIRE_GPU");
+        if (require && std::string(require) == "1")
+            fail(__LINE__, "KERNPACK_REQUIRE_GPU=1 but the AUTO context runs on the CPU; "
+                           "kp_context_create(KP_BACKEND_GPU) returned " + status_name(s));
+        EXPECT_ERR(s, KP_ERROR_NO_GPU, nullptr);
+        CHECK(raw == untouched, "a failed kp_context_create wrote *out");
+    }
+    // A success clears the message of the failure before it.
+    EXPECT_ERR(kp_context_create(7, &raw), KP_ERROR_INVALID_ARGUMENT, nullptr);
+    Context cpu = make_context(KP_BACKEND_CPU);
+    CHECK(last_error().empty(), "after a success the message is \"" + last_error() + "\"");
+    group_done();
+}
+
+template <typename T>
+void check_peaks(const Context& ctx, const char* name) {
+    group = std::string("peaks ") + dtype<T>() + " (" + name + ")";
+    const Series<T> s = make_series<T>();
+    const auto power = periodogram(ctx.get(), s, kp_lombscargle_options_default(), false);
+    CHECK(power.size() == kNf, "power has " + std::to_string(power.size()) + " values");
+    const auto k = static_cast<std::size_t>(
+        std::max_element(power.begin(), power.end()) - power.begin());
+    CHECK(k + 1 >= kPeak && k <= kPeak + 1,
+          "peak at index " + std::to_string(k) + ", expected " + std::to_string(kPeak));
+    const double expected = kAmplitude * kAmplitude * kNx / 4.0;
+    CHECK(power[k] > 0.7 * expected && power[k] < 1.3 * expected,
+          "peak power " + std::to_string(power[k]) + ", expected ~" + std::to_string(expected));
+
+    // Weighted and normalized: in [0, 1], same peak.
+    const auto norm = periodogram(ctx.get(), s, options(KP_NORMALIZE_NORMALIZE, true), true);
+    for (T v : norm) CHECK(v >= T(-1e-6) && v <= T(1 + 1e-6), "normalized value out of [0, 1]");
+    const auto kn = static_cast<std::size_t>(
+        std::max_element(norm.begin(), norm.end()) - norm.begin());
+    CHECK(kn + 1 >= kPeak && kn <= kPeak + 1, "normalized peak at " + std::to_string(kn));
+    group_done();
+}
+
+template <typename T>
+void check_amplitude(const Context& ctx, const char* name) {
+    group = std::string("amplitude ") + dtype<T>() + " (" + name + ")";
+    const Series<T> s = make_series<T>();
+    const auto o = options(KP_NORMALIZE_AMPLITUDE, true);
+    CHECK(kp_lombscargle_output_len(kNf, &o) == 2 * kNf, "output length of amplitude mode");
+    const std::vector<T> amp = periodogram(ctx.get(), s, o, true);
+    CHECK(amp.size() == 2 * kNf, "amplitude has " + std::to_string(amp.size()) + " values");
+    for (T v : amp)
+        CHECK(v != static_cast<T>(kPoison) && std::isfinite(v), "a value was not written");
+    // Interleaved (re, im) pairs are laid out as std::complex<T> ([complex.numbers.general]/4).
+    const auto* z = reinterpret_cast<const std::complex<T>*>(amp.data());
+    const double modulus = std::abs(z[kPeak]);
+    CHECK(std::abs(modulus - kAmplitude) < 0.2,
+          "|amplitude| at the peak is " + std::to_string(modulus));
+    std::size_t strongest = 0;
+    for (std::size_t k = 1; k < kNf; ++k)
+        if (std::norm(z[k]) > std::norm(z[strongest])) strongest = k;
+    CHECK(strongest + 1 >= kPeak && strongest <= kPeak + 1,
+          "largest |amplitude| at " + std::to_string(strongest));
+    group_done();
+}
+
+void check_backends_agree(const Context& cpu, const Context& autoctx, bool auto_is_gpu) {
+    group = auto_is_gpu ? "cpu vs auto (gpu) agree" : "cpu vs auto (cpu) agree";
+    const Series<double> s = make_series<double>();
+    const Series<float> sf = make_series<float>();
+    const kp_lombscargle_options modes[] = {
+        options(KP_NORMALIZE_POWER), options(KP_NORMALIZE_NORMALIZE, true),
+        options(KP_NORMALIZE_AMPLITUDE, true, true), options(KP_NORMALIZE_POWER, false, true)};
+    for (const auto& o : modes) {
+        for (bool weighted : {false, true}) {
+            const double e = scaled_diff(periodogram(autoctx.get(), s, o, weighted),
+                                         periodogram(cpu.get(), s, o, weighted));
+            CHECK(e <= 1e-9, "f64 scaled difference " + std::to_string(e));
+            const double ef = scaled_diff(periodogram(autoctx.get(), sf, o, weighted),
+                                          periodogram(cpu.get(), sf, o, weighted));
+            CHECK(ef <= 1e-2, "f32 scaled difference " + std::to_string(ef));
+        }
+    }
+    group_done();
+}
+
+template <typename T>
+void check_errors(const Context& context, const char* name) {
+    group = std::string("error paths ") + dtype<T>() + " (" + name + ")";
+    const kp_context* ctx = context.get();
+    const Series<T> s = make_series<T>();
+    const std::size_t nx = s.t.size(), nf = s.f.size();
+    std::vector<T> out(2 * nf + 1, static_cast<T>(kPoison));
+    auto untouched = [&out] {
+        return std::all_of(out.begin(), out.end(), [](T v) { return v == static_cast<T>(kPoison); });
+    };
+    const T *t = s.t.data(), *y = s.y.data(), *w = s.w.data(), *f = s.f.data();
+    T* o = out.data();
+    const auto amp = options(KP_NORMALIZE_AMPLITUDE);
+    const auto seven = options(7);
+    auto with = [](std::vector<T> v, std::size_t i, T value) {
+        v.at(i) = value;
+        return v;
+    };
+    const auto neg_f = with(s.f, nf / 3, T(-0.25));
+    const auto nan_y = with(s.y, 5, std::numeric_limits<T>::quiet_NaN());
+    const auto inf_t = with(s.t, 0, std::numeric_limits<T>::infinity());
+    const auto neg_w = with(s.w, nx - 1, T(-1));
+    const auto nan_w = with(s.w, 2, std::numeric_limits<T>::quiet_NaN());
+    const auto zero_w = std::vector<T>(nx, T(0));
+
+    struct Case {
+        const char* what;
+        std::function<kp_status()> call;
+        kp_status want;
+        const char* arg;  // the argument the message must name, if any
+    };
+    const Case cases[] = {
+        {"NULL ctx", [&] { return lombscargle(nullptr, t, y, nullptr, nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_NULL_POINTER, "ctx"},
+        {"NULL t", [&] { return lombscargle(ctx, nullptr, y, nullptr, nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_NULL_POINTER, "t"},
+        {"NULL y", [&] { return lombscargle(ctx, t, nullptr, nullptr, nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_NULL_POINTER, "y"},
+        {"NULL freqs",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, nullptr, nf, nullptr, o, nf); },
+         KP_ERROR_NULL_POINTER, "freqs"},
+        {"NULL out",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, f, nf, nullptr, static_cast<T*>(nullptr), nf); },
+         KP_ERROR_NULL_POINTER, "out"},
+        {"out_len nf - 1",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, f, nf, nullptr, o, nf - 1); },
+         KP_ERROR_INVALID_ARGUMENT, "out_len"},
+        {"out_len nf + 1",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, f, nf, nullptr, o, nf + 1); },
+         KP_ERROR_INVALID_ARGUMENT, "out_len"},
+        {"amplitude, out_len nf",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, f, nf, &amp, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "out_len"},
+        {"negative frequency",
+         [&] { return lombscargle(ctx, t, y, nullptr, nx, neg_f.data(), nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "freqs"},
+        {"NaN in y",
+         [&] { return lombscargle(ctx, t, nan_y.data(), nullptr, nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "y"},
+        {"Inf in t",
+         [&] { return lombscargle(ctx, inf_t.data(), y, nullptr, nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "t"},
+        {"negative weight",
+         [&] { return lombscargle(ctx, t, y, neg_w.data(), nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "weights"},
+        {"NaN weight",
+         [&] { return lombscargle(ctx, t, y, nan_w.data(), nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "weights"},
+        {"weights sum to zero",
+         [&] { return lombscargle(ctx, t, y, zero_w.data(), nx, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "weights"},
+        {"normalize 7", [&] { return lombscargle(ctx, t, y, w, nx, f, nf, &seven, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, "normalize"},
+        {"nx 0", [&] { return lombscargle(ctx, t, y, nullptr, 0, f, nf, nullptr, o, nf); },
+         KP_ERROR_INVALID_ARGUMENT, nullptr},
+        {"nf 0", [&] { return lombscargle(ctx, t, y, nullptr, nx, f, 0, nullptr, o, 0); },
+         KP_ERROR_INVALID_ARGUMENT, nullptr},
+    };
+    for (const Case& c : cases) {
+        expect_error(__LINE__, c.call(), c.want, c.arg, c.what);
+        CHECK(untouched(), std::string(c.what) + ": out was written by a failing call");
+    }
+
+    // And a success clears the message.
+    EXPECT_OK(lombscargle(ctx, t, y, w, nx, f, nf, nullptr, o, nf));
+    CHECK(last_error().empty(), "after a success the message is \"" + last_error() + "\"");
+    CHECK(out[nf] == static_cast<T>(kPoison), "wrote past out_len");
+    group_done();
+}
+
+void check_cpu_context_has_no_device(const Context& cpu) {
+    group = "device functions on a CPU context";
+    const std::uint64_t fake = 0x20000;  // never dereferenced: the context is checked first
+    EXPECT_ERR(lombscargle_device<double>(cpu.get(), fake, fake, 0, kNx, fake, kNf, nullptr, fake, 0),
+               KP_ERROR_NO_GPU, nullptr);
+    EXPECT_ERR(lombscargle_device<float>(cpu.get(), fake, fake, 0, kNx, fake, kNf, nullptr, fake, 0),
+               KP_ERROR_NO_GPU, nullptr);
+    std::uint64_t dptr = 5;
+    EXPECT_ERR(kp_device_alloc(cpu.get(), 16, &dptr), KP_ERROR_NO_GPU, nullptr);
+    CHECK(dptr == 5, "a failed kp_device_alloc wrote *dptr");
+    EXPECT_ERR(kp_stream_synchronize(cpu.get(), 0), KP_ERROR_NO_GPU, nullptr);
+    group_done();
+}
+
+template <typename T>
+void check_device_path(const Context& gpu) {
+    group = std::string("device pointers ") + dtype<T>() + " (gpu, stream 0)";
+    const kp_context* ctx = gpu.get();
+    const Series<T> s = make_series<T>();
+    const DeviceBuffer t(ctx, s.t), y(ctx, s.y), w(ctx, s.w), f(ctx, s.f);
+    const double tol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+    for (const auto& o : {options(KP_NORMALIZE_POWER), options(KP_NORMALIZE_NORMALIZE, true),
+                          options(KP_NORMALIZE_AMPLITUDE, true)}) {
+        for (bool weighted : {false, true}) {
+            const std::size_t len = kp_lombscargle_output_len(kNf, &o);
+            const DeviceBuffer out(ctx, len * sizeof(T));
+            EXPECT_OK(lombscargle_device<T>(ctx, t.get(), y.get(), weighted ? w.get() : 0, kNx,
+                                            f.get(), kNf, &o, out.get(), 0));
+            EXPECT_OK(kp_stream_synchronize(ctx, 0));
+            const std::vector<T> dev = out.download<T>();
+            const std::vector<T> host = periodogram(ctx, s, o, weighted);
+            const double e = scaled_diff(dev, host);
+            CHECK(e <= tol, "device vs host pointers (normalize " + std::to_string(o.normalize) +
+                                ", weighted " + std::to_string(weighted) +
+                                "): scaled difference " + std::to_string(e));
+        }
+    }
+    const DeviceBuffer out(ctx, kNf * sizeof(T));
+    EXPECT_ERR(lombscargle_device<T>(ctx, 0, y.get(), 0, kNx, f.get(), kNf, nullptr, out.get(), 0),
+               KP_ERROR_NULL_POINTER, "t");
+    EXPECT_ERR(lombscargle_device<T>(ctx, t.get(), y.get(), 0, kNx, f.get(), kNf, nullptr, 0, 0),
+               KP_ERROR_NULL_POINTER, "out");
+    const auto seven = options(7);
+    EXPECT_ERR(lombscargle_device<T>(ctx, t.get(), y.get(), 0, kNx, f.get(), kNf, &seven,
+                                     out.get(), 0),
+               KP_ERROR_INVALID_ARGUMENT, nullptr);
+    group_done();
+}
+
+void run() {
+    check_status_strings();
+    const Context cpu = make_context(KP_BACKEND_CPU);
+    CHECK(!is_gpu(cpu), "a CPU context reports is_gpu = 1");
+    const Context autoctx = make_context(KP_BACKEND_AUTO);
+    const bool auto_is_gpu = is_gpu(autoctx);
+    const char* auto_name = auto_is_gpu ? "auto = gpu" : "auto = cpu";
+    check_contexts(auto_is_gpu);
+    std::printf("     AUTO context runs on the %s\n", auto_is_gpu ? "GPU" : "CPU");
+
+    check_peaks<double>(cpu, "cpu");
+    check_peaks<float>(cpu, "cpu");
+    check_peaks<double>(autoctx, auto_name);
+    check_peaks<float>(autoctx, auto_name);
+    check_amplitude<double>(cpu, "cpu");
+    check_amplitude<float>(cpu, "cpu");
+    check_amplitude<double>(autoctx, auto_name);
+    check_amplitude<float>(autoctx, auto_name);
+    check_backends_agree(cpu, autoctx, auto_is_gpu);
+    check_errors<double>(cpu, "cpu");
+    check_errors<float>(cpu, "cpu");
+    check_errors<double>(autoctx, auto_name);
+    check_errors<float>(autoctx, auto_name);
+    check_cpu_context_has_no_device(cpu);
+    if (auto_is_gpu) {
+        check_device_path<double>(autoctx);
+        check_device_path<float>(autoctx);
+    } else {
+        std::printf("     no GPU: device-pointer path checked on the CPU context only\n");
+    }
+    std::printf("all checks passed (C++, %s)\n", auto_is_gpu ? "GPU" : "CPU only");
+}
+
+}  // namespace
+
+int main() {
+    try {
+        run();
+        return 0;
+    } catch (const CheckFailure& e) {
+        std::fprintf(stderr, "FAIL %s\n", e.what());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "FAIL [%s] unexpected exception: %s\n", group.c_str(), e.what());
+    }
+    return 1;
+}
