@@ -44,6 +44,10 @@ fn main() {
         join(&manifest.sass)
     );
     println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
+    // A SONAME, so programs linked against the cdylib by path find it by name.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libkernpack.so");
+    }
     // For tests that compile C against the crate (cc needs the target triple).
     println!(
         "cargo:rustc-env=KERNPACK_TARGET={}",

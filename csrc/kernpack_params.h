@@ -33,6 +33,7 @@ typedef struct kp_ls_stats {
     double y_center; /* mean(y) when precenter, else 0 */
     double Y;        /* sum(w (y - y_center)) / sum(w) */
     double YY;       /* sum(w (y - y_center)^2) / sum(w) */
+    double YY_about_Y; /* sum(w (y - y_center - Y)^2) / sum(w): YY - Y^2 without its cancellation */
 } kp_ls_stats;
 
 #endif

@@ -25,34 +25,43 @@ template <typename T>
 __device__ void prepare(const kp_ls_params p, const T* __restrict__ t, const T* __restrict__ y,
                         const T* __restrict__ w, kp_ls_stats* __restrict__ stats) {
     __shared__ double scratch[PREP_BLOCK];
-    double st = 0.0, sy = 0.0, sw = 0.0;
+    double st = 0.0, sy = 0.0, sw = 0.0, swy = 0.0;
     for (int64_t i = threadIdx.x; i < p.nx; i += PREP_BLOCK) {
+        const double wi = p.has_weights ? (double)w[i] : 1.0;
         st += t[i];
         sy += y[i];
-        sw += p.has_weights ? (double)w[i] : 1.0;
+        sw += wi;
+        swy += wi * (double)y[i];
     }
     st = block_sum<double, PREP_BLOCK>(st, scratch);
     sy = block_sum<double, PREP_BLOCK>(sy, scratch);
     sw = block_sum<double, PREP_BLOCK>(sw, scratch);
+    swy = block_sum<double, PREP_BLOCK>(swy, scratch);
     const double y_center = p.precenter ? sy / (double)p.nx : 0.0;
+    const double y_mean = swy / sw - y_center;  // first estimate of Y, refined below
 
-    // Second pass over y, so the weighted moments are taken about y_center
-    // without the cancellation of sum(w y^2) - sum(w y)^2.
-    double swy = 0.0, swyy = 0.0;
+    // Second pass: moments about y_center and about the weighted mean, so that
+    // neither needs the cancelling sum(w y^2) - sum(w y)^2 (y = 1e6 + noise).
+    double sdev = 0.0, sdev2 = 0.0, syy = 0.0;
     for (int64_t i = threadIdx.x; i < p.nx; i += PREP_BLOCK) {
         const double wi = p.has_weights ? (double)w[i] : 1.0;
         const double yc = (double)y[i] - y_center;
-        swy += wi * yc;
-        swyy += wi * yc * yc;
+        const double dev = yc - y_mean;
+        sdev += wi * dev;
+        sdev2 += wi * dev * dev;
+        syy += wi * yc * yc;
     }
-    swy = block_sum<double, PREP_BLOCK>(swy, scratch);
-    swyy = block_sum<double, PREP_BLOCK>(swyy, scratch);
+    sdev = block_sum<double, PREP_BLOCK>(sdev, scratch);
+    sdev2 = block_sum<double, PREP_BLOCK>(sdev2, scratch);
+    syy = block_sum<double, PREP_BLOCK>(syy, scratch);
     if (threadIdx.x == 0) {
+        const double correction = sdev / sw;  // rounding left in y_mean
         stats->t_shift = st / (double)p.nx;
         stats->inv_wsum = 1.0 / sw;
         stats->y_center = y_center;
-        stats->Y = swy / sw;
-        stats->YY = swyy / sw;
+        stats->Y = y_mean + correction;
+        stats->YY = syy / sw;
+        stats->YY_about_Y = sdev2 / sw - correction * correction;
     }
 }
 
@@ -104,7 +113,7 @@ __device__ void finish(const kp_ls_params& p, const kp_ls_stats& st, T omega, T 
     if (p.normalize == KP_LS_POWER) {
         power *= (T)p.nx * T(0.25);
     } else {
-        const double yy = fm ? st.YY - st.Y * st.Y : st.YY;
+        const double yy = fm ? st.YY_about_Y : st.YY;
         power *= (T)(0.5 / yy);
     }
     out[f] = power;

@@ -607,9 +607,9 @@ static void check_cpu_context_has_no_device(const kp_context *cpu)
     kp_status s;
 
     group = "device functions on a CPU context";
-    EXPECT_ERR(kp_lombscargle_device_f64(cpu, fake, fake, 0, NX, fake, NF, NULL, fake, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(cpu, fake, fake, 0, NX, fake, NF, NULL, fake, NF, 0),
                KP_ERROR_NO_GPU, NULL);
-    EXPECT_ERR(kp_lombscargle_device_f32(cpu, fake, fake, fake, NX, fake, NF, NULL, fake, 0),
+    EXPECT_ERR(kp_lombscargle_device_f32(cpu, fake, fake, fake, NX, fake, NF, NULL, fake, NF, 0),
                KP_ERROR_NO_GPU, NULL);
     EXPECT_ERR(kp_device_alloc(cpu, 64, &dptr), KP_ERROR_NO_GPU, NULL);
     CHECK(dptr == 77, "a failed kp_device_alloc wrote *dptr");
@@ -618,10 +618,10 @@ static void check_cpu_context_has_no_device(const kp_context *cpu)
     EXPECT_ERR(kp_memcpy_dtoh(cpu, (uint8_t *)host, fake, sizeof host), KP_ERROR_NO_GPU, NULL);
     CHECK(host[0] == 1 && host[3] == 4, "a failed kp_memcpy_dtoh wrote dst");
     EXPECT_ERR(kp_stream_synchronize(cpu, 0), KP_ERROR_NO_GPU, NULL);
-    EXPECT_ERR(kp_lombscargle_device_f64(NULL, fake, fake, 0, NX, fake, NF, NULL, fake, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(NULL, fake, fake, 0, NX, fake, NF, NULL, fake, NF, 0),
                KP_ERROR_NULL_POINTER, "ctx");
     /* NULL device pointers on a CPU context: either answer is reasonable. */
-    s = kp_lombscargle_device_f64(cpu, 0, fake, 0, NX, fake, NF, NULL, fake, 0);
+    s = kp_lombscargle_device_f64(cpu, 0, fake, 0, NX, fake, NF, NULL, fake, NF, 0);
     CHECK(s == KP_ERROR_NULL_POINTER || s == KP_ERROR_NO_GPU, "t == 0 on a CPU context: %d (%s)",
           (int)s, status_name(s));
     group_done();
@@ -661,7 +661,7 @@ static void check_device_path(const kp_context *gpu)
     EXPECT_OK(kp_device_alloc(gpu, 2 * NF * sizeof(float), &doutf));
 
     /* f64, power, no weights */
-    EXPECT_OK(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, NULL, dout, 0));
+    EXPECT_OK(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, NULL, dout, NF, 0));
     EXPECT_OK(kp_stream_synchronize(gpu, 0));
     fill_d(dev, 2 * NF + 1, POISON);
     EXPECT_OK(kp_memcpy_dtoh(gpu, (uint8_t *)dev, dout, NF * sizeof(double)));
@@ -672,7 +672,7 @@ static void check_device_path(const kp_context *gpu)
           argmax_d(dev, NF));
 
     /* f64, amplitude, weighted, floating mean: 2 nf values */
-    EXPECT_OK(kp_lombscargle_device_f64(gpu, dt, dy, dw, NX, df, NF, &amp, dout, 0));
+    EXPECT_OK(kp_lombscargle_device_f64(gpu, dt, dy, dw, NX, df, NF, &amp, dout, 2 * NF, 0));
     EXPECT_OK(kp_stream_synchronize(gpu, 0));
     fill_d(dev, 2 * NF + 1, POISON);
     EXPECT_OK(kp_memcpy_dtoh(gpu, (uint8_t *)dev, dout, 2 * NF * sizeof(double)));
@@ -681,7 +681,7 @@ static void check_device_path(const kp_context *gpu)
     CHECK(e <= 1e-12, "f64 amplitude: device vs host pointers, scaled difference %g", e);
 
     /* f32, power, weighted */
-    EXPECT_OK(kp_lombscargle_device_f32(gpu, dtf, dyf, dwf, NX, dff, NF, &power, doutf, 0));
+    EXPECT_OK(kp_lombscargle_device_f32(gpu, dtf, dyf, dwf, NX, dff, NF, &power, doutf, NF, 0));
     EXPECT_OK(kp_stream_synchronize(gpu, 0));
     fill_f(devf, 2 * NF + 1, (float)POISON);
     EXPECT_OK(kp_memcpy_dtoh(gpu, (uint8_t *)devf, doutf, NF * sizeof(float)));
@@ -692,7 +692,7 @@ static void check_device_path(const kp_context *gpu)
           "device f32 peak at %zu", argmax_f(devf, NF));
 
     /* f32, amplitude */
-    EXPECT_OK(kp_lombscargle_device_f32(gpu, dtf, dyf, 0, NX, dff, NF, &amp, doutf, 0));
+    EXPECT_OK(kp_lombscargle_device_f32(gpu, dtf, dyf, 0, NX, dff, NF, &amp, doutf, 2 * NF, 0));
     EXPECT_OK(kp_stream_synchronize(gpu, 0));
     EXPECT_OK(kp_memcpy_dtoh(gpu, (uint8_t *)devf, doutf, 2 * NF * sizeof(float)));
     EXPECT_OK(kp_lombscargle_f32(gpu, TF, YF, NULL, NX, FF, NF, &amp, hostf, 2 * NF));
@@ -701,23 +701,25 @@ static void check_device_path(const kp_context *gpu)
     expect_no_message(__LINE__);
 
     /* Errors of the device path. */
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, 0, dy, 0, NX, df, NF, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, 0, dy, 0, NX, df, NF, NULL, dout, NF, 0),
                KP_ERROR_NULL_POINTER, "t");
-    EXPECT_ERR(kp_lombscargle_device_f32(gpu, 0, dyf, 0, NX, dff, NF, NULL, doutf, 0),
+    EXPECT_ERR(kp_lombscargle_device_f32(gpu, 0, dyf, 0, NX, dff, NF, NULL, doutf, NF, 0),
                KP_ERROR_NULL_POINTER, "t");
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, 0, 0, NX, df, NF, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, 0, 0, NX, df, NF, NULL, dout, NF, 0),
                KP_ERROR_NULL_POINTER, "y");
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, 0, NF, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, 0, NF, NULL, dout, NF, 0),
                KP_ERROR_NULL_POINTER, "freqs");
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, NULL, 0, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, NULL, 0, NF, 0),
                KP_ERROR_NULL_POINTER, "out");
-    EXPECT_ERR(kp_lombscargle_device_f64(NULL, dt, dy, 0, NX, df, NF, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(NULL, dt, dy, 0, NX, df, NF, NULL, dout, NF, 0),
                KP_ERROR_NULL_POINTER, "ctx");
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, &seven, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, &seven, dout, NF, 0),
                KP_ERROR_INVALID_ARGUMENT, NULL);
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, 0, df, NF, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, 0, df, NF, NULL, dout, NF, 0),
                KP_ERROR_INVALID_ARGUMENT, NULL);
-    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, 0, NULL, dout, 0),
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, NF, &amp, dout, NF, 0),
+               KP_ERROR_INVALID_ARGUMENT, "out_len");
+    EXPECT_ERR(kp_lombscargle_device_f64(gpu, dt, dy, 0, NX, df, 0, NULL, dout, NF, 0),
                KP_ERROR_INVALID_ARGUMENT, NULL);
     EXPECT_ERR(kp_device_alloc(gpu, 0, &dummy), KP_ERROR_INVALID_ARGUMENT, NULL);
     EXPECT_ERR(kp_device_alloc(gpu, 8, NULL), KP_ERROR_NULL_POINTER, "dptr");

@@ -170,9 +170,9 @@ kp_status lombscargle_device(const kp_context* c, std::uint64_t t, std::uint64_t
                              const kp_lombscargle_options* o, std::uint64_t out,
                              std::uint64_t stream) {
     if constexpr (std::is_same_v<T, float>)
-        return kp_lombscargle_device_f32(c, t, y, w, nx, f, nf, o, out, stream);
+        return kp_lombscargle_device_f32(c, t, y, w, nx, f, nf, o, out, kp_lombscargle_output_len(nf, o), stream);
     else
-        return kp_lombscargle_device_f64(c, t, y, w, nx, f, nf, o, out, stream);
+        return kp_lombscargle_device_f64(c, t, y, w, nx, f, nf, o, out, kp_lombscargle_output_len(nf, o), stream);
 }
 
 template <typename T>

@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <stddef.h>
 
+/* The version of this header; kp_version() returns the linked library's. */
+#define KP_VERSION "0.1.0"
+
 /*
  `normalize` value: power, (A^2) N / 4 (SciPy's default).
  */
@@ -108,9 +111,16 @@ extern "C" {
 const char *kp_last_error_message(void);
 
 /*
- A static description of a status code.
+ A static description of a status code; "unknown status" for any other value.
+ (Takes an integer, so any value a C caller passes is defined behaviour.)
  */
-const char *kp_status_string(enum kp_status status);
+const char *kp_status_string(int32_t status);
+
+/*
+ The library version, e.g. "0.1.0": compare with KP_VERSION from the header
+ to catch a header and a library that do not belong together.
+ */
+const char *kp_version(void);
 
 /*
  Creates a context. `*out` receives the handle on success and is untouched otherwise.
@@ -156,27 +166,25 @@ enum kp_status kp_device_alloc(const struct kp_context *ctx, size_t bytes, uint6
 enum kp_status kp_device_free(const struct kp_context *ctx, uint64_t dptr);
 
 /*
- Copies `bytes` from host `src` to device `dst` (synchronous).
+ Copies `bytes` from host `src` to device `dst` and returns when the data is
+ on the device, visible to work on any stream (it synchronises the GPU).
 
  # Safety
  `src` readable for `bytes`; `dst` a device allocation of at least `bytes`.
  */
 enum kp_status kp_memcpy_htod(const struct kp_context *ctx,
                               uint64_t dst,
-                              const uint8_t *src,
+                              const void *src,
                               size_t bytes);
 
 /*
- Copies `bytes` from device `src` to host `dst` (synchronous: waits for the
- work enqueued before it on the default stream).
+ Copies `bytes` from device `src` to host `dst`, after all work enqueued so
+ far on any stream of the GPU has finished (it synchronises the GPU first).
 
  # Safety
  `dst` writable for `bytes`; `src` a device allocation of at least `bytes`.
  */
-enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx,
-                              uint8_t *dst,
-                              uint64_t src,
-                              size_t bytes);
+enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t src, size_t bytes);
 
 /*
  Waits for all work enqueued on `stream` (0: the default stream).
@@ -244,8 +252,9 @@ enum kp_status kp_lombscargle_f64(const struct kp_context *ctx,
  Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
  CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in single precision,
  enqueued on `stream` (0: the default stream) with no synchronisation: wait
- on the stream before reading `out`. `weights` may be 0 (all 1). `out` must
- hold `kp_lombscargle_output_len(nf, options)` floats. Needs a GPU context.
+ on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
+ `out_len` floats, which must equal `kp_lombscargle_output_len(nf, options)`.
+ Needs a GPU context.
  Only shapes and pointers are checked: device data cannot be inspected
  without a synchronisation, so NaN/Inf or negative weights give NaN or
  meaningless values rather than an error.
@@ -264,6 +273,7 @@ enum kp_status kp_lombscargle_device_f32(const struct kp_context *ctx,
                                          size_t nf,
                                          const struct kp_lombscargle_options *options,
                                          uint64_t out,
+                                         size_t out_len,
                                          uint64_t stream);
 
 /*
@@ -281,6 +291,7 @@ enum kp_status kp_lombscargle_device_f64(const struct kp_context *ctx,
                                          size_t nf,
                                          const struct kp_lombscargle_options *options,
                                          uint64_t out,
+                                         size_t out_len,
                                          uint64_t stream);
 
 #ifdef __cplusplus

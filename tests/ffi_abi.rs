@@ -151,7 +151,10 @@ macro_rules! impl_ffi {
                 out: u64,
                 stream: u64,
             ) -> kp_status {
-                unsafe { $device(ctx, t, y, w, nx, f, nf, o, out, stream) }
+                // The output length the options imply, as a C caller would pass it.
+                let out_len =
+                    unsafe { kernpack::ffi::lombscargle::kp_lombscargle_output_len(nf, o) };
+                unsafe { $device(ctx, t, y, w, nx, f, nf, o, out, out_len, stream) }
             }
         }
     };
@@ -265,7 +268,7 @@ fn status_strings() {
     let mut seen = Vec::new();
     for (code, status) in all.into_iter().enumerate() {
         assert_eq!(status as i32, code as i32, "{status:?}");
-        let s = kp_status_string(status);
+        let s = kp_status_string(status as i32);
         assert!(!s.is_null(), "{status:?}");
         let s = unsafe { CStr::from_ptr(s) }.to_str().unwrap();
         assert!(!s.is_empty() && !seen.contains(&s), "{status:?}: {s:?}");
@@ -573,12 +576,12 @@ fn device_functions_on_a_cpu_context() {
     let fake = 0x10_0000u64; // never dereferenced: the context is checked first
     unsafe {
         expect_err(
-            kp_lombscargle_device_f64(c, fake, fake, 0, NX, fake, NF, null(), fake, 0),
+            kp_lombscargle_device_f64(c, fake, fake, 0, NX, fake, NF, null(), fake, NF, 0),
             KP_ERROR_NO_GPU,
             None,
         );
         expect_err(
-            kp_lombscargle_device_f32(c, fake, fake, fake, NX, fake, NF, null(), fake, 0),
+            kp_lombscargle_device_f32(c, fake, fake, fake, NX, fake, NF, null(), fake, NF, 0),
             KP_ERROR_NO_GPU,
             None,
         );
@@ -588,19 +591,19 @@ fn device_functions_on_a_cpu_context() {
         expect_err(kp_device_free(c, fake), KP_ERROR_NO_GPU, None);
         let mut host = [1u8, 2, 3, 4];
         expect_err(
-            kp_memcpy_htod(c, fake, host.as_ptr(), 4),
+            kp_memcpy_htod(c, fake, host.as_ptr().cast(), 4),
             KP_ERROR_NO_GPU,
             None,
         );
         expect_err(
-            kp_memcpy_dtoh(c, host.as_mut_ptr(), fake, 4),
+            kp_memcpy_dtoh(c, host.as_mut_ptr().cast(), fake, 4),
             KP_ERROR_NO_GPU,
             None,
         );
         assert_eq!(host, [1, 2, 3, 4]);
         expect_err(kp_stream_synchronize(c, 0), KP_ERROR_NO_GPU, None);
         expect_err(
-            kp_lombscargle_device_f64(null(), fake, fake, 0, NX, fake, NF, null(), fake, 0),
+            kp_lombscargle_device_f64(null(), fake, fake, 0, NX, fake, NF, null(), fake, NF, 0),
             KP_ERROR_NULL_POINTER,
             Some("ctx"),
         );
@@ -702,9 +705,14 @@ fn device_pointers_on_a_user_stream() {
     unsafe {
         expect_ok(kp_device_alloc(c, bytes.len(), &mut dptr));
         assert_ne!(dptr, 0);
-        expect_ok(kp_memcpy_htod(c, dptr, bytes.as_ptr(), bytes.len()));
+        expect_ok(kp_memcpy_htod(c, dptr, bytes.as_ptr().cast(), bytes.len()));
         let mut back = vec![0u8; bytes.len()];
-        expect_ok(kp_memcpy_dtoh(c, back.as_mut_ptr(), dptr, back.len()));
+        expect_ok(kp_memcpy_dtoh(
+            c,
+            back.as_mut_ptr().cast(),
+            dptr,
+            back.len(),
+        ));
         assert_eq!(back, bytes);
         expect_err(
             kp_device_alloc(c, 0, &mut dptr),
@@ -717,7 +725,7 @@ fn device_pointers_on_a_user_stream() {
             Some("dptr"),
         );
         expect_err(
-            kp_memcpy_htod(c, 0, bytes.as_ptr(), 8),
+            kp_memcpy_htod(c, 0, bytes.as_ptr().cast(), 8),
             KP_ERROR_NULL_POINTER,
             Some("dst"),
         );
@@ -732,7 +740,7 @@ fn device_pointers_on_a_user_stream() {
             Some("dst"),
         );
         expect_err(
-            kp_memcpy_dtoh(c, back.as_mut_ptr(), 0, 8),
+            kp_memcpy_dtoh(c, back.as_mut_ptr().cast(), 0, 8),
             KP_ERROR_NULL_POINTER,
             Some("src"),
         );

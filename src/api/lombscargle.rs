@@ -134,7 +134,7 @@ unsafe impl DeviceRepr for LsParams {}
 /// Mirrors `KP_LS_FREQS_PER_THREAD` in csrc/kernpack_params.h.
 pub(crate) const FREQS_PER_THREAD: u64 = 2;
 /// Doubles in `kp_ls_stats`.
-const STATS_LEN: usize = 5;
+const STATS_LEN: usize = 6;
 
 impl LsParams {
     fn new(nx: usize, nf: usize, has_weights: bool, opts: &LombScargleOptions) -> Self {
@@ -237,7 +237,10 @@ pub fn validate<T: Float>(
         let mean: f64 = (0..n).map(|i| weight(i) * yv(i)).sum();
         let about = if opts.floating_mean { mean } else { 0.0 };
         let var: f64 = (0..n).map(|i| weight(i) * (yv(i) - about).powi(2)).sum();
-        if var <= 0.0 {
+        // A constant series leaves a variance of (rounding of the mean)^2,
+        // ~(eps y)^2, which must not pass for a signal; y = 1e6 + 1e-3 noise must.
+        let mean_square: f64 = (0..n).map(|i| weight(i) * yv(i).powi(2)).sum();
+        if var <= (64.0 * f64::EPSILON).powi(2) * mean_square {
             return Err(Error::invalid(
                 "normalize mode needs y to vary (its weighted variance is zero)",
             ));

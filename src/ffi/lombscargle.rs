@@ -148,6 +148,7 @@ unsafe fn lombscargle_device<T: Float>(
     nf: usize,
     options: *const kp_lombscargle_options,
     out: u64,
+    out_len: usize,
     stream: u64,
 ) -> kp_status {
     boundary(|| {
@@ -157,6 +158,13 @@ unsafe fn lombscargle_device<T: Float>(
             if ptr == 0 {
                 return Err(null_pointer(name));
             }
+        }
+        let want = output_len(nf, &opts);
+        if out_len != want {
+            return Err(Error::invalid(format!(
+                "out_len is {out_len}, {want} values are produced"
+            ))
+            .into());
         }
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
@@ -221,8 +229,9 @@ pub unsafe extern "C" fn kp_lombscargle_f64(
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
 /// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in single precision,
 /// enqueued on `stream` (0: the default stream) with no synchronisation: wait
-/// on the stream before reading `out`. `weights` may be 0 (all 1). `out` must
-/// hold `kp_lombscargle_output_len(nf, options)` floats. Needs a GPU context.
+/// on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
+/// `out_len` floats, which must equal `kp_lombscargle_output_len(nf, options)`.
+/// Needs a GPU context.
 /// Only shapes and pointers are checked: device data cannot be inspected
 /// without a synchronisation, so NaN/Inf or negative weights give NaN or
 /// meaningless values rather than an error.
@@ -242,9 +251,14 @@ pub unsafe extern "C" fn kp_lombscargle_device_f32(
     nf: usize,
     options: *const kp_lombscargle_options,
     out: u64,
+    out_len: usize,
     stream: u64,
 ) -> kp_status {
-    unsafe { lombscargle_device::<f32>(ctx, t, y, weights, nx, freqs, nf, options, out, stream) }
+    unsafe {
+        lombscargle_device::<f32>(
+            ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream,
+        )
+    }
 }
 
 /// As `kp_lombscargle_device_f32`, in double precision.
@@ -262,7 +276,12 @@ pub unsafe extern "C" fn kp_lombscargle_device_f64(
     nf: usize,
     options: *const kp_lombscargle_options,
     out: u64,
+    out_len: usize,
     stream: u64,
 ) -> kp_status {
-    unsafe { lombscargle_device::<f64>(ctx, t, y, weights, nx, freqs, nf, options, out, stream) }
+    unsafe {
+        lombscargle_device::<f64>(
+            ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream,
+        )
+    }
 }

@@ -13,7 +13,7 @@
 pub mod lombscargle;
 
 use std::cell::RefCell;
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -74,18 +74,41 @@ pub extern "C" fn kp_last_error_message() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())
 }
 
-/// A static description of a status code.
+/// A static description of a status code; "unknown status" for any other value.
+/// (Takes an integer, so any value a C caller passes is defined behaviour.)
 #[no_mangle]
-pub extern "C" fn kp_status_string(status: kp_status) -> *const c_char {
+pub extern "C" fn kp_status_string(status: i32) -> *const c_char {
     let text: &'static [u8] = match status {
-        kp_status::KP_OK => b"ok\0",
-        kp_status::KP_ERROR_INVALID_ARGUMENT => b"invalid argument\0",
-        kp_status::KP_ERROR_NULL_POINTER => b"null pointer\0",
-        kp_status::KP_ERROR_NO_GPU => b"no usable GPU\0",
-        kp_status::KP_ERROR_CUDA => b"CUDA driver error\0",
-        kp_status::KP_ERROR_INTERNAL => b"internal error\0",
+        0 => b"ok\0",
+        1 => b"invalid argument\0",
+        2 => b"null pointer\0",
+        3 => b"no usable GPU\0",
+        4 => b"CUDA driver error\0",
+        5 => b"internal error\0",
+        _ => b"unknown status\0",
     };
     text.as_ptr().cast()
+}
+
+/// The library version, e.g. "0.1.0": compare with KP_VERSION from the header
+/// to catch a header and a library that do not belong together.
+#[no_mangle]
+pub extern "C" fn kp_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn header_version_is_the_crate_version() {
+        // KP_VERSION comes from cbindgen.toml's after_includes.
+        let header = include_str!("../../include/kernpack.h");
+        let define = concat!("#define KP_VERSION \"", env!("CARGO_PKG_VERSION"), "\"");
+        assert!(
+            header.contains(define),
+            "include/kernpack.h lacks {define}: update cbindgen.toml"
+        );
+    }
 }
 
 /// What the boundary reports: the status and the message for kp_last_error_message.
@@ -260,7 +283,8 @@ pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp
     })
 }
 
-/// Copies `bytes` from host `src` to device `dst` (synchronous).
+/// Copies `bytes` from host `src` to device `dst` and returns when the data is
+/// on the device, visible to work on any stream (it synchronises the GPU).
 ///
 /// # Safety
 /// `src` readable for `bytes`; `dst` a device allocation of at least `bytes`.
@@ -268,7 +292,7 @@ pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp
 pub unsafe extern "C" fn kp_memcpy_htod(
     ctx: *const kp_context,
     dst: u64,
-    src: *const u8,
+    src: *const c_void,
     bytes: usize,
 ) -> kp_status {
     boundary(|| {
@@ -279,25 +303,31 @@ pub unsafe extern "C" fn kp_memcpy_htod(
         if dst == 0 {
             return Err(null_pointer("dst"));
         }
-        let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+        let src = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+        let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+            .map_err(cuda("binding the context"))?;
         unsafe { cudarc::driver::result::memcpy_htod_sync(dst, src) }
-            .map_err(|e| Error::cuda("copying to the device", e))?;
+            .map_err(cuda("copying to the device"))?;
+        // From pageable memory the copy may return before the DMA has landed,
+        // and it is ordered only with the legacy default stream.
+        gpu.context()
+            .synchronize()
+            .map_err(cuda("waiting for the copy"))?;
         Ok(())
     })
 }
 
-/// Copies `bytes` from device `src` to host `dst` (synchronous: waits for the
-/// work enqueued before it on the default stream).
+/// Copies `bytes` from device `src` to host `dst`, after all work enqueued so
+/// far on any stream of the GPU has finished (it synchronises the GPU first).
 ///
 /// # Safety
 /// `dst` writable for `bytes`; `src` a device allocation of at least `bytes`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_memcpy_dtoh(
     ctx: *const kp_context,
-    dst: *mut u8,
+    dst: *mut c_void,
     src: u64,
     bytes: usize,
 ) -> kp_status {
@@ -309,12 +339,13 @@ pub unsafe extern "C" fn kp_memcpy_dtoh(
         if src == 0 {
             return Err(null_pointer("src"));
         }
-        let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
+        let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+            .synchronize()
+            .map_err(cuda("waiting for enqueued work"))?;
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(dst, src) }
-            .map_err(|e| Error::cuda("copying from the device", e))?;
+            .map_err(cuda("copying from the device"))?;
         Ok(())
     })
 }

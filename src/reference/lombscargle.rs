@@ -35,12 +35,14 @@ pub fn lombscargle<T: Float>(
     }
     let wy: Vec<f64> = w.iter().zip(&yv).map(|(w, y)| w * y).collect();
     let big_y: f64 = wy.iter().sum();
-    let yy: f64 = wy.iter().zip(&yv).map(|(wy, y)| wy * y).sum::<f64>()
-        - if opts.floating_mean {
-            big_y * big_y
-        } else {
-            0.0
-        };
+    // SciPy's YY (minus Y^2 with a floating mean), taken about Y directly so a
+    // large offset in y does not cancel it away.
+    let about = if opts.floating_mean { big_y } else { 0.0 };
+    let yy: f64 = w
+        .iter()
+        .zip(&yv)
+        .map(|(w, y)| w * (y - about) * (y - about))
+        .sum();
 
     // (a, b, power before scaling, tau) at angular frequency omega.
     let at = |omega: f64| -> (f64, f64, f64, f64) {
