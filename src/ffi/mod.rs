@@ -97,20 +97,6 @@ pub extern "C" fn kp_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn header_version_is_the_crate_version() {
-        // KP_VERSION comes from cbindgen.toml's after_includes.
-        let header = include_str!("../../include/kernpack.h");
-        let define = concat!("#define KP_VERSION \"", env!("CARGO_PKG_VERSION"), "\"");
-        assert!(
-            header.contains(define),
-            "include/kernpack.h lacks {define}: update cbindgen.toml"
-        );
-    }
-}
-
 /// What the boundary reports: the status and the message for kp_last_error_message.
 pub(crate) struct Failure(kp_status, String);
 
@@ -363,4 +349,18 @@ pub unsafe extern "C" fn kp_stream_synchronize(ctx: *const kp_context, stream: u
             .map_err(|e| Error::cuda("synchronizing the stream", e))?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn header_version_is_the_crate_version() {
+        // KP_VERSION comes from cbindgen.toml's after_includes.
+        let header = include_str!("../../include/kernpack.h");
+        let define = concat!("#define KP_VERSION \"", env!("CARGO_PKG_VERSION"), "\"");
+        assert!(
+            header.contains(define),
+            "include/kernpack.h lacks {define}: update cbindgen.toml"
+        );
+    }
 }
