@@ -96,8 +96,9 @@ __device__ void finish(const kp_ls_params& p, const kp_ls_stats& st, T omega, T 
     }
     // SciPy clamps these denominators to epsneg, which turns 0/0 into rounding
     // noise (e.g. its amplitude at f = 0 with floating_mean). A denominator at
-    // rounding level means the numerator is too (Cauchy-Schwarz), so its term is 0.
-    const T tol = T(32) * limits<T>::eps;
+    // rounding level (sums of nx terms: ~sqrt(nx) eps) means the numerator is
+    // too (Cauchy-Schwarz), so its term is 0. Same rule as the CPU reference.
+    const T tol = T(32) * limits<T>::eps * sqrt(T(p.nx));
     const T a = CCt > tol ? YC / CCt : T(0);
     const T b = SSt > tol ? YS / SSt : T(0);
 

@@ -6,11 +6,15 @@ use super::fill_parallel;
 use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use crate::float::{Complex, Float};
 
-/// Denominators at or under this (weights sum to 1) are rounding noise, and so
-/// are their numerators: the term is taken as 0. SciPy instead divides by
-/// epsneg, which returns noise in those degenerate cases (e.g. f = 0 with a
-/// floating mean); everywhere else the two agree.
-pub const DEGENERATE: f64 = 32.0 * f64::EPSILON;
+/// Denominators (SciPy's CC and SS, weights summing to 1) at or under this
+/// are rounding noise, and so are their numerators (Cauchy-Schwarz): the term
+/// is taken as 0. Sums of `n` terms carry ~sqrt(n) eps of rounding, hence the
+/// scaling. SciPy instead divides by epsneg, which returns noise in those
+/// degenerate cases (e.g. f = 0 with a floating mean); elsewhere the two agree.
+/// The kernels use the same rule with their own epsilon.
+pub fn degenerate_below(n: usize, eps: f64) -> f64 {
+    32.0 * eps * (n as f64).sqrt().max(1.0)
+}
 
 pub fn lombscargle<T: Float>(
     t: &[T],
@@ -44,6 +48,7 @@ pub fn lombscargle<T: Float>(
         .map(|(w, y)| w * (y - about) * (y - about))
         .sum();
 
+    let degenerate = degenerate_below(n, f64::EPSILON);
     // (a, b, power before scaling, tau) at angular frequency omega.
     let at = |omega: f64| -> (f64, f64, f64, f64) {
         let fm = opts.floating_mean;
@@ -80,8 +85,8 @@ pub fn lombscargle<T: Float>(
             cc -= c * c;
             ss -= s * s;
         }
-        let a = if cc > DEGENERATE { yc / cc } else { 0.0 };
-        let b = if ss > DEGENERATE { ys / ss } else { 0.0 };
+        let a = if cc > degenerate { yc / cc } else { 0.0 };
+        let b = if ss > degenerate { ys / ss } else { 0.0 };
         (a, b, 2.0 * (a * yc + b * ys), tau)
     };
 
