@@ -100,9 +100,9 @@ def rel_l2(a, ref):
     return float(np.linalg.norm(a - ref) / np.linalg.norm(ref))
 
 
-def run_kernpack(binary, files, dtype, out):
+def run_kernpack(binary, files, dtype, out, uniform):
     cmd = [binary, "bench", "lombscargle", "--t", files["t"], "--y", files["y"], "--freqs", files["f"],
-           "--dtype", dtype, "--reps", "20", "--out", out]
+           "--dtype", dtype, "--reps", "20", "--out", out] + (["--uniform"] if uniform else [])
     text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     fields = {}
     for line in text.splitlines():
@@ -137,12 +137,15 @@ def main():
         for dtype in ("float32", "float64"):
             dx, dy, df = [cp.asarray(v, dtype=dtype) for v in (t, y, f)]
             short = "f32" if dtype == "float32" else "f64"
-            # kernpack
-            fields, out, log = run_kernpack(binary, files, short, os.path.join(tmp, "out.bin"))
-            print(log.strip().splitlines()[0])
-            rows.append(dict(impl="kernpack", dtype=short, nx=nx, nf=nf, median_ms=float(fields["median_ms"]),
-                             first_ms=float(fields["first_call_ms"]) + float(fields["module_load_ms"]),
-                             err=rel_l2(out, ref)))
+            # kernpack: the direct kernel on the frequency array, and the
+            # recurrence kernel on the same (uniform) grid
+            for uniform in (False, True):
+                fields, out, log = run_kernpack(binary, files, short, os.path.join(tmp, "out.bin"), uniform)
+                print(log.strip().splitlines()[0])
+                rows.append(dict(impl="kernpack " + ("uniform" if uniform else "direct"), dtype=short, nx=nx,
+                                 nf=nf, median_ms=float(fields["median_ms"]),
+                                 first_ms=float(fields["first_call_ms"]) + float(fields["module_load_ms"]),
+                                 err=rel_l2(out, ref)))
             # cupyx (computes in f64 whatever the input dtype)
             first = first_call_ms(lambda: cxs.lombscargle(dx, dy, df))
             med, _ = cuda_time(lambda: cxs.lombscargle(dx, dy, df))
@@ -154,19 +157,22 @@ def main():
             med, _ = cuda_time(lambda: numba_lombscargle(dx, dy, df, pgram))
             rows.append(dict(impl="numba seed 003", dtype=short, nx=nx, nf=nf, median_ms=med, first_ms=first,
                              err=rel_l2(pgram, ref)))
-    print(f"\n{'impl':<16}{'dtype':>6}{'nx':>7}{'nf':>9}{'median ms':>11}{'first ms':>10}"
+    print(f"\n{'impl':<18}{'dtype':>6}{'nx':>7}{'nf':>9}{'median ms':>11}{'first ms':>10}"
           f"{'Gpairs/s':>10}{'SFU %':>7}{'rel L2':>10}")
     for r in rows:
         rate = r["nx"] * r["nf"] / (r["median_ms"] * 1e-3)
         r["pairs_per_s"] = rate
         r["sfu_fraction"] = rate / sfu_pairs
-        print(f"{r['impl']:<16}{r['dtype']:>6}{r['nx']:>7}{r['nf']:>9}{r['median_ms']:>11.3f}{r['first_ms']:>10.2f}"
+        print(f"{r['impl']:<18}{r['dtype']:>6}{r['nx']:>7}{r['nf']:>9}{r['median_ms']:>11.3f}{r['first_ms']:>10.2f}"
               f"{rate/1e9:>10.1f}{100*rate/sfu_pairs:>7.1f}{r['err']:>10.1e}")
+    def find(impl, dtype, nx, nf):
+        return next(r for r in rows if r["impl"] == impl and r["dtype"] == dtype and r["nx"] == nx and r["nf"] == nf)
     for dtype in ("f32", "f64"):
         for nx, nf in zip(sizes[::2], sizes[1::2]):
-            kp = next(r for r in rows if r["impl"] == "kernpack" and r["dtype"] == dtype and r["nx"] == nx and r["nf"] == nf)
-            cx = next(r for r in rows if r["impl"] == "cupyx" and r["dtype"] == dtype and r["nx"] == nx and r["nf"] == nf)
-            print(f"kernpack {dtype} nx={nx} nf={nf}: {cx['median_ms']/kp['median_ms']:.2f}x faster than cupyx")
+            cx = find("cupyx", dtype, nx, nf)
+            for mode in ("direct", "uniform"):
+                kp = find("kernpack " + mode, dtype, nx, nf)
+                print(f"kernpack {mode} {dtype} nx={nx} nf={nf}: {cx['median_ms']/kp['median_ms']:.2f}x faster than cupyx")
     out_dir = os.environ.get("OUT")
     if out_dir:
         with open(os.path.join(out_dir, "lombscargle_compare.json"), "w") as fh:

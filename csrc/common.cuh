@@ -28,6 +28,10 @@ template <> struct PhaseTrig<float> {
     __device__ static void sincos(const Table&, float scaled, float t, float* s, float* c) {
         __sincosf(scaled * t, s, c);
     }
+    // turns in [-0.5, 0.5]: the SFU is accurate to ~2^-21 on [-pi, pi].
+    __device__ static void sincos_turns(const Table&, double turns, float* s, float* c) {
+        __sincosf((float)turns * 6.2831853f, s, c);
+    }
 };
 
 template <> struct PhaseTrig<double> {
@@ -59,7 +63,18 @@ template <> struct PhaseTrig<double> {
         *s = a.y * cos_b + a.x * sin_b;
         *c = a.x * cos_b - a.y * sin_b;
     }
+    // turns in [-0.5, 0.5]; N * turns is exact (N is a power of two).
+    __device__ static void sincos_turns(const Table& table, double turns, double* s, double* c) {
+        sincos(table, N, turns, s, c);
+    }
 };
+
+// x - rint(x), in [-0.5, 0.5], with two additions instead of a rounding
+// instruction (valid for |x| < 2^51): the fractional turns of a phase.
+__device__ __forceinline__ double frac_turns(double x) {
+    const double magic = 6755399441055744.0;  // 1.5 * 2^52
+    return x - ((x + magic) - magic);
+}
 
 // Machine epsilon of the accumulation type.
 template <typename T> struct limits;

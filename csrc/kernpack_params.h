@@ -16,6 +16,17 @@ enum {
  * the grid with it (a mismatch would cost speed, never correctness: the kernel grid-strides). */
 #define KP_LS_FREQS_PER_THREAD 2
 
+/* Frequencies each thread of lombscargle_uniform carries through its recurrence
+ * (fewer with a floating mean, which needs two more sums per frequency). */
+#define KP_LS_UNIFORM_FREQS_PER_THREAD 16
+#define KP_LS_UNIFORM_FREQS_PER_THREAD_FM 8
+
+/* A uniform grid of angular frequencies: f0 + k df, k = 0 .. nf-1. */
+typedef struct kp_ls_grid {
+    double f0;
+    double df;
+} kp_ls_grid;
+
 typedef struct kp_ls_params {
     int64_t nx;            /* samples */
     int64_t nf;            /* frequencies */

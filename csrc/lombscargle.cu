@@ -7,6 +7,10 @@
 //                          C, S, YC, YS, CC, CS at the raw phase w t; tau and the
 //                          second-pass sums of SciPy follow by rotating those sums,
 //                          so the phase w t - tau needs no second sincos.
+//   lombscargle_uniform_*  frequencies f0 + k df: per sample, one exact sincos
+//                          seeds a thread's run of F frequencies, and the
+//                          three-term recurrence z_{k+1} = 2 cos(df t) z_k - z_{k-1}
+//                          gives the rest at 2 FMA each (error <= ~F^2/2 eps).
 #include "kernpack_params.h"
 #include "common.cuh"
 
@@ -67,7 +71,7 @@ __device__ void prepare(const kp_ls_params p, const T* __restrict__ t, const T* 
 
 // SciPy's formulas, given the raw weighted sums at phase w t (weights summing to 1).
 template <typename T>
-__device__ void finish(const kp_ls_params& p, const kp_ls_stats& st, T omega, T C, T S, T YCr,
+__device__ void finish(const kp_ls_params& p, const kp_ls_stats& st, double omega, T C, T S, T YCr,
                        T YSr, T CCr, T CSr, T* __restrict__ out, int64_t f) {
     const bool fm = p.floating_mean != 0;
     const T Y = (T)st.Y;
@@ -105,7 +109,7 @@ __device__ void finish(const kp_ls_params& p, const kp_ls_stats& st, T omega, T 
     if (p.normalize == KP_LS_AMPLITUDE) {
         // (a + ib) e^{i tau}, moved from the shifted time origin back to t = 0.
         double sp, cp;
-        sincos((double)tau + (double)omega * st.t_shift, &sp, &cp);
+        sincos((double)tau + omega * st.t_shift, &sp, &cp);
         out[2 * f] = (T)((double)a * cp - (double)b * sp);
         out[2 * f + 1] = (T)((double)a * sp + (double)b * cp);
         return;
@@ -186,8 +190,174 @@ __device__ void direct(const kp_ls_params p, const T* __restrict__ t, const T* _
 #pragma unroll
         for (int j = 0; j < FPT; ++j) {
             const int64_t f = base + j * BLOCK + threadIdx.x;
-            if (f < p.nf) finish(p, stats, omega[j], C[j], S[j], YC[j], YS[j], CC[j], CS[j], out, f);
+            if (f < p.nf) finish(p, stats, (double)omega[j], C[j], S[j], YC[j], YS[j], CC[j], CS[j], out, f);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Uniform frequency grid.
+
+constexpr int UNIFORM_BLOCK = 128;
+constexpr int UNIFORM_TILE = 128;
+
+// One staged sample. Phases are kept in turns and in double, so the seed of
+// every thread is exact whatever the absolute time and frequency: the phase of
+// frequency kb + m at time t is frac(a + m b) turns.
+//
+// The recurrence runs on u = sqrt(w) e^{i w t} (it is linear, so the scale
+// carries through), which turns the weighted sums into plain products:
+// CC = sum u_c^2, CS = sum u_c u_s, YC = sum g u_c with g = sqrt(w) (y - y_center),
+// C = sum sqrt(w) u_c: 2 FMA per pair for the recurrence and 4 (6 with a
+// floating mean) for the sums.
+template <typename T> struct UniformSample {
+    double a;               // frac(nu_kb t): phase of the block's first frequency, turns
+    double b;               // frac(dnu t): phase step per frequency, turns
+    T sqrt_w, g;            // sqrt(normalised weight), sqrt(w) * (y - y_center)
+    T cos_step, sin_step;   // e^{i df t}
+};
+
+// Sums of one thread: F frequencies x (YC, YS, CC, CS[, C, S]).
+template <typename T, bool FM> struct UniformRun {
+    static constexpr int F = FM ? KP_LS_UNIFORM_FREQS_PER_THREAD_FM : KP_LS_UNIFORM_FREQS_PER_THREAD;
+    static constexpr int SUMS = FM ? 6 : 4;
+    // float sums are taken per tile in registers and added once per tile to
+    // totals in shared memory (blocked summation, as in the direct kernel,
+    // without doubling the registers: occupancy decides this kernel's speed);
+    // double sums go straight into the registers.
+    static constexpr bool BLOCKED = sizeof(T) == 4;
+
+    T yc[F], ys[F], cc[F], cs[F], c[F], s[F];
+    T* totals;  // [SUMS][F][UNIFORM_BLOCK] in shared memory (float only)
+
+    __device__ void zero(T (&v)[F]) {
+#pragma unroll
+        for (int q = 0; q < F; ++q) v[q] = T(0);
+    }
+    __device__ T& total(int sum, int q) const { return totals[(sum * F + q) * UNIFORM_BLOCK + threadIdx.x]; }
+    __device__ void reset() {
+        zero(yc), zero(ys), zero(cc), zero(cs), zero(c), zero(s);
+        if constexpr (BLOCKED) {
+#pragma unroll
+            for (int q = 0; q < F; ++q)
+                for (int sum = 0; sum < SUMS; ++sum) total(sum, q) = T(0);
+        }
+    }
+    __device__ void flush() {
+        if constexpr (BLOCKED) {
+#pragma unroll
+            for (int q = 0; q < F; ++q) {
+                total(0, q) += yc[q], total(1, q) += ys[q], total(2, q) += cc[q], total(3, q) += cs[q];
+                if (FM) total(4, q) += c[q], total(5, q) += s[q];
+            }
+            zero(yc), zero(ys), zero(cc), zero(cs), zero(c), zero(s);
+        }
+    }
+    // After the last flush, the whole sums.
+    __device__ T sum_of(const T (&part)[F], int sum, int q) const {
+        return BLOCKED ? total(sum, q) : part[q];
+    }
+    // uc, us: sqrt(w) cos, sqrt(w) sin of one frequency's phase.
+    __device__ __forceinline__ void add(int q, T sqrt_w, T g, T uc, T us) {
+        cc[q] += uc * uc;
+        cs[q] += uc * us;
+        yc[q] += g * uc;
+        ys[q] += g * us;
+        if (FM) {
+            c[q] += sqrt_w * uc;
+            s[q] += sqrt_w * us;
+        }
+    }
+    // All F frequencies of this thread for one sample.
+    __device__ __forceinline__ void sample(const typename PhaseTrig<T>::Table& trig,
+                                           const UniformSample<T>& smp, double m) {
+        T s0, c0;
+        PhaseTrig<T>::sincos_turns(trig, frac_turns(fma(m, smp.b, smp.a)), &s0, &c0);
+        s0 *= smp.sqrt_w;
+        c0 *= smp.sqrt_w;
+        T c_prev = c0, s_prev = s0;
+        T c_cur = c0 * smp.cos_step - s0 * smp.sin_step;
+        T s_cur = s0 * smp.cos_step + c0 * smp.sin_step;
+        const T two_cos = smp.cos_step + smp.cos_step;
+        add(0, smp.sqrt_w, smp.g, c_prev, s_prev);
+        add(1, smp.sqrt_w, smp.g, c_cur, s_cur);
+#pragma unroll
+        for (int q = 2; q < F; ++q) {
+            const T c_next = two_cos * c_cur - c_prev;
+            const T s_next = two_cos * s_cur - s_prev;
+            c_prev = c_cur, s_prev = s_cur, c_cur = c_next, s_cur = s_next;
+            add(q, smp.sqrt_w, smp.g, c_cur, s_cur);
+        }
+    }
+
+    __device__ void run(const kp_ls_params& p, const kp_ls_grid& grid, const T* __restrict__ t,
+                        const T* __restrict__ y, const T* __restrict__ w, const kp_ls_stats& stats,
+                        T* __restrict__ out, UniformSample<T>* tile,
+                        const typename PhaseTrig<T>::Table& trig) {
+        const double turns_per_rad = 0.15915494309189533576888376337251;
+        const int64_t per_block = (int64_t)UNIFORM_BLOCK * F;
+        const double m = (double)(threadIdx.x * F);
+        for (int64_t kb = (int64_t)blockIdx.x * per_block; kb < p.nf; kb += (int64_t)gridDim.x * per_block) {
+            const double nu_kb = (grid.f0 + (double)kb * grid.df) * turns_per_rad;
+            const double dnu = grid.df * turns_per_rad;
+            reset();
+            for (int64_t start = 0; start < p.nx; start += UNIFORM_TILE) {
+                const int n = (int)min((int64_t)UNIFORM_TILE, p.nx - start);
+                __syncthreads();  // the previous tile is consumed
+                for (int i = threadIdx.x; i < n; i += UNIFORM_BLOCK) {
+                    const int64_t k = start + i;
+                    const double tk = (double)t[k] - stats.t_shift;
+                    const double wk = (p.has_weights ? (double)w[k] : 1.0) * stats.inv_wsum;
+                    const double b = frac_turns(dnu * tk);
+                    double sb, cb;
+                    sincospi(2.0 * b, &sb, &cb);
+                    const double sqrt_w = sqrt(wk);
+                    tile[i] = UniformSample<T>{frac_turns(nu_kb * tk), b, (T)sqrt_w,
+                                               (T)(sqrt_w * ((double)y[k] - stats.y_center)), (T)cb, (T)sb};
+                }
+                __syncthreads();
+#pragma unroll 2
+                for (int i = 0; i < n; ++i) sample(trig, tile[i], m);
+                flush();
+            }
+#pragma unroll
+            for (int q = 0; q < F; ++q) {
+                const int64_t f = kb + (int64_t)threadIdx.x * F + q;
+                if (f < p.nf) {
+                    const T zero_sum = T(0);
+                    finish(p, stats, grid.f0 + (double)f * grid.df,
+                           FM ? sum_of(c, 4, q) : zero_sum, FM ? sum_of(s, 5, q) : zero_sum,
+                           sum_of(yc, 0, q), sum_of(ys, 1, q), sum_of(cc, 2, q), sum_of(cs, 3, q), out, f);
+                }
+            }
+        }
+    }
+};
+
+// Resident blocks per SM the uniform kernel is built for: 4 x 128 threads of
+// float (<= 128 registers), 2 of double (its sums need the registers).
+template <typename T> struct UniformOccupancy { static constexpr int value = sizeof(T) == 4 ? 4 : 2; };
+
+template <typename T>
+__device__ void uniform(const kp_ls_params p, const kp_ls_grid grid, const T* __restrict__ t,
+                        const T* __restrict__ y, const T* __restrict__ w,
+                        const kp_ls_stats* __restrict__ stats_ptr, T* __restrict__ out) {
+    constexpr int NO_FM = UniformRun<T, false>::SUMS * UniformRun<T, false>::F;
+    constexpr int WITH_FM = UniformRun<T, true>::SUMS * UniformRun<T, true>::F;
+    constexpr int TOTALS = sizeof(T) == 4 ? (NO_FM > WITH_FM ? NO_FM : WITH_FM) * UNIFORM_BLOCK : 1;
+    __shared__ UniformSample<T> tile[UNIFORM_TILE];
+    __shared__ typename PhaseTrig<T>::Table trig;
+    __shared__ T totals[TOTALS];
+    PhaseTrig<T>::init(trig);  // published by the first __syncthreads of the tile loop
+    const kp_ls_stats stats = *stats_ptr;
+    if (p.floating_mean) {
+        UniformRun<T, true> run;
+        run.totals = totals;
+        run.run(p, grid, t, y, w, stats, out, tile, trig);
+    } else {
+        UniformRun<T, false> run;
+        run.totals = totals;
+        run.run(p, grid, t, y, w, stats, out, tile, trig);
     }
 }
 
@@ -205,6 +375,12 @@ __device__ void direct(const kp_ls_params p, const T* __restrict__ t, const T* _
         lombscargle_direct_##SUFFIX(const kp_ls_params p, const T* t, const T* y, const T* w,     \
                                     const T* freqs, const kp_ls_stats* stats, T* out) {           \
         kp::ls::direct<T>(p, t, y, w, freqs, stats, out);                                         \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::ls::UNIFORM_BLOCK,                           \
+                                                 kp::ls::UniformOccupancy<T>::value)              \
+        lombscargle_uniform_##SUFFIX(const kp_ls_params p, const kp_ls_grid grid, const T* t,     \
+                                     const T* y, const T* w, const kp_ls_stats* stats, T* out) {  \
+        kp::ls::uniform<T>(p, grid, t, y, w, stats, out);                                         \
     }
 
 KP_LOMBSCARGLE_ENTRY_POINTS(float, f32)

@@ -95,6 +95,22 @@ impl<T: Float> Periodogram<T> {
             Periodogram::Complex(v) => v.iter().map(|c| c.norm()).collect(),
         }
     }
+    /// The same periodogram in another precision.
+    pub fn cast<U: Float>(&self) -> Periodogram<U> {
+        let c = |x: &T| U::from_f64(x.to_f64());
+        match self {
+            Periodogram::Real(v) => Periodogram::Real(v.iter().map(c).collect()),
+            Periodogram::Complex(v) => Periodogram::Complex(
+                v.iter()
+                    .map(|z| Complex {
+                        re: c(&z.re),
+                        im: c(&z.im),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
     fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
         match normalize {
             Normalize::Amplitude => Periodogram::Complex(
@@ -105,6 +121,100 @@ impl<T: Float> Periodogram<T> {
             ),
             _ => Periodogram::Real(values),
         }
+    }
+}
+
+/// A uniform grid of angular frequencies `f0 + k df`, `k = 0 .. nf`: the
+/// common case, computed by the recurrence kernel (no sincos per pair).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UniformGrid {
+    pub f0: f64,
+    pub df: f64,
+    pub nf: usize,
+}
+
+impl UniformGrid {
+    pub fn new(f0: f64, df: f64, nf: usize) -> Self {
+        UniformGrid { f0, df, nf }
+    }
+
+    /// `nf` frequencies from `first` to `last` inclusive.
+    pub fn spanning(first: f64, last: f64, nf: usize) -> Self {
+        let df = if nf > 1 {
+            (last - first) / (nf - 1) as f64
+        } else {
+            0.0
+        };
+        UniformGrid { f0: first, df, nf }
+    }
+
+    pub fn frequency(&self, k: usize) -> f64 {
+        self.f0 + k as f64 * self.df
+    }
+
+    pub fn frequencies(&self) -> Vec<f64> {
+        (0..self.nf).map(|k| self.frequency(k)).collect()
+    }
+
+    /// Non-empty, finite, non-negative, increasing.
+    pub fn validate(&self) -> Result<()> {
+        if self.nf == 0 {
+            return Err(Error::invalid("the frequency grid is empty (nf = 0)"));
+        }
+        let last = self.frequency(self.nf - 1);
+        if !(self.f0.is_finite() && self.df.is_finite() && last.is_finite()) {
+            return Err(Error::invalid(format!(
+                "grid f0 {} df {} is not finite",
+                self.f0, self.df
+            )));
+        }
+        if self.f0 < 0.0 {
+            return Err(Error::invalid(format!(
+                "grid f0 = {} is negative: a peak at -f is the peak at +f",
+                self.f0
+            )));
+        }
+        if self.df < 0.0 || (self.df == 0.0 && self.nf > 1) {
+            return Err(Error::invalid(format!(
+                "grid df = {} must be positive",
+                self.df
+            )));
+        }
+        if self.nf > i64::MAX as usize / 2 {
+            return Err(Error::invalid("too many frequencies"));
+        }
+        Ok(())
+    }
+}
+
+/// Mirrors `kp_ls_grid` in csrc/kernpack_params.h.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LsGrid {
+    pub f0: f64,
+    pub df: f64,
+}
+// SAFETY: two doubles, passed by value.
+unsafe impl DeviceRepr for LsGrid {}
+
+/// Where a device call's frequencies are.
+#[derive(Debug, Clone, Copy)]
+pub enum DeviceFreqs {
+    /// `len` angular frequencies in device memory.
+    Array { ptr: CUdeviceptr, len: usize },
+    /// A uniform grid, generated on the fly.
+    Uniform(UniformGrid),
+}
+
+impl DeviceFreqs {
+    pub fn len(&self) -> usize {
+        match self {
+            DeviceFreqs::Array { len, .. } => *len,
+            DeviceFreqs::Uniform(grid) => grid.nf,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -133,6 +243,9 @@ unsafe impl DeviceRepr for LsParams {}
 
 /// Mirrors `KP_LS_FREQS_PER_THREAD` in csrc/kernpack_params.h.
 pub(crate) const FREQS_PER_THREAD: u64 = 2;
+/// Mirror `KP_LS_UNIFORM_FREQS_PER_THREAD(_FM)`.
+pub(crate) const UNIFORM_FREQS_PER_THREAD: u64 = 16;
+pub(crate) const UNIFORM_FREQS_PER_THREAD_FM: u64 = 8;
 /// Doubles in `kp_ls_stats`.
 const STATS_LEN: usize = 6;
 
@@ -197,8 +310,6 @@ pub fn validate<T: Float>(
         series.weights.map(<[T]>::len),
         freqs.len(),
     )?;
-    check_finite("t", series.t)?;
-    check_finite("y", series.y)?;
     check_finite("freqs", freqs)?;
     if let Some(i) = freqs.iter().position(|f| f.to_f64() < 0.0) {
         return Err(Error::invalid(format!(
@@ -206,6 +317,29 @@ pub fn validate<T: Float>(
             freqs[i]
         )));
     }
+    validate_series(series, opts)
+}
+
+/// As [`validate`], for a uniform frequency grid.
+pub fn validate_uniform<T: Float>(
+    series: &Series<'_, T>,
+    grid: &UniformGrid,
+    opts: &LombScargleOptions,
+) -> Result<()> {
+    check_shapes(
+        series.t.len(),
+        series.y.len(),
+        series.weights.map(<[T]>::len),
+        grid.nf,
+    )?;
+    grid.validate()?;
+    validate_series(series, opts)
+}
+
+/// The checks on the series itself (shapes are checked by the callers).
+fn validate_series<T: Float>(series: &Series<'_, T>, opts: &LombScargleOptions) -> Result<()> {
+    check_finite("t", series.t)?;
+    check_finite("y", series.y)?;
     let wsum = match series.weights {
         Some(w) => {
             check_finite("weights", w)?;
@@ -279,6 +413,41 @@ impl Kernpack {
     }
 }
 
+impl Kernpack {
+    /// The periodogram of `series` on the uniform grid `grid` (angular
+    /// frequencies `f0 + k df`): the recurrence kernel on the GPU, the
+    /// reference (on the grid's exact f64 frequencies) on the CPU.
+    pub fn lombscargle_uniform<T: Float>(
+        &self,
+        series: &Series<'_, T>,
+        grid: &UniformGrid,
+        opts: &LombScargleOptions,
+    ) -> Result<Periodogram<T>> {
+        match self.gpu() {
+            Some(gpu) => gpu.lombscargle_uniform(series, grid, opts), // validates
+            None => {
+                validate_uniform(series, grid, opts)?;
+                let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+                let (t, y) = (to64(series.t), to64(series.y));
+                let w = series.weights.map(to64);
+                let progress = self
+                    .progress
+                    .as_deref()
+                    .map(|p| p as &(dyn Fn(u64, u64) + Sync));
+                let result = reference::lombscargle::lombscargle(
+                    &t,
+                    &y,
+                    w.as_deref(),
+                    &grid.frequencies(),
+                    opts,
+                    progress,
+                );
+                Ok(result.cast())
+            }
+        }
+    }
+}
+
 impl Gpu {
     /// Host slices in, host vector out, on this GPU's stream (waits for the result).
     /// Validates like [`Kernpack::lombscargle`].
@@ -289,6 +458,39 @@ impl Gpu {
         opts: &LombScargleOptions,
     ) -> Result<Periodogram<T>> {
         validate(series, freqs, opts)?;
+        let f = self
+            .stream()
+            .clone_htod(freqs)
+            .map_err(|e| Error::cuda("copying inputs to the GPU", e))?;
+        let (ptr, _f) = f.device_ptr(self.stream());
+        self.lombscargle_host(
+            series,
+            DeviceFreqs::Array {
+                ptr,
+                len: freqs.len(),
+            },
+            opts,
+        )
+    }
+
+    /// As [`Gpu::lombscargle`], on a uniform grid (the recurrence kernel).
+    pub fn lombscargle_uniform<T: Float>(
+        &self,
+        series: &Series<'_, T>,
+        grid: &UniformGrid,
+        opts: &LombScargleOptions,
+    ) -> Result<Periodogram<T>> {
+        validate_uniform(series, grid, opts)?;
+        self.lombscargle_host(series, DeviceFreqs::Uniform(*grid), opts)
+    }
+
+    /// Uploads the validated series, runs, downloads.
+    fn lombscargle_host<T: Float>(
+        &self,
+        series: &Series<'_, T>,
+        freqs: DeviceFreqs,
+        opts: &LombScargleOptions,
+    ) -> Result<Periodogram<T>> {
         let stream = self.stream();
         let upload = |v: &[T]| {
             stream
@@ -298,10 +500,9 @@ impl Gpu {
         let t = upload(series.t)?;
         let y = upload(series.y)?;
         let w = series.weights.map(upload).transpose()?;
-        let f = upload(freqs)?;
         let mut out = unsafe { stream.alloc::<T>(output_len(freqs.len(), opts)) }
             .map_err(|e| Error::cuda("allocating the output", e))?;
-        self.lombscargle_device(stream, &t, &y, w.as_ref(), &f, &mut out, opts)?;
+        self.lombscargle_on(stream, &t, &y, w.as_ref(), freqs, &mut out, opts)?;
         let values = stream
             .clone_dtoh(&out)
             .map_err(|e| Error::cuda("copying the periodogram back", e))?;
@@ -323,6 +524,56 @@ impl Gpu {
         out: &mut impl DevicePtrMut<T>,
         opts: &LombScargleOptions,
     ) -> Result<()> {
+        let (ptr, _f) = freqs.device_ptr(stream);
+        self.lombscargle_on(
+            stream,
+            t,
+            y,
+            weights,
+            DeviceFreqs::Array {
+                ptr,
+                len: freqs.len(),
+            },
+            out,
+            opts,
+        )
+    }
+
+    /// As [`Gpu::lombscargle_device`], on a uniform grid.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lombscargle_uniform_device<T: Float, In: DevicePtr<T>>(
+        &self,
+        stream: &Arc<CudaStream>,
+        t: &In,
+        y: &In,
+        weights: Option<&In>,
+        grid: &UniformGrid,
+        out: &mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
+        grid.validate()?;
+        self.lombscargle_on(
+            stream,
+            t,
+            y,
+            weights,
+            DeviceFreqs::Uniform(*grid),
+            out,
+            opts,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn lombscargle_on<T: Float, In: DevicePtr<T>>(
+        &self,
+        stream: &Arc<CudaStream>,
+        t: &In,
+        y: &In,
+        weights: Option<&In>,
+        freqs: DeviceFreqs,
+        out: &mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
         check_shapes(t.len(), y.len(), weights.map(|w| w.len()), freqs.len())?;
         let want = output_len(freqs.len(), opts);
         if out.len() != want {
@@ -334,35 +585,36 @@ impl Gpu {
         let (t_ptr, _t) = t.device_ptr(stream);
         let (y_ptr, _y) = y.device_ptr(stream);
         let w = weights.map(|w| w.device_ptr(stream));
-        let (f_ptr, _f) = freqs.device_ptr(stream);
         let (out_ptr, _o) = out.device_ptr_mut(stream);
-        let w_ptr = w.as_ref().map(|(ptr, _)| *ptr);
         let buffers = LsDeviceBuffers {
             t: t_ptr,
             y: y_ptr,
-            weights: w_ptr,
-            freqs: f_ptr,
+            weights: w.as_ref().map(|(ptr, _)| *ptr),
             out: out_ptr,
         };
         // SAFETY: every pointer comes from a live device buffer of the checked length.
-        unsafe { self.lombscargle_raw::<T>(stream, &buffers, t.len(), freqs.len(), opts) }
+        unsafe { self.lombscargle_raw::<T>(stream, &buffers, t.len(), freqs, opts) }
     }
 
     /// The launch itself, on raw device pointers (the C ABI's device-pointer path).
     ///
     /// # Safety
     /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
-    /// `T`, `freqs` to `nf`, and `out` to [`output_len`] writable ones, all on
-    /// this GPU, live until the work on `stream` has finished.
+    /// `T`, an array `freqs` to its `len`, and `out` to [`output_len`] writable
+    /// ones, all on this GPU, live until the work on `stream` has finished.
     pub unsafe fn lombscargle_raw<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         buffers: &LsDeviceBuffers,
         nx: usize,
-        nf: usize,
+        freqs: DeviceFreqs,
         opts: &LombScargleOptions,
     ) -> Result<()> {
+        let nf = freqs.len();
         check_shapes(nx, nx, None, nf)?;
+        if let DeviceFreqs::Uniform(grid) = &freqs {
+            grid.validate()?;
+        }
         let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
         // Per-series statistics stay on the device: no host round trip. The
         // allocation is stream-ordered, so freeing it on drop waits for the kernels.
@@ -384,18 +636,45 @@ impl Gpu {
         ];
         self.launch(prepare, 1, stream, &mut prepare_args)?;
 
-        let direct = self.kernel(&format!("lombscargle_direct_{}", T::NAME));
-        let grid = direct.grid_for(nf as u64, direct.block as u64 * FREQS_PER_THREAD);
-        let mut direct_args = [
-            params_arg,
-            arg(&buffers.t),
-            arg(&buffers.y),
-            arg(&w),
-            arg(&buffers.freqs),
-            arg(&stats_ptr),
-            arg(&buffers.out),
-        ];
-        self.launch(direct, grid, stream, &mut direct_args)
+        match freqs {
+            DeviceFreqs::Array { ptr, .. } => {
+                let direct = self.kernel(&format!("lombscargle_direct_{}", T::NAME));
+                let grid = direct.grid_for(nf as u64, direct.block as u64 * FREQS_PER_THREAD);
+                let mut args = [
+                    params_arg,
+                    arg(&buffers.t),
+                    arg(&buffers.y),
+                    arg(&w),
+                    arg(&ptr),
+                    arg(&stats_ptr),
+                    arg(&buffers.out),
+                ];
+                self.launch(direct, grid, stream, &mut args)
+            }
+            DeviceFreqs::Uniform(grid) => {
+                let uniform = self.kernel(&format!("lombscargle_uniform_{}", T::NAME));
+                let per_thread = if opts.floating_mean {
+                    UNIFORM_FREQS_PER_THREAD_FM
+                } else {
+                    UNIFORM_FREQS_PER_THREAD
+                };
+                let blocks = uniform.grid_for(nf as u64, uniform.block as u64 * per_thread);
+                let grid_arg = LsGrid {
+                    f0: grid.f0,
+                    df: grid.df,
+                };
+                let mut args = [
+                    params_arg,
+                    &grid_arg as *const LsGrid as *mut c_void,
+                    arg(&buffers.t),
+                    arg(&buffers.y),
+                    arg(&w),
+                    arg(&stats_ptr),
+                    arg(&buffers.out),
+                ];
+                self.launch(uniform, blocks, stream, &mut args)
+            }
+        }
     }
 }
 
@@ -405,7 +684,6 @@ pub struct LsDeviceBuffers {
     pub t: CUdeviceptr,
     pub y: CUdeviceptr,
     pub weights: Option<CUdeviceptr>,
-    pub freqs: CUdeviceptr,
     pub out: CUdeviceptr,
 }
 

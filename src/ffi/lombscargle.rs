@@ -3,7 +3,7 @@
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
-use crate::api::lombscargle::{output_len, LsDeviceBuffers};
+use crate::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers};
 use crate::error::Error;
 use crate::float::Float;
 use crate::{LombScargleOptions, Normalize, Periodogram, Series};
@@ -172,10 +172,13 @@ unsafe fn lombscargle_device<T: Float>(
             t: t as CUdeviceptr,
             y: y as CUdeviceptr,
             weights: (weights != 0).then_some(weights as CUdeviceptr),
-            freqs: freqs as CUdeviceptr,
             out: out as CUdeviceptr,
         };
-        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, nf, &opts) }?;
+        let freqs = DeviceFreqs::Array {
+            ptr: freqs as CUdeviceptr,
+            len: nf,
+        };
+        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) }?;
         Ok(())
     })
 }

@@ -37,6 +37,8 @@ pub const KERNEL_NAMES: &[&str] = &[
     "lombscargle_prepare_f64",
     "lombscargle_direct_f32",
     "lombscargle_direct_f64",
+    "lombscargle_uniform_f32",
+    "lombscargle_uniform_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
-use kernpack::api::lombscargle::output_len;
+use kernpack::api::lombscargle::{output_len, UniformGrid};
 use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
 
 use crate::args::Args;
@@ -31,7 +31,7 @@ pub fn run(raw: &[String]) -> Result<(), String> {
             "out",
             "normalize",
         ],
-        &["floating-mean"],
+        &["floating-mean", "uniform"],
     )?;
     let (t, y, f) = match (args.str("t"), args.str("y"), args.str("freqs")) {
         (Some(t), Some(y), Some(f)) => (read_raw_f64(t)?, read_raw_f64(y)?, read_raw_f64(f)?),
@@ -50,9 +50,13 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         precenter: false,
     };
     let reps: usize = args.get_or("reps", 20)?;
+    // --uniform: the recurrence kernel on the grid from f[0] to f[nf-1].
+    let grid = args
+        .switch("uniform")
+        .then(|| UniformGrid::spanning(f[0], f[f.len() - 1], f.len()));
     match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench::<f32>(&t, &y, &f, &opts, reps, args.str("out")),
-        "f64" => bench::<f64>(&t, &y, &f, &opts, reps, args.str("out")),
+        "f32" => bench::<f32>(&t, &y, &f, grid, &opts, reps, args.str("out")),
+        "f64" => bench::<f64>(&t, &y, &f, grid, &opts, reps, args.str("out")),
         other => Err(format!("--dtype {other:?}: expected f32 or f64")),
     }
 }
@@ -76,6 +80,7 @@ fn bench<T: Float>(
     t: &[f64],
     y: &[f64],
     f: &[f64],
+    grid: Option<UniformGrid>,
     opts: &LombScargleOptions,
     reps: usize,
     out_path: Option<&str>,
@@ -90,6 +95,11 @@ fn bench<T: Float>(
     // and Numba are timed), then a host-slice call with its copies.
     let started = Instant::now();
     let gpu = Gpu::get(0).map_err(err)?;
+    type Buf<T> = cudarc::driver::CudaSlice<T>;
+    let run = |out: &mut Buf<T>, dt: &Buf<T>, dy: &Buf<T>, df: &Buf<T>| match &grid {
+        Some(grid) => gpu.lombscargle_uniform_device(gpu.stream(), dt, dy, None, grid, out, opts),
+        None => gpu.lombscargle_device(gpu.stream(), dt, dy, None, df, out, opts),
+    };
     let context_and_module = started.elapsed().as_secs_f64() * 1e3;
     let module = (gpu.module_load_time() + gpu.kernel_resolve_time()).as_secs_f64() * 1e3;
     let stream = gpu.stream();
@@ -101,19 +111,20 @@ fn bench<T: Float>(
         .map_err(cuda)?;
     stream.synchronize().map_err(cuda)?;
     let first_started = Instant::now();
-    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
-        .map_err(err)?;
+    run(&mut out, &dt, &dy, &df).map_err(err)?;
     stream.synchronize().map_err(cuda)?;
     let first_call = first_started.elapsed().as_secs_f64() * 1e3;
     let second_started = Instant::now();
-    gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
-        .map_err(err)?;
+    run(&mut out, &dt, &dy, &df).map_err(err)?;
     stream.synchronize().map_err(cuda)?;
     let second_call = second_started.elapsed().as_secs_f64() * 1e3;
     let host_started = Instant::now();
-    let first = gpu
-        .lombscargle(&Series::new(&t, &y), &f, opts)
-        .map_err(err)?;
+    let series = Series::new(&t, &y);
+    let first = match &grid {
+        Some(grid) => gpu.lombscargle_uniform(&series, grid, opts),
+        None => gpu.lombscargle(&series, &f, opts),
+    }
+    .map_err(err)?;
     let host_call = host_started.elapsed().as_secs_f64() * 1e3;
     println!(
         "cold start: context+module {context_and_module:.2} ms (module load + kernel resolve {module:.3} ms: \
@@ -134,8 +145,7 @@ fn bench<T: Float>(
     let mut times = Vec::with_capacity(reps);
     for rep in 0..reps + 3 {
         start.record(stream).map_err(cuda)?;
-        gpu.lombscargle_device(stream, &dt, &dy, None, &df, &mut out, opts)
-            .map_err(err)?;
+        run(&mut out, &dt, &dy, &df).map_err(err)?;
         stop.record(stream).map_err(cuda)?;
         stop.synchronize().map_err(cuda)?;
         if rep >= 3 {
@@ -146,7 +156,8 @@ fn bench<T: Float>(
     let median = times[times.len() / 2];
     let pairs = t.len() as f64 * f.len() as f64;
     println!(
-        "RESULT kernpack lombscargle dtype={} nx={} nf={} median_ms={median:.4} min_ms={:.4} gpairs_per_s={:.1} first_call_ms={first_call:.3} module_load_ms={module:.3}",
+        "RESULT kernpack lombscargle mode={} dtype={} nx={} nf={} median_ms={median:.4} min_ms={:.4} gpairs_per_s={:.1} first_call_ms={first_call:.3} module_load_ms={module:.3}",
+        if grid.is_some() { "uniform" } else { "direct" },
         T::NAME,
         t.len(),
         f.len(),
