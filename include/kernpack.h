@@ -294,6 +294,84 @@ enum kp_status kp_lombscargle_device_f64(const struct kp_context *ctx,
                                          size_t out_len,
                                          uint64_t stream);
 
+/*
+ As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
+ `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+ faster than an explicit frequency array on the GPU.
+
+ # Safety
+ As `kp_lombscargle_f32`.
+ */
+enum kp_status kp_lombscargle_uniform_f32(const struct kp_context *ctx,
+                                          const float *t,
+                                          const float *y,
+                                          const float *weights,
+                                          size_t nx,
+                                          double f0,
+                                          double df,
+                                          size_t nf,
+                                          const struct kp_lombscargle_options *options,
+                                          float *out,
+                                          size_t out_len);
+
+/*
+ As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`.
+
+ # Safety
+ As `kp_lombscargle_device_f32`.
+ */
+enum kp_status kp_lombscargle_uniform_device_f32(const struct kp_context *ctx,
+                                                 uint64_t t,
+                                                 uint64_t y,
+                                                 uint64_t weights,
+                                                 size_t nx,
+                                                 double f0,
+                                                 double df,
+                                                 size_t nf,
+                                                 const struct kp_lombscargle_options *options,
+                                                 uint64_t out,
+                                                 size_t out_len,
+                                                 uint64_t stream);
+
+/*
+ As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
+ `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+ faster than an explicit frequency array on the GPU.
+
+ # Safety
+ As `kp_lombscargle_f64`.
+ */
+enum kp_status kp_lombscargle_uniform_f64(const struct kp_context *ctx,
+                                          const double *t,
+                                          const double *y,
+                                          const double *weights,
+                                          size_t nx,
+                                          double f0,
+                                          double df,
+                                          size_t nf,
+                                          const struct kp_lombscargle_options *options,
+                                          double *out,
+                                          size_t out_len);
+
+/*
+ As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`.
+
+ # Safety
+ As `kp_lombscargle_device_f64`.
+ */
+enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
+                                                 uint64_t t,
+                                                 uint64_t y,
+                                                 uint64_t weights,
+                                                 size_t nx,
+                                                 double f0,
+                                                 double df,
+                                                 size_t nf,
+                                                 const struct kp_lombscargle_options *options,
+                                                 uint64_t out,
+                                                 size_t out_len,
+                                                 uint64_t stream);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -3,7 +3,7 @@
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
-use crate::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers};
+use crate::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use crate::error::Error;
 use crate::float::Float;
 use crate::{LombScargleOptions, Normalize, Periodogram, Series};
@@ -85,6 +85,32 @@ unsafe fn host_slice<'a, T>(name: &str, ptr: *const T, len: usize) -> Result<&'a
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// A call's frequencies, as the C caller gave them.
+enum Freqs<P> {
+    /// `nf` angular frequencies at `P` (a host pointer or a device address).
+    Array(P, usize),
+    Uniform(UniformGrid),
+}
+
+impl<P> Freqs<P> {
+    fn len(&self) -> usize {
+        match self {
+            Freqs::Array(_, nf) => *nf,
+            Freqs::Uniform(grid) => grid.nf,
+        }
+    }
+}
+
+fn check_out_len(out_len: usize, nf: usize, opts: &LombScargleOptions) -> Result<(), Failure> {
+    let want = output_len(nf, opts);
+    if out_len != want {
+        return Err(
+            Error::invalid(format!("out_len is {out_len}, {want} values are produced")).into(),
+        );
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn lombscargle_host<T: Float>(
     ctx: *const kp_context,
@@ -92,8 +118,7 @@ unsafe fn lombscargle_host<T: Float>(
     y: *const T,
     weights: *const T,
     nx: usize,
-    freqs: *const T,
-    nf: usize,
+    freqs: Freqs<*const T>,
     options: *const kp_lombscargle_options,
     out: *mut T,
     out_len: usize,
@@ -110,19 +135,18 @@ unsafe fn lombscargle_host<T: Float>(
                 Some(unsafe { host_slice("weights", weights, nx) }?)
             },
         };
-        let freqs = unsafe { host_slice("freqs", freqs, nf) }?;
         if out.is_null() {
             return Err(null_pointer("out"));
         }
-        let want = output_len(nf, &opts);
-        if out_len != want {
-            return Err(Error::invalid(format!(
-                "out_len is {out_len}, {want} values are produced"
-            ))
-            .into());
-        }
+        check_out_len(out_len, freqs.len(), &opts)?;
         // Computed in full before a single value is written to `out`.
-        let result = ctx.kernpack.lombscargle(&series, freqs, &opts)?;
+        let result = match freqs {
+            Freqs::Array(ptr, nf) => {
+                ctx.kernpack
+                    .lombscargle(&series, unsafe { host_slice("freqs", ptr, nf) }?, &opts)
+            }
+            Freqs::Uniform(grid) => ctx.kernpack.lombscargle_uniform(&series, &grid, &opts),
+        }?;
         let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
         match result {
             Periodogram::Real(v) => out.copy_from_slice(&v),
@@ -144,8 +168,7 @@ unsafe fn lombscargle_device<T: Float>(
     y: u64,
     weights: u64,
     nx: usize,
-    freqs: u64,
-    nf: usize,
+    freqs: Freqs<u64>,
     options: *const kp_lombscargle_options,
     out: u64,
     out_len: usize,
@@ -154,18 +177,16 @@ unsafe fn lombscargle_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
-        for (name, ptr) in [("t", t), ("y", y), ("freqs", freqs), ("out", out)] {
+        let freqs_ptr = match freqs {
+            Freqs::Array(ptr, _) => ptr,
+            Freqs::Uniform(_) => u64::MAX, // no pointer to check
+        };
+        for (name, ptr) in [("t", t), ("y", y), ("freqs", freqs_ptr), ("out", out)] {
             if ptr == 0 {
                 return Err(null_pointer(name));
             }
         }
-        let want = output_len(nf, &opts);
-        if out_len != want {
-            return Err(Error::invalid(format!(
-                "out_len is {out_len}, {want} values are produced"
-            ))
-            .into());
-        }
+        check_out_len(out_len, freqs.len(), &opts)?;
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         let buffers = LsDeviceBuffers {
@@ -174,9 +195,12 @@ unsafe fn lombscargle_device<T: Float>(
             weights: (weights != 0).then_some(weights as CUdeviceptr),
             out: out as CUdeviceptr,
         };
-        let freqs = DeviceFreqs::Array {
-            ptr: freqs as CUdeviceptr,
-            len: nf,
+        let freqs = match freqs {
+            Freqs::Array(ptr, len) => DeviceFreqs::Array {
+                ptr: ptr as CUdeviceptr,
+                len,
+            },
+            Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
         unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) }?;
         Ok(())
@@ -206,7 +230,19 @@ pub unsafe extern "C" fn kp_lombscargle_f32(
     out: *mut f32,
     out_len: usize,
 ) -> kp_status {
-    unsafe { lombscargle_host(ctx, t, y, weights, nx, freqs, nf, options, out, out_len) }
+    unsafe {
+        lombscargle_host(
+            ctx,
+            t,
+            y,
+            weights,
+            nx,
+            Freqs::Array(freqs, nf),
+            options,
+            out,
+            out_len,
+        )
+    }
 }
 
 /// As `kp_lombscargle_f32`, in double precision.
@@ -226,7 +262,19 @@ pub unsafe extern "C" fn kp_lombscargle_f64(
     out: *mut f64,
     out_len: usize,
 ) -> kp_status {
-    unsafe { lombscargle_host(ctx, t, y, weights, nx, freqs, nf, options, out, out_len) }
+    unsafe {
+        lombscargle_host(
+            ctx,
+            t,
+            y,
+            weights,
+            nx,
+            Freqs::Array(freqs, nf),
+            options,
+            out,
+            out_len,
+        )
+    }
 }
 
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
@@ -259,7 +307,16 @@ pub unsafe extern "C" fn kp_lombscargle_device_f32(
 ) -> kp_status {
     unsafe {
         lombscargle_device::<f32>(
-            ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream,
+            ctx,
+            t,
+            y,
+            weights,
+            nx,
+            Freqs::Array(freqs, nf),
+            options,
+            out,
+            out_len,
+            stream,
         )
     }
 }
@@ -284,7 +341,114 @@ pub unsafe extern "C" fn kp_lombscargle_device_f64(
 ) -> kp_status {
     unsafe {
         lombscargle_device::<f64>(
-            ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream,
+            ctx,
+            t,
+            y,
+            weights,
+            nx,
+            Freqs::Array(freqs, nf),
+            options,
+            out,
+            out_len,
+            stream,
         )
+    }
+}
+
+/// As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
+/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+/// faster than an explicit frequency array on the GPU.
+///
+/// # Safety
+/// As `kp_lombscargle_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_uniform_f32(
+    ctx: *const kp_context,
+    t: *const f32,
+    y: *const f32,
+    weights: *const f32,
+    nx: usize,
+    f0: f64,
+    df: f64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f32,
+    out_len: usize,
+) -> kp_status {
+    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
+    unsafe { lombscargle_host(ctx, t, y, weights, nx, grid, options, out, out_len) }
+}
+
+/// As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`.
+///
+/// # Safety
+/// As `kp_lombscargle_device_f32`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    nx: usize,
+    f0: f64,
+    df: f64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+) -> kp_status {
+    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
+    unsafe {
+        lombscargle_device::<f32>(ctx, t, y, weights, nx, grid, options, out, out_len, stream)
+    }
+}
+
+/// As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
+/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+/// faster than an explicit frequency array on the GPU.
+///
+/// # Safety
+/// As `kp_lombscargle_f64`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_uniform_f64(
+    ctx: *const kp_context,
+    t: *const f64,
+    y: *const f64,
+    weights: *const f64,
+    nx: usize,
+    f0: f64,
+    df: f64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f64,
+    out_len: usize,
+) -> kp_status {
+    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
+    unsafe { lombscargle_host(ctx, t, y, weights, nx, grid, options, out, out_len) }
+}
+
+/// As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`.
+///
+/// # Safety
+/// As `kp_lombscargle_device_f64`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    nx: usize,
+    f0: f64,
+    df: f64,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+) -> kp_status {
+    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
+    unsafe {
+        lombscargle_device::<f64>(ctx, t, y, weights, nx, grid, options, out, out_len, stream)
     }
 }

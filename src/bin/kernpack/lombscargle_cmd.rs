@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use kernpack::api::lombscargle::UniformGrid;
 use kernpack::plot::LineChart;
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
@@ -18,6 +19,7 @@ kernpack lombscargle INPUT [options]
   --nf N                number of frequencies, uniform from fmin to fmax (default max(2000, 10 n))
   --freqs FILE          frequencies from a file instead (cycles per time unit; --angular: rad per unit)
   --angular             --freqs holds angular frequencies
+  --direct              use the explicit-array kernel even for a uniform grid (for comparison)
   --dtype f32|f64       precision (default f64)
   --backend auto|gpu|cpu  (default auto: the GPU when present)
   --normalize power|normalize|amplitude   (SciPy's normalize, default power)
@@ -43,7 +45,7 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
             "output",
             "plot",
         ],
-        &["angular", "floating-mean", "precenter"],
+        &["angular", "floating-mean", "precenter", "direct"],
     )?;
     let data = read_series(input)?;
     let freqs = frequencies(&args, &data)?;
@@ -54,7 +56,7 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
     };
     let kp = handle(
         args.get_or("backend", Backend::Auto)?,
-        data.t.len() as f64 * freqs.len() as f64,
+        data.t.len() as f64 * freqs.values.len() as f64,
     )?;
     let started = Instant::now();
     let result = match args.str("dtype").unwrap_or("f64") {
@@ -65,13 +67,13 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
     eprintln!(
         "lombscargle: {} samples x {} frequencies on the {} in {:.1} ms",
         data.t.len(),
-        freqs.len(),
+        freqs.values.len(),
         kp.backend_name(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    write_result(args.str("output").unwrap_or("-"), &freqs, &result)?;
+    write_result(args.str("output").unwrap_or("-"), &freqs.values, &result)?;
     if let Some(path) = args.str("plot") {
-        plot(path, &freqs, &result, "Lomb-Scargle periodogram")?;
+        plot(path, &freqs.values, &result, "Lomb-Scargle periodogram")?;
     }
     Ok(())
 }
@@ -95,14 +97,15 @@ fn handle(backend: Backend, pairs: f64) -> Result<Kernpack, String> {
 }
 
 /// Frequencies in cycles per time unit (the kernels take angular ones).
-fn frequencies(args: &Args, data: &SeriesData) -> Result<Vec<f64>, String> {
+fn frequencies(args: &Args, data: &SeriesData) -> Result<Frequencies, String> {
     if let Some(path) = args.str("freqs") {
         let scale = if args.switch("angular") {
             1.0 / TAU
         } else {
             1.0
         };
-        return Ok(read_column(path)?.into_iter().map(|f| f * scale).collect());
+        let values = read_column(path)?.into_iter().map(|f| f * scale).collect();
+        return Ok(Frequencies { values, grid: None });
     }
     let (lo, hi) = data
         .t
@@ -129,42 +132,49 @@ fn frequencies(args: &Args, data: &SeriesData) -> Result<Vec<f64>, String> {
     if nf == 0 {
         return Err("--nf must be at least 1".into());
     }
-    let step = if nf > 1 {
-        (fmax - fmin) / (nf - 1) as f64
-    } else {
-        0.0
-    };
-    Ok((0..nf).map(|k| fmin + step * k as f64).collect())
+    let grid = UniformGrid::spanning(fmin, fmax, nf);
+    // --direct: the explicit-array kernel on the same frequencies, for comparison.
+    let uniform = !args.switch("direct");
+    Ok(Frequencies {
+        values: grid.frequencies(),
+        grid: uniform.then_some(grid),
+    })
+}
+
+/// The frequencies of a run, in cycles per time unit (the kernels take angular ones).
+pub struct Frequencies {
+    pub values: Vec<f64>,
+    /// Set when the values are a uniform grid: the recurrence kernel then runs.
+    pub grid: Option<UniformGrid>,
 }
 
 fn compute<T: Float>(
     kp: &Kernpack,
     data: &SeriesData,
-    freqs: &[f64],
+    freqs: &Frequencies,
     opts: &LombScargleOptions,
 ) -> Result<Periodogram<f64>, String> {
     let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
     let (t, y) = (cast(&data.t), cast(&data.y));
     let w = data.w.as_deref().map(cast);
-    let angular: Vec<T> = freqs.iter().map(|f| T::from_f64(f * TAU)).collect();
-    let mut series = Series::new(&t, &y);
-    if let Some(w) = &w {
-        series = series.with_weights(w);
-    }
-    let result = kp
-        .lombscargle(&series, &angular, opts)
-        .map_err(|e| e.to_string())?;
-    Ok(match result {
-        Periodogram::Real(v) => Periodogram::Real(v.iter().map(|x| x.to_f64()).collect()),
-        Periodogram::Complex(v) => Periodogram::Complex(
-            v.iter()
-                .map(|c| kernpack::Complex {
-                    re: c.re.to_f64(),
-                    im: c.im.to_f64(),
-                })
-                .collect(),
+    let series = Series {
+        t: &t,
+        y: &y,
+        weights: w.as_deref(),
+    };
+    let result = match &freqs.grid {
+        Some(grid) => kp.lombscargle_uniform(
+            &series,
+            &UniformGrid::new(grid.f0 * TAU, grid.df * TAU, grid.nf),
+            opts,
         ),
-    })
+        None => kp.lombscargle(
+            &series,
+            &cast(&freqs.values.iter().map(|f| f * TAU).collect::<Vec<f64>>()),
+            opts,
+        ),
+    };
+    Ok(result.map_err(|e| e.to_string())?.cast())
 }
 
 fn write_result(path: &str, freqs: &[f64], result: &Periodogram<f64>) -> Result<(), String> {
@@ -235,9 +245,11 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
     }
     let data = SeriesData { t, y, w: Some(w) };
     let (fmin, fmax) = (1.0 / 400.0, 2.0);
-    let freqs: Vec<f64> = (0..nf)
-        .map(|k| fmin + (fmax - fmin) * k as f64 / (nf - 1) as f64)
-        .collect();
+    let grid = UniformGrid::spanning(fmin, fmax, nf);
+    let freqs = Frequencies {
+        values: grid.frequencies(),
+        grid: Some(grid),
+    };
     let opts = LombScargleOptions {
         normalize: Normalize::Normalize,
         floating_mean: true,
@@ -251,8 +263,8 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
     let magnitudes = result.magnitudes();
-    let k = best(&freqs, &magnitudes).ok_or("no peak found")?;
-    let found = 1.0 / freqs[k];
+    let k = best(&freqs.values, &magnitudes).ok_or("no peak found")?;
+    let found = 1.0 / freqs.values[k];
     println!(
         "demo: {} irregular samples over {:.0} days, {nf} frequencies, on the {} in {elapsed:.1} ms",
         data.t.len(),
@@ -265,7 +277,7 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
     );
     plot(
         &plot_path,
-        &freqs,
+        &freqs.values,
         &result,
         "kernpack demo: a synthetic light curve",
     )?;
