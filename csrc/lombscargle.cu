@@ -290,74 +290,130 @@ template <typename T, bool FM> struct UniformRun {
         }
     }
 
-    __device__ void run(const kp_ls_params& p, const kp_ls_grid& grid, const T* __restrict__ t,
-                        const T* __restrict__ y, const T* __restrict__ w, const kp_ls_stats& stats,
-                        T* __restrict__ out, UniformSample<T>* tile,
-                        const typename PhaseTrig<T>::Table& trig) {
+    // One chunk: frequencies kb .. kb + UNIFORM_BLOCK * F - 1 of one series.
+    __device__ void chunk(const kp_ls_params& p, const kp_ls_grid& grid, const T* __restrict__ t,
+                          const T* __restrict__ y, const T* __restrict__ w, const kp_ls_stats& stats,
+                          T* __restrict__ out, UniformSample<T>* tile,
+                          const typename PhaseTrig<T>::Table& trig, int64_t kb) {
         const double turns_per_rad = 0.15915494309189533576888376337251;
-        const int64_t per_block = (int64_t)UNIFORM_BLOCK * F;
         const double m = (double)(threadIdx.x * F);
-        for (int64_t kb = (int64_t)blockIdx.x * per_block; kb < p.nf; kb += (int64_t)gridDim.x * per_block) {
-            const double nu_kb = (grid.f0 + (double)kb * grid.df) * turns_per_rad;
-            const double dnu = grid.df * turns_per_rad;
-            reset();
-            for (int64_t start = 0; start < p.nx; start += UNIFORM_TILE) {
-                const int n = (int)min((int64_t)UNIFORM_TILE, p.nx - start);
-                __syncthreads();  // the previous tile is consumed
-                for (int i = threadIdx.x; i < n; i += UNIFORM_BLOCK) {
-                    const int64_t k = start + i;
-                    const double tk = (double)t[k] - stats.t_shift;
-                    const double wk = (p.has_weights ? (double)w[k] : 1.0) * stats.inv_wsum;
-                    const double b = frac_turns(dnu * tk);
-                    double sb, cb;
-                    sincospi(2.0 * b, &sb, &cb);
-                    const double sqrt_w = sqrt(wk);
-                    tile[i] = UniformSample<T>{frac_turns(nu_kb * tk), b, (T)sqrt_w,
-                                               (T)(sqrt_w * ((double)y[k] - stats.y_center)), (T)cb, (T)sb};
-                }
-                __syncthreads();
-#pragma unroll 2
-                for (int i = 0; i < n; ++i) sample(trig, tile[i], m);
-                flush();
+        const double nu_kb = (grid.f0 + (double)kb * grid.df) * turns_per_rad;
+        const double dnu = grid.df * turns_per_rad;
+        reset();
+        for (int64_t start = 0; start < p.nx; start += UNIFORM_TILE) {
+            const int n = (int)min((int64_t)UNIFORM_TILE, p.nx - start);
+            __syncthreads();  // the previous tile is consumed
+            for (int i = threadIdx.x; i < n; i += UNIFORM_BLOCK) {
+                const int64_t k = start + i;
+                const double tk = (double)t[k] - stats.t_shift;
+                const double wk = (p.has_weights ? (double)w[k] : 1.0) * stats.inv_wsum;
+                const double b = frac_turns(dnu * tk);
+                double sb, cb;
+                sincospi(2.0 * b, &sb, &cb);
+                const double sqrt_w = sqrt(wk);
+                tile[i] = UniformSample<T>{frac_turns(nu_kb * tk), b, (T)sqrt_w,
+                                           (T)(sqrt_w * ((double)y[k] - stats.y_center)), (T)cb, (T)sb};
             }
+            __syncthreads();
+#pragma unroll 2
+            for (int i = 0; i < n; ++i) sample(trig, tile[i], m);
+            flush();
+        }
 #pragma unroll
-            for (int q = 0; q < F; ++q) {
-                const int64_t f = kb + (int64_t)threadIdx.x * F + q;
-                if (f < p.nf) {
-                    const T zero_sum = T(0);
-                    finish(p, stats, grid.f0 + (double)f * grid.df,
-                           FM ? sum_of(c, 4, q) : zero_sum, FM ? sum_of(s, 5, q) : zero_sum,
-                           sum_of(yc, 0, q), sum_of(ys, 1, q), sum_of(cc, 2, q), sum_of(cs, 3, q), out, f);
-                }
+        for (int q = 0; q < F; ++q) {
+            const int64_t f = kb + (int64_t)threadIdx.x * F + q;
+            if (f < p.nf) {
+                const T zero_sum = T(0);
+                finish(p, stats, grid.f0 + (double)f * grid.df,
+                       FM ? sum_of(c, 4, q) : zero_sum, FM ? sum_of(s, 5, q) : zero_sum,
+                       sum_of(yc, 0, q), sum_of(ys, 1, q), sum_of(cc, 2, q), sum_of(cs, 3, q), out, f);
             }
         }
     }
+
+    static constexpr int64_t PER_CHUNK = (int64_t)UNIFORM_BLOCK * F;
 };
 
 // Resident blocks per SM the uniform kernel is built for: 4 x 128 threads of
 // float (<= 128 registers), 2 of double (its sums need the registers).
 template <typename T> struct UniformOccupancy { static constexpr int value = sizeof(T) == 4 ? 4 : 2; };
 
+// Shared memory of the uniform kernels, and the dispatch on floating_mean.
+template <typename T> struct UniformBlock {
+    static constexpr int NO_FM = UniformRun<T, false>::SUMS * UniformRun<T, false>::F;
+    static constexpr int WITH_FM = UniformRun<T, true>::SUMS * UniformRun<T, true>::F;
+    static constexpr int TOTALS = sizeof(T) == 4 ? (NO_FM > WITH_FM ? NO_FM : WITH_FM) * UNIFORM_BLOCK : 1;
+    UniformSample<T> tile[UNIFORM_TILE];
+    typename PhaseTrig<T>::Table trig;
+    T totals[TOTALS];
+
+    // Calls work(run) with the UniformRun matching p.floating_mean.
+    template <typename Work> __device__ void dispatch(const kp_ls_params& p, Work work) {
+        if (p.floating_mean) {
+            UniformRun<T, true> run;
+            run.totals = totals;
+            work(run);
+        } else {
+            UniformRun<T, false> run;
+            run.totals = totals;
+            work(run);
+        }
+    }
+};
+
 template <typename T>
 __device__ void uniform(const kp_ls_params p, const kp_ls_grid grid, const T* __restrict__ t,
                         const T* __restrict__ y, const T* __restrict__ w,
                         const kp_ls_stats* __restrict__ stats_ptr, T* __restrict__ out) {
-    constexpr int NO_FM = UniformRun<T, false>::SUMS * UniformRun<T, false>::F;
-    constexpr int WITH_FM = UniformRun<T, true>::SUMS * UniformRun<T, true>::F;
-    constexpr int TOTALS = sizeof(T) == 4 ? (NO_FM > WITH_FM ? NO_FM : WITH_FM) * UNIFORM_BLOCK : 1;
-    __shared__ UniformSample<T> tile[UNIFORM_TILE];
-    __shared__ typename PhaseTrig<T>::Table trig;
-    __shared__ T totals[TOTALS];
-    PhaseTrig<T>::init(trig);  // published by the first __syncthreads of the tile loop
+    __shared__ UniformBlock<T> shared;
+    PhaseTrig<T>::init(shared.trig);  // published by the first __syncthreads of the tile loop
     const kp_ls_stats stats = *stats_ptr;
-    if (p.floating_mean) {
-        UniformRun<T, true> run;
-        run.totals = totals;
-        run.run(p, grid, t, y, w, stats, out, tile, trig);
-    } else {
-        UniformRun<T, false> run;
-        run.totals = totals;
-        run.run(p, grid, t, y, w, stats, out, tile, trig);
+    shared.dispatch(p, [&](auto& run) {
+        const int64_t per_chunk = run.PER_CHUNK;
+        for (int64_t kb = (int64_t)blockIdx.x * per_chunk; kb < p.nf; kb += (int64_t)gridDim.x * per_chunk)
+            run.chunk(p, grid, t, y, w, stats, out, shared.tile, shared.trig, kb);
+    });
+}
+
+// Many series in one launch: series s is samples offsets[s] .. offsets[s+1]-1
+// of the concatenated t, y, w, with the grid (f0[s], df[s]) (or f0[0], df[0]
+// for all when per_series_grid is 0) and its periodogram at out + s * nf * width.
+// The work units are (series, chunk of frequencies), taken in grid-stride order:
+// units of similar cost, many per block, so short and long series mix evenly.
+template <typename T>
+__device__ void uniform_batch(const kp_ls_params p, const int64_t nseries, const int64_t* __restrict__ offsets,
+                              const double* __restrict__ f0, const double* __restrict__ df,
+                              const int per_series_grid, const T* __restrict__ t, const T* __restrict__ y,
+                              const T* __restrict__ w, const kp_ls_stats* __restrict__ stats,
+                              T* __restrict__ out) {
+    __shared__ UniformBlock<T> shared;
+    PhaseTrig<T>::init(shared.trig);
+    const int64_t width = p.normalize == KP_LS_AMPLITUDE ? 2 : 1;
+    shared.dispatch(p, [&](auto& run) {
+        const int64_t per_chunk = run.PER_CHUNK;
+        const int64_t chunks = (p.nf + per_chunk - 1) / per_chunk;
+        for (int64_t unit = blockIdx.x; unit < nseries * chunks; unit += gridDim.x) {
+            const int64_t s = unit / chunks, c = unit % chunks;
+            const int64_t begin = offsets[s];
+            kp_ls_params ps = p;
+            ps.nx = offsets[s + 1] - begin;
+            const int64_t g = per_series_grid ? s : 0;
+            run.chunk(ps, kp_ls_grid{f0[g], df[g]}, t + begin, y + begin, w ? w + begin : w, stats[s],
+                      out + s * p.nf * width, shared.tile, shared.trig, c * per_chunk);
+        }
+    });
+}
+
+template <typename T>
+__device__ void prepare_batch(const kp_ls_params p, const int64_t nseries, const int64_t* __restrict__ offsets,
+                              const T* __restrict__ t, const T* __restrict__ y, const T* __restrict__ w,
+                              kp_ls_stats* __restrict__ stats) {
+    for (int64_t s = blockIdx.x; s < nseries; s += gridDim.x) {
+        const int64_t begin = offsets[s];
+        kp_ls_params ps = p;
+        ps.nx = offsets[s + 1] - begin;
+        prepare<T>(ps, t + begin, y + begin, w ? w + begin : w, stats + s);
+        __syncthreads();  // prepare's scratch is reused by the next series
     }
 }
 
@@ -381,6 +437,22 @@ __device__ void uniform(const kp_ls_params p, const kp_ls_grid grid, const T* __
         lombscargle_uniform_##SUFFIX(const kp_ls_params p, const kp_ls_grid grid, const T* t,     \
                                      const T* y, const T* w, const kp_ls_stats* stats, T* out) {  \
         kp::ls::uniform<T>(p, grid, t, y, w, stats, out);                                         \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::ls::PREP_BLOCK)                              \
+        lombscargle_prepare_batch_##SUFFIX(const kp_ls_params p, const int64_t nseries,           \
+                                           const int64_t* offsets, const T* t, const T* y,        \
+                                           const T* w, kp_ls_stats* stats) {                      \
+        kp::ls::prepare_batch<T>(p, nseries, offsets, t, y, w, stats);                            \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::ls::UNIFORM_BLOCK,                           \
+                                                 kp::ls::UniformOccupancy<T>::value)              \
+        lombscargle_uniform_batch_##SUFFIX(const kp_ls_params p, const int64_t nseries,           \
+                                           const int64_t* offsets, const double* f0,              \
+                                           const double* df, const int per_series_grid,           \
+                                           const T* t, const T* y, const T* w,                    \
+                                           const kp_ls_stats* stats, T* out) {                    \
+        kp::ls::uniform_batch<T>(p, nseries, offsets, f0, df, per_series_grid, t, y, w, stats,    \
+                                 out);                                                            \
     }
 
 KP_LOMBSCARGLE_ENTRY_POINTS(float, f32)

@@ -15,8 +15,13 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     let Some((family, rest)) = raw.split_first() else {
         return Err("usage: kernpack bench lombscargle [options]".into());
     };
+    if family == "lombscargle-batch" {
+        return batch(rest);
+    }
     if family != "lombscargle" {
-        return Err(format!("unknown bench {family:?}: expected lombscargle"));
+        return Err(format!(
+            "unknown bench {family:?}: expected lombscargle or lombscargle-batch"
+        ));
     }
     let args = Args::parse(
         rest,
@@ -174,5 +179,142 @@ fn bench<T: Float>(
     if let Some(path) = out_path {
         write_raw_f64(path, &values)?;
     }
+    Ok(())
+}
+
+/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
+fn event_median(
+    gpu: &Gpu,
+    reps: usize,
+    mut work: impl FnMut() -> kernpack::Result<()>,
+) -> Result<f64, String> {
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+    let (ctx, stream) = (gpu.context(), gpu.stream());
+    let start = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
+    let stop = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
+    let mut times = Vec::with_capacity(reps);
+    for rep in 0..reps + 3 {
+        start.record(stream).map_err(cuda)?;
+        work().map_err(|e| e.to_string())?;
+        stop.record(stream).map_err(cuda)?;
+        stop.synchronize().map_err(cuda)?;
+        if rep >= 3 {
+            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// `kernpack bench lombscargle-batch`: many short series in one launch against
+/// the same kernel on one long series, in pairs per second.
+fn batch(raw: &[String]) -> Result<(), String> {
+    let args = Args::parse(
+        raw,
+        &["nseries", "min", "max", "nf", "dtype", "reps"],
+        &["floating-mean"],
+    )?;
+    let opts = LombScargleOptions {
+        floating_mean: args.switch("floating-mean"),
+        ..Default::default()
+    };
+    let (nseries, lo, hi): (usize, usize, usize) = (
+        args.get_or("nseries", 10_000)?,
+        args.get_or("min", 100)?,
+        args.get_or("max", 200)?,
+    );
+    let (nf, reps): (usize, usize) = (args.get_or("nf", 10_000)?, args.get_or("reps", 10)?);
+    match args.str("dtype").unwrap_or("f32") {
+        "f32" => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps),
+        "f64" => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps),
+        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    }
+}
+
+fn bench_batch<T: Float>(
+    nseries: usize,
+    lo: usize,
+    hi: usize,
+    nf: usize,
+    opts: &LombScargleOptions,
+    reps: usize,
+) -> Result<(), String> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let stream = gpu.stream();
+    let mut rng = Uniform::new(0x51ed_2701);
+    let (mut t, mut y, mut offsets, mut f0, mut df) = (vec![], vec![], vec![0i64], vec![], vec![]);
+    for _ in 0..nseries {
+        let n = lo + (rng.next() * (hi - lo + 1) as f64) as usize;
+        let span = 50.0 + 300.0 * rng.next();
+        for _ in 0..n {
+            let ti = span * rng.next();
+            t.push(T::from_f64(ti));
+            y.push(T::from_f64(
+                (std::f64::consts::TAU * ti / 3.3).sin() + 0.3 * rng.normal(),
+            ));
+        }
+        offsets.push(t.len() as i64);
+        f0.push(std::f64::consts::TAU / span);
+        df.push(std::f64::consts::TAU / (10.0 * span));
+    }
+    let (dt, dy) = (
+        stream.clone_htod(&t).map_err(cuda)?,
+        stream.clone_htod(&y).map_err(cuda)?,
+    );
+    let doff = stream.clone_htod(&offsets).map_err(cuda)?;
+    let (df0, ddf) = (
+        stream.clone_htod(&f0).map_err(cuda)?,
+        stream.clone_htod(&df).map_err(cuda)?,
+    );
+    let mut out = stream
+        .alloc_zeros::<T>(nseries * output_len(nf, opts))
+        .map_err(cuda)?;
+    let (o, _o) = out.device_ptr_mut(stream);
+    let buffers = BatchDeviceBuffers {
+        t: dt.device_ptr(stream).0,
+        y: dy.device_ptr(stream).0,
+        weights: None,
+        offsets: doff.device_ptr(stream).0,
+        f0: df0.device_ptr(stream).0,
+        df: ddf.device_ptr(stream).0,
+        per_series_grid: true,
+        out: o,
+    };
+    // SAFETY: every buffer above is live for the whole measurement.
+    let batch_ms = event_median(&gpu, reps, || unsafe {
+        gpu.lombscargle_batch_raw::<T>(stream, &buffers, nseries, nf, opts)
+    })?;
+    let batch_rate = t.len() as f64 * nf as f64 / (batch_ms * 1e-3);
+
+    // The same kernel on one long series: nx = 1024, nf = 2^20.
+    let (st, sy, sf) = synthetic(1024, 1 << 20);
+    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+    let (st, sy) = (
+        stream.clone_htod(&cast(&st)).map_err(cuda)?,
+        stream.clone_htod(&cast(&sy)).map_err(cuda)?,
+    );
+    let grid = UniformGrid::spanning(sf[0], sf[sf.len() - 1], sf.len());
+    let mut sout = stream
+        .alloc_zeros::<T>(output_len(grid.nf, opts))
+        .map_err(cuda)?;
+    let single_ms = event_median(&gpu, reps, || {
+        gpu.lombscargle_uniform_device(stream, &st, &sy, None, &grid, &mut sout, opts)
+    })?;
+    let single_rate = 1024.0 * grid.nf as f64 / (single_ms * 1e-3);
+    println!(
+        "RESULT kernpack lombscargle-batch dtype={} nseries={nseries} samples={} nf={nf} median_ms={batch_ms:.3} gpairs_per_s={:.1} single_series_gpairs_per_s={:.1} fraction={:.3}",
+        T::NAME,
+        t.len(),
+        batch_rate / 1e9,
+        single_rate / 1e9,
+        batch_rate / single_rate
+    );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Lomb-Scargle periodogram with `scipy.signal.lombscargle` (SciPy >= 1.15)
 //! semantics, on angular frequencies, in f32 or f64.
+pub mod batch;
 use std::ffi::c_void;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -111,7 +112,7 @@ impl<T: Float> Periodogram<T> {
         }
     }
 
-    fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
+    pub(crate) fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
         match normalize {
             Normalize::Amplitude => Periodogram::Complex(
                 values
@@ -247,7 +248,7 @@ pub(crate) const FREQS_PER_THREAD: u64 = 2;
 pub(crate) const UNIFORM_FREQS_PER_THREAD: u64 = 16;
 pub(crate) const UNIFORM_FREQS_PER_THREAD_FM: u64 = 8;
 /// Doubles in `kp_ls_stats`.
-const STATS_LEN: usize = 6;
+pub(crate) const STATS_LEN: usize = 6;
 
 impl LsParams {
     fn new(nx: usize, nf: usize, has_weights: bool, opts: &LombScargleOptions) -> Self {
@@ -337,7 +338,10 @@ pub fn validate_uniform<T: Float>(
 }
 
 /// The checks on the series itself (shapes are checked by the callers).
-fn validate_series<T: Float>(series: &Series<'_, T>, opts: &LombScargleOptions) -> Result<()> {
+pub(crate) fn validate_series<T: Float>(
+    series: &Series<'_, T>,
+    opts: &LombScargleOptions,
+) -> Result<()> {
     check_finite("t", series.t)?;
     check_finite("y", series.y)?;
     let wsum = match series.weights {

@@ -1,0 +1,318 @@
+//! Many short series in one launch: the survey workload (millions of light
+//! curves of a few hundred samples), each with its own uniform grid or one
+//! shared grid, all periodograms out of one call.
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
+
+use super::{
+    output_len, validate_series, LombScargleOptions, LsParams, Periodogram, Series, UniformGrid,
+};
+use super::{STATS_LEN, UNIFORM_FREQS_PER_THREAD, UNIFORM_FREQS_PER_THREAD_FM};
+use crate::api::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// Series concatenated CSR-style: series `s` is `t[offsets[s]..offsets[s + 1]]`
+/// (likewise y and the optional weights); `offsets` has one entry more than
+/// there are series, starts at 0 and ends at `t.len()`.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a, T> {
+    pub t: &'a [T],
+    pub y: &'a [T],
+    pub weights: Option<&'a [T]>,
+    pub offsets: &'a [usize],
+}
+
+impl<T> Batch<'_, T> {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Series `s` as a single series.
+    pub fn series(&self, s: usize) -> Series<'_, T> {
+        let range = self.offsets[s]..self.offsets[s + 1];
+        Series {
+            t: &self.t[range.clone()],
+            y: &self.y[range.clone()],
+            weights: self.weights.map(|w| &w[range]),
+        }
+    }
+}
+
+/// The frequencies of every series: one grid for all, or `f0[s] + k df[s]`.
+#[derive(Debug, Clone, Copy)]
+pub enum BatchGrid<'a> {
+    Shared(UniformGrid),
+    PerSeries {
+        f0: &'a [f64],
+        df: &'a [f64],
+        nf: usize,
+    },
+}
+
+impl BatchGrid<'_> {
+    pub fn nf(&self) -> usize {
+        match self {
+            BatchGrid::Shared(grid) => grid.nf,
+            BatchGrid::PerSeries { nf, .. } => *nf,
+        }
+    }
+    /// The grid of series `s`.
+    pub fn grid(&self, s: usize) -> UniformGrid {
+        match self {
+            BatchGrid::Shared(grid) => *grid,
+            BatchGrid::PerSeries { f0, df, nf } => UniformGrid::new(f0[s], df[s], *nf),
+        }
+    }
+    fn starts_and_steps(&self) -> (Vec<f64>, Vec<f64>) {
+        match self {
+            BatchGrid::Shared(grid) => (vec![grid.f0], vec![grid.df]),
+            BatchGrid::PerSeries { f0, df, .. } => (f0.to_vec(), df.to_vec()),
+        }
+    }
+}
+
+/// Every check of the single-series API, for every series, plus the offsets.
+pub fn validate_batch<T: Float>(
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+) -> Result<()> {
+    let n = batch.t.len();
+    if batch.y.len() != n || batch.weights.is_some_and(|w| w.len() != n) {
+        return Err(Error::invalid(
+            "t, y and weights of the batch differ in length",
+        ));
+    }
+    if batch.offsets.len() < 2
+        || batch.offsets[0] != 0
+        || batch.offsets[batch.offsets.len() - 1] != n
+    {
+        return Err(Error::invalid(format!(
+            "offsets must start at 0, end at the sample count {n}, and hold at least one series"
+        )));
+    }
+    if let Some(s) = batch.offsets.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(Error::invalid(format!(
+            "series {s} is empty or offsets decrease there"
+        )));
+    }
+    if let BatchGrid::PerSeries { f0, df, .. } = grids {
+        if f0.len() != batch.len() || df.len() != batch.len() {
+            return Err(Error::invalid(format!(
+                "{} series but {} f0 and {} df values",
+                batch.len(),
+                f0.len(),
+                df.len()
+            )));
+        }
+    }
+    for s in 0..batch.len() {
+        let in_series = |e: Error| match e {
+            Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
+            other => other,
+        };
+        grids.grid(s).validate().map_err(in_series)?;
+        validate_series(&batch.series(s), opts).map_err(in_series)?;
+    }
+    Ok(())
+}
+
+impl Kernpack {
+    /// One periodogram per series of `batch`, on the GPU in one launch (load
+    /// balanced over (series, frequency chunk) units) or on the CPU reference.
+    pub fn lombscargle_batch<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<Periodogram<T>>> {
+        match self.gpu() {
+            Some(gpu) => gpu.lombscargle_batch(batch, grids, opts), // validates
+            None => {
+                validate_batch(batch, grids, opts)?;
+                let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+                let mut out = Vec::with_capacity(batch.len());
+                for s in 0..batch.len() {
+                    let series = batch.series(s);
+                    let (t, y) = (to64(series.t), to64(series.y));
+                    let w = series.weights.map(to64);
+                    let freqs = grids.grid(s).frequencies();
+                    out.push(
+                        reference::lombscargle::lombscargle(
+                            &t,
+                            &y,
+                            w.as_deref(),
+                            &freqs,
+                            opts,
+                            None,
+                        )
+                        .cast(),
+                    );
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Raw device pointers of a batched call (see [`Gpu::lombscargle_batch_raw`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchDeviceBuffers {
+    pub t: CUdeviceptr,
+    pub y: CUdeviceptr,
+    pub weights: Option<CUdeviceptr>,
+    /// nseries + 1 `i64` offsets.
+    pub offsets: CUdeviceptr,
+    /// `f64` grid starts and steps: nseries of each, or 1 when `per_series_grid` is false.
+    pub f0: CUdeviceptr,
+    pub df: CUdeviceptr,
+    pub per_series_grid: bool,
+    /// nseries x [`output_len`]`(nf)` values.
+    pub out: CUdeviceptr,
+}
+
+impl Gpu {
+    /// Host slices in, one periodogram per series out (waits for the result).
+    pub fn lombscargle_batch<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<Periodogram<T>>> {
+        validate_batch(batch, grids, opts)?;
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let t = stream
+            .clone_htod(batch.t)
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let y = stream
+            .clone_htod(batch.y)
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let w = batch
+            .weights
+            .map(|w| stream.clone_htod(w))
+            .transpose()
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let offsets: Vec<i64> = batch.offsets.iter().map(|&o| o as i64).collect();
+        let offsets = stream
+            .clone_htod(&offsets)
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let (f0, df) = grids.starts_and_steps();
+        let f0 = stream
+            .clone_htod(&f0)
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let df = stream
+            .clone_htod(&df)
+            .map_err(cuda("copying inputs to the GPU"))?;
+        let per_series = output_len(grids.nf(), opts);
+        let mut out = unsafe { stream.alloc::<T>(per_series * batch.len()) }
+            .map_err(cuda("allocating the output"))?;
+        {
+            let ptr = |p: (CUdeviceptr, _)| p.0;
+            let (o, _o) = out.device_ptr_mut(stream);
+            let buffers = BatchDeviceBuffers {
+                t: ptr(t.device_ptr(stream)),
+                y: ptr(y.device_ptr(stream)),
+                weights: w.as_ref().map(|w| ptr(w.device_ptr(stream))),
+                offsets: ptr(offsets.device_ptr(stream)),
+                f0: ptr(f0.device_ptr(stream)),
+                df: ptr(df.device_ptr(stream)),
+                per_series_grid: matches!(grids, BatchGrid::PerSeries { .. }),
+                out: o,
+            };
+            // SAFETY: all buffers are live device allocations of the validated sizes.
+            unsafe {
+                self.lombscargle_batch_raw::<T>(stream, &buffers, batch.len(), grids.nf(), opts)
+            }?;
+        }
+        let values = stream
+            .clone_dtoh(&out)
+            .map_err(cuda("copying the periodograms back"))?;
+        Ok(values
+            .chunks_exact(per_series)
+            .map(|v| Periodogram::from_interleaved(v.to_vec(), opts.normalize))
+            .collect())
+    }
+
+    /// The batched launch on raw device pointers, enqueued on `stream` with no
+    /// synchronisation. Only counts are checked: offsets, grids and data on the
+    /// device are the caller's to get right (see [`validate_batch`]).
+    ///
+    /// # Safety
+    /// Every pointer in `buffers` must be a live device allocation of this GPU
+    /// of the documented size, until the work on `stream` has finished.
+    pub unsafe fn lombscargle_batch_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &BatchDeviceBuffers,
+        nseries: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
+        if nseries == 0 || nf == 0 {
+            return Err(Error::invalid(
+                "a batch needs at least one series and one frequency",
+            ));
+        }
+        // nx of the params is per series (taken from the offsets on the device).
+        let params = LsParams::new(0, nf, buffers.weights.is_some(), opts);
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN * nseries)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        let w = buffers.weights.unwrap_or(0);
+        let nseries_arg = nseries as i64;
+        let per_series_grid = buffers.per_series_grid as i32;
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let params_arg = &params as *const LsParams as *mut c_void;
+        let nseries_ptr = &nseries_arg as *const i64 as *mut c_void;
+
+        let prepare = self.kernel(&format!("lombscargle_prepare_batch_{}", T::NAME));
+        let mut prepare_args = [
+            params_arg,
+            nseries_ptr,
+            arg(&buffers.offsets),
+            arg(&buffers.t),
+            arg(&buffers.y),
+            arg(&w),
+            arg(&stats_ptr),
+        ];
+        self.launch(
+            prepare,
+            prepare.grid_for(nseries as u64, 1),
+            stream,
+            &mut prepare_args,
+        )?;
+
+        let kernel = self.kernel(&format!("lombscargle_uniform_batch_{}", T::NAME));
+        let per_thread = if opts.floating_mean {
+            UNIFORM_FREQS_PER_THREAD_FM
+        } else {
+            UNIFORM_FREQS_PER_THREAD
+        };
+        let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
+        let blocks = kernel.grid_for(chunks * nseries as u64, 1);
+        let mut args = [
+            params_arg,
+            nseries_ptr,
+            arg(&buffers.offsets),
+            arg(&buffers.f0),
+            arg(&buffers.df),
+            &per_series_grid as *const i32 as *mut c_void,
+            arg(&buffers.t),
+            arg(&buffers.y),
+            arg(&w),
+            arg(&stats_ptr),
+            arg(&buffers.out),
+        ];
+        self.launch(kernel, blocks, stream, &mut args)
+    }
+}
