@@ -372,6 +372,106 @@ enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
                                                  size_t out_len,
                                                  uint64_t stream);
 
+/*
+ Periodograms of `nseries` series in one call, on the context's backend.
+ Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
+ `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
+ entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+ (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
+ `out` receives `nseries` periodograms one after another:
+ `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+
+ # Safety
+ Every pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lombscargle_batch_f32(const struct kp_context *ctx,
+                                        const float *t,
+                                        const float *y,
+                                        const float *weights,
+                                        const uint64_t *offsets,
+                                        size_t nseries,
+                                        const double *f0,
+                                        const double *df,
+                                        size_t ngrids,
+                                        size_t nf,
+                                        const struct kp_lombscargle_options *options,
+                                        float *out,
+                                        size_t out_len);
+
+/*
+ As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
+ `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
+ synchronisation. Only counts and pointers are checked.
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; offsets must be as described.
+ */
+enum kp_status kp_lombscargle_batch_device_f32(const struct kp_context *ctx,
+                                               uint64_t t,
+                                               uint64_t y,
+                                               uint64_t weights,
+                                               uint64_t offsets,
+                                               size_t nseries,
+                                               uint64_t f0,
+                                               uint64_t df,
+                                               size_t ngrids,
+                                               size_t nf,
+                                               const struct kp_lombscargle_options *options,
+                                               uint64_t out,
+                                               size_t out_len,
+                                               uint64_t stream);
+
+/*
+ Periodograms of `nseries` series in one call, on the context's backend.
+ Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
+ `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
+ entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+ (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
+ `out` receives `nseries` periodograms one after another:
+ `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+
+ # Safety
+ Every pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
+                                        const double *t,
+                                        const double *y,
+                                        const double *weights,
+                                        const uint64_t *offsets,
+                                        size_t nseries,
+                                        const double *f0,
+                                        const double *df,
+                                        size_t ngrids,
+                                        size_t nf,
+                                        const struct kp_lombscargle_options *options,
+                                        double *out,
+                                        size_t out_len);
+
+/*
+ As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
+ `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
+ synchronisation. Only counts and pointers are checked.
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; offsets must be as described.
+ */
+enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
+                                               uint64_t t,
+                                               uint64_t y,
+                                               uint64_t weights,
+                                               uint64_t offsets,
+                                               size_t nseries,
+                                               uint64_t f0,
+                                               uint64_t df,
+                                               size_t ngrids,
+                                               size_t nf,
+                                               const struct kp_lombscargle_options *options,
+                                               uint64_t out,
+                                               size_t out_len,
+                                               uint64_t stream);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -175,3 +175,73 @@ fn uniform_device_entry_point_matches_the_host_one() {
     stream.synchronize().unwrap();
     assert_eq!(stream.clone_dtoh(&out).unwrap(), host);
 }
+
+#[test]
+fn batch_entry_point_equals_one_uniform_call_per_series() {
+    use kernpack::ffi::lombscargle::kp_lombscargle_batch_f64;
+    let ctx = Ctx::new(KP_BACKEND_CPU);
+    let (t, y) = series();
+    let offsets: Vec<u64> = vec![0, 40, 41 + 60, t.len() as u64];
+    let (f0, df, nf) = ([0.05, 0.07, 0.09], [0.003, 0.002, 0.004], 250);
+    let mut all = vec![f64::NAN; 3 * nf];
+    let s = unsafe {
+        kp_lombscargle_batch_f64(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            3,
+            f0.as_ptr(),
+            df.as_ptr(),
+            3,
+            nf,
+            null(),
+            all.as_mut_ptr(),
+            3 * nf,
+        )
+    };
+    assert_eq!(s, kp_status::KP_OK);
+    for k in 0..3 {
+        let (a, b) = (offsets[k] as usize, offsets[k + 1] as usize);
+        let mut one = vec![f64::NAN; nf];
+        let s = unsafe {
+            kp_lombscargle_uniform_f64(
+                ctx.0,
+                t[a..].as_ptr(),
+                y[a..].as_ptr(),
+                null(),
+                b - a,
+                f0[k],
+                df[k],
+                nf,
+                null(),
+                one.as_mut_ptr(),
+                nf,
+            )
+        };
+        assert_eq!(s, kp_status::KP_OK);
+        assert_eq!(&all[k * nf..(k + 1) * nf], &one[..], "series {k}");
+    }
+    // ngrids must be 1 or nseries; the output is left alone on failure.
+    let mut untouched = vec![-1.0; 3 * nf];
+    let s = unsafe {
+        kp_lombscargle_batch_f64(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            3,
+            f0.as_ptr(),
+            df.as_ptr(),
+            2,
+            nf,
+            null(),
+            untouched.as_mut_ptr(),
+            3 * nf,
+        )
+    };
+    assert_eq!(s, kp_status::KP_ERROR_INVALID_ARGUMENT);
+    assert!(untouched.iter().all(|v| *v == -1.0));
+}

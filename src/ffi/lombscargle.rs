@@ -3,6 +3,7 @@
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
 use crate::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use crate::error::Error;
 use crate::float::Float;
@@ -450,5 +451,265 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
     let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
     unsafe {
         lombscargle_device::<f64>(ctx, t, y, weights, nx, grid, options, out, out_len, stream)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_host<T: Float>(
+    ctx: *const kp_context,
+    t: *const T,
+    y: *const T,
+    weights: *const T,
+    offsets: *const u64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut T,
+    out_len: usize,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        let offsets: Vec<usize> = unsafe { host_slice("offsets", offsets, nseries + 1) }?
+            .iter()
+            .map(|&o| o as usize)
+            .collect();
+        let nx = *offsets.last().unwrap_or(&0);
+        let batch = Batch {
+            t: unsafe { host_slice("t", t, nx) }?,
+            y: unsafe { host_slice("y", y, nx) }?,
+            weights: if weights.is_null() {
+                None
+            } else {
+                Some(unsafe { host_slice("weights", weights, nx) }?)
+            },
+            offsets: &offsets,
+        };
+        let (f0, df) = (unsafe { host_slice("f0", f0, ngrids) }?, unsafe {
+            host_slice("df", df, ngrids)
+        }?);
+        let grids = match ngrids {
+            1 => BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf)),
+            n if n == nseries => BatchGrid::PerSeries { f0, df, nf },
+            n => {
+                return Err(Error::invalid(format!(
+                    "ngrids is {n}: 1 (shared) or nseries ({nseries})"
+                ))
+                .into())
+            }
+        };
+        if out.is_null() {
+            return Err(null_pointer("out"));
+        }
+        let total = nf
+            .checked_mul(nseries)
+            .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
+        check_out_len(out_len, total, &opts)?;
+        // Computed in full before a single value is written to `out`.
+        let result = ctx.kernpack.lombscargle_batch(&batch, &grids, &opts)?;
+        let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
+        let per_series = output_len(nf, &opts);
+        for (slot, periodogram) in out.chunks_exact_mut(per_series).zip(result) {
+            match periodogram {
+                Periodogram::Real(v) => slot.copy_from_slice(&v),
+                Periodogram::Complex(v) => {
+                    for (pair, c) in slot.chunks_exact_mut(2).zip(v) {
+                        pair[0] = c.re;
+                        pair[1] = c.im;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_device<T: Float>(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        for (name, ptr) in [
+            ("t", t),
+            ("y", y),
+            ("offsets", offsets),
+            ("f0", f0),
+            ("df", df),
+            ("out", out),
+        ] {
+            if ptr == 0 {
+                return Err(null_pointer(name));
+            }
+        }
+        if ngrids != 1 && ngrids != nseries {
+            return Err(Error::invalid(format!(
+                "ngrids is {ngrids}: 1 (shared) or nseries ({nseries})"
+            ))
+            .into());
+        }
+        let total = nf
+            .checked_mul(nseries)
+            .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
+        check_out_len(out_len, total, &opts)?;
+        let gpu = ctx.gpu()?;
+        let stream = unsafe { ctx.stream(stream) }?;
+        let buffers = BatchDeviceBuffers {
+            t,
+            y,
+            weights: (weights != 0).then_some(weights),
+            offsets,
+            f0,
+            df,
+            per_series_grid: ngrids != 1,
+            out,
+        };
+        unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
+        Ok(())
+    })
+}
+
+/// Periodograms of `nseries` series in one call, on the context's backend.
+/// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
+/// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
+/// entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
+/// `out` receives `nseries` periodograms one after another:
+/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_f32(
+    ctx: *const kp_context,
+    t: *const f32,
+    y: *const f32,
+    weights: *const f32,
+    offsets: *const u64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f32,
+    out_len: usize,
+) -> kp_status {
+    unsafe {
+        batch_host(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len,
+        )
+    }
+}
+
+/// As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
+/// `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
+/// synchronisation. Only counts and pointers are checked.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; offsets must be as described.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+) -> kp_status {
+    unsafe {
+        batch_device::<f32>(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream,
+        )
+    }
+}
+
+/// Periodograms of `nseries` series in one call, on the context's backend.
+/// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
+/// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
+/// entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
+/// `out` receives `nseries` periodograms one after another:
+/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_f64(
+    ctx: *const kp_context,
+    t: *const f64,
+    y: *const f64,
+    weights: *const f64,
+    offsets: *const u64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: *mut f64,
+    out_len: usize,
+) -> kp_status {
+    unsafe {
+        batch_host(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len,
+        )
+    }
+}
+
+/// As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
+/// `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
+/// synchronisation. Only counts and pointers are checked.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; offsets must be as described.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+) -> kp_status {
+    unsafe {
+        batch_device::<f64>(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream,
+        )
     }
 }
