@@ -1,5 +1,6 @@
 //! The `kernpack` command: `info`, `lombscargle`, `demo`, `bench`.
 mod args;
+mod batch_cmd;
 mod bench;
 mod info;
 mod io;
@@ -14,6 +15,8 @@ usage:
   kernpack demo [--plot FILE] [--backend B]
                                      recover the period of a synthetic light curve and plot it
   kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
+  kernpack lombscargle-batch INPUT [...]
+                                     many series (an id column) in one launch, best period of each
   kernpack bench lombscargle [...]   time the kernels with CUDA events";
 
 fn main() {
@@ -26,6 +29,11 @@ fn main() {
             Ok(())
         }
         Some("lombscargle") => lombscargle_cmd::lombscargle(&args[1..]),
+        Some("lombscargle-batch") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", batch_cmd::HELP);
+            Ok(())
+        }
+        Some("lombscargle-batch") => batch_cmd::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
