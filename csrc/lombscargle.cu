@@ -361,57 +361,59 @@ template <typename T> struct UniformBlock {
     }
 };
 
+// One series (offsets == nullptr: nx = p.nx, grid = `grid`) or many in one
+// launch: series s is samples offsets[s] .. offsets[s+1]-1 of the concatenated
+// t, y, w, with the grid (f0[s], df[s]) (or f0[0], df[0] for all when
+// per_series_grid is 0) and its periodogram at out + s * nf * width. The work
+// units are (series, chunk of frequencies), taken in grid-stride order: units
+// of similar cost, many per block, so short and long series mix evenly. A
+// series gives the same bits alone or in a batch.
+struct Series {
+    int64_t nseries;
+    const int64_t* offsets;
+    const double* f0;
+    const double* df;
+    int per_series_grid;
+    kp_ls_grid grid;  // the grid of a single series
+
+    __device__ int64_t begin(int64_t s) const { return offsets ? offsets[s] : 0; }
+    __device__ int64_t length(int64_t s, int64_t nx) const { return offsets ? offsets[s + 1] - offsets[s] : nx; }
+    __device__ kp_ls_grid grid_of(int64_t s) const {
+        if (!f0) return grid;
+        const int64_t g = per_series_grid ? s : 0;
+        return kp_ls_grid{f0[g], df[g]};
+    }
+};
+
 template <typename T>
-__device__ void uniform(const kp_ls_params p, const kp_ls_grid grid, const T* __restrict__ t,
+__device__ void uniform(const kp_ls_params p, const Series series, const T* __restrict__ t,
                         const T* __restrict__ y, const T* __restrict__ w,
-                        const kp_ls_stats* __restrict__ stats_ptr, T* __restrict__ out) {
+                        const kp_ls_stats* __restrict__ stats, T* __restrict__ out) {
     __shared__ UniformBlock<T> shared;
     PhaseTrig<T>::init(shared.trig);  // published by the first __syncthreads of the tile loop
-    const kp_ls_stats stats = *stats_ptr;
-    shared.dispatch(p, [&](auto& run) {
-        const int64_t per_chunk = run.PER_CHUNK;
-        for (int64_t kb = (int64_t)blockIdx.x * per_chunk; kb < p.nf; kb += (int64_t)gridDim.x * per_chunk)
-            run.chunk(p, grid, t, y, w, stats, out, shared.tile, shared.trig, kb);
-    });
-}
-
-// Many series in one launch: series s is samples offsets[s] .. offsets[s+1]-1
-// of the concatenated t, y, w, with the grid (f0[s], df[s]) (or f0[0], df[0]
-// for all when per_series_grid is 0) and its periodogram at out + s * nf * width.
-// The work units are (series, chunk of frequencies), taken in grid-stride order:
-// units of similar cost, many per block, so short and long series mix evenly.
-template <typename T>
-__device__ void uniform_batch(const kp_ls_params p, const int64_t nseries, const int64_t* __restrict__ offsets,
-                              const double* __restrict__ f0, const double* __restrict__ df,
-                              const int per_series_grid, const T* __restrict__ t, const T* __restrict__ y,
-                              const T* __restrict__ w, const kp_ls_stats* __restrict__ stats,
-                              T* __restrict__ out) {
-    __shared__ UniformBlock<T> shared;
-    PhaseTrig<T>::init(shared.trig);
     const int64_t width = p.normalize == KP_LS_AMPLITUDE ? 2 : 1;
     shared.dispatch(p, [&](auto& run) {
         const int64_t per_chunk = run.PER_CHUNK;
         const int64_t chunks = (p.nf + per_chunk - 1) / per_chunk;
-        for (int64_t unit = blockIdx.x; unit < nseries * chunks; unit += gridDim.x) {
+        for (int64_t unit = blockIdx.x; unit < series.nseries * chunks; unit += gridDim.x) {
             const int64_t s = unit / chunks, c = unit % chunks;
-            const int64_t begin = offsets[s];
+            const int64_t begin = series.begin(s);
             kp_ls_params ps = p;
-            ps.nx = offsets[s + 1] - begin;
-            const int64_t g = per_series_grid ? s : 0;
-            run.chunk(ps, kp_ls_grid{f0[g], df[g]}, t + begin, y + begin, w ? w + begin : w, stats[s],
+            ps.nx = series.length(s, p.nx);
+            run.chunk(ps, series.grid_of(s), t + begin, y + begin, w ? w + begin : w, stats[s],
                       out + s * p.nf * width, shared.tile, shared.trig, c * per_chunk);
         }
     });
 }
 
 template <typename T>
-__device__ void prepare_batch(const kp_ls_params p, const int64_t nseries, const int64_t* __restrict__ offsets,
-                              const T* __restrict__ t, const T* __restrict__ y, const T* __restrict__ w,
-                              kp_ls_stats* __restrict__ stats) {
+__device__ void prepare_series(const kp_ls_params p, const int64_t nseries, const int64_t* __restrict__ offsets,
+                               const T* __restrict__ t, const T* __restrict__ y, const T* __restrict__ w,
+                               kp_ls_stats* __restrict__ stats) {
     for (int64_t s = blockIdx.x; s < nseries; s += gridDim.x) {
-        const int64_t begin = offsets[s];
+        const int64_t begin = offsets ? offsets[s] : 0;
         kp_ls_params ps = p;
-        ps.nx = offsets[s + 1] - begin;
+        ps.nx = offsets ? offsets[s + 1] - begin : p.nx;
         prepare<T>(ps, t + begin, y + begin, w ? w + begin : w, stats + s);
         __syncthreads();  // prepare's scratch is reused by the next series
     }
@@ -420,12 +422,14 @@ __device__ void prepare_batch(const kp_ls_params p, const int64_t nseries, const
 }  // namespace ls
 }  // namespace kp
 
-// Explicit per-dtype entry points from the one template.
+// Explicit per-dtype entry points from the one template. `offsets` may be
+// NULL (one series of p.nx samples); see kp::ls::Series.
 #define KP_LOMBSCARGLE_ENTRY_POINTS(T, SUFFIX)                                                    \
     extern "C" __global__ void __launch_bounds__(kp::ls::PREP_BLOCK)                              \
-        lombscargle_prepare_##SUFFIX(const kp_ls_params p, const T* t, const T* y, const T* w,    \
+        lombscargle_prepare_##SUFFIX(const kp_ls_params p, const int64_t nseries,                 \
+                                     const int64_t* offsets, const T* t, const T* y, const T* w,  \
                                      kp_ls_stats* stats) {                                        \
-        kp::ls::prepare<T>(p, t, y, w, stats);                                                    \
+        kp::ls::prepare_series<T>(p, nseries, offsets, t, y, w, stats);                           \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(kp::ls::BLOCK)                                   \
         lombscargle_direct_##SUFFIX(const kp_ls_params p, const T* t, const T* y, const T* w,     \
@@ -434,25 +438,13 @@ __device__ void prepare_batch(const kp_ls_params p, const int64_t nseries, const
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(kp::ls::UNIFORM_BLOCK,                           \
                                                  kp::ls::UniformOccupancy<T>::value)              \
-        lombscargle_uniform_##SUFFIX(const kp_ls_params p, const kp_ls_grid grid, const T* t,     \
-                                     const T* y, const T* w, const kp_ls_stats* stats, T* out) {  \
-        kp::ls::uniform<T>(p, grid, t, y, w, stats, out);                                         \
-    }                                                                                             \
-    extern "C" __global__ void __launch_bounds__(kp::ls::PREP_BLOCK)                              \
-        lombscargle_prepare_batch_##SUFFIX(const kp_ls_params p, const int64_t nseries,           \
-                                           const int64_t* offsets, const T* t, const T* y,        \
-                                           const T* w, kp_ls_stats* stats) {                      \
-        kp::ls::prepare_batch<T>(p, nseries, offsets, t, y, w, stats);                            \
-    }                                                                                             \
-    extern "C" __global__ void __launch_bounds__(kp::ls::UNIFORM_BLOCK,                           \
-                                                 kp::ls::UniformOccupancy<T>::value)              \
-        lombscargle_uniform_batch_##SUFFIX(const kp_ls_params p, const int64_t nseries,           \
-                                           const int64_t* offsets, const double* f0,              \
-                                           const double* df, const int per_series_grid,           \
-                                           const T* t, const T* y, const T* w,                    \
-                                           const kp_ls_stats* stats, T* out) {                    \
-        kp::ls::uniform_batch<T>(p, nseries, offsets, f0, df, per_series_grid, t, y, w, stats,    \
-                                 out);                                                            \
+        lombscargle_uniform_##SUFFIX(const kp_ls_params p, const kp_ls_grid grid,                 \
+                                     const int64_t nseries, const int64_t* offsets,               \
+                                     const double* f0, const double* df,                          \
+                                     const int per_series_grid, const T* t, const T* y,           \
+                                     const T* w, const kp_ls_stats* stats, T* out) {              \
+        const kp::ls::Series series{nseries, offsets, f0, df, per_series_grid, grid};             \
+        kp::ls::uniform<T>(p, series, t, y, w, stats, out);                                       \
     }
 
 KP_LOMBSCARGLE_ENTRY_POINTS(float, f32)

@@ -39,10 +39,6 @@ pub const KERNEL_NAMES: &[&str] = &[
     "lombscargle_direct_f64",
     "lombscargle_uniform_f32",
     "lombscargle_uniform_f64",
-    "lombscargle_prepare_batch_f32",
-    "lombscargle_prepare_batch_f64",
-    "lombscargle_uniform_batch_f32",
-    "lombscargle_uniform_batch_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.

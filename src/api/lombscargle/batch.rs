@@ -7,6 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
+use super::LsGrid;
 use super::{
     output_len, validate_series, LombScargleOptions, LsParams, Periodogram, Series, UniformGrid,
 };
@@ -275,7 +276,7 @@ impl Gpu {
         let params_arg = &params as *const LsParams as *mut c_void;
         let nseries_ptr = &nseries_arg as *const i64 as *mut c_void;
 
-        let prepare = self.kernel(&format!("lombscargle_prepare_batch_{}", T::NAME));
+        let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
         let mut prepare_args = [
             params_arg,
             nseries_ptr,
@@ -292,7 +293,7 @@ impl Gpu {
             &mut prepare_args,
         )?;
 
-        let kernel = self.kernel(&format!("lombscargle_uniform_batch_{}", T::NAME));
+        let kernel = self.kernel(&format!("lombscargle_uniform_{}", T::NAME));
         let per_thread = if opts.floating_mean {
             UNIFORM_FREQS_PER_THREAD_FM
         } else {
@@ -300,8 +301,10 @@ impl Gpu {
         };
         let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
         let blocks = kernel.grid_for(chunks * nseries as u64, 1);
+        let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
         let mut args = [
             params_arg,
+            &unused_grid as *const LsGrid as *mut c_void,
             nseries_ptr,
             arg(&buffers.offsets),
             arg(&buffers.f0),

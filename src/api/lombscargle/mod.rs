@@ -630,9 +630,14 @@ impl Gpu {
         let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
         let params_arg = &params as *const LsParams as *mut c_void;
 
+        // One series: no offsets (the kernels then take nseries = 1 and p.nx).
+        let (one, null): (i64, CUdeviceptr) = (1, 0);
+        let one_arg = &one as *const i64 as *mut c_void;
         let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
         let mut prepare_args = [
             params_arg,
+            one_arg,
+            arg(&null),
             arg(&buffers.t),
             arg(&buffers.y),
             arg(&w),
@@ -667,9 +672,15 @@ impl Gpu {
                     f0: grid.f0,
                     df: grid.df,
                 };
+                let per_series_grid = 0i32;
                 let mut args = [
                     params_arg,
                     &grid_arg as *const LsGrid as *mut c_void,
+                    one_arg,
+                    arg(&null),
+                    arg(&null),
+                    arg(&null),
+                    &per_series_grid as *const i32 as *mut c_void,
                     arg(&buffers.t),
                     arg(&buffers.y),
                     arg(&w),

@@ -32,11 +32,14 @@ struct Table {
     offsets: Vec<usize>,
 }
 
+/// (t, y, weight) of one row.
+type Sample = (f64, f64, Option<f64>);
+
 /// Groups rows by id, keeping the order in which ids first appear.
 fn read_batch(path: &str) -> Result<Table, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let mut index: HashMap<String, usize> = HashMap::new();
-    let mut rows: Vec<(String, Vec<(f64, f64, Option<f64>)>)> = Vec::new();
+    let mut rows: Vec<(String, Vec<Sample>)> = Vec::new();
     let mut width = None;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
