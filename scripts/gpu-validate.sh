@@ -12,7 +12,7 @@ PROPTEST_CASES=${CASES:-400} bash .gpu/run.sh matches_reference > "$out/prop.log
 echo "== property tests (${CASES:-400} cases per dtype) rc=$?"; summary "$out/prop.log"
 for tool in memcheck racecheck initcheck synccheck; do
   : > "$out/san.log"
-  for bin in .gpu/bin/lombscargle_gpu-* .gpu/bin/lombscargle_fixtures-* .gpu/bin/lombscargle_api-* .gpu/bin/ffi_abi-*; do
+  for bin in .gpu/bin/lombscargle_gpu-* .gpu/bin/lombscargle_uniform-* .gpu/bin/lombscargle_batch-* .gpu/bin/lombscargle_fixtures-* .gpu/bin/lombscargle_api-* .gpu/bin/ffi_abi-* .gpu/bin/ffi_uniform-*; do
     case "$bin" in *.dir) continue ;; esac
     PROPTEST_CASES=4 compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" --test-threads=1 >> "$out/san.log" 2>&1
     echo "$tool $(basename "$bin") rc=$?" >> "$out/san_rc.log"
