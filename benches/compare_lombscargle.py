@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Side-by-side Lomb-Scargle timing on the GPU machine, in one process:
-kernpack (through `kernpack bench lombscargle`, CUDA events), cupyx.scipy.signal.lombscargle,
-and the seed 003 Numba kernel, on the same inputs; accuracy of each against an f64
-reference (cupyx f64, which matches SciPy to ~1e-15).
+kernpack (through `kernpack bench lombscargle`, CUDA events; the direct kernel on the
+frequency array and the recurrence kernel on the same uniform grid),
+cupyx.scipy.signal.lombscargle, the seed 003 Numba kernel and SciPy on the CPU (one
+core, timed on a slice of the frequencies and scaled: it is linear in nf), on the same
+inputs; accuracy of each against an f64 reference (cupyx f64, ~1e-15 from SciPy).
+Then the batched workload: 10,000 series of 100-200 samples x 10,000 frequencies
+(`kernpack bench lombscargle-batch`), against the single-series rate of the same kernel.
 
     python3 benches/compare_lombscargle.py KERNPACK_BINARY [NX NF ...]   (default 1024 1048576)
 
@@ -157,9 +161,20 @@ def main():
             med, _ = cuda_time(lambda: numba_lombscargle(dx, dy, df, pgram))
             rows.append(dict(impl="numba seed 003", dtype=short, nx=nx, nf=nf, median_ms=med, first_ms=first,
                              err=rel_l2(pgram, ref)))
+        # SciPy on one CPU core, f64: on the first 2^12 frequencies, scaled to nf.
+        import scipy
+        import scipy.signal
+        part = min(nf, 4096)
+        t0 = time.perf_counter()
+        sp = scipy.signal.lombscargle(t, y, f[:part])
+        sp_ms = (time.perf_counter() - t0) * 1e3 * nf / part
+        rows.append(dict(impl="scipy (1 core)", dtype="f64", nx=nx, nf=nf, median_ms=sp_ms, first_ms=sp_ms,
+                         err=rel_l2(cp.asarray(sp), ref[:part])))
     print(f"\n{'impl':<18}{'dtype':>6}{'nx':>7}{'nf':>9}{'median ms':>11}{'first ms':>10}"
           f"{'Gpairs/s':>10}{'SFU %':>7}{'rel L2':>10}")
     for r in rows:
+        if "nx" not in r:
+            continue
         rate = r["nx"] * r["nf"] / (r["median_ms"] * 1e-3)
         r["pairs_per_s"] = rate
         r["sfu_fraction"] = rate / sfu_pairs
@@ -173,6 +188,14 @@ def main():
             for mode in ("direct", "uniform"):
                 kp = find("kernpack " + mode, dtype, nx, nf)
                 print(f"kernpack {mode} {dtype} nx={nx} nf={nf}: {cx['median_ms']/kp['median_ms']:.2f}x faster than cupyx")
+    print()
+    for dtype in ("f32", "f64"):
+        for fm in ([], ["--floating-mean"]):
+            text = subprocess.run([binary, "bench", "lombscargle-batch", "--dtype", dtype] + fm, check=True,
+                                  capture_output=True, text=True).stdout
+            line = next(l for l in text.splitlines() if l.startswith("RESULT "))
+            print(line + (" floating_mean" if fm else ""))
+            rows.append(dict(impl="kernpack batch" + (" fm" if fm else ""), dtype=dtype, line=line))
     out_dir = os.environ.get("OUT")
     if out_dir:
         with open(os.path.join(out_dir, "lombscargle_compare.json"), "w") as fh:

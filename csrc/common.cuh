@@ -11,6 +11,13 @@ __device__ __forceinline__ void sincos_t(double x, double* s, double* c) { sinco
 __device__ __forceinline__ float atan2_t(float y, float x) { return atan2f(y, x); }
 __device__ __forceinline__ double atan2_t(double y, double x) { return atan2(y, x); }
 
+// x - rint(x), in [-0.5, 0.5], with two additions instead of a rounding
+// instruction (valid for |x| < 2^51): the fractional turns of a phase.
+__device__ __forceinline__ double frac_turns(double x) {
+    const double magic = 6755399441055744.0;  // 1.5 * 2^52
+    return x - ((x + magic) - magic);
+}
+
 // sin and cos of the phase omega * t in the inner loops.
 //
 // float: the SFU (__sincosf, one MUFU.SIN + MUFU.COS) is the fastest unit for it.
@@ -28,9 +35,10 @@ template <> struct PhaseTrig<float> {
     __device__ static void sincos(const Table&, float scaled, float t, float* s, float* c) {
         __sincosf(scaled * t, s, c);
     }
-    // turns in [-0.5, 0.5]: the SFU is accurate to ~2^-21 on [-pi, pi].
+    // Any turns: reduced to [-0.5, 0.5] first, where the SFU is accurate to
+    // ~2^-21 (and the conversion to float loses nothing that matters).
     __device__ static void sincos_turns(const Table&, double turns, float* s, float* c) {
-        __sincosf((float)turns * 6.2831853f, s, c);
+        __sincosf((float)frac_turns(turns) * 6.2831853f, s, c);
     }
 };
 
@@ -63,18 +71,13 @@ template <> struct PhaseTrig<double> {
         *s = a.y * cos_b + a.x * sin_b;
         *c = a.x * cos_b - a.y * sin_b;
     }
-    // turns in [-0.5, 0.5]; N * turns is exact (N is a power of two).
+    // Any turns (|turns| < 2^43): N * turns is exact (N is a power of two) and
+    // the table index takes it modulo a turn, so no separate reduction is needed.
     __device__ static void sincos_turns(const Table& table, double turns, double* s, double* c) {
         sincos(table, N, turns, s, c);
     }
 };
 
-// x - rint(x), in [-0.5, 0.5], with two additions instead of a rounding
-// instruction (valid for |x| < 2^51): the fractional turns of a phase.
-__device__ __forceinline__ double frac_turns(double x) {
-    const double magic = 6755399441055744.0;  // 1.5 * 2^52
-    return x - ((x + magic) - magic);
-}
 
 // Machine epsilon of the accumulation type.
 template <typename T> struct limits;

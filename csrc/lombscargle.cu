@@ -281,7 +281,7 @@ template <typename T, bool FM> struct UniformRun {
     __device__ __forceinline__ void sample(const typename PhaseTrig<T>::Table& trig,
                                            const UniformSample<T>& smp, double m) {
         T s0, c0;
-        PhaseTrig<T>::sincos_turns(trig, frac_turns(fma(m, smp.b, smp.a)), &s0, &c0);
+        PhaseTrig<T>::sincos_turns(trig, fma(m, smp.b, smp.a), &s0, &c0);
         s0 *= smp.sqrt_w;
         c0 *= smp.sqrt_w;
         T c_prev = c0, s_prev = s0;
