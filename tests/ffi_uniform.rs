@@ -245,3 +245,71 @@ fn batch_entry_point_equals_one_uniform_call_per_series() {
     assert_eq!(s, kp_status::KP_ERROR_INVALID_ARGUMENT);
     assert!(untouched.iter().all(|v| *v == -1.0));
 }
+
+#[test]
+fn batch_device_entry_point_matches_the_host_one() {
+    use cudarc::driver::DevicePtr;
+    use kernpack::ffi::lombscargle::{kp_lombscargle_batch_device_f32, kp_lombscargle_batch_f32};
+    let Some(gpu) = gpu_or_skip("batch_device_entry_point_matches_the_host_one") else {
+        return;
+    };
+    let ctx = Ctx::new(kernpack::ffi::KP_BACKEND_GPU);
+    let (t, y) = series();
+    let t32: Vec<f32> = t.iter().map(|v| *v as f32).collect();
+    let y32: Vec<f32> = y.iter().map(|v| *v as f32).collect();
+    let offsets: Vec<u64> = vec![0, 50, 170, t.len() as u64];
+    let (f0, df, nf) = ([0.05, 0.07, 0.09], [0.003, 0.002, 0.004], 3001);
+    let mut host = vec![f32::NAN; 3 * nf];
+    let s = unsafe {
+        kp_lombscargle_batch_f32(
+            ctx.0,
+            t32.as_ptr(),
+            y32.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            3,
+            f0.as_ptr(),
+            df.as_ptr(),
+            3,
+            nf,
+            null(),
+            host.as_mut_ptr(),
+            3 * nf,
+        )
+    };
+    assert_eq!(s, kp_status::KP_OK);
+    let stream = gpu.context().new_stream().unwrap();
+    let offsets64: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+    let (dt, dy) = (
+        stream.clone_htod(&t32).unwrap(),
+        stream.clone_htod(&y32).unwrap(),
+    );
+    let (doff, df0, ddf) = (
+        stream.clone_htod(&offsets64).unwrap(),
+        stream.clone_htod(&f0).unwrap(),
+        stream.clone_htod(&df).unwrap(),
+    );
+    let out = stream.clone_htod(&vec![f32::NAN; 3 * nf]).unwrap();
+    let p = |b: &cudarc::driver::CudaSlice<f32>| b.device_ptr(&stream).0;
+    let s = unsafe {
+        kp_lombscargle_batch_device_f32(
+            ctx.0,
+            p(&dt),
+            p(&dy),
+            0,
+            doff.device_ptr(&stream).0,
+            3,
+            df0.device_ptr(&stream).0,
+            ddf.device_ptr(&stream).0,
+            3,
+            nf,
+            null(),
+            p(&out),
+            3 * nf,
+            stream.cu_stream() as u64,
+        )
+    };
+    assert_eq!(s, kp_status::KP_OK);
+    stream.synchronize().unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), host);
+}
