@@ -3,10 +3,10 @@ mod common;
 
 use std::f64::consts::TAU;
 
-use common::gpu_or_skip;
+use common::{flat, gpu_or_skip};
 use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram};
+use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize};
 
 struct Data {
     t: Vec<f64>,
@@ -57,16 +57,6 @@ fn batch<'a, T>(t: &'a [T], y: &'a [T], w: &'a [T], offsets: &'a [usize]) -> Bat
         y,
         weights: Some(w),
         offsets,
-    }
-}
-
-fn flat<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
-    match p {
-        Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
-        Periodogram::Complex(v) => v
-            .iter()
-            .flat_map(|c| [c.re.to_f64(), c.im.to_f64()])
-            .collect(),
     }
 }
 

@@ -5,10 +5,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::gpu_or_skip;
+use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Periodogram, Series};
+use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
 use proptest::prelude::*;
 
 /// A random case: everything derived from `seed`, so a failure reproduces.
@@ -19,21 +19,6 @@ struct Case {
     w: Option<Vec<f64>>,
     f: Vec<f64>,
     opts: LombScargleOptions,
-}
-
-/// splitmix64: a tiny, good-enough generator for test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
 }
 
 /// `min_cycles`: lowest frequency as cycles over the span. f32 cases start at one
@@ -65,16 +50,6 @@ fn make_case(
         f[0] = 0.0;
     }
     Case { t, y, w, f, opts }
-}
-
-fn options(mode: u8, floating_mean: bool, precenter: bool) -> LombScargleOptions {
-    let normalize =
-        [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
-    LombScargleOptions {
-        normalize,
-        floating_mean,
-        precenter,
-    }
 }
 
 /// The size a periodogram of this series has when it has a peak: power up to
@@ -119,16 +94,6 @@ fn first_violation(
     })
 }
 
-fn to_f64s<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
-    match p {
-        Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
-        Periodogram::Complex(v) => v
-            .iter()
-            .flat_map(|c| [c.re.to_f64(), c.im.to_f64()])
-            .collect(),
-    }
-}
-
 /// Runs the case on the GPU through the device-buffer API into a NaN-poisoned
 /// output, checks every value was written, and returns (gpu, reference) as f64.
 /// The reference sees the same T-rounded inputs.
@@ -160,7 +125,7 @@ fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
         unwritten, 0,
         "{unwritten} of {n_out} outputs not finite (unwritten or NaN)"
     );
-    let want = to_f64s(&reference(&t, &y, w.as_deref(), &f, &case.opts, None));
+    let want = flat(&reference(&t, &y, w.as_deref(), &f, &case.opts, None));
     (got, want)
 }
 
@@ -310,7 +275,7 @@ fn gpu_host_api_agrees_with_device_api_and_reports_sass() {
     };
     let case = make_case(11, 777, 333, options(2, true, true), true, 0.0);
     let series = Series::new(&case.t, &case.y).with_weights(case.w.as_deref().unwrap());
-    let host = to_f64s(&gpu.lombscargle(&series, &case.f, &case.opts).unwrap());
+    let host = flat(&gpu.lombscargle(&series, &case.f, &case.opts).unwrap());
     let (device, _) = run::<f64>(&gpu, &case);
     assert_eq!(host, device);
     // The driver chose SASS built for this GPU for every kernel: no JIT.

@@ -6,10 +6,10 @@ mod common;
 use std::f64::consts::TAU;
 use std::sync::Arc;
 
-use common::gpu_or_skip;
+use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate_uniform, UniformGrid};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Periodogram, Series};
+use kernpack::{Float, Gpu, LombScargleOptions, Series};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -19,20 +19,6 @@ struct Case {
     w: Option<Vec<f64>>,
     grid: UniformGrid,
     opts: LombScargleOptions,
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
 }
 
 /// A sinusoid of period 1 (plus a harmonic and noise) observed `nx` times over
@@ -66,16 +52,6 @@ fn make_case(
         w,
         grid: UniformGrid::new(f0, df, nf),
         opts,
-    }
-}
-
-fn flat<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
-    match p {
-        Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
-        Periodogram::Complex(v) => v
-            .iter()
-            .flat_map(|c| [c.re.to_f64(), c.im.to_f64()])
-            .collect(),
     }
 }
 
@@ -137,16 +113,6 @@ fn rel_l2(got: &[f64], want: &[f64]) -> f64 {
     let num: f64 = got.iter().zip(want).map(|(a, b)| (a - b) * (a - b)).sum();
     let den: f64 = want.iter().map(|b| b * b).sum();
     (num / den).sqrt()
-}
-
-fn options(mode: u8, floating_mean: bool, precenter: bool) -> LombScargleOptions {
-    let normalize =
-        [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
-    LombScargleOptions {
-        normalize,
-        floating_mean,
-        precenter,
-    }
 }
 
 fn case_strategy() -> impl Strategy<Value = Case> {

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 use std::sync::Arc;
 
-use kernpack::{Error, Gpu, LombScargleOptions, Normalize};
+use kernpack::{Error, Float, Gpu, LombScargleOptions, Normalize, Periodogram};
 
 /// GPU 0, or None with a printed line when there is none. With
 /// KERNPACK_REQUIRE_GPU=1 a missing GPU fails the test instead, so a run on
@@ -101,4 +101,42 @@ pub fn lombscargle_fixtures() -> Vec<Fixture> {
     }
     assert!(fixtures.len() >= 15, "fixture file truncated");
     fixtures
+}
+
+/// splitmix64: a tiny, good-enough generator for test data, so every random
+/// case is derived from one seed and reproduces.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+}
+
+/// Options from drawn values: mode 0/1/2 = power/normalize/amplitude.
+pub fn options(mode: u8, floating_mean: bool, precenter: bool) -> LombScargleOptions {
+    let normalize =
+        [Normalize::Power, Normalize::Normalize, Normalize::Amplitude][mode as usize % 3];
+    LombScargleOptions {
+        normalize,
+        floating_mean,
+        precenter,
+    }
+}
+
+/// A periodogram as f64 values, complex ones as (re, im) pairs.
+pub fn flat<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
+    match p {
+        Periodogram::Real(v) => v.iter().map(|x| x.to_f64()).collect(),
+        Periodogram::Complex(v) => v
+            .iter()
+            .flat_map(|c| [c.re.to_f64(), c.im.to_f64()])
+            .collect(),
+    }
 }
