@@ -39,6 +39,11 @@ pub const KERNEL_NAMES: &[&str] = &[
     "lombscargle_direct_f64",
     "lombscargle_uniform_f32",
     "lombscargle_uniform_f64",
+    "reduce_partial_f32",
+    "reduce_partial_f64",
+    "reduce_final",
+    "normalize_f32",
+    "normalize_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.

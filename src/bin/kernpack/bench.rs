@@ -18,6 +18,9 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "lombscargle-batch" {
         return batch(rest);
     }
+    if family == "reduce" {
+        return reduce(rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
             "unknown bench {family:?}: expected lombscargle or lombscargle-batch"
@@ -315,6 +318,54 @@ fn bench_batch<T: Float>(
         batch_rate / 1e9,
         single_rate / 1e9,
         batch_rate / single_rate
+    );
+    Ok(())
+}
+
+/// `kernpack bench reduce`: sum and normalise in place, against a device-to-
+/// device copy of the same bytes (the memory roofline) in the same process.
+fn reduce(raw: &[String]) -> Result<(), String> {
+    let args = Args::parse(raw, &["n", "dtype", "reps"], &[])?;
+    let (n, reps): (usize, usize) = (args.get_or("n", 1 << 28)?, args.get_or("reps", 20)?);
+    match args.str("dtype").unwrap_or("f32") {
+        "f32" => bench_reduce::<f32>(n, reps),
+        "f64" => bench_reduce::<f64>(n, reps),
+        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    }
+}
+
+fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let stream = gpu.stream();
+    let mut rng = Uniform::new(0x0dd5_eed5);
+    let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
+    let x = stream.clone_htod(&host).map_err(cuda)?;
+    let mut y = stream.clone_htod(&host).map_err(cuda)?;
+    let mut copy = stream.clone_htod(&host).map_err(cuda)?;
+    let mut sum = stream.alloc_zeros::<f64>(1).map_err(cuda)?;
+    let mut status = stream.alloc_zeros::<i32>(1).map_err(cuda)?;
+    let bytes = (n * std::mem::size_of::<T>()) as f64;
+    let copy_ms = event_median(&gpu, reps, || {
+        stream
+            .memcpy_dtod(&x, &mut copy)
+            .map_err(|e| kernpack::Error::Cuda {
+                during: "copying".into(),
+                message: e.to_string(),
+            })
+    })?;
+    let sum_ms = event_median(&gpu, reps, || gpu.sum_device(stream, &x, &mut sum))?;
+    // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).
+    let norm_ms = event_median(&gpu, reps, || {
+        gpu.normalize_device(stream, &mut y, &mut sum, &mut status)
+    })?;
+    let copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
+    println!(
+        "RESULT kernpack reduce dtype={} n={n} copy_ms={copy_ms:.4} copy_tb_s={:.3} sum_ms={sum_ms:.4} sum_of_copy_bw={:.3} normalize_ms={norm_ms:.4} normalize_of_three_pass_bound={:.3}",
+        T::NAME,
+        copy_bw / 1e12,
+        (bytes / (sum_ms * 1e-3)) / copy_bw,
+        (3.0 * bytes / copy_bw) / (norm_ms * 1e-3)
     );
     Ok(())
 }

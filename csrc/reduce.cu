@@ -1,0 +1,76 @@
+// Reductions: deterministic sum (f64 accumulation for every input type) and
+// normalisation in place, a <- a / sum(a) (seeds 000 and 004).
+//
+// Bitwise deterministic: the split into blocks depends on n only, each block
+// sums a fixed contiguous chunk in a fixed order, and one block adds the
+// partial sums in index order. No atomics: the seed 000 race cannot happen.
+#include "kernpack_params.h"
+#include "common.cuh"
+
+namespace kp {
+namespace reduce {
+
+constexpr int BLOCK = 256;
+constexpr int LANES = 4;  // independent accumulators per thread: loads in flight
+
+// Block b sums x[b * chunk, min((b + 1) * chunk, n)): thread i takes elements
+// i, i + BLOCK, ... in LANES interleaved accumulators, then a fixed tree.
+template <typename T>
+__device__ void partial_sums(const T* __restrict__ x, int64_t n, int64_t chunk, double* __restrict__ partials) {
+    __shared__ double scratch[BLOCK];
+    const int64_t begin = (int64_t)blockIdx.x * chunk;
+    const int64_t end = min(begin + chunk, n);
+    double acc[LANES] = {};
+    int64_t i = begin + threadIdx.x;
+    for (; i + (LANES - 1) * BLOCK < end; i += LANES * BLOCK) {
+#pragma unroll
+        for (int l = 0; l < LANES; ++l) acc[l] += (double)x[i + l * BLOCK];
+    }
+    for (; i < end; i += BLOCK) acc[0] += (double)x[i];  // the tail, fewer than LANES per thread
+    double mine = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    const double total = block_sum<double, BLOCK>(mine, scratch);
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+// One block: the partial sums in index order, as the same fixed tree.
+__device__ void final_sum(const double* __restrict__ partials, int64_t count, double* __restrict__ sum) {
+    __shared__ double scratch[BLOCK];
+    double mine = 0.0;
+    for (int64_t i = threadIdx.x; i < count; i += BLOCK) mine += partials[i];
+    const double total = block_sum<double, BLOCK>(mine, scratch);
+    if (threadIdx.x == 0) *sum = total;
+}
+
+// x <- x / sum, unless the sum is zero or not finite: then x is left as it is
+// and *status is set to 1 (the host reports the error).
+template <typename T>
+__device__ void normalize(T* __restrict__ x, int64_t n, const double* __restrict__ sum, int* __restrict__ status) {
+    const double s = *sum;
+    const bool ok = s != 0.0 && isfinite(s);
+    if (blockIdx.x == 0 && threadIdx.x == 0) *status = ok ? 0 : 1;
+    if (!ok) return;
+    const double inv = 1.0 / s;
+    for (int64_t i = (int64_t)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (int64_t)gridDim.x * BLOCK)
+        x[i] = (T)((double)x[i] * inv);
+}
+
+}  // namespace reduce
+}  // namespace kp
+
+extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)
+    reduce_final(const double* partials, int64_t count, double* sum) {
+    kp::reduce::final_sum(partials, count, sum);
+}
+
+#define KP_REDUCE_ENTRY_POINTS(T, SUFFIX)                                                         \
+    extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)                               \
+        reduce_partial_##SUFFIX(const T* x, int64_t n, int64_t chunk, double* partials) {         \
+        kp::reduce::partial_sums<T>(x, n, chunk, partials);                                       \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)                               \
+        normalize_##SUFFIX(T* x, int64_t n, const double* sum, int* status) {                     \
+        kp::reduce::normalize<T>(x, n, sum, status);                                              \
+    }
+
+KP_REDUCE_ENTRY_POINTS(float, f32)
+KP_REDUCE_ENTRY_POINTS(double, f64)

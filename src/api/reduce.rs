@@ -1,0 +1,184 @@
+//! Deterministic sums and normalisation in place, `a <- a / sum(a)`: f64
+//! accumulation for every input type, the same bits on every run (no atomics;
+//! the split into blocks depends on the length only).
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// Threads per block of the reduction kernels (their launch bounds).
+const BLOCK: u64 = 256;
+/// Most blocks of the first pass; each sums one contiguous chunk.
+const MAX_BLOCKS: u64 = 2048;
+
+/// Blocks and chunk length for `n` elements: a function of `n` alone, so the
+/// summation order (and the result's bits) is the same on every run.
+fn split(n: u64) -> (u64, u64) {
+    let blocks = n.div_ceil(BLOCK * 16).clamp(1, MAX_BLOCKS);
+    (blocks, n.div_ceil(blocks).max(1))
+}
+
+fn zero_or_not_finite(sum: f64) -> Error {
+    Error::invalid(format!(
+        "cannot normalise: the sum is {sum}, it must be finite and non-zero"
+    ))
+}
+
+impl Kernpack {
+    /// Sum of `x`, accumulated in f64 (0 for an empty slice).
+    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
+        match self.gpu() {
+            Some(gpu) if !x.is_empty() => gpu.sum(x),
+            _ => Ok(reference::reduce::sum(x)),
+        }
+    }
+
+    /// `x <- x / sum(x)`; returns the sum. A zero or non-finite sum is an
+    /// error and leaves `x` unchanged.
+    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
+        match self.gpu() {
+            Some(gpu) if !x.is_empty() => gpu.normalize(x),
+            _ => reference::reduce::normalize(x).map_err(zero_or_not_finite),
+        }
+    }
+}
+
+impl Gpu {
+    /// Host slice in, sum out (waits for the result).
+    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
+        let mut sum = stream
+            .alloc_zeros::<f64>(1)
+            .map_err(cuda("allocating the sum"))?;
+        self.sum_device(stream, &dx, &mut sum)?;
+        Ok(stream
+            .clone_dtoh(&sum)
+            .map_err(cuda("copying the sum back"))?[0])
+    }
+
+    /// Host slice normalised in place on the GPU; `x` is written only on success.
+    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
+        let mut sum = stream
+            .alloc_zeros::<f64>(1)
+            .map_err(cuda("allocating the sum"))?;
+        let mut status = stream
+            .alloc_zeros::<i32>(1)
+            .map_err(cuda("allocating the status"))?;
+        self.normalize_device(stream, &mut dx, &mut sum, &mut status)?;
+        let total = stream
+            .clone_dtoh(&sum)
+            .map_err(cuda("copying the sum back"))?[0];
+        if stream
+            .clone_dtoh(&status)
+            .map_err(cuda("copying the status back"))?[0]
+            != 0
+        {
+            return Err(zero_or_not_finite(total));
+        }
+        stream
+            .memcpy_dtoh(&dx, x)
+            .map_err(cuda("copying the result back"))?;
+        Ok(total)
+    }
+
+    /// `sum[0] = sum(x)` in f64, enqueued on `stream` with no synchronisation.
+    pub fn sum_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &impl DevicePtr<T>,
+        sum: &mut CudaSlice<f64>,
+    ) -> Result<()> {
+        if sum.is_empty() {
+            return Err(Error::invalid("the sum buffer holds no value"));
+        }
+        let (x_ptr, _x) = x.device_ptr(stream);
+        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+        // SAFETY: both pointers come from live buffers of the checked lengths.
+        unsafe { self.sum_raw::<T>(stream, x_ptr, x.len(), sum_ptr) }
+    }
+
+    /// `x <- x / sum(x)` on the device, `sum[0]` = the sum, `status[0]` = 0, or
+    /// 1 with `x` untouched when the sum is zero or not finite. Enqueued on
+    /// `stream` with no synchronisation: read `status` before trusting `x`.
+    pub fn normalize_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &mut impl DevicePtrMut<T>,
+        sum: &mut CudaSlice<f64>,
+        status: &mut CudaSlice<i32>,
+    ) -> Result<()> {
+        if sum.is_empty() || status.is_empty() {
+            return Err(Error::invalid(
+                "the sum and status buffers need one value each",
+            ));
+        }
+        let n = x.len();
+        let (x_ptr, _x) = x.device_ptr_mut(stream);
+        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+        let (status_ptr, _t) = status.device_ptr_mut(stream);
+        // SAFETY: all pointers come from live buffers of the checked lengths.
+        unsafe {
+            self.sum_raw::<T>(stream, x_ptr, n, sum_ptr)?;
+            let kernel = self.kernel(&format!("normalize_{}", T::NAME));
+            let n_arg = n as i64;
+            let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+            let mut args = [
+                arg(&x_ptr),
+                &n_arg as *const i64 as *mut c_void,
+                arg(&sum_ptr),
+                arg(&status_ptr),
+            ];
+            self.launch(
+                kernel,
+                kernel.grid_for(n.max(1) as u64, BLOCK),
+                stream,
+                &mut args,
+            )
+        }
+    }
+
+    /// The two passes on raw pointers.
+    ///
+    /// # Safety
+    /// `x` holds `n` values of `T` and `sum` one f64, on this GPU, live until
+    /// the work on `stream` completes.
+    pub unsafe fn sum_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        n: usize,
+        sum: CUdeviceptr,
+    ) -> Result<()> {
+        let (blocks, chunk) = split(n as u64);
+        let mut partials = stream
+            .alloc::<f64>(blocks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (partials_ptr, _p) = partials.device_ptr_mut(stream);
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let (n_arg, chunk_arg, blocks_arg) = (n as i64, chunk as i64, blocks as i64);
+        let i64_arg = |v: &i64| v as *const i64 as *mut c_void;
+        let partial = self.kernel(&format!("reduce_partial_{}", T::NAME));
+        let mut args = [
+            arg(&x),
+            i64_arg(&n_arg),
+            i64_arg(&chunk_arg),
+            arg(&partials_ptr),
+        ];
+        unsafe { self.launch(partial, blocks as u32, stream, &mut args) }?;
+        let last = self.kernel("reduce_final");
+        let mut args = [arg(&partials_ptr), i64_arg(&blocks_arg), arg(&sum)];
+        unsafe { self.launch(last, 1, stream, &mut args) }
+    }
+}
