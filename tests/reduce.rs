@@ -112,3 +112,27 @@ fn gpu_normalize_matches_the_reference_and_rejects_bad_sums() {
     let back = stream.clone_dtoh(&dx).unwrap();
     assert!(back[0] == 3.0 && back[1].is_nan() && back[2] == 1.0);
 }
+
+#[test]
+fn gpu_normalize_of_an_unaligned_view_matches_the_reference() {
+    let Some(gpu) = gpu_or_skip("gpu_normalize_of_an_unaligned_view_matches_the_reference") else {
+        return;
+    };
+    let x: Vec<f32> = data(9, 10_003, 1.0);
+    let stream = gpu.stream();
+    let mut dx = stream.clone_htod(&x).unwrap();
+    let mut sum = stream.alloc_zeros::<f64>(1).unwrap();
+    let mut status = stream.alloc_zeros::<i32>(1).unwrap();
+    // Elements 1.. start 4 bytes into the allocation: the scalar path.
+    let mut view = dx.slice_mut(1..);
+    gpu.normalize_device(stream, &mut view, &mut sum, &mut status)
+        .unwrap();
+    assert_eq!(stream.clone_dtoh(&status).unwrap(), vec![0]);
+    let got = stream.clone_dtoh(&dx).unwrap();
+    let mut want = x.clone();
+    reduce::normalize(&mut want[1..]).unwrap();
+    assert_eq!(got[0], x[0], "the element before the view is untouched");
+    for (a, b) in got[1..].iter().zip(&want[1..]) {
+        assert!((a - b).abs() <= f32::EPSILON * b.abs(), "{a} vs {b}");
+    }
+}
