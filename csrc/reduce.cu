@@ -4,6 +4,8 @@
 // Bitwise deterministic: the split into blocks depends on n only, each block
 // sums a fixed contiguous chunk in a fixed order, and one block adds the
 // partial sums in index order. No atomics: the seed 000 race cannot happen.
+#include <cooperative_groups.h>
+
 #include "kernpack_params.h"
 #include "common.cuh"
 
@@ -79,6 +81,50 @@ __device__ void normalize(T* __restrict__ x, int64_t n, const double* __restrict
     for (int64_t i = scalar_from + first; i < n; i += stride) x[i] = (T)((double)x[i] * inv);
 }
 
+// Normalisation in one cooperative launch (grid = resident blocks): each block
+// sums its own chunk, the grid synchronises, every block adds the partial sums
+// in the same fixed order (so all agree bit for bit), then scales its own
+// chunk, which it has just read: for arrays that fit in L2 the second read
+// costs no DRAM traffic, and there is one launch instead of three.
+template <typename T>
+__device__ void normalize_fused(T* __restrict__ x, int64_t n, double* __restrict__ partials,
+                                double* __restrict__ sum, int* __restrict__ status) {
+    __shared__ double scratch[BLOCK];
+    using V = typename Vec16<T>::type;
+    constexpr int W = Vec16<T>::N;
+    const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    // Chunks of whole vectors, so every chunk but the last starts aligned.
+    const int64_t chunk = ((n + gridDim.x - 1) / gridDim.x + W - 1) / W * W;
+    const int64_t begin = min((int64_t)blockIdx.x * chunk, n), end = min(begin + chunk, n);
+    const int64_t vend = aligned ? begin + (end - begin) / W * W : begin;
+
+    double acc = 0.0;
+    for (int64_t i = begin + (int64_t)threadIdx.x * W; i < vend; i += (int64_t)BLOCK * W) {
+        const V v = *reinterpret_cast<const V*>(x + i);
+        const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+        for (int k = 0; k < W; ++k) acc += (double)e[k];
+    }
+    for (int64_t i = vend + threadIdx.x; i < end; i += BLOCK) acc += (double)x[i];
+    const double mine = block_sum<double, BLOCK>(acc, scratch);
+    if (threadIdx.x == 0) partials[blockIdx.x] = mine;
+    cooperative_groups::this_grid().sync();
+
+    double part = 0.0;
+    for (int64_t b = threadIdx.x; b < gridDim.x; b += BLOCK) part += partials[b];
+    const double total = block_sum<double, BLOCK>(part, scratch);
+    const bool ok = total != 0.0 && isfinite(total);
+    if (blockIdx.x == 0 && threadIdx.x == 0) *sum = total, *status = ok ? 0 : 1;
+    if (!ok) return;
+    const double inv = 1.0 / total;
+    for (int64_t i = begin + (int64_t)threadIdx.x * W; i < vend; i += (int64_t)BLOCK * W) {
+        V v = *reinterpret_cast<V*>(x + i);
+        scale(v, inv);
+        *reinterpret_cast<V*>(x + i) = v;
+    }
+    for (int64_t i = vend + threadIdx.x; i < end; i += BLOCK) x[i] = (T)((double)x[i] * inv);
+}
+
 }  // namespace reduce
 }  // namespace kp
 
@@ -95,6 +141,10 @@ extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)
     extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)                               \
         normalize_##SUFFIX(T* x, int64_t n, const double* sum, int* status) {                     \
         kp::reduce::normalize<T>(x, n, sum, status);                                              \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)                               \
+        normalize_fused_##SUFFIX(T* x, int64_t n, double* partials, double* sum, int* status) {   \
+        kp::reduce::normalize_fused<T>(x, n, partials, sum, status);                              \
     }
 
 KP_REDUCE_ENTRY_POINTS(float, f32)

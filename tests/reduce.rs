@@ -136,3 +136,25 @@ fn gpu_normalize_of_an_unaligned_view_matches_the_reference() {
         assert!((a - b).abs() <= f32::EPSILON * b.abs(), "{a} vs {b}");
     }
 }
+
+#[test]
+fn gpu_normalize_is_bitwise_deterministic() {
+    let Some(gpu) = gpu_or_skip("gpu_normalize_is_bitwise_deterministic") else {
+        return;
+    };
+    let x: Vec<f32> = data(13, 10_000_000, 0.5);
+    let mut first = x.clone();
+    let total = gpu.normalize(&mut first).unwrap();
+    assert!(((total - reduce::sum(&x)) / total).abs() < 1e-12);
+    for _ in 0..2 {
+        let mut again = x.clone();
+        assert_eq!(
+            gpu.normalize(&mut again).unwrap().to_bits(),
+            total.to_bits()
+        );
+        assert!(again
+            .iter()
+            .zip(&first)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}

@@ -128,24 +128,34 @@ impl Gpu {
         let (x_ptr, _x) = x.device_ptr_mut(stream);
         let (sum_ptr, _s) = sum.device_ptr_mut(stream);
         let (status_ptr, _t) = status.device_ptr_mut(stream);
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let n_arg = n as i64;
+        let n_ptr = &n_arg as *const i64 as *mut c_void;
+        if self.cooperative_launch() {
+            // One launch: sum, grid-wide sync, scale (see normalize_fused in csrc/reduce.cu).
+            let kernel = self.kernel(&format!("normalize_fused_{}", T::NAME));
+            let mut partials = stream
+                .alloc_zeros::<f64>(kernel.full_grid as usize)
+                .map_err(|e| Error::cuda("allocating scratch", e))?;
+            let (partials_ptr, _p) = partials.device_ptr_mut(stream);
+            let mut args = [
+                arg(&x_ptr),
+                n_ptr,
+                arg(&partials_ptr),
+                arg(&sum_ptr),
+                arg(&status_ptr),
+            ];
+            // SAFETY: all pointers come from live buffers of the checked lengths.
+            return unsafe { self.launch_cooperative(kernel, stream, &mut args) };
+        }
         // SAFETY: all pointers come from live buffers of the checked lengths.
         unsafe {
             self.sum_raw::<T>(stream, x_ptr, n, sum_ptr)?;
             let kernel = self.kernel(&format!("normalize_{}", T::NAME));
-            let n_arg = n as i64;
-            let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-            let mut args = [
-                arg(&x_ptr),
-                &n_arg as *const i64 as *mut c_void,
-                arg(&sum_ptr),
-                arg(&status_ptr),
-            ];
-            self.launch(
-                kernel,
-                kernel.grid_for(n.max(1) as u64, BLOCK),
-                stream,
-                &mut args,
-            )
+            let mut args = [arg(&x_ptr), n_ptr, arg(&sum_ptr), arg(&status_ptr)];
+            // One 16-byte vector per thread and pass (the kernel grid-strides).
+            let vectors = (n.max(1) as u64).div_ceil((16 / std::mem::size_of::<T>()) as u64);
+            self.launch(kernel, kernel.grid_for(vectors, BLOCK), stream, &mut args)
         }
     }
 

@@ -44,6 +44,8 @@ pub const KERNEL_NAMES: &[&str] = &[
     "reduce_final",
     "normalize_f32",
     "normalize_f64",
+    "normalize_fused_f32",
+    "normalize_fused_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.
@@ -91,6 +93,7 @@ pub struct Gpu {
     name: String,
     compute_capability: (i32, i32),
     sm_count: u32,
+    cooperative_launch: bool,
     module_load_time: Duration,
     kernel_resolve_time: Duration,
     // Last: the module outlives every kernel handle above when the Gpu drops.
@@ -187,6 +190,8 @@ impl Gpu {
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         );
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let cooperative_launch =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0;
         let name = ctx
             .name()
             .map_err(|e| Error::cuda("reading the device name", e))?;
@@ -220,6 +225,7 @@ impl Gpu {
             name,
             compute_capability,
             sm_count,
+            cooperative_launch,
             module_load_time,
             kernel_resolve_time,
             _module: module,
@@ -244,6 +250,10 @@ impl Gpu {
     }
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+    /// Whether kernels may be launched cooperatively (all blocks resident at once).
+    pub fn cooperative_launch(&self) -> bool {
+        self.cooperative_launch
     }
     /// Time of `cuModuleLoadData` on the embedded fatbin (context creation excluded).
     pub fn module_load_time(&self) -> Duration {
@@ -291,6 +301,33 @@ impl Gpu {
         cu::launch_kernel(
             kernel.func,
             (grid.max(1), 1, 1),
+            (kernel.block, 1, 1),
+            0,
+            stream.cu_stream(),
+            args,
+        )
+        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
+    }
+}
+
+impl Gpu {
+    /// Launches `kernel` cooperatively with one full wave of resident blocks
+    /// (`kernel.full_grid`), so the kernel may synchronise its whole grid.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; the device must support cooperative launch.
+    pub(crate) unsafe fn launch_cooperative(
+        &self,
+        kernel: &Kernel,
+        stream: &CudaStream,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        cu::launch_cooperative_kernel(
+            kernel.func,
+            (kernel.full_grid, 1, 1),
             (kernel.block, 1, 1),
             0,
             stream.cu_stream(),
