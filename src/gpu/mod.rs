@@ -94,6 +94,7 @@ pub struct Gpu {
     compute_capability: (i32, i32),
     sm_count: u32,
     cooperative_launch: bool,
+    l2_bytes: usize,
     module_load_time: Duration,
     kernel_resolve_time: Duration,
     // Last: the module outlives every kernel handle above when the Gpu drops.
@@ -192,6 +193,7 @@ impl Gpu {
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         let cooperative_launch =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0;
+        let l2_bytes = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
         let name = ctx
             .name()
             .map_err(|e| Error::cuda("reading the device name", e))?;
@@ -226,6 +228,7 @@ impl Gpu {
             compute_capability,
             sm_count,
             cooperative_launch,
+            l2_bytes,
             module_load_time,
             kernel_resolve_time,
             _module: module,
@@ -254,6 +257,10 @@ impl Gpu {
     /// Whether kernels may be launched cooperatively (all blocks resident at once).
     pub fn cooperative_launch(&self) -> bool {
         self.cooperative_launch
+    }
+    /// Size of the L2 cache in bytes.
+    pub fn l2_bytes(&self) -> usize {
+        self.l2_bytes
     }
     /// Time of `cuModuleLoadData` on the embedded fatbin (context creation excluded).
     pub fn module_load_time(&self) -> Duration {
