@@ -131,11 +131,11 @@ impl Gpu {
         let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
         let n_arg = n as i64;
         let n_ptr = &n_arg as *const i64 as *mut c_void;
-        // Arrays that fit in L2 (with room to spare): one cooperative launch
+        // Arrays that fit in L2: one cooperative launch
         // whose second pass reads from L2 (normalize_fused in csrc/reduce.cu).
         // Larger ones: two reduction passes and a wide scaling pass, which
         // stream from DRAM at the copy rate.
-        if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() * 3 / 4 {
+        if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
             let kernel = self.kernel(&format!("normalize_fused_{}", T::NAME));
             let mut partials = stream
                 .alloc_zeros::<f64>(kernel.full_grid as usize)
