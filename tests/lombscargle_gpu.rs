@@ -204,16 +204,8 @@ fn case_strategy(min_cycles: f64) -> impl Strategy<Value = Case> {
         })
 }
 
-/// 64 random cases per dtype; PROPTEST_CASES overrides (e.g. fewer under compute-sanitizer).
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(common::proptest_cases(64)))]
 
     /// f64: both sides are f64; the reference's phases carry ~eps * |w t| of
     /// rounding (it does not shift times), the GPU's much less, and both fits

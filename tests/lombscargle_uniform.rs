@@ -143,17 +143,8 @@ fn case_strategy() -> impl Strategy<Value = Case> {
         })
 }
 
-/// 24 random cases per dtype (each up to 1e5 x 2500 pairs on the reference);
-/// PROPTEST_CASES overrides.
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(ProptestConfig::with_cases(common::proptest_cases(24)))]
 
     #[test]
     fn uniform_f64_within_1e_10(case in case_strategy()) {

@@ -61,7 +61,7 @@ fn gpu_sum_matches<T: Float>(seed: u64, n: usize, offset: f64) -> Result<(), Tes
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(common::proptest_cases(48)))]
     #[test]
     fn gpu_sum_f32(seed in any::<u64>(), n in 1usize..300_000, offset in -2.0f64..2.0) {
         gpu_sum_matches::<f32>(seed, n, offset)?;

@@ -140,3 +140,12 @@ pub fn flat<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
             .collect(),
     }
 }
+
+/// Random cases per property test: `default`, or PROPTEST_CASES when set
+/// (e.g. fewer under compute-sanitizer, more for a long run).
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -543,7 +543,7 @@ impl Gpu {
         )
     }
 
-    /// As [`Gpu::lombscargle_device`], on a uniform grid.
+    /// As [`Gpu::lombscargle_device`], on a uniform grid (validated by the launch).
     #[allow(clippy::too_many_arguments)]
     pub fn lombscargle_uniform_device<T: Float, In: DevicePtr<T>>(
         &self,
@@ -555,7 +555,6 @@ impl Gpu {
         out: &mut impl DevicePtrMut<T>,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        grid.validate()?;
         self.lombscargle_on(
             stream,
             t,
