@@ -1,7 +1,8 @@
-//! The C ABI as C and C++ programs see it: builds ffi-tests/lombscargle.c
-//! (C99) and ffi-tests/lombscargle.cpp (C++17) against include/kernpack.h and
-//! the libkernpack.a / libkernpack.so that cargo built for this very test run,
-//! each linked statically and dynamically, and runs the four programs. Each
+//! The C ABI as C and C++ programs see it: builds each program of ffi-tests/
+//! listed at the bottom (NAME.c as C99, NAME.cpp as C++17) against
+//! include/kernpack.h and the libkernpack.a / libkernpack.so that cargo built
+//! for this very test run, each linked statically and dynamically, and runs
+//! the four executables. Each
 //! must exit 0 and report "all checks passed"; on failure its output is shown.
 //!
 //! Where the libraries come from: `cargo test` compiles the library once with
@@ -66,7 +67,7 @@ fn check_target() {
 
 const SHARED_LIB: &str = "libkernpack.so";
 
-fn exe_name(lang: Lang, link: Link) -> String {
+fn exe_name(program: &str, lang: Lang, link: Link) -> String {
     let lang = match lang {
         Lang::C => "c",
         Lang::Cpp => "cpp",
@@ -75,7 +76,7 @@ fn exe_name(lang: Lang, link: Link) -> String {
         Link::Static => "static",
         Link::Shared => "shared",
     };
-    format!("lombscargle_{lang}_{link}{}", env::consts::EXE_SUFFIX)
+    format!("{program}_{lang}_{link}{}", env::consts::EXE_SUFFIX)
 }
 
 /// Where the libraries are and where the programs go.
@@ -156,19 +157,19 @@ fn compiler(lang: Lang) -> cc::Tool {
     tool
 }
 
-fn build(lang: Lang, link: Link) -> PathBuf {
+fn build(program: &str, lang: Lang, link: Link) -> PathBuf {
     let setup = setup();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = setup.out_dir.join(exe_name(lang, link));
+    let exe = setup.out_dir.join(exe_name(program, lang, link));
     let (source, std) = match lang {
-        Lang::C => ("ffi-tests/lombscargle.c", "-std=c99"),
-        Lang::Cpp => ("ffi-tests/lombscargle.cpp", "-std=c++17"),
+        Lang::C => (format!("ffi-tests/{program}.c"), "-std=c99"),
+        Lang::Cpp => (format!("ffi-tests/{program}.cpp"), "-std=c++17"),
     };
     let mut cmd = compiler(lang).to_command();
     cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic-errors"])
         .arg("-I")
         .arg(root.join("include"))
-        .arg(root.join(source))
+        .arg(root.join(&source))
         .arg("-o")
         .arg(&exe);
     match link {
@@ -216,12 +217,12 @@ fn prebuilt_dir() -> Option<PathBuf> {
     Some(dir)
 }
 
-fn run(lang: Lang, link: Link) {
+fn run(program: &str, lang: Lang, link: Link) {
     check_target();
     let mut cmd;
     let exe = match prebuilt_dir() {
         Some(dir) => {
-            let exe = dir.join(exe_name(lang, link));
+            let exe = dir.join(exe_name(program, lang, link));
             assert!(
                 exe.is_file(),
                 "KERNPACK_FFI_PREBUILT={}: {} is missing (build the programs with \
@@ -241,7 +242,7 @@ fn run(lang: Lang, link: Link) {
             exe
         }
         None => {
-            let exe = build(lang, link);
+            let exe = build(program, lang, link);
             cmd = Command::new(&exe);
             exe
         }
@@ -267,22 +268,30 @@ fn run(lang: Lang, link: Link) {
     }
 }
 
-#[test]
-fn c_static() {
-    run(Lang::C, Link::Static);
+/// Four tests per program: C and C++, linked statically and dynamically.
+macro_rules! ffi_programs {
+    ($($program:ident),* $(,)?) => {$(
+        mod $program {
+            use super::*;
+            #[test]
+            fn c_static() {
+                run(stringify!($program), Lang::C, Link::Static);
+            }
+            #[test]
+            fn c_shared() {
+                run(stringify!($program), Lang::C, Link::Shared);
+            }
+            #[test]
+            fn cpp_static() {
+                run(stringify!($program), Lang::Cpp, Link::Static);
+            }
+            #[test]
+            fn cpp_shared() {
+                run(stringify!($program), Lang::Cpp, Link::Shared);
+            }
+        }
+    )*};
 }
 
-#[test]
-fn c_shared() {
-    run(Lang::C, Link::Shared);
-}
-
-#[test]
-fn cpp_static() {
-    run(Lang::Cpp, Link::Static);
-}
-
-#[test]
-fn cpp_shared() {
-    run(Lang::Cpp, Link::Shared);
-}
+// One line per program in ffi-tests/ (NAME.c and NAME.cpp).
+ffi_programs!(lombscargle);
