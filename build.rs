@@ -9,7 +9,12 @@ use std::process::Command;
 include!("src/build_support/source_hash.rs");
 
 /// Flags that shape the generated code; recorded in the manifest.
-const NVCC_FLAGS: &[&str] = &["-O3", "--use_fast_math", "-std=c++17"];
+const NVCC_FLAGS: &[&str] = &[
+    "-O3",
+    "--use_fast_math",
+    "-std=c++17",
+    "-Xfatbin=-compress-all",
+];
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());

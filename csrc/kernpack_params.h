@@ -47,4 +47,30 @@ typedef struct kp_ls_stats {
     double YY_about_Y; /* sum(w (y - y_center - Y)^2) / sum(w): YY - Y^2 without its cancellation */
 } kp_ls_stats;
 
+/* Box filter boundary modes: scipy.ndimage.uniform_filter's, plus the seed's
+ * "interior" (only points whose whole window lies inside are filtered; the
+ * others are copied from the input). */
+enum {
+    KP_BOX_REFLECT = 0,  /* d c b a | a b c d | d c b a */
+    KP_BOX_CONSTANT = 1, /* k k k k | a b c d | k k k k  (k = cval) */
+    KP_BOX_NEAREST = 2,  /* a a a a | a b c d | d d d d */
+    KP_BOX_MIRROR = 3,   /*   d c b | a b c d | c b a   */
+    KP_BOX_WRAP = 4,     /* a b c d | a b c d | a b c d */
+    KP_BOX_INTERIOR = 5
+};
+
+/* One 2D box filter: out = mean of the size x size window around each point
+ * (size = 2 radius + 1). Pitches are in elements. */
+typedef struct kp_box_params {
+    int64_t rows;
+    int64_t cols;
+    int64_t in_pitch;
+    int64_t out_pitch;
+    int64_t tiles_x;  /* tiles per row of the grid: block b is tile (b % tiles_x, b / tiles_x) */
+    double cval;      /* the value outside, for KP_BOX_CONSTANT */
+    double scale;     /* 1 / size^2 */
+    int32_t radius;
+    int32_t mode;     /* KP_BOX_* */
+} kp_box_params;
+
 #endif

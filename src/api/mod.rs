@@ -2,6 +2,7 @@
 //! GPU or, without one, on the CPU reference.
 pub mod lombscargle;
 pub mod reduce;
+pub mod stencil;
 
 use std::str::FromStr;
 use std::sync::Arc;

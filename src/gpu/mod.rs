@@ -46,6 +46,16 @@ pub const KERNEL_NAMES: &[&str] = &[
     "normalize_f64",
     "normalize_fused_f32",
     "normalize_fused_f64",
+    "box_filter_r1_f32",
+    "box_filter_r2_f32",
+    "box_filter_r3_f32",
+    "box_filter_r4_f32",
+    "box_filter_large_f32",
+    "box_filter_r1_f64",
+    "box_filter_r2_f64",
+    "box_filter_r3_f64",
+    "box_filter_r4_f64",
+    "box_filter_large_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.

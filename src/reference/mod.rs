@@ -2,6 +2,7 @@
 //! They are the oracle of the property tests and the backend when no GPU is present.
 pub mod lombscargle;
 pub mod reduce;
+pub mod stencil;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -702,38 +702,20 @@ pub struct LsDeviceBuffers {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{LsParams, FREQS_PER_THREAD, STATS_LEN};
     use std::mem::{offset_of, size_of};
 
-    /// `LsParams` and the constants mirror csrc/kernpack_params.h: a C file
-    /// asserts the Rust layout at compile time, so any drift fails here.
-    #[test]
-    fn params_match_the_c_header() {
+    /// Compiles `asserts` (C11 `_Static_assert`s) after csrc/kernpack_params.h:
+    /// how the Rust mirrors of the parameter structs are checked against C.
+    pub(crate) fn assert_c_layout(asserts: &str) {
         let csrc = concat!(env!("CARGO_MANIFEST_DIR"), "/csrc");
-        let source = format!(
-            "#include <stddef.h>\n#include \"kernpack_params.h\"\n\
-             _Static_assert(sizeof(kp_ls_params) == {}, \"size\");\n\
-             _Static_assert(offsetof(kp_ls_params, nx) == {}, \"nx\");\n\
-             _Static_assert(offsetof(kp_ls_params, nf) == {}, \"nf\");\n\
-             _Static_assert(offsetof(kp_ls_params, normalize) == {}, \"normalize\");\n\
-             _Static_assert(offsetof(kp_ls_params, floating_mean) == {}, \"floating_mean\");\n\
-             _Static_assert(offsetof(kp_ls_params, precenter) == {}, \"precenter\");\n\
-             _Static_assert(offsetof(kp_ls_params, has_weights) == {}, \"has_weights\");\n\
-             _Static_assert(sizeof(kp_ls_stats) == {} * sizeof(double), \"stats\");\n\
-             _Static_assert(KP_LS_FREQS_PER_THREAD == {}, \"freqs per thread\");\n\
-             _Static_assert(KP_LS_POWER == 0 && KP_LS_NORMALIZE == 1 && KP_LS_AMPLITUDE == 2, \"modes\");\n",
-            size_of::<LsParams>(),
-            offset_of!(LsParams, nx),
-            offset_of!(LsParams, nf),
-            offset_of!(LsParams, normalize),
-            offset_of!(LsParams, floating_mean),
-            offset_of!(LsParams, precenter),
-            offset_of!(LsParams, has_weights),
-            STATS_LEN,
-            FREQS_PER_THREAD,
-        );
-        let dir = std::env::temp_dir().join(format!("kernpack-layout-{}", std::process::id()));
+        let source = format!("#include <stddef.h>\n#include \"kernpack_params.h\"\n{asserts}");
+        let dir = std::env::temp_dir().join(format!(
+            "kernpack-layout-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("layout.c");
         std::fs::write(&file, source).unwrap();
@@ -754,5 +736,31 @@ mod tests {
             "layout mismatch:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+
+    /// `LsParams` and the constants mirror csrc/kernpack_params.h.
+    #[test]
+    fn params_match_the_c_header() {
+        assert_c_layout(&format!(
+            "_Static_assert(sizeof(kp_ls_params) == {}, \"size\");\n\
+             _Static_assert(offsetof(kp_ls_params, nx) == {}, \"nx\");\n\
+             _Static_assert(offsetof(kp_ls_params, nf) == {}, \"nf\");\n\
+             _Static_assert(offsetof(kp_ls_params, normalize) == {}, \"normalize\");\n\
+             _Static_assert(offsetof(kp_ls_params, floating_mean) == {}, \"floating_mean\");\n\
+             _Static_assert(offsetof(kp_ls_params, precenter) == {}, \"precenter\");\n\
+             _Static_assert(offsetof(kp_ls_params, has_weights) == {}, \"has_weights\");\n\
+             _Static_assert(sizeof(kp_ls_stats) == {} * sizeof(double), \"stats\");\n\
+             _Static_assert(KP_LS_FREQS_PER_THREAD == {}, \"freqs per thread\");\n\
+             _Static_assert(KP_LS_POWER == 0 && KP_LS_NORMALIZE == 1 && KP_LS_AMPLITUDE == 2, \"modes\");\n",
+            size_of::<LsParams>(),
+            offset_of!(LsParams, nx),
+            offset_of!(LsParams, nf),
+            offset_of!(LsParams, normalize),
+            offset_of!(LsParams, floating_mean),
+            offset_of!(LsParams, precenter),
+            offset_of!(LsParams, has_weights),
+            STATS_LEN,
+            FREQS_PER_THREAD,
+        ));
     }
 }

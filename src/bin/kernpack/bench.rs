@@ -21,9 +21,12 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "reduce" {
         return reduce(rest);
     }
+    if family == "box-filter" {
+        return crate::bench_box::run(rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
-            "unknown bench {family:?}: expected lombscargle or lombscargle-batch"
+            "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce or box-filter"
         ));
     }
     let args = Args::parse(
@@ -186,7 +189,7 @@ fn bench<T: Float>(
 }
 
 /// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
-fn event_median(
+pub(crate) fn event_median(
     gpu: &Gpu,
     reps: usize,
     mut work: impl FnMut() -> kernpack::Result<()>,

@@ -2,6 +2,7 @@
 mod args;
 mod batch_cmd;
 mod bench;
+mod bench_box;
 mod info;
 mod io;
 mod lombscargle_cmd;
@@ -17,7 +18,8 @@ usage:
   kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
   kernpack lombscargle-batch INPUT [...]
                                      many series (an id column) in one launch, best period of each
-  kernpack bench lombscargle [...]   time the kernels with CUDA events";
+  kernpack bench lombscargle|lombscargle-batch|reduce|box-filter [...]
+                                     time the kernels with CUDA events";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

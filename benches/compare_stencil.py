@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Side-by-side timing on the GPU machine, in one process, for issue 4's
+memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
+10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
+
+    python3 benches/compare_stencil.py KERNPACK_BINARY [box normalize streams]
+
+kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
+device-to-device copy of the same bytes timed in the same process); the
+alternatives run here with CUDA events: cupyx.scipy.ndimage.uniform_filter,
+cupy `a /= a.sum()`, and the seeds' Numba kernels as written (seed 002's 3x3
+smoothing, seed 004's three normalisation kernels and its stream example).
+Prints a table and writes the rows to $OUT/stencil_compare.json.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+np.row_stack = np.vstack  # NumPy 2.4 removed it; numba-cuda still imports it
+import cupy as cp  # noqa: E402
+import cupyx.scipy.ndimage as cxn  # noqa: E402
+import numba  # noqa: E402
+from numba import cuda  # noqa: E402
+
+ROWS = []
+
+
+def cuda_time(fn, reps=20, warm=3):
+    """Median milliseconds of fn() between CUDA events (legacy default stream)."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for _ in range(reps):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def row(workload, impl, ms, note=""):
+    ROWS.append(dict(workload=workload, impl=impl, ms=ms, note=note))
+    print(f"{workload:44s} {impl:34s} {ms:9.4f} ms  {note}", flush=True)
+
+
+def kernpack(binary, *args):
+    out = subprocess.run([binary, "bench", *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(out.stdout, out.stderr)
+        raise SystemExit(f"kernpack bench {' '.join(args)} failed")
+    results = [l for l in out.stdout.splitlines() if l.startswith("RESULT")]
+    fields = {}
+    for line in results:
+        for kv in line.split()[2:]:
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                fields[k] = v
+    return fields, out.stdout
+
+
+# --- seed 002: the 3x3 smoothing as written (interior only, floor division).
+@cuda.jit
+def smooth_gpu(x, out):
+    i, j = cuda.grid(2)
+    n, m = x.shape
+    if 1 <= i < n - 1 and 1 <= j < m - 1:
+        out[i, j] = (x[i - 1, j - 1] + x[i - 1, j] + x[i - 1, j + 1] +
+                     x[i    , j - 1] + x[i    , j] + x[i    , j + 1] +
+                     x[i + 1, j - 1] + x[i + 1, j] + x[i + 1, j + 1]) // 9
+
+
+# --- seed 004: three kernels, as written.
+threads_per_block = 256
+blocks_per_grid = 32 * 40
+
+
+@cuda.jit
+def partial_reduce(array, partial_reduction):
+    i_start = cuda.grid(1)
+    threads_per_grid = cuda.blockDim.x * cuda.gridDim.x
+    s_thread = 0.0
+    for i_arr in range(i_start, array.size, threads_per_grid):
+        s_thread += array[i_arr]
+    s_block = cuda.shared.array((threads_per_block,), numba.float32)
+    tid = cuda.threadIdx.x
+    s_block[tid] = s_thread
+    cuda.syncthreads()
+    i = cuda.blockDim.x // 2
+    while (i > 0):
+        if (tid < i):
+            s_block[tid] += s_block[tid + i]
+        cuda.syncthreads()
+        i //= 2
+    if tid == 0:
+        partial_reduction[cuda.blockIdx.x] = s_block[0]
+
+
+@cuda.jit
+def single_thread_sum(partial_reduction, sum):
+    sum[0] = 0.0
+    for element in partial_reduction:
+        sum[0] += element
+
+
+@cuda.jit
+def divide_by(array, val_array):
+    i_start = cuda.grid(1)
+    threads_per_grid = cuda.gridsize(1)
+    for i in range(i_start, array.size, threads_per_grid):
+        array[i] /= val_array[0]
+
+
+def seed_normalize(dev_a, dev_red, dev_sum, stream=0):
+    partial_reduce[blocks_per_grid, threads_per_block, stream](dev_a, dev_red)
+    single_thread_sum[1, 1, stream](dev_red, dev_sum)
+    divide_by[blocks_per_grid, threads_per_block, stream](dev_a, dev_sum)
+
+
+def box_filter(binary):
+    n = 8192
+    for dtype, name in [(np.float32, "f32"), (np.float64, "f64")]:
+        work = f"box filter 3x3 {n}x{n} {name}"
+        f, _ = kernpack(binary, "box-filter", "--rows", str(n), "--dtype", name, "--size", "3")
+        copy_ms, ours = float(f["copy_ms"]), float(f["filter_ms"])
+        row(work, "device-to-device copy (kernpack)", copy_ms, f"{f['copy_tb_s']} TB/s")
+        row(work, "kernpack reflect", ours, f"{float(f['of_copy_bw']) * 100:.1f}% of copy bw")
+        x = cp.random.default_rng(1).random((n, n), dtype=dtype)
+        out = cp.empty_like(x)
+        cx = cuda_time(lambda: cxn.uniform_filter(x, size=3, mode="reflect", output=out))
+        row(work, "cupyx uniform_filter reflect", cx, f"kernpack {cx / ours:.2f}x faster")
+        for mode in ["interior", "constant", "wrap"]:
+            f, _ = kernpack(binary, "box-filter", "--rows", str(n), "--dtype", name, "--mode", mode)
+            row(work, f"kernpack {mode}", float(f["filter_ms"]),
+                f"{float(f['of_copy_bw']) * 100:.1f}% of copy bw")
+        if name == "f32":
+            nx, nout = cuda.as_cuda_array(x), cuda.as_cuda_array(out)
+            threads = (16, 16)
+            blocks = ((n + 15) // 16, (n + 15) // 16)
+            seed = cuda_time(lambda: smooth_gpu[blocks, threads](nx, nout))
+            row(work, "seed 002 Numba (interior)", seed, f"kernpack {seed / ours:.2f}x faster")
+        for size in [9, 31]:
+            f, _ = kernpack(binary, "box-filter", "--rows", str(n), "--dtype", name, "--size", str(size))
+            ours_k = float(f["filter_ms"])
+            cx = cuda_time(lambda: cxn.uniform_filter(x, size=size, mode="reflect", output=out), reps=5)
+            row(f"box filter {size}x{size} {n}x{n} {name}", "kernpack reflect", ours_k,
+                f"{float(f['of_copy_bw']) * 100:.1f}% of copy bw; cupyx {cx:.3f} ms = {cx / ours_k:.2f}x")
+
+
+def normalize(binary):
+    for n in [10_000_000, 1 << 28]:
+        for name, dtype in [("f32", np.float32)] + ([("f64", np.float64)] if n < 1 << 28 else []):
+            work = f"sum / normalise n={n} {name}"
+            f, _ = kernpack(binary, "reduce", "--n", str(n), "--dtype", name)
+            row(work, "kernpack sum", float(f["sum_ms"]),
+                f"{float(f['sum_of_copy_bw']) * 100:.1f}% of copy bw (one read)")
+            ours = float(f["normalize_ms"])
+            row(work, "kernpack normalise", ours,
+                f"{float(f['normalize_of_three_pass_bound']) * 100:.1f}% of 3-pass bound")
+            a = cp.random.default_rng(2).random(n, dtype=dtype) + 0.5
+            b = a
+            cpn = cuda_time(lambda: b.__itruediv__(b.sum()))  # a /= a.sum()
+            row(work, "cupy a /= a.sum()", cpn, f"kernpack {cpn / ours:.2f}x faster")
+            if name == "f32":
+                dev_a = cuda.as_cuda_array(b)
+                red = cuda.device_array((blocks_per_grid,), dtype=np.float32)
+                s = cuda.device_array((1,), dtype=np.float32)
+                seed = cuda_time(lambda: seed_normalize(dev_a, red, s))
+                row(work, "seed 004 Numba (3 kernels)", seed, f"kernpack {seed / ours:.2f}x faster")
+
+
+def streams(binary):
+    """Seed 004's example 3.2/3.3: 10 arrays of 10^7 f32 in pinned memory,
+    copy in, normalise, copy out, on 10 streams or one."""
+    n, count = 10_000_000, 10
+    arrays = [cuda.pinned_array(n, dtype=np.float32) for _ in range(count)]
+    for i, a in enumerate(arrays):
+        a[:] = (i + 1) * np.ones(n, dtype=np.float32)
+    devs = [cuda.device_array(n, dtype=np.float32) for _ in range(count)]
+    reds = [cuda.device_array((blocks_per_grid,), dtype=np.float32) for _ in range(count)]
+    sums = [cuda.device_array((1,), dtype=np.float32) for _ in range(count)]
+    for nstreams in [1, 10]:
+        ss = [cuda.stream() for _ in range(nstreams)]
+        def run():
+            for i in range(count):
+                s = ss[i % nstreams]
+                devs[i].copy_to_device(arrays[i], stream=s)
+                seed_normalize(devs[i], reds[i], sums[i], s)
+                devs[i].copy_to_host(arrays[i], stream=s)
+            cuda.synchronize()
+        start, stop = cuda.event(), cuda.event()
+        run()
+        times = []
+        for _ in range(10):
+            start.record()
+            run()
+            stop.record()
+            stop.synchronize()
+            times.append(cuda.event_elapsed_time(start, stop))
+        times.sort()
+        row(f"10 x 1e7 f32, pinned copies, {nstreams} stream(s)", "seed 004 Numba", times[5])
+    f, text = kernpack(binary, "normalize-streams", "--arrays", "10", "--n", str(n), "--streams", "1,10")
+    print(text)
+    for k, v in f.items():
+        if k.endswith("_ms"):
+            row("10 x 1e7 f32, pinned copies", f"kernpack {k}", float(v))
+
+
+def main():
+    binary = sys.argv[1]
+    print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
+    sections = sys.argv[2:] or ["box", "normalize", "streams"]
+    for name, section in [("box", box_filter), ("normalize", normalize), ("streams", streams)]:
+        if name in sections:
+            section(binary)
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "stencil_compare.json"), "w") as f:
+            json.dump(ROWS, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,394 @@
+//! 2D box filter (smoothing stencil) with the semantics of
+//! `scipy.ndimage.uniform_filter`, plus the seed's interior-only mode.
+use std::ffi::c_void;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// Largest window size: the shared-memory tiles of csrc/stencil.cu hold halos
+/// of up to 16 points.
+pub const MAX_BOX_SIZE: usize = 33;
+
+/// What the filter reads outside the image (SciPy's `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BoundaryMode {
+    /// `d c b a | a b c d | d c b a` (SciPy's default).
+    #[default]
+    Reflect,
+    /// `k k k k | a b c d | k k k k` with k = `cval`.
+    Constant,
+    /// `a a a a | a b c d | d d d d`.
+    Nearest,
+    /// `d c b | a b c d | c b a`.
+    Mirror,
+    /// `a b c d | a b c d | a b c d`.
+    Wrap,
+    /// Only points whose whole window lies inside the image are filtered; the
+    /// others keep their input value (the seed's stencil).
+    Interior,
+}
+
+impl BoundaryMode {
+    /// The `KP_BOX_*` value of csrc/kernpack_params.h (and of the C ABI).
+    pub fn code(self) -> u32 {
+        match self {
+            BoundaryMode::Reflect => 0,
+            BoundaryMode::Constant => 1,
+            BoundaryMode::Nearest => 2,
+            BoundaryMode::Mirror => 3,
+            BoundaryMode::Wrap => 4,
+            BoundaryMode::Interior => 5,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Result<Self> {
+        Ok(match code {
+            0 => BoundaryMode::Reflect,
+            1 => BoundaryMode::Constant,
+            2 => BoundaryMode::Nearest,
+            3 => BoundaryMode::Mirror,
+            4 => BoundaryMode::Wrap,
+            5 => BoundaryMode::Interior,
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown boundary mode {other}: expected 0 (reflect) .. 5 (interior)"
+                )))
+            }
+        })
+    }
+}
+
+impl FromStr for BoundaryMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "reflect" => BoundaryMode::Reflect,
+            "constant" => BoundaryMode::Constant,
+            "nearest" => BoundaryMode::Nearest,
+            "mirror" => BoundaryMode::Mirror,
+            "wrap" => BoundaryMode::Wrap,
+            "interior" => BoundaryMode::Interior,
+            other => {
+                return Err(Error::invalid(format!(
+                "unknown boundary mode {other:?}: expected reflect, constant, nearest, mirror, wrap or interior"
+            )))
+            }
+        })
+    }
+}
+
+/// Window and boundary of a box filter. Default: 3 x 3, reflect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoxFilterOptions {
+    /// Odd window size, 1 ..= [`MAX_BOX_SIZE`], the same along both axes.
+    pub size: usize,
+    pub mode: BoundaryMode,
+    /// The value outside the image in [`BoundaryMode::Constant`].
+    pub cval: f64,
+}
+
+impl Default for BoxFilterOptions {
+    fn default() -> Self {
+        BoxFilterOptions {
+            size: 3,
+            mode: BoundaryMode::Reflect,
+            cval: 0.0,
+        }
+    }
+}
+
+/// Shape of an image and of its output, row-major; pitches are the distances
+/// between rows in elements (at least `cols`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageLayout {
+    pub rows: usize,
+    pub cols: usize,
+    pub in_pitch: usize,
+    pub out_pitch: usize,
+}
+
+impl ImageLayout {
+    /// Rows stored back to back, in the input and in the output.
+    pub fn contiguous(rows: usize, cols: usize) -> Self {
+        ImageLayout {
+            rows,
+            cols,
+            in_pitch: cols,
+            out_pitch: cols,
+        }
+    }
+
+    /// Elements a buffer with `pitch` must hold: the last row needs only `cols`.
+    fn span(&self, pitch: usize) -> usize {
+        match self.rows {
+            0 => 0,
+            rows => (rows - 1) * pitch + self.cols,
+        }
+    }
+
+    pub fn input_len(&self) -> usize {
+        self.span(self.in_pitch)
+    }
+
+    pub fn output_len(&self) -> usize {
+        self.span(self.out_pitch)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows == 0 || self.cols == 0
+    }
+}
+
+/// Checks everything but the buffers' lengths (which differ between host and device calls).
+pub(crate) fn validate(layout: &ImageLayout, opts: &BoxFilterOptions) -> Result<()> {
+    if opts.size % 2 == 0 || opts.size > MAX_BOX_SIZE {
+        return Err(Error::invalid(format!(
+            "box filter size {} is not an odd number from 1 to {MAX_BOX_SIZE}",
+            opts.size
+        )));
+    }
+    if !opts.cval.is_finite() {
+        return Err(Error::invalid(format!("cval {} is not finite", opts.cval)));
+    }
+    if layout.in_pitch < layout.cols || layout.out_pitch < layout.cols {
+        return Err(Error::invalid(format!(
+            "row pitches ({} in, {} out) must be at least the {} columns",
+            layout.in_pitch, layout.out_pitch, layout.cols
+        )));
+    }
+    if layout
+        .rows
+        .checked_mul(layout.in_pitch.max(layout.out_pitch))
+        .map_or(true, |n| n > i64::MAX as usize / 8)
+    {
+        return Err(Error::invalid("the image is too large"));
+    }
+    Ok(())
+}
+
+fn check_len(what: &str, len: usize, needed: usize) -> Result<()> {
+    if len < needed {
+        return Err(Error::invalid(format!(
+            "the {what} holds {len} values, the layout needs {needed}"
+        )));
+    }
+    Ok(())
+}
+
+/// `kp_box_params` of csrc/kernpack_params.h.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BoxParams {
+    pub rows: i64,
+    pub cols: i64,
+    pub in_pitch: i64,
+    pub out_pitch: i64,
+    pub tiles_x: i64,
+    pub cval: f64,
+    pub scale: f64,
+    pub radius: i32,
+    pub mode: i32,
+}
+// SAFETY: plain C struct of numbers, passed to the kernels by value.
+unsafe impl DeviceRepr for BoxParams {}
+
+/// The kernel for a window size and its output tile (columns, rows), as
+/// csrc/stencil.cu defines them: windows 3 to 9 have unrolled kernels
+/// (`box_filter_r{radius}`, tiles of 512-byte rows), the others the run-time
+/// radius one.
+fn kernel_and_tile<T: Float>(size: usize) -> (String, u64, u64) {
+    let f32 = T::NAME == "f32";
+    match size {
+        3..=9 => (
+            format!("box_filter_r{}_{}", size / 2, T::NAME),
+            if f32 { 128 } else { 64 },
+            32,
+        ),
+        _ => (
+            format!("box_filter_large_{}", T::NAME),
+            if f32 { 64 } else { 32 },
+            if f32 { 32 } else { 16 },
+        ),
+    }
+}
+
+impl Kernpack {
+    /// Box filter of a row-major `rows x cols` image into a new image.
+    pub fn box_filter<T: Float>(
+        &self,
+        image: &[T],
+        rows: usize,
+        cols: usize,
+        opts: &BoxFilterOptions,
+    ) -> Result<Vec<T>> {
+        let layout = ImageLayout::contiguous(rows, cols);
+        if rows.checked_mul(cols) != Some(image.len()) {
+            return Err(Error::invalid(format!(
+                "the image holds {} values, not {rows} x {cols}",
+                image.len()
+            )));
+        }
+        let mut out = vec![T::default(); image.len()];
+        self.box_filter_into(image, &mut out, &layout, opts)?;
+        Ok(out)
+    }
+
+    /// Box filter with explicit pitches; only the `cols` first values of each
+    /// output row are written, and nothing on error.
+    pub fn box_filter_into<T: Float>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        layout: &ImageLayout,
+        opts: &BoxFilterOptions,
+    ) -> Result<()> {
+        validate(layout, opts)?;
+        check_len("input", input.len(), layout.input_len())?;
+        check_len("output", output.len(), layout.output_len())?;
+        match self.gpu() {
+            Some(gpu) => gpu.box_filter_into(input, output, layout, opts),
+            _ => {
+                reference::stencil::box_filter(input, output, layout, opts);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Gpu {
+    /// [`Kernpack::box_filter_into`] on this GPU (waits for the result).
+    pub fn box_filter_into<T: Float>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        layout: &ImageLayout,
+        opts: &BoxFilterOptions,
+    ) -> Result<()> {
+        validate(layout, opts)?;
+        check_len("input", input.len(), layout.input_len())?;
+        check_len("output", output.len(), layout.output_len())?;
+        if layout.is_empty() {
+            return Ok(());
+        }
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let dx = stream
+            .clone_htod(&input[..layout.input_len()])
+            .map_err(cuda("copying to the GPU"))?;
+        // The output's gaps between rows must survive: start from its contents.
+        let out = &mut output[..layout.output_len()];
+        let mut dy = stream.clone_htod(out).map_err(cuda("copying to the GPU"))?;
+        self.box_filter_device(stream, &dx, &mut dy, layout, opts)?;
+        stream
+            .memcpy_dtoh(&dy, out)
+            .map_err(cuda("copying the result back"))
+    }
+
+    /// Box filter of device buffers, enqueued on `stream` with no synchronisation.
+    pub fn box_filter_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        layout: &ImageLayout,
+        opts: &BoxFilterOptions,
+    ) -> Result<()> {
+        validate(layout, opts)?;
+        check_len("input", input.len(), layout.input_len())?;
+        check_len("output", output.len(), layout.output_len())?;
+        let (in_ptr, _i) = input.device_ptr(stream);
+        let (out_ptr, _o) = output.device_ptr_mut(stream);
+        // SAFETY: both buffers are live and hold the layout's spans (checked);
+        // a `&` and a `&mut` borrow cannot be the same buffer.
+        unsafe { self.box_filter_raw::<T>(stream, in_ptr, out_ptr, layout, opts) }
+    }
+
+    /// The launch on raw pointers; validates everything it can see.
+    ///
+    /// # Safety
+    /// `input` and `output` hold `layout.input_len()` and `layout.output_len()`
+    /// values of `T` on this GPU, live until the work on `stream` completes.
+    pub unsafe fn box_filter_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+        layout: &ImageLayout,
+        opts: &BoxFilterOptions,
+    ) -> Result<()> {
+        validate(layout, opts)?;
+        if layout.is_empty() {
+            return Ok(());
+        }
+        let elem = std::mem::size_of::<T>() as u64;
+        let (in_end, out_end) = (
+            input + layout.input_len() as u64 * elem,
+            output + layout.output_len() as u64 * elem,
+        );
+        if input < out_end && output < in_end {
+            return Err(Error::invalid(
+                "the input and output overlap: the box filter cannot run in place",
+            ));
+        }
+        let (name, tw, th) = kernel_and_tile::<T>(opts.size);
+        let tiles_x = (layout.cols as u64).div_ceil(tw);
+        let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
+        if blocks > i32::MAX as u64 {
+            return Err(Error::invalid("the image is too large for one launch"));
+        }
+        let params = BoxParams {
+            rows: layout.rows as i64,
+            cols: layout.cols as i64,
+            in_pitch: layout.in_pitch as i64,
+            out_pitch: layout.out_pitch as i64,
+            tiles_x: tiles_x as i64,
+            cval: opts.cval,
+            scale: 1.0 / (opts.size * opts.size) as f64,
+            radius: (opts.size / 2) as i32,
+            mode: opts.mode.code() as i32,
+        };
+        let kernel = self.kernel(&name);
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let mut args = [
+            arg(&input),
+            arg(&output),
+            &params as *const BoxParams as *mut c_void,
+        ];
+        unsafe { self.launch(kernel, blocks as u32, stream, &mut args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoxParams;
+    use std::mem::{offset_of, size_of};
+
+    /// `BoxParams` mirrors `kp_box_params`: a C file asserts the layout.
+    #[test]
+    fn params_match_the_c_header() {
+        crate::api::lombscargle::tests::assert_c_layout(&format!(
+            "_Static_assert(sizeof(kp_box_params) == {}, \"size\");\n\
+             _Static_assert(offsetof(kp_box_params, tiles_x) == {}, \"tiles_x\");\n\
+             _Static_assert(offsetof(kp_box_params, cval) == {}, \"cval\");\n\
+             _Static_assert(offsetof(kp_box_params, scale) == {}, \"scale\");\n\
+             _Static_assert(offsetof(kp_box_params, radius) == {}, \"radius\");\n\
+             _Static_assert(offsetof(kp_box_params, mode) == {}, \"mode\");\n\
+             _Static_assert(KP_BOX_REFLECT == 0 && KP_BOX_CONSTANT == 1 && KP_BOX_NEAREST == 2 \
+             && KP_BOX_MIRROR == 3 && KP_BOX_WRAP == 4 && KP_BOX_INTERIOR == 5, \"modes\");\n",
+            size_of::<BoxParams>(),
+            offset_of!(BoxParams, tiles_x),
+            offset_of!(BoxParams, cval),
+            offset_of!(BoxParams, scale),
+            offset_of!(BoxParams, radius),
+            offset_of!(BoxParams, mode),
+        ));
+    }
+}

@@ -1,0 +1,325 @@
+//! The 2D box filter: the CPU reference and the kernels against SciPy's
+//! uniform_filter (committed fixtures, every mode), and the kernels against
+//! the reference on random shapes, pitches, windows and modes.
+mod common;
+
+use std::str::FromStr;
+
+use common::{gpu_or_skip, proptest_cases, Rng};
+use kernpack::reference::stencil;
+use kernpack::{
+    Backend, BoundaryMode, BoxFilterOptions, Error, Float, ImageLayout, Kernpack, MAX_BOX_SIZE,
+};
+use proptest::prelude::*;
+
+struct Case {
+    name: String,
+    f32: bool,
+    rows: usize,
+    cols: usize,
+    opts: BoxFilterOptions,
+    input: Vec<f64>,
+    output: Vec<f64>,
+}
+
+/// tests/fixtures/box_filter_scipy.txt (scripts/gen_box_filter_fixtures.py).
+fn fixtures() -> Vec<Case> {
+    let text = include_str!("fixtures/box_filter_scipy.txt");
+    let mut cases = Vec::new();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    while let Some(header) = lines.next() {
+        let words: Vec<&str> = header.split_whitespace().collect();
+        let field = |key: &str| words[words.iter().position(|w| *w == key).unwrap() + 1];
+        let f32 = field("dtype") == "f32";
+        // f32 values are written as the shortest decimals that round-trip as f32.
+        let numbers = |line: &str, key: &str| -> Vec<f64> {
+            let rest = line.strip_prefix(key).expect(key);
+            rest.split_whitespace()
+                .map(|v| {
+                    if f32 {
+                        v.parse::<f32>().unwrap() as f64
+                    } else {
+                        v.parse::<f64>().unwrap()
+                    }
+                })
+                .collect()
+        };
+        let input = numbers(lines.next().unwrap(), "in ");
+        let output = numbers(lines.next().unwrap(), "out ");
+        assert_eq!(lines.next(), Some("end"));
+        cases.push(Case {
+            name: words[1].to_string(),
+            f32,
+            rows: field("rows").parse().unwrap(),
+            cols: field("cols").parse().unwrap(),
+            opts: BoxFilterOptions {
+                size: field("size").parse().unwrap(),
+                mode: BoundaryMode::from_str(field("mode")).unwrap(),
+                cval: field("cval").parse().unwrap(),
+            },
+            input,
+            output,
+        });
+    }
+    assert!(cases.len() > 400, "fixture file truncated");
+    cases
+}
+
+/// Bound on |ours - SciPy| (or - reference): each of the two passes sums
+/// `size` terms of magnitude <= m in T (a rounding of eps * size * m each,
+/// divided by size^2 / size later), SciPy's running sums drift by eps per
+/// step along a line, and both round the result once more.
+fn tolerance(eps: f64, m: f64, size: usize, rows: usize, cols: usize) -> f64 {
+    4.0 * eps * m * (2 * size + rows + cols) as f64
+}
+
+fn magnitude(values: &[f64], cval: f64) -> f64 {
+    values.iter().fold(cval.abs(), |m, v| m.max(v.abs()))
+}
+
+fn run_case<T: Float>(kp: &Kernpack, case: &Case) -> f64 {
+    let input: Vec<T> = case.input.iter().map(|v| T::from_f64(*v)).collect();
+    let out = kp
+        .box_filter(&input, case.rows, case.cols, &case.opts)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    out.iter()
+        .zip(&case.output)
+        .map(|(a, b)| (a.to_f64() - b).abs())
+        .fold(0.0, f64::max)
+}
+
+fn check_fixtures(kp: &Kernpack) {
+    let cases = fixtures();
+    let mut modes_seen = std::collections::HashSet::new();
+    for case in &cases {
+        let (err, eps) = if case.f32 {
+            (run_case::<f32>(kp, case), f32::EPSILON as f64)
+        } else {
+            (run_case::<f64>(kp, case), f64::EPSILON)
+        };
+        let tol = tolerance(
+            eps,
+            magnitude(&case.input, case.opts.cval),
+            case.opts.size,
+            case.rows,
+            case.cols,
+        );
+        assert!(
+            err <= tol,
+            "{} on {}: error {err:e} > {tol:e}",
+            case.name,
+            kp.backend_name()
+        );
+        modes_seen.insert(case.opts.mode);
+    }
+    assert_eq!(modes_seen.len(), 6, "every mode has fixtures");
+}
+
+#[test]
+fn cpu_reference_matches_scipy() {
+    check_fixtures(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn gpu_matches_scipy() {
+    if gpu_or_skip("gpu_matches_scipy").is_some() {
+        check_fixtures(&Kernpack::new(Backend::Gpu).unwrap());
+    }
+}
+
+const MODES: [BoundaryMode; 6] = [
+    BoundaryMode::Reflect,
+    BoundaryMode::Constant,
+    BoundaryMode::Nearest,
+    BoundaryMode::Mirror,
+    BoundaryMode::Wrap,
+    BoundaryMode::Interior,
+];
+
+/// GPU vs reference on one random image with gaps between rows: the gaps of
+/// the output must keep their (NaN) poison, every point must be written.
+fn gpu_matches_reference<T: Float>(
+    seed: u64,
+    layout: ImageLayout,
+    opts: BoxFilterOptions,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu_or_skip("gpu_matches_reference") else {
+        return Ok(());
+    };
+    let mut rng = Rng(seed);
+    let offset = rng.range(-5.0, 5.0);
+    let input: Vec<T> = (0..layout.input_len())
+        .map(|_| T::from_f64(offset + rng.range(-1.0, 1.0)))
+        .collect();
+    let poison = T::from_f64(f64::NAN);
+    let mut got = vec![poison; layout.output_len()];
+    let mut want = got.clone();
+    gpu.box_filter_into(&input, &mut got, &layout, &opts)
+        .unwrap();
+    stencil::box_filter(&input, &mut want, &layout, &opts);
+    let inside: Vec<f64> = (0..layout.rows)
+        .flat_map(|y| (0..layout.cols).map(move |x| y * layout.in_pitch + x))
+        .map(|i| input[i].to_f64())
+        .collect();
+    // f64: the same sums in the same order, so only the rounding of the scale
+    // can differ (it does not: the test keeps a few ulps of slack); f32: the
+    // kernel sums in f32, the reference in f64.
+    let eps = if T::NAME == "f32" {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let tol = tolerance(eps, magnitude(&inside, opts.cval), opts.size, 0, 0);
+    for y in 0..layout.rows {
+        for x in 0..layout.out_pitch {
+            let i = y * layout.out_pitch + x;
+            if i >= got.len() {
+                break;
+            }
+            let (g, w) = (got[i].to_f64(), want[i].to_f64());
+            if x >= layout.cols {
+                prop_assert!(g.is_nan(), "gap ({y}, {x}) was written");
+            } else {
+                prop_assert!(
+                    (g - w).abs() <= tol,
+                    "({y}, {x}) of {layout:?} {opts:?}: gpu {g} cpu {w}"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn layout_strategy() -> impl Strategy<Value = ImageLayout> {
+    (1usize..200, 1usize..200, 0usize..5, 0usize..5).prop_map(|(rows, cols, pi, po)| ImageLayout {
+        rows,
+        cols,
+        in_pitch: cols + pi,
+        out_pitch: cols + po,
+    })
+}
+
+fn opts_strategy() -> impl Strategy<Value = BoxFilterOptions> {
+    (0usize..=MAX_BOX_SIZE / 2, 0usize..6, -3.0f64..3.0).prop_map(|(r, m, cval)| BoxFilterOptions {
+        size: 2 * r + 1,
+        mode: MODES[m],
+        cval,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(48)))]
+    #[test]
+    fn gpu_f32_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in opts_strategy()) {
+        gpu_matches_reference::<f32>(seed, layout, opts)?;
+    }
+
+    #[test]
+    fn gpu_f64_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in opts_strategy()) {
+        gpu_matches_reference::<f64>(seed, layout, opts)?;
+    }
+}
+
+#[test]
+fn gpu_large_image_every_mode() {
+    for (i, mode) in MODES.into_iter().enumerate() {
+        let layout = ImageLayout::contiguous(1031, 2050);
+        let opts = BoxFilterOptions {
+            size: [3, 5, 9, 11, 31, 33][i],
+            mode,
+            cval: 0.25,
+        };
+        gpu_matches_reference::<f32>(100 + i as u64, layout, opts).unwrap();
+        gpu_matches_reference::<f64>(200 + i as u64, layout, opts).unwrap();
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_and_changes_nothing() {
+    for backend in [Backend::Cpu, Backend::Auto] {
+        let kp = Kernpack::new(backend).unwrap();
+        let input = vec![1.0f32; 20];
+        let ok = ImageLayout::contiguous(4, 5);
+        let cases: Vec<(ImageLayout, BoxFilterOptions, usize, &str)> = vec![
+            (
+                ok,
+                BoxFilterOptions {
+                    size: 4,
+                    ..Default::default()
+                },
+                20,
+                "odd number",
+            ),
+            (
+                ok,
+                BoxFilterOptions {
+                    size: 35,
+                    ..Default::default()
+                },
+                20,
+                "odd number",
+            ),
+            (
+                ok,
+                BoxFilterOptions {
+                    cval: f64::NAN,
+                    mode: BoundaryMode::Constant,
+                    ..Default::default()
+                },
+                20,
+                "not finite",
+            ),
+            (
+                ImageLayout { in_pitch: 4, ..ok },
+                BoxFilterOptions::default(),
+                20,
+                "pitches",
+            ),
+            (
+                ImageLayout { out_pitch: 6, ..ok },
+                BoxFilterOptions::default(),
+                20,
+                "output holds",
+            ),
+            (ok, BoxFilterOptions::default(), 19, "output holds"),
+        ];
+        for (layout, opts, out_len, message) in cases {
+            let mut out = vec![-7.0f32; out_len];
+            let err = kp
+                .box_filter_into(&input, &mut out, &layout, &opts)
+                .unwrap_err();
+            assert!(
+                matches!(&err, Error::InvalidInput(m) if m.contains(message)),
+                "{layout:?} {opts:?}: {err}"
+            );
+            assert!(out.iter().all(|v| *v == -7.0), "output changed on error");
+        }
+        let err = kp.box_filter(&input[..19], 4, 5, &BoxFilterOptions::default());
+        assert!(matches!(err, Err(Error::InvalidInput(_))));
+        assert!(BoundaryMode::from_code(6).is_err());
+        assert!(BoundaryMode::from_str("periodic").is_err());
+        // Empty images are fine and write nothing.
+        assert_eq!(
+            kp.box_filter::<f64>(&[], 0, 7, &BoxFilterOptions::default())
+                .unwrap(),
+            Vec::<f64>::new()
+        );
+    }
+}
+
+#[test]
+fn gpu_rejects_overlapping_device_buffers() {
+    let Some(gpu) = gpu_or_skip("gpu_rejects_overlapping_device_buffers") else {
+        return;
+    };
+    let stream = gpu.stream();
+    let buf = stream.alloc_zeros::<f32>(200).unwrap();
+    let layout = ImageLayout::contiguous(10, 10);
+    let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(&buf, stream);
+    // SAFETY: both ranges lie inside the 200-element buffer.
+    let err = unsafe {
+        gpu.box_filter_raw::<f32>(stream, ptr, ptr + 40, &layout, &BoxFilterOptions::default())
+    }
+    .unwrap_err();
+    assert!(err.to_string().contains("overlap"), "{err}");
+}
