@@ -2,6 +2,8 @@
 //! GPU or, without one, on the CPU reference.
 pub mod lombscargle;
 pub mod reduce;
+pub mod reduce_batched;
+pub mod streams;
 
 use std::str::FromStr;
 use std::sync::Arc;

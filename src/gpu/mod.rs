@@ -46,6 +46,12 @@ pub const KERNEL_NAMES: &[&str] = &[
     "normalize_f64",
     "normalize_fused_f32",
     "normalize_fused_f64",
+    "reduce_batched_plan",
+    "reduce_batched_partial_f32",
+    "reduce_batched_partial_f64",
+    "reduce_batched_final",
+    "normalize_batched_f32",
+    "normalize_batched_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.
