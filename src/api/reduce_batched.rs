@@ -43,7 +43,9 @@ pub struct BatchNormalized {
 
 impl BatchNormalized {
     fn from_statuses(sums: Vec<f64>, status: &[i32]) -> Self {
-        let failed = (0..status.len()).filter(|&a| status[a] != BATCH_OK).collect();
+        let failed = (0..status.len())
+            .filter(|&a| status[a] != BATCH_OK)
+            .collect();
         BatchNormalized { sums, failed }
     }
 }
@@ -213,8 +215,7 @@ impl Gpu {
         }
         // Pieces per array: at most ceil(len / PER_BLOCK), and 1 for an empty
         // one, so n / PER_BLOCK + narrays bounds them all.
-        let capacity =
-            (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
+        let capacity = (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
         let capacity = capacity.min(narrays as u64 * MAX_BLOCKS);
         let scratch = |during| move |e| Error::cuda(during, e);
         let mut plan = stream
@@ -478,4 +479,3 @@ impl<T: Float> StreamedNormalize<T> {
         Ok(results)
     }
 }
-

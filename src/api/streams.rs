@@ -27,8 +27,8 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUevent_flags, CUresult};
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -80,7 +80,10 @@ impl Gpu {
     }
 
     /// A pinned copy of `src`.
-    pub fn pinned_from<T: DeviceRepr + ValidAsZeroBits + Default + Copy>(&self, src: &[T]) -> Result<PinnedHostSlice<T>> {
+    pub fn pinned_from<T: DeviceRepr + ValidAsZeroBits + Default + Copy>(
+        &self,
+        src: &[T],
+    ) -> Result<PinnedHostSlice<T>> {
         let mut pinned = self.alloc_pinned::<T>(src.len())?;
         pinned
             .as_mut_slice()
