@@ -83,10 +83,9 @@ impl Kernpack {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<BatchNormalized> {
-        check_offsets(offsets, x.len())?;
         match self.gpu() {
-            Some(gpu) if !x.is_empty() => gpu.normalize_batched(x, offsets),
-            _ => Ok(reference_batched(x, offsets)),
+            Some(gpu) => gpu.normalize_batched(x, offsets),
+            None => check_offsets(offsets, x.len()).map(|()| reference_batched(x, offsets)),
         }
     }
 }
@@ -286,7 +285,7 @@ impl Gpu {
         self: &Arc<Self>,
         arrays: &mut [PinnedHostSlice<T>],
         nstreams: usize,
-    ) -> Result<Vec<std::result::Result<f64, f64>>> {
+    ) -> Result<ArrayResults> {
         StreamedNormalize::new(self.clone(), nstreams)?.run(arrays)
     }
 }
@@ -302,6 +301,10 @@ struct Slot<T> {
     status_host: PinnedHostSlice<i32>,
     events: Option<[CudaEvent; 4]>,
 }
+
+/// Per array: `Ok(sum)`, or `Err(sum)` when the sum is zero or not finite
+/// (empty arrays included) and the array was left unchanged.
+pub type ArrayResults = Vec<std::result::Result<f64, f64>>;
 
 /// When each phase of one array ran, in ms from the first event of the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -346,10 +349,7 @@ impl<T: Float> StreamedNormalize<T> {
     /// Normalises every array in place and waits. Per array: `Ok(sum)`, or
     /// `Err(sum)` when the sum is zero or not finite (empty arrays included)
     /// and the array is unchanged.
-    pub fn run(
-        &mut self,
-        arrays: &mut [PinnedHostSlice<T>],
-    ) -> Result<Vec<std::result::Result<f64, f64>>> {
+    pub fn run(&mut self, arrays: &mut [PinnedHostSlice<T>]) -> Result<ArrayResults> {
         self.enqueue(arrays, false)?;
         self.finish(arrays)
     }
@@ -359,7 +359,7 @@ impl<T: Float> StreamedNormalize<T> {
     pub fn run_traced(
         &mut self,
         arrays: &mut [PinnedHostSlice<T>],
-    ) -> Result<(Vec<std::result::Result<f64, f64>>, Vec<ArrayTimeline>)> {
+    ) -> Result<(ArrayResults, Vec<ArrayTimeline>)> {
         self.enqueue(arrays, true)?;
         let results = self.finish(arrays)?;
         let events = |i: usize| {
@@ -455,10 +455,7 @@ impl<T: Float> StreamedNormalize<T> {
         Ok(())
     }
 
-    fn finish(
-        &mut self,
-        arrays: &[PinnedHostSlice<T>],
-    ) -> Result<Vec<std::result::Result<f64, f64>>> {
+    fn finish(&mut self, arrays: &[PinnedHostSlice<T>]) -> Result<ArrayResults> {
         for stream in &self.streams {
             stream
                 .synchronize()

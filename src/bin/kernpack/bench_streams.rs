@@ -145,7 +145,7 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), S
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let gpu = Gpu::get(0).map_err(err)?;
     let stream = gpu.new_stream().map_err(err)?;
-    let mut rng = Uniform::new(0xba7c_4ed);
+    let mut rng = Uniform::new(0x0ba7_c4ed);
     let mut offsets = vec![0usize];
     for _ in 0..arrays {
         let len = n / 2 + (rng.next() * (n + 1) as f64) as usize;
