@@ -8,39 +8,18 @@
 
 #include "kernpack_params.h"
 #include "common.cuh"
+#include "reduce.cuh"
 
 namespace kp {
 namespace reduce {
 
-constexpr int BLOCK = 256;
-constexpr int LANES = 4;  // independent accumulators per thread: loads in flight
-
-// Block b sums x[b * chunk, min((b + 1) * chunk, n)): thread i takes elements
-// i, i + BLOCK, ... in LANES interleaved accumulators, then a fixed tree.
+// Block b sums x[b * chunk, min((b + 1) * chunk, n)) (chunk_sum in reduce.cuh).
 template <typename T>
 __device__ void partial_sums(const T* __restrict__ x, int64_t n, int64_t chunk, double* __restrict__ partials) {
     __shared__ double scratch[BLOCK];
     const int64_t begin = (int64_t)blockIdx.x * chunk;
-    const int64_t end = min(begin + chunk, n);
-    double acc[LANES] = {};
-    int64_t i = begin + threadIdx.x;
-    for (; i + (LANES - 1) * BLOCK < end; i += LANES * BLOCK) {
-#pragma unroll
-        for (int l = 0; l < LANES; ++l) acc[l] += (double)x[i + l * BLOCK];
-    }
-    for (; i < end; i += BLOCK) acc[0] += (double)x[i];  // the tail, fewer than LANES per thread
-    double mine = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    const double total = block_sum<double, BLOCK>(mine, scratch);
+    const double total = chunk_sum(x, begin, min(begin + chunk, n), scratch);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
-}
-
-// One block: the partial sums in index order, as the same fixed tree.
-__device__ void final_sum(const double* __restrict__ partials, int64_t count, double* __restrict__ sum) {
-    __shared__ double scratch[BLOCK];
-    double mine = 0.0;
-    for (int64_t i = threadIdx.x; i < count; i += BLOCK) mine += partials[i];
-    const double total = block_sum<double, BLOCK>(mine, scratch);
-    if (threadIdx.x == 0) *sum = total;
 }
 
 // 16 bytes of T, for wide loads and stores.

@@ -472,6 +472,310 @@ enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                size_t out_len,
                                                uint64_t stream);
 
+/*
+ Sum of the `n` floats at host `x`, accumulated in double precision,
+ written to `*sum` (the same bits on every run of a GPU context). Runs on
+ the context's backend and returns with the result.
+
+ # Safety
+ `x` readable for `n` values; `sum` valid for one write.
+ */
+enum kp_status kp_sum_f32(const struct kp_context *ctx, const float *x, size_t n, double *sum);
+
+/*
+ As `kp_sum_f32`, for doubles.
+
+ # Safety
+ As `kp_sum_f32`.
+ */
+enum kp_status kp_sum_f64(const struct kp_context *ctx, const double *x, size_t n, double *sum);
+
+/*
+ Sum of the `n` floats at device `x` into the device double at `sum`,
+ enqueued on `stream` (0: the default stream) with no synchronisation.
+ Needs a GPU context.
+
+ # Safety
+ `x` (n floats) and `sum` (one double) device allocations of this GPU,
+ alive until the work completes; `stream` 0 or a CUstream of the GPU's
+ primary context.
+ */
+enum kp_status kp_sum_device_f32(const struct kp_context *ctx,
+                                 uint64_t x,
+                                 size_t n,
+                                 uint64_t sum,
+                                 uint64_t stream);
+
+/*
+ As `kp_sum_device_f32`, for doubles.
+
+ # Safety
+ As `kp_sum_device_f32`.
+ */
+enum kp_status kp_sum_device_f64(const struct kp_context *ctx,
+                                 uint64_t x,
+                                 size_t n,
+                                 uint64_t sum,
+                                 uint64_t stream);
+
+/*
+ Normalises the `n` floats at host `x` in place, `x <- x / sum(x)`, on the
+ context's backend, and writes the sum to `*sum` (NULL: not wanted). A zero
+ or non-finite sum (an empty array included) is KP_ERROR_INVALID_ARGUMENT,
+ and then `x` and `*sum` are unchanged.
+
+ # Safety
+ `x` readable and writable for `n` values; `sum` NULL or valid for one write.
+ */
+enum kp_status kp_normalize_f32(const struct kp_context *ctx, float *x, size_t n, double *sum);
+
+/*
+ As `kp_normalize_f32`, for doubles.
+
+ # Safety
+ As `kp_normalize_f32`.
+ */
+enum kp_status kp_normalize_f64(const struct kp_context *ctx, double *x, size_t n, double *sum);
+
+/*
+ Normalises the `n` floats at device `x` in place, enqueued on `stream`
+ (0: the default stream) with no synchronisation. The device double at
+ `sum` receives the sum and the device int at `status` 0, or 1 when the sum
+ is zero or not finite and `x` was left unchanged: read `status` before
+ trusting `x`. Needs a GPU context.
+
+ # Safety
+ `x` (n floats), `sum` (one double), `status` (one int) device allocations
+ of this GPU, alive until the work completes; `stream` 0 or a CUstream of
+ the GPU's primary context.
+ */
+enum kp_status kp_normalize_device_f32(const struct kp_context *ctx,
+                                       uint64_t x,
+                                       size_t n,
+                                       uint64_t sum,
+                                       uint64_t status,
+                                       uint64_t stream);
+
+/*
+ As `kp_normalize_device_f32`, for doubles.
+
+ # Safety
+ As `kp_normalize_device_f32`.
+ */
+enum kp_status kp_normalize_device_f64(const struct kp_context *ctx,
+                                       uint64_t x,
+                                       size_t n,
+                                       uint64_t sum,
+                                       uint64_t status,
+                                       uint64_t stream);
+
+/*
+ Normalises `narrays` arrays of host floats in place in one call: array a
+ is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has narrays + 1 entries,
+ from 0, non-decreasing. Writes every array's sum to `sums[a]` and its
+ status to `status[a]`: 0 normalised, 1 sum zero or not finite (empty
+ arrays too), array unchanged. Returns KP_OK when the call ran, whether or
+ not some arrays had a bad sum. Invalid offsets: KP_ERROR_INVALID_ARGUMENT
+ and nothing written. On a GPU context the sums have the bits of
+ `kp_sum_f32` of each array alone.
+
+ # Safety
+ `offsets` readable for narrays + 1 values, `x` for offsets[narrays]
+ (readable and writable), `sums` and `status` writable for narrays.
+ */
+enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,
+                                        float *x,
+                                        const uint64_t *offsets,
+                                        size_t narrays,
+                                        double *sums,
+                                        int32_t *status);
+
+/*
+ As `kp_normalize_batched_f32`, for doubles.
+
+ # Safety
+ As `kp_normalize_batched_f32`.
+ */
+enum kp_status kp_normalize_batched_f64(const struct kp_context *ctx,
+                                        double *x,
+                                        const uint64_t *offsets,
+                                        size_t narrays,
+                                        double *sums,
+                                        int32_t *status);
+
+/*
+ The batch on device memory, enqueued on `stream` (0: the default stream)
+ with no synchronisation, four launches whatever `narrays`: `x` holds `n`
+ floats, `offsets` narrays + 1 `int64_t`, `sums` narrays doubles and
+ `status` narrays ints, all on the device. `status[a]`: 0 normalised, 1 sum
+ zero or not finite (array a unchanged), 2 offsets invalid (outside
+ 0..n or decreasing: checked on the device, nothing changed, sums NaN).
+ Needs a GPU context.
+
+ # Safety
+ Device allocations of this GPU with the stated sizes, alive until the
+ work completes; `stream` 0 or a CUstream of the GPU's primary context.
+ */
+enum kp_status kp_normalize_batched_device_f32(const struct kp_context *ctx,
+                                               uint64_t x,
+                                               size_t n,
+                                               uint64_t offsets,
+                                               size_t narrays,
+                                               uint64_t sums,
+                                               uint64_t status,
+                                               uint64_t stream);
+
+/*
+ As `kp_normalize_batched_device_f32`, for doubles.
+
+ # Safety
+ As `kp_normalize_batched_device_f32`.
+ */
+enum kp_status kp_normalize_batched_device_f64(const struct kp_context *ctx,
+                                               uint64_t x,
+                                               size_t n,
+                                               uint64_t offsets,
+                                               size_t narrays,
+                                               uint64_t sums,
+                                               uint64_t status,
+                                               uint64_t stream);
+
+/*
+ Creates a stream on the context's GPU (non-blocking: it does not
+ synchronise with the legacy default stream) and writes its CUstream to
+ `*stream`. The caller owns it: release it with `kp_stream_destroy`, before
+ destroying the context. Needs a GPU context.
+
+ # Safety
+ `ctx` from `kp_context_create`; `stream` valid for one write.
+ */
+enum kp_status kp_stream_create(const struct kp_context *ctx, uint64_t *stream);
+
+/*
+ Destroys a stream from `kp_stream_create`. Work already enqueued on it
+ still runs to completion; the call does not wait for it. 0, a stream not
+ created by kernpack, or one already destroyed: KP_ERROR_NULL_POINTER /
+ KP_ERROR_INVALID_ARGUMENT, nothing done.
+
+ # Safety
+ `ctx` from `kp_context_create`.
+ */
+enum kp_status kp_stream_destroy(const struct kp_context *ctx, uint64_t stream);
+
+/*
+ Creates an event that can time (CU_EVENT_DEFAULT) and writes its CUevent
+ to `*event`. The caller owns it: release it with `kp_event_destroy`.
+
+ # Safety
+ `ctx` from `kp_context_create`; `event` valid for one write.
+ */
+enum kp_status kp_event_create(const struct kp_context *ctx, uint64_t *event);
+
+/*
+ Destroys an event from `kp_event_create` (if it is still pending, its
+ resources are released once the GPU passes it). Unknown or already
+ destroyed events are rejected, nothing done.
+
+ # Safety
+ `ctx` from `kp_context_create`.
+ */
+enum kp_status kp_event_destroy(const struct kp_context *ctx, uint64_t event);
+
+/*
+ Records `event` at the current end of `stream` (0: the default stream).
+
+ # Safety
+ `ctx` from `kp_context_create`; `stream` 0 or a live CUstream of the GPU's primary context.
+ */
+enum kp_status kp_event_record(const struct kp_context *ctx, uint64_t event, uint64_t stream);
+
+/*
+ Waits until the work before the last record of `event` has completed
+ (returns at once for an event never recorded).
+
+ # Safety
+ `ctx` from `kp_context_create`.
+ */
+enum kp_status kp_event_synchronize(const struct kp_context *ctx, uint64_t event);
+
+/*
+ Writes to `*ms` the GPU time in milliseconds from `start` to `end`, after
+ waiting for both. An event never recorded is KP_ERROR_INVALID_ARGUMENT.
+ `*ms` is written only on success.
+
+ # Safety
+ `ctx` from `kp_context_create`; `ms` valid for one write.
+ */
+enum kp_status kp_event_elapsed_ms(const struct kp_context *ctx,
+                                   uint64_t start,
+                                   uint64_t end,
+                                   float *ms);
+
+/*
+ Makes later work on `stream` (0: the default stream) wait until the work
+ before the last record of `event` has completed, without blocking the host.
+
+ # Safety
+ `ctx` from `kp_context_create`; `stream` 0 or a live CUstream of the GPU's primary context.
+ */
+enum kp_status kp_stream_wait_event(const struct kp_context *ctx, uint64_t stream, uint64_t event);
+
+/*
+ Allocates `bytes` (> 0) of page-locked host memory (portable to every
+ context, not write-combined: fast to read back) and writes its address to
+ `*ptr`. Needed for copies that overlap with other work
+ (`kp_memcpy_*_async`). The caller owns it: release it with
+ `kp_host_free_pinned`. Needs a GPU context.
+
+ # Safety
+ `ctx` from `kp_context_create`; `ptr` valid for one write.
+ */
+enum kp_status kp_host_alloc_pinned(const struct kp_context *ctx, size_t bytes, void **ptr);
+
+/*
+ Frees memory from `kp_host_alloc_pinned`; NULL is accepted and ignored.
+ A pointer not from kp_host_alloc_pinned, or already freed, is rejected.
+
+ # Safety
+ `ctx` from `kp_context_create`; no pending copy may still use the memory.
+ */
+enum kp_status kp_host_free_pinned(const struct kp_context *ctx, void *ptr);
+
+/*
+ Enqueues a copy of `bytes` from host `src` to device `dst` on `stream`
+ (0: the default stream) and returns. From pinned memory
+ (`kp_host_alloc_pinned`) the copy overlaps with other work and `src` must
+ stay valid and unchanged until the stream has passed it; from pageable
+ memory the driver stages it, and the call may return only once `src` has
+ been read.
+
+ # Safety
+ `src` readable for `bytes` until the copy has run; `dst` a device
+ allocation of at least `bytes`; `stream` 0 or a live CUstream of this GPU.
+ */
+enum kp_status kp_memcpy_htod_async(const struct kp_context *ctx,
+                                    uint64_t dst,
+                                    const void *src,
+                                    size_t bytes,
+                                    uint64_t stream);
+
+/*
+ Enqueues a copy of `bytes` from device `src` to host `dst` on `stream`
+ (0: the default stream) and returns; `dst` holds the data once the stream
+ has passed the copy (kp_stream_synchronize, or an event). Asynchronous
+ only into pinned memory; into pageable memory the call returns once the
+ copy is done.
+
+ # Safety
+ `dst` writable for `bytes` until the copy has run; `src` a device
+ allocation of at least `bytes`; `stream` 0 or a live CUstream of this GPU.
+ */
+enum kp_status kp_memcpy_dtoh_async(const struct kp_context *ctx,
+                                    void *dst,
+                                    uint64_t src,
+                                    size_t bytes,
+                                    uint64_t stream);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -2,7 +2,9 @@
 //! GPU or, without one, on the CPU reference.
 pub mod lombscargle;
 pub mod reduce;
+pub mod reduce_batched;
 pub mod stencil;
+pub mod streams;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -16,12 +16,15 @@ use crate::reference;
 /// Threads per block of the reduction kernels (their launch bounds).
 const BLOCK: u64 = 256;
 /// Most blocks of the first pass; each sums one contiguous chunk.
-const MAX_BLOCKS: u64 = 2048;
+pub(super) const MAX_BLOCKS: u64 = 2048;
+/// Elements per first-pass block below MAX_BLOCKS blocks.
+pub(super) const PER_BLOCK: u64 = BLOCK * 16;
 
 /// Blocks and chunk length for `n` elements: a function of `n` alone, so the
-/// summation order (and the result's bits) is the same on every run.
+/// summation order (and the result's bits) is the same on every run. The
+/// batched kernels (csrc/reduce_batched.cu) split each array the same way.
 fn split(n: u64) -> (u64, u64) {
-    let blocks = n.div_ceil(BLOCK * 16).clamp(1, MAX_BLOCKS);
+    let blocks = n.div_ceil(PER_BLOCK).clamp(1, MAX_BLOCKS);
     (blocks, n.div_ceil(blocks).max(1))
 }
 

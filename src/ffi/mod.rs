@@ -11,6 +11,8 @@
 #![allow(non_camel_case_types)]
 
 pub mod lombscargle;
+pub mod reduce;
+pub mod streams;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CString};

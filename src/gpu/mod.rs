@@ -56,6 +56,12 @@ pub const KERNEL_NAMES: &[&str] = &[
     "box_filter_r3_f64",
     "box_filter_r4_f64",
     "box_filter_large_f64",
+    "reduce_batched_plan",
+    "reduce_batched_partial_f32",
+    "reduce_batched_partial_f64",
+    "reduce_batched_final",
+    "normalize_batched_f32",
+    "normalize_batched_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.

@@ -24,6 +24,12 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "box-filter" {
         return crate::bench_box::run(rest);
     }
+    if family == "normalize-streams" {
+        return crate::bench_streams::normalize_streams(rest);
+    }
+    if family == "normalize-batched" {
+        return crate::bench_streams::normalize_batched(rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
             "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce or box-filter"

@@ -3,6 +3,7 @@ mod args;
 mod batch_cmd;
 mod bench;
 mod bench_box;
+mod bench_streams;
 mod info;
 mod io;
 mod lombscargle_cmd;
@@ -19,7 +20,11 @@ usage:
   kernpack lombscargle-batch INPUT [...]
                                      many series (an id column) in one launch, best period of each
   kernpack bench lombscargle|lombscargle-batch|reduce|box-filter [...]
-                                     time the kernels with CUDA events";
+                                     time the kernels with CUDA events
+  kernpack bench normalize-streams [--arrays 10 --n 10000000 --streams 1,10]
+                                     seed 004: copy in, normalise, copy out on 1 vs k streams, with a timeline
+  kernpack bench normalize-batched [--arrays 1000 --n 10000]
+                                     one batched normalise call against a loop of single calls";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

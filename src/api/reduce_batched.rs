@@ -1,0 +1,478 @@
+//! Normalising many arrays: in one call on one flat buffer
+//! ([`Kernpack::normalize_batched`], four launches whatever the number of
+//! arrays), and host arrays spread over several streams so copies and
+//! kernels overlap ([`StreamedNormalize`], seed 004).
+//!
+//! What is guaranteed for the one-call batch: each array's sum has exactly
+//! the bits [`Kernpack::sum`] / [`Gpu::sum`] gives for that array alone (same
+//! chunks, same order: csrc/reduce.cuh), on every run, and each value becomes
+//! `x * (1 / sum)` computed in f64 and rounded once to `T`, the arithmetic of
+//! the single-array normalise. The single-array [`Gpu::normalize`] may take a
+//! fused path for arrays that fit in L2, which adds its partial sums in
+//! another order, so against it the sums (and then the values) can differ in
+//! the last bit. On the CPU backend the reference of each array is used.
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
+
+use super::reduce::{MAX_BLOCKS, PER_BLOCK};
+use super::streams::elapsed_ms;
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// Per-array status of the device batch: normalised.
+pub const BATCH_OK: i32 = 0;
+/// Per-array status: the sum is zero or not finite; the array is unchanged.
+pub const BATCH_BAD_SUM: i32 = 1;
+/// Per-array status: the offsets are invalid; no array was changed.
+pub const BATCH_BAD_OFFSETS: i32 = 2;
+
+/// What a batched normalise did: every array's sum, and the arrays left
+/// unchanged because their sum was zero or not finite (empty ones included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchNormalized {
+    pub sums: Vec<f64>,
+    /// Indices of the arrays that were not normalised, ascending.
+    pub failed: Vec<usize>,
+}
+
+impl BatchNormalized {
+    fn from_statuses(sums: Vec<f64>, status: &[i32]) -> Self {
+        let failed = (0..status.len())
+            .filter(|&a| status[a] != BATCH_OK)
+            .collect();
+        BatchNormalized { sums, failed }
+    }
+}
+
+/// `offsets` must run from 0 to `n`, non-decreasing: array a is
+/// `offsets[a] .. offsets[a+1]`.
+pub fn check_offsets(offsets: &[usize], n: usize) -> Result<()> {
+    let (Some(&first), Some(&last)) = (offsets.first(), offsets.last()) else {
+        return Err(Error::invalid(
+            "offsets needs narrays + 1 entries (at least one: [0] for no array)",
+        ));
+    };
+    if first != 0 || last != n {
+        return Err(Error::invalid(format!(
+            "offsets run from {first} to {last}; they must run from 0 to the length of x ({n})"
+        )));
+    }
+    if let Some(a) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        return Err(Error::invalid(format!(
+            "offsets decrease at array {a}: {} then {}",
+            offsets[a],
+            offsets[a + 1]
+        )));
+    }
+    Ok(())
+}
+
+impl Kernpack {
+    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
+    /// call. An array whose sum is zero or not finite is left unchanged and
+    /// listed in `failed`; the others are normalised all the same. Bad
+    /// offsets are an error and change nothing.
+    pub fn normalize_batched<T: Float>(
+        &self,
+        x: &mut [T],
+        offsets: &[usize],
+    ) -> Result<BatchNormalized> {
+        match self.gpu() {
+            Some(gpu) => gpu.normalize_batched(x, offsets),
+            None => check_offsets(offsets, x.len()).map(|()| reference_batched(x, offsets)),
+        }
+    }
+}
+
+/// The CPU reference: each array normalised alone.
+pub fn reference_batched<T: Float>(x: &mut [T], offsets: &[usize]) -> BatchNormalized {
+    let mut out = BatchNormalized {
+        sums: Vec::with_capacity(offsets.len().saturating_sub(1)),
+        failed: Vec::new(),
+    };
+    for (a, w) in offsets.windows(2).enumerate() {
+        match reference::reduce::normalize(&mut x[w[0]..w[1]]) {
+            Ok(sum) => out.sums.push(sum),
+            Err(sum) => {
+                out.sums.push(sum);
+                out.failed.push(a);
+            }
+        }
+    }
+    out
+}
+
+impl Gpu {
+    /// Host arrays normalised on the GPU (waits); `x` is written back only
+    /// when the whole call succeeds.
+    pub fn normalize_batched<T: Float>(
+        &self,
+        x: &mut [T],
+        offsets: &[usize],
+    ) -> Result<BatchNormalized> {
+        check_offsets(offsets, x.len())?;
+        let narrays = offsets.len() - 1;
+        if narrays == 0 || x.is_empty() {
+            return Ok(reference_batched(x, offsets));
+        }
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+        let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
+        let doffsets = stream
+            .clone_htod(&offsets)
+            .map_err(cuda("copying the offsets"))?;
+        let mut sums = stream
+            .alloc_zeros::<f64>(narrays)
+            .map_err(cuda("allocating the sums"))?;
+        let mut status = stream
+            .alloc_zeros::<i32>(narrays)
+            .map_err(cuda("allocating the statuses"))?;
+        self.normalize_batched_device(stream, &mut dx, &doffsets, &mut sums, &mut status)?;
+        let sums = stream
+            .clone_dtoh(&sums)
+            .map_err(cuda("copying the sums back"))?;
+        let status = stream
+            .clone_dtoh(&status)
+            .map_err(cuda("copying the statuses back"))?;
+        stream
+            .memcpy_dtoh(&dx, x)
+            .map_err(cuda("copying the result back"))?;
+        Ok(BatchNormalized::from_statuses(sums, &status))
+    }
+
+    /// The batch on device buffers, enqueued on `stream` with no
+    /// synchronisation: `offsets` holds narrays + 1 entries (from 0 to at most
+    /// `x.len()`, non-decreasing), `sums` and `status` at least narrays.
+    /// `status[a]` is [`BATCH_OK`], [`BATCH_BAD_SUM`] (array a untouched) or
+    /// [`BATCH_BAD_OFFSETS`] (offsets that do not fit `x`: nothing touched,
+    /// sums NaN). The offsets live on the device, so they are checked there.
+    pub fn normalize_batched_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &mut impl DevicePtrMut<T>,
+        offsets: &impl DevicePtr<i64>,
+        sums: &mut CudaSlice<f64>,
+        status: &mut CudaSlice<i32>,
+    ) -> Result<()> {
+        let Some(narrays) = offsets.len().checked_sub(1) else {
+            return Err(Error::invalid("offsets needs narrays + 1 entries"));
+        };
+        if sums.len() < narrays || status.len() < narrays {
+            return Err(Error::invalid(format!(
+                "{narrays} arrays need {narrays} sums and statuses; the buffers hold {} and {}",
+                sums.len(),
+                status.len()
+            )));
+        }
+        let n = x.len();
+        let (x_ptr, _x) = x.device_ptr_mut(stream);
+        let (offsets_ptr, _o) = offsets.device_ptr(stream);
+        let (sums_ptr, _s) = sums.device_ptr_mut(stream);
+        let (status_ptr, _t) = status.device_ptr_mut(stream);
+        // SAFETY: every pointer comes from a live buffer of the checked length;
+        // the offsets are validated on the device against n.
+        unsafe {
+            self.normalize_batched_raw::<T>(
+                stream,
+                x_ptr,
+                n,
+                offsets_ptr,
+                narrays,
+                sums_ptr,
+                status_ptr,
+            )
+        }
+    }
+
+    /// The four launches on raw pointers (the C ABI's device path).
+    ///
+    /// # Safety
+    /// `x` holds `n` values of `T`, `offsets` narrays + 1 `i64`, `sums` and
+    /// `status` narrays f64 and i32, all on this GPU and live until the work
+    /// on `stream` completes. Offsets outside `0..=n` or decreasing are
+    /// detected on the device (status 2), never followed.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn normalize_batched_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        n: usize,
+        offsets: CUdeviceptr,
+        narrays: usize,
+        sums: CUdeviceptr,
+        status: CUdeviceptr,
+    ) -> Result<()> {
+        if narrays == 0 {
+            return Ok(());
+        }
+        // Pieces per array: at most ceil(len / PER_BLOCK), and 1 for an empty
+        // one, so n / PER_BLOCK + narrays bounds them all.
+        let capacity = (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
+        let capacity = capacity.min(narrays as u64 * MAX_BLOCKS);
+        let scratch = |during| move |e| Error::cuda(during, e);
+        let mut plan = stream
+            .alloc::<i64>(narrays + 2)
+            .map_err(scratch("allocating scratch"))?;
+        let mut partials = stream
+            .alloc::<f64>(capacity as usize)
+            .map_err(scratch("allocating scratch"))?;
+        let (plan_ptr, _p) = plan.device_ptr_mut(stream);
+        let (partials_ptr, _q) = partials.device_ptr_mut(stream);
+        let ptr = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let int = |v: &i64| v as *const i64 as *mut c_void;
+        let (n, narrays_arg) = (n as i64, narrays as i64);
+        let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
+
+        let plan_kernel = self.kernel("reduce_batched_plan");
+        let mut args = [
+            ptr(&offsets),
+            int(&narrays_arg),
+            int(&n),
+            int(&per_block),
+            int(&max_blocks),
+            ptr(&plan_ptr),
+        ];
+        unsafe { self.launch(plan_kernel, 1, stream, &mut args) }?;
+
+        let partial = self.kernel(&format!("reduce_batched_partial_{}", T::NAME));
+        let piece_grid = partial.grid_for(capacity, 1);
+        let mut args = [
+            ptr(&x),
+            ptr(&offsets),
+            int(&narrays_arg),
+            int(&per_block),
+            int(&max_blocks),
+            ptr(&plan_ptr),
+            ptr(&partials_ptr),
+        ];
+        unsafe { self.launch(partial, piece_grid, stream, &mut args) }?;
+
+        let last = self.kernel("reduce_batched_final");
+        let mut args = [
+            ptr(&plan_ptr),
+            int(&narrays_arg),
+            ptr(&partials_ptr),
+            ptr(&sums),
+            ptr(&status),
+        ];
+        unsafe { self.launch(last, last.grid_for(narrays as u64, 1), stream, &mut args) }?;
+
+        let scale = self.kernel(&format!("normalize_batched_{}", T::NAME));
+        let mut args = [
+            ptr(&x),
+            ptr(&offsets),
+            int(&narrays_arg),
+            int(&per_block),
+            int(&max_blocks),
+            ptr(&plan_ptr),
+            ptr(&sums),
+            ptr(&status),
+        ];
+        unsafe { self.launch(scale, piece_grid, stream, &mut args) }
+    }
+
+    /// Normalises host arrays on `nstreams` streams (array i on stream
+    /// i mod nstreams): see [`StreamedNormalize`], which keeps its device
+    /// buffers for repeated calls.
+    pub fn normalize_on_streams<T: Float>(
+        self: &Arc<Self>,
+        arrays: &mut [PinnedHostSlice<T>],
+        nstreams: usize,
+    ) -> Result<ArrayResults> {
+        StreamedNormalize::new(self.clone(), nstreams)?.run(arrays)
+    }
+}
+
+/// Per array: its device copy, sum and status on the device and, pinned, on
+/// the host (so the copies back are asynchronous too), and the four events
+/// of a traced run.
+struct Slot<T> {
+    x: CudaSlice<T>,
+    sum: CudaSlice<f64>,
+    status: CudaSlice<i32>,
+    sum_host: PinnedHostSlice<f64>,
+    status_host: PinnedHostSlice<i32>,
+    events: Option<[CudaEvent; 4]>,
+}
+
+/// Per array: `Ok(sum)`, or `Err(sum)` when the sum is zero or not finite
+/// (empty arrays included) and the array was left unchanged.
+pub type ArrayResults = Vec<std::result::Result<f64, f64>>;
+
+/// When each phase of one array ran, in ms from the first event of the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArrayTimeline {
+    pub array: usize,
+    pub stream: usize,
+    pub h2d: (f32, f32),
+    pub kernel: (f32, f32),
+    pub d2h: (f32, f32),
+}
+
+/// Copy-in, normalise, copy-out of many pinned host arrays, array i on
+/// stream i mod nstreams, each array with its own device buffers (a buffer
+/// shared between streams would serialise them). Buffers are kept between
+/// calls and reallocated when an array's length changes.
+pub struct StreamedNormalize<T: Float> {
+    gpu: Arc<Gpu>,
+    streams: Vec<Arc<CudaStream>>,
+    /// Slot i serves array i (None: not needed yet, e.g. an empty array).
+    slots: Vec<Option<Slot<T>>>,
+}
+
+impl<T: Float> StreamedNormalize<T> {
+    pub fn new(gpu: Arc<Gpu>, nstreams: usize) -> Result<Self> {
+        if nstreams == 0 {
+            return Err(Error::invalid("at least one stream is needed"));
+        }
+        let streams = (0..nstreams)
+            .map(|_| gpu.new_stream())
+            .collect::<Result<_>>()?;
+        Ok(StreamedNormalize {
+            gpu,
+            streams,
+            slots: Vec::new(),
+        })
+    }
+
+    pub fn streams(&self) -> &[Arc<CudaStream>] {
+        &self.streams
+    }
+
+    /// Normalises every array in place and waits. Per array: `Ok(sum)`, or
+    /// `Err(sum)` when the sum is zero or not finite (empty arrays included)
+    /// and the array is unchanged.
+    pub fn run(&mut self, arrays: &mut [PinnedHostSlice<T>]) -> Result<ArrayResults> {
+        self.enqueue(arrays, false)?;
+        self.finish(arrays)
+    }
+
+    /// As [`StreamedNormalize::run`], with events around every phase: the
+    /// timeline of each non-empty array, to show how the streams overlap.
+    pub fn run_traced(
+        &mut self,
+        arrays: &mut [PinnedHostSlice<T>],
+    ) -> Result<(ArrayResults, Vec<ArrayTimeline>)> {
+        self.enqueue(arrays, true)?;
+        let results = self.finish(arrays)?;
+        let events = |i: usize| {
+            let slot = self.slots[i].as_ref().filter(|_| !arrays[i].is_empty());
+            slot.and_then(|s| s.events.as_ref())
+        };
+        let mut timeline = Vec::new();
+        if let Some(first) = (0..arrays.len()).find_map(|i| events(i).map(|e| &e[0])) {
+            for i in 0..arrays.len() {
+                let Some(ev) = events(i) else {
+                    continue;
+                };
+                let at = |e: &CudaEvent| elapsed_ms(first, e);
+                timeline.push(ArrayTimeline {
+                    array: i,
+                    stream: i % self.streams.len(),
+                    h2d: (at(&ev[0])?, at(&ev[1])?),
+                    kernel: (at(&ev[1])?, at(&ev[2])?),
+                    d2h: (at(&ev[2])?, at(&ev[3])?),
+                });
+            }
+        }
+        Ok((results, timeline))
+    }
+
+    fn slot(&mut self, i: usize, len: usize, traced: bool) -> Result<()> {
+        let stream = &self.streams[i % self.streams.len()];
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        let fits = self.slots[i].as_ref().is_some_and(|s| s.x.len() == len);
+        if !fits {
+            // SAFETY: the copy-in overwrites all of x before anything reads it.
+            let x = unsafe { stream.alloc::<T>(len) }.map_err(cuda("allocating device memory"))?;
+            let slot = Slot {
+                x,
+                sum: stream.alloc_zeros(1).map_err(cuda("allocating the sum"))?,
+                status: stream
+                    .alloc_zeros(1)
+                    .map_err(cuda("allocating the status"))?,
+                sum_host: self.gpu.alloc_pinned(1)?,
+                status_host: self.gpu.alloc_pinned(1)?,
+                events: None,
+            };
+            self.slots[i] = Some(slot);
+        }
+        let slot = self.slots[i].as_mut().expect("filled above");
+        if traced && slot.events.is_none() {
+            let gpu = &self.gpu;
+            slot.events = Some([
+                gpu.timing_event()?,
+                gpu.timing_event()?,
+                gpu.timing_event()?,
+                gpu.timing_event()?,
+            ]);
+        }
+        Ok(())
+    }
+
+    fn enqueue(&mut self, arrays: &mut [PinnedHostSlice<T>], traced: bool) -> Result<()> {
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        for (i, array) in arrays.iter_mut().enumerate() {
+            if array.is_empty() {
+                continue;
+            }
+            self.slot(i, array.len(), traced)?;
+            let stream = self.streams[i % self.streams.len()].clone();
+            let slot = self.slots[i].as_mut().expect("made by self.slot");
+            let mark = |k: usize| match &slot.events {
+                Some(ev) if traced => ev[k].record(&stream).map_err(cuda("recording an event")),
+                _ => Ok(()),
+            };
+            mark(0)?;
+            stream
+                .memcpy_htod(&*array, &mut slot.x)
+                .map_err(cuda("copying to the GPU"))?;
+            mark(1)?;
+            self.gpu
+                .normalize_device(&stream, &mut slot.x, &mut slot.sum, &mut slot.status)?;
+            mark(2)?;
+            stream
+                .memcpy_dtoh(&slot.x, array)
+                .map_err(cuda("copying the result back"))?;
+            stream
+                .memcpy_dtoh(&slot.sum, &mut slot.sum_host)
+                .map_err(cuda("copying the sum back"))?;
+            stream
+                .memcpy_dtoh(&slot.status, &mut slot.status_host)
+                .map_err(cuda("copying the status back"))?;
+            mark(3)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, arrays: &[PinnedHostSlice<T>]) -> Result<ArrayResults> {
+        for stream in &self.streams {
+            stream
+                .synchronize()
+                .map_err(|e| Error::cuda("waiting for the streams", e))?;
+        }
+        let cuda = |e| Error::cuda("reading the results", e);
+        let mut results = Vec::with_capacity(arrays.len());
+        for (i, array) in arrays.iter().enumerate() {
+            if array.is_empty() {
+                results.push(Err(0.0));
+                continue;
+            }
+            let slot = self.slots[i].as_ref().expect("made by enqueue");
+            let sum = slot.sum_host.as_slice().map_err(cuda)?[0];
+            let ok = slot.status_host.as_slice().map_err(cuda)?[0] == 0;
+            results.push(if ok { Ok(sum) } else { Err(sum) });
+        }
+        Ok(results)
+    }
+}

@@ -1,0 +1,375 @@
+//! C ABI of streams, events, pinned host memory and asynchronous copies.
+//!
+//! Streams and events are raw driver handles (`CUstream`, `CUevent`) passed
+//! as `uint64_t`, so they can be handed to other CUDA code; kernpack keeps a
+//! registry of the ones it created. Destroying or using a handle that is not
+//! in it (never created here, or already destroyed) is KP_ERROR_INVALID_ARGUMENT,
+//! never a driver call on a dead handle. What cannot be detected: a handle
+//! destroyed behind kernpack's back (e.g. `cuStreamDestroy` on a stream from
+//! `kp_stream_create`), and a handle value the driver hands out again after it
+//! was destroyed here (it is then a live object again).
+//!
+//! Foreign streams (CuPy, PyTorch, the runtime API) are accepted wherever a
+//! stream is *used* (`stream` arguments), as in the kernel entry points; only
+//! `kp_stream_destroy` is restricted to kernpack's own. Events must be
+//! kernpack's (kp_event_create), so that timing events are always created
+//! with timing enabled.
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::result as cu;
+use cudarc::driver::sys::{self, CUevent_flags, CUresult};
+
+use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use crate::error::Error;
+use crate::gpu::Gpu;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stream,
+    Event,
+    Pinned,
+}
+
+impl Kind {
+    fn what(self) -> &'static str {
+        match self {
+            Kind::Stream => "a stream from kp_stream_create",
+            Kind::Event => "an event from kp_event_create",
+            Kind::Pinned => "a pointer from kp_host_alloc_pinned",
+        }
+    }
+}
+
+/// Handles created here and not yet destroyed.
+fn registry() -> std::sync::MutexGuard<'static, HashMap<u64, Kind>> {
+    static LIVE: OnceLock<Mutex<HashMap<u64, Kind>>> = OnceLock::new();
+    LIVE.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Checks that `handle` is a live handle of `kind`; with `take`, also removes
+/// it (in the same lock, so two threads cannot both destroy it).
+fn live(name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> {
+    if handle == 0 {
+        return Err(null_pointer(name));
+    }
+    let mut live = registry();
+    match live.get(&handle) {
+        Some(&k) if k == kind => {
+            if take {
+                live.remove(&handle);
+            }
+            Ok(())
+        }
+        _ => Err(Error::invalid(format!(
+            "{name} ({handle:#x}) is not {} that is still alive (never created here, or already destroyed)",
+            kind.what()
+        ))
+        .into()),
+    }
+}
+
+fn check_live(name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+    live(name, handle, kind, false)
+}
+
+fn take_live(name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+    live(name, handle, kind, true)
+}
+
+fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> Failure {
+    move |e| Error::cuda(during, e).into()
+}
+
+/// The context's GPU, bound to this thread for raw driver calls.
+unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<&'a Gpu, Failure> {
+    let gpu = unsafe { context(ctx) }?.gpu()?;
+    gpu.context()
+        .bind_to_thread()
+        .map_err(cuda("binding the context"))?;
+    Ok(gpu)
+}
+
+fn write_out<T>(name: &str, out: *mut T, value: T) -> Result<(), Failure> {
+    let out = unsafe { out.as_mut() }.ok_or_else(|| null_pointer(name))?;
+    *out = value;
+    Ok(())
+}
+
+/// Creates a stream on the context's GPU (non-blocking: it does not
+/// synchronise with the legacy default stream) and writes its CUstream to
+/// `*stream`. The caller owns it: release it with `kp_stream_destroy`, before
+/// destroying the context. Needs a GPU context.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `stream` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn kp_stream_create(ctx: *const kp_context, stream: *mut u64) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if stream.is_null() {
+            return Err(null_pointer("stream"));
+        }
+        let raw = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(cuda("creating a stream"))? as u64;
+        registry().insert(raw, Kind::Stream);
+        write_out("stream", stream, raw)
+    })
+}
+
+/// Destroys a stream from `kp_stream_create`. Work already enqueued on it
+/// still runs to completion; the call does not wait for it. 0, a stream not
+/// created by kernpack, or one already destroyed: KP_ERROR_NULL_POINTER /
+/// KP_ERROR_INVALID_ARGUMENT, nothing done.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_stream_destroy(ctx: *const kp_context, stream: u64) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        take_live("stream", stream, Kind::Stream)?;
+        unsafe { cu::stream::destroy(stream as sys::CUstream) }.map_err(cuda("destroying a stream"))
+    })
+}
+
+/// Creates an event that can time (CU_EVENT_DEFAULT) and writes its CUevent
+/// to `*event`. The caller owns it: release it with `kp_event_destroy`.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `event` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn kp_event_create(ctx: *const kp_context, event: *mut u64) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if event.is_null() {
+            return Err(null_pointer("event"));
+        }
+        let raw = cu::event::create(CUevent_flags::CU_EVENT_DEFAULT)
+            .map_err(cuda("creating an event"))? as u64;
+        registry().insert(raw, Kind::Event);
+        write_out("event", event, raw)
+    })
+}
+
+/// Destroys an event from `kp_event_create` (if it is still pending, its
+/// resources are released once the GPU passes it). Unknown or already
+/// destroyed events are rejected, nothing done.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_event_destroy(ctx: *const kp_context, event: u64) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        take_live("event", event, Kind::Event)?;
+        unsafe { cu::event::destroy(event as sys::CUevent) }.map_err(cuda("destroying an event"))
+    })
+}
+
+/// Records `event` at the current end of `stream` (0: the default stream).
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `stream` 0 or a live CUstream of the GPU's primary context.
+#[no_mangle]
+pub unsafe extern "C" fn kp_event_record(
+    ctx: *const kp_context,
+    event: u64,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        check_live("event", event, Kind::Event)?;
+        unsafe { cu::event::record(event as sys::CUevent, stream as sys::CUstream) }
+            .map_err(cuda("recording an event"))
+    })
+}
+
+/// Waits until the work before the last record of `event` has completed
+/// (returns at once for an event never recorded).
+///
+/// # Safety
+/// `ctx` from `kp_context_create`.
+#[no_mangle]
+pub unsafe extern "C" fn kp_event_synchronize(ctx: *const kp_context, event: u64) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        check_live("event", event, Kind::Event)?;
+        unsafe { cu::event::synchronize(event as sys::CUevent) }
+            .map_err(cuda("waiting for an event"))
+    })
+}
+
+/// Writes to `*ms` the GPU time in milliseconds from `start` to `end`, after
+/// waiting for both. An event never recorded is KP_ERROR_INVALID_ARGUMENT.
+/// `*ms` is written only on success.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `ms` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn kp_event_elapsed_ms(
+    ctx: *const kp_context,
+    start: u64,
+    end: u64,
+    ms: *mut f32,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        check_live("start", start, Kind::Event)?;
+        check_live("end", end, Kind::Event)?;
+        if ms.is_null() {
+            return Err(null_pointer("ms"));
+        }
+        let (start, end) = (start as sys::CUevent, end as sys::CUevent);
+        for e in [start, end] {
+            unsafe { cu::event::synchronize(e) }.map_err(cuda("waiting for an event"))?;
+        }
+        let elapsed = unsafe { cu::event::elapsed(start, end) }.map_err(|e| match e.0 {
+            CUresult::CUDA_ERROR_INVALID_HANDLE => Failure::from(Error::invalid(
+                "cannot time between start and end: one of them was never recorded",
+            )),
+            _ => Error::cuda("reading the time between two events", e).into(),
+        })?;
+        write_out("ms", ms, elapsed)
+    })
+}
+
+/// Makes later work on `stream` (0: the default stream) wait until the work
+/// before the last record of `event` has completed, without blocking the host.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `stream` 0 or a live CUstream of the GPU's primary context.
+#[no_mangle]
+pub unsafe extern "C" fn kp_stream_wait_event(
+    ctx: *const kp_context,
+    stream: u64,
+    event: u64,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        check_live("event", event, Kind::Event)?;
+        unsafe {
+            cu::stream::wait_event(
+                stream as sys::CUstream,
+                event as sys::CUevent,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(cuda("making a stream wait for an event"))
+    })
+}
+
+/// Allocates `bytes` (> 0) of page-locked host memory (portable to every
+/// context, not write-combined: fast to read back) and writes its address to
+/// `*ptr`. Needed for copies that overlap with other work
+/// (`kp_memcpy_*_async`). The caller owns it: release it with
+/// `kp_host_free_pinned`. Needs a GPU context.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; `ptr` valid for one write.
+#[no_mangle]
+pub unsafe extern "C" fn kp_host_alloc_pinned(
+    ctx: *const kp_context,
+    bytes: usize,
+    ptr: *mut *mut c_void,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if ptr.is_null() {
+            return Err(null_pointer("ptr"));
+        }
+        if bytes == 0 {
+            return Err(Error::invalid("cannot allocate 0 bytes").into());
+        }
+        let host = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
+            .map_err(cuda("allocating pinned host memory"))?;
+        registry().insert(host as u64, Kind::Pinned);
+        write_out("ptr", ptr, host)
+    })
+}
+
+/// Frees memory from `kp_host_alloc_pinned`; NULL is accepted and ignored.
+/// A pointer not from kp_host_alloc_pinned, or already freed, is rejected.
+///
+/// # Safety
+/// `ctx` from `kp_context_create`; no pending copy may still use the memory.
+#[no_mangle]
+pub unsafe extern "C" fn kp_host_free_pinned(
+    ctx: *const kp_context,
+    ptr: *mut c_void,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if ptr.is_null() {
+            return Ok(());
+        }
+        take_live("ptr", ptr as u64, Kind::Pinned)?;
+        unsafe { cu::free_host(ptr) }.map_err(cuda("freeing pinned host memory"))
+    })
+}
+
+/// Enqueues a copy of `bytes` from host `src` to device `dst` on `stream`
+/// (0: the default stream) and returns. From pinned memory
+/// (`kp_host_alloc_pinned`) the copy overlaps with other work and `src` must
+/// stay valid and unchanged until the stream has passed it; from pageable
+/// memory the driver stages it, and the call may return only once `src` has
+/// been read.
+///
+/// # Safety
+/// `src` readable for `bytes` until the copy has run; `dst` a device
+/// allocation of at least `bytes`; `stream` 0 or a live CUstream of this GPU.
+#[no_mangle]
+pub unsafe extern "C" fn kp_memcpy_htod_async(
+    ctx: *const kp_context,
+    dst: u64,
+    src: *const c_void,
+    bytes: usize,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if src.is_null() {
+            return Err(null_pointer("src"));
+        }
+        if dst == 0 {
+            return Err(null_pointer("dst"));
+        }
+        let src = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+        unsafe { cu::memcpy_htod_async(dst, src, stream as sys::CUstream) }
+            .map_err(cuda("enqueuing a copy to the device"))
+    })
+}
+
+/// Enqueues a copy of `bytes` from device `src` to host `dst` on `stream`
+/// (0: the default stream) and returns; `dst` holds the data once the stream
+/// has passed the copy (kp_stream_synchronize, or an event). Asynchronous
+/// only into pinned memory; into pageable memory the call returns once the
+/// copy is done.
+///
+/// # Safety
+/// `dst` writable for `bytes` until the copy has run; `src` a device
+/// allocation of at least `bytes`; `stream` 0 or a live CUstream of this GPU.
+#[no_mangle]
+pub unsafe extern "C" fn kp_memcpy_dtoh_async(
+    ctx: *const kp_context,
+    dst: *mut c_void,
+    src: u64,
+    bytes: usize,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        unsafe { bound_gpu(ctx) }?;
+        if dst.is_null() {
+            return Err(null_pointer("dst"));
+        }
+        if src == 0 {
+            return Err(null_pointer("src"));
+        }
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
+        unsafe { cu::memcpy_dtoh_async(dst, src, stream as sys::CUstream) }
+            .map_err(cuda("enqueuing a copy from the device"))
+    })
+}
