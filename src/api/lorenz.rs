@@ -229,7 +229,7 @@ pub fn frame_count(steps: u64, every: u64) -> usize {
 }
 
 /// Members of `len` initial values of `n` sites, and the trajectory length.
-fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<(usize, usize)> {
+pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<(usize, usize)> {
     if len == 0 || len % n != 0 {
         return Err(Error::invalid(format!(
             "the initial states hold {len} values: a positive multiple of N = {n} (members x N) is needed"
@@ -571,7 +571,7 @@ impl Gpu {
     }
 
     /// Parameters, and the member block's arrays against this GPU's shared memory.
-    fn check_lorenz05<T: Float>(&self, p: &Lorenz05Params) -> Result<()> {
+    pub(crate) fn check_lorenz05<T: Float>(&self, p: &Lorenz05Params) -> Result<()> {
         p.validate()?;
         let need = p.shared_bytes::<T>();
         let limit = self.max_shared_per_block_optin()?;

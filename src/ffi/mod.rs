@@ -11,6 +11,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod lombscargle;
+pub mod lorenz;
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CString};
