@@ -5,6 +5,7 @@ mod bench;
 mod info;
 mod io;
 mod lombscargle_cmd;
+mod lorenz_cmd;
 mod synthetic;
 
 const USAGE: &str = "\
@@ -17,7 +18,9 @@ usage:
   kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
   kernpack lombscargle-batch INPUT [...]
                                      many series (an id column) in one launch, best period of each
-  kernpack bench lombscargle [...]   time the kernels with CUDA events";
+  kernpack lorenz96 [...]            Lorenz 96 ensemble, all members and steps in one launch
+  kernpack lorenz05 [...]            Lorenz 2005 Model II / III ensemble (DART's Lorenz 04)
+  kernpack bench lombscargle [...]   time the kernels with CUDA events (also lorenz96, lorenz05)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +37,16 @@ fn main() {
             Ok(())
         }
         Some("lombscargle-batch") => batch_cmd::run(&args[1..]),
+        Some("lorenz96") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", lorenz_cmd::help96());
+            Ok(())
+        }
+        Some("lorenz96") => lorenz_cmd::lorenz96(&args[1..]),
+        Some("lorenz05") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", lorenz_cmd::help05());
+            Ok(())
+        }
+        Some("lorenz05") => lorenz_cmd::lorenz05(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
