@@ -73,6 +73,21 @@ def l05_tendency(z, dz, x, y, wv, weights, n, K, J, F, b, c):
                  + c * (-y[im2] * x[im1] + y[im1] * x[ip1]) - x[i] - b * y[i] + F)
 
 
+@njit(inline="always")
+def rk4_update(st, dt, d, z, s, inc):
+    """Stage st of MODELS.md's RK4: k = dt f; the increment summed first, added once."""
+    for i in range(z.shape[0]):
+        k = dt * d[i]
+        if st == 0:
+            inc[i] = k / 6.0; s[i] = z[i] + k * 0.5
+        elif st == 1:
+            inc[i] += k / 3.0; s[i] = z[i] + k * 0.5
+        elif st == 2:
+            inc[i] += k / 3.0; s[i] = z[i] + k
+        else:
+            inc[i] += k / 6.0; z[i] += inc[i]
+
+
 @njit(parallel=True)
 def numba_l05(z0, steps, K, J, F, b, c, dt, weights):
     members, n = z0.shape
@@ -85,16 +100,7 @@ def numba_l05(z0, steps, K, J, F, b, c, dt, weights):
             s[:] = z
             for st in range(4):
                 l05_tendency(s, d, x, y, wv, weights, n, K, J, F, b, c)
-                for i in range(n):
-                    k = dt * d[i]
-                    if st == 0:
-                        inc[i] = k / 6.0; s[i] = z[i] + k * 0.5
-                    elif st == 1:
-                        inc[i] += k / 3.0; s[i] = z[i] + k * 0.5
-                    elif st == 2:
-                        inc[i] += k / 3.0; s[i] = z[i] + k
-                    else:
-                        inc[i] += k / 6.0; z[i] += inc[i]
+                rk4_update(st, dt, d, z, s, inc)
         out[m] = z
     return out
 
@@ -111,16 +117,7 @@ def numba_l96(z0, steps, F, dt):
             for st in range(4):
                 for k in range(n):
                     d[k] = (s[(k + 1) % n] - s[(k - 2) % n]) * s[(k - 1) % n] - s[k] + F
-                for i in range(n):
-                    kk = dt * d[i]
-                    if st == 0:
-                        inc[i] = kk / 6.0; s[i] = z[i] + kk * 0.5
-                    elif st == 1:
-                        inc[i] += kk / 3.0; s[i] = z[i] + kk * 0.5
-                    elif st == 2:
-                        inc[i] += kk / 3.0; s[i] = z[i] + kk
-                    else:
-                        inc[i] += kk / 6.0; z[i] += inc[i]
+                rk4_update(st, dt, d, z, s, inc)
         out[m] = z
     return out
 

@@ -22,7 +22,10 @@ fn l05_states(p: &Lorenz05Params, members: usize, rng: &mut Rng) -> Vec<f64> {
             .collect();
         for i in 0..p.n {
             let phase = std::f64::consts::TAU * i as f64 / p.n as f64;
-            let large: f64 = waves.iter().map(|(a, k, ph)| a * (k * phase + ph).sin()).sum();
+            let large: f64 = waves
+                .iter()
+                .map(|(a, k, ph)| a * (k * phase + ph).sin())
+                .sum();
             z.push(p.forcing / 5.0 + large + rng.range(-0.3, 0.3));
         }
     }
@@ -68,7 +71,10 @@ fn weights_sum_to_one_with_zero_second_moment() {
             .sum();
         assert!((sum - 1.0).abs() < 1e-14, "J {j}: sum' a = {sum}");
         // sum' j^2 a is a difference of terms up to ~J^2: rounding scale J^2 eps.
-        assert!(second.abs() < 1e-13 * (j * j) as f64, "J {j}: sum' j^2 a = {second}");
+        assert!(
+            second.abs() < 1e-13 * (j * j) as f64,
+            "J {j}: sum' j^2 a = {second}"
+        );
     }
 }
 
@@ -77,7 +83,14 @@ fn tendency_vanishes_at_z_equal_to_f() {
     let mut rng = Rng(11);
     for model in [Lorenz05Model::II, Lorenz05Model::III] {
         for case in 0..20 {
-            let mut p = if case == 0 { Lorenz05Params { model, ..Default::default() } } else { small_l05(&mut rng, model) };
+            let mut p = if case == 0 {
+                Lorenz05Params {
+                    model,
+                    ..Default::default()
+                }
+            } else {
+                small_l05(&mut rng, model)
+            };
             p.forcing = rng.range(-20.0, 20.0);
             let z = vec![p.forcing; p.n];
             let mut dz = vec![f64::NAN; p.n];
@@ -99,17 +112,31 @@ fn x_equals_a_quadratic_z_away_from_the_wrap() {
     let mut rng = Rng(12);
     for _ in 0..30 {
         let p = small_l05(&mut rng, Lorenz05Model::III);
-        let (a, b, c) = (rng.range(-3.0, 3.0), rng.range(-0.5, 0.5), rng.range(-0.01, 0.01));
+        let (a, b, c) = (
+            rng.range(-3.0, 3.0),
+            rng.range(-0.5, 0.5),
+            rng.range(-0.01, 0.01),
+        );
         // Quadratic in the site index; the periodic domain breaks it only where
         // the window [i-J, i+J] crosses site 0 / N-1, so "interior" means
         // J <= i < N - J.
-        let z: Vec<f64> = (0..p.n).map(|i| a + b * i as f64 + c * (i * i) as f64).collect();
+        let z: Vec<f64> = (0..p.n)
+            .map(|i| a + b * i as f64 + c * (i * i) as f64)
+            .collect();
         let mut work = Lorenz05Work::new(&p);
         work.split(&p, &z);
         let scale = z.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-        for i in p.j..p.n - p.j {
-            let err = (work.x()[i] - z[i]).abs();
-            assert!(err < 1e-12 * scale, "{p:?} site {i}: X {} Z {}", work.x()[i], z[i]);
+        let interior = p.j..p.n - p.j;
+        for (i, (x, zi)) in work.x()[interior.clone()]
+            .iter()
+            .zip(&z[interior])
+            .enumerate()
+        {
+            assert!(
+                (x - zi).abs() < 1e-12 * scale,
+                "{p:?} site {}: X {x} Z {zi}",
+                i + p.j
+            );
         }
         // The window sum API gives the same X.
         let (_, _, w) = model3_weights(p.j);
@@ -145,7 +172,10 @@ fn model2_bracket_conserves_energy() {
         work.bracket(&p, &mut bracket);
         let energy: f64 = x.iter().zip(&bracket).map(|(a, b)| a * b).sum();
         let scale: f64 = x.iter().zip(&bracket).map(|(a, b)| (a * b).abs()).sum();
-        assert!(energy.abs() < 1e-12 * scale, "{p:?}: sum X [X,X] = {energy} (scale {scale})");
+        assert!(
+            energy.abs() < 1e-12 * scale,
+            "{p:?}: sum X [X,X] = {energy} (scale {scale})"
+        );
     }
 }
 
@@ -159,19 +189,46 @@ fn invalid_parameters_are_rejected_with_reasons() {
         (Lorenz05Params { k: 0, ..ok }, "K must be even"),
         (Lorenz05Params { j: 0, ..ok }, "J must be >= 1"),
         (Lorenz05Params { n: 64, ..ok }, "exceed 2K"),
-        (Lorenz05Params { n: 100, k: 8, j: 50, ..ok }, "exceed 2J"),
+        (
+            Lorenz05Params {
+                n: 100,
+                k: 8,
+                j: 50,
+                ..ok
+            },
+            "exceed 2J",
+        ),
         (Lorenz05Params { dt: 0.0, ..ok }, "dt must be"),
         (Lorenz05Params { dt: f64::NAN, ..ok }, "dt must be"),
-        (Lorenz05Params { forcing: f64::INFINITY, ..ok }, "forcing"),
+        (
+            Lorenz05Params {
+                forcing: f64::INFINITY,
+                ..ok
+            },
+            "forcing",
+        ),
         (Lorenz05Params { b: f64::NAN, ..ok }, "b and c"),
     ];
     for (p, want) in cases {
         let zz = dart_initial_state(p.n, 15.0);
         let err = kp.lorenz05(&p, &zz, 1, 0).unwrap_err();
-        assert!(matches!(&err, Error::InvalidInput(m) if m.contains(want)), "{p:?}: {err}");
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains(want)),
+            "{p:?}: {err}"
+        );
     }
     // J = 0 is fine for Model II, which does not smooth.
-    kp.lorenz05(&Lorenz05Params { j: 0, model: Lorenz05Model::II, ..ok }, &z, 1, 0).unwrap();
+    kp.lorenz05(
+        &Lorenz05Params {
+            j: 0,
+            model: Lorenz05Model::II,
+            ..ok
+        },
+        &z,
+        1,
+        0,
+    )
+    .unwrap();
     for (initial, steps, every, want) in [
         (&z[..0], 1, 0, "positive multiple"),
         (&z[..959], 1, 0, "positive multiple"),
@@ -182,10 +239,25 @@ fn invalid_parameters_are_rejected_with_reasons() {
     }
     let mut bad = z.clone();
     bad[7] = f64::NAN;
-    assert!(kp.lorenz05(&ok, &bad, 1, 0).unwrap_err().to_string().contains("value 7"));
-    let p96 = Lorenz96Params { n: 3, ..Default::default() };
-    assert!(kp.lorenz96(&p96, &[1.0; 3], 1, 0).unwrap_err().to_string().contains("N >= 4"));
-    assert!(kp.window_sum(&[1.0; 8], &[1.0; 4], 1, 8).unwrap_err().to_string().contains("odd"));
+    assert!(kp
+        .lorenz05(&ok, &bad, 1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("value 7"));
+    let p96 = Lorenz96Params {
+        n: 3,
+        ..Default::default()
+    };
+    assert!(kp
+        .lorenz96(&p96, &[1.0; 3], 1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("N >= 4"));
+    assert!(kp
+        .window_sum(&[1.0; 8], &[1.0; 4], 1, 8)
+        .unwrap_err()
+        .to_string()
+        .contains("odd"));
 }
 
 #[test]
@@ -225,7 +297,8 @@ fn doubling_time(traj: &[f64], members: usize, n: usize, frame_dt: f64, lo: f64,
         for q in 0..members / 2 {
             let a = &traj[(f * members + 2 * q) * n..][..n];
             let b = &traj[(f * members + 2 * q + 1) * n..][..n];
-            let rms = (a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>() / n as f64).sqrt();
+            let rms =
+                (a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>() / n as f64).sqrt();
             acc += rms.max(1e-300).ln();
         }
         log_err.push(acc / (members / 2) as f64);
@@ -250,16 +323,24 @@ fn twins(states: &[f64], n: usize, rng: &mut Rng) -> Vec<f64> {
 fn l96_statistics_and_growth(kp: &Kernpack) {
     let p = Lorenz96Params::default();
     let members = 16;
-    let spun = kp.lorenz96(&p, &l96_states(p.n, members, &mut Rng(21)), 2000, 0).unwrap();
+    let spun = kp
+        .lorenz96(&p, &l96_states(p.n, members, &mut Rng(21)), 2000, 0)
+        .unwrap();
     let run = kp.lorenz96(&p, &spun.final_state, 20_000, 10).unwrap();
     let (mean, std) = stats(run.trajectory.as_ref().unwrap().iter().copied());
-    assert!((mean - 2.34).abs() < 0.1 && (std - 3.64).abs() < 0.1, "L96 mean {mean} std {std}");
+    assert!(
+        (mean - 2.34).abs() < 0.1 && (std - 3.64).abs() < 0.1,
+        "L96 mean {mean} std {std}"
+    );
     let pairs = twins(&spun.final_state[..8 * p.n], p.n, &mut Rng(22));
     let twin = kp.lorenz96(&p, &pairs, 400, 1).unwrap();
     let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 16, p.n, p.dt, 1e-5, 1e-2);
     // Leading exponent ~1.69: doubling ~0.41; a pair average over 0.5 decades
     // of a finite run is looser than the asymptotic value.
-    assert!((0.25..0.7).contains(&doubling), "L96 doubling time {doubling}");
+    assert!(
+        (0.25..0.7).contains(&doubling),
+        "L96 doubling time {doubling}"
+    );
 }
 
 #[test]
@@ -273,20 +354,31 @@ fn cpu_lorenz96_statistics_and_error_growth() {
 fn l05_statistics_and_growth(kp: &Kernpack) {
     let p = Lorenz05Params::default();
     let members = 40;
-    let spun = kp.lorenz05(&p, &l05_states(&p, members, &mut Rng(31)), 10_000, 0).unwrap();
+    let spun = kp
+        .lorenz05(&p, &l05_states(&p, members, &mut Rng(31)), 10_000, 0)
+        .unwrap();
     let run = kp.lorenz05(&p, &spun.final_state, 20_000, 200).unwrap();
     let traj = run.trajectory.unwrap();
     let (zm, zs) = stats(traj.iter().copied());
     let (_, _, w) = model3_weights(p.j);
     let x = kp.window_sum(&traj, &w, traj.len() / p.n, p.n).unwrap();
     let (ym, ys) = stats(traj.iter().zip(&x).map(|(z, x)| z - x));
-    assert!((zm - 2.80).abs() < 0.1 && (zs - 4.37).abs() < 0.1, "Z mean {zm} std {zs}");
-    assert!(ym.abs() < 0.1 && (ys - 0.22).abs() < 0.1, "Y mean {ym} std {ys}");
+    assert!(
+        (zm - 2.80).abs() < 0.1 && (zs - 4.37).abs() < 0.1,
+        "Z mean {zm} std {zs}"
+    );
+    assert!(
+        ym.abs() < 0.1 && (ys - 0.22).abs() < 0.1,
+        "Y mean {ym} std {ys}"
+    );
     let pairs = twins(&spun.final_state[..16 * p.n], p.n, &mut Rng(32));
     let twin = kp.lorenz05(&p, &pairs, 10_000, 100).unwrap();
     // After the fast small-scale phase the separation doubles every ~0.6-0.7.
     let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 32, p.n, 0.1, 1e-3, 1e-1);
-    assert!((0.3..1.5).contains(&doubling), "Model III doubling time {doubling}");
+    assert!(
+        (0.3..1.5).contains(&doubling),
+        "Model III doubling time {doubling}"
+    );
 }
 
 #[test]
@@ -326,59 +418,130 @@ fn tolerance<T: Float>() -> f64 {
 }
 
 fn poisoned<T: Float>(gpu: &Gpu, len: usize) -> CudaSlice<T> {
-    gpu.stream().clone_htod(&vec![T::from_f64(f64::NAN); len.max(1)]).unwrap()
+    gpu.stream()
+        .clone_htod(&vec![T::from_f64(f64::NAN); len.max(1)])
+        .unwrap()
 }
 
 /// The device entry point on NaN-poisoned outputs against the reference.
-fn check_l05<T: Float>(gpu: &Gpu, p: &Lorenz05Params, z: &[f64], steps: u64, every: u64) -> Result<(), TestCaseError> {
+/// One device run on NaN-poisoned outputs (final states and, with every > 0,
+/// the trajectory) against the reference run `want`.
+fn check_device<T: Float>(
+    gpu: &Gpu,
+    what: &str,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+    want: reference::EnsembleRun,
+    launch: impl FnOnce(
+        &CudaSlice<T>,
+        &mut CudaSlice<T>,
+        Option<&mut CudaSlice<T>>,
+    ) -> kernpack::Result<()>,
+) -> Result<(), TestCaseError> {
+    let stream = gpu.stream();
+    let d_in = stream.clone_htod(&cast::<T>(z)).unwrap();
+    let mut out = poisoned::<T>(gpu, z.len());
+    let mut traj = (every > 0).then(|| poisoned::<T>(gpu, frame_count(steps, every) * z.len()));
+    launch(&d_in, &mut out, traj.as_mut()).unwrap();
+    let got = f64s(&stream.clone_dtoh(&out).unwrap());
+    let err = scaled_max_error(&got, &want.final_state);
+    prop_assert!(
+        err <= tolerance::<T>(),
+        "{what} steps {steps}: final error {err}"
+    );
+    if let Some(traj) = traj {
+        let got = f64s(&stream.clone_dtoh(&traj).unwrap());
+        let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
+        prop_assert!(err <= tolerance::<T>(), "{what}: trajectory error {err}");
+    }
+    Ok(())
+}
+
+fn check_l05<T: Float>(
+    gpu: &Gpu,
+    p: &Lorenz05Params,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
     let want = reference::lorenz05(p, z, steps, every, None);
-    let stream = gpu.stream();
-    let d_in = stream.clone_htod(&cast::<T>(z)).unwrap();
-    let mut out = poisoned::<T>(gpu, z.len());
-    let mut traj = (every > 0).then(|| poisoned::<T>(gpu, frame_count(steps, every) * z.len()));
-    gpu.lorenz05_device(stream, p, &d_in, &mut out, traj.as_mut(), steps, every).unwrap();
-    let got = f64s(&stream.clone_dtoh(&out).unwrap());
-    let err = scaled_max_error(&got, &want.final_state);
-    prop_assert!(err <= tolerance::<T>(), "{p:?} steps {steps}: final error {err}");
-    if let Some(traj) = traj {
-        let got = f64s(&stream.clone_dtoh(&traj).unwrap());
-        let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
-        prop_assert!(err <= tolerance::<T>(), "{p:?}: trajectory error {err}");
-    }
-    Ok(())
+    check_device::<T>(
+        gpu,
+        &format!("{p:?}"),
+        z,
+        steps,
+        every,
+        want,
+        |d_in, out, traj| gpu.lorenz05_device(gpu.stream(), p, d_in, out, traj, steps, every),
+    )
 }
 
-fn check_l96<T: Float>(gpu: &Gpu, p: &Lorenz96Params, z: &[f64], steps: u64, every: u64, mpb: Option<usize>) -> Result<(), TestCaseError> {
+fn check_l96<T: Float>(
+    gpu: &Gpu,
+    p: &Lorenz96Params,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+    mpb: Option<usize>,
+) -> Result<(), TestCaseError> {
     let want = reference::lorenz96(p, z, steps, every, None);
-    let stream = gpu.stream();
-    let d_in = stream.clone_htod(&cast::<T>(z)).unwrap();
-    let mut out = poisoned::<T>(gpu, z.len());
-    let mut traj = (every > 0).then(|| poisoned::<T>(gpu, frame_count(steps, every) * z.len()));
-    gpu.lorenz96_device(stream, p, &d_in, &mut out, traj.as_mut(), steps, every, mpb).unwrap();
-    let got = f64s(&stream.clone_dtoh(&out).unwrap());
-    let err = scaled_max_error(&got, &want.final_state);
-    prop_assert!(err <= tolerance::<T>(), "{p:?} mpb {mpb:?}: final error {err}");
-    if let Some(traj) = traj {
-        let got = f64s(&stream.clone_dtoh(&traj).unwrap());
-        let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
-        prop_assert!(err <= tolerance::<T>(), "{p:?}: trajectory error {err}");
-    }
-    Ok(())
+    check_device::<T>(
+        gpu,
+        &format!("{p:?} mpb {mpb:?}"),
+        z,
+        steps,
+        every,
+        want,
+        |d_in, out, traj| gpu.lorenz96_device(gpu.stream(), p, d_in, out, traj, steps, every, mpb),
+    )
 }
 
-fn l05_case<T: Float>(seed: u64, model3: bool, members: usize, steps: u64, every: u64) -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu_or_skip("gpu_lorenz05_matches_reference") else { return Ok(()) };
+fn l05_case<T: Float>(
+    seed: u64,
+    model3: bool,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu_or_skip("gpu_lorenz05_matches_reference") else {
+        return Ok(());
+    };
     let mut rng = Rng(seed);
-    let model = if model3 { Lorenz05Model::III } else { Lorenz05Model::II };
-    let p = if seed % 5 == 0 { Lorenz05Params { model, ..Default::default() } } else { small_l05(&mut rng, model) };
+    let model = if model3 {
+        Lorenz05Model::III
+    } else {
+        Lorenz05Model::II
+    };
+    let p = if seed % 5 == 0 {
+        Lorenz05Params {
+            model,
+            ..Default::default()
+        }
+    } else {
+        small_l05(&mut rng, model)
+    };
     let z = l05_states(&p, members, &mut rng);
     check_l05::<T>(&gpu, &p, &z, steps, every.min(steps))
 }
 
-fn l96_case<T: Float>(seed: u64, n: usize, members: usize, steps: u64, every: u64, mpb: usize) -> Result<(), TestCaseError> {
-    let Some(gpu) = gpu_or_skip("gpu_lorenz96_matches_reference") else { return Ok(()) };
+fn l96_case<T: Float>(
+    seed: u64,
+    n: usize,
+    members: usize,
+    steps: u64,
+    every: u64,
+    mpb: usize,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu_or_skip("gpu_lorenz96_matches_reference") else {
+        return Ok(());
+    };
     let mut rng = Rng(seed);
-    let p = Lorenz96Params { n, forcing: rng.range(4.0, 12.0), ..Default::default() };
+    let p = Lorenz96Params {
+        n,
+        forcing: rng.range(4.0, 12.0),
+        ..Default::default()
+    };
     let z = l96_states(n, members, &mut rng);
     // mpb 0: let the library choose; else a valid explicit packing.
     let mpb = (mpb > 0).then(|| mpb.min(kernpack::api::lorenz::L96_CAPACITY / n).max(1));
@@ -415,20 +578,35 @@ proptest! {
     }
 }
 
-fn window_case<T: Float>(gpu: &Gpu, x: &[f64], w: &[f64], rows: usize, n: usize, pitch: usize, tol: f64) -> Result<(), TestCaseError> {
+fn window_case<T: Float>(
+    gpu: &Gpu,
+    x: &[f64],
+    w: &[f64],
+    rows: usize,
+    n: usize,
+    pitch: usize,
+    tol: f64,
+) -> Result<(), TestCaseError> {
     let (x, w): (Vec<T>, Vec<T>) = (cast(x), cast(w));
     let mut want = vec![T::from_f64(f64::NAN); x.len()];
     reference::window_sum(&x, &w, rows, n, pitch, &mut want);
     let stream = gpu.stream();
-    let (dx, dw) = (stream.clone_htod(&x).unwrap(), stream.clone_htod(&w).unwrap());
+    let (dx, dw) = (
+        stream.clone_htod(&x).unwrap(),
+        stream.clone_htod(&w).unwrap(),
+    );
     let mut out = poisoned::<T>(gpu, x.len());
-    gpu.window_sum_device(stream, &dx, &dw, &mut out, rows, n, pitch).unwrap();
+    gpu.window_sum_device(stream, &dx, &dw, &mut out, rows, n, pitch)
+        .unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
     let wsum: f64 = w.iter().map(|v| v.to_f64().abs()).sum::<f64>() * 2.0;
     for r in 0..rows {
         for i in 0..n {
             let (g, e) = (got[r * pitch + i].to_f64(), want[r * pitch + i].to_f64());
-            prop_assert!((g - e).abs() <= tol * wsum.max(1e-30), "row {r} site {i}: {g} vs {e}");
+            prop_assert!(
+                (g - e).abs() <= tol * wsum.max(1e-30),
+                "row {r} site {i}: {g} vs {e}"
+            );
         }
         // The padding between rows is not written.
         for i in n..pitch.min(x.len() - r * pitch) {
@@ -440,18 +618,26 @@ fn window_case<T: Float>(gpu: &Gpu, x: &[f64], w: &[f64], rows: usize, n: usize,
 
 #[test]
 fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
-    let Some(gpu) = gpu_or_skip("gpu_rest_state_stays_at_f_and_dart_defaults_match") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_rest_state_stays_at_f_and_dart_defaults_match") else {
+        return;
+    };
     let p = Lorenz05Params::default();
     let rest = vec![p.forcing; 2 * p.n];
     let run = gpu.lorenz05(&p, &rest, 10, 0).unwrap();
-    let drift = run.final_state.iter().fold(0.0f64, |m, v| m.max((v - p.forcing).abs()));
+    let drift = run
+        .final_state
+        .iter()
+        .fold(0.0f64, |m, v| m.max((v - p.forcing).abs()));
     assert!(drift < 1e-10, "dZ = 0 at Z == F, yet Z moved by {drift}");
     // DART's start, 40 members x 10 steps, in one launch, f64 and f32.
     let mut rng = Rng(41);
     let z = l05_states(&p, 40, &mut rng);
     check_l05::<f64>(&gpu, &p, &z, 10, 5).unwrap();
     check_l05::<f32>(&gpu, &p, &z, 10, 0).unwrap();
-    let p2 = Lorenz05Params { model: Lorenz05Model::II, ..p };
+    let p2 = Lorenz05Params {
+        model: Lorenz05Model::II,
+        ..p
+    };
     check_l05::<f64>(&gpu, &p2, &z, 10, 0).unwrap();
     // Lorenz 96, many members packed per block, defaults.
     let p96 = Lorenz96Params::default();
@@ -463,22 +649,43 @@ fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
 
 #[test]
 fn gpu_rejects_bad_buffers_and_sizes() {
-    let Some(gpu) = gpu_or_skip("gpu_rejects_bad_buffers_and_sizes") else { return };
+    let Some(gpu) = gpu_or_skip("gpu_rejects_bad_buffers_and_sizes") else {
+        return;
+    };
     let stream = gpu.stream();
     let p = Lorenz05Params::default();
-    let z = stream.clone_htod(&dart_initial_state(p.n, p.forcing)).unwrap();
+    let z = stream
+        .clone_htod(&dart_initial_state(p.n, p.forcing))
+        .unwrap();
     let mut short = poisoned::<f64>(&gpu, p.n - 1);
-    let err = gpu.lorenz05_device(stream, &p, &z, &mut short, None, 1, 0).unwrap_err();
+    let err = gpu
+        .lorenz05_device(stream, &p, &z, &mut short, None, 1, 0)
+        .unwrap_err();
     assert!(err.to_string().contains("out holds"), "{err}");
     let mut out = poisoned::<f64>(&gpu, p.n);
-    let err = gpu.lorenz05_device(stream, &p, &z, &mut out, None, 4, 2).unwrap_err();
+    let err = gpu
+        .lorenz05_device(stream, &p, &z, &mut out, None, 4, 2)
+        .unwrap_err();
     assert!(err.to_string().contains("trajectory buffer"), "{err}");
     // More shared memory than any GPU has: a clear error, not a launch failure.
     let huge = Lorenz05Params { n: 100_000, ..p };
     let zh = dart_initial_state(huge.n, 15.0);
     let err = gpu.lorenz05(&huge, &zh, 1, 0).unwrap_err();
     assert!(err.to_string().contains("shared memory"), "{err}");
-    let err = gpu.lorenz96(&Lorenz96Params { n: 5000, ..Default::default() }, &vec![1.0; 5000], 1, 0).unwrap_err();
+    let err = gpu
+        .lorenz96(
+            &Lorenz96Params {
+                n: 5000,
+                ..Default::default()
+            },
+            &vec![1.0; 5000],
+            1,
+            0,
+        )
+        .unwrap_err();
     assert!(err.to_string().contains("at most"), "{err}");
-    assert!(stream.clone_dtoh(&out).unwrap().iter().all(|v| v.is_nan()), "output written on failure");
+    assert!(
+        stream.clone_dtoh(&out).unwrap().iter().all(|v| v.is_nan()),
+        "output written on failure"
+    );
 }

@@ -221,11 +221,7 @@ impl<T: Float> Ensemble<T> {
 
 /// Frames of a run: `steps / every + 1` with `every > 0`, else none.
 pub fn frame_count(steps: u64, every: u64) -> usize {
-    if every == 0 {
-        0
-    } else {
-        (steps / every) as usize + 1
-    }
+    steps.checked_div(every).map_or(0, |f| f as usize + 1)
 }
 
 /// Members of `len` initial values of `n` sites, and the trajectory length.
@@ -242,7 +238,10 @@ pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<
     }
     let members = len / n;
     if members > i32::MAX as usize {
-        return Err(Error::invalid(format!("{members} members: at most {}", i32::MAX)));
+        return Err(Error::invalid(format!(
+            "{members} members: at most {}",
+            i32::MAX
+        )));
     }
     let traj = frame_count(steps, every)
         .checked_mul(len)
@@ -313,6 +312,29 @@ impl Kernpack {
             .map(|p| p as &(dyn Fn(u64, u64) + Sync))
     }
 
+    /// The CPU backend: checks the run, integrates in f64, converts back.
+    fn on_cpu<T: Float>(
+        &self,
+        n: usize,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+        integrate: impl FnOnce(
+            &[f64],
+            Option<&(dyn Fn(u64, u64) + Sync)>,
+        ) -> reference::lorenz::EnsembleRun,
+    ) -> Result<Ensemble<T>> {
+        let (members, _) = check_run(n, initial.len(), steps, every)?;
+        check_finite(initial)?;
+        let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
+        Ok(from_reference(
+            integrate(&z, self.progress_ref()),
+            members,
+            n,
+            every,
+        ))
+    }
+
     /// Integrates every member of `initial` (members x N) for `steps` RK4
     /// steps; with `every > 0` also returns the trajectory.
     pub fn lorenz96<T: Float>(
@@ -326,11 +348,9 @@ impl Kernpack {
             Some(gpu) => gpu.lorenz96(p, initial, steps, every),
             None => {
                 p.validate()?;
-                let (members, _) = check_run(p.n, initial.len(), steps, every)?;
-                check_finite(initial)?;
-                let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
-                let run = reference::lorenz::lorenz96(p, &z, steps, every, self.progress_ref());
-                Ok(from_reference(run, members, p.n, every))
+                self.on_cpu(p.n, initial, steps, every, |z, progress| {
+                    reference::lorenz::lorenz96(p, z, steps, every, progress)
+                })
             }
         }
     }
@@ -347,11 +367,9 @@ impl Kernpack {
             Some(gpu) => gpu.lorenz05(p, initial, steps, every),
             None => {
                 p.validate()?;
-                let (members, _) = check_run(p.n, initial.len(), steps, every)?;
-                check_finite(initial)?;
-                let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
-                let run = reference::lorenz::lorenz05(p, &z, steps, every, self.progress_ref());
-                Ok(from_reference(run, members, p.n, every))
+                self.on_cpu(p.n, initial, steps, every, |z, progress| {
+                    reference::lorenz::lorenz05(p, z, steps, every, progress)
+                })
             }
         }
     }
@@ -444,6 +462,7 @@ fn host_run<T: Float>(
 }
 
 /// Device buffers checked against a run's shapes.
+#[allow(clippy::too_many_arguments)]
 fn device_buffers<T: Float>(
     stream: &Arc<CudaStream>,
     n: usize,
@@ -476,11 +495,7 @@ fn device_buffers<T: Float>(
                 "a trajectory buffer was given but every = 0",
             ))
         }
-        (None, _) => {
-            return Err(Error::invalid(
-                "every > 0 needs a trajectory buffer",
-            ))
-        }
+        (None, _) => return Err(Error::invalid("every > 0 needs a trajectory buffer")),
     }
     let (initial_ptr, _i) = initial.device_ptr(stream);
     let (out_ptr, _o) = out.device_ptr_mut(stream);
@@ -507,10 +522,17 @@ impl Gpu {
         every: u64,
     ) -> Result<Ensemble<T>> {
         p.validate()?;
-        host_run(self, p.n, initial, steps, every, |stream, buffers, members| {
-            // SAFETY: the buffers were just allocated with the checked lengths.
-            unsafe { self.lorenz96_raw::<T>(stream, p, buffers, members, steps, every, None) }
-        })
+        host_run(
+            self,
+            p.n,
+            initial,
+            steps,
+            every,
+            |stream, buffers, members| {
+                // SAFETY: the buffers were just allocated with the checked lengths.
+                unsafe { self.lorenz96_raw::<T>(stream, p, buffers, members, steps, every, None) }
+            },
+        )
     }
 
     /// Host slices in, ensemble out (waits for the result).
@@ -522,10 +544,17 @@ impl Gpu {
         every: u64,
     ) -> Result<Ensemble<T>> {
         self.check_lorenz05::<T>(p)?;
-        host_run(self, p.n, initial, steps, every, |stream, buffers, members| {
-            // SAFETY: the buffers were just allocated with the checked lengths.
-            unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every) }
-        })
+        host_run(
+            self,
+            p.n,
+            initial,
+            steps,
+            every,
+            |stream, buffers, members| {
+                // SAFETY: the buffers were just allocated with the checked lengths.
+                unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every) }
+            },
+        )
     }
 
     /// Lorenz 96 on device buffers, enqueued on `stream` with no
@@ -545,10 +574,21 @@ impl Gpu {
         members_per_block: Option<usize>,
     ) -> Result<()> {
         p.validate()?;
-        device_buffers(stream, p.n, steps, every, initial, out, trajectory, |b, members| {
-            // SAFETY: pointers from live buffers of the checked lengths.
-            unsafe { self.lorenz96_raw::<T>(stream, p, b, members, steps, every, members_per_block) }
-        })
+        device_buffers(
+            stream,
+            p.n,
+            steps,
+            every,
+            initial,
+            out,
+            trajectory,
+            |b, members| {
+                // SAFETY: pointers from live buffers of the checked lengths.
+                unsafe {
+                    self.lorenz96_raw::<T>(stream, p, b, members, steps, every, members_per_block)
+                }
+            },
+        )
     }
 
     /// Lorenz 2005 on device buffers; as [`Gpu::lorenz96_device`].
@@ -564,10 +604,19 @@ impl Gpu {
         every: u64,
     ) -> Result<()> {
         self.check_lorenz05::<T>(p)?;
-        device_buffers(stream, p.n, steps, every, initial, out, trajectory, |b, members| {
-            // SAFETY: pointers from live buffers of the checked lengths.
-            unsafe { self.lorenz05_raw::<T>(stream, p, b, members, steps, every) }
-        })
+        device_buffers(
+            stream,
+            p.n,
+            steps,
+            every,
+            initial,
+            out,
+            trajectory,
+            |b, members| {
+                // SAFETY: pointers from live buffers of the checked lengths.
+                unsafe { self.lorenz05_raw::<T>(stream, p, b, members, steps, every) }
+            },
+        )
     }
 
     /// Parameters, and the member block's arrays against this GPU's shared memory.
@@ -590,9 +639,7 @@ impl Gpu {
     /// every SM (two resident blocks each), as many members as fit otherwise.
     pub fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
         let fit = (L96_CAPACITY / n).max(1);
-        members
-            .div_ceil(2 * self.sm_count() as usize)
-            .clamp(1, fit)
+        members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
     }
 
     /// Lorenz 96 on raw device pointers. `members_per_block`: None picks
@@ -711,7 +758,9 @@ impl Gpu {
             .alloc_zeros::<T>(x.len())
             .map_err(cuda("allocating the output"))?;
         self.window_sum_device(stream, &dx, &dw, &mut out, rows, n, n)?;
-        stream.clone_dtoh(&out).map_err(cuda("copying the sums back"))
+        stream
+            .clone_dtoh(&out)
+            .map_err(cuda("copying the sums back"))
     }
 
     /// Window sums on device buffers, enqueued on `stream` with no
@@ -753,7 +802,8 @@ impl Gpu {
         pitch: usize,
     ) -> Result<()> {
         let kernel = self.kernel(&format!("window_sum_{}", T::NAME));
-        let (l_arg, rows_arg, n_arg, pitch_arg) = (w_len as i32, rows as i64, n as i64, pitch as i64);
+        let (l_arg, rows_arg, n_arg, pitch_arg) =
+            (w_len as i32, rows as i64, n as i64, pitch as i64);
         let mut args = [
             arg(&x),
             arg(&w),

@@ -72,7 +72,12 @@ pub extern "C" fn kp_lorenz05_default_params() -> kp_lorenz05_params {
 /// Values a trajectory of `members` x `n` sites holds: (steps / every + 1)
 /// frames of members x n (frame f after f * every steps), 0 when every is 0.
 #[no_mangle]
-pub extern "C" fn kp_lorenz_trajectory_len(members: usize, n: usize, steps: u64, every: u64) -> usize {
+pub extern "C" fn kp_lorenz_trajectory_len(
+    members: usize,
+    n: usize,
+    steps: u64,
+    every: u64,
+) -> usize {
     frame_count(steps, every)
         .saturating_mul(members)
         .saturating_mul(n)
@@ -256,7 +261,19 @@ pub unsafe extern "C" fn kp_lorenz96_f64(
     trajectory_len: usize,
 ) -> kp_status {
     let model = Ok(unsafe { Model::l96(params) });
-    unsafe { ensemble_host(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len) }
+    unsafe {
+        ensemble_host(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+        )
+    }
 }
 
 /// As `kp_lorenz96_f64`, in single precision.
@@ -276,7 +293,19 @@ pub unsafe extern "C" fn kp_lorenz96_f32(
     trajectory_len: usize,
 ) -> kp_status {
     let model = Ok(unsafe { Model::l96(params) });
-    unsafe { ensemble_host(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len) }
+    unsafe {
+        ensemble_host(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+        )
+    }
 }
 
 /// As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III (`params->model`).
@@ -296,7 +325,19 @@ pub unsafe extern "C" fn kp_lorenz05_f64(
     trajectory_len: usize,
 ) -> kp_status {
     let model = unsafe { Model::l05(params) };
-    unsafe { ensemble_host(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len) }
+    unsafe {
+        ensemble_host(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+        )
+    }
 }
 
 /// As `kp_lorenz05_f64`, in single precision.
@@ -316,7 +357,19 @@ pub unsafe extern "C" fn kp_lorenz05_f32(
     trajectory_len: usize,
 ) -> kp_status {
     let model = unsafe { Model::l05(params) };
-    unsafe { ensemble_host(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len) }
+    unsafe {
+        ensemble_host(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+        )
+    }
 }
 
 /// Lorenz 96 ensemble on device arrays (CUdeviceptr values), double
@@ -344,7 +397,18 @@ pub unsafe extern "C" fn kp_lorenz96_device_f64(
 ) -> kp_status {
     let model = Ok(unsafe { Model::l96(params) });
     unsafe {
-        ensemble_device::<f64>(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len, stream)
+        ensemble_device::<f64>(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+            stream,
+        )
     }
 }
 
@@ -367,7 +431,18 @@ pub unsafe extern "C" fn kp_lorenz96_device_f32(
 ) -> kp_status {
     let model = Ok(unsafe { Model::l96(params) });
     unsafe {
-        ensemble_device::<f32>(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len, stream)
+        ensemble_device::<f32>(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+            stream,
+        )
     }
 }
 
@@ -390,7 +465,18 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(
 ) -> kp_status {
     let model = unsafe { Model::l05(params) };
     unsafe {
-        ensemble_device::<f64>(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len, stream)
+        ensemble_device::<f64>(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+            stream,
+        )
     }
 }
 
@@ -413,7 +499,18 @@ pub unsafe extern "C" fn kp_lorenz05_device_f32(
 ) -> kp_status {
     let model = unsafe { Model::l05(params) };
     unsafe {
-        ensemble_device::<f32>(ctx, model, initial, members, steps, every, out, trajectory, trajectory_len, stream)
+        ensemble_device::<f32>(
+            ctx,
+            model,
+            initial,
+            members,
+            steps,
+            every,
+            out,
+            trajectory,
+            trajectory_len,
+            stream,
+        )
     }
 }
 
@@ -428,7 +525,11 @@ unsafe fn window_sum_host<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        for (name, null) in [("x", x.is_null()), ("w", w.is_null()), ("out", out.is_null())] {
+        for (name, null) in [
+            ("x", x.is_null()),
+            ("w", w.is_null()),
+            ("out", out.is_null()),
+        ] {
             if null {
                 return Err(null_pointer(name));
             }

@@ -384,7 +384,12 @@ impl Gpu {
                     shared_bytes as i32,
                 )
             }
-            .map_err(|e| Error::cuda(format!("raising the shared memory of {}", kernel.info.name), e))?;
+            .map_err(|e| {
+                Error::cuda(
+                    format!("raising the shared memory of {}", kernel.info.name),
+                    e,
+                )
+            })?;
         }
         cu::launch_kernel(
             kernel.func,

@@ -28,8 +28,14 @@ impl HeatMap<'_> {
         let mut out = vec![f64::NAN; r * c];
         for (k, cell) in out.iter_mut().enumerate() {
             let (i, j) = (k / c, k % c);
-            let (r0, r1) = (i * self.rows / r, ((i + 1) * self.rows / r).max(i * self.rows / r + 1));
-            let (c0, c1) = (j * self.cols / c, ((j + 1) * self.cols / c).max(j * self.cols / c + 1));
+            let (r0, r1) = (
+                i * self.rows / r,
+                ((i + 1) * self.rows / r).max(i * self.rows / r + 1),
+            );
+            let (c0, c1) = (
+                j * self.cols / c,
+                ((j + 1) * self.cols / c).max(j * self.cols / c + 1),
+            );
             let (mut sum, mut count) = (0.0, 0usize);
             for row in r0..r1 {
                 for v in &self.values[row * self.cols + c0..row * self.cols + c1] {
@@ -56,10 +62,18 @@ fn colour(t: f64) -> [u8; 3] {
     let mix = |a: f64, b: f64, s: f64| (a + (b - a) * s).round() as u8;
     if t < 0.5 {
         let s = t * 2.0;
-        [mix(33.0, 255.0, s), mix(102.0, 255.0, s), mix(172.0, 255.0, s)]
+        [
+            mix(33.0, 255.0, s),
+            mix(102.0, 255.0, s),
+            mix(172.0, 255.0, s),
+        ]
     } else {
         let s = (t - 0.5) * 2.0;
-        [mix(255.0, 178.0, s), mix(255.0, 24.0, s), mix(255.0, 43.0, s)]
+        [
+            mix(255.0, 178.0, s),
+            mix(255.0, 24.0, s),
+            mix(255.0, 43.0, s),
+        ]
     }
 }
 
@@ -67,7 +81,9 @@ fn scaled(cells: &[f64]) -> impl Fn(f64) -> f64 {
     let (lo, hi) = cells
         .iter()
         .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(*v), h.max(*v))
+        });
     let span = if hi > lo { hi - lo } else { 1.0 };
     move |v| (v - lo) / span
 }
@@ -83,8 +99,17 @@ pub fn to_svg(map: &HeatMap<'_>) -> String {
         svg,
         r##"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{w}" height="{h}" font-family="monospace" font-size="13"><rect width="{w}" height="{h}" fill="#ffffff"/>"##
     );
-    let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let _ = writeln!(svg, r#"<text x="{}" y="20" text-anchor="middle">{}</text>"#, w / 2, escape(map.title));
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="20" text-anchor="middle">{}</text>"#,
+        w / 2,
+        escape(map.title)
+    );
     for (k, v) in cells.iter().enumerate() {
         let [cr, cg, cb] = colour(t(*v));
         let _ = writeln!(
@@ -137,7 +162,12 @@ pub fn write(map: &HeatMap<'_>, path: &Path) -> io::Result<()> {
             map.values.len()
         )));
     }
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("svg") => std::fs::write(path, to_svg(map)),
         Some("png") => std::fs::write(path, to_png(map)),
         _ => Err(invalid(format!("{}: use .svg or .png", path.display()))),
@@ -151,8 +181,17 @@ mod tests {
     #[test]
     fn large_grids_are_averaged_down_and_both_formats_are_complete() {
         let (rows, cols) = (500, 960);
-        let values: Vec<f64> = (0..rows * cols).map(|k| ((k % cols) as f64 * 0.05).sin()).collect();
-        let map = HeatMap { title: "t<1>", x_label: "site", y_label: "time", rows, cols, values: &values };
+        let values: Vec<f64> = (0..rows * cols)
+            .map(|k| ((k % cols) as f64 * 0.05).sin())
+            .collect();
+        let map = HeatMap {
+            title: "t<1>",
+            x_label: "site",
+            y_label: "time",
+            rows,
+            cols,
+            values: &values,
+        };
         let (r, c, cells) = map.cells();
         assert_eq!((r, c), (MAX_CELLS, MAX_CELLS));
         assert!(cells.iter().all(|v| v.is_finite() && v.abs() <= 1.0));

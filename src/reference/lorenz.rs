@@ -33,6 +33,19 @@ fn idx(k: i64, n: usize) -> usize {
     k.rem_euclid(n as i64) as usize
 }
 
+/// `idx(k)` for k in [-n, 2n), the range of every Lorenz 2005 stencil once
+/// N > 2K and N > 2J (validated): a compare instead of a division.
+fn wrap(k: i64, n: usize) -> usize {
+    let n = n as i64;
+    (if k < 0 {
+        k + n
+    } else if k >= n {
+        k - n
+    } else {
+        k
+    }) as usize
+}
+
 /// `out[r * pitch + i] = sum_{m=0}^{L-1} w[m] x[r * pitch + idx(i + J - m)]`,
 /// L = w.len() = 2J + 1, summed in m order in f64, for `rows` rows of `n`
 /// values starting every `pitch` values. Elements of `out` between n and
@@ -104,9 +117,9 @@ impl Lorenz05Work {
             Lorenz05Model::III => {
                 let (n, j) = (p.n, p.j as i64);
                 for i in 0..n {
-                    let mut acc = self.weights[0] * z[idx(i as i64 + j, n)];
+                    let mut acc = self.weights[0] * z[wrap(i as i64 + j, n)];
                     for m in 1..self.weights.len() {
-                        acc += self.weights[m] * z[idx(i as i64 + j - m as i64, n)];
+                        acc += self.weights[m] * z[wrap(i as i64 + j - m as i64, n)];
                     }
                     self.x[i] = acc;
                     self.y[i] = z[i] - acc;
@@ -123,21 +136,21 @@ impl Lorenz05Work {
         let kf = p.k as f64;
         let x = &self.x;
         for i in 0..n as i64 {
-            let mut acc = x[idx(i + h, n)] / 2.0;
+            let mut acc = x[wrap(i + h, n)] / 2.0;
             for j in -h + 1..h {
-                acc += x[idx(i - j, n)];
+                acc += x[wrap(i - j, n)];
             }
-            acc += x[idx(i - h, n)] / 2.0;
+            acc += x[wrap(i - h, n)] / 2.0;
             self.w[i as usize] = acc / kf;
         }
         let w = &self.w;
         for i in 0..n as i64 {
-            let mut s = w[idx(i - k - h, n)] * x[idx(i + k - h, n)] / 2.0;
+            let mut s = w[wrap(i - k - h, n)] * x[wrap(i + k - h, n)] / 2.0;
             for j in -h + 1..h {
-                s += w[idx(i - k + j, n)] * x[idx(i + k + j, n)];
+                s += w[wrap(i - k + j, n)] * x[wrap(i + k + j, n)];
             }
-            s += w[idx(i - k + h, n)] * x[idx(i + k + h, n)] / 2.0;
-            out[i as usize] = -w[idx(i - 2 * k, n)] * w[idx(i - k, n)] + s / kf;
+            s += w[wrap(i - k + h, n)] * x[wrap(i + k + h, n)] / 2.0;
+            out[i as usize] = -w[wrap(i - 2 * k, n)] * w[wrap(i - k, n)] + s / kf;
         }
     }
 
@@ -218,7 +231,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     make: impl Fn() -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
-    let frames = if every > 0 { (steps / every) as usize + 1 } else { 0 };
+    let frames = crate::api::lorenz::frame_count(steps, every);
     // Per member: its frames (frame 0 = the initial state) and its final state.
     let mut runs: Vec<Vec<f64>> = vec![Vec::new(); members];
     fill_parallel(&mut runs, 1, progress, |m| {

@@ -382,7 +382,17 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     use kernpack::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
     let args = Args::parse(
         raw,
-        &["members", "steps", "n", "dtype", "reps", "model", "k", "j", "members-per-block"],
+        &[
+            "members",
+            "steps",
+            "n",
+            "dtype",
+            "reps",
+            "model",
+            "k",
+            "j",
+            "members-per-block",
+        ],
         &[],
     )?;
     let l96 = family == "lorenz96";
@@ -398,7 +408,11 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         n: args.get_or("n", Lorenz96Params::default().n)?,
         ..Default::default()
     };
-    let (n, forcing) = if l96 { (p96.n, p96.forcing) } else { (p05.n, p05.forcing) };
+    let (n, forcing) = if l96 {
+        (p96.n, p96.forcing)
+    } else {
+        (p05.n, p05.forcing)
+    };
     let members: usize = args.get_or("members", if l96 { 100_000 } else { 40 })?;
     let steps: u64 = args.get_or("steps", 1000)?;
     let reps: usize = args.get_or("reps", 10)?;
@@ -406,7 +420,11 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     let mut rng = Uniform::new(1);
     let base = dart_initial_state(n, forcing);
     let initial: Vec<f64> = (0..members)
-        .flat_map(|_| base.iter().map(|v| v + 1e-3 * (2.0 * rng.next() - 1.0)).collect::<Vec<_>>())
+        .flat_map(|_| {
+            base.iter()
+                .map(|v| v + 1e-3 * (2.0 * rng.next() - 1.0))
+                .collect::<Vec<_>>()
+        })
         .collect();
     fn go<T: Float>(
         l96: bool,
@@ -433,7 +451,10 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         };
         run().map_err(|e| e.to_string())?;
         stream.synchronize().map_err(cuda)?;
-        eprintln!("first run {:.3} ms (wall clock)", started.elapsed().as_secs_f64() * 1e3);
+        eprintln!(
+            "first run {:.3} ms (wall clock)",
+            started.elapsed().as_secs_f64() * 1e3
+        );
         event_median(&gpu, reps, run)
     }
     let dtype = args.str("dtype").unwrap_or("f64");
@@ -443,7 +464,11 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         other => Err(format!("--dtype {other:?}: expected f32 or f64")),
     }?;
     let site_steps = members as f64 * n as f64 * steps as f64;
-    let model = if l96 { "96".to_owned() } else { p05.model.number().to_string() };
+    let model = if l96 {
+        "96".to_owned()
+    } else {
+        p05.model.number().to_string()
+    };
     println!(
         "RESULT kernpack {family} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} median_ms={median:.4} ns_per_site_step={:.4}",
         mpb.map_or("auto".to_owned(), |m| m.to_string()),

@@ -52,13 +52,21 @@ pub fn lorenz96(raw: &[String]) -> Result<(), String> {
         forcing: args.get_or("forcing", d.forcing)?,
         dt: args.get_or("dt", d.dt)?,
     };
-    run(&args, p.n, p.forcing, p.dt, "Lorenz 96", |kp, z, steps, every, f32| {
-        if f32 {
-            widen(kp.lorenz96::<f32>(&p, &narrow(z), steps, every))
-        } else {
-            kp.lorenz96::<f64>(&p, z, steps, every).map_err(|e| e.to_string())
-        }
-    })
+    run(
+        &args,
+        p.n,
+        p.forcing,
+        p.dt,
+        "Lorenz 96",
+        |kp, z, steps, every, f32| {
+            if f32 {
+                widen(kp.lorenz96::<f32>(&p, &narrow(z), steps, every))
+            } else {
+                kp.lorenz96::<f64>(&p, z, steps, every)
+                    .map_err(|e| e.to_string())
+            }
+        },
+    )
 }
 
 pub fn lorenz05(raw: &[String]) -> Result<(), String> {
@@ -74,14 +82,26 @@ pub fn lorenz05(raw: &[String]) -> Result<(), String> {
         dt: args.get_or("dt", d.dt)?,
         model: args.get_or("model", Lorenz05Model::III)?,
     };
-    let name = if p.model == Lorenz05Model::III { "Lorenz 2005 Model III" } else { "Lorenz 2005 Model II" };
-    run(&args, p.n, p.forcing, p.dt, name, |kp, z, steps, every, f32| {
-        if f32 {
-            widen(kp.lorenz05::<f32>(&p, &narrow(z), steps, every))
-        } else {
-            kp.lorenz05::<f64>(&p, z, steps, every).map_err(|e| e.to_string())
-        }
-    })
+    let name = if p.model == Lorenz05Model::III {
+        "Lorenz 2005 Model III"
+    } else {
+        "Lorenz 2005 Model II"
+    };
+    run(
+        &args,
+        p.n,
+        p.forcing,
+        p.dt,
+        name,
+        |kp, z, steps, every, f32| {
+            if f32 {
+                widen(kp.lorenz05::<f32>(&p, &narrow(z), steps, every))
+            } else {
+                kp.lorenz05::<f64>(&p, z, steps, every)
+                    .map_err(|e| e.to_string())
+            }
+        },
+    )
 }
 
 fn narrow(z: &[f64]) -> Vec<f32> {
@@ -100,16 +120,28 @@ fn widen(r: kernpack::Result<Ensemble<f32>>) -> Result<Ensemble<f64>, String> {
     })
 }
 
-type Integrate<'a> = dyn Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String> + 'a;
+type Integrate<'a> =
+    dyn Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String> + 'a;
 
-fn run(args: &Args, n: usize, forcing: f64, dt: f64, name: &str, integrate: impl Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String>) -> Result<(), String> {
+fn run(
+    args: &Args,
+    n: usize,
+    forcing: f64,
+    dt: f64,
+    name: &str,
+    integrate: impl Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String>,
+) -> Result<(), String> {
     let integrate: &Integrate<'_> = &integrate;
     let (steps, every): (u64, u64) = (args.get_or("steps", 1000)?, args.get_or("every", 0)?);
     let initial = match args.str("init") {
         Some(path) => {
             let rows = read_table(path)?;
             if let Some((r, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != n) {
-                return Err(format!("{path}: row {} has {} values, N = {n}", r + 1, row.len()));
+                return Err(format!(
+                    "{path}: row {} has {} values, N = {n}",
+                    r + 1,
+                    row.len()
+                ));
             }
             rows.concat()
         }
@@ -119,7 +151,11 @@ fn run(args: &Args, n: usize, forcing: f64, dt: f64, name: &str, integrate: impl
             let mut rng = Uniform::new(args.get_or("seed", 1)?);
             let base = dart_initial_state(n, forcing);
             (0..members)
-                .flat_map(|_| base.iter().map(|v| v + eps * (2.0 * rng.next() - 1.0)).collect::<Vec<_>>())
+                .flat_map(|_| {
+                    base.iter()
+                        .map(|v| v + eps * (2.0 * rng.next() - 1.0))
+                        .collect::<Vec<_>>()
+                })
                 .collect()
         }
     };
@@ -169,9 +205,19 @@ fn run(args: &Args, n: usize, forcing: f64, dt: f64, name: &str, integrate: impl
                 (0..members).map(|m| traj[f * len + m * n + i]).sum::<f64>() / members as f64
             })
             .collect();
-        let title = format!("{name}: ensemble mean of {members}, t = 0 .. {}", steps as f64 * dt);
+        let title = format!(
+            "{name}: ensemble mean of {members}, t = 0 .. {}",
+            steps as f64 * dt
+        );
         let y_label = format!("time (every {every} steps)");
-        let map = HeatMap { title: &title, x_label: "site", y_label: &y_label, rows: frames, cols: n, values: &mean };
+        let map = HeatMap {
+            title: &title,
+            x_label: "site",
+            y_label: &y_label,
+            rows: frames,
+            cols: n,
+            values: &mean,
+        };
         heatmap::write(&map, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
