@@ -85,6 +85,63 @@ typedef struct kp_lombscargle_options {
 } kp_lombscargle_options;
 
 /*
+ Lorenz 96 parameters; start from `kp_lorenz96_default_params()`.
+ */
+typedef struct kp_lorenz96_params {
+  /*
+   Sites, >= 4 (default 40).
+   */
+  size_t n;
+  /*
+   F, finite (default 8).
+   */
+  double forcing;
+  /*
+   Time step, finite and > 0 (default 0.05).
+   */
+  double dt;
+} kp_lorenz96_params;
+
+/*
+ Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
+ from `kp_lorenz05_default_params()`.
+ */
+typedef struct kp_lorenz05_params {
+  /*
+   Sites (default 960); N > 2K, and N > 2J for Model III.
+   */
+  size_t n;
+  /*
+   F (default 15).
+   */
+  double forcing;
+  /*
+   K, even and > 0 (default 32).
+   */
+  size_t k;
+  /*
+   J, the smoothing half-width, >= 1 for Model III (default 12).
+   */
+  size_t j;
+  /*
+   b, the space-time scale (default 10).
+   */
+  double b;
+  /*
+   c, the coupling (default 3.0; the 2005 paper uses 2.5).
+   */
+  double c;
+  /*
+   Time step, finite and > 0 (default 0.001).
+   */
+  double dt;
+  /*
+   2 (Model II) or 3 (Model III, default).
+   */
+  int32_t model;
+} kp_lorenz05_params;
+
+/*
  The GPU when one is usable, else the CPU.
  */
 #define KP_BACKEND_AUTO 0
@@ -471,6 +528,235 @@ enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                uint64_t out,
                                                size_t out_len,
                                                uint64_t stream);
+
+/*
+ N = 40, F = 8, dt = 0.05.
+ */
+struct kp_lorenz96_params kp_lorenz96_default_params(void);
+
+/*
+ DART's defaults: N = 960, F = 15, K = 32, J = 12, b = 10, c = 3, dt = 0.001, Model III.
+ */
+struct kp_lorenz05_params kp_lorenz05_default_params(void);
+
+/*
+ Values a trajectory of `members` x `n` sites holds: (steps / every + 1)
+ frames of members x n (frame f after f * every steps), 0 when every is 0.
+ */
+size_t kp_lorenz_trajectory_len(size_t members, size_t n, uint64_t steps, uint64_t every);
+
+/*
+ Integrates a Lorenz 96 ensemble of host arrays in double precision:
+ `initial` and `out` hold `members` x `params->n` values (member m at
+ m * n), `steps` RK4 steps of `params->dt`, all members in one launch on a
+ GPU context. With `every` > 0, `trajectory` receives
+ `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
+ frames of members x n, frame f after f * every steps (frame 0: `initial`);
+ with `every` = 0 it may be NULL. `params` NULL means the defaults.
+ Returns when the results are in `out` / `trajectory`, untouched on failure.
+
+ # Safety
+ Every non-NULL pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lorenz96_f64(const struct kp_context *ctx,
+                               const struct kp_lorenz96_params *params,
+                               const double *initial,
+                               size_t members,
+                               uint64_t steps,
+                               uint64_t every,
+                               double *out,
+                               double *trajectory,
+                               size_t trajectory_len);
+
+/*
+ As `kp_lorenz96_f64`, in single precision.
+
+ # Safety
+ As `kp_lorenz96_f64`.
+ */
+enum kp_status kp_lorenz96_f32(const struct kp_context *ctx,
+                               const struct kp_lorenz96_params *params,
+                               const float *initial,
+                               size_t members,
+                               uint64_t steps,
+                               uint64_t every,
+                               float *out,
+                               float *trajectory,
+                               size_t trajectory_len);
+
+/*
+ As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III (`params->model`).
+
+ # Safety
+ As `kp_lorenz96_f64`.
+ */
+enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
+                               const struct kp_lorenz05_params *params,
+                               const double *initial,
+                               size_t members,
+                               uint64_t steps,
+                               uint64_t every,
+                               double *out,
+                               double *trajectory,
+                               size_t trajectory_len);
+
+/*
+ As `kp_lorenz05_f64`, in single precision.
+
+ # Safety
+ As `kp_lorenz96_f64`.
+ */
+enum kp_status kp_lorenz05_f32(const struct kp_context *ctx,
+                               const struct kp_lorenz05_params *params,
+                               const float *initial,
+                               size_t members,
+                               uint64_t steps,
+                               uint64_t every,
+                               float *out,
+                               float *trajectory,
+                               size_t trajectory_len);
+
+/*
+ Lorenz 96 ensemble on device arrays (CUdeviceptr values), double
+ precision, enqueued on `stream` (0: the default stream) with no
+ synchronisation. Shapes as `kp_lorenz96_f64`; `trajectory` 0 when `every`
+ is 0. Needs a GPU context. Only shapes and pointers are checked (device
+ data cannot be inspected without a synchronisation).
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; `stream` 0 or a CUstream of the
+ GPU's primary context.
+ */
+enum kp_status kp_lorenz96_device_f64(const struct kp_context *ctx,
+                                      const struct kp_lorenz96_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t steps,
+                                      uint64_t every,
+                                      uint64_t out,
+                                      uint64_t trajectory,
+                                      size_t trajectory_len,
+                                      uint64_t stream);
+
+/*
+ As `kp_lorenz96_device_f64`, in single precision.
+
+ # Safety
+ As `kp_lorenz96_device_f64`.
+ */
+enum kp_status kp_lorenz96_device_f32(const struct kp_context *ctx,
+                                      const struct kp_lorenz96_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t steps,
+                                      uint64_t every,
+                                      uint64_t out,
+                                      uint64_t trajectory,
+                                      size_t trajectory_len,
+                                      uint64_t stream);
+
+/*
+ As `kp_lorenz96_device_f64`, for Lorenz (2005) Model II / III.
+
+ # Safety
+ As `kp_lorenz96_device_f64`.
+ */
+enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
+                                      const struct kp_lorenz05_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t steps,
+                                      uint64_t every,
+                                      uint64_t out,
+                                      uint64_t trajectory,
+                                      size_t trajectory_len,
+                                      uint64_t stream);
+
+/*
+ As `kp_lorenz05_device_f64`, in single precision.
+
+ # Safety
+ As `kp_lorenz96_device_f64`.
+ */
+enum kp_status kp_lorenz05_device_f32(const struct kp_context *ctx,
+                                      const struct kp_lorenz05_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t steps,
+                                      uint64_t every,
+                                      uint64_t out,
+                                      uint64_t trajectory,
+                                      size_t trajectory_len,
+                                      uint64_t stream);
+
+/*
+ Periodic weighted window sum of `rows` contiguous rows of `n` host values,
+ double precision: `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
+ with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
+ (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
+ `out` (rows x n values) is untouched on failure.
+
+ # Safety
+ `x` and `out` valid for rows x n values, `w` for `w_len`.
+ */
+enum kp_status kp_window_sum_f64(const struct kp_context *ctx,
+                                 const double *x,
+                                 const double *w,
+                                 size_t w_len,
+                                 size_t rows,
+                                 size_t n,
+                                 double *out);
+
+/*
+ As `kp_window_sum_f64`, in single precision.
+
+ # Safety
+ As `kp_window_sum_f64`.
+ */
+enum kp_status kp_window_sum_f32(const struct kp_context *ctx,
+                                 const float *x,
+                                 const float *w,
+                                 size_t w_len,
+                                 size_t rows,
+                                 size_t n,
+                                 float *out);
+
+/*
+ Window sums of device arrays, double precision, enqueued on `stream` with
+ no synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
+ values between n and pitch are not written. Needs a GPU context.
+
+ # Safety
+ `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
+ `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
+ GPU's primary context.
+ */
+enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
+                                        uint64_t x,
+                                        uint64_t w,
+                                        size_t w_len,
+                                        size_t rows,
+                                        size_t n,
+                                        size_t pitch,
+                                        uint64_t out,
+                                        uint64_t stream);
+
+/*
+ As `kp_window_sum_device_f64`, in single precision.
+
+ # Safety
+ As `kp_window_sum_device_f64`.
+ */
+enum kp_status kp_window_sum_device_f32(const struct kp_context *ctx,
+                                        uint64_t x,
+                                        uint64_t w,
+                                        size_t w_len,
+                                        size_t rows,
+                                        size_t n,
+                                        size_t pitch,
+                                        uint64_t out,
+                                        uint64_t stream);
 
 /*
  Sum of the `n` floats at host `x`, accumulated in double precision,

@@ -20,6 +20,7 @@ pub mod plot;
 pub mod reference;
 
 pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
+pub use api::lorenz::{Ensemble, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 pub use api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};

@@ -1,6 +1,7 @@
 //! The safe Rust API: a `Kernpack` handle that runs each kernel family on the
 //! GPU or, without one, on the CPU reference.
 pub mod lombscargle;
+pub mod lorenz;
 pub mod reduce;
 pub mod reduce_batched;
 pub mod stencil;

@@ -11,6 +11,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod lombscargle;
+pub mod lorenz;
 pub mod reduce;
 pub mod streams;
 

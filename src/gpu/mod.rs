@@ -62,6 +62,12 @@ pub const KERNEL_NAMES: &[&str] = &[
     "reduce_batched_final",
     "normalize_batched_f32",
     "normalize_batched_f64",
+    "window_sum_f32",
+    "window_sum_f64",
+    "lorenz05_f32",
+    "lorenz05_f64",
+    "lorenz96_f32",
+    "lorenz96_f64",
 ];
 
 /// What the driver reports for one kernel on one GPU.
@@ -353,6 +359,59 @@ impl Gpu {
             (kernel.full_grid, 1, 1),
             (kernel.block, 1, 1),
             0,
+            stream.cu_stream(),
+            args,
+        )
+        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
+    }
+}
+
+impl Gpu {
+    /// Most dynamic shared memory one block may use once a kernel opts in
+    /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+    pub fn max_shared_per_block_optin(&self) -> Result<usize> {
+        self.ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map(|v| v.max(0) as usize)
+            .map_err(|e| Error::cuda("reading the shared memory limit", e))
+    }
+
+    /// As [`Gpu::launch`], with `shared_bytes` of dynamic shared memory; above
+    /// the 48 KB default the kernel is first allowed that much.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; `shared_bytes` within [`Gpu::max_shared_per_block_optin`].
+    pub(crate) unsafe fn launch_with_shared(
+        &self,
+        kernel: &Kernel,
+        grid: u32,
+        stream: &CudaStream,
+        shared_bytes: u32,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        if shared_bytes > 48 * 1024 {
+            unsafe {
+                cu::function::set_function_attribute(
+                    kernel.func,
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )
+            }
+            .map_err(|e| {
+                Error::cuda(
+                    format!("raising the shared memory of {}", kernel.info.name),
+                    e,
+                )
+            })?;
+        }
+        cu::launch_kernel(
+            kernel.func,
+            (grid.max(1), 1, 1),
+            (kernel.block, 1, 1),
+            shared_bytes,
             stream.cu_stream(),
             args,
         )

@@ -11,6 +11,7 @@
 //! that writes an empty periodogram almost certainly has a bug upstream.
 
 mod font;
+pub mod heatmap;
 mod png;
 mod raster;
 mod svg;

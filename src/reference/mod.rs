@@ -1,6 +1,7 @@
 //! CPU references: readable, f64 accumulation, multi-threaded where it pays.
 //! They are the oracle of the property tests and the backend when no GPU is present.
 pub mod lombscargle;
+pub mod lorenz;
 pub mod reduce;
 pub mod stencil;
 

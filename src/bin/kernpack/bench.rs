@@ -30,9 +30,12 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "normalize-batched" {
         return crate::bench_streams::normalize_batched(rest);
     }
+    if family == "lorenz96" || family == "lorenz05" {
+        return lorenz(family, rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
-            "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce or box-filter"
+            "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce, box-filter, normalize-streams, normalize-batched, lorenz96 or lorenz05"
         ));
     }
     let args = Args::parse(
@@ -375,6 +378,110 @@ fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
         copy_bw / 1e12,
         (bytes / (sum_ms * 1e-3)) / copy_bw,
         (3.0 * bytes / copy_bw) / (norm_ms * 1e-3)
+    );
+    Ok(())
+}
+
+/// `kernpack bench lorenz96|lorenz05`: one whole ensemble run (all members,
+/// all steps, one launch) on device buffers, CUDA-event median after warm-up.
+/// `--members-per-block B` (Lorenz 96) overrides the packing, to measure
+/// alternatives (1: a block per member).
+fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
+    use kernpack::api::lorenz::dart_initial_state;
+    use kernpack::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+    let args = Args::parse(
+        raw,
+        &[
+            "members",
+            "steps",
+            "n",
+            "dtype",
+            "reps",
+            "model",
+            "k",
+            "j",
+            "members-per-block",
+        ],
+        &[],
+    )?;
+    let l96 = family == "lorenz96";
+    let d05 = Lorenz05Params::default();
+    let p05 = Lorenz05Params {
+        n: args.get_or("n", d05.n)?,
+        k: args.get_or("k", d05.k)?,
+        j: args.get_or("j", d05.j)?,
+        model: args.get_or("model", Lorenz05Model::III)?,
+        ..d05
+    };
+    let p96 = Lorenz96Params {
+        n: args.get_or("n", Lorenz96Params::default().n)?,
+        ..Default::default()
+    };
+    let (n, forcing) = if l96 {
+        (p96.n, p96.forcing)
+    } else {
+        (p05.n, p05.forcing)
+    };
+    let members: usize = args.get_or("members", if l96 { 100_000 } else { 40 })?;
+    let steps: u64 = args.get_or("steps", 1000)?;
+    let reps: usize = args.get_or("reps", 10)?;
+    let mpb: Option<usize> = args.get("members-per-block")?;
+    let mut rng = Uniform::new(1);
+    let base = dart_initial_state(n, forcing);
+    let initial: Vec<f64> = (0..members)
+        .flat_map(|_| {
+            base.iter()
+                .map(|v| v + 1e-3 * (2.0 * rng.next() - 1.0))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    fn go<T: Float>(
+        l96: bool,
+        p96: &Lorenz96Params,
+        p05: &Lorenz05Params,
+        initial: &[f64],
+        steps: u64,
+        reps: usize,
+        mpb: Option<usize>,
+    ) -> Result<f64, String> {
+        let cuda = |e: cudarc::driver::DriverError| e.to_string();
+        let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+        let stream = gpu.stream();
+        let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
+        let d_in = stream.clone_htod(&host).map_err(cuda)?;
+        let mut out = stream.alloc_zeros::<T>(host.len()).map_err(cuda)?;
+        let started = Instant::now();
+        let mut run = || {
+            if l96 {
+                gpu.lorenz96_device(stream, p96, &d_in, &mut out, None, steps, 0, mpb)
+            } else {
+                gpu.lorenz05_device(stream, p05, &d_in, &mut out, None, steps, 0)
+            }
+        };
+        run().map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(cuda)?;
+        eprintln!(
+            "first run {:.3} ms (wall clock)",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        event_median(&gpu, reps, run)
+    }
+    let dtype = args.str("dtype").unwrap_or("f64");
+    let median = match dtype {
+        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb),
+        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb),
+        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    }?;
+    let site_steps = members as f64 * n as f64 * steps as f64;
+    let model = if l96 {
+        "96".to_owned()
+    } else {
+        p05.model.number().to_string()
+    };
+    println!(
+        "RESULT kernpack {family} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} median_ms={median:.4} ns_per_site_step={:.4}",
+        mpb.map_or("auto".to_owned(), |m| m.to_string()),
+        median * 1e6 / site_steps
     );
     Ok(())
 }

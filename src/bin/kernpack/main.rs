@@ -7,6 +7,7 @@ mod bench_streams;
 mod info;
 mod io;
 mod lombscargle_cmd;
+mod lorenz_cmd;
 mod synthetic;
 
 const USAGE: &str = "\
@@ -19,6 +20,8 @@ usage:
   kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
   kernpack lombscargle-batch INPUT [...]
                                      many series (an id column) in one launch, best period of each
+  kernpack lorenz96 [...]            Lorenz 96 ensemble, all members and steps in one launch
+  kernpack lorenz05 [...]            Lorenz 2005 Model II / III ensemble (DART's Lorenz 04)
   kernpack bench lombscargle|lombscargle-batch|reduce|box-filter [...]
                                      time the kernels with CUDA events
   kernpack bench normalize-streams [--arrays 10 --n 10000000 --streams 1,10]
@@ -41,6 +44,16 @@ fn main() {
             Ok(())
         }
         Some("lombscargle-batch") => batch_cmd::run(&args[1..]),
+        Some("lorenz96") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", lorenz_cmd::help96());
+            Ok(())
+        }
+        Some("lorenz96") => lorenz_cmd::lorenz96(&args[1..]),
+        Some("lorenz05") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", lorenz_cmd::help05());
+            Ok(())
+        }
+        Some("lorenz05") => lorenz_cmd::lorenz05(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");

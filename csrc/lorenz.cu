@@ -1,0 +1,306 @@
+// Lorenz 96 and Lorenz 2005 Model II / III ensembles (seed 000, MODELS.md
+// sections 2 and 3): a whole RK4 run of every member in one launch, the step
+// loop inside the kernel, no host round trip per step. Also the periodic
+// weighted window sum (the seed's `calx`) as a kernel of its own.
+//
+// Summation orders are those of MODELS.md and of the CPU reference
+// (src/reference/lorenz.rs), term by term; the GPU contracts a*b+c into FMAs
+// where the reference rounds twice, which is why f64 agrees to ~1e-12
+// relative rather than bitwise.
+#include "common.cuh"
+
+namespace kp {
+namespace lorenz {
+
+// Threads per member block of Lorenz 2005: with N = 960 every thread has about
+// one point per phase, so all 32 warps of an SM are busy even when only 40
+// members (40 SMs) run.
+constexpr int L05_BLOCK = 1024;
+// Lorenz 96 packs several members into one block (see l96_run).
+constexpr int L96_BLOCK = 256;
+constexpr int L96_POINTS = 8;  // points per thread, held in registers
+
+// x / d correctly rounded for the constants used here, without a division
+// routine: q = x * RN(1/d), then one FMA-computed residual corrects q
+// (Markstein). Checked against IEEE division on 5e7 random values of each
+// divisor used (3, 6, K); the CPU reference divides.
+template <typename T> struct Divisor {
+    T d, r;
+    __device__ explicit Divisor(T divisor);
+    __device__ T operator()(T x) const {
+        const T q = x * r;
+        const T e = fma(-q, d, x);
+        return fma(e, r, q);
+    }
+};
+template <> __device__ inline Divisor<float>::Divisor(float divisor) : d(divisor), r(__frcp_rn(divisor)) {}
+template <> __device__ inline Divisor<double>::Divisor(double divisor) : d(divisor), r(__drcp_rn(divisor)) {}
+
+// i in [-n, 2n) mapped to [0, n): the stencils' offsets are below n (validated on the host).
+__device__ __forceinline__ int wrap(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+
+// One RK4 stage update of a point, the same for every model:
+// k = dt * f(stage input); the increment accumulates k1/6 + k2/3 + k3/3 + k4/6
+// in that order and is added to z once, after the fourth stage. Returns the
+// next stage's input (after stage 3: the new state, also stored in z).
+template <typename T>
+__device__ __forceinline__ T rk4_stage(int stage, T k, T& z, T& inc, const Divisor<T>& by3, const Divisor<T>& by6) {
+    switch (stage) {
+        case 0: inc = by6(k); return z + k * T(0.5);
+        case 1: inc = inc + by3(k); return z + k * T(0.5);
+        case 2: inc = inc + by3(k); return z + k;
+        default: inc = inc + by6(k); z = z + inc; return z;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Periodic weighted window sum, batched over rows:
+//   out[r][i] = sum_{m=0}^{L-1} w[m] x[r][idx(i + J - m)],  L = 2J + 1,
+// summed in m order. With w[m] = a'_{m-J} (Model III weights, end weights
+// halved) it is MODELS.md section 3 phase 1: first end term Z[i+J], j
+// ascending (index descending), last end term Z[i-J].
+
+constexpr int WINDOW_BLOCK = 256;
+
+template <typename T>
+__device__ void window_sum(const T* __restrict__ x, const T* __restrict__ w, int L, T* __restrict__ out,
+                           int64_t rows, int64_t n, int64_t pitch) {
+    const int64_t J = (L - 1) / 2;
+    const int64_t total = rows * n;
+    for (int64_t g = (int64_t)blockIdx.x * WINDOW_BLOCK + threadIdx.x; g < total;
+         g += (int64_t)gridDim.x * WINDOW_BLOCK) {
+        const int64_t r = g / n, i = g - r * n;
+        const T* row = x + r * pitch;
+        int64_t e = (i + J) % n;
+        T acc = T(0);
+        for (int m = 0; m < L; ++m) {
+            acc = fma(__ldg(w + m), row[e], acc);
+            e = e == 0 ? n - 1 : e - 1;
+        }
+        out[r * pitch + i] = acc;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lorenz 2005 Model II (model 2) and Model III (model 3). One block per
+// member; the member's arrays live in dynamic shared memory:
+//   model 3: w[2J+1], s, W, z, inc, X, Y   (s: stage input, also read as Z)
+//   model 2: s, W, z, inc, s2               (X is the stage input itself,
+//            so the next stage input goes to the other buffer, s2)
+// Thread t owns points t, t + BLOCK, ...: z (state at the step start) and inc
+// (the RK4 increment) are read and written by their owner only. Barriers sit
+// only where a phase reads other points' outputs: after phase 1 (X, Y),
+// after phase 2 (W), after phase 3/4 (next stage input): 3 per stage (2 for model 2).
+template <typename T>
+__device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj, int64_t members,
+                        int n, int K, int J, int model, double alpha, double beta, double forcing, double b_,
+                        double c_, double dt_, int64_t steps, int64_t every) {
+    extern __shared__ double smem_l05[];  // double: 8-byte alignment for either T
+    const bool three = model == 3;
+    const int L = three ? 2 * J + 1 : 0;
+    const int H = K / 2;
+    T* w = reinterpret_cast<T*>(smem_l05);
+    T* s = w + L;
+    T* W = s + n;
+    T* z = W + n;
+    T* inc = z + n;
+    T* X = three ? inc + n : s;
+    T* Y = three ? X + n : nullptr;
+    T* s_next = three ? s : inc + n;  // model 2: ping-pong with s
+
+    const T F = T(forcing), b = T(b_), c = T(c_), dt = T(dt_), b2 = b * b;
+    const Divisor<T> by3{T(3)}, by6{T(6)}, byK{T(K)};
+    // Weights a_j = alpha - beta |j|, the two ends halved once: rounded
+    // exactly as the reference does (no contraction), then converted to T.
+    for (int m = threadIdx.x; m < L; m += L05_BLOCK) {
+        const int j = m - J;
+        double a = __dsub_rn(alpha, __dmul_rn(beta, (double)abs(j)));
+        if (j == -J || j == J) a *= 0.5;
+        w[m] = T(a);
+    }
+
+    for (int64_t member = blockIdx.x; member < members; member += gridDim.x) {
+        const T* start = z0 + member * n;
+        for (int i = threadIdx.x; i < n; i += L05_BLOCK) {
+            z[i] = start[i];
+            s[i] = start[i];
+            if (traj) traj[member * n + i] = start[i];
+        }
+        __syncthreads();
+        int64_t until_frame = every;
+        for (int64_t step = 0; step < steps; ++step) {
+            for (int stage = 0; stage < 4; ++stage) {
+                if (three) {
+                    // Phase 1: X_i = sum_m w[m] Z[i + J - m]; Y = Z - X.
+                    for (int i = threadIdx.x; i < n; i += L05_BLOCK) {
+                        int e = wrap(i + J, n);
+                        T acc = T(0);
+                        for (int m = 0; m < L; ++m) {
+                            acc = fma(w[m], s[e], acc);
+                            e = e == 0 ? n - 1 : e - 1;
+                        }
+                        X[i] = acc;
+                        Y[i] = s[i] - acc;
+                    }
+                    __syncthreads();
+                }
+                // Phase 2: W_i = (X[i+H]/2 + sum_{j=-H+1}^{H-1} X[i-j] + X[i-H]/2) / K.
+                for (int i = threadIdx.x; i < n; i += L05_BLOCK) {
+                    int e = wrap(i + H, n);
+                    T acc = X[e] * T(0.5);
+                    for (int j = -H + 1; j < H; ++j) {
+                        e = e == 0 ? n - 1 : e - 1;
+                        acc = acc + X[e];
+                    }
+                    e = e == 0 ? n - 1 : e - 1;
+                    acc = acc + X[e] * T(0.5);
+                    W[i] = byK(acc);
+                }
+                __syncthreads();
+                // Phases 3 and 4: the bracket [X, X]_K, the tendency, the RK4 update.
+                for (int i = threadIdx.x; i < n; i += L05_BLOCK) {
+                    int a = wrap(i - K - H, n), x = wrap(i + K - H, n);
+                    T acc = W[a] * X[x] * T(0.5);
+                    for (int j = -H + 1; j < H; ++j) {
+                        a = a == n - 1 ? 0 : a + 1;
+                        x = x == n - 1 ? 0 : x + 1;
+                        acc = fma(W[a], X[x], acc);
+                    }
+                    a = a == n - 1 ? 0 : a + 1;
+                    x = x == n - 1 ? 0 : x + 1;
+                    acc = acc + W[a] * X[x] * T(0.5);
+                    const T xx = -W[wrap(i - 2 * K, n)] * W[wrap(i - K, n)] + byK(acc);
+                    const int im2 = wrap(i - 2, n), im1 = wrap(i - 1, n), ip1 = wrap(i + 1, n);
+                    T dz;
+                    if (three) {
+                        dz = xx + b2 * (-Y[im2] * Y[im1] + Y[im1] * Y[ip1]) +
+                             c * (-Y[im2] * X[im1] + Y[im1] * X[ip1]) - X[i] - b * Y[i] + F;
+                    } else {
+                        dz = xx - X[i] + F;
+                    }
+                    s_next[i] = rk4_stage(stage, dt * dz, z[i], inc[i], by3, by6);
+                }
+                if (!three) {
+                    T* t = s;
+                    s = s_next, s_next = t;
+                    X = s;
+                }
+                __syncthreads();
+            }
+            if (traj && --until_frame == 0) {
+                until_frame = every;
+                T* frame = traj + ((step + 1) / every) * members * n + member * n;
+                for (int i = threadIdx.x; i < n; i += L05_BLOCK) frame[i] = z[i];
+            }
+        }
+        for (int i = threadIdx.x; i < n; i += L05_BLOCK) out[member * n + i] = z[i];
+        __syncthreads();  // the next member reuses the arrays
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lorenz 96: dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F.
+//
+// A member has few points (N = 40 by default) and ~10 flops per point and
+// stage, so one block per member would leave most threads idle. Instead a
+// block takes `mpb` consecutive members and treats their mpb * N points as one
+// flat range: thread t owns flat points t + p * BLOCK (p < L96_POINTS), keeping
+// z, the increment and its stage input in registers; only the stage inputs go
+// through shared memory (ping-pong buffers: one barrier per stage). Members are
+// contiguous in memory, so the flat range is a contiguous, coalesced slice of
+// z0, out and each trajectory frame.
+template <typename T>
+__device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj, int64_t members,
+                        int n, int mpb, double forcing, double dt_, int64_t steps, int64_t every) {
+    constexpr int P = L96_POINTS;
+    __shared__ T buffers[2][P * L96_BLOCK];
+    const T F = T(forcing), dt = T(dt_);
+    const Divisor<T> by3{T(3)}, by6{T(6)};
+    const int64_t groups = (members + mpb - 1) / mpb;
+    for (int64_t group = blockIdx.x; group < groups; group += gridDim.x) {
+        const int64_t first = group * mpb;
+        const int count = (int)min((int64_t)mpb, members - first);
+        const int total = count * n;
+        const int64_t offset = first * n;
+        T z[P], inc[P], s[P];
+        int im2[P], im1[P], ip1[P];
+        T* cur = buffers[0];
+        T* nxt = buffers[1];
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const int g = threadIdx.x + p * L96_BLOCK;
+            inc[p] = T(0);
+            if (g < total) {
+                const int i = g % n, base = g - i;
+                im2[p] = base + wrap(i - 2, n);
+                im1[p] = base + wrap(i - 1, n);
+                ip1[p] = base + wrap(i + 1, n);
+                z[p] = z0[offset + g];
+                s[p] = z[p];
+                cur[g] = z[p];
+                if (traj) traj[offset + g] = z[p];
+            } else {
+                im2[p] = im1[p] = ip1[p] = 0;
+                z[p] = s[p] = T(0);
+            }
+        }
+        __syncthreads();
+        int64_t until_frame = every;
+        for (int64_t step = 0; step < steps; ++step) {
+            for (int stage = 0; stage < 4; ++stage) {
+#pragma unroll
+                for (int p = 0; p < P; ++p) {
+                    const int g = threadIdx.x + p * L96_BLOCK;
+                    if (g < total) {
+                        const T d = (cur[ip1[p]] - cur[im2[p]]) * cur[im1[p]] - s[p] + F;
+                        s[p] = rk4_stage(stage, dt * d, z[p], inc[p], by3, by6);
+                        nxt[g] = s[p];
+                    }
+                }
+                T* t = cur;
+                cur = nxt, nxt = t;
+                __syncthreads();
+            }
+            if (traj && --until_frame == 0) {
+                until_frame = every;
+                T* frame = traj + ((step + 1) / every) * members * n + offset;
+#pragma unroll
+                for (int p = 0; p < P; ++p) {
+                    const int g = threadIdx.x + p * L96_BLOCK;
+                    if (g < total) frame[g] = z[p];
+                }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const int g = threadIdx.x + p * L96_BLOCK;
+            if (g < total) out[offset + g] = z[p];
+        }
+        __syncthreads();  // the next group reuses the buffers
+    }
+}
+
+}  // namespace lorenz
+}  // namespace kp
+
+#define KP_LORENZ_ENTRY_POINTS(T, SUFFIX)                                                            \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::WINDOW_BLOCK)                           \
+        window_sum_##SUFFIX(const T* x, const T* w, int L, T* out, int64_t rows, int64_t n,          \
+                            int64_t pitch) {                                                         \
+        kp::lorenz::window_sum<T>(x, w, L, out, rows, n, pitch);                                     \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::L05_BLOCK)                              \
+        lorenz05_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n, int K, int J,        \
+                          int model, double alpha, double beta, double forcing, double b, double c,  \
+                          double dt, int64_t steps, int64_t every) {                                 \
+        kp::lorenz::l05_run<T>(z0, out, traj, members, n, K, J, model, alpha, beta, forcing, b, c,   \
+                               dt, steps, every);                                                    \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_BLOCK)                              \
+        lorenz96_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n, int mpb,             \
+                          double forcing, double dt, int64_t steps, int64_t every) {                 \
+        kp::lorenz::l96_run<T>(z0, out, traj, members, n, mpb, forcing, dt, steps, every);           \
+    }
+
+KP_LORENZ_ENTRY_POINTS(float, f32)
+KP_LORENZ_ENTRY_POINTS(double, f64)

@@ -1,0 +1,293 @@
+/* End-to-end test of the kernpack C ABI for the ODE ensembles (Lorenz 96,
+ * Lorenz 2005 Model II / III) and the periodic window sum, written as a C99
+ * user would. Results are checked against a tiny re-implementation of
+ * MODELS.md below (same summation order), and bad parameters against their
+ * status codes, with outputs left untouched.
+ *
+ * Exit status 0 when every check passes; the first failed check is printed
+ * to stderr and the program exits with 1. With KERNPACK_REQUIRE_GPU=1 a
+ * missing GPU is a failure. Built and run by tests/ffi_programs.rs. */
+#include "kernpack.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POISON (-12345.0)
+#define MAXN 256
+
+static const char *group = "setup";
+
+static void fail(int line, const char *check, const char *fmt, ...)
+{
+    va_list args;
+    fprintf(stderr, "FAIL [%s] ode_lorenz.c:%d: check `%s`: ", group, line, check);
+    va_start(args, fmt);
+    vfprintf(stderr, fmt, args);
+    va_end(args);
+    fprintf(stderr, "\n  kp_last_error_message: \"%s\"\n", kp_last_error_message());
+    exit(1);
+}
+
+#define CHECK(cond, ...)                        \
+    do {                                        \
+        if (!(cond))                            \
+            fail(__LINE__, #cond, __VA_ARGS__); \
+    } while (0)
+#define EXPECT_STATUS(call, want) \
+    do { kp_status s_ = (call); CHECK(s_ == (want), "status %d, expected %d", (int)s_, (int)(want)); } while (0)
+
+static int idx(int k, int n) { return ((k % n) + n) % n; }
+
+/* --- the reference: MODELS.md sections 2 and 3, in their summation order --- */
+static void l96_f(const kp_lorenz96_params *p, const double *x, double *dx)
+{
+    int n = (int)p->n;
+    for (int k = 0; k < n; ++k)
+        dx[k] = (x[idx(k + 1, n)] - x[idx(k - 2, n)]) * x[idx(k - 1, n)] - x[k] + p->forcing;
+}
+
+static void l05_f(const kp_lorenz05_params *p, const double *z, double *dz)
+{
+    int n = (int)p->n, K = (int)p->k, H = K / 2, J = (int)p->j;
+    double X[MAXN], Y[MAXN], W[MAXN];
+    if (p->model == 3) {
+        double jf = J, alpha = (3.0 * jf * jf + 3.0) / (2.0 * jf * jf * jf + 4.0 * jf);
+        double beta = (2.0 * jf * jf + 1.0) / (jf * jf * jf * jf + 2.0 * jf * jf);
+        for (int i = 0; i < n; ++i) {
+            double acc = 0.0;
+            for (int j = -J; j <= J; ++j) {
+                double a = alpha - beta * (double)abs(j);
+                if (j == -J || j == J) a *= 0.5;
+                acc = j == -J ? a * z[idx(i - j, n)] : acc + a * z[idx(i - j, n)];
+            }
+            X[i] = acc;
+            Y[i] = z[i] - acc;
+        }
+    } else {
+        for (int i = 0; i < n; ++i) X[i] = z[i], Y[i] = 0.0;
+    }
+    for (int i = 0; i < n; ++i) {
+        double acc = X[idx(i + H, n)] / 2.0;
+        for (int j = -H + 1; j < H; ++j) acc += X[idx(i - j, n)];
+        acc += X[idx(i - H, n)] / 2.0;
+        W[i] = acc / K;
+    }
+    for (int i = 0; i < n; ++i) {
+        double s = W[idx(i - K - H, n)] * X[idx(i + K - H, n)] / 2.0;
+        for (int j = -H + 1; j < H; ++j) s += W[idx(i - K + j, n)] * X[idx(i + K + j, n)];
+        s += W[idx(i - K + H, n)] * X[idx(i + K + H, n)] / 2.0;
+        double xx = -W[idx(i - 2 * K, n)] * W[idx(i - K, n)] + s / K;
+        int m2 = idx(i - 2, n), m1 = idx(i - 1, n), p1 = idx(i + 1, n);
+        if (p->model == 3)
+            dz[i] = xx + p->b * p->b * (-Y[m2] * Y[m1] + Y[m1] * Y[p1]) +
+                    p->c * (-Y[m2] * X[m1] + Y[m1] * X[p1]) - X[i] - p->b * Y[i] + p->forcing;
+        else
+            dz[i] = xx - X[i] + p->forcing;
+    }
+}
+
+typedef void (*tendency)(const void *, const double *, double *);
+
+static void rk4(const void *p, tendency f, int n, double dt, double *z)
+{
+    double s[MAXN], d[MAXN], inc[MAXN];
+    memcpy(s, z, n * sizeof(double));
+    for (int st = 0; st < 4; ++st) {
+        f(p, s, d);
+        for (int i = 0; i < n; ++i) {
+            double k = dt * d[i];
+            if (st == 0) inc[i] = k / 6.0, s[i] = z[i] + k * 0.5;
+            else if (st == 1) inc[i] += k / 3.0, s[i] = z[i] + k * 0.5;
+            else if (st == 2) inc[i] += k / 3.0, s[i] = z[i] + k;
+            else inc[i] += k / 6.0, z[i] += inc[i];
+        }
+    }
+}
+
+static double rel_err(const double *a, const double *b, size_t len)
+{
+    double err = 0.0, scale = 0.0;
+    for (size_t i = 0; i < len; ++i) {
+        err = fmax(err, fabs(a[i] - b[i]));
+        scale = fmax(scale, fabs(b[i]));
+    }
+    return err / scale;
+}
+
+static uint64_t rng_state = 0x1234567;
+static double uniform(double lo, double hi)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* --- checks --- */
+#define MEMBERS 3
+#define STEPS 6
+#define EVERY 3
+
+static void check_l96(kp_context *ctx)
+{
+    kp_lorenz96_params p = kp_lorenz96_default_params();
+    CHECK(p.n == 40 && p.forcing == 8.0 && p.dt == 0.05, "defaults %zu %g %g", (size_t)p.n, p.forcing, p.dt);
+    size_t len = MEMBERS * p.n, tlen = kp_lorenz_trajectory_len(MEMBERS, p.n, STEPS, EVERY);
+    CHECK(tlen == 3 * len, "trajectory_len %zu", tlen);
+    double z0[MEMBERS * 40], want[MEMBERS * 40], out[MEMBERS * 40], traj[3 * MEMBERS * 40];
+    for (size_t i = 0; i < len; ++i) z0[i] = uniform(-5.0, 10.0), want[i] = z0[i], out[i] = POISON;
+    for (size_t i = 0; i < tlen; ++i) traj[i] = POISON;
+    for (int m = 0; m < MEMBERS; ++m)
+        for (int s = 0; s < STEPS; ++s) rk4(&p, (tendency)l96_f, (int)p.n, p.dt, want + m * p.n);
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, z0, MEMBERS, STEPS, EVERY, out, traj, tlen), KP_OK);
+    CHECK(rel_err(out, want, len) < 1e-12, "L96 error %g", rel_err(out, want, len));
+    CHECK(memcmp(traj, z0, sizeof z0) == 0, "frame 0 is not the initial state");
+    CHECK(rel_err(traj + 2 * len, want, len) < 1e-12, "last frame error %g", rel_err(traj + 2 * len, want, len));
+
+    /* f32: fast-math f32 against the f64 reference, 6 steps. */
+    float z32[MEMBERS * 40], out32[MEMBERS * 40];
+    double back[MEMBERS * 40];
+    for (size_t i = 0; i < len; ++i) z32[i] = (float)z0[i], out32[i] = (float)POISON;
+    EXPECT_STATUS(kp_lorenz96_f32(ctx, NULL, z32, MEMBERS, STEPS, 0, out32, NULL, 0), KP_OK);
+    for (size_t i = 0; i < len; ++i) back[i] = out32[i];
+    CHECK(rel_err(back, want, len) < 1e-4, "L96 f32 error %g", rel_err(back, want, len));
+
+    /* Bad input: an error, and out untouched. */
+    for (size_t i = 0; i < len; ++i) out[i] = POISON;
+    kp_lorenz96_params bad = p;
+    bad.n = 3;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    bad = p, bad.dt = -1.0;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "dt") != NULL, "message lacks dt");
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, z0, 0, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, NULL, 1, 1, 0, out, NULL, 0), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, z0, 1, 4, 2, out, NULL, 0), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, z0, 1, 4, 2, out, traj, 7), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz96_f64(NULL, &p, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_NULL_POINTER);
+    for (size_t i = 0; i < len; ++i) CHECK(out[i] == POISON, "out written on failure at %zu", i);
+}
+
+static void check_l05(kp_context *ctx, int model)
+{
+    kp_lorenz05_params p = kp_lorenz05_default_params();
+    CHECK(p.n == 960 && p.k == 32 && p.j == 12 && p.model == 3 && p.c == 3.0 && p.dt == 0.001,
+          "DART defaults");
+    /* A small system: N = 90, K = 8, J = 4, so the C reference stays tiny. */
+    p.n = 90, p.k = 8, p.j = 4, p.model = model;
+    size_t len = MEMBERS * p.n;
+    double z0[MEMBERS * 90], want[MEMBERS * 90], out[MEMBERS * 90];
+    for (size_t i = 0; i < len; ++i) {
+        double phase = 6.283185307179586 * (double)(i % p.n) / (double)p.n;
+        z0[i] = 3.0 + 4.0 * sin(3.0 * phase + (double)(i / p.n)) + uniform(-0.3, 0.3);
+        want[i] = z0[i], out[i] = POISON;
+    }
+    for (int m = 0; m < MEMBERS; ++m)
+        for (int s = 0; s < STEPS; ++s) rk4(&p, (tendency)l05_f, (int)p.n, p.dt, want + m * p.n);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, STEPS, 0, out, NULL, 0), KP_OK);
+    CHECK(rel_err(out, want, len) < 1e-12, "model %d error %g", model, rel_err(out, want, len));
+
+    /* dZ = 0 at Z == F: the rest state stays put. */
+    double rest[90], rest_out[90];
+    for (size_t i = 0; i < p.n; ++i) rest[i] = p.forcing;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, rest, 1, 20, 0, rest_out, NULL, 0), KP_OK);
+    for (size_t i = 0; i < p.n; ++i)
+        CHECK(fabs(rest_out[i] - p.forcing) < 1e-10, "rest state moved to %g", rest_out[i]);
+
+    for (size_t i = 0; i < len; ++i) out[i] = POISON;
+    kp_lorenz05_params bad = p;
+    bad.k = 7;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "even") != NULL, "message lacks 'even'");
+    bad = p, bad.model = 4;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    bad = p, bad.n = 16; /* N <= 2K */
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    bad = p, bad.j = 0;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0),
+                  model == 3 ? KP_ERROR_INVALID_ARGUMENT : KP_OK);
+    if (model == 2)
+        for (size_t i = 0; i < len; ++i) out[i] = POISON;
+    for (size_t i = 0; i < len; ++i) CHECK(out[i] == POISON, "out written on failure at %zu", i);
+}
+
+static void check_window(kp_context *ctx)
+{
+    enum { ROWS = 3, N = 50, L = 9 };
+    double x[ROWS * N], w[L], out[ROWS * N];
+    for (int i = 0; i < ROWS * N; ++i) x[i] = uniform(-2.0, 2.0), out[i] = POISON;
+    for (int m = 0; m < L; ++m) w[m] = uniform(-1.0, 1.0);
+    EXPECT_STATUS(kp_window_sum_f64(ctx, x, w, L, ROWS, N, out), KP_OK);
+    for (int r = 0; r < ROWS; ++r)
+        for (int i = 0; i < N; ++i) {
+            double acc = 0.0;
+            for (int m = 0; m < L; ++m) acc += w[m] * x[r * N + idx(i + L / 2 - m, N)];
+            CHECK(fabs(out[r * N + i] - acc) < 1e-13, "window sum row %d site %d: %g vs %g", r, i,
+                  out[r * N + i], acc);
+        }
+    EXPECT_STATUS(kp_window_sum_f64(ctx, x, w, 8, ROWS, N, out), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_window_sum_f64(ctx, x, NULL, L, ROWS, N, out), KP_ERROR_NULL_POINTER);
+}
+
+/* The device-pointer entry points give what the host ones give. */
+static void check_device(kp_context *ctx, int is_gpu)
+{
+    kp_lorenz05_params p = kp_lorenz05_default_params();
+    size_t len = 2 * p.n;
+    double *z0 = malloc(len * sizeof *z0), *host = malloc(len * sizeof *host), *dev = malloc(len * sizeof *dev);
+    for (size_t i = 0; i < len; ++i) z0[i] = p.forcing + uniform(-1.0, 1.0);
+    uint64_t dz = 0, dout = 0;
+    if (!is_gpu) {
+        EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 1, 2, 5, 0, 1, 0, 0, 0), KP_ERROR_NO_GPU);
+        free(z0), free(host), free(dev);
+        return;
+    }
+    EXPECT_STATUS(kp_device_alloc(ctx, len * sizeof(double), &dz), KP_OK);
+    EXPECT_STATUS(kp_device_alloc(ctx, len * sizeof(double), &dout), KP_OK);
+    EXPECT_STATUS(kp_memcpy_htod(ctx, dz, z0, len * sizeof(double)), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, dz, 2, 5, 0, dout, 0, 0, 0), KP_OK);
+    EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
+    EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, len * sizeof(double)), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, 5, 0, host, NULL, 0), KP_OK);
+    CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "device and host entry points differ");
+    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 0, 2, 5, 0, dout, 0, 0, 0), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_device_free(ctx, dz), KP_OK);
+    EXPECT_STATUS(kp_device_free(ctx, dout), KP_OK);
+    free(z0), free(host), free(dev);
+}
+
+int main(void)
+{
+    kp_context *cpu = NULL, *autoctx = NULL;
+    int32_t is_gpu = 0;
+    group = "contexts";
+    EXPECT_STATUS(kp_context_create(KP_BACKEND_CPU, &cpu), KP_OK);
+    EXPECT_STATUS(kp_context_create(KP_BACKEND_AUTO, &autoctx), KP_OK);
+    EXPECT_STATUS(kp_context_is_gpu(autoctx, &is_gpu), KP_OK);
+    const char *require = getenv("KERNPACK_REQUIRE_GPU");
+    if (require != NULL && strcmp(require, "1") == 0)
+        CHECK(is_gpu, "KERNPACK_REQUIRE_GPU=1 but the AUTO context runs on the CPU");
+    kp_context *ctxs[2] = {cpu, autoctx};
+    for (int c = 0; c < 2; ++c) {
+        group = c == 0 ? "lorenz96 (CPU)" : "lorenz96 (AUTO)";
+        check_l96(ctxs[c]);
+        printf("ok   %s\n", group);
+        group = c == 0 ? "lorenz05 (CPU)" : "lorenz05 (AUTO)";
+        check_l05(ctxs[c], 3);
+        check_l05(ctxs[c], 2);
+        printf("ok   %s\n", group);
+        group = c == 0 ? "window sum (CPU)" : "window sum (AUTO)";
+        check_window(ctxs[c]);
+        printf("ok   %s\n", group);
+    }
+    group = "device pointers";
+    check_device(is_gpu ? autoctx : cpu, is_gpu);
+    printf("ok   %s\n", group);
+    printf("     AUTO context runs on the %s\n", is_gpu ? "GPU" : "CPU");
+    kp_context_destroy(cpu);
+    kp_context_destroy(autoctx);
+    printf("all checks passed (C, %s)\n", is_gpu ? "GPU" : "CPU only");
+    return 0;
+}

@@ -1,0 +1,822 @@
+//! Ensembles of Lorenz 96 and Lorenz 2005 Model II / III (MODELS.md sections
+//! 2 and 3), whole RK4 runs in one call: M members x S steps in one launch,
+//! the step loop on the device. Also the periodic weighted window sum (seed
+//! 000's `calx`), the smoothing of Model III as a kernel of its own.
+//!
+//! Layouts: states are members x n, row-major (member m at `m * n`);
+//! trajectories are frames x members x n, frame f the state after `f * every`
+//! steps (frame 0: the initial state), `steps / every + 1` frames.
+use std::ffi::c_void;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::reference;
+
+/// Lorenz 96: `dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F` on n sites.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lorenz96Params {
+    pub n: usize,
+    pub forcing: f64,
+    pub dt: f64,
+}
+
+impl Default for Lorenz96Params {
+    /// N = 40, F = 8, dt = 0.05 (NCAR DART).
+    fn default() -> Self {
+        Lorenz96Params {
+            n: 40,
+            forcing: 8.0,
+            dt: 0.05,
+        }
+    }
+}
+
+/// Which of Lorenz (2005)'s models: II (single scale, X = Z) or III (two scales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lorenz05Model {
+    II,
+    #[default]
+    III,
+}
+
+impl Lorenz05Model {
+    /// 2 or 3, as in the paper and DART's `model_number`.
+    pub fn number(self) -> i32 {
+        match self {
+            Lorenz05Model::II => 2,
+            Lorenz05Model::III => 3,
+        }
+    }
+    pub fn from_number(number: i64) -> Result<Self> {
+        match number {
+            2 => Ok(Lorenz05Model::II),
+            3 => Ok(Lorenz05Model::III),
+            other => Err(Error::invalid(format!(
+                "model must be 2 (Model II) or 3 (Model III), not {other}"
+            ))),
+        }
+    }
+}
+
+impl FromStr for Lorenz05Model {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "2" | "II" => Ok(Lorenz05Model::II),
+            "3" | "III" => Ok(Lorenz05Model::III),
+            other => Err(Error::invalid(format!(
+                "model must be 2 (II) or 3 (III), not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Lorenz (2005) Model II / III ("Lorenz 04" in NCAR DART).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lorenz05Params {
+    /// Sites (DART `model_size`).
+    pub n: usize,
+    /// F (DART `forcing`).
+    pub forcing: f64,
+    /// K, even (DART `K`); H = K / 2.
+    pub k: usize,
+    /// J (DART `smooth_steps`): Model III smoothing half-width.
+    pub j: usize,
+    /// b (DART `space_time_scale`).
+    pub b: f64,
+    /// c (DART `coupling`; the 2005 paper uses 2.5).
+    pub c: f64,
+    pub dt: f64,
+    pub model: Lorenz05Model,
+}
+
+impl Default for Lorenz05Params {
+    /// NCAR DART's defaults: N = 960, F = 15, K = 32, J = 12, b = 10, c = 3,
+    /// dt = 0.001, Model III.
+    fn default() -> Self {
+        Lorenz05Params {
+            n: 960,
+            forcing: 15.0,
+            k: 32,
+            j: 12,
+            b: 10.0,
+            c: 3.0,
+            dt: 0.001,
+            model: Lorenz05Model::III,
+        }
+    }
+}
+
+fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(Error::invalid(format!(
+            "dt must be finite and > 0, not {dt}"
+        )));
+    }
+    if !forcing.is_finite() {
+        return Err(Error::invalid(format!(
+            "the forcing F must be finite, not {forcing}"
+        )));
+    }
+    Ok(())
+}
+
+impl Lorenz96Params {
+    /// N >= 4: the stencil reads sites k-2, k-1, k, k+1, which must be distinct.
+    pub fn validate(&self) -> Result<()> {
+        if self.n < 4 || self.n > i32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "Lorenz 96 needs N >= 4 sites (the stencil spans k-2..k+1), got N = {}",
+                self.n
+            )));
+        }
+        check_dt_and_forcing(self.dt, self.forcing)
+    }
+}
+
+impl Lorenz05Params {
+    pub fn validate(&self) -> Result<()> {
+        let (n, k, j) = (self.n, self.k, self.j);
+        if k == 0 || k % 2 != 0 {
+            return Err(Error::invalid(format!(
+                "K must be even and > 0 (H = K/2 halves it), got K = {k}"
+            )));
+        }
+        // The bracket reads W at i - 2K and X up to i + K + H: with N > 2K every
+        // offset is below N (one wrap), and the W average of K + 1 sites never
+        // meets itself.
+        if n <= 2 * k || n > i32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "N must exceed 2K (the bracket reaches W at i - 2K), got N = {n}, K = {k}"
+            )));
+        }
+        if self.model == Lorenz05Model::III {
+            if j == 0 {
+                return Err(Error::invalid(
+                    "J must be >= 1 for Model III (J = 0 makes the weights 3/0; \
+                     Model II is the unsmoothed model, X = Z)",
+                ));
+            }
+            if n <= 2 * j {
+                return Err(Error::invalid(format!(
+                    "N must exceed 2J (the smoothing window of 2J+1 sites must not wrap onto itself), got N = {n}, J = {j}"
+                )));
+            }
+        }
+        check_dt_and_forcing(self.dt, self.forcing)?;
+        if !self.b.is_finite() || !self.c.is_finite() {
+            return Err(Error::invalid(format!(
+                "b and c must be finite, got b = {}, c = {}",
+                self.b, self.c
+            )));
+        }
+        Ok(())
+    }
+
+    /// Dynamic shared memory of one member block of the `T` kernel (see csrc/lorenz.cu).
+    pub fn shared_bytes<T: Float>(&self) -> usize {
+        let values = match self.model {
+            Lorenz05Model::III => 2 * self.j + 1 + 6 * self.n,
+            Lorenz05Model::II => 5 * self.n,
+        };
+        values * std::mem::size_of::<T>()
+    }
+}
+
+/// DART's initial state of one member: every site F, site 0 1.001 F.
+pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
+    let mut z = vec![forcing; n];
+    if let Some(first) = z.first_mut() {
+        *first = 1.001 * forcing;
+    }
+    z
+}
+
+/// An integrated ensemble.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ensemble<T> {
+    pub members: usize,
+    pub n: usize,
+    /// members x n after the last step.
+    pub final_state: Vec<T>,
+    /// With `every > 0`: frames x members x n, frame f after `f * every` steps.
+    pub trajectory: Option<Vec<T>>,
+    pub every: u64,
+}
+
+impl<T: Float> Ensemble<T> {
+    pub fn frames(&self) -> usize {
+        self.trajectory
+            .as_ref()
+            .map_or(0, |t| t.len() / (self.members * self.n))
+    }
+}
+
+/// Frames of a run: `steps / every + 1` with `every > 0`, else none.
+pub fn frame_count(steps: u64, every: u64) -> usize {
+    steps.checked_div(every).map_or(0, |f| f as usize + 1)
+}
+
+/// Members of `len` initial values of `n` sites, and the trajectory length.
+pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<(usize, usize)> {
+    if len == 0 || len % n != 0 {
+        return Err(Error::invalid(format!(
+            "the initial states hold {len} values: a positive multiple of N = {n} (members x N) is needed"
+        )));
+    }
+    if every > 0 && every > steps {
+        return Err(Error::invalid(format!(
+            "the trajectory interval every = {every} exceeds steps = {steps} (0 keeps the final state only)"
+        )));
+    }
+    let members = len / n;
+    if members > i32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "{members} members: at most {}",
+            i32::MAX
+        )));
+    }
+    let traj = frame_count(steps, every)
+        .checked_mul(len)
+        .filter(|t| t.checked_mul(8).is_some())
+        .ok_or_else(|| Error::invalid("the trajectory would not fit in memory"))?;
+    Ok((members, traj))
+}
+
+fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
+    match initial.iter().position(|v| !v.to_f64().is_finite()) {
+        Some(at) => Err(Error::invalid(format!(
+            "initial state value {at} is {}, all must be finite",
+            initial[at]
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn from_reference<T: Float>(
+    run: reference::lorenz::EnsembleRun,
+    members: usize,
+    n: usize,
+    every: u64,
+) -> Ensemble<T> {
+    let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
+    Ensemble {
+        members,
+        n,
+        final_state: cast(run.final_state),
+        trajectory: run.trajectory.map(cast),
+        every,
+    }
+}
+
+/// Window-sum arguments: an odd weight count, rows of n values every `pitch`.
+fn check_window(w_len: usize, rows: usize, n: usize, pitch: usize, len: usize) -> Result<()> {
+    if w_len % 2 == 0 || w_len > i32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "the window needs an odd number of weights (L = 2J + 1), got {w_len}"
+        )));
+    }
+    if n == 0 || rows == 0 {
+        return Err(Error::invalid(format!(
+            "rows ({rows}) and n ({n}) must be > 0"
+        )));
+    }
+    if pitch < n {
+        return Err(Error::invalid(format!(
+            "the row pitch {pitch} is shorter than a row of {n}"
+        )));
+    }
+    let need = (rows - 1)
+        .checked_mul(pitch)
+        .and_then(|v| v.checked_add(n))
+        .ok_or_else(|| Error::invalid("rows x pitch overflows"))?;
+    if len < need {
+        return Err(Error::invalid(format!(
+            "{rows} rows of {n} with pitch {pitch} need {need} values, the buffers hold {len}"
+        )));
+    }
+    Ok(())
+}
+
+impl Kernpack {
+    fn progress_ref(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
+        self.progress
+            .as_deref()
+            .map(|p| p as &(dyn Fn(u64, u64) + Sync))
+    }
+
+    /// The CPU backend: checks the run, integrates in f64, converts back.
+    fn on_cpu<T: Float>(
+        &self,
+        n: usize,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+        integrate: impl FnOnce(
+            &[f64],
+            Option<&(dyn Fn(u64, u64) + Sync)>,
+        ) -> reference::lorenz::EnsembleRun,
+    ) -> Result<Ensemble<T>> {
+        let (members, _) = check_run(n, initial.len(), steps, every)?;
+        check_finite(initial)?;
+        let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
+        Ok(from_reference(
+            integrate(&z, self.progress_ref()),
+            members,
+            n,
+            every,
+        ))
+    }
+
+    /// Integrates every member of `initial` (members x N) for `steps` RK4
+    /// steps; with `every > 0` also returns the trajectory.
+    pub fn lorenz96<T: Float>(
+        &self,
+        p: &Lorenz96Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        match self.gpu() {
+            Some(gpu) => gpu.lorenz96(p, initial, steps, every),
+            None => {
+                p.validate()?;
+                self.on_cpu(p.n, initial, steps, every, |z, progress| {
+                    reference::lorenz::lorenz96(p, z, steps, every, progress)
+                })
+            }
+        }
+    }
+
+    /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
+    pub fn lorenz05<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        match self.gpu() {
+            Some(gpu) => gpu.lorenz05(p, initial, steps, every),
+            None => {
+                p.validate()?;
+                self.on_cpu(p.n, initial, steps, every, |z, progress| {
+                    reference::lorenz::lorenz05(p, z, steps, every, progress)
+                })
+            }
+        }
+    }
+
+    /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
+    /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1
+    /// (see [`reference::lorenz::window_sum`]).
+    pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
+        check_window(w.len(), rows, n, n, x.len())?;
+        if x.len() != rows * n {
+            return Err(Error::invalid(format!(
+                "x holds {} values, {rows} rows of {n} were given",
+                x.len()
+            )));
+        }
+        match self.gpu() {
+            Some(gpu) => gpu.window_sum(x, w, rows, n),
+            None => {
+                let mut out = vec![T::default(); rows * n];
+                reference::lorenz::window_sum(x, w, rows, n, n, &mut out);
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// The device buffers of one ensemble run, as raw pointers.
+#[derive(Debug, Clone, Copy)]
+pub struct EnsembleDeviceBuffers {
+    /// members x n initial states (read only).
+    pub initial: CUdeviceptr,
+    /// members x n final states.
+    pub out: CUdeviceptr,
+    /// frames x members x n, or None for final states only (`every` must then be 0).
+    pub trajectory: Option<CUdeviceptr>,
+}
+
+/// What the host-slice entry points share: copy in, run, copy out.
+fn host_run<T: Float>(
+    gpu: &Gpu,
+    n: usize,
+    initial: &[T],
+    steps: u64,
+    every: u64,
+    launch: impl FnOnce(&Arc<CudaStream>, &EnsembleDeviceBuffers, usize) -> Result<()>,
+) -> Result<Ensemble<T>> {
+    let (members, traj_len) = check_run(n, initial.len(), steps, every)?;
+    check_finite(initial)?;
+    let stream = gpu.stream();
+    let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+    let d_initial = stream
+        .clone_htod(initial)
+        .map_err(cuda("copying the initial states"))?;
+    let mut d_out = stream
+        .alloc_zeros::<T>(initial.len())
+        .map_err(cuda("allocating the states"))?;
+    let mut d_traj = stream
+        .alloc_zeros::<T>(traj_len.max(1))
+        .map_err(cuda("allocating the trajectory"))?;
+    {
+        let (initial_ptr, _i) = d_initial.device_ptr(stream);
+        let (out_ptr, _o) = d_out.device_ptr_mut(stream);
+        let (traj_ptr, _t) = d_traj.device_ptr_mut(stream);
+        let buffers = EnsembleDeviceBuffers {
+            initial: initial_ptr,
+            out: out_ptr,
+            trajectory: (every > 0).then_some(traj_ptr),
+        };
+        launch(stream, &buffers, members)?;
+    }
+    let final_state = stream
+        .clone_dtoh(&d_out)
+        .map_err(cuda("copying the states back"))?;
+    let trajectory = if every > 0 {
+        Some(
+            stream
+                .clone_dtoh(&d_traj)
+                .map_err(cuda("copying the trajectory back"))?,
+        )
+    } else {
+        None
+    };
+    Ok(Ensemble {
+        members,
+        n,
+        final_state,
+        trajectory,
+        every,
+    })
+}
+
+/// Device buffers checked against a run's shapes.
+#[allow(clippy::too_many_arguments)]
+fn device_buffers<T: Float>(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    steps: u64,
+    every: u64,
+    initial: &impl DevicePtr<T>,
+    out: &mut impl DevicePtrMut<T>,
+    trajectory: Option<&mut CudaSlice<T>>,
+    run: impl FnOnce(&EnsembleDeviceBuffers, usize) -> Result<()>,
+) -> Result<()> {
+    let (members, traj_len) = check_run(n, initial.len(), steps, every)?;
+    if out.len() != initial.len() {
+        return Err(Error::invalid(format!(
+            "out holds {} values, the initial states {}",
+            out.len(),
+            initial.len()
+        )));
+    }
+    match (&trajectory, every) {
+        (None, 0) => {}
+        (Some(t), e) if e > 0 && t.len() == traj_len => {}
+        (Some(t), e) if e > 0 => {
+            return Err(Error::invalid(format!(
+                "the trajectory buffer holds {} values, {traj_len} are written",
+                t.len()
+            )))
+        }
+        (Some(_), _) => {
+            return Err(Error::invalid(
+                "a trajectory buffer was given but every = 0",
+            ))
+        }
+        (None, _) => return Err(Error::invalid("every > 0 needs a trajectory buffer")),
+    }
+    let (initial_ptr, _i) = initial.device_ptr(stream);
+    let (out_ptr, _o) = out.device_ptr_mut(stream);
+    let mut traj_guard = trajectory.map(|t| t.device_ptr_mut(stream));
+    let buffers = EnsembleDeviceBuffers {
+        initial: initial_ptr,
+        out: out_ptr,
+        trajectory: traj_guard.as_mut().map(|(p, _)| *p),
+    };
+    run(&buffers, members)
+}
+
+fn arg<V>(v: &V) -> *mut c_void {
+    v as *const V as *mut c_void
+}
+
+impl Gpu {
+    /// Host slices in, ensemble out (waits for the result).
+    pub fn lorenz96<T: Float>(
+        &self,
+        p: &Lorenz96Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        p.validate()?;
+        host_run(
+            self,
+            p.n,
+            initial,
+            steps,
+            every,
+            |stream, buffers, members| {
+                // SAFETY: the buffers were just allocated with the checked lengths.
+                unsafe { self.lorenz96_raw::<T>(stream, p, buffers, members, steps, every, None) }
+            },
+        )
+    }
+
+    /// Host slices in, ensemble out (waits for the result).
+    pub fn lorenz05<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        self.check_lorenz05::<T>(p)?;
+        host_run(
+            self,
+            p.n,
+            initial,
+            steps,
+            every,
+            |stream, buffers, members| {
+                // SAFETY: the buffers were just allocated with the checked lengths.
+                unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every) }
+            },
+        )
+    }
+
+    /// Lorenz 96 on device buffers, enqueued on `stream` with no
+    /// synchronisation: `initial` and `out` hold members x N values,
+    /// `trajectory` (with `every > 0` only) frames x members x N.
+    /// `members_per_block`: None picks it (see [`Gpu::lorenz96_raw`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lorenz96_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz96Params,
+        initial: &impl DevicePtr<T>,
+        out: &mut impl DevicePtrMut<T>,
+        trajectory: Option<&mut CudaSlice<T>>,
+        steps: u64,
+        every: u64,
+        members_per_block: Option<usize>,
+    ) -> Result<()> {
+        p.validate()?;
+        device_buffers(
+            stream,
+            p.n,
+            steps,
+            every,
+            initial,
+            out,
+            trajectory,
+            |b, members| {
+                // SAFETY: pointers from live buffers of the checked lengths.
+                unsafe {
+                    self.lorenz96_raw::<T>(stream, p, b, members, steps, every, members_per_block)
+                }
+            },
+        )
+    }
+
+    /// Lorenz 2005 on device buffers; as [`Gpu::lorenz96_device`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn lorenz05_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz05Params,
+        initial: &impl DevicePtr<T>,
+        out: &mut impl DevicePtrMut<T>,
+        trajectory: Option<&mut CudaSlice<T>>,
+        steps: u64,
+        every: u64,
+    ) -> Result<()> {
+        self.check_lorenz05::<T>(p)?;
+        device_buffers(
+            stream,
+            p.n,
+            steps,
+            every,
+            initial,
+            out,
+            trajectory,
+            |b, members| {
+                // SAFETY: pointers from live buffers of the checked lengths.
+                unsafe { self.lorenz05_raw::<T>(stream, p, b, members, steps, every) }
+            },
+        )
+    }
+
+    /// Parameters, and the member block's arrays against this GPU's shared memory.
+    pub(crate) fn check_lorenz05<T: Float>(&self, p: &Lorenz05Params) -> Result<()> {
+        p.validate()?;
+        let need = p.shared_bytes::<T>();
+        let limit = self.max_shared_per_block_optin()?;
+        if need > limit {
+            return Err(Error::invalid(format!(
+                "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
+                p.n,
+                T::NAME
+            )));
+        }
+        Ok(())
+    }
+
+    /// Members per block of the Lorenz 96 kernel: a block holds up to
+    /// `L96_CAPACITY` sites; enough blocks to spread small ensembles over
+    /// every SM (two resident blocks each), as many members as fit otherwise.
+    pub fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
+        let fit = (L96_CAPACITY / n).max(1);
+        members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
+    }
+
+    /// Lorenz 96 on raw device pointers. `members_per_block`: None picks
+    /// [`Gpu::lorenz96_members_per_block`]; a given value must keep
+    /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
+    ///
+    /// # Safety
+    /// The pointers hold members x N (trajectory: frames x members x N) values
+    /// of `T` on this GPU, live until the work on `stream` completes; `p` validated.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn lorenz96_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz96Params,
+        buffers: &EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+        members_per_block: Option<usize>,
+    ) -> Result<()> {
+        if p.n > L96_CAPACITY {
+            return Err(Error::invalid(format!(
+                "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
+                p.n
+            )));
+        }
+        let mpb = match members_per_block {
+            None => self.lorenz96_members_per_block(p.n, members),
+            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
+            Some(m) => {
+                return Err(Error::invalid(format!(
+                    "members_per_block = {m}: 1 to {} for N = {}",
+                    L96_CAPACITY / p.n,
+                    p.n
+                )))
+            }
+        };
+        let kernel = self.kernel(&format!("lorenz96_{}", T::NAME));
+        let traj = buffers.trajectory.unwrap_or(0);
+        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let mut args = [
+            arg(&buffers.initial),
+            arg(&buffers.out),
+            arg(&traj),
+            arg(&members_arg),
+            arg(&n_arg),
+            arg(&mpb_arg),
+            arg(&p.forcing),
+            arg(&p.dt),
+            arg(&steps_arg),
+            arg(&every_arg),
+        ];
+        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
+        unsafe { self.launch(kernel, grid, stream, &mut args) }
+    }
+
+    /// Lorenz 2005 on raw device pointers: one block per member.
+    ///
+    /// # Safety
+    /// As [`Gpu::lorenz96_raw`]; `p` validated against this GPU's shared memory.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn lorenz05_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz05Params,
+        buffers: &EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+    ) -> Result<()> {
+        let kernel = self.kernel(&format!("lorenz05_{}", T::NAME));
+        let (alpha, beta) = match p.model {
+            Lorenz05Model::III => {
+                let (a, b, _) = reference::lorenz::model3_weights(p.j);
+                (a, b)
+            }
+            Lorenz05Model::II => (0.0, 0.0),
+        };
+        let traj = buffers.trajectory.unwrap_or(0);
+        let members_arg = members as i64;
+        let (n_arg, k_arg, j_arg, model_arg) =
+            (p.n as i32, p.k as i32, p.j as i32, p.model.number());
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let mut args = [
+            arg(&buffers.initial),
+            arg(&buffers.out),
+            arg(&traj),
+            arg(&members_arg),
+            arg(&n_arg),
+            arg(&k_arg),
+            arg(&j_arg),
+            arg(&model_arg),
+            arg(&alpha),
+            arg(&beta),
+            arg(&p.forcing),
+            arg(&p.b),
+            arg(&p.c),
+            arg(&p.dt),
+            arg(&steps_arg),
+            arg(&every_arg),
+        ];
+        let grid = members.min(i32::MAX as usize) as u32;
+        let shared = p.shared_bytes::<T>() as u32;
+        unsafe { self.launch_with_shared(kernel, grid, stream, shared, &mut args) }
+    }
+
+    /// Host slices in, window sums out (waits for the result).
+    pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
+        check_window(w.len(), rows, n, n, x.len())?;
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
+        let dw = stream.clone_htod(w).map_err(cuda("copying the weights"))?;
+        let mut out = stream
+            .alloc_zeros::<T>(x.len())
+            .map_err(cuda("allocating the output"))?;
+        self.window_sum_device(stream, &dx, &dw, &mut out, rows, n, n)?;
+        stream
+            .clone_dtoh(&out)
+            .map_err(cuda("copying the sums back"))
+    }
+
+    /// Window sums on device buffers, enqueued on `stream` with no
+    /// synchronisation: row r of `x` and `out` starts at `r * pitch`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn window_sum_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: &impl DevicePtr<T>,
+        w: &impl DevicePtr<T>,
+        out: &mut impl DevicePtrMut<T>,
+        rows: usize,
+        n: usize,
+        pitch: usize,
+    ) -> Result<()> {
+        check_window(w.len(), rows, n, pitch, x.len().min(out.len()))?;
+        let (x_ptr, _x) = x.device_ptr(stream);
+        let (w_ptr, _w) = w.device_ptr(stream);
+        let (out_ptr, _o) = out.device_ptr_mut(stream);
+        // SAFETY: pointers from live buffers of the checked lengths.
+        unsafe { self.window_sum_raw::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch) }
+    }
+
+    /// Window sums on raw device pointers.
+    ///
+    /// # Safety
+    /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
+    /// (odd), all on this GPU and live until the work on `stream` completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn window_sum_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        w: CUdeviceptr,
+        w_len: usize,
+        out: CUdeviceptr,
+        rows: usize,
+        n: usize,
+        pitch: usize,
+    ) -> Result<()> {
+        let kernel = self.kernel(&format!("window_sum_{}", T::NAME));
+        let (l_arg, rows_arg, n_arg, pitch_arg) =
+            (w_len as i32, rows as i64, n as i64, pitch as i64);
+        let mut args = [
+            arg(&x),
+            arg(&w),
+            arg(&l_arg),
+            arg(&out),
+            arg(&rows_arg),
+            arg(&n_arg),
+            arg(&pitch_arg),
+        ];
+        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
+        unsafe { self.launch(kernel, grid, stream, &mut args) }
+    }
+}
+
+/// Sites one Lorenz 96 block holds: `L96_POINTS * L96_BLOCK` of csrc/lorenz.cu.
+pub const L96_CAPACITY: usize = 8 * 256;

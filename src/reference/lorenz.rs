@@ -1,0 +1,299 @@
+//! Lorenz 96 and Lorenz 2005 Model II / III (MODELS.md sections 2 and 3) and
+//! the periodic window sum, in f64, in exactly the summation order of
+//! MODELS.md that csrc/lorenz.cu follows too (first end term, j ascending,
+//! last end term; the RK4 increment summed first, then added once).
+//! Ensembles run one member per task on all cores.
+use super::fill_parallel;
+use crate::api::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::float::Float;
+
+/// Model III weights `a'_j`, j = -J..J, as `w[m] = a'_{m-J}`: `a_j = alpha -
+/// beta |j|` with the two end weights halved once. Also returns alpha and beta
+/// (the kernel rebuilds the weights from them with the same roundings).
+pub fn model3_weights(j: usize) -> (f64, f64, Vec<f64>) {
+    let jf = j as f64;
+    let alpha = (3.0 * jf * jf + 3.0) / (2.0 * jf * jf * jf + 4.0 * jf);
+    let beta = (2.0 * jf * jf + 1.0) / (jf * jf * jf * jf + 2.0 * jf * jf);
+    let weights = (0..=2 * j)
+        .map(|m| {
+            let jj = m as i64 - j as i64;
+            let a = alpha - beta * (jj.unsigned_abs() as f64);
+            if m == 0 || m == 2 * j {
+                a * 0.5
+            } else {
+                a
+            }
+        })
+        .collect();
+    (alpha, beta, weights)
+}
+
+/// `idx(k)` of MODELS.md: k mod n in [0, n).
+fn idx(k: i64, n: usize) -> usize {
+    k.rem_euclid(n as i64) as usize
+}
+
+/// `idx(k)` for k in [-n, 2n), the range of every Lorenz 2005 stencil once
+/// N > 2K and N > 2J (validated): a compare instead of a division.
+fn wrap(k: i64, n: usize) -> usize {
+    let n = n as i64;
+    (if k < 0 {
+        k + n
+    } else if k >= n {
+        k - n
+    } else {
+        k
+    }) as usize
+}
+
+/// `out[r * pitch + i] = sum_{m=0}^{L-1} w[m] x[r * pitch + idx(i + J - m)]`,
+/// L = w.len() = 2J + 1, summed in m order in f64, for `rows` rows of `n`
+/// values starting every `pitch` values. Elements of `out` between n and
+/// pitch are left as they are.
+pub fn window_sum<T: Float>(x: &[T], w: &[T], rows: usize, n: usize, pitch: usize, out: &mut [T]) {
+    let half = (w.len() / 2) as i64;
+    let row_sum = |r: usize, i: usize| {
+        let row = &x[r * pitch..r * pitch + n];
+        let mut acc = 0.0f64;
+        for (m, wm) in w.iter().enumerate() {
+            acc += wm.to_f64() * row[idx(i as i64 + half - m as i64, n)].to_f64();
+        }
+        T::from_f64(acc)
+    };
+    let mut dense = vec![T::default(); rows * n];
+    fill_parallel(&mut dense, n.max(1024), None, |g| row_sum(g / n, g % n));
+    for r in 0..rows {
+        out[r * pitch..r * pitch + n].copy_from_slice(&dense[r * n..(r + 1) * n]);
+    }
+}
+
+/// Lorenz 96 tendency: `dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F`.
+pub fn lorenz96_tendency(forcing: f64, x: &[f64], dx: &mut [f64]) {
+    let n = x.len();
+    for k in 0..n {
+        let (km2, km1, kp1) = ((k + n - 2) % n, (k + n - 1) % n, (k + 1) % n);
+        dx[k] = (x[kp1] - x[km2]) * x[km1] - x[k] + forcing;
+    }
+}
+
+/// Scratch arrays of one Lorenz 2005 tendency evaluation.
+pub struct Lorenz05Work {
+    weights: Vec<f64>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    w: Vec<f64>,
+}
+
+impl Lorenz05Work {
+    pub fn new(p: &Lorenz05Params) -> Self {
+        let weights = match p.model {
+            Lorenz05Model::III => model3_weights(p.j).2,
+            Lorenz05Model::II => Vec::new(),
+        };
+        Lorenz05Work {
+            weights,
+            x: vec![0.0; p.n],
+            y: vec![0.0; p.n],
+            w: vec![0.0; p.n],
+        }
+    }
+
+    /// The smoothed (large-scale) part X of the last evaluated state.
+    pub fn x(&self) -> &[f64] {
+        &self.x
+    }
+    /// The small-scale part Y = Z - X of the last evaluated state (0 for Model II).
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// Phase 1 of MODELS.md section 3: X (and Y = Z - X) from Z.
+    pub fn split(&mut self, p: &Lorenz05Params, z: &[f64]) {
+        match p.model {
+            Lorenz05Model::II => {
+                self.x.copy_from_slice(z);
+                self.y.iter_mut().for_each(|y| *y = 0.0);
+            }
+            Lorenz05Model::III => {
+                let (n, j) = (p.n, p.j as i64);
+                for i in 0..n {
+                    let mut acc = self.weights[0] * z[wrap(i as i64 + j, n)];
+                    for m in 1..self.weights.len() {
+                        acc += self.weights[m] * z[wrap(i as i64 + j - m as i64, n)];
+                    }
+                    self.x[i] = acc;
+                    self.y[i] = z[i] - acc;
+                }
+            }
+        }
+    }
+
+    /// The bracket `[X, X]_{K,i}` of phases 2 and 3 for the X held in `self`
+    /// (fills the W scratch). Kept apart for the energy-conservation test.
+    pub fn bracket(&mut self, p: &Lorenz05Params, out: &mut [f64]) {
+        let (n, k) = (p.n, p.k as i64);
+        let h = k / 2;
+        let kf = p.k as f64;
+        let x = &self.x;
+        for i in 0..n as i64 {
+            let mut acc = x[wrap(i + h, n)] / 2.0;
+            for j in -h + 1..h {
+                acc += x[wrap(i - j, n)];
+            }
+            acc += x[wrap(i - h, n)] / 2.0;
+            self.w[i as usize] = acc / kf;
+        }
+        let w = &self.w;
+        for i in 0..n as i64 {
+            let mut s = w[wrap(i - k - h, n)] * x[wrap(i + k - h, n)] / 2.0;
+            for j in -h + 1..h {
+                s += w[wrap(i - k + j, n)] * x[wrap(i + k + j, n)];
+            }
+            s += w[wrap(i - k + h, n)] * x[wrap(i + k + h, n)] / 2.0;
+            out[i as usize] = -w[wrap(i - 2 * k, n)] * w[wrap(i - k, n)] + s / kf;
+        }
+    }
+
+    /// `dz = f(z)`: phases 1 to 4 of MODELS.md section 3.
+    pub fn tendency(&mut self, p: &Lorenz05Params, z: &[f64], dz: &mut [f64]) {
+        self.split(p, z);
+        self.bracket(p, dz); // dz holds XX for now
+        let n = p.n;
+        let (f, b, c) = (p.forcing, p.b, p.c);
+        let b2 = b * b;
+        let (x, y) = (&self.x, &self.y);
+        for i in 0..n {
+            let (im2, im1, ip1) = ((i + n - 2) % n, (i + n - 1) % n, (i + 1) % n);
+            let xx = dz[i];
+            dz[i] = match p.model {
+                Lorenz05Model::III => {
+                    xx + b2 * (-y[im2] * y[im1] + y[im1] * y[ip1])
+                        + c * (-y[im2] * x[im1] + y[im1] * x[ip1])
+                        - x[i]
+                        - b * y[i]
+                        + f
+                }
+                Lorenz05Model::II => xx - x[i] + f,
+            };
+        }
+    }
+}
+
+/// One classic RK4 step of `z` (MODELS.md): `k_s = dt f(stage input)`, the
+/// increment `k1/6 + k2/3 + k3/3 + k4/6` summed first, then added once.
+pub fn rk4_step(z: &mut [f64], dt: f64, mut f: impl FnMut(&[f64], &mut [f64])) {
+    let n = z.len();
+    let mut stage = z.to_vec();
+    let mut dz = vec![0.0; n];
+    let mut inc = vec![0.0; n];
+    for s in 0..4 {
+        f(&stage, &mut dz);
+        for i in 0..n {
+            let k = dt * dz[i];
+            match s {
+                0 => {
+                    inc[i] = k / 6.0;
+                    stage[i] = z[i] + k * 0.5;
+                }
+                1 => {
+                    inc[i] += k / 3.0;
+                    stage[i] = z[i] + k * 0.5;
+                }
+                2 => {
+                    inc[i] += k / 3.0;
+                    stage[i] = z[i] + k;
+                }
+                _ => {
+                    inc[i] += k / 6.0;
+                    z[i] += inc[i];
+                }
+            }
+        }
+    }
+}
+
+/// Final states (members x n) and, with `every > 0`, the frames after
+/// 0, every, 2 every, ... steps (frames x members x n).
+pub struct EnsembleRun {
+    pub final_state: Vec<f64>,
+    pub trajectory: Option<Vec<f64>>,
+}
+
+/// Integrates every member of `initial` (members x n) for `steps` RK4 steps
+/// of `tendency` (built per member by `make`), one member per task.
+fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
+    n: usize,
+    initial: &[f64],
+    dt: f64,
+    steps: u64,
+    every: u64,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    make: impl Fn() -> F + Sync,
+) -> EnsembleRun {
+    let members = initial.len() / n;
+    let frames = crate::api::lorenz::frame_count(steps, every);
+    // Per member: its frames (frame 0 = the initial state) and its final state.
+    let mut runs: Vec<Vec<f64>> = vec![Vec::new(); members];
+    fill_parallel(&mut runs, 1, progress, |m| {
+        let mut z = initial[m * n..(m + 1) * n].to_vec();
+        let mut out = Vec::with_capacity((frames + 1) * n);
+        if every > 0 {
+            out.extend_from_slice(&z);
+        }
+        let mut f = make();
+        for step in 1..=steps {
+            rk4_step(&mut z, dt, &mut f);
+            if every > 0 && step % every == 0 {
+                out.extend_from_slice(&z);
+            }
+        }
+        out.extend_from_slice(&z);
+        out
+    });
+    let final_state = runs
+        .iter()
+        .flat_map(|r| r[frames * n..].iter().copied())
+        .collect();
+    let trajectory = (every > 0).then(|| {
+        let mut t = vec![0.0; frames * members * n];
+        for (m, r) in runs.iter().enumerate() {
+            for f in 0..frames {
+                t[(f * members + m) * n..(f * members + m + 1) * n]
+                    .copy_from_slice(&r[f * n..(f + 1) * n]);
+            }
+        }
+        t
+    });
+    EnsembleRun {
+        final_state,
+        trajectory,
+    }
+}
+
+/// A Lorenz 96 ensemble; inputs validated by the caller.
+pub fn lorenz96(
+    p: &Lorenz96Params,
+    initial: &[f64],
+    steps: u64,
+    every: u64,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
+    let forcing = p.forcing;
+    run_ensemble(p.n, initial, p.dt, steps, every, progress, || {
+        move |x: &[f64], dx: &mut [f64]| lorenz96_tendency(forcing, x, dx)
+    })
+}
+
+/// A Lorenz 2005 Model II / III ensemble; inputs validated by the caller.
+pub fn lorenz05(
+    p: &Lorenz05Params,
+    initial: &[f64],
+    steps: u64,
+    every: u64,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
+    run_ensemble(p.n, initial, p.dt, steps, every, progress, || {
+        let mut work = Lorenz05Work::new(p);
+        move |z: &[f64], dz: &mut [f64]| work.tendency(p, z, dz)
+    })
+}

@@ -1,0 +1,691 @@
+//! Lorenz 96 and Lorenz 2005 Model II / III (MODELS.md sections 2, 3): the
+//! exact invariants on the CPU reference, the GPU against it, long-run
+//! statistics and error growth.
+mod common;
+
+use common::{gpu_or_skip, proptest_cases, scaled_max_error, Rng};
+use cudarc::driver::CudaSlice;
+use kernpack::api::lorenz::{dart_initial_state, frame_count};
+use kernpack::reference::lorenz::{self as reference, model3_weights, Lorenz05Work};
+use kernpack::{
+    Backend, Error, Float, Gpu, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+};
+use proptest::prelude::*;
+
+/// A state with the character of the attractor: a few large-scale waves
+/// around F/5 plus small-scale noise (|Y| ~ 0.3), different per member.
+fn l05_states(p: &Lorenz05Params, members: usize, rng: &mut Rng) -> Vec<f64> {
+    let mut z = Vec::with_capacity(members * p.n);
+    for _ in 0..members {
+        let waves: Vec<(f64, f64, f64)> = (0..3)
+            .map(|k| (rng.range(1.0, 4.0), (k + 2) as f64, rng.range(0.0, 6.3)))
+            .collect();
+        for i in 0..p.n {
+            let phase = std::f64::consts::TAU * i as f64 / p.n as f64;
+            let large: f64 = waves
+                .iter()
+                .map(|(a, k, ph)| a * (k * phase + ph).sin())
+                .sum();
+            z.push(p.forcing / 5.0 + large + rng.range(-0.3, 0.3));
+        }
+    }
+    z
+}
+
+fn l96_states(n: usize, members: usize, rng: &mut Rng) -> Vec<f64> {
+    (0..members * n).map(|_| rng.range(-5.0, 10.0)).collect()
+}
+
+fn cast<T: Float>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|x| T::from_f64(*x)).collect()
+}
+fn f64s<T: Float>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+fn small_l05(rng: &mut Rng, model: Lorenz05Model) -> Lorenz05Params {
+    let k = 2 * (1 + (rng.next() * 8.0) as usize); // 2..16
+    let j = 1 + (rng.next() * 8.0) as usize; // 1..8
+    let min_n = 2 * k.max(j) + 1;
+    Lorenz05Params {
+        n: min_n + (rng.next() * 200.0) as usize,
+        k,
+        j,
+        model,
+        ..Default::default()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Invariants (CPU reference), MODELS.md section 3.
+
+#[test]
+fn weights_sum_to_one_with_zero_second_moment() {
+    for j in 1..40 {
+        let (_, _, w) = model3_weights(j);
+        let sum: f64 = w.iter().sum();
+        let second: f64 = w
+            .iter()
+            .enumerate()
+            .map(|(m, a)| ((m as f64) - j as f64).powi(2) * a)
+            .sum();
+        assert!((sum - 1.0).abs() < 1e-14, "J {j}: sum' a = {sum}");
+        // sum' j^2 a is a difference of terms up to ~J^2: rounding scale J^2 eps.
+        assert!(
+            second.abs() < 1e-13 * (j * j) as f64,
+            "J {j}: sum' j^2 a = {second}"
+        );
+    }
+}
+
+#[test]
+fn tendency_vanishes_at_z_equal_to_f() {
+    let mut rng = Rng(11);
+    for model in [Lorenz05Model::II, Lorenz05Model::III] {
+        for case in 0..20 {
+            let mut p = if case == 0 {
+                Lorenz05Params {
+                    model,
+                    ..Default::default()
+                }
+            } else {
+                small_l05(&mut rng, model)
+            };
+            p.forcing = rng.range(-20.0, 20.0);
+            let z = vec![p.forcing; p.n];
+            let mut dz = vec![f64::NAN; p.n];
+            Lorenz05Work::new(&p).tendency(&p, &z, &mut dz);
+            // X = F sum' a and W = F to round-off; XX = -F^2 + F^2.
+            let tol = 1e-13 * p.forcing.powi(2).max(1.0) * (p.k + p.j) as f64;
+            let worst = dz.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(worst <= tol, "{p:?}: |dZ| up to {worst}");
+        }
+    }
+    let z = vec![8.0; 40];
+    let mut dx = vec![f64::NAN; 40];
+    reference::lorenz96_tendency(8.0, &z, &mut dx);
+    assert!(dx.iter().all(|v| *v == 0.0), "{dx:?}");
+}
+
+#[test]
+fn x_equals_a_quadratic_z_away_from_the_wrap() {
+    let mut rng = Rng(12);
+    for _ in 0..30 {
+        let p = small_l05(&mut rng, Lorenz05Model::III);
+        let (a, b, c) = (
+            rng.range(-3.0, 3.0),
+            rng.range(-0.5, 0.5),
+            rng.range(-0.01, 0.01),
+        );
+        // Quadratic in the site index; the periodic domain breaks it only where
+        // the window [i-J, i+J] crosses site 0 / N-1, so "interior" means
+        // J <= i < N - J.
+        let z: Vec<f64> = (0..p.n)
+            .map(|i| a + b * i as f64 + c * (i * i) as f64)
+            .collect();
+        let mut work = Lorenz05Work::new(&p);
+        work.split(&p, &z);
+        let scale = z.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let interior = p.j..p.n - p.j;
+        for (i, (x, zi)) in work.x()[interior.clone()]
+            .iter()
+            .zip(&z[interior])
+            .enumerate()
+        {
+            assert!(
+                (x - zi).abs() < 1e-12 * scale,
+                "{p:?} site {}: X {x} Z {zi}",
+                i + p.j
+            );
+        }
+        // The window sum API gives the same X.
+        let (_, _, w) = model3_weights(p.j);
+        let kp = Kernpack::new(Backend::Cpu).unwrap();
+        let x = kp.window_sum(&z, &w, 1, p.n).unwrap();
+        assert_eq!(x, work.x(), "window_sum differs from phase 1");
+    }
+}
+
+#[test]
+fn spatial_mean_of_y_is_zero() {
+    let mut rng = Rng(13);
+    for _ in 0..30 {
+        let p = small_l05(&mut rng, Lorenz05Model::III);
+        let z = l05_states(&p, 1, &mut rng);
+        let mut work = Lorenz05Work::new(&p);
+        work.split(&p, &z);
+        let sum: f64 = work.y().iter().sum();
+        let scale: f64 = z.iter().map(|v| v.abs()).sum();
+        assert!(sum.abs() < 1e-13 * scale, "{p:?}: sum Y = {sum}");
+    }
+}
+
+#[test]
+fn model2_bracket_conserves_energy() {
+    let mut rng = Rng(14);
+    for _ in 0..30 {
+        let p = small_l05(&mut rng, Lorenz05Model::II);
+        let x: Vec<f64> = (0..p.n).map(|_| rng.range(-5.0, 10.0)).collect();
+        let mut work = Lorenz05Work::new(&p);
+        work.split(&p, &x);
+        let mut bracket = vec![0.0; p.n];
+        work.bracket(&p, &mut bracket);
+        let energy: f64 = x.iter().zip(&bracket).map(|(a, b)| a * b).sum();
+        let scale: f64 = x.iter().zip(&bracket).map(|(a, b)| (a * b).abs()).sum();
+        assert!(
+            energy.abs() < 1e-12 * scale,
+            "{p:?}: sum X [X,X] = {energy} (scale {scale})"
+        );
+    }
+}
+
+#[test]
+fn invalid_parameters_are_rejected_with_reasons() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let ok = Lorenz05Params::default();
+    let z = dart_initial_state(ok.n, ok.forcing);
+    let cases: Vec<(Lorenz05Params, &str)> = vec![
+        (Lorenz05Params { k: 31, ..ok }, "K must be even"),
+        (Lorenz05Params { k: 0, ..ok }, "K must be even"),
+        (Lorenz05Params { j: 0, ..ok }, "J must be >= 1"),
+        (Lorenz05Params { n: 64, ..ok }, "exceed 2K"),
+        (
+            Lorenz05Params {
+                n: 100,
+                k: 8,
+                j: 50,
+                ..ok
+            },
+            "exceed 2J",
+        ),
+        (Lorenz05Params { dt: 0.0, ..ok }, "dt must be"),
+        (Lorenz05Params { dt: f64::NAN, ..ok }, "dt must be"),
+        (
+            Lorenz05Params {
+                forcing: f64::INFINITY,
+                ..ok
+            },
+            "forcing",
+        ),
+        (Lorenz05Params { b: f64::NAN, ..ok }, "b and c"),
+    ];
+    for (p, want) in cases {
+        let zz = dart_initial_state(p.n, 15.0);
+        let err = kp.lorenz05(&p, &zz, 1, 0).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains(want)),
+            "{p:?}: {err}"
+        );
+    }
+    // J = 0 is fine for Model II, which does not smooth.
+    kp.lorenz05(
+        &Lorenz05Params {
+            j: 0,
+            model: Lorenz05Model::II,
+            ..ok
+        },
+        &z,
+        1,
+        0,
+    )
+    .unwrap();
+    for (initial, steps, every, want) in [
+        (&z[..0], 1, 0, "positive multiple"),
+        (&z[..959], 1, 0, "positive multiple"),
+        (&z[..], 5, 6, "exceeds steps"),
+    ] {
+        let err = kp.lorenz05(&ok, initial, steps, every).unwrap_err();
+        assert!(err.to_string().contains(want), "{err}");
+    }
+    let mut bad = z.clone();
+    bad[7] = f64::NAN;
+    assert!(kp
+        .lorenz05(&ok, &bad, 1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("value 7"));
+    let p96 = Lorenz96Params {
+        n: 3,
+        ..Default::default()
+    };
+    assert!(kp
+        .lorenz96(&p96, &[1.0; 3], 1, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("N >= 4"));
+    assert!(kp
+        .window_sum(&[1.0; 8], &[1.0; 4], 1, 8)
+        .unwrap_err()
+        .to_string()
+        .contains("odd"));
+}
+
+#[test]
+fn cpu_trajectory_frames_are_the_states_after_every_k_steps() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let p = Lorenz96Params::default();
+    let z = l96_states(p.n, 3, &mut Rng(15));
+    let run = kp.lorenz96(&p, &z, 10, 4).unwrap();
+    let traj = run.trajectory.as_ref().unwrap();
+    assert_eq!(run.frames(), 3);
+    assert_eq!(&traj[..z.len()], &z[..]);
+    let after8 = kp.lorenz96(&p, &z, 8, 0).unwrap();
+    assert_eq!(&traj[2 * z.len()..], &after8.final_state[..]);
+    let after10 = kp.lorenz96(&p, &after8.final_state, 2, 0).unwrap();
+    assert_eq!(after10.final_state, run.final_state);
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and error growth.
+
+/// Mean and standard deviation.
+fn stats(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let n = v.clone().count() as f64;
+    let mean = v.clone().sum::<f64>() / n;
+    let var = v.map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// Doubling time of twin-run separation: trajectories of pairs (member 2q,
+/// 2q+1), the RMS difference per frame averaged in log over pairs; the time
+/// from `lo` to `hi` RMS error over log2(hi/lo).
+fn doubling_time(traj: &[f64], members: usize, n: usize, frame_dt: f64, lo: f64, hi: f64) -> f64 {
+    let frames = traj.len() / (members * n);
+    let mut log_err = Vec::with_capacity(frames);
+    for f in 0..frames {
+        let mut acc = 0.0;
+        for q in 0..members / 2 {
+            let a = &traj[(f * members + 2 * q) * n..][..n];
+            let b = &traj[(f * members + 2 * q + 1) * n..][..n];
+            let rms =
+                (a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>() / n as f64).sqrt();
+            acc += rms.max(1e-300).ln();
+        }
+        log_err.push(acc / (members / 2) as f64);
+    }
+    let first = |level: f64| log_err.iter().position(|e| *e >= level.ln());
+    let (Some(t1), Some(t2)) = (first(lo), first(hi)) else {
+        panic!("the separation never grew from {lo} to {hi}: {log_err:?}");
+    };
+    (t2 - t1) as f64 * frame_dt / (hi / lo).log2()
+}
+
+/// Pairs of identical states, the second of each pair perturbed by 1e-6 at every site.
+fn twins(states: &[f64], n: usize, rng: &mut Rng) -> Vec<f64> {
+    let mut out = Vec::with_capacity(2 * states.len());
+    for s in states.chunks(n) {
+        out.extend_from_slice(s);
+        out.extend(s.iter().map(|v| v + 1e-6 * rng.range(-1.0, 1.0)));
+    }
+    out
+}
+
+fn l96_statistics_and_growth(kp: &Kernpack) {
+    let p = Lorenz96Params::default();
+    let members = 16;
+    let spun = kp
+        .lorenz96(&p, &l96_states(p.n, members, &mut Rng(21)), 2000, 0)
+        .unwrap();
+    let run = kp.lorenz96(&p, &spun.final_state, 20_000, 10).unwrap();
+    let (mean, std) = stats(run.trajectory.as_ref().unwrap().iter().copied());
+    assert!(
+        (mean - 2.34).abs() < 0.1 && (std - 3.64).abs() < 0.1,
+        "L96 mean {mean} std {std}"
+    );
+    let pairs = twins(&spun.final_state[..8 * p.n], p.n, &mut Rng(22));
+    let twin = kp.lorenz96(&p, &pairs, 400, 1).unwrap();
+    let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 16, p.n, p.dt, 1e-5, 1e-2);
+    // Leading exponent ~1.69: doubling ~0.41; a pair average over 0.5 decades
+    // of a finite run is looser than the asymptotic value.
+    assert!(
+        (0.25..0.7).contains(&doubling),
+        "L96 doubling time {doubling}"
+    );
+}
+
+#[test]
+fn cpu_lorenz96_statistics_and_error_growth() {
+    l96_statistics_and_growth(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+/// Model III with DART defaults: statistics over 40 members x 20 time units
+/// after 10 of spin-up, and the doubling time of 16 twin pairs. Minutes on
+/// the CPU reference, so it runs there only on request; the GPU test below runs it always.
+fn l05_statistics_and_growth(kp: &Kernpack) {
+    let p = Lorenz05Params::default();
+    let members = 40;
+    let spun = kp
+        .lorenz05(&p, &l05_states(&p, members, &mut Rng(31)), 10_000, 0)
+        .unwrap();
+    let run = kp.lorenz05(&p, &spun.final_state, 20_000, 200).unwrap();
+    let traj = run.trajectory.unwrap();
+    let (zm, zs) = stats(traj.iter().copied());
+    let (_, _, w) = model3_weights(p.j);
+    let x = kp.window_sum(&traj, &w, traj.len() / p.n, p.n).unwrap();
+    let (ym, ys) = stats(traj.iter().zip(&x).map(|(z, x)| z - x));
+    assert!(
+        (zm - 2.80).abs() < 0.1 && (zs - 4.37).abs() < 0.1,
+        "Z mean {zm} std {zs}"
+    );
+    assert!(
+        ym.abs() < 0.1 && (ys - 0.22).abs() < 0.1,
+        "Y mean {ym} std {ys}"
+    );
+    let pairs = twins(&spun.final_state[..16 * p.n], p.n, &mut Rng(32));
+    let twin = kp.lorenz05(&p, &pairs, 10_000, 100).unwrap();
+    // After the fast small-scale phase the separation doubles every ~0.6-0.7.
+    let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 32, p.n, 0.1, 1e-3, 1e-1);
+    assert!(
+        (0.3..1.5).contains(&doubling),
+        "Model III doubling time {doubling}"
+    );
+}
+
+#[test]
+#[ignore = "minutes on the CPU; the GPU test gpu_lorenz05_statistics_and_error_growth runs it"]
+fn cpu_lorenz05_statistics_and_error_growth() {
+    l05_statistics_and_growth(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn gpu_lorenz05_statistics_and_error_growth() {
+    if let Some(gpu) = gpu_or_skip("gpu_lorenz05_statistics_and_error_growth") {
+        l05_statistics_and_growth(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
+    }
+}
+
+#[test]
+fn gpu_lorenz96_statistics_and_error_growth() {
+    if let Some(gpu) = gpu_or_skip("gpu_lorenz96_statistics_and_error_growth") {
+        l96_statistics_and_growth(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// GPU against the CPU reference.
+
+/// f64: the same operations in the same order, the GPU fusing a*b+c: ~1e-16
+/// per operation, grown by < 10 steps of chaos: 1e-12 relative to max |Z|.
+/// f32 (fast-math, f32 arithmetic vs the f64 reference): each step rounds the
+/// state to 2^-24 relative (~6e-8) and the tendency sums ~60 f32 products, so
+/// after <= 10 steps the error is < 20 * 6e-8 max|Z| * (1 + growth); 2e-5 leaves margin.
+fn tolerance<T: Float>() -> f64 {
+    if T::NAME == "f64" {
+        1e-12
+    } else {
+        2e-5
+    }
+}
+
+fn poisoned<T: Float>(gpu: &Gpu, len: usize) -> CudaSlice<T> {
+    gpu.stream()
+        .clone_htod(&vec![T::from_f64(f64::NAN); len.max(1)])
+        .unwrap()
+}
+
+/// The device entry point on NaN-poisoned outputs against the reference.
+/// One device run on NaN-poisoned outputs (final states and, with every > 0,
+/// the trajectory) against the reference run `want`.
+fn check_device<T: Float>(
+    gpu: &Gpu,
+    what: &str,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+    want: reference::EnsembleRun,
+    launch: impl FnOnce(
+        &CudaSlice<T>,
+        &mut CudaSlice<T>,
+        Option<&mut CudaSlice<T>>,
+    ) -> kernpack::Result<()>,
+) -> Result<(), TestCaseError> {
+    let stream = gpu.stream();
+    let d_in = stream.clone_htod(&cast::<T>(z)).unwrap();
+    let mut out = poisoned::<T>(gpu, z.len());
+    let mut traj = (every > 0).then(|| poisoned::<T>(gpu, frame_count(steps, every) * z.len()));
+    launch(&d_in, &mut out, traj.as_mut()).unwrap();
+    let got = f64s(&stream.clone_dtoh(&out).unwrap());
+    let err = scaled_max_error(&got, &want.final_state);
+    prop_assert!(
+        err <= tolerance::<T>(),
+        "{what} steps {steps}: final error {err}"
+    );
+    if let Some(traj) = traj {
+        let got = f64s(&stream.clone_dtoh(&traj).unwrap());
+        let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
+        prop_assert!(err <= tolerance::<T>(), "{what}: trajectory error {err}");
+    }
+    Ok(())
+}
+
+fn check_l05<T: Float>(
+    gpu: &Gpu,
+    p: &Lorenz05Params,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
+    let want = reference::lorenz05(p, z, steps, every, None);
+    check_device::<T>(
+        gpu,
+        &format!("{p:?}"),
+        z,
+        steps,
+        every,
+        want,
+        |d_in, out, traj| gpu.lorenz05_device(gpu.stream(), p, d_in, out, traj, steps, every),
+    )
+}
+
+fn check_l96<T: Float>(
+    gpu: &Gpu,
+    p: &Lorenz96Params,
+    z: &[f64],
+    steps: u64,
+    every: u64,
+    mpb: Option<usize>,
+) -> Result<(), TestCaseError> {
+    let want = reference::lorenz96(p, z, steps, every, None);
+    check_device::<T>(
+        gpu,
+        &format!("{p:?} mpb {mpb:?}"),
+        z,
+        steps,
+        every,
+        want,
+        |d_in, out, traj| gpu.lorenz96_device(gpu.stream(), p, d_in, out, traj, steps, every, mpb),
+    )
+}
+
+fn l05_case<T: Float>(
+    seed: u64,
+    model3: bool,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu_or_skip("gpu_lorenz05_matches_reference") else {
+        return Ok(());
+    };
+    let mut rng = Rng(seed);
+    let model = if model3 {
+        Lorenz05Model::III
+    } else {
+        Lorenz05Model::II
+    };
+    let p = if seed % 5 == 0 {
+        Lorenz05Params {
+            model,
+            ..Default::default()
+        }
+    } else {
+        small_l05(&mut rng, model)
+    };
+    let z = l05_states(&p, members, &mut rng);
+    check_l05::<T>(&gpu, &p, &z, steps, every.min(steps))
+}
+
+fn l96_case<T: Float>(
+    seed: u64,
+    n: usize,
+    members: usize,
+    steps: u64,
+    every: u64,
+    mpb: usize,
+) -> Result<(), TestCaseError> {
+    let Some(gpu) = gpu_or_skip("gpu_lorenz96_matches_reference") else {
+        return Ok(());
+    };
+    let mut rng = Rng(seed);
+    let p = Lorenz96Params {
+        n,
+        forcing: rng.range(4.0, 12.0),
+        ..Default::default()
+    };
+    let z = l96_states(n, members, &mut rng);
+    // mpb 0: let the library choose; else a valid explicit packing.
+    let mpb = (mpb > 0).then(|| mpb.min(kernpack::api::lorenz::L96_CAPACITY / n).max(1));
+    check_l96::<T>(&gpu, &p, &z, steps, every.min(steps), mpb)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(16)))]
+    #[test]
+    fn gpu_lorenz05_f64(seed in any::<u64>(), model3 in any::<bool>(), members in 1usize..6, steps in 1u64..11, every in 0u64..4) {
+        l05_case::<f64>(seed, model3, members, steps, every)?;
+    }
+    #[test]
+    fn gpu_lorenz05_f32(seed in any::<u64>(), model3 in any::<bool>(), members in 1usize..6, steps in 1u64..11, every in 0u64..4) {
+        l05_case::<f32>(seed, model3, members, steps, every)?;
+    }
+    #[test]
+    fn gpu_lorenz96_f64(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 1u64..11, every in 0u64..4, mpb in 0usize..60) {
+        l96_case::<f64>(seed, n, members, steps, every, mpb)?;
+    }
+    #[test]
+    fn gpu_lorenz96_f32(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 1u64..11, every in 0u64..4, mpb in 0usize..60) {
+        l96_case::<f32>(seed, n, members, steps, every, mpb)?;
+    }
+    #[test]
+    fn gpu_window_sum_matches_reference(seed in any::<u64>(), rows in 1usize..20, n in 1usize..500, half in 0usize..40, pad in 0usize..5, f32_case in any::<bool>()) {
+        let Some(gpu) = gpu_or_skip("gpu_window_sum_matches_reference") else { return Ok(()) };
+        let mut rng = Rng(seed);
+        let pitch = n + pad;
+        let x: Vec<f64> = (0..rows * pitch).map(|_| rng.range(-2.0, 2.0)).collect();
+        let w: Vec<f64> = (0..2 * half + 1).map(|_| rng.range(-1.0, 1.0)).collect();
+        // Sums of 2J+1 products of size <= 2: f64 ~(2J+1) eps, f32 (2J+1) 2^-24 relative to sum |w x|.
+        if f32_case { window_case::<f32>(&gpu, &x, &w, rows, n, pitch, 1e-5)?; } else { window_case::<f64>(&gpu, &x, &w, rows, n, pitch, 1e-13)?; }
+    }
+}
+
+fn window_case<T: Float>(
+    gpu: &Gpu,
+    x: &[f64],
+    w: &[f64],
+    rows: usize,
+    n: usize,
+    pitch: usize,
+    tol: f64,
+) -> Result<(), TestCaseError> {
+    let (x, w): (Vec<T>, Vec<T>) = (cast(x), cast(w));
+    let mut want = vec![T::from_f64(f64::NAN); x.len()];
+    reference::window_sum(&x, &w, rows, n, pitch, &mut want);
+    let stream = gpu.stream();
+    let (dx, dw) = (
+        stream.clone_htod(&x).unwrap(),
+        stream.clone_htod(&w).unwrap(),
+    );
+    let mut out = poisoned::<T>(gpu, x.len());
+    gpu.window_sum_device(stream, &dx, &dw, &mut out, rows, n, pitch)
+        .unwrap();
+    let got = stream.clone_dtoh(&out).unwrap();
+    let wsum: f64 = w.iter().map(|v| v.to_f64().abs()).sum::<f64>() * 2.0;
+    for r in 0..rows {
+        for i in 0..n {
+            let (g, e) = (got[r * pitch + i].to_f64(), want[r * pitch + i].to_f64());
+            prop_assert!(
+                (g - e).abs() <= tol * wsum.max(1e-30),
+                "row {r} site {i}: {g} vs {e}"
+            );
+        }
+        // The padding between rows is not written.
+        for i in n..pitch.min(x.len() - r * pitch) {
+            prop_assert!(got[r * pitch + i].to_f64().is_nan(), "padding written");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
+    let Some(gpu) = gpu_or_skip("gpu_rest_state_stays_at_f_and_dart_defaults_match") else {
+        return;
+    };
+    let p = Lorenz05Params::default();
+    let rest = vec![p.forcing; 2 * p.n];
+    let run = gpu.lorenz05(&p, &rest, 10, 0).unwrap();
+    let drift = run
+        .final_state
+        .iter()
+        .fold(0.0f64, |m, v| m.max((v - p.forcing).abs()));
+    assert!(drift < 1e-10, "dZ = 0 at Z == F, yet Z moved by {drift}");
+    // DART's start, 40 members x 10 steps, in one launch, f64 and f32.
+    let mut rng = Rng(41);
+    let z = l05_states(&p, 40, &mut rng);
+    check_l05::<f64>(&gpu, &p, &z, 10, 5).unwrap();
+    check_l05::<f32>(&gpu, &p, &z, 10, 0).unwrap();
+    let p2 = Lorenz05Params {
+        model: Lorenz05Model::II,
+        ..p
+    };
+    check_l05::<f64>(&gpu, &p2, &z, 10, 0).unwrap();
+    // Lorenz 96, many members packed per block, defaults.
+    let p96 = Lorenz96Params::default();
+    let z96 = l96_states(p96.n, 1000, &mut rng);
+    check_l96::<f64>(&gpu, &p96, &z96, 10, 2, None).unwrap();
+    check_l96::<f64>(&gpu, &p96, &z96, 10, 0, Some(1)).unwrap();
+    check_l96::<f32>(&gpu, &p96, &z96, 10, 0, None).unwrap();
+}
+
+#[test]
+fn gpu_rejects_bad_buffers_and_sizes() {
+    let Some(gpu) = gpu_or_skip("gpu_rejects_bad_buffers_and_sizes") else {
+        return;
+    };
+    let stream = gpu.stream();
+    let p = Lorenz05Params::default();
+    let z = stream
+        .clone_htod(&dart_initial_state(p.n, p.forcing))
+        .unwrap();
+    let mut short = poisoned::<f64>(&gpu, p.n - 1);
+    let err = gpu
+        .lorenz05_device(stream, &p, &z, &mut short, None, 1, 0)
+        .unwrap_err();
+    assert!(err.to_string().contains("out holds"), "{err}");
+    let mut out = poisoned::<f64>(&gpu, p.n);
+    let err = gpu
+        .lorenz05_device(stream, &p, &z, &mut out, None, 4, 2)
+        .unwrap_err();
+    assert!(err.to_string().contains("trajectory buffer"), "{err}");
+    // More shared memory than any GPU has: a clear error, not a launch failure.
+    let huge = Lorenz05Params { n: 100_000, ..p };
+    let zh = dart_initial_state(huge.n, 15.0);
+    let err = gpu.lorenz05(&huge, &zh, 1, 0).unwrap_err();
+    assert!(err.to_string().contains("shared memory"), "{err}");
+    let err = gpu
+        .lorenz96(
+            &Lorenz96Params {
+                n: 5000,
+                ..Default::default()
+            },
+            &vec![1.0; 5000],
+            1,
+            0,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("at most"), "{err}");
+    assert!(
+        stream.clone_dtoh(&out).unwrap().iter().all(|v| v.is_nan()),
+        "output written on failure"
+    );
+}
