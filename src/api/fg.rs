@@ -81,8 +81,10 @@ pub fn check_scalars<T: Float>(n: usize, delta0: Complex<T>, dt: T, nsteps: usiz
             delta0.re, delta0.im
         )));
     }
-    if nsteps == usize::MAX {
-        return Err(Error::invalid("nsteps + 1 delta values do not fit in memory"));
+    if nsteps >= isize::MAX as usize / (2 * std::mem::size_of::<T>()) {
+        return Err(Error::invalid(format!(
+            "nsteps = {nsteps}: the delta history would not fit in memory"
+        )));
     }
     Ok(elements)
 }
