@@ -21,6 +21,9 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "reduce" {
         return reduce(rest);
     }
+    if family == "fg" {
+        return crate::fg_cmd::bench(rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
             "unknown bench {family:?}: expected lombscargle or lombscargle-batch"

@@ -2,6 +2,7 @@
 mod args;
 mod batch_cmd;
 mod bench;
+mod fg_cmd;
 mod info;
 mod io;
 mod lombscargle_cmd;
@@ -17,7 +18,9 @@ usage:
   kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
   kernpack lombscargle-batch INPUT [...]
                                      many series (an id column) in one launch, best period of each
-  kernpack bench lombscargle [...]   time the kernels with CUDA events";
+  kernpack fg [--n N --steps S --dt DT ...]
+                                     the coupled F/G system of seed 001: delta(t) as CSV (kernpack fg --help)
+  kernpack bench lombscargle [...]   time the kernels with CUDA events (also: bench fg --path both)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +37,11 @@ fn main() {
             Ok(())
         }
         Some("lombscargle-batch") => batch_cmd::run(&args[1..]),
+        Some("fg") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", fg_cmd::HELP);
+            Ok(())
+        }
+        Some("fg") => fg_cmd::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
