@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
-use kernpack::api::fg::{complexes, interleaved};
+use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::plot::LineChart;
 use kernpack::{Backend, Complex, FgOptions, FgPath, Float, Gpu, Kernpack};
 
@@ -258,8 +258,15 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
     let median_ms = times[times.len() / 2];
     let per_step_us = median_ms * 1e3 / p.steps.max(1) as f64;
     let history = complexes(&stream.clone_dtoh(&delta).map_err(cuda)?);
+    let plan = match plan {
+        FgPlan::Cooperative {
+            chunks_per_block,
+            blocks,
+        } => format!("cooperative,k={chunks_per_block},blocks={blocks}"),
+        FgPlan::Launches { blocks } => format!("launches,blocks={blocks}"),
+    };
     println!(
-        "RESULT kernpack fg path={path:?} plan={plan:?} dtype={} n={} steps={} median_ms={median_ms:.4} min_ms={:.4} us_per_step={per_step_us:.3}",
+        "RESULT kernpack fg path={path:?} plan={plan} dtype={} n={} steps={} median_ms={median_ms:.4} min_ms={:.4} us_per_step={per_step_us:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
         p.n,
         p.steps,
