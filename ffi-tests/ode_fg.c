@@ -154,6 +154,7 @@ static void check_errors(kp_context *ctx)
     f[5] = f0[5];
     CHECK(memcmp(f, f0, sizeof f) == 0 && memcmp(g, g0, sizeof g) == 0, "F or G written on failure");
     for (int i = 0; i < 2 * (STEPS + 1); ++i) CHECK(delta[i] == POISON, "delta[%d] written on failure", i);
+    group_done();
 
     group = "nsteps = 0";
     EXPECT(kp_fg_integrate_c128(ctx, N, f, g, 0.25, 0.5, DT, 0, delta, 1), KP_OK);

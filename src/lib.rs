@@ -19,8 +19,8 @@ pub mod gpu;
 pub mod plot;
 pub mod reference;
 
-pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 pub use api::fg::{FgOptions, FgPath, FgRun};
+pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};
 pub use float::{Complex, Float};

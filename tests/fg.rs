@@ -64,14 +64,26 @@ fn check_seed_values<T: Float>(delta: &[Complex<T>]) {
         let want = c::<f64>(re, im);
         let got = c::<f64>(delta[k + 1].re.to_f64(), delta[k + 1].im.to_f64());
         let rel = diff(got, want) / abs(want);
-        assert!(rel < 2e-6, "delta[{}] = {got:?}, seed {want:?}: relative {rel:e}", k + 1);
+        assert!(
+            rel < 2e-6,
+            "delta[{}] = {got:?}, seed {want:?}: relative {rel:e}",
+            k + 1
+        );
     }
 }
 
 fn seed_case<T: Float>(kp: &Kernpack, path: FgPath) -> FgRun<T> {
     let ones = vec![c::<T>(1.0, 0.0); 512 * 512];
-    kp.fg_integrate(512, &ones, &ones, c(1.0, 0.0), T::from_f64(1e-4), 2, &opts(path))
-        .unwrap()
+    kp.fg_integrate(
+        512,
+        &ones,
+        &ones,
+        c(1.0, 0.0),
+        T::from_f64(1e-4),
+        2,
+        &opts(path),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -86,7 +98,10 @@ fn rk4_rotation(dt: f64) -> Complex<f64> {
     let (mut term, mut sum) = (c::<f64>(1.0, 0.0), c::<f64>(1.0, 0.0));
     for j in 1..=4 {
         // term *= -2i dt / j
-        term = c(term.im * 2.0 * dt / j as f64, -term.re * 2.0 * dt / j as f64);
+        term = c(
+            term.im * 2.0 * dt / j as f64,
+            -term.re * 2.0 * dt / j as f64,
+        );
         sum = c(sum.re + term.re, sum.im + term.im);
     }
     sum
@@ -124,7 +139,10 @@ fn check_rotation<T: Float>(kp: &Kernpack, path: FgPath, seed: u64, eps: f64) {
         let got = c::<f64>(z.re.to_f64(), z.im.to_f64());
         worst = worst.max(diff(got, want) / abs(want).max(1e-3));
     }
-    assert!(worst < 100.0 * eps * (steps as f64).sqrt(), "F off the rotation by {worst:e}");
+    assert!(
+        worst < 100.0 * eps * (steps as f64).sqrt(),
+        "F off the rotation by {worst:e}"
+    );
 }
 
 #[test]
@@ -140,8 +158,15 @@ fn check_im_g_constant<T: Float>(kp: &Kernpack, path: FgPath) {
     let run = kp
         .fg_integrate(n, &f, &g, c(0.3, -0.2), T::from_f64(1e-3), 4, &opts(path))
         .unwrap();
-    assert!(run.g.iter().zip(&g).all(|(a, b)| a.im.to_f64().to_bits() == b.im.to_f64().to_bits()));
-    assert!(run.g.iter().zip(&g).any(|(a, b)| a.re != b.re), "G did not move");
+    assert!(run
+        .g
+        .iter()
+        .zip(&g)
+        .all(|(a, b)| a.im.to_f64().to_bits() == b.im.to_f64().to_bits()));
+    assert!(
+        run.g.iter().zip(&g).any(|(a, b)| a.re != b.re),
+        "G did not move"
+    );
 }
 
 #[test]
@@ -172,7 +197,9 @@ fn cpu_reference_does_not_depend_on_chunking_into_threads() {
         .unwrap();
     let (mut f1, mut g1, mut d) = (f.clone(), g.clone(), c(1.0, 0.5));
     for k in 1..=3 {
-        let r = kp.fg_integrate(n, &f1, &g1, d, 1e-5, 1, &FgOptions::default()).unwrap();
+        let r = kp
+            .fg_integrate(n, &f1, &g1, d, 1e-5, 1, &FgOptions::default())
+            .unwrap();
         assert!(same_bits(&r.delta[1..], &whole.delta[k..=k]), "step {k}");
         (f1, g1, d) = (r.f, r.g, r.delta[1]);
     }
@@ -191,19 +218,31 @@ fn check_bad_input(kp: &Kernpack) {
     let (f, g) = random_state::<f32>(5, 16);
     let d0 = c::<f32>(1.0, 0.0);
     let o = FgOptions::default();
-    expect_invalid(kp.fg_integrate(0, &f[..0], &g[..0], d0, 1e-3, 1, &o), "N is 0");
-    expect_invalid(kp.fg_integrate(4, &f[..15], &g, d0, 1e-3, 1, &o), "F has 15");
+    expect_invalid(
+        kp.fg_integrate(0, &f[..0], &g[..0], d0, 1e-3, 1, &o),
+        "N is 0",
+    );
+    expect_invalid(
+        kp.fg_integrate(4, &f[..15], &g, d0, 1e-3, 1, &o),
+        "F has 15",
+    );
     expect_invalid(kp.fg_integrate(4, &f, &g[..9], d0, 1e-3, 1, &o), "G has 9");
     expect_invalid(kp.fg_integrate(4, &f, &g, d0, f32::NAN, 1, &o), "dt");
     expect_invalid(kp.fg_integrate(4, &f, &g, d0, f32::INFINITY, 1, &o), "dt");
-    expect_invalid(kp.fg_integrate(4, &f, &g, c(f64::NAN, 0.0), 1e-3, 1, &o), "delta0");
+    expect_invalid(
+        kp.fg_integrate(4, &f, &g, c(f64::NAN, 0.0), 1e-3, 1, &o),
+        "delta0",
+    );
     let mut bad = f.clone();
     bad[7].im = f32::NAN;
     expect_invalid(kp.fg_integrate(4, &bad, &g, d0, 1e-3, 1, &o), "F[7]");
     let mut bad = g.clone();
     bad[3].re = f32::NEG_INFINITY;
     expect_invalid(kp.fg_integrate(4, &f, &bad, d0, 1e-3, 1, &o), "G[3]");
-    expect_invalid(kp.fg_integrate(usize::MAX / 2, &f, &g, d0, 1e-3, 1, &o), "too large");
+    expect_invalid(
+        kp.fg_integrate(usize::MAX / 2, &f, &g, d0, 1e-3, 1, &o),
+        "too large",
+    );
 }
 
 #[test]
@@ -250,7 +289,10 @@ fn gpu_bad_input_is_rejected() {
     let gpu = kp.gpu().unwrap();
     // Far more than the registers of a full wave hold: no cooperative plan.
     let huge = 1usize << 34;
-    expect_invalid(gpu.fg_plan::<f32>(huge, &opts(FgPath::Cooperative)), "launches path");
+    expect_invalid(
+        gpu.fg_plan::<f32>(huge, &opts(FgPath::Cooperative)),
+        "launches path",
+    );
     assert!(matches!(
         gpu.fg_plan::<f32>(huge, &FgOptions::default()).unwrap(),
         FgPlan::Launches { .. }
@@ -264,7 +306,10 @@ fn gpu_chunk_is_the_kernel_block() {
     };
     for info in kp.gpu().unwrap().kernel_infos() {
         if info.name.starts_with("fg_cooperative") || info.name.starts_with("fg_step") {
-            assert_eq!(info.max_threads_per_block as usize, kernpack::reference::fg::CHUNK);
+            assert_eq!(
+                info.max_threads_per_block as usize,
+                kernpack::reference::fg::CHUNK
+            );
         }
     }
 }
@@ -288,7 +333,17 @@ fn device_run<T: Float>(
     let mut dd = stream
         .clone_htod(&vec![T::from_f64(f64::NAN); 2 * (steps + 1)])
         .unwrap();
-    gpu.fg_integrate_device(stream, n, &mut df, &mut dg, d0, dt, steps, &mut dd, &opts(path))?;
+    gpu.fg_integrate_device(
+        stream,
+        n,
+        &mut df,
+        &mut dg,
+        d0,
+        dt,
+        steps,
+        &mut dd,
+        &opts(path),
+    )?;
     Ok(FgRun {
         delta: complexes(&stream.clone_dtoh(&dd).unwrap()),
         f: complexes(&stream.clone_dtoh(&df).unwrap()),
@@ -308,12 +363,19 @@ fn gpu_runs_are_bitwise_identical_run_to_run_and_path_to_path() {
         let d0 = c(0.7, -0.4);
         // dt N^2 <= 2.3: delta grows by at most ~3x per step, far from overflow.
         let first = device_run(&kp, n, &f, &g, d0, 1e-6, steps, FgPath::Auto).unwrap();
-        assert!(first.delta.iter().all(|d| d.re.is_finite() && d.im.is_finite()));
+        assert!(first
+            .delta
+            .iter()
+            .all(|d| d.re.is_finite() && d.im.is_finite()));
         for path in [FgPath::Auto, FgPath::Launches] {
             let again = device_run(&kp, n, &f, &g, d0, 1e-6, steps, path).unwrap();
             assert!(same_run(&first, &again), "N {n}: {path:?} differs");
         }
-        let plan = kp.gpu().unwrap().fg_plan::<f32>(n * n, &FgOptions::default()).unwrap();
+        let plan = kp
+            .gpu()
+            .unwrap()
+            .fg_plan::<f32>(n * n, &FgOptions::default())
+            .unwrap();
         println!("N {n}: {plan:?}");
     }
 }
@@ -366,12 +428,23 @@ fn gpu_device_call_rejects_bad_lengths_and_changes_nothing() {
 /// Same operations, same order (csrc/fg.cu, src/reference/fg.rs): the GPU
 /// reproduces the CPU bit for bit, in both precisions, for data without
 /// subnormals (the pack flushes f32 subnormals; inputs in [-1, 1] make none).
-fn gpu_matches_cpu_bitwise<T: Float>(kp: &Kernpack, seed: u64, n: usize, steps: usize, dt: f64, path: FgPath) {
+fn gpu_matches_cpu_bitwise<T: Float>(
+    kp: &Kernpack,
+    seed: u64,
+    n: usize,
+    steps: usize,
+    dt: f64,
+    path: FgPath,
+) {
     let (f, g) = random_state::<T>(seed, n * n);
     let d0 = c::<T>(0.25, 0.5);
     let want = cpu().fg_integrate(n, &f, &g, d0, T::from_f64(dt), steps, &FgOptions::default());
     let got = device_run(kp, n, &f, &g, d0, T::from_f64(dt), steps, path).unwrap();
-    assert!(same_run(&got, &want.unwrap()), "N {n}, {steps} steps, {path:?}, {}", T::NAME);
+    assert!(
+        same_run(&got, &want.unwrap()),
+        "N {n}, {steps} steps, {path:?}, {}",
+        T::NAME
+    );
 }
 
 #[test]
@@ -422,11 +495,23 @@ fn gpu_matches_cpu_within_tolerance<T: Float>(
         .max(1.0);
     for (k, (a, b)) in got.delta.iter().zip(&want.delta).enumerate() {
         let tol = 1000.0 * eps * growth.powi(k as i32) * scale.max(abs(*b));
-        prop_assert!(diff(*a, *b) <= tol, "delta[{k}] gpu {a:?} cpu {b:?} tol {tol:e}");
+        prop_assert!(
+            diff(*a, *b) <= tol,
+            "delta[{k}] gpu {a:?} cpu {b:?} tol {tol:e}"
+        );
     }
     let tol = 1000.0 * eps * growth.powi(steps as i32);
-    for (j, (a, b)) in got.f.iter().zip(&want.f).chain(got.g.iter().zip(&want.g)).enumerate() {
-        prop_assert!(diff(*a, *b) <= tol * abs(*b).max(1.0), "state {j}: gpu {a:?} cpu {b:?}");
+    for (j, (a, b)) in got
+        .f
+        .iter()
+        .zip(&want.f)
+        .chain(got.g.iter().zip(&want.g))
+        .enumerate()
+    {
+        prop_assert!(
+            diff(*a, *b) <= tol * abs(*b).max(1.0),
+            "state {j}: gpu {a:?} cpu {b:?}"
+        );
     }
     Ok(())
 }

@@ -64,7 +64,12 @@ pub struct FgRun<T> {
 }
 
 /// Elements N*N, after checking N, dt and delta0 (everything a device call can check).
-pub fn check_scalars<T: Float>(n: usize, delta0: Complex<T>, dt: T, nsteps: usize) -> Result<usize> {
+pub fn check_scalars<T: Float>(
+    n: usize,
+    delta0: Complex<T>,
+    dt: T,
+    nsteps: usize,
+) -> Result<usize> {
     if n == 0 {
         return Err(Error::invalid("N is 0: F and G must be at least 1 x 1"));
     }
@@ -127,6 +132,7 @@ impl Kernpack {
     /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
     /// with step `dt`, on the GPU or the CPU reference. `nsteps = 0` returns
     /// delta = [delta0] and F, G unchanged. Inputs must be finite.
+    #[allow(clippy::too_many_arguments)]
     pub fn fg_integrate<T: Float>(
         &self,
         n: usize,
@@ -334,7 +340,11 @@ impl Gpu {
                 let step = self.kernel(&format!("fg_step_{suffix}"));
                 let finish = self.kernel(&format!("fg_finish_{suffix}"));
                 // nsteps = 0: one step launch over no chunks writes delta[0].
-                let (last, step_chunks) = if nsteps == 0 { (1, 0) } else { (nsteps as i64, chunks) };
+                let (last, step_chunks) = if nsteps == 0 {
+                    (1, 0)
+                } else {
+                    (nsteps as i64, chunks)
+                };
                 for s in 0..last {
                     let mut args = [
                         arg(&f),

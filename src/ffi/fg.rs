@@ -148,7 +148,11 @@ pub unsafe extern "C" fn kp_fg_integrate_c64(
     delta: *mut f32,
     delta_len: usize,
 ) -> kp_status {
-    unsafe { integrate_host(ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len) }
+    unsafe {
+        integrate_host(
+            ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len,
+        )
+    }
 }
 
 /// As `kp_fg_integrate_c64`, in double precision (complex128: interleaved doubles).
@@ -168,7 +172,11 @@ pub unsafe extern "C" fn kp_fg_integrate_c128(
     delta: *mut f64,
     delta_len: usize,
 ) -> kp_status {
-    unsafe { integrate_host(ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len) }
+    unsafe {
+        integrate_host(
+            ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len,
+        )
+    }
 }
 
 /// As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g. CuPy's

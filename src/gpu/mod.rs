@@ -46,8 +46,16 @@ pub const KERNEL_NAMES: &[&str] = &[
     "normalize_f64",
     "normalize_fused_f32",
     "normalize_fused_f64",
-    "fg_cooperative_k1_c64", "fg_cooperative_k2_c64", "fg_cooperative_k4_c64", "fg_step_c64", "fg_finish_c64",
-    "fg_cooperative_k1_c128", "fg_cooperative_k2_c128", "fg_cooperative_k4_c128", "fg_step_c128", "fg_finish_c128",
+    "fg_cooperative_k1_c64",
+    "fg_cooperative_k2_c64",
+    "fg_cooperative_k4_c64",
+    "fg_step_c64",
+    "fg_finish_c64",
+    "fg_cooperative_k1_c128",
+    "fg_cooperative_k2_c128",
+    "fg_cooperative_k4_c128",
+    "fg_step_c128",
+    "fg_finish_c128",
 ];
 
 /// What the driver reports for one kernel on one GPU.
@@ -331,18 +339,7 @@ impl Gpu {
         stream: &CudaStream,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        cu::launch_cooperative_kernel(
-            kernel.func,
-            (kernel.full_grid, 1, 1),
-            (kernel.block, 1, 1),
-            0,
-            stream.cu_stream(),
-            args,
-        )
-        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
+        unsafe { self.launch_cooperative_grid(kernel, kernel.full_grid, stream, args) }
     }
 }
 

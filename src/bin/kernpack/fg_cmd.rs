@@ -151,15 +151,11 @@ fn integrate<T: Float>(
     if let Some(k) = run.delta.iter().position(|d| !d.norm().is_finite()) {
         eprintln!("note: |delta| overflows {} from step {k} on", T::NAME);
     }
-    let rows = run.delta.iter().enumerate().map(|(k, d)| {
-        format!(
-            "{k},{},{},{},{}",
-            k as f64 * p.dt,
-            d.re,
-            d.im,
-            d.norm()
-        )
-    });
+    let rows = run
+        .delta
+        .iter()
+        .enumerate()
+        .map(|(k, d)| format!("{k},{},{},{},{}", k as f64 * p.dt, d.re, d.im, d.norm()));
     write_csv(args.str("out").unwrap_or("-"), "step,t,re,im,abs", rows)?;
     if let Some(path) = args.str("plot") {
         let t = (0..run.delta.len()).map(|k| k as f64 * p.dt).collect();
@@ -221,9 +217,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         stream.clone_htod(interleaved(&f)).map_err(cuda)?,
         stream.clone_htod(interleaved(&g)).map_err(cuda)?,
     );
-    let mut delta = stream
-        .alloc_zeros::<T>(2 * (p.steps + 1))
-        .map_err(cuda)?;
+    let mut delta = stream.alloc_zeros::<T>(2 * (p.steps + 1)).map_err(cuda)?;
     let ctx = gpu.context();
     let start = ctx
         .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
