@@ -252,6 +252,98 @@ enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t 
 enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stream);
 
 /*
+ Integrates the coupled F/G system of seed 001 in single precision (complex64):
+ `nsteps` classic RK4 steps of step `dt` of
+ `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
+ (elementwise, delta held constant within a step), with `delta = sum(F)`
+ after every step.
+
+ `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) floats
+ (`float _Complex` layout): the initial state on entry, the final state on
+ return. `delta`: `delta_len` = `nsteps + 1` complex values (2 floats each)
+ receiving delta[0] = (delta0_re, delta0_im), delta[1], ..., delta[nsteps].
+ `nsteps` = 0 is valid (delta[0] only, state unchanged). N >= 1; `dt`,
+ delta0 and every input value must be finite. Runs on the context's backend;
+ returns when done. Nothing is written on failure. The sum is
+ deterministic: the same inputs give the same bits on every run.
+
+ # Safety
+ `f` and `g` valid for reading and writing 2 N*N floats, `delta` for
+ writing 2 `delta_len` floats (or NULL, which is an error).
+ */
+enum kp_status kp_fg_integrate_c64(const struct kp_context *ctx,
+                                   size_t n,
+                                   float *f,
+                                   float *g,
+                                   float delta0_re,
+                                   float delta0_im,
+                                   float dt,
+                                   size_t nsteps,
+                                   float *delta,
+                                   size_t delta_len);
+
+/*
+ As `kp_fg_integrate_c64`, in double precision (complex128: interleaved doubles).
+
+ # Safety
+ As `kp_fg_integrate_c64`, with doubles.
+ */
+enum kp_status kp_fg_integrate_c128(const struct kp_context *ctx,
+                                    size_t n,
+                                    double *f,
+                                    double *g,
+                                    double delta0_re,
+                                    double delta0_im,
+                                    double dt,
+                                    size_t nsteps,
+                                    double *delta,
+                                    size_t delta_len);
+
+/*
+ As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g. CuPy's
+ `.data.ptr`): `f`, `g` (2 N*N floats each) are integrated in place and
+ `delta` (2 `delta_len` floats, `delta_len` = `nsteps + 1`) receives the
+ history, enqueued on `stream` (0: the default stream) with no
+ synchronisation: wait on the stream before reading. Needs a GPU context.
+ Only N, dt, delta0, lengths and pointers are checked: device data is not
+ inspected, so non-finite values give non-finite results, not an error.
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; `stream` 0 or a CUstream of the
+ GPU's primary context.
+ */
+enum kp_status kp_fg_integrate_device_c64(const struct kp_context *ctx,
+                                          size_t n,
+                                          uint64_t f,
+                                          uint64_t g,
+                                          float delta0_re,
+                                          float delta0_im,
+                                          float dt,
+                                          size_t nsteps,
+                                          uint64_t delta,
+                                          size_t delta_len,
+                                          uint64_t stream);
+
+/*
+ As `kp_fg_integrate_device_c64`, in double precision (interleaved doubles).
+
+ # Safety
+ As `kp_fg_integrate_device_c64`.
+ */
+enum kp_status kp_fg_integrate_device_c128(const struct kp_context *ctx,
+                                           size_t n,
+                                           uint64_t f,
+                                           uint64_t g,
+                                           double delta0_re,
+                                           double delta0_im,
+                                           double dt,
+                                           size_t nsteps,
+                                           uint64_t delta,
+                                           size_t delta_len,
+                                           uint64_t stream);
+
+/*
  Power mode, no floating mean, no precentering.
  */
 struct kp_lombscargle_options kp_lombscargle_options_default(void);

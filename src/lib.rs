@@ -19,6 +19,7 @@ pub mod gpu;
 pub mod plot;
 pub mod reference;
 
+pub use api::fg::{FgOptions, FgPath, FgRun};
 pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 pub use api::lorenz::{Ensemble, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 pub use api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};

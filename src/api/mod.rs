@@ -1,5 +1,6 @@
 //! The safe Rust API: a `Kernpack` handle that runs each kernel family on the
 //! GPU or, without one, on the CPU reference.
+pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;

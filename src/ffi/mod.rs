@@ -10,6 +10,7 @@
 //!   accepts NULL.
 #![allow(non_camel_case_types)]
 
+pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;

@@ -68,6 +68,16 @@ pub const KERNEL_NAMES: &[&str] = &[
     "lorenz05_f64",
     "lorenz96_f32",
     "lorenz96_f64",
+    "fg_cooperative_k1_c64",
+    "fg_cooperative_k2_c64",
+    "fg_cooperative_k4_c64",
+    "fg_step_c64",
+    "fg_finish_c64",
+    "fg_cooperative_k1_c128",
+    "fg_cooperative_k2_c128",
+    "fg_cooperative_k4_c128",
+    "fg_step_c128",
+    "fg_finish_c128",
 ];
 
 /// What the driver reports for one kernel on one GPU.
@@ -351,12 +361,29 @@ impl Gpu {
         stream: &CudaStream,
         args: &mut [*mut c_void],
     ) -> Result<()> {
+        unsafe { self.launch_cooperative_grid(kernel, kernel.full_grid, stream, args) }
+    }
+}
+
+impl Gpu {
+    /// As [`Gpu::launch_cooperative`] with `grid` blocks, at most `kernel.full_grid`
+    /// (all resident at once): for work that needs fewer blocks than a full wave.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; the device must support cooperative launch.
+    pub(crate) unsafe fn launch_cooperative_grid(
+        &self,
+        kernel: &Kernel,
+        grid: u32,
+        stream: &CudaStream,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
         self.ctx
             .bind_to_thread()
             .map_err(|e| Error::cuda("binding the context", e))?;
         cu::launch_cooperative_kernel(
             kernel.func,
-            (kernel.full_grid, 1, 1),
+            (grid.clamp(1, kernel.full_grid), 1, 1),
             (kernel.block, 1, 1),
             0,
             stream.cu_stream(),

@@ -33,6 +33,9 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     if family == "lorenz96" || family == "lorenz05" {
         return lorenz(family, rest);
     }
+    if family == "fg" {
+        return crate::fg_cmd::bench(rest);
+    }
     if family != "lombscargle" {
         return Err(format!(
             "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce, box-filter, normalize-streams, normalize-batched, lorenz96 or lorenz05"

@@ -4,6 +4,7 @@ mod batch_cmd;
 mod bench;
 mod bench_box;
 mod bench_streams;
+mod fg_cmd;
 mod info;
 mod io;
 mod lombscargle_cmd;
@@ -22,6 +23,10 @@ usage:
                                      many series (an id column) in one launch, best period of each
   kernpack lorenz96 [...]            Lorenz 96 ensemble, all members and steps in one launch
   kernpack lorenz05 [...]            Lorenz 2005 Model II / III ensemble (DART's Lorenz 04)
+  kernpack fg [--n N --steps S --dt DT ...]
+                                     the coupled F/G system of seed 001: delta(t) as CSV (kernpack fg --help)
+  kernpack bench fg|lorenz96|lorenz05 [...]
+                                     whole ODE runs timed with CUDA events (bench fg --path both)
   kernpack bench lombscargle|lombscargle-batch|reduce|box-filter [...]
                                      time the kernels with CUDA events
   kernpack bench normalize-streams [--arrays 10 --n 10000000 --streams 1,10]
@@ -54,6 +59,11 @@ fn main() {
             Ok(())
         }
         Some("lorenz05") => lorenz_cmd::lorenz05(&args[1..]),
+        Some("fg") if args.iter().any(|a| a == "--help" || a == "-h") => {
+            println!("{}", fg_cmd::HELP);
+            Ok(())
+        }
+        Some("fg") => fg_cmd::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");

@@ -1,0 +1,409 @@
+//! The coupled F/G system of seed 001 (MODELS.md section 1): `nsteps` RK4
+//! steps of N x N complex F and G, delta = sum(F) after every step, in one
+//! call with no host synchronisation inside the loop.
+//!
+//! Determinism: delta is summed in f64 in a fixed tree that depends on N only
+//! (csrc/fg.cu), so results are bitwise identical run to run, on any GPU and
+//! on both GPU paths; the CPU reference replays the same operations and agrees
+//! bit for bit in f64 (and in f32 unless values are subnormal, which the GPU
+//! flushes to zero).
+use std::ffi::c_void;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtrMut};
+
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::float::{Complex, Float};
+use crate::gpu::{Gpu, Kernel};
+use crate::reference;
+
+/// How the GPU runs the steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FgPath {
+    /// Cooperative when the device supports it and the state fits in registers, else launches.
+    #[default]
+    Auto,
+    /// One cooperative launch for the whole run: the state stays in registers,
+    /// one grid sync per step. An error where unavailable.
+    Cooperative,
+    /// Two launches per step (RK4 + chunk sums, then delta), state in global memory.
+    Launches,
+}
+
+impl FromStr for FgPath {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(FgPath::Auto),
+            "cooperative" | "coop" => Ok(FgPath::Cooperative),
+            "launches" => Ok(FgPath::Launches),
+            other => Err(Error::invalid(format!(
+                "unknown F/G path {other:?}: expected auto, cooperative or launches"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FgOptions {
+    /// GPU only; the CPU backend ignores it.
+    pub path: FgPath,
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FgRun<T> {
+    /// delta[0..=nsteps]; delta[0] is the initial value.
+    pub delta: Vec<Complex<T>>,
+    /// The final F and G, row-major N x N.
+    pub f: Vec<Complex<T>>,
+    pub g: Vec<Complex<T>>,
+}
+
+/// Elements N*N, after checking N, dt and delta0 (everything a device call can check).
+pub fn check_scalars<T: Float>(
+    n: usize,
+    delta0: Complex<T>,
+    dt: T,
+    nsteps: usize,
+) -> Result<usize> {
+    if n == 0 {
+        return Err(Error::invalid("N is 0: F and G must be at least 1 x 1"));
+    }
+    let elements = n
+        .checked_mul(n)
+        .filter(|m| m.checked_mul(4 * std::mem::size_of::<T>()).is_some())
+        .ok_or_else(|| Error::invalid(format!("N = {n} is too large")))?;
+    if !dt.to_f64().is_finite() {
+        return Err(Error::invalid(format!("dt is {dt}: it must be finite")));
+    }
+    if !(delta0.re.to_f64().is_finite() && delta0.im.to_f64().is_finite()) {
+        return Err(Error::invalid(format!(
+            "delta0 is ({}, {}): it must be finite",
+            delta0.re, delta0.im
+        )));
+    }
+    if nsteps >= isize::MAX as usize / (2 * std::mem::size_of::<T>()) {
+        return Err(Error::invalid(format!(
+            "nsteps = {nsteps}: the delta history would not fit in memory"
+        )));
+    }
+    Ok(elements)
+}
+
+fn check_state<T: Float>(name: &str, v: &[Complex<T>], elements: usize, n: usize) -> Result<()> {
+    if v.len() != elements {
+        return Err(Error::invalid(format!(
+            "{name} has {} values, N * N = {n} * {n} = {elements} expected",
+            v.len()
+        )));
+    }
+    if let Some(k) = v
+        .iter()
+        .position(|c| !(c.re.to_f64().is_finite() && c.im.to_f64().is_finite()))
+    {
+        return Err(Error::invalid(format!(
+            "{name}[{k}] = ({}, {}) is not finite",
+            v[k].re, v[k].im
+        )));
+    }
+    Ok(())
+}
+
+/// All checks of a host call.
+pub fn validate<T: Float>(
+    n: usize,
+    f: &[Complex<T>],
+    g: &[Complex<T>],
+    delta0: Complex<T>,
+    dt: T,
+    nsteps: usize,
+) -> Result<usize> {
+    let elements = check_scalars(n, delta0, dt, nsteps)?;
+    check_state("F", f, elements, n)?;
+    check_state("G", g, elements, n)?;
+    Ok(elements)
+}
+
+impl Kernpack {
+    /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
+    /// with step `dt`, on the GPU or the CPU reference. `nsteps = 0` returns
+    /// delta = [delta0] and F, G unchanged. Inputs must be finite.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fg_integrate<T: Float>(
+        &self,
+        n: usize,
+        f: &[Complex<T>],
+        g: &[Complex<T>],
+        delta0: Complex<T>,
+        dt: T,
+        nsteps: usize,
+        opts: &FgOptions,
+    ) -> Result<FgRun<T>> {
+        match self.gpu() {
+            Some(gpu) => gpu.fg_integrate(n, f, g, delta0, dt, nsteps, opts),
+            None => {
+                validate(n, f, g, delta0, dt, nsteps)?;
+                let (mut f, mut g) = (f.to_vec(), g.to_vec());
+                let delta = reference::fg::integrate(&mut f, &mut g, delta0, dt, nsteps);
+                Ok(FgRun { delta, f, g })
+            }
+        }
+    }
+}
+
+/// How a GPU runs one problem: the path, and for the cooperative one the
+/// chunks per block (K) and the blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FgPlan {
+    Cooperative { chunks_per_block: u32, blocks: u32 },
+    Launches { blocks: u32 },
+}
+
+fn complex_suffix<T: Float>() -> &'static str {
+    if T::NAME == "f32" {
+        "c64"
+    } else {
+        "c128"
+    }
+}
+
+/// Chunks per block the cooperative kernels exist for (csrc/fg.cu).
+const COOPERATIVE_K: [u32; 3] = [1, 2, 4];
+
+fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> &Kernel {
+    gpu.kernel(&format!("fg_cooperative_k{k}_{}", complex_suffix::<T>()))
+}
+
+impl Gpu {
+    /// The path this GPU takes for N*N = `elements` with `opts`, or why the
+    /// requested path is unavailable.
+    pub fn fg_plan<T: Float>(&self, elements: usize, opts: &FgOptions) -> Result<FgPlan> {
+        let chunks = elements.div_ceil(reference::fg::CHUNK).max(1) as u64;
+        let cooperative = self
+            .cooperative_launch()
+            .then(|| {
+                COOPERATIVE_K.iter().find_map(|&k| {
+                    let resident = cooperative_kernel::<T>(self, k).full_grid as u64;
+                    (resident * k as u64 >= chunks).then(|| FgPlan::Cooperative {
+                        chunks_per_block: k,
+                        blocks: chunks.div_ceil(k as u64) as u32,
+                    })
+                })
+            })
+            .flatten();
+        let step = self.kernel(&format!("fg_step_{}", complex_suffix::<T>()));
+        let launches = FgPlan::Launches {
+            blocks: step.grid_for(chunks, 1),
+        };
+        match (opts.path, cooperative) {
+            (FgPath::Auto, Some(plan)) | (FgPath::Cooperative, Some(plan)) => Ok(plan),
+            (FgPath::Auto, None) | (FgPath::Launches, _) => Ok(launches),
+            (FgPath::Cooperative, None) => Err(Error::invalid(if self.cooperative_launch() {
+                format!(
+                    "the cooperative F/G path keeps at most {} x {} elements in registers on this GPU; \
+                     {elements} need the launches path",
+                    COOPERATIVE_K[COOPERATIVE_K.len() - 1],
+                    cooperative_kernel::<T>(self, COOPERATIVE_K[COOPERATIVE_K.len() - 1]).full_grid
+                        as usize
+                        * reference::fg::CHUNK
+                )
+            } else {
+                "this GPU does not support cooperative launch".to_owned()
+            })),
+        }
+    }
+
+    /// Host slices in, the run out (waits for it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fg_integrate<T: Float>(
+        &self,
+        n: usize,
+        f: &[Complex<T>],
+        g: &[Complex<T>],
+        delta0: Complex<T>,
+        dt: T,
+        nsteps: usize,
+        opts: &FgOptions,
+    ) -> Result<FgRun<T>> {
+        validate(n, f, g, delta0, dt, nsteps)?;
+        let stream = self.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let mut df = stream
+            .clone_htod(interleaved(f))
+            .map_err(cuda("copying F to the GPU"))?;
+        let mut dg = stream
+            .clone_htod(interleaved(g))
+            .map_err(cuda("copying G to the GPU"))?;
+        let mut delta = stream
+            .alloc_zeros::<T>(2 * (nsteps + 1))
+            .map_err(cuda("allocating delta"))?;
+        self.fg_integrate_device(
+            stream, n, &mut df, &mut dg, delta0, dt, nsteps, &mut delta, opts,
+        )?;
+        let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
+            Ok(complexes(
+                &stream.clone_dtoh(v).map_err(cuda("copying results back"))?,
+            ))
+        };
+        Ok(FgRun {
+            delta: back(&delta)?,
+            f: back(&df)?,
+            g: back(&dg)?,
+        })
+    }
+
+    /// Integrates device buffers in place, enqueued on `stream` with no
+    /// synchronisation: `f`, `g` hold N*N complex values as interleaved
+    /// (re, im) `T` (2 N*N values each) and receive the final state; `delta`
+    /// (2 (nsteps + 1) values) receives delta[0..=nsteps]. The device data is
+    /// not inspected: non-finite values propagate into the results.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fg_integrate_device<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        f: &mut impl DevicePtrMut<T>,
+        g: &mut impl DevicePtrMut<T>,
+        delta0: Complex<T>,
+        dt: T,
+        nsteps: usize,
+        delta: &mut impl DevicePtrMut<T>,
+        opts: &FgOptions,
+    ) -> Result<()> {
+        let elements = check_scalars(n, delta0, dt, nsteps)?;
+        check_device_lengths(elements, f.len(), g.len(), nsteps, delta.len())?;
+        let (f_ptr, _f) = f.device_ptr_mut(stream);
+        let (g_ptr, _g) = g.device_ptr_mut(stream);
+        let (d_ptr, _d) = delta.device_ptr_mut(stream);
+        // SAFETY: the pointers come from live buffers of the checked lengths.
+        unsafe { self.fg_integrate_raw(stream, n, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts) }
+    }
+
+    /// The launches on raw device pointers (the C ABI's device path).
+    ///
+    /// # Safety
+    /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
+    /// this GPU, live until the work on `stream` has finished.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn fg_integrate_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        f: CUdeviceptr,
+        g: CUdeviceptr,
+        delta0: Complex<T>,
+        dt: T,
+        nsteps: usize,
+        delta: CUdeviceptr,
+        opts: &FgOptions,
+    ) -> Result<()> {
+        let elements = check_scalars(n, delta0, dt, nsteps)?;
+        let plan = self.fg_plan::<T>(elements, opts)?;
+        let chunks = elements.div_ceil(reference::fg::CHUNK) as i64;
+        // Chunk sums: two halves for the cooperative path (double buffered).
+        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
+        let mut partials = stream
+            .alloc::<f64>(2 * 2 * chunks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (p_ptr, _p) = partials.device_ptr_mut(stream);
+        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
+        let i64_arg = |v: &i64| v as *const i64 as *mut c_void;
+        let f64_arg = |v: &f64| v as *const f64 as *mut c_void;
+        let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
+        let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
+        let suffix = complex_suffix::<T>();
+        match plan {
+            FgPlan::Cooperative {
+                chunks_per_block,
+                blocks,
+            } => {
+                let kernel = cooperative_kernel::<T>(self, chunks_per_block);
+                let mut args = [
+                    arg(&f),
+                    arg(&g),
+                    i64_arg(&n_arg),
+                    i64_arg(&chunks),
+                    i64_arg(&steps_arg),
+                    f64_arg(&dt_arg),
+                    f64_arg(&d0_re),
+                    f64_arg(&d0_im),
+                    arg(&delta),
+                    arg(&p_ptr),
+                ];
+                unsafe { self.launch_cooperative_grid(kernel, blocks, stream, &mut args) }
+            }
+            FgPlan::Launches { blocks } => {
+                let step = self.kernel(&format!("fg_step_{suffix}"));
+                let finish = self.kernel(&format!("fg_finish_{suffix}"));
+                // nsteps = 0: one step launch over no chunks writes delta[0].
+                let (last, step_chunks) = if nsteps == 0 {
+                    (1, 0)
+                } else {
+                    (nsteps as i64, chunks)
+                };
+                for s in 0..last {
+                    let mut args = [
+                        arg(&f),
+                        arg(&g),
+                        i64_arg(&n_arg),
+                        i64_arg(&step_chunks),
+                        i64_arg(&s),
+                        f64_arg(&dt_arg),
+                        f64_arg(&d0_re),
+                        f64_arg(&d0_im),
+                        arg(&delta),
+                        arg(&p_ptr),
+                    ];
+                    unsafe { self.launch(step, blocks, stream, &mut args) }?;
+                    if nsteps > 0 {
+                        let mut args = [arg(&p_ptr), i64_arg(&chunks), i64_arg(&s), arg(&delta)];
+                        unsafe { self.launch(finish, 1, stream, &mut args) }?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Device lengths in `T` values: F and G 2 N*N each, delta 2 (nsteps + 1).
+pub fn check_device_lengths(
+    elements: usize,
+    f_len: usize,
+    g_len: usize,
+    nsteps: usize,
+    delta_len: usize,
+) -> Result<()> {
+    for (name, len) in [("F", f_len), ("G", g_len)] {
+        if len != 2 * elements {
+            return Err(Error::invalid(format!(
+                "{name} holds {len} values: 2 N*N = {} expected (interleaved re, im)",
+                2 * elements
+            )));
+        }
+    }
+    if delta_len != 2 * (nsteps + 1) {
+        return Err(Error::invalid(format!(
+            "delta holds {delta_len} values: 2 (nsteps + 1) = {} expected",
+            2 * (nsteps + 1)
+        )));
+    }
+    Ok(())
+}
+
+/// The interleaved (re, im) view of complex values.
+pub fn interleaved<T: Float>(c: &[Complex<T>]) -> &[T] {
+    // SAFETY: Complex<T> is #[repr(C)] { re: T, im: T }: two T, no padding.
+    unsafe { std::slice::from_raw_parts(c.as_ptr().cast::<T>(), 2 * c.len()) }
+}
+
+/// Complex values from interleaved (re, im) pairs.
+pub fn complexes<T: Float>(v: &[T]) -> Vec<Complex<T>> {
+    v.chunks_exact(2)
+        .map(|p| Complex { re: p[0], im: p[1] })
+        .collect()
+}
