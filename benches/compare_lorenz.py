@@ -226,13 +226,20 @@ def main():
     ref = numba_l05(z, 100, K05, J05, F05, B05, C05, DT05, w)
     got = kernpack_run(exe, "lorenz05", z, 100)
     err05 = np.abs(got - ref).max() / np.abs(ref).max()
+    # Lorenz 96 over 10 steps only: its rounding differences (the GPU fuses
+    # a*b+c, Numba may not) grow with the chaos, doubling every ~0.41 time
+    # units, so 100 steps (5 units) amplify them ~2^12 = 4000x (measured
+    # 2.6e-10 on the H100), 10 steps (0.5 units) only ~2.3x: ~1e-13 expected,
+    # 1e-11 flags a real difference. Model III's doubling time is longer and
+    # its first 0.1 units barely amplify (measured 8e-15 over 100 steps).
+    L96_STEPS = 10
     z96 = initial(64, N96, F96)
-    ref96 = numba_l96(z96, 100, F96, DT96)
-    got96 = kernpack_run(exe, "lorenz96", z96, 100)
+    ref96 = numba_l96(z96, L96_STEPS, F96, DT96)
+    got96 = kernpack_run(exe, "lorenz96", z96, L96_STEPS)
     err96 = np.abs(got96 - ref96).max() / np.abs(ref96).max()
     print(f"agreement, kernpack vs Numba (max |diff| / max |z|, f64): "
-          f"Model III 8 x 100 steps {err05:.2e}, Lorenz 96 64 x 100 steps {err96:.2e}")
-    ok = err05 < 1e-10 and err96 < 1e-10
+          f"Model III 8 x 100 steps {err05:.2e}, Lorenz 96 64 x {L96_STEPS} steps {err96:.2e}")
+    ok = err05 < 1e-10 and err96 < 1e-11
 
     rows = []
     cases = [

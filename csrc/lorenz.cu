@@ -199,6 +199,211 @@ __device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 }
 
 // ---------------------------------------------------------------------------
+// Model III specialised for compile-time K and J (DART's K = 32, J = 12), for
+// N <= L05_FIXED_SITES. Same phases, barriers and per-site summation order as
+// l05_run; what changes is how the operands reach the FMAs:
+//
+// * Register blocking: thread t owns the P adjacent sites i0 = P t .. i0+P-1
+//   and walks each stencil once along a diagonal: a value loaded for offset o
+//   feeds the term of every owned site whose window holds o. Per site the
+//   terms still come in the MODELS.md order (first end term, j ascending, last
+//   end term); only the sites' chains are interleaved. Shared loads per site
+//   drop from ~2K+2J+... to about (2J+P)/P + ... (see the phase comments).
+// * Phased layout: an array element at extended index x lives in plane x % P
+//   at position x / P. The warp's lanes read P-strided sites, i.e. consecutive
+//   words of one plane: conflict-free (2 wavefronts per f64 warp load), where
+//   a natural layout would cost P times as many.
+// * Halos: every array is stored with copies of the sites near the ends
+//   (written by the owner of the site when the phase writes it, before the
+//   barrier), so stencils read linear indices: no wrap in the inner loops, and
+//   every address is the thread's base plus an immediate.
+// * z and the RK4 increment stay in registers (only their owner reads them);
+//   the weights come as a kernel parameter (constant bank operands of the FMAs).
+constexpr int L05_FIXED_SITES = 1024;
+
+template <typename T, int L> struct Weights {
+    T w[L];
+};
+
+template <typename T, int P, int K, int J> struct Fixed {
+    static_assert(P == 1 || P == 2 || P == 4 || P == 8, "P: a power of two");
+    static_assert(K % 2 == 0 && K > 0 && J > 0, "K even, J >= 1");
+    static constexpr int BLOCK = L05_FIXED_SITES / P;
+    static constexpr int H = K / 2, L = 2 * J + 1;
+    // Halo reach of each array (sites read left / right of the reading site).
+    static constexpr int S_LEFT = J, S_RIGHT = J;                   // phase 1
+    static constexpr int X_LEFT = H > 1 ? H : 1, X_RIGHT = K + H;   // phases 2, 3, 4
+    static constexpr int Y_LEFT = 2, Y_RIGHT = 1;                   // phase 4
+    static constexpr int W_LEFT = 2 * K, W_RIGHT = 0;               // phase 3
+    // Extended index x = LEFT + site. LEFT covers the widest left reach and is
+    // a multiple of P (so site i0 + c is in plane c mod P); RIGHT covers the
+    // widest right reach from the last owned site, which may be up to P - 1
+    // past N - 1 (such sites are computed from garbage and never stored).
+    static constexpr int LEFT = (W_LEFT + P - 1) / P * P;
+    static constexpr int RIGHT = (X_RIGHT > S_RIGHT ? X_RIGHT : S_RIGHT) + P - 1;
+    static_assert(LEFT >= S_LEFT && LEFT >= X_LEFT && LEFT >= Y_LEFT, "LEFT covers every reach");
+    static constexpr int PLANE = (LEFT + L05_FIXED_SITES + RIGHT + P - 1) / P;
+    static constexpr int ARRAY = P * PLANE;
+    enum Array { S = 0, X = 1, Y = 2, W = 3 };
+    static constexpr int ARRAYS = 4;
+
+    // The element at site i0 + c of array a, from mine = smem + threadIdx.x:
+    // with unrolled loops c is a constant and this is one load at an immediate.
+    __device__ __forceinline__ static T& at(T* mine, int a, int c) {
+        const int r = ((c % P) + P) % P;
+        return mine[a * ARRAY + r * PLANE + LEFT / P + (c - r) / P];
+    }
+    // Site i of array a, at extended index x (runtime; halo copies only).
+    __device__ __forceinline__ static T& at_x(T* smem, int a, int x) {
+        return smem[a * ARRAY + (x % P) * PLANE + x / P];
+    }
+    // Owned site i0 + q gets v, and so do its halo copies within the reach.
+    __device__ __forceinline__ static void put(T* smem, T* mine, int a, int q, int i, int n, int left,
+                                               int right, T v) {
+        at(mine, a, q) = v;
+        if (i < right) at_x(smem, a, LEFT + i + n) = v;
+        if (i >= n - left) at_x(smem, a, LEFT + i - n) = v;
+    }
+};
+
+// x / K: a multiply when K is a power of two (exact scaling, so the same
+// correctly rounded result as the division), else the Divisor.
+template <typename T, int K> __device__ __forceinline__ T div_k(T x, const Divisor<T>& byK) {
+    if constexpr ((K & (K - 1)) == 0) {
+        return x * (T(1) / T(K));
+    } else {
+        return byK(x);
+    }
+}
+
+template <typename T, int P, int K, int J>
+__device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
+                              int64_t members, int n, const Weights<T, 2 * J + 1> weights, double forcing,
+                              double b_, double c_, double dt_, int64_t steps, int64_t every) {
+    using F_ = Fixed<T, P, K, J>;
+    constexpr int H = F_::H, L = F_::L;
+    constexpr int S = F_::S, X = F_::X, Y = F_::Y, W = F_::W;
+    __shared__ T smem[F_::ARRAYS * F_::ARRAY];
+    T* mine = smem + threadIdx.x;
+    const int i0 = P * (int)threadIdx.x;
+    // Threads past N only meet the barriers.
+    const bool active = i0 < n;
+
+    const T F = T(forcing), b = T(b_), c = T(c_), dt = T(dt_), b2 = b * b;
+    const Divisor<T> by3{T(3)}, by6{T(6)}, byK{T(K)};
+
+    for (int64_t member = blockIdx.x; member < members; member += gridDim.x) {
+        T z[P], inc[P];
+        const T* start = z0 + member * n;
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            const int i = i0 + q;
+            inc[q] = T(0);
+            z[q] = i < n ? start[i] : T(0);
+            if (i < n) {
+                F_::put(smem, mine, S, q, i, n, F_::S_LEFT, F_::S_RIGHT, z[q]);
+                if (traj) traj[member * n + i] = z[q];
+            }
+        }
+        __syncthreads();
+        int64_t until_frame = every;
+        for (int64_t step = 0; step < steps; ++step) {
+            for (int stage = 0; stage < 4; ++stage) {
+                // Phase 1: X_i = sum_m w[m] s[i + J - m], Y = s - X. The offsets
+                // o = J + P - 1 down to -J (2J + P loads for P sites); site q
+                // takes tap m = q + J - o, so m ascends as o descends.
+                if (active) {
+                    T acc[P];
+#pragma unroll
+                    for (int q = 0; q < P; ++q) acc[q] = T(0);
+#pragma unroll
+                    for (int o = J + P - 1; o >= -J; --o) {
+                        const T v = F_::at(mine, S, o);
+#pragma unroll
+                        for (int q = 0; q < P; ++q) {
+                            const int m = q + J - o;
+                            if (m >= 0 && m < L) acc[q] = fma(weights.w[m], v, acc[q]);
+                        }
+                    }
+#pragma unroll
+                    for (int q = 0; q < P; ++q) {
+                        const int i = i0 + q;
+                        if (i < n) {
+                            F_::put(smem, mine, X, q, i, n, F_::X_LEFT, F_::X_RIGHT, acc[q]);
+                            F_::put(smem, mine, Y, q, i, n, F_::Y_LEFT, F_::Y_RIGHT, F_::at(mine, S, q) - acc[q]);
+                        }
+                    }
+                }
+                __syncthreads();
+                // Phase 2: W_i = (X[i+H]/2 + sum_{j=-H+1}^{H-1} X[i-j] + X[i-H]/2) / K,
+                // offsets H + P - 1 down to -H: 2H + P loads for P sites.
+                if (active) {
+                    T acc[P];
+#pragma unroll
+                    for (int o = H + P - 1; o >= -H; --o) {
+                        const T v = F_::at(mine, X, o);
+#pragma unroll
+                        for (int q = 0; q < P; ++q) {
+                            const int j = o - q;  // X[i + j]: j = H first, -H last
+                            if (j == H) acc[q] = v * T(0.5);
+                            else if (j == -H) acc[q] = acc[q] + v * T(0.5);
+                            else if (j > -H && j < H) acc[q] = acc[q] + v;
+                        }
+                    }
+#pragma unroll
+                    for (int q = 0; q < P; ++q) {
+                        const int i = i0 + q;
+                        if (i < n) F_::put(smem, mine, W, q, i, n, F_::W_LEFT, F_::W_RIGHT, div_k<T, K>(acc[q], byK));
+                    }
+                }
+                __syncthreads();
+                // Phases 3 and 4. The bracket's terms W[i-K+j] X[i+K+j], j = -H..H,
+                // along the diagonal d = q + j = -H .. H + P - 1: 2 (2H + P) loads
+                // for P sites, each site's j ascending.
+                if (active) {
+                    T acc[P];
+#pragma unroll
+                    for (int d = -H; d <= H + P - 1; ++d) {
+                        const T wv = F_::at(mine, W, d - K), xv = F_::at(mine, X, d + K);
+#pragma unroll
+                        for (int q = 0; q < P; ++q) {
+                            const int j = d - q;
+                            if (j == -H) acc[q] = wv * xv * T(0.5);
+                            else if (j == H) acc[q] = acc[q] + wv * xv * T(0.5);
+                            else if (j > -H && j < H) acc[q] = fma(wv, xv, acc[q]);
+                        }
+                    }
+#pragma unroll
+                    for (int q = 0; q < P; ++q) {
+                        const T xx = -F_::at(mine, W, q - 2 * K) * F_::at(mine, W, q - K) + div_k<T, K>(acc[q], byK);
+                        const T ym2 = F_::at(mine, Y, q - 2), ym1 = F_::at(mine, Y, q - 1), yi = F_::at(mine, Y, q),
+                                yp1 = F_::at(mine, Y, q + 1);
+                        const T xm1 = F_::at(mine, X, q - 1), xi = F_::at(mine, X, q), xp1 = F_::at(mine, X, q + 1);
+                        const T dz = xx + b2 * (-ym2 * ym1 + ym1 * yp1) + c * (-ym2 * xm1 + ym1 * xp1) - xi - b * yi + F;
+                        const T next = rk4_stage(stage, dt * dz, z[q], inc[q], by3, by6);
+                        const int i = i0 + q;
+                        if (i < n) F_::put(smem, mine, S, q, i, n, F_::S_LEFT, F_::S_RIGHT, next);
+                    }
+                }
+                __syncthreads();
+            }
+            if (traj && --until_frame == 0) {
+                until_frame = every;
+                T* frame = traj + ((step + 1) / every) * members * n + member * n;
+#pragma unroll
+                for (int q = 0; q < P; ++q)
+                    if (i0 + q < n) frame[i0 + q] = z[q];
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < P; ++q)
+            if (i0 + q < n) out[member * n + i0 + q] = z[q];
+        // The next member's first writes (s) come after no read of s by
+        // another thread: the last stage's barrier ordered them.
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Lorenz 96: dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F.
 //
 // A member has few points (N = 40 by default) and ~10 flops per point and
@@ -304,3 +509,22 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 
 KP_LORENZ_ENTRY_POINTS(float, f32)
 KP_LORENZ_ENTRY_POINTS(double, f64)
+
+// Model III with K and J fixed at compile time, P sites per thread: one entry
+// point per (K, J, P, T), since the loader reads each block size from its
+// __launch_bounds__. Two resident blocks per SM are asked for, so that with
+// more members than SMs one member's barrier waits overlap another's work.
+#define KP_LORENZ05_FIXED(T, SUFFIX, K, J, P)                                                          \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::Fixed<T, P, K, J>::BLOCK, 2)              \
+        lorenz05_k##K##j##J##_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n,      \
+                                              kp::lorenz::Weights<T, 2 * J + 1> weights, double forcing, \
+                                              double b, double c, double dt, int64_t steps,             \
+                                              int64_t every) {                                          \
+        kp::lorenz::l05_fixed_run<T, P, K, J>(z0, out, traj, members, n, weights, forcing, b, c, dt,    \
+                                              steps, every);                                            \
+    }
+
+KP_LORENZ05_FIXED(float, f32, 32, 12, 2)
+KP_LORENZ05_FIXED(float, f32, 32, 12, 4)
+KP_LORENZ05_FIXED(double, f64, 32, 12, 2)
+KP_LORENZ05_FIXED(double, f64, 32, 12, 4)

@@ -458,22 +458,36 @@ fn check_device<T: Float>(
     Ok(())
 }
 
+/// `sites_per_thread`: None lets the library pick the kernel, Some(1) forces
+/// the generic one, Some(2 | 4) a specialised one (DART's K and J only).
 fn check_l05<T: Float>(
     gpu: &Gpu,
     p: &Lorenz05Params,
     z: &[f64],
     steps: u64,
     every: u64,
+    sites_per_thread: Option<usize>,
 ) -> Result<(), TestCaseError> {
     let want = reference::lorenz05(p, z, steps, every, None);
     check_device::<T>(
         gpu,
-        &format!("{p:?}"),
+        &format!("{p:?} sites_per_thread {sites_per_thread:?}"),
         z,
         steps,
         every,
         want,
-        |d_in, out, traj| gpu.lorenz05_device(gpu.stream(), p, d_in, out, traj, steps, every),
+        |d_in, out, traj| {
+            gpu.lorenz05_device(
+                gpu.stream(),
+                p,
+                d_in,
+                out,
+                traj,
+                steps,
+                every,
+                sites_per_thread,
+            )
+        },
     )
 }
 
@@ -513,16 +527,26 @@ fn l05_case<T: Float>(
     } else {
         Lorenz05Model::II
     };
+    // One case in 5 has DART's K and J, which the specialised kernels cover
+    // (Model III; N drawn around the default, up to their 1024-site limit,
+    // also N not a multiple of the sites per thread, to exercise partly
+    // filled threads); the others small random K, J, N: the generic kernel.
     let p = if seed % 5 == 0 {
         Lorenz05Params {
             model,
+            n: [960, 1024, 65, 66, 301, 999][(seed / 5 % 6) as usize],
             ..Default::default()
         }
     } else {
         small_l05(&mut rng, model)
     };
     let z = l05_states(&p, members, &mut rng);
-    check_l05::<T>(&gpu, &p, &z, steps, every.min(steps))
+    let sites = if p.has_fixed_kernel() {
+        [None, Some(1), Some(2), Some(4)][(seed / 30 % 4) as usize]
+    } else {
+        None
+    };
+    check_l05::<T>(&gpu, &p, &z, steps, every.min(steps), sites)
 }
 
 fn l96_case<T: Float>(
@@ -629,16 +653,32 @@ fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
         .iter()
         .fold(0.0f64, |m, v| m.max((v - p.forcing).abs()));
     assert!(drift < 1e-10, "dZ = 0 at Z == F, yet Z moved by {drift}");
-    // DART's start, 40 members x 10 steps, in one launch, f64 and f32.
+    // DART's defaults, 40 members x 10 steps, in one launch, f64 and f32,
+    // on every kernel: the one picked (specialised), the generic one, and
+    // both specialised block shapes. More members than blocks resident at
+    // once (1000) on the default kernel: blocks take members in turn.
     let mut rng = Rng(41);
     let z = l05_states(&p, 40, &mut rng);
-    check_l05::<f64>(&gpu, &p, &z, 10, 5).unwrap();
-    check_l05::<f32>(&gpu, &p, &z, 10, 0).unwrap();
+    for sites in [None, Some(1), Some(2), Some(4)] {
+        check_l05::<f64>(&gpu, &p, &z, 10, 5, sites).unwrap();
+        check_l05::<f32>(&gpu, &p, &z, 10, 0, sites).unwrap();
+    }
+    let many = l05_states(&p, 1000, &mut rng);
+    check_l05::<f64>(&gpu, &p, &many, 3, 0, None).unwrap();
+    // Off the specialisation: Model II, and Model III with J = 10 or K = 30.
     let p2 = Lorenz05Params {
         model: Lorenz05Model::II,
         ..p
     };
-    check_l05::<f64>(&gpu, &p2, &z, 10, 0).unwrap();
+    check_l05::<f64>(&gpu, &p2, &z, 10, 0, None).unwrap();
+    for off in [Lorenz05Params { j: 10, ..p }, Lorenz05Params { k: 30, ..p }] {
+        assert!(!off.has_fixed_kernel());
+        check_l05::<f64>(&gpu, &off, &z, 10, 0, None).unwrap();
+    }
+    // N above the specialised kernels' 1024 sites: the generic kernel.
+    let wide = Lorenz05Params { n: 1500, ..p };
+    assert!(!wide.has_fixed_kernel());
+    check_l05::<f64>(&gpu, &wide, &l05_states(&wide, 3, &mut rng), 10, 0, None).unwrap();
     // Lorenz 96, many members packed per block, defaults.
     let p96 = Lorenz96Params::default();
     let z96 = l96_states(p96.n, 1000, &mut rng);
@@ -659,14 +699,29 @@ fn gpu_rejects_bad_buffers_and_sizes() {
         .unwrap();
     let mut short = poisoned::<f64>(&gpu, p.n - 1);
     let err = gpu
-        .lorenz05_device(stream, &p, &z, &mut short, None, 1, 0)
+        .lorenz05_device(stream, &p, &z, &mut short, None, 1, 0, None)
         .unwrap_err();
     assert!(err.to_string().contains("out holds"), "{err}");
     let mut out = poisoned::<f64>(&gpu, p.n);
     let err = gpu
-        .lorenz05_device(stream, &p, &z, &mut out, None, 4, 2)
+        .lorenz05_device(stream, &p, &z, &mut out, None, 4, 2, None)
         .unwrap_err();
     assert!(err.to_string().contains("trajectory buffer"), "{err}");
+    // A specialised kernel asked for where none covers the parameters.
+    let mut out2 = poisoned::<f64>(&gpu, p.n);
+    let off = Lorenz05Params { j: 11, ..p };
+    let err = gpu
+        .lorenz05_device(stream, &off, &z, &mut out2, None, 1, 0, Some(4))
+        .unwrap_err();
+    assert!(err.to_string().contains("specialised"), "{err}");
+    let err = gpu
+        .lorenz05_device(stream, &p, &z, &mut out2, None, 1, 0, Some(3))
+        .unwrap_err();
+    assert!(err.to_string().contains("sites_per_thread = 3"), "{err}");
+    assert!(
+        stream.clone_dtoh(&out2).unwrap().iter().all(|v| v.is_nan()),
+        "output written on failure"
+    );
     // More shared memory than any GPU has: a clear error, not a launch failure.
     let huge = Lorenz05Params { n: 100_000, ..p };
     let zh = dart_initial_state(huge.n, 15.0);

@@ -180,7 +180,18 @@ impl Lorenz05Params {
         Ok(())
     }
 
-    /// Dynamic shared memory of one member block of the `T` kernel (see csrc/lorenz.cu).
+    /// Whether the specialised Model III kernel (`l05_fixed_run` of
+    /// csrc/lorenz.cu) covers these parameters: Model III with a compiled
+    /// (K, J) pair and N <= [`L05_FIXED_SITES`].
+    pub fn has_fixed_kernel(&self) -> bool {
+        self.model == Lorenz05Model::III
+            && L05_FIXED_KJ.contains(&(self.k, self.j))
+            && self.n <= L05_FIXED_SITES
+    }
+
+    /// Dynamic shared memory of one member block of the generic `T` kernel
+    /// (`l05_run` of csrc/lorenz.cu); the specialised kernels use a fixed
+    /// static allocation (< 48 KB) instead.
     pub fn shared_bytes<T: Float>(&self) -> usize {
         let values = match self.model {
             Lorenz05Model::III => 2 * self.j + 1 + 6 * self.n,
@@ -552,7 +563,7 @@ impl Gpu {
             every,
             |stream, buffers, members| {
                 // SAFETY: the buffers were just allocated with the checked lengths.
-                unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every) }
+                unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every, None) }
             },
         )
     }
@@ -592,6 +603,11 @@ impl Gpu {
     }
 
     /// Lorenz 2005 on device buffers; as [`Gpu::lorenz96_device`].
+    /// `sites_per_thread`: None picks the kernel (a specialised one where it
+    /// covers `p`); Some(1) the generic kernel; Some(2) or Some(4) a
+    /// specialised one with that many sites per thread (an error where none
+    /// covers `p`). A bench and test knob: every choice gives the same result
+    /// to the tolerance of the tests.
     #[allow(clippy::too_many_arguments)]
     pub fn lorenz05_device<T: Float>(
         &self,
@@ -602,8 +618,9 @@ impl Gpu {
         trajectory: Option<&mut CudaSlice<T>>,
         steps: u64,
         every: u64,
+        sites_per_thread: Option<usize>,
     ) -> Result<()> {
-        self.check_lorenz05::<T>(p)?;
+        self.lorenz05_plan::<T>(p, sites_per_thread)?;
         device_buffers(
             stream,
             p.n,
@@ -614,14 +631,50 @@ impl Gpu {
             trajectory,
             |b, members| {
                 // SAFETY: pointers from live buffers of the checked lengths.
-                unsafe { self.lorenz05_raw::<T>(stream, p, b, members, steps, every) }
+                unsafe {
+                    self.lorenz05_raw::<T>(stream, p, b, members, steps, every, sites_per_thread)
+                }
             },
         )
     }
 
     /// Parameters, and the member block's arrays against this GPU's shared memory.
     pub(crate) fn check_lorenz05<T: Float>(&self, p: &Lorenz05Params) -> Result<()> {
+        self.lorenz05_plan::<T>(p, None).map(|_| ())
+    }
+
+    /// The kernel for `p`: `sites_per_thread` None picks a specialised one
+    /// when it covers `p` (see [`Lorenz05Params::has_fixed_kernel`]), the
+    /// generic one otherwise; Some(1) forces the generic kernel, Some(P) the
+    /// specialised one with P sites per thread (a bench and test knob).
+    fn lorenz05_plan<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        sites_per_thread: Option<usize>,
+    ) -> Result<L05Plan> {
         p.validate()?;
+        let fixed = |sites: usize| L05Plan {
+            name: format!("lorenz05_k{}j{}_p{sites}_{}", p.k, p.j, T::NAME),
+            sites_per_thread: sites,
+            shared: 0,
+        };
+        match sites_per_thread {
+            None if p.has_fixed_kernel() => return Ok(fixed(L05_SITES_PER_THREAD[0])),
+            None | Some(1) => {}
+            Some(sites) if L05_SITES_PER_THREAD.contains(&sites) => {
+                if !p.has_fixed_kernel() {
+                    return Err(Error::invalid(format!(
+                        "sites_per_thread = {sites} needs the specialised Model III kernel: \
+                         (K, J) one of {L05_FIXED_KJ:?} and N <= {L05_FIXED_SITES}, got {:?} K = {}, J = {}, N = {}",
+                        p.model, p.k, p.j, p.n
+                    )));
+                }
+                return Ok(fixed(sites));
+            }
+            Some(sites) => return Err(Error::invalid(format!(
+                "sites_per_thread = {sites}: 1 (generic kernel) or one of {L05_SITES_PER_THREAD:?}"
+            ))),
+        }
         let need = p.shared_bytes::<T>();
         let limit = self.max_shared_per_block_optin()?;
         if need > limit {
@@ -631,7 +684,11 @@ impl Gpu {
                 T::NAME
             )));
         }
-        Ok(())
+        Ok(L05Plan {
+            name: format!("lorenz05_{}", T::NAME),
+            sites_per_thread: 1,
+            shared: need,
+        })
     }
 
     /// Members per block of the Lorenz 96 kernel: a block holds up to
@@ -698,9 +755,11 @@ impl Gpu {
     }
 
     /// Lorenz 2005 on raw device pointers: one block per member.
+    /// `sites_per_thread`: None picks the kernel, else as in
+    /// [`Gpu::lorenz05_device`].
     ///
     /// # Safety
-    /// As [`Gpu::lorenz96_raw`]; `p` validated against this GPU's shared memory.
+    /// As [`Gpu::lorenz96_raw`]; `p` validated.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn lorenz05_raw<T: Float>(
         &self,
@@ -710,8 +769,36 @@ impl Gpu {
         members: usize,
         steps: u64,
         every: u64,
+        sites_per_thread: Option<usize>,
     ) -> Result<()> {
-        let kernel = self.kernel(&format!("lorenz05_{}", T::NAME));
+        let plan = self.lorenz05_plan::<T>(p, sites_per_thread)?;
+        let kernel = self.kernel(&plan.name);
+        let traj = buffers.trajectory.unwrap_or(0);
+        let members_arg = members as i64;
+        let n_arg = p.n as i32;
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let grid = members.min(i32::MAX as usize) as u32;
+        if plan.sites_per_thread > 1 {
+            let (_, _, w) = reference::lorenz::model3_weights(p.j);
+            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
+                w: std::array::from_fn(|m| T::from_f64(w[m])),
+            };
+            let mut args = [
+                arg(&buffers.initial),
+                arg(&buffers.out),
+                arg(&traj),
+                arg(&members_arg),
+                arg(&n_arg),
+                arg(&weights),
+                arg(&p.forcing),
+                arg(&p.b),
+                arg(&p.c),
+                arg(&p.dt),
+                arg(&steps_arg),
+                arg(&every_arg),
+            ];
+            return unsafe { self.launch(kernel, grid, stream, &mut args) };
+        }
         let (alpha, beta) = match p.model {
             Lorenz05Model::III => {
                 let (a, b, _) = reference::lorenz::model3_weights(p.j);
@@ -719,11 +806,7 @@ impl Gpu {
             }
             Lorenz05Model::II => (0.0, 0.0),
         };
-        let traj = buffers.trajectory.unwrap_or(0);
-        let members_arg = members as i64;
-        let (n_arg, k_arg, j_arg, model_arg) =
-            (p.n as i32, p.k as i32, p.j as i32, p.model.number());
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
         let mut args = [
             arg(&buffers.initial),
             arg(&buffers.out),
@@ -742,9 +825,7 @@ impl Gpu {
             arg(&steps_arg),
             arg(&every_arg),
         ];
-        let grid = members.min(i32::MAX as usize) as u32;
-        let shared = p.shared_bytes::<T>() as u32;
-        unsafe { self.launch_with_shared(kernel, grid, stream, shared, &mut args) }
+        unsafe { self.launch_with_shared(kernel, grid, stream, plan.shared as u32, &mut args) }
     }
 
     /// Host slices in, window sums out (waits for the result).
@@ -820,3 +901,35 @@ impl Gpu {
 
 /// Sites one Lorenz 96 block holds: `L96_POINTS * L96_BLOCK` of csrc/lorenz.cu.
 pub const L96_CAPACITY: usize = 8 * 256;
+
+/// Most sites of a specialised Model III kernel: `L05_FIXED_SITES` of csrc/lorenz.cu.
+pub const L05_FIXED_SITES: usize = 1024;
+/// The (K, J) pairs with specialised Model III kernels (csrc/lorenz.cu
+/// `KP_LORENZ05_FIXED` lines): DART's defaults.
+pub const L05_FIXED_KJ: &[(usize, usize)] = &[(32, 12)];
+/// Sites per thread of the specialised kernels, the first the default: 4
+/// loads the fewest shared values per site ((2J + P) / P for the smoothing);
+/// 2 keeps twice the warps per member, for a bench to compare.
+pub const L05_SITES_PER_THREAD: &[usize] = &[4, 2];
+
+/// 2J + 1 of the compiled pairs: every pair so far has J = 12 (a second J
+/// needs a launch per weight count).
+const L05_FIXED_WEIGHTS: usize = 25;
+const _: () = assert!(L05_FIXED_KJ.len() == 1 && 2 * L05_FIXED_KJ[0].1 + 1 == L05_FIXED_WEIGHTS);
+
+/// Model III weights as the specialised kernels take them: by value, so they
+/// sit in the constant bank (`kp::lorenz::Weights<T, 2J + 1>`).
+#[repr(C)]
+struct FixedWeights<T, const L: usize> {
+    w: [T; L],
+}
+
+/// The kernel that runs a Lorenz 2005 ensemble.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct L05Plan {
+    name: String,
+    /// 1: the generic kernel; 2 or 4: a specialised one.
+    sites_per_thread: usize,
+    /// Dynamic shared memory per block.
+    shared: usize,
+}

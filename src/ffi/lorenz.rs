@@ -230,7 +230,7 @@ unsafe fn ensemble_device<T: Float>(
             },
             Model::L05(p) => {
                 gpu.check_lorenz05::<T>(&p)?;
-                unsafe { gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every) }
+                unsafe { gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every, None) }
             }
         }?;
         Ok(())

@@ -388,7 +388,8 @@ fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
 /// `kernpack bench lorenz96|lorenz05`: one whole ensemble run (all members,
 /// all steps, one launch) on device buffers, CUDA-event median after warm-up.
 /// `--members-per-block B` (Lorenz 96) overrides the packing, to measure
-/// alternatives (1: a block per member).
+/// alternatives (1: a block per member); `--sites-per-thread P` (Lorenz 2005)
+/// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
 fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     use kernpack::api::lorenz::dart_initial_state;
     use kernpack::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -404,6 +405,7 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
             "k",
             "j",
             "members-per-block",
+            "sites-per-thread",
         ],
         &[],
     )?;
@@ -429,6 +431,7 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     let steps: u64 = args.get_or("steps", 1000)?;
     let reps: usize = args.get_or("reps", 10)?;
     let mpb: Option<usize> = args.get("members-per-block")?;
+    let spt: Option<usize> = args.get("sites-per-thread")?;
     let mut rng = Uniform::new(1);
     let base = dart_initial_state(n, forcing);
     let initial: Vec<f64> = (0..members)
@@ -438,6 +441,7 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
                 .collect::<Vec<_>>()
         })
         .collect();
+    #[allow(clippy::too_many_arguments)]
     fn go<T: Float>(
         l96: bool,
         p96: &Lorenz96Params,
@@ -446,6 +450,7 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         steps: u64,
         reps: usize,
         mpb: Option<usize>,
+        spt: Option<usize>,
     ) -> Result<f64, String> {
         let cuda = |e: cudarc::driver::DriverError| e.to_string();
         let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
@@ -458,7 +463,7 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
             if l96 {
                 gpu.lorenz96_device(stream, p96, &d_in, &mut out, None, steps, 0, mpb)
             } else {
-                gpu.lorenz05_device(stream, p05, &d_in, &mut out, None, steps, 0)
+                gpu.lorenz05_device(stream, p05, &d_in, &mut out, None, steps, 0, spt)
             }
         };
         run().map_err(|e| e.to_string())?;
@@ -471,8 +476,8 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     }
     let dtype = args.str("dtype").unwrap_or("f64");
     let median = match dtype {
-        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb),
-        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb),
+        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt),
+        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt),
         other => Err(format!("--dtype {other:?}: expected f32 or f64")),
     }?;
     let site_steps = members as f64 * n as f64 * steps as f64;
@@ -482,8 +487,9 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         p05.model.number().to_string()
     };
     println!(
-        "RESULT kernpack {family} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} median_ms={median:.4} ns_per_site_step={:.4}",
+        "RESULT kernpack {family} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
         mpb.map_or("auto".to_owned(), |m| m.to_string()),
+        spt.map_or("auto".to_owned(), |m| m.to_string()),
         median * 1e6 / site_steps
     );
     Ok(())
