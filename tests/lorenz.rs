@@ -373,10 +373,20 @@ fn l05_statistics_and_growth(kp: &Kernpack) {
     );
     let pairs = twins(&spun.final_state[..16 * p.n], p.n, &mut Rng(32));
     let twin = kp.lorenz05(&p, &pairs, 10_000, 100).unwrap();
-    // After the fast small-scale phase the separation doubles every ~0.6-0.7.
-    let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 32, p.n, 0.1, 1e-3, 1e-1);
+    // The RMS separation (pair log-mean) of these twins on the CPU reference:
+    // 1e-6 at t = 0, 1e-3 at 0.5, 1e-1 at 0.9 (the small scales, doubling
+    // every ~0.06), 0.3 at 1.2, 1.5 at 2.8, 3 at 5, saturating near
+    // sqrt(2) std(Z) ~ 6 by t ~ 15. MODELS.md's doubling time of ~0.6-0.7 is
+    // that of the large-scale phase between the two: from 0.3 to 1.5 (5% to
+    // 25% of saturation) it measured 0.69 there, and 0.65 on 16 other pairs
+    // (Rng 41/42); from 0.1 to 2: 0.63 on both. Below 0.1 the small scales,
+    // above 2 the saturation bias it. The band allows the
+    // frame spacing (0.1 per crossing: +-0.09), the spread between sets of
+    // 16 pairs, and the GPU's own realisation (its trajectories part from the
+    // CPU's during the spin-up); the small-scale phase (0.06-0.2) fails it.
+    let doubling = doubling_time(twin.trajectory.as_ref().unwrap(), 32, p.n, 0.1, 0.3, 1.5);
     assert!(
-        (0.3..1.5).contains(&doubling),
+        (0.4..1.1).contains(&doubling),
         "Model III doubling time {doubling}"
     );
 }
