@@ -671,9 +671,11 @@ impl Gpu {
                 }
                 return Ok(fixed(sites));
             }
-            Some(sites) => return Err(Error::invalid(format!(
+            Some(sites) => {
+                return Err(Error::invalid(format!(
                 "sites_per_thread = {sites}: 1 (generic kernel) or one of {L05_SITES_PER_THREAD:?}"
-            ))),
+            )))
+            }
         }
         let need = p.shared_bytes::<T>();
         let limit = self.max_shared_per_block_optin()?;
