@@ -780,27 +780,16 @@ impl Gpu {
         let n_arg = p.n as i32;
         let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
         let grid = members.min(i32::MAX as usize) as u32;
-        if plan.sites_per_thread > 1 {
+        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
+        // steps, every); <model> is the weights by value for a specialised
+        // kernel, (K, J, model, alpha, beta) for the generic one.
+        let fixed_weights = (plan.sites_per_thread > 1).then(|| {
+            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
             let (_, _, w) = reference::lorenz::model3_weights(p.j);
-            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
+            FixedWeights::<T, L05_FIXED_WEIGHTS> {
                 w: std::array::from_fn(|m| T::from_f64(w[m])),
-            };
-            let mut args = [
-                arg(&buffers.initial),
-                arg(&buffers.out),
-                arg(&traj),
-                arg(&members_arg),
-                arg(&n_arg),
-                arg(&weights),
-                arg(&p.forcing),
-                arg(&p.b),
-                arg(&p.c),
-                arg(&p.dt),
-                arg(&steps_arg),
-                arg(&every_arg),
-            ];
-            return unsafe { self.launch(kernel, grid, stream, &mut args) };
-        }
+            }
+        });
         let (alpha, beta) = match p.model {
             Lorenz05Model::III => {
                 let (a, b, _) = reference::lorenz::model3_weights(p.j);
@@ -809,24 +798,32 @@ impl Gpu {
             Lorenz05Model::II => (0.0, 0.0),
         };
         let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
-        let mut args = [
+        let mut args = vec![
             arg(&buffers.initial),
             arg(&buffers.out),
             arg(&traj),
             arg(&members_arg),
             arg(&n_arg),
-            arg(&k_arg),
-            arg(&j_arg),
-            arg(&model_arg),
-            arg(&alpha),
-            arg(&beta),
+        ];
+        if let Some(weights) = &fixed_weights {
+            args.push(arg(weights));
+        } else {
+            args.extend([
+                arg(&k_arg),
+                arg(&j_arg),
+                arg(&model_arg),
+                arg(&alpha),
+                arg(&beta),
+            ]);
+        }
+        args.extend([
             arg(&p.forcing),
             arg(&p.b),
             arg(&p.c),
             arg(&p.dt),
             arg(&steps_arg),
             arg(&every_arg),
-        ];
+        ]);
         unsafe { self.launch_with_shared(kernel, grid, stream, plan.shared as u32, &mut args) }
     }
 
