@@ -67,6 +67,7 @@ unsafe fn parse(
     Ok((layout, opts))
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn box_filter_host<T: Float>(
     ctx: *const kp_context,
     input: *const T,
