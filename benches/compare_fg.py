@@ -26,6 +26,7 @@ import numpy as np
 
 np.row_stack = np.vstack  # NumPy 2.4 removed it; numba-cuda still imports it
 import cupy as cp  # noqa: E402
+from gpu_timing import cuda_time  # noqa: E402 (benches/gpu_timing.py)
 from numba import cuda, vectorize  # noqa: E402
 
 DT = 1e-4
@@ -144,21 +145,6 @@ def cupy_fused(F0, G0, n, delta_i):
     return hist
 
 
-def cuda_time(fn, reps, warm=2):
-    """Median milliseconds of fn() between CUDA events, after warm-up."""
-    for _ in range(warm):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def wall_time(fn, reps, warm=2):

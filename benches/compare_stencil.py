@@ -21,6 +21,7 @@ import numpy as np
 
 np.row_stack = np.vstack  # NumPy 2.4 removed it; numba-cuda still imports it
 import cupy as cp  # noqa: E402
+from gpu_timing import cuda_time  # noqa: E402 (benches/gpu_timing.py)
 import cupyx.scipy.ndimage as cxn  # noqa: E402
 import numba  # noqa: E402
 from numba import cuda  # noqa: E402
@@ -28,21 +29,6 @@ from numba import cuda  # noqa: E402
 ROWS = []
 
 
-def cuda_time(fn, reps=20, warm=3):
-    """Median milliseconds of fn() between CUDA events (legacy default stream)."""
-    for _ in range(warm):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    times.sort()
-    return times[len(times) // 2]
 
 
 def row(workload, impl, ms, note=""):

@@ -108,10 +108,14 @@ __device__ void normalize_fused(T* __restrict__ x, int64_t n, double* __restrict
     if (blockIdx.x == 0 && threadIdx.x == 0) *sum = total, *status = ok ? 0 : 1;
     if (!ok) return;
     const double inv = 1.0 / total;
-    for (int64_t i = begin + (int64_t)threadIdx.x * W; i < vend; i += (int64_t)BLOCK * W) {
-        V v = *reinterpret_cast<V*>(x + i);
+    // Backwards: the end of the chunk was read last, so it is the likeliest
+    // still to be in L2 when the array is about the L2's size.
+    const int64_t vectors = (vend - begin) / W;
+    for (int64_t k = vectors - 1 - threadIdx.x; k >= 0; k -= BLOCK) {
+        T* at = x + begin + k * W;
+        V v = *reinterpret_cast<V*>(at);
         scale(v, inv);
-        *reinterpret_cast<V*>(x + i) = v;
+        *reinterpret_cast<V*>(at) = v;
     }
     for (int64_t i = vend + threadIdx.x; i < end; i += BLOCK) x[i] = (T)((double)x[i] * inv);
 }

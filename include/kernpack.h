@@ -26,6 +26,36 @@
 #define KP_NORMALIZE_AMPLITUDE 2
 
 /*
+ `d c b a | a b c d | d c b a` (SciPy's default).
+ */
+#define KP_BOX_REFLECT 0
+
+/*
+ `k k k k | a b c d | k k k k` with k = cval.
+ */
+#define KP_BOX_CONSTANT 1
+
+/*
+ `a a a a | a b c d | d d d d`.
+ */
+#define KP_BOX_NEAREST 2
+
+/*
+ `d c b | a b c d | c b a`.
+ */
+#define KP_BOX_MIRROR 3
+
+/*
+ `a b c d | a b c d | a b c d`.
+ */
+#define KP_BOX_WRAP 4
+
+/*
+ Points whose window does not fit inside keep their input value (the seed's stencil).
+ */
+#define KP_BOX_INTERIOR 5
+
+/*
  Result of every kernpack C function.
  */
 typedef enum kp_status {
@@ -140,6 +170,24 @@ typedef struct kp_lorenz05_params {
    */
   int32_t model;
 } kp_lorenz05_params;
+
+/*
+ Window and boundary of a box filter; start from kp_box_filter_options_default().
+ */
+typedef struct kp_box_filter_options {
+  /*
+   Odd window size, 1 to 33, along both axes (default 3).
+   */
+  uint32_t size;
+  /*
+   One of KP_BOX_* (default KP_BOX_REFLECT).
+   */
+  uint32_t mode;
+  /*
+   The value outside the image with KP_BOX_CONSTANT (default 0).
+   */
+  double cval;
+} kp_box_filter_options;
 
 /*
  The GPU when one is usable, else the CPU.
@@ -1017,6 +1065,89 @@ enum kp_status kp_normalize_batched_device_f64(const struct kp_context *ctx,
                                                uint64_t sums,
                                                uint64_t status,
                                                uint64_t stream);
+
+/*
+ 3 x 3, KP_BOX_REFLECT, cval 0.
+ */
+struct kp_box_filter_options kp_box_filter_options_default(void);
+
+/*
+ Box filter of a `rows` x `cols` row-major image: `input` holds
+ `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
+ `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
+ `cols` values of each output row are written, and nothing on failure.
+ Waits for the result. NULL options: the defaults.
+
+ # Safety
+ `ctx` is a live context; the pointers hold the spans above.
+ */
+enum kp_status kp_box_filter_f32(const struct kp_context *ctx,
+                                 const float *input,
+                                 size_t in_pitch,
+                                 float *output,
+                                 size_t out_pitch,
+                                 size_t rows,
+                                 size_t cols,
+                                 const struct kp_box_filter_options *options);
+
+/*
+ The box filter of device buffers (spans as for kp_box_filter_f32, overlap
+ rejected), enqueued on `stream` (0: the default stream) with no
+ synchronisation. GPU contexts only.
+
+ # Safety
+ `ctx` is a live GPU context; `input` and `output` are device pointers of its
+ GPU holding the spans, alive until the stream's work completes; `stream` is
+ 0 or a live stream of that GPU.
+ */
+enum kp_status kp_box_filter_device_f32(const struct kp_context *ctx,
+                                        uint64_t input,
+                                        size_t in_pitch,
+                                        uint64_t output,
+                                        size_t out_pitch,
+                                        size_t rows,
+                                        size_t cols,
+                                        const struct kp_box_filter_options *options,
+                                        uint64_t stream);
+
+/*
+ Box filter of a `rows` x `cols` row-major image: `input` holds
+ `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
+ `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
+ `cols` values of each output row are written, and nothing on failure.
+ Waits for the result. NULL options: the defaults.
+
+ # Safety
+ `ctx` is a live context; the pointers hold the spans above.
+ */
+enum kp_status kp_box_filter_f64(const struct kp_context *ctx,
+                                 const double *input,
+                                 size_t in_pitch,
+                                 double *output,
+                                 size_t out_pitch,
+                                 size_t rows,
+                                 size_t cols,
+                                 const struct kp_box_filter_options *options);
+
+/*
+ The box filter of device buffers (spans as for kp_box_filter_f32, overlap
+ rejected), enqueued on `stream` (0: the default stream) with no
+ synchronisation. GPU contexts only.
+
+ # Safety
+ `ctx` is a live GPU context; `input` and `output` are device pointers of its
+ GPU holding the spans, alive until the stream's work completes; `stream` is
+ 0 or a live stream of that GPU.
+ */
+enum kp_status kp_box_filter_device_f64(const struct kp_context *ctx,
+                                        uint64_t input,
+                                        size_t in_pitch,
+                                        uint64_t output,
+                                        size_t out_pitch,
+                                        size_t rows,
+                                        size_t cols,
+                                        const struct kp_box_filter_options *options,
+                                        uint64_t stream);
 
 /*
  Creates a stream on the context's GPU (non-blocking: it does not

@@ -140,8 +140,10 @@ impl Gpu {
         // stream from DRAM at the copy rate.
         if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
             let kernel = self.kernel(&format!("normalize_fused_{}", T::NAME));
-            let mut partials = stream
-                .alloc_zeros::<f64>(kernel.full_grid as usize)
+            // Uninitialised: every block writes its partial before the grid
+            // sync that precedes any read (a memset would cost a launch).
+            // SAFETY: f64 has no invalid bit patterns and is written before it is read.
+            let mut partials = unsafe { stream.alloc::<f64>(kernel.full_grid as usize) }
                 .map_err(|e| Error::cuda("allocating scratch", e))?;
             let (partials_ptr, _p) = partials.device_ptr_mut(stream);
             let mut args = [

@@ -174,11 +174,23 @@ pub(crate) fn validate(layout: &ImageLayout, opts: &BoxFilterOptions) -> Result<
     Ok(())
 }
 
-fn check_len(what: &str, len: usize, needed: usize) -> Result<()> {
-    if len < needed {
-        return Err(Error::invalid(format!(
-            "the {what} holds {len} values, the layout needs {needed}"
-        )));
+/// Everything, buffers' lengths included.
+fn validate_buffers(
+    layout: &ImageLayout,
+    opts: &BoxFilterOptions,
+    input_len: usize,
+    output_len: usize,
+) -> Result<()> {
+    validate(layout, opts)?;
+    for (what, len, needed) in [
+        ("input", input_len, layout.input_len()),
+        ("output", output_len, layout.output_len()),
+    ] {
+        if len < needed {
+            return Err(Error::invalid(format!(
+                "the {what} holds {len} values, the layout needs {needed}"
+            )));
+        }
     }
     Ok(())
 }
@@ -250,9 +262,7 @@ impl Kernpack {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate(layout, opts)?;
-        check_len("input", input.len(), layout.input_len())?;
-        check_len("output", output.len(), layout.output_len())?;
+        validate_buffers(layout, opts, input.len(), output.len())?;
         match self.gpu() {
             Some(gpu) => gpu.box_filter_into(input, output, layout, opts),
             _ => {
@@ -272,9 +282,7 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate(layout, opts)?;
-        check_len("input", input.len(), layout.input_len())?;
-        check_len("output", output.len(), layout.output_len())?;
+        validate_buffers(layout, opts, input.len(), output.len())?;
         if layout.is_empty() {
             return Ok(());
         }
@@ -301,9 +309,7 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate(layout, opts)?;
-        check_len("input", input.len(), layout.input_len())?;
-        check_len("output", output.len(), layout.output_len())?;
+        validate_buffers(layout, opts, input.len(), output.len())?;
         let (in_ptr, _i) = input.device_ptr(stream);
         let (out_ptr, _o) = output.device_ptr_mut(stream);
         // SAFETY: both buffers are live and hold the layout's spans (checked);

@@ -14,6 +14,7 @@ pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;
+pub mod stencil;
 pub mod streams;
 
 use std::cell::RefCell;
