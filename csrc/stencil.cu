@@ -7,8 +7,6 @@
 // staged tile over the window (horizontal pass, into shared memory), then each
 // column of those sums (vertical pass), and writes the tile once. The sums run
 // in index order, first d = -r, so the CPU reference can follow them exactly.
-#include <cuda_pipeline.h>
-
 #include "kernpack_params.h"
 
 namespace kp {
@@ -49,12 +47,6 @@ template <> struct Vec16<double> { using type = double2; static constexpr int N 
 // is summed twice by neighbouring threads, cheaper than a second barrier and
 // buffer) and keeps them in registers for the column sums. The staged tile
 // keeps HALO = 4 columns each side so that its rows stay 16-byte aligned.
-//
-// Blocks are persistent (one wave) and walk tiles with two staging buffers:
-// the next tile's rows are copied to shared memory asynchronously (cp.async)
-// while the current one is filtered, so DRAM reads never wait for the
-// filtering of a tile (without it, a block alternates load and compute
-// phases and the GPU keeps too few bytes in flight for HBM3e).
 template <typename T, int R>
 struct FixedTile {
     static constexpr int VW = Vec16<T>::N;
@@ -67,23 +59,25 @@ struct FixedTile {
     static constexpr int VECS = COLS / VW;         // 16-byte vectors per staged row
 };
 
-// Starts staging `tile` into `staged`: asynchronous 16-byte copies for tiles
-// inside the image (when rows are 16-byte aligned), plain loads with the
-// boundary extension otherwise. Complete after __pipeline_wait_prior and a barrier.
 template <typename T, int R>
-__device__ void stage_tile(T (*staged)[FixedTile<T, R>::COLS], const T* __restrict__ in,
-                           const kp_box_params& p, int64_t tile) {
+__device__ void box_filter_fixed(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
     using Tile = FixedTile<T, R>;
-    constexpr int VW = Tile::VW, HALO = Tile::HALO, TW = Tile::TW, TH = Tile::TH;
+    using V = typename Vec16<T>::type;
+    constexpr int VW = Tile::VW, HALO = Tile::HALO, TW = Tile::TW, TH = Tile::TH, RT = Tile::RT;
     constexpr int ROWS = Tile::ROWS, COLS = Tile::COLS, VECS = Tile::VECS;
-    const int64_t x0 = (tile % p.tiles_x) * TW, y0 = (tile / p.tiles_x) * TH;
+    __shared__ __align__(16) T staged[ROWS][COLS];
+    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * TW;
+    const int64_t y0 = (int64_t)(blockIdx.x / p.tiles_x) * TH;
+
+    // Stage rows y0 - R .. y0 + TH + R and columns x0 - HALO .. x0 + TW + HALO.
     const bool inside = x0 - HALO >= 0 && x0 + TW + HALO <= p.cols && y0 - R >= 0 && y0 + TH + R <= p.rows;
     const bool aligned = reinterpret_cast<uintptr_t>(in) % 16 == 0 && p.in_pitch % VW == 0;
     if (inside && aligned) {
         const T* origin = in + (y0 - R) * p.in_pitch + (x0 - HALO);
         for (int i = threadIdx.x; i < ROWS * VECS; i += BLOCK) {
             const int sr = i / VECS, sv = i % VECS;
-            __pipeline_memcpy_async(&staged[sr][sv * VW], origin + sr * p.in_pitch + sv * VW, 16);
+            reinterpret_cast<V*>(&staged[sr][0])[sv] =
+                *reinterpret_cast<const V*>(origin + sr * p.in_pitch + sv * VW);
         }
     } else if (inside) {
         const T* origin = in + (y0 - R) * p.in_pitch + (x0 - HALO);
@@ -100,16 +94,8 @@ __device__ void stage_tile(T (*staged)[FixedTile<T, R>::COLS], const T* __restri
             staged[sr][sc] = (y < 0 || x < 0) ? cval : in[y * p.in_pitch + x];
         }
     }
-}
+    __syncthreads();
 
-// Filters a staged tile and writes it.
-template <typename T, int R>
-__device__ void filter_tile(const T (*staged)[FixedTile<T, R>::COLS], T* __restrict__ out,
-                            const kp_box_params& p, int64_t tile) {
-    using Tile = FixedTile<T, R>;
-    using V = typename Vec16<T>::type;
-    constexpr int VW = Tile::VW, HALO = Tile::HALO, TW = Tile::TW, TH = Tile::TH, RT = Tile::RT;
-    const int64_t x0 = (tile % p.tiles_x) * TW, y0 = (tile / p.tiles_x) * TH;
     const int c = (threadIdx.x % 32) * VW;     // first column of this thread, in the tile
     const int r0 = (threadIdx.x / 32) * RT;    // first output row, in the tile
     // Row sums of staged rows r0 .. r0 + RT + 2R for columns c .. c + VW.
@@ -159,26 +145,6 @@ __device__ void filter_tile(const T (*staged)[FixedTile<T, R>::COLS], T* __restr
             for (int j = 0; j < VW; ++j)
                 if (x + j < p.cols) dst[j] = result[j];
         }
-    }
-}
-
-template <typename T, int R>
-__device__ void box_filter_fixed(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
-    using Tile = FixedTile<T, R>;
-    __shared__ __align__(16) T staged[2][Tile::ROWS][Tile::COLS];
-    const int64_t tiles = p.tiles_x * ((p.rows + Tile::TH - 1) / Tile::TH);
-    int64_t tile = blockIdx.x;
-    if (tile < tiles) stage_tile<T, R>(staged[0], in, p, tile);
-    __pipeline_commit();
-    for (int k = 0; tile < tiles; ++k, tile += gridDim.x) {
-        // Prefetch the next tile into the buffer the previous iteration read
-        // (every thread is past that iteration's closing barrier).
-        if (tile + gridDim.x < tiles) stage_tile<T, R>(staged[(k + 1) & 1], in, p, tile + gridDim.x);
-        __pipeline_commit();
-        __pipeline_wait_prior(1);  // this thread's copies of the current tile have landed
-        __syncthreads();           // ... and everyone else's
-        filter_tile<T, R>(staged[k & 1], out, p, tile);
-        __syncthreads();
     }
 }
 

@@ -368,14 +368,7 @@ impl Gpu {
             arg(&output),
             &params as *const BoxParams as *mut c_void,
         ];
-        // The unrolled kernels are persistent (one wave walking the tiles with
-        // double-buffered staging); the run-time-radius one takes a block per tile.
-        let grid = if opts.size >= 3 && opts.size <= 9 {
-            blocks.min(kernel.full_grid as u64)
-        } else {
-            blocks
-        };
-        unsafe { self.launch(kernel, grid as u32, stream, &mut args) }
+        unsafe { self.launch(kernel, blocks as u32, stream, &mut args) }
     }
 }
 
