@@ -59,6 +59,10 @@ enum {
     KP_BOX_INTERIOR = 5
 };
 
+/* Output rows each warp of the box filter's windows 3 to 9 walks down; a block
+ * of 8 warps covers 8 such strips, one above the other. */
+#define KP_BOX_STRIP_ROWS 8
+
 /* One 2D box filter: out = mean of the size x size window around each point
  * (size = 2 radius + 1). Pitches are in elements. */
 typedef struct kp_box_params {

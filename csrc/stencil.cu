@@ -2,11 +2,11 @@
 // uniform_filter): out = the mean of the size x size window around each point,
 // size = 2 r + 1, with SciPy's boundary modes.
 //
-// Memory-bound: each block stages one tile plus its halo in shared memory (one
-// coalesced read of the image, halos mostly from L2), sums each row of the
-// staged tile over the window (horizontal pass, into shared memory), then each
-// column of those sums (vertical pass), and writes the tile once. The sums run
-// in index order, first d = -r, so the CPU reference can follow them exactly.
+// Memory-bound: one read and one write of the image, separable (the sums of
+// each row's window, then the sum of 2r + 1 of those row sums). Windows 3 to
+// 9 keep everything in registers (box_filter_strips); larger ones stage tiles
+// in shared memory (box_filter). Both sum in index order, first d = -r, so
+// the CPU reference can follow them exactly.
 #include "kernpack_params.h"
 
 namespace kp {
@@ -42,101 +42,132 @@ template <> struct Vec16<float> { using type = float4; static constexpr int N = 
 template <> struct Vec16<double> { using type = double2; static constexpr int N = 2; };
 
 // Windows of 3 to 9 (radius R known at compile time, everything unrolled).
-// Each thread owns VW = 16 bytes of columns over RT rows of a TH x TW tile:
-// it sums its own rows of the staged tile (a halo of R rows above and below
-// is summed twice by neighbouring threads, cheaper than a second barrier and
-// buffer) and keeps them in registers for the column sums. The staged tile
-// keeps HALO = 4 columns each side so that its rows stay 16-byte aligned.
+// It replaced a shared-memory tile kernel that reached 70% of the copy
+// bandwidth on an H200 (f32, 3 x 3) against 92% for this one. Each warp walks a strip of columns top to bottom, one 16-byte vector of a
+// row per lane, with no shared memory and no barrier: a row's horizontal
+// window comes from the neighbouring lanes by shuffles, the vertical window
+// is a ring of the last 2R + 1 row sums in registers. The HV lanes at each
+// end of the warp only load the horizontal halo (the warps' spans overlap by
+// 2 HV vectors, read twice from L2, once from DRAM), so no lane needs a
+// scattered extra load. Rows are loaded U at a time before any is used, to
+// keep enough bytes in flight for HBM.
 template <typename T, int R>
-struct FixedTile {
-    static constexpr int VW = Vec16<T>::N;
-    static constexpr int HALO = 4;
-    static constexpr int TW = 32 * VW;             // a warp spans the tile's width
-    static constexpr int RT = 4;                   // rows per thread
-    static constexpr int TH = WARPS * RT;
-    static constexpr int ROWS = TH + 2 * R;        // staged rows
-    static constexpr int COLS = TW + 2 * HALO;     // staged columns
-    static constexpr int VECS = COLS / VW;         // 16-byte vectors per staged row
+struct StripShape {
+    static constexpr int VW = Vec16<T>::N;               // values per lane and row
+    static constexpr int HV = (R + VW - 1) / VW;         // halo lanes at each end
+    static constexpr int TW = (32 - 2 * HV) * VW;        // output columns per warp
 };
 
-template <typename T, int R>
-__device__ void box_filter_fixed(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
-    using Tile = FixedTile<T, R>;
-    using V = typename Vec16<T>::type;
-    constexpr int VW = Tile::VW, HALO = Tile::HALO, TW = Tile::TW, TH = Tile::TH, RT = Tile::RT;
-    constexpr int ROWS = Tile::ROWS, COLS = Tile::COLS, VECS = Tile::VECS;
-    __shared__ __align__(16) T staged[ROWS][COLS];
-    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * TW;
-    const int64_t y0 = (int64_t)(blockIdx.x / p.tiles_x) * TH;
+// Tuning knobs of the strip kernel (benches/box_filter_variants.cu sweeps
+// them): H output rows per warp, U rows loaded before any is used. Measured
+// on an H200 (PERF.md): 8 rows per warp, 10 rows loaded at once and 3 blocks
+// per SM (80 registers) is the best or within noise of it for every radius;
+// taller strips, fewer rows in flight, 4 blocks per SM (64 registers: spills
+// or too few loads in flight), warps side by side, L2 256-byte prefetch
+// hints and streaming stores were all slower or no faster.
+template <int H_, int U_>
+struct StripPolicy {
+    static constexpr int H = H_, U = U_;
+};
+using DefaultStripPolicy = StripPolicy<KP_BOX_STRIP_ROWS, 10>;
+constexpr int STRIP_MIN_BLOCKS = 3;
 
-    // Stage rows y0 - R .. y0 + TH + R and columns x0 - HALO .. x0 + TW + HALO.
-    const bool inside = x0 - HALO >= 0 && x0 + TW + HALO <= p.cols && y0 - R >= 0 && y0 + TH + R <= p.rows;
-    const bool aligned = reinterpret_cast<uintptr_t>(in) % 16 == 0 && p.in_pitch % VW == 0;
-    if (inside && aligned) {
-        const T* origin = in + (y0 - R) * p.in_pitch + (x0 - HALO);
-        for (int i = threadIdx.x; i < ROWS * VECS; i += BLOCK) {
-            const int sr = i / VECS, sv = i % VECS;
-            reinterpret_cast<V*>(&staged[sr][0])[sv] =
-                *reinterpret_cast<const V*>(origin + sr * p.in_pitch + sv * VW);
-        }
-    } else if (inside) {
-        const T* origin = in + (y0 - R) * p.in_pitch + (x0 - HALO);
-        for (int i = threadIdx.x; i < ROWS * COLS; i += BLOCK) {
-            const int sr = i / COLS, sc = i % COLS;
-            staged[sr][sc] = origin[sr * p.in_pitch + sc];
+// How a warp reads its rows: 16-byte vectors with no boundary mapping (its
+// whole span and all its rows lie inside: almost every warp), 16-byte vectors
+// of rows mapped through the boundary (columns inside), or gathers through
+// the boundary mapping of both.
+enum StripLoad { LOAD_DIRECT, LOAD_MAPPED_ROWS, LOAD_GATHER };
+
+// One lane's values of row y.
+template <typename T, int LOAD>
+__device__ __forceinline__ void load_row(const T* __restrict__ in, const kp_box_params& p, int64_t y,
+                                         int64_t x, const int64_t (&src_col)[Vec16<T>::N],
+                                         T (&v)[Vec16<T>::N]) {
+    using V = typename Vec16<T>::type;
+    constexpr int VW = Vec16<T>::N;
+    if constexpr (LOAD == LOAD_DIRECT) {
+        const V w = *reinterpret_cast<const V*>(in + y * p.in_pitch + x);
+        memcpy(v, &w, sizeof(V));
+        return;
+    }
+    const int64_t sy = extend(y, p.rows, p.mode);
+    const T cval = (T)p.cval;
+    if constexpr (LOAD == LOAD_MAPPED_ROWS) {
+        if (sy < 0) {
+#pragma unroll
+            for (int j = 0; j < VW; ++j) v[j] = cval;
+        } else {
+            const V w = *reinterpret_cast<const V*>(in + sy * p.in_pitch + x);
+            memcpy(v, &w, sizeof(V));
         }
     } else {
-        const T cval = (T)p.cval;
-        for (int i = threadIdx.x; i < ROWS * COLS; i += BLOCK) {
-            const int sr = i / COLS, sc = i % COLS;
-            const int64_t y = extend(y0 - R + sr, p.rows, p.mode);
-            const int64_t x = extend(x0 - HALO + sc, p.cols, p.mode);
-            staged[sr][sc] = (y < 0 || x < 0) ? cval : in[y * p.in_pitch + x];
-        }
+#pragma unroll
+        for (int j = 0; j < VW; ++j)
+            v[j] = (sy < 0 || src_col[j] < 0) ? cval : in[sy * p.in_pitch + src_col[j]];
     }
-    __syncthreads();
+}
 
-    const int c = (threadIdx.x % 32) * VW;     // first column of this thread, in the tile
-    const int r0 = (threadIdx.x / 32) * RT;    // first output row, in the tile
-    // Row sums of staged rows r0 .. r0 + RT + 2R for columns c .. c + VW.
-    T row_sum[RT + 2 * R][VW];
+// One warp's strip: input rows y0 - R .. y0 + H + R - 1, output rows y0 .. y0 + H - 1.
+template <typename T, int R, int H, int U, int LOAD>
+__device__ __forceinline__ void box_filter_strip_walk(const T* __restrict__ in, T* __restrict__ out,
+                                                      const kp_box_params& p, int64_t x, int64_t y0,
+                                                      bool vector_store, bool output_lane) {
+    using V = typename Vec16<T>::type;
+    constexpr int VW = Vec16<T>::N;
+    constexpr int IN_ROWS = H + 2 * R;
+    const unsigned all = 0xffffffffu;
+
+    int64_t src_col[VW];
 #pragma unroll
-    for (int s = 0; s < RT + 2 * R; ++s) {
-        T window[VW + 2 * HALO];
+    for (int j = 0; j < VW; ++j) src_col[j] = LOAD == LOAD_GATHER ? extend(x + j, p.cols, p.mode) : x + j;
+    // A direct warp's outputs all have their whole window inside the image.
+    const bool keep_border = LOAD != LOAD_DIRECT && p.mode == KP_BOX_INTERIOR;
+    const T scale = (T)p.scale;
+    T ring[2 * R + 1][VW] = {};  // row sums of the last 2R + 1 input rows; ring[2R] the newest
+
+    // Input row i (of this strip): its row sums into the ring, and output row
+    // i - 2R once the ring holds its whole window. False: past the image.
+    auto step = [&](int i, const T(&row)[VW]) -> bool {
+        // The window of this lane's columns, k = -R .. VW + R - 1, from its neighbours.
+        T w[VW + 2 * R];
 #pragma unroll
-        for (int v = 0; v < (VW + 2 * HALO) / VW; ++v) {
-            const V w = reinterpret_cast<const V*>(&staged[r0 + s][c])[v];
-            memcpy(&window[v * VW], &w, sizeof(V));
+        for (int k = -R; k < VW + R; ++k) {
+            const int comp = ((k % VW) + VW) % VW;
+            const int from = (k - comp) / VW;  // lanes to the right (>0) or left (<0)
+            T value = row[comp];
+            if (from < 0) value = __shfl_up_sync(all, value, -from);
+            if (from > 0) value = __shfl_down_sync(all, value, from);
+            w[k + R] = value;
         }
+#pragma unroll
+        for (int s = 0; s < 2 * R; ++s)
+#pragma unroll
+            for (int j = 0; j < VW; ++j) ring[s][j] = ring[s + 1][j];
 #pragma unroll
         for (int j = 0; j < VW; ++j) {
-            T acc = window[HALO + j - R];
+            T acc = w[j];
 #pragma unroll
-            for (int d = 1; d <= 2 * R; ++d) acc += window[HALO + j - R + d];
-            row_sum[s][j] = acc;
+            for (int d = 1; d <= 2 * R; ++d) acc += w[j + d];
+            ring[2 * R][j] = acc;
         }
-    }
-
-    const T scale = (T)p.scale;
-    const int64_t x = x0 + c;
-    const bool store_vector = x + VW <= p.cols && reinterpret_cast<uintptr_t>(out) % 16 == 0 && p.out_pitch % VW == 0;
-#pragma unroll
-    for (int t = 0; t < RT; ++t) {
-        const int64_t y = y0 + r0 + t;
-        if (y >= p.rows) break;
+        if (i < 2 * R) return true;
+        const int64_t y = y0 + i - 2 * R;
+        if (LOAD != LOAD_DIRECT && y >= p.rows) return false;  // the whole warp
         T result[VW];
 #pragma unroll
         for (int j = 0; j < VW; ++j) {
-            T acc = row_sum[t][j];
+            T acc = ring[0][j];
 #pragma unroll
-            for (int d = 1; d <= 2 * R; ++d) acc += row_sum[t + d][j];
+            for (int d = 1; d <= 2 * R; ++d) acc += ring[d][j];
             result[j] = acc * scale;
-            if (p.mode == KP_BOX_INTERIOR &&
+            if (keep_border && output_lane && x + j < p.cols &&
                 (y < R || y >= p.rows - R || x + j < R || x + j >= p.cols - R))
-                result[j] = staged[r0 + t + R][HALO + c + j];  // the window does not fit: keep the input
+                result[j] = in[y * p.in_pitch + x + j];  // the window does not fit: keep the input
         }
+        // The halo lanes computed along (no divergence around the shuffles) but store nothing.
         T* dst = out + y * p.out_pitch + x;
-        if (store_vector) {
+        if (!output_lane) {
+        } else if (vector_store) {
             V v;
             memcpy(&v, result, sizeof(V));
             *reinterpret_cast<V*>(dst) = v;
@@ -145,7 +176,54 @@ __device__ void box_filter_fixed(const T* __restrict__ in, T* __restrict__ out, 
             for (int j = 0; j < VW; ++j)
                 if (x + j < p.cols) dst[j] = result[j];
         }
+        return true;
+    };
+
+    if constexpr (LOAD == LOAD_DIRECT) {
+        // Almost every warp: unrolled, U rows in flight before the first is used.
+#pragma unroll
+        for (int base = 0; base < IN_ROWS; base += U) {
+            T raw[U][VW];
+#pragma unroll
+            for (int u = 0; u < U && base + u < IN_ROWS; ++u)
+                load_row<T, LOAD>(in, p, y0 - R + base + u, x, src_col, raw[u]);
+#pragma unroll
+            for (int u = 0; u < U && base + u < IN_ROWS; ++u) step(base + u, raw[u]);
+        }
+    } else {
+        // Warps at the image's edges: a rolled loop keeps the code small.
+#pragma unroll 1
+        for (int i = 0; i < IN_ROWS; ++i) {
+            T row[VW];
+            load_row<T, LOAD>(in, p, y0 - R + i, x, src_col, row);
+            if (!step(i, row)) return;
+        }
     }
+}
+
+template <typename T, int R, typename Policy>
+__device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
+    using S = StripShape<T, R>;
+    constexpr int VW = S::VW, HV = S::HV, TW = S::TW, H = Policy::H;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    // A block's warps walk strips one above the other.
+    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * TW;
+    const int64_t y0 = ((int64_t)(blockIdx.x / p.tiles_x) * WARPS + warp) * H;
+    if (y0 >= p.rows || x0 >= p.cols) return;  // whole warps only: the shuffles need every lane
+    const int64_t x = x0 + (int64_t)(lane - HV) * VW;  // this lane's first column, maybe outside
+    const bool output_lane = lane >= HV && lane < 32 - HV && x < p.cols;
+    const bool vec_in = reinterpret_cast<uintptr_t>(in) % 16 == 0 && p.in_pitch % VW == 0 &&
+                        x0 - HV * VW >= 0 && x0 + (32 - HV) * VW <= p.cols;
+    const bool rows_in = y0 - R >= 0 && y0 + H + R <= p.rows;
+    const bool vector_store =
+        x + VW <= p.cols && reinterpret_cast<uintptr_t>(out) % 16 == 0 && p.out_pitch % VW == 0;
+    constexpr int U = Policy::U;
+    if (vec_in && rows_in)
+        box_filter_strip_walk<T, R, H, U, LOAD_DIRECT>(in, out, p, x, y0, vector_store, output_lane);
+    else if (vec_in)
+        box_filter_strip_walk<T, R, H, 1, LOAD_MAPPED_ROWS>(in, out, p, x, y0, vector_store, output_lane);
+    else
+        box_filter_strip_walk<T, R, H, 1, LOAD_GATHER>(in, out, p, x, y0, vector_store, output_lane);
 }
 
 // Windows up to 33, radius at run time: tile of TH x TW outputs, R the largest
@@ -210,12 +288,12 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
 }  // namespace stencil
 }  // namespace kp
 
-// Per type: windows 3, 5, 7, 9 unrolled (tiles of 32 x 128 or 32 x 64 with
-// rows of 512 bytes), and windows up to 33 with a run-time radius.
+// Per type: windows 3, 5, 7, 9 unrolled (strips of KP_BOX_STRIP_ROWS rows by
+// 32 - 2 HV lanes of 16 bytes per warp), and windows up to 33 with a run-time radius.
 #define KP_BOX_FIXED(T, SUFFIX, R)                                                                \
-    extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK)                             \
+    extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK, kp::stencil::STRIP_MIN_BLOCKS) \
         box_filter_r##R##_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) { \
-        kp::stencil::box_filter_fixed<T, R>(in, out, p);                                         \
+        kp::stencil::box_filter_strips<T, R, kp::stencil::DefaultStripPolicy>(in, out, p);        \
     }
 #define KP_BOX_LARGE(T, SUFFIX, TW, TH)                                                           \
     extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK)                             \

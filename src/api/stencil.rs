@@ -212,22 +212,32 @@ pub(crate) struct BoxParams {
 // SAFETY: plain C struct of numbers, passed to the kernels by value.
 unsafe impl DeviceRepr for BoxParams {}
 
+/// Mirrors `KP_BOX_STRIP_ROWS` in csrc/kernpack_params.h: output rows per warp
+/// of the windows 3 to 9; a block of 8 warps stacks 8 strips.
+const BOX_STRIP_ROWS: u64 = 8;
+const BOX_STRIP_WARPS: u64 = 8;
+
 /// The kernel for a window size and its output tile (columns, rows), as
-/// csrc/stencil.cu defines them: windows 3 to 9 have unrolled kernels
-/// (`box_filter_r{radius}`, tiles of 512-byte rows), the others the run-time
-/// radius one.
+/// csrc/stencil.cu defines them. Windows 3 to 9 have unrolled kernels
+/// (`box_filter_r{radius}`): a warp owns 32 lanes of 16 bytes of a row, of
+/// which the `ceil(radius / lane values)` at each end only load the halo. The
+/// others run the run-time radius kernel.
 fn kernel_and_tile<T: Float>(size: usize) -> (String, u64, u64) {
-    let f32 = T::NAME == "f32";
+    let lane_values = (16 / std::mem::size_of::<T>()) as u64;
+    let radius = (size / 2) as u64;
     match size {
-        3..=9 => (
-            format!("box_filter_r{}_{}", size / 2, T::NAME),
-            if f32 { 128 } else { 64 },
-            32,
-        ),
+        3..=9 => {
+            let halo_lanes = radius.div_ceil(lane_values);
+            (
+                format!("box_filter_r{radius}_{}", T::NAME),
+                (32 - 2 * halo_lanes) * lane_values,
+                BOX_STRIP_WARPS * BOX_STRIP_ROWS,
+            )
+        }
         _ => (
             format!("box_filter_large_{}", T::NAME),
-            if f32 { 64 } else { 32 },
-            if f32 { 32 } else { 16 },
+            if T::NAME == "f32" { 64 } else { 32 },
+            if T::NAME == "f32" { 32 } else { 16 },
         ),
     }
 }
