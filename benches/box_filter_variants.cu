@@ -176,16 +176,30 @@ struct Bench {
 #endif
 };
 
-// The production choice first (H = 8, all rows at once, 3 blocks per SM), then its neighbours.
+// The production choice first (DefaultStripPolicy: H = 8, 10 rows at once, 3
+// blocks per SM), then its neighbours.
 template <typename T, int R>
 static void sweep(Bench<T>& b) {
-    b.template strips<R, 8, 8 + 2 * R, 3>();
+    b.template strips<R, 8, 10, 3>();
     b.template strips<R, 8, 4, 4>();
+    b.template strips<R, 8, 8 + 2 * R, 3>();
     b.template strips<R, 8, 8 + 2 * R, 4>();
+    b.template strips<R, 8, 6, 3>();
     b.template strips<R, 16, 16 + 2 * R, 2>();
     b.template strips<R, 6, 6 + 2 * R, 3>();
-    b.template strips<R, 8, 10, 3>();
-    b.template strips<R, 8, 6, 3>();
+}
+
+template <typename T>
+static void run(int64_t rows, int64_t cols, void (*old_r1)(const T*, T*, kp_box_params)) {
+    Bench<T> b(rows, cols);
+#ifdef KP_OLD_STENCIL
+    b.template old_kernel<1>(old_r1);
+#endif
+    (void)old_r1;
+    sweep<T, 1>(b);
+    sweep<T, 2>(b);
+    sweep<T, 3>(b);
+    sweep<T, 4>(b);
 }
 
 int main(int argc, char** argv) {
@@ -193,25 +207,12 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
-    {
-        Bench<float> b(rows, cols);
 #ifdef KP_OLD_STENCIL
-        b.old_kernel<1>(old_box_filter_r1_f32);
+    run<float>(rows, cols, old_box_filter_r1_f32);
+    run<double>(rows, cols, old_box_filter_r1_f64);
+#else
+    run<float>(rows, cols, nullptr);
+    run<double>(rows, cols, nullptr);
 #endif
-        sweep<float, 1>(b);
-        sweep<float, 2>(b);
-        sweep<float, 3>(b);
-        sweep<float, 4>(b);
-    }
-    {
-        Bench<double> b(rows, cols);
-#ifdef KP_OLD_STENCIL
-        b.old_kernel<1>(old_box_filter_r1_f64);
-#endif
-        sweep<double, 1>(b);
-        sweep<double, 2>(b);
-        sweep<double, 3>(b);
-        sweep<double, 4>(b);
-    }
     return 0;
 }
