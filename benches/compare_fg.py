@@ -18,6 +18,7 @@ against the seed's printed values and a complex128 kernpack run.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -211,9 +212,15 @@ def main():
         rows.append(dict(impl=f"kernpack {r['path']} {r['plan']}", us_per_step=float(r["us_per_step"]),
                          deltas=r["deltas"]))
     best_kp = min(r["us_per_step"] for r in rows[2:])
+    cpu_steps = min(n, 20)
+    cpu = subprocess.run([binary, "bench", "fg", "--n", str(N), "--steps", str(cpu_steps), "--dtype", "c64",
+                          "--backend", "cpu", "--reps", "3"], check=True, capture_output=True, text=True).stdout
+    cpu_us = float(re.search(r"us_per_step=([0-9.]+)", cpu).group(1))
     print(f"\n{'implementation':<72} {'us/step':>10} {'kernpack x':>10}")
     for r in rows:
         print(f"{r['impl']:<72} {r['us_per_step']:>10.2f} {r['us_per_step'] / best_kp:>10.1f}")
+    cpu_impl = f"kernpack CPU backend, {os.cpu_count()} threads ({cpu_steps} steps)"
+    print(f"{cpu_impl:<72} {cpu_us:>10.2f} {cpu_us / best_kp:>10.1f}")
     print("\ndelta[1], delta[2] (relative difference to the complex128 kernpack run):")
     print(f"{'complex128 kernpack':<40} {ref[1]:.8g}   {ref[2]:.10g}")
     print(f"{'seed printout':<40} {SEED_DELTA[1]:.8g} ({abs(SEED_DELTA[1] - ref[1]) / abs(ref[1]):.1e})   "

@@ -179,9 +179,9 @@ def cupy_time(z0, steps, f, dt, reps=3):
 
 
 # ---------------------------------------------------------------- kernpack
-def kernpack_bench(exe, family, members, steps, extra=()):
+def kernpack_bench(exe, family, members, steps, extra=(), reps=10):
     cmd = [exe, "bench", family, "--members", str(members), "--steps", str(steps),
-           "--dtype", "f64", "--reps", "10", *extra]
+           "--dtype", "f64", "--reps", str(reps), *extra]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     m = re.search(r"median_ms=([0-9.]+)", out)
     if not m:
@@ -242,15 +242,19 @@ def main():
     ok = err05 < 1e-10 and err96 < 1e-11
 
     rows = []
+    # (label, family, members, steps, and the fewer steps the slow ones run:
+    # Numba, CuPy, kernpack's CPU backend)
     cases = [
-        ("Model III N=960, 40 x 1000", "lorenz05", 40, 1000, 1000, 10),
-        ("Model III N=960, 1000 x 1000", "lorenz05", 1000, 1000, 100, 10),
-        ("Lorenz 96 N=40, 1e5 x 1000", "lorenz96", 100_000, 1000, 100, 20),
+        ("Model III N=960, 40 x 1000", "lorenz05", 40, 1000, 1000, 10, 200),
+        ("Model III N=960, 1000 x 1000", "lorenz05", 1000, 1000, 100, 10, 20),
+        ("Lorenz 96 N=40, 1e5 x 1000", "lorenz96", 100_000, 1000, 100, 20, 50),
     ]
-    for label, family, members, steps, numba_steps, cupy_steps in cases:
+    for label, family, members, steps, numba_steps, cupy_steps, cpu_steps in cases:
         if quick:
             numba_steps, cupy_steps = max(1, numba_steps // 10), max(1, cupy_steps // 5)
+            cpu_steps = max(1, cpu_steps // 10)
         kp_ms = kernpack_bench(exe, family, members, steps)
+        kp_cpu = kernpack_bench(exe, family, members, cpu_steps, ("--backend", "cpu"), reps=1) * steps / cpu_steps
         if family == "lorenz05":
             z = initial(members, N05, F05)
             nb = numba_time(numba_l05, (z, numba_steps, K05, J05, F05, B05, C05, DT05, w))
@@ -262,15 +266,17 @@ def main():
             cu = cupy_time(z, cupy_steps, cupy_l96, DT96) if cp is not None else None
         nb *= steps / numba_steps
         cu = None if cu is None else cu * steps / cupy_steps
-        rows.append((label, kp_ms, nb, numba_steps != steps, cu, cupy_steps != steps))
+        rows.append((label, kp_ms, nb, numba_steps != steps, cu, cupy_steps != steps, kp_cpu))
 
-    print(f"\n{'workload (f64)':32} {'kernpack ms':>12} {'Numba CPU ms':>14} {'x':>7} {'CuPy ms':>10} {'x':>7}")
-    for label, kp_ms, nb, nb_scaled, cu, cu_scaled in rows:
+    print(f"\n{'workload (f64)':32} {'kernpack ms':>12} {'Numba CPU ms':>14} {'x':>7} {'CuPy ms':>10} {'x':>7}"
+          f" {'kernpack CPU ms':>16} {'x':>7}")
+    for label, kp_ms, nb, nb_scaled, cu, cu_scaled, kp_cpu in rows:
         nb_s = f"{nb:.1f}{'*' if nb_scaled else ''}"
         cu_s = "-" if cu is None else f"{cu:.1f}{'*' if cu_scaled else ''}"
         cu_x = "-" if cu is None else f"{cu / kp_ms:.0f}"
-        print(f"{label:32} {kp_ms:12.3f} {nb_s:>14} {nb / kp_ms:7.0f} {cu_s:>10} {cu_x:>7}")
-    print(f"* scaled to 1000 steps from fewer (Numba on {os.cpu_count()} CPU threads)")
+        print(f"{label:32} {kp_ms:12.3f} {nb_s:>14} {nb / kp_ms:7.0f} {cu_s:>10} {cu_x:>7}"
+              f" {kp_cpu:15.1f}* {kp_cpu / kp_ms:7.0f}")
+    print(f"* scaled to 1000 steps from fewer (Numba and kernpack's CPU backend on {os.cpu_count()} CPU threads)")
     if not ok:
         sys.exit("kernpack and Numba disagree")
 

@@ -4,9 +4,9 @@
 //
 // Memory-bound: one read and one write of the image, separable (the sums of
 // each row's window, then the sum of 2r + 1 of those row sums). Windows 3 to
-// 9 keep everything in registers (box_filter_strips); larger ones stage tiles
-// in shared memory (box_filter). Both sum in index order, first d = -r, so
-// the CPU reference can follow them exactly.
+// 9 keep everything in registers (box_filter_strips) and sum in index order,
+// first d = -r, as the CPU reference does; other sizes stage tiles in shared
+// memory and slide their sums (box_filter).
 #include "kernpack_params.h"
 
 namespace kp {
@@ -227,11 +227,18 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
 }
 
 // Windows up to 33, radius at run time: tile of TH x TW outputs, R the largest
-// radius the shared arrays hold.
+// radius the shared arrays hold. Both passes slide: a thread sums the first
+// window of a run of SEG outputs in index order, then adds the entering and
+// subtracts the leaving term (a few loads per output instead of 2r + 1; the
+// rounding of a run of SEG steps, far inside the tests' tolerance). Staged
+// rows are padded by one element, so threads on consecutive rows of one
+// column hit different banks.
 template <typename T, int R, int TW, int TH>
 __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
-    __shared__ T staged[TH + 2 * R][TW + 2 * R];
-    __shared__ T row_sums[TH + 2 * R][TW];
+    constexpr int SEG = TW * TH / BLOCK;  // outputs per thread and pass
+    static_assert(SEG >= 1 && TW % SEG == 0 && TH % SEG == 0, "tile and block do not divide");
+    __shared__ T staged[TH + 2 * R][TW + 2 * R + 1];
+    __shared__ T row_sums[TH + 2 * R][TW + 1];
     const int r = p.radius;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * TW;
@@ -258,30 +265,36 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
     }
     __syncthreads();
 
-    for (int sr = warp; sr < staged_rows; sr += WARPS) {
-        for (int c = lane; c < TW; c += 32) {
-            T acc = staged[sr][c];
-            for (int d = 1; d <= 2 * r; ++d) acc += staged[sr][c + d];
+    // Horizontal: consecutive threads on consecutive rows, each a run of SEG columns.
+    for (int t = threadIdx.x; t < staged_rows * (TW / SEG); t += BLOCK) {
+        const int sr = t % staged_rows, c0 = t / staged_rows * SEG;
+        T acc = staged[sr][c0];
+        for (int d = 1; d <= 2 * r; ++d) acc += staged[sr][c0 + d];
+        row_sums[sr][c0] = acc;
+#pragma unroll
+        for (int c = c0 + 1; c < c0 + SEG; ++c) {
+            // Size 1 (r = 0) stays exact: the identity.
+            acc = r == 0 ? staged[sr][c] : acc + staged[sr][c + 2 * r] - staged[sr][c - 1];
             row_sums[sr][c] = acc;
         }
     }
     __syncthreads();
 
+    // Vertical: consecutive threads on consecutive columns, each a run of SEG rows.
     const T scale = (T)p.scale;
-    for (int tr = warp; tr < TH; tr += WARPS) {
+    const int c = threadIdx.x % TW, tr0 = threadIdx.x / TW * SEG;
+    const int64_t x = x0 + c;
+    T acc = row_sums[tr0][c];
+    for (int d = 1; d <= 2 * r; ++d) acc += row_sums[tr0 + d][c];
+#pragma unroll
+    for (int tr = tr0; tr < tr0 + SEG; ++tr) {
+        if (tr > tr0) acc = r == 0 ? row_sums[tr][c] : acc + row_sums[tr + 2 * r][c] - row_sums[tr - 1][c];
         const int64_t y = y0 + tr;
-        if (y >= p.rows) break;
-        for (int c = lane; c < TW; c += 32) {
-            const int64_t x = x0 + c;
-            if (x >= p.cols) break;
-            T acc = row_sums[tr][c];
-            for (int d = 1; d <= 2 * r; ++d) acc += row_sums[tr + d][c];
-            T value = acc * scale;
-            if (p.mode == KP_BOX_INTERIOR &&
-                (y < r || y >= p.rows - r || x < r || x >= p.cols - r))
-                value = staged[tr + r][c + r];  // the window does not fit: keep the input
-            out[y * p.out_pitch + x] = value;
-        }
+        if (y >= p.rows || x >= p.cols) break;
+        T value = acc * scale;
+        if (p.mode == KP_BOX_INTERIOR && (y < r || y >= p.rows - r || x < r || x >= p.cols - r))
+            value = staged[tr + r][c + r];  // the window does not fit: keep the input
+        out[y * p.out_pitch + x] = value;
     }
 }
 

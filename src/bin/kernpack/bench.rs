@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::lombscargle::{output_len, UniformGrid};
-use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
+use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Normalize, Series};
 
 use crate::args::Args;
 use crate::io::{read_raw_f64, write_raw_f64};
@@ -228,6 +228,23 @@ pub(crate) fn event_median(
     Ok(times[times.len() / 2])
 }
 
+/// Median wall-clock time of `work` on the host (the CPU backend), after one
+/// warm-up run.
+pub(crate) fn wall_median(
+    reps: usize,
+    mut work: impl FnMut() -> kernpack::Result<()>,
+) -> Result<f64, String> {
+    work().map_err(|e| e.to_string())?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let started = Instant::now();
+        work().map_err(|e| e.to_string())?;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
 /// `kernpack bench lombscargle-batch`: many short series in one launch against
 /// the same kernel on one long series, in pairs per second.
 fn batch(raw: &[String]) -> Result<(), String> {
@@ -406,10 +423,16 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
             "j",
             "members-per-block",
             "sites-per-thread",
+            "backend",
         ],
         &[],
     )?;
     let l96 = family == "lorenz96";
+    let on_cpu = match args.str("backend").unwrap_or("gpu") {
+        "gpu" => false,
+        "cpu" => true,
+        other => return Err(format!("--backend {other:?}: expected gpu or cpu")),
+    };
     let d05 = Lorenz05Params::default();
     let p05 = Lorenz05Params {
         n: args.get_or("n", d05.n)?,
@@ -451,7 +474,20 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         reps: usize,
         mpb: Option<usize>,
         spt: Option<usize>,
+        on_cpu: bool,
     ) -> Result<f64, String> {
+        if on_cpu {
+            // The CPU backend (the reference, threaded over members): wall clock.
+            let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+            let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
+            return wall_median(reps, || {
+                if l96 {
+                    kp.lorenz96(p96, &host, steps, 0).map(drop)
+                } else {
+                    kp.lorenz05(p05, &host, steps, 0).map(drop)
+                }
+            });
+        }
         let cuda = |e: cudarc::driver::DriverError| e.to_string();
         let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
         let stream = gpu.stream();
@@ -476,8 +512,8 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     }
     let dtype = args.str("dtype").unwrap_or("f64");
     let median = match dtype {
-        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt),
-        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt),
+        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
+        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
         other => Err(format!("--dtype {other:?}: expected f32 or f64")),
     }?;
     let site_steps = members as f64 * n as f64 * steps as f64;
@@ -487,7 +523,8 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         p05.model.number().to_string()
     };
     println!(
-        "RESULT kernpack {family} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
+        "RESULT kernpack {family} backend={} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
+        if on_cpu { "cpu" } else { "gpu" },
         mpb.map_or("auto".to_owned(), |m| m.to_string()),
         spt.map_or("auto".to_owned(), |m| m.to_string()),
         median * 1e6 / site_steps

@@ -176,17 +176,29 @@ fn integrate<T: Float>(
 
 /// `kernpack bench fg`: CUDA-event time of whole runs on device buffers (the
 /// state is restored from a pristine copy before each run, outside the
-/// timing), after warm-up; median per step, for one path or both.
+/// timing), after warm-up; median per step, for one path or both. With
+/// `--backend cpu`: the CPU backend's whole runs on host slices, wall clock.
 pub fn bench(raw: &[String]) -> Result<(), String> {
     let args = Args::parse(
         raw,
         &[
-            "n", "steps", "dt", "dtype", "init", "seed", "delta0", "path", "reps",
+            "n", "steps", "dt", "dtype", "init", "seed", "delta0", "path", "reps", "backend",
         ],
         &[],
     )?;
     let problem = Problem::from(&args)?;
     let reps: usize = args.get_or("reps", 20)?;
+    match args.str("backend").unwrap_or("gpu") {
+        "gpu" => {}
+        "cpu" => {
+            return match args.str("dtype").unwrap_or("c64") {
+                "c64" => bench_cpu::<f32>(&problem, reps),
+                "c128" => bench_cpu::<f64>(&problem, reps),
+                other => Err(format!("--dtype {other:?}: expected c64 or c128")),
+            }
+        }
+        other => return Err(format!("--backend {other:?}: expected gpu or cpu")),
+    }
     let paths = match args.str("path") {
         Some("both") => vec![FgPath::Cooperative, FgPath::Launches],
         _ => vec![path(&args)?],
@@ -198,6 +210,32 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
             other => return Err(format!("--dtype {other:?}: expected c64 or c128")),
         }
     }
+    Ok(())
+}
+
+fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
+    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let (f, g) = p.state::<T>();
+    let opts = FgOptions::default();
+    let median_ms = crate::bench::wall_median(reps, || {
+        kp.fg_integrate(
+            p.n,
+            &f,
+            &g,
+            p.delta0::<T>(),
+            T::from_f64(p.dt),
+            p.steps,
+            &opts,
+        )
+        .map(drop)
+    })?;
+    println!(
+        "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
+        if T::NAME == "f32" { "c64" } else { "c128" },
+        p.n,
+        p.steps,
+        median_ms * 1e3 / p.steps.max(1) as f64,
+    );
     Ok(())
 }
 
