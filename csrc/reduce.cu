@@ -63,62 +63,81 @@ __device__ void normalize(T* __restrict__ x, int64_t n, const double* __restrict
 // Normalisation in one cooperative launch (grid = resident blocks): each block
 // sums its own chunk, the grid synchronises, every block adds the partial sums
 // in the same fixed order (so all agree bit for bit), then scales its own
-// chunk, which it has just read: for arrays that fit in L2 the second read
-// costs no DRAM traffic, and there is one launch instead of three.
-template <typename T>
+// chunk, which it has just read: the first KEEP vectors per thread of it from
+// shared memory, where the sum phase left them, the rest from L2 (arrays
+// that fit in L2 only: their second read costs no DRAM traffic). One launch
+// instead of three. THREADS per block, VECS vectors in flight per thread and
+// KEEP are tuning knobs (benches/normalize_variants.cu; PERF.md).
+template <typename T, int THREADS, int VECS, int KEEP>
 __device__ void normalize_fused(T* __restrict__ x, int64_t n, double* __restrict__ partials,
                                 double* __restrict__ sum, int* __restrict__ status) {
-    __shared__ double scratch[BLOCK];
     using V = typename Vec16<T>::type;
     constexpr int W = Vec16<T>::N;
+    __shared__ double scratch[THREADS];
+    __shared__ V kept[KEEP > 0 ? KEEP * THREADS : 1];  // vectors 0 .. KEEP * THREADS - 1 of the chunk
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
     // Chunks of whole vectors, so every chunk but the last starts aligned.
     const int64_t chunk = ((n + gridDim.x - 1) / gridDim.x + W - 1) / W * W;
     const int64_t begin = min((int64_t)blockIdx.x * chunk, n), end = min(begin + chunk, n);
     const int64_t vend = aligned ? begin + (end - begin) / W * W : begin;
+    const int64_t vectors = (vend - begin) / W;
+    V* xv = reinterpret_cast<V*>(x + begin);
 
-    // Two vectors per thread and step: more loads in flight.
-    double acc = 0.0, acc2 = 0.0;
-    const int64_t step = (int64_t)BLOCK * W;
-    int64_t i = begin + (int64_t)threadIdx.x * W;
-    for (; i + step < vend; i += 2 * step) {
-        const V v = *reinterpret_cast<const V*>(x + i);
-        const V u = *reinterpret_cast<const V*>(x + i + step);
-        const T* e = reinterpret_cast<const T*>(&v);
-        const T* f = reinterpret_cast<const T*>(&u);
+    double acc[VECS] = {};
+    int64_t k = threadIdx.x;
+    for (; k + (VECS - 1) * THREADS < vectors; k += VECS * THREADS) {
+        V v[VECS];
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc += (double)e[k], acc2 += (double)f[k];
+        for (int u = 0; u < VECS; ++u) v[u] = xv[k + u * THREADS];
+#pragma unroll
+        for (int u = 0; u < VECS; ++u) {
+            const T* e = reinterpret_cast<const T*>(&v[u]);
+#pragma unroll
+            for (int j = 0; j < W; ++j) acc[u] += (double)e[j];
+            if (k + u * THREADS < KEEP * THREADS) kept[k + u * THREADS] = v[u];
+        }
     }
-    for (; i < vend; i += step) {
-        const V v = *reinterpret_cast<const V*>(x + i);
+    for (; k < vectors; k += THREADS) {  // fewer than VECS vectors per thread left
+        const V v = xv[k];
         const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
-        for (int k = 0; k < W; ++k) acc += (double)e[k];
+        for (int j = 0; j < W; ++j) acc[0] += (double)e[j];
+        if (k < KEEP * THREADS) kept[k] = v;
     }
-    for (int64_t j = vend + threadIdx.x; j < end; j += BLOCK) acc += (double)x[j];
-    acc += acc2;
-    const double mine = block_sum<double, BLOCK>(acc, scratch);
-    if (threadIdx.x == 0) partials[blockIdx.x] = mine;
+    for (int64_t j = vend + threadIdx.x; j < end; j += THREADS) acc[0] += (double)x[j];
+    double mine = 0.0;
+#pragma unroll
+    for (int u = 0; u < VECS; ++u) mine += acc[u];
+    const double block_total = block_sum<double, THREADS>(mine, scratch);
+    if (threadIdx.x == 0) partials[blockIdx.x] = block_total;
     cooperative_groups::this_grid().sync();
 
     double part = 0.0;
-    for (int64_t b = threadIdx.x; b < gridDim.x; b += BLOCK) part += partials[b];
-    const double total = block_sum<double, BLOCK>(part, scratch);
+    for (int64_t b = threadIdx.x; b < gridDim.x; b += THREADS) part += partials[b];
+    const double total = block_sum<double, THREADS>(part, scratch);
     const bool ok = total != 0.0 && isfinite(total);
     if (blockIdx.x == 0 && threadIdx.x == 0) *sum = total, *status = ok ? 0 : 1;
     if (!ok) return;
     const double inv = 1.0 / total;
-    // Backwards: the end of the chunk was read last, so it is the likeliest
-    // still to be in L2 when the array is about the L2's size.
-    const int64_t vectors = (vend - begin) / W;
-    for (int64_t k = vectors - 1 - threadIdx.x; k >= 0; k -= BLOCK) {
-        T* at = x + begin + k * W;
-        V v = *reinterpret_cast<V*>(at);
+    // From L2 first, backwards: the end of the chunk was read last, so it is
+    // the likeliest still to be there.
+    const int64_t kept_vectors = min((int64_t)KEEP * THREADS, vectors);
+    for (int64_t k = vectors - 1 - threadIdx.x; k >= kept_vectors; k -= THREADS) {
+        V v = xv[k];
         scale(v, inv);
-        *reinterpret_cast<V*>(at) = v;
+        xv[k] = v;
     }
-    for (int64_t i = vend + threadIdx.x; i < end; i += BLOCK) x[i] = (T)((double)x[i] * inv);
+    for (int64_t k = threadIdx.x; k < kept_vectors; k += THREADS) {  // each thread its own kept vectors
+        V v = kept[k];
+        scale(v, inv);
+        xv[k] = v;
+    }
+    for (int64_t i = vend + threadIdx.x; i < end; i += THREADS) x[i] = (T)((double)x[i] * inv);
 }
+
+// The fused kernel's shape: 512 threads, 4 vectors in flight, 5 kept per
+// thread (40 KB of static shared memory: 4 blocks and 160 KB per SM).
+constexpr int FUSED_THREADS = 512, FUSED_VECS = 4, FUSED_KEEP = 5;
 
 }  // namespace reduce
 }  // namespace kp
@@ -137,9 +156,10 @@ extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)
         normalize_##SUFFIX(T* x, int64_t n, const double* sum, int* status) {                     \
         kp::reduce::normalize<T>(x, n, sum, status);                                              \
     }                                                                                             \
-    extern "C" __global__ void __launch_bounds__(kp::reduce::BLOCK)                               \
+    extern "C" __global__ void __launch_bounds__(kp::reduce::FUSED_THREADS)                       \
         normalize_fused_##SUFFIX(T* x, int64_t n, double* partials, double* sum, int* status) {   \
-        kp::reduce::normalize_fused<T>(x, n, partials, sum, status);                              \
+        using namespace kp::reduce;                                                               \
+        normalize_fused<T, FUSED_THREADS, FUSED_VECS, FUSED_KEEP>(x, n, partials, sum, status);   \
     }
 
 KP_REDUCE_ENTRY_POINTS(float, f32)
