@@ -6,7 +6,7 @@
 // output against a CPU reference of the reflect mode.
 //
 // Build (here, with the pinned toolchain) and run (on the GPU machine):
-//   bash scripts/box-variants.sh    ->  .gpu/box_filter_variants
+//   bash scripts/build-variants.sh box_filter_variants  ->  .gpu/box_filter_variants
 //   .gpu/box_filter_variants [rows cols]
 // The script also compiles in the box filter of git revision $BASELINE
 // (default HEAD, its names prefixed old_) and times it as the baseline.
@@ -18,23 +18,12 @@
 #include <random>
 #include <vector>
 
-#ifdef KP_STENCIL_SOURCE
-#include KP_STENCIL_SOURCE
-#else
 #include "../csrc/stencil.cu"
-#endif
 #ifdef KP_OLD_STENCIL
 #include KP_OLD_STENCIL
 #endif
 
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "harness.cuh"
 
 template <typename T, int R, typename P, int MINB>
 __global__ void __launch_bounds__(kp::stencil::BLOCK, MINB)
@@ -42,32 +31,9 @@ __global__ void __launch_bounds__(kp::stencil::BLOCK, MINB)
     kp::stencil::box_filter_strips<T, R, P>(in, out, p);
 }
 
-static float median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 template <typename F>
 static float time_ms(F launch) {
-    cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; ++i) launch();
-    CHECK(cudaGetLastError());
-    std::vector<float> t;
-    for (int i = 0; i < 20; ++i) {
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventDestroy(a));
-    CHECK(cudaEventDestroy(b));
-    return median(t);
+    return median_event_ms(launch, 3, 20);
 }
 
 // Reflect-mode reference (f64 accumulation) of the rows [0, check_rows) and the last rows.

@@ -6,7 +6,7 @@
 // kernel on 10^7 f32, every result on the same input checked against the
 // production kernel's.
 //
-//   bash scripts/normalize-variants.sh   ->  .gpu/normalize_variants [n]
+//   bash scripts/build-variants.sh normalize_variants  ->  .gpu/normalize_variants [n]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,14 +17,7 @@
 
 #include "../csrc/reduce.cu"
 
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
+#include "harness.cuh"
 
 template <int THREADS, int VECS, int KEEP>
 __global__ void __launch_bounds__(THREADS)
@@ -61,26 +54,12 @@ struct Bench {
     // same array again and again (as `kernpack bench reduce` does); then one
     // run on the pristine input, whose result is returned by result().
     float time(const std::function<void()>& launch) {
-        cudaEvent_t a, b;
-        CHECK(cudaEventCreate(&a));
-        CHECK(cudaEventCreate(&b));
-        std::vector<float> t;
         CHECK(cudaMemcpy(x, pristine, n * sizeof(float), cudaMemcpyDeviceToDevice));
-        for (int i = 0; i < 53; ++i) {
-            CHECK(cudaEventRecord(a));
-            launch();
-            CHECK(cudaEventRecord(b));
-            CHECK(cudaEventSynchronize(b));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, a, b));
-            if (i >= 3) t.push_back(ms);
-        }
-        CHECK(cudaGetLastError());
+        const float ms = median_event_ms(launch, 3, 50);
         CHECK(cudaMemcpy(x, pristine, n * sizeof(float), cudaMemcpyDeviceToDevice));
         launch();
         CHECK(cudaDeviceSynchronize());
-        std::sort(t.begin(), t.end());
-        return t[t.size() / 2];
+        return ms;
     }
 
     std::vector<float> result() {

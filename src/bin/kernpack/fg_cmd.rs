@@ -5,7 +5,7 @@ use std::time::Instant;
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::plot::LineChart;
-use kernpack::{Backend, Complex, FgOptions, FgPath, Float, Gpu, Kernpack};
+use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::args::Args;
 use crate::io::write_csv;
@@ -94,6 +94,18 @@ impl Problem {
             im: T::from_f64(self.delta0.1),
         }
     }
+
+    /// The whole run on host slices, on `kp`'s backend.
+    fn integrate<T: Float>(
+        &self,
+        kp: &Kernpack,
+        f: &[Complex<T>],
+        g: &[Complex<T>],
+        opts: &FgOptions,
+    ) -> kernpack::Result<FgRun<T>> {
+        let (dt, delta0) = (T::from_f64(self.dt), self.delta0::<T>());
+        kp.fg_integrate(self.n, f, g, delta0, dt, self.steps, opts)
+    }
 }
 
 fn path(args: &Args) -> Result<FgPath, String> {
@@ -129,17 +141,7 @@ fn integrate<T: Float>(
 ) -> Result<(), String> {
     let (f, g) = p.state::<T>();
     let started = Instant::now();
-    let run = kp
-        .fg_integrate(
-            p.n,
-            &f,
-            &g,
-            p.delta0::<T>(),
-            T::from_f64(p.dt),
-            p.steps,
-            opts,
-        )
-        .map_err(|e| e.to_string())?;
+    let run = p.integrate(kp, &f, &g, opts).map_err(|e| e.to_string())?;
     eprintln!(
         "N = {}, {} steps of dt = {} in {:.3} ms on the {} (host copies included)",
         p.n,
@@ -214,21 +216,10 @@ pub fn bench(raw: &[String]) -> Result<(), String> {
 }
 
 fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
-    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let kp = &Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
     let (f, g) = p.state::<T>();
     let opts = FgOptions::default();
-    let median_ms = crate::bench::wall_median(reps, || {
-        kp.fg_integrate(
-            p.n,
-            &f,
-            &g,
-            p.delta0::<T>(),
-            T::from_f64(p.dt),
-            p.steps,
-            &opts,
-        )
-        .map(drop)
-    })?;
+    let median_ms = crate::bench::wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
     println!(
         "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
