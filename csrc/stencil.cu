@@ -43,7 +43,8 @@ template <> struct Vec16<double> { using type = double2; static constexpr int N 
 
 // Windows of 3 to 9 (radius R known at compile time, everything unrolled).
 // It replaced a shared-memory tile kernel that reached 70% of the copy
-// bandwidth on an H200 (f32, 3 x 3) against 92% for this one. Each warp walks a strip of columns top to bottom, one 16-byte vector of a
+// bandwidth on an H200 (f32, 3 x 3) against ~90% for this one. Each warp
+// walks a strip of columns top to bottom, one 16-byte vector of a
 // row per lane, with no shared memory and no barrier: a row's horizontal
 // window comes from the neighbouring lanes by shuffles, the vertical window
 // is a ring of the last 2R + 1 row sums in registers. The HV lanes at each
