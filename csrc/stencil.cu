@@ -167,12 +167,11 @@ __device__ __forceinline__ void box_filter_strip_walk(const T* __restrict__ in, 
         }
         // The halo lanes computed along (no divergence around the shuffles) but store nothing.
         T* dst = out + y * p.out_pitch + x;
-        if (!output_lane) {
-        } else if (vector_store) {
+        if (output_lane && vector_store) {
             V v;
             memcpy(&v, result, sizeof(V));
             *reinterpret_cast<V*>(dst) = v;
-        } else {
+        } else if (output_lane) {
 #pragma unroll
             for (int j = 0; j < VW; ++j)
                 if (x + j < p.cols) dst[j] = result[j];

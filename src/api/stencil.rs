@@ -213,32 +213,32 @@ pub(crate) struct BoxParams {
 unsafe impl DeviceRepr for BoxParams {}
 
 /// Mirrors `KP_BOX_STRIP_ROWS` in csrc/kernpack_params.h: output rows per warp
-/// of the windows 3 to 9; a block of 8 warps stacks 8 strips.
+/// of the windows 3 to 9; the warps of a block stack their strips.
 const BOX_STRIP_ROWS: u64 = 8;
-const BOX_STRIP_WARPS: u64 = 8;
 
-/// The kernel for a window size and its output tile (columns, rows), as
-/// csrc/stencil.cu defines them. Windows 3 to 9 have unrolled kernels
-/// (`box_filter_r{radius}`): a warp owns 32 lanes of 16 bytes of a row, of
-/// which the `ceil(radius / lane values)` at each end only load the halo. The
-/// others run the run-time radius kernel.
-fn kernel_and_tile<T: Float>(size: usize) -> (String, u64, u64) {
+/// The kernel for a window size, as csrc/stencil.cu names them: windows 3 to
+/// 9 have unrolled kernels (`box_filter_r{radius}`), the others the run-time
+/// radius one.
+fn box_kernel_name<T: Float>(size: usize) -> String {
+    match size {
+        3..=9 => format!("box_filter_r{}_{}", size / 2, T::NAME),
+        _ => format!("box_filter_large_{}", T::NAME),
+    }
+}
+
+/// The output tile (columns, rows) of one block of that kernel, `block`
+/// threads. Windows 3 to 9: a warp owns 32 lanes of 16 bytes of a row, of
+/// which the `ceil(radius / lane values)` at each end only load the halo.
+fn box_tile<T: Float>(size: usize, block: u32) -> (u64, u64) {
     let lane_values = (16 / std::mem::size_of::<T>()) as u64;
-    let radius = (size / 2) as u64;
     match size {
         3..=9 => {
-            let halo_lanes = radius.div_ceil(lane_values);
-            (
-                format!("box_filter_r{radius}_{}", T::NAME),
-                (32 - 2 * halo_lanes) * lane_values,
-                BOX_STRIP_WARPS * BOX_STRIP_ROWS,
-            )
+            let halo_lanes = ((size / 2) as u64).div_ceil(lane_values);
+            let warps = u64::from(block / 32);
+            ((32 - 2 * halo_lanes) * lane_values, warps * BOX_STRIP_ROWS)
         }
-        _ => (
-            format!("box_filter_large_{}", T::NAME),
-            if T::NAME == "f32" { 64 } else { 32 },
-            if T::NAME == "f32" { 32 } else { 16 },
-        ),
+        _ if T::NAME == "f32" => (64, 32),
+        _ => (32, 16),
     }
 }
 
@@ -354,7 +354,8 @@ impl Gpu {
                 "the input and output overlap: the box filter cannot run in place",
             ));
         }
-        let (name, tw, th) = kernel_and_tile::<T>(opts.size);
+        let kernel = self.kernel(&box_kernel_name::<T>(opts.size));
+        let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
         if blocks > i32::MAX as u64 {
@@ -371,7 +372,6 @@ impl Gpu {
             radius: (opts.size / 2) as i32,
             mode: opts.mode.code() as i32,
         };
-        let kernel = self.kernel(&name);
         let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
         let mut args = [
             arg(&input),
