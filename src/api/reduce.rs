@@ -131,6 +131,23 @@ impl Gpu {
         let (x_ptr, _x) = x.device_ptr_mut(stream);
         let (sum_ptr, _s) = sum.device_ptr_mut(stream);
         let (status_ptr, _t) = status.device_ptr_mut(stream);
+        // SAFETY: all pointers come from live buffers of the checked lengths.
+        unsafe { self.normalize_raw::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+    }
+
+    /// [`Gpu::normalize_device`] on raw pointers (the Python binding's device path).
+    ///
+    /// # Safety
+    /// `x` holds `n` values of `T`, `sum` one f64 and `status` one i32, on this
+    /// GPU, live until the work on `stream` completes.
+    pub unsafe fn normalize_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x_ptr: CUdeviceptr,
+        n: usize,
+        sum_ptr: CUdeviceptr,
+        status_ptr: CUdeviceptr,
+    ) -> Result<()> {
         let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
         let n_arg = n as i64;
         let n_ptr = &n_arg as *const i64 as *mut c_void;

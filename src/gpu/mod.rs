@@ -493,3 +493,67 @@ impl Kernel {
         items.div_ceil(items_per_block.max(1)).clamp(1, cap) as u32
     }
 }
+
+impl Gpu {
+    /// Checks that the `bytes` bytes at device address `ptr` lie inside one
+    /// device (or managed) allocation of this GPU, so that a wrong pointer is an
+    /// error before launch rather than a fault that poisons the context.
+    /// `name` names the argument in the message. Zero bytes need no allocation.
+    pub fn check_device_buffer(&self, name: &str, ptr: u64, bytes: usize) -> Result<()> {
+        use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute::*, CUresult};
+        if bytes == 0 {
+            return Ok(());
+        }
+        if ptr == 0 {
+            return Err(Error::invalid(format!("{name} is a null device pointer")));
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        let (mut memory_type, mut ordinal, mut start, mut size) = (0u32, -1i32, 0u64, 0usize);
+        let mut attributes = [
+            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        let mut data = [
+            &mut memory_type as *mut u32 as *mut c_void,
+            &mut ordinal as *mut i32 as *mut c_void,
+            &mut start as *mut u64 as *mut c_void,
+            &mut size as *mut usize as *mut c_void,
+        ];
+        // SAFETY: four attributes, each with a pointer to storage of its size.
+        // An address the driver does not know leaves the defaults (type 0).
+        let status = unsafe {
+            sys::cuPointerGetAttributes(4, attributes.as_mut_ptr(), data.as_mut_ptr(), ptr)
+        };
+        if status != CUresult::CUDA_SUCCESS {
+            return Err(Error::cuda(
+                format!("inspecting the device pointer {name}"),
+                DriverError(status),
+            ));
+        }
+        let device = CUmemorytype::CU_MEMORYTYPE_DEVICE as u32;
+        let unified = CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32;
+        if memory_type != device && memory_type != unified {
+            return Err(Error::invalid(format!(
+                "{name} ({ptr:#x}) is not device memory known to the CUDA driver"
+            )));
+        }
+        if ordinal >= 0 && ordinal as usize != self.ordinal() {
+            return Err(Error::invalid(format!(
+                "{name} lives on GPU {ordinal}, but this context runs on GPU {}",
+                self.ordinal()
+            )));
+        }
+        let end = ptr.checked_add(bytes as u64);
+        if ptr < start || end.map_or(true, |end| end > start + size as u64) {
+            return Err(Error::invalid(format!(
+                "{name} needs {bytes} bytes at {ptr:#x}, beyond its allocation \
+                 ({size} bytes from {start:#x})"
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,249 @@
+"""How arrays reach the native layer.
+
+Host arrays (anything ``np.asarray`` accepts) are converted the way SciPy
+converts them and passed as addresses of C-contiguous, native-endian NumPy
+buffers that stay referenced for the whole call.
+
+Device arrays (``__cuda_array_interface__``: CuPy, Numba, PyTorch; or
+``__dlpack__`` on a CUDA device: JAX, ...) are passed as device addresses with
+no copy; results are allocated by the caller's own library and the work is
+enqueued on that library's current stream.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_KDL_CUDA = 2  # DLPack device type of CUDA memory
+_KDL_CUDA_MANAGED = 13
+
+
+class DeviceArray:
+    """A caller's device array: the object, its library and its raw layout."""
+
+    __slots__ = ("obj", "lib", "ptr", "shape", "strides", "dtype", "device", "origin")
+
+    def __init__(self, obj, lib, ptr, shape, strides, dtype, device, origin=None):
+        self.obj = obj  # keeps the memory alive during the call
+        self.lib = lib  # "cupy", "torch" or "numba": who allocates results
+        self.ptr = int(ptr)
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = np.dtype(dtype)
+        self.strides = (
+            tuple(int(s) for s in strides) if strides is not None else _c_strides(self.shape, self.dtype.itemsize)
+        )
+        self.device = device  # ordinal, or None when the library does not say
+        self.origin = origin  # for DLPack-only producers: the module to hand results back to
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def is_c_contiguous(self) -> bool:
+        expected = _c_strides(self.shape, self.dtype.itemsize)
+        return all(n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected))
+
+
+def _c_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
+    strides = []
+    step = itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(strides))
+
+
+_TORCH_DTYPES = {
+    "torch.float32": np.float32,
+    "torch.float64": np.float64,
+    "torch.float16": np.float16,
+    "torch.complex64": np.complex64,
+    "torch.complex128": np.complex128,
+    "torch.int32": np.int32,
+    "torch.int64": np.int64,
+    "torch.int16": np.int16,
+    "torch.int8": np.int8,
+    "torch.uint8": np.uint8,
+    "torch.bool": np.bool_,
+}
+
+
+def device_array(obj: Any) -> Optional[DeviceArray]:
+    """The device array behind ``obj``, or None for host data."""
+    if obj is None or isinstance(obj, (np.ndarray, list, tuple, float, int)):
+        return None
+    module = type(obj).__module__.split(".", 1)[0]
+    if module == "torch":
+        if not getattr(obj, "is_cuda", False):
+            return None
+        dtype = _TORCH_DTYPES.get(str(obj.dtype))
+        if dtype is None:
+            raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}")
+        itemsize = np.dtype(dtype).itemsize
+        return DeviceArray(
+            obj, "torch", obj.data_ptr(), obj.shape, [s * itemsize for s in obj.stride()], dtype, obj.device.index
+        )
+    if module == "cupy" and hasattr(obj, "data") and hasattr(obj, "device"):
+        return DeviceArray(obj, "cupy", obj.data.ptr, obj.shape, obj.strides, obj.dtype, obj.device.id)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        lib = "numba" if module == "numba" else "cupy"
+        return DeviceArray(obj, lib, cai["data"][0], cai["shape"], cai.get("strides"), np.dtype(cai["typestr"]), None)
+    dlpack_device = getattr(obj, "__dlpack_device__", None)
+    if dlpack_device is not None and hasattr(obj, "__dlpack__"):
+        kind, ordinal = dlpack_device()
+        if int(kind) not in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+            return None
+        # Seen through a library that can allocate results on the same device;
+        # results go back to the producer through its own from_dlpack.
+        view, lib = _dlpack_view(obj)
+        inner = device_array(view)
+        inner.lib = lib
+        inner.origin = module
+        inner.obj = (obj, view)
+        return inner
+    return None
+
+
+def _dlpack_view(obj):
+    try:
+        import cupy
+
+        return cupy.from_dlpack(obj), "cupy"
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        return torch.from_dlpack(obj), "torch"
+    except ImportError:
+        raise TypeError(
+            "a DLPack CUDA array needs CuPy or PyTorch installed to be used with kernpack "
+            "(they allocate the results on its device)"
+        ) from None
+
+
+def current_stream(arr: DeviceArray) -> int:
+    """The CUstream the array's library enqueues on now (0: the legacy default stream)."""
+    if arr.lib == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(arr.obj.device if arr.origin is None else arr.obj[1].device).cuda_stream)
+    if arr.lib == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    cai = getattr(arr.obj, "__cuda_array_interface__", {})
+    stream = cai.get("stream") or 0
+    return 0 if stream == 1 else int(stream)  # 1 is CAI's name for the legacy default stream
+
+
+def empty(like: DeviceArray, shape, dtype) -> Any:
+    """A new device array of the caller's library, on the same device."""
+    dtype = np.dtype(dtype)
+    if like.lib == "torch":
+        import torch
+
+        base = like.obj if like.origin is None else like.obj[1]
+        tdtype = {
+            "float32": torch.float32,
+            "float64": torch.float64,
+            "complex64": torch.complex64,
+            "complex128": torch.complex128,
+            "int64": torch.int64,
+            "int32": torch.int32,
+        }[dtype.name]
+        return torch.empty(tuple(shape), dtype=tdtype, device=base.device)
+    if like.lib == "numba":
+        from numba import cuda
+
+        return cuda.device_array(tuple(shape), dtype=dtype)
+    import cupy
+
+    if like.device is None:
+        return cupy.empty(tuple(shape), dtype=dtype)
+    with cupy.cuda.Device(like.device):
+        return cupy.empty(tuple(shape), dtype=dtype)
+
+
+def as_result(like: DeviceArray, out: Any) -> Any:
+    """Hands a result back in the producer's own type (DLPack producers)."""
+    if like.origin is None:
+        return out
+    producer = sys.modules.get(like.origin)
+    if like.origin == "jax":
+        import jax.dlpack
+
+        return jax.dlpack.from_dlpack(out)
+    from_dlpack = getattr(producer, "from_dlpack", None)
+    return from_dlpack(out) if from_dlpack is not None else out
+
+
+def pointer(obj: Any) -> int:
+    """Device address of an array made by :func:`empty`."""
+    return device_array(obj).ptr
+
+
+def require_device_float(name: str, arr: DeviceArray, dtype=None) -> None:
+    """A C-contiguous float32/float64 device array, of ``dtype`` when given."""
+    if arr.dtype not in FLOAT_DTYPES:
+        raise TypeError(
+            f"{name} is a {arr.dtype} device array: kernpack computes in float32 or float64; "
+            f"pass {name}.astype('float32') or .astype('float64')"
+        )
+    if dtype is not None and arr.dtype != dtype:
+        raise TypeError(
+            f"{name} is {arr.dtype} but the other device arrays are {dtype}: pass arrays of one dtype"
+        )
+    if not arr.is_c_contiguous():
+        raise TypeError(
+            f"{name} is a non-contiguous device array: pass a contiguous copy "
+            f"(cupy.ascontiguousarray({name}) or {name}.contiguous())"
+        )
+
+
+def same_device(arrays: Sequence[Tuple[str, DeviceArray]]) -> Optional[int]:
+    """The device all arrays live on (None when no library says); mixed devices are an error."""
+    devices = {a.device for _, a in arrays if a.device is not None}
+    if len(devices) > 1:
+        raise ValueError(
+            "the device arrays live on different GPUs ("
+            + ", ".join(f"{n}: GPU {a.device}" for n, a in arrays)
+            + "): kernpack does not copy between GPUs; move them to one device"
+        )
+    return devices.pop() if devices else None
+
+
+def host_float(a: Any, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous, native-endian NumPy array of ``dtype``."""
+    return np.ascontiguousarray(np.asarray(a, dtype=dtype))
+
+
+def address(a: Optional[np.ndarray]) -> Optional[int]:
+    """The data address of a NumPy array, or None."""
+    if a is None:
+        return None
+    return a.__array_interface__["data"][0]
+
+
+def split(args: Sequence[Tuple[str, Any]]):
+    """Device views of the arguments, or None when all are host data; mixing
+    host and device arrays is a TypeError."""
+    views = [(name, device_array(a)) for name, a in args if a is not None]
+    on_device = [name for name, v in views if v is not None]
+    if not on_device:
+        return None
+    on_host = [name for name, v in views if v is None]
+    if on_host:
+        raise TypeError(
+            f"{', '.join(on_device)} on the GPU but {', '.join(on_host)} on the host: "
+            "pass all arrays on one side (kernpack makes no hidden copies)"
+        )
+    return dict(views)

@@ -1,0 +1,287 @@
+"""Smoothing of 2-D images: ``scipy.ndimage.uniform_filter``'s signature and
+semantics for the square windows and boundary modes kernpack computes."""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _native
+from ._arrays import FLOAT_DTYPES, address, as_result, current_stream, device_array, empty, split
+from ._context import context, device_context
+
+__all__ = ["uniform_filter"]
+
+# SciPy's mode names (and aliases that mean the same for a filter) -> kernpack's.
+_MODES = {
+    "reflect": "reflect",
+    "grid-mirror": "reflect",
+    "constant": "constant",
+    "grid-constant": "constant",
+    "nearest": "nearest",
+    "mirror": "mirror",
+    "wrap": "wrap",
+    "grid-wrap": "wrap",
+    "interior": "interior",  # kernpack's own: only points whose window fits are filtered
+}
+
+MAX_SIZE = _native.MAX_BOX_SIZE
+
+
+def _one(name: str, value: Any, what: str) -> Any:
+    """A scalar, or a sequence of two equal values (one per axis)."""
+    if isinstance(value, (str, numbers.Number)):
+        return value
+    values = list(value)
+    if len(values) != 2:
+        raise RuntimeError(f"{name} must have one value per axis (2), got {len(values)}")
+    if values[0] != values[1]:
+        raise NotImplementedError(f"kernpack's uniform_filter takes one {what} for both axes, got {name}={values}")
+    return values[0]
+
+
+def uniform_filter(
+    input: Any,
+    size: Any = 3,
+    output: Optional[Any] = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+) -> Any:
+    """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``,
+    for 2-D images.
+
+    Parameters
+    ----------
+    input : array_like
+        A 2-D float32 or float64 image: a NumPy array (or anything
+        ``np.asarray`` accepts) or a device array (CuPy, PyTorch, Numba, JAX).
+        Views with a row stride are read in place.
+    size : int or sequence of 2 equal ints, optional
+        Odd window size, 1 to 33, the same along both axes.
+    output : array or dtype, optional
+        Where to write (same shape; NumPy for host input, the same library
+        for device input; may be `input` itself) or the float dtype of the
+        result. Default: a new array of the input's dtype.
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior'}, optional
+        SciPy's boundary modes (and their 'grid-' aliases), the same for both
+        axes; 'interior' filters only points whose window fits and copies the
+        others.
+    cval : float, optional
+        Value outside the image with ``mode='constant'``.
+    origin : int, optional
+        Only 0.
+    axes : sequence of int, optional
+        Only None or both axes of the image.
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host images are filtered (default: :func:`kernpack.get_backend`).
+
+    Returns
+    -------
+    uniform_filter : ndarray
+        The filtered image (`output` when one was given).
+
+    Raises
+    ------
+    NotImplementedError
+        For what SciPy supports and kernpack does not: images that are not 2-D,
+        even or larger windows, per-axis sizes or modes, non-zero origins,
+        a subset of axes, and non-float dtypes.
+    RuntimeError
+        For SciPy's own errors (a window size < 1, an unknown mode, a
+        sequence of the wrong length).
+    """
+    size = _one("size", size, "size")
+    mode = _one("mode", mode, "mode")
+    origin = _one("origin", origin, "origin")
+    if isinstance(size, (bool, np.bool_)) or not float(size).is_integer():
+        raise RuntimeError(f"incorrect filter size {size!r}")
+    size = int(size)
+    if size < 1:
+        raise RuntimeError("incorrect filter size")
+    if size % 2 == 0 or size > MAX_SIZE:
+        raise NotImplementedError(
+            f"size={size}: kernpack's uniform_filter takes odd sizes 1 to {MAX_SIZE} (windows centred on each point)"
+        )
+    if mode not in _MODES:
+        raise RuntimeError(f"boundary mode not supported: {mode!r}")
+    if origin != 0:
+        raise NotImplementedError(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
+    cval = float(cval)
+
+    on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
+    if on_device is not None:
+        return _device(on_device, output, size, _MODES[mode], cval, axes, backend)
+
+    image = np.asarray(input)
+    _check_axes(axes, image.ndim)
+    _check_image(image.ndim, image.dtype, "input")
+    dtype = image.dtype.newbyteorder("=")
+    result, out_dtype = _host_output(output, image.shape, dtype)
+    if image.size == 0:
+        return result  # nothing to filter, as SciPy
+    src = _pitched(image, dtype)
+    if src is None or np.shares_memory(src, result):
+        src = np.ascontiguousarray(image, dtype=dtype)
+    dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
+    rows, cols = image.shape
+    _native.box_filter(
+        context(backend),
+        dtype.name,
+        address(src),
+        address(dst),
+        rows,
+        cols,
+        _pitch(src.strides, src.shape, dtype.itemsize),
+        _pitch(dst.strides, dst.shape, dtype.itemsize),
+        size,
+        _MODES[mode],
+        cval,
+    )
+    if dst is not result:
+        result[...] = dst
+    return result
+
+
+def _is_dtype(output: Any) -> bool:
+    if output is None or isinstance(output, np.ndarray) or device_array(output) is not None:
+        return False
+    try:
+        np.dtype(output)
+        return True
+    except TypeError:
+        return False
+
+
+def _check_axes(axes: Any, ndim: int) -> None:
+    if axes is None:
+        return
+    axes = [int(a) for a in np.atleast_1d(axes)]
+    if ndim != 2 or sorted(a % 2 for a in axes) != [0, 1]:
+        raise NotImplementedError(f"axes={axes}: kernpack's uniform_filter filters both axes of a 2-D image")
+
+
+def _check_image(ndim: int, dtype: np.dtype, name: str) -> None:
+    if ndim != 2:
+        raise NotImplementedError(f"{name} has {ndim} dimensions: kernpack's uniform_filter takes 2-D images only")
+    if dtype.newbyteorder("=") not in FLOAT_DTYPES:
+        raise NotImplementedError(
+            f"{name} is {dtype}: kernpack's uniform_filter computes float32 and float64 images; "
+            f"pass {name}.astype(np.float32) or np.float64"
+        )
+
+
+def _host_output(output: Any, shape, dtype):
+    """The array to return and its dtype."""
+    if output is None:
+        return np.empty(shape, dtype), dtype
+    if _is_dtype(output):
+        out_dtype = np.dtype(output)
+        _check_image(2, out_dtype, "output")
+        return np.empty(shape, out_dtype), out_dtype
+    if not isinstance(output, np.ndarray):
+        raise TypeError("output must be None, a dtype or a NumPy array")
+    if output.shape != tuple(shape):
+        raise RuntimeError("output shape not correct")
+    if not output.flags.writeable:
+        raise ValueError("output array is read-only")
+    _check_image(2, output.dtype, "output")
+    return output, output.dtype
+
+
+def _pitched(a: np.ndarray, dtype: np.dtype) -> Optional[np.ndarray]:
+    """``a`` when it can be read as rows with a pitch (unit column stride, row
+    stride a multiple of the item and at least a row), else None."""
+    if a.dtype != dtype or a.ndim != 2 or a.size == 0:
+        return None
+    rows, cols = a.shape
+    item = dtype.itemsize
+    col_ok = cols == 1 or a.strides[1] == item
+    row_ok = rows == 1 or (a.strides[0] % item == 0 and a.strides[0] >= cols * item)
+    aligned = a.__array_interface__["data"][0] % item == 0
+    return a if (col_ok and row_ok and aligned) else None
+
+
+def _pitch(strides, shape, item: int) -> int:
+    """Row pitch in elements (a single row has no stride to speak of)."""
+    return strides[0] // item if shape[0] > 1 else shape[1]
+
+
+def _device(arrays, output, size, mode, cval, axes, backend):
+    ctx = device_context(arrays, backend)
+    src = arrays["input"]
+    _check_axes(axes, src.ndim)
+    _check_image(src.ndim, src.dtype, "input")
+    if not _device_pitched(src):
+        raise TypeError(
+            "input is a device array whose rows are not contiguous: pass a contiguous copy "
+            "(cupy.ascontiguousarray(input) or input.contiguous())"
+        )
+    dst = arrays.get("output")
+    if _is_dtype(output) and np.dtype(output) != src.dtype:
+        raise TypeError(f"output dtype {np.dtype(output)}: device images are filtered in their own dtype ({src.dtype})")
+    if dst is None:
+        result = empty(src, src.shape, src.dtype)
+        dst = device_array(result)
+    else:
+        result = output
+        if dst.shape != src.shape:
+            raise RuntimeError("output shape not correct")
+        if dst.dtype != src.dtype:
+            raise TypeError(f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype")
+        if not _device_pitched(dst):
+            raise TypeError("output is a device array whose rows are not contiguous: pass a contiguous one")
+    rows, cols = src.shape
+    item = src.dtype.itemsize
+    if src.size == 0:
+        return as_result(arrays["input"], result)
+    if dst.ptr == src.ptr or _overlap(src, dst):
+        # In place, as SciPy allows: filter from a copy made on the same stream.
+        src = device_array(_copy(src))
+    _native.box_filter_device(
+        ctx,
+        src.dtype.name,
+        src.ptr,
+        dst.ptr,
+        rows,
+        cols,
+        _pitch(src.strides, src.shape, item),
+        _pitch(dst.strides, dst.shape, item),
+        size,
+        mode,
+        cval,
+        current_stream(src),
+    )
+    return as_result(arrays["input"], result)
+
+
+def _device_pitched(a) -> bool:
+    rows, cols = a.shape
+    item = a.dtype.itemsize
+    if rows == 0 or cols == 0:
+        return True
+    col_ok = cols == 1 or a.strides[1] == item
+    row_ok = rows == 1 or (a.strides[0] % item == 0 and a.strides[0] >= cols * item)
+    return col_ok and row_ok and a.ptr % item == 0
+
+
+def _overlap(a, b) -> bool:
+    span = lambda v: v.ptr + (v.shape[0] - 1) * v.strides[0] + v.shape[1] * v.dtype.itemsize  # noqa: E731
+    return a.size > 0 and b.size > 0 and a.ptr < span(b) and b.ptr < span(a)
+
+
+def _copy(a):
+    obj = a.obj[1] if a.origin is not None else a.obj
+    if a.lib == "torch":
+        return obj.contiguous().clone()
+    if a.lib == "numba":
+        from numba import cuda
+
+        return cuda.to_device(obj.copy_to_host())
+    import cupy
+
+    return cupy.array(obj, copy=True, order="C")

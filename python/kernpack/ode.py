@@ -1,0 +1,302 @@
+"""ODE integration kept on the device: Lorenz 96 and Lorenz 2005 ensembles,
+whole RK4 runs in one call, the periodic window sum they use, and the coupled
+F/G system with its per-step reduction."""
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+import numpy as np
+
+from . import _native
+from ._arrays import (
+    address,
+    as_result,
+    current_stream,
+    device_array,
+    empty,
+    host_float,
+    pointer,
+    require_device_float,
+)
+from ._context import context, device_context
+
+__all__ = ["lorenz96", "lorenz05", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
+
+
+class Ensemble(NamedTuple):
+    """The result of an ensemble run."""
+
+    final: Any
+    """Member states after the last step, ``(members, N)``."""
+    trajectory: Optional[Any]
+    """With ``every > 0``: ``(frames, members, N)``, frame ``f`` after ``f * every``
+    steps (frame 0 is the initial state); else None."""
+
+
+def _states(initial: Any, name: str = "initial"):
+    dev = device_array(initial)
+    if dev is not None:
+        require_device_float(name, dev)
+        shape = dev.shape
+    else:
+        a = np.asarray(initial)
+        dtype = np.float32 if a.dtype == np.float32 else np.float64
+        dev = host_float(a, dtype)
+        shape = dev.shape
+    if len(shape) == 1:
+        shape = (1, shape[0])
+    if len(shape) != 2 or shape[0] == 0:
+        raise ValueError(f"{name} must be (members, N) states (or one state of N), got shape {tuple(shape)}")
+    return dev, shape
+
+
+def _run(initial, steps, every, backend, model_number, n_params):
+    steps, every = _steps(steps, every)
+    src, (members, n) = _states(initial)
+    frames = _native.frame_count(steps, every)
+    params = dict(n_params, n=n)
+    args = (params["n"], params["forcing"], params["dt"], params["k"], params["j"], params["b"], params["c"])
+    if isinstance(src, np.ndarray):
+        dtype = src.dtype
+        final = np.empty((members, n), dtype)
+        traj = np.empty((frames, members, n), dtype) if every else None
+        _native.ensemble(
+            context(backend), dtype.name, model_number, *args, address(src), members, steps, every,
+            address(final), address(traj),
+        )
+        return Ensemble(final, traj)
+    ctx = device_context({"initial": src}, backend)
+    final = empty(src, (members, n), src.dtype)
+    traj = empty(src, (frames, members, n), src.dtype) if every else None
+    _native.ensemble_device(
+        ctx, src.dtype.name, model_number, *args, src.ptr, members, steps, every, pointer(final),
+        None if traj is None else pointer(traj), current_stream(src),
+    )
+    return Ensemble(as_result(src, final), None if traj is None else as_result(src, traj))
+
+
+def _steps(steps: Any, every: Any):
+    for name, v in (("steps", steps), ("every", every)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    return int(steps), int(every)
+
+
+def lorenz96(
+    initial: Any,
+    steps: int,
+    *,
+    forcing: float = 8.0,
+    dt: float = 0.05,
+    every: int = 0,
+    backend: Optional[str] = None,
+) -> Ensemble:
+    """Integrates an ensemble of Lorenz 96 systems with RK4, the whole run in
+    one call: ``dx_k/dt = (x_{k+1} - x_{k-2}) x_{k-1} - x_k + F`` (periodic).
+
+    Parameters
+    ----------
+    initial : array_like or device array
+        ``(members, N)`` initial states (N >= 4), float32 or float64.
+    steps : int
+        RK4 steps of `dt`.
+    forcing, dt : float, optional
+        F and the time step (defaults as NCAR DART: 8, 0.05).
+    every : int, optional
+        Store the trajectory every `every` steps (0: final states only).
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays run.
+
+    Returns
+    -------
+    Ensemble
+        Final states and the optional trajectory, in the input's dtype and
+        library.
+    """
+    params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0)
+    return _run(initial, steps, every, backend, 96, params)
+
+
+def lorenz05(
+    initial: Any,
+    steps: int,
+    *,
+    model: int = 3,
+    forcing: float = 15.0,
+    k: int = 32,
+    j: int = 12,
+    b: float = 10.0,
+    c: float = 3.0,
+    dt: float = 0.001,
+    every: int = 0,
+    backend: Optional[str] = None,
+) -> Ensemble:
+    """Integrates an ensemble of Lorenz (2005) Model II or III systems with RK4.
+
+    Parameters
+    ----------
+    initial : array_like or device array
+        ``(members, N)`` initial states, float32 or float64 (N > 2K, and
+        N > 2J for Model III).
+    steps : int
+        RK4 steps of `dt`.
+    model : {2, 3}, optional
+        Model II (single scale) or Model III (large and small scales).
+    forcing, k, j, b, c, dt : optional
+        F, K (even), J (Model III smoothing half-width), b, c and the time step;
+        defaults as NCAR DART (N = 960: 15, 32, 12, 10, 3, 0.001).
+    every : int, optional
+        Store the trajectory every `every` steps (0: final states only).
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays run.
+
+    Returns
+    -------
+    Ensemble
+        Final states and the optional trajectory.
+    """
+    params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c))
+    return _run(initial, steps, every, backend, int(model), params)
+
+
+def window_sum(x: Any, w: Any, *, backend: Optional[str] = None) -> Any:
+    """Periodic weighted window sums of each row:
+    ``out[r, i] = sum_m w[m] x[r, (i + J - m) mod N]`` with ``len(w) = 2J + 1``.
+
+    Parameters
+    ----------
+    x : array_like or device array
+        ``(rows, N)`` (or ``(N,)``) values, float32 or float64.
+    w : array_like or device array
+        An odd number of weights, on the same side as `x`.
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays run.
+
+    Returns
+    -------
+    ndarray or device array
+        Shaped and typed as `x`.
+    """
+    dx, dw = device_array(x), device_array(w)
+    if (dx is None) != (dw is None):
+        raise TypeError("x and w must both be host arrays or both device arrays")
+    if dx is not None:
+        require_device_float("x", dx)
+        require_device_float("w", dw, dx.dtype)
+        rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape
+        if dx.ndim not in (1, 2) or dw.ndim != 1:
+            raise ValueError("x must be (rows, N) or (N,), w 1-D")
+        ctx = device_context({"x": dx, "w": dw}, backend)
+        out = empty(dx, dx.shape, dx.dtype)
+        _native.window_sum_device(
+            ctx, dx.dtype.name, dx.ptr, dw.ptr, dw.size, rows, n, pointer(out), current_stream(dx)
+        )
+        return as_result(dx, out)
+    a = np.asarray(x)
+    dtype = np.dtype(np.float32 if a.dtype == np.float32 else np.float64)
+    xs, ws = host_float(a, dtype), host_float(w, dtype)
+    if xs.ndim not in (1, 2) or ws.ndim != 1:
+        raise ValueError("x must be (rows, N) or (N,), w 1-D")
+    rows, n = (1, xs.shape[0]) if xs.ndim == 1 else xs.shape
+    out = np.empty(xs.shape, dtype)
+    _native.window_sum(context(backend), dtype.name, address(xs), address(ws), ws.size, rows, n, address(out))
+    return out
+
+
+class FgRun(NamedTuple):
+    """The result of :func:`fg_integrate`."""
+
+    delta: Any
+    """``delta[0..nsteps]``: the sum of F after every step (``delta[0]`` = delta0)."""
+    f: Any
+    """F after the last step, ``(N, N)``."""
+    g: Any
+    """G after the last step, ``(N, N)``."""
+
+
+def fg_integrate(
+    f: Any,
+    g: Any,
+    delta0: complex,
+    dt: float,
+    nsteps: int,
+    *,
+    path: str = "auto",
+    backend: Optional[str] = None,
+) -> FgRun:
+    """Integrates the coupled F/G system with RK4 for `nsteps` steps:
+    ``dF/dt = -2i F - i delta (2G - 1)``, ``dG/dt = -i (conj(delta) F - delta conj(F))``,
+    with ``delta = sum(F)`` recomputed after every step (in a fixed float64
+    order: runs are bitwise reproducible).
+
+    Parameters
+    ----------
+    f, g : array_like or device array
+        ``(N, N)`` complex64 or complex128 initial states (host input of other
+        dtypes is converted to complex128). Device inputs are not modified.
+    delta0 : complex
+        The initial coupling.
+    dt : float
+        Time step.
+    nsteps : int
+        Steps.
+    path : {'auto', 'cooperative', 'launches'}, optional
+        GPU only: one cooperative launch for the whole run, or a launch pair
+        per step.
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays run.
+
+    Returns
+    -------
+    FgRun
+        delta over time and the final F and G, in the input's dtype and library.
+    """
+    if isinstance(nsteps, (bool, np.bool_)) or not isinstance(nsteps, (int, np.integer)) or nsteps < 0:
+        raise ValueError(f"nsteps must be a non-negative integer, got {nsteps!r}")
+    nsteps = int(nsteps)
+    delta0 = complex(delta0)
+    df, dg = device_array(f), device_array(g)
+    if (df is None) != (dg is None):
+        raise TypeError("f and g must both be host arrays or both device arrays")
+    if df is not None:
+        for name, a in (("f", df), ("g", dg)):
+            if a.dtype not in (np.dtype(np.complex64), np.dtype(np.complex128)) or not a.is_c_contiguous():
+                raise TypeError(f"{name} must be a contiguous complex64 or complex128 device array")
+        if dg.dtype != df.dtype or df.ndim != 2 or df.shape[0] != df.shape[1] or dg.shape != df.shape:
+            raise ValueError("f and g must be (N, N) arrays of one complex dtype")
+        ctx = device_context({"f": df, "g": dg}, backend)
+        real = "float32" if df.dtype == np.complex64 else "float64"
+        f_out, g_out = _device_copy(df), _device_copy(dg)
+        delta = empty(df, (nsteps + 1,), df.dtype)
+        _native.fg_integrate_device(
+            ctx, real, df.shape[0], pointer(f_out), pointer(g_out), delta0.real, delta0.imag, float(dt), nsteps,
+            path, pointer(delta), current_stream(df),
+        )
+        return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))
+    fa, ga = np.asarray(f), np.asarray(g)
+    dtype = np.dtype(np.complex64 if fa.dtype == np.complex64 and ga.dtype == np.complex64 else np.complex128)
+    fs, gs = np.ascontiguousarray(fa, dtype=dtype), np.ascontiguousarray(ga, dtype=dtype)
+    if fs.ndim != 2 or fs.shape[0] != fs.shape[1] or gs.shape != fs.shape:
+        raise ValueError(f"f and g must be (N, N) arrays, got {fs.shape} and {gs.shape}")
+    n = fs.shape[0]
+    f_out, g_out = np.empty_like(fs), np.empty_like(gs)
+    delta = np.empty(nsteps + 1, dtype)
+    real = "float32" if dtype == np.complex64 else "float64"
+    _native.fg_integrate(
+        context(backend), real, n, address(fs), address(gs), delta0.real, delta0.imag, float(dt), nsteps, path,
+        address(f_out), address(g_out), address(delta),
+    )
+    return FgRun(delta, f_out, g_out)
+
+
+def _device_copy(a):
+    obj = a.obj[1] if a.origin is not None else a.obj
+    if a.lib == "torch":
+        return obj.clone()
+    if a.lib == "numba":
+        from numba import cuda
+
+        out = cuda.device_array_like(obj)
+        out.copy_to_device(obj)
+        return out
+    return obj.copy()

@@ -1,0 +1,286 @@
+//! `kernpack._native`: the PyO3 layer between the Python package and the safe
+//! Rust API. It is private: the Python modules (kernpack/*.py) convert and
+//! check arrays, then pass each buffer here as an address and a length, so
+//! this layer only rebuilds slices, releases the GIL and calls the API.
+//!
+//! Host buffers are NumPy arrays the caller keeps alive, C-contiguous, aligned
+//! and of the stated dtype (kernpack/_arrays.py guarantees it). Device buffers
+//! are device addresses; each is checked against the driver's record of its
+//! allocation (device, size) before anything is launched.
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use kernpack::{Backend, Error, Kernpack};
+
+mod lombscargle;
+mod ode;
+mod reduce;
+mod stencil;
+
+create_exception!(
+    kernpack,
+    CudaError,
+    PyRuntimeError,
+    "A CUDA driver call failed (the message names the call and the driver's error)."
+);
+create_exception!(
+    kernpack,
+    NoGpuError,
+    PyRuntimeError,
+    "No usable GPU: no CUDA driver or device, or a device array passed to a CPU context."
+);
+
+/// kernpack's typed errors as Python exceptions: invalid input is a ValueError
+/// with kernpack's message.
+pub(crate) fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::InvalidInput(msg) => PyValueError::new_err(msg),
+        Error::NoGpu(msg) => NoGpuError::new_err(msg),
+        other => CudaError::new_err(other.to_string()),
+    }
+}
+
+/// The element types of kernpack's kernels, as NumPy names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dtype {
+    F32,
+    F64,
+}
+
+impl Dtype {
+    pub(crate) fn parse(name: &str) -> PyResult<Self> {
+        match name {
+            "float32" => Ok(Dtype::F32),
+            "float64" => Ok(Dtype::F64),
+            other => Err(PyValueError::new_err(format!(
+                "dtype {other:?}: kernpack computes in float32 or float64"
+            ))),
+        }
+    }
+    pub(crate) fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F64 => 8,
+        }
+    }
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
+macro_rules! by_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::Dtype::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::Dtype::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use by_dtype;
+
+/// `len` values of `T` at host address `addr` (0 with `len == 0` is the empty slice).
+///
+/// # Safety
+/// A non-empty slice must be a live, aligned allocation of `len` values that
+/// nothing else writes during the call.
+pub(crate) unsafe fn host<'a, T>(addr: usize, len: usize) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    unsafe { std::slice::from_raw_parts(addr as *const T, len) }
+}
+
+/// As [`host`], writable; nothing else may read or write it during the call.
+///
+/// # Safety
+/// As [`host`].
+pub(crate) unsafe fn host_mut<'a, T>(addr: usize, len: usize) -> &'a mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    unsafe { std::slice::from_raw_parts_mut(addr as *mut T, len) }
+}
+
+/// A kernpack handle: the CPU backend or one GPU with its loaded kernels.
+/// Shared by every thread (the GIL is released during the work).
+#[pyclass(frozen, module = "kernpack._native")]
+pub(crate) struct Context {
+    pub(crate) kp: Kernpack,
+}
+
+impl Context {
+    /// The GPU of this context, or NoGpuError for device arrays on the CPU.
+    pub(crate) fn gpu(&self) -> PyResult<&std::sync::Arc<kernpack::Gpu>> {
+        self.kp.gpu().ok_or_else(|| {
+            NoGpuError::new_err(
+                "device arrays need a GPU context: this one runs on the CPU backend",
+            )
+        })
+    }
+
+    /// The caller's stream (a CUstream address; 0 is the legacy default stream).
+    pub(crate) fn stream(
+        &self,
+        stream: usize,
+    ) -> PyResult<std::sync::Arc<cudarc::driver::CudaStream>> {
+        let gpu = self.gpu()?;
+        // SAFETY: the Python layer passes the current stream of the library
+        // that owns the arrays (CuPy, PyTorch), on this GPU's primary context.
+        Ok(unsafe {
+            gpu.context()
+                .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
+        })
+    }
+
+    /// Checks a device buffer of `count` values of `elem` bytes each.
+    pub(crate) fn check_device(
+        &self,
+        name: &str,
+        ptr: usize,
+        count: usize,
+        elem: usize,
+    ) -> PyResult<()> {
+        let bytes = count
+            .checked_mul(elem)
+            .ok_or_else(|| PyValueError::new_err(format!("{name}: size overflows")))?;
+        self.gpu()?
+            .check_device_buffer(name, ptr as u64, bytes)
+            .map_err(to_py)
+    }
+}
+
+#[pymethods]
+impl Context {
+    /// `backend`: "auto" (the GPU `device` if usable, else the CPU), "gpu" or "cpu".
+    #[new]
+    #[pyo3(signature = (backend = "auto", device = 0))]
+    fn new(py: Python<'_>, backend: &str, device: usize) -> PyResult<Self> {
+        let backend: Backend = backend.parse().map_err(to_py)?;
+        let kp = py
+            .detach(|| match backend {
+                Backend::Cpu => Kernpack::new(Backend::Cpu),
+                Backend::Gpu => Kernpack::with_gpu(device),
+                Backend::Auto => match Kernpack::with_gpu(device) {
+                    Err(Error::NoGpu(_)) => Kernpack::new(Backend::Cpu),
+                    other => other,
+                },
+            })
+            .map_err(to_py)?;
+        Ok(Context { kp })
+    }
+
+    /// "gpu" or "cpu": where this context runs work.
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.kp.backend_name()
+    }
+
+    /// The GPU ordinal, or None on the CPU backend.
+    #[getter]
+    fn device(&self) -> Option<usize> {
+        self.kp.gpu().map(|g| g.ordinal())
+    }
+
+    /// Name, compute capability, SMs, module load time and per-kernel code
+    /// (SASS or JIT-compiled PTX) of this context's GPU; None on the CPU.
+    fn gpu_info<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(gpu) = self.kp.gpu() else {
+            return Ok(None);
+        };
+        let (major, minor) = gpu.compute_capability();
+        let cc = major * 10 + minor;
+        let kernels: Vec<_> = gpu
+            .kernel_infos()
+            .into_iter()
+            .map(|k| {
+                let code = if k.binary_version == cc {
+                    "SASS"
+                } else {
+                    "PTX (JIT-compiled)"
+                };
+                (
+                    k.name,
+                    k.registers,
+                    k.max_threads_per_block,
+                    k.binary_version,
+                    code,
+                )
+            })
+            .collect();
+        let info = pyo3::types::PyDict::new(py);
+        info.set_item("ordinal", gpu.ordinal())?;
+        info.set_item("name", gpu.name())?;
+        info.set_item("compute_capability", (major, minor))?;
+        info.set_item("sm_count", gpu.sm_count())?;
+        info.set_item("module_load_ms", gpu.module_load_time().as_secs_f64() * 1e3)?;
+        info.set_item(
+            "kernel_resolve_ms",
+            gpu.kernel_resolve_time().as_secs_f64() * 1e3,
+        )?;
+        info.set_item("all_sass", gpu.all_sass())?;
+        info.set_item("kernels", kernels)?;
+        Ok(Some(info.into_any()))
+    }
+
+    fn __repr__(&self) -> String {
+        match self.kp.gpu() {
+            Some(gpu) => format!(
+                "<kernpack Context on GPU {} ({})>",
+                gpu.ordinal(),
+                gpu.name()
+            ),
+            None => "<kernpack Context on the CPU>".to_string(),
+        }
+    }
+}
+
+/// CUDA devices visible to the driver (0 without a driver).
+#[pyfunction]
+fn device_count() -> usize {
+    kernpack::Gpu::device_count()
+}
+
+/// The embedded fatbin: its size, origin, toolkit, SASS and PTX architectures,
+/// and a per-entry summary.
+#[pyfunction]
+fn fatbin_info(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use kernpack::gpu;
+    let info = pyo3::types::PyDict::new(py);
+    info.set_item("bytes", gpu::FATBIN.len())?;
+    info.set_item("origin", gpu::FATBIN_ORIGIN)?;
+    info.set_item("toolkit", gpu::FATBIN_TOOLKIT)?;
+    let sass: Vec<String> = gpu::FATBIN_SASS
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("sm_{s}"))
+        .collect();
+    info.set_item("sass", sass)?;
+    info.set_item("ptx", format!("compute_{}", gpu::FATBIN_PTX))?;
+    let summary = kernpack::fatbin::parse(gpu::FATBIN)
+        .map(|entries| kernpack::fatbin::summary(&entries))
+        .unwrap_or_else(|e| format!("cannot parse the embedded fatbin: {e}"));
+    info.set_item("summary", summary)?;
+    Ok(info.into_any())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("CudaError", py.get_type::<CudaError>())?;
+    m.add("NoGpuError", py.get_type::<NoGpuError>())?;
+    m.add("MAX_BOX_SIZE", kernpack::MAX_BOX_SIZE)?;
+    m.add_class::<Context>()?;
+    m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(fatbin_info, m)?)?;
+    lombscargle::register(m)?;
+    stencil::register(m)?;
+    reduce::register(m)?;
+    ode::register(m)?;
+    Ok(())
+}
