@@ -122,8 +122,8 @@ def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) ->
         1-D float32 or float64 values of all arrays, modified in place.
     offsets : array of int
         ``narrays + 1`` non-decreasing indices from 0 to ``len(x)``; array
-        ``a`` is ``x[offsets[a]:offsets[a + 1]]`` (empty arrays are allowed
-        and left as they are). Host data.
+        ``a`` is ``x[offsets[a]:offsets[a + 1]]``. Empty arrays are allowed
+        (their sum is 0, so they are reported as failed). Host data.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are computed.
 

@@ -1,0 +1,303 @@
+"""Device arrays (CuPy, PyTorch, Numba, JAX): results of the same library and
+dtype, no host copy (checked by the data pointers the native layer receives),
+work enqueued on the caller's current stream. Skipped without a GPU, except
+with KERNPACK_REQUIRE_GPU=1 (the GPU machine), where a missing GPU or a
+missing CuPy / PyTorch is a failure."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+import scipy.ndimage
+import scipy.signal
+
+import kernpack
+from kernpack import _native
+
+REQUIRE = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
+
+
+def _need(module_name):
+    try:
+        module = __import__(module_name)
+    except ImportError:
+        if REQUIRE:
+            pytest.fail(f"KERNPACK_REQUIRE_GPU=1 but {module_name} is not importable")
+        pytest.skip(f"{module_name} not installed")
+    if kernpack.device_count() == 0:
+        if REQUIRE:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
+        pytest.skip("no GPU")
+    return module
+
+
+@pytest.fixture
+def cp():
+    cupy = _need("cupy")
+    return cupy
+
+
+@pytest.fixture
+def torch():
+    t = _need("torch")
+    if not t.cuda.is_available():
+        if REQUIRE:
+            pytest.fail("torch has no CUDA")
+        pytest.skip("torch without CUDA")
+    return t
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Records the arguments of every native device entry point."""
+    calls = []
+
+    def wrap(name):
+        original = getattr(_native, name)
+
+        def recorded(*args):
+            calls.append((name, args))
+            return original(*args)
+
+        monkeypatch.setattr(_native, name, recorded)
+
+    for name in dir(_native):
+        if name.endswith("_device"):
+            wrap(name)
+    return calls
+
+
+def _series(rng, nx, dtype=np.float64):
+    t = np.sort(rng.uniform(0, 100, nx)).astype(dtype)
+    y = (np.sin(0.7 * t) + rng.normal(0, 0.5, nx)).astype(dtype)
+    w = rng.uniform(0.1, 2.0, nx).astype(dtype)
+    return t, y, w
+
+
+def _scipy_ls(t, y, f, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return scipy.signal.lombscargle(
+            t.astype(np.float64), y.astype(np.float64), f.astype(np.float64), **kw
+        )
+
+
+# f32 on the GPU: fast-math sincos and f32 sums; the project's stated bound is
+# rel L2 <= 1e-4 against a f64 reference. f64: ~1e-12 in practice; 1e-9 leaves
+# room for the different summation order (times shifted by their mean).
+TOL = {np.float32: 1e-4, np.float64: 1e-9}
+
+
+def _rel_l2(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("normalize", [False, True, "amplitude"])
+@pytest.mark.parametrize("floating_mean", [False, True])
+def test_cupy_lombscargle_matches_scipy_and_stays_on_device(cp, spy, dtype, normalize, floating_mean):
+    rng = np.random.default_rng([1, int(floating_mean), hash(str(normalize)) % 97])
+    t, y, w = _series(rng, 257, dtype)
+    f = rng.uniform(0.01, 3.0, 1031).astype(dtype)
+    dt, dy, dw, df = (cp.asarray(a) for a in (t, y, w, f))
+    out = kernpack.signal.lombscargle(dt, dy, df, normalize=normalize, weights=dw, floating_mean=floating_mean)
+    assert isinstance(out, cp.ndarray)
+    want = _scipy_ls(t, y, f, normalize=normalize, weights=w, floating_mean=floating_mean)
+    assert out.dtype == (np.result_type(dtype, np.complex64) if normalize == "amplitude" else dtype)
+    assert _rel_l2(cp.asnumpy(out), want) <= TOL[dtype]
+    name, args = spy[-1]
+    assert name == "lombscargle_device"
+    # Zero copy: the kernel got the caller's own buffers and wrote into the result.
+    assert args[2] == dt.data.ptr and args[3] == dy.data.ptr and args[4] == dw.data.ptr
+    assert args[6] == df.data.ptr and args[13] == out.data.ptr
+
+
+def test_cupy_runs_on_the_current_stream(cp, spy):
+    rng = np.random.default_rng(7)
+    t, y, _ = _series(rng, 500, np.float32)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        dt = cp.asarray(t)
+        # y is produced on the same stream right before the call: a result that
+        # used another stream would race with this kernel.
+        dy = cp.asarray(y) * 1.0
+        out = kernpack.signal.lombscargle_uniform(dt, dy, 0.01, 0.002, 4096, floating_mean=True)
+        host = cp.asnumpy(out, stream=stream)
+    stream.synchronize()
+    assert spy[-1][1][-1] == stream.ptr
+    f = 0.01 + 0.002 * np.arange(4096)
+    assert _rel_l2(host, _scipy_ls(t, y, f, floating_mean=True)) <= TOL[np.float32]
+
+
+def test_torch_in_torch_out_on_current_stream(torch, spy):
+    rng = np.random.default_rng(11)
+    t, y, w = _series(rng, 300, np.float64)
+    f = np.linspace(0.05, 2.0, 777)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        dt, dy, dw, df = (torch.as_tensor(a, device="cuda") for a in (t, y, w, f))
+        out = kernpack.signal.lombscargle(dt, dy, df, weights=dw, normalize="amplitude")
+        assert spy[-1][1][-1] == stream.cuda_stream
+        assert spy[-1][1][2] == dt.data_ptr() and spy[-1][1][13] == out.data_ptr()
+    stream.synchronize()
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.complex128 and out.is_cuda
+    assert _rel_l2(out.cpu().numpy(), _scipy_ls(t, y, f, weights=w, normalize="amplitude")) <= 1e-9
+
+
+def test_numba_device_arrays(cp):
+    np.row_stack = getattr(np, "row_stack", np.vstack)  # older Numba on NumPy 2
+    cuda = pytest.importorskip("numba.cuda")
+    rng = np.random.default_rng(5)
+    t, y, _ = _series(rng, 200, np.float64)
+    f = np.linspace(0.05, 2.0, 300)
+    out = kernpack.signal.lombscargle(cuda.to_device(t), cuda.to_device(y), cuda.to_device(f))
+    assert hasattr(out, "__cuda_array_interface__") and type(out).__module__.startswith("numba")
+    assert _rel_l2(out.copy_to_host(), _scipy_ls(t, y, f)) <= 1e-9
+
+
+def test_device_errors_say_what_to_pass(cp):
+    rng = np.random.default_rng(3)
+    t, y, _ = _series(rng, 64, np.float32)
+    dt, dy = cp.asarray(t), cp.asarray(y)
+    f = cp.linspace(0.1, 1, 10, dtype=cp.float32)
+    with pytest.raises(TypeError, match="contiguous"):
+        kernpack.signal.lombscargle(cp.asarray(np.repeat(t, 2))[::2], dy, f)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        kernpack.signal.lombscargle(dt.astype(cp.int32), dy, f)
+    with pytest.raises(TypeError, match="one dtype"):
+        kernpack.signal.lombscargle(dt, dy.astype(cp.float64), f)
+    with pytest.raises(TypeError, match="host"):
+        kernpack.signal.lombscargle(t, dy, f)
+    with pytest.raises(ValueError, match="equal non-zero length"):
+        kernpack.signal.lombscargle(dt[:10], dy, f)
+    with pytest.raises(ValueError, match="cpu"):
+        kernpack.signal.lombscargle(dt, dy, f, backend="cpu")
+
+
+class _FakeDeviceArray:
+    """A __cuda_array_interface__ that points at memory no one allocated."""
+
+    def __init__(self, ptr, n):
+        self.__cuda_array_interface__ = {
+            "data": (ptr, False), "shape": (n,), "typestr": "<f4", "strides": None, "version": 3,
+        }
+
+
+def test_bad_device_pointer_is_an_error_and_the_context_survives(cp):
+    rng = np.random.default_rng(9)
+    t, y, _ = _series(rng, 128, np.float32)
+    f = cp.linspace(0.1, 2, 64, dtype=cp.float32)
+    with pytest.raises(ValueError, match="not device memory"):
+        kernpack.signal.lombscargle(_FakeDeviceArray(0x1234, 128), cp.asarray(y), f)
+    short = cp.asarray(y)
+    with pytest.raises(ValueError, match="beyond its allocation"):
+        # Claims more values than the allocation holds.
+        kernpack.signal.lombscargle(_FakeDeviceArray(short.data.ptr, 10**6), _FakeDeviceArray(short.data.ptr, 10**6), f)
+    out = kernpack.signal.lombscargle(cp.asarray(t), cp.asarray(y), f)  # the context still works
+    cp.cuda.runtime.deviceSynchronize()
+    assert _rel_l2(cp.asnumpy(out), _scipy_ls(t, y, cp.asnumpy(f))) <= 1e-4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", ["reflect", "constant", "nearest", "mirror", "wrap"])
+def test_cupy_uniform_filter(cp, spy, dtype, mode):
+    rng = np.random.default_rng([2, hash(mode) % 101])
+    image = rng.normal(size=(301, 517)).astype(dtype)
+    for size in (1, 3, 7, 15, 33):
+        d = cp.asarray(image)
+        out = kernpack.ndimage.uniform_filter(d, size, mode=mode, cval=0.25)
+        want = scipy.ndimage.uniform_filter(image.astype(np.float64), size, mode=mode, cval=0.25)
+        # f32: window sums of up to 33^2 values of O(1) in float32.
+        tol = 2e-5 if dtype == np.float32 else 1e-12
+        assert isinstance(out, cp.ndarray) and out.dtype == dtype
+        np.testing.assert_allclose(cp.asnumpy(out), want, atol=tol, rtol=tol)
+        assert spy[-1][1][2] == d.data.ptr and spy[-1][1][3] == out.data.ptr
+
+
+def test_cupy_uniform_filter_pitched_view_and_in_place(cp, spy):
+    rng = np.random.default_rng(4)
+    big = cp.asarray(rng.normal(size=(200, 300)))
+    view = big[10:150, 20:260]  # rows with a pitch: read in place
+    out = cp.full(view.shape, cp.nan)
+    got = kernpack.ndimage.uniform_filter(view, 5, output=out)
+    assert got is out and spy[-1][1][2] == view.data.ptr
+    want = scipy.ndimage.uniform_filter(cp.asnumpy(view), 5)
+    np.testing.assert_allclose(cp.asnumpy(out), want, rtol=1e-12, atol=1e-12)
+    inplace = cp.asarray(cp.asnumpy(view))
+    kernpack.ndimage.uniform_filter(inplace, 5, output=inplace)
+    np.testing.assert_allclose(cp.asnumpy(inplace), want, rtol=1e-12, atol=1e-12)
+
+
+def test_torch_uniform_filter(torch):
+    rng = np.random.default_rng(6)
+    image = rng.normal(size=(123, 77)).astype(np.float32)
+    out = kernpack.ndimage.uniform_filter(torch.as_tensor(image, device="cuda"), 9, mode="wrap")
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
+    np.testing.assert_allclose(out.cpu().numpy(), scipy.ndimage.uniform_filter(image.astype(np.float64), 9, mode="wrap"), atol=2e-5)
+
+
+def test_cupy_reductions(cp):
+    rng = np.random.default_rng(8)
+    x = rng.uniform(0.5, 1.5, 100_003)
+    d = cp.asarray(x)
+    s = kernpack.reduce.sum(d)
+    assert isinstance(s, cp.ndarray) and s.shape == ()
+    assert abs(float(s) - np.sum(x)) <= 1e-12 * np.sum(x)
+    total = kernpack.reduce.normalize(d)
+    np.testing.assert_allclose(cp.asnumpy(d), x / np.sum(x), rtol=1e-12)
+    assert abs(float(total) - np.sum(x)) <= 1e-12 * np.sum(x)
+    offsets = np.array([0, 10, 10, 5000, 100_003])
+    flat = cp.asarray(x)
+    flat[10:5000] = 0.0  # a zero-sum array is left unchanged
+    result = kernpack.reduce.normalize_batched(flat, offsets)
+    status = cp.asnumpy(result.failed)
+    assert list(status) == [0, 1, 1, 0]  # empty arrays count as failed (zero sum)
+    np.testing.assert_allclose(cp.asnumpy(flat[5000:]), x[5000:] / np.sum(x[5000:]), rtol=1e-12)
+    assert not cp.any(flat[10:5000])
+
+
+def test_cupy_batch_best_peaks_match_host(cp):
+    rng = np.random.default_rng(10)
+    lengths = rng.integers(50, 200, 64)
+    series = [_series(rng, n, np.float32) for n in lengths]
+    ts = [s[0] for s in series]
+    ys = [s[1] for s in series]
+    host = kernpack.signal.lombscargle_batch(ts, ys, 0.01, 0.003, 1000, floating_mean=True, backend="cpu")
+    full = kernpack.signal.lombscargle_batch([cp.asarray(a) for a in ts], [cp.asarray(a) for a in ys], 0.01, 0.003, 1000, floating_mean=True)
+    assert isinstance(full, cp.ndarray) and full.shape == (64, 1000)
+    assert _rel_l2(cp.asnumpy(full), host) <= 1e-4
+    best = kernpack.signal.lombscargle_batch([cp.asarray(a) for a in ts], [cp.asarray(a) for a in ys], 0.01, 0.003, 1000, floating_mean=True, best=True)
+    assert isinstance(best.index, cp.ndarray)
+    np.testing.assert_array_equal(cp.asnumpy(best.index), np.argmax(cp.asnumpy(full), axis=1))
+
+
+def test_cupy_lorenz96_and_fg_match_cpu(cp):
+    rng = np.random.default_rng(12)
+    initial = 8.0 + rng.normal(0, 1, (16, 40))
+    gpu = kernpack.ode.lorenz96(cp.asarray(initial), 20, every=5)
+    cpu = kernpack.ode.lorenz96(initial, 20, every=5, backend="cpu")
+    assert isinstance(gpu.final, cp.ndarray) and gpu.trajectory.shape == cpu.trajectory.shape
+    np.testing.assert_allclose(cp.asnumpy(gpu.final), cpu.final, rtol=1e-10, atol=1e-10)
+    n = 16
+    f = (rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))) * 0.01
+    g = (rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))) * 0.01
+    run_gpu = kernpack.ode.fg_integrate(cp.asarray(f), cp.asarray(g), 0.1 + 0.05j, 1e-3, 50)
+    run_cpu = kernpack.ode.fg_integrate(f, g, 0.1 + 0.05j, 1e-3, 50, backend="cpu")
+    # The GPU sums delta in a fixed f64 tree, as the CPU reference does: bitwise equal.
+    np.testing.assert_array_equal(cp.asnumpy(run_gpu.delta), run_cpu.delta)
+
+
+def test_host_arrays_on_gpu_backend_match_cpu_backend():
+    if kernpack.device_count() == 0:
+        if REQUIRE:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
+        pytest.skip("no GPU")
+    rng = np.random.default_rng(13)
+    t, y, w = _series(rng, 400, np.float64)
+    f = np.linspace(0.01, 3, 5000)
+    gpu = kernpack.signal.lombscargle(t, y, f, weights=w, floating_mean=True, backend="gpu")
+    cpu = kernpack.signal.lombscargle(t, y, f, weights=w, floating_mean=True, backend="cpu")
+    assert _rel_l2(gpu, cpu) <= 1e-10
