@@ -34,7 +34,7 @@ what=${1:-all}
 fails=0
 python3 -c "import numpy, scipy, cupy, torch; print('numpy', numpy.__version__, 'scipy', scipy.__version__, 'cupy', cupy.__version__, 'torch', torch.__version__)"
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  (cd python && python3 -m pytest tests -q -p no:cacheprovider 2>&1) | tee "$out/pytest.log" | tail -40 || fails=1
+  python3 -m pytest python/tests -q -p no:cacheprovider 2>&1 | tee "$out/pytest.log" | tail -40 || fails=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 python/benches/bench_python.py 2>&1 | tee "$out/bench_python.log" || fails=1

@@ -24,29 +24,33 @@ _KDL_CUDA_MANAGED = 13
 class DeviceArray:
     """A caller's device array: the object, its library and its raw layout."""
 
-    __slots__ = ("obj", "lib", "ptr", "shape", "strides", "dtype", "device", "origin")
+    __slots__ = ("obj", "lib", "ptr", "shape", "strides", "dtype", "device", "origin", "contiguous")
 
-    def __init__(self, obj, lib, ptr, shape, strides, dtype, device, origin=None):
+    def __init__(self, obj, lib, ptr, shape, strides, dtype, device, origin=None, contiguous=None):
         self.obj = obj  # keeps the memory alive during the call
         self.lib = lib  # "cupy", "torch" or "numba": who allocates results
-        self.ptr = int(ptr)
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
-        self.strides = (
-            tuple(int(s) for s in strides) if strides is not None else _c_strides(self.shape, self.dtype.itemsize)
-        )
+        self.ptr = ptr
+        self.shape = shape
+        self.dtype = dtype
+        self.strides = strides if strides is not None else _c_strides(shape, dtype.itemsize)
         self.device = device  # ordinal, or None when the library does not say
         self.origin = origin  # for DLPack-only producers: the module to hand results back to
+        self.contiguous = contiguous  # None: derive from the strides
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     def is_c_contiguous(self) -> bool:
+        if self.contiguous is not None:
+            return self.contiguous
         expected = _c_strides(self.shape, self.dtype.itemsize)
         return all(n == 1 or s == e for n, s, e in zip(self.shape, self.strides, expected))
 
@@ -75,41 +79,91 @@ _TORCH_DTYPES = {
 }
 
 
-def device_array(obj: Any) -> Optional[DeviceArray]:
-    """The device array behind ``obj``, or None for host data."""
-    if obj is None or isinstance(obj, (np.ndarray, list, tuple, float, int)):
+def _from_cupy(obj) -> DeviceArray:
+    return DeviceArray(
+        obj, "cupy", obj.data.ptr, obj.shape, obj.strides, obj.dtype, obj.device.id,
+        contiguous=obj.flags.c_contiguous,
+    )
+
+
+def _from_torch(obj) -> Optional[DeviceArray]:
+    if not obj.is_cuda:
+        return None
+    dtype = _TORCH_DTYPES.get(str(obj.dtype))
+    if dtype is None:
+        raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}")
+    dtype = np.dtype(dtype)
+    itemsize = dtype.itemsize
+    return DeviceArray(
+        obj, "torch", obj.data_ptr(), tuple(obj.shape), tuple(s * itemsize for s in obj.stride()), dtype,
+        obj.device.index, contiguous=obj.is_contiguous(),
+    )
+
+
+def _from_cai(obj) -> Optional[DeviceArray]:
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is None:
         return None
     module = type(obj).__module__.split(".", 1)[0]
-    if module == "torch":
-        if not getattr(obj, "is_cuda", False):
-            return None
-        dtype = _TORCH_DTYPES.get(str(obj.dtype))
-        if dtype is None:
-            raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}")
-        itemsize = np.dtype(dtype).itemsize
-        return DeviceArray(
-            obj, "torch", obj.data_ptr(), obj.shape, [s * itemsize for s in obj.stride()], dtype, obj.device.index
-        )
-    if module == "cupy" and hasattr(obj, "data") and hasattr(obj, "device"):
-        return DeviceArray(obj, "cupy", obj.data.ptr, obj.shape, obj.strides, obj.dtype, obj.device.id)
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        lib = "numba" if module == "numba" else "cupy"
-        return DeviceArray(obj, lib, cai["data"][0], cai["shape"], cai.get("strides"), np.dtype(cai["typestr"]), None)
+    strides = cai.get("strides")
+    return DeviceArray(
+        obj, "numba" if module == "numba" else "cupy", int(cai["data"][0]), tuple(int(n) for n in cai["shape"]),
+        None if strides is None else tuple(int(s) for s in strides), np.dtype(cai["typestr"]), None,
+    )
+
+
+def _from_dlpack(obj) -> Optional[DeviceArray]:
     dlpack_device = getattr(obj, "__dlpack_device__", None)
-    if dlpack_device is not None and hasattr(obj, "__dlpack__"):
-        kind, ordinal = dlpack_device()
-        if int(kind) not in (_KDL_CUDA, _KDL_CUDA_MANAGED):
-            return None
-        # Seen through a library that can allocate results on the same device;
-        # results go back to the producer through its own from_dlpack.
-        view, lib = _dlpack_view(obj)
-        inner = device_array(view)
-        inner.lib = lib
-        inner.origin = module
-        inner.obj = (obj, view)
-        return inner
+    if dlpack_device is None or not hasattr(obj, "__dlpack__"):
+        return None
+    kind, _ordinal = dlpack_device()
+    if int(kind) not in (_KDL_CUDA, _KDL_CUDA_MANAGED):
+        return None
+    # Seen through a library that can allocate results on the same device;
+    # results go back to the producer through its own from_dlpack.
+    view, lib = _dlpack_view(obj)
+    inner = device_array(view)
+    inner.lib = lib
+    inner.origin = type(obj).__module__.split(".", 1)[0]
+    inner.obj = (obj, view)
+    return inner
+
+
+def _host(_obj) -> None:
     return None
+
+
+def _handler(cls):
+    """How to read arrays of type ``cls`` (decided once per type)."""
+    module = cls.__module__.split(".", 1)[0]
+    if issubclass(cls, (np.ndarray, np.generic, list, tuple, float, int, complex)):
+        return _host
+    if module == "cupy" and hasattr(cls, "data") and hasattr(cls, "device"):
+        return _from_cupy
+    if module == "torch" and hasattr(cls, "data_ptr"):
+        return _from_torch
+    if hasattr(cls, "__cuda_array_interface__"):
+        return _from_cai
+    if hasattr(cls, "__dlpack_device__"):
+        return _from_dlpack
+    return _host
+
+
+_HANDLERS: dict = {}
+
+
+def device_array(obj: Any) -> Optional[DeviceArray]:
+    """The device array behind ``obj``, or None for host data."""
+    if obj is None:
+        return None
+    cls = type(obj)
+    handler = _HANDLERS.get(cls)
+    if handler is None:
+        handler = _HANDLERS[cls] = _handler(cls)
+    result = handler(obj)
+    if result is None and handler is _host and hasattr(obj, "__cuda_array_interface__"):
+        return _from_cai(obj)  # an instance attribute (a wrapper object)
+    return result
 
 
 def _dlpack_view(obj):
@@ -137,9 +191,7 @@ def current_stream(arr: DeviceArray) -> int:
 
         return int(torch.cuda.current_stream(arr.obj.device if arr.origin is None else arr.obj[1].device).cuda_stream)
     if arr.lib == "cupy":
-        import cupy
-
-        return int(cupy.cuda.get_current_stream().ptr)
+        return _cupy().cuda.get_current_stream().ptr
     cai = getattr(arr.obj, "__cuda_array_interface__", {})
     stream = cai.get("stream") or 0
     return 0 if stream == 1 else int(stream)  # 1 is CAI's name for the legacy default stream
@@ -147,7 +199,6 @@ def current_stream(arr: DeviceArray) -> int:
 
 def empty(like: DeviceArray, shape, dtype) -> Any:
     """A new device array of the caller's library, on the same device."""
-    dtype = np.dtype(dtype)
     if like.lib == "torch":
         import torch
 
@@ -159,18 +210,29 @@ def empty(like: DeviceArray, shape, dtype) -> Any:
             "complex128": torch.complex128,
             "int64": torch.int64,
             "int32": torch.int32,
-        }[dtype.name]
+        }[np.dtype(dtype).name]
         return torch.empty(tuple(shape), dtype=tdtype, device=base.device)
     if like.lib == "numba":
         from numba import cuda
 
         return cuda.device_array(tuple(shape), dtype=dtype)
-    import cupy
-
-    if like.device is None:
-        return cupy.empty(tuple(shape), dtype=dtype)
+    cupy = _cupy()
+    if like.device is None or like.device == cupy.cuda.runtime.getDevice():
+        return cupy.empty(shape, dtype=dtype)
     with cupy.cuda.Device(like.device):
-        return cupy.empty(tuple(shape), dtype=dtype)
+        return cupy.empty(shape, dtype=dtype)
+
+
+_CUPY = None
+
+
+def _cupy():
+    global _CUPY
+    if _CUPY is None:
+        import cupy
+
+        _CUPY = cupy
+    return _CUPY
 
 
 def as_result(like: DeviceArray, out: Any) -> Any:
@@ -188,6 +250,10 @@ def as_result(like: DeviceArray, out: Any) -> Any:
 
 def pointer(obj: Any) -> int:
     """Device address of an array made by :func:`empty`."""
+    data = getattr(obj, "data", None)
+    ptr = getattr(data, "ptr", None)  # CuPy
+    if ptr is not None:
+        return ptr
     return device_array(obj).ptr
 
 

@@ -175,7 +175,8 @@ impl UniformGrid {
                 self.f0
             )));
         }
-        if self.df < 0.0 || (self.df == 0.0 && self.nf > 1) {
+        // One frequency has no step: any finite df will do.
+        if self.nf > 1 && self.df <= 0.0 {
             return Err(Error::invalid(format!(
                 "grid df = {} must be positive",
                 self.df
@@ -377,7 +378,11 @@ pub(crate) fn validate_series<T: Float>(
         let var: f64 = (0..n).map(|i| weight(i) * (yv(i) - about).powi(2)).sum();
         // A constant series leaves a variance of (rounding of the mean)^2,
         // ~(eps y)^2, which must not pass for a signal; y = 1e6 + 1e-3 noise must.
-        let mean_square: f64 = (0..n).map(|i| weight(i) * yv(i).powi(2)).sum();
+        // Measured on y as given: precentering a constant series leaves only
+        // the rounding of its mean, which must not pass for a signal either.
+        let mean_square: f64 = (0..n)
+            .map(|i| weight(i) * series.y[i].to_f64().powi(2))
+            .sum();
         if var <= (64.0 * f64::EPSILON).powi(2) * mean_square {
             return Err(Error::invalid(
                 "normalize mode needs y to vary (its weighted variance is zero)",
