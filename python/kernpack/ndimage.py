@@ -62,7 +62,8 @@ def uniform_filter(
         ``np.asarray`` accepts) or a device array (CuPy, PyTorch, Numba, JAX).
         Views with a row stride are read in place.
     size : int or sequence of 2 equal ints, optional
-        Odd window size, 1 to 33, the same along both axes.
+        Odd window size, 1 to 33, the same along both axes (sizes below 1
+        leave the image unchanged, as in SciPy).
     output : array or dtype, optional
         Where to write (same shape; NumPy for host input, the same library
         for device input; may be `input` itself) or the float dtype of the
@@ -89,20 +90,21 @@ def uniform_filter(
     ------
     NotImplementedError
         For what SciPy supports and kernpack does not: images that are not 2-D,
-        even or larger windows, per-axis sizes or modes, non-zero origins,
+        even, non-integer or larger windows, per-axis sizes or modes, non-zero origins,
         a subset of axes, and non-float dtypes.
     RuntimeError
-        For SciPy's own errors (a window size < 1, an unknown mode, a
-        sequence of the wrong length).
+        For SciPy's own errors (an unknown mode, a sequence of the wrong
+        length, an output of another shape).
+    ValueError
+        For a non-finite `cval` in 'constant' mode (other modes ignore it).
     """
     size = _one("size", size, "size")
     mode = _one("mode", mode, "mode")
     origin = _one("origin", origin, "origin")
     if isinstance(size, (bool, np.bool_)) or not float(size).is_integer():
-        raise RuntimeError(f"incorrect filter size {size!r}")
-    size = int(size)
-    if size < 1:
-        raise RuntimeError("incorrect filter size")
+        raise NotImplementedError(f"size={size!r}: kernpack's uniform_filter takes integer sizes")
+    # SciPy leaves an axis with a size below 2 unfiltered: 0 and negative sizes are 1.
+    size = max(int(size), 1)
     if size % 2 == 0 or size > MAX_SIZE:
         raise NotImplementedError(
             f"size={size}: kernpack's uniform_filter takes odd sizes 1 to {MAX_SIZE} (windows centred on each point)"
@@ -111,7 +113,8 @@ def uniform_filter(
         raise RuntimeError(f"boundary mode not supported: {mode!r}")
     if origin != 0:
         raise NotImplementedError(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
-    cval = float(cval)
+    # SciPy reads cval only in 'constant' mode (any value, NaN included, elsewhere).
+    cval = float(cval) if _MODES[mode] == "constant" else 0.0
 
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     if on_device is not None:

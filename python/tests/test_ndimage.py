@@ -1,0 +1,387 @@
+"""kernpack.ndimage.uniform_filter against scipy.ndimage.uniform_filter.
+
+Tolerances
+----------
+float64: |kernpack - scipy| <= 1e-12 * max(|image|, |cval|). Both
+accumulate in double; SciPy runs a sliding sum along each line (its rounding
+grows with the line length, <= ~60 here: ~60 eps), kernpack sums each window
+directly (<= 33 + 33 additions per point). 1e-12 leaves a >10x margin over
+both while any wrong index, weight or boundary value shows at O(1e-2).
+
+float32: |kernpack - scipy| <= (2 * size + 4) * eps32 * max(|image|, |cval|).
+SciPy filters one axis at a time in double and stores each pass as float32
+(two roundings, ~2 eps32); kernpack may accumulate a window's s row sums of s
+values in float32 (the GPU kernels), a rounding error that grows with the
+number of sequential additions, ~2s. At size 33: 70 eps32 ~ 8e-6 relative.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage
+
+from kernpack.ndimage import uniform_filter
+
+SCIPY_MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-mirror", "grid-constant", "grid-wrap"]
+SIZES = list(range(1, 34, 2))
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def tolerance(dtype, size, image, cval=0.0):
+    scale = max(float(np.max(np.abs(image))) if image.size else 0.0, abs(cval))
+    if np.dtype(dtype) == np.float32:
+        return (2 * size + 4) * EPS32 * scale
+    return 1e-12 * scale
+
+
+def random_shape(rng, size):
+    """Shapes around the window: 1 x N, N x 1, smaller than the window, larger."""
+    kind = int(rng.integers(5))
+    if kind == 0:
+        return (1, int(rng.integers(1, 60)))
+    if kind == 1:
+        return (int(rng.integers(1, 60)), 1)
+    if kind == 2:  # smaller than the window along both axes (when it can be)
+        return (int(rng.integers(1, max(2, size))), int(rng.integers(1, max(2, size))))
+    return (int(rng.integers(1, 60)), int(rng.integers(1, 60)))
+
+
+def as_layout(image, layout):
+    """The same values in another memory layout (views read in place or copied)."""
+    if layout == "row-strided":  # every other row, columns from 1: a pitched view
+        base = np.full((2 * image.shape[0], image.shape[1] + 1), np.nan, dtype=image.dtype)
+        base[::2, 1:] = image
+        return base[::2, 1:]
+    if layout == "transposed":  # column stride != itemsize: must be copied
+        return np.ascontiguousarray(image.T).T
+    if layout == "fortran":
+        return np.asfortranarray(image)
+    if layout == "reversed":  # negative strides
+        return np.ascontiguousarray(image[::-1, ::-1])[::-1, ::-1]
+    if layout == "big-endian":
+        return image.astype(image.dtype.newbyteorder(">"))
+    return image
+
+
+LAYOUTS = ["contiguous", "row-strided", "transposed", "fortran", "reversed", "big-endian"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("mode", SCIPY_MODES)
+def test_matches_scipy_for_every_size(backend, rng, mode, dtype):
+    for size in SIZES:
+        shape = random_shape(rng, size)
+        image = (rng.normal(0, rng.uniform(0.5, 5), shape) + rng.uniform(-3, 3)).astype(dtype)
+        layout = LAYOUTS[int(rng.integers(len(LAYOUTS)))]
+        view = as_layout(image, layout)
+        assert np.array_equal(view, image)
+        cval = float(rng.uniform(-5, 5))
+        # size as an int or as (s, s), at random
+        size_arg = size if rng.random() < 0.5 else (size, size)
+        ref = scipy.ndimage.uniform_filter(image, size, mode=mode, cval=cval)
+        got = uniform_filter(view, size_arg, mode=mode, cval=cval, backend=backend)
+        what = f"size {size}, shape {shape}, layout {layout}, cval {cval}"
+        assert got.shape == ref.shape and got.dtype == ref.dtype, what
+        err = np.max(np.abs(got.astype(np.float64) - ref))
+        assert err <= tolerance(dtype, size, image, cval), f"{what}: error {err:.3e}"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_window_larger_than_the_image(backend, rng, dtype):
+    # e.g. 3x2 with size 9: every window reaches past both borders, several
+    # times for the small dimension (the extension repeats).
+    for mode in SCIPY_MODES:
+        for shape, size in (((3, 2), 9), ((1, 1), 33), ((2, 5), 33), ((1, 4), 7), ((5, 1), 11)):
+            image = rng.normal(0, 2, shape).astype(dtype)
+            cval = float(rng.normal())
+            ref = scipy.ndimage.uniform_filter(image, size, mode=mode, cval=cval)
+            got = uniform_filter(image, size, mode=mode, cval=cval, backend=backend)
+            err = np.max(np.abs(got.astype(np.float64) - ref))
+            assert err <= tolerance(dtype, size, image, cval), (mode, shape, size, err)
+
+
+def test_transposed_view_is_filtered_correctly(backend, rng):
+    base = rng.normal(size=(37, 23))
+    view = base.T  # strides (8, 184): column stride != itemsize
+    assert view.strides[1] != view.itemsize
+    for mode in ("reflect", "wrap", "constant"):
+        ref = scipy.ndimage.uniform_filter(np.ascontiguousarray(view), 7, mode=mode, cval=1.5)
+        got = uniform_filter(view, 7, mode=mode, cval=1.5, backend=backend)
+        assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 7, base, 1.5)
+    # The input is untouched.
+    assert np.array_equal(base, base.copy())
+
+
+def test_unaligned_input_and_output(backend, rng):
+    image = rng.normal(size=(17, 19))
+    raw = bytearray(image.nbytes + 1)
+    unaligned = np.frombuffer(raw, dtype=np.float64, offset=1, count=image.size).reshape(image.shape)
+    assert unaligned.ctypes.data % 8 != 0
+    unaligned[...] = image
+    ref = scipy.ndimage.uniform_filter(image, 5)
+    got = uniform_filter(unaligned, 5, backend=backend)
+    assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 5, image)
+    out_raw = bytearray(image.nbytes + 3)
+    out = np.frombuffer(out_raw, dtype=np.float64, offset=3, count=image.size).reshape(image.shape)
+    out[...] = np.nan
+    result = uniform_filter(image, 5, output=out, backend=backend)
+    assert result is out
+    assert np.max(np.abs(out - ref)) <= tolerance(np.float64, 5, image)
+
+
+# --------------------------------------------------------------------------
+# output=
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("in_dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32])
+def test_output_array_is_filled_and_returned(backend, rng, in_dtype, out_dtype):
+    image = rng.normal(0, 3, (31, 45)).astype(in_dtype)
+    output = np.full(image.shape, np.nan, dtype=out_dtype)  # poisoned
+    ref = scipy.ndimage.uniform_filter(image, 9, output=np.empty(image.shape, out_dtype), mode="mirror")
+    got = uniform_filter(image, 9, output=output, mode="mirror", backend=backend)
+    assert got is output
+    assert not np.isnan(output).any()
+    worst = np.float32 if np.float32 in (in_dtype, out_dtype) else np.float64
+    assert np.max(np.abs(output.astype(np.float64) - ref)) <= tolerance(worst, 9, image)
+
+
+def test_output_array_as_a_pitched_view_leaves_the_rest_alone(backend, rng):
+    image = rng.normal(size=(20, 30))
+    big = np.full((20, 40), np.nan)
+    window = big[:, 4:34]  # rows 40 values apart: written in place
+    got = uniform_filter(image, 5, output=window, mode="nearest", backend=backend)
+    assert got is window
+    ref = scipy.ndimage.uniform_filter(image, 5, mode="nearest")
+    assert np.max(np.abs(window - ref)) <= tolerance(np.float64, 5, image)
+    assert np.isnan(big[:, :4]).all() and np.isnan(big[:, 34:]).all()
+
+
+def test_output_array_transposed_view(backend, rng):
+    image = rng.normal(size=(20, 30))
+    store = np.full((30, 20), np.nan)
+    got = uniform_filter(image, 3, output=store.T, backend=backend)
+    ref = scipy.ndimage.uniform_filter(image, 3)
+    assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 3, image)
+    assert np.max(np.abs(store.T - ref)) <= tolerance(np.float64, 3, image)
+
+
+@pytest.mark.parametrize("output", [np.float32, np.float64, "float32", "float64", np.dtype("f4")])
+@pytest.mark.parametrize("in_dtype", [np.float64, np.float32])
+def test_output_dtype(backend, rng, output, in_dtype):
+    image = rng.normal(0, 2, (25, 18)).astype(in_dtype)
+    got = uniform_filter(image, 7, output=output, mode="wrap", backend=backend)
+    ref = scipy.ndimage.uniform_filter(image, 7, output=output, mode="wrap")
+    assert got.dtype == ref.dtype == np.dtype(output)
+    worst = np.float32 if np.float32 in (in_dtype, np.dtype(output)) else np.float64
+    assert np.max(np.abs(got.astype(np.float64) - ref)) <= tolerance(worst, 7, image)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_in_place(backend, rng, dtype):
+    image = rng.normal(0, 2, (40, 33)).astype(dtype)
+    ref = scipy.ndimage.uniform_filter(image, 11, mode="reflect")
+    work = image.copy()
+    got = uniform_filter(work, 11, output=work, mode="reflect", backend=backend)
+    assert got is work
+    assert np.max(np.abs(work.astype(np.float64) - ref)) <= tolerance(dtype, 11, image)
+
+
+def test_in_place_on_a_view_touches_only_the_view(backend, rng):
+    base = rng.normal(size=(30, 41))
+    original = base.copy()
+    view = base[::2, 1:]
+    ref = scipy.ndimage.uniform_filter(original[::2, 1:], 5)
+    got = uniform_filter(view, 5, output=view, backend=backend)
+    assert got is view
+    assert np.max(np.abs(base[::2, 1:] - ref)) <= tolerance(np.float64, 5, original)
+    np.testing.assert_array_equal(base[1::2], original[1::2])
+    np.testing.assert_array_equal(base[:, 0], original[:, 0])
+
+
+def test_output_overlapping_the_input(backend, rng):
+    # The output is the input shifted by one row in the same buffer: the
+    # filter must read the input as it was.
+    buf = rng.normal(size=(26, 30))
+    source = buf[:-1].copy()
+    ref = scipy.ndimage.uniform_filter(source, 5)
+    got = uniform_filter(buf[:-1], 5, output=buf[1:], backend=backend)
+    assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 5, source)
+    assert np.max(np.abs(buf[1:] - ref)) <= tolerance(np.float64, 5, source)
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_empty_images(backend, shape, dtype):
+    image = np.empty(shape, dtype)
+    got = uniform_filter(image, 3, backend=backend)
+    assert got.shape == shape and got.dtype == dtype
+    assert got.shape == scipy.ndimage.uniform_filter(image, 3).shape
+    out = np.empty(shape, np.float32)
+    assert uniform_filter(image, 5, output=out, backend=backend) is out
+    assert uniform_filter(image, 3, output=np.float32, backend=backend).dtype == np.float32
+
+
+def test_list_input(backend, rng):
+    image = rng.normal(size=(6, 7))
+    got = uniform_filter(image.tolist(), 3, backend=backend)
+    ref = scipy.ndimage.uniform_filter(image, 3)
+    assert got.dtype == np.float64
+    assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 3, image)
+
+
+def test_input_is_not_modified(backend, rng):
+    image = rng.normal(size=(21, 22))
+    before = image.copy()
+    uniform_filter(image, 9, mode="constant", cval=2.0, backend=backend)
+    np.testing.assert_array_equal(image, before)
+
+
+def test_nan_in_the_image_reaches_exactly_the_windows_that_hold_it(backend, rng):
+    # (SciPy's sliding sum carries a NaN to the end of its line, so its NaN
+    # footprint is not the reference here: the windows are.)
+    image = rng.normal(size=(15, 16))
+    r, c = int(rng.integers(15)), int(rng.integers(16))
+    image[r, c] = np.nan
+    size = 5
+    got = uniform_filter(image, size, mode="constant", backend=backend)
+    h = size // 2
+    holds = np.zeros(image.shape, bool)
+    holds[max(r - h, 0):r + h + 1, max(c - h, 0):c + h + 1] = True
+    np.testing.assert_array_equal(np.isnan(got), holds)
+    clean = np.where(np.isnan(image), 0.0, image)
+    ref = scipy.ndimage.uniform_filter(clean, size, mode="constant")
+    assert np.max(np.abs(got[~holds] - ref[~holds])) <= tolerance(np.float64, size, clean)
+
+
+# --------------------------------------------------------------------------
+# 'interior' (kernpack's own mode)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_interior_mode(backend, rng, dtype):
+    for size in (1, 3, 5, 9, 17, 33):
+        shape = (int(rng.integers(1, 50)), int(rng.integers(1, 50)))
+        image = rng.normal(0, 2, shape).astype(dtype)
+        got = uniform_filter(image, size, mode="interior", backend=backend)
+        h = size // 2
+        inside = np.zeros(shape, bool)
+        inside[h:shape[0] - h, h:shape[1] - h] = True
+        # Points whose whole window fits: any SciPy mode gives the same value.
+        ref = scipy.ndimage.uniform_filter(image, size, mode=SCIPY_MODES[int(rng.integers(len(SCIPY_MODES)))])
+        if inside.any():
+            err = np.max(np.abs(got[inside].astype(np.float64) - ref[inside]))
+            assert err <= tolerance(dtype, size, image), (size, shape, err)
+        # The others are the input, unchanged.
+        np.testing.assert_array_equal(got[~inside], image[~inside])
+
+
+# --------------------------------------------------------------------------
+# cval
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cval", [np.nan, np.inf, -np.inf])
+def test_non_finite_cval_with_constant_mode_is_a_value_error(backend, rng, cval):
+    # SciPy would fill the border with NaN / inf; kernpack refuses a
+    # non-finite cval (a ValueError from its validation) rather than return
+    # non-finite borders. This pins that choice.
+    image = rng.normal(size=(8, 9))
+    for mode in ("constant", "grid-constant"):
+        with pytest.raises(ValueError, match="cval.*not finite"):
+            uniform_filter(image, 3, mode=mode, cval=cval, backend=backend)
+
+
+def test_cval_is_ignored_outside_constant_mode(backend, rng):
+    # SciPy ignores cval unless the mode is 'constant': any value, NaN
+    # included, gives the same result (kernpack claims SciPy's semantics).
+    image = rng.normal(size=(12, 14))
+    for mode in ("reflect", "nearest", "mirror", "wrap"):
+        ref = scipy.ndimage.uniform_filter(image, 5, mode=mode, cval=np.nan)
+        assert np.isfinite(ref).all()
+        got = uniform_filter(image, 5, mode=mode, cval=np.nan, backend=backend)
+        assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 5, image), mode
+
+
+# --------------------------------------------------------------------------
+# What kernpack does not implement, and SciPy's own errors
+# --------------------------------------------------------------------------
+
+
+NOT_IMPLEMENTED = {
+    "3-D input": (lambda a: dict(input=np.stack([a, a])), r"3 dimensions"),
+    "1-D input": (lambda a: dict(input=a[0]), r"1 dimensions"),
+    "even size": (lambda a: dict(input=a, size=4), r"size=4"),
+    "size 35": (lambda a: dict(input=a, size=35), r"size=35"),
+    "per-axis sizes": (lambda a: dict(input=a, size=(3, 5)), r"size=\[3, 5\]"),
+    "per-axis modes": (lambda a: dict(input=a, mode=("reflect", "wrap")), r"mode=\['reflect', 'wrap'\]"),
+    "origin 1": (lambda a: dict(input=a, origin=1), r"origin=1"),
+    "per-axis origins": (lambda a: dict(input=a, origin=(0, 1)), r"origin"),
+    "one axis": (lambda a: dict(input=a, axes=(0,)), r"axes=\[0\]"),
+    "int input": (lambda a: dict(input=np.round(a * 10).astype(np.int64)), r"int64"),
+    "float16 input": (lambda a: dict(input=a.astype(np.float16)), r"float16"),
+    "int output dtype": (lambda a: dict(input=a, output=np.int32), r"int32"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_IMPLEMENTED))
+def test_not_implemented(backend, rng, case):
+    make, message = NOT_IMPLEMENTED[case]
+    kwargs = dict(size=3)
+    kwargs.update(make(rng.normal(size=(9, 10))))
+    with pytest.raises(NotImplementedError, match=message):
+        uniform_filter(backend=backend, **kwargs)
+
+
+def test_both_axes_given_explicitly_is_fine(backend, rng):
+    image = rng.normal(size=(9, 10))
+    ref = scipy.ndimage.uniform_filter(image, 5, axes=(0, 1))
+    for axes in ((0, 1), (1, 0), (-2, -1)):
+        got = uniform_filter(image, 5, axes=axes, backend=backend)
+        assert np.max(np.abs(got - ref)) <= tolerance(np.float64, 5, image)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(mode="foo"), "mode"),
+        (dict(size=(3, 3, 3)), "per axis"),
+        (dict(output=np.zeros((4, 4))), "shape"),
+    ],
+    ids=["mode foo", "3 sizes", "output shape"],
+)
+def test_scipy_errors_are_runtime_errors(backend, rng, kwargs, message):
+    image = rng.normal(size=(9, 10))
+    args = dict(size=3)
+    args.update(kwargs)
+    # SciPy raises RuntimeError for each of these as well.
+    with pytest.raises(RuntimeError):
+        scipy.ndimage.uniform_filter(image, **args)
+    with pytest.raises(RuntimeError, match=message):
+        uniform_filter(image, backend=backend, **args)
+
+
+@pytest.mark.parametrize("size", [0, -3, (0, 0)])
+def test_window_sizes_below_one_leave_the_image_unchanged(backend, rng, size):
+    # SciPy's uniform_filter skips axes whose size is below 2: a copy.
+    image = rng.normal(size=(9, 10))
+    want = scipy.ndimage.uniform_filter(image, size)
+    got = uniform_filter(image, size, backend=backend)
+    assert got is not image
+    np.testing.assert_array_equal(got, want)
+
+
+def test_non_integer_size_is_not_implemented(backend, rng):
+    with pytest.raises(NotImplementedError, match="integer sizes"):
+        uniform_filter(rng.normal(size=(9, 10)), 2.5, backend=backend)
+
+
+def test_read_only_output_is_a_value_error(backend, rng):
+    image = rng.normal(size=(9, 10))
+    out = np.zeros_like(image)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        uniform_filter(image, 3, output=out, backend=backend)
+    assert not out.any()

@@ -1,0 +1,566 @@
+"""kernpack.reduce (deterministic sums, normalisation in place) against
+math.fsum, and kernpack.ode against small NumPy integrators written here."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernpack import ode, reduce
+
+# --------------------------------------------------------------------------
+# reduce.sum
+# --------------------------------------------------------------------------
+
+LENGTHS = [0, 1, 2, 7, 255, 4095, 4096, 4097, 10_000, 100_003]
+
+
+def exact_sum(x) -> float:
+    """The correctly rounded sum of the values (as float64)."""
+    return math.fsum(np.asarray(x, dtype=np.float64).ravel().tolist())
+
+
+def sum_tolerance(x) -> float:
+    # kernpack accumulates in float64 (chunks of 4096 in order, chunk sums
+    # pairwise): its error is at most ~4096 eps * sum|x| and in practice
+    # ~sqrt(4096) eps * sum|x| ~ 1.4e-14 sum|x|. 1e-12 * sum|x| covers the
+    # bound's order while a float32 accumulation (~1e-7) would fail. Relative
+    # to sum|x| rather than |sum|: the values have both signs.
+    return 1e-12 * math.fsum(np.abs(np.asarray(x, dtype=np.float64)).ravel().tolist())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", LENGTHS)
+def test_sum_matches_fsum(backend, rng, n, dtype):
+    x = (rng.uniform(-1.0, 2.0, n) * 10 ** rng.uniform(-3, 3)).astype(dtype)
+    got = reduce.sum(x, backend=backend)
+    assert isinstance(got, float)
+    if n == 0:
+        assert got == 0.0
+    elif n == 1:
+        assert got == float(x[0])  # one value: exact
+    else:
+        assert abs(got - exact_sum(x)) <= sum_tolerance(x), (got, exact_sum(x))
+
+
+def test_sum_of_float32_is_accumulated_in_float64(backend, rng):
+    # 1 followed by many values below half an ulp of 1 in float32: a float32
+    # accumulation would stay at 1.0, a float64 one sees them all.
+    n = 50_000
+    x = np.full(n, 2.0 ** -26, dtype=np.float32)
+    x[0] = 1.0
+    got = reduce.sum(x, backend=backend)
+    assert abs(got - exact_sum(x)) <= sum_tolerance(x)
+    assert got > 1.0 + (n - 1) * 2.0 ** -26 * 0.99
+
+
+def test_sum_is_deterministic(backend, rng):
+    x = rng.normal(size=300_001) * 1e3
+    first = reduce.sum(x, backend=backend)
+    for _ in range(3):
+        assert reduce.sum(x, backend=backend).hex() == first.hex()
+
+
+def test_sum_other_inputs(backend, rng):
+    x = rng.normal(size=(37, 29))
+    expected = exact_sum(x)
+    # 2-D, a non-contiguous view, big-endian, a list, an integer array.
+    assert abs(reduce.sum(x, backend=backend) - expected) <= sum_tolerance(x)
+    view = x[::2, 1::3]
+    assert abs(reduce.sum(view, backend=backend) - exact_sum(view)) <= sum_tolerance(view)
+    assert abs(reduce.sum(x.astype(">f8"), backend=backend) - expected) <= sum_tolerance(x)
+    assert abs(reduce.sum(x.ravel().tolist(), backend=backend) - expected) <= sum_tolerance(x)
+    ints = rng.integers(-1000, 1000, 5000)
+    assert reduce.sum(ints, backend=backend) == float(ints.sum())  # integers below 2^53: exact
+
+
+# --------------------------------------------------------------------------
+# reduce.normalize
+# --------------------------------------------------------------------------
+
+# x / sum is rounded once to the array's dtype (kernpack multiplies by 1/sum
+# in float64: two roundings in float64, then one to float32 for float32):
+NORMALIZE_RTOL = {np.float64: 1e-12, np.float32: 1e-6}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1, 3, 1000, 4097, 70_001])
+def test_normalize_in_place(backend, rng, n, dtype):
+    x = rng.uniform(-0.5, 2.0, n).astype(dtype)
+    x0 = x.copy()
+    total = reduce.normalize(x, backend=backend)
+    assert isinstance(total, float)
+    assert abs(total - exact_sum(x0)) <= sum_tolerance(x0)
+    np.testing.assert_allclose(x, x0.astype(np.float64) / exact_sum(x0), rtol=NORMALIZE_RTOL[dtype])
+    assert x.dtype == dtype
+
+
+def test_normalize_2d_and_big_endian(backend, rng):
+    x = rng.uniform(0.1, 1.0, (13, 17))
+    x0 = x.copy()
+    total = reduce.normalize(x, backend=backend)
+    np.testing.assert_allclose(x, x0 / exact_sum(x0), rtol=1e-12)
+    assert abs(total - exact_sum(x0)) <= sum_tolerance(x0)
+    be = x0.astype(">f8")
+    reduce.normalize(be, backend=backend)
+    assert be.dtype == np.dtype(">f8")
+    np.testing.assert_allclose(be, x0 / exact_sum(x0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_normalize_zero_sum_is_an_error_and_changes_nothing(backend, rng, dtype):
+    # Integers (exact in float32 and float64, partial sums exact too) and
+    # their negatives, shuffled: a zero sum whatever the summation order.
+    v = rng.integers(1, 1000, 2500).astype(dtype)
+    x = np.concatenate([v, -v])
+    rng.shuffle(x)
+    before = x.copy()
+    with pytest.raises(ValueError, match="sum is 0"):
+        reduce.normalize(x, backend=backend)
+    assert x.tobytes() == before.tobytes()
+
+
+def test_normalize_non_finite_sum_is_an_error_and_changes_nothing(backend, rng):
+    x = rng.uniform(0.5, 1.0, 100)
+    x[37] = np.nan
+    before = x.copy()
+    with pytest.raises(ValueError, match="finite"):
+        reduce.normalize(x, backend=backend)
+    assert x.tobytes() == before.tobytes()
+
+
+def test_normalize_refuses_what_it_cannot_write(backend, rng):
+    ro = rng.uniform(0.5, 1.0, 10)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        reduce.normalize(ro, backend=backend)
+    with pytest.raises(TypeError, match="list"):
+        reduce.normalize(rng.uniform(0.5, 1.0, 10).tolist(), backend=backend)
+    with pytest.raises(TypeError, match="int64"):
+        reduce.normalize(rng.integers(1, 5, 10), backend=backend)
+
+
+def test_normalize_strided_view_touches_only_the_view(backend, rng):
+    x = rng.uniform(0.1, 1.0, 1001)
+    x0 = x.copy()
+    view = x[::2]
+    total = reduce.normalize(view, backend=backend)
+    assert abs(total - exact_sum(x0[::2])) <= sum_tolerance(x0[::2])
+    np.testing.assert_allclose(x[::2], x0[::2] / exact_sum(x0[::2]), rtol=1e-12)
+    np.testing.assert_array_equal(x[1::2], x0[1::2])
+
+
+# --------------------------------------------------------------------------
+# reduce.normalize_batched
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_normalize_batched(backend, rng, dtype):
+    narrays = 12
+    lengths = rng.integers(1, 300, narrays)
+    empty = sorted(rng.choice(narrays, 3, replace=False).tolist())
+    lengths[empty] = 0
+    zero_sum = int(rng.choice([a for a in range(narrays) if a not in empty]))
+    lengths[zero_sum] = 2 * (lengths[zero_sum] // 2 + 1)
+    parts = []
+    for a, n in enumerate(lengths):
+        if a == zero_sum:
+            v = rng.integers(1, 1000, n // 2).astype(dtype)
+            part = np.concatenate([v, -v])
+            rng.shuffle(part)
+        else:
+            part = rng.uniform(-0.5, 2.0, n).astype(dtype)
+        parts.append(part)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    x = np.concatenate(parts).astype(dtype)
+    x0 = x.copy()
+    result = reduce.normalize_batched(x, offsets, backend=backend)
+
+    assert result.sums.shape == (narrays,) and result.sums.dtype == np.float64
+    for a in range(narrays):
+        part0 = x0[offsets[a]:offsets[a + 1]]
+        assert abs(result.sums[a] - exact_sum(part0)) <= sum_tolerance(part0), a
+    # Documented: "indices of the arrays left unchanged (zero or non-finite
+    # sum)", and empty arrays are "left as they are": their sum is 0, so they
+    # are listed with the zero-sum array.
+    assert sorted(result.failed.tolist()) == sorted(empty + [zero_sum])
+    for a in range(narrays):
+        got, part0 = x[offsets[a]:offsets[a + 1]], x0[offsets[a]:offsets[a + 1]]
+        if a in result.failed:
+            assert got.tobytes() == part0.tobytes(), a
+        else:
+            np.testing.assert_allclose(got, part0.astype(np.float64) / exact_sum(part0), rtol=NORMALIZE_RTOL[dtype])
+
+
+def test_normalize_batched_sums_equal_single_sums(backend, rng):
+    # Each array's sum has the bits of reduce.sum of that array alone.
+    lengths = rng.integers(1, 9000, 6)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.uniform(0.0, 1.0, offsets[-1])
+    singles = [reduce.sum(x[offsets[a]:offsets[a + 1]], backend=backend) for a in range(6)]
+    result = reduce.normalize_batched(x, offsets, backend=backend)
+    assert [s.hex() for s in result.sums.tolist()] == [s.hex() for s in singles]
+    assert result.failed.size == 0
+
+
+@pytest.mark.parametrize(
+    "offsets",
+    [[1, 5, 10], [0, 5, 9], [0, 6, 5, 10], [[0, 10]], [0.0, 10.0], []],
+    ids=["start", "end", "decreasing", "2-D", "float", "empty"],
+)
+def test_normalize_batched_bad_offsets_change_nothing(backend, rng, offsets):
+    x = rng.uniform(0.5, 1.0, 10)
+    before = x.copy()
+    with pytest.raises(ValueError, match="offsets"):
+        reduce.normalize_batched(x, np.asarray(offsets), backend=backend)
+    assert x.tobytes() == before.tobytes()
+
+
+def test_normalize_batched_refuses_what_it_cannot_write(backend, rng):
+    offsets = np.array([0, 4, 10])
+    ro = rng.uniform(0.5, 1.0, 10)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        reduce.normalize_batched(ro, offsets, backend=backend)
+    with pytest.raises(TypeError):
+        reduce.normalize_batched(rng.uniform(0.5, 1.0, 10).tolist(), offsets, backend=backend)
+
+
+def test_normalize_batched_strided_view(backend, rng):
+    base = rng.uniform(0.1, 1.0, 40)
+    before = base.copy()
+    view = base[::2]
+    offsets = np.array([0, 7, 20])
+    result = reduce.normalize_batched(view, offsets, backend=backend)
+    for a in range(2):
+        part0 = before[::2][offsets[a]:offsets[a + 1]]
+        np.testing.assert_allclose(view[offsets[a]:offsets[a + 1]], part0 / exact_sum(part0), rtol=1e-12)
+        assert abs(result.sums[a] - exact_sum(part0)) <= sum_tolerance(part0)
+    np.testing.assert_array_equal(base[1::2], before[1::2])
+
+
+# --------------------------------------------------------------------------
+# ode.lorenz96
+# --------------------------------------------------------------------------
+
+
+def l96_tendency(x, forcing):
+    """dx_k/dt = (x_{k+1} - x_{k-2}) x_{k-1} - x_k + F, periodic, per row."""
+    return (np.roll(x, -1, axis=1) - np.roll(x, 2, axis=1)) * np.roll(x, 1, axis=1) - x + forcing
+
+
+def rk4(x, dt, f):
+    k1 = f(x)
+    k2 = f(x + 0.5 * dt * k1)
+    k3 = f(x + 0.5 * dt * k2)
+    k4 = f(x + dt * k3)
+    return x + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def l96_numpy(x, steps, forcing=8.0, dt=0.05):
+    states = [np.array(x, dtype=np.float64)]
+    for _ in range(steps):
+        states.append(rk4(states[-1], dt, lambda s: l96_tendency(s, forcing)))
+    return states
+
+
+def l96_initial(rng, members, n, forcing=8.0):
+    return forcing + rng.normal(0, 1.0, (members, n))
+
+
+def test_lorenz96_matches_numpy_rk4(backend, rng):
+    # 50 steps of dt = 0.05 is 2.5 time units: the largest Lyapunov exponent
+    # of L96 at F = 8 (~1.7) amplifies rounding differences by ~e^4 ~ 60, so
+    # two float64 integrations agree to ~1e-14: rtol 1e-10 of the state size.
+    members, n, steps = 3, 40, 50
+    x0 = l96_initial(rng, members, n)
+    before = x0.copy()
+    run = ode.lorenz96(x0, steps, backend=backend)
+    ref = l96_numpy(x0, steps)[-1]
+    assert run.final.shape == (members, n) and run.final.dtype == np.float64
+    assert run.trajectory is None
+    assert np.max(np.abs(run.final - ref)) <= 1e-10 * np.max(np.abs(ref))
+    np.testing.assert_array_equal(x0, before)  # the input is not modified
+
+
+def test_lorenz96_forcing_and_dt(backend, rng):
+    x0 = l96_initial(rng, 2, 36, forcing=5.0)
+    forcing, dt = float(rng.uniform(4, 10)), float(rng.uniform(0.005, 0.03))
+    run = ode.lorenz96(x0, 30, forcing=forcing, dt=dt, backend=backend)
+    ref = l96_numpy(x0, 30, forcing, dt)[-1]
+    assert np.max(np.abs(run.final - ref)) <= 1e-10 * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize("every", [10, 7, 1, 50])
+def test_lorenz96_trajectory(backend, rng, every):
+    members, n, steps = 2, 40, 50
+    x0 = l96_initial(rng, members, n)
+    run = ode.lorenz96(x0, steps, every=every, backend=backend)
+    frames = steps // every + 1
+    assert run.trajectory.shape == (frames, members, n)
+    np.testing.assert_array_equal(run.trajectory[0], x0)
+    states = l96_numpy(x0, steps)
+    for f in range(frames):
+        ref = states[f * every]
+        assert np.max(np.abs(run.trajectory[f] - ref)) <= 1e-10 * np.max(np.abs(ref)), f
+    assert np.max(np.abs(run.final - states[steps])) <= 1e-10 * np.max(np.abs(states[steps]))
+
+
+def test_lorenz96_float32(backend, rng):
+    # float32 in, float32 out. 10 steps (0.5 time units: growth ~e^0.85) so
+    # that float32 rounding (6e-8 per operation, ~10 steps) stays ~1e-6 of the
+    # state: rtol 1e-5.
+    x0 = l96_initial(rng, 4, 40).astype(np.float32)
+    run = ode.lorenz96(x0, 10, every=5, backend=backend)
+    assert run.final.dtype == np.float32 and run.trajectory.dtype == np.float32
+    np.testing.assert_array_equal(run.trajectory[0], x0)
+    ref = l96_numpy(x0.astype(np.float64), 10)[-1]
+    assert np.max(np.abs(run.final - ref)) <= 1e-5 * np.max(np.abs(ref))
+
+
+def test_lorenz96_one_state_and_lists(backend, rng):
+    x0 = l96_initial(rng, 1, 20)[0]
+    run = ode.lorenz96(x0.tolist(), 5, backend=backend)
+    assert run.final.shape == (1, 20)
+    ref = l96_numpy(x0[None, :], 5)[-1]
+    assert np.max(np.abs(run.final - ref)) <= 1e-10 * np.max(np.abs(ref))
+
+
+def test_lorenz96_zero_steps_returns_the_initial_state(backend, rng):
+    x0 = l96_initial(rng, 2, 10)
+    np.testing.assert_array_equal(ode.lorenz96(x0, 0, backend=backend).final, x0)
+
+
+@pytest.mark.parametrize(
+    "shape, steps, kwargs, error, message",
+    [
+        ((2, 3), 5, {}, ValueError, "N >= 4"),
+        ((0, 40), 5, {}, ValueError, "members"),
+        ((2, 40), -1, {}, ValueError, "steps"),
+        ((2, 40), 5.0, {}, ValueError, "steps"),
+        ((2, 40), 5, dict(every=-1), ValueError, "every"),
+        ((2, 40), 5, dict(every=6), ValueError, "every"),
+        ((2, 40), 5, dict(dt=0.0), ValueError, "dt"),
+        ((2, 40), 5, dict(forcing=float("nan")), ValueError, "forcing"),
+        ((2, 2, 40), 5, {}, ValueError, "members, N"),
+    ],
+)
+def test_lorenz96_invalid(backend, rng, shape, steps, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ode.lorenz96(rng.normal(size=shape), steps, backend=backend, **kwargs)
+
+
+# --------------------------------------------------------------------------
+# ode.lorenz05
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("model", [2, 3])
+def test_lorenz05_shapes_dtype_determinism(backend, rng, model, dtype):
+    members, n = 3, 120
+    z0 = (rng.normal(0, 2.0, (members, n)) + 5).astype(dtype)
+    before = z0.copy()
+    kwargs = dict(model=model, k=8, j=4, forcing=15.0, dt=0.001, every=4)
+    first = ode.lorenz05(z0, 20, backend=backend, **kwargs)
+    second = ode.lorenz05(z0, 20, backend=backend, **kwargs)
+    assert first.final.shape == (members, n) and first.final.dtype == dtype
+    assert first.trajectory.shape == (20 // 4 + 1, members, n) and first.trajectory.dtype == dtype
+    np.testing.assert_array_equal(first.trajectory[0], z0)
+    np.testing.assert_array_equal(first.trajectory[-1], first.final)  # 20 is a multiple of 4
+    assert first.final.tobytes() == second.final.tobytes()
+    assert first.trajectory.tobytes() == second.trajectory.tobytes()
+    assert np.isfinite(first.final).all()
+    assert np.max(np.abs(first.final.astype(np.float64) - z0)) > 0  # it moved
+    np.testing.assert_array_equal(z0, before)
+    # Model II and III differ (Model III smooths and adds the small scales).
+    other = ode.lorenz05(z0, 20, backend=backend, **dict(kwargs, model=5 - model))
+    assert np.max(np.abs(other.final.astype(np.float64) - first.final)) > 0
+
+
+def test_lorenz05_members_are_independent(backend, rng):
+    # Member m's run does not depend on the other members.
+    z0 = rng.normal(0, 2.0, (3, 100)) + 5
+    all3 = ode.lorenz05(z0, 10, model=3, k=8, j=4, backend=backend).final
+    one = ode.lorenz05(z0[1:2], 10, model=3, k=8, j=4, backend=backend).final
+    np.testing.assert_array_equal(all3[1:2], one)
+
+
+def test_lorenz05_dart_defaults_run(backend, rng):
+    z0 = rng.normal(0, 2.0, (1, 960)) + 5
+    run = ode.lorenz05(z0, 2, backend=backend)
+    assert run.final.shape == (1, 960) and np.isfinite(run.final).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(k=7), "K must be even"),
+        (dict(k=31, model=2), "K must be even"),
+        (dict(k=0), "K must be even"),
+        (dict(k=60), "N must exceed 2K"),
+        (dict(j=0), "J must be >= 1"),
+        (dict(j=60), "N must exceed 2J"),
+        (dict(model=4), "model must be 2"),
+        (dict(dt=-0.001), "dt"),
+    ],
+)
+def test_lorenz05_invalid(backend, rng, kwargs, message):
+    args = dict(model=3, k=8, j=4)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        ode.lorenz05(rng.normal(size=(2, 100)), 3, backend=backend, **args)
+
+
+# --------------------------------------------------------------------------
+# ode.window_sum
+# --------------------------------------------------------------------------
+
+
+def window_sum_numpy(x, w):
+    """out[r, i] = sum_m w[m] x[r, (i + J - m) mod N], len(w) = 2J + 1."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    n = x.shape[1]
+    half = (len(w) - 1) // 2
+    out = np.zeros_like(x)
+    for m, wm in enumerate(np.asarray(w, dtype=np.float64)):
+        out += wm * x[:, (np.arange(n) + half - m) % n]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows, n, nw", [(3, 40, 5), (1, 7, 25), (5, 960, 25), (2, 1, 3), (4, 16, 1)])
+def test_window_sum_matches_numpy(backend, rng, rows, n, nw, dtype):
+    # Includes windows longer than the row (several wraps). Both sum 2J+1
+    # products in float64 (kernpack in m order, this reference too):
+    # f64 1e-13 * sum|w| max|x|; float32 rounds the result once: 1e-6.
+    x = rng.normal(size=(rows, n)).astype(dtype)
+    w = rng.normal(size=nw).astype(dtype)
+    got = ode.window_sum(x, w, backend=backend)
+    assert got.shape == x.shape and got.dtype == dtype
+    ref = window_sum_numpy(x, w)
+    scale = np.sum(np.abs(w.astype(np.float64))) * np.max(np.abs(x.astype(np.float64)))
+    rtol = 1e-13 if dtype == np.float64 else 1e-6
+    assert np.max(np.abs(got - ref)) <= rtol * scale
+
+
+def test_window_sum_one_row(backend, rng):
+    x = rng.normal(size=50)
+    w = rng.normal(size=7)
+    got = ode.window_sum(x, w, backend=backend)
+    assert got.shape == (50,)
+    assert np.max(np.abs(got - window_sum_numpy(x, w)[0])) <= 1e-13 * np.sum(np.abs(w)) * np.max(np.abs(x))
+
+
+@pytest.mark.parametrize("nw", [0, 2, 4])
+def test_window_sum_even_weights_is_an_error(backend, rng, nw):
+    with pytest.raises(ValueError, match="odd number of weights"):
+        ode.window_sum(rng.normal(size=(2, 10)), rng.normal(size=nw), backend=backend)
+
+
+# --------------------------------------------------------------------------
+# ode.fg_integrate
+# --------------------------------------------------------------------------
+
+
+def fg_numpy(f, g, delta0, dt, nsteps):
+    """Classic RK4 of dF/dt = -2i F - i d (2G - 1), dG/dt = -i (conj(d) F -
+    d conj(F)), with d held at the step's delta through the four stages (as
+    src/reference/fg.rs does) and delta = sum(F) after every step."""
+    f = np.array(f, dtype=np.complex128)
+    g = np.array(g, dtype=np.complex128)
+
+    def rhs(f, g, d):
+        return -2j * f - 1j * d * (2 * g - 1), -1j * (np.conj(d) * f - d * np.conj(f))
+
+    deltas = [complex(delta0)]
+    d = complex(delta0)
+    for _ in range(nsteps):
+        k1 = rhs(f, g, d)
+        k2 = rhs(f + 0.5 * dt * k1[0], g + 0.5 * dt * k1[1], d)
+        k3 = rhs(f + 0.5 * dt * k2[0], g + 0.5 * dt * k2[1], d)
+        k4 = rhs(f + dt * k3[0], g + dt * k3[1], d)
+        f = f + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+        g = g + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        d = complex(np.sum(f))
+        deltas.append(d)
+    return np.array(deltas), f, g
+
+
+def fg_initial(rng, n):
+    f = (0.3 / n) * (rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n)))
+    g = rng.uniform(-0.5, 0.5, (n, n)) + 1j * rng.uniform(-0.5, 0.5, (n, n))
+    return f, g, complex(rng.normal(0, 0.5), rng.normal(0, 0.5))
+
+
+@pytest.mark.parametrize("n", [1, 8, 33])
+def test_fg_integrate_matches_numpy_rk4(backend, rng, n):
+    # 20 RK4 steps. delta = sum(F) feeds back with a rotation rate ~N^2 (the
+    # -i delta (2G - 1) term summed over N^2 elements), so dt = 0.5 / N^2 (at
+    # most 0.01) keeps every step well inside RK4's stability region. Both
+    # integrate in float64, in other orders (kernpack per real component,
+    # delta by a fixed tree): ~1e-15 per step, compared at rtol 1e-10.
+    f0, g0, delta0 = fg_initial(rng, n)
+    fb, gb = f0.copy(), g0.copy()
+    dt, nsteps = min(0.01, 0.5 / n**2), 20
+    run = ode.fg_integrate(f0, g0, delta0, dt, nsteps, backend=backend)
+    d_ref, f_ref, g_ref = fg_numpy(f0, g0, delta0, dt, nsteps)
+    assert run.delta.shape == (nsteps + 1,) and run.delta.dtype == np.complex128
+    assert run.f.shape == run.g.shape == (n, n)
+    assert run.delta[0] == delta0
+    for got, ref in ((run.delta, d_ref), (run.f, f_ref), (run.g, g_ref)):
+        assert np.max(np.abs(got - ref)) <= 1e-10 * np.max(np.abs(ref))
+    # delta[k] is the sum of F after step k: the last one is sum(final F).
+    assert abs(run.delta[-1] - np.sum(run.f)) <= 1e-12 * np.sum(np.abs(run.f))
+    np.testing.assert_array_equal(f0, fb)
+    np.testing.assert_array_equal(g0, gb)
+
+
+def test_fg_integrate_complex64(backend, rng):
+    f0, g0, delta0 = fg_initial(rng, 8)
+    f32, g32 = f0.astype(np.complex64), g0.astype(np.complex64)
+    run = ode.fg_integrate(f32, g32, delta0, 0.01, 10, backend=backend)
+    assert run.delta.dtype == run.f.dtype == run.g.dtype == np.complex64
+    # float32 arithmetic over 10 steps: ~1e-6 relative; rtol 1e-4.
+    d_ref, f_ref, g_ref = fg_numpy(f32, g32, complex(np.complex64(delta0)), 0.01, 10)
+    for got, ref in ((run.delta, d_ref), (run.f, f_ref), (run.g, g_ref)):
+        assert np.max(np.abs(got - ref)) <= 1e-4 * np.max(np.abs(ref))
+
+
+def test_fg_integrate_is_deterministic(backend, rng):
+    f0, g0, delta0 = fg_initial(rng, 40)
+    a = ode.fg_integrate(f0, g0, delta0, 0.01, 15, backend=backend)
+    b = ode.fg_integrate(f0, g0, delta0, 0.01, 15, backend=backend)
+    for x, y in zip(a, b):
+        assert x.tobytes() == y.tobytes()
+
+
+def test_fg_integrate_zero_steps(backend, rng):
+    f0, g0, delta0 = fg_initial(rng, 4)
+    run = ode.fg_integrate(f0, g0, delta0, 0.01, 0, backend=backend)
+    np.testing.assert_array_equal(run.delta, [delta0])
+    np.testing.assert_array_equal(run.f, f0)
+    np.testing.assert_array_equal(run.g, g0)
+
+
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        (dict(shape=(4, 8)), ValueError, r"\(N, N\)"),
+        (dict(g_shape=(6, 6)), ValueError, r"\(N, N\)"),
+        (dict(nsteps=-1), ValueError, "nsteps"),
+        (dict(nsteps=2.0), ValueError, "nsteps"),
+        (dict(path="foo"), ValueError, "path"),
+        (dict(dt=float("nan")), ValueError, "dt"),
+        (dict(shape=(0, 0)), ValueError, "N is 0"),
+    ],
+)
+def test_fg_integrate_invalid(backend, rng, change, error, message):
+    shape = change.get("shape", (8, 8))
+    f = rng.normal(size=shape) + 0j
+    g = rng.normal(size=change.get("g_shape", shape)) + 0j
+    with pytest.raises(error, match=message):
+        ode.fg_integrate(f, g, 0.5, change.get("dt", 0.01), change.get("nsteps", 3),
+                         path=change.get("path", "auto"), backend=backend)
