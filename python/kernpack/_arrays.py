@@ -124,7 +124,8 @@ def _from_dlpack(obj) -> Optional[DeviceArray]:
     view, lib = _dlpack_view(obj)
     inner = device_array(view)
     inner.lib = lib
-    inner.origin = type(obj).__module__.split(".", 1)[0]
+    root = type(obj).__module__.split(".", 1)[0]
+    inner.origin = "jax" if root == "jaxlib" else root
     inner.obj = (obj, view)
     return inner
 
@@ -142,6 +143,8 @@ def _handler(cls):
         return _from_cupy
     if module == "torch" and hasattr(cls, "data_ptr"):
         return _from_torch
+    if module in ("jax", "jaxlib") and hasattr(cls, "__dlpack_device__"):
+        return _from_dlpack  # results go back as JAX arrays (JAX also offers the CAI)
     if hasattr(cls, "__cuda_array_interface__"):
         return _from_cai
     if hasattr(cls, "__dlpack_device__"):

@@ -301,3 +301,24 @@ def test_host_arrays_on_gpu_backend_match_cpu_backend():
     gpu = kernpack.signal.lombscargle(t, y, f, weights=w, floating_mean=True, backend="gpu")
     cpu = kernpack.signal.lombscargle(t, y, f, weights=w, floating_mean=True, backend="cpu")
     assert _rel_l2(gpu, cpu) <= 1e-10
+
+
+def test_jax_arrays_through_dlpack(cp):
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to the others
+    jax = _need("jax")
+    jnp = jax.numpy
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        if REQUIRE:
+            pytest.fail("jax sees no GPU")
+        pytest.skip("jax without a GPU")
+    rng = np.random.default_rng(14)
+    t, y, _ = _series(rng, 300, np.float32)
+    f = np.linspace(0.05, 2.0, 999).astype(np.float32)
+    out = kernpack.signal.lombscargle(jnp.asarray(t), jnp.asarray(y), jnp.asarray(f), floating_mean=True)
+    assert isinstance(out, jax.Array) and out.dtype == jnp.float32 and out.shape == (999,)
+    cp.cuda.Device().synchronize()
+    assert _rel_l2(np.asarray(out), _scipy_ls(t, y, f, floating_mean=True)) <= TOL[np.float32]
+    image = rng.normal(size=(64, 80)).astype(np.float32)
+    smooth = kernpack.ndimage.uniform_filter(jnp.asarray(image), 5)
+    assert isinstance(smooth, jax.Array)
+    np.testing.assert_allclose(np.asarray(smooth), scipy.ndimage.uniform_filter(image.astype(np.float64), 5), atol=2e-5)
