@@ -192,7 +192,7 @@ def current_stream(arr: DeviceArray) -> int:
     if arr.lib == "torch":
         import torch
 
-        return int(torch.cuda.current_stream(arr.obj.device if arr.origin is None else arr.obj[1].device).cuda_stream)
+        return int(torch.cuda.current_stream(_base(arr).device).cuda_stream)
     if arr.lib == "cupy":
         return _cupy().cuda.get_current_stream().ptr
     cai = getattr(arr.obj, "__cuda_array_interface__", {})
@@ -205,7 +205,7 @@ def empty(like: DeviceArray, shape, dtype) -> Any:
     if like.lib == "torch":
         import torch
 
-        base = like.obj if like.origin is None else like.obj[1]
+        base = _base(like)
         tdtype = {
             "float32": torch.float32,
             "float64": torch.float64,
@@ -236,6 +236,43 @@ def _cupy():
 
         _CUPY = cupy
     return _CUPY
+
+
+def _base(arr: DeviceArray) -> Any:
+    """The array of the library that allocates (the DLPack view for DLPack producers)."""
+    return arr.obj[1] if arr.origin is not None else arr.obj
+
+
+def copy(arr: DeviceArray) -> Any:
+    """A C-contiguous copy of ``arr`` on its device, in its library, enqueued on
+    the current stream."""
+    obj = _base(arr)
+    if arr.lib == "torch":
+        import torch
+
+        return obj.clone(memory_format=torch.contiguous_format)
+    if arr.lib == "numba":
+        from numba import cuda
+
+        if not arr.is_c_contiguous():  # Numba has no strided device-to-device copy
+            return cuda.to_device(obj.copy_to_host())
+        out = cuda.device_array(obj.shape, dtype=obj.dtype)
+        out.copy_to_device(obj)
+        return out
+    return obj.copy(order="C")
+
+
+def upload(like: DeviceArray, host: np.ndarray) -> Any:
+    """``host`` copied to ``like``'s device, in its library."""
+    if like.lib == "torch":
+        import torch
+
+        return torch.as_tensor(host, device=_base(like).device)
+    cupy = _cupy()
+    if like.device is None or like.device == cupy.cuda.runtime.getDevice():
+        return cupy.asarray(host)
+    with cupy.cuda.Device(like.device):
+        return cupy.asarray(host)
 
 
 def as_result(like: DeviceArray, out: Any) -> Any:

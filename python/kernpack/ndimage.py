@@ -8,7 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _native
-from ._arrays import FLOAT_DTYPES, address, as_result, current_stream, device_array, empty, split
+from ._arrays import FLOAT_DTYPES, address, as_result, copy, current_stream, device_array, empty, split
 from ._context import context, device_context
 
 __all__ = ["uniform_filter"]
@@ -244,7 +244,7 @@ def _device(arrays, output, size, mode, cval, axes, backend):
         return as_result(arrays["input"], result)
     if dst.ptr == src.ptr or _overlap(src, dst):
         # In place, as SciPy allows: filter from a copy made on the same stream.
-        src = device_array(_copy(src))
+        src = device_array(copy(src))
     _native.box_filter_device(
         ctx,
         src.dtype.name,
@@ -275,16 +275,3 @@ def _device_pitched(a) -> bool:
 def _overlap(a, b) -> bool:
     span = lambda v: v.ptr + (v.shape[0] - 1) * v.strides[0] + v.shape[1] * v.dtype.itemsize  # noqa: E731
     return a.size > 0 and b.size > 0 and a.ptr < span(b) and b.ptr < span(a)
-
-
-def _copy(a):
-    obj = a.obj[1] if a.origin is not None else a.obj
-    if a.lib == "torch":
-        return obj.contiguous().clone()
-    if a.lib == "numba":
-        from numba import cuda
-
-        return cuda.to_device(obj.copy_to_host())
-    import cupy
-
-    return cupy.array(obj, copy=True, order="C")

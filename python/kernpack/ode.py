@@ -11,6 +11,7 @@ from . import _native
 from ._arrays import (
     address,
     as_result,
+    copy,
     current_stream,
     device_array,
     empty,
@@ -266,7 +267,7 @@ def fg_integrate(
             raise ValueError("f and g must be (N, N) arrays of one complex dtype")
         ctx = device_context({"f": df, "g": dg}, backend)
         real = "float32" if df.dtype == np.complex64 else "float64"
-        f_out, g_out = _device_copy(df), _device_copy(dg)
+        f_out, g_out = copy(df), copy(dg)
         delta = empty(df, (nsteps + 1,), df.dtype)
         _native.fg_integrate_device(
             ctx, real, df.shape[0], pointer(f_out), pointer(g_out), delta0.real, delta0.imag, float(dt), nsteps,
@@ -287,16 +288,3 @@ def fg_integrate(
         address(f_out), address(g_out), address(delta),
     )
     return FgRun(delta, f_out, g_out)
-
-
-def _device_copy(a):
-    obj = a.obj[1] if a.origin is not None else a.obj
-    if a.lib == "torch":
-        return obj.clone()
-    if a.lib == "numba":
-        from numba import cuda
-
-        out = cuda.device_array_like(obj)
-        out.copy_to_device(obj)
-        return out
-    return obj.copy()

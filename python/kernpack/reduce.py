@@ -8,16 +8,20 @@ from typing import Any, List, NamedTuple, Optional
 import numpy as np
 
 from . import _native
-from ._arrays import FLOAT_DTYPES, address, as_result, current_stream, device_array, empty, pointer
+from ._arrays import (
+    FLOAT_DTYPES,
+    address,
+    as_result,
+    current_stream,
+    device_array,
+    empty,
+    pointer,
+    require_device_float,
+    upload,
+)
 from ._context import context, device_context
 
 __all__ = ["sum", "normalize", "normalize_batched", "NormalizedBatch"]
-
-
-def _device_float(name: str, arr) -> None:
-    from ._arrays import require_device_float
-
-    require_device_float(name, arr)
 
 
 def sum(x: Any, *, backend: Optional[str] = None) -> Any:  # noqa: A001 - the NumPy name
@@ -39,7 +43,7 @@ def sum(x: Any, *, backend: Optional[str] = None) -> Any:  # noqa: A001 - the Nu
     """
     dev = device_array(x)
     if dev is not None:
-        _device_float("x", dev)
+        require_device_float("x", dev)
         ctx = device_context({"x": dev}, backend)
         out = empty(dev, (), np.float64)
         _native.sum_device(ctx, dev.dtype.name, dev.ptr, dev.size, pointer(out), current_stream(dev))
@@ -77,7 +81,7 @@ def normalize(x: Any, *, backend: Optional[str] = None) -> Any:
     """
     dev = device_array(x)
     if dev is not None:
-        _device_float("x", dev)
+        require_device_float("x", dev)
         ctx = device_context({"x": dev}, backend)
         total = empty(dev, (), np.float64)
         status = empty(dev, (), np.int32)
@@ -142,13 +146,11 @@ def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) ->
     if o[0] != 0 or o[-1] != n or np.any(np.diff(o) < 0):
         raise ValueError(f"offsets must rise from 0 to len(x) = {n}")
     if dev is not None:
-        _device_float("x", dev)
+        require_device_float("x", dev)
         if dev.ndim != 1:
             raise ValueError("x must be 1-D")
         ctx = device_context({"x": dev}, backend)
-        from .signal import _uploader
-
-        d_offsets = _uploader(dev)(o.astype(np.int64))
+        d_offsets = upload(dev, o.astype(np.int64))
         sums = empty(dev, (narrays,), np.float64)
         status = empty(dev, (narrays,), np.int32)
         _native.normalize_batched_device(

@@ -16,6 +16,7 @@ from ._arrays import (
     pointer,
     require_device_float,
     split,
+    upload,
 )
 from ._context import context, device_context
 
@@ -454,9 +455,8 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     _check_offsets(offsets, x.size)
     nseries = offsets.size - 1
     stream = current_stream(x)
-    upload = _uploader(x)
-    d_offsets = upload(offsets.astype(np.int64))
-    d_f0, d_df = upload(f0s), upload(dfs)
+    d_offsets = upload(x, offsets.astype(np.int64))
+    d_f0, d_df = upload(x, f0s), upload(x, dfs)
     out = empty(x, (nseries, nf), _result_dtype(x.dtype, mode))
     _native.lombscargle_batch_device(
         ctx,
@@ -502,20 +502,3 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     frequency[all_nan] = np.nan
     power[all_nan] = np.nan
     return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))
-
-
-def _uploader(like):
-    if like.lib == "torch":
-        import torch
-
-        device = (like.obj if like.origin is None else like.obj[1]).device
-        return lambda a: torch.as_tensor(a, device=device)
-    import cupy
-
-    def upload(a):
-        if like.device is None:
-            return cupy.asarray(a)
-        with cupy.cuda.Device(like.device):
-            return cupy.asarray(a)
-
-    return upload

@@ -162,6 +162,23 @@ fn lombscargle_batch(
     .map_err(to_py)
 }
 
+/// The device buffers of the samples: x, y and the optional weights, `n` values each.
+fn check_series(
+    ctx: &Context,
+    x: usize,
+    y: usize,
+    weights: Option<usize>,
+    n: usize,
+    size: usize,
+) -> PyResult<()> {
+    ctx.check_device("x", x, n, size)?;
+    ctx.check_device("y", y, n, size)?;
+    match weights {
+        Some(w) => ctx.check_device("weights", w, n, size),
+        None => Ok(()),
+    }
+}
+
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
 #[pyfunction]
 #[pyo3(signature = (ctx, dtype, t, y, weights, nx, freqs, f0, df, nf, normalize, floating_mean, precenter, out, stream))]
@@ -187,11 +204,7 @@ fn lombscargle_device(
     let dtype = Dtype::parse(dtype)?;
     let opts = options(normalize, floating_mean, precenter)?;
     let size = dtype.size();
-    for (name, ptr) in [("x", Some(t)), ("y", Some(y)), ("weights", weights)] {
-        if let Some(ptr) = ptr {
-            ctx.check_device(name, ptr, nx, size)?;
-        }
-    }
+    check_series(ctx, t, y, weights, nx, size)?;
     if let Some(f) = freqs {
         ctx.check_device("freqs", f, nf, size)?;
     }
@@ -247,11 +260,7 @@ fn lombscargle_batch_device(
     let dtype = Dtype::parse(dtype)?;
     let opts = options(normalize, floating_mean, precenter)?;
     let size = dtype.size();
-    for (name, ptr) in [("t", Some(t)), ("y", Some(y)), ("weights", weights)] {
-        if let Some(ptr) = ptr {
-            ctx.check_device(name, ptr, n, size)?;
-        }
-    }
+    check_series(ctx, t, y, weights, n, size)?;
     ctx.check_device("offsets", offsets, nseries + 1, 8)?;
     ctx.check_device("f0", f0, ngrids, 8)?;
     ctx.check_device("df", df, ngrids, 8)?;

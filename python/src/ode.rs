@@ -3,7 +3,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use kernpack::api::lorenz::{frame_count, window_extent, EnsembleDeviceBuffers};
 use kernpack::{
     Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
@@ -220,14 +220,7 @@ fn window_sum_device(
     stream: usize,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
-    if w_len % 2 == 0 || w_len > i32::MAX as usize || rows == 0 || n == 0 {
-        return Err(PyValueError::new_err(format!(
-            "the window sum needs an odd number of weights (got {w_len}) and rows, n > 0 (got {rows}, {n})"
-        )));
-    }
-    let len = rows
-        .checked_mul(n)
-        .ok_or_else(|| PyValueError::new_err("rows x n overflows"))?;
+    let len = window_extent(w_len, rows, n, n).map_err(to_py)?;
     ctx.check_device("x", x, len, dtype.size())?;
     ctx.check_device("w", w, w_len, dtype.size())?;
     ctx.check_device("out", out, len, dtype.size())?;

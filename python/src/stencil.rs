@@ -6,12 +6,29 @@ use kernpack::{BoxFilterOptions, ImageLayout};
 
 use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
 
-fn options(size: usize, mode: &str, cval: f64) -> PyResult<BoxFilterOptions> {
-    Ok(BoxFilterOptions {
+/// The filter's options and the image's layout, as both entry points take them.
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    size: usize,
+    mode: &str,
+    cval: f64,
+    rows: usize,
+    cols: usize,
+    in_pitch: usize,
+    out_pitch: usize,
+) -> PyResult<(BoxFilterOptions, ImageLayout)> {
+    let opts = BoxFilterOptions {
         size,
         mode: mode.parse().map_err(to_py)?,
         cval,
-    })
+    };
+    let layout = ImageLayout {
+        rows,
+        cols,
+        in_pitch,
+        out_pitch,
+    };
+    Ok((opts, layout))
 }
 
 /// Filters `rows x cols` values read with row pitch `in_pitch` (elements)
@@ -34,13 +51,7 @@ fn box_filter(
     cval: f64,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
-    let opts = options(size, mode, cval)?;
-    let layout = ImageLayout {
-        rows,
-        cols,
-        in_pitch,
-        out_pitch,
-    };
+    let (opts, layout) = plan(size, mode, cval, rows, cols, in_pitch, out_pitch)?;
     let kp = &ctx.kp;
     py.detach(|| {
         by_dtype!(dtype, T => {
@@ -75,13 +86,7 @@ fn box_filter_device(
     stream: usize,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
-    let opts = options(size, mode, cval)?;
-    let layout = ImageLayout {
-        rows,
-        cols,
-        in_pitch,
-        out_pitch,
-    };
+    let (opts, layout) = plan(size, mode, cval, rows, cols, in_pitch, out_pitch)?;
     if rows > 0 && cols > 0 {
         ctx.check_device("input", input, layout.input_len(), dtype.size())?;
         ctx.check_device("output", output, layout.output_len(), dtype.size())?;

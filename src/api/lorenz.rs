@@ -287,8 +287,21 @@ fn from_reference<T: Float>(
     }
 }
 
-/// Window-sum arguments: an odd weight count, rows of n values every `pitch`.
+/// Window-sum arguments: an odd weight count, rows of n values every `pitch`,
+/// in buffers of `len` values.
 fn check_window(w_len: usize, rows: usize, n: usize, pitch: usize, len: usize) -> Result<()> {
+    let need = window_extent(w_len, rows, n, pitch)?;
+    if len < need {
+        return Err(Error::invalid(format!(
+            "{rows} rows of {n} with pitch {pitch} need {need} values, the buffers hold {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// The values a window sum of `rows` rows of `n` every `pitch` spans in `x`
+/// and `out`, after checking the weight count and the shape.
+pub fn window_extent(w_len: usize, rows: usize, n: usize, pitch: usize) -> Result<usize> {
     if w_len % 2 == 0 || w_len > i32::MAX as usize {
         return Err(Error::invalid(format!(
             "the window needs an odd number of weights (L = 2J + 1), got {w_len}"
@@ -304,16 +317,10 @@ fn check_window(w_len: usize, rows: usize, n: usize, pitch: usize, len: usize) -
             "the row pitch {pitch} is shorter than a row of {n}"
         )));
     }
-    let need = (rows - 1)
+    (rows - 1)
         .checked_mul(pitch)
         .and_then(|v| v.checked_add(n))
-        .ok_or_else(|| Error::invalid("rows x pitch overflows"))?;
-    if len < need {
-        return Err(Error::invalid(format!(
-            "{rows} rows of {n} with pitch {pitch} need {need} values, the buffers hold {len}"
-        )));
-    }
-    Ok(())
+        .ok_or_else(|| Error::invalid("rows x pitch overflows"))
 }
 
 impl Kernpack {
@@ -864,7 +871,8 @@ impl Gpu {
         unsafe { self.window_sum_raw::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch) }
     }
 
-    /// Window sums on raw device pointers.
+    /// Window sums on raw device pointers; the shape and weight count are
+    /// checked here (see [`window_extent`]).
     ///
     /// # Safety
     /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
@@ -881,6 +889,7 @@ impl Gpu {
         n: usize,
         pitch: usize,
     ) -> Result<()> {
+        window_extent(w_len, rows, n, pitch)?;
         let kernel = self.kernel(&format!("window_sum_{}", T::NAME));
         let (l_arg, rows_arg, n_arg, pitch_arg) =
             (w_len as i32, rows as i64, n as i64, pitch as i64);
