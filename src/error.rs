@@ -1,6 +1,8 @@
 //! The one error type of the crate; the C ABI maps each variant to a `kp_status`.
 use std::fmt;
 
+use cudarc::driver::DriverError;
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -9,8 +11,12 @@ pub enum Error {
     InvalidInput(String),
     /// No CUDA driver or no CUDA device: the GPU backend cannot run here.
     NoGpu(String),
-    /// A CUDA driver call failed.
-    Cuda { during: String, message: String },
+    /// A CUDA driver call failed; `source` is the driver's error (its `CUresult`
+    /// is `source.0`), also reachable through [`std::error::Error::source`].
+    Cuda { during: String, source: DriverError },
+    /// A host allocation the call needs could not be made (the sizes were
+    /// valid but the memory is not there); nothing was changed.
+    OutOfMemory(String),
 }
 
 impl Error {
@@ -18,10 +24,18 @@ impl Error {
         Error::InvalidInput(msg.into())
     }
 
-    pub(crate) fn cuda(during: impl Into<String>, err: cudarc::driver::DriverError) -> Self {
+    pub fn cuda(during: impl Into<String>, source: DriverError) -> Self {
         Error::Cuda {
             during: during.into(),
-            message: err.to_string(),
+            source,
+        }
+    }
+
+    /// The driver's `CUresult` for a [`Error::Cuda`], as its integer value.
+    pub fn cuda_code(&self) -> Option<i32> {
+        match self {
+            Error::Cuda { source, .. } => Some(source.0 as i32),
+            _ => None,
         }
     }
 }
@@ -31,9 +45,17 @@ impl fmt::Display for Error {
         match self {
             Error::InvalidInput(msg) => write!(f, "invalid input: {msg}"),
             Error::NoGpu(msg) => write!(f, "no usable GPU: {msg}"),
-            Error::Cuda { during, message } => write!(f, "CUDA error while {during}: {message}"),
+            Error::Cuda { during, source } => write!(f, "CUDA error while {during}: {source}"),
+            Error::OutOfMemory(msg) => write!(f, "out of host memory: {msg}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Cuda { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -8,7 +8,7 @@
 //! are device addresses; each is checked against the driver's record of its
 //! allocation (device, size) before anything is launched.
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use kernpack::{Backend, Error, Kernpack};
@@ -37,6 +37,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     match e {
         Error::InvalidInput(msg) => PyValueError::new_err(msg),
         Error::NoGpu(msg) => NoGpuError::new_err(msg),
+        Error::OutOfMemory(msg) => PyMemoryError::new_err(msg),
         other => CudaError::new_err(other.to_string()),
     }
 }

@@ -28,6 +28,20 @@ fn split(n: u64) -> (u64, u64) {
     (blocks, n.div_ceil(blocks).max(1))
 }
 
+/// The one validation of a sum or normalise call: a count the kernels'
+/// 64-bit indexing can hold, and one value each in the sum (and status) buffers.
+fn check_reduce(n: usize, sum_len: usize, status_len: Option<usize>) -> Result<()> {
+    if n > i64::MAX as usize / 2 {
+        return Err(Error::invalid(format!("{n} values are too many")));
+    }
+    if sum_len == 0 || status_len == Some(0) {
+        return Err(Error::invalid(
+            "the sum (and status) buffers need one value each",
+        ));
+    }
+    Ok(())
+}
+
 fn zero_or_not_finite(sum: f64) -> Error {
     Error::invalid(format!(
         "cannot normalise: the sum is {sum}, it must be finite and non-zero"
@@ -56,13 +70,19 @@ impl Kernpack {
 impl Gpu {
     /// Host slice in, sum out (waits for the result).
     pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
+        check_reduce(x.len(), 1, None)?;
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
         let mut sum = stream
             .alloc_zeros::<f64>(1)
             .map_err(cuda("allocating the sum"))?;
-        self.sum_device(stream, &dx, &mut sum)?;
+        {
+            let (x_ptr, _x) = dx.device_ptr(stream);
+            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the checked lengths.
+            unsafe { self.launch_sum::<T>(stream, x_ptr, x.len(), sum_ptr) }?;
+        }
         Ok(stream
             .clone_dtoh(&sum)
             .map_err(cuda("copying the sum back"))?[0])
@@ -70,6 +90,7 @@ impl Gpu {
 
     /// Host slice normalised in place on the GPU; `x` is written only on success.
     pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
+        check_reduce(x.len(), 1, Some(1))?;
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
@@ -79,7 +100,13 @@ impl Gpu {
         let mut status = stream
             .alloc_zeros::<i32>(1)
             .map_err(cuda("allocating the status"))?;
-        self.normalize_device(stream, &mut dx, &mut sum, &mut status)?;
+        {
+            let (x_ptr, _x) = dx.device_ptr_mut(stream);
+            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+            let (status_ptr, _t) = status.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the checked lengths.
+            unsafe { self.launch_normalize::<T>(stream, x_ptr, x.len(), sum_ptr, status_ptr) }?;
+        }
         let total = stream
             .clone_dtoh(&sum)
             .map_err(cuda("copying the sum back"))?[0];
@@ -103,13 +130,11 @@ impl Gpu {
         x: &impl DevicePtr<T>,
         sum: &mut CudaSlice<f64>,
     ) -> Result<()> {
-        if sum.is_empty() {
-            return Err(Error::invalid("the sum buffer holds no value"));
-        }
+        check_reduce(x.len(), sum.len(), None)?;
         let (x_ptr, _x) = x.device_ptr(stream);
         let (sum_ptr, _s) = sum.device_ptr_mut(stream);
         // SAFETY: both pointers come from live buffers of the checked lengths.
-        unsafe { self.sum_raw::<T>(stream, x_ptr, x.len(), sum_ptr) }
+        unsafe { self.launch_sum::<T>(stream, x_ptr, x.len(), sum_ptr) }
     }
 
     /// `x <- x / sum(x)` on the device, `sum[0]` = the sum, `status[0]` = 0, or
@@ -122,25 +147,42 @@ impl Gpu {
         sum: &mut CudaSlice<f64>,
         status: &mut CudaSlice<i32>,
     ) -> Result<()> {
-        if sum.is_empty() || status.is_empty() {
-            return Err(Error::invalid(
-                "the sum and status buffers need one value each",
-            ));
-        }
+        check_reduce(x.len(), sum.len(), Some(status.len()))?;
         let n = x.len();
         let (x_ptr, _x) = x.device_ptr_mut(stream);
         let (sum_ptr, _s) = sum.device_ptr_mut(stream);
         let (status_ptr, _t) = status.device_ptr_mut(stream);
         // SAFETY: all pointers come from live buffers of the checked lengths.
-        unsafe { self.normalize_raw::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
     }
 
-    /// [`Gpu::normalize_device`] on raw pointers (the Python binding's device path).
+    /// [`Gpu::normalize_device`] on raw pointers (the C ABI's and Python's
+    /// device path): the count is checked, and every pointer against the
+    /// driver's record of this GPU's allocations.
+    ///
+    /// # Safety
+    /// The allocations must stay alive until the work on `stream` completes.
+    pub unsafe fn normalize_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x_ptr: CUdeviceptr,
+        n: usize,
+        sum_ptr: CUdeviceptr,
+        status_ptr: CUdeviceptr,
+    ) -> Result<()> {
+        check_reduce(n, 1, Some(1))?;
+        self.check_device_array::<T>("x", x_ptr, n)?;
+        self.check_device_array::<f64>("sum", sum_ptr, 1)?;
+        self.check_device_array::<i32>("status", status_ptr, 1)?;
+        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+    }
+
+    /// The normalisation, after validation.
     ///
     /// # Safety
     /// `x` holds `n` values of `T`, `sum` one f64 and `status` one i32, on this
     /// GPU, live until the work on `stream` completes.
-    pub unsafe fn normalize_raw<T: Float>(
+    unsafe fn launch_normalize<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x_ptr: CUdeviceptr,
@@ -175,7 +217,7 @@ impl Gpu {
         }
         // SAFETY: all pointers come from live buffers of the checked lengths.
         unsafe {
-            self.sum_raw::<T>(stream, x_ptr, n, sum_ptr)?;
+            self.launch_sum::<T>(stream, x_ptr, n, sum_ptr)?;
             let kernel = self.kernel(&format!("normalize_{}", T::NAME));
             let mut args = [arg(&x_ptr), n_ptr, arg(&sum_ptr), arg(&status_ptr)];
             // One 16-byte vector per thread and pass (the kernel grid-strides).
@@ -184,12 +226,31 @@ impl Gpu {
         }
     }
 
-    /// The two passes on raw pointers.
+    /// [`Gpu::sum_device`] on raw pointers (the C ABI's and Python's device
+    /// path): the count is checked, and both pointers against the driver's
+    /// record of this GPU's allocations.
+    ///
+    /// # Safety
+    /// The allocations must stay alive until the work on `stream` completes.
+    pub unsafe fn sum_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        n: usize,
+        sum: CUdeviceptr,
+    ) -> Result<()> {
+        check_reduce(n, 1, None)?;
+        self.check_device_array::<T>("x", x, n)?;
+        self.check_device_array::<f64>("sum", sum, 1)?;
+        unsafe { self.launch_sum::<T>(stream, x, n, sum) }
+    }
+
+    /// The two passes, after validation.
     ///
     /// # Safety
     /// `x` holds `n` values of `T` and `sum` one f64, on this GPU, live until
     /// the work on `stream` completes.
-    pub unsafe fn sum_raw<T: Float>(
+    unsafe fn launch_sum<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x: CUdeviceptr,

@@ -50,6 +50,23 @@ impl BatchNormalized {
     }
 }
 
+/// The one validation of a batched normalise's counts: what the kernels'
+/// 64-bit indexing holds, and sums and statuses for every array.
+fn check_batched_call(n: usize, narrays: usize, sums_len: usize, status_len: usize) -> Result<()> {
+    let limit = i64::MAX as usize / 4;
+    if n > limit || narrays > limit / MAX_BLOCKS as usize {
+        return Err(Error::invalid(format!(
+            "{narrays} arrays of {n} values in all are too many"
+        )));
+    }
+    if sums_len < narrays || status_len < narrays {
+        return Err(Error::invalid(format!(
+            "{narrays} arrays need {narrays} sums and statuses; the buffers hold {sums_len} and {status_len}"
+        )));
+    }
+    Ok(())
+}
+
 /// `offsets` must run from 0 to `n`, non-decreasing: array a is
 /// `offsets[a] .. offsets[a+1]`.
 pub fn check_offsets(offsets: &[usize], n: usize) -> Result<()> {
@@ -118,6 +135,7 @@ impl Gpu {
     ) -> Result<BatchNormalized> {
         check_offsets(offsets, x.len())?;
         let narrays = offsets.len() - 1;
+        check_batched_call(x.len(), narrays, narrays, narrays)?;
         if narrays == 0 || x.is_empty() {
             return Ok(reference_batched(x, offsets));
         }
@@ -134,7 +152,25 @@ impl Gpu {
         let mut status = stream
             .alloc_zeros::<i32>(narrays)
             .map_err(cuda("allocating the statuses"))?;
-        self.normalize_batched_device(stream, &mut dx, &doffsets, &mut sums, &mut status)?;
+        {
+            let (x_ptr, _x) = dx.device_ptr_mut(stream);
+            let (offsets_ptr, _o) = doffsets.device_ptr(stream);
+            let (sums_ptr, _s) = sums.device_ptr_mut(stream);
+            let (status_ptr, _t) = status.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the checked lengths.
+            let n = x.len();
+            unsafe {
+                self.launch_batched::<T>(
+                    stream,
+                    x_ptr,
+                    n,
+                    offsets_ptr,
+                    narrays,
+                    sums_ptr,
+                    status_ptr,
+                )
+            }?;
+        }
         let sums = stream
             .clone_dtoh(&sums)
             .map_err(cuda("copying the sums back"))?;
@@ -164,13 +200,7 @@ impl Gpu {
         let Some(narrays) = offsets.len().checked_sub(1) else {
             return Err(Error::invalid("offsets needs narrays + 1 entries"));
         };
-        if sums.len() < narrays || status.len() < narrays {
-            return Err(Error::invalid(format!(
-                "{narrays} arrays need {narrays} sums and statuses; the buffers hold {} and {}",
-                sums.len(),
-                status.len()
-            )));
-        }
+        check_batched_call(x.len(), narrays, sums.len(), status.len())?;
         let n = x.len();
         let (x_ptr, _x) = x.device_ptr_mut(stream);
         let (offsets_ptr, _o) = offsets.device_ptr(stream);
@@ -179,27 +209,45 @@ impl Gpu {
         // SAFETY: every pointer comes from a live buffer of the checked length;
         // the offsets are validated on the device against n.
         unsafe {
-            self.normalize_batched_raw::<T>(
-                stream,
-                x_ptr,
-                n,
-                offsets_ptr,
-                narrays,
-                sums_ptr,
-                status_ptr,
-            )
+            self.launch_batched::<T>(stream, x_ptr, n, offsets_ptr, narrays, sums_ptr, status_ptr)
         }
     }
 
-    /// The four launches on raw pointers (the C ABI's device path).
+    /// The batch on raw pointers (the C ABI's and Python's device path): the
+    /// counts are checked, and every pointer against the driver's record of
+    /// this GPU's allocations for the length the call implies.
+    ///
+    /// # Safety
+    /// The allocations must stay alive until the work on `stream` completes.
+    /// Offsets outside `0..=n` or decreasing are detected on the device
+    /// (status 2), never followed.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn normalize_batched_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        n: usize,
+        offsets: CUdeviceptr,
+        narrays: usize,
+        sums: CUdeviceptr,
+        status: CUdeviceptr,
+    ) -> Result<()> {
+        check_batched_call(n, narrays, narrays, narrays)?;
+        self.check_device_array::<T>("x", x, n)?;
+        self.check_device_array::<i64>("offsets", offsets, narrays + 1)?;
+        self.check_device_array::<f64>("sums", sums, narrays)?;
+        self.check_device_array::<i32>("status", status, narrays)?;
+        unsafe { self.launch_batched::<T>(stream, x, n, offsets, narrays, sums, status) }
+    }
+
+    /// The four launches, after validation.
     ///
     /// # Safety
     /// `x` holds `n` values of `T`, `offsets` narrays + 1 `i64`, `sums` and
     /// `status` narrays f64 and i32, all on this GPU and live until the work
-    /// on `stream` completes. Offsets outside `0..=n` or decreasing are
-    /// detected on the device (status 2), never followed.
+    /// on `stream` completes.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn normalize_batched_raw<T: Float>(
+    unsafe fn launch_batched<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x: CUdeviceptr,

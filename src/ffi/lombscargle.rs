@@ -1,10 +1,13 @@
 //! C ABI of the Lomb-Scargle family: host-pointer and device-pointer entry
 //! points per dtype, thin wrappers over one generic body each.
-use cudarc::driver::sys::CUdeviceptr;
-
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use super::{
+    boundary, context, count_plus_one, device_address, host_slice, host_slice_mut, kp_context,
+    kp_status, offsets_from, optional_host_slice, Failure,
+};
 use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
-use crate::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
+use crate::api::lombscargle::{
+    output_len, values_per_frequency, DeviceFreqs, LsDeviceBuffers, UniformGrid,
+};
 use crate::error::Error;
 use crate::float::Float;
 use crate::{LombScargleOptions, Normalize, Periodogram, Series};
@@ -56,7 +59,8 @@ pub extern "C" fn kp_lombscargle_options_default() -> kp_lombscargle_options {
 }
 
 /// Values the output of `nf` frequencies holds: nf, or 2 nf for
-/// KP_NORMALIZE_AMPLITUDE. NULL options mean the defaults; 0 for an invalid mode.
+/// KP_NORMALIZE_AMPLITUDE. NULL options mean the defaults. 0 for an invalid
+/// mode, or when the count does not fit in a `size_t`.
 ///
 /// # Safety
 /// `options` is NULL or valid for reads.
@@ -65,7 +69,13 @@ pub unsafe extern "C" fn kp_lombscargle_output_len(
     nf: usize,
     options: *const kp_lombscargle_options,
 ) -> usize {
-    unsafe { options_from(options) }.map_or(0, |o| output_len(nf, &o))
+    let mut len = 0;
+    boundary(|| {
+        let opts = unsafe { options_from(options) }?;
+        len = nf.checked_mul(values_per_frequency(&opts)).unwrap_or(0);
+        Ok(())
+    });
+    len
 }
 
 /// NULL means the defaults.
@@ -76,14 +86,6 @@ unsafe fn options_from(
     options
         .unwrap_or_else(|| kp_lombscargle_options_default())
         .to_options()
-}
-
-/// `len` values at `ptr`, or KP_ERROR_NULL_POINTER naming the argument.
-unsafe fn host_slice<'a, T>(name: &str, ptr: *const T, len: usize) -> Result<&'a [T], Failure> {
-    if ptr.is_null() {
-        return Err(null_pointer(name));
-    }
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
 /// A call's frequencies, as the C caller gave them.
@@ -102,14 +104,31 @@ impl<P> Freqs<P> {
     }
 }
 
+/// `out_len` must be what `nf` frequencies produce (the C side's length of `out`).
 fn check_out_len(out_len: usize, nf: usize, opts: &LombScargleOptions) -> Result<(), Failure> {
-    let want = output_len(nf, opts);
+    let want = nf
+        .checked_mul(values_per_frequency(opts))
+        .ok_or_else(|| Failure::from(Error::invalid(format!("nf = {nf} is impossible"))))?;
     if out_len != want {
         return Err(
             Error::invalid(format!("out_len is {out_len}, {want} values are produced")).into(),
         );
     }
     Ok(())
+}
+
+/// A periodogram into the caller's `out` (interleaved re, im for amplitudes),
+/// whose length was checked against the options.
+fn write_periodogram<T: Float>(result: Periodogram<T>, out: &mut [T]) {
+    match result {
+        Periodogram::Real(v) => out.copy_from_slice(&v),
+        Periodogram::Complex(v) => {
+            for (pair, c) in out.chunks_exact_mut(2).zip(v) {
+                pair[0] = c.re;
+                pair[1] = c.im;
+            }
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -130,15 +149,9 @@ unsafe fn lombscargle_host<T: Float>(
         let series = Series {
             t: unsafe { host_slice("t", t, nx) }?,
             y: unsafe { host_slice("y", y, nx) }?,
-            weights: if weights.is_null() {
-                None
-            } else {
-                Some(unsafe { host_slice("weights", weights, nx) }?)
-            },
+            weights: unsafe { optional_host_slice("weights", weights, nx) }?,
         };
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
+        let out = unsafe { host_slice_mut("out", out, out_len) }?;
         check_out_len(out_len, freqs.len(), &opts)?;
         // Computed in full before a single value is written to `out`.
         let result = match freqs {
@@ -148,16 +161,7 @@ unsafe fn lombscargle_host<T: Float>(
             }
             Freqs::Uniform(grid) => ctx.kernpack.lombscargle_uniform(&series, &grid, &opts),
         }?;
-        let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
-        match result {
-            Periodogram::Real(v) => out.copy_from_slice(&v),
-            Periodogram::Complex(v) => {
-                for (pair, c) in out.chunks_exact_mut(2).zip(v) {
-                    pair[0] = c.re;
-                    pair[1] = c.im;
-                }
-            }
-        }
+        write_periodogram(result, out);
         Ok(())
     })
 }
@@ -178,31 +182,22 @@ unsafe fn lombscargle_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
-        let freqs_ptr = match freqs {
-            Freqs::Array(ptr, _) => ptr,
-            Freqs::Uniform(_) => u64::MAX, // no pointer to check
-        };
-        for (name, ptr) in [("t", t), ("y", y), ("freqs", freqs_ptr), ("out", out)] {
-            if ptr == 0 {
-                return Err(null_pointer(name));
-            }
-        }
-        check_out_len(out_len, freqs.len(), &opts)?;
-        let gpu = ctx.gpu()?;
-        let stream = unsafe { ctx.stream(stream) }?;
         let buffers = LsDeviceBuffers {
-            t: t as CUdeviceptr,
-            y: y as CUdeviceptr,
-            weights: (weights != 0).then_some(weights as CUdeviceptr),
-            out: out as CUdeviceptr,
+            t: device_address("t", t)?,
+            y: device_address("y", y)?,
+            weights: (weights != 0).then_some(weights),
+            out: device_address("out", out)?,
         };
         let freqs = match freqs {
             Freqs::Array(ptr, len) => DeviceFreqs::Array {
-                ptr: ptr as CUdeviceptr,
+                ptr: device_address("freqs", ptr)?,
                 len,
             },
             Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
+        check_out_len(out_len, freqs.len(), &opts)?;
+        let gpu = ctx.gpu()?;
+        let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) }?;
         Ok(())
     })
@@ -460,7 +455,7 @@ unsafe fn batch_host<T: Float>(
     t: *const T,
     y: *const T,
     weights: *const T,
-    offsets: *const u64,
+    offsets: *const i64,
     nseries: usize,
     f0: *const f64,
     df: *const f64,
@@ -473,19 +468,13 @@ unsafe fn batch_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
-        let offsets: Vec<usize> = unsafe { host_slice("offsets", offsets, nseries + 1) }?
-            .iter()
-            .map(|&o| o as usize)
-            .collect();
+        let offsets =
+            offsets_from(unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?)?;
         let nx = *offsets.last().unwrap_or(&0);
         let batch = Batch {
             t: unsafe { host_slice("t", t, nx) }?,
             y: unsafe { host_slice("y", y, nx) }?,
-            weights: if weights.is_null() {
-                None
-            } else {
-                Some(unsafe { host_slice("weights", weights, nx) }?)
-            },
+            weights: unsafe { optional_host_slice("weights", weights, nx) }?,
             offsets: &offsets,
         };
         let (f0, df) = (unsafe { host_slice("f0", f0, ngrids) }?, unsafe {
@@ -493,35 +482,18 @@ unsafe fn batch_host<T: Float>(
         }?);
         let grids = match ngrids {
             1 => BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf)),
-            n if n == nseries => BatchGrid::PerSeries { f0, df, nf },
-            n => {
-                return Err(Error::invalid(format!(
-                    "ngrids is {n}: 1 (shared) or nseries ({nseries})"
-                ))
-                .into())
-            }
+            _ => BatchGrid::PerSeries { f0, df, nf },
         };
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
+        let out = unsafe { host_slice_mut("out", out, out_len) }?;
         let total = nf
             .checked_mul(nseries)
             .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
         check_out_len(out_len, total, &opts)?;
         // Computed in full before a single value is written to `out`.
         let result = ctx.kernpack.lombscargle_batch(&batch, &grids, &opts)?;
-        let out = unsafe { std::slice::from_raw_parts_mut(out, out_len) };
         let per_series = output_len(nf, &opts);
         for (slot, periodogram) in out.chunks_exact_mut(per_series).zip(result) {
-            match periodogram {
-                Periodogram::Real(v) => slot.copy_from_slice(&v),
-                Periodogram::Complex(v) => {
-                    for (pair, c) in slot.chunks_exact_mut(2).zip(v) {
-                        pair[0] = c.re;
-                        pair[1] = c.im;
-                    }
-                }
-            }
+            write_periodogram(periodogram, slot);
         }
         Ok(())
     })
@@ -547,24 +519,6 @@ unsafe fn batch_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
-        for (name, ptr) in [
-            ("t", t),
-            ("y", y),
-            ("offsets", offsets),
-            ("f0", f0),
-            ("df", df),
-            ("out", out),
-        ] {
-            if ptr == 0 {
-                return Err(null_pointer(name));
-            }
-        }
-        if ngrids != 1 && ngrids != nseries {
-            return Err(Error::invalid(format!(
-                "ngrids is {ngrids}: 1 (shared) or nseries ({nseries})"
-            ))
-            .into());
-        }
         let total = nf
             .checked_mul(nseries)
             .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
@@ -572,14 +526,24 @@ unsafe fn batch_device<T: Float>(
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         let buffers = BatchDeviceBuffers {
-            t,
-            y,
+            t: device_address("t", t)?,
+            y: device_address("y", y)?,
             weights: (weights != 0).then_some(weights),
-            offsets,
-            f0,
-            df,
-            per_series_grid: ngrids != 1,
-            out,
+            offsets: device_address("offsets", offsets)?,
+            f0: device_address("f0", f0)?,
+            df: device_address("df", df)?,
+            // The device entry names grids by a flag: one shared, or one per series.
+            per_series_grid: match ngrids {
+                1 => false,
+                n if n == nseries => true,
+                n => {
+                    return Err(Error::invalid(format!(
+                        "ngrids is {n}: 1 (shared) or nseries ({nseries})"
+                    ))
+                    .into())
+                }
+            },
+            out: device_address("out", out)?,
         };
         unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
         Ok(())
@@ -602,7 +566,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_f32(
     t: *const f32,
     y: *const f32,
     weights: *const f32,
-    offsets: *const u64,
+    offsets: *const i64,
     nseries: usize,
     f0: *const f64,
     df: *const f64,
@@ -666,7 +630,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_f64(
     t: *const f64,
     y: *const f64,
     weights: *const f64,
-    offsets: *const u64,
+    offsets: *const i64,
     nseries: usize,
     f0: *const f64,
     df: *const f64,

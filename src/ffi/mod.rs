@@ -17,9 +17,10 @@ pub mod reduce;
 pub mod stencil;
 pub mod streams;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
@@ -43,6 +44,8 @@ pub enum kp_status {
     KP_ERROR_CUDA = 4,
     /// A bug inside kernpack (a Rust panic, caught at the boundary). Please report it.
     KP_ERROR_INTERNAL = 5,
+    /// Host memory for the call could not be allocated (the sizes were valid); nothing was changed.
+    KP_ERROR_OUT_OF_MEMORY = 6,
 }
 
 /// Where a context runs work: one of the KP_BACKEND_* values. (Inputs are
@@ -58,17 +61,32 @@ pub const KP_BACKEND_CPU: kp_backend = 2;
 
 /// Opaque handle: a backend choice and, on the GPU, the loaded kernels.
 /// Thread-safe: one context may be used from several threads at once.
+/// Streams, events and pinned memory made through a context belong to it:
+/// another context rejects them, and destroying the context releases those
+/// still alive.
 pub struct kp_context {
     kernpack: Kernpack,
+    /// Unique per context: the owner recorded for its streams and events.
+    id: u64,
+}
+
+impl Drop for kp_context {
+    fn drop(&mut self) {
+        if let Some(gpu) = self.kernpack.gpu() {
+            streams::release_all(self.id, gpu);
+        }
+    }
 }
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_CUDA_ERROR: Cell<i32> = const { Cell::new(0) };
 }
 
-fn set_last_error(message: &str) {
+fn set_last_error(message: &str, cuda_code: i32) {
     let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
     LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    LAST_CUDA_ERROR.with(|e| e.set(cuda_code));
 }
 
 /// Why the last failing kernpack call on this thread failed ("" if none has).
@@ -77,6 +95,14 @@ fn set_last_error(message: &str) {
 #[no_mangle]
 pub extern "C" fn kp_last_error_message() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// The CUDA driver's error code (a `CUresult`, e.g. 700 for
+/// CUDA_ERROR_ILLEGAL_ADDRESS) of the last failing kernpack call on this
+/// thread when it failed with KP_ERROR_CUDA; 0 otherwise.
+#[no_mangle]
+pub extern "C" fn kp_last_cuda_error() -> i32 {
+    LAST_CUDA_ERROR.with(Cell::get)
 }
 
 /// A static description of a status code; "unknown status" for any other value.
@@ -90,6 +116,7 @@ pub extern "C" fn kp_status_string(status: i32) -> *const c_char {
         3 => b"no usable GPU\0",
         4 => b"CUDA driver error\0",
         5 => b"internal error\0",
+        6 => b"out of host memory\0",
         _ => b"unknown status\0",
     };
     text.as_ptr().cast()
@@ -102,8 +129,9 @@ pub extern "C" fn kp_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 
-/// What the boundary reports: the status and the message for kp_last_error_message.
-pub(crate) struct Failure(kp_status, String);
+/// What the boundary reports: the status, the message for
+/// kp_last_error_message and the driver's code for kp_last_cuda_error.
+pub(crate) struct Failure(kp_status, String, i32);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
@@ -111,13 +139,119 @@ impl From<Error> for Failure {
             Error::InvalidInput(_) => kp_status::KP_ERROR_INVALID_ARGUMENT,
             Error::NoGpu(_) => kp_status::KP_ERROR_NO_GPU,
             Error::Cuda { .. } => kp_status::KP_ERROR_CUDA,
+            Error::OutOfMemory(_) => kp_status::KP_ERROR_OUT_OF_MEMORY,
         };
-        Failure(status, e.to_string())
+        Failure(status, e.to_string(), e.cuda_code().unwrap_or(0))
     }
 }
 
 pub(crate) fn null_pointer(name: &str) -> Failure {
-    Failure(kp_status::KP_ERROR_NULL_POINTER, format!("{name} is NULL"))
+    Failure(
+        kp_status::KP_ERROR_NULL_POINTER,
+        format!("{name} is NULL"),
+        0,
+    )
+}
+
+/// Checks that `len` values of `T` can exist at all: their size must not
+/// exceed `isize::MAX` bytes (Rust's and C's limit for one object). Run on
+/// every count before a slice is formed or memory is sized from it.
+pub(crate) fn check_count<T>(name: &str, len: usize) -> Result<(), Failure> {
+    match len.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => Ok(()),
+        _ => Err(Error::invalid(format!(
+            "{name}: {len} values of {} bytes exceed the largest possible array",
+            std::mem::size_of::<T>()
+        ))
+        .into()),
+    }
+}
+
+/// `len` values of `T` at host `ptr`: NULL is KP_ERROR_NULL_POINTER, an
+/// impossible count or a misaligned pointer KP_ERROR_INVALID_ARGUMENT.
+///
+/// # Safety
+/// A non-NULL `ptr` must be readable for `len` values (the caller's contract).
+pub(crate) unsafe fn host_slice<'a, T>(
+    name: &str,
+    ptr: *const T,
+    len: usize,
+) -> Result<&'a [T], Failure> {
+    check_host_pointer(name, ptr, len)?;
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// As [`host_slice`], writable.
+///
+/// # Safety
+/// A non-NULL `ptr` must be writable for `len` values, not aliased by another slice.
+pub(crate) unsafe fn host_slice_mut<'a, T>(
+    name: &str,
+    ptr: *mut T,
+    len: usize,
+) -> Result<&'a mut [T], Failure> {
+    check_host_pointer(name, ptr, len)?;
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// As [`host_slice`], where NULL means "not given".
+///
+/// # Safety
+/// As [`host_slice`].
+pub(crate) unsafe fn optional_host_slice<'a, T>(
+    name: &str,
+    ptr: *const T,
+    len: usize,
+) -> Result<Option<&'a [T]>, Failure> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    unsafe { host_slice(name, ptr, len) }.map(Some)
+}
+
+fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(null_pointer(name));
+    }
+    check_count::<T>(name, len)?;
+    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
+        return Err(Error::invalid(format!(
+            "{name} ({ptr:p}) is not aligned to {} bytes",
+            std::mem::align_of::<T>()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `count + 1` (the length of an offsets array), or an error when it overflows.
+pub(crate) fn count_plus_one(count: usize) -> Result<usize, Failure> {
+    count
+        .checked_add(1)
+        .ok_or_else(|| Error::invalid(format!("count {count} is impossible")).into())
+}
+
+/// Host offsets (`int64_t`, as on the device paths) as indices: negative
+/// values are an error; the copy is allocated fallibly.
+pub(crate) fn offsets_from(offsets: &[i64]) -> Result<Vec<usize>, Failure> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(offsets.len())
+        .map_err(|_| Error::OutOfMemory(format!("copying {} offsets", offsets.len())))?;
+    for (i, &o) in offsets.iter().enumerate() {
+        let o = usize::try_from(o)
+            .map_err(|_| Error::invalid(format!("offsets[{i}] = {o} is negative")))?;
+        out.push(o);
+    }
+    Ok(out)
+}
+
+/// A non-zero device address, or KP_ERROR_NULL_POINTER naming it. (Whether it
+/// is device memory of the right size is checked by the API before launch.)
+pub(crate) fn device_address(name: &str, ptr: u64) -> Result<u64, Failure> {
+    if ptr == 0 {
+        return Err(null_pointer(name));
+    }
+    Ok(ptr)
 }
 
 /// Runs the body of an entry point: panics become KP_ERROR_INTERNAL, failures
@@ -125,11 +259,11 @@ pub(crate) fn null_pointer(name: &str) -> Failure {
 pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => {
-            set_last_error("");
+            set_last_error("", 0);
             kp_status::KP_OK
         }
-        Ok(Err(Failure(status, message))) => {
-            set_last_error(&message);
+        Ok(Err(Failure(status, message, cuda_code))) => {
+            set_last_error(&message, cuda_code);
             status
         }
         Err(panic) => {
@@ -138,7 +272,7 @@ pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status 
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unknown panic");
-            set_last_error(&format!("internal error (please report): {what}"));
+            set_last_error(&format!("internal error (please report): {what}"), 0);
             kp_status::KP_ERROR_INTERNAL
         }
     }
@@ -159,6 +293,7 @@ impl kp_context {
                 kp_status::KP_ERROR_NO_GPU,
                 "this function needs a GPU context (KP_BACKEND_GPU or AUTO on a GPU machine)"
                     .into(),
+                0,
             )
         })
     }
@@ -170,6 +305,7 @@ impl kp_context {
     /// (CuPy, PyTorch and the CUDA runtime use that context).
     pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, Failure> {
         let gpu = self.gpu()?;
+        streams::check_usable_stream(self.id, stream)?;
         Ok(unsafe {
             gpu.context()
                 .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
@@ -197,7 +333,9 @@ pub unsafe extern "C" fn kp_context_create(
             other => return Err(Error::invalid(format!("unknown backend {other}")).into()),
         };
         let kernpack = Kernpack::new(backend)?;
-        unsafe { *out = Box::into_raw(Box::new(kp_context { kernpack })) };
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        unsafe { *out = Box::into_raw(Box::new(kp_context { kernpack, id })) };
         Ok(())
     })
 }
@@ -229,7 +367,8 @@ pub unsafe extern "C" fn kp_context_is_gpu(ctx: *const kp_context, is_gpu: *mut 
 }
 
 /// Allocates `bytes` of device memory on the context's GPU (synchronous);
-/// `*dptr` receives the address. Free it with `kp_device_free`.
+/// `*dptr` receives the address. Free it with `kp_device_free` (or it is freed
+/// when the context is destroyed).
 ///
 /// # Safety
 /// `ctx` from `kp_context_create`; `dptr` valid for one write.
@@ -240,7 +379,8 @@ pub unsafe extern "C" fn kp_device_alloc(
     dptr: *mut u64,
 ) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let out = unsafe { dptr.as_mut() }.ok_or_else(|| null_pointer("dptr"))?;
         if bytes == 0 {
             return Err(Error::invalid("cannot allocate 0 bytes").into());
@@ -248,13 +388,18 @@ pub unsafe extern "C" fn kp_device_alloc(
         gpu.context()
             .bind_to_thread()
             .map_err(|e| Error::cuda("binding the context", e))?;
-        *out = unsafe { cudarc::driver::result::malloc_sync(bytes) }
+        let dptr = unsafe { cudarc::driver::result::malloc_sync(bytes) }
             .map_err(|e| Error::cuda("allocating device memory", e))?;
+        streams::register(ctx.id, dptr, streams::Kind::Device);
+        *out = dptr;
         Ok(())
     })
 }
 
-/// Frees memory from `kp_device_alloc` (synchronous); 0 is ignored.
+/// Frees memory from `kp_device_alloc` (synchronous); 0 is ignored. An
+/// address this context did not allocate, or already freed, is
+/// KP_ERROR_INVALID_ARGUMENT and nothing is freed. Destroying the context
+/// frees what is still allocated.
 ///
 /// # Safety
 /// `dptr` is 0 or from `kp_device_alloc` on this context, not yet freed, and no
@@ -262,8 +407,10 @@ pub unsafe extern "C" fn kp_device_alloc(
 #[no_mangle]
 pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         if dptr != 0 {
+            streams::take_live(ctx.id, "dptr", dptr, streams::Kind::Device)?;
             gpu.context()
                 .bind_to_thread()
                 .map_err(|e| Error::cuda("binding the context", e))?;
@@ -288,13 +435,8 @@ pub unsafe extern "C" fn kp_memcpy_htod(
 ) -> kp_status {
     boundary(|| {
         let gpu = unsafe { context(ctx) }?.gpu()?;
-        if src.is_null() {
-            return Err(null_pointer("src"));
-        }
-        if dst == 0 {
-            return Err(null_pointer("dst"));
-        }
-        let src = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+        let src = unsafe { host_slice("src", src.cast::<u8>(), bytes) }?;
+        gpu.check_device_buffer("dst", device_address("dst", dst)?, bytes)?;
         let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .bind_to_thread()
@@ -324,13 +466,8 @@ pub unsafe extern "C" fn kp_memcpy_dtoh(
 ) -> kp_status {
     boundary(|| {
         let gpu = unsafe { context(ctx) }?.gpu()?;
-        if dst.is_null() {
-            return Err(null_pointer("dst"));
-        }
-        if src == 0 {
-            return Err(null_pointer("src"));
-        }
-        let dst = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
+        let dst = unsafe { host_slice_mut("dst", dst.cast::<u8>(), bytes) }?;
+        gpu.check_device_buffer("src", device_address("src", src)?, bytes)?;
         let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .synchronize()

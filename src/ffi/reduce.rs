@@ -2,51 +2,12 @@
 //! batch, on host pointers (any context: the CPU backend computes the same
 //! thing with its reference) and on device pointers enqueued on a stream (GPU
 //! contexts). One generic body per entry point, one-line wrappers per dtype.
-use std::sync::Arc;
-
-use cudarc::driver::{CudaSlice, CudaStream};
-
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use super::{
+    boundary, context, count_plus_one, device_address, host_slice, host_slice_mut, kp_context,
+    kp_status, null_pointer, offsets_from,
+};
 use crate::api::reduce_batched::{BATCH_BAD_SUM, BATCH_OK};
-use crate::error::Error;
 use crate::float::Float;
-
-/// A caller's device buffer seen as a cudarc slice, never freed here (also
-/// when a panic unwinds past it).
-struct Borrowed<T>(Option<CudaSlice<T>>);
-
-impl<T> Borrowed<T> {
-    /// # Safety
-    /// `ptr` holds `len` values of `T` on the stream's GPU, alive until the work completes.
-    unsafe fn new(stream: &Arc<CudaStream>, ptr: u64, len: usize) -> Self {
-        Borrowed(Some(unsafe { stream.upgrade_device_ptr(ptr, len) }))
-    }
-    fn get(&mut self) -> &mut CudaSlice<T> {
-        self.0.as_mut().expect("present until dropped")
-    }
-}
-
-impl<T> Drop for Borrowed<T> {
-    fn drop(&mut self) {
-        if let Some(slice) = self.0.take() {
-            slice.leak();
-        }
-    }
-}
-
-unsafe fn host_slice<'a, T>(name: &str, ptr: *const T, len: usize) -> Result<&'a [T], Failure> {
-    if ptr.is_null() {
-        return Err(null_pointer(name));
-    }
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
-
-fn non_zero(pointers: &[(&str, u64)]) -> Result<(), Failure> {
-    match pointers.iter().find(|(_, p)| *p == 0) {
-        Some((name, _)) => Err(null_pointer(name)),
-        None => Ok(()),
-    }
-}
 
 unsafe fn sum_host<T: Float>(
     ctx: *const kp_context,
@@ -73,7 +34,7 @@ unsafe fn sum_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
-        non_zero(&[("x", x), ("sum", sum)])?;
+        let (x, sum) = (device_address("x", x)?, device_address("sum", sum)?);
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.sum_raw::<T>(&stream, x, n, sum) }?;
         Ok(())
@@ -88,10 +49,7 @@ unsafe fn normalize_host<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        if x.is_null() {
-            return Err(null_pointer("x"));
-        }
-        let x = unsafe { std::slice::from_raw_parts_mut(x, n) };
+        let x = unsafe { host_slice_mut("x", x, n) }?;
         let total = ctx.kernpack.normalize(x)?;
         if let Some(out) = unsafe { sum.as_mut() } {
             *out = total;
@@ -111,16 +69,10 @@ unsafe fn normalize_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
-        non_zero(&[("x", x), ("sum", sum), ("status", status)])?;
+        let (x, sum) = (device_address("x", x)?, device_address("sum", sum)?);
+        let status = device_address("status", status)?;
         let stream = unsafe { ctx.stream(stream) }?;
-        let (mut dx, mut dsum, mut dstatus) = unsafe {
-            (
-                Borrowed::<T>::new(&stream, x, n),
-                Borrowed::<f64>::new(&stream, sum, 1),
-                Borrowed::<i32>::new(&stream, status, 1),
-            )
-        };
-        gpu.normalize_device(&stream, dx.get(), dsum.get(), dstatus.get())?;
+        unsafe { gpu.normalize_raw::<T>(&stream, x, n, sum, status) }?;
         Ok(())
     })
 }
@@ -128,33 +80,19 @@ unsafe fn normalize_device<T: Float>(
 unsafe fn batched_host<T: Float>(
     ctx: *const kp_context,
     x: *mut T,
-    offsets: *const u64,
+    offsets: *const i64,
     narrays: usize,
     sums: *mut f64,
     status: *mut i32,
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let count = narrays
-            .checked_add(1)
-            .ok_or_else(|| Failure::from(Error::invalid("narrays is too large")))?;
-        let offsets: Vec<usize> = unsafe { host_slice("offsets", offsets, count) }?
-            .iter()
-            .map(|&o| o as usize)
-            .collect();
-        if x.is_null() {
-            return Err(null_pointer("x"));
-        }
-        if sums.is_null() {
-            return Err(null_pointer("sums"));
-        }
-        if status.is_null() {
-            return Err(null_pointer("status"));
-        }
-        let x = unsafe { std::slice::from_raw_parts_mut(x, *offsets.last().unwrap_or(&0)) };
+        let offsets = unsafe { host_slice("offsets", offsets, count_plus_one(narrays)?) }?;
+        let offsets = offsets_from(offsets)?;
+        let x = unsafe { host_slice_mut("x", x, *offsets.last().unwrap_or(&0)) }?;
+        let sums = unsafe { host_slice_mut("sums", sums, narrays) }?;
+        let status = unsafe { host_slice_mut("status", status, narrays) }?;
         let done = ctx.kernpack.normalize_batched(x, &offsets)?;
-        let sums = unsafe { std::slice::from_raw_parts_mut(sums, narrays) };
-        let status = unsafe { std::slice::from_raw_parts_mut(status, narrays) };
         sums.copy_from_slice(&done.sums);
         status.fill(BATCH_OK);
         for &a in &done.failed {
@@ -178,15 +116,11 @@ unsafe fn batched_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
-        non_zero(&[
-            ("x", x),
-            ("offsets", offsets),
-            ("sums", sums),
-            ("status", status),
-        ])?;
-        if narrays.checked_add(2).is_none() {
-            return Err(Error::invalid("narrays is too large").into());
-        }
+        let (x, offsets) = (device_address("x", x)?, device_address("offsets", offsets)?);
+        let (sums, status) = (
+            device_address("sums", sums)?,
+            device_address("status", status)?,
+        );
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.normalize_batched_raw::<T>(&stream, x, n, offsets, narrays, sums, status) }?;
         Ok(())
@@ -342,7 +276,7 @@ pub unsafe extern "C" fn kp_normalize_device_f64(
 pub unsafe extern "C" fn kp_normalize_batched_f32(
     ctx: *const kp_context,
     x: *mut f32,
-    offsets: *const u64,
+    offsets: *const i64,
     narrays: usize,
     sums: *mut f64,
     status: *mut i32,
@@ -358,7 +292,7 @@ pub unsafe extern "C" fn kp_normalize_batched_f32(
 pub unsafe extern "C" fn kp_normalize_batched_f64(
     ctx: *const kp_context,
     x: *mut f64,
-    offsets: *const u64,
+    offsets: *const i64,
     narrays: usize,
     sums: *mut f64,
     status: *mut i32,

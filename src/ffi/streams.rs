@@ -21,15 +21,19 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
 
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use super::{
+    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
+    null_pointer, Failure,
+};
 use crate::error::Error;
 use crate::gpu::Gpu;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     Stream,
     Event,
     Pinned,
+    Device,
 }
 
 impl Kind {
@@ -38,32 +42,44 @@ impl Kind {
             Kind::Stream => "a stream from kp_stream_create",
             Kind::Event => "an event from kp_event_create",
             Kind::Pinned => "a pointer from kp_host_alloc_pinned",
+            Kind::Device => "an allocation from kp_device_alloc",
         }
     }
 }
 
-/// Handles created here and not yet destroyed.
-fn registry() -> std::sync::MutexGuard<'static, HashMap<u64, Kind>> {
-    static LIVE: OnceLock<Mutex<HashMap<u64, Kind>>> = OnceLock::new();
+/// Handles created here and not yet destroyed: their kind and the id of the
+/// context that made them (one registry for the process, so that a handle of
+/// one context can be recognised, and refused, by another).
+fn registry() -> std::sync::MutexGuard<'static, HashMap<u64, (u64, Kind)>> {
+    static LIVE: OnceLock<Mutex<HashMap<u64, (u64, Kind)>>> = OnceLock::new();
     LIVE.get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner())
 }
 
-/// Checks that `handle` is a live handle of `kind`; with `take`, also removes
-/// it (in the same lock, so two threads cannot both destroy it).
-fn live(name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> {
+pub(crate) fn register(owner: u64, handle: u64, kind: Kind) {
+    registry().insert(handle, (owner, kind));
+}
+
+/// Checks that `handle` is a live handle of `kind` made by context `owner`;
+/// with `take`, also removes it (in the same lock, so two threads cannot both
+/// destroy it).
+fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> {
     if handle == 0 {
         return Err(null_pointer(name));
     }
     let mut live = registry();
     match live.get(&handle) {
-        Some(&k) if k == kind => {
+        Some(&(o, k)) if k == kind && o == owner => {
             if take {
                 live.remove(&handle);
             }
             Ok(())
         }
+        Some(&(_, k)) if k == kind => Err(Error::invalid(format!(
+            "{name} ({handle:#x}) belongs to another kernpack context"
+        ))
+        .into()),
         _ => Err(Error::invalid(format!(
             "{name} ({handle:#x}) is not {} that is still alive (never created here, or already destroyed)",
             kind.what()
@@ -72,25 +88,75 @@ fn live(name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> 
     }
 }
 
-fn check_live(name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
-    live(name, handle, kind, false)
+pub(crate) fn check_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+    live(owner, name, handle, kind, false)
 }
 
-fn take_live(name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
-    live(name, handle, kind, true)
+pub(crate) fn take_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+    live(owner, name, handle, kind, true)
+}
+
+/// A `stream` argument: 0 (the default stream), a stream of this context, or
+/// a stream kernpack did not make (CuPy's, PyTorch's); a stream of another
+/// kernpack context, or one destroyed here and not handed out again, is refused.
+pub(crate) fn check_usable_stream(owner: u64, stream: u64) -> Result<(), Failure> {
+    match registry().get(&stream) {
+        Some(&(o, Kind::Stream)) if o != owner => Err(Error::invalid(format!(
+            "stream {stream:#x} belongs to another kernpack context"
+        ))
+        .into()),
+        Some(&(_, Kind::Stream)) | None => Ok(()),
+        Some(&(_, kind)) => Err(Error::invalid(format!(
+            "stream {stream:#x} is not a stream but {}",
+            kind.what()
+        ))
+        .into()),
+    }
+}
+
+/// Releases what context `owner` made and did not release (at its destruction).
+pub(crate) fn release_all(owner: u64, gpu: &Gpu) {
+    let mine: Vec<(u64, Kind)> = {
+        let mut live = registry();
+        let mine: Vec<(u64, Kind)> = live
+            .iter()
+            .filter(|(_, &(o, _))| o == owner)
+            .map(|(&h, &(_, k))| (h, k))
+            .collect();
+        for (h, _) in &mine {
+            live.remove(h);
+        }
+        mine
+    };
+    if mine.is_empty() || gpu.context().bind_to_thread().is_err() {
+        return;
+    }
+    for (handle, kind) in mine {
+        // SAFETY: made by this context and not yet released (removed from the
+        // registry above, so no other call can release it twice).
+        let _ = unsafe {
+            match kind {
+                Kind::Stream => cu::stream::destroy(handle as sys::CUstream),
+                Kind::Event => cu::event::destroy(handle as sys::CUevent),
+                Kind::Pinned => cu::free_host(handle as *mut c_void),
+                Kind::Device => cu::free_sync(handle),
+            }
+        };
+    }
 }
 
 fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> Failure {
     move |e| Error::cuda(during, e).into()
 }
 
-/// The context's GPU, bound to this thread for raw driver calls.
-unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<&'a Gpu, Failure> {
-    let gpu = unsafe { context(ctx) }?.gpu()?;
+/// The context and its GPU, bound to this thread for raw driver calls.
+unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<(&'a kp_context, &'a Gpu), Failure> {
+    let ctx = unsafe { context(ctx) }?;
+    let gpu = ctx.gpu()?;
     gpu.context()
         .bind_to_thread()
         .map_err(cuda("binding the context"))?;
-    Ok(gpu)
+    Ok((ctx, gpu))
 }
 
 fn write_out<T>(name: &str, out: *mut T, value: T) -> Result<(), Failure> {
@@ -109,13 +175,13 @@ fn write_out<T>(name: &str, out: *mut T, value: T) -> Result<(), Failure> {
 #[no_mangle]
 pub unsafe extern "C" fn kp_stream_create(ctx: *const kp_context, stream: *mut u64) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         if stream.is_null() {
             return Err(null_pointer("stream"));
         }
         let raw = cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(cuda("creating a stream"))? as u64;
-        registry().insert(raw, Kind::Stream);
+        register(ctx.id, raw, Kind::Stream);
         write_out("stream", stream, raw)
     })
 }
@@ -130,8 +196,8 @@ pub unsafe extern "C" fn kp_stream_create(ctx: *const kp_context, stream: *mut u
 #[no_mangle]
 pub unsafe extern "C" fn kp_stream_destroy(ctx: *const kp_context, stream: u64) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        take_live("stream", stream, Kind::Stream)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        take_live(ctx.id, "stream", stream, Kind::Stream)?;
         unsafe { cu::stream::destroy(stream as sys::CUstream) }.map_err(cuda("destroying a stream"))
     })
 }
@@ -144,13 +210,13 @@ pub unsafe extern "C" fn kp_stream_destroy(ctx: *const kp_context, stream: u64) 
 #[no_mangle]
 pub unsafe extern "C" fn kp_event_create(ctx: *const kp_context, event: *mut u64) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         if event.is_null() {
             return Err(null_pointer("event"));
         }
         let raw = cu::event::create(CUevent_flags::CU_EVENT_DEFAULT)
             .map_err(cuda("creating an event"))? as u64;
-        registry().insert(raw, Kind::Event);
+        register(ctx.id, raw, Kind::Event);
         write_out("event", event, raw)
     })
 }
@@ -164,8 +230,8 @@ pub unsafe extern "C" fn kp_event_create(ctx: *const kp_context, event: *mut u64
 #[no_mangle]
 pub unsafe extern "C" fn kp_event_destroy(ctx: *const kp_context, event: u64) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        take_live("event", event, Kind::Event)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        take_live(ctx.id, "event", event, Kind::Event)?;
         unsafe { cu::event::destroy(event as sys::CUevent) }.map_err(cuda("destroying an event"))
     })
 }
@@ -181,8 +247,9 @@ pub unsafe extern "C" fn kp_event_record(
     stream: u64,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        check_live("event", event, Kind::Event)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        check_live(ctx.id, "event", event, Kind::Event)?;
+        check_usable_stream(ctx.id, stream)?;
         unsafe { cu::event::record(event as sys::CUevent, stream as sys::CUstream) }
             .map_err(cuda("recording an event"))
     })
@@ -196,8 +263,8 @@ pub unsafe extern "C" fn kp_event_record(
 #[no_mangle]
 pub unsafe extern "C" fn kp_event_synchronize(ctx: *const kp_context, event: u64) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        check_live("event", event, Kind::Event)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        check_live(ctx.id, "event", event, Kind::Event)?;
         unsafe { cu::event::synchronize(event as sys::CUevent) }
             .map_err(cuda("waiting for an event"))
     })
@@ -217,9 +284,9 @@ pub unsafe extern "C" fn kp_event_elapsed_ms(
     ms: *mut f32,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        check_live("start", start, Kind::Event)?;
-        check_live("end", end, Kind::Event)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        check_live(ctx.id, "start", start, Kind::Event)?;
+        check_live(ctx.id, "end", end, Kind::Event)?;
         if ms.is_null() {
             return Err(null_pointer("ms"));
         }
@@ -249,8 +316,9 @@ pub unsafe extern "C" fn kp_stream_wait_event(
     event: u64,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        check_live("event", event, Kind::Event)?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+        check_live(ctx.id, "event", event, Kind::Event)?;
+        check_usable_stream(ctx.id, stream)?;
         unsafe {
             cu::stream::wait_event(
                 stream as sys::CUstream,
@@ -277,7 +345,7 @@ pub unsafe extern "C" fn kp_host_alloc_pinned(
     ptr: *mut *mut c_void,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         if ptr.is_null() {
             return Err(null_pointer("ptr"));
         }
@@ -286,7 +354,7 @@ pub unsafe extern "C" fn kp_host_alloc_pinned(
         }
         let host = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
             .map_err(cuda("allocating pinned host memory"))?;
-        registry().insert(host as u64, Kind::Pinned);
+        register(ctx.id, host as u64, Kind::Pinned);
         write_out("ptr", ptr, host)
     })
 }
@@ -302,11 +370,11 @@ pub unsafe extern "C" fn kp_host_free_pinned(
     ptr: *mut c_void,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         if ptr.is_null() {
             return Ok(());
         }
-        take_live("ptr", ptr as u64, Kind::Pinned)?;
+        take_live(ctx.id, "ptr", ptr as u64, Kind::Pinned)?;
         unsafe { cu::free_host(ptr) }.map_err(cuda("freeing pinned host memory"))
     })
 }
@@ -330,14 +398,10 @@ pub unsafe extern "C" fn kp_memcpy_htod_async(
     stream: u64,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        if src.is_null() {
-            return Err(null_pointer("src"));
-        }
-        if dst == 0 {
-            return Err(null_pointer("dst"));
-        }
-        let src = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
+        let (ctx, gpu) = unsafe { bound_gpu(ctx) }?;
+        let src = unsafe { host_slice("src", src.cast::<u8>(), bytes) }?;
+        gpu.check_device_buffer("dst", device_address("dst", dst)?, bytes)?;
+        check_usable_stream(ctx.id, stream)?;
         unsafe { cu::memcpy_htod_async(dst, src, stream as sys::CUstream) }
             .map_err(cuda("enqueuing a copy to the device"))
     })
@@ -361,14 +425,10 @@ pub unsafe extern "C" fn kp_memcpy_dtoh_async(
     stream: u64,
 ) -> kp_status {
     boundary(|| {
-        unsafe { bound_gpu(ctx) }?;
-        if dst.is_null() {
-            return Err(null_pointer("dst"));
-        }
-        if src == 0 {
-            return Err(null_pointer("src"));
-        }
-        let dst = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), bytes) };
+        let (ctx, gpu) = unsafe { bound_gpu(ctx) }?;
+        let dst = unsafe { host_slice_mut("dst", dst.cast::<u8>(), bytes) }?;
+        gpu.check_device_buffer("src", device_address("src", src)?, bytes)?;
+        check_usable_stream(ctx.id, stream)?;
         unsafe { cu::memcpy_dtoh_async(dst, src, stream as sys::CUstream) }
             .map_err(cuda("enqueuing a copy from the device"))
     })

@@ -495,6 +495,20 @@ impl Kernel {
 }
 
 impl Gpu {
+    /// [`Gpu::check_device_buffer`] for `len` values of `T`; a count whose
+    /// size does not fit in memory is an error.
+    pub fn check_device_array<T>(&self, name: &str, ptr: u64, len: usize) -> Result<()> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{name}: {len} values exceed the largest possible array"
+                ))
+            })?;
+        self.check_device_buffer(name, ptr, bytes)
+    }
+
     /// Checks that the `bytes` bytes at device address `ptr` lie inside one
     /// device (or managed) allocation of this GPU, so that a wrong pointer is an
     /// error before launch rather than a fault that poisons the context.

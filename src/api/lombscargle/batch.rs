@@ -9,7 +9,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 use super::LsGrid;
 use super::{
-    output_len, validate_series, LombScargleOptions, LsParams, Periodogram, Series, UniformGrid,
+    check_values, output_len, LombScargleOptions, LsParams, Periodogram, Series, UniformGrid,
 };
 use super::{STATS_LEN, UNIFORM_FREQS_PER_THREAD, UNIFORM_FREQS_PER_THREAD_FM};
 use crate::api::Kernpack;
@@ -80,12 +80,63 @@ impl BatchGrid<'_> {
     }
 }
 
-/// Every check of the single-series API, for every series, plus the offsets.
+/// The one validation of a batched call's counts: at least one series and
+/// one frequency, counts that fit, one grid or one per series, and (where the
+/// caller supplies it) the output's length. Returns the values the output holds.
+pub(crate) fn check_batch_call(
+    nseries: usize,
+    nf: usize,
+    ngrids: usize,
+    out_len: Option<usize>,
+    opts: &LombScargleOptions,
+) -> Result<usize> {
+    if nseries == 0 || nf == 0 {
+        return Err(Error::invalid(
+            "a batch needs at least one series and one frequency",
+        ));
+    }
+    if ngrids != 1 && ngrids != nseries {
+        return Err(Error::invalid(format!(
+            "{ngrids} grids: 1 (shared) or one per series ({nseries})"
+        )));
+    }
+    let limit = i64::MAX as usize / 2;
+    let total = Some(nf)
+        .filter(|&nf| nf <= limit)
+        .and_then(|nf| output_len(nf, opts).checked_mul(nseries))
+        .filter(|&total| total <= limit)
+        .ok_or_else(|| {
+            Error::invalid(format!("{nseries} series x {nf} frequencies is too many"))
+        })?;
+    match out_len {
+        Some(len) if len != total => Err(Error::invalid(format!(
+            "out holds {len} values, {total} needed"
+        ))),
+        _ => Ok(total),
+    }
+}
+
+/// Every check of a host batch: counts ([`check_batch_call`]), lengths and
+/// offsets, and each series' grid and values as the single-series API checks them.
 pub fn validate_batch<T: Float>(
     batch: &Batch<'_, T>,
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
 ) -> Result<()> {
+    let ngrids = match grids {
+        BatchGrid::Shared(_) => 1,
+        BatchGrid::PerSeries { f0, df, .. } => {
+            if f0.len() != df.len() {
+                return Err(Error::invalid(format!(
+                    "{} f0 values but {} df values",
+                    f0.len(),
+                    df.len()
+                )));
+            }
+            f0.len()
+        }
+    };
+    check_batch_call(batch.len(), grids.nf(), ngrids, None, opts)?;
     let n = batch.t.len();
     if batch.y.len() != n || batch.weights.is_some_and(|w| w.len() != n) {
         return Err(Error::invalid(
@@ -105,23 +156,13 @@ pub fn validate_batch<T: Float>(
             "series {s} is empty or offsets decrease there"
         )));
     }
-    if let BatchGrid::PerSeries { f0, df, .. } = grids {
-        if f0.len() != batch.len() || df.len() != batch.len() {
-            return Err(Error::invalid(format!(
-                "{} series but {} f0 and {} df values",
-                batch.len(),
-                f0.len(),
-                df.len()
-            )));
-        }
-    }
     for s in 0..batch.len() {
         let in_series = |e: Error| match e {
             Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
             other => other,
         };
         grids.grid(s).validate().map_err(in_series)?;
-        validate_series(&batch.series(s), opts).map_err(in_series)?;
+        check_values(&batch.series(s), None, opts).map_err(in_series)?;
     }
     Ok(())
 }
@@ -230,9 +271,7 @@ impl Gpu {
                 out: o,
             };
             // SAFETY: all buffers are live device allocations of the validated sizes.
-            unsafe {
-                self.lombscargle_batch_raw::<T>(stream, &buffers, batch.len(), grids.nf(), opts)
-            }?;
+            unsafe { self.launch_batch::<T>(stream, &buffers, batch.len(), grids.nf(), opts) }?;
         }
         let values = stream
             .clone_dtoh(&out)
@@ -244,8 +283,11 @@ impl Gpu {
     }
 
     /// The batched launch on raw device pointers, enqueued on `stream` with no
-    /// synchronisation. Only counts are checked: offsets, grids and data on the
-    /// device are the caller's to get right (see [`validate_batch`]).
+    /// synchronisation. The counts are checked ([`check_batch_call`]), and every
+    /// pointer against the driver's record of this GPU's allocations: offsets,
+    /// grids and output for their exact sizes, the samples for at least one per
+    /// series (their count is in the device's offsets). Offsets, grids and
+    /// data on the device are the caller's to get right (see [`validate_batch`]).
     ///
     /// # Safety
     /// Every pointer in `buffers` must be a live device allocation of this GPU
@@ -258,11 +300,33 @@ impl Gpu {
         nf: usize,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        if nseries == 0 || nf == 0 {
-            return Err(Error::invalid(
-                "a batch needs at least one series and one frequency",
-            ));
+        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
+        let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
+        for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
+            .into_iter()
+            .chain(buffers.weights.map(|w| ("weights", w)))
+        {
+            self.check_device_array::<T>(name, ptr, nseries)?;
         }
+        self.check_device_array::<i64>("offsets", buffers.offsets, nseries + 1)?;
+        self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;
+        self.check_device_array::<f64>("df", buffers.df, ngrids)?;
+        self.check_device_array::<T>("out", buffers.out, total)?;
+        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts) }
+    }
+
+    /// The batched launch, after validation.
+    ///
+    /// # Safety
+    /// As [`Gpu::lombscargle_batch_raw`], with every size as documented there.
+    unsafe fn launch_batch<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &BatchDeviceBuffers,
+        nseries: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
         // nx of the params is per series (taken from the offsets on the device).
         let params = LsParams::new(0, nf, buffers.weights.is_some(), opts);
         let mut stats = stream

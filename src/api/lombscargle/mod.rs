@@ -209,6 +209,12 @@ pub enum DeviceFreqs {
 }
 
 impl DeviceFreqs {
+    fn count_and_grid(&self) -> (usize, Option<UniformGrid>) {
+        match self {
+            DeviceFreqs::Array { len, .. } => (*len, None),
+            DeviceFreqs::Uniform(grid) => (grid.nf, Some(*grid)),
+        }
+    }
     pub fn len(&self) -> usize {
         match self {
             DeviceFreqs::Array { len, .. } => *len,
@@ -220,13 +226,20 @@ impl DeviceFreqs {
     }
 }
 
-/// Number of `T` values the output holds for `nf` frequencies: nf, or 2 nf
-/// interleaved (re, im) for `Amplitude`.
-pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
+/// Number of `T` values the output holds per frequency: 1, or 2 interleaved
+/// (re, im) for `Amplitude`.
+pub fn values_per_frequency(opts: &LombScargleOptions) -> usize {
     match opts.normalize {
-        Normalize::Amplitude => 2 * nf,
-        _ => nf,
+        Normalize::Amplitude => 2,
+        _ => 1,
     }
+}
+
+/// Number of `T` values the output holds for `nf` frequencies: nf, or 2 nf
+/// interleaved (re, im) for `Amplitude`. `nf` is at most `i64::MAX / 2`, as
+/// validation requires, so this cannot overflow.
+pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
+    values_per_frequency(opts) * nf
 }
 
 /// Mirrors `kp_ls_params` in csrc/kernpack_params.h (layout checked by a test).
@@ -268,7 +281,20 @@ impl LsParams {
     }
 }
 
-fn check_shapes(nx: usize, ny: usize, nw: Option<usize>, nf: usize) -> Result<()> {
+/// The one validation of a periodogram call's shapes: sample counts, the
+/// frequencies (their count, and the grid when uniform) and, where the caller
+/// supplies the output, its length. Every entry point runs it once; host
+/// values are checked by [`check_values`] (device data cannot be inspected
+/// without a synchronisation).
+pub(crate) fn check_call(
+    nx: usize,
+    ny: usize,
+    nw: Option<usize>,
+    nf: usize,
+    grid: Option<&UniformGrid>,
+    out_len: Option<usize>,
+    opts: &LombScargleOptions,
+) -> Result<()> {
     if nx == 0 {
         return Err(Error::invalid("the series is empty (t has no samples)"));
     }
@@ -286,7 +312,16 @@ fn check_shapes(nx: usize, ny: usize, nw: Option<usize>, nf: usize) -> Result<()
     if nx > i64::MAX as usize / 2 || nf > i64::MAX as usize / 2 {
         return Err(Error::invalid("too many samples or frequencies"));
     }
-    Ok(())
+    if let Some(grid) = grid {
+        grid.validate()?;
+    }
+    let want = output_len(nf, opts);
+    match out_len {
+        Some(len) if len != want => Err(Error::invalid(format!(
+            "out holds {len} values, {want} needed"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
@@ -300,26 +335,23 @@ fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
 }
 
 /// Everything SciPy rejects, plus what would make the result meaningless:
-/// non-finite values, negative frequencies, and `Normalize` of a series with no variance.
+/// shapes ([`check_call`]) and values ([`check_values`]) of a host call.
 pub fn validate<T: Float>(
     series: &Series<'_, T>,
     freqs: &[T],
     opts: &LombScargleOptions,
 ) -> Result<()> {
-    check_shapes(
+    let nw = series.weights.map(<[T]>::len);
+    check_call(
         series.t.len(),
         series.y.len(),
-        series.weights.map(<[T]>::len),
+        nw,
         freqs.len(),
+        None,
+        None,
+        opts,
     )?;
-    check_finite("freqs", freqs)?;
-    if let Some(i) = freqs.iter().position(|f| f.to_f64() < 0.0) {
-        return Err(Error::invalid(format!(
-            "freqs[{i}] = {} is negative: a peak at -f is the peak at +f, pass |f|",
-            freqs[i]
-        )));
-    }
-    validate_series(series, opts)
+    check_values(series, Some(freqs), opts)
 }
 
 /// As [`validate`], for a uniform frequency grid.
@@ -328,21 +360,36 @@ pub fn validate_uniform<T: Float>(
     grid: &UniformGrid,
     opts: &LombScargleOptions,
 ) -> Result<()> {
-    check_shapes(
+    let nw = series.weights.map(<[T]>::len);
+    check_call(
         series.t.len(),
         series.y.len(),
-        series.weights.map(<[T]>::len),
+        nw,
         grid.nf,
+        Some(grid),
+        None,
+        opts,
     )?;
-    grid.validate()?;
-    validate_series(series, opts)
+    check_values(series, None, opts)
 }
 
-/// The checks on the series itself (shapes are checked by the callers).
-pub(crate) fn validate_series<T: Float>(
+/// The checks of host values, after [`check_call`]: non-finite values,
+/// negative frequencies or weights, weights summing to zero, and `Normalize`
+/// of a series with no variance.
+pub(crate) fn check_values<T: Float>(
     series: &Series<'_, T>,
+    freqs: Option<&[T]>,
     opts: &LombScargleOptions,
 ) -> Result<()> {
+    if let Some(freqs) = freqs {
+        check_finite("freqs", freqs)?;
+        if let Some(i) = freqs.iter().position(|f| f.to_f64() < 0.0) {
+            return Err(Error::invalid(format!(
+                "freqs[{i}] = {} is negative: a peak at -f is the peak at +f, pass |f|",
+                freqs[i]
+            )));
+        }
+    }
     check_finite("t", series.t)?;
     check_finite("y", series.y)?;
     let wsum = match series.weights {
@@ -511,7 +558,20 @@ impl Gpu {
         let w = series.weights.map(upload).transpose()?;
         let mut out = unsafe { stream.alloc::<T>(output_len(freqs.len(), opts)) }
             .map_err(|e| Error::cuda("allocating the output", e))?;
-        self.lombscargle_on(stream, &t, &y, w.as_ref(), freqs, &mut out, opts)?;
+        {
+            let (t_ptr, _t) = t.device_ptr(stream);
+            let (y_ptr, _y) = y.device_ptr(stream);
+            let w = w.as_ref().map(|w| w.device_ptr(stream));
+            let (out_ptr, _o) = out.device_ptr_mut(stream);
+            let buffers = LsDeviceBuffers {
+                t: t_ptr,
+                y: y_ptr,
+                weights: w.as_ref().map(|(ptr, _)| *ptr),
+                out: out_ptr,
+            };
+            // SAFETY: buffers just allocated with the validated lengths.
+            unsafe { self.launch_periodogram::<T>(stream, &buffers, series.t.len(), freqs, opts) }?;
+        }
         let values = stream
             .clone_dtoh(&out)
             .map_err(|e| Error::cuda("copying the periodogram back", e))?;
@@ -534,21 +594,14 @@ impl Gpu {
         opts: &LombScargleOptions,
     ) -> Result<()> {
         let (ptr, _f) = freqs.device_ptr(stream);
-        self.lombscargle_on(
-            stream,
-            t,
-            y,
-            weights,
-            DeviceFreqs::Array {
-                ptr,
-                len: freqs.len(),
-            },
-            out,
-            opts,
-        )
+        let freqs = DeviceFreqs::Array {
+            ptr,
+            len: freqs.len(),
+        };
+        self.lombscargle_buffers(stream, t, y, weights, freqs, out, opts)
     }
 
-    /// As [`Gpu::lombscargle_device`], on a uniform grid (validated by the launch).
+    /// As [`Gpu::lombscargle_device`], on a uniform grid.
     #[allow(clippy::too_many_arguments)]
     pub fn lombscargle_uniform_device<T: Float, In: DevicePtr<T>>(
         &self,
@@ -560,19 +613,13 @@ impl Gpu {
         out: &mut impl DevicePtrMut<T>,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        self.lombscargle_on(
-            stream,
-            t,
-            y,
-            weights,
-            DeviceFreqs::Uniform(*grid),
-            out,
-            opts,
-        )
+        let freqs = DeviceFreqs::Uniform(*grid);
+        self.lombscargle_buffers(stream, t, y, weights, freqs, out, opts)
     }
 
+    /// The cudarc-buffer entry points: their lengths are the call's shapes.
     #[allow(clippy::too_many_arguments)]
-    fn lombscargle_on<T: Float, In: DevicePtr<T>>(
+    fn lombscargle_buffers<T: Float, In: DevicePtr<T>>(
         &self,
         stream: &Arc<CudaStream>,
         t: &In,
@@ -582,14 +629,17 @@ impl Gpu {
         out: &mut impl DevicePtrMut<T>,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        check_shapes(t.len(), y.len(), weights.map(|w| w.len()), freqs.len())?;
-        let want = output_len(freqs.len(), opts);
-        if out.len() != want {
-            return Err(Error::invalid(format!(
-                "out holds {} values, {want} needed",
-                out.len()
-            )));
-        }
+        let nw = weights.map(|w| w.len());
+        let (nf, grid) = freqs.count_and_grid();
+        check_call(
+            t.len(),
+            y.len(),
+            nw,
+            nf,
+            grid.as_ref(),
+            Some(out.len()),
+            opts,
+        )?;
         let (t_ptr, _t) = t.device_ptr(stream);
         let (y_ptr, _y) = y.device_ptr(stream);
         let w = weights.map(|w| w.device_ptr(stream));
@@ -601,15 +651,18 @@ impl Gpu {
             out: out_ptr,
         };
         // SAFETY: every pointer comes from a live device buffer of the checked length.
-        unsafe { self.lombscargle_raw::<T>(stream, &buffers, t.len(), freqs, opts) }
+        unsafe { self.launch_periodogram::<T>(stream, &buffers, t.len(), freqs, opts) }
     }
 
-    /// The launch itself, on raw device pointers (the C ABI's device-pointer path).
+    /// The C ABI's and Python's device-pointer path: the shapes are checked
+    /// ([`check_call`]), then every pointer against the driver's record of
+    /// this GPU's allocations for the length the call implies
+    /// ([`Gpu::check_device_buffer`]), so a wrong pointer is an error rather
+    /// than a fault that poisons the context.
     ///
     /// # Safety
-    /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
-    /// `T`, an array `freqs` to its `len`, and `out` to [`output_len`] writable
-    /// ones, all on this GPU, live until the work on `stream` has finished.
+    /// The allocations behind the pointers must stay alive, and must not be
+    /// written by other work, until the work on `stream` has finished.
     pub unsafe fn lombscargle_raw<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
@@ -618,11 +671,36 @@ impl Gpu {
         freqs: DeviceFreqs,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        let nf = freqs.len();
-        check_shapes(nx, nx, None, nf)?;
-        if let DeviceFreqs::Uniform(grid) = &freqs {
-            grid.validate()?;
+        let (nf, grid) = freqs.count_and_grid();
+        check_call(nx, nx, None, nf, grid.as_ref(), None, opts)?;
+        for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
+            .into_iter()
+            .chain(buffers.weights.map(|w| ("weights", w)))
+        {
+            self.check_device_array::<T>(name, ptr, nx)?;
         }
+        if let DeviceFreqs::Array { ptr, len } = freqs {
+            self.check_device_array::<T>("freqs", ptr, len)?;
+        }
+        self.check_device_array::<T>("out", buffers.out, output_len(nf, opts))?;
+        unsafe { self.launch_periodogram::<T>(stream, buffers, nx, freqs, opts) }
+    }
+
+    /// The launch itself, after validation.
+    ///
+    /// # Safety
+    /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
+    /// `T`, an array `freqs` to its `len`, and `out` to [`output_len`] writable
+    /// ones, all on this GPU, live until the work on `stream` has finished.
+    unsafe fn launch_periodogram<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &LsDeviceBuffers,
+        nx: usize,
+        freqs: DeviceFreqs,
+        opts: &LombScargleOptions,
+    ) -> Result<()> {
+        let nf = freqs.len();
         let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
         // Per-series statistics stay on the device: no host round trip. The
         // allocation is stream-ordered, so freeing it on drop waits for the kernels.

@@ -381,10 +381,7 @@ fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
     let copy_ms = event_median(&gpu, reps, || {
         stream
             .memcpy_dtod(&x, &mut copy)
-            .map_err(|e| kernpack::Error::Cuda {
-                during: "copying".into(),
-                message: e.to_string(),
-            })
+            .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
     let sum_ms = event_median(&gpu, reps, || gpu.sum_device(stream, &x, &mut sum))?;
     // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).

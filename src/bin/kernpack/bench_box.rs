@@ -43,10 +43,7 @@ fn bench<T: Float>(
     let copy_ms = event_median(&gpu, reps, || {
         stream
             .memcpy_dtod(&input, &mut output)
-            .map_err(|e| kernpack::Error::Cuda {
-                during: "copying".into(),
-                message: e.to_string(),
-            })
+            .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
     let filter_ms = event_median(&gpu, reps, || {
         gpu.box_filter_device(stream, &input, &mut output, &layout, opts)
