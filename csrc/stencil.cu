@@ -226,6 +226,22 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
         box_filter_strip_walk<T, R, H, 1, LOAD_GATHER>(in, out, p, x, y0, vector_store, output_lane);
 }
 
+// The sum of the window one place on from the one `acc` sums, whose values
+// are win[0], win[stride], ... win[(2r + 1) stride]: add the entering value,
+// subtract the leaving one. A non-finite leaving value (a NaN or an infinity,
+// in the data or a non-finite cval) would leave NaN behind (inf - inf), so the
+// window is summed afresh: each output stays the mean of its own window.
+// Size 1 (r = 0) is the identity.
+template <typename T>
+__device__ __forceinline__ T slide(T acc, const T* win, int stride, int r) {
+    if (r == 0) return win[stride];
+    const T leaving = win[0];
+    if (isfinite(leaving)) return acc + win[(2 * r + 1) * stride] - leaving;
+    T sum = win[stride];
+    for (int d = 2; d <= 2 * r + 1; ++d) sum += win[d * stride];
+    return sum;
+}
+
 // Windows up to 33, radius at run time: tile of TH x TW outputs, R the largest
 // radius the shared arrays hold. Both passes slide: a thread sums the first
 // window of a run of SEG outputs in index order, then adds the entering and
@@ -273,9 +289,7 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
         row_sums[sr][c0] = acc;
 #pragma unroll
         for (int c = c0 + 1; c < c0 + SEG; ++c) {
-            // Size 1 (r = 0) stays exact: the identity.
-            acc = r == 0 ? staged[sr][c] : acc + staged[sr][c + 2 * r] - staged[sr][c - 1];
-            row_sums[sr][c] = acc;
+            row_sums[sr][c] = acc = slide<T>(acc, &staged[sr][c - 1], 1, r);
         }
     }
     __syncthreads();
@@ -288,7 +302,7 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
     for (int d = 1; d <= 2 * r; ++d) acc += row_sums[tr0 + d][c];
 #pragma unroll
     for (int tr = tr0; tr < tr0 + SEG; ++tr) {
-        if (tr > tr0) acc = r == 0 ? row_sums[tr][c] : acc + row_sums[tr + 2 * r][c] - row_sums[tr - 1][c];
+        if (tr > tr0) acc = slide<T>(acc, &row_sums[tr - 1][c], TW + 1, r);
         const int64_t y = y0 + tr;
         if (y >= p.rows || x >= p.cols) break;
         T value = acc * scale;

@@ -143,7 +143,7 @@ static void check_errors(const kp_context *ctx)
     o = kp_box_filter_options_default();
     o.mode = 6;
     EXPECT(kp_box_filter_f64(ctx, in_d, IN_PITCH, out_d, OUT_PITCH, ROWS, COLS, &o), KP_ERROR_INVALID_ARGUMENT);
-    o.mode = KP_BOX_CONSTANT, o.cval = NAN;
+    o.mode = KP_BOX_CONSTANT, o.size = 0;
     EXPECT(kp_box_filter_f64(ctx, in_d, IN_PITCH, out_d, OUT_PITCH, ROWS, COLS, &o), KP_ERROR_INVALID_ARGUMENT);
     EXPECT(kp_box_filter_f64(ctx, in_d, COLS - 1, out_d, OUT_PITCH, ROWS, COLS, NULL), KP_ERROR_INVALID_ARGUMENT);
     EXPECT(kp_box_filter_f64(ctx, NULL, IN_PITCH, out_d, OUT_PITCH, ROWS, COLS, NULL), KP_ERROR_NULL_POINTER);

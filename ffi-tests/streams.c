@@ -73,7 +73,7 @@ static int close_sum(double got, long double want, size_t n, double magnitude)
 
 /* ---- arrays: lengths with an empty one, a single value, a zero sum ---- */
 static const size_t LENGTHS[NARRAYS] = {1000, 0, 1, 5000, 4, 70001, 333, 2, 12345};
-static uint64_t OFFSETS[NARRAYS + 1];
+static int64_t OFFSETS[NARRAYS + 1];
 static float XF[1000 + 0 + 1 + 5000 + 4 + 70001 + 333 + 2 + 12345];
 static double XD[sizeof XF / sizeof XF[0]];
 #define TOTAL (sizeof XF / sizeof XF[0])
@@ -188,7 +188,7 @@ static void check_host(const kp_context *ctx, const char *name)
     }
     /* Bad offsets: an error, nothing written. */
     {
-        uint64_t bad[3] = {0, 10, 5};
+        int64_t bad[3] = {0, 10, 5};
         memcpy(xb, XF, sizeof XF);
         sums[0] = POISON;
         EXPECT(kp_normalize_batched_f32(ctx, xb, bad, 2, sums, status), KP_ERROR_INVALID_ARGUMENT);

@@ -133,7 +133,7 @@ void check_host(const kp_context *ctx, const std::string &name, std::mt19937_64 
     CHECK(zero[0] == 3.0 && zero[1] == -3.0, "changed on failure");
 
     // Batches: lengths 0, 1, many; one zero sum.
-    std::vector<uint64_t> offsets{0, 0, 1, 1001, 1003, 6003};
+    std::vector<int64_t> offsets{0, 0, 1, 1001, 1003, 6003};
     auto flat = random_vector<double>(rng, 6003, 0.5, 1.5);
     flat[1001] = 2.0, flat[1002] = -2.0;
     auto before = flat;
@@ -143,7 +143,7 @@ void check_host(const kp_context *ctx, const std::string &name, std::mt19937_64 
     const int32_t want[5] = {1, 0, 0, 1, 0};
     for (size_t a = 0; a < 5; a++) {
         CHECK(status[a] == want[a], "array " + std::to_string(a));
-        for (size_t i = offsets[a]; i < offsets[a + 1]; i++) {
+        for (size_t i = (size_t)offsets[a]; i < (size_t)offsets[a + 1]; i++) {
             double expected = want[a] ? before[i] : before[i] * (1.0 / sums[a]);
             CHECK(flat[i] == expected, "array " + std::to_string(a) + " value " + std::to_string(i));
         }

@@ -11,6 +11,14 @@
 #define KP_VERSION "0.1.0"
 
 /*
+ The largest array any kernpack function accepts, in bytes (2^56, the
+ largest user address space of current 64-bit CPUs): a count whose values
+ would span more, or whose size overflows, is KP_ERROR_INVALID_ARGUMENT,
+ checked before anything is read, allocated or launched.
+ */
+#define KP_MAX_ARRAY_BYTES (1 << 56)
+
+/*
  `normalize` value: power, (A^2) N / 4 (SciPy's default).
  */
 #define KP_NORMALIZE_POWER 0
@@ -80,11 +88,18 @@ typedef enum kp_status {
    A bug inside kernpack (a Rust panic, caught at the boundary). Please report it.
    */
   KP_ERROR_INTERNAL = 5,
+  /*
+   Host memory for the call could not be allocated (the sizes were valid); nothing was changed.
+   */
+  KP_ERROR_OUT_OF_MEMORY = 6,
 } kp_status;
 
 /*
  Opaque handle: a backend choice and, on the GPU, the loaded kernels.
  Thread-safe: one context may be used from several threads at once.
+ Streams, events and pinned memory made through a context belong to it:
+ another context rejects them, and destroying the context releases those
+ still alive.
  */
 typedef struct kp_context kp_context;
 
@@ -216,6 +231,13 @@ extern "C" {
 const char *kp_last_error_message(void);
 
 /*
+ The CUDA driver's error code (a `CUresult`, e.g. 700 for
+ CUDA_ERROR_ILLEGAL_ADDRESS) of the last failing kernpack call on this
+ thread when it failed with KP_ERROR_CUDA; 0 otherwise.
+ */
+int32_t kp_last_cuda_error(void);
+
+/*
  A static description of a status code; "unknown status" for any other value.
  (Takes an integer, so any value a C caller passes is defined behaviour.)
  */
@@ -254,7 +276,8 @@ enum kp_status kp_context_is_gpu(const struct kp_context *ctx, int32_t *is_gpu);
 
 /*
  Allocates `bytes` of device memory on the context's GPU (synchronous);
- `*dptr` receives the address. Free it with `kp_device_free`.
+ `*dptr` receives the address. Free it with `kp_device_free` (or it is freed
+ when the context is destroyed).
 
  # Safety
  `ctx` from `kp_context_create`; `dptr` valid for one write.
@@ -262,7 +285,10 @@ enum kp_status kp_context_is_gpu(const struct kp_context *ctx, int32_t *is_gpu);
 enum kp_status kp_device_alloc(const struct kp_context *ctx, size_t bytes, uint64_t *dptr);
 
 /*
- Frees memory from `kp_device_alloc` (synchronous); 0 is ignored.
+ Frees memory from `kp_device_alloc` (synchronous); 0 is ignored. An
+ address this context did not allocate, or already freed, is
+ KP_ERROR_INVALID_ARGUMENT and nothing is freed. Destroying the context
+ frees what is still allocated.
 
  # Safety
  `dptr` is 0 or from `kp_device_alloc` on this context, not yet freed, and no
@@ -398,7 +424,8 @@ struct kp_lombscargle_options kp_lombscargle_options_default(void);
 
 /*
  Values the output of `nf` frequencies holds: nf, or 2 nf for
- KP_NORMALIZE_AMPLITUDE. NULL options mean the defaults; 0 for an invalid mode.
+ KP_NORMALIZE_AMPLITUDE. NULL options mean the defaults. 0 for an invalid
+ mode, or when the count does not fit in a `size_t`.
 
  # Safety
  `options` is NULL or valid for reads.
@@ -585,7 +612,7 @@ enum kp_status kp_lombscargle_batch_f32(const struct kp_context *ctx,
                                         const float *t,
                                         const float *y,
                                         const float *weights,
-                                        const uint64_t *offsets,
+                                        const int64_t *offsets,
                                         size_t nseries,
                                         const double *f0,
                                         const double *df,
@@ -635,7 +662,7 @@ enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
                                         const double *t,
                                         const double *y,
                                         const double *weights,
-                                        const uint64_t *offsets,
+                                        const int64_t *offsets,
                                         size_t nseries,
                                         const double *f0,
                                         const double *df,
@@ -1011,7 +1038,7 @@ enum kp_status kp_normalize_device_f64(const struct kp_context *ctx,
  */
 enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,
                                         float *x,
-                                        const uint64_t *offsets,
+                                        const int64_t *offsets,
                                         size_t narrays,
                                         double *sums,
                                         int32_t *status);
@@ -1024,7 +1051,7 @@ enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,
  */
 enum kp_status kp_normalize_batched_f64(const struct kp_context *ctx,
                                         double *x,
-                                        const uint64_t *offsets,
+                                        const int64_t *offsets,
                                         size_t narrays,
                                         double *sums,
                                         int32_t *status);

@@ -262,16 +262,6 @@ fn bad_input_is_an_error_and_changes_nothing() {
                 "odd number",
             ),
             (
-                ok,
-                BoxFilterOptions {
-                    cval: f64::NAN,
-                    mode: BoundaryMode::Constant,
-                    ..Default::default()
-                },
-                20,
-                "not finite",
-            ),
-            (
                 ImageLayout { in_pitch: 4, ..ok },
                 BoxFilterOptions::default(),
                 20,
@@ -300,12 +290,119 @@ fn bad_input_is_an_error_and_changes_nothing() {
         assert!(matches!(err, Err(Error::InvalidInput(_))));
         assert!(BoundaryMode::from_code(6).is_err());
         assert!(BoundaryMode::from_str("periodic").is_err());
-        // Empty images are fine and write nothing.
+        // Empty images of any shape are fine and write nothing (as SciPy).
         assert_eq!(
             kp.box_filter::<f64>(&[], 0, 7, &BoxFilterOptions::default())
                 .unwrap(),
             Vec::<f64>::new()
         );
+        assert_eq!(
+            kp.box_filter::<f32>(&[], 9, 0, &BoxFilterOptions::default())
+                .unwrap(),
+            Vec::<f32>::new()
+        );
+        for (rows, cols, in_pitch, out_pitch) in [(9, 0, 0, 0), (9, 0, 3, 2), (0, 4, 4, 4)] {
+            let layout = ImageLayout {
+                rows,
+                cols,
+                in_pitch,
+                out_pitch,
+            };
+            let input = vec![1.5f32; layout.input_len()];
+            let mut out = vec![-7.0f32; layout.output_len() + 3];
+            kp.box_filter_into(&input, &mut out, &layout, &BoxFilterOptions::default())
+                .unwrap();
+            assert!(out.iter().all(|v| *v == -7.0), "{layout:?} wrote");
+        }
+    }
+}
+
+/// Same value, or both NaN: how non-finite outputs are compared.
+fn same_class(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// A non-finite `cval` pads the image in constant mode (every window that
+/// reaches past the edge takes it into its mean) and is ignored by the other
+/// modes; a non-finite value inside the image spoils only the windows that
+/// hold it. The reference computes each window's mean directly; the GPU
+/// kernels (windows 3-9 sum directly, larger ones slide their sums and must
+/// sum afresh past a non-finite value) must agree value for value.
+#[test]
+fn non_finite_values_stay_in_their_windows() {
+    let mut backends = vec![Kernpack::new(Backend::Cpu).unwrap()];
+    if gpu_or_skip("non_finite_values_stay_in_their_windows").is_some() {
+        backends.push(Kernpack::new(Backend::Gpu).unwrap());
+    }
+    let (rows, cols) = (70, 90);
+    let mut rng = Rng(0x5eed_cafe);
+    let clean: Vec<f64> = (0..rows * cols).map(|_| rng.range(-2.0, 2.0)).collect();
+    let mut spiked = clean.clone();
+    spiked[35 * cols + 40] = f64::NAN;
+    spiked[10 * cols + 70] = f64::INFINITY;
+    let layout = ImageLayout::contiguous(rows, cols);
+    for size in [3, 9, 11, 33] {
+        for (image, cval, mode) in [
+            (&clean, f64::INFINITY, BoundaryMode::Constant),
+            (&clean, f64::NEG_INFINITY, BoundaryMode::Constant),
+            (&clean, f64::NAN, BoundaryMode::Constant),
+            (&clean, f64::NAN, BoundaryMode::Reflect),
+            (&spiked, 0.5, BoundaryMode::Wrap),
+            (&spiked, f64::INFINITY, BoundaryMode::Constant),
+        ] {
+            let opts = BoxFilterOptions { size, mode, cval };
+            let mut want = vec![0.0f64; image.len()];
+            stencil::box_filter(image, &mut want, &layout, &opts);
+            // The reference itself: windows that reach the padding take cval.
+            let r = size / 2;
+            if mode == BoundaryMode::Constant && image == &clean {
+                for y in 0..rows {
+                    for x in 0..cols {
+                        let edge = y < r || x < r || y + r >= rows || x + r >= cols;
+                        let v = want[y * cols + x];
+                        assert!(
+                            if edge {
+                                same_class(v, cval)
+                            } else {
+                                v.is_finite()
+                            },
+                            "reference ({y}, {x}) size {size} cval {cval}: {v}"
+                        );
+                    }
+                }
+            }
+            for kp in &backends {
+                let got = kp.box_filter(image, rows, cols, &opts).unwrap();
+                let got32 = kp
+                    .box_filter(
+                        &image.iter().map(|v| *v as f32).collect::<Vec<_>>(),
+                        rows,
+                        cols,
+                        &opts,
+                    )
+                    .unwrap();
+                for i in 0..want.len() {
+                    let (w, g, g32) = (want[i], got[i], got32[i] as f64);
+                    if w.is_finite() {
+                        assert!(
+                            (g - w).abs() < 1e-9 && (g32 - w).abs() < 1e-4,
+                            "{} size {size} {mode:?} cval {cval}, ({}, {}): {g} / {g32}, want {w}",
+                            kp.backend_name(),
+                            i / cols,
+                            i % cols
+                        );
+                    } else {
+                        assert!(
+                            same_class(g, w) && same_class(g32, w),
+                            "{} size {size} {mode:?} cval {cval}, ({}, {}): {g} / {g32}, want {w}",
+                            kp.backend_name(),
+                            i / cols,
+                            i % cols
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -82,7 +82,7 @@ fn host_entry_points_work_on_the_cpu_backend() {
 
     // The batch: per-array statuses, invalid offsets rejected before anything is written.
     let mut flat = data(2, 100);
-    let offsets = [0u64, 30, 30, 100];
+    let offsets = [0i64, 30, 30, 100];
     let (mut sums, mut status) = ([f64::NAN; 3], [-1i32; 3]);
     let before = flat.clone();
     let s = unsafe {
@@ -104,7 +104,7 @@ fn host_entry_points_work_on_the_cpu_backend() {
         sums.map(f64::to_bits).to_vec(),
         done.sums.iter().map(|s| s.to_bits()).collect::<Vec<_>>()
     );
-    let bad = [0u64, 50, 20, 100];
+    let bad = [0i64, 50, 20, 100];
     let mut again = before.clone();
     sums = [f64::NAN; 3];
     let s = unsafe {

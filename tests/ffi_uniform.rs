@@ -181,7 +181,7 @@ fn batch_entry_point_equals_one_uniform_call_per_series() {
     use kernpack::ffi::lombscargle::kp_lombscargle_batch_f64;
     let ctx = Ctx::new(KP_BACKEND_CPU);
     let (t, y) = series();
-    let offsets: Vec<u64> = vec![0, 40, 41 + 60, t.len() as u64];
+    let offsets: Vec<i64> = vec![0, 40, 41 + 60, t.len() as i64];
     let (f0, df, nf) = ([0.05, 0.07, 0.09], [0.003, 0.002, 0.004], 250);
     let mut all = vec![f64::NAN; 3 * nf];
     let s = unsafe {
@@ -257,7 +257,7 @@ fn batch_device_entry_point_matches_the_host_one() {
     let (t, y) = series();
     let t32: Vec<f32> = t.iter().map(|v| *v as f32).collect();
     let y32: Vec<f32> = y.iter().map(|v| *v as f32).collect();
-    let offsets: Vec<u64> = vec![0, 50, 170, t.len() as u64];
+    let offsets: Vec<i64> = vec![0, 50, 170, t.len() as i64];
     let (f0, df, nf) = ([0.05, 0.07, 0.09], [0.003, 0.002, 0.004], 3001);
     let mut host = vec![f32::NAN; 3 * nf];
     let s = unsafe {

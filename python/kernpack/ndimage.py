@@ -95,8 +95,14 @@ def uniform_filter(
     RuntimeError
         For SciPy's own errors (an unknown mode, a sequence of the wrong
         length, an output of another shape).
-    ValueError
-        For a non-finite `cval` in 'constant' mode (other modes ignore it).
+
+    Notes
+    -----
+    A non-finite `cval` (NaN, +-inf) is accepted: 'constant' mode pads the
+    image with it, so every output whose window reaches past the edge takes it
+    into its mean, and the other outputs stay finite. (SciPy's running sums
+    carry it on along each line, making every output non-finite.) The other
+    modes ignore `cval`, as SciPy does.
     """
     size = _one("size", size, "size")
     mode = _one("mode", mode, "mode")

@@ -137,22 +137,6 @@ impl Context {
                 .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
         })
     }
-
-    /// Checks a device buffer of `count` values of `elem` bytes each.
-    pub(crate) fn check_device(
-        &self,
-        name: &str,
-        ptr: usize,
-        count: usize,
-        elem: usize,
-    ) -> PyResult<()> {
-        let bytes = count
-            .checked_mul(elem)
-            .ok_or_else(|| PyValueError::new_err(format!("{name}: size overflows")))?;
-        self.gpu()?
-            .check_device_buffer(name, ptr as u64, bytes)
-            .map_err(to_py)
-    }
 }
 
 #[pymethods]

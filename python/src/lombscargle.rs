@@ -162,23 +162,6 @@ fn lombscargle_batch(
     .map_err(to_py)
 }
 
-/// The device buffers of the samples: x, y and the optional weights, `n` values each.
-fn check_series(
-    ctx: &Context,
-    x: usize,
-    y: usize,
-    weights: Option<usize>,
-    n: usize,
-    size: usize,
-) -> PyResult<()> {
-    ctx.check_device("x", x, n, size)?;
-    ctx.check_device("y", y, n, size)?;
-    match weights {
-        Some(w) => ctx.check_device("weights", w, n, size),
-        None => Ok(()),
-    }
-}
-
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
 #[pyfunction]
 #[pyo3(signature = (ctx, dtype, t, y, weights, nx, freqs, f0, df, nf, normalize, floating_mean, precenter, out, stream))]
@@ -203,12 +186,6 @@ fn lombscargle_device(
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
     let opts = options(normalize, floating_mean, precenter)?;
-    let size = dtype.size();
-    check_series(ctx, t, y, weights, nx, size)?;
-    if let Some(f) = freqs {
-        ctx.check_device("freqs", f, nf, size)?;
-    }
-    ctx.check_device("out", out, output_len(nf, &opts), size)?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     let buffers = LsDeviceBuffers {
@@ -259,18 +236,6 @@ fn lombscargle_batch_device(
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
     let opts = options(normalize, floating_mean, precenter)?;
-    let size = dtype.size();
-    check_series(ctx, t, y, weights, n, size)?;
-    ctx.check_device("offsets", offsets, nseries + 1, 8)?;
-    ctx.check_device("f0", f0, ngrids, 8)?;
-    ctx.check_device("df", df, ngrids, 8)?;
-    let per = output_len(nf, &opts);
-    let total = nseries.checked_mul(per).ok_or_else(|| {
-        to_py(kernpack::Error::InvalidInput(
-            "nseries x nf overflows".into(),
-        ))
-    })?;
-    ctx.check_device("out", out, total, size)?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     let buffers = BatchDeviceBuffers {

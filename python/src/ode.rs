@@ -36,9 +36,7 @@ fn model(
     c: f64,
 ) -> PyResult<Model> {
     let m = if model == 96 {
-        let p = Lorenz96Params { n, forcing, dt };
-        p.validate().map_err(to_py)?;
-        Model::L96(p)
+        Model::L96(Lorenz96Params { n, forcing, dt })
     } else {
         let p = Lorenz05Params {
             n,
@@ -50,7 +48,6 @@ fn model(
             dt,
             model: Lorenz05Model::from_number(model).map_err(to_py)?,
         };
-        p.validate().map_err(to_py)?;
         Model::L05(p)
     };
     Ok(m)
@@ -137,20 +134,6 @@ fn ensemble_device(
     let dtype = Dtype::parse(dtype)?;
     let m = model(model_number, n, forcing, dt, k, j, b, c)?;
     let len = state_len(members, n)?;
-    ctx.check_device("initial", initial, len, dtype.size())?;
-    ctx.check_device("out", out, len, dtype.size())?;
-    let frames = frame_count(steps, every);
-    match (every, trajectory) {
-        (0, _) => {}
-        (_, Some(traj)) => ctx.check_device(
-            "trajectory",
-            traj,
-            len.checked_mul(frames)
-                .ok_or_else(|| PyValueError::new_err("the trajectory's size overflows"))?,
-            dtype.size(),
-        )?,
-        (_, None) => return Err(PyValueError::new_err("every > 0 needs a trajectory buffer")),
-    }
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     let buffers = EnsembleDeviceBuffers {
@@ -221,9 +204,6 @@ fn window_sum_device(
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
     let len = window_extent(w_len, rows, n, n).map_err(to_py)?;
-    ctx.check_device("x", x, len, dtype.size())?;
-    ctx.check_device("w", w, w_len, dtype.size())?;
-    ctx.check_device("out", out, len, dtype.size())?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     py.detach(|| {
@@ -322,9 +302,6 @@ fn fg_integrate_device(
         .checked_mul(n)
         .ok_or_else(|| PyValueError::new_err("N x N overflows"))?;
     let complex = 2 * dtype.size();
-    ctx.check_device("f", f, elements, complex)?;
-    ctx.check_device("g", g, elements, complex)?;
-    ctx.check_device("delta", delta, nsteps.saturating_add(1), complex)?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     py.detach(|| {

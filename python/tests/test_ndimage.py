@@ -284,14 +284,24 @@ def test_interior_mode(backend, rng, dtype):
 
 
 @pytest.mark.parametrize("cval", [np.nan, np.inf, -np.inf])
-def test_non_finite_cval_with_constant_mode_is_a_value_error(backend, rng, cval):
-    # SciPy would fill the border with NaN / inf; kernpack refuses a
-    # non-finite cval (a ValueError from its validation) rather than return
-    # non-finite borders. This pins that choice.
-    image = rng.normal(size=(8, 9))
+@pytest.mark.parametrize("size", [3, 11])
+def test_non_finite_cval_pads_constant_mode(backend, rng, cval, size):
+    # Each output is the mean of its own window of the image padded with
+    # cval: windows reaching past the edge take the non-finite value, the
+    # others are finite and equal SciPy's reflect-free interior. (SciPy's
+    # running sums would carry the value along every line.)
+    image = rng.normal(size=(30, 33))
+    r = size // 2
+    padded = np.pad(image, r, mode="constant", constant_values=cval)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (size, size))
+    want = windows.mean(axis=(2, 3))
     for mode in ("constant", "grid-constant"):
-        with pytest.raises(ValueError, match="cval.*not finite"):
-            uniform_filter(image, 3, mode=mode, cval=cval, backend=backend)
+        got = uniform_filter(image, size, mode=mode, cval=cval, backend=backend)
+        finite = np.isfinite(want)
+        assert not finite[:r].any() and finite[r:-r, r:-r].all()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+        assert np.max(np.abs(got[finite] - want[finite])) <= tolerance(np.float64, size, image), mode
 
 
 def test_cval_is_ignored_outside_constant_mode(backend, rng):

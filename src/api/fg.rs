@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
-use super::Kernpack;
+use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
 use crate::gpu::{Gpu, Kernel};
@@ -63,12 +63,16 @@ pub struct FgRun<T> {
     pub g: Vec<Complex<T>>,
 }
 
-/// Elements N*N, after checking N, dt and delta0 (everything a device call can check).
-pub fn check_scalars<T: Float>(
+/// The one validation of an F/G call: N, dt, delta0, nsteps, and the
+/// lengths in `T` values of the F and G buffers (2 N*N each, interleaved re,
+/// im) and of delta (2 (nsteps + 1)). Returns N*N. Host values are checked
+/// by [`validate`] (device data cannot be inspected without a synchronisation).
+pub(crate) fn check_call<T: Float>(
     n: usize,
     delta0: Complex<T>,
     dt: T,
     nsteps: usize,
+    (f_len, g_len, delta_len): (usize, usize, usize),
 ) -> Result<usize> {
     if n == 0 {
         return Err(Error::invalid("N is 0: F and G must be at least 1 x 1"));
@@ -91,16 +95,24 @@ pub fn check_scalars<T: Float>(
             "nsteps = {nsteps}: the delta history would not fit in memory"
         )));
     }
+    for (name, len) in [("F", f_len), ("G", g_len)] {
+        if len != 2 * elements {
+            return Err(Error::invalid(format!(
+                "{name} holds {len} values: 2 N*N = {} expected (interleaved re, im)",
+                2 * elements
+            )));
+        }
+    }
+    if delta_len != 2 * (nsteps + 1) {
+        return Err(Error::invalid(format!(
+            "delta holds {delta_len} values: 2 (nsteps + 1) = {} expected",
+            2 * (nsteps + 1)
+        )));
+    }
     Ok(elements)
 }
 
-fn check_state<T: Float>(name: &str, v: &[Complex<T>], elements: usize, n: usize) -> Result<()> {
-    if v.len() != elements {
-        return Err(Error::invalid(format!(
-            "{name} has {} values, N * N = {n} * {n} = {elements} expected",
-            v.len()
-        )));
-    }
+fn check_finite_state<T: Float>(name: &str, v: &[Complex<T>]) -> Result<()> {
     if let Some(k) = v
         .iter()
         .position(|c| !(c.re.to_f64().is_finite() && c.im.to_f64().is_finite()))
@@ -113,7 +125,7 @@ fn check_state<T: Float>(name: &str, v: &[Complex<T>], elements: usize, n: usize
     Ok(())
 }
 
-/// All checks of a host call.
+/// All checks of a host call: [`check_call`] and finite states.
 pub fn validate<T: Float>(
     n: usize,
     f: &[Complex<T>],
@@ -122,9 +134,10 @@ pub fn validate<T: Float>(
     dt: T,
     nsteps: usize,
 ) -> Result<usize> {
-    let elements = check_scalars(n, delta0, dt, nsteps)?;
-    check_state("F", f, elements, n)?;
-    check_state("G", g, elements, n)?;
+    let lengths = (2 * f.len(), 2 * g.len(), 2 * nsteps.saturating_add(1));
+    let elements = check_call(n, delta0, dt, nsteps, lengths)?;
+    check_finite_state("F", f)?;
+    check_finite_state("G", g)?;
     Ok(elements)
 }
 
@@ -241,9 +254,15 @@ impl Gpu {
         let mut delta = stream
             .alloc_zeros::<T>(2 * (nsteps + 1))
             .map_err(cuda("allocating delta"))?;
-        self.fg_integrate_device(
-            stream, n, &mut df, &mut dg, delta0, dt, nsteps, &mut delta, opts,
-        )?;
+        {
+            let (f_ptr, _f) = df.device_ptr_mut(stream);
+            let (g_ptr, _g) = dg.device_ptr_mut(stream);
+            let (d_ptr, _d) = delta.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the validated lengths.
+            unsafe {
+                self.launch_fg(stream, n * n, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts)
+            }?;
+        }
         let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
             Ok(complexes(
                 &stream.clone_dtoh(v).map_err(cuda("copying results back"))?,
@@ -274,20 +293,26 @@ impl Gpu {
         delta: &mut impl DevicePtrMut<T>,
         opts: &FgOptions,
     ) -> Result<()> {
-        let elements = check_scalars(n, delta0, dt, nsteps)?;
-        check_device_lengths(elements, f.len(), g.len(), nsteps, delta.len())?;
+        let lengths = (f.len(), g.len(), delta.len());
+        let elements = check_call(n, delta0, dt, nsteps, lengths)?;
         let (f_ptr, _f) = f.device_ptr_mut(stream);
         let (g_ptr, _g) = g.device_ptr_mut(stream);
         let (d_ptr, _d) = delta.device_ptr_mut(stream);
-        // SAFETY: the pointers come from live buffers of the checked lengths.
-        unsafe { self.fg_integrate_raw(stream, n, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts) }
+        // SAFETY: the pointers come from live, distinct buffers of the checked lengths.
+        unsafe {
+            self.launch_fg(
+                stream, elements, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts,
+            )
+        }
     }
 
-    /// The launches on raw device pointers (the C ABI's device path).
+    /// The F/G run on raw device pointers (the C ABI's and Python's device
+    /// path): validated ([`check_call`]), the three buffers checked apart
+    /// (each is written), and every pointer against the driver's record of
+    /// this GPU's allocations.
     ///
     /// # Safety
-    /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
-    /// this GPU, live until the work on `stream` has finished.
+    /// The allocations must stay alive until the work on `stream` has finished.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn fg_integrate_raw<T: Float>(
         &self,
@@ -301,7 +326,36 @@ impl Gpu {
         delta: CUdeviceptr,
         opts: &FgOptions,
     ) -> Result<()> {
-        let elements = check_scalars(n, delta0, dt, nsteps)?;
+        let state_len = n.saturating_mul(n).saturating_mul(2);
+        let delta_len = nsteps.saturating_add(1).saturating_mul(2);
+        let elements = check_call(n, delta0, dt, nsteps, (state_len, state_len, delta_len))?;
+        check_disjoint::<T>(f, state_len, g, state_len)?;
+        check_disjoint::<T>(f, state_len, delta, delta_len)?;
+        check_disjoint::<T>(g, state_len, delta, delta_len)?;
+        self.check_device_array::<T>("f", f, state_len)?;
+        self.check_device_array::<T>("g", g, state_len)?;
+        self.check_device_array::<T>("delta", delta, delta_len)?;
+        unsafe { self.launch_fg(stream, elements, f, g, delta0, dt, nsteps, delta, opts) }
+    }
+
+    /// The launches, after validation, for N*N = `elements`.
+    ///
+    /// # Safety
+    /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
+    /// this GPU, distinct, live until the work on `stream` has finished.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_fg<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        elements: usize,
+        f: CUdeviceptr,
+        g: CUdeviceptr,
+        delta0: Complex<T>,
+        dt: T,
+        nsteps: usize,
+        delta: CUdeviceptr,
+        opts: &FgOptions,
+    ) -> Result<()> {
         let plan = self.fg_plan::<T>(elements, opts)?;
         let chunks = elements.div_ceil(reference::fg::CHUNK) as i64;
         // Chunk sums: two halves for the cooperative path (double buffered).
@@ -368,31 +422,6 @@ impl Gpu {
             }
         }
     }
-}
-
-/// Device lengths in `T` values: F and G 2 N*N each, delta 2 (nsteps + 1).
-pub fn check_device_lengths(
-    elements: usize,
-    f_len: usize,
-    g_len: usize,
-    nsteps: usize,
-    delta_len: usize,
-) -> Result<()> {
-    for (name, len) in [("F", f_len), ("G", g_len)] {
-        if len != 2 * elements {
-            return Err(Error::invalid(format!(
-                "{name} holds {len} values: 2 N*N = {} expected (interleaved re, im)",
-                2 * elements
-            )));
-        }
-    }
-    if delta_len != 2 * (nsteps + 1) {
-        return Err(Error::invalid(format!(
-            "delta holds {delta_len} values: 2 (nsteps + 1) = {} expected",
-            2 * (nsteps + 1)
-        )));
-    }
-    Ok(())
 }
 
 /// The interleaved (re, im) view of complex values.

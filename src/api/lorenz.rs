@@ -13,7 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
-use super::Kernpack;
+use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
@@ -152,7 +152,9 @@ impl Lorenz05Params {
         // The bracket reads W at i - 2K and X up to i + K + H: with N > 2K every
         // offset is below N (one wrap), and the W average of K + 1 sites never
         // meets itself.
-        if n <= 2 * k || n > i32::MAX as usize {
+        // Checked: K (and J) come from callers and 2K must not wrap.
+        let exceeds_twice = |m: usize| m.checked_mul(2).is_some_and(|m2| n > m2);
+        if !exceeds_twice(k) || n > i32::MAX as usize {
             return Err(Error::invalid(format!(
                 "N must exceed 2K (the bracket reaches W at i - 2K), got N = {n}, K = {k}"
             )));
@@ -164,7 +166,7 @@ impl Lorenz05Params {
                      Model II is the unsmoothed model, X = Z)",
                 ));
             }
-            if n <= 2 * j {
+            if !exceeds_twice(j) {
                 return Err(Error::invalid(format!(
                     "N must exceed 2J (the smoothing window of 2J+1 sites must not wrap onto itself), got N = {n}, J = {j}"
                 )));
@@ -235,8 +237,42 @@ pub fn frame_count(steps: u64, every: u64) -> usize {
     steps.checked_div(every).map_or(0, |f| f as usize + 1)
 }
 
-/// Members of `len` initial values of `n` sites, and the trajectory length.
-pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<(usize, usize)> {
+/// What the ensemble entry points need of a model's parameters.
+pub(crate) trait EnsembleParams {
+    /// Sites per member, N.
+    fn sites(&self) -> usize;
+    fn validate(&self) -> Result<()>;
+}
+
+impl EnsembleParams for Lorenz96Params {
+    fn sites(&self) -> usize {
+        self.n
+    }
+    fn validate(&self) -> Result<()> {
+        Lorenz96Params::validate(self)
+    }
+}
+
+impl EnsembleParams for Lorenz05Params {
+    fn sites(&self) -> usize {
+        self.n
+    }
+    fn validate(&self) -> Result<()> {
+        Lorenz05Params::validate(self)
+    }
+}
+
+/// The one validation of an ensemble run: the model's parameters, `len`
+/// initial values (members x N), the trajectory interval. Returns the
+/// members and the trajectory's length (0 without one).
+pub(crate) fn check_ensemble(
+    p: &impl EnsembleParams,
+    len: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize)> {
+    p.validate()?;
+    let n = p.sites();
     if len == 0 || len % n != 0 {
         return Err(Error::invalid(format!(
             "the initial states hold {len} values: a positive multiple of N = {n} (members x N) is needed"
@@ -247,8 +283,11 @@ pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<
             "the trajectory interval every = {every} exceeds steps = {steps} (0 keeps the final state only)"
         )));
     }
+    if steps > i64::MAX as u64 {
+        return Err(Error::invalid(format!("steps = {steps} is too many")));
+    }
     let members = len / n;
-    if members > i32::MAX as usize {
+    if members > i32::MAX as usize || len > i64::MAX as usize / 8 {
         return Err(Error::invalid(format!(
             "{members} members: at most {}",
             i32::MAX
@@ -256,7 +295,7 @@ pub(crate) fn check_run(n: usize, len: usize, steps: u64, every: u64) -> Result<
     }
     let traj = frame_count(steps, every)
         .checked_mul(len)
-        .filter(|t| t.checked_mul(8).is_some())
+        .filter(|t| *t <= i64::MAX as usize / 8)
         .ok_or_else(|| Error::invalid("the trajectory would not fit in memory"))?;
     Ok((members, traj))
 }
@@ -287,10 +326,24 @@ fn from_reference<T: Float>(
     }
 }
 
-/// Window-sum arguments: an odd weight count, rows of n values every `pitch`,
-/// in buffers of `len` values.
-fn check_window(w_len: usize, rows: usize, n: usize, pitch: usize, len: usize) -> Result<()> {
+/// The one validation of a window sum: an odd weight count, rows of n values
+/// every `pitch` ([`window_extent`]) in an input of `x_len` and an output of
+/// `out_len` values; host rows (`contiguous`) are exactly rows x n values.
+fn check_window(
+    w_len: usize,
+    rows: usize,
+    n: usize,
+    pitch: usize,
+    (x_len, out_len): (usize, usize),
+    contiguous: bool,
+) -> Result<()> {
     let need = window_extent(w_len, rows, n, pitch)?;
+    if contiguous && x_len != need {
+        return Err(Error::invalid(format!(
+            "x holds {x_len} values, {rows} rows of {n} were given"
+        )));
+    }
+    let len = x_len.min(out_len);
     if len < need {
         return Err(Error::invalid(format!(
             "{rows} rows of {n} with pitch {pitch} need {need} values, the buffers hold {len}"
@@ -333,7 +386,7 @@ impl Kernpack {
     /// The CPU backend: checks the run, integrates in f64, converts back.
     fn on_cpu<T: Float>(
         &self,
-        n: usize,
+        p: &impl EnsembleParams,
         initial: &[T],
         steps: u64,
         every: u64,
@@ -342,13 +395,13 @@ impl Kernpack {
             Option<&(dyn Fn(u64, u64) + Sync)>,
         ) -> reference::lorenz::EnsembleRun,
     ) -> Result<Ensemble<T>> {
-        let (members, _) = check_run(n, initial.len(), steps, every)?;
+        let (members, _) = check_ensemble(p, initial.len(), steps, every)?;
         check_finite(initial)?;
         let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
         Ok(from_reference(
             integrate(&z, self.progress_ref()),
             members,
-            n,
+            p.sites(),
             every,
         ))
     }
@@ -364,12 +417,9 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.gpu() {
             Some(gpu) => gpu.lorenz96(p, initial, steps, every),
-            None => {
-                p.validate()?;
-                self.on_cpu(p.n, initial, steps, every, |z, progress| {
-                    reference::lorenz::lorenz96(p, z, steps, every, progress)
-                })
-            }
+            None => self.on_cpu(p, initial, steps, every, |z, progress| {
+                reference::lorenz::lorenz96(p, z, steps, every, progress)
+            }),
         }
     }
 
@@ -383,12 +433,9 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.gpu() {
             Some(gpu) => gpu.lorenz05(p, initial, steps, every),
-            None => {
-                p.validate()?;
-                self.on_cpu(p.n, initial, steps, every, |z, progress| {
-                    reference::lorenz::lorenz05(p, z, steps, every, progress)
-                })
-            }
+            None => self.on_cpu(p, initial, steps, every, |z, progress| {
+                reference::lorenz::lorenz05(p, z, steps, every, progress)
+            }),
         }
     }
 
@@ -396,17 +443,11 @@ impl Kernpack {
     /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1
     /// (see [`reference::lorenz::window_sum`]).
     pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        check_window(w.len(), rows, n, n, x.len())?;
-        if x.len() != rows * n {
-            return Err(Error::invalid(format!(
-                "x holds {} values, {rows} rows of {n} were given",
-                x.len()
-            )));
-        }
         match self.gpu() {
-            Some(gpu) => gpu.window_sum(x, w, rows, n),
+            Some(gpu) => gpu.window_sum(x, w, rows, n), // validates
             None => {
-                let mut out = vec![T::default(); rows * n];
+                check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
+                let mut out = vec![T::default(); x.len()];
                 reference::lorenz::window_sum(x, w, rows, n, n, &mut out);
                 Ok(out)
             }
@@ -428,13 +469,13 @@ pub struct EnsembleDeviceBuffers {
 /// What the host-slice entry points share: copy in, run, copy out.
 fn host_run<T: Float>(
     gpu: &Gpu,
-    n: usize,
+    p: &impl EnsembleParams,
     initial: &[T],
     steps: u64,
     every: u64,
     launch: impl FnOnce(&Arc<CudaStream>, &EnsembleDeviceBuffers, usize) -> Result<()>,
 ) -> Result<Ensemble<T>> {
-    let (members, traj_len) = check_run(n, initial.len(), steps, every)?;
+    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
     check_finite(initial)?;
     let stream = gpu.stream();
     let cuda = |during: &'static str| move |e| Error::cuda(during, e);
@@ -472,7 +513,7 @@ fn host_run<T: Float>(
     };
     Ok(Ensemble {
         members,
-        n,
+        n: p.sites(),
         final_state,
         trajectory,
         every,
@@ -483,7 +524,7 @@ fn host_run<T: Float>(
 #[allow(clippy::too_many_arguments)]
 fn device_buffers<T: Float>(
     stream: &Arc<CudaStream>,
-    n: usize,
+    p: &impl EnsembleParams,
     steps: u64,
     every: u64,
     initial: &impl DevicePtr<T>,
@@ -491,7 +532,7 @@ fn device_buffers<T: Float>(
     trajectory: Option<&mut CudaSlice<T>>,
     run: impl FnOnce(&EnsembleDeviceBuffers, usize) -> Result<()>,
 ) -> Result<()> {
-    let (members, traj_len) = check_run(n, initial.len(), steps, every)?;
+    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
     if out.len() != initial.len() {
         return Err(Error::invalid(format!(
             "out holds {} values, the initial states {}",
@@ -539,16 +580,17 @@ impl Gpu {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        p.validate()?;
         host_run(
             self,
-            p.n,
+            p,
             initial,
             steps,
             every,
             |stream, buffers, members| {
                 // SAFETY: the buffers were just allocated with the checked lengths.
-                unsafe { self.lorenz96_raw::<T>(stream, p, buffers, members, steps, every, None) }
+                unsafe {
+                    self.launch_lorenz96::<T>(stream, p, buffers, members, steps, every, None)
+                }
             },
         )
     }
@@ -561,16 +603,17 @@ impl Gpu {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        self.check_lorenz05::<T>(p)?;
         host_run(
             self,
-            p.n,
+            p,
             initial,
             steps,
             every,
             |stream, buffers, members| {
                 // SAFETY: the buffers were just allocated with the checked lengths.
-                unsafe { self.lorenz05_raw::<T>(stream, p, buffers, members, steps, every, None) }
+                unsafe {
+                    self.launch_lorenz05::<T>(stream, p, buffers, members, steps, every, None)
+                }
             },
         )
     }
@@ -591,10 +634,9 @@ impl Gpu {
         every: u64,
         members_per_block: Option<usize>,
     ) -> Result<()> {
-        p.validate()?;
         device_buffers(
             stream,
-            p.n,
+            p,
             steps,
             every,
             initial,
@@ -603,7 +645,15 @@ impl Gpu {
             |b, members| {
                 // SAFETY: pointers from live buffers of the checked lengths.
                 unsafe {
-                    self.lorenz96_raw::<T>(stream, p, b, members, steps, every, members_per_block)
+                    self.launch_lorenz96::<T>(
+                        stream,
+                        p,
+                        b,
+                        members,
+                        steps,
+                        every,
+                        members_per_block,
+                    )
                 }
             },
         )
@@ -627,10 +677,9 @@ impl Gpu {
         every: u64,
         sites_per_thread: Option<usize>,
     ) -> Result<()> {
-        self.lorenz05_plan::<T>(p, sites_per_thread)?;
         device_buffers(
             stream,
-            p.n,
+            p,
             steps,
             every,
             initial,
@@ -639,27 +688,23 @@ impl Gpu {
             |b, members| {
                 // SAFETY: pointers from live buffers of the checked lengths.
                 unsafe {
-                    self.lorenz05_raw::<T>(stream, p, b, members, steps, every, sites_per_thread)
+                    self.launch_lorenz05::<T>(stream, p, b, members, steps, every, sites_per_thread)
                 }
             },
         )
     }
 
-    /// Parameters, and the member block's arrays against this GPU's shared memory.
-    pub(crate) fn check_lorenz05<T: Float>(&self, p: &Lorenz05Params) -> Result<()> {
-        self.lorenz05_plan::<T>(p, None).map(|_| ())
-    }
-
-    /// The kernel for `p`: `sites_per_thread` None picks a specialised one
-    /// when it covers `p` (see [`Lorenz05Params::has_fixed_kernel`]), the
-    /// generic one otherwise; Some(1) forces the generic kernel, Some(P) the
-    /// specialised one with P sites per thread (a bench and test knob).
+    /// The kernel for validated `p`: `sites_per_thread` None picks a
+    /// specialised one when it covers `p` (see
+    /// [`Lorenz05Params::has_fixed_kernel`]), the generic one otherwise;
+    /// Some(1) forces the generic kernel, Some(P) the specialised one with P
+    /// sites per thread (a bench and test knob). An error when this GPU's
+    /// shared memory cannot hold a member of the generic kernel.
     fn lorenz05_plan<T: Float>(
         &self,
         p: &Lorenz05Params,
         sites_per_thread: Option<usize>,
     ) -> Result<L05Plan> {
-        p.validate()?;
         let fixed = |sites: usize| L05Plan {
             name: format!("lorenz05_k{}j{}_p{sites}_{}", p.k, p.j, T::NAME),
             sites_per_thread: sites,
@@ -708,15 +753,94 @@ impl Gpu {
         members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
     }
 
-    /// Lorenz 96 on raw device pointers. `members_per_block`: None picks
-    /// [`Gpu::lorenz96_members_per_block`]; a given value must keep
-    /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
+    /// Lorenz 96 on raw device pointers (the C ABI's and Python's device
+    /// path): validated ([`check_ensemble`]), and every pointer checked
+    /// against the driver's record of this GPU's allocations for the length
+    /// the run implies (`initial`, `out`: members x N; the trajectory, present
+    /// exactly when `every > 0`: frames x members x N).
+    /// `members_per_block`: None picks [`Gpu::lorenz96_members_per_block`].
+    ///
+    /// # Safety
+    /// The allocations must stay alive until the work on `stream` completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn lorenz96_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz96Params,
+        buffers: &EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+        members_per_block: Option<usize>,
+    ) -> Result<()> {
+        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
+        unsafe {
+            self.launch_lorenz96::<T>(stream, p, buffers, members, steps, every, members_per_block)
+        }
+    }
+
+    /// Lorenz 2005 on raw device pointers; as [`Gpu::lorenz96_raw`].
+    /// `sites_per_thread`: None picks the kernel, else as in [`Gpu::lorenz05_device`].
+    ///
+    /// # Safety
+    /// As [`Gpu::lorenz96_raw`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn lorenz05_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        p: &Lorenz05Params,
+        buffers: &EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+        sites_per_thread: Option<usize>,
+    ) -> Result<()> {
+        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
+        unsafe {
+            self.launch_lorenz05::<T>(stream, p, buffers, members, steps, every, sites_per_thread)
+        }
+    }
+
+    /// The raw entry points' validation: the run, then each pointer.
+    fn check_ensemble_buffers<T: Float>(
+        &self,
+        p: &impl EnsembleParams,
+        buffers: &EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+    ) -> Result<()> {
+        let len = members
+            .checked_mul(p.sites())
+            .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
+        let (_, traj_len) = check_ensemble(p, len, steps, every)?;
+        match (buffers.trajectory, every) {
+            (Some(_), 0) => {
+                return Err(Error::invalid(
+                    "a trajectory buffer was given but every = 0",
+                ))
+            }
+            (None, e) if e > 0 => {
+                return Err(Error::invalid("every > 0 needs a trajectory buffer"))
+            }
+            _ => {}
+        }
+        self.check_device_array::<T>("initial", buffers.initial, len)?;
+        self.check_device_array::<T>("out", buffers.out, len)?;
+        if let Some(trajectory) = buffers.trajectory {
+            self.check_device_array::<T>("trajectory", trajectory, traj_len)?;
+        }
+        Ok(())
+    }
+
+    /// The Lorenz 96 launch, after validation. `members_per_block`: a given
+    /// value must keep `members_per_block * N <= L96_CAPACITY` (a bench knob).
     ///
     /// # Safety
     /// The pointers hold members x N (trajectory: frames x members x N) values
     /// of `T` on this GPU, live until the work on `stream` completes; `p` validated.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz96_raw<T: Float>(
+    unsafe fn launch_lorenz96<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         p: &Lorenz96Params,
@@ -763,14 +887,12 @@ impl Gpu {
         unsafe { self.launch(kernel, grid, stream, &mut args) }
     }
 
-    /// Lorenz 2005 on raw device pointers: one block per member.
-    /// `sites_per_thread`: None picks the kernel, else as in
-    /// [`Gpu::lorenz05_device`].
+    /// The Lorenz 2005 launch, after validation: one block per member.
     ///
     /// # Safety
-    /// As [`Gpu::lorenz96_raw`]; `p` validated.
+    /// As [`Gpu::launch_lorenz96`].
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz05_raw<T: Float>(
+    unsafe fn launch_lorenz05<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         p: &Lorenz05Params,
@@ -836,7 +958,7 @@ impl Gpu {
 
     /// Host slices in, window sums out (waits for the result).
     pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        check_window(w.len(), rows, n, n, x.len())?;
+        check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
@@ -844,7 +966,15 @@ impl Gpu {
         let mut out = stream
             .alloc_zeros::<T>(x.len())
             .map_err(cuda("allocating the output"))?;
-        self.window_sum_device(stream, &dx, &dw, &mut out, rows, n, n)?;
+        {
+            let (x_ptr, _x) = dx.device_ptr(stream);
+            let (w_ptr, _w) = dw.device_ptr(stream);
+            let (out_ptr, _o) = out.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the checked lengths.
+            unsafe {
+                self.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, n)
+            }?;
+        }
         stream
             .clone_dtoh(&out)
             .map_err(cuda("copying the sums back"))
@@ -863,20 +993,24 @@ impl Gpu {
         n: usize,
         pitch: usize,
     ) -> Result<()> {
-        check_window(w.len(), rows, n, pitch, x.len().min(out.len()))?;
+        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
         let (x_ptr, _x) = x.device_ptr(stream);
         let (w_ptr, _w) = w.device_ptr(stream);
         let (out_ptr, _o) = out.device_ptr_mut(stream);
-        // SAFETY: pointers from live buffers of the checked lengths.
-        unsafe { self.window_sum_raw::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch) }
+        // SAFETY: pointers from live buffers of the checked lengths; a `&` and
+        // a `&mut` borrow cannot be the same buffer.
+        unsafe {
+            self.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch)
+        }
     }
 
-    /// Window sums on raw device pointers; the shape and weight count are
-    /// checked here (see [`window_extent`]).
+    /// Window sums on raw device pointers (the C ABI's and Python's device
+    /// path): validated ([`check_window`]), `x` and `out` checked not to
+    /// overlap (the kernel reads whole rows of `x` while it writes `out`), and
+    /// every pointer against the driver's record of this GPU's allocations.
     ///
     /// # Safety
-    /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
-    /// (odd), all on this GPU and live until the work on `stream` completes.
+    /// The allocations must stay alive until the work on `stream` completes.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn window_sum_raw<T: Float>(
         &self,
@@ -889,7 +1023,32 @@ impl Gpu {
         n: usize,
         pitch: usize,
     ) -> Result<()> {
-        window_extent(w_len, rows, n, pitch)?;
+        let need = window_extent(w_len, rows, n, pitch)?;
+        check_window(w_len, rows, n, pitch, (need, need), false)?;
+        check_disjoint::<T>(x, need, out, need)?;
+        self.check_device_array::<T>("x", x, need)?;
+        self.check_device_array::<T>("w", w, w_len)?;
+        self.check_device_array::<T>("out", out, need)?;
+        unsafe { self.launch_window_sum::<T>(stream, x, w, w_len, out, rows, n, pitch) }
+    }
+
+    /// The window-sum launch, after validation.
+    ///
+    /// # Safety
+    /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
+    /// (odd), all on this GPU and live until the work on `stream` completes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_window_sum<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        w: CUdeviceptr,
+        w_len: usize,
+        out: CUdeviceptr,
+        rows: usize,
+        n: usize,
+        pitch: usize,
+    ) -> Result<()> {
         let kernel = self.kernel(&format!("window_sum_{}", T::NAME));
         let (l_arg, rows_arg, n_arg, pitch_arg) =
             (w_len as i32, rows as i64, n as i64, pitch as i64);

@@ -102,3 +102,34 @@ impl Kernpack {
         }
     }
 }
+
+/// Input and output spans (addresses in host or device memory, `n_in` and
+/// `n_out` values of `T`) must not overlap, for kernels that read one while
+/// writing the other (`__restrict__`, or reading neighbours of the output).
+pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
+    let elem = std::mem::size_of::<T>() as u64;
+    let end = |start: u64, n: usize| start.saturating_add((n as u64).saturating_mul(elem));
+    if input < end(output, n_out) && output < end(input, n_in) {
+        return Err(Error::invalid(
+            "the input and output overlap: this operation cannot run in place",
+        ));
+    }
+    Ok(())
+}
+
+/// The largest array kernpack accepts, in bytes: 2^56, the largest user
+/// address space of current 64-bit CPUs (x86-64 with 5-level paging), so no
+/// real buffer is refused, while a count that no memory can back (a wrapped
+/// or garbage size) is an error before any slice, allocation or launch.
+pub const MAX_ARRAY_BYTES: usize = 1 << 56;
+
+/// `len` values of `T` fit in [`MAX_ARRAY_BYTES`].
+pub(crate) fn check_array_size<T>(name: &str, len: usize) -> Result<()> {
+    match len.checked_mul(std::mem::size_of::<T>().max(1)) {
+        Some(bytes) if bytes <= MAX_ARRAY_BYTES => Ok(()),
+        _ => Err(Error::invalid(format!(
+            "{name}: {len} values of {} bytes exceed the largest possible array ({MAX_ARRAY_BYTES} bytes)",
+            std::mem::size_of::<T>()
+        ))),
+    }
+}

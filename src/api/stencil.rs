@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 
-use super::Kernpack;
+use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
@@ -126,37 +126,47 @@ impl ImageLayout {
         }
     }
 
-    /// Elements a buffer with `pitch` must hold: the last row needs only `cols`.
-    fn span(&self, pitch: usize) -> usize {
+    /// Elements a buffer with `pitch` must hold: the last row needs only
+    /// `cols`. None when that count overflows (no such buffer can exist).
+    pub fn span(&self, pitch: usize) -> Option<usize> {
         match self.rows {
-            0 => 0,
-            rows => (rows - 1) * pitch + self.cols,
+            0 => Some(0),
+            rows => (rows - 1).checked_mul(pitch)?.checked_add(self.cols),
         }
     }
 
+    /// Values the input spans (`usize::MAX` for a layout too large to exist,
+    /// which validation rejects).
     pub fn input_len(&self) -> usize {
-        self.span(self.in_pitch)
+        self.span(self.in_pitch).unwrap_or(usize::MAX)
     }
 
+    /// Values the output spans, as [`ImageLayout::input_len`].
     pub fn output_len(&self) -> usize {
-        self.span(self.out_pitch)
+        self.span(self.out_pitch).unwrap_or(usize::MAX)
     }
 
-    fn is_empty(&self) -> bool {
+    /// No rows or no columns: nothing to filter.
+    pub fn is_empty(&self) -> bool {
         self.rows == 0 || self.cols == 0
     }
 }
 
-/// Checks everything but the buffers' lengths (which differ between host and device calls).
-pub(crate) fn validate(layout: &ImageLayout, opts: &BoxFilterOptions) -> Result<()> {
+/// The one validation of a box filter call: the window, the layout, and the
+/// buffers' lengths against it. Any `cval` is accepted: constant mode pads
+/// with it, the other modes ignore it. An empty image (no rows or no
+/// columns) is valid, and filtering it does nothing.
+pub(crate) fn validate(
+    layout: &ImageLayout,
+    opts: &BoxFilterOptions,
+    input_len: usize,
+    output_len: usize,
+) -> Result<()> {
     if opts.size % 2 == 0 || opts.size > MAX_BOX_SIZE {
         return Err(Error::invalid(format!(
             "box filter size {} is not an odd number from 1 to {MAX_BOX_SIZE}",
             opts.size
         )));
-    }
-    if !opts.cval.is_finite() {
-        return Err(Error::invalid(format!("cval {} is not finite", opts.cval)));
     }
     if layout.in_pitch < layout.cols || layout.out_pitch < layout.cols {
         return Err(Error::invalid(format!(
@@ -171,17 +181,6 @@ pub(crate) fn validate(layout: &ImageLayout, opts: &BoxFilterOptions) -> Result<
     {
         return Err(Error::invalid("the image is too large"));
     }
-    Ok(())
-}
-
-/// Everything, buffers' lengths included.
-fn validate_buffers(
-    layout: &ImageLayout,
-    opts: &BoxFilterOptions,
-    input_len: usize,
-    output_len: usize,
-) -> Result<()> {
-    validate(layout, opts)?;
     for (what, len, needed) in [
         ("input", input_len, layout.input_len()),
         ("output", output_len, layout.output_len()),
@@ -272,11 +271,13 @@ impl Kernpack {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate_buffers(layout, opts, input.len(), output.len())?;
         match self.gpu() {
-            Some(gpu) => gpu.box_filter_into(input, output, layout, opts),
-            _ => {
-                reference::stencil::box_filter(input, output, layout, opts);
+            Some(gpu) => gpu.box_filter_into(input, output, layout, opts), // validates
+            None => {
+                validate(layout, opts, input.len(), output.len())?;
+                if !layout.is_empty() {
+                    reference::stencil::box_filter(input, output, layout, opts);
+                }
                 Ok(())
             }
         }
@@ -292,7 +293,7 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate_buffers(layout, opts, input.len(), output.len())?;
+        validate(layout, opts, input.len(), output.len())?;
         if layout.is_empty() {
             return Ok(());
         }
@@ -304,7 +305,12 @@ impl Gpu {
         // The output's gaps between rows must survive: start from its contents.
         let out = &mut output[..layout.output_len()];
         let mut dy = stream.clone_htod(out).map_err(cuda("copying to the GPU"))?;
-        self.box_filter_device(stream, &dx, &mut dy, layout, opts)?;
+        {
+            let (in_ptr, _i) = dx.device_ptr(stream);
+            let (out_ptr, _o) = dy.device_ptr_mut(stream);
+            // SAFETY: two buffers just allocated with the layout's lengths.
+            unsafe { self.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, opts) }?;
+        }
         stream
             .memcpy_dtoh(&dy, out)
             .map_err(cuda("copying the result back"))
@@ -319,19 +325,24 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate_buffers(layout, opts, input.len(), output.len())?;
+        validate(layout, opts, input.len(), output.len())?;
+        if layout.is_empty() {
+            return Ok(());
+        }
         let (in_ptr, _i) = input.device_ptr(stream);
         let (out_ptr, _o) = output.device_ptr_mut(stream);
         // SAFETY: both buffers are live and hold the layout's spans (checked);
         // a `&` and a `&mut` borrow cannot be the same buffer.
-        unsafe { self.box_filter_raw::<T>(stream, in_ptr, out_ptr, layout, opts) }
+        unsafe { self.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, opts) }
     }
 
-    /// The launch on raw pointers; validates everything it can see.
+    /// The box filter on raw pointers (the C ABI's and Python's device path):
+    /// validated, the two spans checked not to overlap (the kernels read
+    /// `input` and write `output` through `__restrict__` pointers), and both
+    /// pointers checked against the driver's record of this GPU's allocations.
     ///
     /// # Safety
-    /// `input` and `output` hold `layout.input_len()` and `layout.output_len()`
-    /// values of `T` on this GPU, live until the work on `stream` completes.
+    /// The allocations must stay alive until the work on `stream` completes.
     pub unsafe fn box_filter_raw<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
@@ -340,20 +351,31 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        validate(layout, opts)?;
+        let (n_in, n_out) = (layout.input_len(), layout.output_len());
+        validate(layout, opts, n_in, n_out)?;
         if layout.is_empty() {
             return Ok(());
         }
-        let elem = std::mem::size_of::<T>() as u64;
-        let (in_end, out_end) = (
-            input + layout.input_len() as u64 * elem,
-            output + layout.output_len() as u64 * elem,
-        );
-        if input < out_end && output < in_end {
-            return Err(Error::invalid(
-                "the input and output overlap: the box filter cannot run in place",
-            ));
-        }
+        check_disjoint::<T>(input, n_in, output, n_out)?;
+        self.check_device_array::<T>("input", input, n_in)?;
+        self.check_device_array::<T>("output", output, n_out)?;
+        unsafe { self.launch_box_filter::<T>(stream, input, output, layout, opts) }
+    }
+
+    /// The launch, after validation.
+    ///
+    /// # Safety
+    /// `input` and `output` hold `layout.input_len()` and `layout.output_len()`
+    /// values of `T` on this GPU, do not overlap, and stay live until the work
+    /// on `stream` completes; the image is not empty.
+    unsafe fn launch_box_filter<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+        layout: &ImageLayout,
+        opts: &BoxFilterOptions,
+    ) -> Result<()> {
         let kernel = self.kernel(&box_kernel_name::<T>(opts.size));
         let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);

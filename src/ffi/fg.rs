@@ -2,11 +2,20 @@
 //! entry points for complex64 and complex128, one-line wrappers around one
 //! generic body each. Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
-use crate::api::fg::{check_scalars, complexes, interleaved, FgOptions};
+use super::{boundary, context, device_address, host_slice_mut, kp_context, kp_status, Failure};
+use crate::api::fg::{complexes, interleaved, FgOptions};
 use crate::error::Error;
 use crate::float::{Complex, Float};
 
+/// T values of an N x N complex state (interleaved re, im): the C side's
+/// buffer length, with checked arithmetic.
+fn state_values(n: usize) -> Result<usize, Failure> {
+    n.checked_mul(n)
+        .and_then(|e| e.checked_mul(2))
+        .ok_or_else(|| Error::invalid(format!("N = {n} is impossible")).into())
+}
+
+/// `delta_len` (complex values) must be what the run writes: nsteps + 1.
 fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Failure> {
     if delta_len != nsteps.saturating_add(1) {
         return Err(Error::invalid(format!(
@@ -33,40 +42,29 @@ unsafe fn integrate_host<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        for (name, ptr) in [("f", f), ("g", g), ("delta", delta)] {
-            if ptr.is_null() {
-                return Err(null_pointer(name));
-            }
-        }
+        let state_len = state_values(n)?;
+        check_delta_len(delta_len, nsteps)?;
+        let f = unsafe { host_slice_mut("f", f, state_len) }?;
+        let g = unsafe { host_slice_mut("g", g, state_len) }?;
+        let delta_values = delta_len.saturating_mul(2); // impossible counts are refused by the slice
+        let delta = unsafe { host_slice_mut("delta", delta, delta_values) }?;
         let delta0 = Complex {
             re: delta0_re,
             im: delta0_im,
         };
-        let elements = check_scalars(n, delta0, dt, nsteps)?;
-        check_delta_len(delta_len, nsteps)?;
-        // SAFETY: the caller promises n*n complex values at f and g.
-        let (f_in, g_in) = unsafe {
-            (
-                std::slice::from_raw_parts(f as *const T, 2 * elements),
-                std::slice::from_raw_parts(g as *const T, 2 * elements),
-            )
-        };
         // Computed in full before anything is written back.
         let run = ctx.kernpack.fg_integrate(
             n,
-            &complexes(f_in),
-            &complexes(g_in),
+            &complexes(f),
+            &complexes(g),
             delta0,
             dt,
             nsteps,
             &FgOptions::default(),
         )?;
-        unsafe {
-            std::slice::from_raw_parts_mut(f, 2 * elements).copy_from_slice(interleaved(&run.f));
-            std::slice::from_raw_parts_mut(g, 2 * elements).copy_from_slice(interleaved(&run.g));
-            std::slice::from_raw_parts_mut(delta, 2 * delta_len)
-                .copy_from_slice(interleaved(&run.delta));
-        }
+        f.copy_from_slice(interleaved(&run.f));
+        g.copy_from_slice(interleaved(&run.g));
+        delta.copy_from_slice(interleaved(&run.delta));
         Ok(())
     })
 }
@@ -87,17 +85,13 @@ unsafe fn integrate_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        for (name, ptr) in [("f", f), ("g", g), ("delta", delta)] {
-            if ptr == 0 {
-                return Err(null_pointer(name));
-            }
-        }
+        let (f, g) = (device_address("f", f)?, device_address("g", g)?);
+        let delta = device_address("delta", delta)?;
+        check_delta_len(delta_len, nsteps)?;
         let delta0 = Complex {
             re: delta0_re,
             im: delta0_im,
         };
-        check_scalars(n, delta0, dt, nsteps)?;
-        check_delta_len(delta_len, nsteps)?;
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe {

@@ -2,7 +2,7 @@
 //! points per dtype, thin wrappers over one generic body each.
 use super::{
     boundary, context, count_plus_one, device_address, host_slice, host_slice_mut, kp_context,
-    kp_status, offsets_from, optional_host_slice, Failure,
+    kp_status, offsets_from, optional_host_slice, value_boundary, Failure,
 };
 use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
 use crate::api::lombscargle::{
@@ -51,11 +51,12 @@ impl kp_lombscargle_options {
 /// Power mode, no floating mean, no precentering.
 #[no_mangle]
 pub extern "C" fn kp_lombscargle_options_default() -> kp_lombscargle_options {
-    kp_lombscargle_options {
+    let defaults = || kp_lombscargle_options {
         normalize: KP_NORMALIZE_POWER,
         floating_mean: 0,
         precenter: 0,
-    }
+    };
+    value_boundary(defaults, defaults)
 }
 
 /// Values the output of `nf` frequencies holds: nf, or 2 nf for

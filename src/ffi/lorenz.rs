@@ -1,8 +1,11 @@
 //! C ABI of the ODE ensembles (Lorenz 96, Lorenz 2005 Model II / III) and
 //! of the periodic window sum: host-pointer and device-pointer entry points
 //! per dtype, thin wrappers over one generic body each.
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
-use crate::api::lorenz::{check_run, frame_count, EnsembleDeviceBuffers};
+use super::{
+    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
+    value_boundary, Failure,
+};
+use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use crate::error::Error;
 use crate::float::Float;
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -45,28 +48,41 @@ pub struct kp_lorenz05_params {
 /// N = 40, F = 8, dt = 0.05.
 #[no_mangle]
 pub extern "C" fn kp_lorenz96_default_params() -> kp_lorenz96_params {
-    let p = Lorenz96Params::default();
-    kp_lorenz96_params {
-        n: p.n,
-        forcing: p.forcing,
-        dt: p.dt,
-    }
+    // SAFETY (fallback): all-zero numbers are a valid value of the struct
+    // (and invalid parameters, which every call rejects).
+    value_boundary(
+        || unsafe { std::mem::zeroed() },
+        || {
+            let p = Lorenz96Params::default();
+            kp_lorenz96_params {
+                n: p.n,
+                forcing: p.forcing,
+                dt: p.dt,
+            }
+        },
+    )
 }
 
 /// DART's defaults: N = 960, F = 15, K = 32, J = 12, b = 10, c = 3, dt = 0.001, Model III.
 #[no_mangle]
 pub extern "C" fn kp_lorenz05_default_params() -> kp_lorenz05_params {
-    let p = Lorenz05Params::default();
-    kp_lorenz05_params {
-        n: p.n,
-        forcing: p.forcing,
-        k: p.k,
-        j: p.j,
-        b: p.b,
-        c: p.c,
-        dt: p.dt,
-        model: p.model.number(),
-    }
+    // SAFETY (fallback): as in kp_lorenz96_default_params.
+    value_boundary(
+        || unsafe { std::mem::zeroed() },
+        || {
+            let p = Lorenz05Params::default();
+            kp_lorenz05_params {
+                n: p.n,
+                forcing: p.forcing,
+                k: p.k,
+                j: p.j,
+                b: p.b,
+                c: p.c,
+                dt: p.dt,
+                model: p.model.number(),
+            }
+        },
+    )
 }
 
 /// Values a trajectory of `members` x `n` sites holds: (steps / every + 1)
@@ -78,9 +94,14 @@ pub extern "C" fn kp_lorenz_trajectory_len(
     steps: u64,
     every: u64,
 ) -> usize {
-    frame_count(steps, every)
-        .saturating_mul(members)
-        .saturating_mul(n)
+    value_boundary(
+        || 0,
+        || {
+            frame_count(steps, every)
+                .saturating_mul(members)
+                .saturating_mul(n)
+        },
+    )
 }
 
 /// Which model a call integrates, from the C parameters (NULL: defaults).
@@ -124,35 +145,39 @@ impl Model {
             Model::L05(p) => p.n,
         }
     }
-
-    fn validate(&self) -> Result<(), Failure> {
-        match self {
-            Model::L96(p) => p.validate(),
-            Model::L05(p) => p.validate(),
-        }
-        .map_err(Failure::from)
-    }
 }
 
-/// Members x n values, checked: n > 0 before the multiplication.
-fn state_len(model: &Model, members: usize) -> Result<usize, Failure> {
-    model.validate()?;
-    members
-        .checked_mul(model.n())
-        .filter(|_| members > 0)
-        .ok_or_else(|| Error::invalid(format!("members must be > 0 (got {members})")).into())
+/// Values of members x n (the states) and of the trajectory the call writes:
+/// the C side's buffer lengths, computed with checked arithmetic (the API
+/// validates the run itself).
+fn run_lengths(
+    model: &Model,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize), Failure> {
+    let impossible = || {
+        Failure::from(Error::invalid(format!(
+            "{members} members of N = {} is impossible",
+            model.n()
+        )))
+    };
+    let len = members.checked_mul(model.n()).ok_or_else(impossible)?;
+    let traj = frame_count(steps, every)
+        .checked_mul(len)
+        .ok_or_else(impossible)?;
+    Ok((len, traj))
 }
 
-fn check_trajectory(expected: usize, every: u64, is_null: bool, len: usize) -> Result<(), Failure> {
-    match (every, is_null) {
-        (0, _) => Ok(()),
-        (_, true) => Err(null_pointer("trajectory (every > 0)")),
-        _ if len != expected => Err(Error::invalid(format!(
+/// `trajectory_len` must be what the run writes (the C side's length of `trajectory`).
+fn check_trajectory_len(expected: usize, every: u64, len: usize) -> Result<(), Failure> {
+    if every > 0 && len != expected {
+        return Err(Error::invalid(format!(
             "trajectory_len is {len}, {expected} values are written (kp_lorenz_trajectory_len)"
         ))
-        .into()),
-        _ => Ok(()),
+        .into());
     }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -170,24 +195,24 @@ unsafe fn ensemble_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let model = model?;
-        let len = state_len(&model, members)?;
-        if initial.is_null() {
-            return Err(null_pointer("initial"));
-        }
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
-        let (_, traj_len) = check_run(model.n(), len, steps, every)?;
-        check_trajectory(traj_len, every, trajectory.is_null(), trajectory_len)?;
-        let initial = unsafe { std::slice::from_raw_parts(initial, len) };
+        let (len, traj_len) = run_lengths(&model, members, steps, every)?;
+        let initial = unsafe { host_slice("initial", initial, len) }?;
+        let out = unsafe { host_slice_mut("out", out, len) }?;
+        let trajectory = match every {
+            0 => None,
+            _ => Some(unsafe {
+                host_slice_mut("trajectory (every > 0)", trajectory, trajectory_len)
+            }?),
+        };
+        check_trajectory_len(traj_len, every, trajectory_len)?;
         // Computed in full before anything is written to the outputs.
         let run = match model {
             Model::L96(p) => ctx.kernpack.lorenz96(&p, initial, steps, every),
             Model::L05(p) => ctx.kernpack.lorenz05(&p, initial, steps, every),
         }?;
-        unsafe { std::slice::from_raw_parts_mut(out, len) }.copy_from_slice(&run.final_state);
-        if let Some(t) = run.trajectory {
-            unsafe { std::slice::from_raw_parts_mut(trajectory, traj_len) }.copy_from_slice(&t);
+        out.copy_from_slice(&run.final_state);
+        if let (Some(dst), Some(src)) = (trajectory, run.trajectory) {
+            dst.copy_from_slice(&src);
         }
         Ok(())
     })
@@ -209,29 +234,25 @@ unsafe fn ensemble_device<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let model = model?;
-        let len = state_len(&model, members)?;
-        for (name, ptr) in [("initial", initial), ("out", out)] {
-            if ptr == 0 {
-                return Err(null_pointer(name));
-            }
-        }
-        let (_, traj_len) = check_run(model.n(), len, steps, every)?;
-        check_trajectory(traj_len, every, trajectory == 0, trajectory_len)?;
+        let (_, traj_len) = run_lengths(&model, members, steps, every)?;
+        let buffers = EnsembleDeviceBuffers {
+            initial: device_address("initial", initial)?,
+            out: device_address("out", out)?,
+            trajectory: match every {
+                0 => None,
+                _ => Some(device_address("trajectory (every > 0)", trajectory)?),
+            },
+        };
+        check_trajectory_len(traj_len, every, trajectory_len)?;
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
-        let buffers = EnsembleDeviceBuffers {
-            initial,
-            out,
-            trajectory: (every > 0).then_some(trajectory),
-        };
         match model {
             Model::L96(p) => unsafe {
                 gpu.lorenz96_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
             },
-            Model::L05(p) => {
-                gpu.check_lorenz05::<T>(&p)?;
-                unsafe { gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every, None) }
-            }
+            Model::L05(p) => unsafe {
+                gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
+            },
         }?;
         Ok(())
     })
@@ -525,22 +546,14 @@ unsafe fn window_sum_host<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        for (name, null) in [
-            ("x", x.is_null()),
-            ("w", w.is_null()),
-            ("out", out.is_null()),
-        ] {
-            if null {
-                return Err(null_pointer(name));
-            }
-        }
         let len = rows
             .checked_mul(n)
             .ok_or_else(|| Error::invalid("rows x n overflows"))?;
-        let x = unsafe { std::slice::from_raw_parts(x, len) };
-        let w = unsafe { std::slice::from_raw_parts(w, w_len) };
+        let x = unsafe { host_slice("x", x, len) }?;
+        let w = unsafe { host_slice("w", w, w_len) }?;
+        let out = unsafe { host_slice_mut("out", out, len) }?;
         let result = ctx.kernpack.window_sum(x, w, rows, n)?;
-        unsafe { std::slice::from_raw_parts_mut(out, len) }.copy_from_slice(&result);
+        out.copy_from_slice(&result);
         Ok(())
     })
 }
@@ -559,21 +572,8 @@ unsafe fn window_sum_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        for (name, ptr) in [("x", x), ("w", w), ("out", out)] {
-            if ptr == 0 {
-                return Err(null_pointer(name));
-            }
-        }
-        if w_len % 2 == 0 || w_len > i32::MAX as usize || n == 0 || rows == 0 || pitch < n {
-            return Err(Error::invalid(format!(
-                "window sum needs an odd w_len ({w_len}), rows ({rows}) and n ({n}) > 0, pitch ({pitch}) >= n"
-            ))
-            .into());
-        }
-        (rows - 1)
-            .checked_mul(pitch)
-            .and_then(|v| v.checked_add(n))
-            .ok_or_else(|| Error::invalid("rows x pitch overflows"))?;
+        let (x, w) = (device_address("x", x)?, device_address("w", w)?);
+        let out = device_address("out", out)?;
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.window_sum_raw::<T>(&stream, x, w, w_len, out, rows, n, pitch) }?;

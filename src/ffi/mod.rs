@@ -48,6 +48,13 @@ pub enum kp_status {
     KP_ERROR_OUT_OF_MEMORY = 6,
 }
 
+/// The largest array any kernpack function accepts, in bytes (2^56, the
+/// largest user address space of current 64-bit CPUs): a count whose values
+/// would span more, or whose size overflows, is KP_ERROR_INVALID_ARGUMENT,
+/// checked before anything is read, allocated or launched.
+pub const KP_MAX_ARRAY_BYTES: u64 = 1 << 56;
+const _: () = assert!(KP_MAX_ARRAY_BYTES as usize == crate::api::MAX_ARRAY_BYTES);
+
 /// Where a context runs work: one of the KP_BACKEND_* values. (Inputs are
 /// plain integers rather than C enums so that an out-of-range value from C is
 /// an error, not undefined behaviour.)
@@ -94,7 +101,7 @@ fn set_last_error(message: &str, cuda_code: i32) {
 /// this thread; copy it to keep it.
 #[no_mangle]
 pub extern "C" fn kp_last_error_message() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    value_boundary(|| c"".as_ptr(), || LAST_ERROR.with(|e| e.borrow().as_ptr()))
 }
 
 /// The CUDA driver's error code (a `CUresult`, e.g. 700 for
@@ -102,13 +109,17 @@ pub extern "C" fn kp_last_error_message() -> *const c_char {
 /// thread when it failed with KP_ERROR_CUDA; 0 otherwise.
 #[no_mangle]
 pub extern "C" fn kp_last_cuda_error() -> i32 {
-    LAST_CUDA_ERROR.with(Cell::get)
+    value_boundary(|| 0, || LAST_CUDA_ERROR.with(Cell::get))
 }
 
 /// A static description of a status code; "unknown status" for any other value.
 /// (Takes an integer, so any value a C caller passes is defined behaviour.)
 #[no_mangle]
 pub extern "C" fn kp_status_string(status: i32) -> *const c_char {
+    value_boundary(|| c"unknown status".as_ptr(), || status_text(status))
+}
+
+fn status_text(status: i32) -> *const c_char {
     let text: &'static [u8] = match status {
         0 => b"ok\0",
         1 => b"invalid argument\0",
@@ -126,7 +137,10 @@ pub extern "C" fn kp_status_string(status: i32) -> *const c_char {
 /// to catch a header and a library that do not belong together.
 #[no_mangle]
 pub extern "C" fn kp_version() -> *const c_char {
-    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    value_boundary(
+        || c"".as_ptr(),
+        || concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast(),
+    )
 }
 
 /// What the boundary reports: the status, the message for
@@ -153,18 +167,12 @@ pub(crate) fn null_pointer(name: &str) -> Failure {
     )
 }
 
-/// Checks that `len` values of `T` can exist at all: their size must not
-/// exceed `isize::MAX` bytes (Rust's and C's limit for one object). Run on
-/// every count before a slice is formed or memory is sized from it.
+/// Checks that `len` values of `T` can exist at all: at most
+/// [`KP_MAX_ARRAY_BYTES`]. Run on every count before a slice is formed or
+/// memory is sized from it, so an impossible count is an error, never a
+/// wrapped size, an abort on allocation or a read past the caller's buffer.
 pub(crate) fn check_count<T>(name: &str, len: usize) -> Result<(), Failure> {
-    match len.checked_mul(std::mem::size_of::<T>()) {
-        Some(bytes) if bytes <= isize::MAX as usize => Ok(()),
-        _ => Err(Error::invalid(format!(
-            "{name}: {len} values of {} bytes exceed the largest possible array",
-            std::mem::size_of::<T>()
-        ))
-        .into()),
-    }
+    crate::api::check_array_size::<T>(name, len).map_err(Failure::from)
 }
 
 /// `len` values of `T` at host `ptr`: NULL is KP_ERROR_NULL_POINTER, an
@@ -252,6 +260,12 @@ pub(crate) fn device_address(name: &str, ptr: u64) -> Result<u64, Failure> {
         return Err(null_pointer(name));
     }
     Ok(ptr)
+}
+
+/// Runs the body of an exported function that returns a value rather than a
+/// status: a panic (a bug) returns `fallback()` instead of unwinding into C.
+pub(crate) fn value_boundary<T>(fallback: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
 }
 
 /// Runs the body of an entry point: panics become KP_ERROR_INTERNAL, failures

@@ -1,6 +1,10 @@
 //! C ABI of the 2D box filter: host pointers (any context; the CPU backend
 //! runs the reference) and device pointers enqueued on a stream (GPU contexts).
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use super::{
+    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
+    value_boundary, Failure,
+};
+use crate::api::check_disjoint;
 use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 use crate::error::Error;
 use crate::float::Float;
@@ -33,15 +37,22 @@ pub struct kp_box_filter_options {
 /// 3 x 3, KP_BOX_REFLECT, cval 0.
 #[no_mangle]
 pub extern "C" fn kp_box_filter_options_default() -> kp_box_filter_options {
-    let d = BoxFilterOptions::default();
-    kp_box_filter_options {
-        size: 3,
-        mode: d.mode.code(),
-        cval: d.cval,
-    }
+    // SAFETY (fallback): all-zero numbers are a valid value of the struct
+    // (size 0, which every call rejects).
+    value_boundary(
+        || unsafe { std::mem::zeroed() },
+        || {
+            let d = BoxFilterOptions::default();
+            kp_box_filter_options {
+                size: d.size as u32,
+                mode: d.mode.code(),
+                cval: d.cval,
+            }
+        },
+    )
 }
 
-/// The options and layout, validated; NULL options mean the defaults.
+/// The options and layout (validated by the API); NULL options mean the defaults.
 unsafe fn parse(
     options: *const kp_box_filter_options,
     rows: usize,
@@ -63,7 +74,6 @@ unsafe fn parse(
         in_pitch,
         out_pitch,
     };
-    crate::api::stencil::validate(&layout, &opts)?;
     Ok((layout, opts))
 }
 
@@ -81,27 +91,25 @@ unsafe fn box_filter_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let (layout, opts) = unsafe { parse(options, rows, cols, in_pitch, out_pitch) }?;
-        if input.is_null() {
-            return Err(null_pointer("input"));
-        }
-        if output.is_null() {
-            return Err(null_pointer("output"));
-        }
-        let (n_in, n_out) = (layout.input_len(), layout.output_len());
-        let size = std::mem::size_of::<T>();
-        let (a, b) = (input as usize, output as usize);
-        if a < b + n_out * size && b < a + n_in * size {
-            return Err(Error::invalid(
-                "the input and output overlap: the box filter cannot run in place",
-            )
-            .into());
-        }
-        // SAFETY: the caller provides these spans (documented); they do not overlap.
-        let (input, output) = unsafe {
-            (
-                std::slice::from_raw_parts(input, n_in),
-                std::slice::from_raw_parts_mut(output, n_out),
-            )
+        let span = |pitch| {
+            layout
+                .span(pitch)
+                .ok_or_else(|| Failure::from(Error::invalid("the image is too large")))
+        };
+        let (n_in, n_out) = (span(in_pitch)?, span(out_pitch)?);
+        // A shared and a mutable slice over the same memory would be undefined
+        // behaviour: the spans are checked apart before either is formed.
+        check_disjoint::<T>(input as u64, n_in, output as u64, n_out)?;
+        // SAFETY: the caller provides these spans (documented); they do not
+        // overlap. An empty image reads and writes nothing: any pointer will do.
+        let (input, output) = match (n_in, n_out) {
+            (0, 0) => (&[][..], &mut [][..]),
+            _ => unsafe {
+                (
+                    host_slice("input", input, n_in)?,
+                    host_slice_mut("output", output, n_out)?,
+                )
+            },
         };
         ctx.kernpack
             .box_filter_into(input, output, &layout, &opts)?;
@@ -125,12 +133,14 @@ unsafe fn box_filter_device<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
         let (layout, opts) = unsafe { parse(options, rows, cols, in_pitch, out_pitch) }?;
-        if input == 0 {
-            return Err(null_pointer("input"));
-        }
-        if output == 0 {
-            return Err(null_pointer("output"));
-        }
+        // An empty image reads and writes nothing: any pointer will do.
+        let (input, output) = match layout.is_empty() {
+            true => (input, output),
+            false => (
+                device_address("input", input)?,
+                device_address("output", output)?,
+            ),
+        };
         let stream = unsafe { ctx.stream(stream) }?;
         // SAFETY: the caller provides device spans of the layout's lengths.
         unsafe { gpu.box_filter_raw::<T>(&stream, input, output, &layout, &opts) }?;
