@@ -279,13 +279,12 @@ fn batch_device_entry_point_matches_the_host_one() {
     };
     assert_eq!(s, kp_status::KP_OK);
     let stream = gpu.context().new_stream().unwrap();
-    let offsets64: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
     let (dt, dy) = (
         stream.clone_htod(&t32).unwrap(),
         stream.clone_htod(&y32).unwrap(),
     );
     let (doff, df0, ddf) = (
-        stream.clone_htod(&offsets64).unwrap(),
+        stream.clone_htod(&offsets).unwrap(),
         stream.clone_htod(&f0).unwrap(),
         stream.clone_htod(&df).unwrap(),
     );

@@ -224,9 +224,12 @@ fn check_bad_input(kp: &Kernpack) {
     );
     expect_invalid(
         kp.fg_integrate(4, &f[..15], &g, d0, 1e-3, 1, &o),
-        "F has 15",
+        "F holds 30",
     );
-    expect_invalid(kp.fg_integrate(4, &f, &g[..9], d0, 1e-3, 1, &o), "G has 9");
+    expect_invalid(
+        kp.fg_integrate(4, &f, &g[..9], d0, 1e-3, 1, &o),
+        "G holds 18",
+    );
     expect_invalid(kp.fg_integrate(4, &f, &g, d0, f32::NAN, 1, &o), "dt");
     expect_invalid(kp.fg_integrate(4, &f, &g, d0, f32::INFINITY, 1, &o), "dt");
     expect_invalid(

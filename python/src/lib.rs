@@ -59,12 +59,6 @@ impl Dtype {
             ))),
         }
     }
-    pub(crate) fn size(self) -> usize {
-        match self {
-            Dtype::F32 => 4,
-            Dtype::F64 => 8,
-        }
-    }
 }
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.

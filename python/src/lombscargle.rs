@@ -212,7 +212,7 @@ fn lombscargle_device(
 /// A ragged batch on device buffers: `offsets` nseries + 1 int64, `f0`/`df`
 /// 1 (shared grid) or nseries f64 each, `out` nseries x output_len(nf).
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, n, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, stream))]
+#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, stream))]
 #[allow(clippy::too_many_arguments)]
 fn lombscargle_batch_device(
     py: Python<'_>,
@@ -221,7 +221,6 @@ fn lombscargle_batch_device(
     t: usize,
     y: usize,
     weights: Option<usize>,
-    n: usize,
     offsets: usize,
     nseries: usize,
     f0: usize,

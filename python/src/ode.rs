@@ -3,7 +3,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use kernpack::api::lorenz::{frame_count, window_extent, EnsembleDeviceBuffers};
+use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use kernpack::{
     Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
@@ -133,7 +133,6 @@ fn ensemble_device(
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
     let m = model(model_number, n, forcing, dt, k, j, b, c)?;
-    let len = state_len(members, n)?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     let buffers = EnsembleDeviceBuffers {
@@ -203,7 +202,6 @@ fn window_sum_device(
     stream: usize,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
-    let len = window_extent(w_len, rows, n, n).map_err(to_py)?;
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     py.detach(|| {
@@ -298,10 +296,6 @@ fn fg_integrate_device(
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
     let opts = fg_options(path)?;
-    let elements = n
-        .checked_mul(n)
-        .ok_or_else(|| PyValueError::new_err("N x N overflows"))?;
-    let complex = 2 * dtype.size();
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     py.detach(|| {

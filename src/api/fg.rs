@@ -7,7 +7,6 @@
 //! on both GPU paths; the CPU reference replays the same operations and agrees
 //! bit for bit in f64 (and in f32 unless values are subnormal, which the GPU
 //! flushes to zero).
-use std::ffi::c_void;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -17,6 +16,8 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, Kernel};
 use crate::reference;
 
@@ -176,19 +177,11 @@ pub enum FgPlan {
     Launches { blocks: u32 },
 }
 
-fn complex_suffix<T: Float>() -> &'static str {
-    if T::NAME == "f32" {
-        "c64"
-    } else {
-        "c128"
-    }
-}
-
 /// Chunks per block the cooperative kernels exist for (csrc/fg.cu).
 const COOPERATIVE_K: [u32; 3] = [1, 2, 4];
 
 fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> &Kernel {
-    gpu.kernel(&format!("fg_cooperative_k{k}_{}", complex_suffix::<T>()))
+    gpu.kernel(&kernels::fg_cooperative::<T>(k))
 }
 
 impl Gpu {
@@ -208,7 +201,7 @@ impl Gpu {
                 })
             })
             .flatten();
-        let step = self.kernel(&format!("fg_step_{}", complex_suffix::<T>()));
+        let step = self.kernel(&kernels::fg_step::<T>());
         let launches = FgPlan::Launches {
             blocks: step.grid_for(chunks, 1),
         };
@@ -364,35 +357,32 @@ impl Gpu {
             .alloc::<f64>(2 * 2 * chunks as usize)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (p_ptr, _p) = partials.device_ptr_mut(stream);
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let i64_arg = |v: &i64| v as *const i64 as *mut c_void;
-        let f64_arg = |v: &f64| v as *const f64 as *mut c_void;
+        let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
         let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
         let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
-        let suffix = complex_suffix::<T>();
         match plan {
             FgPlan::Cooperative {
                 chunks_per_block,
                 blocks,
             } => {
-                let kernel = cooperative_kernel::<T>(self, chunks_per_block);
-                let mut args = [
-                    arg(&f),
-                    arg(&g),
-                    i64_arg(&n_arg),
-                    i64_arg(&chunks),
-                    i64_arg(&steps_arg),
-                    f64_arg(&dt_arg),
-                    f64_arg(&d0_re),
-                    f64_arg(&d0_im),
-                    arg(&delta),
-                    arg(&p_ptr),
-                ];
-                unsafe { self.launch_cooperative_grid(kernel, blocks, stream, &mut args) }
+                let kernel = kernels::fg_cooperative::<T>(chunks_per_block);
+                let args = (
+                    f,
+                    g,
+                    n_arg,
+                    chunks,
+                    steps_arg,
+                    dt_arg,
+                    d0_re,
+                    d0_im,
+                    history,
+                    Out::new(p_ptr),
+                );
+                unsafe { self.launch(&kernel, LaunchConfig::cooperative(blocks), stream, args) }
             }
             FgPlan::Launches { blocks } => {
-                let step = self.kernel(&format!("fg_step_{suffix}"));
-                let finish = self.kernel(&format!("fg_finish_{suffix}"));
+                let step = kernels::fg_step::<T>();
+                let finish = kernels::fg_finish::<T>();
                 // nsteps = 0: one step launch over no chunks writes delta[0].
                 let (last, step_chunks) = if nsteps == 0 {
                     (1, 0)
@@ -400,22 +390,22 @@ impl Gpu {
                     (nsteps as i64, chunks)
                 };
                 for s in 0..last {
-                    let mut args = [
-                        arg(&f),
-                        arg(&g),
-                        i64_arg(&n_arg),
-                        i64_arg(&step_chunks),
-                        i64_arg(&s),
-                        f64_arg(&dt_arg),
-                        f64_arg(&d0_re),
-                        f64_arg(&d0_im),
-                        arg(&delta),
-                        arg(&p_ptr),
-                    ];
-                    unsafe { self.launch(step, blocks, stream, &mut args) }?;
+                    let args = (
+                        f,
+                        g,
+                        n_arg,
+                        step_chunks,
+                        s,
+                        dt_arg,
+                        d0_re,
+                        d0_im,
+                        history,
+                        Out::new(p_ptr),
+                    );
+                    unsafe { self.launch(&step, LaunchConfig::grid(blocks), stream, args) }?;
                     if nsteps > 0 {
-                        let mut args = [arg(&p_ptr), i64_arg(&chunks), i64_arg(&s), arg(&delta)];
-                        unsafe { self.launch(finish, 1, stream, &mut args) }?;
+                        let args = (In::new(p_ptr), chunks, s, history);
+                        unsafe { self.launch(&finish, LaunchConfig::grid(1), stream, args) }?;
                     }
                 }
                 Ok(())

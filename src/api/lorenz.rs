@@ -6,7 +6,6 @@
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`
 //! steps (frame 0: the initial state), `steps / every + 1` frames.
-use std::ffi::c_void;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -16,6 +15,8 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -567,10 +568,6 @@ fn device_buffers<T: Float>(
     run(&buffers, members)
 }
 
-fn arg<V>(v: &V) -> *mut c_void {
-    v as *const V as *mut c_void
-}
-
 impl Gpu {
     /// Host slices in, ensemble out (waits for the result).
     pub fn lorenz96<T: Float>(
@@ -730,7 +727,8 @@ impl Gpu {
             }
         }
         let need = p.shared_bytes::<T>();
-        let limit = self.max_shared_per_block_optin()?;
+        // What the kernel was allowed at load: the opt-in maximum less its static shared memory.
+        let limit = self.kernel(&kernels::lorenz05::<T>()).max_dynamic_shared as usize;
         if need > limit {
             return Err(Error::invalid(format!(
                 "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
@@ -867,24 +865,24 @@ impl Gpu {
                 )))
             }
         };
-        let kernel = self.kernel(&format!("lorenz96_{}", T::NAME));
+        let kernel = kernels::lorenz96::<T>();
         let traj = buffers.trajectory.unwrap_or(0);
         let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
         let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let mut args = [
-            arg(&buffers.initial),
-            arg(&buffers.out),
-            arg(&traj),
-            arg(&members_arg),
-            arg(&n_arg),
-            arg(&mpb_arg),
-            arg(&p.forcing),
-            arg(&p.dt),
-            arg(&steps_arg),
-            arg(&every_arg),
-        ];
+        let args = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+            members_arg,
+            n_arg,
+            mpb_arg,
+            p.forcing,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
         let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
-        unsafe { self.launch(kernel, grid, stream, &mut args) }
+        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
     }
 
     /// The Lorenz 2005 launch, after validation: one block per member.
@@ -903,22 +901,44 @@ impl Gpu {
         sites_per_thread: Option<usize>,
     ) -> Result<()> {
         let plan = self.lorenz05_plan::<T>(p, sites_per_thread)?;
-        let kernel = self.kernel(&plan.name);
         let traj = buffers.trajectory.unwrap_or(0);
         let members_arg = members as i64;
         let n_arg = p.n as i32;
         let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
         let grid = members.min(i32::MAX as usize) as u32;
+        let (z0, out, traj) = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+        );
         // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
         // steps, every); <model> is the weights by value for a specialised
         // kernel, (K, J, model, alpha, beta) for the generic one.
-        let fixed_weights = (plan.sites_per_thread > 1).then(|| {
+        if plan.sites_per_thread > 1 {
             // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
+            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
+            debug_assert_eq!(kernel.name(), plan.name);
             let (_, _, w) = reference::lorenz::model3_weights(p.j);
-            FixedWeights::<T, L05_FIXED_WEIGHTS> {
+            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
                 w: std::array::from_fn(|m| T::from_f64(w[m])),
-            }
-        });
+            };
+            let args = (
+                z0,
+                out,
+                traj,
+                members_arg,
+                n_arg,
+                weights,
+                p.forcing,
+                p.b,
+                p.c,
+                p.dt,
+                steps_arg,
+                every_arg,
+            );
+            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+            return unsafe { self.launch(&kernel, config, stream, args) };
+        }
         let (alpha, beta) = match p.model {
             Lorenz05Model::III => {
                 let (a, b, _) = reference::lorenz::model3_weights(p.j);
@@ -927,33 +947,28 @@ impl Gpu {
             Lorenz05Model::II => (0.0, 0.0),
         };
         let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
-        let mut args = vec![
-            arg(&buffers.initial),
-            arg(&buffers.out),
-            arg(&traj),
-            arg(&members_arg),
-            arg(&n_arg),
-        ];
-        if let Some(weights) = &fixed_weights {
-            args.push(arg(weights));
-        } else {
-            args.extend([
-                arg(&k_arg),
-                arg(&j_arg),
-                arg(&model_arg),
-                arg(&alpha),
-                arg(&beta),
-            ]);
-        }
-        args.extend([
-            arg(&p.forcing),
-            arg(&p.b),
-            arg(&p.c),
-            arg(&p.dt),
-            arg(&steps_arg),
-            arg(&every_arg),
-        ]);
-        unsafe { self.launch_with_shared(kernel, grid, stream, plan.shared as u32, &mut args) }
+        let kernel = kernels::lorenz05::<T>();
+        debug_assert_eq!(kernel.name(), plan.name);
+        let args = (
+            z0,
+            out,
+            traj,
+            members_arg,
+            n_arg,
+            k_arg,
+            j_arg,
+            model_arg,
+            alpha,
+            beta,
+            p.forcing,
+            p.b,
+            p.c,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+        unsafe { self.launch(&kernel, config, stream, args) }
     }
 
     /// Host slices in, window sums out (waits for the result).
@@ -1049,20 +1064,21 @@ impl Gpu {
         n: usize,
         pitch: usize,
     ) -> Result<()> {
-        let kernel = self.kernel(&format!("window_sum_{}", T::NAME));
+        let window_sum = kernels::window_sum::<T>();
         let (l_arg, rows_arg, n_arg, pitch_arg) =
             (w_len as i32, rows as i64, n as i64, pitch as i64);
-        let mut args = [
-            arg(&x),
-            arg(&w),
-            arg(&l_arg),
-            arg(&out),
-            arg(&rows_arg),
-            arg(&n_arg),
-            arg(&pitch_arg),
-        ];
+        let args = (
+            In::new(x),
+            In::new(w),
+            l_arg,
+            Out::new(out),
+            rows_arg,
+            n_arg,
+            pitch_arg,
+        );
+        let kernel = self.kernel(&window_sum);
         let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
-        unsafe { self.launch(kernel, grid, stream, &mut args) }
+        unsafe { self.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }
 }
 
@@ -1087,7 +1103,8 @@ const _: () = assert!(L05_FIXED_KJ.len() == 1 && 2 * L05_FIXED_KJ[0].1 + 1 == L0
 /// Model III weights as the specialised kernels take them: by value, so they
 /// sit in the constant bank (`kp::lorenz::Weights<T, 2J + 1>`).
 #[repr(C)]
-struct FixedWeights<T, const L: usize> {
+#[derive(Clone, Copy)]
+pub(crate) struct FixedWeights<T, const L: usize> {
     w: [T; L],
 }
 

@@ -1,7 +1,6 @@
 //! Deterministic sums and normalisation in place, `a <- a / sum(a)`: f64
 //! accumulation for every input type, the same bits on every run (no atomics;
 //! the split into blocks depends on the length only).
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -10,6 +9,8 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -190,39 +191,34 @@ impl Gpu {
         sum_ptr: CUdeviceptr,
         status_ptr: CUdeviceptr,
     ) -> Result<()> {
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let n_arg = n as i64;
-        let n_ptr = &n_arg as *const i64 as *mut c_void;
+        let (x, n_arg, status) = (Out::new(x_ptr), n as i64, Out::new(status_ptr));
         // Arrays that fit in L2: one cooperative launch
         // whose second pass reads from L2 (normalize_fused in csrc/reduce.cu).
         // Larger ones: two reduction passes and a wide scaling pass, which
         // stream from DRAM at the copy rate.
         if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
-            let kernel = self.kernel(&format!("normalize_fused_{}", T::NAME));
+            let fused = kernels::normalize_fused::<T>();
+            let kernel = self.kernel(&fused);
             // Uninitialised: every block writes its partial before the grid
             // sync that precedes any read (a memset would cost a launch).
             // SAFETY: f64 has no invalid bit patterns and is written before it is read.
             let mut partials = unsafe { stream.alloc::<f64>(kernel.full_grid as usize) }
                 .map_err(|e| Error::cuda("allocating scratch", e))?;
             let (partials_ptr, _p) = partials.device_ptr_mut(stream);
-            let mut args = [
-                arg(&x_ptr),
-                n_ptr,
-                arg(&partials_ptr),
-                arg(&sum_ptr),
-                arg(&status_ptr),
-            ];
+            let args = (x, n_arg, Out::new(partials_ptr), Out::new(sum_ptr), status);
+            let config = LaunchConfig::cooperative(kernel.full_grid);
             // SAFETY: all pointers come from live buffers of the checked lengths.
-            return unsafe { self.launch_cooperative(kernel, stream, &mut args) };
+            return unsafe { self.launch(&fused, config, stream, args) };
         }
         // SAFETY: all pointers come from live buffers of the checked lengths.
         unsafe {
             self.launch_sum::<T>(stream, x_ptr, n, sum_ptr)?;
-            let kernel = self.kernel(&format!("normalize_{}", T::NAME));
-            let mut args = [arg(&x_ptr), n_ptr, arg(&sum_ptr), arg(&status_ptr)];
+            let normalize = kernels::normalize::<T>();
+            let args = (x, n_arg, In::new(sum_ptr), status);
             // One 16-byte vector per thread and pass (the kernel grid-strides).
             let vectors = (n.max(1) as u64).div_ceil((16 / std::mem::size_of::<T>()) as u64);
-            self.launch(kernel, kernel.grid_for(vectors, BLOCK), stream, &mut args)
+            let grid = self.kernel(&normalize).grid_for(vectors, BLOCK);
+            self.launch(&normalize, LaunchConfig::grid(grid), stream, args)
         }
     }
 
@@ -262,19 +258,11 @@ impl Gpu {
             .alloc::<f64>(blocks as usize)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (partials_ptr, _p) = partials.device_ptr_mut(stream);
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let (n_arg, chunk_arg, blocks_arg) = (n as i64, chunk as i64, blocks as i64);
-        let i64_arg = |v: &i64| v as *const i64 as *mut c_void;
-        let partial = self.kernel(&format!("reduce_partial_{}", T::NAME));
-        let mut args = [
-            arg(&x),
-            i64_arg(&n_arg),
-            i64_arg(&chunk_arg),
-            arg(&partials_ptr),
-        ];
-        unsafe { self.launch(partial, blocks as u32, stream, &mut args) }?;
-        let last = self.kernel("reduce_final");
-        let mut args = [arg(&partials_ptr), i64_arg(&blocks_arg), arg(&sum)];
-        unsafe { self.launch(last, 1, stream, &mut args) }
+        let partial = kernels::reduce_partial::<T>();
+        let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
+        unsafe { self.launch(&partial, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        let last = kernels::reduce_final();
+        let args = (In::new(partials_ptr), blocks as i64, Out::new(sum));
+        unsafe { self.launch(&last, LaunchConfig::grid(1), stream, args) }
     }
 }

@@ -11,7 +11,6 @@
 //! fused path for arrays that fit in L2, which adds its partial sums in
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend the reference of each array is used.
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -22,6 +21,8 @@ use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -273,57 +274,57 @@ impl Gpu {
             .map_err(scratch("allocating scratch"))?;
         let (plan_ptr, _p) = plan.device_ptr_mut(stream);
         let (partials_ptr, _q) = partials.device_ptr_mut(stream);
-        let ptr = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let int = |v: &i64| v as *const i64 as *mut c_void;
         let (n, narrays_arg) = (n as i64, narrays as i64);
         let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
+        let offsets = In::new(offsets);
 
-        let plan_kernel = self.kernel("reduce_batched_plan");
-        let mut args = [
-            ptr(&offsets),
-            int(&narrays_arg),
-            int(&n),
-            int(&per_block),
-            int(&max_blocks),
-            ptr(&plan_ptr),
-        ];
-        unsafe { self.launch(plan_kernel, 1, stream, &mut args) }?;
+        let plan_kernel = kernels::reduce_batched_plan();
+        let args = (
+            offsets,
+            narrays_arg,
+            n,
+            per_block,
+            max_blocks,
+            Out::new(plan_ptr),
+        );
+        unsafe { self.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
 
-        let partial = self.kernel(&format!("reduce_batched_partial_{}", T::NAME));
-        let piece_grid = partial.grid_for(capacity, 1);
-        let mut args = [
-            ptr(&x),
-            ptr(&offsets),
-            int(&narrays_arg),
-            int(&per_block),
-            int(&max_blocks),
-            ptr(&plan_ptr),
-            ptr(&partials_ptr),
-        ];
-        unsafe { self.launch(partial, piece_grid, stream, &mut args) }?;
+        let partial = kernels::reduce_batched_partial::<T>();
+        let piece_grid = self.kernel(&partial).grid_for(capacity, 1);
+        let args = (
+            In::new(x),
+            offsets,
+            narrays_arg,
+            per_block,
+            max_blocks,
+            In::new(plan_ptr),
+            Out::new(partials_ptr),
+        );
+        unsafe { self.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
 
-        let last = self.kernel("reduce_batched_final");
-        let mut args = [
-            ptr(&plan_ptr),
-            int(&narrays_arg),
-            ptr(&partials_ptr),
-            ptr(&sums),
-            ptr(&status),
-        ];
-        unsafe { self.launch(last, last.grid_for(narrays as u64, 1), stream, &mut args) }?;
+        let last = kernels::reduce_batched_final();
+        let grid = self.kernel(&last).grid_for(narrays as u64, 1);
+        let args = (
+            In::new(plan_ptr),
+            narrays_arg,
+            In::new(partials_ptr),
+            Out::new(sums),
+            Out::new(status),
+        );
+        unsafe { self.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
 
-        let scale = self.kernel(&format!("normalize_batched_{}", T::NAME));
-        let mut args = [
-            ptr(&x),
-            ptr(&offsets),
-            int(&narrays_arg),
-            int(&per_block),
-            int(&max_blocks),
-            ptr(&plan_ptr),
-            ptr(&sums),
-            ptr(&status),
-        ];
-        unsafe { self.launch(scale, piece_grid, stream, &mut args) }
+        let scale = kernels::normalize_batched::<T>();
+        let args = (
+            Out::new(x),
+            offsets,
+            narrays_arg,
+            per_block,
+            max_blocks,
+            In::new(plan_ptr),
+            In::new(sums),
+            In::new(status),
+        );
+        unsafe { self.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
     }
 
     /// Normalises host arrays on `nstreams` streams (array i on stream

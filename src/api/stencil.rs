@@ -1,6 +1,5 @@
 //! 2D box filter (smoothing stencil) with the semantics of
 //! `scipy.ndimage.uniform_filter`, plus the seed's interior-only mode.
-use std::ffi::c_void;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -10,6 +9,8 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::kernels::{self, BoxFilter};
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -218,10 +219,10 @@ const BOX_STRIP_ROWS: u64 = 8;
 /// The kernel for a window size, as csrc/stencil.cu names them: windows 3 to
 /// 9 have unrolled kernels (`box_filter_r{radius}`), the others the run-time
 /// radius one.
-fn box_kernel_name<T: Float>(size: usize) -> String {
+fn box_kernel<T: Float>(size: usize) -> BoxFilter<T> {
     match size {
-        3..=9 => format!("box_filter_r{}_{}", size / 2, T::NAME),
-        _ => format!("box_filter_large_{}", T::NAME),
+        3..=9 => kernels::box_filter_unrolled::<T>(size / 2),
+        _ => kernels::box_filter_large::<T>(),
     }
 }
 
@@ -376,7 +377,8 @@ impl Gpu {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        let kernel = self.kernel(&box_kernel_name::<T>(opts.size));
+        let box_filter = box_kernel::<T>(opts.size);
+        let kernel = self.kernel(&box_filter);
         let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
@@ -394,13 +396,8 @@ impl Gpu {
             radius: (opts.size / 2) as i32,
             mode: opts.mode.code() as i32,
         };
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let mut args = [
-            arg(&input),
-            arg(&output),
-            &params as *const BoxParams as *mut c_void,
-        ];
-        unsafe { self.launch(kernel, blocks as u32, stream, &mut args) }
+        let args = (In::new(input), Out::new(output), params);
+        unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
     }
 }
 

@@ -1,6 +1,10 @@
 //! Loader: per GPU ordinal one context, one module loaded from the embedded
 //! fatbin, and every kernel resolved once. The driver picks the SASS for the
 //! GPU from the fatbin; `KernelInfo::binary_version` proves it (no JIT).
+//! Kernels are launched through their typed declarations ([`kernels`]).
+pub(crate) mod kernels;
+pub(crate) mod launch;
+
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -11,6 +15,7 @@ use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute, 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
+use launch::{KernelArgs, KernelFn, LaunchConfig};
 
 /// 8-byte (here 64) alignment for the embedded image: the driver reads the
 /// fatbin in place, with no copy, and expects aligned headers.
@@ -105,6 +110,11 @@ pub(crate) struct Kernel {
     pub(crate) block: u32,
     /// Grid that fills the GPU once: resident blocks per SM times SMs.
     pub(crate) full_grid: u32,
+    /// Most dynamic shared memory a launch may give one block: the device's
+    /// opt-in maximum less the static shared memory for the kernels of
+    /// [`kernels::dynamic_shared`] (allowed once, at load), the driver's
+    /// default for the others.
+    pub(crate) max_dynamic_shared: u32,
 }
 
 /// The loaded module; unloaded (in its context) when the `Gpu` goes.
@@ -246,13 +256,17 @@ impl Gpu {
         };
         let module_load_time = started.elapsed();
         let started = Instant::now();
+        let shared_optin =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let dynamic_shared = kernels::dynamic_shared();
         let mut kernels = HashMap::new();
         for &name in KERNEL_NAMES {
             let c_name = std::ffi::CString::new(name).expect("kernel names have no NUL");
             // SAFETY: the module is loaded in the bound context.
             let func = unsafe { cu::module::get_function(module.raw, c_name) }
                 .map_err(|e| Error::cuda(format!("resolving kernel {name}"), e))?;
-            kernels.insert(name, Kernel::resolve(name, func, sm_count)?);
+            let optin = dynamic_shared.contains(&name).then_some(shared_optin);
+            kernels.insert(name, Kernel::resolve(name, func, sm_count, optin)?);
         }
         let kernel_resolve_time = started.elapsed();
         let stream = ctx.default_stream();
@@ -320,84 +334,58 @@ impl Gpu {
         self.kernels.values().all(|k| k.info.binary_version == cc)
     }
 
-    pub(crate) fn kernel(&self, name: &str) -> &Kernel {
+    /// The loaded kernel of a declaration.
+    pub(crate) fn kernel<A>(&self, kernel: &KernelFn<A>) -> &Kernel {
+        let name = kernel.name();
         self.kernels
             .get(name)
             .unwrap_or_else(|| panic!("kernel {name} is not in KERNEL_NAMES"))
     }
 
-    /// Launches `kernel` on `stream` with `args` (pointers to each argument).
+    /// Launches `kernel` on `stream` with `args`, its C parameters in order.
     ///
     /// # Safety
-    /// `args` must match the kernel's parameter list, and every device pointer
-    /// in them must be valid for what the kernel reads and writes.
-    pub(crate) unsafe fn launch(
+    /// Every device pointer in `args` must be valid for what the kernel reads
+    /// and writes, until the work on `stream` has finished; a cooperative
+    /// launch needs a device that supports it ([`Gpu::cooperative_launch`]).
+    pub(crate) unsafe fn launch<A: KernelArgs>(
         &self,
-        kernel: &Kernel,
-        grid: u32,
+        kernel: &KernelFn<A>,
+        config: LaunchConfig,
         stream: &CudaStream,
-        args: &mut [*mut c_void],
+        args: A,
     ) -> Result<()> {
+        let k = self.kernel(kernel);
+        if config.shared_bytes > k.max_dynamic_shared {
+            return Err(Error::invalid(format!(
+                "{} needs {} bytes of dynamic shared memory per block, this GPU allows it {}",
+                k.info.name, config.shared_bytes, k.max_dynamic_shared
+            )));
+        }
         self.ctx
             .bind_to_thread()
             .map_err(|e| Error::cuda("binding the context", e))?;
-        cu::launch_kernel(
-            kernel.func,
-            (grid.max(1), 1, 1),
-            (kernel.block, 1, 1),
-            0,
-            stream.cu_stream(),
-            args,
-        )
-        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
+        let block = (k.block, 1, 1);
+        let cu_stream = stream.cu_stream();
+        args.with_pointers(|pointers| {
+            // SAFETY: `pointers` holds one pointer per parameter of the kernel's
+            // declaration, which a test holds to its C prototype; the device
+            // pointers are the caller's to vouch for.
+            unsafe {
+                if config.cooperative {
+                    let grid = (config.blocks.clamp(1, k.full_grid), 1, 1);
+                    let shared = config.shared_bytes;
+                    cu::launch_cooperative_kernel(k.func, grid, block, shared, cu_stream, pointers)
+                } else {
+                    let grid = (config.blocks.max(1), 1, 1);
+                    let shared = config.shared_bytes;
+                    cu::launch_kernel(k.func, grid, block, shared, cu_stream, pointers)
+                }
+            }
+        })
+        .map_err(|e| Error::cuda(format!("launching {}", k.info.name), e))
     }
-}
 
-impl Gpu {
-    /// Launches `kernel` cooperatively with one full wave of resident blocks
-    /// (`kernel.full_grid`), so the kernel may synchronise its whole grid.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`]; the device must support cooperative launch.
-    pub(crate) unsafe fn launch_cooperative(
-        &self,
-        kernel: &Kernel,
-        stream: &CudaStream,
-        args: &mut [*mut c_void],
-    ) -> Result<()> {
-        unsafe { self.launch_cooperative_grid(kernel, kernel.full_grid, stream, args) }
-    }
-}
-
-impl Gpu {
-    /// As [`Gpu::launch_cooperative`] with `grid` blocks, at most `kernel.full_grid`
-    /// (all resident at once): for work that needs fewer blocks than a full wave.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`]; the device must support cooperative launch.
-    pub(crate) unsafe fn launch_cooperative_grid(
-        &self,
-        kernel: &Kernel,
-        grid: u32,
-        stream: &CudaStream,
-        args: &mut [*mut c_void],
-    ) -> Result<()> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        cu::launch_cooperative_kernel(
-            kernel.func,
-            (grid.clamp(1, kernel.full_grid), 1, 1),
-            (kernel.block, 1, 1),
-            0,
-            stream.cu_stream(),
-            args,
-        )
-        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
-    }
-}
-
-impl Gpu {
     /// Most dynamic shared memory one block may use once a kernel opts in
     /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
     pub fn max_shared_per_block_optin(&self) -> Result<usize> {
@@ -406,52 +394,18 @@ impl Gpu {
             .map(|v| v.max(0) as usize)
             .map_err(|e| Error::cuda("reading the shared memory limit", e))
     }
-
-    /// As [`Gpu::launch`], with `shared_bytes` of dynamic shared memory; above
-    /// the 48 KB default the kernel is first allowed that much.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`]; `shared_bytes` within [`Gpu::max_shared_per_block_optin`].
-    pub(crate) unsafe fn launch_with_shared(
-        &self,
-        kernel: &Kernel,
-        grid: u32,
-        stream: &CudaStream,
-        shared_bytes: u32,
-        args: &mut [*mut c_void],
-    ) -> Result<()> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        if shared_bytes > 48 * 1024 {
-            unsafe {
-                cu::function::set_function_attribute(
-                    kernel.func,
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_bytes as i32,
-                )
-            }
-            .map_err(|e| {
-                Error::cuda(
-                    format!("raising the shared memory of {}", kernel.info.name),
-                    e,
-                )
-            })?;
-        }
-        cu::launch_kernel(
-            kernel.func,
-            (grid.max(1), 1, 1),
-            (kernel.block, 1, 1),
-            shared_bytes,
-            stream.cu_stream(),
-            args,
-        )
-        .map_err(|e| Error::cuda(format!("launching {}", kernel.info.name), e))
-    }
 }
 
 impl Kernel {
-    fn resolve(name: &'static str, func: CUfunction, sm_count: u32) -> Result<Kernel> {
+    /// Reads the kernel's attributes; `shared_optin`: the device's opt-in
+    /// shared memory per block, for a kernel to be allowed all of it that its
+    /// static shared memory leaves (dynamic shared memory beyond 48 KB).
+    fn resolve(
+        name: &'static str,
+        func: CUfunction,
+        sm_count: u32,
+        shared_optin: Option<i32>,
+    ) -> Result<Kernel> {
         // SAFETY: func was just resolved from the loaded module.
         let attr = |a| {
             unsafe { cu::function::get_function_attribute(func, a) }
@@ -475,11 +429,29 @@ impl Kernel {
         let per_sm =
             unsafe { cu::occupancy::max_active_block_per_multiprocessor(func, block as i32, 0) }
                 .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
+        // Set once here, never at launch: the CUfunction is shared by every
+        // thread, and a per-launch setting would race with another's launch.
+        if let Some(optin) = shared_optin {
+            let max = optin - info.static_shared_bytes;
+            // SAFETY: as above.
+            unsafe {
+                cu::function::set_function_attribute(
+                    func,
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    max,
+                )
+            }
+            .map_err(|e| Error::cuda(format!("allowing {name} {max} bytes of shared memory"), e))?;
+        }
+        let max_dynamic_shared =
+            attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?.max(0)
+                as u32;
         Ok(Kernel {
             func,
             info,
             block,
             full_grid: per_sm.max(1) as u32 * sm_count,
+            max_dynamic_shared,
         })
     }
 

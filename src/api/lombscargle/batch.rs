@@ -1,7 +1,6 @@
 //! Many short series in one launch: the survey workload (millions of light
 //! curves of a few hundred samples), each with its own uniform grid or one
 //! shared grid, all periodograms out of one call.
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -15,6 +14,8 @@ use super::{STATS_LEN, UNIFORM_FREQS_PER_THREAD, UNIFORM_FREQS_PER_THREAD_FM};
 use crate::api::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -126,9 +127,10 @@ pub fn validate_batch<T: Float>(
     let ngrids = match grids {
         BatchGrid::Shared(_) => 1,
         BatchGrid::PerSeries { f0, df, .. } => {
-            if f0.len() != df.len() {
+            if f0.len() != batch.len() || df.len() != batch.len() {
                 return Err(Error::invalid(format!(
-                    "{} f0 values but {} df values",
+                    "{} series but {} f0 and {} df values",
+                    batch.len(),
                     f0.len(),
                     df.len()
                 )));
@@ -333,31 +335,19 @@ impl Gpu {
             .alloc::<f64>(STATS_LEN * nseries)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        let w = buffers.weights.unwrap_or(0);
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let offsets = In::new(buffers.offsets);
         let nseries_arg = nseries as i64;
         let per_series_grid = buffers.per_series_grid as i32;
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let params_arg = &params as *const LsParams as *mut c_void;
-        let nseries_ptr = &nseries_arg as *const i64 as *mut c_void;
 
-        let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
-        let mut prepare_args = [
-            params_arg,
-            nseries_ptr,
-            arg(&buffers.offsets),
-            arg(&buffers.t),
-            arg(&buffers.y),
-            arg(&w),
-            arg(&stats_ptr),
-        ];
-        self.launch(
-            prepare,
-            prepare.grid_for(nseries as u64, 1),
-            stream,
-            &mut prepare_args,
-        )?;
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let grid = self.kernel(&prepare).grid_for(nseries as u64, 1);
+        let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
+        self.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
 
-        let kernel = self.kernel(&format!("lombscargle_uniform_{}", T::NAME));
+        let uniform = kernels::lombscargle_uniform::<T>();
+        let kernel = self.kernel(&uniform);
         let per_thread = if opts.floating_mean {
             UNIFORM_FREQS_PER_THREAD_FM
         } else {
@@ -366,20 +356,20 @@ impl Gpu {
         let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
         let blocks = kernel.grid_for(chunks * nseries as u64, 1);
         let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
-        let mut args = [
-            params_arg,
-            &unused_grid as *const LsGrid as *mut c_void,
-            nseries_ptr,
-            arg(&buffers.offsets),
-            arg(&buffers.f0),
-            arg(&buffers.df),
-            &per_series_grid as *const i32 as *mut c_void,
-            arg(&buffers.t),
-            arg(&buffers.y),
-            arg(&w),
-            arg(&stats_ptr),
-            arg(&buffers.out),
-        ];
-        self.launch(kernel, blocks, stream, &mut args)
+        let args = (
+            params,
+            unused_grid,
+            nseries_arg,
+            offsets,
+            In::new(buffers.f0),
+            In::new(buffers.df),
+            per_series_grid,
+            t,
+            y,
+            w,
+            In::new(stats_ptr),
+            Out::new(buffers.out),
+        );
+        self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
     }
 }

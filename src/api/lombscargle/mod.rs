@@ -1,7 +1,6 @@
 //! Lomb-Scargle periodogram with `scipy.signal.lombscargle` (SciPy >= 1.15)
 //! semantics, on angular frequencies, in f32 or f64.
 pub mod batch;
-use std::ffi::c_void;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -11,6 +10,8 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
 
@@ -708,68 +709,55 @@ impl Gpu {
             .alloc::<f64>(STATS_LEN)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        let w = buffers.weights.unwrap_or(0);
-        let arg = |p: &CUdeviceptr| p as *const CUdeviceptr as *mut c_void;
-        let params_arg = &params as *const LsParams as *mut c_void;
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let out = Out::new(buffers.out);
 
         // One series: no offsets (the kernels then take nseries = 1 and p.nx).
-        let (one, null): (i64, CUdeviceptr) = (1, 0);
-        let one_arg = &one as *const i64 as *mut c_void;
-        let prepare = self.kernel(&format!("lombscargle_prepare_{}", T::NAME));
-        let mut prepare_args = [
-            params_arg,
-            one_arg,
-            arg(&null),
-            arg(&buffers.t),
-            arg(&buffers.y),
-            arg(&w),
-            arg(&stats_ptr),
-        ];
-        self.launch(prepare, 1, stream, &mut prepare_args)?;
+        let (nseries, offsets) = (1, In::null());
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let args = (params, nseries, offsets, t, y, w, Out::new(stats_ptr));
+        self.launch(&prepare, LaunchConfig::grid(1), stream, args)?;
+        let stats = In::new(stats_ptr);
 
         match freqs {
             DeviceFreqs::Array { ptr, .. } => {
-                let direct = self.kernel(&format!("lombscargle_direct_{}", T::NAME));
-                let grid = direct.grid_for(nf as u64, direct.block as u64 * FREQS_PER_THREAD);
-                let mut args = [
-                    params_arg,
-                    arg(&buffers.t),
-                    arg(&buffers.y),
-                    arg(&w),
-                    arg(&ptr),
-                    arg(&stats_ptr),
-                    arg(&buffers.out),
-                ];
-                self.launch(direct, grid, stream, &mut args)
+                let direct = kernels::lombscargle_direct::<T>();
+                let kernel = self.kernel(&direct);
+                let grid = kernel.grid_for(nf as u64, kernel.block as u64 * FREQS_PER_THREAD);
+                let args = (params, t, y, w, In::new(ptr), stats, out);
+                self.launch(&direct, LaunchConfig::grid(grid), stream, args)
             }
             DeviceFreqs::Uniform(grid) => {
-                let uniform = self.kernel(&format!("lombscargle_uniform_{}", T::NAME));
+                let uniform = kernels::lombscargle_uniform::<T>();
+                let kernel = self.kernel(&uniform);
                 let per_thread = if opts.floating_mean {
                     UNIFORM_FREQS_PER_THREAD_FM
                 } else {
                     UNIFORM_FREQS_PER_THREAD
                 };
-                let blocks = uniform.grid_for(nf as u64, uniform.block as u64 * per_thread);
-                let grid_arg = LsGrid {
+                let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
+                let grid = LsGrid {
                     f0: grid.f0,
                     df: grid.df,
                 };
-                let per_series_grid = 0i32;
-                let mut args = [
-                    params_arg,
-                    &grid_arg as *const LsGrid as *mut c_void,
-                    one_arg,
-                    arg(&null),
-                    arg(&null),
-                    arg(&null),
-                    &per_series_grid as *const i32 as *mut c_void,
-                    arg(&buffers.t),
-                    arg(&buffers.y),
-                    arg(&w),
-                    arg(&stats_ptr),
-                    arg(&buffers.out),
-                ];
-                self.launch(uniform, blocks, stream, &mut args)
+                // One grid for the one series: no per-series grids.
+                let (f0, df, per_series_grid) = (In::null(), In::null(), 0);
+                let args = (
+                    params,
+                    grid,
+                    nseries,
+                    offsets,
+                    f0,
+                    df,
+                    per_series_grid,
+                    t,
+                    y,
+                    w,
+                    stats,
+                    out,
+                );
+                self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
             }
         }
     }

@@ -1,0 +1,719 @@
+//! One declaration per kernel family of csrc/: the entry point's name in the
+//! fatbin, picked from the element type, and its C parameter list as a tuple
+//! type (`const T*` is [`In`], `T*` is [`Out`], `int64_t` is `i64`, `int`
+//! is `i32`, `double` is `f64`, the `kp_*` structs their `#[repr(C)]`
+//! mirrors). A test reads csrc/*.cu and holds every declaration to its C
+//! prototype, and every name to [`super::KERNEL_NAMES`].
+// The tuple types are the C parameter lists, spelled out on purpose.
+#![allow(clippy::type_complexity)]
+
+use super::launch::{In, KernelFn, LsStats, Out};
+use crate::api::lombscargle::{LsGrid, LsParams};
+use crate::api::lorenz::FixedWeights;
+use crate::api::stencil::BoxParams;
+use crate::float::{Complex, Float};
+
+/// The `_f32` / `_f64` entry point of `$base` for the float type `$T`.
+macro_rules! per_float {
+    ($T:ty, $base:literal) => {
+        if <$T as Float>::NAME == "f32" {
+            concat!($base, "_f32")
+        } else {
+            concat!($base, "_f64")
+        }
+    };
+}
+
+/// The `_c64` / `_c128` entry point of `$base` for complex values of `$T`.
+macro_rules! per_complex {
+    ($T:ty, $base:literal) => {
+        if <$T as Float>::NAME == "f32" {
+            concat!($base, "_c64")
+        } else {
+            concat!($base, "_c128")
+        }
+    };
+}
+
+// ---- csrc/lombscargle.cu ----
+
+/// `lombscargle_prepare_T(kp_ls_params p, int64_t nseries, const int64_t* offsets,
+/// const T* t, const T* y, const T* w, kp_ls_stats* stats)`
+pub(crate) fn lombscargle_prepare<T: Float>(
+) -> KernelFn<(LsParams, i64, In<i64>, In<T>, In<T>, In<T>, Out<LsStats>)> {
+    KernelFn::new(per_float!(T, "lombscargle_prepare"))
+}
+
+/// `lombscargle_direct_T(kp_ls_params p, const T* t, const T* y, const T* w,
+/// const T* freqs, const kp_ls_stats* stats, T* out)`
+pub(crate) fn lombscargle_direct<T: Float>(
+) -> KernelFn<(LsParams, In<T>, In<T>, In<T>, In<T>, In<LsStats>, Out<T>)> {
+    KernelFn::new(per_float!(T, "lombscargle_direct"))
+}
+
+/// The uniform-grid kernel's parameters (twelve).
+pub(crate) type LombScargleUniform<T> = KernelFn<(
+    LsParams,    // p
+    LsGrid,      // grid
+    i64,         // nseries
+    In<i64>,     // offsets
+    In<f64>,     // f0
+    In<f64>,     // df
+    i32,         // per_series_grid
+    In<T>,       // t
+    In<T>,       // y
+    In<T>,       // w
+    In<LsStats>, // stats
+    Out<T>,      // out
+)>;
+
+/// `lombscargle_uniform_T(kp_ls_params p, kp_ls_grid grid, int64_t nseries,
+/// const int64_t* offsets, const double* f0, const double* df, int per_series_grid,
+/// const T* t, const T* y, const T* w, const kp_ls_stats* stats, T* out)`
+pub(crate) fn lombscargle_uniform<T: Float>() -> LombScargleUniform<T> {
+    KernelFn::new(per_float!(T, "lombscargle_uniform"))
+}
+
+// ---- csrc/reduce.cu ----
+
+/// `reduce_partial_T(const T* x, int64_t n, int64_t chunk, double* partials)`
+pub(crate) fn reduce_partial<T: Float>() -> KernelFn<(In<T>, i64, i64, Out<f64>)> {
+    KernelFn::new(per_float!(T, "reduce_partial"))
+}
+
+/// `reduce_final(const double* partials, int64_t count, double* sum)`
+pub(crate) fn reduce_final() -> KernelFn<(In<f64>, i64, Out<f64>)> {
+    KernelFn::new("reduce_final")
+}
+
+/// `normalize_T(T* x, int64_t n, const double* sum, int* status)`
+pub(crate) fn normalize<T: Float>() -> KernelFn<(Out<T>, i64, In<f64>, Out<i32>)> {
+    KernelFn::new(per_float!(T, "normalize"))
+}
+
+/// `normalize_fused_T(T* x, int64_t n, double* partials, double* sum, int* status)`
+/// (cooperative)
+pub(crate) fn normalize_fused<T: Float>() -> KernelFn<(Out<T>, i64, Out<f64>, Out<f64>, Out<i32>)> {
+    KernelFn::new(per_float!(T, "normalize_fused"))
+}
+
+// ---- csrc/reduce_batched.cu ----
+
+/// `reduce_batched_plan(const int64_t* offsets, int64_t narrays, int64_t n,
+/// int64_t per_block, int64_t max_blocks, int64_t* plan)`
+pub(crate) fn reduce_batched_plan() -> KernelFn<(In<i64>, i64, i64, i64, i64, Out<i64>)> {
+    KernelFn::new("reduce_batched_plan")
+}
+
+/// `reduce_batched_partial_T(const T* x, const int64_t* offsets, int64_t narrays,
+/// int64_t per_block, int64_t max_blocks, const int64_t* plan, double* partials)`
+pub(crate) fn reduce_batched_partial<T: Float>(
+) -> KernelFn<(In<T>, In<i64>, i64, i64, i64, In<i64>, Out<f64>)> {
+    KernelFn::new(per_float!(T, "reduce_batched_partial"))
+}
+
+/// `reduce_batched_final(const int64_t* plan, int64_t narrays, const double* partials,
+/// double* sums, int* status)`
+pub(crate) fn reduce_batched_final() -> KernelFn<(In<i64>, i64, In<f64>, Out<f64>, Out<i32>)> {
+    KernelFn::new("reduce_batched_final")
+}
+
+/// `normalize_batched_T(T* x, const int64_t* offsets, int64_t narrays, int64_t per_block,
+/// int64_t max_blocks, const int64_t* plan, const double* sums, const int* status)`
+pub(crate) fn normalize_batched<T: Float>(
+) -> KernelFn<(Out<T>, In<i64>, i64, i64, i64, In<i64>, In<f64>, In<i32>)> {
+    KernelFn::new(per_float!(T, "normalize_batched"))
+}
+
+// ---- csrc/stencil.cu ----
+
+/// Every box filter: `(const T* in, T* out, kp_box_params p)`.
+pub(crate) type BoxFilter<T> = KernelFn<(In<T>, Out<T>, BoxParams)>;
+
+/// `box_filter_rR_T`: the unrolled filter of window 2R + 1, R = 1 to 4.
+pub(crate) fn box_filter_unrolled<T: Float>(radius: usize) -> BoxFilter<T> {
+    KernelFn::new(match radius {
+        1 => per_float!(T, "box_filter_r1"),
+        2 => per_float!(T, "box_filter_r2"),
+        3 => per_float!(T, "box_filter_r3"),
+        4 => per_float!(T, "box_filter_r4"),
+        _ => panic!("no unrolled box filter of radius {radius}"),
+    })
+}
+
+/// `box_filter_large_T`: any window up to 33, the radius at run time.
+pub(crate) fn box_filter_large<T: Float>() -> BoxFilter<T> {
+    KernelFn::new(per_float!(T, "box_filter_large"))
+}
+
+// ---- csrc/lorenz.cu ----
+
+/// `window_sum_T(const T* x, const T* w, int L, T* out, int64_t rows, int64_t n,
+/// int64_t pitch)`
+pub(crate) fn window_sum<T: Float>() -> KernelFn<(In<T>, In<T>, i32, Out<T>, i64, i64, i64)> {
+    KernelFn::new(per_float!(T, "window_sum"))
+}
+
+/// `lorenz96_T(const T* z0, T* out, T* traj, int64_t members, int n, int mpb,
+/// double forcing, double dt, int64_t steps, int64_t every)`
+pub(crate) fn lorenz96<T: Float>(
+) -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, i32, f64, f64, i64, i64)> {
+    KernelFn::new(per_float!(T, "lorenz96"))
+}
+
+/// The generic Lorenz 2005 kernel's parameters (sixteen).
+pub(crate) type Lorenz05<T> = KernelFn<(
+    In<T>,  // z0
+    Out<T>, // out
+    Out<T>, // traj (NULL: none)
+    i64,    // members
+    i32,    // n
+    i32,    // K
+    i32,    // J
+    i32,    // model
+    f64,    // alpha
+    f64,    // beta
+    f64,    // forcing
+    f64,    // b
+    f64,    // c
+    f64,    // dt
+    i64,    // steps
+    i64,    // every
+)>;
+
+/// `lorenz05_T(const T* z0, T* out, T* traj, int64_t members, int n, int K, int J,
+/// int model, double alpha, double beta, double forcing, double b, double c,
+/// double dt, int64_t steps, int64_t every)`: one member per block, its arrays
+/// in dynamic shared memory.
+pub(crate) fn lorenz05<T: Float>() -> Lorenz05<T> {
+    KernelFn::new(per_float!(T, "lorenz05"))
+}
+
+/// The specialised Model III kernels of (K, J) = (32, 12).
+pub(crate) type Lorenz05K32J12<T> = KernelFn<(
+    In<T>,               // z0
+    Out<T>,              // out
+    Out<T>,              // traj (NULL: none)
+    i64,                 // members
+    i32,                 // n
+    FixedWeights<T, 25>, // weights: kp::lorenz::Weights<T, 2 J + 1>
+    f64,                 // forcing
+    f64,                 // b
+    f64,                 // c
+    f64,                 // dt
+    i64,                 // steps
+    i64,                 // every
+)>;
+
+/// `lorenz05_k32j12_pP_T(const T* z0, T* out, T* traj, int64_t members, int n,
+/// kp::lorenz::Weights<T, 2 * J + 1> weights, double forcing, double b, double c,
+/// double dt, int64_t steps, int64_t every)`, P = 2 or 4 sites per thread.
+pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J12<T> {
+    KernelFn::new(match sites_per_thread {
+        2 => per_float!(T, "lorenz05_k32j12_p2"),
+        4 => per_float!(T, "lorenz05_k32j12_p4"),
+        _ => panic!("no Lorenz 2005 (32, 12) kernel of {sites_per_thread} sites per thread"),
+    })
+}
+
+/// The kernels that take dynamic shared memory: [`super::Gpu`] allows each the
+/// device's opt-in maximum once, when it loads them.
+pub(crate) fn dynamic_shared() -> [&'static str; 2] {
+    [lorenz05::<f32>().name(), lorenz05::<f64>().name()]
+}
+
+// ---- csrc/fg.cu (V: float2 / double2, interleaved complex) ----
+
+/// The F/G step kernels' parameters (F, G, n, nchunks, nsteps or s, dt,
+/// d0_re, d0_im, history, partials).
+pub(crate) type FgStep<T> = KernelFn<(
+    Out<Complex<T>>,   // F
+    Out<Complex<T>>,   // G
+    i64,               // n
+    i64,               // nchunks
+    i64,               // nsteps (cooperative) or s (step)
+    f64,               // dt
+    f64,               // d0_re
+    f64,               // d0_im
+    Out<Complex<T>>,   // history
+    Out<Complex<f64>>, // partials (double2)
+)>;
+
+/// `fg_cooperative_kK_V(V* F, V* G, int64_t n, int64_t nchunks, int64_t nsteps,
+/// double dt, double d0_re, double d0_im, V* history, double2* partials)`,
+/// K = 1, 2 or 4 chunks per block (cooperative).
+pub(crate) fn fg_cooperative<T: Float>(chunks_per_block: u32) -> FgStep<T> {
+    KernelFn::new(match chunks_per_block {
+        1 => per_complex!(T, "fg_cooperative_k1"),
+        2 => per_complex!(T, "fg_cooperative_k2"),
+        4 => per_complex!(T, "fg_cooperative_k4"),
+        _ => panic!("no cooperative F/G kernel of {chunks_per_block} chunks per block"),
+    })
+}
+
+/// `fg_step_V(V* F, V* G, int64_t n, int64_t nchunks, int64_t s, double dt,
+/// double d0_re, double d0_im, V* history, double2* partials)`
+pub(crate) fn fg_step<T: Float>() -> FgStep<T> {
+    KernelFn::new(per_complex!(T, "fg_step"))
+}
+
+/// `fg_finish_V(const double2* partials, int64_t nchunks, int64_t s, V* history)`
+pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out<Complex<T>>)> {
+    KernelFn::new(per_complex!(T, "fg_finish"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::launch::{KernelArgs, Param};
+    use super::super::KERNEL_NAMES;
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn params<A: KernelArgs>(kernel: KernelFn<A>) -> (&'static str, Vec<Param>) {
+        (kernel.name(), A::params())
+    }
+
+    fn declared_for<T: Float>(out: &mut Vec<(&'static str, Vec<Param>)>) {
+        out.extend([
+            params(lombscargle_prepare::<T>()),
+            params(lombscargle_direct::<T>()),
+            params(lombscargle_uniform::<T>()),
+            params(reduce_partial::<T>()),
+            params(normalize::<T>()),
+            params(normalize_fused::<T>()),
+            params(reduce_batched_partial::<T>()),
+            params(normalize_batched::<T>()),
+            params(box_filter_large::<T>()),
+            params(window_sum::<T>()),
+            params(lorenz96::<T>()),
+            params(lorenz05::<T>()),
+            params(fg_step::<T>()),
+            params(fg_finish::<T>()),
+        ]);
+        out.extend((1..=4).map(|r| params(box_filter_unrolled::<T>(r))));
+        out.extend([2, 4].map(|p| params(lorenz05_k32j12::<T>(p))));
+        out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
+    }
+
+    /// Every declaration, for both element types: (name, parameters).
+    pub(crate) fn declared() -> Vec<(&'static str, Vec<Param>)> {
+        let mut all = vec![
+            params(reduce_final()),
+            params(reduce_batched_plan()),
+            params(reduce_batched_final()),
+        ];
+        declared_for::<f32>(&mut all);
+        declared_for::<f64>(&mut all);
+        all
+    }
+
+    #[test]
+    fn every_kernel_is_declared_once() {
+        let declared = declared();
+        let names: BTreeSet<&str> = declared.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.len(), declared.len(), "a kernel is declared twice");
+        let loaded: BTreeSet<&str> = KERNEL_NAMES.iter().copied().collect();
+        assert_eq!(
+            loaded.len(),
+            KERNEL_NAMES.len(),
+            "KERNEL_NAMES repeats a name"
+        );
+        assert_eq!(
+            names.difference(&loaded).collect::<Vec<_>>(),
+            Vec::<&&str>::new(),
+            "declared but not in KERNEL_NAMES"
+        );
+        assert_eq!(
+            loaded.difference(&names).collect::<Vec<_>>(),
+            Vec::<&&str>::new(),
+            "in KERNEL_NAMES but not declared"
+        );
+        for name in dynamic_shared() {
+            assert!(loaded.contains(name), "{name}");
+        }
+    }
+
+    /// Each declaration has the parameter list of its C prototype in csrc/
+    /// (after the entry-point macros are expanded), and csrc/ has no entry
+    /// point that is not declared.
+    #[test]
+    fn declarations_match_the_c_prototypes() {
+        let csrc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc");
+        let mut prototypes = BTreeMap::new();
+        let mut files: Vec<_> = std::fs::read_dir(&csrc)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        for file in files {
+            let source = std::fs::read_to_string(&file).unwrap();
+            for (name, params) in c::entry_points(&source) {
+                let previous = prototypes.insert(name.clone(), params);
+                assert!(previous.is_none(), "{name} defined twice in csrc/");
+            }
+        }
+        let declared: BTreeMap<&str, Vec<String>> = declared()
+            .into_iter()
+            .map(|(n, p)| (n, p.into_iter().map(|p| p.c_type).collect()))
+            .collect();
+        let c_names: BTreeSet<&str> = prototypes.keys().map(|n| n.as_str()).collect();
+        let rust_names: BTreeSet<&str> = declared.keys().copied().collect();
+        assert_eq!(c_names, rust_names, "entry points of csrc/ vs declarations");
+        for (name, c_params) in &prototypes {
+            assert_eq!(
+                &declared[name.as_str()],
+                c_params,
+                "parameters of {name}: the declaration in src/gpu/kernels.rs (left) \
+                 against the prototype in csrc/ (right)"
+            );
+        }
+    }
+
+    #[test]
+    fn the_c_reader_expands_entry_point_macros() {
+        let source = r#"
+            // comment: extern "C" __global__ void nope(int a) {}
+            #define ONE(T, SUFFIX, R)                                              \
+                extern "C" __global__ void __launch_bounds__(f<T, R>::B, 2)         \
+                    k_r##R##_##SUFFIX(const T* __restrict__ in, T* out,           \
+                                      const kp_box_params p, W<T, 2 * R + 1> w) { \
+                    body(in, out, p);                                             \
+                }
+            #define BOTH(T, SUFFIX) ONE(T, SUFFIX, 1) ONE(T, SUFFIX, 2)
+            BOTH(float, f32)
+            /* extern "C" __global__ void gone() {} */
+            extern "C" __global__ void __launch_bounds__(256)
+                plain(const int64_t* offsets, const int n, int64_t* plan) {}
+        "#;
+        let found = c::entry_points(source);
+        let spelled = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "k_r1_f32".to_owned(),
+                    spelled(&["const float*", "float*", "kp_box_params", "W<float,3>"])
+                ),
+                (
+                    "k_r2_f32".to_owned(),
+                    spelled(&["const float*", "float*", "kp_box_params", "W<float,5>"])
+                ),
+                (
+                    "plain".to_owned(),
+                    spelled(&["const int64_t*", "int", "int64_t*"])
+                ),
+            ]
+        );
+    }
+
+    /// The driver's view of each parameter (offset and size in the kernel's
+    /// parameter buffer, `cuFuncGetParamInfo`, driver 12.4 or later) against
+    /// the declaration's, laid out as C lays out a struct. Skipped without a
+    /// GPU or on an older driver.
+    #[test]
+    fn declarations_match_the_driver_layout() {
+        use cudarc::driver::sys::{cuFuncGetParamInfo, CUresult};
+        let Ok(gpu) = super::super::Gpu::get(0) else {
+            eprintln!("skipped: no GPU");
+            return;
+        };
+        for (name, params) in declared() {
+            let func = gpu.kernels[name].func;
+            let mut offset = 0usize;
+            for (i, param) in params.iter().enumerate() {
+                offset = offset.next_multiple_of(param.align);
+                let (mut got_offset, mut got_size) = (0usize, 0usize);
+                let query = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    // SAFETY: func is a loaded kernel; the outputs are plain usizes.
+                    unsafe { cuFuncGetParamInfo(func, i, &mut got_offset, &mut got_size) }
+                }));
+                let Ok(status) = query else {
+                    eprintln!("skipped: the driver has no cuFuncGetParamInfo");
+                    return;
+                };
+                assert_eq!(status, CUresult::CUDA_SUCCESS, "{name} parameter {i}");
+                assert_eq!(
+                    (got_offset, got_size),
+                    (offset, param.size),
+                    "{name} parameter {i} ({}): driver (left) vs declaration (right)",
+                    param.c_type
+                );
+                offset += param.size;
+            }
+            let (mut o, mut s) = (0usize, 0usize);
+            // SAFETY: as above; one index past the last parameter.
+            let past = unsafe { cuFuncGetParamInfo(func, params.len(), &mut o, &mut s) };
+            assert_ne!(past, CUresult::CUDA_SUCCESS, "{name} has more parameters");
+        }
+    }
+
+    /// A reader of the entry points of a .cu file: comments dropped, the
+    /// function-like macros expanded (parameters substituted, `##` pasted,
+    /// the result rescanned), then each `extern "C" __global__` function's
+    /// name and parameter types in a normal form: `const T*` / `T*` for
+    /// pointers (`__restrict__` and names dropped), top-level `const` of a
+    /// value dropped, `int32_t` as `int`, constant template arguments evaluated.
+    mod c {
+        use std::collections::HashMap;
+
+        struct Macro {
+            params: Vec<String>,
+            body: String,
+        }
+
+        pub(super) fn entry_points(source: &str) -> Vec<(String, Vec<String>)> {
+            let text = strip_comments(&source.replace("\\\n", " "));
+            let mut macros = HashMap::new();
+            let mut code = String::new();
+            for line in text.lines() {
+                let line = line.trim_start();
+                if let Some(define) = line.strip_prefix("#define") {
+                    let define = define.trim_start();
+                    let name_end = define.find(|c: char| !is_ident(c)).unwrap_or(define.len());
+                    let (name, rest) = define.split_at(name_end);
+                    // Function-like macros only (the '(' right after the name).
+                    if let Some(rest) = rest.strip_prefix('(') {
+                        let close = rest.find(')').expect("macro parameter list");
+                        let params = rest[..close]
+                            .split(',')
+                            .map(|p| p.trim().to_owned())
+                            .filter(|p| !p.is_empty())
+                            .collect();
+                        let body = rest[close + 1..].trim().to_owned();
+                        macros.insert(name.to_owned(), Macro { params, body });
+                    }
+                } else if !line.starts_with('#') {
+                    code.push_str(line);
+                    code.push('\n');
+                }
+            }
+            let expanded = expand(&code, &macros, 0);
+            let mut found = Vec::new();
+            let marker = "extern \"C\" __global__";
+            let mut rest = expanded.as_str();
+            while let Some(at) = rest.find(marker) {
+                rest = &rest[at + marker.len()..];
+                let (name, params, after) = function(rest);
+                found.push((name, params));
+                rest = after;
+            }
+            found
+        }
+
+        fn is_ident(c: char) -> bool {
+            c.is_ascii_alphanumeric() || c == '_'
+        }
+
+        fn strip_comments(text: &str) -> String {
+            let mut out = String::new();
+            let mut rest = text;
+            loop {
+                let line = rest.find("//");
+                let block = rest.find("/*");
+                match (line, block) {
+                    (None, None) => break,
+                    (Some(l), b) if b.map_or(true, |b| l < b) => {
+                        out.push_str(&rest[..l]);
+                        rest = rest[l..].find('\n').map_or("", |e| &rest[l + e..]);
+                    }
+                    (_, Some(b)) => {
+                        out.push_str(&rest[..b]);
+                        out.push(' ');
+                        let end = rest[b + 2..].find("*/").expect("unterminated comment");
+                        rest = &rest[b + 2 + end + 2..];
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            out.push_str(rest);
+            out
+        }
+
+        /// Index of the parenthesis that closes the one at `open`.
+        fn closing(text: &str, open: usize) -> usize {
+            let mut depth = 0;
+            for (i, c) in text[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return open + i;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            panic!("unbalanced parentheses in {text:?}");
+        }
+
+        /// Splits at the commas outside parentheses and, when `angles`,
+        /// outside template angle brackets.
+        fn split_top(text: &str, angles: bool) -> Vec<String> {
+            let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+            for (i, c) in text.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    '<' if angles => depth += 1,
+                    ')' => depth -= 1,
+                    '>' if angles => depth -= 1,
+                    ',' if depth == 0 => {
+                        parts.push(text[start..i].trim().to_owned());
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            parts.push(text[start..].trim().to_owned());
+            parts.retain(|p| !p.is_empty());
+            parts
+        }
+
+        fn expand(text: &str, macros: &HashMap<String, Macro>, depth: usize) -> String {
+            assert!(depth < 16, "macro recursion");
+            let mut out = String::new();
+            let mut i = 0;
+            let bytes = text.as_bytes();
+            while i < text.len() {
+                let c = bytes[i] as char;
+                if !is_ident(c) || (i > 0 && is_ident(bytes[i - 1] as char)) {
+                    out.push(c);
+                    i += 1;
+                    continue;
+                }
+                let end = text[i..]
+                    .find(|c: char| !is_ident(c))
+                    .map_or(text.len(), |e| i + e);
+                let word = &text[i..end];
+                let open = text[end..]
+                    .find(|c: char| !c.is_whitespace())
+                    .map(|o| end + o)
+                    .filter(|&o| bytes[o] == b'(');
+                match (macros.get(word), open) {
+                    (Some(m), Some(open)) => {
+                        let close = closing(text, open);
+                        let args = split_top(&text[open + 1..close], false);
+                        assert_eq!(args.len(), m.params.len(), "arguments of {word}");
+                        let body = substitute(&m.body, &m.params, &args);
+                        out.push(' ');
+                        out.push_str(&expand(&body, macros, depth + 1));
+                        out.push(' ');
+                        i = close + 1;
+                    }
+                    _ => {
+                        out.push_str(word);
+                        i = end;
+                    }
+                }
+            }
+            out
+        }
+
+        /// The macro body with each parameter (a whole identifier) replaced by
+        /// its argument, then `##` pasted.
+        fn substitute(body: &str, params: &[String], args: &[String]) -> String {
+            let mut out = String::new();
+            let mut rest = body;
+            while !rest.is_empty() {
+                let end = if rest.starts_with(is_ident) {
+                    rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len())
+                } else {
+                    rest.find(is_ident).unwrap_or(rest.len())
+                };
+                let token = &rest[..end];
+                match params.iter().position(|p| p == token) {
+                    Some(k) => out.push_str(&args[k]),
+                    None => out.push_str(token),
+                }
+                rest = &rest[end..];
+            }
+            let mut pasted = String::new();
+            for (k, piece) in out.split("##").enumerate() {
+                pasted.push_str(if k == 0 {
+                    piece.trim_end()
+                } else {
+                    piece.trim()
+                });
+            }
+            pasted
+        }
+
+        /// After `extern "C" __global__`: the name and parameter types of the
+        /// function, and the text after its parameter list.
+        fn function(text: &str) -> (String, Vec<String>, &str) {
+            let mut rest = text.trim_start();
+            rest = rest
+                .strip_prefix("void")
+                .expect("kernels return void")
+                .trim_start();
+            if let Some(bounds) = rest.strip_prefix("__launch_bounds__") {
+                let open = bounds.find('(').unwrap();
+                rest = bounds[closing(bounds, open) + 1..].trim_start();
+            }
+            let open = rest.find('(').expect("parameter list");
+            let name = rest[..open].trim().to_owned();
+            assert!(name.chars().all(is_ident), "kernel name {name:?}");
+            let close = closing(rest, open);
+            let params = split_top(&rest[open + 1..close], true)
+                .iter()
+                .map(|p| param_type(p))
+                .collect();
+            (name, params, &rest[close + 1..])
+        }
+
+        /// `const T* __restrict__ x` -> `const T*`; `const int64_t n` -> `int64_t`.
+        fn param_type(param: &str) -> String {
+            let param = param.replace("__restrict__", " ");
+            let param = param.trim();
+            // Drop the parameter's name: the last identifier.
+            let name_start = param.rfind(|c: char| !is_ident(c)).map_or(0, |i| i + 1);
+            let ty = param[..name_start].trim();
+            let (is_const, ty) = match ty.strip_prefix("const ") {
+                Some(t) => (true, t.trim()),
+                None => (false, ty),
+            };
+            if let Some(pointee) = ty.strip_suffix('*') {
+                let pointee = type_name(pointee.trim());
+                if is_const {
+                    format!("const {pointee}*")
+                } else {
+                    format!("{pointee}*")
+                }
+            } else {
+                type_name(ty)
+            }
+        }
+
+        /// Spaces dropped in template arguments, constant ones evaluated.
+        fn type_name(ty: &str) -> String {
+            if ty == "int32_t" {
+                return "int".to_owned();
+            }
+            let Some(open) = ty.find('<') else {
+                return ty.to_owned();
+            };
+            let inner = &ty[open + 1..ty.rfind('>').expect("template")];
+            let args: Vec<String> = split_top(inner, true)
+                .iter()
+                .map(|a| match eval(a) {
+                    Some(v) => v.to_string(),
+                    None => type_name(a),
+                })
+                .collect();
+            format!("{}<{}>", ty[..open].trim(), args.join(","))
+        }
+
+        /// An integer expression of `+` and `*` (None if it is not one).
+        fn eval(expr: &str) -> Option<i64> {
+            expr.split('+')
+                .map(|term| {
+                    term.split('*')
+                        .map(|f| f.trim().parse::<i64>().ok())
+                        .product::<Option<i64>>()
+                })
+                .sum()
+        }
+    }
+}
