@@ -16,6 +16,7 @@ pub mod fatbin;
 pub mod ffi;
 pub mod float;
 pub mod gpu;
+pub mod params;
 pub mod plot;
 pub mod reference;
 

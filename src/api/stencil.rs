@@ -1,10 +1,11 @@
 //! 2D box filter (smoothing stencil) with the semantics of
 //! `scipy.ndimage.uniform_filter`, plus the seed's interior-only mode.
-use std::str::FromStr;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+
+pub use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
@@ -13,145 +14,6 @@ use crate::gpu::kernels::{self, BoxFilter};
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 use crate::reference;
-
-/// Largest window size: the shared-memory tiles of csrc/stencil.cu hold halos
-/// of up to 16 points.
-pub const MAX_BOX_SIZE: usize = 33;
-
-/// What the filter reads outside the image (SciPy's `mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum BoundaryMode {
-    /// `d c b a | a b c d | d c b a` (SciPy's default).
-    #[default]
-    Reflect,
-    /// `k k k k | a b c d | k k k k` with k = `cval`.
-    Constant,
-    /// `a a a a | a b c d | d d d d`.
-    Nearest,
-    /// `d c b | a b c d | c b a`.
-    Mirror,
-    /// `a b c d | a b c d | a b c d`.
-    Wrap,
-    /// Only points whose whole window lies inside the image are filtered; the
-    /// others keep their input value (the seed's stencil).
-    Interior,
-}
-
-impl BoundaryMode {
-    /// The `KP_BOX_*` value of csrc/kernpack_params.h (and of the C ABI).
-    pub fn code(self) -> u32 {
-        match self {
-            BoundaryMode::Reflect => 0,
-            BoundaryMode::Constant => 1,
-            BoundaryMode::Nearest => 2,
-            BoundaryMode::Mirror => 3,
-            BoundaryMode::Wrap => 4,
-            BoundaryMode::Interior => 5,
-        }
-    }
-
-    pub fn from_code(code: u32) -> Result<Self> {
-        Ok(match code {
-            0 => BoundaryMode::Reflect,
-            1 => BoundaryMode::Constant,
-            2 => BoundaryMode::Nearest,
-            3 => BoundaryMode::Mirror,
-            4 => BoundaryMode::Wrap,
-            5 => BoundaryMode::Interior,
-            other => {
-                return Err(Error::invalid(format!(
-                    "unknown boundary mode {other}: expected 0 (reflect) .. 5 (interior)"
-                )))
-            }
-        })
-    }
-}
-
-impl FromStr for BoundaryMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "reflect" => BoundaryMode::Reflect,
-            "constant" => BoundaryMode::Constant,
-            "nearest" => BoundaryMode::Nearest,
-            "mirror" => BoundaryMode::Mirror,
-            "wrap" => BoundaryMode::Wrap,
-            "interior" => BoundaryMode::Interior,
-            other => {
-                return Err(Error::invalid(format!(
-                "unknown boundary mode {other:?}: expected reflect, constant, nearest, mirror, wrap or interior"
-            )))
-            }
-        })
-    }
-}
-
-/// Window and boundary of a box filter. Default: 3 x 3, reflect.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BoxFilterOptions {
-    /// Odd window size, 1 ..= [`MAX_BOX_SIZE`], the same along both axes.
-    pub size: usize,
-    pub mode: BoundaryMode,
-    /// The value outside the image in [`BoundaryMode::Constant`].
-    pub cval: f64,
-}
-
-impl Default for BoxFilterOptions {
-    fn default() -> Self {
-        BoxFilterOptions {
-            size: 3,
-            mode: BoundaryMode::Reflect,
-            cval: 0.0,
-        }
-    }
-}
-
-/// Shape of an image and of its output, row-major; pitches are the distances
-/// between rows in elements (at least `cols`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImageLayout {
-    pub rows: usize,
-    pub cols: usize,
-    pub in_pitch: usize,
-    pub out_pitch: usize,
-}
-
-impl ImageLayout {
-    /// Rows stored back to back, in the input and in the output.
-    pub fn contiguous(rows: usize, cols: usize) -> Self {
-        ImageLayout {
-            rows,
-            cols,
-            in_pitch: cols,
-            out_pitch: cols,
-        }
-    }
-
-    /// Elements a buffer with `pitch` must hold: the last row needs only
-    /// `cols`. None when that count overflows (no such buffer can exist).
-    pub fn span(&self, pitch: usize) -> Option<usize> {
-        match self.rows {
-            0 => Some(0),
-            rows => (rows - 1).checked_mul(pitch)?.checked_add(self.cols),
-        }
-    }
-
-    /// Values the input spans (`usize::MAX` for a layout too large to exist,
-    /// which validation rejects).
-    pub fn input_len(&self) -> usize {
-        self.span(self.in_pitch).unwrap_or(usize::MAX)
-    }
-
-    /// Values the output spans, as [`ImageLayout::input_len`].
-    pub fn output_len(&self) -> usize {
-        self.span(self.out_pitch).unwrap_or(usize::MAX)
-    }
-
-    /// No rows or no columns: nothing to filter.
-    pub fn is_empty(&self) -> bool {
-        self.rows == 0 || self.cols == 0
-    }
-}
 
 /// The one validation of a box filter call: the window, the layout, and the
 /// buffers' lengths against it. Any `cval` is accepted: constant mode pads

@@ -3,8 +3,8 @@
 //! independent of the GPU kernel's one-pass rotated form so each checks the other.
 //! Inputs are assumed validated (see `api::lombscargle`).
 use super::fill_parallel;
-use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use crate::float::{Complex, Float};
+use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 
 /// Denominators (SciPy's CC and SS, weights summing to 1) at or under this
 /// are rounding noise, and so are their numerators (Cauchy-Schwarz): the term

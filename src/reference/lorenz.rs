@@ -4,8 +4,8 @@
 //! last end term; the RK4 increment summed first, then added once).
 //! Ensembles run one member per task on all cores.
 use super::fill_parallel;
-use crate::api::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 use crate::float::Float;
+use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 /// Model III weights `a'_j`, j = -J..J, as `w[m] = a'_{m-J}`: `a_j = alpha -
 /// beta |j|` with the two end weights halved once. Also returns alpha and beta
@@ -231,7 +231,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     make: impl Fn() -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
-    let frames = crate::api::lorenz::frame_count(steps, every);
+    let frames = crate::params::lorenz::frame_count(steps, every);
     // Per member: its frames (frame 0 = the initial state) and its final state.
     let mut runs: Vec<Vec<f64>> = vec![Vec::new(); members];
     fill_parallel(&mut runs, 1, progress, |m| {

@@ -2,8 +2,8 @@
 //! rows of its window (left to right), summed top to bottom, times 1/size^2,
 //! with SciPy's boundary extension. Accumulates in f64, so for f64 images it
 //! is the kernel's arithmetic exactly.
-use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 use crate::float::Float;
+use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 
 /// Where SciPy reads index `i` of a line of `n` points; None: the constant.
 pub fn extend(i: i64, n: i64, mode: BoundaryMode) -> Option<i64> {

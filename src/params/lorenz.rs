@@ -1,0 +1,105 @@
+//! Lorenz 96 and Lorenz (2005) parameters: plain data shared by the API and
+//! the reference (validation is the API's, in crate::api::lorenz).
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// Lorenz 96: `dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F` on n sites.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lorenz96Params {
+    pub n: usize,
+    pub forcing: f64,
+    pub dt: f64,
+}
+
+impl Default for Lorenz96Params {
+    /// N = 40, F = 8, dt = 0.05 (NCAR DART).
+    fn default() -> Self {
+        Lorenz96Params {
+            n: 40,
+            forcing: 8.0,
+            dt: 0.05,
+        }
+    }
+}
+
+/// Which of Lorenz (2005)'s models: II (single scale, X = Z) or III (two scales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lorenz05Model {
+    II,
+    #[default]
+    III,
+}
+
+impl Lorenz05Model {
+    /// 2 or 3, as in the paper and DART's `model_number`.
+    pub fn number(self) -> i32 {
+        match self {
+            Lorenz05Model::II => 2,
+            Lorenz05Model::III => 3,
+        }
+    }
+    pub fn from_number(number: i64) -> Result<Self> {
+        match number {
+            2 => Ok(Lorenz05Model::II),
+            3 => Ok(Lorenz05Model::III),
+            other => Err(Error::invalid(format!(
+                "model must be 2 (Model II) or 3 (Model III), not {other}"
+            ))),
+        }
+    }
+}
+
+impl FromStr for Lorenz05Model {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "2" | "II" => Ok(Lorenz05Model::II),
+            "3" | "III" => Ok(Lorenz05Model::III),
+            other => Err(Error::invalid(format!(
+                "model must be 2 (II) or 3 (III), not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Lorenz (2005) Model II / III ("Lorenz 04" in NCAR DART).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lorenz05Params {
+    /// Sites (DART `model_size`).
+    pub n: usize,
+    /// F (DART `forcing`).
+    pub forcing: f64,
+    /// K, even (DART `K`); H = K / 2.
+    pub k: usize,
+    /// J (DART `smooth_steps`): Model III smoothing half-width.
+    pub j: usize,
+    /// b (DART `space_time_scale`).
+    pub b: f64,
+    /// c (DART `coupling`; the 2005 paper uses 2.5).
+    pub c: f64,
+    pub dt: f64,
+    pub model: Lorenz05Model,
+}
+
+impl Default for Lorenz05Params {
+    /// NCAR DART's defaults: N = 960, F = 15, K = 32, J = 12, b = 10, c = 3,
+    /// dt = 0.001, Model III.
+    fn default() -> Self {
+        Lorenz05Params {
+            n: 960,
+            forcing: 15.0,
+            k: 32,
+            j: 12,
+            b: 10.0,
+            c: 3.0,
+            dt: 0.001,
+            model: Lorenz05Model::III,
+        }
+    }
+}
+
+/// Frames of a run: `steps / every + 1` with `every > 0`, else none.
+pub fn frame_count(steps: u64, every: u64) -> usize {
+    steps.checked_div(every).map_or(0, |f| f as usize + 1)
+}
