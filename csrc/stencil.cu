@@ -232,11 +232,21 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
 // in the data or a non-finite cval) would leave NaN behind (inf - inf), so the
 // window is summed afresh: each output stays the mean of its own window.
 // Size 1 (r = 0) is the identity.
+//
+// Finiteness is read from the exponent bits: under --use_fast_math the
+// compiler may assume every value finite and fold isfinite() to true.
+__device__ __forceinline__ bool finite_bits(float v) {
+    return (__float_as_uint(v) & 0x7f800000u) != 0x7f800000u;
+}
+__device__ __forceinline__ bool finite_bits(double v) {
+    return (__double_as_longlong(v) & 0x7ff0000000000000ll) != 0x7ff0000000000000ll;
+}
+
 template <typename T>
 __device__ __forceinline__ T slide(T acc, const T* win, int stride, int r) {
     if (r == 0) return win[stride];
     const T leaving = win[0];
-    if (isfinite(leaving)) return acc + win[(2 * r + 1) * stride] - leaving;
+    if (finite_bits(leaving)) return acc + win[(2 * r + 1) * stride] - leaving;
     T sum = win[stride];
     for (int d = 2; d <= 2 * r + 1; ++d) sum += win[d * stride];
     return sum;
