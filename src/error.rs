@@ -59,3 +59,24 @@ impl std::error::Error for Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+    use cudarc::driver::sys::CUresult;
+    use cudarc::driver::DriverError;
+
+    #[test]
+    fn a_cuda_error_keeps_the_driver_error_as_its_source() {
+        let e = Error::cuda(
+            "launching",
+            DriverError(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS),
+        );
+        assert_eq!(e.cuda_code(), Some(700));
+        let source = std::error::Error::source(&e).expect("a source");
+        let driver = source.downcast_ref::<DriverError>().expect("a DriverError");
+        assert_eq!(driver.0, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        // (Display asks the driver for the error's name: not without a driver.)
+        assert_eq!(Error::invalid("x").cuda_code(), None);
+    }
+}

@@ -472,6 +472,11 @@ fn device_pointers(ctx: *const kp_context) {
             "periodogram at frequencies 0x1234",
         );
         assert_eq!(kp_last_cuda_error(), 0, "refused before any driver failure");
+        // A real driver failure: its CUresult reaches C (2: CUDA_ERROR_OUT_OF_MEMORY).
+        let mut huge = 0u64;
+        assert_eq!(kp_device_alloc(ctx, 1 << 60, &mut huge), KP_ERROR_CUDA);
+        assert_eq!(kp_last_cuda_error(), 2, "{}", last_error());
+        assert_eq!(huge, 0, "the out-parameter was written on failure");
         // The context still works: a valid sum equals the host's.
         assert_eq!(
             kp_sum_device_f64(ctx, dx, n, dsum, 0),
