@@ -411,6 +411,54 @@ fn gpu_context_refuses_impossible_sizes_and_wrong_pointers() {
     let gpu = Ctx::new(KP_BACKEND_GPU);
     impossible_sizes(gpu.0);
     device_pointers(gpu.0);
+    handles_belong_to_their_context();
+}
+
+/// A stream or event made by one context is refused by another (which could
+/// otherwise destroy it behind its owner's back).
+fn handles_belong_to_their_context() {
+    use kernpack::ffi::reduce::kp_sum_device_f32;
+    use kernpack::ffi::streams::{
+        kp_event_create, kp_event_destroy, kp_event_record, kp_stream_create, kp_stream_destroy,
+    };
+    use kernpack::ffi::{kp_device_alloc, kp_device_free};
+    let (a, b) = (Ctx::new(KP_BACKEND_GPU), Ctx::new(KP_BACKEND_GPU));
+    let (mut stream, mut event, mut x, mut sum) = (0u64, 0u64, 0u64, 0u64);
+    unsafe {
+        assert_eq!(kp_stream_create(a.0, &mut stream), KP_OK);
+        assert_eq!(kp_event_create(a.0, &mut event), KP_OK);
+        assert_eq!(kp_device_alloc(b.0, 64, &mut x), KP_OK);
+        assert_eq!(kp_device_alloc(b.0, 8, &mut sum), KP_OK);
+        expect_failure(
+            kp_sum_device_f32(b.0, x, 16, sum, stream),
+            "a stream of another context",
+        );
+        expect_failure(
+            kp_stream_destroy(b.0, stream),
+            "destroying another context's stream",
+        );
+        expect_failure(
+            kp_event_record(b.0, event, 0),
+            "recording another context's event",
+        );
+        expect_failure(
+            kp_event_destroy(b.0, event),
+            "destroying another context's event",
+        );
+        expect_failure(
+            kp_device_free(a.0, x),
+            "freeing another context's allocation",
+        );
+        assert_eq!(
+            kp_sum_device_f32(b.0, x, 16, sum, 0),
+            KP_OK,
+            "{}",
+            last_error()
+        );
+        assert_eq!(kp_event_record(a.0, event, stream), KP_OK);
+        assert_eq!(kp_stream_destroy(a.0, stream), KP_OK);
+        // The event and b's allocations are released with their contexts.
+    }
 }
 
 /// Device entry points with pointers that are not device allocations, too
