@@ -1,0 +1,2322 @@
+//! libFuzzer target over kernpack's C ABI, on a CPU context.
+//!
+//! The input decodes (with `arbitrary`) into a short sequence of calls to the
+//! exported `extern "C"` functions, made as a C caller makes them: every
+//! pointer is NULL or points into a buffer the harness allocated (exactly its
+//! length, so AddressSanitizer sees one element past it), and every count is
+//! either consistent with its buffer (equal or smaller), or one no buffer can
+//! hold (SIZE_MAX, SIZE_MAX / 4, 2^61, 2^63, ...: more bytes than `isize::MAX`),
+//! which the library must reject before it forms a slice. A count a little
+//! larger than its buffer is the caller's undefined behaviour, not the
+//! library's, and is never passed: a call whose spans would need it is skipped
+//! (see `fits`). Work per call is capped (buffer sizes, steps) so one input
+//! runs in milliseconds.
+//!
+//! After every call the harness checks what must always hold:
+//! - the status is a known `kp_status` and never `KP_ERROR_INTERNAL` (a
+//!   panic caught at the boundary);
+//! - on failure `kp_last_error_message()` is non-empty;
+//! - on failure every output buffer is untouched (outputs are poisoned first
+//!   and compared byte for byte), and in-place buffers keep their contents;
+//! - on success nothing outside the stated output span is written;
+//! - inputs passed as `const` are never written;
+//! - device-pointer and GPU-only functions fail on a CPU context;
+//! - the size helpers never return a wrapped (too small, non-zero) length.
+//!
+//! A violated check panics, which libFuzzer reports as a crash. With
+//! `KP_FUZZ_TRACE=1` every call is printed with its resolved arguments before
+//! it is made, which turns a crashing input into a plain reproducer:
+//! `KP_FUZZ_TRACE=1 fuzz/target/.../c_abi crash-file`.
+#![no_main]
+
+use std::ffi::{c_void, CStr};
+use std::fmt::Debug;
+use std::ptr;
+use std::sync::OnceLock;
+
+use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
+use libfuzzer_sys::fuzz_target;
+
+use kernpack::ffi::fg::*;
+use kernpack::ffi::lombscargle::*;
+use kernpack::ffi::lorenz::*;
+use kernpack::ffi::reduce::*;
+use kernpack::ffi::stencil::*;
+use kernpack::ffi::streams::*;
+use kernpack::ffi::*;
+
+// ---------------------------------------------------------------------------
+// Harness plumbing: the context, tracing, the checks.
+
+/// The CPU context, created once (a raw pointer kept as an address).
+fn ctx() -> *const kp_context {
+    static CTX: OnceLock<usize> = OnceLock::new();
+    *CTX.get_or_init(|| {
+        let mut out: *mut kp_context = ptr::null_mut();
+        let status = unsafe { kp_context_create(KP_BACKEND_CPU, &mut out) };
+        assert_eq!(status, kp_status::KP_OK, "cannot create a CPU context");
+        assert!(!out.is_null());
+        out as usize
+    }) as *const kp_context
+}
+
+fn tracing() -> bool {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var("KP_FUZZ_TRACE").is_ok_and(|v| v == "1"))
+}
+
+macro_rules! trace {
+    ($($arg:tt)*) => {
+        if tracing() {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
+fn last_error() -> String {
+    let p = kp_last_error_message();
+    assert!(!p.is_null(), "kp_last_error_message() returned NULL");
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// The invariants every status must satisfy; returns whether it is KP_OK.
+fn check_status(call: &str, status: kp_status) -> bool {
+    // Read the raw value: a value outside the enum would be a library bug.
+    let raw = status as i32;
+    assert!((0..=5).contains(&raw), "{call}: unknown status value {raw}");
+    trace!("  -> {status:?}");
+    if status == kp_status::KP_ERROR_INTERNAL {
+        panic!(
+            "{call}: KP_ERROR_INTERNAL (a panic inside kernpack): {}",
+            last_error()
+        );
+    }
+    if status != kp_status::KP_OK {
+        let message = last_error();
+        trace!("     {message}");
+        assert!(
+            !message.is_empty(),
+            "{call}: returned {status:?} with an empty kp_last_error_message()"
+        );
+        return false;
+    }
+    true
+}
+
+/// On a CPU context device-pointer and GPU-only functions must fail.
+fn check_fails(call: &str, status: kp_status) {
+    assert!(
+        !check_status(call, status),
+        "{call}: KP_OK on a CPU context (needs a GPU)"
+    );
+    assert_ne!(
+        status,
+        kp_status::KP_ERROR_CUDA,
+        "{call}: a CUDA error on a CPU context"
+    );
+}
+
+/// Counts no allocation can back: more than isize::MAX bytes for any element
+/// of 4 bytes or more.
+const HUGE: [usize; 8] = [
+    usize::MAX,
+    usize::MAX - 1,
+    usize::MAX / 2,
+    usize::MAX / 2 + 1,
+    usize::MAX / 4,
+    1 << 61,
+    1 << 62,
+    1 << 63,
+];
+
+/// Values at the edges of the library's internal limits (i32, u32, i64 / 2,
+/// isize::MAX over element sizes), where a check of the wrong bound shows.
+const EDGE: [usize; 12] = [
+    i32::MAX as usize,
+    i32::MAX as usize + 1,
+    u32::MAX as usize,
+    u32::MAX as usize + 1,
+    1 << 40,
+    (i64::MAX / 2) as usize,
+    (i64::MAX / 2) as usize + 1,
+    usize::MAX / 8,
+    usize::MAX / 8 + 1,
+    usize::MAX / 16 + 1,
+    usize::MAX / 32 + 1,
+    u64::MAX as usize / 2 - 1,
+];
+
+/// Whether a span of `span` elements of `elem` bytes may be passed with a
+/// buffer of `len`: it fits, or no allocation could hold it (then the library
+/// must reject it). Anything between is out-of-bounds caller UB: not passed.
+fn fits(span: u128, len: usize, elem: usize) -> bool {
+    span <= len as u128 || span.saturating_mul(elem as u128) > isize::MAX as u128
+}
+
+fn clamp(v: u128) -> usize {
+    v.min(usize::MAX as u128) as usize
+}
+
+fn bytes_of<T>(s: &[T]) -> &[u8] {
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+// ---------------------------------------------------------------------------
+// Decoded values.
+
+/// A float for inputs: mostly small and finite, with NaN, +-Inf, signed
+/// zeros, huge, tiny, raw bit patterns and MJD-like large times mixed in.
+#[derive(Debug, Clone, Copy)]
+struct FVal(f64);
+
+impl<'a> Arbitrary<'a> for FVal {
+    fn arbitrary(u: &mut Unstructured<'a>) -> ArbResult<Self> {
+        let tag: u8 = u.arbitrary()?;
+        let v = match tag {
+            0..=159 => u.arbitrary::<i16>()? as f64 / 64.0,
+            160..=171 => u.arbitrary::<f32>()? as f64,
+            172..=179 => f64::from_bits(u.arbitrary()?),
+            180..=185 => f64::NAN,
+            186..=188 => f64::INFINITY,
+            189..=191 => f64::NEG_INFINITY,
+            192..=195 => 0.0,
+            196..=197 => -0.0,
+            198..=209 => 6.0e4 + u.arbitrary::<u16>()? as f64 * 0.013,
+            210..=213 => 1e300,
+            214..=215 => -1e300,
+            216..=217 => f64::MAX,
+            218..=219 => f64::MIN_POSITIVE / 8.0,
+            220..=221 => 3.0e38,
+            222..=223 => 1e-30,
+            _ => u.arbitrary::<u8>()? as f64,
+        };
+        Ok(FVal(v))
+    }
+}
+
+/// A count relative to a buffer of `len` elements.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Count {
+    Exact,
+    Less(u16),
+    Zero,
+    One,
+    Huge(u8),
+    /// Any value: passed only where the span it implies fits the buffer or
+    /// cannot be allocated (see `fits`), e.g. as a factor of a product.
+    Any(u64),
+    Edge(u8),
+}
+
+impl Count {
+    fn resolve(self, len: usize) -> usize {
+        match self {
+            Count::Exact => len,
+            Count::Less(d) => len - (d as usize % (len + 1)),
+            Count::Zero => 0,
+            Count::One => 1,
+            Count::Huge(i) => HUGE[i as usize % HUGE.len()],
+            Count::Any(v) => v as usize,
+            Count::Edge(i) => EDGE[i as usize % EDGE.len()],
+        }
+    }
+}
+
+/// A number with no buffer behind it (a parameter): small, medium, any, huge.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Num {
+    Small(u8),
+    Mid(u16),
+    Any(u64),
+    Huge(u8),
+    Edge(u8),
+}
+
+impl Num {
+    fn get(self) -> usize {
+        match self {
+            Num::Small(v) => v as usize,
+            Num::Mid(v) => v as usize,
+            Num::Any(v) => v as usize,
+            Num::Huge(i) => HUGE[i as usize % HUGE.len()],
+            Num::Edge(i) => EDGE[i as usize % EDGE.len()],
+        }
+    }
+}
+
+/// A u64 count of steps: any value, with the extremes made likely.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Wide {
+    Small(u8),
+    Any(u64),
+    Max,
+    Huge(u8),
+    Edge(u8),
+}
+
+impl Wide {
+    fn get(self) -> u64 {
+        match self {
+            Wide::Small(v) => v as u64,
+            Wide::Any(v) => v,
+            Wide::Max => u64::MAX,
+            Wide::Huge(i) => HUGE[i as usize % HUGE.len()] as u64,
+            Wide::Edge(i) => EDGE[i as usize % EDGE.len()] as u64,
+        }
+    }
+}
+
+/// A u32 option field: usually a meaningful value, sometimes anything.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Field {
+    Known(u8),
+    Any(u32),
+}
+
+impl Field {
+    fn get(self, known: u32) -> u32 {
+        match self {
+            Field::Known(v) => v as u32 % known,
+            Field::Any(v) => v,
+        }
+    }
+}
+
+trait Real: Copy + Debug + PartialEq + 'static {
+    fn from_f64(v: f64) -> Self;
+    fn poison() -> Self;
+}
+
+impl Real for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn poison() -> Self {
+        f32::from_bits(0xffa5_a5a5)
+    }
+}
+
+impl Real for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn poison() -> Self {
+        f64::from_bits(0xfff5_a5a5_a5a5_a5a5)
+    }
+}
+
+/// An input buffer: its length (capped per call), a few seed values repeated
+/// with a ramp (so times differ), and a small chance of NULL.
+#[derive(Arbitrary, Debug)]
+struct BufSpec {
+    len: u16,
+    seed: Vec<FVal>,
+    ramp: FVal,
+    null: u8,
+}
+
+/// A buffer the harness owns, exactly `len` long.
+struct Buf<T> {
+    data: Box<[T]>,
+    null: bool,
+}
+
+impl<T: Copy> Buf<T> {
+    fn ptr(&self) -> *const T {
+        if self.null {
+            ptr::null()
+        } else {
+            self.data.as_ptr()
+        }
+    }
+    fn mut_ptr(&mut self) -> *mut T {
+        if self.null {
+            ptr::null_mut()
+        } else {
+            self.data.as_mut_ptr()
+        }
+    }
+    fn len(&self) -> usize {
+        self.data.len()
+    }
+    /// A span the call states for this buffer may be passed (see `fits`).
+    fn fits(&self, span: u128) -> bool {
+        self.null || fits(span, self.len(), std::mem::size_of::<T>())
+    }
+    fn snapshot(&self) -> Vec<u8> {
+        bytes_of(&self.data).to_vec()
+    }
+    fn describe(&self) -> String {
+        if self.null {
+            "NULL".into()
+        } else {
+            format!("buf[{}]", self.len())
+        }
+    }
+}
+
+impl BufSpec {
+    fn make<T: Real>(&self, cap: usize) -> Buf<T> {
+        self.make_len(self.len as usize % (cap + 1))
+    }
+    fn make_len<T: Real>(&self, len: usize) -> Buf<T> {
+        let seed: Vec<f64> = self.seed.iter().take(8).map(|v| v.0).collect();
+        let data = (0..len)
+            .map(|i| {
+                let base = if seed.is_empty() {
+                    0.0
+                } else {
+                    seed[i % seed.len()]
+                };
+                T::from_f64(base + self.ramp.0 * i as f64)
+            })
+            .collect();
+        Buf {
+            data,
+            null: self.null == 1,
+        }
+    }
+}
+
+/// An output buffer, filled with a poison pattern.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+struct OutSpec {
+    len: u16,
+    null: u8,
+}
+
+impl OutSpec {
+    fn make<T: Real>(&self, cap: usize) -> Buf<T> {
+        self.make_len(self.len as usize % (cap + 1))
+    }
+    fn make_len<T: Real>(&self, len: usize) -> Buf<T> {
+        Buf {
+            data: vec![T::poison(); len].into_boxed_slice(),
+            null: self.null == 1,
+        }
+    }
+}
+
+/// Output buffers: untouched on failure, nothing past the span on success.
+fn check_outputs(call: &str, ok: bool, outputs: &[(&str, Vec<u8>, &[u8], usize)]) {
+    for (name, before, after, span_bytes) in outputs {
+        if !ok {
+            assert!(before == after, "{call}: failed but wrote to {name}");
+        } else {
+            let from = (*span_bytes).min(before.len());
+            assert!(
+                before[from..] == after[from..],
+                "{call}: wrote to {name} past the {span_bytes} bytes it was given"
+            );
+        }
+    }
+}
+
+fn check_inputs(call: &str, inputs: &[(&str, Vec<u8>, &[u8])]) {
+    for (name, before, after) in inputs {
+        assert!(before == after, "{call}: wrote to the const input {name}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Options structs.
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum LsOpts {
+    Null,
+    Default,
+    Fields {
+        normalize: Field,
+        floating_mean: Field,
+        precenter: Field,
+    },
+}
+
+/// Options with storage for the pointer.
+fn ls_options(o: LsOpts, slot: &mut kp_lombscargle_options) -> *const kp_lombscargle_options {
+    match o {
+        LsOpts::Null => ptr::null(),
+        LsOpts::Default => {
+            *slot = kp_lombscargle_options_default();
+            slot
+        }
+        LsOpts::Fields {
+            normalize,
+            floating_mean,
+            precenter,
+        } => {
+            *slot = kp_lombscargle_options {
+                normalize: normalize.get(3),
+                floating_mean: floating_mean.get(2),
+                precenter: precenter.get(2),
+            };
+            slot
+        }
+    }
+}
+
+fn describe_ls_opts(p: *const kp_lombscargle_options) -> String {
+    match unsafe { p.as_ref() } {
+        None => "NULL".into(),
+        Some(o) => format!("{o:?}"),
+    }
+}
+
+/// What a C caller allocates: `kp_lombscargle_output_len(nf, options)`.
+fn ls_output_len(nf: usize, opts: *const kp_lombscargle_options) -> usize {
+    let n = unsafe { kp_lombscargle_output_len(nf, opts) };
+    trace!(
+        "  kp_lombscargle_output_len({nf}, {}) = {n}",
+        describe_ls_opts(opts)
+    );
+    n
+}
+
+/// How a call's output length is chosen.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum OutLen {
+    /// What the size helper says (the buffer is made that long when it can be).
+    Matching(u8),
+    /// Relative to the output buffer.
+    Count(Count),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum BoxOpts {
+    Null,
+    Default,
+    Fields {
+        size: Field,
+        mode: Field,
+        cval: FVal,
+    },
+}
+
+fn box_options(o: BoxOpts, slot: &mut kp_box_filter_options) -> *const kp_box_filter_options {
+    match o {
+        BoxOpts::Null => ptr::null(),
+        BoxOpts::Default => {
+            *slot = kp_box_filter_options_default();
+            slot
+        }
+        BoxOpts::Fields { size, mode, cval } => {
+            *slot = kp_box_filter_options {
+                size: size.get(36),
+                mode: mode.get(7),
+                cval: cval.0,
+            };
+            slot
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum L96Params {
+    Null,
+    Default,
+    Fields { n: Num, forcing: FVal, dt: FVal },
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum L05Params {
+    Null,
+    Default,
+    /// Small N, K, J that satisfy the documented relations.
+    Small {
+        n: u8,
+        k: u8,
+        j: u8,
+        model: bool,
+        dt: FVal,
+    },
+    Fields {
+        n: Num,
+        forcing: FVal,
+        k: Num,
+        j: Num,
+        b: FVal,
+        c: FVal,
+        dt: FVal,
+        model: Field,
+    },
+}
+
+fn l96_params(p: L96Params, slot: &mut kp_lorenz96_params) -> (*const kp_lorenz96_params, usize) {
+    match p {
+        L96Params::Null => (ptr::null(), kp_lorenz96_default_params().n),
+        L96Params::Default => {
+            *slot = kp_lorenz96_default_params();
+            (slot, slot.n)
+        }
+        L96Params::Fields { n, forcing, dt } => {
+            *slot = kp_lorenz96_params {
+                n: n.get(),
+                forcing: forcing.0,
+                dt: dt.0,
+            };
+            (slot, slot.n)
+        }
+    }
+}
+
+fn l05_params(p: L05Params, slot: &mut kp_lorenz05_params) -> (*const kp_lorenz05_params, usize) {
+    match p {
+        L05Params::Null => (ptr::null(), kp_lorenz05_default_params().n),
+        L05Params::Default => {
+            *slot = kp_lorenz05_default_params();
+            (slot, slot.n)
+        }
+        L05Params::Small { n, k, j, model, dt } => {
+            let k = 2 * (1 + k as usize % 4);
+            let n = 2 * k + 1 + n as usize % 48;
+            let j = 1 + j as usize % ((n - 1) / 2);
+            *slot = kp_lorenz05_params {
+                n,
+                k,
+                j,
+                dt: dt.0.abs().min(0.01),
+                model: if model { 2 } else { 3 },
+                ..kp_lorenz05_default_params()
+            };
+            (slot, slot.n)
+        }
+        L05Params::Fields {
+            n,
+            forcing,
+            k,
+            j,
+            b,
+            c,
+            dt,
+            model,
+        } => {
+            *slot = kp_lorenz05_params {
+                n: n.get(),
+                forcing: forcing.0,
+                k: k.get(),
+                j: j.get(),
+                b: b.0,
+                c: c.0,
+                dt: dt.0,
+                model: model.get(5) as i32,
+            };
+            (slot, slot.n)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The calls.
+
+#[derive(Arbitrary, Debug)]
+enum Op {
+    Helpers(HelperOp),
+    LsArray(bool, LsArrayOp),
+    LsUniform(bool, LsUniformOp),
+    LsBatch(bool, LsBatchOp),
+    Sum(bool, SumOp),
+    Normalize(bool, SumOp),
+    NormalizeBatched(bool, BatchedOp),
+    BoxFilter(bool, BoxOp),
+    Lorenz96(bool, LorenzOp<L96Params>),
+    Lorenz05(bool, LorenzOp<L05Params>),
+    WindowSum(bool, WindowOp),
+    Fg(bool, FgOp),
+    Device(DeviceOp),
+    Streams(StreamOp),
+}
+
+#[derive(Arbitrary, Debug)]
+enum HelperOp {
+    StatusString(i32),
+    Version,
+    LastError,
+    Defaults,
+    OutputLen(Num, LsOpts),
+    TrajectoryLen(Num, Num, Wide, Wide),
+    ContextCreate(u32, bool),
+    ContextIsGpu(bool, bool),
+    NullContext(u8),
+}
+
+fn helpers(op: &HelperOp) {
+    match *op {
+        HelperOp::StatusString(s) => {
+            trace!("kp_status_string({s})");
+            let p = kp_status_string(s);
+            assert!(!p.is_null());
+            let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap();
+            assert!(!text.is_empty());
+            if !(0..=5).contains(&s) {
+                assert_eq!(text, "unknown status", "kp_status_string({s})");
+            }
+        }
+        HelperOp::Version => {
+            trace!("kp_version()");
+            let p = kp_version();
+            assert!(!p.is_null());
+            let v = unsafe { CStr::from_ptr(p) }.to_str().unwrap();
+            assert!(
+                v.split('.').count() == 3 && v.split('.').all(|p| p.parse::<u32>().is_ok()),
+                "kp_version() = {v:?}"
+            );
+        }
+        HelperOp::LastError => {
+            let _ = last_error();
+        }
+        HelperOp::Defaults => {
+            let o = kp_lombscargle_options_default();
+            assert_eq!((o.normalize, o.floating_mean, o.precenter), (0, 0, 0));
+            let b = kp_box_filter_options_default();
+            assert_eq!((b.size, b.mode, b.cval), (3, KP_BOX_REFLECT, 0.0));
+            let p = kp_lorenz96_default_params();
+            assert_eq!((p.n, p.forcing, p.dt), (40, 8.0, 0.05));
+            let q = kp_lorenz05_default_params();
+            assert_eq!(
+                (q.n, q.forcing, q.k, q.j, q.b, q.c, q.dt, q.model),
+                (960, 15.0, 32, 12, 10.0, 3.0, 0.001, 3)
+            );
+        }
+        HelperOp::OutputLen(nf, o) => {
+            let nf = nf.get();
+            let mut slot = kp_lombscargle_options_default();
+            let opts = ls_options(o, &mut slot);
+            let call = format!(
+                "kp_lombscargle_output_len({nf}, {})",
+                describe_ls_opts(opts)
+            );
+            trace!("{call}");
+            let got = unsafe { kp_lombscargle_output_len(nf, opts) };
+            let mode = unsafe { opts.as_ref() }.map_or(KP_NORMALIZE_POWER, |o| o.normalize);
+            let exact: u128 = match mode {
+                KP_NORMALIZE_POWER | KP_NORMALIZE_NORMALIZE => nf as u128,
+                KP_NORMALIZE_AMPLITUDE => 2 * nf as u128,
+                _ => 0,
+            };
+            if exact <= usize::MAX as u128 {
+                assert_eq!(got as u128, exact, "{call}");
+            } else {
+                // Not representable: 0 (the documented error value) or
+                // saturated, never a wrapped, too small length.
+                assert!(
+                    got == 0 || got == usize::MAX,
+                    "{call} = {got}: the true length {exact} overflows size_t and was wrapped"
+                );
+            }
+        }
+        HelperOp::TrajectoryLen(members, n, steps, every) => {
+            let (members, n, steps, every) = (members.get(), n.get(), steps.get(), every.get());
+            let call = format!("kp_lorenz_trajectory_len({members}, {n}, {steps}, {every})");
+            trace!("{call}");
+            let got = kp_lorenz_trajectory_len(members, n, steps, every);
+            let exact: Option<u128> = if every == 0 {
+                Some(0)
+            } else {
+                (steps as u128 / every as u128 + 1)
+                    .checked_mul(members as u128)
+                    .and_then(|v| v.checked_mul(n as u128))
+            };
+            match exact {
+                Some(e) if e <= usize::MAX as u128 => assert_eq!(got as u128, e, "{call}"),
+                _ => assert!(
+                    got == 0 || got == usize::MAX,
+                    "{call} = {got}: the true length overflows size_t and was wrapped"
+                ),
+            }
+        }
+        HelperOp::ContextCreate(backend, null_out) => {
+            let call = format!(
+                "kp_context_create({backend}, {})",
+                if null_out { "NULL" } else { "&out" }
+            );
+            trace!("{call}");
+            let sentinel = 0x5a5a_5a50usize as *mut kp_context;
+            let mut out = sentinel;
+            let status = unsafe {
+                kp_context_create(backend, if null_out { ptr::null_mut() } else { &mut out })
+            };
+            if check_status(&call, status) {
+                assert!(
+                    !null_out && !out.is_null() && out != sentinel,
+                    "{call}: OK without a handle"
+                );
+                let mut is_gpu = -1;
+                let s = unsafe { kp_context_is_gpu(out, &mut is_gpu) };
+                assert!(check_status("kp_context_is_gpu", s));
+                assert!(is_gpu == 0 || is_gpu == 1);
+                if backend == KP_BACKEND_CPU {
+                    assert_eq!(is_gpu, 0, "a CPU context says it is on a GPU");
+                }
+                unsafe { kp_context_destroy(out) };
+            } else {
+                assert_eq!(out, sentinel, "{call}: failed but wrote *out");
+            }
+            // An unknown backend or a NULL out can never succeed.
+            if backend > KP_BACKEND_CPU || null_out {
+                assert_ne!(status, kp_status::KP_OK, "{call}");
+            }
+        }
+        HelperOp::ContextIsGpu(null_ctx, null_out) => {
+            let c = if null_ctx { ptr::null() } else { ctx() };
+            let call = format!(
+                "kp_context_is_gpu({}, {})",
+                if null_ctx { "NULL" } else { "ctx" },
+                if null_out { "NULL" } else { "&out" }
+            );
+            trace!("{call}");
+            let mut is_gpu = 7;
+            let s = unsafe {
+                kp_context_is_gpu(
+                    c,
+                    if null_out {
+                        ptr::null_mut()
+                    } else {
+                        &mut is_gpu
+                    },
+                )
+            };
+            if check_status(&call, s) {
+                assert_eq!(is_gpu, 0, "{call}: the CPU context says it is on a GPU");
+            } else {
+                assert_eq!(is_gpu, 7, "{call}: failed but wrote *is_gpu");
+                assert_eq!(s, kp_status::KP_ERROR_NULL_POINTER, "{call}");
+            }
+            if null_ctx || null_out {
+                assert_eq!(s, kp_status::KP_ERROR_NULL_POINTER, "{call}");
+            }
+        }
+        HelperOp::NullContext(which) => {
+            // Every entry point with ctx = NULL (and otherwise valid, tiny
+            // arguments) must answer KP_ERROR_NULL_POINTER.
+            let mut x = [1.0f64, 2.0, 3.0, 4.0];
+            let mut y = [1.0f32, 2.0, 3.0, 4.0];
+            let mut sum = 0.0f64;
+            let null = ptr::null();
+            let (name, s) = unsafe {
+                match which % 8 {
+                    0 => ("kp_sum_f64", kp_sum_f64(null, x.as_ptr(), 4, &mut sum)),
+                    1 => (
+                        "kp_normalize_f32",
+                        kp_normalize_f32(null, y.as_mut_ptr(), 4, &mut sum),
+                    ),
+                    2 => {
+                        let mut out = [0.0f64; 2];
+                        let f = [1.0f64, 2.0];
+                        (
+                            "kp_lombscargle_f64",
+                            kp_lombscargle_f64(
+                                null,
+                                x.as_ptr(),
+                                x.as_ptr(),
+                                ptr::null(),
+                                4,
+                                f.as_ptr(),
+                                2,
+                                ptr::null(),
+                                out.as_mut_ptr(),
+                                2,
+                            ),
+                        )
+                    }
+                    3 => {
+                        let mut out = [0.0f64; 4];
+                        (
+                            "kp_box_filter_f64",
+                            kp_box_filter_f64(
+                                null,
+                                x.as_ptr(),
+                                2,
+                                out.as_mut_ptr(),
+                                2,
+                                2,
+                                2,
+                                ptr::null(),
+                            ),
+                        )
+                    }
+                    4 => {
+                        let mut out = [0.0f64; 4];
+                        let p = kp_lorenz96_params {
+                            n: 4,
+                            forcing: 8.0,
+                            dt: 0.01,
+                        };
+                        (
+                            "kp_lorenz96_f64",
+                            kp_lorenz96_f64(
+                                null,
+                                &p,
+                                x.as_ptr(),
+                                1,
+                                1,
+                                0,
+                                out.as_mut_ptr(),
+                                ptr::null_mut(),
+                                0,
+                            ),
+                        )
+                    }
+                    5 => {
+                        let mut out = [0.0f64; 4];
+                        let w = [1.0f64];
+                        (
+                            "kp_window_sum_f64",
+                            kp_window_sum_f64(
+                                null,
+                                x.as_ptr(),
+                                w.as_ptr(),
+                                1,
+                                1,
+                                4,
+                                out.as_mut_ptr(),
+                            ),
+                        )
+                    }
+                    6 => {
+                        let mut g = [0.0f64; 2];
+                        let mut d = [0.0f64; 2];
+                        (
+                            "kp_fg_integrate_c128",
+                            kp_fg_integrate_c128(
+                                null,
+                                1,
+                                x.as_mut_ptr(),
+                                g.as_mut_ptr(),
+                                0.0,
+                                0.0,
+                                0.1,
+                                0,
+                                d.as_mut_ptr(),
+                                1,
+                            ),
+                        )
+                    }
+                    _ => ("kp_stream_synchronize", kp_stream_synchronize(null, 0)),
+                }
+            };
+            trace!("{name}(NULL ctx, ...)");
+            check_status(name, s);
+            assert_eq!(
+                s,
+                kp_status::KP_ERROR_NULL_POINTER,
+                "{name} with a NULL context"
+            );
+        }
+    }
+}
+
+// --- Lomb-Scargle -----------------------------------------------------------
+
+type LsFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *const T,
+    *const T,
+    usize,
+    *const T,
+    usize,
+    *const kp_lombscargle_options,
+    *mut T,
+    usize,
+) -> kp_status;
+
+type LsUniformFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *const T,
+    *const T,
+    usize,
+    f64,
+    f64,
+    usize,
+    *const kp_lombscargle_options,
+    *mut T,
+    usize,
+) -> kp_status;
+
+type LsBatchFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *const T,
+    *const T,
+    *const u64,
+    usize,
+    *const f64,
+    *const f64,
+    usize,
+    usize,
+    *const kp_lombscargle_options,
+    *mut T,
+    usize,
+) -> kp_status;
+
+/// Series buffers (t, y, optional weights) and the sample count. y and
+/// weights are as long as t unless `independent`.
+#[derive(Arbitrary, Debug)]
+struct SeriesSpec {
+    t: BufSpec,
+    y: BufSpec,
+    weights: Option<BufSpec>,
+    nx: Count,
+    independent: bool,
+}
+
+const LS_SERIES_CAP: usize = 256;
+const LS_OUT_CAP: usize = 1024;
+
+struct SeriesBufs<T> {
+    t: Buf<T>,
+    y: Buf<T>,
+    w: Option<Buf<T>>,
+}
+
+impl SeriesSpec {
+    fn make<T: Real>(&self, cap: usize) -> SeriesBufs<T> {
+        let t: Buf<T> = self.t.make(cap);
+        let other = |b: &BufSpec| {
+            if self.independent {
+                b.make(cap)
+            } else {
+                b.make_len(t.len())
+            }
+        };
+        SeriesBufs {
+            y: other(&self.y),
+            w: self.weights.as_ref().map(other),
+            t,
+        }
+    }
+}
+
+impl<T: Real> SeriesBufs<T> {
+    fn min_len(&self) -> usize {
+        let mut n = self.t.len().min(self.y.len());
+        if let Some(w) = &self.w {
+            n = n.min(w.len());
+        }
+        n
+    }
+    fn fits(&self, span: u128) -> bool {
+        self.t.fits(span) && self.y.fits(span) && self.w.as_ref().is_none_or(|w| w.fits(span))
+    }
+    fn w_ptr(&self) -> *const T {
+        self.w.as_ref().map_or(ptr::null(), |w| w.ptr())
+    }
+    fn snapshots(&self) -> Vec<(&'static str, Vec<u8>)> {
+        let mut v = vec![("t", self.t.snapshot()), ("y", self.y.snapshot())];
+        if let Some(w) = &self.w {
+            v.push(("weights", w.snapshot()));
+        }
+        v
+    }
+    fn check_unchanged(&self, call: &str, before: &[(&'static str, Vec<u8>)]) {
+        let mut now: Vec<&[u8]> = vec![bytes_of(&self.t.data), bytes_of(&self.y.data)];
+        if let Some(w) = &self.w {
+            now.push(bytes_of(&w.data));
+        }
+        let inputs: Vec<(&str, Vec<u8>, &[u8])> = before
+            .iter()
+            .zip(now)
+            .map(|((n, b), a)| (*n, b.clone(), a))
+            .collect();
+        check_inputs(call, &inputs);
+    }
+    fn describe(&self) -> String {
+        format!(
+            "t={}, y={}, weights={}",
+            self.t.describe(),
+            self.y.describe(),
+            self.w.as_ref().map_or("NULL".into(), |w| w.describe())
+        )
+    }
+}
+
+/// The output buffer for `out_len` chosen by `how`, and the out_len passed.
+fn ls_out<T: Real>(spec: &OutSpec, how: OutLen, needed: usize) -> (Buf<T>, usize) {
+    match how {
+        OutLen::Matching(extra) => {
+            let len = if needed <= LS_OUT_CAP {
+                needed + extra as usize % 4
+            } else {
+                spec.len as usize % (LS_OUT_CAP + 1)
+            };
+            (spec.make_len(len), needed)
+        }
+        OutLen::Count(c) => {
+            let out = spec.make::<T>(LS_OUT_CAP);
+            let n = c.resolve(out.len());
+            (out, n)
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct LsArrayOp {
+    series: SeriesSpec,
+    freqs: BufSpec,
+    nf: Count,
+    opts: LsOpts,
+    out: OutSpec,
+    out_len: OutLen,
+}
+
+fn ls_array<T: Real>(f: LsFn<T>, name: &str, op: &LsArrayOp) {
+    let s = op.series.make::<T>(LS_SERIES_CAP);
+    let nx = op.series.nx.resolve(s.min_len());
+    let freqs = op.freqs.make::<T>(LS_SERIES_CAP);
+    let nf = op.nf.resolve(freqs.len());
+    let mut slot = kp_lombscargle_options_default();
+    let opts = ls_options(op.opts, &mut slot);
+    let (mut out, out_len) = ls_out::<T>(&op.out, op.out_len, ls_output_len(nf, opts));
+    if !(s.fits(nx as u128) && freqs.fits(nf as u128) && out.fits(out_len as u128)) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, {}, nx={nx}, freqs={}, nf={nf}, options={}, out={}, out_len={out_len})",
+        s.describe(),
+        freqs.describe(),
+        describe_ls_opts(opts),
+        out.describe()
+    );
+    trace!("{call}");
+    let inputs = s.snapshots();
+    let freqs_before = freqs.snapshot();
+    let out_before = out.snapshot();
+    let status = unsafe {
+        f(
+            ctx(),
+            s.t.ptr(),
+            s.y.ptr(),
+            s.w_ptr(),
+            nx,
+            freqs.ptr(),
+            nf,
+            opts,
+            out.mut_ptr(),
+            out_len,
+        )
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_inputs(&call, &[("freqs", freqs_before, bytes_of(&freqs.data))]);
+    check_outputs(
+        &call,
+        ok,
+        &[(
+            "out",
+            out_before,
+            bytes_of(&out.data),
+            out_len.saturating_mul(size_of::<T>()),
+        )],
+    );
+}
+
+#[derive(Arbitrary, Debug)]
+struct LsUniformOp {
+    series: SeriesSpec,
+    f0: FVal,
+    df: FVal,
+    nf: Num,
+    opts: LsOpts,
+    out: OutSpec,
+    out_len: OutLen,
+}
+
+fn ls_uniform<T: Real>(f: LsUniformFn<T>, name: &str, op: &LsUniformOp) {
+    let s = op.series.make::<T>(LS_SERIES_CAP);
+    let nx = op.series.nx.resolve(s.min_len());
+    let nf = op.nf.get();
+    let mut slot = kp_lombscargle_options_default();
+    let opts = ls_options(op.opts, &mut slot);
+    let (mut out, out_len) = ls_out::<T>(&op.out, op.out_len, ls_output_len(nf, opts));
+    if !(s.fits(nx as u128) && out.fits(out_len as u128)) {
+        return;
+    }
+    // nf has no buffer of its own: a grid the size of a plausible but absent
+    // output would be caller UB if accepted, so only consistent or impossible.
+    if !fits(nf as u128, out.len(), size_of::<T>()) {
+        return;
+    }
+    let (f0, df) = (op.f0.0, op.df.0);
+    let call = format!(
+        "{name}(ctx, {}, nx={nx}, f0={f0:e}, df={df:e}, nf={nf}, options={}, out={}, out_len={out_len})",
+        s.describe(),
+        describe_ls_opts(opts),
+        out.describe()
+    );
+    trace!("{call}");
+    let inputs = s.snapshots();
+    let out_before = out.snapshot();
+    let status = unsafe {
+        f(
+            ctx(),
+            s.t.ptr(),
+            s.y.ptr(),
+            s.w_ptr(),
+            nx,
+            f0,
+            df,
+            nf,
+            opts,
+            out.mut_ptr(),
+            out_len,
+        )
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_outputs(
+        &call,
+        ok,
+        &[(
+            "out",
+            out_before,
+            bytes_of(&out.data),
+            out_len.saturating_mul(size_of::<T>()),
+        )],
+    );
+}
+
+/// Offsets: either valid (0, sorted cuts, total) or anything.
+#[derive(Arbitrary, Debug)]
+enum OffsetsSpec {
+    Valid { cuts: Vec<u16>, total: Count },
+    Raw(Vec<OffVal>),
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum OffVal {
+    Within(u16),
+    Any(u64),
+    Huge(u8),
+}
+
+impl OffsetsSpec {
+    /// `entries` offsets over a buffer of `len` values.
+    fn make(&self, entries: usize, len: usize) -> Vec<u64> {
+        match self {
+            OffsetsSpec::Valid { cuts, total } => {
+                let total = total.resolve(len) as u64;
+                let mut v: Vec<u64> = (0..entries)
+                    .map(|i| {
+                        let c = cuts.get(i).copied().unwrap_or(0) as u64;
+                        c % total.saturating_add(1)
+                    })
+                    .collect();
+                v.sort_unstable();
+                if let Some(first) = v.first_mut() {
+                    *first = 0;
+                }
+                if let Some(last) = v.last_mut() {
+                    if entries > 1 {
+                        *last = total;
+                    }
+                }
+                v
+            }
+            OffsetsSpec::Raw(vals) => (0..entries)
+                .map(
+                    |i| match vals.get(i).copied().unwrap_or(OffVal::Within(0)) {
+                        OffVal::Within(x) => x as u64 % (len as u64 + 1),
+                        OffVal::Any(x) => x,
+                        OffVal::Huge(k) => HUGE[k as usize % HUGE.len()] as u64,
+                    },
+                )
+                .collect(),
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct LsBatchOp {
+    series: SeriesSpec,
+    series_count: u8,
+    offsets: OffsetsSpec,
+    offsets_null: u8,
+    nseries: Count,
+    grids: Vec<(FVal, FVal)>,
+    ngrids: Count,
+    f0_null: u8,
+    df_null: u8,
+    nf: Num,
+    opts: LsOpts,
+    out: OutSpec,
+    out_len: OutLen,
+}
+
+fn ls_batch<T: Real>(f: LsBatchFn<T>, name: &str, op: &LsBatchOp) {
+    let s = op.series.make::<T>(LS_SERIES_CAP);
+    let k = 1 + op.series_count as usize % 16;
+    let offsets = Buf {
+        data: op.offsets.make(k + 1, s.min_len()).into_boxed_slice(),
+        null: op.offsets_null == 1,
+    };
+    let nseries = op.nseries.resolve(k);
+    let default_grid = [(FVal(0.5), FVal(0.25))];
+    let grids = if op.grids.is_empty() {
+        &default_grid[..]
+    } else {
+        &op.grids[..op.grids.len().min(17)]
+    };
+    let g = grids.len();
+    let f0 = Buf {
+        data: grids.iter().map(|p| p.0 .0).collect(),
+        null: op.f0_null == 1,
+    };
+    let df = Buf {
+        data: grids.iter().map(|p| p.1 .0).collect(),
+        null: op.df_null == 1,
+    };
+    let ngrids = op.ngrids.resolve(g);
+    let nf = op.nf.get();
+    let mut slot = kp_lombscargle_options_default();
+    let opts = ls_options(op.opts, &mut slot);
+    // A C caller's size: nseries * kp_lombscargle_output_len(nf), in size_t.
+    let needed = nseries.wrapping_mul(ls_output_len(nf, opts));
+    let (mut out, out_len) = ls_out::<T>(&op.out, op.out_len, needed);
+    let offsets_span = nseries as u128 + 1;
+    if !(offsets.fits(offsets_span)
+        && f0.fits(ngrids as u128)
+        && df.fits(ngrids as u128)
+        && out.fits(out_len as u128))
+    {
+        return;
+    }
+    // The sample count is offsets[nseries] when that entry exists.
+    if !offsets.null {
+        if let Some(&total) = offsets.data.get(nseries) {
+            if !s.fits(total as u128) {
+                return;
+            }
+        }
+    }
+    // nf has no buffer: consistent with the output, or impossible.
+    if !fits(nf as u128, out.len(), size_of::<T>()) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, {}, offsets={}{:?}, nseries={nseries}, f0={}{:?}, df={}{:?}, ngrids={ngrids}, nf={nf}, options={}, out={}, out_len={out_len})",
+        s.describe(),
+        offsets.describe(),
+        offsets.data,
+        f0.describe(),
+        f0.data,
+        df.describe(),
+        df.data,
+        describe_ls_opts(opts),
+        out.describe()
+    );
+    trace!("{call}");
+    let inputs = s.snapshots();
+    let before = (offsets.snapshot(), f0.snapshot(), df.snapshot());
+    let out_before = out.snapshot();
+    let status = unsafe {
+        f(
+            ctx(),
+            s.t.ptr(),
+            s.y.ptr(),
+            s.w_ptr(),
+            offsets.ptr(),
+            nseries,
+            f0.ptr(),
+            df.ptr(),
+            ngrids,
+            nf,
+            opts,
+            out.mut_ptr(),
+            out_len,
+        )
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_inputs(
+        &call,
+        &[
+            ("offsets", before.0, bytes_of(&offsets.data)),
+            ("f0", before.1, bytes_of(&f0.data)),
+            ("df", before.2, bytes_of(&df.data)),
+        ],
+    );
+    check_outputs(
+        &call,
+        ok,
+        &[(
+            "out",
+            out_before,
+            bytes_of(&out.data),
+            out_len.saturating_mul(size_of::<T>()),
+        )],
+    );
+}
+
+// --- Reductions ---------------------------------------------------------------
+
+#[derive(Arbitrary, Debug)]
+struct SumOp {
+    x: BufSpec,
+    n: Count,
+    sum_null: bool,
+}
+
+const REDUCE_CAP: usize = 4096;
+
+type SumFn<T> = unsafe extern "C" fn(*const kp_context, *const T, usize, *mut f64) -> kp_status;
+type NormalizeFn<T> = unsafe extern "C" fn(*const kp_context, *mut T, usize, *mut f64) -> kp_status;
+
+fn sum<T: Real>(f: SumFn<T>, name: &str, op: &SumOp) {
+    let x = op.x.make::<T>(REDUCE_CAP);
+    let n = op.n.resolve(x.len());
+    if !x.fits(n as u128) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, x={}, n={n}, sum={})",
+        x.describe(),
+        if op.sum_null { "NULL" } else { "&sum" }
+    );
+    trace!("{call}");
+    let before = x.snapshot();
+    let poison = f64::from_bits(0xfff5_a5a5_a5a5_a5a5);
+    let mut out = poison;
+    let status = unsafe {
+        f(
+            ctx(),
+            x.ptr(),
+            n,
+            if op.sum_null {
+                ptr::null_mut()
+            } else {
+                &mut out
+            },
+        )
+    };
+    let ok = check_status(&call, status);
+    check_inputs(&call, &[("x", before, bytes_of(&x.data))]);
+    if !ok {
+        assert_eq!(
+            out.to_bits(),
+            poison.to_bits(),
+            "{call}: failed but wrote *sum"
+        );
+    }
+    if op.sum_null {
+        assert!(!ok, "{call}: KP_OK with sum = NULL");
+    }
+}
+
+fn normalize<T: Real>(f: NormalizeFn<T>, name: &str, op: &SumOp) {
+    let mut x = op.x.make::<T>(REDUCE_CAP);
+    let n = op.n.resolve(x.len());
+    if !x.fits(n as u128) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, x={}, n={n}, sum={})",
+        x.describe(),
+        if op.sum_null { "NULL" } else { "&sum" }
+    );
+    trace!("{call}");
+    let before = x.snapshot();
+    let poison = f64::from_bits(0xfff5_a5a5_a5a5_a5a5);
+    let mut out = poison;
+    let status = unsafe {
+        f(
+            ctx(),
+            x.mut_ptr(),
+            n,
+            if op.sum_null {
+                ptr::null_mut()
+            } else {
+                &mut out
+            },
+        )
+    };
+    let ok = check_status(&call, status);
+    check_outputs(
+        &call,
+        ok,
+        &[(
+            "x",
+            before,
+            bytes_of(&x.data),
+            n.saturating_mul(size_of::<T>()),
+        )],
+    );
+    if !ok {
+        assert_eq!(
+            out.to_bits(),
+            poison.to_bits(),
+            "{call}: failed but wrote *sum"
+        );
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct BatchedOp {
+    x: BufSpec,
+    count: u8,
+    offsets: OffsetsSpec,
+    offsets_null: u8,
+    narrays: Count,
+    sums: OutSpec,
+    status: OutSpec,
+}
+
+type BatchedFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *mut T,
+    *const u64,
+    usize,
+    *mut f64,
+    *mut i32,
+) -> kp_status;
+
+fn normalize_batched<T: Real>(f: BatchedFn<T>, name: &str, op: &BatchedOp) {
+    let mut x = op.x.make::<T>(REDUCE_CAP);
+    let k = op.count as usize % 33;
+    let offsets = Buf {
+        data: op.offsets.make(k + 1, x.len()).into_boxed_slice(),
+        null: op.offsets_null == 1,
+    };
+    let narrays = op.narrays.resolve(k);
+    // sums and status: usually exactly narrays long.
+    let sums_len = if narrays <= 33 && op.sums.len % 4 != 0 {
+        narrays
+    } else {
+        op.sums.len as usize % 34
+    };
+    let status_len = if narrays <= 33 && op.status.len % 4 != 0 {
+        narrays
+    } else {
+        op.status.len as usize % 34
+    };
+    let mut sums: Buf<f64> = op.sums.make_len(sums_len);
+    let mut status_buf = Buf {
+        data: vec![0x5a5a_5a5ai32; status_len].into_boxed_slice(),
+        null: op.status.null == 1,
+    };
+    if !(offsets.fits(narrays as u128 + 1)
+        && sums.fits(narrays as u128)
+        && status_buf.fits(narrays as u128))
+    {
+        return;
+    }
+    if !offsets.null {
+        if let Some(&total) = offsets.data.get(narrays) {
+            if !x.fits(total as u128) {
+                return;
+            }
+        }
+    }
+    let call = format!(
+        "{name}(ctx, x={}, offsets={}{:?}, narrays={narrays}, sums={}, status={})",
+        x.describe(),
+        offsets.describe(),
+        offsets.data,
+        sums.describe(),
+        status_buf.describe()
+    );
+    trace!("{call}");
+    let before = (
+        x.snapshot(),
+        offsets.snapshot(),
+        sums.snapshot(),
+        status_buf.snapshot(),
+    );
+    let status = unsafe {
+        f(
+            ctx(),
+            x.mut_ptr(),
+            offsets.ptr(),
+            narrays,
+            sums.mut_ptr(),
+            status_buf.mut_ptr(),
+        )
+    };
+    let ok = check_status(&call, status);
+    check_inputs(&call, &[("offsets", before.1, bytes_of(&offsets.data))]);
+    let x_span = if ok {
+        offsets.data.get(narrays).map_or(0, |&v| v as usize)
+    } else {
+        0
+    };
+    check_outputs(
+        &call,
+        ok,
+        &[
+            (
+                "x",
+                before.0,
+                bytes_of(&x.data),
+                x_span.saturating_mul(size_of::<T>()),
+            ),
+            (
+                "sums",
+                before.2,
+                bytes_of(&sums.data),
+                narrays.saturating_mul(8),
+            ),
+            (
+                "status",
+                before.3,
+                bytes_of(&status_buf.data),
+                narrays.saturating_mul(4),
+            ),
+        ],
+    );
+    if ok {
+        for (a, &st) in status_buf.data.iter().take(narrays).enumerate() {
+            assert!(st == 0 || st == 1, "{call}: status[{a}] = {st}");
+        }
+    }
+}
+
+// --- Box filter -----------------------------------------------------------------
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Pitch {
+    Pad(u8),
+    Less(u8),
+    Huge(u8),
+}
+
+impl Pitch {
+    fn get(self, cols: usize) -> usize {
+        match self {
+            Pitch::Pad(p) => cols.saturating_add(p as usize % 8),
+            Pitch::Less(d) => cols.saturating_sub(1 + d as usize % 4),
+            Pitch::Huge(i) => HUGE[i as usize % HUGE.len()],
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct BoxOp {
+    input: BufSpec,
+    output: OutSpec,
+    cols: Num,
+    in_pitch: Pitch,
+    out_pitch: Pitch,
+    rows: Count,
+    opts: BoxOpts,
+    alias: u8,
+}
+
+const BOX_CAP: usize = 4096;
+
+type BoxFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    usize,
+    *mut T,
+    usize,
+    usize,
+    usize,
+    *const kp_box_filter_options,
+) -> kp_status;
+
+/// (rows - 1) * pitch + cols elements, exactly (0 rows: nothing).
+fn image_span(rows: usize, pitch: usize, cols: usize) -> u128 {
+    if rows == 0 {
+        0
+    } else {
+        (rows as u128 - 1) * pitch as u128 + cols as u128
+    }
+}
+
+/// The most rows a buffer of `len` holds with this pitch and width.
+fn max_rows(len: usize, pitch: usize, cols: usize) -> usize {
+    if cols > len {
+        0
+    } else if pitch == 0 {
+        len
+    } else {
+        (len - cols) / pitch + 1
+    }
+}
+
+fn box_filter<T: Real>(f: BoxFn<T>, name: &str, op: &BoxOp) {
+    let mut input = op.input.make::<T>(BOX_CAP);
+    let mut output = op.output.make::<T>(BOX_CAP);
+    let cols = match op.cols {
+        Num::Small(c) => c as usize % 65,
+        other => other.get(),
+    };
+    let (in_pitch, out_pitch) = (op.in_pitch.get(cols), op.out_pitch.get(cols));
+    let rows = op
+        .rows
+        .resolve(max_rows(input.len(), in_pitch, cols).min(max_rows(
+            output.len(),
+            out_pitch,
+            cols,
+        )));
+    let (in_span, out_span) = (
+        image_span(rows, in_pitch, cols),
+        image_span(rows, out_pitch, cols),
+    );
+    // Aliasing: input and output in one buffer (which the library must refuse).
+    let alias = op.alias == 1 && !input.null && !output.null;
+    if alias {
+        if !(fits(in_span, output.len(), size_of::<T>()) && output.fits(out_span)) {
+            return;
+        }
+    } else if !(input.fits(in_span) && output.fits(out_span)) {
+        return;
+    }
+    // Work: rows x cols is bounded by the buffers except when both are huge-
+    // but-rejected; a rows value that is huge with a 0 span (cols 0, pitch 0)
+    // is an impossible image too, which the library must reject.
+    let mut slot = kp_box_filter_options_default();
+    let opts = box_options(op.opts, &mut slot);
+    let call = format!(
+        "{name}(ctx, input={}, in_pitch={in_pitch}, output={}, out_pitch={out_pitch}, rows={rows}, cols={cols}, options={})",
+        if alias { "output".to_string() } else { input.describe() },
+        output.describe(),
+        unsafe { opts.as_ref() }.map_or("NULL".into(), |o| format!("{o:?}"))
+    );
+    trace!("{call}");
+    let in_before = input.snapshot();
+    let out_before = output.snapshot();
+    let in_ptr = if alias {
+        output.mut_ptr() as *const T
+    } else {
+        input.ptr()
+    };
+    let status = unsafe {
+        f(
+            ctx(),
+            in_ptr,
+            in_pitch,
+            output.mut_ptr(),
+            out_pitch,
+            rows,
+            cols,
+            opts,
+        )
+    };
+    let ok = check_status(&call, status);
+    if alias && in_span > 0 && out_span > 0 {
+        assert!(!ok, "{call}: accepted an input that overlaps the output");
+    }
+    check_inputs(&call, &[("input", in_before, bytes_of(&input.data))]);
+    let after = bytes_of(&output.data);
+    if !ok {
+        assert!(out_before == after, "{call}: failed but wrote to output");
+    } else {
+        // Only the first cols values of each of the rows are written.
+        let size = size_of::<T>();
+        for (i, (b, a)) in out_before.chunks(size).zip(after.chunks(size)).enumerate() {
+            let written = rows > 0
+                && (out_pitch == 0 || i / out_pitch < rows)
+                && (if out_pitch == 0 {
+                    i < cols
+                } else {
+                    i % out_pitch < cols
+                });
+            if !written {
+                assert!(b == a, "{call}: wrote output[{i}], outside the image");
+            }
+        }
+    }
+    let _ = &mut input;
+}
+
+// --- Lorenz ---------------------------------------------------------------------
+
+#[derive(Arbitrary, Debug)]
+struct LorenzOp<P> {
+    params: P,
+    initial: BufSpec,
+    members: Count,
+    steps: u8,
+    huge_steps: Option<Wide>,
+    every: Wide,
+    out: OutSpec,
+    trajectory: OutSpec,
+    trajectory_len: OutLen,
+}
+
+const LORENZ_CAP: usize = 512;
+const TRAJ_CAP: usize = 4096;
+
+type LorenzFn<T, P> = unsafe extern "C" fn(
+    *const kp_context,
+    *const P,
+    *const T,
+    usize,
+    u64,
+    u64,
+    *mut T,
+    *mut T,
+    usize,
+) -> kp_status;
+
+fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
+    f: LorenzFn<T, P>,
+    name: &str,
+    op: &LorenzOp<S>,
+    params: impl Fn(S, &mut P) -> (*const P, usize),
+    mut slot: P,
+) {
+    let (p, n) = params(op.params, &mut slot);
+    let initial = op.initial.make::<T>(LORENZ_CAP);
+    let members = op.members.resolve(if n == 0 {
+        initial.len()
+    } else {
+        initial.len() / n
+    });
+    let every = op.every.get();
+    // Steps are work with no buffer behind them: few, except a huge count
+    // whose trajectory no buffer could hold (every > 0, > 2^32 frames),
+    // which must be refused before anything runs.
+    let steps = match op.huge_steps {
+        Some(s) if every > 0 && s.get() / every > 1 << 32 => s.get(),
+        _ => op.steps as u64 % 9,
+    };
+    let len = members as u128 * n as u128;
+    let needed = kp_lorenz_trajectory_len(members, n, steps, every);
+    let (mut trajectory, trajectory_len) = match op.trajectory_len {
+        OutLen::Matching(extra) if needed <= TRAJ_CAP => (
+            op.trajectory.make_len::<T>(needed + extra as usize % 3),
+            needed,
+        ),
+        OutLen::Matching(_) => (op.trajectory.make::<T>(TRAJ_CAP), needed),
+        OutLen::Count(c) => {
+            let t = op.trajectory.make::<T>(TRAJ_CAP);
+            let l = c.resolve(t.len());
+            (t, l)
+        }
+    };
+    let out_len = if len <= LORENZ_CAP as u128 && op.out.len % 8 != 0 {
+        len as usize
+    } else {
+        op.out.len as usize % (LORENZ_CAP + 1)
+    };
+    let mut out = op.out.make_len::<T>(out_len);
+    if !(initial.fits(len) && out.fits(len)) {
+        return;
+    }
+    // The trajectory span is trajectory_len when every > 0; with every = 0
+    // it may be anything (documented: then it may be NULL).
+    if every > 0 && !trajectory.fits(trajectory_len as u128) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, params={}, initial={}, members={members}, steps={steps}, every={every}, out={}, trajectory={}, trajectory_len={trajectory_len})",
+        unsafe { p.as_ref() }.map_or("NULL".into(), |q| format!("{q:?}")),
+        initial.describe(),
+        out.describe(),
+        trajectory.describe()
+    );
+    trace!("{call}");
+    let in_before = initial.snapshot();
+    let out_before = out.snapshot();
+    let traj_before = trajectory.snapshot();
+    let status = unsafe {
+        f(
+            ctx(),
+            p,
+            initial.ptr(),
+            members,
+            steps,
+            every,
+            out.mut_ptr(),
+            trajectory.mut_ptr(),
+            trajectory_len,
+        )
+    };
+    let ok = check_status(&call, status);
+    check_inputs(&call, &[("initial", in_before, bytes_of(&initial.data))]);
+    let traj_span = if every > 0 { trajectory_len } else { 0 };
+    check_outputs(
+        &call,
+        ok,
+        &[
+            (
+                "out",
+                out_before,
+                bytes_of(&out.data),
+                clamp(len).saturating_mul(size_of::<T>()),
+            ),
+            (
+                "trajectory",
+                traj_before,
+                bytes_of(&trajectory.data),
+                traj_span.saturating_mul(size_of::<T>()),
+            ),
+        ],
+    );
+}
+
+#[derive(Arbitrary, Debug)]
+struct WindowOp {
+    x: BufSpec,
+    w: BufSpec,
+    w_len: Count,
+    rows: Count,
+    n: Num,
+    out: OutSpec,
+}
+
+const WINDOW_CAP: usize = 1024;
+
+type WindowFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *const T,
+    usize,
+    usize,
+    usize,
+    *mut T,
+) -> kp_status;
+
+fn window_sum<T: Real>(f: WindowFn<T>, name: &str, op: &WindowOp) {
+    let x = op.x.make::<T>(WINDOW_CAP);
+    let w = op.w.make::<T>(64);
+    let w_len = op.w_len.resolve(w.len());
+    let n = match op.n {
+        Num::Small(v) => v as usize % 65,
+        other => other.get(),
+    };
+    let rows = op.rows.resolve(if n == 0 { x.len() } else { x.len() / n });
+    let len = rows as u128 * n as u128;
+    let out_len = if len <= WINDOW_CAP as u128 && op.out.len % 8 != 0 {
+        len as usize
+    } else {
+        op.out.len as usize % (WINDOW_CAP + 1)
+    };
+    let mut out = op.out.make_len::<T>(out_len);
+    if !(x.fits(len) && out.fits(len) && w.fits(w_len as u128)) {
+        return;
+    }
+    let call = format!(
+        "{name}(ctx, x={}, w={}, w_len={w_len}, rows={rows}, n={n}, out={})",
+        x.describe(),
+        w.describe(),
+        out.describe()
+    );
+    trace!("{call}");
+    let before = (x.snapshot(), w.snapshot(), out.snapshot());
+    let status = unsafe { f(ctx(), x.ptr(), w.ptr(), w_len, rows, n, out.mut_ptr()) };
+    let ok = check_status(&call, status);
+    check_inputs(
+        &call,
+        &[
+            ("x", before.0, bytes_of(&x.data)),
+            ("w", before.1, bytes_of(&w.data)),
+        ],
+    );
+    check_outputs(
+        &call,
+        ok,
+        &[(
+            "out",
+            before.2,
+            bytes_of(&out.data),
+            clamp(len).saturating_mul(size_of::<T>()),
+        )],
+    );
+}
+
+// --- F/G ------------------------------------------------------------------------
+
+#[derive(Arbitrary, Debug)]
+struct FgOp {
+    f: BufSpec,
+    g: BufSpec,
+    n: Count,
+    delta0: (FVal, FVal),
+    dt: FVal,
+    nsteps: Count,
+    delta: OutSpec,
+    delta_len: OutLen,
+    independent: bool,
+}
+
+const FG_CAP: usize = 2 * 16 * 16;
+const FG_STEPS_CAP: usize = 32;
+
+type FgFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    usize,
+    *mut T,
+    *mut T,
+    T,
+    T,
+    T,
+    usize,
+    *mut T,
+    usize,
+) -> kp_status;
+
+fn isqrt(v: usize) -> usize {
+    let mut r = (v as f64).sqrt() as usize;
+    while r * r > v {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= v {
+        r += 1;
+    }
+    r
+}
+
+fn fg<T: Real>(func: FgFn<T>, name: &str, op: &FgOp) {
+    let mut f = op.f.make::<T>(FG_CAP);
+    let mut g = if op.independent {
+        op.g.make::<T>(FG_CAP)
+    } else {
+        op.g.make_len::<T>(f.len())
+    };
+    let n = op.n.resolve(isqrt(f.len().min(g.len()) / 2));
+    let nsteps = op.nsteps.resolve(FG_STEPS_CAP);
+    let (mut delta, delta_len) = match op.delta_len {
+        OutLen::Matching(extra) if nsteps < FG_STEPS_CAP + 1 => (
+            op.delta
+                .make_len::<T>(2 * (nsteps + 1) + extra as usize % 3),
+            nsteps.wrapping_add(1),
+        ),
+        OutLen::Matching(_) => (
+            op.delta.make::<T>(2 * (FG_STEPS_CAP + 1)),
+            nsteps.wrapping_add(1),
+        ),
+        OutLen::Count(c) => {
+            let d = op.delta.make::<T>(2 * (FG_STEPS_CAP + 1));
+            let l = c.resolve(d.len() / 2);
+            (d, l)
+        }
+    };
+    let elems = 2u128.saturating_mul((n as u128).saturating_mul(n as u128));
+    if !(f.fits(elems) && g.fits(elems) && delta.fits(2 * delta_len as u128)) {
+        return;
+    }
+    let (d0re, d0im, dt) = (
+        T::from_f64(op.delta0.0 .0),
+        T::from_f64(op.delta0.1 .0),
+        T::from_f64(op.dt.0),
+    );
+    let call = format!(
+        "{name}(ctx, n={n}, f={}, g={}, delta0=({d0re:?}, {d0im:?}), dt={dt:?}, nsteps={nsteps}, delta={}, delta_len={delta_len})",
+        f.describe(),
+        g.describe(),
+        delta.describe()
+    );
+    trace!("{call}");
+    let before = (f.snapshot(), g.snapshot(), delta.snapshot());
+    let status = unsafe {
+        func(
+            ctx(),
+            n,
+            f.mut_ptr(),
+            g.mut_ptr(),
+            d0re,
+            d0im,
+            dt,
+            nsteps,
+            delta.mut_ptr(),
+            delta_len,
+        )
+    };
+    let ok = check_status(&call, status);
+    let state = clamp(elems).saturating_mul(size_of::<T>());
+    check_outputs(
+        &call,
+        ok,
+        &[
+            ("f", before.0, bytes_of(&f.data), state),
+            ("g", before.1, bytes_of(&g.data), state),
+            (
+                "delta",
+                before.2,
+                bytes_of(&delta.data),
+                delta_len.saturating_mul(2 * size_of::<T>()),
+            ),
+        ],
+    );
+}
+
+// --- Device pointers and streams on a CPU context -------------------------------
+
+#[derive(Arbitrary, Debug)]
+struct DeviceOp {
+    which: u8,
+    ptrs: [u64; 6],
+    sizes: [Num; 4],
+    reals: [FVal; 3],
+    stream: u64,
+    ls: LsOpts,
+    bx: BoxOpts,
+    l96: L96Params,
+    l05: L05Params,
+}
+
+fn device(op: &DeviceOp) {
+    let c = ctx();
+    let [p0, p1, p2, p3, p4, p5] = op.ptrs;
+    let [s0, s1, s2, s3] = op.sizes.map(Num::get);
+    let [r0, r1, r2] = op.reals.map(|v| v.0);
+    let st = op.stream;
+    let mut ls_slot = kp_lombscargle_options_default();
+    let ls = ls_options(op.ls, &mut ls_slot);
+    let mut box_slot = kp_box_filter_options_default();
+    let bx = box_options(op.bx, &mut box_slot);
+    let mut l96_slot = kp_lorenz96_default_params();
+    let (l96, _) = l96_params(op.l96, &mut l96_slot);
+    let mut l05_slot = kp_lorenz05_default_params();
+    let (l05, _) = l05_params(op.l05, &mut l05_slot);
+    const NAMES: [&str; 26] = [
+        "kp_lombscargle_device_f32",
+        "kp_lombscargle_device_f64",
+        "kp_lombscargle_uniform_device_f32",
+        "kp_lombscargle_uniform_device_f64",
+        "kp_lombscargle_batch_device_f32",
+        "kp_lombscargle_batch_device_f64",
+        "kp_sum_device_f32",
+        "kp_sum_device_f64",
+        "kp_normalize_device_f32",
+        "kp_normalize_device_f64",
+        "kp_normalize_batched_device_f32",
+        "kp_normalize_batched_device_f64",
+        "kp_box_filter_device_f32",
+        "kp_box_filter_device_f64",
+        "kp_lorenz96_device_f64",
+        "kp_lorenz96_device_f32",
+        "kp_lorenz05_device_f64",
+        "kp_lorenz05_device_f32",
+        "kp_window_sum_device_f64",
+        "kp_window_sum_device_f32",
+        "kp_fg_integrate_device_c64",
+        "kp_fg_integrate_device_c128",
+        "kp_device_free",
+        "kp_stream_synchronize",
+        "kp_device_alloc",
+        "kp_memcpy_dtoh",
+    ];
+    let call = format!(
+        "{} (see device() for the argument order: ptrs {:x?}, sizes {s0} {s1} {s2} {s3}, reals {r0:e} {r1:e} {r2:e}, stream {st:#x}, ls {}, box {:?}, l96 {:?}, l05 {:?})",
+        NAMES[op.which as usize % 26],
+        op.ptrs,
+        describe_ls_opts(ls),
+        unsafe { bx.as_ref() },
+        unsafe { l96.as_ref() },
+        unsafe { l05.as_ref() },
+    );
+    trace!("{call}");
+    let status = unsafe {
+        match op.which % 26 {
+            0 => kp_lombscargle_device_f32(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
+            1 => kp_lombscargle_device_f64(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
+            2 => kp_lombscargle_uniform_device_f32(c, p0, p1, p2, s0, r0, r1, s1, ls, p4, s2, st),
+            3 => kp_lombscargle_uniform_device_f64(c, p0, p1, p2, s0, r0, r1, s1, ls, p4, s2, st),
+            4 => kp_lombscargle_batch_device_f32(
+                c, p0, p1, p2, p3, s0, p4, p5, s1, s2, ls, p0, s3, st,
+            ),
+            5 => kp_lombscargle_batch_device_f64(
+                c, p0, p1, p2, p3, s0, p4, p5, s1, s2, ls, p0, s3, st,
+            ),
+            6 => kp_sum_device_f32(c, p0, s0, p1, st),
+            7 => kp_sum_device_f64(c, p0, s0, p1, st),
+            8 => kp_normalize_device_f32(c, p0, s0, p1, p2, st),
+            9 => kp_normalize_device_f64(c, p0, s0, p1, p2, st),
+            10 => kp_normalize_batched_device_f32(c, p0, s0, p1, s1, p2, p3, st),
+            11 => kp_normalize_batched_device_f64(c, p0, s0, p1, s1, p2, p3, st),
+            12 => kp_box_filter_device_f32(c, p0, s0, p1, s1, s2, s3, bx, st),
+            13 => kp_box_filter_device_f64(c, p0, s0, p1, s1, s2, s3, bx, st),
+            14 => kp_lorenz96_device_f64(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            15 => kp_lorenz96_device_f32(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            16 => kp_lorenz05_device_f64(c, l05, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            17 => kp_lorenz05_device_f32(c, l05, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            18 => kp_window_sum_device_f64(c, p0, p1, s0, s1, s2, s3, p2, st),
+            19 => kp_window_sum_device_f32(c, p0, p1, s0, s1, s2, s3, p2, st),
+            20 => kp_fg_integrate_device_c64(
+                c, s0, p0, p1, r0 as f32, r1 as f32, r2 as f32, s1, p2, s2, st,
+            ),
+            21 => kp_fg_integrate_device_c128(c, s0, p0, p1, r0, r1, r2, s1, p2, s2, st),
+            22 => kp_device_free(c, p0),
+            23 => kp_stream_synchronize(c, st),
+            24 => {
+                let mut d = 0x5a5au64;
+                let s = kp_device_alloc(c, s0, &mut d);
+                assert_eq!(
+                    d, 0x5a5a,
+                    "{call}: kp_device_alloc wrote *dptr on a CPU context"
+                );
+                s
+            }
+            _ => kp_memcpy_dtoh(c, ptr::null_mut(), p0, 0),
+        }
+    };
+    check_fails(&call, status);
+}
+
+#[derive(Arbitrary, Debug)]
+struct StreamOp {
+    which: u8,
+    handles: [u64; 2],
+    bytes: Count,
+    buf: u16,
+    null_out: bool,
+}
+
+fn streams(op: &StreamOp) {
+    let c = ctx();
+    let [h0, h1] = op.handles;
+    let mut host = vec![0xa5u8; op.buf as usize % 4097].into_boxed_slice();
+    let bytes = op.bytes.resolve(host.len());
+    if !fits(bytes as u128, host.len(), 1) {
+        return;
+    }
+    let before = host.to_vec();
+    let call = format!(
+        "streams #{} (handles {h0:#x} {h1:#x}, host buf[{}], bytes {bytes}, null_out {})",
+        op.which % 14,
+        host.len(),
+        op.null_out
+    );
+    trace!("{call}");
+    let mut out_u64 = 0x5a5au64;
+    let mut out_ptr: *mut c_void = 0x5a50 as *mut c_void;
+    let mut ms = -7.0f32;
+    let status = unsafe {
+        match op.which % 14 {
+            0 => kp_stream_create(
+                c,
+                if op.null_out {
+                    ptr::null_mut()
+                } else {
+                    &mut out_u64
+                },
+            ),
+            1 => kp_stream_destroy(c, h0),
+            2 => kp_event_create(
+                c,
+                if op.null_out {
+                    ptr::null_mut()
+                } else {
+                    &mut out_u64
+                },
+            ),
+            3 => kp_event_destroy(c, h0),
+            4 => kp_event_record(c, h0, h1),
+            5 => kp_event_synchronize(c, h0),
+            6 => kp_event_elapsed_ms(
+                c,
+                h0,
+                h1,
+                if op.null_out {
+                    ptr::null_mut()
+                } else {
+                    &mut ms
+                },
+            ),
+            7 => kp_stream_wait_event(c, h0, h1),
+            8 => kp_host_alloc_pinned(
+                c,
+                bytes,
+                if op.null_out {
+                    ptr::null_mut()
+                } else {
+                    &mut out_ptr
+                },
+            ),
+            9 => kp_host_free_pinned(
+                c,
+                if op.null_out {
+                    ptr::null_mut()
+                } else {
+                    host.as_mut_ptr().cast()
+                },
+            ),
+            10 => kp_memcpy_htod_async(c, h0, host.as_ptr().cast(), bytes, h1),
+            11 => kp_memcpy_dtoh_async(c, host.as_mut_ptr().cast(), h0, bytes, h1),
+            12 => kp_memcpy_htod(c, h0, host.as_ptr().cast(), bytes),
+            _ => kp_memcpy_dtoh(c, host.as_mut_ptr().cast(), h0, bytes),
+        }
+    };
+    check_fails(&call, status);
+    assert_eq!(out_u64, 0x5a5a, "{call}: failed but wrote a handle");
+    assert_eq!(
+        out_ptr as usize, 0x5a50,
+        "{call}: failed but wrote a pointer"
+    );
+    assert_eq!(ms, -7.0, "{call}: failed but wrote *ms");
+    assert!(
+        before[..] == host[..],
+        "{call}: failed but wrote host memory"
+    );
+}
+
+// ---------------------------------------------------------------------------
+
+fn run(op: &Op) {
+    match op {
+        Op::Helpers(h) => helpers(h),
+        Op::LsArray(false, o) => ls_array::<f32>(kp_lombscargle_f32, "kp_lombscargle_f32", o),
+        Op::LsArray(true, o) => ls_array::<f64>(kp_lombscargle_f64, "kp_lombscargle_f64", o),
+        Op::LsUniform(false, o) => {
+            ls_uniform::<f32>(kp_lombscargle_uniform_f32, "kp_lombscargle_uniform_f32", o)
+        }
+        Op::LsUniform(true, o) => {
+            ls_uniform::<f64>(kp_lombscargle_uniform_f64, "kp_lombscargle_uniform_f64", o)
+        }
+        Op::LsBatch(false, o) => {
+            ls_batch::<f32>(kp_lombscargle_batch_f32, "kp_lombscargle_batch_f32", o)
+        }
+        Op::LsBatch(true, o) => {
+            ls_batch::<f64>(kp_lombscargle_batch_f64, "kp_lombscargle_batch_f64", o)
+        }
+        Op::Sum(false, o) => sum::<f32>(kp_sum_f32, "kp_sum_f32", o),
+        Op::Sum(true, o) => sum::<f64>(kp_sum_f64, "kp_sum_f64", o),
+        Op::Normalize(false, o) => normalize::<f32>(kp_normalize_f32, "kp_normalize_f32", o),
+        Op::Normalize(true, o) => normalize::<f64>(kp_normalize_f64, "kp_normalize_f64", o),
+        Op::NormalizeBatched(false, o) => {
+            normalize_batched::<f32>(kp_normalize_batched_f32, "kp_normalize_batched_f32", o)
+        }
+        Op::NormalizeBatched(true, o) => {
+            normalize_batched::<f64>(kp_normalize_batched_f64, "kp_normalize_batched_f64", o)
+        }
+        Op::BoxFilter(false, o) => box_filter::<f32>(kp_box_filter_f32, "kp_box_filter_f32", o),
+        Op::BoxFilter(true, o) => box_filter::<f64>(kp_box_filter_f64, "kp_box_filter_f64", o),
+        Op::Lorenz96(false, o) => lorenz::<f32, _, _>(
+            kp_lorenz96_f32,
+            "kp_lorenz96_f32",
+            o,
+            l96_params,
+            kp_lorenz96_default_params(),
+        ),
+        Op::Lorenz96(true, o) => lorenz::<f64, _, _>(
+            kp_lorenz96_f64,
+            "kp_lorenz96_f64",
+            o,
+            l96_params,
+            kp_lorenz96_default_params(),
+        ),
+        Op::Lorenz05(false, o) => lorenz::<f32, _, _>(
+            kp_lorenz05_f32,
+            "kp_lorenz05_f32",
+            o,
+            l05_params,
+            kp_lorenz05_default_params(),
+        ),
+        Op::Lorenz05(true, o) => lorenz::<f64, _, _>(
+            kp_lorenz05_f64,
+            "kp_lorenz05_f64",
+            o,
+            l05_params,
+            kp_lorenz05_default_params(),
+        ),
+        Op::WindowSum(false, o) => window_sum::<f32>(kp_window_sum_f32, "kp_window_sum_f32", o),
+        Op::WindowSum(true, o) => window_sum::<f64>(kp_window_sum_f64, "kp_window_sum_f64", o),
+        Op::Fg(false, o) => fg::<f32>(kp_fg_integrate_c64, "kp_fg_integrate_c64", o),
+        Op::Fg(true, o) => fg::<f64>(kp_fg_integrate_c128, "kp_fg_integrate_c128", o),
+        Op::Device(o) => device(o),
+        Op::Streams(o) => streams(o),
+    }
+}
+
+/// At most this many calls per input.
+const MAX_OPS: usize = 8;
+
+fuzz_target!(|ops: Vec<Op>| {
+    for op in ops.iter().take(MAX_OPS) {
+        run(op);
+    }
+});
