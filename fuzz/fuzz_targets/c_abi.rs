@@ -83,7 +83,7 @@ fn last_error() -> String {
 fn check_status(call: &str, status: kp_status) -> bool {
     // Read the raw value: a value outside the enum would be a library bug.
     let raw = status as i32;
-    assert!((0..=5).contains(&raw), "{call}: unknown status value {raw}");
+    assert!((0..=6).contains(&raw), "{call}: unknown status value {raw}");
     trace!("  -> {status:?}");
     if status == kp_status::KP_ERROR_INTERNAL {
         panic!(
@@ -647,7 +647,7 @@ fn helpers(op: &HelperOp) {
             assert!(!p.is_null());
             let text = unsafe { CStr::from_ptr(p) }.to_str().unwrap();
             assert!(!text.is_empty());
-            if !(0..=5).contains(&s) {
+            if !(0..=6).contains(&s) {
                 assert_eq!(text, "unknown status", "kp_status_string({s})");
             }
         }
@@ -939,7 +939,7 @@ type LsBatchFn<T> = unsafe extern "C" fn(
     *const T,
     *const T,
     *const T,
-    *const u64,
+    *const i64,
     usize,
     *const f64,
     *const f64,
@@ -1192,9 +1192,11 @@ enum OffVal {
 
 impl OffsetsSpec {
     /// `entries` offsets over a buffer of `len` values.
-    fn make(&self, entries: usize, len: usize) -> Vec<u64> {
+    fn make(&self, entries: usize, len: usize) -> Vec<i64> {
         match self {
             OffsetsSpec::Valid { cuts, total } => {
+                // Built in u64 (a huge total wraps to a negative int64_t
+                // offset, which the library must refuse), then cast.
                 let total = total.resolve(len) as u64;
                 let mut v: Vec<u64> = (0..entries)
                     .map(|i| {
@@ -1211,14 +1213,14 @@ impl OffsetsSpec {
                         *last = total;
                     }
                 }
-                v
+                v.into_iter().map(|o| o as i64).collect()
             }
             OffsetsSpec::Raw(vals) => (0..entries)
                 .map(
                     |i| match vals.get(i).copied().unwrap_or(OffVal::Within(0)) {
-                        OffVal::Within(x) => x as u64 % (len as u64 + 1),
-                        OffVal::Any(x) => x,
-                        OffVal::Huge(k) => HUGE[k as usize % HUGE.len()] as u64,
+                        OffVal::Within(x) => (x as u64 % (len as u64 + 1)) as i64,
+                        OffVal::Any(x) => x as i64,
+                        OffVal::Huge(k) => HUGE[k as usize % HUGE.len()] as i64,
                     },
                 )
                 .collect(),
@@ -1464,7 +1466,7 @@ struct BatchedOp {
 type BatchedFn<T> = unsafe extern "C" fn(
     *const kp_context,
     *mut T,
-    *const u64,
+    *const i64,
     usize,
     *mut f64,
     *mut i32,
