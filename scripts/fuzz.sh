@@ -25,7 +25,7 @@ export RUSTC_BOOTSTRAP=1
 # installs one), compile the kernels for one architecture instead of all.
 export KERNPACK_CUDA_ARCHS=${KERNPACK_CUDA_ARCHS:-75}
 # LeakSanitizer: ignore the worker threads' own bookkeeping (see the file).
-export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/fuzz/lsan.supp}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/fuzz/lsan.supp:print_suppressions=0}
 
 cd "$top/fuzz"
 cargo fuzz build c_abi
