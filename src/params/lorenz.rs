@@ -102,7 +102,7 @@ impl Default for Lorenz05Params {
 /// Frames of a run: `steps / every + 1` with `every > 0`, else none
 /// (saturating: a count that large is refused by validation).
 pub fn frame_count(steps: u64, every: u64) -> usize {
-    steps
-        .checked_div(every)
-        .map_or(0, |f| usize::try_from(f).unwrap_or(usize::MAX).saturating_add(1))
+    steps.checked_div(every).map_or(0, |f| {
+        usize::try_from(f).unwrap_or(usize::MAX).saturating_add(1)
+    })
 }
