@@ -226,32 +226,6 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
         box_filter_strip_walk<T, R, H, 1, LOAD_GATHER>(in, out, p, x, y0, vector_store, output_lane);
 }
 
-// The sum of the window one place on from the one `acc` sums, whose values
-// are win[0], win[stride], ... win[(2r + 1) stride]: add the entering value,
-// subtract the leaving one. A non-finite leaving value (a NaN or an infinity,
-// in the data or a non-finite cval) would leave NaN behind (inf - inf), so the
-// window is summed afresh: each output stays the mean of its own window.
-// Size 1 (r = 0) is the identity.
-//
-// Finiteness is read from the exponent bits: under --use_fast_math the
-// compiler may assume every value finite and fold isfinite() to true.
-__device__ __forceinline__ bool finite_bits(float v) {
-    return (__float_as_uint(v) & 0x7f800000u) != 0x7f800000u;
-}
-__device__ __forceinline__ bool finite_bits(double v) {
-    return (__double_as_longlong(v) & 0x7ff0000000000000ll) != 0x7ff0000000000000ll;
-}
-
-template <typename T>
-__device__ __forceinline__ T slide(T acc, const T* win, int stride, int r) {
-    if (r == 0) return win[stride];
-    const T leaving = win[0];
-    if (finite_bits(leaving)) return acc + win[(2 * r + 1) * stride] - leaving;
-    T sum = win[stride];
-    for (int d = 2; d <= 2 * r + 1; ++d) sum += win[d * stride];
-    return sum;
-}
-
 // Windows up to 33, radius at run time: tile of TH x TW outputs, R the largest
 // radius the shared arrays hold. Both passes slide: a thread sums the first
 // window of a run of SEG outputs in index order, then adds the entering and
@@ -299,7 +273,9 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
         row_sums[sr][c0] = acc;
 #pragma unroll
         for (int c = c0 + 1; c < c0 + SEG; ++c) {
-            row_sums[sr][c] = acc = slide<T>(acc, &staged[sr][c - 1], 1, r);
+            // Size 1 (r = 0) stays exact: the identity.
+            acc = r == 0 ? staged[sr][c] : acc + staged[sr][c + 2 * r] - staged[sr][c - 1];
+            row_sums[sr][c] = acc;
         }
     }
     __syncthreads();
@@ -312,13 +288,29 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
     for (int d = 1; d <= 2 * r; ++d) acc += row_sums[tr0 + d][c];
 #pragma unroll
     for (int tr = tr0; tr < tr0 + SEG; ++tr) {
-        if (tr > tr0) acc = slide<T>(acc, &row_sums[tr - 1][c], TW + 1, r);
+        if (tr > tr0) acc = r == 0 ? row_sums[tr][c] : acc + row_sums[tr + 2 * r][c] - row_sums[tr - 1][c];
         const int64_t y = y0 + tr;
         if (y >= p.rows || x >= p.cols) break;
         T value = acc * scale;
         if (p.mode == KP_BOX_INTERIOR && (y < r || y >= p.rows - r || x < r || x >= p.cols - r))
             value = staged[tr + r][c + r];  // the window does not fit: keep the input
         out[y * p.out_pitch + x] = value;
+    }
+}
+
+// Constant mode with a non-finite cval (an infinity or a NaN) for the large
+// windows: box_filter runs with cval 0, whose sliding sums then only ever add
+// and subtract the image's values, and this pass adds cval to every output
+// whose window reaches past the edge. That is the mean of its padded window:
+// x + inf = inf, x + NaN = NaN, -inf + inf = NaN, as the direct sum gives.
+// (Windows 3 to 9 sum every window directly and take the cval as it is.)
+template <typename T>
+__device__ void box_filter_pad_non_finite(T* out, const kp_box_params p) {
+    const int64_t r = p.radius, n = p.rows * p.cols;
+    const T cval = (T)p.cval;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t y = i / p.cols, x = i % p.cols;
+        if (y < r || y >= p.rows - r || x < r || x >= p.cols - r) out[y * p.out_pitch + x] += cval;
     }
 }
 
@@ -337,14 +329,21 @@ __device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const 
         box_filter_large_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) { \
         kp::stencil::box_filter<T, 16, TW, TH>(in, out, p);                                      \
     }
+#define KP_BOX_PAD(T, SUFFIX)                                                                     \
+    extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK)                             \
+        box_filter_pad_##SUFFIX(T* out, const kp_box_params p) {                                 \
+        kp::stencil::box_filter_pad_non_finite<T>(out, p);                                       \
+    }
 #define KP_BOX_ENTRIES(T, SUFFIX, TW, TH)                                                         \
     KP_BOX_FIXED(T, SUFFIX, 1)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 2)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 3)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 4)                                                                    \
-    KP_BOX_LARGE(T, SUFFIX, TW, TH)
+    KP_BOX_LARGE(T, SUFFIX, TW, TH)                                                               \
+    KP_BOX_PAD(T, SUFFIX)
 KP_BOX_ENTRIES(float, f32, 64, 32)
 KP_BOX_ENTRIES(double, f64, 32, 16)
 #undef KP_BOX_ENTRIES
 #undef KP_BOX_LARGE
+#undef KP_BOX_PAD
 #undef KP_BOX_FIXED

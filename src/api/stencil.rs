@@ -247,7 +247,7 @@ impl Gpu {
         if blocks > i32::MAX as u64 {
             return Err(Error::invalid("the image is too large for one launch"));
         }
-        let params = BoxParams {
+        let mut params = BoxParams {
             rows: layout.rows as i64,
             cols: layout.cols as i64,
             in_pitch: layout.in_pitch as i64,
@@ -258,8 +258,25 @@ impl Gpu {
             radius: (opts.size / 2) as i32,
             mode: opts.mode.code() as i32,
         };
+        // The large windows slide their sums, which must never subtract a
+        // non-finite value: they pad with 0, then a second pass adds the
+        // non-finite cval to the outputs whose window reaches past the edge.
+        let pad_after =
+            opts.size > 9 && opts.mode == BoundaryMode::Constant && !opts.cval.is_finite();
+        if pad_after {
+            params.cval = 0.0;
+        }
         let args = (In::new(input), Out::new(output), params);
-        unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
+        unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        if pad_after {
+            let pad = kernels::box_filter_pad::<T>();
+            let kernel = self.kernel(&pad);
+            let grid = kernel.grid_for((layout.rows * layout.cols) as u64, kernel.block as u64);
+            params.cval = opts.cval;
+            let args = (Out::new(output), params);
+            unsafe { self.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
+        }
+        Ok(())
     }
 }
 

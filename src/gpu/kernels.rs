@@ -146,6 +146,13 @@ pub(crate) fn box_filter_large<T: Float>() -> BoxFilter<T> {
     KernelFn::new(per_float!(T, "box_filter_large"))
 }
 
+/// `box_filter_pad_T(T* out, kp_box_params p)`: adds a non-finite cval to the
+/// outputs whose window reaches past the edge (after the large filter ran
+/// with cval 0).
+pub(crate) fn box_filter_pad<T: Float>() -> KernelFn<(Out<T>, BoxParams)> {
+    KernelFn::new(per_float!(T, "box_filter_pad"))
+}
+
 // ---- csrc/lorenz.cu ----
 
 /// `window_sum_T(const T* x, const T* w, int L, T* out, int64_t rows, int64_t n,
@@ -284,6 +291,7 @@ mod tests {
             params(reduce_batched_partial::<T>()),
             params(normalize_batched::<T>()),
             params(box_filter_large::<T>()),
+            params(box_filter_pad::<T>()),
             params(window_sum::<T>()),
             params(lorenz96::<T>()),
             params(lorenz05::<T>()),
