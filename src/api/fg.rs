@@ -126,7 +126,7 @@ fn check_finite_state<T: Float>(name: &str, v: &[Complex<T>]) -> Result<()> {
     Ok(())
 }
 
-/// All checks of a host call: [`check_call`] and finite states.
+/// All checks of a host call: `check_call` and finite states.
 pub fn validate<T: Float>(
     n: usize,
     f: &[Complex<T>],
@@ -300,7 +300,7 @@ impl Gpu {
     }
 
     /// The F/G run on raw device pointers (the C ABI's and Python's device
-    /// path): validated ([`check_call`]), the three buffers checked apart
+    /// path): validated (`check_call`), the three buffers checked apart
     /// (each is written), and every pointer against the driver's record of
     /// this GPU's allocations.
     ///

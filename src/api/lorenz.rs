@@ -653,7 +653,7 @@ impl Gpu {
     }
 
     /// Lorenz 96 on raw device pointers (the C ABI's and Python's device
-    /// path): validated ([`check_ensemble`]), and every pointer checked
+    /// path): validated (`check_ensemble`), and every pointer checked
     /// against the driver's record of this GPU's allocations for the length
     /// the run implies (`initial`, `out`: members x N; the trajectory, present
     /// exactly when `every > 0`: frames x members x N).
@@ -921,7 +921,7 @@ impl Gpu {
     }
 
     /// Window sums on raw device pointers (the C ABI's and Python's device
-    /// path): validated ([`check_window`]), `x` and `out` checked not to
+    /// path): validated (`check_window`), `x` and `out` checked not to
     /// overlap (the kernel reads whole rows of `x` while it writes `out`), and
     /// every pointer against the driver's record of this GPU's allocations.
     ///

@@ -7,7 +7,16 @@
 //! - every pointer is null-checked and every entry point catches panics, so a
 //!   bug never unwinds into C;
 //! - objects are opaque, created by `*_create`, released by `*_destroy`, which
-//!   accepts NULL.
+//!   accepts NULL; streams, events, pinned memory and device allocations made
+//!   through a context belong to it (refused by another, released with it).
+//!
+//! This layer only converts: C pointers and counts become slices (each count
+//! checked against [`KP_MAX_ARRAY_BYTES`] first, so no slice is ever formed
+//! from an impossible size), option structs become the API's options, and the
+//! C side's output lengths are matched against what the call writes. Every
+//! check of the call itself is the safe API's, done once per family in its
+//! lowest entry point (`Gpu::*_raw` on device pointers, which also checks each
+//! pointer against the driver's record of the GPU's allocations).
 #![allow(non_camel_case_types)]
 
 pub mod fg;

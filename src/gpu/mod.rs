@@ -1,7 +1,7 @@
 //! Loader: per GPU ordinal one context, one module loaded from the embedded
 //! fatbin, and every kernel resolved once. The driver picks the SASS for the
 //! GPU from the fatbin; `KernelInfo::binary_version` proves it (no JIT).
-//! Kernels are launched through their typed declarations ([`kernels`]).
+//! Kernels are launched through their typed declarations (`kernels.rs`).
 pub(crate) mod kernels;
 pub(crate) mod launch;
 

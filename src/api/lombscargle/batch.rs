@@ -117,7 +117,7 @@ pub(crate) fn check_batch_call(
     }
 }
 
-/// Every check of a host batch: counts ([`check_batch_call`]), lengths and
+/// Every check of a host batch: counts (`check_batch_call`), lengths and
 /// offsets, and each series' grid and values as the single-series API checks them.
 pub fn validate_batch<T: Float>(
     batch: &Batch<'_, T>,
@@ -285,7 +285,7 @@ impl Gpu {
     }
 
     /// The batched launch on raw device pointers, enqueued on `stream` with no
-    /// synchronisation. The counts are checked ([`check_batch_call`]), and every
+    /// synchronisation. The counts are checked (`check_batch_call`), and every
     /// pointer against the driver's record of this GPU's allocations: offsets,
     /// grids and output for their exact sizes, the samples for at least one per
     /// series (their count is in the device's offsets). Offsets, grids and

@@ -175,7 +175,7 @@ impl LsParams {
 /// The one validation of a periodogram call's shapes: sample counts, the
 /// frequencies (their count, and the grid when uniform) and, where the caller
 /// supplies the output, its length. Every entry point runs it once; host
-/// values are checked by [`check_values`] (device data cannot be inspected
+/// values are checked by `check_values` (device data cannot be inspected
 /// without a synchronisation).
 pub(crate) fn check_call(
     nx: usize,
@@ -226,7 +226,7 @@ fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
 }
 
 /// Everything SciPy rejects, plus what would make the result meaningless:
-/// shapes ([`check_call`]) and values ([`check_values`]) of a host call.
+/// shapes (`check_call`) and values (`check_values`) of a host call.
 pub fn validate<T: Float>(
     series: &Series<'_, T>,
     freqs: &[T],
@@ -264,7 +264,7 @@ pub fn validate_uniform<T: Float>(
     check_values(series, None, opts)
 }
 
-/// The checks of host values, after [`check_call`]: non-finite values,
+/// The checks of host values, after `check_call`: non-finite values,
 /// negative frequencies or weights, weights summing to zero, and `Normalize`
 /// of a series with no variance.
 pub(crate) fn check_values<T: Float>(
@@ -546,7 +546,7 @@ impl Gpu {
     }
 
     /// The C ABI's and Python's device-pointer path: the shapes are checked
-    /// ([`check_call`]), then every pointer against the driver's record of
+    /// (`check_call`), then every pointer against the driver's record of
     /// this GPU's allocations for the length the call implies
     /// ([`Gpu::check_device_buffer`]), so a wrong pointer is an error rather
     /// than a fault that poisons the context.
