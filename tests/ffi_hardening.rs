@@ -5,10 +5,9 @@
 //! KERNPACK_REQUIRE_GPU=1, a missing GPU fails the GPU test).
 mod common;
 
-use std::ffi::CStr;
 use std::ptr::null_mut;
 
-use common::gpu_or_skip;
+use common::{gpu_or_skip, last_error, Ctx};
 use kernpack::ffi::fg::kp_fg_integrate_c128;
 use kernpack::ffi::lombscargle::{
     kp_lombscargle_batch_f32, kp_lombscargle_batch_f64, kp_lombscargle_f32, kp_lombscargle_f64,
@@ -24,10 +23,7 @@ use kernpack::ffi::reduce::{
     kp_sum_f32, kp_sum_f64,
 };
 use kernpack::ffi::stencil::{kp_box_filter_f32, kp_box_filter_options_default};
-use kernpack::ffi::{
-    kp_backend, kp_context, kp_context_create, kp_context_destroy, kp_last_cuda_error,
-    kp_last_error_message, kp_status, KP_BACKEND_CPU, KP_BACKEND_GPU,
-};
+use kernpack::ffi::{kp_context, kp_last_cuda_error, kp_status, KP_BACKEND_CPU, KP_BACKEND_GPU};
 
 use kp_status::*;
 
@@ -36,13 +32,6 @@ use kp_status::*;
 const HUGE: [usize; 4] = [usize::MAX / 4, 1 << 61, 1 << 63, usize::MAX];
 const POISON: f64 = -4242.0;
 
-fn last_error() -> String {
-    unsafe { CStr::from_ptr(kp_last_error_message()) }
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
-
 /// A failed call with a message (never KP_ERROR_INTERNAL: that is a panic).
 #[track_caller]
 fn expect_failure(status: kp_status, what: &str) {
@@ -50,22 +39,6 @@ fn expect_failure(status: kp_status, what: &str) {
     assert_ne!(status, KP_OK, "{what}: accepted");
     assert_ne!(status, KP_ERROR_INTERNAL, "{what}: panicked: {msg}");
     assert!(!msg.is_empty(), "{what}: {status:?} without a message");
-}
-
-struct Ctx(*mut kp_context);
-
-impl Ctx {
-    fn new(backend: kp_backend) -> Ctx {
-        let mut raw = null_mut();
-        assert_eq!(unsafe { kp_context_create(backend, &mut raw) }, KP_OK);
-        Ctx(raw)
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        unsafe { kp_context_destroy(self.0) };
-    }
 }
 
 /// Real buffers of modest size, random-ish finite values; outputs poisoned.

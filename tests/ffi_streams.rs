@@ -4,42 +4,20 @@
 //! entry points, and on a GPU agreement with the safe API bit for bit.
 mod common;
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-use common::{gpu_or_skip, Rng};
+use common::{gpu_or_skip, last_error, Ctx, Rng};
 use kernpack::api::reduce_batched::BATCH_BAD_OFFSETS;
 use kernpack::ffi::reduce::*;
 use kernpack::ffi::streams::*;
 use kernpack::ffi::{
-    kp_context, kp_context_create, kp_context_destroy, kp_device_alloc, kp_device_free,
-    kp_last_error_message, kp_memcpy_dtoh, kp_memcpy_htod, kp_status, kp_stream_synchronize,
-    KP_BACKEND_CPU, KP_BACKEND_GPU,
+    kp_context, kp_device_alloc, kp_device_free, kp_memcpy_dtoh, kp_memcpy_htod, kp_status,
+    kp_stream_synchronize, KP_BACKEND_CPU, KP_BACKEND_GPU,
 };
 use kernpack::{Backend, Kernpack};
 
 use kp_status::*;
-
-fn last_error() -> String {
-    unsafe { CStr::from_ptr(kp_last_error_message()) }
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
-
-struct Ctx(*mut kp_context);
-impl Ctx {
-    fn new(backend: u32) -> Ctx {
-        let mut raw = null_mut();
-        assert_eq!(unsafe { kp_context_create(backend, &mut raw) }, KP_OK);
-        Ctx(raw)
-    }
-}
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        unsafe { kp_context_destroy(self.0) };
-    }
-}
 
 fn data(seed: u64, n: usize) -> Vec<f32> {
     let mut rng = Rng(seed);

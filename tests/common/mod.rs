@@ -149,3 +149,38 @@ pub fn proptest_cases(default: u32) -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// `kp_last_error_message()` as a String (never NULL).
+pub fn last_error() -> String {
+    let msg = kernpack::ffi::kp_last_error_message();
+    assert!(!msg.is_null(), "kp_last_error_message() returned NULL");
+    unsafe { std::ffi::CStr::from_ptr(msg) }
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A C ABI context, destroyed on drop.
+pub struct Ctx(pub *mut kernpack::ffi::kp_context);
+
+impl Ctx {
+    /// `kp_context_create(backend)`, which must succeed with no error message.
+    pub fn new(backend: kernpack::ffi::kp_backend) -> Ctx {
+        let mut raw = std::ptr::null_mut();
+        let status = unsafe { kernpack::ffi::kp_context_create(backend, &mut raw) };
+        let msg = last_error();
+        assert_eq!(status, kernpack::ffi::kp_status::KP_OK, "message: {msg:?}");
+        assert_eq!(msg, "", "kp_last_error_message() after a success");
+        assert!(!raw.is_null());
+        Ctx(raw)
+    }
+    pub fn ptr(&self) -> *const kernpack::ffi::kp_context {
+        self.0
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        unsafe { kernpack::ffi::kp_context_destroy(self.0) };
+    }
+}
