@@ -17,7 +17,6 @@ pub mod ffi;
 pub mod float;
 pub mod gpu;
 pub mod params;
-pub mod plot;
 pub mod reference;
 
 pub use api::fg::{FgOptions, FgPath, FgRun};

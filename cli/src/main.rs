@@ -9,6 +9,7 @@ mod info;
 mod io;
 mod lombscargle_cmd;
 mod lorenz_cmd;
+mod plot;
 mod synthetic;
 
 const USAGE: &str = "\

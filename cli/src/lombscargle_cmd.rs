@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::plot::LineChart;
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::plot::LineChart;
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::args::Args;
@@ -217,8 +217,7 @@ fn plot(path: &str, freqs: &[f64], result: &Periodogram<f64>, title: &str) -> Re
     if let Some(k) = best(freqs, &magnitudes) {
         chart = chart.with_marker(freqs[k], format!("best period {:.5}", 1.0 / freqs[k]));
     }
-    kernpack::plot::write(&chart, std::path::Path::new(path))
-        .map_err(|e| format!("{path}: {e}"))?;
+    crate::plot::write(&chart, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
     eprintln!("plot written to {path}");
     Ok(())
 }

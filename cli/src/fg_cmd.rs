@@ -2,9 +2,9 @@
 //! delta(t); `kernpack bench fg`: time it per step with CUDA events.
 use std::time::Instant;
 
+use crate::plot::LineChart;
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
-use kernpack::plot::LineChart;
 use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::args::Args;
@@ -169,7 +169,7 @@ fn integrate<T: Float>(
             t,
             y,
         );
-        kernpack::plot::write(&chart, std::path::Path::new(path))
+        crate::plot::write(&chart, std::path::Path::new(path))
             .map_err(|e| format!("{path}: {e}"))?;
         eprintln!("plot written to {path}");
     }

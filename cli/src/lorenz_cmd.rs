@@ -2,8 +2,8 @@
 //! command line, CSV of the final states or the trajectory, Hovmoller plot.
 use std::time::Instant;
 
+use crate::plot::heatmap::{self, HeatMap};
 use kernpack::api::lorenz::dart_initial_state;
-use kernpack::plot::heatmap::{self, HeatMap};
 use kernpack::{Backend, Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use crate::args::Args;
