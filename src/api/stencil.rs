@@ -3,16 +3,20 @@
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::c_params::{
+    KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT,
+    KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
+};
 use crate::gpu::kernels::{self, BoxFilter};
 use crate::gpu::launch::{In, LaunchConfig, Out};
-use crate::gpu::Gpu;
+use crate::gpu::{BoxParams, Gpu};
 use crate::reference;
 
 /// The one validation of a box filter call: the window, the layout, and the
@@ -57,26 +61,17 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// `kp_box_params` of csrc/kernpack_params.h.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BoxParams {
-    pub rows: i64,
-    pub cols: i64,
-    pub in_pitch: i64,
-    pub out_pitch: i64,
-    pub tiles_x: i64,
-    pub cval: f64,
-    pub scale: f64,
-    pub radius: i32,
-    pub mode: i32,
+/// The kernels' `KP_BOX_*` code of a boundary mode.
+fn kernel_mode(mode: BoundaryMode) -> i32 {
+    match mode {
+        BoundaryMode::Reflect => KP_BOX_REFLECT,
+        BoundaryMode::Constant => KP_BOX_CONSTANT,
+        BoundaryMode::Nearest => KP_BOX_NEAREST,
+        BoundaryMode::Mirror => KP_BOX_MIRROR,
+        BoundaryMode::Wrap => KP_BOX_WRAP,
+        BoundaryMode::Interior => KP_BOX_INTERIOR,
+    }
 }
-// SAFETY: plain C struct of numbers, passed to the kernels by value.
-unsafe impl DeviceRepr for BoxParams {}
-
-/// Mirrors `KP_BOX_STRIP_ROWS` in csrc/kernpack_params.h: output rows per warp
-/// of the windows 3 to 9; the warps of a block stack their strips.
-const BOX_STRIP_ROWS: u64 = 8;
 
 /// The kernel for a window size, as csrc/stencil.cu names them: windows 3 to
 /// 9 have unrolled kernels (`box_filter_r{radius}`), the others the run-time
@@ -96,8 +91,11 @@ fn box_tile<T: Float>(size: usize, block: u32) -> (u64, u64) {
     match size {
         3..=9 => {
             let halo_lanes = ((size / 2) as u64).div_ceil(lane_values);
+            // Each warp walks down KP_BOX_STRIP_ROWS output rows; the warps of
+            // a block stack their strips.
             let warps = u64::from(block / 32);
-            ((32 - 2 * halo_lanes) * lane_values, warps * BOX_STRIP_ROWS)
+            let rows = warps * u64::from(KP_BOX_STRIP_ROWS);
+            ((32 - 2 * halo_lanes) * lane_values, rows)
         }
         _ if T::NAME == "f32" => (64, 32),
         _ => (32, 16),
@@ -256,7 +254,7 @@ impl Gpu {
             cval: opts.cval,
             scale: 1.0 / (opts.size * opts.size) as f64,
             radius: (opts.size / 2) as i32,
-            mode: opts.mode.code() as i32,
+            mode: kernel_mode(opts.mode),
         };
         // The large windows slide their sums, which must never subtract a
         // non-finite value: they pad with 0, then a second pass adds the
@@ -277,32 +275,5 @@ impl Gpu {
             unsafe { self.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::BoxParams;
-    use std::mem::{offset_of, size_of};
-
-    /// `BoxParams` mirrors `kp_box_params`: a C file asserts the layout.
-    #[test]
-    fn params_match_the_c_header() {
-        crate::api::lombscargle::tests::assert_c_layout(&format!(
-            "_Static_assert(sizeof(kp_box_params) == {}, \"size\");\n\
-             _Static_assert(offsetof(kp_box_params, tiles_x) == {}, \"tiles_x\");\n\
-             _Static_assert(offsetof(kp_box_params, cval) == {}, \"cval\");\n\
-             _Static_assert(offsetof(kp_box_params, scale) == {}, \"scale\");\n\
-             _Static_assert(offsetof(kp_box_params, radius) == {}, \"radius\");\n\
-             _Static_assert(offsetof(kp_box_params, mode) == {}, \"mode\");\n\
-             _Static_assert(KP_BOX_REFLECT == 0 && KP_BOX_CONSTANT == 1 && KP_BOX_NEAREST == 2 \
-             && KP_BOX_MIRROR == 3 && KP_BOX_WRAP == 4 && KP_BOX_INTERIOR == 5, \"modes\");\n",
-            size_of::<BoxParams>(),
-            offset_of!(BoxParams, tiles_x),
-            offset_of!(BoxParams, cval),
-            offset_of!(BoxParams, scale),
-            offset_of!(BoxParams, radius),
-            offset_of!(BoxParams, mode),
-        ));
     }
 }

@@ -1,16 +1,15 @@
 //! One declaration per kernel family of csrc/: the entry point's name in the
 //! fatbin, picked from the element type, and its C parameter list as a tuple
 //! type (`const T*` is [`In`], `T*` is [`Out`], `int64_t` is `i64`, `int`
-//! is `i32`, `double` is `f64`, the `kp_*` structs their `#[repr(C)]`
-//! mirrors). A test reads csrc/*.cu and holds every declaration to its C
-//! prototype, and every name to [`super::KERNEL_NAMES`].
+//! is `i32`, `double` is `f64`, the `kp_*` structs their bindgen translations
+//! in [`super::c_params`]). A test reads csrc/*.cu and holds every declaration
+//! to its C prototype, and every name to [`super::KERNEL_NAMES`].
 // The tuple types are the C parameter lists, spelled out on purpose.
 #![allow(clippy::type_complexity)]
 
-use super::launch::{In, KernelFn, LsStats, Out};
-use crate::api::lombscargle::{LsGrid, LsParams};
+use super::launch::{In, KernelFn, Out};
+use super::{BoxParams, LsGrid, LsParams, LsStats};
 use crate::api::lorenz::FixedWeights;
-use crate::api::stencil::BoxParams;
 use crate::float::{Complex, Float};
 
 /// The `_f32` / `_f64` entry point of `$base` for the float type `$T`.

@@ -8,9 +8,8 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use crate::api::lombscargle::{LsGrid, LsParams};
+use super::{BoxParams, LsGrid, LsParams, LsStats};
 use crate::api::lorenz::FixedWeights;
-use crate::api::stencil::BoxParams;
 use crate::float::{Complex, Float};
 
 /// A value a kernel takes by value.
@@ -29,7 +28,8 @@ pub(crate) unsafe trait KernelParam: Copy {
 macro_rules! by_value {
     ($($rust:ty => $c:literal),* $(,)?) => {$(
         // SAFETY: the C type of the same size, alignment and representation
-        // (the structs are #[repr(C)] mirrors, checked against the header).
+        // (the structs are bindgen's #[repr(C)] translations of the header,
+        // with their layouts asserted at compile time).
         unsafe impl KernelParam for $rust {
             #[cfg(test)]
             fn c_type() -> String {
@@ -102,10 +102,8 @@ impl DeviceElem for i64 {
     }
 }
 
-/// `kp_ls_stats`, only ever passed by pointer (held on the host side in
+/// `kp_ls_stats`, only ever passed by pointer (allocated on the host side in
 /// [`crate::api::lombscargle`] as `STATS_LEN` doubles per series).
-pub(crate) enum LsStats {}
-
 impl DeviceElem for LsStats {
     #[cfg(test)]
     fn c_name() -> &'static str {

@@ -2,8 +2,21 @@
 //! fatbin, and every kernel resolved once. The driver picks the SASS for the
 //! GPU from the fatbin; `KernelInfo::binary_version` proves it (no JIT).
 //! Kernels are launched through their typed declarations (`kernels.rs`).
+// Generated from csrc/kernpack_params.h by bindgen; it keeps the C names (hence
+// the allows) and bindgen's formatting (hence rustfmt::skip).
+#[allow(non_camel_case_types, non_snake_case)]
+#[rustfmt::skip]
+pub(crate) mod c_params;
 pub(crate) mod kernels;
 pub(crate) mod launch;
+
+/// The kernels' parameter structs (csrc/kernpack_params.h, generated in
+/// [`c_params`]), by their Rust names.
+pub(crate) type LsParams = c_params::kp_ls_params;
+pub(crate) type LsGrid = c_params::kp_ls_grid;
+/// Per-series statistics: written and read on the device only.
+pub(crate) type LsStats = c_params::kp_ls_stats;
+pub(crate) type BoxParams = c_params::kp_box_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

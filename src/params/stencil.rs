@@ -28,7 +28,7 @@ pub enum BoundaryMode {
 }
 
 impl BoundaryMode {
-    /// The `KP_BOX_*` value of csrc/kernpack_params.h (and of the C ABI).
+    /// The `KP_BOX_*` value of the C ABI (include/kernpack.h).
     pub fn code(self) -> u32 {
         match self {
             BoundaryMode::Reflect => 0,

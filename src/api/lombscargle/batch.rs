@@ -6,17 +6,16 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
-use super::LsGrid;
 use super::{
-    check_values, output_len, LombScargleOptions, LsParams, Periodogram, Series, UniformGrid,
+    check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
+    UniformGrid, STATS_LEN,
 };
-use super::{STATS_LEN, UNIFORM_FREQS_PER_THREAD, UNIFORM_FREQS_PER_THREAD_FM};
 use crate::api::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, LsGrid, LsParams};
 use crate::reference;
 
 /// Series concatenated CSR-style: series `s` is `t[offsets[s]..offsets[s + 1]]`
@@ -348,11 +347,7 @@ impl Gpu {
 
         let uniform = kernels::lombscargle_uniform::<T>();
         let kernel = self.kernel(&uniform);
-        let per_thread = if opts.floating_mean {
-            UNIFORM_FREQS_PER_THREAD_FM
-        } else {
-            UNIFORM_FREQS_PER_THREAD
-        };
+        let per_thread = uniform_freqs_per_thread(opts);
         let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
         let blocks = kernel.grid_for(chunks * nseries as u64, 1);
         let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df

@@ -4,16 +4,20 @@ pub mod batch;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::gpu::c_params::{
+    KP_LS_AMPLITUDE, KP_LS_FREQS_PER_THREAD, KP_LS_NORMALIZE, KP_LS_POWER,
+    KP_LS_UNIFORM_FREQS_PER_THREAD, KP_LS_UNIFORM_FREQS_PER_THREAD_FM,
+};
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, LsGrid, LsParams, LsStats};
 use crate::reference;
 
 /// A uniform grid of angular frequencies `f0 + k df`, `k = 0 .. nf`: the
@@ -80,16 +84,6 @@ impl UniformGrid {
     }
 }
 
-/// Mirrors `kp_ls_grid` in csrc/kernpack_params.h.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LsGrid {
-    pub f0: f64,
-    pub df: f64,
-}
-// SAFETY: two doubles, passed by value.
-unsafe impl DeviceRepr for LsGrid {}
-
 /// Where a device call's frequencies are.
 #[derive(Debug, Clone, Copy)]
 pub enum DeviceFreqs {
@@ -133,27 +127,17 @@ pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
     values_per_frequency(opts) * nf
 }
 
-/// Mirrors `kp_ls_params` in csrc/kernpack_params.h (layout checked by a test).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LsParams {
-    pub nx: i64,
-    pub nf: i64,
-    pub normalize: i32,
-    pub floating_mean: i32,
-    pub precenter: i32,
-    pub has_weights: i32,
-}
-// SAFETY: plain C struct of integers, passed to the kernels by value.
-unsafe impl DeviceRepr for LsParams {}
+/// Doubles in `kp_ls_stats`: the scratch each series needs.
+pub(crate) const STATS_LEN: usize = std::mem::size_of::<LsStats>() / std::mem::size_of::<f64>();
 
-/// Mirrors `KP_LS_FREQS_PER_THREAD` in csrc/kernpack_params.h.
-pub(crate) const FREQS_PER_THREAD: u64 = 2;
-/// Mirror `KP_LS_UNIFORM_FREQS_PER_THREAD(_FM)`.
-pub(crate) const UNIFORM_FREQS_PER_THREAD: u64 = 16;
-pub(crate) const UNIFORM_FREQS_PER_THREAD_FM: u64 = 8;
-/// Doubles in `kp_ls_stats`.
-pub(crate) const STATS_LEN: usize = 6;
+/// Frequencies each thread of the uniform-grid kernel carries.
+pub(crate) fn uniform_freqs_per_thread(opts: &LombScargleOptions) -> u64 {
+    u64::from(if opts.floating_mean {
+        KP_LS_UNIFORM_FREQS_PER_THREAD_FM
+    } else {
+        KP_LS_UNIFORM_FREQS_PER_THREAD
+    })
+}
 
 impl LsParams {
     fn new(nx: usize, nf: usize, has_weights: bool, opts: &LombScargleOptions) -> Self {
@@ -161,9 +145,9 @@ impl LsParams {
             nx: nx as i64,
             nf: nf as i64,
             normalize: match opts.normalize {
-                Normalize::Power => 0,
-                Normalize::Normalize => 1,
-                Normalize::Amplitude => 2,
+                Normalize::Power => KP_LS_POWER,
+                Normalize::Normalize => KP_LS_NORMALIZE,
+                Normalize::Amplitude => KP_LS_AMPLITUDE,
             },
             floating_mean: opts.floating_mean as i32,
             precenter: opts.precenter as i32,
@@ -614,18 +598,15 @@ impl Gpu {
             DeviceFreqs::Array { ptr, .. } => {
                 let direct = kernels::lombscargle_direct::<T>();
                 let kernel = self.kernel(&direct);
-                let grid = kernel.grid_for(nf as u64, kernel.block as u64 * FREQS_PER_THREAD);
+                let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
+                let grid = kernel.grid_for(nf as u64, per_block);
                 let args = (params, t, y, w, In::new(ptr), stats, out);
                 self.launch(&direct, LaunchConfig::grid(grid), stream, args)
             }
             DeviceFreqs::Uniform(grid) => {
                 let uniform = kernels::lombscargle_uniform::<T>();
                 let kernel = self.kernel(&uniform);
-                let per_thread = if opts.floating_mean {
-                    UNIFORM_FREQS_PER_THREAD_FM
-                } else {
-                    UNIFORM_FREQS_PER_THREAD
-                };
+                let per_thread = uniform_freqs_per_thread(opts);
                 let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
                 let grid = LsGrid {
                     f0: grid.f0,
@@ -660,68 +641,4 @@ pub struct LsDeviceBuffers {
     pub y: CUdeviceptr,
     pub weights: Option<CUdeviceptr>,
     pub out: CUdeviceptr,
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::{LsParams, FREQS_PER_THREAD, STATS_LEN};
-    use std::mem::{offset_of, size_of};
-
-    /// Compiles `asserts` (C11 `_Static_assert`s) after csrc/kernpack_params.h:
-    /// how the Rust mirrors of the parameter structs are checked against C.
-    pub(crate) fn assert_c_layout(asserts: &str) {
-        let csrc = concat!(env!("CARGO_MANIFEST_DIR"), "/csrc");
-        let source = format!("#include <stddef.h>\n#include \"kernpack_params.h\"\n{asserts}");
-        let dir = std::env::temp_dir().join(format!(
-            "kernpack-layout-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("layout.c");
-        std::fs::write(&file, source).unwrap();
-        let compiler = cc::Build::new()
-            .cargo_metadata(false)
-            .target(env!("KERNPACK_TARGET"))
-            .host(env!("KERNPACK_HOST"))
-            .opt_level(0)
-            .get_compiler();
-        let output = compiler
-            .to_command()
-            .args(["-std=c11", "-fsyntax-only", "-I", csrc])
-            .arg(&file)
-            .output()
-            .expect("running the C compiler");
-        assert!(
-            output.status.success(),
-            "layout mismatch:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    /// `LsParams` and the constants mirror csrc/kernpack_params.h.
-    #[test]
-    fn params_match_the_c_header() {
-        assert_c_layout(&format!(
-            "_Static_assert(sizeof(kp_ls_params) == {}, \"size\");\n\
-             _Static_assert(offsetof(kp_ls_params, nx) == {}, \"nx\");\n\
-             _Static_assert(offsetof(kp_ls_params, nf) == {}, \"nf\");\n\
-             _Static_assert(offsetof(kp_ls_params, normalize) == {}, \"normalize\");\n\
-             _Static_assert(offsetof(kp_ls_params, floating_mean) == {}, \"floating_mean\");\n\
-             _Static_assert(offsetof(kp_ls_params, precenter) == {}, \"precenter\");\n\
-             _Static_assert(offsetof(kp_ls_params, has_weights) == {}, \"has_weights\");\n\
-             _Static_assert(sizeof(kp_ls_stats) == {} * sizeof(double), \"stats\");\n\
-             _Static_assert(KP_LS_FREQS_PER_THREAD == {}, \"freqs per thread\");\n\
-             _Static_assert(KP_LS_POWER == 0 && KP_LS_NORMALIZE == 1 && KP_LS_AMPLITUDE == 2, \"modes\");\n",
-            size_of::<LsParams>(),
-            offset_of!(LsParams, nx),
-            offset_of!(LsParams, nf),
-            offset_of!(LsParams, normalize),
-            offset_of!(LsParams, floating_mean),
-            offset_of!(LsParams, precenter),
-            offset_of!(LsParams, has_weights),
-            STATS_LEN,
-            FREQS_PER_THREAD,
-        ));
-    }
 }
