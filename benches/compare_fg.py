@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
-"""Side-by-side timing of the coupled F/G system of seed 001 on the GPU machine
+"""Side-by-side timing of the coupled F/G system on the GPU machine
 (N = 512, 100 RK4 steps of dt = 1e-4, complex64, F = G = 1, delta0 = 1):
 
-  1. the seed's accepted answer, reproduced from seeds/001: Numba `@vectorize`
-     RK4 kernels for F and G (ping-pong buffers, scalars as N x N device arrays),
-     `@cuda.reduce` for sum(F), a `distribute` kernel to broadcast it, and one
-     complex copied to the host per step;
+  1. the accepted Numba answer to this problem, reproduced as published:
+     `@vectorize` RK4 kernels for F and G (ping-pong buffers, scalars as N x N
+     device arrays), `@cuda.reduce` for sum(F), a `distribute` kernel to
+     broadcast it, and one complex copied to the host per step;
   2. CuPy fused: one ElementwiseKernel for the whole RK4 step of F and G, then
      `F.sum()` on the device feeding the next step, a Python loop, no host copy;
   3. kernpack via `kernpack bench fg --path both` (CUDA events; the cooperative
      single launch and the per-step launches).
 
 Prints microseconds per step and speed-ups, and delta[1], delta[2] of all three
-against the seed's printed values and a complex128 kernpack run.
+against the values printed with that answer and a complex128 kernpack run.
 
     python3 benches/compare_fg.py KERNPACK_BINARY [N STEPS]
 """
@@ -34,7 +34,7 @@ DT = 1e-4
 SEED_DELTA = {1: 262143.98 - 78.64321j, 2: 1361288.4 + 3141394700j}
 
 
-# ---- 1. the seed's accepted answer (seeds/001, t40.py), as written there ----
+# ---- 1. the accepted Numba answer, as published ----
 
 @cuda.jit(device=True)
 def dFdt(F, G, delta):
@@ -149,7 +149,7 @@ def cupy_fused(F0, G0, n, delta_i):
 
 
 def wall_time(fn, reps, warm=2):
-    """Median wall milliseconds (the seed's answer synchronises every step anyway)."""
+    """Median wall milliseconds (the Numba answer synchronises every step anyway)."""
     for _ in range(warm):
         fn()
     times = []
@@ -204,7 +204,7 @@ def main():
 
     kp_results, ref = run_kernpack(binary, N, n)
 
-    rows = [dict(impl="seed 001 answer (Numba vectorize + reduce + distribute)", us_per_step=seed_ms * 1e3 / n,
+    rows = [dict(impl="Numba answer (vectorize + reduce + distribute)", us_per_step=seed_ms * 1e3 / n,
                  deltas={1: complex(seed_hist[1]), 2: complex(seed_hist[2])}),
             dict(impl="CuPy fused ElementwiseKernel + sum", us_per_step=cupy_ms * 1e3 / n,
                  deltas={1: complex(cupy_hist[1]), 2: complex(cupy_hist[2])})]
@@ -223,7 +223,7 @@ def main():
     print(f"{cpu_impl:<72} {cpu_us:>10.2f} {cpu_us / best_kp:>10.1f}")
     print("\ndelta[1], delta[2] (relative difference to the complex128 kernpack run):")
     print(f"{'complex128 kernpack':<40} {ref[1]:.8g}   {ref[2]:.10g}")
-    print(f"{'seed printout':<40} {SEED_DELTA[1]:.8g} ({abs(SEED_DELTA[1] - ref[1]) / abs(ref[1]):.1e})   "
+    print(f"{'published printout':<40} {SEED_DELTA[1]:.8g} ({abs(SEED_DELTA[1] - ref[1]) / abs(ref[1]):.1e})   "
           f"{SEED_DELTA[2]:.10g} ({abs(SEED_DELTA[2] - ref[2]) / abs(ref[2]):.1e})")
     for r in rows:
         d = r["deltas"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side timing on the GPU machine, in one process, for issue 4's
+"""Side-by-side timing on the GPU machine, in one process, for the
 memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
 
@@ -8,8 +8,9 @@ memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
 device-to-device copy of the same bytes timed in the same process); the
 alternatives run here with CUDA events: cupyx.scipy.ndimage.uniform_filter,
-cupy `a /= a.sum()`, and the seeds' Numba kernels as written (seed 002's 3x3
-smoothing, seed 004's three normalisation kernels and its stream example).
+cupy `a /= a.sum()`, and hand-written Numba kernels for the same work (the
+interior-only 3x3 smoothing stencil; normalising arrays with three kernels, alone
+and on several streams).
 Prints a table and writes the rows to $OUT/stencil_compare.json.
 """
 import json
@@ -51,7 +52,7 @@ def kernpack(binary, *args):
     return fields, out.stdout
 
 
-# --- seed 002: the 3x3 smoothing as written (interior only, floor division).
+# --- the interior-only 3x3 smoothing stencil, as published (floor division).
 @cuda.jit
 def smooth_gpu(x, out):
     i, j = cuda.grid(2)
@@ -62,7 +63,7 @@ def smooth_gpu(x, out):
                      x[i + 1, j - 1] + x[i + 1, j] + x[i + 1, j + 1]) // 9
 
 
-# --- seed 004: three kernels, as written.
+# --- normalising an array with three kernels, as published.
 threads_per_block = 256
 blocks_per_grid = 32 * 40
 
@@ -130,7 +131,7 @@ def box_filter(binary):
             threads = (16, 16)
             blocks = ((n + 15) // 16, (n + 15) // 16)
             seed = cuda_time(lambda: smooth_gpu[blocks, threads](nx, nout))
-            row(work, "seed 002 Numba (interior)", seed, f"kernpack {seed / ours:.2f}x faster")
+            row(work, "hand-written Numba (3x3 interior)", seed, f"kernpack {seed / ours:.2f}x faster")
         for size in [5, 7, 9, 31]:
             f, _ = kernpack(binary, "box-filter", "--rows", str(n), "--dtype", name, "--size", str(size))
             ours_k = float(f["filter_ms"])
@@ -158,12 +159,12 @@ def normalize(binary):
                 red = cuda.device_array((blocks_per_grid,), dtype=np.float32)
                 s = cuda.device_array((1,), dtype=np.float32)
                 seed = cuda_time(lambda: seed_normalize(dev_a, red, s))
-                row(work, "seed 004 Numba (3 kernels)", seed, f"kernpack {seed / ours:.2f}x faster")
+                row(work, "hand-written Numba (3 kernels)", seed, f"kernpack {seed / ours:.2f}x faster")
 
 
 def streams(binary):
-    """Seed 004's example 3.2/3.3: 10 arrays of 10^7 f32 in pinned memory,
-    copy in, normalise, copy out, on 10 streams or one."""
+    """Normalising arrays on several streams: 10 arrays of 10^7 f32 in pinned
+    memory, copy in, normalise, copy out, on 10 streams or one."""
     n, count = 10_000_000, 10
     arrays = [cuda.pinned_array(n, dtype=np.float32) for _ in range(count)]
     for i, a in enumerate(arrays):
@@ -190,7 +191,7 @@ def streams(binary):
             stop.synchronize()
             times.append(cuda.event_elapsed_time(start, stop))
         times.sort()
-        row(f"10 x 1e7 f32, pinned copies, {nstreams} stream(s)", "seed 004 Numba", times[5])
+        row(f"10 x 1e7 f32, pinned copies, {nstreams} stream(s)", "hand-written Numba (3 kernels)", times[5])
     f, text = kernpack(binary, "normalize-streams", "--arrays", "10", "--n", str(n), "--streams", "1,10")
     print(text)
     for k, v in f.items():

@@ -1,4 +1,4 @@
-/* End-to-end test of the kernpack C ABI for the coupled F/G system (seed 001),
+/* End-to-end test of the kernpack C ABI for the coupled F/G system,
  * written as a C99 user would: include "kernpack.h", link libkernpack.
  *
  * Checks a few RK4 steps of a small system against a straightforward C

@@ -1,4 +1,4 @@
-// End-to-end test of the kernpack C ABI for the coupled F/G system (seed 001)
+// End-to-end test of the kernpack C ABI for the coupled F/G system
 // from C++17: std::vector<std::complex<T>> buffers passed as interleaved
 // T pointers, one templated code path for complex64 and complex128.
 //

@@ -260,8 +260,9 @@ static void check_gpu(const kp_context *gpu)
     EXPECT(kp_host_alloc_pinned(gpu, 0, (void **)&sum_host), KP_ERROR_INVALID_ARGUMENT);
     group_done();
 
-    /* Seed 004: each array copied in, normalised and copied out on its own
-     * stream (round robin), timed with events from the first stream. */
+    /* Normalising arrays on several streams: each array copied in, normalised
+     * and copied out on its own stream (round robin), timed with events from
+     * the first stream. */
     group = "normalise on several streams";
     EXPECT_OK(kp_event_record(gpu, start, streams[0]));
     for (a = 0; a < NARRAYS; a++) {

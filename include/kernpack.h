@@ -59,7 +59,7 @@
 #define KP_BOX_WRAP 4
 
 /*
- Points whose window does not fit inside keep their input value (the seed's stencil).
+ Points whose window does not fit inside keep their input value (interior-only stencil).
  */
 #define KP_BOX_INTERIOR 5
 
@@ -326,7 +326,7 @@ enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t 
 enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stream);
 
 /*
- Integrates the coupled F/G system of seed 001 in single precision (complex64):
+ Integrates the coupled F/G system in single precision (complex64):
  `nsteps` classic RK4 steps of step `dt` of
  `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
  (elementwise, delta held constant within a step), with `delta = sum(F)`

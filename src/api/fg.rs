@@ -1,4 +1,4 @@
-//! The coupled F/G system of seed 001 (MODELS.md section 1): `nsteps` RK4
+//! The coupled F/G system (MODELS.md section 1): `nsteps` RK4
 //! steps of N x N complex F and G, delta = sum(F) after every step, in one
 //! call with no host synchronisation inside the loop.
 //!

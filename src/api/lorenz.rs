@@ -1,7 +1,8 @@
 //! Ensembles of Lorenz 96 and Lorenz 2005 Model II / III (MODELS.md sections
 //! 2 and 3), whole RK4 runs in one call: M members x S steps in one launch,
-//! the step loop on the device. Also the periodic weighted window sum (seed
-//! 000's `calx`), the smoothing of Model III as a kernel of its own.
+//! the step loop on the device. Also the periodic weighted window sum
+//! (`calx` in Python ports of Lorenz 04), the smoothing of Model III as a
+//! kernel of its own.
 //!
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`

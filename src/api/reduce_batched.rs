@@ -1,7 +1,7 @@
 //! Normalising many arrays: in one call on one flat buffer
 //! ([`Kernpack::normalize_batched`], four launches whatever the number of
 //! arrays), and host arrays spread over several streams so copies and
-//! kernels overlap ([`StreamedNormalize`], seed 004).
+//! kernels overlap ([`StreamedNormalize`]).
 //!
 //! What is guaranteed for the one-call batch: each array's sum has exactly
 //! the bits [`Kernpack::sum`] / [`Gpu::sum`] gives for that array alone (same

@@ -1,5 +1,5 @@
 //! 2D box filter (smoothing stencil) with the semantics of
-//! `scipy.ndimage.uniform_filter`, plus the seed's interior-only mode.
+//! `scipy.ndimage.uniform_filter`, plus an interior-only mode.
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;

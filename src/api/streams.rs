@@ -1,5 +1,6 @@
-//! Streams, timing events, pinned host memory and asynchronous copies (seed
-//! 004), as thin helpers over cudarc's own types, which are re-exported here:
+//! Streams, timing events, pinned host memory and asynchronous copies (what
+//! normalising arrays on several streams needs), as thin helpers over cudarc's
+//! own types, which are re-exported here:
 //! a kernpack stream *is* a cudarc [`CudaStream`], so every `_device` method
 //! of kernpack and every cudarc operation can be mixed on it.
 //!
@@ -106,9 +107,10 @@ pub fn elapsed_ms(start: &CudaEvent, end: &CudaEvent) -> Result<f32> {
     })
 }
 
-/// The seed's context-manager timer: a start event recorded on `stream` when
-/// the timer is created, an end event when it is stopped (or dropped), and the
-/// GPU time between them.
+/// A scoped timer, the Rust form of the context-manager timer that Numba code
+/// builds on CUDA events: a start event recorded on `stream` when the timer is
+/// created, an end event when it is stopped (or dropped), and the GPU time
+/// between them.
 ///
 /// ```no_run
 /// # use kernpack::{Gpu, api::streams::GpuTimer};
@@ -178,8 +180,8 @@ impl GpuTimer {
 }
 
 impl Drop for GpuTimer {
-    /// Closes the interval at the end of the scope, like the seed's context
-    /// manager (the events are then released once the GPU passes them).
+    /// Closes the interval at the end of the scope, like leaving a Python
+    /// `with` block (the events are then released once the GPU passes them).
     fn drop(&mut self) {
         if !self.ended {
             let _ = self.end.record(&self.stream);

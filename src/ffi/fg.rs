@@ -1,4 +1,4 @@
-//! C ABI of the coupled F/G system (seed 001): host-pointer and device-pointer
+//! C ABI of the coupled F/G system: host-pointer and device-pointer
 //! entry points for complex64 and complex128, one-line wrappers around one
 //! generic body each. Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
@@ -111,7 +111,7 @@ unsafe fn integrate_device<T: Float>(
     })
 }
 
-/// Integrates the coupled F/G system of seed 001 in single precision (complex64):
+/// Integrates the coupled F/G system in single precision (complex64):
 /// `nsteps` classic RK4 steps of step `dt` of
 /// `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
 /// (elementwise, delta held constant within a step), with `delta = sum(F)`

@@ -19,7 +19,7 @@ pub const KP_BOX_NEAREST: u32 = 2;
 pub const KP_BOX_MIRROR: u32 = 3;
 /// `a b c d | a b c d | a b c d`.
 pub const KP_BOX_WRAP: u32 = 4;
-/// Points whose window does not fit inside keep their input value (the seed's stencil).
+/// Points whose window does not fit inside keep their input value (interior-only stencil).
 pub const KP_BOX_INTERIOR: u32 = 5;
 
 /// Window and boundary of a box filter; start from kp_box_filter_options_default().

@@ -23,7 +23,8 @@ pub enum BoundaryMode {
     /// `a b c d | a b c d | a b c d`.
     Wrap,
     /// Only points whose whole window lies inside the image are filtered; the
-    /// others keep their input value (the seed's stencil).
+    /// others keep their input value (the interior-only stencil of hand-written
+    /// 3x3 smoothing kernels).
     Interior,
 }
 
