@@ -1,4 +1,5 @@
-//! The coupled F/G system (MODELS.md section 1): `nsteps` RK4
+//! The coupled F/G system, dF/dt = -2i F - i delta (2G - 1) and
+//! dG/dt = -i (conj(delta) F - delta conj(F)): `nsteps` RK4
 //! steps of N x N complex F and G, delta = sum(F) after every step, in one
 //! call with no host synchronisation inside the loop.
 //!

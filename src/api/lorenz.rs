@@ -1,5 +1,5 @@
-//! Ensembles of Lorenz 96 and Lorenz 2005 Model II / III (MODELS.md sections
-//! 2 and 3), whole RK4 runs in one call: M members x S steps in one launch,
+//! Ensembles of Lorenz 96 and Lorenz 2005 Model II / III (as in DART's
+//! Lorenz 04 model), whole RK4 runs in one call: M members x S steps in one launch,
 //! the step loop on the device. Also the periodic weighted window sum
 //! (`calx` in Python ports of Lorenz 04), the smoothing of Model III as a
 //! kernel of its own.
