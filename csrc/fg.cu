@@ -1,4 +1,4 @@
-// The coupled F/G system of seed 001 (MODELS.md section 1), whole RK4 runs on
+// The coupled F/G system, whole RK4 runs on
 // the device:
 //     dF/dt = -2i F - i delta (2G - 1),   dG/dt = -i (conj(delta) F - delta conj(F))
 // elementwise over N x N complex F and G, delta held constant within a step,

@@ -1,5 +1,7 @@
-/* Parameter structs shared by the host (Rust mirrors them with #[repr(C)];
- * tests/param_layout.rs checks the layouts agree) and the kernels. Plain C. */
+/* Parameter structs and constants shared by the host and the kernels. Plain C.
+ * The Rust side is generated from this file by bindgen into src/gpu/c_params.rs
+ * (committed); after a change here run
+ * `KERNPACK_BLESS=1 cargo test --test params_bindings` and commit the result. */
 #ifndef KERNPACK_PARAMS_H
 #define KERNPACK_PARAMS_H
 
@@ -47,8 +49,8 @@ typedef struct kp_ls_stats {
     double YY_about_Y; /* sum(w (y - y_center - Y)^2) / sum(w): YY - Y^2 without its cancellation */
 } kp_ls_stats;
 
-/* Box filter boundary modes: scipy.ndimage.uniform_filter's, plus the seed's
- * "interior" (only points whose whole window lies inside are filtered; the
+/* Box filter boundary modes: scipy.ndimage.uniform_filter's, plus an
+ * "interior" mode (only points whose whole window lies inside are filtered; the
  * others are copied from the input). */
 enum {
     KP_BOX_REFLECT = 0,  /* d c b a | a b c d | d c b a */

@@ -18,7 +18,7 @@ namespace kp {
 namespace ls {
 
 constexpr int PREP_BLOCK = 256;
-constexpr int BLOCK = 128;  // seed 003's shape; the host reads it back from the launch bounds
+constexpr int BLOCK = 128;  // the hand-written Numba kernel's shape; the host reads it back from the launch bounds
 constexpr int FPT = KP_LS_FREQS_PER_THREAD;  // each staged sample serves FPT phases
 constexpr int TILE = 256;   // samples staged in shared memory per pass
 

@@ -1,7 +1,7 @@
-// Lorenz 96 and Lorenz 2005 Model II / III ensembles (seed 000, MODELS.md
-// sections 2 and 3): a whole RK4 run of every member in one launch, the step
+// Lorenz 96 and Lorenz 2005 Model II / III ensembles (DART's Lorenz 04
+// model): a whole RK4 run of every member in one launch, the step
 // loop inside the kernel, no host round trip per step. Also the periodic
-// weighted window sum (the seed's `calx`) as a kernel of its own.
+// weighted window sum (`calx` in Python ports) as a kernel of its own.
 //
 // Summation orders are those of MODELS.md and of the CPU reference
 // (src/reference/lorenz.rs), term by term; the GPU contracts a*b+c into FMAs

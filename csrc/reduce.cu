@@ -1,9 +1,9 @@
 // Reductions: deterministic sum (f64 accumulation for every input type) and
-// normalisation in place, a <- a / sum(a) (seeds 000 and 004).
+// normalisation in place, a <- a / sum(a) (the reductions users write by hand).
 //
 // Bitwise deterministic: the split into blocks depends on n only, each block
 // sums a fixed contiguous chunk in a fixed order, and one block adds the
-// partial sums in index order. No atomics: the seed 000 race cannot happen.
+// partial sums in index order. No atomics: the race of an atomicAdd-per-block reduction cannot happen.
 #include <cooperative_groups.h>
 
 #include "kernpack_params.h"

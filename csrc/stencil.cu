@@ -1,4 +1,4 @@
-// 2D box filter (seed 002's 3x3 smoothing, generalised to scipy.ndimage's
+// 2D box filter (a 3x3 smoothing stencil, generalised to scipy.ndimage's
 // uniform_filter): out = the mean of the size x size window around each point,
 // size = 2 r + 1, with SciPy's boundary modes.
 //
