@@ -22,7 +22,8 @@ kernpack lombscargle-batch INPUT [options]
   --backend auto|gpu|cpu
   --normalize power|normalize|amplitude, --floating-mean, --precenter   (as lombscargle)
   --output FILE         CSV: series, samples, best_frequency, best_period, best_power (default stdout)
-  --periodograms FILE   also every periodogram, long format: series, frequency, power";
+  --periodograms FILE   also every periodogram, long format: series, frequency, power
+  --plot FILE.svg|png   histogram of the best periods";
 
 struct Table {
     ids: Vec<String>,
@@ -110,6 +111,7 @@ pub fn run(raw: &[String]) -> Result<(), String> {
             "normalize",
             "output",
             "periodograms",
+            "plot",
         ],
         &["floating-mean", "precenter"],
     )?;
@@ -149,17 +151,22 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         started.elapsed().as_secs_f64() * 1e3
     );
     let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
-    let best = result.iter().enumerate().map(|(s, p)| {
-        let m = p.magnitudes();
-        let k = (0..m.len())
-            .filter(|&k| grid_of(s).frequency(k) > 0.0)
-            .max_by(|&a, &b| m[a].total_cmp(&m[b]));
+    // (frequency, power) of the highest peak of each series.
+    let peaks: Vec<Option<(f64, f64)>> = result
+        .iter()
+        .enumerate()
+        .map(|(s, p)| {
+            let m = p.magnitudes();
+            (0..m.len())
+                .filter(|&k| grid_of(s).frequency(k) > 0.0)
+                .max_by(|&a, &b| m[a].total_cmp(&m[b]))
+                .map(|k| (grid_of(s).frequency(k), m[k]))
+        })
+        .collect();
+    let best = peaks.iter().enumerate().map(|(s, peak)| {
         let n = table.offsets[s + 1] - table.offsets[s];
-        match k {
-            Some(k) => {
-                let f = grid_of(s).frequency(k);
-                format!("{},{n},{f},{},{}", table.ids[s], 1.0 / f, m[k])
-            }
+        match peak {
+            Some((f, power)) => format!("{},{n},{f},{},{power}", table.ids[s], 1.0 / f),
             None => format!("{},{n},,,", table.ids[s]),
         }
     });
@@ -178,6 +185,17 @@ pub fn run(raw: &[String]) -> Result<(), String> {
                 .map(move |(k, v)| format!("{id},{},{v}", grid.frequency(k)))
         });
         write_csv(path, "series,frequency,power", rows)?;
+    }
+    if let Some(path) = args.str("plot") {
+        let periods: Vec<f64> = peaks
+            .iter()
+            .map(|peak| peak.map_or(f64::NAN, |(f, _)| 1.0 / f))
+            .collect();
+        let title = format!("Lomb-Scargle periodograms of the series in {input}");
+        let figure = crate::figures::best_periods(&title, &periods);
+        crate::figures::write(&figure, std::path::Path::new(path))
+            .map_err(|e| format!("{path}: {e}"))?;
+        eprintln!("plot written to {path}");
     }
     Ok(())
 }

@@ -2,12 +2,12 @@
 //! delta(t); `kernpack bench fg`: time it per step with CUDA events.
 use std::time::Instant;
 
-use crate::plot::LineChart;
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::args::Args;
+use crate::figures;
 use crate::io::write_csv;
 use crate::synthetic::Uniform;
 
@@ -26,7 +26,7 @@ options:
   --backend auto|gpu|cpu
   --path auto|cooperative|launches   GPU path (default auto)
   --out FILE.csv        delta(t) as step,t,re,im,abs (default: stdout)
-  --plot FILE.svg|png   log10 |delta| against t";
+  --plot FILE.svg|png   |delta| against t on a log axis";
 
 struct Problem {
     n: usize,
@@ -160,17 +160,11 @@ fn integrate<T: Float>(
         .map(|(k, d)| format!("{k},{},{},{},{}", k as f64 * p.dt, d.re, d.im, d.norm()));
     write_csv(args.str("out").unwrap_or("-"), "step,t,re,im,abs", rows)?;
     if let Some(path) = args.str("plot") {
-        let t = (0..run.delta.len()).map(|k| k as f64 * p.dt).collect();
-        let y = run.delta.iter().map(|d| d.norm().log10()).collect();
-        let chart = LineChart::new(
-            format!("F/G system, N = {}: |delta|(t)", p.n),
-            "t",
-            "log10 |delta|",
-            t,
-            y,
-        );
-        crate::plot::write(&chart, std::path::Path::new(path))
-            .map_err(|e| format!("{path}: {e}"))?;
+        let t: Vec<f64> = (0..run.delta.len()).map(|k| k as f64 * p.dt).collect();
+        let abs: Vec<f64> = run.delta.iter().map(|d| d.norm()).collect();
+        let title = format!("the coupled F/G system, N = {}, dt = {}", p.n, p.dt);
+        let figure = figures::fg_delta(&title, &t, &abs);
+        figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
         eprintln!("plot written to {path}");
     }
     Ok(())

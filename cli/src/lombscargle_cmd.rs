@@ -4,11 +4,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::plot::LineChart;
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::args::Args;
+use crate::figures;
 use crate::io::{read_column, read_series, write_csv, SeriesData};
 use crate::synthetic::Uniform;
 
@@ -26,7 +26,8 @@ kernpack lombscargle INPUT [options]
   --floating-mean       fit an offset per frequency (recommended when y has a mean)
   --precenter           subtract mean(y) first (SciPy's legacy option)
   --output FILE         CSV: frequency, angular_frequency, period, power (amplitude: re, im, abs); default stdout
-  --plot FILE.svg|png   draw the periodogram with the best period marked";
+  --plot FILE.svg|png   draw the periodogram with the best period marked, above the
+                        light curve folded at that period with a least-squares sinusoid";
 
 pub fn lombscargle(raw: &[String]) -> Result<(), String> {
     let Some((input, rest)) = raw.split_first().filter(|(i, _)| !i.starts_with("--")) else {
@@ -73,7 +74,8 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
     );
     write_result(args.str("output").unwrap_or("-"), &freqs.values, &result)?;
     if let Some(path) = args.str("plot") {
-        plot(path, &freqs.values, &result, "Lomb-Scargle periodogram")?;
+        let title = format!("Lomb-Scargle periodogram of {input}");
+        plot(path, &freqs.values, &result, &title, &data)?;
     }
     Ok(())
 }
@@ -200,24 +202,31 @@ fn best(freqs: &[f64], magnitudes: &[f64]) -> Option<usize> {
         .max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
 }
 
-fn plot(path: &str, freqs: &[f64], result: &Periodogram<f64>, title: &str) -> Result<(), String> {
+fn plot(
+    path: &str,
+    freqs: &[f64],
+    result: &Periodogram<f64>,
+    title: &str,
+    data: &SeriesData,
+) -> Result<(), String> {
     let magnitudes = result.magnitudes();
     let y_label = if matches!(result, Periodogram::Complex(_)) {
         "|amplitude|"
     } else {
         "power"
     };
-    let mut chart = LineChart::new(
+    let best_freq = best(freqs, &magnitudes).map_or(f64::NAN, |k| freqs[k]);
+    let figure = figures::periodogram(
         title,
-        "frequency (cycles per time unit)",
         y_label,
-        freqs.to_vec(),
-        magnitudes.clone(),
+        freqs,
+        &magnitudes,
+        best_freq,
+        &data.t,
+        &data.y,
+        data.w.as_deref(),
     );
-    if let Some(k) = best(freqs, &magnitudes) {
-        chart = chart.with_marker(freqs[k], format!("best period {:.5}", 1.0 / freqs[k]));
-    }
-    crate::plot::write(&chart, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+    figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
     eprintln!("plot written to {path}");
     Ok(())
 }
@@ -274,12 +283,8 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
         "true period {true_period} d, recovered {found:.5} d (normalized power {:.3})",
         magnitudes[k]
     );
-    plot(
-        &plot_path,
-        &freqs.values,
-        &result,
-        "kernpack demo: a synthetic light curve",
-    )?;
+    let title = format!("kernpack demo: synthetic light curve, period {true_period}");
+    plot(&plot_path, &freqs.values, &result, &title, &data)?;
     let relative = (found - true_period).abs() / true_period;
     if relative > 1e-3 {
         return Err(format!(

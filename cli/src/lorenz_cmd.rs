@@ -2,11 +2,11 @@
 //! command line, CSV of the final states or the trajectory, Hovmoller plot.
 use std::time::Instant;
 
-use crate::plot::heatmap::{self, HeatMap};
 use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{Backend, Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use crate::args::Args;
+use crate::figures;
 use crate::io::{read_table, write_csv};
 use crate::synthetic::Uniform;
 
@@ -22,7 +22,8 @@ const COMMON: &str = "\
   --backend auto|gpu|cpu  (default auto)
   --out FILE            CSV: step, member, z_0 .. z_{N-1} per row (the trajectory with --every,
                         else the final states); \"-\" for stdout
-  --plot FILE.svg|png   Hovmoller diagram of the ensemble mean (time down, site across; needs --every)";
+  --plot FILE.svg|png   Hovmoller diagram of the ensemble mean (time down, site across) above
+                        the ensemble spread against time (needs --every)";
 
 pub fn help96() -> String {
     format!(
@@ -199,26 +200,17 @@ fn run(
             .as_ref()
             .ok_or("--plot needs a trajectory: give --every K")?;
         let frames = traj.len() / len;
-        let mean: Vec<f64> = (0..frames * n)
-            .map(|k| {
-                let (f, i) = (k / n, k % n);
-                (0..members).map(|m| traj[f * len + m * n + i]).sum::<f64>() / members as f64
-            })
+        let (mean, spread) = figures::ensemble_spread(traj, frames, members, n);
+        let times: Vec<f64> = (0..frames)
+            .map(|f| (f as u64 * every) as f64 * dt)
             .collect();
         let title = format!(
-            "{name}: ensemble mean of {members}, t = 0 .. {}",
+            "{name}: ensemble of {members} members, N = {n}, t = 0 .. {}",
             steps as f64 * dt
         );
-        let y_label = format!("time (every {every} steps)");
-        let map = HeatMap {
-            title: &title,
-            x_label: "site",
-            y_label: &y_label,
-            rows: frames,
-            cols: n,
-            values: &mean,
-        };
-        heatmap::write(&map, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+        let figure = figures::lorenz(&title, frames, n, &mean, &times, &spread);
+        figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+        eprintln!("plot written to {path}");
     }
     Ok(())
 }

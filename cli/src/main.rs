@@ -5,6 +5,7 @@ mod bench;
 mod bench_box;
 mod bench_streams;
 mod fg_cmd;
+mod figures;
 mod info;
 mod io;
 mod lombscargle_cmd;

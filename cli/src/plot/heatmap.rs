@@ -1,44 +1,56 @@
-//! Heat maps (a Hovmoller diagram: time down, site across, colour = value) as
-//! SVG or PNG. The grid is averaged down to at most `MAX_CELLS` per axis so
-//! either file stays small; colours run blue (low) - white - red (high) over
-//! the finite range of the data.
-use std::fmt::Write;
-use std::io;
-use std::path::Path;
+//! Heat-map panels (a Hovmoller diagram: time down, site across, colour = value).
+//! The grid is block-averaged down to at most `MAX_CELLS` per axis so that
+//! either file stays small; colours run blue (low) - white - red (high) over the
+//! finite range of the data, in `LEVELS` steps, so that the SVG can draw each
+//! colour as one path.
 
 /// Most cells drawn per axis (rows and columns are block-averaged beyond).
 const MAX_CELLS: usize = 160;
-/// Pixels per drawn cell in the PNG.
-const PNG_CELL: usize = 4;
+/// Distinct colours of the scale.
+pub(crate) const LEVELS: usize = 64;
 
-/// `values` holds `rows` x `cols`, row-major (row = time, column = site).
-pub struct HeatMap<'a> {
-    pub title: &'a str,
-    pub x_label: &'a str,
-    pub y_label: &'a str,
+/// `values` holds `rows` x `cols`, row-major; row 0 is drawn at the top.
+/// Cell (r, c) covers an equal share of `x_extent` (left to right) and
+/// `y_extent` (top to bottom), so for samples at x = 0, 1, .. the extent
+/// -0.5 .. cols - 0.5 centres each cell on its coordinate.
+#[derive(Clone, Debug)]
+pub struct HeatMap {
     pub rows: usize,
     pub cols: usize,
-    pub values: &'a [f64],
+    pub values: Vec<f64>,
+    pub x_extent: (f64, f64),
+    pub y_extent: (f64, f64),
 }
 
-impl HeatMap<'_> {
-    /// Block averages: (drawn rows, drawn cols, values), non-finite values skipped.
-    fn cells(&self) -> (usize, usize, Vec<f64>) {
+impl HeatMap {
+    /// Whether the grid is well formed and holds a finite value.
+    pub(crate) fn has_data(&self) -> bool {
+        self.is_well_formed() && self.values.iter().any(|v| v.is_finite())
+    }
+
+    fn is_well_formed(&self) -> bool {
+        self.rows > 0
+            && self.cols > 0
+            && self.rows.checked_mul(self.cols) == Some(self.values.len())
+    }
+
+    /// Block averages: (drawn rows, drawn cols, values), non-finite values
+    /// skipped (a block without any is NaN). A malformed grid gives no cells.
+    pub(crate) fn cells(&self) -> (usize, usize, Vec<f64>) {
+        if !self.is_well_formed() {
+            return (0, 0, Vec::new());
+        }
         let (r, c) = (self.rows.min(MAX_CELLS), self.cols.min(MAX_CELLS));
+        let block = |i: usize, drawn: usize, total: usize| {
+            let start = i * total / drawn;
+            start..((i + 1) * total / drawn).max(start + 1)
+        };
         let mut out = vec![f64::NAN; r * c];
         for (k, cell) in out.iter_mut().enumerate() {
-            let (i, j) = (k / c, k % c);
-            let (r0, r1) = (
-                i * self.rows / r,
-                ((i + 1) * self.rows / r).max(i * self.rows / r + 1),
-            );
-            let (c0, c1) = (
-                j * self.cols / c,
-                ((j + 1) * self.cols / c).max(j * self.cols / c + 1),
-            );
+            let (rows, cols) = (block(k / c, r, self.rows), block(k % c, c, self.cols));
             let (mut sum, mut count) = (0.0, 0usize);
-            for row in r0..r1 {
-                for v in &self.values[row * self.cols + c0..row * self.cols + c1] {
+            for row in rows {
+                for v in &self.values[row * self.cols..][cols.clone()] {
                     if v.is_finite() {
                         sum += v;
                         count += 1;
@@ -53,8 +65,33 @@ impl HeatMap<'_> {
     }
 }
 
+/// The finite range of `values`, if any.
+pub(crate) fn value_range(values: &[f64]) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(*v), h.max(*v))
+        });
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// Where `v` lies in `lo..hi`, quantised to one of `LEVELS` steps: 0 for `lo`,
+/// 1 for `hi`, the middle (white) for everything when the range is flat; NaN
+/// stays NaN.
+pub(crate) fn level(v: f64, (lo, hi): (f64, f64)) -> f64 {
+    if !v.is_finite() {
+        return f64::NAN;
+    }
+    if hi <= lo {
+        return 0.5;
+    }
+    let steps = (LEVELS - 1) as f64;
+    (((v - lo) / (hi - lo)).clamp(0.0, 1.0) * steps).round() / steps
+}
+
 /// Blue - white - red for t in [0, 1]; grey for NaN.
-fn colour(t: f64) -> [u8; 3] {
+pub(crate) fn colour(t: f64) -> [u8; 3] {
     if !t.is_finite() {
         return [128, 128, 128];
     }
@@ -77,131 +114,52 @@ fn colour(t: f64) -> [u8; 3] {
     }
 }
 
-fn scaled(cells: &[f64]) -> impl Fn(f64) -> f64 {
-    let (lo, hi) = cells
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-            (l.min(*v), h.max(*v))
-        });
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    move |v| (v - lo) / span
-}
-
-pub fn to_svg(map: &HeatMap<'_>) -> String {
-    let (r, c, cells) = map.cells();
-    let (cw, ch) = (5usize, (600 / r.max(1)).clamp(2, 8));
-    let (left, top) = (60usize, 40usize);
-    let (w, h) = (left + c * cw + 20, top + r * ch + 50);
-    let t = scaled(&cells);
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{w}" height="{h}" font-family="monospace" font-size="13"><rect width="{w}" height="{h}" fill="#ffffff"/>"##
-    );
-    let escape = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="20" text-anchor="middle">{}</text>"#,
-        w / 2,
-        escape(map.title)
-    );
-    for (k, v) in cells.iter().enumerate() {
-        let [cr, cg, cb] = colour(t(*v));
-        let _ = writeln!(
-            svg,
-            r##"<rect x="{}" y="{}" width="{cw}" height="{ch}" fill="#{cr:02x}{cg:02x}{cb:02x}"/>"##,
-            left + (k % c) * cw,
-            top + (k / c) * ch
-        );
-    }
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        left + c * cw / 2,
-        top + r * ch + 30,
-        escape(map.x_label)
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text x="20" y="{}" text-anchor="middle" transform="rotate(-90 20 {})">{}</text></svg>"#,
-        top + r * ch / 2,
-        top + r * ch / 2,
-        escape(map.y_label)
-    );
-    svg
-}
-
-/// Cells only (no text): PNG_CELL x PNG_CELL pixels each.
-pub fn to_png(map: &HeatMap<'_>) -> Vec<u8> {
-    let (r, c, cells) = map.cells();
-    let t = scaled(&cells);
-    let (w, h) = (c * PNG_CELL, r * PNG_CELL);
-    let mut pixels = vec![0u8; w * h * 3];
-    for y in 0..h {
-        for x in 0..w {
-            let rgb = colour(t(cells[(y / PNG_CELL) * c + x / PNG_CELL]));
-            pixels[(y * w + x) * 3..][..3].copy_from_slice(&rgb);
-        }
-    }
-    super::png::encode_rgb(w as u32, h as u32, &pixels)
-}
-
-/// Writes by extension, ".svg" or ".png"; an empty or mis-sized grid is an error.
-pub fn write(map: &HeatMap<'_>, path: &Path) -> io::Result<()> {
-    let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
-    if map.rows == 0 || map.cols == 0 || map.values.len() != map.rows * map.cols {
-        return Err(invalid(format!(
-            "cannot draw a {} x {} heat map from {} values",
-            map.rows,
-            map.cols,
-            map.values.len()
-        )));
-    }
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("svg") => std::fs::write(path, to_svg(map)),
-        Some("png") => std::fs::write(path, to_png(map)),
-        _ => Err(invalid(format!("{}: use .svg or .png", path.display()))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn large_grids_are_averaged_down_and_both_formats_are_complete() {
+    fn large_grids_are_averaged_down_and_malformed_ones_give_no_cells() {
         let (rows, cols) = (500, 960);
         let values: Vec<f64> = (0..rows * cols)
             .map(|k| ((k % cols) as f64 * 0.05).sin())
             .collect();
         let map = HeatMap {
-            title: "t<1>",
-            x_label: "site",
-            y_label: "time",
             rows,
             cols,
-            values: &values,
+            values,
+            x_extent: (0.0, 1.0),
+            y_extent: (0.0, 1.0),
         };
         let (r, c, cells) = map.cells();
         assert_eq!((r, c), (MAX_CELLS, MAX_CELLS));
         assert!(cells.iter().all(|v| v.is_finite() && v.abs() <= 1.0));
-        let svg = to_svg(&map);
-        assert!(svg.ends_with("</svg>\n") && svg.contains("t&lt;1&gt;"));
-        assert_eq!(svg.matches("<rect").count(), 1 + MAX_CELLS * MAX_CELLS);
-        let png = to_png(&map);
-        assert_eq!(&png[1..4], b"PNG");
+        // Column 0 of the cells averages sites 0..6 of every row.
+        let expected = (0..6).map(|i| (i as f64 * 0.05).sin()).sum::<f64>() / 6.0;
+        assert!((cells[0] - expected).abs() < 1e-12);
+
+        let bad = HeatMap {
+            rows: 2,
+            cols: 3,
+            values: vec![1.0; 5],
+            ..map
+        };
+        assert_eq!(bad.cells().0, 0);
+        assert!(!bad.has_data());
+    }
+
+    #[test]
+    fn the_colour_scale_runs_blue_white_red_in_quantised_levels() {
         assert_eq!(colour(0.0), [33, 102, 172]);
+        assert_eq!(colour(0.5), [255, 255, 255]);
         assert_eq!(colour(1.0), [178, 24, 43]);
         assert_eq!(colour(f64::NAN), [128, 128, 128]);
+        assert_eq!(level(-3.0, (-3.0, 5.0)), 0.0);
+        assert_eq!(level(5.0, (-3.0, 5.0)), 1.0);
+        assert_eq!(level(2.0, (2.0, 2.0)), 0.5);
+        let distinct: std::collections::HashSet<u64> = (0..1000)
+            .map(|i| level(i as f64, (0.0, 999.0)).to_bits())
+            .collect();
+        assert_eq!(distinct.len(), LEVELS);
     }
 }

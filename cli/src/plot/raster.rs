@@ -1,10 +1,15 @@
-//! Renders a [`Layout`] into an RGB raster: Bresenham lines with a square brush and
-//! text from the embedded bitmap font, scaled by whole pixels so it stays crisp.
+//! Renders a [`Layout`] into an RGB raster: Bresenham lines with a square brush,
+//! rectangles snapped to whole pixels, and text from the embedded bitmap font,
+//! scaled by whole pixels so it stays crisp.
 
 use super::font::{self, ASCENT, CELL_W, EM, GLYPH_H, GLYPH_W};
-use super::{Anchor, Ink, Item, Layout, Text};
+use super::layout::{Anchor, Item, Layout, Stroke, Text};
+use super::Rgb;
 
-const BACKGROUND: [u8; 3] = [255, 255, 255];
+const BACKGROUND: Rgb = [255, 255, 255];
+/// Dashed strokes draw `DASH_ON` of every `DASH_PERIOD` steps (SVG: "6,4").
+const DASH_PERIOD: u64 = 10;
+const DASH_ON: u64 = 6;
 
 pub(crate) struct Canvas {
     pub width: u32,
@@ -17,18 +22,32 @@ pub(crate) fn render(layout: &Layout) -> Canvas {
     let mut canvas = Canvas::new(layout.width, layout.height);
     for item in &layout.items {
         match item {
-            Item::Line {
-                x0,
-                y0,
-                x1,
-                y1,
-                ink,
-            } => {
-                canvas.line((*x0, *y0), (*x1, *y1), ink.rgb(), brush(ink.width()));
-            }
-            Item::Polyline(points) => {
+            Item::Line { from, to, stroke } => canvas.line(*from, *to, stroke),
+            Item::Polyline { points, stroke } => {
                 for pair in points.windows(2) {
-                    canvas.line(pair[0], pair[1], Ink::Data.rgb(), brush(Ink::Data.width()));
+                    canvas.line(pair[0], pair[1], stroke);
+                }
+            }
+            Item::Marks { centres, size, rgb } => {
+                let side = size.round().max(1.0);
+                for (x, y) in centres {
+                    canvas.fill(x - side / 2.0, y - side / 2.0, side, side, *rgb);
+                }
+            }
+            Item::Rect { x, y, w, h, rgb } => canvas.fill(*x, *y, *w, *h, *rgb),
+            Item::Cells {
+                x,
+                y,
+                w,
+                h,
+                cols,
+                rows,
+                rgb,
+            } => {
+                let (cw, ch) = (w / *cols as f64, h / *rows as f64);
+                for (k, colour) in rgb.iter().enumerate() {
+                    let (r, c) = ((k / cols) as f64, (k % cols) as f64);
+                    canvas.fill(x + c * cw, y + r * ch, cw, ch, *colour);
                 }
             }
             Item::Text(text) => canvas.text(text),
@@ -51,8 +70,18 @@ impl Canvas {
         }
     }
 
+    /// Fills the pixels whose centres lie in the rectangle (so that abutting
+    /// rectangles tile without gaps or overlaps), clipped to the canvas.
+    fn fill(&mut self, x: f64, y: f64, w: f64, h: f64, rgb: Rgb) {
+        let (x0, y0) = (x.round(), y.round());
+        let (x1, y1) = ((x + w).round(), (y + h).round());
+        let clamp = |v: f64| v.clamp(-1.0, 1e9) as i64;
+        let (x0, y0) = (clamp(x0), clamp(y0));
+        self.fill_rect(x0, y0, clamp(x1) - x0, clamp(y1) - y0, rgb);
+    }
+
     /// Silently clips, so callers need not care about the canvas edge.
-    fn fill_rect(&mut self, x: i64, y: i64, w: i64, h: i64, rgb: [u8; 3]) {
+    fn fill_rect(&mut self, x: i64, y: i64, w: i64, h: i64, rgb: Rgb) {
         let x_range = x.max(0)..(x + w).min(i64::from(self.width));
         for py in y.max(0)..(y + h).min(i64::from(self.height)) {
             for px in x_range.clone() {
@@ -62,8 +91,10 @@ impl Canvas {
         }
     }
 
-    /// A `width`-pixel line: Bresenham's walk, stamping a square brush at each step.
-    fn line(&mut self, from: (f64, f64), to: (f64, f64), rgb: [u8; 3], width: i64) {
+    /// Bresenham's walk, stamping a square brush of the stroke's width at each
+    /// step (only on the "on" steps of a dashed stroke).
+    fn line(&mut self, from: (f64, f64), to: (f64, f64), stroke: &Stroke) {
+        let (rgb, width) = (stroke.rgb, brush(stroke.width));
         // Clamping keeps the walk short even for wild coordinates; layouts only ever
         // produce points on the canvas, where it changes nothing.
         let limit = |v: f64, max: u32| v.round().clamp(-1.0, f64::from(max) + 1.0) as i64;
@@ -73,8 +104,10 @@ impl Canvas {
         let (sx, sy) = ((x1 - x).signum(), (y1 - y).signum());
         let offset = width / 2;
         let mut err = dx + dy;
-        loop {
-            self.fill_rect(x - offset, y - offset, width, width, rgb);
+        for step in 0u64.. {
+            if !stroke.dashed || step % DASH_PERIOD < DASH_ON {
+                self.fill_rect(x - offset, y - offset, width, width, rgb);
+            }
             if x == x1 && y == y1 {
                 break;
             }
@@ -102,7 +135,7 @@ impl Canvas {
             Anchor::Middle => -length / 2,
             Anchor::End => -length,
         };
-        let rgb = text.ink.rgb();
+        let rgb = text.rgb;
         // (u, v): along the text and down across it, in text-local pixels.
         let (x, y) = (text.x.round() as i64, text.y.round() as i64);
         let to_canvas = |u: i64, v: i64| {
@@ -129,62 +162,54 @@ impl Canvas {
 
 #[cfg(test)]
 mod tests {
-    use super::super::png::tests::{chunks, inflate_stored};
-    use super::super::{to_png, LineChart};
     use super::*;
+
+    fn at(canvas: &Canvas, (x, y): (f64, f64)) -> Rgb {
+        let i = (y as usize * canvas.width as usize + x as usize) * 3;
+        [canvas.pixels[i], canvas.pixels[i + 1], canvas.pixels[i + 2]]
+    }
 
     #[test]
     fn lines_cover_both_endpoints_in_every_direction() {
-        let red = [255, 0, 0];
+        let stroke = Stroke {
+            rgb: [255, 0, 0],
+            width: 1.0,
+            dashed: false,
+            crisp: false,
+        };
         for (from, to) in [
             ((1.0, 1.0), (8.0, 3.0)),
             ((8.0, 8.0), (2.0, 1.0)),
             ((5.0, 0.0), (5.0, 9.0)),
         ] {
             let mut canvas = Canvas::new(10, 10);
-            canvas.line(from, to, red, 1);
-            let at = |(x, y): (f64, f64)| {
-                let i = (y as usize * 10 + x as usize) * 3;
-                [canvas.pixels[i], canvas.pixels[i + 1], canvas.pixels[i + 2]]
-            };
-            assert_eq!(at(from), red);
-            assert_eq!(at(to), red);
+            canvas.line(from, to, &stroke);
+            assert_eq!(at(&canvas, from), stroke.rgb);
+            assert_eq!(at(&canvas, to), stroke.rgb);
         }
+        let mut canvas = Canvas::new(1, 40);
+        canvas.line(
+            (0.0, 0.0),
+            (0.0, 39.0),
+            &Stroke {
+                dashed: true,
+                ..stroke
+            },
+        );
+        let drawn = (0..40)
+            .filter(|&y| at(&canvas, (0.0, y as f64)) == stroke.rgb)
+            .count();
+        assert_eq!(drawn, 24);
     }
 
     #[test]
-    fn png_decodes_to_the_chart_size_with_data_and_marker_pixels() {
-        let x: Vec<f64> = (0..5000).map(|i| i as f64 / 1000.0).collect();
-        let y: Vec<f64> = x.iter().map(|x| (x * 7.0).sin().powi(2)).collect();
-        let mut chart =
-            LineChart::new("Periodogram", "frequency (1/d)", "power", x, y).with_marker(2.0, "P");
-        chart.width = 640;
-        chart.height = 360;
-
-        let png = to_png(&chart);
-        let chunks = chunks(&png);
-        let ihdr = chunks[0].1;
-        assert_eq!(u32::from_be_bytes(ihdr[0..4].try_into().unwrap()), 640);
-        assert_eq!(u32::from_be_bytes(ihdr[4..8].try_into().unwrap()), 360);
-
-        let raw = inflate_stored(chunks[1].1);
-        let row_len = 1 + 640 * 3;
-        assert_eq!(raw.len(), row_len * 360);
-        assert!(
-            raw.chunks(row_len).all(|row| row[0] == 0),
-            "filter byte must be 0"
-        );
-        let pixels: Vec<&[u8]> = raw
-            .chunks(row_len)
-            .flat_map(|row| row[1..].chunks(3))
-            .collect();
-        assert_eq!(pixels.len(), 640 * 360);
-        let count = |ink: Ink| pixels.iter().filter(|p| **p == ink.rgb()).count();
-        assert!(count(Ink::Data) > 500, "data pixels: {}", count(Ink::Data));
-        assert!(
-            count(Ink::Marker) > 200,
-            "marker pixels: {}",
-            count(Ink::Marker)
-        );
+    fn abutting_rectangles_tile_without_gaps_or_overlap() {
+        let mut canvas = Canvas::new(10, 1);
+        let cw = 10.0 / 3.0;
+        for (k, rgb) in [[1, 0, 0], [2, 0, 0], [3, 0, 0]].into_iter().enumerate() {
+            canvas.fill(k as f64 * cw, 0.0, cw, 1.0, rgb);
+        }
+        let row: Vec<u8> = (0..10).map(|x| at(&canvas, (x as f64, 0.0))[0]).collect();
+        assert_eq!(row, [1, 1, 1, 2, 2, 2, 2, 3, 3, 3]);
     }
 }

@@ -1,0 +1,682 @@
+//! The figures the commands draw, built from the panels of [`crate::plot`].
+//! This module only arranges data into panels; layout and drawing live in plot/.
+
+use std::f64::consts::TAU;
+
+use crate::plot::{self, palette, Figure, HeatMap, Panel, Series};
+
+/// Phases at which the fitted sinusoid is drawn.
+const CURVE_POINTS: usize = 201;
+/// Most histogram bins.
+const MAX_BINS: usize = 40;
+
+/// Periodogram panel (frequency in cycles per time unit vs power, best peak marked
+/// with "best period P") above a panel with the light curve folded at the best
+/// period: phase 0..1 on x, y on y, the samples as points and the fitted sinusoid
+/// (weighted least squares y = c + a cos(2 pi f t) + b sin(2 pi f t) at best_freq) as a line.
+///
+/// `y_label` labels the periodogram's power axis ("power", "normalized power",
+/// "|amplitude|"); the folded panel's vertical axis is the series' "y". Phase is
+/// frac(best_freq * t). `w` holds the weights of the fit (1/sigma^2); a
+/// non-finite or non-positive best frequency leaves the periodogram unmarked and
+/// the folded panel empty.
+#[allow(clippy::too_many_arguments)]
+pub fn periodogram(
+    title: &str,
+    y_label: &str,
+    freqs: &[f64],
+    power: &[f64],
+    best_freq: f64,
+    t: &[f64],
+    y: &[f64],
+    w: Option<&[f64]>,
+) -> Figure {
+    let mut spectrum = Panel::new(
+        "Lomb-Scargle periodogram",
+        "frequency (cycles per time unit)",
+        y_label,
+    )
+    .with_series(Series::line("", freqs.to_vec(), power.to_vec()));
+    let best = (best_freq.is_finite() && best_freq > 0.0).then_some(best_freq);
+    let Some(f) = best else {
+        let folded = Panel::new("light curve (not folded: no period found)", "phase", "y");
+        return Figure::new(title).with_panel(spectrum).with_panel(folded);
+    };
+    let period = significant(1.0 / f, 6);
+    spectrum = spectrum.with_marker(f, format!("best period {period}"));
+
+    let mut folded = Panel::new(
+        format!("light curve folded at period {period}"),
+        "phase",
+        "y",
+    )
+    .including_x(0.0, 1.0);
+    if t.len() == y.len() {
+        let phase = t.iter().map(|t| (t * f).rem_euclid(1.0)).collect();
+        folded = folded.with_series(Series::points("samples", phase, y.to_vec()));
+    }
+    if let Some((c, a, b)) = fit_sinusoid(t, y, w, f) {
+        let phase: Vec<f64> = (0..CURVE_POINTS)
+            .map(|i| i as f64 / (CURVE_POINTS - 1) as f64)
+            .collect();
+        let curve = phase
+            .iter()
+            .map(|p| c + a * (TAU * p).cos() + b * (TAU * p).sin())
+            .collect();
+        folded = folded.with_series(
+            Series::line("fitted sinusoid", phase, curve).with_colour(palette::ORANGE),
+        );
+    }
+    Figure::new(title).with_panel(spectrum).with_panel(folded)
+}
+
+/// Histogram of the best periods of many series (log-spaced bins when they span more than a decade).
+///
+/// Non-finite and non-positive periods (series without a peak) are left out
+/// and counted in the panel's title.
+pub fn best_periods(title: &str, periods: &[f64]) -> Figure {
+    let valid: Vec<f64> = periods
+        .iter()
+        .copied()
+        .filter(|p| p.is_finite() && *p > 0.0)
+        .collect();
+    let missing = periods.len() - valid.len();
+    let mut panel_title = format!("best periods of {} series", valid.len());
+    if missing > 0 {
+        panel_title.push_str(&format!(" ({missing} without one)"));
+    }
+    let mut panel = Panel::new(panel_title, "best period (time units)", "number of series");
+    let (lo, hi) = valid
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+            (l.min(*p), h.max(*p))
+        });
+    if valid.is_empty() {
+        return Figure::new(title).with_panel(panel);
+    }
+    let log = hi > 10.0 * lo;
+    // Map to a space where the bins are equal: log10 when they are log-spaced.
+    let warp = |p: f64| if log { p.log10() } else { p };
+    let unwarp = |v: f64| if log { 10f64.powf(v) } else { v };
+    let (mut a, mut b) = (warp(lo), warp(hi));
+    if b <= a {
+        // All periods equal: one bin around them.
+        (a, b) = (warp(lo * 0.95), warp(lo * 1.05));
+    }
+    let bins = ((valid.len() as f64).sqrt().ceil() as usize).clamp(1, MAX_BINS);
+    let mut counts = vec![0.0; bins];
+    for p in &valid {
+        let k = ((warp(*p) - a) / (b - a) * bins as f64).floor();
+        counts[(k.max(0.0) as usize).min(bins - 1)] += 1.0;
+    }
+    // Multiply rather than accumulate; the ends are the data's own values.
+    let mut edges: Vec<f64> = (0..=bins)
+        .map(|i| unwarp(a + (b - a) * i as f64 / bins as f64))
+        .collect();
+    edges[0] = unwarp(a);
+    edges[bins] = unwarp(b);
+    panel = panel.with_series(Series::bars("", edges, counts));
+    if log {
+        panel = panel.log_x();
+    }
+    Figure::new(title).with_panel(panel)
+}
+
+/// Lorenz ensembles: Hovmoller panel of the ensemble mean (`frames` x `n` row-major, time down,
+/// site across) above a line panel of the ensemble spread against time
+/// (`spread[f]` = RMS over sites of the standard deviation across members at frame f; `times[f]`).
+///
+/// Each heat-map row is centred on its time (frame index when `times` does not
+/// hold `frames` finite values), each column on its site. The spread is drawn on
+/// a log axis when it is positive and spans more than two decades (a small
+/// perturbation growing in a chaotic system).
+pub fn lorenz(
+    title: &str,
+    frames: usize,
+    n: usize,
+    mean: &[f64],
+    times: &[f64],
+    spread: &[f64],
+) -> Figure {
+    let valid_times = times.len() == frames && frames > 0 && times.iter().all(|t| t.is_finite());
+    let y_extent = if valid_times {
+        let (first, last) = (times[0], times[frames - 1]);
+        let half = if frames > 1 {
+            (last - first) / (frames - 1) as f64 / 2.0
+        } else {
+            0.5
+        };
+        (first - half, last + half)
+    } else {
+        (-0.5, frames as f64 - 0.5)
+    };
+    let heat = HeatMap {
+        rows: frames,
+        cols: n,
+        values: mean.to_vec(),
+        x_extent: (-0.5, n as f64 - 0.5),
+        y_extent,
+    };
+    let time_label = if valid_times { "time" } else { "frame" };
+    let mean_panel = Panel::new("ensemble mean", "site", time_label).with_heat(heat);
+
+    let mut spread_panel = Panel::new(
+        "ensemble spread: RMS over sites of the members' std. dev.",
+        "time",
+        "spread",
+    )
+    .with_series(Series::line("", times.to_vec(), spread.to_vec()));
+    let finite: Vec<f64> = spread.iter().copied().filter(|s| s.is_finite()).collect();
+    let (lo, hi) = finite
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), s| {
+            (l.min(*s), h.max(*s))
+        });
+    if !finite.is_empty() && lo > 0.0 && hi > 100.0 * lo {
+        spread_panel = spread_panel.log_y();
+    }
+    Figure::new(title)
+        .with_panel(mean_panel)
+        .with_panel(spread_panel)
+}
+
+/// The coupled F/G system: |delta(t)| on a log y axis.
+pub fn fg_delta(title: &str, t: &[f64], abs_delta: &[f64]) -> Figure {
+    let panel = Panel::new("|delta(t)| = |sum of F|", "t", "|delta|")
+        .with_series(Series::line("", t.to_vec(), abs_delta.to_vec()))
+        .log_y();
+    Figure::new(title).with_panel(panel)
+}
+
+/// Writes .svg or .png by extension (case-insensitive); other extensions are an error naming the supported ones.
+pub fn write(figure: &Figure, path: &std::path::Path) -> std::io::Result<()> {
+    plot::write(figure, path)
+}
+
+/// The ensemble mean (`frames` x `n`, row-major) and spread per frame (RMS over
+/// sites of the sample standard deviation across members; 0 for one member) of
+/// `traj`, which holds `frames` x `members` x `n` values, row-major. Frames that
+/// `traj` is too short for are NaN.
+pub fn ensemble_spread(
+    traj: &[f64],
+    frames: usize,
+    members: usize,
+    n: usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut mean = vec![f64::NAN; frames * n];
+    let mut spread = vec![f64::NAN; frames];
+    let len = members * n;
+    if len == 0 {
+        return (mean, spread);
+    }
+    for (f, states) in traj.chunks_exact(len).take(frames).enumerate() {
+        let mut sum_var = 0.0;
+        for i in 0..n {
+            let site = || states[i..].iter().step_by(n);
+            let m = site().sum::<f64>() / members as f64;
+            let var = if members > 1 {
+                site().map(|v| (v - m) * (v - m)).sum::<f64>() / (members - 1) as f64
+            } else {
+                0.0
+            };
+            mean[f * n + i] = m;
+            sum_var += var;
+        }
+        spread[f] = (sum_var / n as f64).sqrt();
+    }
+    (mean, spread)
+}
+
+/// Weighted least squares y = c + a cos(2 pi f t) + b sin(2 pi f t): (c, a, b).
+/// Samples with a non-finite t, y or weight, or a weight <= 0, are left out;
+/// `None` when the lengths differ or the samples do not determine the fit.
+pub fn fit_sinusoid(t: &[f64], y: &[f64], w: Option<&[f64]>, f: f64) -> Option<(f64, f64, f64)> {
+    if t.len() != y.len() || w.is_some_and(|w| w.len() != t.len()) || !f.is_finite() {
+        return None;
+    }
+    // Normal equations: (sum w b b^T) x = sum w y b, with b = (1, cos, sin).
+    let mut m = [[0.0f64; 4]; 3];
+    for i in 0..t.len() {
+        let wi = w.map_or(1.0, |w| w[i]);
+        if !(t[i].is_finite() && y[i].is_finite() && wi.is_finite() && wi > 0.0) {
+            continue;
+        }
+        let phase = TAU * (f * t[i]).rem_euclid(1.0);
+        let basis = [1.0, phase.cos(), phase.sin()];
+        for r in 0..3 {
+            for c in 0..3 {
+                m[r][c] += wi * basis[r] * basis[c];
+            }
+            m[r][3] += wi * basis[r] * y[i];
+        }
+    }
+    solve3(m).map(|[c, a, b]| (c, a, b))
+}
+
+/// Gaussian elimination with partial pivoting on an augmented 3 x 4 matrix;
+/// `None` when it is (numerically) singular.
+fn solve3(mut m: [[f64; 4]; 3]) -> Option<[f64; 3]> {
+    let scale = m
+        .iter()
+        .flat_map(|row| row[..3].iter())
+        .fold(0.0f64, |s, v| s.max(v.abs()));
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        // NaN (from overflowing sums) passes here and fails the final check.
+        if m[pivot][col].abs() <= 1e-12 * scale {
+            return None;
+        }
+        m.swap(col, pivot);
+        let pivot_row = m[col];
+        for row in m.iter_mut().skip(col + 1) {
+            let factor = row[col] / pivot_row[col];
+            for (v, p) in row.iter_mut().zip(pivot_row).skip(col) {
+                *v -= factor * p;
+            }
+        }
+    }
+    let mut x = [0.0; 3];
+    for row in (0..3).rev() {
+        let rest: f64 = (row + 1..3).map(|k| m[row][k] * x[k]).sum();
+        x[row] = (m[row][3] - rest) / m[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// `v` with `digits` significant digits, in plain decimals where that is short.
+fn significant(v: f64, digits: i32) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v}");
+    }
+    let exponent = v.abs().log10().floor() as i32;
+    if (-4..9).contains(&exponent) {
+        let decimals = (digits - 1 - exponent).max(0) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.*e}", (digits - 1) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::testing::{Image, Layout};
+    use crate::plot::{to_png, to_svg};
+    use crate::synthetic::Uniform;
+
+    const MARKER: plot::Rgb = palette::RED;
+    const POINTS: plot::Rgb = palette::GREY;
+    const CURVE: plot::Rgb = palette::ORANGE;
+    const LINE: plot::Rgb = palette::BLUE;
+
+    /// The demo's data: an irregular light curve of period 3.7 with uneven errors.
+    struct LightCurve {
+        t: Vec<f64>,
+        y: Vec<f64>,
+        w: Vec<f64>,
+    }
+
+    fn light_curve(samples: usize) -> LightCurve {
+        let mut rng = Uniform::new(7);
+        let mut lc = LightCurve {
+            t: vec![],
+            y: vec![],
+            w: vec![],
+        };
+        for i in 0..samples {
+            let t = (i % 3) as f64 * 365.0 + rng.next() * 120.0;
+            let sigma = 0.05 + 0.1 * rng.next();
+            lc.t.push(t);
+            lc.y.push(12.0 + 0.8 * (TAU * t / 3.7 + 0.4).sin() + sigma * rng.normal());
+            lc.w.push(1.0 / (sigma * sigma));
+        }
+        lc
+    }
+
+    /// A periodogram-like spectrum with one sharp peak at `peak`.
+    fn spectrum(nf: usize, peak: f64) -> (Vec<f64>, Vec<f64>) {
+        let freqs: Vec<f64> = (0..nf)
+            .map(|k| 0.0025 + 2.0 * k as f64 / nf as f64)
+            .collect();
+        let power = freqs
+            .iter()
+            .map(|f| {
+                0.05 + 0.03 * (f * 40.0).sin().abs() + 0.8 * (-((f - peak) * 300.0).powi(2)).exp()
+            })
+            .collect();
+        (freqs, power)
+    }
+
+    #[test]
+    fn the_fit_recovers_known_coefficients_and_refuses_underdetermined_data() {
+        let (c, a, b, f) = (12.0, -0.3, 0.7, 1.0 / 3.7);
+        let t: Vec<f64> = (0..50)
+            .map(|i| 0.37 * i as f64 + 0.01 * (i * i) as f64)
+            .collect();
+        let y: Vec<f64> = t
+            .iter()
+            .map(|t| c + a * (TAU * f * t).cos() + b * (TAU * f * t).sin())
+            .collect();
+        let w: Vec<f64> = (0..50).map(|i| 1.0 + (i % 5) as f64).collect();
+        for weights in [None, Some(&w[..])] {
+            let (fc, fa, fb) = fit_sinusoid(&t, &y, weights, f).unwrap();
+            assert!((fc - c).abs() < 1e-9 && (fa - a).abs() < 1e-9 && (fb - b).abs() < 1e-9);
+        }
+        // Outliers with a zero, negative or NaN weight, and NaN samples, do not matter.
+        let (mut y2, mut w2) = (y.clone(), w.clone());
+        (y2[3], w2[3]) = (1e6, 0.0);
+        (y2[4], w2[4]) = (-1e6, -1.0);
+        (y2[5], w2[5]) = (1e6, f64::NAN);
+        y2[6] = f64::NAN;
+        let (fc, _, _) = fit_sinusoid(&t, &y2, Some(&w2), f).unwrap();
+        assert!((fc - c).abs() < 1e-9);
+        assert_eq!(fit_sinusoid(&t[..2], &y[..2], None, f), None);
+        assert_eq!(fit_sinusoid(&t, &y[1..], None, f), None);
+        assert_eq!(fit_sinusoid(&[], &[], None, f), None);
+        // Samples all at one phase cannot separate c, a and b.
+        let same: Vec<f64> = (0..10).map(|i| i as f64 * 3.7).collect();
+        assert_eq!(fit_sinusoid(&same, &[1.0; 10], None, f), None);
+    }
+
+    #[test]
+    fn periodogram_png_marks_the_peak_and_the_fit_follows_the_sinusoid() {
+        let lc = light_curve(300);
+        let best = 1.0 / 3.7;
+        let (freqs, power) = spectrum(20_000, best);
+        let figure = periodogram(
+            "demo",
+            "normalized power",
+            &freqs,
+            &power,
+            best,
+            &lc.t,
+            &lc.y,
+            Some(&lc.w),
+        );
+        let layout = Layout::new(&figure);
+        let image = Image::decode(&to_png(&figure));
+        assert_eq!(
+            (image.width, image.height),
+            (layout.width as usize, layout.height as usize)
+        );
+        let (top, folded) = (&layout.panels[0], &layout.panels[1]);
+
+        // The dashed marker runs down the best frequency's column, under the
+        // spectrum: visible above its peak and below its floor, and nowhere else.
+        let peak_row = top.py(power.iter().cloned().fold(0.0, f64::max));
+        let floor_row = top.py(power.iter().cloned().fold(1.0, f64::min));
+        let marker = image.rows_with(top.px(best), top.top..top.bottom, MARKER);
+        assert!(
+            marker.iter().any(|&r| (r as f64) < peak_row - 2.0),
+            "{marker:?}"
+        );
+        assert!(
+            marker.iter().any(|&r| (r as f64) > floor_row + 2.0),
+            "{marker:?}"
+        );
+        for off in [-30.0, 30.0] {
+            assert!(image
+                .rows_with(top.px(best) + off, top.top..top.bottom, MARKER)
+                .is_empty());
+        }
+        // The spectrum's peak reaches its row at the marker.
+        let line_top = (-1..=1)
+            .filter_map(|dx| {
+                image
+                    .rows_with(top.px(best) + dx as f64, top.top..top.bottom, LINE)
+                    .first()
+                    .copied()
+            })
+            .min()
+            .unwrap();
+        assert!(
+            (line_top as f64 - peak_row).abs() <= 2.0,
+            "{line_top} vs {peak_row}"
+        );
+
+        // Points spread over the whole phase range: every tenth of it has some.
+        for tenth in 0..10 {
+            let (x0, x1) = (
+                folded.px(tenth as f64 / 10.0),
+                folded.px((tenth + 1) as f64 / 10.0),
+            );
+            let found = (x0.ceil() as usize..x1 as usize).any(|x| {
+                !image
+                    .rows_with(x as f64, folded.top..folded.bottom, POINTS)
+                    .is_empty()
+            });
+            assert!(found, "no samples in phase tenth {tenth}");
+        }
+        // The fitted curve passes through the rows the true sinusoid maps to.
+        let (c, a, b) = fit_sinusoid(&lc.t, &lc.y, Some(&lc.w), best).unwrap();
+        for phase in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95] {
+            let expected = c + a * (TAU * phase).cos() + b * (TAU * phase).sin();
+            // The data: 0.8 sin(2 pi phase + 0.4) around 12.
+            assert!((expected - 12.0 - 0.8 * (TAU * phase + 0.4).sin()).abs() < 0.05);
+            let rows = image.rows_with(folded.px(phase), folded.top..folded.bottom, CURVE);
+            let row = folded.py(expected);
+            assert!(
+                !rows.is_empty() && rows.iter().all(|r| (*r as f64 - row).abs() <= 3.0),
+                "phase {phase}: {rows:?} vs {row}"
+            );
+        }
+    }
+
+    #[test]
+    fn periodogram_svg_has_the_labels_and_the_demo_png_is_small() {
+        let lc = light_curve(800);
+        let (freqs, power) = spectrum(200_000, 1.0 / 3.7);
+        let figure = periodogram(
+            "a synthetic light curve",
+            "normalized power",
+            &freqs,
+            &power,
+            1.0 / 3.7,
+            &lc.t,
+            &lc.y,
+            Some(&lc.w),
+        );
+        let png = to_png(&figure);
+        assert!(png.len() < 200_000, "{} bytes", png.len());
+        let svg = to_svg(&figure);
+        for text in [
+            "a synthetic light curve",
+            "Lomb-Scargle periodogram",
+            "best period 3.70000",
+            "light curve folded at period 3.70000",
+            "frequency (cycles per time unit)",
+            "normalized power",
+            "phase",
+            "samples",
+            "fitted sinusoid",
+        ] {
+            assert!(svg.contains(&format!(">{text}</text>")), "{text}");
+        }
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+    }
+
+    #[test]
+    fn periodogram_without_a_best_frequency_or_samples_still_draws() {
+        let (freqs, power) = spectrum(100, 0.5);
+        for best in [f64::NAN, 0.0, -1.0] {
+            let figure = periodogram("t", "power", &freqs, &power, best, &[1.0], &[], None);
+            assert!(figure.has_data() && !figure.panels[1].has_data());
+            assert!(!to_svg(&figure).contains("best period"));
+        }
+        let figure = periodogram("t", "power", &[], &[], 0.5, &[], &[], None);
+        assert!(!figure.has_data());
+        Image::decode(&to_png(&figure));
+    }
+
+    #[test]
+    fn histogram_bars_have_the_relative_heights_of_the_counts() {
+        // Linear bins over 1 .. 2: 4 bins for 16 periods, counts 2, 8, 0, 6.
+        let mut periods = vec![1.0, 1.1];
+        periods.extend([1.3, 1.3, 1.35, 1.4, 1.4, 1.45, 1.45, 1.49]);
+        periods.extend([1.8, 1.8, 1.9, 1.9, 1.95, 2.0]);
+        periods.extend([f64::NAN, -1.0]);
+        let figure = best_periods("survey", &periods);
+        let layout = Layout::new(&figure);
+        let frame = &layout.panels[0];
+        let image = Image::decode(&to_png(&figure));
+        let height = |centre: f64| {
+            image
+                .rows_with(frame.px(centre), frame.top..frame.bottom + 1.0, LINE)
+                .len() as f64
+        };
+        let unit = frame.py(0.0) - frame.py(1.0);
+        for (centre, count) in [(1.125, 2.0), (1.375, 8.0), (1.625, 0.0), (1.875, 6.0)] {
+            assert!(
+                (height(centre) - count * unit).abs() <= 1.5,
+                "bin at {centre}: {} px, unit {unit}",
+                height(centre)
+            );
+        }
+        assert!(to_svg(&figure).contains(">best periods of 16 series (2 without one)</text>"));
+    }
+
+    #[test]
+    fn histogram_of_periods_spanning_decades_has_log_bins() {
+        let periods: Vec<f64> = (0..400)
+            .map(|i| 10f64.powf(-1.0 + 3.0 * i as f64 / 399.0))
+            .collect();
+        let figure = best_periods("survey", &periods);
+        let bars = &figure.panels[0].series[0];
+        assert_eq!(figure.panels[0].x_scale, plot::Scale::Log);
+        assert_eq!(bars.x.len(), 21);
+        assert!((bars.x[0] - 0.1).abs() < 1e-12 && (bars.x[20] - 100.0).abs() < 1e-9);
+        // Log-uniform periods fill log bins evenly, so every bar is as tall.
+        assert!(
+            bars.y.iter().all(|c| (*c - 20.0).abs() <= 1.0),
+            "{:?}",
+            bars.y
+        );
+        let layout = Layout::new(&figure);
+        let frame = &layout.panels[0];
+        // Equal widths on the page: the bins are equal in log space.
+        let (w0, w1) = (
+            frame.px(bars.x[1]) - frame.px(bars.x[0]),
+            frame.px(bars.x[20]) - frame.px(bars.x[19]),
+        );
+        assert!((w0 - w1).abs() < 1e-6);
+        // Degenerate inputs.
+        for periods in [vec![], vec![f64::NAN], vec![5.0; 3]] {
+            let figure = best_periods("t", &periods);
+            assert_eq!(figure.has_data(), !periods.is_empty() && periods[0] == 5.0);
+            Image::decode(&to_png(&figure));
+        }
+    }
+
+    #[test]
+    fn the_log_axis_line_falls_the_right_way() {
+        // |delta| decays from 1 to 1e-6.
+        let t: Vec<f64> = (0..=100).map(|i| i as f64 * 0.01).collect();
+        let d: Vec<f64> = t.iter().map(|t| 10f64.powf(-6.0 * t)).collect();
+        let figure = fg_delta("the coupled F/G system", &t, &d);
+        let layout = Layout::new(&figure);
+        let frame = &layout.panels[0];
+        let image = Image::decode(&to_png(&figure));
+        let row_at = |t: f64| {
+            let rows = image.rows_with(frame.px(t), frame.top..frame.bottom, LINE);
+            rows.iter().sum::<usize>() as f64 / rows.len() as f64
+        };
+        // A straight line on a log axis, from the top tick (1) to the bottom one (1e-6).
+        for t in [0.1, 0.3, 0.5, 0.7, 0.9] {
+            let expected = frame.top + t * (frame.bottom - frame.top);
+            assert!(
+                (row_at(t) - expected).abs() <= 2.0,
+                "t = {t}: {} vs {expected}",
+                row_at(t)
+            );
+        }
+        let svg = to_svg(&figure);
+        for label in [">1e-6<", ">0.0001<", ">1<", ">the coupled F/G system<"] {
+            assert!(svg.contains(label), "{label}");
+        }
+    }
+
+    #[test]
+    fn ensemble_spread_is_the_member_mean_and_rms_standard_deviation() {
+        // 2 frames, 3 members, 2 sites.
+        let traj = [
+            1.0, 10.0, 2.0, 10.0, 3.0, 10.0, // frame 0: site 0 spread, site 1 flat
+            0.0, 0.0, 0.0, 2.0, 0.0, 4.0, // frame 1
+        ];
+        let (mean, spread) = ensemble_spread(&traj, 2, 3, 2);
+        assert_eq!(mean, [2.0, 10.0, 0.0, 2.0]);
+        // Frame 0: variances 1 and 0; frame 1: 0 and 4.
+        assert!((spread[0] - 0.5f64.sqrt()).abs() < 1e-12);
+        assert!((spread[1] - 2f64.sqrt()).abs() < 1e-12);
+        // Too short a trajectory leaves NaN; one member has no spread.
+        let (mean, spread) = ensemble_spread(&traj[..6], 2, 3, 2);
+        assert!(mean[2].is_nan() && spread[1].is_nan());
+        assert_eq!(ensemble_spread(&[1.0, 2.0], 1, 1, 2).1, [0.0]);
+        assert_eq!(ensemble_spread(&[], 1, 0, 2).1.len(), 1);
+    }
+
+    #[test]
+    fn lorenz_heat_map_puts_low_and_high_values_where_they_are() {
+        // 50 frames x 40 sites: the mean rises with site, and the left half
+        // turns high after frame 25. Spread grows 1e-3 .. 1e1: a log axis.
+        let (frames, n) = (50, 40);
+        let mean: Vec<f64> = (0..frames * n)
+            .map(|k| {
+                let (f, i) = (k / n, k % n);
+                if f >= 25 && i < 20 {
+                    10.0
+                } else {
+                    i as f64 / 10.0
+                }
+            })
+            .collect();
+        let times: Vec<f64> = (0..frames).map(|f| f as f64 * 0.5).collect();
+        let spread: Vec<f64> = (0..frames)
+            .map(|f| 1e-3 * 10f64.powf(f as f64 / 12.25))
+            .collect();
+        let figure = lorenz("Lorenz 96", frames, n, &mean, &times, &spread);
+        assert_eq!(figure.panels[1].y_scale, plot::Scale::Log);
+        let layout = Layout::new(&figure);
+        let (heat, line) = (&layout.panels[0], &layout.panels[1]);
+        let image = Image::decode(&to_png(&figure));
+        let low = [33, 102, 172];
+        let high = [178, 24, 43];
+        // Site 0 before frame 25 is the lowest value, sites 0..20 after it the highest.
+        let at = |site: f64, time: f64| {
+            image.at(
+                heat.px(site).round() as usize,
+                heat.py(time).round() as usize,
+            )
+        };
+        assert_eq!(at(0.0, 2.0), low);
+        assert_eq!(at(0.0, 20.0), high);
+        assert_eq!(at(19.0, 24.0), high);
+        assert_ne!(at(25.0, 20.0), high);
+        // Time runs down: the first frame is at the top.
+        assert!(heat.py(0.0) < heat.py(24.0));
+        assert!(heat.py(-0.25) >= heat.top && heat.py(24.5) <= heat.bottom + 0.5);
+        // The spread line rises (pixel rows fall) with time.
+        let rows = |t: f64| image.rows_with(line.px(t), line.top..line.bottom, LINE);
+        assert!(rows(2.0)[0] > rows(12.0)[0] + 20 && rows(12.0)[0] > rows(22.0)[0] + 20);
+        let svg = to_svg(&figure);
+        for text in ["Lorenz 96", "ensemble mean", "site", "time", "spread"] {
+            assert!(svg.contains(&format!(">{text}</text>")), "{text}");
+        }
+    }
+
+    #[test]
+    fn write_refuses_unknown_extensions_by_name() {
+        let figure = fg_delta("t", &[0.0, 1.0], &[1.0, 2.0]);
+        let err = write(&figure, std::path::Path::new("/nonexistent/plot.jpeg")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains(".svg") && err.to_string().contains(".png"));
+    }
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(significant(3.700004, 6), "3.70000");
+        assert_eq!(significant(123.4567, 6), "123.457");
+        assert_eq!(significant(0.0123456789, 6), "0.0123457");
+        assert_eq!(significant(1.5e12, 6), "1.50000e12");
+    }
+}
