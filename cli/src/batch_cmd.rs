@@ -2,28 +2,54 @@
 //! column), one launch, the best period of each.
 use std::collections::HashMap;
 use std::f64::consts::TAU;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram};
+use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
-use crate::args::Args;
+use crate::figures;
 use crate::io::write_csv;
+use crate::options::{BackendArg, Dtype, PeriodogramArgs};
 
-pub const HELP: &str = "\
-kernpack lombscargle-batch INPUT [options]
-  INPUT                 CSV or whitespace table: id, t, y[, weight]; rows of one id form a series
-                        (a header line is skipped; ids are any text)
-  --fmin F --fmax F     one shared grid in cycles per time unit; without them each series gets
-                        1/span .. n/(2 span) of its own
-  --nf N                frequencies per series (default 10000)
-  --dtype f32|f64       precision (default f32: the survey setting)
-  --backend auto|gpu|cpu
-  --normalize power|normalize|amplitude, --floating-mean, --precenter   (as lombscargle)
-  --output FILE         CSV: series, samples, best_frequency, best_period, best_power (default stdout)
-  --periodograms FILE   also every periodogram, long format: series, frequency, power
-  --plot FILE.svg|png   histogram of the best periods";
+/// Periodograms of many series in one launch; the best period of each.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "INPUT is a CSV or whitespace-separated table with columns id, t, y and an \
+optional weight; the rows of one id form a series (ids are any text, rows of a series need not be \
+adjacent). A header line and lines starting with '#' are skipped."
+)]
+pub struct BatchArgs {
+    /// The series: id, t, y[, weight] per line.
+    pub input: PathBuf,
+    /// One shared grid from here, cycles per time unit [default: 1/span of each series].
+    #[arg(long, requires = "fmax")]
+    pub fmin: Option<f64>,
+    /// One shared grid up to here, cycles per time unit [default: n/(2 span) of each series].
+    #[arg(long, requires = "fmin")]
+    pub fmax: Option<f64>,
+    /// Frequencies per series.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub nf: u32,
+    /// Precision of the computation (f32 is the survey setting).
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    #[command(flatten)]
+    pub periodogram: PeriodogramArgs,
+    /// CSV of series, samples, best_frequency, best_period, best_power; "-" is stdout.
+    #[arg(long, short, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    /// Also write every periodogram, long format: series, frequency, power.
+    #[arg(long, value_name = "FILE")]
+    pub periodograms: Option<PathBuf>,
+    /// Draw the distribution of the best periods (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
 
 struct Table {
     ids: Vec<String>,
@@ -37,11 +63,13 @@ struct Table {
 type Sample = (f64, f64, Option<f64>);
 
 /// Groups rows by id, keeping the order in which ids first appear.
-fn read_batch(path: &str) -> Result<Table, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+fn read_batch(path: &Path) -> Result<Table, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = path.display();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, Vec<Sample>)> = Vec::new();
     let mut width = None;
+    let mut header_seen = false;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -54,7 +82,10 @@ fn read_batch(path: &str) -> Result<Table, String> {
         let values: Result<Vec<f64>, _> = fields.iter().skip(1).map(|f| f.parse::<f64>()).collect();
         let values = match values {
             Ok(v) => v,
-            Err(_) if rows.is_empty() && number == 0 => continue, // a header line
+            Err(_) if rows.is_empty() && !header_seen => {
+                header_seen = true; // the header line
+                continue;
+            }
             Err(e) => return Err(format!("{path}:{}: {e}: {line:?}", number + 1)),
         };
         if !(2..=3).contains(&values.len()) || *width.get_or_insert(values.len()) != values.len() {
@@ -96,35 +127,20 @@ fn read_batch(path: &str) -> Result<Table, String> {
     Ok(table)
 }
 
-pub fn run(raw: &[String]) -> Result<(), String> {
-    let Some((input, rest)) = raw.split_first().filter(|(i, _)| !i.starts_with("--")) else {
-        return Err(format!("missing INPUT\n{HELP}"));
-    };
-    let args = Args::parse(
-        rest,
-        &[
-            "fmin",
-            "fmax",
-            "nf",
-            "dtype",
-            "backend",
-            "normalize",
-            "output",
-            "periodograms",
-            "plot",
-        ],
-        &["floating-mean", "precenter"],
-    )?;
-    let table = read_batch(input)?;
-    let nf: usize = args.get_or("nf", 10_000)?;
-    let opts = LombScargleOptions {
-        normalize: args.get_or("normalize", Normalize::Power)?,
-        floating_mean: args.switch("floating-mean"),
-        precenter: args.switch("precenter"),
-    };
+pub fn run(args: &BatchArgs) -> Result<(), String> {
+    let table = read_batch(&args.input)?;
+    let nf = args.nf as usize;
+    let opts = args.periodogram.options();
     // Grids in cycles per time unit; the kernels take angular frequencies.
-    let grids: Vec<UniformGrid> = match (args.get::<f64>("fmin")?, args.get::<f64>("fmax")?) {
-        (Some(lo), Some(hi)) => vec![UniformGrid::spanning(lo, hi, nf)],
+    let grids: Vec<UniformGrid> = match (args.fmin, args.fmax) {
+        (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo < hi => {
+            vec![UniformGrid::spanning(lo, hi, nf)]
+        }
+        (Some(lo), Some(hi)) => {
+            return Err(format!(
+                "need 0 <= --fmin < --fmax, got --fmin {lo}, --fmax {hi}"
+            ))
+        }
         (None, None) => (0..table.ids.len())
             .map(|s| {
                 let ts = &table.t[table.offsets[s]..table.offsets[s + 1]];
@@ -136,12 +152,11 @@ pub fn run(raw: &[String]) -> Result<(), String> {
             .collect(),
         _ => return Err("give both --fmin and --fmax, or neither".into()),
     };
-    let kp = Kernpack::new(args.get_or("backend", Backend::Auto)?).map_err(|e| e.to_string())?;
+    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
     let started = Instant::now();
-    let result = match args.str("dtype").unwrap_or("f32") {
-        "f32" => compute::<f32>(&kp, &table, &grids, nf, &opts),
-        "f64" => compute::<f64>(&kp, &table, &grids, nf, &opts),
-        other => return Err(format!("--dtype {other:?}: expected f32 or f64")),
+    let result = match args.dtype {
+        Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts),
+        Dtype::F64 => compute::<f64>(&kp, &table, &grids, nf, &opts),
     }?;
     eprintln!(
         "lombscargle-batch: {} series, {} samples, {nf} frequencies each, on the {} in {:.1} ms",
@@ -151,19 +166,19 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         started.elapsed().as_secs_f64() * 1e3
     );
     let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
-    // (frequency, power) of the highest peak of each series.
-    let peaks: Vec<Option<(f64, f64)>> = result
+    // (frequency, power) of each series' highest peak at a non-zero frequency.
+    let best: Vec<Option<(f64, f64)>> = result
         .iter()
         .enumerate()
         .map(|(s, p)| {
             let m = p.magnitudes();
             (0..m.len())
-                .filter(|&k| grid_of(s).frequency(k) > 0.0)
+                .filter(|&k| grid_of(s).frequency(k) > 0.0 && m[k].is_finite())
                 .max_by(|&a, &b| m[a].total_cmp(&m[b]))
                 .map(|k| (grid_of(s).frequency(k), m[k]))
         })
         .collect();
-    let best = peaks.iter().enumerate().map(|(s, peak)| {
+    let rows = best.iter().enumerate().map(|(s, peak)| {
         let n = table.offsets[s + 1] - table.offsets[s];
         match peak {
             Some((f, power)) => format!("{},{n},{f},{},{power}", table.ids[s], 1.0 / f),
@@ -171,11 +186,22 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         }
     });
     write_csv(
-        args.str("output").unwrap_or("-"),
+        &args.output,
         "series,samples,best_frequency,best_period,best_power",
-        best,
+        rows,
     )?;
-    if let Some(path) = args.str("periodograms") {
+    if let Some(path) = &args.plot {
+        let periods: Vec<f64> = best.iter().flatten().map(|(f, _)| 1.0 / f).collect();
+        let title = format!(
+            "best periods of the {} series in {}",
+            table.ids.len(),
+            args.input.display()
+        );
+        let figure = figures::best_periods(&title, &periods);
+        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("plot written to {}", path.display());
+    }
+    if let Some(path) = &args.periodograms {
         let rows = result.iter().enumerate().flat_map(|(s, p)| {
             let grid = grid_of(s);
             let id = table.ids[s].clone();
@@ -185,17 +211,6 @@ pub fn run(raw: &[String]) -> Result<(), String> {
                 .map(move |(k, v)| format!("{id},{},{v}", grid.frequency(k)))
         });
         write_csv(path, "series,frequency,power", rows)?;
-    }
-    if let Some(path) = args.str("plot") {
-        let periods: Vec<f64> = peaks
-            .iter()
-            .map(|peak| peak.map_or(f64::NAN, |(f, _)| 1.0 / f))
-            .collect();
-        let title = format!("Lomb-Scargle periodograms of the series in {input}");
-        let figure = crate::figures::best_periods(&title, &periods);
-        crate::figures::write(&figure, std::path::Path::new(path))
-            .map_err(|e| format!("{path}: {e}"))?;
-        eprintln!("plot written to {path}");
     }
     Ok(())
 }

@@ -1,86 +1,121 @@
 //! `kernpack bench lombscargle`: times the kernels with CUDA events (warm-up,
 //! then the median of many runs) on given or synthetic inputs, and reports the
 //! cold start. benches/compare_lombscargle.py runs it beside cupyx and Numba.
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::lombscargle::{output_len, UniformGrid};
-use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Normalize, Series};
+use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Series};
 
-use crate::args::Args;
 use crate::io::{read_raw_f64, write_raw_f64};
+use crate::options::{BenchBackend, Dtype, ModelArg, NormalizeArg};
 use crate::synthetic::Uniform;
 
-pub fn run(raw: &[String]) -> Result<(), String> {
-    let Some((family, rest)) = raw.split_first() else {
-        return Err("usage: kernpack bench lombscargle [options]".into());
-    };
-    if family == "lombscargle-batch" {
-        return batch(rest);
+/// What `kernpack bench` times.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// One periodogram: cold start, then CUDA-event medians.
+    Lombscargle(BenchLombScargleArgs),
+    /// Many short series in one launch against one long series, in pairs per second.
+    LombscargleBatch(BenchBatchArgs),
+    /// Sum and normalise in place against a device-to-device copy of the same bytes.
+    Reduce(BenchReduceArgs),
+    /// The 2D box filter against a device-to-device copy of the same image.
+    BoxFilter(crate::bench_box::BenchBoxArgs),
+    /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
+    NormalizeStreams(crate::bench_streams::BenchStreamsArgs),
+    /// One batched normalise call against a loop of single calls.
+    NormalizeBatched(crate::bench_streams::BenchBatchedArgs),
+    /// Whole Lorenz 96 ensemble runs.
+    Lorenz96(BenchLorenzArgs),
+    /// Whole Lorenz 2005 ensemble runs.
+    Lorenz05(BenchLorenzArgs),
+    /// Whole runs of the coupled F/G system, per RK4 step.
+    Fg(crate::fg_cmd::BenchFgArgs),
+}
+
+pub fn run(command: BenchCommand) -> Result<(), String> {
+    match command {
+        BenchCommand::Lombscargle(args) => lombscargle(&args),
+        BenchCommand::LombscargleBatch(args) => batch(&args),
+        BenchCommand::Reduce(args) => reduce(&args),
+        BenchCommand::BoxFilter(args) => crate::bench_box::run(&args),
+        BenchCommand::NormalizeStreams(args) => crate::bench_streams::normalize_streams(&args),
+        BenchCommand::NormalizeBatched(args) => crate::bench_streams::normalize_batched(&args),
+        BenchCommand::Lorenz96(args) => lorenz("lorenz96", &args),
+        BenchCommand::Lorenz05(args) => lorenz("lorenz05", &args),
+        BenchCommand::Fg(args) => crate::fg_cmd::bench(&args),
     }
-    if family == "reduce" {
-        return reduce(rest);
-    }
-    if family == "box-filter" {
-        return crate::bench_box::run(rest);
-    }
-    if family == "normalize-streams" {
-        return crate::bench_streams::normalize_streams(rest);
-    }
-    if family == "normalize-batched" {
-        return crate::bench_streams::normalize_batched(rest);
-    }
-    if family == "lorenz96" || family == "lorenz05" {
-        return lorenz(family, rest);
-    }
-    if family == "fg" {
-        return crate::fg_cmd::bench(rest);
-    }
-    if family != "lombscargle" {
-        return Err(format!(
-            "unknown bench {family:?}: expected lombscargle, lombscargle-batch, reduce, box-filter, normalize-streams, normalize-batched, lorenz96 or lorenz05"
-        ));
-    }
-    let args = Args::parse(
-        rest,
-        &[
-            "t",
-            "y",
-            "freqs",
-            "nx",
-            "nf",
-            "dtype",
-            "reps",
-            "out",
-            "normalize",
-        ],
-        &["floating-mean", "uniform"],
-    )?;
-    let (t, y, f) = match (args.str("t"), args.str("y"), args.str("freqs")) {
+}
+
+/// Timed runs after 3 warm-up runs; the median is reported.
+#[derive(clap::Args, Debug)]
+pub struct Reps {
+    /// Timed runs (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+}
+
+/// One periodogram on given (raw little-endian f64 files) or synthetic inputs.
+#[derive(clap::Args, Debug)]
+pub struct BenchLombScargleArgs {
+    /// Times, raw little-endian f64 (with --y and --freqs).
+    #[arg(long, value_name = "FILE", requires_all = ["y", "freqs"])]
+    pub t: Option<PathBuf>,
+    /// Values, raw little-endian f64.
+    #[arg(long, value_name = "FILE", requires_all = ["t", "freqs"])]
+    pub y: Option<PathBuf>,
+    /// Angular frequencies, raw little-endian f64.
+    #[arg(long, value_name = "FILE", requires_all = ["t", "y"])]
+    pub freqs: Option<PathBuf>,
+    /// Samples of the synthetic series.
+    #[arg(long, default_value_t = 1024, conflicts_with = "t")]
+    pub nx: usize,
+    /// Frequencies of the synthetic grid.
+    #[arg(long, default_value_t = 1 << 20, conflicts_with = "t", value_parser = clap::value_parser!(u64).range(1..))]
+    pub nf: u64,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    /// What each frequency's value is.
+    #[arg(long, value_enum, default_value_t = NormalizeArg::Power)]
+    pub normalize: NormalizeArg,
+    /// Fit an offset per frequency.
+    #[arg(long)]
+    pub floating_mean: bool,
+    /// The recurrence kernel on the uniform grid from the first to the last frequency.
+    #[arg(long)]
+    pub uniform: bool,
+    /// Write the result (raw little-endian f64) here, for comparison with other tools.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub reps: Reps,
+}
+
+fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
+    let (t, y, f) = match (&args.t, &args.y, &args.freqs) {
         (Some(t), Some(y), Some(f)) => (read_raw_f64(t)?, read_raw_f64(y)?, read_raw_f64(f)?),
-        (None, None, None) => synthetic(args.get_or("nx", 1024)?, args.get_or("nf", 1 << 20)?),
-        _ => {
-            return Err(
-                "give all of --t, --y, --freqs (raw little-endian f64 files) or none".into(),
-            )
-        }
+        _ => synthetic(args.nx, args.nf as usize),
     };
+    if f.is_empty() {
+        return Err("no frequencies".into());
+    }
     let opts = LombScargleOptions {
-        normalize: args
-            .get_or("normalize", Normalize::Power)
-            .map_err(|e| e.to_string())?,
-        floating_mean: args.switch("floating-mean"),
+        normalize: args.normalize.into(),
+        floating_mean: args.floating_mean,
         precenter: false,
     };
-    let reps: usize = args.get_or("reps", 20)?;
+    let reps = args.reps.reps as usize;
     // --uniform: the recurrence kernel on the grid from f[0] to f[nf-1].
     let grid = args
-        .switch("uniform")
+        .uniform
         .then(|| UniformGrid::spanning(f[0], f[f.len() - 1], f.len()));
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench::<f32>(&t, &y, &f, grid, &opts, reps, args.str("out")),
-        "f64" => bench::<f64>(&t, &y, &f, grid, &opts, reps, args.str("out")),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    let out = args.out.as_deref();
+    match args.dtype {
+        Dtype::F32 => bench::<f32>(&t, &y, &f, grid, &opts, reps, out),
+        Dtype::F64 => bench::<f64>(&t, &y, &f, grid, &opts, reps, out),
     }
 }
 
@@ -106,7 +141,7 @@ fn bench<T: Float>(
     grid: Option<UniformGrid>,
     opts: &LombScargleOptions,
     reps: usize,
-    out_path: Option<&str>,
+    out_path: Option<&Path>,
 ) -> Result<(), String> {
     let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
     let (t, y, f) = (cast(t), cast(y), cast(f));
@@ -247,26 +282,53 @@ pub(crate) fn wall_median(
 
 /// `kernpack bench lombscargle-batch`: many short series in one launch against
 /// the same kernel on one long series, in pairs per second.
-fn batch(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(
-        raw,
-        &["nseries", "min", "max", "nf", "dtype", "reps"],
-        &["floating-mean"],
-    )?;
+/// Synthetic series of random lengths, each with its own grid.
+#[derive(clap::Args, Debug)]
+pub struct BenchBatchArgs {
+    /// Series in the batch.
+    #[arg(long, default_value_t = 10_000)]
+    pub nseries: usize,
+    /// Fewest samples per series.
+    #[arg(long, default_value_t = 100)]
+    pub min: usize,
+    /// Most samples per series.
+    #[arg(long, default_value_t = 200)]
+    pub max: usize,
+    /// Frequencies per series.
+    #[arg(long, default_value_t = 10_000)]
+    pub nf: usize,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    /// Fit an offset per frequency.
+    #[arg(long)]
+    pub floating_mean: bool,
+    /// Timed runs (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+}
+
+fn batch(args: &BenchBatchArgs) -> Result<(), String> {
     let opts = LombScargleOptions {
-        floating_mean: args.switch("floating-mean"),
+        floating_mean: args.floating_mean,
         ..Default::default()
     };
-    let (nseries, lo, hi): (usize, usize, usize) = (
-        args.get_or("nseries", 10_000)?,
-        args.get_or("min", 100)?,
-        args.get_or("max", 200)?,
+    if args.min == 0 || args.min > args.max {
+        return Err(format!(
+            "need 1 <= --min <= --max, got --min {} --max {}",
+            args.min, args.max
+        ));
+    }
+    let (nseries, lo, hi, nf, reps) = (
+        args.nseries,
+        args.min,
+        args.max,
+        args.nf,
+        args.reps as usize,
     );
-    let (nf, reps): (usize, usize) = (args.get_or("nf", 10_000)?, args.get_or("reps", 10)?);
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps),
-        "f64" => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    match args.dtype {
+        Dtype::F32 => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps),
+        Dtype::F64 => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps),
     }
 }
 
@@ -356,13 +418,24 @@ fn bench_batch<T: Float>(
 
 /// `kernpack bench reduce`: sum and normalise in place, against a device-to-
 /// device copy of the same bytes (the memory roofline) in the same process.
-fn reduce(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &["n", "dtype", "reps"], &[])?;
-    let (n, reps): (usize, usize) = (args.get_or("n", 1 << 28)?, args.get_or("reps", 20)?);
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench_reduce::<f32>(n, reps),
-        "f64" => bench_reduce::<f64>(n, reps),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+/// One array of random values.
+#[derive(clap::Args, Debug)]
+pub struct BenchReduceArgs {
+    /// Elements.
+    #[arg(long, default_value_t = 1 << 28)]
+    pub n: usize,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub reps: Reps,
+}
+
+fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
+    let (n, reps) = (args.n, args.reps.reps as usize);
+    match args.dtype {
+        Dtype::F32 => bench_reduce::<f32>(n, reps),
+        Dtype::F64 => bench_reduce::<f64>(n, reps),
     }
 }
 
@@ -429,48 +502,64 @@ fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
     );
     Ok(())
 }
+/// Whole ensemble runs from DART's initial state plus 1e-3 noise.
+#[derive(clap::Args, Debug)]
+pub struct BenchLorenzArgs {
+    /// Ensemble size [default: 100000 for Lorenz 96, 40 for Lorenz 2005].
+    #[arg(long)]
+    pub members: Option<usize>,
+    /// RK4 steps per run.
+    #[arg(long, default_value_t = 1000)]
+    pub steps: u64,
+    /// Sites [default: the model's].
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
+    /// Lorenz 2005 model number.
+    #[arg(long, value_enum, default_value_t = ModelArg::Three)]
+    pub model: ModelArg,
+    /// Lorenz 2005 smoothing half-width K [default: DART's].
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// Lorenz 2005 filter half-width J [default: DART's].
+    #[arg(long)]
+    pub j: Option<usize>,
+    /// Lorenz 96 kernel: members per block (1: a block per member) [default: automatic].
+    #[arg(long)]
+    pub members_per_block: Option<usize>,
+    /// Lorenz 2005 kernel: 1 the generic one, 2 or 4 a specialised one [default: automatic].
+    #[arg(long)]
+    pub sites_per_thread: Option<usize>,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
+    /// Timed runs (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+}
 
 /// `kernpack bench lorenz96|lorenz05`: one whole ensemble run (all members,
 /// all steps, one launch) on device buffers, CUDA-event median after warm-up.
 /// `--members-per-block B` (Lorenz 96) overrides the packing, to measure
 /// alternatives (1: a block per member); `--sites-per-thread P` (Lorenz 2005)
 /// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
-fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
+fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     use kernpack::api::lorenz::dart_initial_state;
-    use kernpack::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
-    let args = Args::parse(
-        raw,
-        &[
-            "members",
-            "steps",
-            "n",
-            "dtype",
-            "reps",
-            "model",
-            "k",
-            "j",
-            "members-per-block",
-            "sites-per-thread",
-            "backend",
-        ],
-        &[],
-    )?;
+    use kernpack::{Lorenz05Params, Lorenz96Params};
     let l96 = family == "lorenz96";
-    let on_cpu = match args.str("backend").unwrap_or("gpu") {
-        "gpu" => false,
-        "cpu" => true,
-        other => return Err(format!("--backend {other:?}: expected gpu or cpu")),
-    };
+    let on_cpu = args.backend == BenchBackend::Cpu;
     let d05 = Lorenz05Params::default();
     let p05 = Lorenz05Params {
-        n: args.get_or("n", d05.n)?,
-        k: args.get_or("k", d05.k)?,
-        j: args.get_or("j", d05.j)?,
-        model: args.get_or("model", Lorenz05Model::III)?,
+        n: args.n.unwrap_or(d05.n),
+        k: args.k.unwrap_or(d05.k),
+        j: args.j.unwrap_or(d05.j),
+        model: args.model.into(),
         ..d05
     };
     let p96 = Lorenz96Params {
-        n: args.get_or("n", Lorenz96Params::default().n)?,
+        n: args.n.unwrap_or(Lorenz96Params::default().n),
         ..Default::default()
     };
     let (n, forcing) = if l96 {
@@ -478,11 +567,9 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
     } else {
         (p05.n, p05.forcing)
     };
-    let members: usize = args.get_or("members", if l96 { 100_000 } else { 40 })?;
-    let steps: u64 = args.get_or("steps", 1000)?;
-    let reps: usize = args.get_or("reps", 10)?;
-    let mpb: Option<usize> = args.get("members-per-block")?;
-    let spt: Option<usize> = args.get("sites-per-thread")?;
+    let members = args.members.unwrap_or(if l96 { 100_000 } else { 40 });
+    let (steps, reps) = (args.steps, args.reps as usize);
+    let (mpb, spt) = (args.members_per_block, args.sites_per_thread);
     let mut rng = Uniform::new(1);
     let base = dart_initial_state(n, forcing);
     let initial: Vec<f64> = (0..members)
@@ -538,11 +625,10 @@ fn lorenz(family: &str, raw: &[String]) -> Result<(), String> {
         );
         event_median(&gpu, reps, run)
     }
-    let dtype = args.str("dtype").unwrap_or("f64");
-    let median = match dtype {
-        "f32" => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
-        "f64" => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    let dtype = args.dtype.name();
+    let median = match args.dtype {
+        Dtype::F32 => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
+        Dtype::F64 => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
     }?;
     let site_steps = members as f64 * n as f64 * steps as f64;
     let model = if l96 {

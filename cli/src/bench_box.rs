@@ -3,26 +3,73 @@
 //! the same process. benches/compare_stencil.py runs it beside cupyx and Numba.
 use kernpack::{BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout};
 
-use crate::args::Args;
-use crate::bench::event_median;
+use crate::bench::{event_median, Reps};
+use crate::options::Dtype;
 use crate::synthetic::Uniform;
 
-pub fn run(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &["rows", "cols", "size", "mode", "dtype", "reps"], &[])?;
-    let rows: usize = args.get_or("rows", 8192)?;
-    let cols: usize = args.get_or("cols", rows)?;
+/// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BoxModeArg {
+    /// d c b a | a b c d | d c b a
+    Reflect,
+    /// k k k k | a b c d | k k k k (k = 0 here)
+    Constant,
+    /// a a a a | a b c d | d d d d
+    Nearest,
+    /// d c b | a b c d | c b a
+    Mirror,
+    /// a b c d | a b c d | a b c d
+    Wrap,
+    /// Only points whose whole window lies inside; the others keep their value.
+    Interior,
+}
+
+impl From<BoxModeArg> for BoundaryMode {
+    fn from(m: BoxModeArg) -> BoundaryMode {
+        match m {
+            BoxModeArg::Reflect => BoundaryMode::Reflect,
+            BoxModeArg::Constant => BoundaryMode::Constant,
+            BoxModeArg::Nearest => BoundaryMode::Nearest,
+            BoxModeArg::Mirror => BoundaryMode::Mirror,
+            BoxModeArg::Wrap => BoundaryMode::Wrap,
+            BoxModeArg::Interior => BoundaryMode::Interior,
+        }
+    }
+}
+
+/// A random image, filtered with CUDA-event timing.
+#[derive(clap::Args, Debug)]
+pub struct BenchBoxArgs {
+    /// Image rows.
+    #[arg(long, default_value_t = 8192)]
+    pub rows: usize,
+    /// Image columns [default: --rows].
+    #[arg(long)]
+    pub cols: Option<usize>,
+    /// Window size (odd).
+    #[arg(long, default_value_t = 3)]
+    pub size: usize,
+    /// Boundary mode.
+    #[arg(long, value_enum, default_value_t = BoxModeArg::Reflect)]
+    pub mode: BoxModeArg,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub reps: Reps,
+}
+
+pub fn run(args: &BenchBoxArgs) -> Result<(), String> {
+    let (rows, cols) = (args.rows, args.cols.unwrap_or(args.rows));
     let opts = BoxFilterOptions {
-        size: args.get_or("size", 3)?,
-        mode: args
-            .get_or("mode", BoundaryMode::Reflect)
-            .map_err(|e| e.to_string())?,
+        size: args.size,
+        mode: args.mode.into(),
         cval: 0.0,
     };
-    let reps = args.get_or("reps", 20)?;
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench::<f32>(rows, cols, &opts, reps),
-        "f64" => bench::<f64>(rows, cols, &opts, reps),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+    let reps = args.reps.reps as usize;
+    match args.dtype {
+        Dtype::F32 => bench::<f32>(rows, cols, &opts, reps),
+        Dtype::F64 => bench::<f64>(rows, cols, &opts, reps),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `kernpack bench normalize-streams`: seed 004's many arrays copied in,
+//! `kernpack bench normalize-streams`: many arrays copied in,
 //! normalised and copied out on 1 vs k streams, timed with events, with the
 //! per-stream timeline that shows the overlap; `kernpack bench
 //! normalize-batched`: one batched call against a loop of single calls.
@@ -6,7 +6,8 @@ use kernpack::api::reduce_batched::{ArrayTimeline, StreamedNormalize};
 use kernpack::api::streams::time;
 use kernpack::{Float, Gpu};
 
-use crate::args::Args;
+use crate::bench::Reps;
+use crate::options::Dtype;
 use crate::synthetic::Uniform;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -14,27 +15,32 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-pub fn normalize_streams(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &["arrays", "n", "streams", "reps", "dtype"], &[])?;
-    let (arrays, n, reps): (usize, usize, usize) = (
-        args.get_or("arrays", 10)?,
-        args.get_or("n", 10_000_000)?,
-        args.get_or("reps", 10)?,
-    );
-    let streams: Vec<usize> = args
-        .str("streams")
-        .unwrap_or("1,10")
-        .split(',')
-        .map(|s| {
-            s.trim()
-                .parse::<usize>()
-                .map_err(|e| format!("--streams {s:?}: {e}"))
-        })
-        .collect::<Result<_, _>>()?;
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench_streams::<f32>(arrays, n, &streams, reps.max(1)),
-        "f64" => bench_streams::<f64>(arrays, n, &streams, reps.max(1)),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+/// Arrays of random values, normalised on 1 vs k streams.
+#[derive(clap::Args, Debug)]
+pub struct BenchStreamsArgs {
+    /// Arrays.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub arrays: u32,
+    /// Elements per array.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub n: usize,
+    /// Stream counts to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,10", value_parser = clap::value_parser!(u32).range(1..))]
+    pub streams: Vec<u32>,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    /// Timed runs (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+}
+
+pub fn normalize_streams(args: &BenchStreamsArgs) -> Result<(), String> {
+    let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps as usize);
+    let streams: Vec<usize> = args.streams.iter().map(|&s| s as usize).collect();
+    match args.dtype {
+        Dtype::F32 => bench_streams::<f32>(arrays, n, &streams, reps),
+        Dtype::F64 => bench_streams::<f64>(arrays, n, &streams, reps),
     }
 }
 
@@ -124,17 +130,27 @@ fn print_timeline(timeline: &[ArrayTimeline], nstreams: usize) {
     }
 }
 
-pub fn normalize_batched(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &["arrays", "n", "reps", "dtype"], &[])?;
-    let (arrays, n, reps): (usize, usize, usize) = (
-        args.get_or("arrays", 1000)?,
-        args.get_or("n", 10_000)?,
-        args.get_or("reps", 20)?,
-    );
-    match args.str("dtype").unwrap_or("f32") {
-        "f32" => bench_batched::<f32>(arrays, n, reps.max(1)),
-        "f64" => bench_batched::<f64>(arrays, n, reps.max(1)),
-        other => Err(format!("--dtype {other:?}: expected f32 or f64")),
+/// Arrays of random lengths in [n/2, 3n/2] in one device buffer.
+#[derive(clap::Args, Debug)]
+pub struct BenchBatchedArgs {
+    /// Arrays.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub arrays: u32,
+    /// Typical elements per array.
+    #[arg(long, default_value_t = 10_000)]
+    pub n: usize,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub reps: Reps,
+}
+
+pub fn normalize_batched(args: &BenchBatchedArgs) -> Result<(), String> {
+    let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps.reps as usize);
+    match args.dtype {
+        Dtype::F32 => bench_batched::<f32>(arrays, n, reps),
+        Dtype::F64 => bench_batched::<f64>(arrays, n, reps),
     }
 }
 

@@ -1,32 +1,86 @@
-//! `kernpack fg`: integrate the coupled F/G system of seed 001 and write
+//! `kernpack fg`: integrate the coupled F/G system and write
 //! delta(t); `kernpack bench fg`: time it per step with CUDA events.
+use std::path::PathBuf;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
-use crate::args::Args;
 use crate::figures;
 use crate::io::write_csv;
+use crate::options::{BackendArg, BenchBackend, ComplexDtype, FgPathArg};
 use crate::synthetic::Uniform;
 
-pub const HELP: &str = "\
-kernpack fg: RK4 of dF/dt = -2i F - i delta (2G - 1), dG/dt = -i (conj(delta) F - delta conj(F))
-over N x N complex F, G, with delta = sum(F) after every step (seed 001, MODELS.md section 1)
+/// How F and G start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitArg {
+    /// F = G = 1 everywhere.
+    Ones,
+    /// Real and imaginary parts uniform in [-1, 1] (see --seed).
+    Random,
+}
 
-options:
-  --n N                 matrix size (default 512)
-  --steps S             RK4 steps (default 100)
-  --dt DT               step (default 1e-4)
-  --dtype c64|c128      precision (default c64)
-  --init ones|random    F = G = 1 (the seed case, default) or uniform parts in [-1, 1]
-  --seed S              seed of --init random
-  --delta0 RE,IM        initial delta (default 1,0)
-  --backend auto|gpu|cpu
-  --path auto|cooperative|launches   GPU path (default auto)
-  --out FILE.csv        delta(t) as step,t,re,im,abs (default: stdout)
-  --plot FILE.svg|png   |delta| against t on a log axis";
+/// The problem: what `kernpack fg` and `kernpack bench fg` integrate.
+#[derive(clap::Args, Debug)]
+pub struct FgProblemArgs {
+    /// Matrix size: F and G are N x N.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub n: u32,
+    /// RK4 steps.
+    #[arg(long, default_value_t = 100)]
+    pub steps: usize,
+    /// Time step.
+    #[arg(long, default_value_t = 1e-4)]
+    pub dt: f64,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = ComplexDtype::C64)]
+    pub dtype: ComplexDtype,
+    /// Initial F and G.
+    #[arg(long, value_enum, default_value_t = InitArg::Ones)]
+    pub init: InitArg,
+    /// Seed of --init random.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Initial delta, as RE or RE,IM.
+    #[arg(long, value_name = "RE[,IM]", default_value = "1,0", value_parser = parse_complex)]
+    pub delta0: (f64, f64),
+}
+
+/// Integrate the coupled F/G system: RK4 of dF/dt = -2i F - i delta (2G - 1),
+/// dG/dt = -i (conj(delta) F - delta conj(F)) over N x N complex F and G, with
+/// delta = sum(F) after every step.
+#[derive(clap::Args, Debug)]
+pub struct FgArgs {
+    #[command(flatten)]
+    pub problem: FgProblemArgs,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// How the step loop runs on the GPU.
+    #[arg(long, value_enum, default_value_t = FgPathArg::Auto)]
+    pub path: FgPathArg,
+    /// CSV of delta(t): step, t, re, im, abs; "-" is stdout.
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    pub out: PathBuf,
+    /// Draw |delta| against t on a log axis (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// "RE" or "RE,IM".
+fn parse_complex(text: &str) -> Result<(f64, f64), String> {
+    let parts: Vec<f64> = text
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{e} (expected RE or RE,IM)"))?;
+    match parts[..] {
+        [re] => Ok((re, 0.0)),
+        [re, im] => Ok((re, im)),
+        _ => Err("expected RE or RE,IM".into()),
+    }
+}
 
 struct Problem {
     n: usize,
@@ -37,34 +91,14 @@ struct Problem {
 }
 
 impl Problem {
-    fn from(args: &Args) -> Result<Problem, String> {
-        let delta0 = match args.str("delta0") {
-            None => (1.0, 0.0),
-            Some(text) => {
-                let parts: Vec<f64> = text
-                    .split(',')
-                    .map(|p| p.trim().parse::<f64>())
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| format!("--delta0 {text:?}: {e}"))?;
-                match parts[..] {
-                    [re] => (re, 0.0),
-                    [re, im] => (re, im),
-                    _ => return Err(format!("--delta0 {text:?}: expected RE or RE,IM")),
-                }
-            }
-        };
-        let random = match args.str("init").unwrap_or("ones") {
-            "ones" => None,
-            "random" => Some(args.get_or("seed", 1u64)?),
-            other => return Err(format!("--init {other:?}: expected ones or random")),
-        };
-        Ok(Problem {
-            n: args.get_or("n", 512)?,
-            steps: args.get_or("steps", 100)?,
-            dt: args.get_or("dt", 1e-4)?,
-            delta0,
-            random,
-        })
+    fn from(args: &FgProblemArgs) -> Problem {
+        Problem {
+            n: args.n as usize,
+            steps: args.steps,
+            dt: args.dt,
+            delta0: args.delta0,
+            random: (args.init == InitArg::Random).then_some(args.seed),
+        }
     }
 
     fn state<T: Float>(&self) -> (Vec<Complex<T>>, Vec<Complex<T>>) {
@@ -108,28 +142,15 @@ impl Problem {
     }
 }
 
-fn path(args: &Args) -> Result<FgPath, String> {
-    args.get_or("path", FgPath::Auto)
-}
-
-pub fn run(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(
-        raw,
-        &[
-            "n", "steps", "dt", "dtype", "init", "seed", "delta0", "backend", "path", "out", "plot",
-        ],
-        &[],
-    )?;
-    let problem = Problem::from(&args)?;
-    let backend: Backend = args
-        .get_or("backend", Backend::Auto)
-        .map_err(|e| e.to_string())?;
-    let kp = Kernpack::new(backend).map_err(|e| e.to_string())?;
-    let opts = FgOptions { path: path(&args)? };
-    match args.str("dtype").unwrap_or("c64") {
-        "c64" => integrate::<f32>(&kp, &problem, &opts, &args),
-        "c128" => integrate::<f64>(&kp, &problem, &opts, &args),
-        other => Err(format!("--dtype {other:?}: expected c64 or c128")),
+pub fn run(args: &FgArgs) -> Result<(), String> {
+    let problem = Problem::from(&args.problem);
+    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
+    let opts = FgOptions {
+        path: args.path.into(),
+    };
+    match args.problem.dtype {
+        ComplexDtype::C64 => integrate::<f32>(&kp, &problem, &opts, args),
+        ComplexDtype::C128 => integrate::<f64>(&kp, &problem, &opts, args),
     }
 }
 
@@ -137,7 +158,7 @@ fn integrate<T: Float>(
     kp: &Kernpack,
     p: &Problem,
     opts: &FgOptions,
-    args: &Args,
+    args: &FgArgs,
 ) -> Result<(), String> {
     let (f, g) = p.state::<T>();
     let started = Instant::now();
@@ -158,14 +179,14 @@ fn integrate<T: Float>(
         .iter()
         .enumerate()
         .map(|(k, d)| format!("{k},{},{},{},{}", k as f64 * p.dt, d.re, d.im, d.norm()));
-    write_csv(args.str("out").unwrap_or("-"), "step,t,re,im,abs", rows)?;
-    if let Some(path) = args.str("plot") {
+    write_csv(&args.out, "step,t,re,im,abs", rows)?;
+    if let Some(path) = &args.plot {
         let t: Vec<f64> = (0..run.delta.len()).map(|k| k as f64 * p.dt).collect();
-        let abs: Vec<f64> = run.delta.iter().map(|d| d.norm()).collect();
+        let abs: Vec<f64> = run.delta.iter().map(|d| d.norm().to_f64()).collect();
         let title = format!("the coupled F/G system, N = {}, dt = {}", p.n, p.dt);
         let figure = figures::fg_delta(&title, &t, &abs);
-        figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
-        eprintln!("plot written to {path}");
+        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("plot written to {}", path.display());
     }
     Ok(())
 }
@@ -174,39 +195,57 @@ fn integrate<T: Float>(
 /// state is restored from a pristine copy before each run, outside the
 /// timing), after warm-up; median per step, for one path or both. With
 /// `--backend cpu`: the CPU backend's whole runs on host slices, wall clock.
-pub fn bench(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(
-        raw,
-        &[
-            "n", "steps", "dt", "dtype", "init", "seed", "delta0", "path", "reps", "backend",
-        ],
-        &[],
-    )?;
-    let problem = Problem::from(&args)?;
-    let reps: usize = args.get_or("reps", 20)?;
-    match args.str("backend").unwrap_or("gpu") {
-        "gpu" => {}
-        "cpu" => {
-            return match args.str("dtype").unwrap_or("c64") {
-                "c64" => bench_cpu::<f32>(&problem, reps),
-                "c128" => bench_cpu::<f64>(&problem, reps),
-                other => Err(format!("--dtype {other:?}: expected c64 or c128")),
-            }
-        }
-        other => return Err(format!("--backend {other:?}: expected gpu or cpu")),
+pub fn bench(args: &BenchFgArgs) -> Result<(), String> {
+    let problem = Problem::from(&args.problem);
+    let reps = args.reps as usize;
+    if args.backend == BenchBackend::Cpu {
+        return match args.problem.dtype {
+            ComplexDtype::C64 => bench_cpu::<f32>(&problem, reps),
+            ComplexDtype::C128 => bench_cpu::<f64>(&problem, reps),
+        };
     }
-    let paths = match args.str("path") {
-        Some("both") => vec![FgPath::Cooperative, FgPath::Launches],
-        _ => vec![path(&args)?],
+    let paths = match args.path {
+        BenchFgPath::Both => vec![FgPath::Cooperative, FgPath::Launches],
+        BenchFgPath::Auto => vec![FgPath::Auto],
+        BenchFgPath::Cooperative => vec![FgPath::Cooperative],
+        BenchFgPath::Launches => vec![FgPath::Launches],
     };
     for path in paths {
-        match args.str("dtype").unwrap_or("c64") {
-            "c64" => bench_path::<f32>(&problem, path, reps)?,
-            "c128" => bench_path::<f64>(&problem, path, reps)?,
-            other => return Err(format!("--dtype {other:?}: expected c64 or c128")),
+        match args.problem.dtype {
+            ComplexDtype::C64 => bench_path::<f32>(&problem, path, reps)?,
+            ComplexDtype::C128 => bench_path::<f64>(&problem, path, reps)?,
         }
     }
     Ok(())
+}
+
+/// The GPU paths `kernpack bench fg` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchFgPath {
+    /// The path `auto` picks.
+    Auto,
+    /// The cooperative path.
+    Cooperative,
+    /// The launches path.
+    Launches,
+    /// Both, one after the other.
+    Both,
+}
+
+/// Whole runs of the coupled F/G system, timed per RK4 step.
+#[derive(clap::Args, Debug)]
+pub struct BenchFgArgs {
+    #[command(flatten)]
+    pub problem: FgProblemArgs,
+    /// GPU path(s) to time.
+    #[arg(long, value_enum, default_value_t = BenchFgPath::Auto)]
+    pub path: BenchFgPath,
+    /// Timed runs (after 3 warm-up runs); the median is reported.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
 }
 
 fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {

@@ -1,6 +1,7 @@
 //! Reading time series and frequency lists, writing results.
 use std::fs;
 use std::io::{BufWriter, Write};
+use std::path::Path;
 
 /// A time series as columns t, y and optional weight.
 pub struct SeriesData {
@@ -9,11 +10,14 @@ pub struct SeriesData {
     pub w: Option<Vec<f64>>,
 }
 
-/// Numbers separated by commas, tabs or spaces, one record per line. Lines
-/// starting with '#' and a first line that is not numeric (a header) are skipped.
-pub fn read_table(path: &str) -> Result<Vec<Vec<f64>>, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+/// Numbers separated by commas, tabs or spaces, one record per line. Blank
+/// lines, lines starting with '#', and one non-numeric line before the first
+/// record (a header) are skipped.
+pub fn read_table(path: &Path) -> Result<Vec<Vec<f64>>, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = path.display();
     let mut rows = Vec::new();
+    let mut header_seen = false;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -26,15 +30,16 @@ pub fn read_table(path: &str) -> Result<Vec<Vec<f64>>, String> {
             .collect();
         match fields {
             Ok(values) => rows.push(values),
-            Err(_) if rows.is_empty() && number == 0 => continue, // a header line
+            Err(_) if rows.is_empty() && !header_seen => header_seen = true,
             Err(e) => return Err(format!("{path}:{}: {e}: {line:?}", number + 1)),
         }
     }
     Ok(rows)
 }
 
-pub fn read_series(path: &str) -> Result<SeriesData, String> {
+pub fn read_series(path: &Path) -> Result<SeriesData, String> {
     let rows = read_table(path)?;
+    let path = path.display();
     if rows.is_empty() {
         return Err(format!("{path}: no data rows"));
     }
@@ -59,12 +64,13 @@ pub fn read_series(path: &str) -> Result<SeriesData, String> {
 }
 
 /// One frequency per line (or the first column).
-pub fn read_column(path: &str) -> Result<Vec<f64>, String> {
+pub fn read_column(path: &Path) -> Result<Vec<f64>, String> {
     Ok(read_table(path)?.into_iter().map(|r| r[0]).collect())
 }
 
-pub fn read_raw_f64(path: &str) -> Result<Vec<f64>, String> {
-    let bytes = fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+pub fn read_raw_f64(path: &Path) -> Result<Vec<f64>, String> {
+    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = path.display();
     if bytes.len() % 8 != 0 {
         return Err(format!(
             "{path}: {} bytes is not a whole number of f64",
@@ -77,21 +83,23 @@ pub fn read_raw_f64(path: &str) -> Result<Vec<f64>, String> {
         .collect())
 }
 
-pub fn write_raw_f64(path: &str, values: &[f64]) -> Result<(), String> {
+pub fn write_raw_f64(path: &Path, values: &[f64]) -> Result<(), String> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    fs::write(path, bytes).map_err(|e| format!("{path}: {e}"))
+    fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Writes a CSV with `header` and one row per item; "-" means stdout.
+/// Writes a CSV with `header` and one row per item; "-" means stdout, where a
+/// reader that stops early (`| head`) ends the output quietly.
 pub fn write_csv(
-    path: &str,
+    path: &Path,
     header: &str,
     rows: impl Iterator<Item = String>,
 ) -> Result<(), String> {
-    let sink: Box<dyn Write> = if path == "-" {
+    let to_stdout = path == Path::new("-");
+    let sink: Box<dyn Write> = if to_stdout {
         Box::new(std::io::stdout().lock())
     } else {
-        Box::new(fs::File::create(path).map_err(|e| format!("{path}: {e}"))?)
+        Box::new(fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
     };
     let mut out = BufWriter::new(sink);
     let result = (|| {
@@ -101,5 +109,8 @@ pub fn write_csv(
         }
         out.flush()
     })();
-    result.map_err(|e| format!("{path}: {e}"))
+    match result {
+        Err(e) if to_stdout && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(|e| format!("{}: {e}", path.display())),
+    }
 }

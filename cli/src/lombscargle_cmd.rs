@@ -1,69 +1,72 @@
 //! `kernpack lombscargle` and `kernpack demo`.
 use std::f64::consts::TAU;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
-use crate::args::Args;
 use crate::figures;
 use crate::io::{read_column, read_series, write_csv, SeriesData};
+use crate::options::{BackendArg, Dtype, PeriodogramArgs};
+use crate::progress;
 use crate::synthetic::Uniform;
 
-pub const HELP: &str = "\
-kernpack lombscargle INPUT [options]
-  INPUT                 CSV or whitespace table: t, y[, weight] (a header line is skipped)
-  --fmin F --fmax F     frequency range in cycles per time unit (default 1/span .. n/(2 span))
-  --nf N                number of frequencies, uniform from fmin to fmax (default max(2000, 10 n))
-  --freqs FILE          frequencies from a file instead (cycles per time unit; --angular: rad per unit)
-  --angular             --freqs holds angular frequencies
-  --direct              use the explicit-array kernel even for a uniform grid (for comparison)
-  --dtype f32|f64       precision (default f64)
-  --backend auto|gpu|cpu  (default auto: the GPU when present)
-  --normalize power|normalize|amplitude   (SciPy's normalize, default power)
-  --floating-mean       fit an offset per frequency (recommended when y has a mean)
-  --precenter           subtract mean(y) first (SciPy's legacy option)
-  --output FILE         CSV: frequency, angular_frequency, period, power (amplitude: re, im, abs); default stdout
-  --plot FILE.svg|png   draw the periodogram with the best period marked, above the
-                        light curve folded at that period with a least-squares sinusoid";
+/// Lomb-Scargle periodogram of one time series.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "INPUT is a CSV or whitespace-separated table with columns t, y and an optional \
+weight; a header line and lines starting with '#' are skipped."
+)]
+pub struct LombScargleArgs {
+    /// The time series: t, y[, weight] per line.
+    pub input: PathBuf,
+    /// Lowest frequency, cycles per time unit [default: 1/span].
+    #[arg(long)]
+    pub fmin: Option<f64>,
+    /// Highest frequency, cycles per time unit [default: n/(2 span)].
+    #[arg(long)]
+    pub fmax: Option<f64>,
+    /// Number of frequencies, uniform from fmin to fmax [default: 10 n, within 2000..1000000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nf: Option<u64>,
+    /// Frequencies from a file instead (one per line, cycles per time unit).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fmin", "fmax", "nf"])]
+    pub freqs: Option<PathBuf>,
+    /// The --freqs file holds angular frequencies (rad per time unit).
+    #[arg(long, requires = "freqs")]
+    pub angular: bool,
+    /// Use the explicit-frequency kernel even on a uniform grid (for comparison).
+    #[arg(long)]
+    pub direct: bool,
+    /// Precision of the computation.
+    #[arg(long, value_enum, default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    #[command(flatten)]
+    pub periodogram: PeriodogramArgs,
+    /// CSV of frequency, angular_frequency, period, power (amplitude: re, im, abs); "-" is stdout.
+    #[arg(long, short, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    /// Draw the periodogram with the best period marked and the light curve folded at it (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
 
-pub fn lombscargle(raw: &[String]) -> Result<(), String> {
-    let Some((input, rest)) = raw.split_first().filter(|(i, _)| !i.starts_with("--")) else {
-        return Err(format!("missing INPUT\n{HELP}"));
-    };
-    let args = Args::parse(
-        rest,
-        &[
-            "fmin",
-            "fmax",
-            "nf",
-            "freqs",
-            "dtype",
-            "backend",
-            "normalize",
-            "output",
-            "plot",
-        ],
-        &["angular", "floating-mean", "precenter", "direct"],
-    )?;
-    let data = read_series(input)?;
-    let freqs = frequencies(&args, &data)?;
-    let opts = LombScargleOptions {
-        normalize: args.get_or("normalize", Normalize::Power)?,
-        floating_mean: args.switch("floating-mean"),
-        precenter: args.switch("precenter"),
-    };
+pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
+    let data = read_series(&args.input)?;
+    let freqs = frequencies(args, &data)?;
+    let opts = args.periodogram.options();
     let kp = handle(
-        args.get_or("backend", Backend::Auto)?,
+        args.backend.into(),
         data.t.len() as f64 * freqs.values.len() as f64,
     )?;
     let started = Instant::now();
-    let result = match args.str("dtype").unwrap_or("f64") {
-        "f32" => compute::<f32>(&kp, &data, &freqs, &opts),
-        "f64" => compute::<f64>(&kp, &data, &freqs, &opts),
-        other => return Err(format!("--dtype {other:?}: expected f32 or f64")),
+    let result = match args.dtype {
+        Dtype::F32 => compute::<f32>(&kp, &data, &freqs, &opts),
+        Dtype::F64 => compute::<f64>(&kp, &data, &freqs, &opts),
     }?;
     eprintln!(
         "lombscargle: {} samples x {} frequencies on the {} in {:.1} ms",
@@ -72,9 +75,9 @@ pub fn lombscargle(raw: &[String]) -> Result<(), String> {
         kp.backend_name(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    write_result(args.str("output").unwrap_or("-"), &freqs.values, &result)?;
-    if let Some(path) = args.str("plot") {
-        let title = format!("Lomb-Scargle periodogram of {input}");
+    write_result(&args.output, &freqs.values, &result)?;
+    if let Some(path) = &args.plot {
+        let title = format!("Lomb-Scargle periodogram of {}", args.input.display());
         plot(path, &freqs.values, &result, &title, &data)?;
     }
     Ok(())
@@ -86,26 +89,13 @@ fn handle(backend: Backend, pairs: f64) -> Result<Kernpack, String> {
     if kp.gpu().is_some() || pairs < 1e8 {
         return Ok(kp);
     }
-    let last = AtomicU64::new(u64::MAX);
-    Ok(kp.with_progress(Arc::new(move |done, total| {
-        let percent = done * 100 / total.max(1);
-        if last.swap(percent, Ordering::Relaxed) != percent {
-            eprint!("\rlombscargle on the CPU: {percent:3}%");
-            if done == total {
-                eprintln!();
-            }
-        }
-    })))
+    Ok(kp.with_progress(progress::reporter("periodogram on the CPU")))
 }
 
 /// Frequencies in cycles per time unit (the kernels take angular ones).
-fn frequencies(args: &Args, data: &SeriesData) -> Result<Frequencies, String> {
-    if let Some(path) = args.str("freqs") {
-        let scale = if args.switch("angular") {
-            1.0 / TAU
-        } else {
-            1.0
-        };
+fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies, String> {
+    if let Some(path) = &args.freqs {
+        let scale = if args.angular { 1.0 / TAU } else { 1.0 };
         let values = read_column(path)?.into_iter().map(|f| f * scale).collect();
         return Ok(Frequencies { values, grid: None });
     }
@@ -118,28 +108,27 @@ fn frequencies(args: &Args, data: &SeriesData) -> Result<Frequencies, String> {
     let span = hi - lo;
     let n = data.t.len();
     let fmin = args
-        .get("fmin")?
+        .fmin
         .unwrap_or(if span > 0.0 { 1.0 / span } else { 1.0 });
-    let fmax = args.get("fmax")?.unwrap_or(if span > 0.0 {
+    let fmax = args.fmax.unwrap_or(if span > 0.0 {
         n as f64 / (2.0 * span)
     } else {
         1.0
     });
-    let nf: usize = args.get_or("nf", (10 * n).clamp(2000, 1_000_000))?;
+    let nf = match args.nf {
+        Some(nf) => usize::try_from(nf).map_err(|_| format!("--nf {nf}: too many"))?,
+        None => (10 * n).clamp(2000, 1_000_000),
+    };
     if !(fmin.is_finite() && fmax.is_finite() && fmin >= 0.0 && fmax > fmin) {
         return Err(format!(
-            "need 0 <= fmin < fmax, got fmin {fmin}, fmax {fmax}"
+            "need 0 <= --fmin < --fmax, got --fmin {fmin}, --fmax {fmax}"
         ));
-    }
-    if nf == 0 {
-        return Err("--nf must be at least 1".into());
     }
     let grid = UniformGrid::spanning(fmin, fmax, nf);
     // --direct: the explicit-array kernel on the same frequencies, for comparison.
-    let uniform = !args.switch("direct");
     Ok(Frequencies {
         values: grid.frequencies(),
-        grid: uniform.then_some(grid),
+        grid: (!args.direct).then_some(grid),
     })
 }
 
@@ -179,7 +168,7 @@ fn compute<T: Float>(
     Ok(result.map_err(|e| e.to_string())?.cast())
 }
 
-fn write_result(path: &str, freqs: &[f64], result: &Periodogram<f64>) -> Result<(), String> {
+fn write_result(path: &Path, freqs: &[f64], result: &Periodogram<f64>) -> Result<(), String> {
     let row = |k: usize| format!("{},{},{}", freqs[k], freqs[k] * TAU, 1.0 / freqs[k]);
     match result {
         Periodogram::Real(p) => write_csv(
@@ -202,8 +191,9 @@ fn best(freqs: &[f64], magnitudes: &[f64]) -> Option<usize> {
         .max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
 }
 
+/// The periodogram with its best period marked, above the light curve folded at that period.
 fn plot(
-    path: &str,
+    path: &Path,
     freqs: &[f64],
     result: &Periodogram<f64>,
     title: &str,
@@ -215,6 +205,7 @@ fn plot(
     } else {
         "power"
     };
+    // No peak (all power non-finite): the periodogram is drawn without a marker.
     let best_freq = best(freqs, &magnitudes).map_or(f64::NAN, |k| freqs[k]);
     let figure = figures::periodogram(
         title,
@@ -226,18 +217,39 @@ fn plot(
         &data.y,
         data.w.as_deref(),
     );
-    figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
-    eprintln!("plot written to {path}");
+    figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
     Ok(())
+}
+
+/// Recover the period of a synthetic irregular light curve and plot it.
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Where to draw the periodogram and the folded light curve (.svg or .png).
+    #[arg(long, value_name = "FILE", default_value = "kernpack-demo.svg")]
+    pub plot: PathBuf,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// The true period of the synthetic light curve, in days.
+    #[arg(long, default_value_t = 3.7)]
+    pub period: f64,
+    /// Number of frequencies searched, from 1/400 to 2 cycles per day.
+    #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub nf: u32,
 }
 
 /// `kernpack demo`: a synthetic irregular light curve (seasonal gaps, uneven
 /// errors), its period recovered on the default backend, and the plot written.
-pub fn demo(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &["plot", "backend", "period", "nf"], &[])?;
-    let true_period: f64 = args.get_or("period", 3.7)?;
-    let plot_path = args.str("plot").unwrap_or("kernpack-demo.svg").to_owned();
-    let nf: usize = args.get_or("nf", 200_000)?;
+pub fn demo(args: &DemoArgs) -> Result<(), String> {
+    let true_period = args.period;
+    if !(true_period.is_finite() && (0.5..=400.0).contains(&true_period)) {
+        return Err(format!(
+            "--period {true_period}: the demo searches periods from 0.5 to 400 days"
+        ));
+    }
+    let plot_path = &args.plot;
+    let nf = args.nf as usize;
 
     // 800 observations over 3 seasons of 120 nights, at random times of night.
     let mut rng = Uniform::new(0x9e37_79b9_7f4a_7c15);
@@ -263,10 +275,7 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
         floating_mean: true,
         precenter: false,
     };
-    let kp = handle(
-        args.get_or("backend", Backend::Auto)?,
-        data.t.len() as f64 * nf as f64,
-    )?;
+    let kp = handle(args.backend.into(), data.t.len() as f64 * nf as f64)?;
     let started = Instant::now();
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
@@ -283,8 +292,13 @@ pub fn demo(raw: &[String]) -> Result<(), String> {
         "true period {true_period} d, recovered {found:.5} d (normalized power {:.3})",
         magnitudes[k]
     );
-    let title = format!("kernpack demo: synthetic light curve, period {true_period}");
-    plot(&plot_path, &freqs.values, &result, &title, &data)?;
+    plot(
+        plot_path,
+        &freqs.values,
+        &result,
+        "kernpack demo: a synthetic light curve",
+        &data,
+    )?;
     let relative = (found - true_period).abs() / true_period;
     if relative > 1e-3 {
         return Err(format!(

@@ -2,59 +2,114 @@
 //! command line, CSV of the final states or the trajectory, Hovmoller plot.
 use std::time::Instant;
 
-use kernpack::api::lorenz::dart_initial_state;
-use kernpack::{Backend, Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use std::path::PathBuf;
 
-use crate::args::Args;
+use kernpack::api::lorenz::dart_initial_state;
+use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+
 use crate::figures;
 use crate::io::{read_table, write_csv};
+use crate::options::{BackendArg, Dtype, ModelArg};
 use crate::synthetic::Uniform;
 
-const COMMON: &str = "\
-  --members M           ensemble size (default 40)
-  --steps S             RK4 steps (default 1000)
-  --every K             keep every K-th state (0: final states only; default 0)
-  --init FILE           initial states: M rows of N values (CSV or whitespace); default:
-                        DART's state (F everywhere, 1.001 F at site 0) plus --perturb noise
-  --perturb EPS         uniform noise in [-EPS, EPS] added per member and site (default 1e-3)
-  --seed S              seed of the noise (default 1)
-  --dtype f32|f64       precision (default f64)
-  --backend auto|gpu|cpu  (default auto)
-  --out FILE            CSV: step, member, z_0 .. z_{N-1} per row (the trajectory with --every,
-                        else the final states); \"-\" for stdout
-  --plot FILE.svg|png   Hovmoller diagram of the ensemble mean (time down, site across) above
-                        the ensemble spread against time (needs --every)";
-
-pub fn help96() -> String {
-    format!(
-        "kernpack lorenz96 [options]   Lorenz 96 ensemble, dX_k/dt = (X_k+1 - X_k-2) X_k-1 - X_k + F\n  \
-         --n N --forcing F --dt DT   (defaults 40, 8, 0.05)\n{COMMON}"
-    )
+/// What every ensemble command takes.
+#[derive(clap::Args, Debug)]
+pub struct EnsembleArgs {
+    /// Ensemble size (ignored with --init, whose rows are the members).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
+    pub members: u32,
+    /// RK4 steps.
+    #[arg(long, default_value_t = 1000)]
+    pub steps: u64,
+    /// Keep every K-th state (0: the final states only).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub every: u64,
+    /// Initial states: one row of N values per member (CSV or whitespace)
+    /// [default: F at every site, 1.001 F at site 0, plus --perturb noise].
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<PathBuf>,
+    /// Uniform noise in [-EPS, EPS] added per member and site to the default initial state.
+    #[arg(
+        long,
+        value_name = "EPS",
+        default_value_t = 1e-3,
+        conflicts_with = "init"
+    )]
+    pub perturb: f64,
+    /// Seed of that noise.
+    #[arg(long, default_value_t = 1, conflicts_with = "init")]
+    pub seed: u64,
+    /// Precision of the computation.
+    #[arg(long, value_enum, default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// CSV of step, member, z_0 .. z_{N-1} per row: the trajectory with --every, else the
+    /// final states; "-" is stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Draw the ensemble mean over time (Hovmoller diagram) and the ensemble spread
+    /// (.svg or .png; needs --every).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
-pub fn help05() -> String {
-    format!(
-        "kernpack lorenz05 [options]   Lorenz (2005) Model II / III ensemble (DART's Lorenz 04)\n  \
-         --model 2|3 --n N --forcing F --k K --j J --b B --c C --dt DT\n  \
-         (DART defaults: 3, 960, 15, 32, 12, 10, 3.0, 0.001)\n{COMMON}"
-    )
+/// Lorenz 96 ensemble: dX_k/dt = (X_k+1 - X_k-2) X_k-1 - X_k + F.
+#[derive(clap::Args, Debug)]
+pub struct Lorenz96Args {
+    /// Sites.
+    #[arg(long, default_value_t = Lorenz96Params::default().n)]
+    pub n: usize,
+    /// Forcing F.
+    #[arg(long, default_value_t = Lorenz96Params::default().forcing)]
+    pub forcing: f64,
+    /// Time step.
+    #[arg(long, default_value_t = Lorenz96Params::default().dt)]
+    pub dt: f64,
+    #[command(flatten)]
+    pub ensemble: EnsembleArgs,
 }
 
-const VALUED: &[&str] = &[
-    "members", "steps", "every", "init", "perturb", "seed", "dtype", "backend", "out", "plot", "n",
-    "forcing", "dt", "k", "j", "b", "c", "model",
-];
+/// Lorenz 2005 Model II / III ensemble (the defaults are DART's Lorenz 04 settings).
+#[derive(clap::Args, Debug)]
+pub struct Lorenz05Args {
+    /// Model number.
+    #[arg(long, value_enum, default_value_t = ModelArg::Three)]
+    pub model: ModelArg,
+    /// Sites.
+    #[arg(long, default_value_t = Lorenz05Params::default().n)]
+    pub n: usize,
+    /// Forcing F.
+    #[arg(long, default_value_t = Lorenz05Params::default().forcing)]
+    pub forcing: f64,
+    /// Smoothing half-width K of the large-scale advection.
+    #[arg(long, default_value_t = Lorenz05Params::default().k)]
+    pub k: usize,
+    /// Half-width J of the scale-separating filter (Model III).
+    #[arg(long, default_value_t = Lorenz05Params::default().j)]
+    pub j: usize,
+    /// Amplitude ratio b of the small scales (Model III).
+    #[arg(long, default_value_t = Lorenz05Params::default().b)]
+    pub b: f64,
+    /// Coupling c (Model III).
+    #[arg(long, default_value_t = Lorenz05Params::default().c)]
+    pub c: f64,
+    /// Time step.
+    #[arg(long, default_value_t = Lorenz05Params::default().dt)]
+    pub dt: f64,
+    #[command(flatten)]
+    pub ensemble: EnsembleArgs,
+}
 
-pub fn lorenz96(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, &VALUED[..13], &[])?;
-    let d = Lorenz96Params::default();
+pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
     let p = Lorenz96Params {
-        n: args.get_or("n", d.n)?,
-        forcing: args.get_or("forcing", d.forcing)?,
-        dt: args.get_or("dt", d.dt)?,
+        n: args.n,
+        forcing: args.forcing,
+        dt: args.dt,
     };
     run(
-        &args,
+        &args.ensemble,
         p.n,
         p.forcing,
         p.dt,
@@ -70,18 +125,16 @@ pub fn lorenz96(raw: &[String]) -> Result<(), String> {
     )
 }
 
-pub fn lorenz05(raw: &[String]) -> Result<(), String> {
-    let args = Args::parse(raw, VALUED, &[])?;
-    let d = Lorenz05Params::default();
+pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
     let p = Lorenz05Params {
-        n: args.get_or("n", d.n)?,
-        forcing: args.get_or("forcing", d.forcing)?,
-        k: args.get_or("k", d.k)?,
-        j: args.get_or("j", d.j)?,
-        b: args.get_or("b", d.b)?,
-        c: args.get_or("c", d.c)?,
-        dt: args.get_or("dt", d.dt)?,
-        model: args.get_or("model", Lorenz05Model::III)?,
+        n: args.n,
+        forcing: args.forcing,
+        k: args.k,
+        j: args.j,
+        b: args.b,
+        c: args.c,
+        dt: args.dt,
+        model: args.model.into(),
     };
     let name = if p.model == Lorenz05Model::III {
         "Lorenz 2005 Model III"
@@ -89,7 +142,7 @@ pub fn lorenz05(raw: &[String]) -> Result<(), String> {
         "Lorenz 2005 Model II"
     };
     run(
-        &args,
+        &args.ensemble,
         p.n,
         p.forcing,
         p.dt,
@@ -125,7 +178,7 @@ type Integrate<'a> =
     dyn Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String> + 'a;
 
 fn run(
-    args: &Args,
+    args: &EnsembleArgs,
     n: usize,
     forcing: f64,
     dt: f64,
@@ -133,13 +186,17 @@ fn run(
     integrate: impl Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String>,
 ) -> Result<(), String> {
     let integrate: &Integrate<'_> = &integrate;
-    let (steps, every): (u64, u64) = (args.get_or("steps", 1000)?, args.get_or("every", 0)?);
-    let initial = match args.str("init") {
+    let (steps, every) = (args.steps, args.every);
+    if args.plot.is_some() && every == 0 {
+        return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
+    }
+    let initial = match &args.init {
         Some(path) => {
             let rows = read_table(path)?;
             if let Some((r, row)) = rows.iter().enumerate().find(|(_, r)| r.len() != n) {
                 return Err(format!(
-                    "{path}: row {} has {} values, N = {n}",
+                    "{}: row {} has {} values, N = {n}",
+                    path.display(),
                     r + 1,
                     row.len()
                 ));
@@ -147,9 +204,9 @@ fn run(
             rows.concat()
         }
         None => {
-            let members: usize = args.get_or("members", 40)?;
-            let eps: f64 = args.get_or("perturb", 1e-3)?;
-            let mut rng = Uniform::new(args.get_or("seed", 1)?);
+            let members = args.members as usize;
+            let eps = args.perturb;
+            let mut rng = Uniform::new(args.seed);
             let base = dart_initial_state(n, forcing);
             (0..members)
                 .flat_map(|_| {
@@ -160,12 +217,8 @@ fn run(
                 .collect()
         }
     };
-    let f32 = match args.str("dtype").unwrap_or("f64") {
-        "f32" => true,
-        "f64" => false,
-        other => return Err(format!("--dtype {other:?}: expected f32 or f64")),
-    };
-    let kp = Kernpack::new(args.get_or("backend", Backend::Auto)?).map_err(|e| e.to_string())?;
+    let f32 = args.dtype == Dtype::F32;
+    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
     let started = Instant::now();
     let run = integrate(&kp, &initial, steps, every, f32)?;
     eprintln!(
@@ -175,7 +228,7 @@ fn run(
         started.elapsed().as_secs_f64() * 1e3
     );
     let (members, len) = (run.members, run.members * n);
-    if let Some(path) = args.str("out") {
+    if let Some(path) = &args.out {
         let (values, step_of): (&[f64], Box<dyn Fn(usize) -> u64>) = match &run.trajectory {
             Some(t) => (t, Box::new(move |frame| frame as u64 * every)),
             None => (&run.final_state, Box::new(move |_| steps)),
@@ -194,23 +247,23 @@ fn run(
         });
         write_csv(path, &header, rows)?;
     }
-    if let Some(path) = args.str("plot") {
+    if let Some(path) = &args.plot {
         let traj = run
             .trajectory
             .as_ref()
-            .ok_or("--plot needs a trajectory: give --every K")?;
+            .ok_or("--plot draws the trajectory: give --every K (K > 0) as well")?;
         let frames = traj.len() / len;
         let (mean, spread) = figures::ensemble_spread(traj, frames, members, n);
         let times: Vec<f64> = (0..frames)
             .map(|f| (f as u64 * every) as f64 * dt)
             .collect();
         let title = format!(
-            "{name}: ensemble of {members} members, N = {n}, t = 0 .. {}",
+            "{name}: ensemble of {members}, t = 0 .. {}",
             steps as f64 * dt
         );
         let figure = figures::lorenz(&title, frames, n, &mean, &times, &spread);
-        figures::write(&figure, std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
-        eprintln!("plot written to {path}");
+        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("plot written to {}", path.display());
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! The `kernpack` command: `info`, `lombscargle`, `demo`, `bench`.
-mod args;
+//! The `kernpack` command: periodograms, ODE ensembles and benchmarks from the
+//! shell, on the GPU when there is one and on the CPU otherwise.
 mod batch_cmd;
 mod bench;
 mod bench_box;
@@ -10,72 +10,94 @@ mod info;
 mod io;
 mod lombscargle_cmd;
 mod lorenz_cmd;
+mod options;
 mod plot;
+mod progress;
 mod synthetic;
 
-const USAGE: &str = "\
-kernpack: precompiled CUDA kernels (no JIT), with a CPU fallback
+use std::io::Write;
+use std::process::ExitCode;
 
-usage:
-  kernpack info                      devices, fatbin contents, SASS vs JIT per kernel
-  kernpack demo [--plot FILE] [--backend B]
-                                     recover the period of a synthetic light curve and plot it
-  kernpack lombscargle INPUT [...]   periodogram of a time series (kernpack lombscargle --help)
-  kernpack lombscargle-batch INPUT [...]
-                                     many series (an id column) in one launch, best period of each
-  kernpack lorenz96 [...]            Lorenz 96 ensemble, all members and steps in one launch
-  kernpack lorenz05 [...]            Lorenz 2005 Model II / III ensemble (DART's Lorenz 04)
-  kernpack fg [--n N --steps S --dt DT ...]
-                                     the coupled F/G system of seed 001: delta(t) as CSV (kernpack fg --help)
-  kernpack bench fg|lorenz96|lorenz05 [...]
-                                     whole ODE runs timed with CUDA events (bench fg --path both)
-  kernpack bench lombscargle|lombscargle-batch|reduce|box-filter [...]
-                                     time the kernels with CUDA events
-  kernpack bench normalize-streams [--arrays 10 --n 10000000 --streams 1,10]
-                                     seed 004: copy in, normalise, copy out on 1 vs k streams, with a timeline
-  kernpack bench normalize-batched [--arrays 1000 --n 10000]
-                                     one batched normalise call against a loop of single calls";
+use clap::{CommandFactory, Parser, Subcommand};
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("info") => info::run(),
-        Some("demo") => lombscargle_cmd::demo(&args[1..]),
-        Some("lombscargle") if args.iter().any(|a| a == "--help" || a == "-h") => {
-            println!("{}", lombscargle_cmd::HELP);
-            Ok(())
+/// Precompiled CUDA kernels for periodograms, smoothing, reductions and ODE
+/// ensembles: no JIT at start-up, and a CPU backend when there is no GPU.
+#[derive(Parser)]
+#[command(name = "kernpack", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Devices, the fatbin's contents, and which image each kernel runs (SASS or JIT).
+    Info,
+    /// Recover the period of a synthetic irregular light curve and plot it.
+    Demo(lombscargle_cmd::DemoArgs),
+    /// Lomb-Scargle periodogram of one time series.
+    Lombscargle(lombscargle_cmd::LombScargleArgs),
+    /// Periodograms of many series (an id column) in one launch; the best period of each.
+    LombscargleBatch(batch_cmd::BatchArgs),
+    /// Lorenz 96 ensemble: all members and steps in one launch.
+    Lorenz96(lorenz_cmd::Lorenz96Args),
+    /// Lorenz 2005 Model II / III ensemble.
+    Lorenz05(lorenz_cmd::Lorenz05Args),
+    /// Integrate the coupled F/G system and write delta(t).
+    Fg(fg_cmd::FgArgs),
+    /// Time the kernels (CUDA events on the GPU, wall clock on the CPU).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Print a shell completion script (for example: kernpack completions bash > ~/.local/share/bash-completion/completions/kernpack).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info => info::run(),
+        Command::Demo(args) => lombscargle_cmd::demo(&args),
+        Command::Lombscargle(args) => lombscargle_cmd::lombscargle(&args),
+        Command::LombscargleBatch(args) => batch_cmd::run(&args),
+        Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
+        Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
+        Command::Fg(args) => fg_cmd::run(&args),
+        Command::Bench(command) => bench::run(command),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "kernpack", &mut script);
+            write_stdout(&script)
         }
-        Some("lombscargle") => lombscargle_cmd::lombscargle(&args[1..]),
-        Some("lombscargle-batch") if args.iter().any(|a| a == "--help" || a == "-h") => {
-            println!("{}", batch_cmd::HELP);
-            Ok(())
-        }
-        Some("lombscargle-batch") => batch_cmd::run(&args[1..]),
-        Some("lorenz96") if args.iter().any(|a| a == "--help" || a == "-h") => {
-            println!("{}", lorenz_cmd::help96());
-            Ok(())
-        }
-        Some("lorenz96") => lorenz_cmd::lorenz96(&args[1..]),
-        Some("lorenz05") if args.iter().any(|a| a == "--help" || a == "-h") => {
-            println!("{}", lorenz_cmd::help05());
-            Ok(())
-        }
-        Some("lorenz05") => lorenz_cmd::lorenz05(&args[1..]),
-        Some("fg") if args.iter().any(|a| a == "--help" || a == "-h") => {
-            println!("{}", fg_cmd::HELP);
-            Ok(())
-        }
-        Some("fg") => fg_cmd::run(&args[1..]),
-        Some("bench") => bench::run(&args[1..]),
-        Some("--help" | "-h" | "help") => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => Err(format!("unknown command {other:?}\n{USAGE}")),
-        None => Err(USAGE.to_owned()),
     };
-    if let Err(message) = result {
-        eprintln!("kernpack: {message}");
-        std::process::exit(2);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("kernpack: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`kernpack ... | head`) ends the output quietly.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

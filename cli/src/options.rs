@@ -1,0 +1,145 @@
+//! Option values shared by several subcommands, as clap value enums: clap then
+//! lists the accepted values in `--help` and in the error for a bad one.
+use clap::{Args, ValueEnum};
+use kernpack::{Backend, FgPath, LombScargleOptions, Lorenz05Model, Normalize};
+
+/// Where a command computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The GPU when one is present, else the CPU.
+    Auto,
+    /// The GPU; an error without one.
+    Gpu,
+    /// The CPU backend.
+    Cpu,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(b: BackendArg) -> Backend {
+        match b {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Gpu => Backend::Gpu,
+            BackendArg::Cpu => Backend::Cpu,
+        }
+    }
+}
+
+/// Where a benchmark runs: benchmarks time one backend, never "whichever is there".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackend {
+    /// CUDA-event timing on device buffers.
+    Gpu,
+    /// Wall-clock timing of the CPU backend on host slices.
+    Cpu,
+}
+
+/// Real precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Dtype {
+    F32,
+    F64,
+}
+
+impl Dtype {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+}
+
+/// Complex precision (the F/G system).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ComplexDtype {
+    /// Single-precision parts.
+    C64,
+    /// Double-precision parts.
+    C128,
+}
+
+/// What a periodogram holds (SciPy's `normalize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NormalizeArg {
+    /// (A^2) N / 4.
+    Power,
+    /// Power relative to the residuals of a constant model, in [0, 1].
+    Normalize,
+    /// Complex amplitude and phase.
+    Amplitude,
+}
+
+impl From<NormalizeArg> for Normalize {
+    fn from(n: NormalizeArg) -> Normalize {
+        match n {
+            NormalizeArg::Power => Normalize::Power,
+            NormalizeArg::Normalize => Normalize::Normalize,
+            NormalizeArg::Amplitude => Normalize::Amplitude,
+        }
+    }
+}
+
+/// The periodogram options shared by `lombscargle` and `lombscargle-batch`.
+#[derive(Args, Debug, Clone)]
+pub struct PeriodogramArgs {
+    /// What each frequency's value is.
+    #[arg(long, value_enum, default_value_t = NormalizeArg::Power)]
+    pub normalize: NormalizeArg,
+    /// Fit an offset per frequency (recommended when y has a mean).
+    #[arg(long)]
+    pub floating_mean: bool,
+    /// Subtract mean(y) first (SciPy's legacy option).
+    #[arg(long)]
+    pub precenter: bool,
+}
+
+impl PeriodogramArgs {
+    pub fn options(&self) -> LombScargleOptions {
+        LombScargleOptions {
+            normalize: self.normalize.into(),
+            floating_mean: self.floating_mean,
+            precenter: self.precenter,
+        }
+    }
+}
+
+/// How the F/G system's step loop runs on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FgPathArg {
+    /// Cooperative where the GPU supports it and the state fits in registers, else launches.
+    Auto,
+    /// One cooperative launch for the whole run, one grid-wide barrier per step.
+    Cooperative,
+    /// Two launches per step, the state in global memory.
+    Launches,
+}
+
+impl From<FgPathArg> for FgPath {
+    fn from(p: FgPathArg) -> FgPath {
+        match p {
+            FgPathArg::Auto => FgPath::Auto,
+            FgPathArg::Cooperative => FgPath::Cooperative,
+            FgPathArg::Launches => FgPath::Launches,
+        }
+    }
+}
+
+/// Lorenz 2005 model number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelArg {
+    /// Model II: smoothed advection.
+    #[value(name = "2")]
+    Two,
+    /// Model III: Model II plus small-scale activity.
+    #[value(name = "3")]
+    Three,
+}
+
+impl From<ModelArg> for Lorenz05Model {
+    fn from(m: ModelArg) -> Lorenz05Model {
+        match m {
+            ModelArg::Two => Lorenz05Model::II,
+            ModelArg::Three => Lorenz05Model::III,
+        }
+    }
+}

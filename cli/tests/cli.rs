@@ -1,0 +1,283 @@
+//! The `kernpack` command as a user meets it: help on every subcommand, the
+//! version, errors that name the option and its accepted values, completions,
+//! tolerant table input, and the demo's PNG. Runs on whatever backend is there
+//! (the CPU in CI).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kernpack(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kernpack"))
+        .args(args)
+        .output()
+        .expect("run kernpack")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The subcommand names listed under "Commands:" in a help text.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        // Continuation lines of a wrapped description are indented further.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kernpack-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Words from the project's internal history that must not reach users.
+fn assert_no_internal_words(what: &str, text: &str) {
+    let lower = text.to_lowercase();
+    for word in ["seed 0", "seed's", "seeds/", "models.md", "seeds.md"] {
+        assert!(!lower.contains(word), "{what} mentions {word:?}:\n{text}");
+    }
+}
+
+#[test]
+fn every_subcommand_answers_help() {
+    let top = kernpack(&["--help"]);
+    assert!(top.status.success());
+    let top_help = text(&top.stdout);
+    assert_no_internal_words("kernpack --help", &top_help);
+    let mut commands: Vec<Vec<String>> = subcommands(&top_help)
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    let bench = text(&kernpack(&["bench", "--help"]).stdout);
+    commands.extend(
+        subcommands(&bench)
+            .into_iter()
+            .map(|c| vec!["bench".into(), c]),
+    );
+    for expected in [
+        "demo",
+        "lombscargle",
+        "lombscargle-batch",
+        "lorenz96",
+        "fg",
+        "info",
+    ] {
+        assert!(
+            commands.iter().any(|c| c == &[expected.to_owned()]),
+            "{expected} missing from:\n{top_help}"
+        );
+    }
+    assert!(
+        commands.len() >= 15,
+        "too few subcommands found: {commands:?}"
+    );
+    for command in &commands {
+        for flag in ["--help", "-h"] {
+            let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+            args.push(flag);
+            let out = kernpack(&args);
+            let help = text(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{args:?} failed: {}",
+                text(&out.stderr)
+            );
+            assert!(help.contains("Usage: kernpack"), "{args:?}:\n{help}");
+            assert_no_internal_words(&format!("{args:?}"), &help);
+        }
+    }
+}
+
+#[test]
+fn version_is_the_crate_version() {
+    let out = kernpack(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("kernpack {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn bad_values_name_the_option_and_the_accepted_values() {
+    let out = kernpack(&["lombscargle", "x.csv", "--dtype", "f16"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("--dtype") && err.contains("f32, f64"), "{err}");
+
+    let out = kernpack(&["lorenz96", "--backend", "tpu"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--backend") && err.contains("auto, gpu, cpu"),
+        "{err}"
+    );
+
+    let out = kernpack(&["fg", "--colour"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--colour"));
+
+    let out = kernpack(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("frobnicate"));
+}
+
+#[test]
+fn runtime_errors_exit_1_with_the_reason() {
+    let missing = scratch("does-not-exist.csv");
+    let out = kernpack(&["lombscargle", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("kernpack: ") && err.contains("does-not-exist.csv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "_kernpack"),
+        ("zsh", "#compdef kernpack"),
+        ("fish", "complete -c kernpack"),
+    ] {
+        let out = kernpack(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {marker:?} missing");
+        assert!(
+            script.contains("lombscargle-batch"),
+            "{shell}: subcommands missing"
+        );
+    }
+}
+
+/// A table as users write them: a comment, a header after it, commas and
+/// runs of spaces mixed, a blank line, a trailing comment.
+#[test]
+fn lombscargle_reads_a_tolerant_table_and_finds_the_period() {
+    let period = 2.5;
+    let mut table = String::from("# a light curve\ntime, flux\n");
+    for i in 0..300 {
+        let t = i as f64 * 0.37 + 0.05 * ((i * 7) % 11) as f64;
+        let y = 3.0 + (std::f64::consts::TAU * t / period).sin();
+        let sep = if i % 2 == 0 { ", " } else { "   " };
+        table.push_str(&format!("{t}{sep}{y}\n"));
+        if i == 100 {
+            table.push('\n');
+        }
+    }
+    table.push_str("# end\n");
+    let input = scratch("curve.txt");
+    std::fs::write(&input, table).unwrap();
+    let output = scratch("periodogram.csv");
+    let out = kernpack(&[
+        "lombscargle",
+        input.to_str().unwrap(),
+        "--floating-mean",
+        "--fmin",
+        "0.05",
+        "--fmax",
+        "1",
+        "--nf",
+        "4000",
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = std::fs::read_to_string(&output).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("frequency,angular_frequency,period,power")
+    );
+    let (best_period, _) = lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (v[2], v[3])
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    assert!(
+        (best_period - period).abs() < 0.01,
+        "best period {best_period}"
+    );
+}
+
+/// Decodes a PNG: (width, height, pixel bytes, samples per pixel).
+fn decode_png(path: &Path) -> (u32, u32, Vec<u8>, usize) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut pixels).expect("a frame");
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels, info.color_type.samples())
+}
+
+#[test]
+fn demo_writes_a_compressed_png_of_the_periodogram_and_folded_light_curve() {
+    let path = scratch("demo.png");
+    // Fewer frequencies than the default keep the debug-build test quick; the
+    // figure's size does not depend on them.
+    let out = kernpack(&["demo", "--plot", path.to_str().unwrap(), "--nf", "20000"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("recovered 3.69"), "{stdout}");
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    assert!(bytes < 200_000, "demo PNG is {bytes} bytes");
+    let (width, height, pixels, channels) = decode_png(&path);
+    assert!(
+        width >= 600 && height >= 600,
+        "{width} x {height}: room for two panels"
+    );
+    assert_eq!(pixels.len(), (width * height) as usize * channels);
+    // A drawn figure, not a blank canvas: several colours (text, axes, the
+    // spectrum, the marker, the points and the fit), and ink in both halves,
+    // where the periodogram and the folded light curve sit.
+    let mut colours: Vec<&[u8]> = pixels.chunks_exact(channels).collect();
+    colours.sort();
+    colours.dedup();
+    assert!(colours.len() >= 5, "only {} colours", colours.len());
+    let background = &pixels[..channels];
+    let row_bytes = width as usize * channels;
+    let ink = |rows: std::ops::Range<usize>| {
+        pixels[rows.start * row_bytes..rows.end * row_bytes]
+            .chunks_exact(channels)
+            .filter(|p| *p != background)
+            .count() as f64
+            / ((rows.end - rows.start) * width as usize) as f64
+    };
+    let half = height as usize / 2;
+    for (name, share) in [
+        ("top", ink(0..half)),
+        ("bottom", ink(half..height as usize)),
+    ] {
+        assert!(
+            (0.01..0.6).contains(&share),
+            "{name} half: {:.1}% of pixels drawn",
+            share * 100.0
+        );
+    }
+}
+
+/// The README shows `kernpack --help` verbatim; this keeps it the real output.
+#[test]
+fn readme_shows_the_real_top_level_help() {
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(readme).expect("README.md");
+    let help = text(&kernpack(&["--help"]).stdout);
+    let shown = format!(
+        "$ kernpack --help\n{}```",
+        help.trim_end_matches('\n').to_owned() + "\n"
+    );
+    assert!(
+        readme.contains(&shown),
+        "README.md's `kernpack --help` block differs from the real output:\n{help}"
+    );
+}
