@@ -281,3 +281,28 @@ fn readme_shows_the_real_top_level_help() {
         "README.md's `kernpack --help` block differs from the real output:\n{help}"
     );
 }
+
+/// The library links none of the command's dependencies: `cargo tree` of the
+/// `kernpack` package (normal and build dependencies) names none of them.
+#[test]
+fn the_library_has_no_cli_dependency() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+    let out = Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--manifest-path", manifest])
+        .args(["-p", "kernpack", "-e", "normal,build", "--prefix", "none"])
+        .output()
+        .expect("run cargo tree");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tree = text(&out.stdout);
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(crates.contains(&"cudarc"), "unexpected tree:\n{tree}");
+    for cli_only in ["clap", "clap_complete", "indicatif", "png"] {
+        assert!(
+            !crates.contains(&cli_only),
+            "the library depends on {cli_only}:\n{tree}"
+        );
+    }
+}
