@@ -50,7 +50,12 @@ fn main() {
     );
     println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
     // A SONAME, so programs linked against the cdylib by path find it by name.
-    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // Not under cargo-c (which enables the `capi` feature): it sets the
+    // versioned SONAME libkernpack.so.0 itself, and a second -soname from
+    // here would come later on the linker's command line and win.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux")
+        && env::var_os("CARGO_FEATURE_CAPI").is_none()
+    {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libkernpack.so");
     }
     // For tests that compile C against the crate (cc needs the target triple).
