@@ -335,8 +335,8 @@ enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stre
  `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) floats
  (`float _Complex` layout): the initial state on entry, the final state on
  return. `delta`: `delta_len` = `nsteps + 1` complex values (2 floats each)
- receiving delta[0] = (delta0_re, delta0_im), delta[1], ..., delta[nsteps].
- `nsteps` = 0 is valid (delta[0] only, state unchanged). N >= 1; `dt`,
+ receiving `delta[0] = (delta0_re, delta0_im)`, `delta[1]`, ..., `delta[nsteps]`.
+ `nsteps` = 0 is valid (`delta[0]` only, state unchanged). N >= 1; `dt`,
  delta0 and every input value must be finite. Runs on the context's backend;
  returns when done. Nothing is written on failure. The sum is
  deterministic: the same inputs give the same bits on every run.
@@ -1033,7 +1033,7 @@ enum kp_status kp_normalize_device_f64(const struct kp_context *ctx,
  `kp_sum_f32` of each array alone.
 
  # Safety
- `offsets` readable for narrays + 1 values, `x` for offsets[narrays]
+ `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
  (readable and writable), `sums` and `status` writable for narrays.
  */
 enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,

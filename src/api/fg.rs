@@ -58,7 +58,7 @@ pub struct FgOptions {
 /// The result of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FgRun<T> {
-    /// delta[0..=nsteps]; delta[0] is the initial value.
+    /// `delta[0..=nsteps]`; `delta[0]` is the initial value.
     pub delta: Vec<Complex<T>>,
     /// The final F and G, row-major N x N.
     pub f: Vec<Complex<T>>,
@@ -146,7 +146,7 @@ pub fn validate<T: Float>(
 impl Kernpack {
     /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
     /// with step `dt`, on the GPU or the CPU reference. `nsteps = 0` returns
-    /// delta = [delta0] and F, G unchanged. Inputs must be finite.
+    /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
     #[allow(clippy::too_many_arguments)]
     pub fn fg_integrate<T: Float>(
         &self,

@@ -120,8 +120,8 @@ unsafe fn integrate_device<T: Float>(
 /// `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) floats
 /// (`float _Complex` layout): the initial state on entry, the final state on
 /// return. `delta`: `delta_len` = `nsteps + 1` complex values (2 floats each)
-/// receiving delta[0] = (delta0_re, delta0_im), delta[1], ..., delta[nsteps].
-/// `nsteps` = 0 is valid (delta[0] only, state unchanged). N >= 1; `dt`,
+/// receiving `delta[0] = (delta0_re, delta0_im)`, `delta[1]`, ..., `delta[nsteps]`.
+/// `nsteps` = 0 is valid (`delta[0]` only, state unchanged). N >= 1; `dt`,
 /// delta0 and every input value must be finite. Runs on the context's backend;
 /// returns when done. Nothing is written on failure. The sum is
 /// deterministic: the same inputs give the same bits on every run.

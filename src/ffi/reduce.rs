@@ -270,7 +270,7 @@ pub unsafe extern "C" fn kp_normalize_device_f64(
 /// `kp_sum_f32` of each array alone.
 ///
 /// # Safety
-/// `offsets` readable for narrays + 1 values, `x` for offsets[narrays]
+/// `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
 /// (readable and writable), `sums` and `status` writable for narrays.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_batched_f32(

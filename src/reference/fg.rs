@@ -107,7 +107,7 @@ fn total(sums: &[[f64; 2]]) -> [f64; 2] {
 }
 
 /// Integrates `nsteps` RK4 steps in place; F and G hold N*N values each (any
-/// common length works). Returns delta[0..=nsteps], delta[0] = `delta0`.
+/// common length works). Returns `delta[0..=nsteps]`, `delta[0] = delta0`.
 pub fn integrate<T: Float>(
     f: &mut [Complex<T>],
     g: &mut [Complex<T>],

@@ -10,7 +10,7 @@
 //! Degenerate data is drawn, not rejected: `to_svg`/`to_png` always return a valid
 //! file (a series whose `x` and `y` do not match draws nothing, non-finite values
 //! — and non-positive ones on a log axis — are skipped, an axis without data spans
-//! 0..1). Only [`write`] refuses a figure with nothing to draw, with
+//! 0..1). Only [`write()`] refuses a figure with nothing to draw, with
 //! `InvalidInput`, because a CLI that writes an empty plot almost certainly has a
 //! bug upstream.
 
