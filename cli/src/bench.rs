@@ -193,24 +193,13 @@ fn bench<T: Float>(
         module + first_call
     );
 
-    let ctx = gpu.context();
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let stop = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let mut times = Vec::with_capacity(reps);
-    for rep in 0..reps + 3 {
-        start.record(stream).map_err(cuda)?;
-        run(&mut out, &dt, &dy, &df).map_err(err)?;
-        stop.record(stream).map_err(cuda)?;
-        stop.synchronize().map_err(cuda)?;
-        if rep >= 3 {
-            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
-        }
-    }
-    times.sort_by(f64::total_cmp);
+    let times = event_times(
+        &gpu,
+        reps,
+        &mut out,
+        |_| Ok(()),
+        |out| run(out, &dt, &dy, &df),
+    )?;
     let median = times[times.len() / 2];
     let pairs = t.len() as f64 * f.len() as f64;
     println!(
@@ -235,12 +224,16 @@ fn bench<T: Float>(
     Ok(())
 }
 
-/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
-pub(crate) fn event_median(
+/// CUDA-event times of `work` on the GPU's stream, in ms, sorted, after 3
+/// warm-up runs; `before` runs ahead of each, outside the timed interval (to
+/// restore a `state` that the work changes, for instance).
+pub(crate) fn event_times<S>(
     gpu: &Gpu,
     reps: usize,
-    mut work: impl FnMut() -> kernpack::Result<()>,
-) -> Result<f64, String> {
+    state: &mut S,
+    mut before: impl FnMut(&mut S) -> Result<(), String>,
+    mut work: impl FnMut(&mut S) -> kernpack::Result<()>,
+) -> Result<Vec<f64>, String> {
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let (ctx, stream) = (gpu.context(), gpu.stream());
     let start = ctx
@@ -250,9 +243,10 @@ pub(crate) fn event_median(
         .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
         .map_err(cuda)?;
     let mut times = Vec::with_capacity(reps);
-    for rep in 0..reps + 3 {
+    for rep in 0..reps.max(1) + 3 {
+        before(state)?;
         start.record(stream).map_err(cuda)?;
-        work().map_err(|e| e.to_string())?;
+        work(state).map_err(|e| e.to_string())?;
         stop.record(stream).map_err(cuda)?;
         stop.synchronize().map_err(cuda)?;
         if rep >= 3 {
@@ -260,6 +254,16 @@ pub(crate) fn event_median(
         }
     }
     times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
+pub(crate) fn event_median(
+    gpu: &Gpu,
+    reps: usize,
+    mut work: impl FnMut() -> kernpack::Result<()>,
+) -> Result<f64, String> {
+    let times = event_times(gpu, reps, &mut (), |_| Ok(()), |_| work())?;
     Ok(times[times.len() / 2])
 }
 

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
@@ -275,45 +274,30 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         stream.clone_htod(interleaved(&f)).map_err(cuda)?,
         stream.clone_htod(interleaved(&g)).map_err(cuda)?,
     );
-    let (mut df, mut dg) = (
+    // The state the runs advance: F, G and delta's history.
+    let mut state = (
         stream.clone_htod(interleaved(&f)).map_err(cuda)?,
         stream.clone_htod(interleaved(&g)).map_err(cuda)?,
+        stream.alloc_zeros::<T>(2 * (p.steps + 1)).map_err(cuda)?,
     );
-    let mut delta = stream.alloc_zeros::<T>(2 * (p.steps + 1)).map_err(cuda)?;
-    let ctx = gpu.context();
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let stop = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let mut times = Vec::with_capacity(reps);
-    for rep in 0..reps + 3 {
-        stream.memcpy_dtod(&f0, &mut df).map_err(cuda)?;
-        stream.memcpy_dtod(&g0, &mut dg).map_err(cuda)?;
-        start.record(stream).map_err(cuda)?;
-        gpu.fg_integrate_device(
-            stream,
-            p.n,
-            &mut df,
-            &mut dg,
-            p.delta0::<T>(),
-            T::from_f64(p.dt),
-            p.steps,
-            &mut delta,
-            &opts,
-        )
-        .map_err(err)?;
-        stop.record(stream).map_err(cuda)?;
-        stop.synchronize().map_err(cuda)?;
-        if rep >= 3 {
-            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
-        }
-    }
-    times.sort_by(f64::total_cmp);
+    let times = crate::bench::event_times(
+        &gpu,
+        reps,
+        &mut state,
+        // Every run starts from the same F and G, restored outside the timing.
+        |(df, dg, _)| {
+            stream.memcpy_dtod(&f0, df).map_err(cuda)?;
+            stream.memcpy_dtod(&g0, dg).map_err(cuda)
+        },
+        |(df, dg, delta)| {
+            let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
+            gpu.fg_integrate_device(stream, p.n, df, dg, delta0, dt, p.steps, delta, &opts)
+        },
+    )?;
+    let delta = &state.2;
     let median_ms = times[times.len() / 2];
     let per_step_us = median_ms * 1e3 / p.steps.max(1) as f64;
-    let history = complexes(&stream.clone_dtoh(&delta).map_err(cuda)?);
+    let history = complexes(&stream.clone_dtoh(delta).map_err(cuda)?);
     let plan = match plan {
         FgPlan::Cooperative {
             chunks_per_block,
