@@ -139,6 +139,37 @@ def test_command_line_demo(tmp_path):
 
 
 # --------------------------------------------------------------------------
+# The optional dask extra
+# --------------------------------------------------------------------------
+
+_WITHOUT_DASK = """
+import sys
+
+class Blocked:  # as if dask, distributed, pandas and pyarrow were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("dask", "distributed", "pandas", "pyarrow"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Blocked())
+import kernpack
+assert not [m for m in sys.modules if m.split(".")[0] in ("dask", "distributed", "pandas", "pyarrow")]
+try:
+    import kernpack.dask
+except ImportError as e:
+    print("ImportError:", e)
+"""
+
+
+def test_kernpack_imports_without_dask_and_kernpack_dask_names_the_extra(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_DASK], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ImportError: kernpack.dask needs Dask" in out.stdout
+    assert "pip install 'kernpack[dask]'" in out.stdout
+
+
+# --------------------------------------------------------------------------
 # Threads
 # --------------------------------------------------------------------------
 

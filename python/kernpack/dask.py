@@ -1,0 +1,632 @@
+"""kernpack on Dask: periodograms of survey tables, the box filter on large
+arrays and ensembles split by members, one kernpack call per partition or
+block, on each worker's GPU (or its CPU).
+
+Needs the optional extra ``pip install 'kernpack[dask]'`` (dask[dataframe],
+distributed, pyarrow); ``import kernpack`` alone never imports Dask.
+
+Functions
+---------
+:func:`lombscargle_peaks`
+    Per-series best peaks (optionally the top-k peaks) of a Dask DataFrame or
+    Parquet dataset of ``(id, t, y[, w])`` rows, as a Dask DataFrame indexed
+    by id.
+:func:`lombscargle_periodograms`
+    The whole periodograms of the same input, one array per row of a Dask
+    DataFrame indexed by id.
+:func:`uniform_filter`
+    ``scipy.ndimage.uniform_filter`` of a 2-D Dask array (``map_overlap``).
+:func:`lorenz96`, :func:`lorenz05`
+    Ensembles chunked by members, one ensemble call per block.
+
+Where each call runs is kernpack's usual choice, made on the worker:
+``backend=None`` or ``'auto'`` takes the worker's GPU when it has one
+(dask-cuda gives every worker one GPU, seen as device 0) and its CPU
+otherwise. Blocks of CuPy-backed Dask arrays are filtered or integrated on
+their GPU as they are.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+try:
+    import dask.array as da
+    import dask.dataframe as dd
+    import pandas as pd
+    from dask.array.utils import meta_from_array
+except ImportError as e:  # pragma: no cover - exercised without the extra installed
+    raise ImportError(
+        f"kernpack.dask needs Dask ({e}); install the optional extra: pip install 'kernpack[dask]' "
+        "(dask[dataframe], distributed and pyarrow)"
+    ) from e
+
+import numpy as np
+
+from . import ndimage as _ndimage
+from . import ode as _ode
+from . import signal as _signal
+from ._native import frame_count as _frame_count
+
+__all__ = ["lombscargle_peaks", "lombscargle_periodograms", "uniform_filter", "lorenz96", "lorenz05"]
+
+_TWO_PI = 2.0 * math.pi
+
+
+# --------------------------------------------------------------------------
+# Lomb-Scargle of survey tables
+# --------------------------------------------------------------------------
+
+
+def _grid_spec(nf: Any, fmin: Any, fmax: Any, oversample: Any) -> Tuple[int, Any, Any, Any]:
+    """(nf, fmin, fmax, oversample), checked: fmax None for a per-series grid, oversample None for a shared one."""
+    nf = _signal._count("nf", nf)
+    if fmax is not None and oversample is not None:
+        raise ValueError("pass fmax (one grid for every series) or oversample (a grid per series), not both")
+    if fmax is None and oversample is None:
+        raise ValueError("pass fmin and fmax (one grid fmin..fmax for every series) or oversample (a grid per series)")
+    if fmax is not None:
+        if fmin is None:
+            raise ValueError("a shared grid needs fmin and fmax")
+        fmin, fmax = float(fmin), float(fmax)
+        ordered = fmin < fmax or (nf == 1 and fmin == fmax)
+        if not (math.isfinite(fmin) and math.isfinite(fmax) and 0 <= fmin and ordered):
+            raise ValueError(f"the grid needs finite 0 <= fmin < fmax, got fmin={fmin}, fmax={fmax}")
+        return nf, fmin, fmax, None
+    oversample = float(oversample)
+    if not (math.isfinite(oversample) and oversample > 0):
+        raise ValueError(f"oversample must be > 0, got {oversample}")
+    if fmin is not None:
+        fmin = float(fmin)
+        if not (math.isfinite(fmin) and fmin >= 0):
+            raise ValueError(f"fmin must be finite and >= 0, got {fmin}")
+    return nf, fmin, None, oversample
+
+
+def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kwargs: Optional[Dict[str, Any]]):
+    """A Dask DataFrame with the value columns, and the id as column or index."""
+    if isinstance(data, (str, os.PathLike)) or (
+        isinstance(data, (list, tuple)) and data and all(isinstance(p, (str, os.PathLike)) for p in data)
+    ):
+        paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
+        data = dd.read_parquet(paths, **(read_parquet_kwargs or {}))
+    elif read_parquet_kwargs:
+        raise ValueError("read_parquet_kwargs apply only to a Parquet path")
+    if not isinstance(data, dd.DataFrame):
+        raise TypeError(
+            f"expected a Dask DataFrame or the path of a Parquet dataset, got {type(data).__name__}"
+            + (" (wrap a pandas DataFrame with dask.dataframe.from_pandas)" if isinstance(data, pd.DataFrame) else "")
+        )
+    missing = [c for c in columns if c not in data.columns]
+    id_is_index = id_col not in data.columns and data.index.name == id_col
+    if id_col not in data.columns and not id_is_index:
+        missing.insert(0, id_col)
+    if missing:
+        raise KeyError(f"column(s) {missing} not found (columns: {list(data.columns)}, index: {data.index.name!r})")
+    return data[([] if id_is_index else [id_col]) + columns], id_is_index
+
+
+def _partitioned_by_id(data, id_col: str, id_is_index: bool, assume_partitioned: bool, npartitions: Optional[int]):
+    """The frame with each id in one partition: as it is when its index is the
+    id with known divisions (or the caller says so), else after set_index."""
+    if assume_partitioned:
+        return data
+    if id_is_index and data.known_divisions:
+        return data
+    if id_is_index:
+        data = data.reset_index()
+    return data.set_index(id_col, npartitions=npartitions)
+
+
+def _sorted_series(pdf, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
+    """A pandas partition as flat sorted arrays: rows ordered by (id, t, y, w),
+    which fixes the order of the sums whatever order the shuffle delivered."""
+    ids = pdf[id_col] if id_col in pdf.columns else pdf.index.to_series()
+    cols = {"_id": ids.to_numpy(), "t": pdf[t_col].to_numpy(), "y": pdf[y_col].to_numpy()}
+    if w_col is not None:
+        cols["w"] = pdf[w_col].to_numpy()
+    frame = pd.DataFrame(cols)
+    if frame["_id"].isna().any():
+        raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
+    frame = frame.sort_values(list(cols), kind="mergesort", ignore_index=True)
+    id_values = frame["_id"].to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], id_values[1:] != id_values[:-1]]))
+    offsets = np.concatenate([starts, [len(frame)]]).astype(np.intp)
+    t = frame["t"].to_numpy()
+    y = frame["y"].to_numpy()
+    w = frame["w"].to_numpy() if w_col is not None else None
+    return id_values[starts], offsets, t, y, w
+
+
+def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
+    """(f0, df) for the batch: scalars for a shared grid, per-series arrays from each span."""
+    if oversample is None:
+        return fmin, ((fmax - fmin) / (nf - 1) if nf > 1 else 1.0)
+    tt = np.asarray(t, dtype=np.float64)
+    span = np.maximum.reduceat(tt, offsets[:-1]) - np.minimum.reduceat(tt, offsets[:-1])
+    bad = np.flatnonzero(~(span > 0) | ~np.isfinite(span))
+    if bad.size:
+        raise ValueError(
+            f"series {ids[bad[0]]!r} spans no time (span {span[bad[0]]}): a per-series grid (oversample) "
+            "needs at least two distinct times; use a shared grid (fmin, fmax) or drop such series"
+        )
+    df = _TWO_PI / (oversample * span)
+    f0 = np.full_like(df, fmin) if fmin is not None else df.copy()
+    return f0, df
+
+
+def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
+    try:
+        return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
+    except ValueError as e:  # name the series by its id, not by its place in this partition
+        m = re.search(r"series (\d+)", str(e))
+        if m and int(m.group(1)) < len(ids):
+            raise ValueError(f"{e} (series id {ids[int(m.group(1))]!r})") from e
+        raise
+
+
+def _top_peaks(magnitude: np.ndarray, k: int):
+    """Indices (-1: none) and values (NaN: none) of the k highest local maxima
+    of each row, highest first, ties to the lower index. A local maximum is
+    above its left neighbour and not below its right one (the grid's ends
+    compare with -inf), so rank 1 is np.argmax's index."""
+    m = np.nan_to_num(magnitude.astype(np.float64, copy=False), nan=-np.inf)
+    rows, nf = m.shape
+    ninf = np.full((rows, 1), -np.inf)
+    left = np.concatenate([ninf, m[:, :-1]], axis=1)
+    right = np.concatenate([m[:, 1:], ninf], axis=1)
+    score = np.where((m > left) & (m >= right), m, -np.inf)
+    kk = min(k, nf)
+    if kk < nf:
+        cand = np.argpartition(-score, kk - 1, axis=1)[:, :kk]
+        # argpartition picks any of equal values at the k-th place: rows with
+        # such ties take the k first of a stable sort instead.
+        kth = np.take_along_axis(score, cand, axis=1).min(axis=1)
+        tied = np.flatnonzero((score >= kth[:, None]).sum(axis=1) > kk)
+        if tied.size:
+            cand[tied] = np.argsort(-score[tied], axis=1, kind="stable")[:, :kk]
+    else:
+        cand = np.tile(np.arange(nf), (rows, 1))
+    cscore = np.take_along_axis(score, cand, axis=1)
+    order = np.lexsort((cand, -cscore), axis=1)[:, :kk]
+    index = np.take_along_axis(cand, order, axis=1)
+    value = np.take_along_axis(cscore, order, axis=1)
+    missing = value == -np.inf
+    index = np.where(missing, -1, index)
+    value = np.where(missing, np.nan, value)
+    if kk < k:
+        index = np.concatenate([index, np.full((rows, k - kk), -1)], axis=1)
+        value = np.concatenate([value, np.full((rows, k - kk), np.nan)], axis=1)
+    return index, value
+
+
+def _peak_columns(top_k: int) -> List[str]:
+    cols = ["n", "frequency", "period", "power"]
+    for r in range(2, top_k + 1):
+        cols += [f"frequency_{r}", f"period_{r}", f"power_{r}"]
+    return cols
+
+
+def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
+    cols = _peak_columns(top_k)
+    data = {c: np.empty(0, dtype=np.int64 if c == "n" else np.float64) for c in cols}
+    return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
+
+
+def _peaks_partition(pdf, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
+    if len(pdf) == 0:
+        return meta.copy()
+    ids, offsets, t, y, w = _sorted_series(pdf, id_col, t_col, y_col, w_col)
+    nf, fmin, fmax, oversample = grid
+    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
+    out = {"n": np.diff(offsets).astype(np.int64)}
+    if top_k == 1:
+        best = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=True)
+        freq = [np.asarray(best.frequency, dtype=np.float64)]
+        power = [np.asarray(best.power, dtype=np.float64)]
+    else:
+        pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
+        index, value = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
+        f0s = np.broadcast_to(np.asarray(f0, dtype=np.float64), (len(ids),))[:, None]
+        dfs = np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),))[:, None]
+        fr = np.where(index >= 0, f0s + dfs * np.maximum(index, 0), np.nan)
+        freq = [fr[:, r] for r in range(top_k)]
+        power = [value[:, r] for r in range(top_k)]
+    for r in range(top_k):
+        suffix = "" if r == 0 else f"_{r + 1}"
+        with np.errstate(divide="ignore"):
+            period = _TWO_PI / freq[r]
+        out["frequency" + suffix] = freq[r]
+        out["period" + suffix] = period
+        out["power" + suffix] = power[r]
+    return pd.DataFrame(out, index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))[list(meta.columns)]
+
+
+def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
+             backend, assume_partitioned, npartitions, read_parquet_kwargs):
+    grid = _grid_spec(nf, fmin, fmax, oversample)
+    opts = dict(
+        normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
+        backend=None if backend is None else str(backend).lower(),
+    )
+    if opts["backend"] is not None:
+        from ._context import _check
+
+        _check(opts["backend"])
+    columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
+    frame, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
+    frame = _partitioned_by_id(frame, id_col, id_is_index, bool(assume_partitioned), npartitions)
+    index_dtype = frame[id_col].dtype if id_col in frame.columns else frame.index.dtype
+    return frame, grid, opts, index_dtype
+
+
+def lombscargle_peaks(
+    data: Any,
+    nf: int,
+    fmin: Optional[float] = None,
+    fmax: Optional[float] = None,
+    *,
+    oversample: Optional[float] = None,
+    top_k: int = 1,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    w_col: Optional[str] = None,
+    normalize: Union[bool, str] = False,
+    floating_mean: bool = False,
+    precenter: bool = False,
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The highest periodogram peaks of every series of a survey table.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
+        One row per sample: series id, time, value and optionally a weight
+        (column names below; the id may also be the index). A path is read
+        with ``dask.dataframe.read_parquet(data, **read_parquet_kwargs)``.
+    nf : int
+        Frequencies per series.
+    fmin, fmax : float, optional
+        Shared grid: ``nf`` angular frequencies (rad per unit of t) from fmin
+        to fmax inclusive, the same for every series. With `oversample`,
+        `fmin` is the first frequency of every series' grid (default: its step).
+    oversample : float, optional
+        Per-series grid instead: the step of series s is
+        ``2 pi / (oversample * span_s)`` with ``span_s = max(t) - min(t)``
+        (``oversample`` grid points per natural peak width), ``nf``
+        frequencies from fmin (or from one step). Series whose times are all
+        equal raise ValueError.
+    top_k : int, optional
+        Peaks per series. 1: the periodogram's maximum
+        (``lombscargle_batch(..., best=True)``; no periodogram leaves the
+        GPU). k > 1: the k highest local maxima of each periodogram, from the
+        whole periodograms of a partition computed in one call and copied to
+        the host (``nseries * nf`` values per partition in memory); missing
+        ranks are NaN.
+    id_col, t_col, y_col, w_col : str, optional
+        Column names; `w_col` None: unweighted.
+    normalize, floating_mean, precenter
+        As in :func:`kernpack.signal.lombscargle`; with 'amplitude' the power
+        columns hold the modulus.
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where the workers compute (default: kernpack's default on the worker,
+        normally 'auto').
+    assume_partitioned : bool, optional
+        The caller guarantees that every id lies in one partition: no shuffle.
+        Results are then sorted by id within each partition, partitions in
+        their input order (globally by id only when the partitions are).
+    npartitions : int, optional
+        Partitions after the shuffle (default: as many as the input). Every
+        partition is one batched kernpack call: on GPUs prefer partitions of
+        many series (10^4 to 10^6).
+    read_parquet_kwargs : dict, optional
+        Passed to ``dask.dataframe.read_parquet`` for a path, e.g.
+        ``{"index": "id", "calculate_divisions": True}`` for a dataset written
+        sorted by id (then no shuffle is needed).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (sorted; the index name is `id_col`), with columns
+        ``n`` (samples, int64), ``frequency`` (angular), ``period``
+        (``2 pi / frequency``) and ``power`` (float64) of the best peak, and for
+        ``top_k > 1`` ``frequency_r``, ``period_r``, ``power_r`` for r = 2..k.
+
+    Notes
+    -----
+    Partitioning: every series must lie in one partition. A frame indexed by
+    id with known divisions is used as it is; any other input is shuffled
+    first with ``set_index(id_col)``: one pass over the id column for the
+    divisions (quantiles), then an all-to-all shuffle of every sample over
+    the network, which can cost more than the periodograms themselves. For
+    repeated runs, write the table once sorted by id
+    (``ddf.set_index("id").to_parquet(path)``) and read it with
+    ``read_parquet_kwargs={"index": "id", "calculate_divisions": True}``.
+
+    Within a partition the rows are sorted by (id, t, y, w) before the call,
+    so the results do not depend on the order in which the shuffle delivered
+    them: the same data, backend and dtype give the same numbers bitwise as
+    ``lombscargle_batch`` on the series sorted that way. Times and values
+    are computed in float32 when both columns are float32, else in float64.
+    The output metadata is given to Dask: the kernel never runs on empty or
+    fake data to infer it.
+    """
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    top_k = int(top_k)
+    frame, grid, opts, index_dtype = _prepare(
+        data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
+        backend, assume_partitioned, npartitions, read_parquet_kwargs,
+    )
+    meta = _peaks_meta(index_dtype, id_col, top_k)
+    # The output is indexed by id: the input's divisions stay valid only when
+    # they were divisions of the id.
+    return frame.map_partitions(
+        _peaks_partition, meta, id_col, t_col, y_col, w_col, grid, top_k, opts, meta=meta,
+        clear_divisions=frame.index.name != id_col,
+    )
+
+
+def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
+    return pd.DataFrame(
+        {
+            "n": np.empty(0, np.int64),
+            "f0": np.empty(0, np.float64),
+            "df": np.empty(0, np.float64),
+            "periodogram": np.empty(0, object),
+        },
+        index=pd.Index([], dtype=index_dtype, name=id_col),
+    )
+
+
+def _pgram_partition(pdf, meta, id_col, t_col, y_col, w_col, grid, opts):
+    if len(pdf) == 0:
+        return meta.copy()
+    ids, offsets, t, y, w = _sorted_series(pdf, id_col, t_col, y_col, w_col)
+    nf, fmin, fmax, oversample = grid
+    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
+    pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
+    column = np.empty(len(ids), dtype=object)
+    column[:] = list(pgrams)  # one row view of the (nseries, nf) result per series
+    return pd.DataFrame(
+        {
+            "n": np.diff(offsets).astype(np.int64),
+            "f0": np.broadcast_to(np.asarray(f0, dtype=np.float64), (len(ids),)),
+            "df": np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),)),
+            "periodogram": column,
+        },
+        index=pd.Index(ids, dtype=meta.index.dtype, name=id_col),
+    )
+
+
+def lombscargle_periodograms(
+    data: Any,
+    nf: int,
+    fmin: Optional[float] = None,
+    fmax: Optional[float] = None,
+    *,
+    oversample: Optional[float] = None,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    w_col: Optional[str] = None,
+    normalize: Union[bool, str] = False,
+    floating_mean: bool = False,
+    precenter: bool = False,
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The whole periodogram of every series, one array per row.
+
+    Parameters as :func:`lombscargle_peaks` (the same partitioning, grids and
+    one batched call per partition).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (as :func:`lombscargle_peaks`, so the two join on the
+        index), with columns ``n`` (int64), ``f0`` and ``df`` (float64: the
+        series' grid is ``f0 + df * arange(nf)``, angular) and
+        ``periodogram`` (object: a NumPy array of ``nf`` values per row,
+        float32 or float64 as computed, complex for 'amplitude'). A
+        partition holds ``nseries * nf`` values: reduce them on the workers
+        (``map_partitions``) rather than gathering them all.
+
+    Notes
+    -----
+    A DataFrame rather than a Bag: ``to_bag()`` and ``to_delayed()`` of a
+    frame that went through Dask's P2P shuffle fail (dask/dask#11825, still
+    so with dask and distributed 2026.8).
+    """
+    frame, grid, opts, index_dtype = _prepare(
+        data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
+        backend, assume_partitioned, npartitions, read_parquet_kwargs,
+    )
+    meta = _pgram_meta(index_dtype, id_col)
+    return frame.map_partitions(
+        _pgram_partition, meta, id_col, t_col, y_col, w_col, grid, opts, meta=meta,
+        clear_divisions=frame.index.name != id_col,
+    )
+
+
+# --------------------------------------------------------------------------
+# Box filter of large arrays
+# --------------------------------------------------------------------------
+
+
+def _filter_block(block, size, mode, cval, backend):
+    return _ndimage.uniform_filter(block, size, mode=mode, cval=cval, backend=backend)
+
+
+def uniform_filter(
+    darr: Any,
+    size: Any = 3,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    *,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.uniform_filter`` of a large 2-D Dask array, chunk by chunk.
+
+    Parameters
+    ----------
+    darr : dask.array.Array (or array_like)
+        2-D, float32 or float64; NumPy or CuPy blocks.
+    size, mode, cval, backend
+        As in :func:`kernpack.ndimage.uniform_filter` (odd sizes 1 to 33;
+        'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior' and the
+        'grid-' aliases).
+
+    Returns
+    -------
+    dask.array.Array
+        The filtered array, the input's dtype: equal to
+        ``scipy.ndimage.uniform_filter`` of the whole array (to rounding: the
+        sums run in another order).
+
+    Notes
+    -----
+    ``map_overlap`` with depth ``size // 2``: every block is extended by the
+    neighbouring blocks' edges, filtered in one kernpack call, and trimmed,
+    so inner chunk edges see real neighbours. The boundary mode acts only at
+    the array's outer edges: there the kernel applies it itself
+    (``boundary='none'``: the block's outer side is the array's edge), except
+    'wrap', whose outer sides are extended from the opposite edge
+    (``boundary='periodic'``). Chunks thinner than the depth are merged by
+    Dask first, and an axis not longer than the depth is taken as one chunk,
+    so the result's chunks may differ from the input's.
+    """
+    darr = da.asarray(darr)
+    if darr.ndim != 2:
+        raise NotImplementedError(
+            f"input has {darr.ndim} dimensions: kernpack's uniform_filter takes 2-D arrays only"
+        )
+    # The single-array function's checks and errors, on a 1x1 array of the dtype.
+    _ndimage.uniform_filter(np.zeros((1, 1), dtype=darr.dtype), size, mode=mode, cval=cval, backend="cpu")
+    size = max(int(_ndimage._one("size", size, "size")), 1)
+    mode = _ndimage._one("mode", mode, "mode")
+    depth = size // 2
+    if depth == 0 or darr.size == 0:
+        return darr.map_blocks(_filter_block, size, mode, cval, backend, dtype=darr.dtype, meta=meta_from_array(darr))
+    depths = {}
+    for axis, length in enumerate(darr.shape):
+        if len(darr.chunks[axis]) == 1 or length <= depth:
+            depths[axis] = 0
+            if len(darr.chunks[axis]) > 1:
+                darr = darr.rechunk({axis: -1})
+        else:
+            depths[axis] = depth
+    boundary = "periodic" if _ndimage._MODES[mode] == "wrap" else "none"
+    return darr.map_overlap(
+        functools.partial(_filter_block, size=size, mode=mode, cval=cval, backend=backend),
+        depth=depths, boundary=boundary, trim=True, dtype=darr.dtype, meta=meta_from_array(darr),
+    )
+
+
+# --------------------------------------------------------------------------
+# Ensembles split by members
+# --------------------------------------------------------------------------
+
+
+def _ensemble_block(block, fn, steps, every, kwargs):
+    run = fn(block, steps, every=every, **kwargs)
+    if not every:
+        return run.final
+    xp = type(run.final)
+    if xp is np.ndarray:
+        return np.concatenate([run.trajectory, run.final[None]], axis=0)
+    import cupy  # device blocks: CuPy (the library Dask arrays of GPU blocks use)
+
+    return cupy.concatenate([run.trajectory, run.final[None]], axis=0)
+
+
+def _ensemble(fn, initial, steps, every, kwargs) -> "_ode.Ensemble":
+    steps, every = _ode._steps(steps, every)
+    x = da.asarray(initial)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise ValueError(f"initial must be (members, N) states (or one state of N), got shape {x.shape}")
+    dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
+    if x.dtype != dtype:
+        x = x.astype(dtype)
+    if len(x.chunks[1]) > 1:
+        x = x.rechunk({1: -1})  # one block = whole member states
+    # The single-process function's checks and errors, on one member for zero steps.
+    params = {k: v for k, v in kwargs.items() if k != "backend"}
+    fn(np.zeros((1, x.shape[1]), dtype), 0, every=0, backend="cpu", **params)
+    meta = meta_from_array(x)
+    if not every:
+        final = x.map_blocks(_ensemble_block, fn, steps, 0, kwargs, dtype=dtype, meta=meta)
+        return _ode.Ensemble(final, None)
+    frames = _frame_count(steps, every)
+    both = x.map_blocks(
+        _ensemble_block, fn, steps, every, kwargs,
+        new_axis=[0], chunks=((frames + 1,),) + x.chunks, dtype=dtype, meta=meta_from_array(x, ndim=3),
+    )
+    return _ode.Ensemble(both[-1], both[:-1])
+
+
+def lorenz96(
+    initial: Any,
+    steps: int,
+    *,
+    forcing: float = 8.0,
+    dt: float = 0.05,
+    every: int = 0,
+    backend: Optional[str] = None,
+) -> "_ode.Ensemble":
+    """:func:`kernpack.ode.lorenz96` of an ensemble chunked by members.
+
+    Parameters
+    ----------
+    initial : dask.array.Array (or array_like)
+        ``(members, N)`` initial states, chunked along members (a chunking
+        along N is undone: each block holds whole states); NumPy or CuPy
+        blocks.
+    steps, forcing, dt, every, backend
+        As in :func:`kernpack.ode.lorenz96`.
+
+    Returns
+    -------
+    kernpack.ode.Ensemble
+        Of Dask arrays: ``final`` ``(members, N)`` chunked as the members,
+        and with ``every > 0`` ``trajectory`` ``(frames, members, N)``. Each
+        block is one ensemble call; computing both together
+        (``dask.compute(run.final, run.trajectory)``) runs it once. Members
+        are independent, so the blocks equal the one-call result bitwise on
+        the same backend.
+    """
+    kwargs = dict(forcing=float(forcing), dt=float(dt), backend=backend)
+    return _ensemble(_ode.lorenz96, initial, steps, every, kwargs)
+
+
+def lorenz05(
+    initial: Any,
+    steps: int,
+    *,
+    model: int = 3,
+    forcing: float = 15.0,
+    k: int = 32,
+    j: int = 12,
+    b: float = 10.0,
+    c: float = 3.0,
+    dt: float = 0.001,
+    every: int = 0,
+    backend: Optional[str] = None,
+) -> "_ode.Ensemble":
+    """:func:`kernpack.ode.lorenz05` (Model II or III) of an ensemble chunked
+    by members; parameters and result as :func:`lorenz96` and
+    :func:`kernpack.ode.lorenz05`."""
+    kwargs = dict(model=int(model), forcing=float(forcing), k=int(k), j=int(j), b=float(b), c=float(c),
+                  dt=float(dt), backend=backend)
+    return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)

@@ -1,0 +1,328 @@
+"""kernpack.dask on a local cluster of two worker processes (CPU workers here;
+'gpu' too where the suite runs with one): every result equals the
+single-process call on the same data and backend.
+
+Exactness: on the CPU backend each series and each member is computed
+independently of the others in its batch, and the rows of a partition are
+put in (id, t, y) order before the call, so a partitioned run gives the
+single call's numbers bitwise (compared exactly). On the GPU the powers are
+compared to 1e-12 relative (a batch's launch shape may depend on its
+series). The box filter is compared with ``scipy.ndimage.uniform_filter``
+of the whole array to 1e-12 (float64; the sums run in another order).
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+da = pytest.importorskip("dask.array")
+
+import dask  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.ndimage  # noqa: E402
+
+import kernpack  # noqa: E402
+import kernpack.dask as kd  # noqa: E402
+from kernpack.signal import lombscargle_batch  # noqa: E402
+
+TWO_PI = 2 * math.pi
+
+
+@pytest.fixture(scope="module", autouse=True)
+def client():
+    """One cluster for the module: 2 worker processes, 1 thread each."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+# --------------------------------------------------------------------------
+# Survey tables
+# --------------------------------------------------------------------------
+
+
+def survey(rng, nseries=40, ids="str", weighted=False):
+    """Rows (id, t, y[, w]) of ragged series (50-200 samples), shuffled, so
+    that every series is spread over the input partitions."""
+    frames = []
+    for s in range(nseries):
+        n = int(rng.integers(50, 201))
+        t = np.sort(rng.uniform(0, rng.uniform(30, 300), n)) + 58000.0
+        y = np.sin(t * rng.uniform(0.2, 5)) + rng.normal(0, 0.5, n)
+        f = {"id": f"obj-{s * 7919 % 1000:04d}" if ids == "str" else int(s * 7919 % 1000) - 300, "t": t, "y": y}
+        if weighted:
+            f["w"] = rng.uniform(0.2, 2, n)
+        frames.append(pd.DataFrame(f))
+    rows = pd.concat(frames, ignore_index=True)
+    return rows.iloc[rng.permutation(len(rows))].reset_index(drop=True)
+
+
+def reference(rows, nf, fmin=None, fmax=None, oversample=None, full=False, weighted=False, **opts):
+    """lombscargle_batch on the concatenated series in (id, t) order."""
+    rows = rows.sort_values(["id", "t"], kind="mergesort")
+    ids, counts = np.unique(rows["id"].to_numpy(), return_counts=True)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    t = rows["t"].to_numpy()
+    if oversample is None:
+        f0, df = fmin, (fmax - fmin) / (nf - 1)
+    else:
+        span = np.array([np.ptp(t[a:b]) for a, b in zip(offsets[:-1], offsets[1:])])
+        df = TWO_PI / (oversample * span)
+        f0 = df.copy()
+    out = lombscargle_batch(
+        t, rows["y"].to_numpy(), f0, df, nf, offsets=offsets,
+        weights=rows["w"].to_numpy() if weighted else None, best=not full, **opts,
+    )
+    return ids, counts, f0, df, out
+
+
+def assert_power(got, expected, backend):
+    if backend == "cpu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def check_peaks(res, rows, backend, nf, **grid):
+    weighted = "w" in rows.columns
+    ids, counts, _, _, best = reference(rows, nf, weighted=weighted, backend=backend, **grid)
+    np.testing.assert_array_equal(res.index.to_numpy(), ids)  # sorted by id
+    assert res.index.name == "id"
+    np.testing.assert_array_equal(res["n"].to_numpy(), counts)
+    np.testing.assert_array_equal(res["frequency"].to_numpy(), best.frequency)
+    np.testing.assert_array_equal(res["period"].to_numpy(), TWO_PI / best.frequency)
+    assert_power(res["power"].to_numpy(), best.power, backend)
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+@pytest.mark.parametrize("grid", ["shared", "per-series"])
+def test_peaks_of_a_dataframe_equal_one_batch(backend, rng, ids, grid):
+    rows = survey(rng, ids=ids, weighted=grid == "shared")
+    ddf = dd.from_pandas(rows, npartitions=4, sort=False)
+    args = dict(fmin=0.05, fmax=6.0) if grid == "shared" else dict(oversample=4.0)
+    res = kd.lombscargle_peaks(
+        ddf, 700, **args, w_col="w" if "w" in rows else None, floating_mean=True, backend=backend
+    )
+    assert list(res.columns) == ["n", "frequency", "period", "power"]
+    assert res["n"].dtype == np.int64 and res["power"].dtype == np.float64
+    check_peaks(res.compute(), rows, backend, 700, **args, floating_mean=True)
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_peaks_of_a_parquet_dataset_equal_one_batch(backend, rng, tmp_path, ids):
+    rows = survey(rng, ids=ids)
+    path = tmp_path / "survey"
+    path.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(rows)), 5)):  # every series in several files
+        rows.iloc[part].to_parquet(path / f"part-{i}.parquet", index=False)
+    res = kd.lombscargle_peaks(str(path), 500, 0.1, 4.0, normalize=True, backend=backend)
+    check_peaks(res.compute(), rows, backend, 500, fmin=0.1, fmax=4.0, normalize=True)
+
+
+def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path):
+    rows = survey(rng, ids="int")
+    path = str(tmp_path / "sorted")
+    dd.from_pandas(rows, npartitions=3, sort=False).set_index("id").to_parquet(path)
+    ddf = dd.read_parquet(path, index="id", calculate_divisions=True)
+    assert ddf.known_divisions
+    res = kd.lombscargle_peaks(
+        path, 300, 0.1, 4.0, backend=backend, read_parquet_kwargs=dict(index="id", calculate_divisions=True)
+    )
+    assert res.divisions == ddf.divisions  # the input's partitions, not a shuffle's
+    check_peaks(res.compute(), rows, backend, 300, fmin=0.1, fmax=4.0)
+    # An empty partition (all of its series filtered out) gives no rows.
+    middle = ddf.partitions[1].index.unique().compute()
+    filtered = ddf.map_partitions(lambda p: p[~p.index.isin(middle)])
+    res = kd.lombscargle_peaks(filtered, 300, 0.1, 4.0, backend=backend)
+    assert res.divisions == ddf.divisions
+    check_peaks(res.compute(), rows[~rows["id"].isin(middle)], backend, 300, fmin=0.1, fmax=4.0)
+
+
+def test_assume_partitioned_skips_the_shuffle(backend, rng):
+    rows = survey(rng, nseries=12).sort_values("id", kind="mergesort")
+    ddf = dd.from_pandas(rows, npartitions=1, sort=False)
+    res = kd.lombscargle_peaks(ddf, 200, 0.1, 4.0, backend=backend, assume_partitioned=True)
+    assert res.npartitions == 1 and not res.known_divisions
+    check_peaks(res.compute(), rows, backend, 200, fmin=0.1, fmax=4.0)
+
+
+def local_maxima(magnitude, k):
+    """The k highest local maxima of one row, by a plain loop."""
+    m = list(magnitude)
+    peaks = [
+        (v, i) for i, v in enumerate(m)
+        if (i == 0 or v > m[i - 1]) and (i == len(m) - 1 or v >= m[i + 1])
+    ]
+    peaks.sort(key=lambda p: (-p[0], p[1]))
+    return peaks[:k]
+
+
+@pytest.mark.parametrize("normalize", ["power", "amplitude"])
+def test_top_k_peaks(backend, rng, normalize):
+    rows = survey(rng, nseries=15)
+    ddf = dd.from_pandas(rows, npartitions=3, sort=False)
+    k = 4
+    top = kd.lombscargle_peaks(ddf, 300, oversample=3.0, top_k=k, normalize=normalize, backend=backend).compute()
+    one = kd.lombscargle_peaks(ddf, 300, oversample=3.0, normalize=normalize, backend=backend).compute()
+    assert list(top.columns[:4]) == list(one.columns)
+    np.testing.assert_array_equal(top["frequency"], one["frequency"])  # rank 1 is the maximum
+    if normalize == "amplitude":  # the modulus: numpy's abs here, the kernel's with top_k=1 (1 ulp apart)
+        np.testing.assert_allclose(top["power"], one["power"], rtol=1e-15)
+    else:
+        assert_power(top["power"].to_numpy(), one["power"].to_numpy(), backend)
+    ids, _, f0, df, full = reference(rows, 300, oversample=3.0, full=True, normalize=normalize, backend=backend)
+    for s in range(len(ids)):
+        expected = local_maxima(np.abs(full[s]), k)
+        for r, (value, index) in enumerate(expected, start=1):
+            sfx = "" if r == 1 else f"_{r}"
+            assert top[f"frequency{sfx}"].iloc[s] == f0[s] + df[s] * index
+            assert top[f"power{sfx}"].iloc[s] == value
+            assert top[f"period{sfx}"].iloc[s] == TWO_PI / (f0[s] + df[s] * index)
+        for r in range(len(expected) + 1, k + 1):  # fewer local maxima than k: NaN
+            assert np.isnan(top[f"power_{r}"].iloc[s]) and np.isnan(top[f"frequency_{r}"].iloc[s])
+
+
+def test_whole_periodograms(backend, rng):
+    rows = survey(rng, nseries=20, ids="int")
+    ddf = dd.from_pandas(rows, npartitions=3, sort=False)
+    pgrams = kd.lombscargle_periodograms(ddf, 250, 0.2, 5.0, floating_mean=True, backend=backend)
+    assert list(pgrams.columns) == ["n", "f0", "df", "periodogram"]
+    got = pgrams.compute()
+    ids, counts, f0, df, full = reference(rows, 250, fmin=0.2, fmax=5.0, full=True, floating_mean=True,
+                                          backend=backend)
+    np.testing.assert_array_equal(got.index.to_numpy(), ids)
+    np.testing.assert_array_equal(got["n"].to_numpy(), counts)
+    assert (got["f0"] == f0).all() and (got["df"] == df).all()
+    assert_power(np.stack(got["periodogram"].to_list()), full, backend)
+
+
+def test_the_metadata_is_given_not_inferred(rng, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the kernel ran to infer metadata")
+
+    monkeypatch.setattr(kernpack.signal, "lombscargle_batch", refuse)  # in this process only
+    ddf = dd.from_pandas(survey(rng, nseries=5), npartitions=2, sort=False)
+    res = kd.lombscargle_peaks(ddf, 100, 0.1, 2.0, top_k=2)
+    assert list(res.columns) == ["n", "frequency", "period", "power", "frequency_2", "period_2", "power_2"]
+    assert res.index.name == "id" and res.index.dtype == ddf["id"].dtype
+    assert len(res._meta) == 0
+
+
+def test_errors_name_the_series_id(backend, rng):
+    rows = survey(rng, nseries=6)
+    bad_id = rows["id"].iloc[10]
+    rows.loc[rows.index[10], "y"] = np.nan
+    res = kd.lombscargle_peaks(dd.from_pandas(rows, npartitions=2, sort=False), 100, 0.1, 2.0, backend=backend)
+    with pytest.raises(ValueError, match=f"not finite.*{bad_id}"):
+        res.compute()
+
+
+def test_invalid_arguments(rng):
+    ddf = dd.from_pandas(survey(rng, nseries=3), npartitions=1)
+    with pytest.raises(ValueError, match="not both"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, oversample=2)
+    with pytest.raises(ValueError, match="fmin and fmax"):
+        kd.lombscargle_peaks(ddf, 10)
+    with pytest.raises(KeyError, match="mag"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, y_col="mag")
+    with pytest.raises(ValueError, match="top_k"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, top_k=0)
+    with pytest.raises(TypeError, match="from_pandas"):
+        kd.lombscargle_peaks(ddf.compute(), 10, 0.1, 1.0)
+    with pytest.raises(ValueError, match="Normalize"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, normalize="bogus")
+
+
+# --------------------------------------------------------------------------
+# Box filter
+# --------------------------------------------------------------------------
+
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap"]
+
+
+CHUNKINGS = [  # (shape, chunks, size)
+    ((40, 33), (7, 10), 5),  # chunks not multiples of the size
+    ((17, 15), (2, 3), 9),  # chunks thinner than the depth (4): merged
+    ((30, 50), (30, 50), 7),  # one chunk
+    ((3, 50), (1, 16), 11),  # an axis shorter than the depth: one chunk along it
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_uniform_filter_equals_scipy_on_the_whole_array(backend, rng, mode):
+    images = [rng.normal(size=shape) for shape, _, _ in CHUNKINGS]
+    filtered = [
+        kd.uniform_filter(da.from_array(image, chunks=chunks), size, mode=mode, cval=0.75, backend=backend)
+        for image, (_, chunks, size) in zip(images, CHUNKINGS)
+    ]
+    for image, (shape, chunks, size), got in zip(images, CHUNKINGS, dask.compute(*filtered)):
+        expected = scipy.ndimage.uniform_filter(image, size, mode=mode, cval=0.75)
+        assert got.dtype == np.float64 and got.shape == shape
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12, err_msg=f"chunks {chunks}, size {size}")
+
+
+def test_uniform_filter_float32_and_interior(backend, rng):
+    image = rng.normal(size=(37, 29)).astype(np.float32)
+    darr = da.from_array(image, chunks=(10, 8))
+    got = kd.uniform_filter(darr, 3, mode="grid-wrap", backend=backend).compute()
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, scipy.ndimage.uniform_filter(image, 3, mode="wrap"), rtol=0, atol=1e-5)
+    got = kd.uniform_filter(darr, 5, mode="interior", backend=backend).compute()
+    np.testing.assert_array_equal(got, kernpack.ndimage.uniform_filter(image, 5, mode="interior", backend=backend))
+
+
+def test_uniform_filter_invalid_arguments():
+    darr = da.zeros((10, 10), chunks=5)
+    with pytest.raises(NotImplementedError, match="odd"):
+        kd.uniform_filter(darr, 4)
+    with pytest.raises(RuntimeError, match="boundary mode"):
+        kd.uniform_filter(darr, 3, mode="bogus")
+    with pytest.raises(NotImplementedError, match="2-D"):
+        kd.uniform_filter(da.zeros((4, 4, 4)), 3)
+    with pytest.raises(NotImplementedError, match="float32"):
+        kd.uniform_filter(da.zeros((4, 4), dtype=np.int32), 3)
+
+
+# --------------------------------------------------------------------------
+# Ensembles
+# --------------------------------------------------------------------------
+
+
+def test_lorenz96_split_by_members_is_bitwise_the_one_call(backend, rng):
+    initial = 8 + rng.normal(size=(11, 40))
+    darr = da.from_array(initial, chunks=(3, 20))  # split along N too: undone
+    run = kd.lorenz96(darr, 300, every=50, backend=backend)
+    assert run.final.chunks == ((3, 3, 3, 2), (40,))
+    final, trajectory = dask.compute(run.final, run.trajectory)
+    one = kernpack.ode.lorenz96(initial, 300, every=50, backend=backend)
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(trajectory, one.trajectory)
+    only_final = kd.lorenz96(darr, 300, backend=backend)
+    assert only_final.trajectory is None
+    np.testing.assert_array_equal(only_final.final.compute(), one.final)
+
+
+def test_lorenz05_split_by_members_is_bitwise_the_one_call(backend, rng):
+    initial = rng.normal(size=(5, 120)).astype(np.float32)
+    darr = da.from_array(initial, chunks=(2, 120))
+    opts = dict(model=3, k=8, j=4, dt=0.001, backend=backend)
+    run = kd.lorenz05(darr, 40, every=15, **opts)  # 40 is not a multiple of 15: final is not a frame
+    final, trajectory = dask.compute(run.final, run.trajectory)
+    one = kernpack.ode.lorenz05(initial, 40, every=15, **opts)
+    assert final.dtype == np.float32
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(trajectory, one.trajectory)
+
+
+def test_ensemble_parameters_are_checked_before_anything_runs(rng):
+    with pytest.raises(ValueError, match="K = 5"):
+        kd.lorenz05(da.zeros((4, 100), chunks=2), 10, k=5)
+    with pytest.raises(ValueError, match="steps"):
+        kd.lorenz96(da.zeros((4, 100), chunks=2), -1)
