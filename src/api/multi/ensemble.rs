@@ -95,14 +95,14 @@ impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
         };
         let (members, steps, every) = (r.len(), self.steps, self.every);
         // SAFETY: the caller's arena holds this layout, the initial states
-        // copied in; the raw entry points check every pointer again.
+        // copied in; the run was validated (check_ensemble) on the host.
         unsafe {
             match self.model {
                 Model::L96(p) => {
-                    gpu.lorenz96_raw::<T>(stream, p, &buffers, members, steps, every, None)
+                    gpu.launch_lorenz96::<T>(stream, p, &buffers, members, steps, every, None)
                 }
                 Model::L05(p) => {
-                    gpu.lorenz05_raw::<T>(stream, p, &buffers, members, steps, every, None)
+                    gpu.launch_lorenz05::<T>(stream, p, &buffers, members, steps, every, None)
                 }
             }
         }

@@ -244,6 +244,17 @@ impl MultiGpu {
     }
 }
 
+/// Bytes of results one unpacking thread takes at least (small in unit
+/// tests, so that their batches take the threaded path too).
+const UNPACK_BYTES_PER_THREAD: usize = if cfg!(test) { 4096 } else { 8 << 20 };
+
+/// Threads that may unpack one GPU's chunk: the host's cores shared by the
+/// GPUs' threads, at most 8 each.
+fn unpack_threads(gpus: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / gpus.max(1)).clamp(1, 8)
+}
+
 fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
     exec.plan(job, split_by_work(&job.work(), exec.parts()))
 }
@@ -264,13 +275,35 @@ pub(super) fn lombscargle_batch<T: Float>(
         .map(|p| Vec::with_capacity(p.items.len()))
         .collect();
     let slots: Vec<&mut Vec<Periodogram<T>>> = outs.iter_mut().collect();
+    let helpers = unpack_threads(plans.len());
     let profiles = exec.run(&job, &plans, slots, |out, r, lay: &LsLayout, host| {
         let values = get::<T>(host, lay.out, r.len() * out_len);
-        out.extend(
+        let periodograms = |values: &[T]| {
             values
                 .chunks_exact(out_len)
-                .map(|v| Periodogram::from_interleaved(v.to_vec(), normalize)),
-        );
+                .map(|v| Periodogram::from_interleaved(v.to_vec(), normalize))
+                .collect::<Vec<_>>()
+        };
+        // One vector per series: for large chunks this host copy (into
+        // fresh, not yet faulted-in memory) outlasts the GPU's work on the
+        // next chunk, so it is spread over a few threads.
+        let threads = (std::mem::size_of_val(values) / UNPACK_BYTES_PER_THREAD).clamp(1, helpers);
+        if threads == 1 {
+            out.extend(periodograms(values));
+        } else {
+            let per_thread = r.len().div_ceil(threads) * out_len;
+            let parts: Vec<Vec<Periodogram<T>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = values
+                    .chunks(per_thread)
+                    .map(|part| scope.spawn(move || periodograms(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            out.extend(parts.into_iter().flatten());
+        }
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))
