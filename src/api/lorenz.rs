@@ -740,7 +740,7 @@ impl Gpu {
     /// The pointers hold members x N (trajectory: frames x members x N) values
     /// of `T` on this GPU, live until the work on `stream` completes; `p` validated.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_lorenz96<T: Float>(
+    pub(crate) unsafe fn launch_lorenz96<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         p: &Lorenz96Params,
@@ -792,7 +792,7 @@ impl Gpu {
     /// # Safety
     /// As [`Gpu::launch_lorenz96`].
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_lorenz05<T: Float>(
+    pub(crate) unsafe fn launch_lorenz05<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         p: &Lorenz05Params,

@@ -3,6 +3,7 @@
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod multi;
 pub mod reduce;
 pub mod reduce_batched;
 pub mod stencil;

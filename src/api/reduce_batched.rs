@@ -53,7 +53,12 @@ impl BatchNormalized {
 
 /// The one validation of a batched normalise's counts: what the kernels'
 /// 64-bit indexing holds, and sums and statuses for every array.
-fn check_batched_call(n: usize, narrays: usize, sums_len: usize, status_len: usize) -> Result<()> {
+pub(crate) fn check_batched_call(
+    n: usize,
+    narrays: usize,
+    sums_len: usize,
+    status_len: usize,
+) -> Result<()> {
     let limit = i64::MAX as usize / 4;
     if n > limit || narrays > limit / MAX_BLOCKS as usize {
         return Err(Error::invalid(format!(
@@ -66,6 +71,18 @@ fn check_batched_call(n: usize, narrays: usize, sums_len: usize, status_len: usi
         )));
     }
     Ok(())
+}
+
+/// Scratch of a batch of `narrays` (> 0) arrays of `n` values in all: the
+/// plan's `i64` values and the partial sums' `f64` values.
+pub(crate) fn batched_scratch_len(n: usize, narrays: usize) -> (usize, usize) {
+    // Pieces per array: at most ceil(len / PER_BLOCK), and 1 for an empty
+    // one, so n / PER_BLOCK + narrays bounds them all.
+    let capacity = (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
+    (
+        narrays + 2,
+        capacity.min(narrays as u64 * MAX_BLOCKS) as usize,
+    )
 }
 
 /// `offsets` must run from 0 to `n`, non-decreasing: array a is
@@ -261,19 +278,49 @@ impl Gpu {
         if narrays == 0 {
             return Ok(());
         }
-        // Pieces per array: at most ceil(len / PER_BLOCK), and 1 for an empty
-        // one, so n / PER_BLOCK + narrays bounds them all.
-        let capacity = (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
-        let capacity = capacity.min(narrays as u64 * MAX_BLOCKS);
+        let (plan_len, capacity) = batched_scratch_len(n, narrays);
         let scratch = |during| move |e| Error::cuda(during, e);
         let mut plan = stream
-            .alloc::<i64>(narrays + 2)
+            .alloc::<i64>(plan_len)
             .map_err(scratch("allocating scratch"))?;
         let mut partials = stream
-            .alloc::<f64>(capacity as usize)
+            .alloc::<f64>(capacity)
             .map_err(scratch("allocating scratch"))?;
         let (plan_ptr, _p) = plan.device_ptr_mut(stream);
         let (partials_ptr, _q) = partials.device_ptr_mut(stream);
+        unsafe {
+            self.launch_batched_with_scratch::<T>(
+                stream,
+                x,
+                n,
+                offsets,
+                narrays,
+                sums,
+                status,
+                (plan_ptr, partials_ptr),
+            )
+        }
+    }
+
+    /// The four launches with the caller's scratch: `scratch.0` holds the
+    /// plan's and `scratch.1` the partials' [`batched_scratch_len`] values
+    /// (the multi-GPU pipeline carves them out of its own arena).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch_batched`], `narrays > 0`, and the scratch as above on this GPU.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn launch_batched_with_scratch<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        x: CUdeviceptr,
+        n: usize,
+        offsets: CUdeviceptr,
+        narrays: usize,
+        sums: CUdeviceptr,
+        status: CUdeviceptr,
+        (plan_ptr, partials_ptr): (CUdeviceptr, CUdeviceptr),
+    ) -> Result<()> {
+        let capacity = batched_scratch_len(n, narrays).1 as u64;
         let (n, narrays_arg) = (n as i64, narrays as i64);
         let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
         let offsets = In::new(offsets);

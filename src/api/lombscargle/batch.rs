@@ -328,12 +328,30 @@ impl Gpu {
         nf: usize,
         opts: &LombScargleOptions,
     ) -> Result<()> {
-        // nx of the params is per series (taken from the offsets on the device).
-        let params = LsParams::new(0, nf, buffers.weights.is_some(), opts);
         let mut stats = stream
             .alloc::<f64>(STATS_LEN * nseries)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        unsafe { self.launch_batch_with_stats::<T>(stream, buffers, nseries, nf, opts, stats_ptr) }
+    }
+
+    /// The batched launch with the caller's scratch: `stats` holds
+    /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
+    /// its own arena, so its memory is counted against its limit).
+    ///
+    /// # Safety
+    /// As [`Gpu::lombscargle_batch_raw`]; `stats` as above, on this GPU.
+    pub(crate) unsafe fn launch_batch_with_stats<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &BatchDeviceBuffers,
+        nseries: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+        stats_ptr: CUdeviceptr,
+    ) -> Result<()> {
+        // nx of the params is per series (taken from the offsets on the device).
+        let params = LsParams::new(0, nf, buffers.weights.is_some(), opts);
         let (t, y) = (In::new(buffers.t), In::new(buffers.y));
         let w = In::new(buffers.weights.unwrap_or(0));
         let offsets = In::new(buffers.offsets);

@@ -1,0 +1,347 @@
+//! Unit tests of the multi-GPU calls without a GPU: the CPU reference stands
+//! in for the kernels ([`ChunkJob::emulate`]), and everything else is the
+//! real code path (validation, split, chunk plan, arena layouts, packing
+//! into a host buffer, the copies in and out as byte ranges between a host
+//! and a separate "device" buffer, and the gather), against the CPU backend
+//! of the one-GPU API on the whole batch.
+use std::ops::Range;
+
+use super::{ChunkJob, GpuPlan, GpuProfile};
+use crate::error::Result;
+
+/// `len` bytes, 8-byte aligned (as the pinned and device arenas are, and
+/// more), filled with `fill`.
+fn aligned(len: usize, fill: u8) -> Vec<u64> {
+    vec![u64::from_ne_bytes([fill; 8]); len.div_ceil(8)]
+}
+
+fn bytes(words: &mut [u64], len: usize) -> &mut [u8] {
+    assert!(len <= words.len() * 8);
+    // SAFETY: u64 storage viewed as bytes, within its length.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// [`super::Exec::run`] with the reference in place of each GPU: plans one
+/// after the other, chunks in order, as the pipeline reads them back.
+pub(super) fn run<J, O, U>(
+    job: &J,
+    plans: &[GpuPlan],
+    outs: Vec<O>,
+    unpack: U,
+) -> Result<Vec<GpuProfile>>
+where
+    J: ChunkJob,
+    U: Fn(&mut O, &Range<usize>, &J::Layout, &[u8]) -> Result<()>,
+{
+    let mut profiles = Vec::new();
+    for (plan, mut out) in plans.iter().zip(outs) {
+        for (k, chunk) in plan.chunks.iter().enumerate() {
+            let (layout, regions) = job.layout(chunk.clone());
+            assert!(
+                regions.total <= plan.arena_bytes[k % 2],
+                "chunk {k} needs more than its buffer set"
+            );
+            assert!(regions.h2d.end <= regions.total && regions.d2h.end <= regions.total);
+            // Garbage everywhere a real arena could hold some: NaN-ish bytes
+            // on the "device", other bytes in the staging.
+            let (mut host_words, mut dev_words) =
+                (aligned(regions.total, 0x5a), aligned(regions.total, 0xff));
+            let host = bytes(&mut host_words, regions.total);
+            let dev = bytes(&mut dev_words, regions.total);
+            job.pack(chunk, &layout, host);
+            dev[regions.h2d.clone()].copy_from_slice(&host[regions.h2d.clone()]);
+            job.emulate(chunk, &layout, dev);
+            host[regions.d2h.clone()].copy_from_slice(&dev[regions.d2h.clone()]);
+            unpack(&mut out, chunk, &layout, host)?;
+        }
+        profiles.push(GpuProfile {
+            plan: plan.clone(),
+            h2d_ms: 0.0,
+            kernel_ms: 0.0,
+            d2h_ms: 0.0,
+            host_ms: 0.0,
+            wall_ms: 0.0,
+        });
+    }
+    Ok(profiles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ensemble, lombscargle, normalize, Exec};
+    use crate::api::lombscargle::batch::{Batch, BatchGrid};
+    use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
+    use crate::{Backend, Error, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+
+    fn exec(parts: usize, max_device_bytes: usize, chunk_bytes: usize) -> Exec<'static> {
+        Exec::Emulated {
+            parts,
+            max_device_bytes,
+            chunk_bytes,
+        }
+    }
+
+    /// splitmix64 in [0, 1).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    struct Ragged {
+        t: Vec<f32>,
+        y: Vec<f32>,
+        w: Vec<f32>,
+        offsets: Vec<usize>,
+        f0: Vec<f64>,
+        df: Vec<f64>,
+    }
+
+    fn ragged(nseries: usize, seed: u64) -> Ragged {
+        let mut rng = Rng(seed);
+        let mut d = Ragged {
+            t: vec![],
+            y: vec![],
+            w: vec![],
+            offsets: vec![0],
+            f0: vec![],
+            df: vec![],
+        };
+        for _ in 0..nseries {
+            let n = 5 + (rng.next() * 40.0) as usize;
+            let span = 10.0 + 50.0 * rng.next();
+            for _ in 0..n {
+                let t = span * rng.next();
+                d.t.push(t as f32);
+                d.y.push((1.0 + (1.3 * t).sin() + 0.3 * rng.next()) as f32);
+                d.w.push((0.5 + rng.next()) as f32);
+            }
+            d.offsets.push(d.t.len());
+            d.f0.push(0.05 + 0.1 * rng.next());
+            d.df.push(0.01 + 0.01 * rng.next());
+        }
+        d
+    }
+
+    #[test]
+    fn lombscargle_batch_split_and_chunked_equals_the_whole_batch() {
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let d = ragged(150, 3);
+        let nf = 37;
+        for (weights, per_series, mode) in [
+            (true, true, Normalize::Power),
+            (false, false, Normalize::Amplitude),
+            (true, false, Normalize::Normalize),
+        ] {
+            let batch = Batch {
+                t: &d.t,
+                y: &d.y,
+                weights: weights.then_some(d.w.as_slice()),
+                offsets: &d.offsets,
+            };
+            let grids = if per_series {
+                BatchGrid::PerSeries {
+                    f0: &d.f0,
+                    df: &d.df,
+                    nf,
+                }
+            } else {
+                BatchGrid::Shared(UniformGrid::new(0.1, 0.02, nf))
+            };
+            let opts = LombScargleOptions {
+                normalize: mode,
+                floating_mean: true,
+                precenter: false,
+            };
+            let want = cpu.lombscargle_batch(&batch, &grids, &opts).unwrap();
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 16 << 10, 1 << 30),
+                (4, 1 << 30, 2000),
+                (7, 6000, 3000),
+            ] {
+                let (got, profiles) = lombscargle::lombscargle_batch(
+                    &exec(parts, limit, chunk),
+                    &batch,
+                    &grids,
+                    &opts,
+                )
+                .unwrap();
+                assert_eq!(got, want, "{parts} parts, limit {limit}, chunks of {chunk}");
+                let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
+                assert_eq!(covered, 150);
+                for p in &profiles {
+                    let [a, b] = p.plan.arena_bytes;
+                    assert!(a + b <= limit, "{:?}", p.plan);
+                }
+                if limit == 16 << 10 {
+                    assert!(profiles.iter().all(|p| p.plan.chunks.len() > 3));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lombscargle_batch_split_follows_samples() {
+        // 10 long series then 90 short ones: the first of two GPUs takes
+        // fewer series than the second.
+        let mut offsets = vec![0];
+        for s in 0..100 {
+            let n = if s < 10 { 90 } else { 10 };
+            offsets.push(offsets.last().unwrap() + n);
+        }
+        let t: Vec<f64> = (0..offsets[100]).map(|i| i as f64 * 0.1).collect();
+        let y: Vec<f64> = t.iter().map(|t| t.sin()).collect();
+        let batch = Batch {
+            t: &t,
+            y: &y,
+            weights: None,
+            offsets: &offsets,
+        };
+        let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 3));
+        let opts = LombScargleOptions::default();
+        let (_, profiles) =
+            lombscargle::lombscargle_batch(&exec(2, 1 << 30, 1 << 30), &batch, &grids, &opts)
+                .unwrap();
+        let items: Vec<_> = profiles.iter().map(|p| p.plan.items.clone()).collect();
+        assert_eq!(items, vec![0..10, 10..100]);
+    }
+
+    #[test]
+    fn a_series_over_half_the_limit_is_an_error_naming_it_and_the_gpu() {
+        let d = ragged(20, 5);
+        let batch = Batch {
+            t: &d.t,
+            y: &d.y,
+            weights: None,
+            offsets: &d.offsets,
+        };
+        let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.02, 10_000));
+        let opts = LombScargleOptions::default();
+        let err = lombscargle::lombscargle_batch(&exec(2, 40_000, 1 << 20), &batch, &grids, &opts)
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+        assert!(msg.contains("GPU 0: series 0 alone needs"), "{msg}");
+        // Invalid input is reported as the one-GPU call reports it.
+        let mut bad = d.t.clone();
+        bad[3] = f32::NAN;
+        let batch = Batch { t: &bad, ..batch };
+        let err = lombscargle::lombscargle_batch(&exec(2, 1 << 30, 1 << 30), &batch, &grids, &opts)
+            .unwrap_err();
+        assert!(err.to_string().contains("series 0: t[3]"), "{err}");
+    }
+
+    #[test]
+    fn lorenz_ensembles_split_and_chunked_equal_the_whole_ensemble() {
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let p = Lorenz96Params {
+            n: 12,
+            ..Default::default()
+        };
+        let mut rng = Rng(9);
+        let members = 23;
+        let initial: Vec<f64> = (0..members * p.n).map(|_| 8.0 * rng.next()).collect();
+        for (steps, every) in [(20, 0), (20, 3), (21, 7)] {
+            let want = cpu.lorenz96(&p, &initial, steps, every).unwrap();
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 6000, 1000),
+                (5, 1, 1 << 30),
+            ] {
+                let got = ensemble::ensemble(
+                    &exec(parts, limit, chunk),
+                    ensemble::Model::L96(&p),
+                    &initial,
+                    steps,
+                    every,
+                );
+                if limit == 1 {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains("GPU 0: member 0 alone needs"), "{err}");
+                    continue;
+                }
+                let (got, profiles) = got.unwrap();
+                assert_eq!(got, want, "{parts} parts, limit {limit}, every {every}");
+                if limit == 6000 {
+                    assert!(profiles.iter().all(|p| p.plan.chunks.len() > 1));
+                }
+            }
+        }
+        let p = Lorenz05Params {
+            n: 40,
+            k: 4,
+            j: 2,
+            model: Lorenz05Model::III,
+            ..Default::default()
+        };
+        let initial: Vec<f32> = (0..9 * p.n).map(|_| (5.0 * rng.next()) as f32).collect();
+        let want = cpu.lorenz05(&p, &initial, 10, 5).unwrap();
+        let (got, _) = ensemble::ensemble(
+            &exec(4, 3000, 1 << 30),
+            ensemble::Model::L05(&p),
+            &initial,
+            10,
+            5,
+        )
+        .unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn normalize_batched_split_and_chunked_equals_the_whole_batch() {
+        let mut rng = Rng(4);
+        let mut offsets = vec![0usize];
+        for a in 0..60 {
+            // Empty arrays, arrays of zeros and long ones mixed.
+            let len = match a % 7 {
+                0 => 0,
+                1 => 3,
+                _ => (rng.next() * 900.0) as usize,
+            };
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        let n = *offsets.last().unwrap();
+        let mut x: Vec<f32> = (0..n).map(|_| rng.next() as f32).collect();
+        for a in (1..60).step_by(7) {
+            x[offsets[a]..offsets[a + 1]].fill(0.0);
+        }
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let mut want_x = x.clone();
+        let want = cpu.normalize_batched(&mut want_x, &offsets).unwrap();
+        assert!(!want.failed.is_empty());
+        for (parts, limit, chunk) in [
+            (1, 1 << 30, 1 << 30),
+            (2, 1 << 30, 1 << 30),
+            (3, 12_000, 3000),
+            (8, 20_000, 1 << 30),
+        ] {
+            let mut got_x = x.clone();
+            let (got, profiles) =
+                normalize::normalize_batched(&exec(parts, limit, chunk), &mut got_x, &offsets)
+                    .unwrap();
+            assert_eq!(got, want, "{parts} parts, limit {limit}");
+            assert_eq!(got_x, want_x, "{parts} parts, limit {limit}");
+            if limit == 12_000 {
+                assert!(profiles.iter().all(|p| p.plan.chunks.len() > 2));
+            }
+        }
+        // An error (an array too large for the limit) leaves x untouched.
+        let mut got_x = x.clone();
+        let err = normalize::normalize_batched(&exec(2, 1000, 1 << 30), &mut got_x, &offsets)
+            .unwrap_err();
+        assert!(err.to_string().contains("array"), "{err}");
+        assert_eq!(got_x, x);
+        // Bad offsets: an error before anything runs.
+        let err = normalize::normalize_batched(&exec(2, 1 << 30, 1 << 30), &mut got_x, &[0, 5, 2])
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    }
+}

@@ -1,0 +1,305 @@
+//! Lorenz 96 and Lorenz 2005 ensembles over several GPUs, in chunks of members.
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::CudaStream;
+
+use super::plan::{split_even, Arena};
+use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use crate::api::lorenz::{
+    check_ensemble, frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Params, Lorenz96Params,
+    L96_CAPACITY,
+};
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+
+#[derive(Clone, Copy)]
+pub(super) enum Model<'a> {
+    L96(&'a Lorenz96Params),
+    L05(&'a Lorenz05Params),
+}
+
+/// A validated ensemble run, as the chunks see it.
+struct EnsembleJob<'a, T> {
+    model: Model<'a>,
+    initial: &'a [T],
+    /// Sites per member.
+    n: usize,
+    steps: u64,
+    every: u64,
+    /// Trajectory frames (0 without one).
+    frames: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct EnsembleLayout {
+    initial: usize,
+    out: usize,
+    trajectory: Option<usize>,
+}
+
+impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
+    type Layout = EnsembleLayout;
+    const WHAT: &'static str = "member";
+
+    fn layout(&self, r: Range<usize>) -> (EnsembleLayout, Regions) {
+        let values = r.len() * self.n;
+        let mut a = Arena::default();
+        let initial = a.push_values::<T>(values);
+        let h2d = 0..a.bytes;
+        let out = a.push_values::<T>(values);
+        let trajectory = (self.every > 0).then(|| a.push_values::<T>(self.frames * values));
+        let size = std::mem::size_of::<T>();
+        let d2h_end = match trajectory {
+            Some(at) => at + self.frames * values * size,
+            None => out + values * size,
+        };
+        let layout = EnsembleLayout {
+            initial,
+            out,
+            trajectory,
+        };
+        (
+            layout,
+            Regions {
+                total: a.bytes,
+                h2d,
+                d2h: out..d2h_end,
+            },
+        )
+    }
+
+    fn pack(&self, r: &Range<usize>, lay: &EnsembleLayout, host: &mut [u8]) {
+        put(
+            host,
+            lay.initial,
+            &self.initial[r.start * self.n..r.end * self.n],
+        );
+    }
+
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        base: CUdeviceptr,
+        r: &Range<usize>,
+        lay: &EnsembleLayout,
+    ) -> Result<()> {
+        let at = |offset: usize| base + offset as u64;
+        let buffers = EnsembleDeviceBuffers {
+            initial: at(lay.initial),
+            out: at(lay.out),
+            trajectory: lay.trajectory.map(at),
+        };
+        let (members, steps, every) = (r.len(), self.steps, self.every);
+        // SAFETY: the caller's arena holds this layout, the initial states
+        // copied in; the run was validated (check_ensemble) on the host.
+        unsafe {
+            match self.model {
+                Model::L96(p) => {
+                    gpu.launch_lorenz96::<T>(stream, p, &buffers, members, steps, every, None)
+                }
+                Model::L05(p) => {
+                    gpu.launch_lorenz05::<T>(stream, p, &buffers, members, steps, every, None)
+                }
+            }
+        }
+    }
+
+    #[cfg(test)]
+    fn emulate(&self, r: &Range<usize>, lay: &EnsembleLayout, arena: &mut [u8]) {
+        use crate::reference::lorenz;
+        let values = r.len() * self.n;
+        let z: Vec<f64> = get::<T>(arena, lay.initial, values)
+            .iter()
+            .map(|v| v.to_f64())
+            .collect();
+        let run = match self.model {
+            Model::L96(p) => lorenz::lorenz96(p, &z, self.steps, self.every, None),
+            Model::L05(p) => lorenz::lorenz05(p, &z, self.steps, self.every, None),
+        };
+        let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        put(arena, lay.out, &cast(&run.final_state));
+        if let (Some(at), Some(traj)) = (lay.trajectory, run.trajectory) {
+            put(arena, at, &cast(&traj));
+        }
+    }
+}
+
+/// One GPU's share of the outputs: its members' final states, and its
+/// members' part of every trajectory frame.
+struct EnsembleOut<'o, T> {
+    first: usize,
+    final_state: &'o mut [T],
+    frames: Vec<&'o mut [T]>,
+}
+
+impl MultiGpu {
+    /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
+    /// what [`Gpu::lorenz96`] gives on one GPU of the same model.
+    pub fn lorenz96<T: Float>(
+        &self,
+        p: &Lorenz96Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        self.lorenz96_profiled(p, initial, steps, every)
+            .map(|(e, _)| e)
+    }
+
+    /// As [`MultiGpu::lorenz96`], with each GPU's plan and times.
+    pub fn lorenz96_profiled<T: Float>(
+        &self,
+        p: &Lorenz96Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        ensemble(&Exec::Gpus(self), Model::L96(p), initial, steps, every)
+    }
+
+    /// Lorenz 2005 Model II / III on every GPU of this handle; as
+    /// [`MultiGpu::lorenz96`] against [`Gpu::lorenz05`].
+    pub fn lorenz05<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<Ensemble<T>> {
+        self.lorenz05_profiled(p, initial, steps, every)
+            .map(|(e, _)| e)
+    }
+
+    /// As [`MultiGpu::lorenz05`], with each GPU's plan and times.
+    pub fn lorenz05_profiled<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        ensemble(&Exec::Gpus(self), Model::L05(p), initial, steps, every)
+    }
+
+    /// The plan an ensemble run of `members` members of `n` sites of `T`
+    /// would follow now.
+    pub fn plan_ensemble<T: Float>(
+        &self,
+        members: usize,
+        n: usize,
+        steps: u64,
+        every: u64,
+    ) -> Result<Vec<GpuPlan>> {
+        let p = Lorenz96Params {
+            n,
+            ..Default::default()
+        };
+        let job = EnsembleJob::<T> {
+            model: Model::L96(&p),
+            initial: &[],
+            n,
+            steps,
+            every,
+            frames: frames(steps, every),
+        };
+        Exec::Gpus(self).plan(&job, split_even(members, self.len()))
+    }
+}
+
+fn frames(steps: u64, every: u64) -> usize {
+    if every > 0 {
+        frame_count(steps, every)
+    } else {
+        0
+    }
+}
+
+pub(super) fn ensemble<T: Float>(
+    exec: &Exec<'_>,
+    model: Model<'_>,
+    initial: &[T],
+    steps: u64,
+    every: u64,
+) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+    let (members, traj_len) = match model {
+        Model::L96(p) => {
+            if p.n > L96_CAPACITY {
+                return Err(Error::invalid(format!(
+                    "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
+                    p.n
+                )));
+            }
+            check_ensemble(p, initial.len(), steps, every)?
+        }
+        Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
+    };
+    if let Some(at) = initial.iter().position(|v| !v.to_f64().is_finite()) {
+        return Err(Error::invalid(format!(
+            "initial state value {at} is {}, all must be finite",
+            initial[at]
+        )));
+    }
+    let n = initial.len() / members;
+    let frames = frames(steps, every);
+    let job = EnsembleJob {
+        model,
+        initial,
+        n,
+        steps,
+        every,
+        frames,
+    };
+    let plans = exec.plan(&job, split_even(members, exec.parts()))?;
+
+    let mut final_state = vec![T::default(); initial.len()];
+    let mut trajectory = vec![T::default(); traj_len];
+    // Per GPU: its slice of the final states and of every frame (ranges
+    // are contiguous and in order, empty ones left out).
+    let mut outs: Vec<EnsembleOut<'_, T>> = Vec::with_capacity(plans.len());
+    let mut rest = final_state.as_mut_slice();
+    for plan in &plans {
+        let (mine, tail) = rest.split_at_mut(plan.items.len() * n);
+        rest = tail;
+        outs.push(EnsembleOut {
+            first: plan.items.start,
+            final_state: mine,
+            frames: Vec::with_capacity(frames),
+        });
+    }
+    if every > 0 {
+        for frame in trajectory.chunks_exact_mut(members * n) {
+            let mut rest = frame;
+            for (plan, out) in plans.iter().zip(outs.iter_mut()) {
+                let (mine, tail) = rest.split_at_mut(plan.items.len() * n);
+                rest = tail;
+                out.frames.push(mine);
+            }
+        }
+    }
+    let profiles = exec.run(&job, &plans, outs, |out, r, lay: &EnsembleLayout, host| {
+        let values = r.len() * n;
+        let local = (r.start - out.first) * n;
+        out.final_state[local..local + values].copy_from_slice(get::<T>(host, lay.out, values));
+        if let Some(at) = lay.trajectory {
+            let chunk = get::<T>(host, at, frames * values);
+            for (f, frame) in out.frames.iter_mut().enumerate() {
+                frame[local..local + values].copy_from_slice(&chunk[f * values..(f + 1) * values]);
+            }
+        }
+        Ok(())
+    })?;
+    Ok((
+        Ensemble {
+            members,
+            n,
+            final_state,
+            trajectory: (every > 0).then_some(trajectory),
+            every,
+        },
+        profiles,
+    ))
+}

@@ -1,0 +1,310 @@
+//! Batched Lomb-Scargle over several GPUs, in chunks of series.
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::CudaStream;
+
+use super::plan::{split_by_work, Arena};
+use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use crate::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
+use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
+use crate::error::Result;
+use crate::float::Float;
+use crate::gpu::Gpu;
+
+/// A validated batch, as the chunks see it.
+pub(super) struct LsJob<'a, T> {
+    pub batch: &'a Batch<'a, T>,
+    pub grids: &'a BatchGrid<'a>,
+    pub opts: &'a LombScargleOptions,
+    /// Values per series in the output.
+    pub out_len: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LsLayout {
+    t: usize,
+    y: usize,
+    w: Option<usize>,
+    offsets: usize,
+    f0: usize,
+    df: usize,
+    out: usize,
+    stats: usize,
+}
+
+impl<'a, T: Float> LsJob<'a, T> {
+    fn new(
+        batch: &'a Batch<'a, T>,
+        grids: &'a BatchGrid<'a>,
+        opts: &'a LombScargleOptions,
+    ) -> Self {
+        LsJob {
+            batch,
+            grids,
+            opts,
+            out_len: output_len(grids.nf(), opts),
+        }
+    }
+
+    fn per_series_grid(&self) -> bool {
+        matches!(self.grids, BatchGrid::PerSeries { .. })
+    }
+
+    /// Work of each series for the split: samples x frequencies.
+    fn work(&self) -> Vec<u64> {
+        let nf = self.grids.nf() as u64;
+        self.batch
+            .offsets
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u64 * nf)
+            .collect()
+    }
+}
+
+impl<T: Float> ChunkJob for LsJob<'_, T> {
+    type Layout = LsLayout;
+    const WHAT: &'static str = "series";
+
+    fn layout(&self, r: Range<usize>) -> (LsLayout, Regions) {
+        let ns = r.len();
+        let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
+        let ngrids = if self.per_series_grid() { ns } else { 1 };
+        let mut a = Arena::default();
+        let t = a.push_values::<T>(samples);
+        let y = a.push_values::<T>(samples);
+        let w = self.batch.weights.map(|_| a.push_values::<T>(samples));
+        let offsets = a.push_values::<i64>(ns + 1);
+        let f0 = a.push_values::<f64>(ngrids);
+        let df = a.push_values::<f64>(ngrids);
+        let h2d = 0..a.bytes;
+        let out = a.push_values::<T>(ns * self.out_len);
+        let d2h = out..out + ns * self.out_len * std::mem::size_of::<T>();
+        let stats = a.push_values::<f64>(ns * STATS_LEN);
+        let layout = LsLayout {
+            t,
+            y,
+            w,
+            offsets,
+            f0,
+            df,
+            out,
+            stats,
+        };
+        (
+            layout,
+            Regions {
+                total: a.bytes,
+                h2d,
+                d2h,
+            },
+        )
+    }
+
+    fn pack(&self, r: &Range<usize>, lay: &LsLayout, host: &mut [u8]) {
+        let b = self.batch;
+        let (lo, hi) = (b.offsets[r.start], b.offsets[r.end]);
+        put(host, lay.t, &b.t[lo..hi]);
+        put(host, lay.y, &b.y[lo..hi]);
+        if let (Some(at), Some(w)) = (lay.w, b.weights) {
+            put(host, at, &w[lo..hi]);
+        }
+        let rebased = b.offsets[r.start..=r.end].iter().map(|&o| (o - lo) as i64);
+        put_iter(host, lay.offsets, r.len() + 1, rebased);
+        match self.grids {
+            BatchGrid::Shared(grid) => {
+                put(host, lay.f0, &[grid.f0]);
+                put(host, lay.df, &[grid.df]);
+            }
+            BatchGrid::PerSeries { f0, df, .. } => {
+                put(host, lay.f0, &f0[r.clone()]);
+                put(host, lay.df, &df[r.clone()]);
+            }
+        }
+    }
+
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        base: CUdeviceptr,
+        r: &Range<usize>,
+        lay: &LsLayout,
+    ) -> Result<()> {
+        let at = |offset: usize| base + offset as u64;
+        let buffers = BatchDeviceBuffers {
+            t: at(lay.t),
+            y: at(lay.y),
+            weights: lay.w.map(at),
+            offsets: at(lay.offsets),
+            f0: at(lay.f0),
+            df: at(lay.df),
+            per_series_grid: self.per_series_grid(),
+            out: at(lay.out),
+        };
+        let nf = self.grids.nf();
+        // SAFETY: the caller's arena holds this layout, inputs copied in.
+        unsafe {
+            gpu.launch_batch_with_stats::<T>(
+                stream,
+                &buffers,
+                r.len(),
+                nf,
+                self.opts,
+                at(lay.stats),
+            )
+        }
+    }
+
+    #[cfg(test)]
+    fn emulate(&self, r: &Range<usize>, lay: &LsLayout, arena: &mut [u8]) {
+        self.emulate_chunk(r, lay, arena);
+    }
+}
+
+#[cfg(test)]
+impl<T: Float> LsJob<'_, T> {
+    /// The CPU reference of one chunk, on its arena (see [`ChunkJob::emulate`]).
+    fn emulate_chunk(&self, r: &Range<usize>, lay: &LsLayout, arena: &mut [u8]) {
+        use crate::api::lombscargle::UniformGrid;
+        use crate::reference;
+        let ns = r.len();
+        let offsets = get::<i64>(arena, lay.offsets, ns + 1).to_vec();
+        let samples = offsets[ns] as usize;
+        let t = get::<T>(arena, lay.t, samples).to_vec();
+        let y = get::<T>(arena, lay.y, samples).to_vec();
+        let w = lay.w.map(|at| get::<T>(arena, at, samples).to_vec());
+        let ngrids = if self.per_series_grid() { ns } else { 1 };
+        let f0 = get::<f64>(arena, lay.f0, ngrids).to_vec();
+        let df = get::<f64>(arena, lay.df, ngrids).to_vec();
+        let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+        for s in 0..ns {
+            let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
+            let g = if self.per_series_grid() { s } else { 0 };
+            let freqs = UniformGrid::new(f0[g], df[g], self.grids.nf()).frequencies();
+            let w64 = w.as_ref().map(|w| to64(&w[lo..hi]));
+            let p: Periodogram<T> = reference::lombscargle::lombscargle(
+                &to64(&t[lo..hi]),
+                &to64(&y[lo..hi]),
+                w64.as_deref(),
+                &freqs,
+                self.opts,
+                None,
+            )
+            .cast();
+            let values: Vec<T> = match p {
+                Periodogram::Real(v) => v,
+                Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),
+            };
+            put(
+                arena,
+                lay.out + s * self.out_len * std::mem::size_of::<T>(),
+                &values,
+            );
+        }
+    }
+}
+
+impl MultiGpu {
+    /// One periodogram per series of `batch`, in input order, on every GPU of
+    /// this handle: bitwise what [`Gpu::lombscargle_batch`] gives on one GPU
+    /// of the same model (see the module documentation). Validated as the
+    /// one-GPU call validates, before any GPU work.
+    pub fn lombscargle_batch<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<Periodogram<T>>> {
+        self.lombscargle_batch_profiled(batch, grids, opts)
+            .map(|(out, _)| out)
+    }
+
+    /// As [`MultiGpu::lombscargle_batch`], with each GPU's plan and times.
+    pub fn lombscargle_batch_profiled<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
+        lombscargle_batch(&Exec::Gpus(self), batch, grids, opts)
+    }
+
+    /// The plan [`MultiGpu::lombscargle_batch`] would follow for `batch` now
+    /// (free memory changes): validated, split by work, chunked.
+    pub fn plan_lombscargle_batch<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<GpuPlan>> {
+        validate_batch(batch, grids, opts)?;
+        plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts))
+    }
+}
+
+/// Bytes of results one unpacking thread takes at least (small in unit
+/// tests, so that their batches take the threaded path too).
+const UNPACK_BYTES_PER_THREAD: usize = if cfg!(test) { 4096 } else { 8 << 20 };
+
+/// Threads that may unpack one GPU's chunk: the host's cores shared by the
+/// GPUs' threads, at most 8 each.
+fn unpack_threads(gpus: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / gpus.max(1)).clamp(1, 8)
+}
+
+fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
+    exec.plan(job, split_by_work(&job.work(), exec.parts()))
+}
+
+pub(super) fn lombscargle_batch<T: Float>(
+    exec: &Exec<'_>,
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
+    validate_batch(batch, grids, opts)?;
+    let job = LsJob::new(batch, grids, opts);
+    let plans = plan(exec, &job)?;
+    let (normalize, out_len) = (opts.normalize, job.out_len);
+    // Each GPU's results accumulate in order, chunk after chunk.
+    let mut outs: Vec<Vec<Periodogram<T>>> = plans
+        .iter()
+        .map(|p| Vec::with_capacity(p.items.len()))
+        .collect();
+    let slots: Vec<&mut Vec<Periodogram<T>>> = outs.iter_mut().collect();
+    let helpers = unpack_threads(plans.len());
+    let profiles = exec.run(&job, &plans, slots, |out, r, lay: &LsLayout, host| {
+        let values = get::<T>(host, lay.out, r.len() * out_len);
+        let periodograms = |values: &[T]| {
+            values
+                .chunks_exact(out_len)
+                .map(|v| Periodogram::from_interleaved(v.to_vec(), normalize))
+                .collect::<Vec<_>>()
+        };
+        // One vector per series: for large chunks this host copy (into
+        // fresh, not yet faulted-in memory) outlasts the GPU's work on the
+        // next chunk, so it is spread over a few threads.
+        let threads = (std::mem::size_of_val(values) / UNPACK_BYTES_PER_THREAD).clamp(1, helpers);
+        if threads == 1 {
+            out.extend(periodograms(values));
+        } else {
+            let per_thread = r.len().div_ceil(threads) * out_len;
+            let parts: Vec<Vec<Periodogram<T>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = values
+                    .chunks(per_thread)
+                    .map(|part| scope.spawn(move || periodograms(part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            out.extend(parts.into_iter().flatten());
+        }
+        Ok(())
+    })?;
+    Ok((outs.into_iter().flatten().collect(), profiles))
+}

@@ -1,0 +1,661 @@
+//! Several GPUs of one host in one call, and batches larger than a GPU's
+//! memory.
+//!
+//! A [`MultiGpu`] holds GPUs (each the shared [`Gpu`] of its ordinal). Its
+//! host-slice calls ([`MultiGpu::lombscargle_batch`], [`MultiGpu::lorenz96`],
+//! [`MultiGpu::lorenz05`], [`MultiGpu::normalize_batched`]) do three things:
+//!
+//! 1. **Split** the items (series, members, arrays) into one contiguous
+//!    range per GPU, balanced by work ([`plan::split_by_work`]): samples x
+//!    frequencies per series, elements per array, members for an ensemble
+//!    (all members cost the same). The GPUs are taken to be alike.
+//! 2. **Chunk** each range so that it fits the GPU's memory limit
+//!    ([`MultiGpuOptions::max_device_bytes`], by default
+//!    [`DEFAULT_FREE_FRACTION`] of the GPU's free memory when the call
+//!    starts): a chunk's bytes are counted exactly from the buffers it needs
+//!    (inputs, outputs and the kernels' scratch, laid out in one arena,
+//!    [`plan::Arena`]), and a chunk may take at most half the limit, since
+//!    two are in flight ([`plan::plan_chunks`]). Chunks also aim at
+//!    [`MultiGpuOptions::chunk_bytes`], so that copies overlap kernels even
+//!    when everything would fit at once.
+//! 3. **Pipeline** the chunks of each GPU on one host thread
+//!    (`std::thread::scope`, one thread per GPU), with two buffer sets, each
+//!    a device arena and its pinned host mirror, and one stream per set:
+//!    chunk k runs on set k mod 2. Per chunk: pack the inputs into the pinned
+//!    mirror, one asynchronous copy in, the kernels, one asynchronous copy
+//!    out, all on the set's stream. While chunk k runs on one stream, the
+//!    host reads back chunk k - 1 and packs chunk k + 1 for the other, whose
+//!    copy in overlaps chunk k's kernels (and its kernels can start while
+//!    chunk k's last blocks drain). Why two streams rather than one stream
+//!    and events: a set is reused only by its own stream, so stream order
+//!    alone keeps chunk k + 2 from overwriting chunk k's buffers, and the
+//!    one host-side wait per chunk (the set's stream, before its staging is
+//!    read back and refilled) is all the synchronisation there is.
+//!
+//! Results come back in input order. They are bitwise equal to a one-GPU
+//! run on the same GPU model: each series (member, array) is computed by the
+//! same kernel with the same per-item arithmetic whatever else is in its
+//! launch. What was checked in csrc/ for that:
+//! - Lomb-Scargle (`lombscargle_prepare_*`, `lombscargle_uniform_*`): one
+//!   block reduces one series' statistics with a block-size stride that does
+//!   not depend on the grid; the uniform kernel's work units are (series,
+//!   frequency chunk) pairs taken in grid-stride order, and each unit's sums
+//!   run over the series' own samples, in tile order, from zeroed registers
+//!   and shared totals, with the series' own `nx` in the finish. The grid
+//!   size (which depends on the number of series in the launch) only decides
+//!   which block takes a unit. Offsets are rebased per chunk and grids
+//!   sliced, which moves pointers, not arithmetic.
+//! - Lorenz 96: a block packs `mpb` members (chosen from the member count)
+//!   as one flat range of points, but each point's stencil reads only its
+//!   own member's sites, so the packing does not touch a value. Lorenz 2005:
+//!   one member per block (grid-strided). The trajectory's frame stride is
+//!   the launch's member count, which the gather here undoes.
+//! - Batched normalise: each array is cut into the pieces of a lone array of
+//!   its length (`split(n)` in csrc/reduce_batched.cu) and its sum is
+//!   reduced in that fixed order, so it has the same bits in any batch.
+//!
+//! Errors: inputs are validated once, on the host, before any GPU work
+//! (as the one-GPU calls validate them); a chunk plan that cannot fit (one
+//! item larger than half the limit) is an error before any GPU work too. An
+//! error on a GPU stops the other GPUs at their next chunk and is returned
+//! with the GPU's ordinal in its message (the variant, and for
+//! [`Error::Cuda`] the driver's code, are kept). Nothing is written to the
+//! caller's buffers on failure: [`MultiGpu::normalize_batched`] gathers into
+//! a scratch copy and writes `x` only once every GPU has succeeded.
+pub mod plan;
+
+#[cfg(test)]
+mod emulated;
+mod ensemble;
+mod lombscargle;
+mod normalize;
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::result as cu;
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice};
+
+use self::plan::{arena_bytes, plan_chunks, ChunkBudget};
+use super::streams::elapsed_ms;
+use super::Kernpack;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+/// The share of a GPU's free memory (`cuMemGetInfo` when a call starts) that
+/// a call may use when [`MultiGpuOptions::max_device_bytes`] is not set.
+pub const DEFAULT_FREE_FRACTION: f64 = 0.8;
+
+/// The default pipelining target of one chunk: inputs, outputs and scratch.
+pub const DEFAULT_CHUNK_BYTES: usize = 256 << 20;
+
+/// Limits of a multi-GPU call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MultiGpuOptions {
+    /// Device memory one call may allocate on each GPU, in bytes (both
+    /// buffer sets together; the loaded module and other work are not
+    /// counted). None: [`DEFAULT_FREE_FRACTION`] of the GPU's free memory
+    /// when the call starts.
+    pub max_device_bytes: Option<usize>,
+    /// The size a chunk grows to before the next starts (clamped to half the
+    /// limit). Smaller chunks overlap copies and kernels sooner; larger ones
+    /// launch less often. Also bounds the pinned host staging: two chunks per GPU.
+    pub chunk_bytes: usize,
+}
+
+impl Default for MultiGpuOptions {
+    fn default() -> Self {
+        MultiGpuOptions {
+            max_device_bytes: None,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+        }
+    }
+}
+
+/// Several GPUs of one host, used together by one call.
+#[derive(Clone)]
+pub struct MultiGpu {
+    gpus: Vec<Arc<Gpu>>,
+    options: MultiGpuOptions,
+}
+
+impl std::fmt::Debug for MultiGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiGpu")
+            .field("ordinals", &self.ordinals())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// What one GPU does in one call: its items, their chunks, and the memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuPlan {
+    pub ordinal: usize,
+    /// The items (series, members, arrays) of this GPU, in input order.
+    pub items: Range<usize>,
+    /// Their chunks, in order.
+    pub chunks: Vec<Range<usize>>,
+    /// The limit applied on this GPU.
+    pub max_device_bytes: usize,
+    /// Bytes of the two buffer sets' device arenas (the call's device
+    /// memory on this GPU; their sum is at most `max_device_bytes`).
+    pub arena_bytes: [usize; 2],
+}
+
+/// How one GPU's part of a call went: its plan, and where the time went.
+/// GPU times are sums over chunks of CUDA-event intervals on the two
+/// streams, which overlap: their total can exceed the wall time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuProfile {
+    pub plan: GpuPlan,
+    /// Copies in (host pinned staging to device), ms.
+    pub h2d_ms: f64,
+    /// Kernels, ms.
+    pub kernel_ms: f64,
+    /// Copies out, ms.
+    pub d2h_ms: f64,
+    /// Host time packing inputs into and reading results out of the staging, ms.
+    pub host_ms: f64,
+    /// Wall time of this GPU's thread, allocation included, ms.
+    pub wall_ms: f64,
+}
+
+/// Where a chunk's copies start and end within its arena.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Regions {
+    /// Bytes of the arena.
+    pub total: usize,
+    /// Copied in before the kernels.
+    pub h2d: Range<usize>,
+    /// Copied out after them.
+    pub d2h: Range<usize>,
+}
+
+/// One kind of chunked work (a kernel family's batch): how a chunk of items
+/// is laid out in an arena, packed into the pinned mirror, and launched.
+/// Reading results back is the caller's closure (it holds the outputs).
+pub(crate) trait ChunkJob: Sync {
+    /// Offsets of the chunk's buffers in its arena.
+    type Layout: Copy;
+    /// What the items are called in messages ("series", ...).
+    const WHAT: &'static str;
+    /// The layout of chunk `r` (global item indices); O(1), since the
+    /// planner calls it for every item.
+    fn layout(&self, r: Range<usize>) -> (Self::Layout, Regions);
+    /// Writes the chunk's inputs into `host` (its arena's pinned mirror).
+    fn pack(&self, r: &Range<usize>, layout: &Self::Layout, host: &mut [u8]);
+    /// Enqueues the kernels of the chunk on `stream`, its arena at `base`.
+    ///
+    /// # Safety
+    /// `base` is a live device allocation of this GPU of at least the
+    /// layout's `total` bytes, with the inputs copied in before on `stream`.
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        base: CUdeviceptr,
+        r: &Range<usize>,
+        layout: &Self::Layout,
+    ) -> Result<()>;
+    /// What [`ChunkJob::launch`] computes, by the CPU reference, on an
+    /// arena in host memory (unit tests without a GPU).
+    #[cfg(test)]
+    fn emulate(&self, r: &Range<usize>, layout: &Self::Layout, arena: &mut [u8]);
+}
+
+/// `values` written at byte `at` of `host` (a pinned mirror).
+pub(crate) fn put<T: Copy>(host: &mut [u8], at: usize, values: &[T]) {
+    let bytes = std::mem::size_of_val(values);
+    let dst = &mut host[at..at + bytes];
+    // SAFETY: dst holds exactly `bytes` bytes; T is plain data (f32, f64, i64).
+    unsafe { std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), dst.as_mut_ptr(), bytes) };
+}
+
+/// `len` values from `values` written at byte `at` of `host`.
+pub(crate) fn put_iter<T: Copy>(
+    host: &mut [u8],
+    at: usize,
+    len: usize,
+    values: impl IntoIterator<Item = T>,
+) {
+    let size = std::mem::size_of::<T>();
+    let dst = &mut host[at..at + len * size];
+    let mut written = 0;
+    for (i, v) in values.into_iter().take(len).enumerate() {
+        // SAFETY: i < len, inside dst; unaligned writes need no alignment.
+        unsafe {
+            dst.as_mut_ptr()
+                .add(i * size)
+                .cast::<T>()
+                .write_unaligned(v)
+        };
+        written += 1;
+    }
+    assert_eq!(written, len, "put_iter: too few values");
+}
+
+/// The `len` values of `T` at byte `at` of `host`.
+pub(crate) fn get<T: Copy>(host: &[u8], at: usize, len: usize) -> &[T] {
+    let bytes = &host[at..at + len * std::mem::size_of::<T>()];
+    assert_eq!(
+        bytes.as_ptr() as usize % std::mem::align_of::<T>(),
+        0,
+        "arena offsets are aligned"
+    );
+    // SAFETY: in bounds and aligned (asserted); T is plain data, any bits valid.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), len) }
+}
+
+/// `e` with the GPU's ordinal in its message; the variant (and the driver
+/// error of a CUDA failure) are kept.
+pub(crate) fn on_gpu(ordinal: usize, e: Error) -> Error {
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(format!("GPU {ordinal}: {m}")),
+        Error::NoGpu(m) => Error::NoGpu(format!("GPU {ordinal}: {m}")),
+        Error::Cuda { during, source } => Error::Cuda {
+            during: format!("{during} on GPU {ordinal}"),
+            source,
+        },
+        Error::OutOfMemory(m) => Error::OutOfMemory(format!("GPU {ordinal}: {m}")),
+    }
+}
+
+impl MultiGpu {
+    /// The GPUs of `ordinals`, in that order (the first takes the first
+    /// items). Each must exist; none may be listed twice.
+    pub fn new(ordinals: &[usize]) -> Result<MultiGpu> {
+        if ordinals.is_empty() {
+            return Err(Error::invalid("a MultiGpu needs at least one GPU ordinal"));
+        }
+        for (i, o) in ordinals.iter().enumerate() {
+            if ordinals[..i].contains(o) {
+                return Err(Error::invalid(format!("GPU {o} is listed twice")));
+            }
+        }
+        let gpus = ordinals
+            .iter()
+            .map(|&o| Gpu::get(o).map_err(|e| on_gpu(o, e)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(MultiGpu {
+            gpus,
+            options: MultiGpuOptions::default(),
+        })
+    }
+
+    /// Every GPU of the host, ordinals 0 to [`Gpu::device_count`] - 1;
+    /// [`Error::NoGpu`] when there is none.
+    pub fn all() -> Result<MultiGpu> {
+        match Gpu::device_count() {
+            0 => Err(Error::NoGpu("no CUDA device is present".into())),
+            n => MultiGpu::new(&(0..n).collect::<Vec<_>>()),
+        }
+    }
+
+    /// These options for the calls of this handle.
+    pub fn with_options(mut self, options: MultiGpuOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// At most `bytes` of device memory per GPU and call.
+    pub fn with_max_device_bytes(mut self, bytes: usize) -> Self {
+        self.options.max_device_bytes = Some(bytes);
+        self
+    }
+
+    pub fn options(&self) -> &MultiGpuOptions {
+        &self.options
+    }
+
+    pub fn gpus(&self) -> &[Arc<Gpu>] {
+        &self.gpus
+    }
+
+    pub fn ordinals(&self) -> Vec<usize> {
+        self.gpus.iter().map(|g| g.ordinal()).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// The limit of one GPU for a call starting now.
+    fn limit(&self, gpu: &Gpu) -> Result<usize> {
+        if let Some(bytes) = self.options.max_device_bytes {
+            return Ok(bytes);
+        }
+        let (free, _total) = gpu
+            .context()
+            .mem_get_info()
+            .map_err(|e| Error::cuda("reading the free device memory", e))?;
+        Ok((free as f64 * DEFAULT_FREE_FRACTION) as usize)
+    }
+}
+
+/// Where a call's chunks run: the GPUs of a handle or, in unit tests, the
+/// CPU reference standing in for the kernels (with the same split, chunks,
+/// arenas, packing, copies between a host and a "device" buffer, and gather),
+/// so that everything but the kernels is tested without a GPU.
+pub(crate) enum Exec<'m> {
+    Gpus(&'m MultiGpu),
+    #[cfg(test)]
+    Emulated {
+        /// Stand-in GPUs, ordinals 0 to parts - 1.
+        parts: usize,
+        /// The limit of every stand-in GPU.
+        max_device_bytes: usize,
+        chunk_bytes: usize,
+    },
+}
+
+impl Exec<'_> {
+    /// How many GPUs share the items.
+    fn parts(&self) -> usize {
+        match self {
+            Exec::Gpus(multi) => multi.len(),
+            #[cfg(test)]
+            Exec::Emulated { parts, .. } => *parts,
+        }
+    }
+
+    /// The plan of a call over `ranges` (one per GPU, in GPU order): the
+    /// chunks of every GPU with items. Errors name the GPU.
+    fn plan<J: ChunkJob>(&self, job: &J, ranges: Vec<Range<usize>>) -> Result<Vec<GpuPlan>> {
+        debug_assert_eq!(ranges.len(), self.parts());
+        let bytes = |r: Range<usize>| job.layout(r).1.total;
+        let mut plans = Vec::new();
+        for (k, items) in ranges.into_iter().enumerate() {
+            if items.is_empty() {
+                continue;
+            }
+            let (ordinal, max_device_bytes, chunk_bytes) = match self {
+                Exec::Gpus(multi) => {
+                    let gpu = &multi.gpus[k];
+                    let limit = multi.limit(gpu).map_err(|e| on_gpu(gpu.ordinal(), e))?;
+                    (gpu.ordinal(), limit, multi.options.chunk_bytes)
+                }
+                #[cfg(test)]
+                Exec::Emulated {
+                    max_device_bytes,
+                    chunk_bytes,
+                    ..
+                } => (k, *max_device_bytes, *chunk_bytes),
+            };
+            let budget = ChunkBudget::new(max_device_bytes, chunk_bytes);
+            let chunks = plan_chunks(items.clone(), budget, J::WHAT, bytes)
+                .map_err(|e| on_gpu(ordinal, e))?;
+            let arena_bytes = arena_bytes(&chunks, bytes);
+            plans.push(GpuPlan {
+                ordinal,
+                items,
+                chunks,
+                max_device_bytes,
+                arena_bytes,
+            });
+        }
+        Ok(plans)
+    }
+
+    /// Runs `plans` (one thread per GPU), each GPU's results read back by
+    /// `unpack` into its own `outs` entry. The first error in GPU order wins.
+    fn run<J, O, U>(
+        &self,
+        job: &J,
+        plans: &[GpuPlan],
+        outs: Vec<O>,
+        unpack: U,
+    ) -> Result<Vec<GpuProfile>>
+    where
+        J: ChunkJob,
+        O: Send,
+        U: Fn(&mut O, &Range<usize>, &J::Layout, &[u8]) -> Result<()> + Sync,
+    {
+        assert_eq!(plans.len(), outs.len());
+        // One arm outside unit tests.
+        #[allow(clippy::infallible_destructuring_match)]
+        let multi = match self {
+            Exec::Gpus(multi) => multi,
+            #[cfg(test)]
+            Exec::Emulated { .. } => return emulated::run(job, plans, outs, unpack),
+        };
+        let abort = AtomicBool::new(false);
+        let joined: Vec<std::thread::Result<Result<Option<GpuProfile>>>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = plans
+                    .iter()
+                    .zip(outs)
+                    .map(|(plan, mut out)| {
+                        let gpu = multi
+                            .gpus
+                            .iter()
+                            .find(|g| g.ordinal() == plan.ordinal)
+                            .expect("planned GPUs are ours");
+                        let (abort, unpack) = (&abort, &unpack);
+                        scope.spawn(move || {
+                            let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
+                                unpack(&mut out, r, lay, host)
+                            });
+                            if result.is_err() {
+                                abort.store(true, Ordering::Relaxed);
+                            }
+                            result
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join()).collect()
+            });
+        let mut profiles = Vec::with_capacity(plans.len());
+        let mut first_error = None;
+        let mut panic = None;
+        for (plan, joined) in plans.iter().zip(joined) {
+            match joined {
+                Err(payload) => panic = panic.or(Some(payload)),
+                Ok(Ok(Some(profile))) => profiles.push(profile),
+                Ok(Ok(None)) => {} // stopped because another GPU failed
+                Ok(Err(e)) => {
+                    first_error = first_error.or_else(|| Some(on_gpu(plan.ordinal, e)));
+                }
+            }
+        }
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(profiles),
+        }
+    }
+}
+
+impl Kernpack {
+    /// A handle over the GPUs of `ordinals` ([`MultiGpu::new`]).
+    pub fn on_gpus(ordinals: &[usize]) -> Result<MultiGpu> {
+        MultiGpu::new(ordinals)
+    }
+}
+
+/// One buffer set of a GPU's pipeline: a stream, a device arena and its
+/// pinned host mirror, the chunk in flight, and timing events.
+struct BufferSet {
+    stream: Arc<CudaStream>,
+    dev_ptr: CUdeviceptr,
+    host_ptr: *mut u8,
+    bytes: usize,
+    pending: Option<usize>,
+    events: Option<[CudaEvent; 4]>,
+    // Dropped after `Drop::drop` has waited for the stream.
+    _dev: CudaSlice<u8>,
+    _host: PinnedHostSlice<u8>,
+}
+
+impl BufferSet {
+    fn new(gpu: &Gpu, bytes: usize) -> Result<BufferSet> {
+        let bytes = bytes.max(1);
+        let stream = gpu.new_stream()?;
+        // SAFETY: every chunk copies its inputs in before its kernels read
+        // them; the scratch and outputs are written by the kernels.
+        let dev = unsafe { stream.alloc::<u8>(bytes) }
+            .map_err(|e| Error::cuda("allocating a chunk's device memory", e))?;
+        let (dev_ptr, guard) = dev.device_ptr(&stream);
+        drop(guard);
+        let mut host = gpu.alloc_pinned::<u8>(bytes)?;
+        let host_ptr = host
+            .as_mut_ptr()
+            .map_err(|e| Error::cuda("allocating pinned staging", e))?;
+        // Four timing events per chunk cost next to nothing: always profiled.
+        let events = Some([
+            gpu.timing_event()?,
+            gpu.timing_event()?,
+            gpu.timing_event()?,
+            gpu.timing_event()?,
+        ]);
+        Ok(BufferSet {
+            stream,
+            dev_ptr,
+            host_ptr,
+            bytes,
+            pending: None,
+            events,
+            _dev: dev,
+            _host: host,
+        })
+    }
+
+    /// The pinned mirror. Only between a wait on the stream and the next
+    /// copy enqueued on it is nothing else touching it.
+    fn host(&mut self) -> &mut [u8] {
+        // SAFETY: host_ptr holds `bytes` bytes for the life of `_host`; the
+        // pipeline uses the slice only while no copy on it is in flight.
+        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.bytes) }
+    }
+
+    fn record(&self, k: usize) -> Result<()> {
+        match &self.events {
+            Some(ev) => ev[k]
+                .record(&self.stream)
+                .map_err(|e| Error::cuda("recording a timing event", e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for BufferSet {
+    /// Waits for the stream before the arena and the pinned mirror go (the
+    /// pinned memory must not be freed under an in-flight copy, e.g. after an
+    /// error on another chunk).
+    fn drop(&mut self) {
+        let _ = self.stream.synchronize();
+    }
+}
+
+/// Times and counts of one GPU's run.
+#[derive(Default)]
+struct Times {
+    h2d: f64,
+    kernel: f64,
+    d2h: f64,
+    host: f64,
+}
+
+/// One GPU's part: its chunks through two buffer sets (see the module
+/// documentation). `Ok(None)` when it stopped because another GPU failed.
+fn pipeline<J: ChunkJob>(
+    gpu: &Gpu,
+    job: &J,
+    plan: &GpuPlan,
+    abort: &AtomicBool,
+    mut unpack: impl FnMut(&Range<usize>, &J::Layout, &[u8]) -> Result<()>,
+) -> Result<Option<GpuProfile>> {
+    let started = Instant::now();
+    let chunks = &plan.chunks;
+    let mut sets: [Option<BufferSet>; 2] = [None, None];
+    let mut times = Times::default();
+
+    // Waits for the chunk in flight on `set`, then reads it back.
+    let mut finish = |set: &mut BufferSet, times: &mut Times| -> Result<()> {
+        let Some(j) = set.pending.take() else {
+            return Ok(());
+        };
+        let chunk = &chunks[j];
+        set.stream
+            .synchronize()
+            .map_err(|e| Error::cuda(format!("running chunk {j} ({} {chunk:?})", J::WHAT), e))?;
+        if let Some(ev) = &set.events {
+            times.h2d += elapsed_ms(&ev[0], &ev[1])? as f64;
+            times.kernel += elapsed_ms(&ev[1], &ev[2])? as f64;
+            times.d2h += elapsed_ms(&ev[2], &ev[3])? as f64;
+        }
+        let host_started = Instant::now();
+        let (layout, _) = job.layout(chunk.clone());
+        unpack(chunk, &layout, set.host())?;
+        times.host += host_started.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    };
+
+    for (k, chunk) in chunks.iter().enumerate() {
+        if abort.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let s = k % 2;
+        if sets[s].is_none() {
+            sets[s] = Some(BufferSet::new(gpu, plan.arena_bytes[s])?);
+        }
+        let set = sets[s].as_mut().expect("made above");
+        finish(set, &mut times)?;
+        let (layout, regions) = job.layout(chunk.clone());
+        debug_assert!(regions.total <= set.bytes);
+        let host_started = Instant::now();
+        job.pack(chunk, &layout, set.host());
+        times.host += host_started.elapsed().as_secs_f64() * 1e3;
+
+        gpu.context()
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        let (cu_stream, dev_ptr) = (set.stream.cu_stream(), set.dev_ptr);
+        set.record(0)?;
+        if !regions.h2d.is_empty() {
+            let src = &set.host()[regions.h2d.clone()];
+            let dst = dev_ptr + regions.h2d.start as u64;
+            // SAFETY: src is pinned and stays untouched until the stream is
+            // waited for; the destination lies inside the arena.
+            unsafe { cu::memcpy_htod_async(dst, src, cu_stream) }
+                .map_err(|e| Error::cuda("copying a chunk to the GPU", e))?;
+        }
+        set.record(1)?;
+        // SAFETY: the arena holds the layout's bytes; the inputs were copied
+        // in above, on the same stream.
+        unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
+        set.record(2)?;
+        if !regions.d2h.is_empty() {
+            let src = dev_ptr + regions.d2h.start as u64;
+            let dst = &mut set.host()[regions.d2h.clone()];
+            // SAFETY: as above; the pinned destination is read only after the wait.
+            unsafe { cu::memcpy_dtoh_async(dst, src, cu_stream) }
+                .map_err(|e| Error::cuda("copying a chunk back", e))?;
+        }
+        set.record(3)?;
+        set.pending = Some(k);
+    }
+    // The last one or two chunks, in order.
+    let mut last: Vec<&mut BufferSet> = sets.iter_mut().flatten().collect();
+    last.sort_by_key(|set| set.pending);
+    for set in last {
+        finish(set, &mut times)?;
+    }
+    Ok(Some(GpuProfile {
+        plan: plan.clone(),
+        h2d_ms: times.h2d,
+        kernel_ms: times.kernel,
+        d2h_ms: times.d2h,
+        host_ms: times.host,
+        wall_ms: started.elapsed().as_secs_f64() * 1e3,
+    }))
+}

@@ -1,0 +1,228 @@
+//! Batched normalise over several GPUs, in chunks of arrays.
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::CudaStream;
+
+use super::plan::{split_by_work, Arena};
+use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use crate::api::reduce_batched::{
+    batched_scratch_len, check_batched_call, check_offsets, reference_batched, BatchNormalized,
+    BATCH_OK,
+};
+use crate::error::Result;
+use crate::float::Float;
+use crate::gpu::Gpu;
+
+/// A validated batch of arrays, as the chunks see it.
+struct NormalizeJob<'a, T> {
+    x: &'a [T],
+    offsets: &'a [usize],
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NormalizeLayout {
+    offsets: usize,
+    x: usize,
+    sums: usize,
+    status: usize,
+    plan: usize,
+    partials: usize,
+}
+
+impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
+    type Layout = NormalizeLayout;
+    const WHAT: &'static str = "array";
+
+    fn layout(&self, r: Range<usize>) -> (NormalizeLayout, Regions) {
+        let na = r.len();
+        let n = self.offsets[r.end] - self.offsets[r.start];
+        let mut a = Arena::default();
+        // Copied in: offsets, x. Copied out: x, sums, status. Scratch last.
+        let offsets = a.push_values::<i64>(na + 1);
+        let x = a.push_values::<T>(n);
+        let x_end = x + n * std::mem::size_of::<T>();
+        let sums = a.push_values::<f64>(na);
+        let status = a.push_values::<i32>(na);
+        let status_end = status + na * std::mem::size_of::<i32>();
+        let (plan_len, partials_len) = batched_scratch_len(n, na.max(1));
+        let plan = a.push_values::<i64>(plan_len);
+        let partials = a.push_values::<f64>(partials_len);
+        let layout = NormalizeLayout {
+            offsets,
+            x,
+            sums,
+            status,
+            plan,
+            partials,
+        };
+        (
+            layout,
+            Regions {
+                total: a.bytes,
+                h2d: 0..x_end,
+                d2h: x..status_end,
+            },
+        )
+    }
+
+    fn pack(&self, r: &Range<usize>, lay: &NormalizeLayout, host: &mut [u8]) {
+        let (lo, hi) = (self.offsets[r.start], self.offsets[r.end]);
+        let rebased = self.offsets[r.start..=r.end]
+            .iter()
+            .map(|&o| (o - lo) as i64);
+        put_iter(host, lay.offsets, r.len() + 1, rebased);
+        put(host, lay.x, &self.x[lo..hi]);
+    }
+
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        base: CUdeviceptr,
+        r: &Range<usize>,
+        lay: &NormalizeLayout,
+    ) -> Result<()> {
+        let at = |offset: usize| base + offset as u64;
+        let n = self.offsets[r.end] - self.offsets[r.start];
+        // SAFETY: the caller's arena holds this layout (scratch of
+        // batched_scratch_len included), inputs copied in; chunks are never empty.
+        unsafe {
+            gpu.launch_batched_with_scratch::<T>(
+                stream,
+                at(lay.x),
+                n,
+                at(lay.offsets),
+                r.len(),
+                at(lay.sums),
+                at(lay.status),
+                (at(lay.plan), at(lay.partials)),
+            )
+        }
+    }
+
+    #[cfg(test)]
+    fn emulate(&self, r: &Range<usize>, lay: &NormalizeLayout, arena: &mut [u8]) {
+        let na = r.len();
+        let offsets: Vec<usize> = get::<i64>(arena, lay.offsets, na + 1)
+            .iter()
+            .map(|&o| o as usize)
+            .collect();
+        let mut x = get::<T>(arena, lay.x, offsets[na]).to_vec();
+        let done = reference_batched(&mut x, &offsets);
+        let status: Vec<i32> = (0..na)
+            .map(|a| i32::from(done.failed.contains(&a)))
+            .collect();
+        put(arena, lay.x, &x);
+        put(arena, lay.sums, &done.sums);
+        put(arena, lay.status, &status);
+    }
+}
+
+/// One GPU's share of the outputs.
+struct NormalizeOut<'o, T> {
+    /// Its first array, and the index of that array's first value.
+    first: usize,
+    first_value: usize,
+    x: &'o mut [T],
+    sums: &'o mut [f64],
+    status: &'o mut [i32],
+}
+
+impl MultiGpu {
+    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
+    /// every GPU of this handle, arrays split by their lengths: bitwise what
+    /// [`Gpu::normalize_batched`] gives on one GPU of the same model. `x` is
+    /// written only when every GPU has succeeded (the results are gathered
+    /// in a scratch copy of `x` first). Bad offsets are an error before any
+    /// GPU work.
+    pub fn normalize_batched<T: Float>(
+        &self,
+        x: &mut [T],
+        offsets: &[usize],
+    ) -> Result<BatchNormalized> {
+        self.normalize_batched_profiled(x, offsets)
+            .map(|(done, _)| done)
+    }
+
+    /// As [`MultiGpu::normalize_batched`], with each GPU's plan and times.
+    pub fn normalize_batched_profiled<T: Float>(
+        &self,
+        x: &mut [T],
+        offsets: &[usize],
+    ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
+        normalize_batched(&Exec::Gpus(self), x, offsets)
+    }
+
+    /// The plan [`MultiGpu::normalize_batched`] would follow for arrays of
+    /// `T` at `offsets` now.
+    pub fn plan_normalize_batched<T: Float>(&self, offsets: &[usize]) -> Result<Vec<GpuPlan>> {
+        let n = offsets.last().copied().unwrap_or(0);
+        check_offsets(offsets, n)?;
+        let job = NormalizeJob::<T> { x: &[], offsets };
+        Exec::Gpus(self).plan(&job, split_by_work(&work(offsets), self.len()))
+    }
+}
+
+pub(super) fn normalize_batched<T: Float>(
+    exec: &Exec<'_>,
+    x: &mut [T],
+    offsets: &[usize],
+) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
+    check_offsets(offsets, x.len())?;
+    let narrays = offsets.len() - 1;
+    check_batched_call(x.len(), narrays, narrays, narrays)?;
+    if narrays == 0 || x.is_empty() {
+        // What the one-GPU call does: nothing for the GPU to do.
+        return Ok((reference_batched(x, offsets), Vec::new()));
+    }
+    let job = NormalizeJob { x: &*x, offsets };
+    let plans = exec.plan(&job, split_by_work(&work(offsets), exec.parts()))?;
+
+    let mut result = vec![T::default(); x.len()];
+    let mut sums = vec![0.0f64; narrays];
+    let mut status = vec![0i32; narrays];
+    let mut outs = Vec::with_capacity(plans.len());
+    let (mut x_rest, mut sums_rest, mut status_rest) = (
+        result.as_mut_slice(),
+        sums.as_mut_slice(),
+        status.as_mut_slice(),
+    );
+    for plan in &plans {
+        // Ranges are contiguous and in order, empty ones left out.
+        let values = offsets[plan.items.end] - offsets[plan.items.start];
+        let (x_mine, x_tail) = x_rest.split_at_mut(values);
+        let (s_mine, s_tail) = sums_rest.split_at_mut(plan.items.len());
+        let (st_mine, st_tail) = status_rest.split_at_mut(plan.items.len());
+        (x_rest, sums_rest, status_rest) = (x_tail, s_tail, st_tail);
+        outs.push(NormalizeOut {
+            first: plan.items.start,
+            first_value: offsets[plan.items.start],
+            x: x_mine,
+            sums: s_mine,
+            status: st_mine,
+        });
+    }
+    let profiles = exec.run(&job, &plans, outs, |out, r, lay: &NormalizeLayout, host| {
+        let (lo, hi) = (offsets[r.start], offsets[r.end]);
+        let local = lo - out.first_value;
+        out.x[local..local + hi - lo].copy_from_slice(get::<T>(host, lay.x, hi - lo));
+        let a = r.start - out.first;
+        out.sums[a..a + r.len()].copy_from_slice(get::<f64>(host, lay.sums, r.len()));
+        out.status[a..a + r.len()].copy_from_slice(get::<i32>(host, lay.status, r.len()));
+        Ok(())
+    })?;
+    x.copy_from_slice(&result);
+    let failed = (0..narrays).filter(|&a| status[a] != BATCH_OK).collect();
+    Ok((BatchNormalized { sums, failed }, profiles))
+}
+
+/// Work of each array for the split: its values, plus one for the per-array
+/// work (so runs of empty arrays spread too).
+fn work(offsets: &[usize]) -> Vec<u64> {
+    offsets
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as u64 + 1)
+        .collect()
+}

@@ -1,0 +1,723 @@
+//! Several GPUs in one call, and batches in chunks under a memory limit
+//! (`kernpack::MultiGpu`): every result must be bitwise equal to the one-GPU
+//! call on the whole batch.
+//!
+//! Gating: without a GPU every test prints SKIPPED (a failure with
+//! KERNPACK_REQUIRE_GPU=1). The `two_gpus_*` tests need two GPUs; with one
+//! they print SKIPPED, unless KERNPACK_REQUIRE_GPUS=2 (or more) is set, which
+//! makes fewer GPUs a failure.
+//!
+//! `bench_multi_gpu_batch` (ignored) prints light curves per second on one
+//! GPU against all of them: `cargo test --release --test multi_gpu --
+//! --ignored --nocapture bench_multi_gpu_batch` (sizes in KERNPACK_BENCH_SERIES,
+//! default "100000,1000000").
+mod common;
+
+use std::f64::consts::TAU;
+use std::sync::Arc;
+use std::time::Instant;
+
+use common::{gpu_or_skip, Rng};
+use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
+use kernpack::api::lombscargle::UniformGrid;
+use kernpack::api::multi::GpuProfile;
+use kernpack::{
+    Error, Float, Gpu, Kernpack, LombScargleOptions, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+    MultiGpu, MultiGpuOptions, Normalize, Periodogram,
+};
+
+// ---- gating ----
+
+/// KERNPACK_REQUIRE_GPUS as a count (0 when unset).
+fn required_gpus() -> usize {
+    std::env::var("KERNPACK_REQUIRE_GPUS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// A handle over every GPU when there are at least `want`, else None with a
+/// printed reason; a failure when KERNPACK_REQUIRE_GPUS asks for `want` or
+/// more, or (no GPU at all) when KERNPACK_REQUIRE_GPU=1.
+fn gpus_or_skip(test: &str, want: usize) -> Option<MultiGpu> {
+    let count = Gpu::device_count();
+    if count < want && required_gpus() >= want {
+        panic!(
+            "{test}: KERNPACK_REQUIRE_GPUS={} but {count} GPU(s) present",
+            required_gpus()
+        );
+    }
+    gpu_or_skip(test)?;
+    if count < want {
+        println!(
+            "SKIPPED {test}: {count} GPU(s) present, {want} needed \
+             (KERNPACK_REQUIRE_GPUS={want} makes this a failure)"
+        );
+        return None;
+    }
+    Some(MultiGpu::all().expect("every GPU loads"))
+}
+
+// ---- data ----
+
+/// Bits of every value, to compare results exactly (NaN included).
+fn bits<T: Float>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// Bits of every periodogram, with a marker between series.
+fn pbits<T: Float>(ps: &[Periodogram<T>]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for p in ps {
+        match p {
+            Periodogram::Real(v) => out.extend(bits(v)),
+            Periodogram::Complex(v) => {
+                for c in v {
+                    out.push(c.re.to_f64().to_bits());
+                    out.push(c.im.to_f64().to_bits());
+                }
+            }
+        }
+        out.push(u64::MAX); // series boundary
+    }
+    out
+}
+
+fn assert_same_bits(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
+        panic!(
+            "{what}: value {i} differs: {} vs {} (one GPU)",
+            f64::from_bits(got[i]),
+            f64::from_bits(want[i])
+        );
+    }
+}
+
+/// `nseries` light curves of `lo..hi` samples (ragged), with weights and a
+/// grid per series.
+struct Ragged {
+    t: Vec<f64>,
+    y: Vec<f64>,
+    w: Vec<f64>,
+    offsets: Vec<usize>,
+    f0: Vec<f64>,
+    df: Vec<f64>,
+}
+
+fn ragged(nseries: usize, lo: usize, hi: usize, seed: u64) -> Ragged {
+    let mut rng = Rng(seed);
+    let mut d = Ragged {
+        t: Vec::new(),
+        y: Vec::new(),
+        w: Vec::new(),
+        offsets: vec![0],
+        f0: Vec::new(),
+        df: Vec::new(),
+    };
+    for _ in 0..nseries {
+        let n = lo + (rng.next() * (hi - lo) as f64) as usize;
+        let (origin, span, period) = (
+            rng.range(0.0, 1e4),
+            rng.range(20.0, 200.0),
+            rng.range(0.5, 5.0),
+        );
+        for _ in 0..n {
+            let t = origin + span * rng.next();
+            d.t.push(t);
+            d.y.push(3.0 + (TAU * t / period).sin() + rng.range(-0.25, 0.25));
+            d.w.push(rng.range(0.2, 1.2));
+        }
+        d.offsets.push(d.t.len());
+        d.f0.push(TAU / span);
+        d.df.push(TAU / (5.0 * span));
+    }
+    d
+}
+
+fn cast<T: Float>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::from_f64(x)).collect()
+}
+
+const MODES: [(Normalize, bool, bool); 3] = [
+    (Normalize::Power, false, false),
+    (Normalize::Normalize, true, false),
+    (Normalize::Amplitude, true, true),
+];
+
+/// Every combination of weights, grids and options on `multi` against the
+/// one-GPU `Gpu::lombscargle_batch` of GPU `reference`; returns the profiles
+/// of the last call.
+fn check_lombscargle<T: Float>(
+    multi: &MultiGpu,
+    reference: &Gpu,
+    d: &Ragged,
+    nf: usize,
+    what: &str,
+) -> Vec<GpuProfile> {
+    let (t, y, w) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
+    let mut profiles = Vec::new();
+    for (k, (normalize, floating_mean, weighted)) in MODES.into_iter().enumerate() {
+        let batch = Batch {
+            t: &t,
+            y: &y,
+            weights: weighted.then_some(w.as_slice()),
+            offsets: &d.offsets,
+        };
+        let per_series = BatchGrid::PerSeries {
+            f0: &d.f0,
+            df: &d.df,
+            nf,
+        };
+        let shared = BatchGrid::Shared(UniformGrid::new(0.05, 0.013, nf));
+        let grids = if k % 2 == 0 { per_series } else { shared };
+        let opts = LombScargleOptions {
+            normalize,
+            floating_mean,
+            precenter: k == 1,
+        };
+        let want = reference.lombscargle_batch(&batch, &grids, &opts).unwrap();
+        let (got, p) = multi
+            .lombscargle_batch_profiled(&batch, &grids, &opts)
+            .unwrap();
+        assert_same_bits(
+            &pbits(&got),
+            &pbits(&want),
+            &format!("{what} {} {normalize:?}", T::NAME),
+        );
+        profiles = p;
+    }
+    profiles
+}
+
+fn assert_within_limit(profiles: &[GpuProfile]) {
+    for p in profiles {
+        let [a, b] = p.plan.arena_bytes;
+        assert!(
+            a + b <= p.plan.max_device_bytes,
+            "GPU {}: arenas {a} + {b} over the limit {}",
+            p.plan.ordinal,
+            p.plan.max_device_bytes
+        );
+    }
+}
+
+fn chunks(profiles: &[GpuProfile]) -> usize {
+    profiles.iter().map(|p| p.plan.chunks.len()).sum()
+}
+
+/// Arrays of ragged lengths (some empty, some all zeros: left unchanged).
+fn arrays(narrays: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
+    let mut rng = Rng(seed);
+    let mut offsets = vec![0usize];
+    for a in 0..narrays {
+        let len = match a % 11 {
+            0 => 0,
+            1 => 1 + (rng.next() * 100_000.0) as usize, // larger than one piece
+            _ => (rng.next() * 3000.0) as usize,
+        };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let mut x: Vec<f64> = (0..*offsets.last().unwrap())
+        .map(|_| rng.range(0.1, 2.0))
+        .collect();
+    for a in (5..narrays).step_by(37) {
+        x[offsets[a]..offsets[a + 1]].fill(0.0);
+    }
+    (x, offsets)
+}
+
+fn check_normalize<T: Float>(multi: &MultiGpu, reference: &Gpu, x: &[f64], offsets: &[usize]) {
+    let x: Vec<T> = cast(x);
+    let mut want_x = x.clone();
+    let want = reference.normalize_batched(&mut want_x, offsets).unwrap();
+    let mut got_x = x.clone();
+    let (got, profiles) = multi
+        .normalize_batched_profiled(&mut got_x, offsets)
+        .unwrap();
+    assert_same_bits(&bits(&got_x), &bits(&want_x), "normalised values");
+    assert_same_bits(&bits(&got.sums), &bits(&want.sums), "sums");
+    assert_eq!(got.failed, want.failed);
+    assert!(!got.failed.is_empty());
+    assert_within_limit(&profiles);
+}
+
+fn l96_initial(members: usize, n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    (0..members * n).map(|_| rng.range(-2.0, 10.0)).collect()
+}
+
+fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Gpu) -> Vec<GpuProfile> {
+    let p = Lorenz96Params::default();
+    let initial: Vec<T> = cast(&l96_initial(1500, p.n, 3));
+    for every in [0, 40] {
+        let want = reference.lorenz96(&p, &initial, 200, every).unwrap();
+        let (got, profiles) = multi.lorenz96_profiled(&p, &initial, 200, every).unwrap();
+        assert_same_bits(
+            &bits(&got.final_state),
+            &bits(&want.final_state),
+            "Lorenz 96 states",
+        );
+        assert_eq!(got.trajectory.is_some(), every > 0);
+        if let (Some(g), Some(w)) = (&got.trajectory, &want.trajectory) {
+            assert_same_bits(&bits(g), &bits(w), "Lorenz 96 trajectory");
+        }
+        assert_within_limit(&profiles);
+    }
+    // Model III on the specialised kernel (DART's sizes) and Model II on the
+    // generic one.
+    let mut last = Vec::new();
+    for p in [
+        Lorenz05Params::default(),
+        Lorenz05Params {
+            n: 240,
+            k: 8,
+            model: Lorenz05Model::II,
+            ..Default::default()
+        },
+    ] {
+        let mut rng = Rng(5);
+        let initial: Vec<T> = (0..7 * p.n)
+            .map(|_| T::from_f64(rng.range(-1.0, 12.0)))
+            .collect();
+        let want = reference.lorenz05(&p, &initial, 20, 10).unwrap();
+        let (got, profiles) = multi.lorenz05_profiled(&p, &initial, 20, 10).unwrap();
+        assert_same_bits(
+            &bits(&got.final_state),
+            &bits(&want.final_state),
+            "Lorenz 2005 states",
+        );
+        assert_same_bits(
+            &bits(&got.trajectory.unwrap()),
+            &bits(&want.trajectory.unwrap()),
+            "Lorenz 2005 trajectory",
+        );
+        assert_within_limit(&profiles);
+        last = profiles;
+    }
+    last
+}
+
+fn one_gpu(test: &str) -> Option<(Arc<Gpu>, MultiGpu)> {
+    let gpu = gpu_or_skip(test)?;
+    Some((gpu, MultiGpu::new(&[0]).unwrap()))
+}
+
+// ---- one GPU: chunked runs equal unchunked ones ----
+
+#[test]
+fn chunked_lombscargle_batch_equals_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_lombscargle_batch_equals_unchunked") else {
+        return;
+    };
+    let d = ragged(2100, 50, 300, 1);
+    let nf = 1500;
+    // Default limit: everything fits (chunks only for pipelining).
+    check_lombscargle::<f32>(&multi, &gpu, &d, nf, "default limit");
+    // 2 MiB: chunks of a few dozen series (~6 KB of output each in f32).
+    let small = multi.clone().with_max_device_bytes(2 << 20);
+    let profiles = check_lombscargle::<f32>(&small, &gpu, &d, nf, "2 MiB limit");
+    assert!(chunks(&profiles) >= 20, "{:?}", profiles[0].plan.chunks);
+    assert_within_limit(&profiles);
+    let profiles = check_lombscargle::<f64>(&small, &gpu, &d, nf, "2 MiB limit");
+    assert!(chunks(&profiles) >= 40);
+    // Small chunks under a large limit: pipelining only.
+    let pipelined = multi.clone().with_options(MultiGpuOptions {
+        max_device_bytes: None,
+        chunk_bytes: 256 << 10,
+    });
+    let profiles = check_lombscargle::<f32>(&pipelined, &gpu, &d, nf, "256 KiB chunks");
+    assert!(chunks(&profiles) >= 40);
+}
+
+#[test]
+fn chunked_ensembles_equal_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_ensembles_equal_unchunked") else {
+        return;
+    };
+    check_ensembles::<f64>(&multi, &gpu);
+    // 1 MiB: a Lorenz 96 member with 6 frames of 40 f32 is ~1 KB.
+    let small = multi.with_max_device_bytes(1 << 20);
+    check_ensembles::<f32>(&small, &gpu);
+    let p = Lorenz96Params::default();
+    let plans = small.plan_ensemble::<f32>(1500, p.n, 200, 40).unwrap();
+    assert!(plans[0].chunks.len() >= 3, "{plans:?}");
+    // A Lorenz 2005 member of 960 sites with its trajectory in f64 does not
+    // fit half of 64 KB: a clear error, before any GPU work.
+    let tiny = small.with_max_device_bytes(64 << 10);
+    let initial = vec![1.0f64; 2 * 960];
+    let err = tiny
+        .lorenz05(&Lorenz05Params::default(), &initial, 20, 1)
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("GPU 0: member 0 alone needs"), "{msg}");
+}
+
+#[test]
+fn chunked_normalize_batched_equals_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_normalize_batched_equals_unchunked") else {
+        return;
+    };
+    let (x, offsets) = arrays(3000, 2);
+    check_normalize::<f32>(&multi, &gpu, &x, &offsets);
+    let small = multi.with_max_device_bytes(2 << 20);
+    let plans = small.plan_normalize_batched::<f64>(&offsets).unwrap();
+    assert!(plans[0].chunks.len() >= 10, "{plans:?}");
+    check_normalize::<f64>(&small, &gpu, &x, &offsets);
+    check_normalize::<f32>(&small, &gpu, &x, &offsets);
+}
+
+#[test]
+fn memory_limit_errors_are_clear_and_change_nothing() {
+    let Some((_gpu, multi)) = one_gpu("memory_limit_errors_are_clear_and_change_nothing") else {
+        return;
+    };
+    let d = ragged(50, 100, 200, 3);
+    let (t, y) = (cast::<f32>(&d.t), cast::<f32>(&d.y));
+    let batch = Batch {
+        t: &t,
+        y: &y,
+        weights: None,
+        offsets: &d.offsets,
+    };
+    let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.01, 100_000));
+    let opts = LombScargleOptions::default();
+    // 400 KB of output per series against 2 x 100 KB.
+    let tiny = multi.with_max_device_bytes(200_000);
+    let err = tiny.lombscargle_batch(&batch, &grids, &opts).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    assert!(msg.contains("GPU 0: series 0 alone needs"), "{msg}");
+    assert!(msg.contains("max_device_bytes"), "{msg}");
+    // The batched normalise leaves x as it was.
+    let (x, offsets) = arrays(200, 4);
+    let mut x: Vec<f32> = cast(&x);
+    let before = x.clone();
+    let err = tiny.normalize_batched(&mut x, &offsets).unwrap_err();
+    assert!(err.to_string().contains("array"), "{err}");
+    assert_eq!(bits(&x), bits(&before));
+    // Invalid input: the one-GPU call's message.
+    let mut bad = t.clone();
+    bad[7] = f32::INFINITY;
+    let err = tiny
+        .lombscargle_batch(&Batch { t: &bad, ..batch }, &grids, &opts)
+        .unwrap_err();
+    assert!(err.to_string().contains("series 0: t[7]"), "{err}");
+}
+
+#[test]
+fn handles_reject_bad_ordinals() {
+    assert!(matches!(MultiGpu::new(&[]), Err(Error::InvalidInput(_))));
+    let err = MultiGpu::new(&[0, 1, 0]).unwrap_err();
+    assert!(err.to_string().contains("GPU 0 is listed twice"), "{err}");
+    if gpu_or_skip("handles_reject_bad_ordinals").is_none() {
+        return;
+    }
+    let count = Gpu::device_count();
+    let err = MultiGpu::new(&[0, count]).unwrap_err();
+    assert!(matches!(err, Error::NoGpu(_)), "{err:?}");
+    assert!(err.to_string().contains(&format!("GPU {count}")), "{err}");
+    let all = Kernpack::on_gpus(&(0..count).collect::<Vec<_>>()).unwrap();
+    assert_eq!(all.ordinals(), (0..count).collect::<Vec<_>>());
+    assert_eq!(MultiGpu::all().unwrap().len(), count);
+}
+
+// ---- two GPUs or more: equal to one GPU ----
+
+#[test]
+fn two_gpus_lombscargle_batch_equals_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_lombscargle_batch_equals_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let d = ragged(2500, 30, 400, 7);
+    let profiles = check_lombscargle::<f32>(&all, &gpu0, &d, 2000, "all GPUs");
+    assert!(
+        profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()),
+        "every GPU takes series: {:?}",
+        profiles.iter().map(|p| &p.plan.items).collect::<Vec<_>>()
+    );
+    check_lombscargle::<f64>(&all, &gpu0, &d, 2000, "all GPUs");
+    // Chunked on every GPU too.
+    let small = all.clone().with_max_device_bytes(4 << 20);
+    let profiles = check_lombscargle::<f32>(&small, &gpu0, &d, 2000, "all GPUs, 4 MiB");
+    assert!(profiles.iter().all(|p| p.plan.chunks.len() >= 5));
+    assert_within_limit(&profiles);
+    // The reference on another GPU gives the same bits (same model).
+    let last = Gpu::get(Gpu::device_count() - 1).unwrap();
+    check_lombscargle::<f32>(&all, &last, &d, 500, "all GPUs vs the last GPU");
+}
+
+#[test]
+fn two_gpus_ensembles_equal_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_ensembles_equal_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    check_ensembles::<f32>(&all, &gpu0);
+    let profiles = check_ensembles::<f64>(&all.clone().with_max_device_bytes(1 << 20), &gpu0);
+    assert!(profiles.len() >= 2);
+}
+
+#[test]
+fn two_gpus_normalize_batched_equals_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_normalize_batched_equals_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let (x, offsets) = arrays(4000, 8);
+    check_normalize::<f32>(&all, &gpu0, &x, &offsets);
+    check_normalize::<f64>(&all, &gpu0, &x, &offsets);
+    let small = all.with_max_device_bytes(3 << 20);
+    let plans = small.plan_normalize_batched::<f64>(&offsets).unwrap();
+    assert!(plans.len() >= 2 && plans.iter().all(|p| p.chunks.len() >= 3));
+    check_normalize::<f64>(&small, &gpu0, &x, &offsets);
+}
+
+/// Several threads at once, each making multi-GPU calls and one-GPU calls on
+/// each GPU (the shared contexts used from many threads): every result is
+/// the one computed alone beforehand.
+#[test]
+fn two_gpus_from_threads_at_once() {
+    let Some(all) = gpus_or_skip("two_gpus_from_threads_at_once", 2) else {
+        return;
+    };
+    let count = Gpu::device_count();
+    let d = ragged(600, 40, 250, 11);
+    let (t, y, w) = (cast::<f32>(&d.t), cast::<f32>(&d.y), cast::<f32>(&d.w));
+    let batch = Batch {
+        t: &t,
+        y: &y,
+        weights: Some(&w),
+        offsets: &d.offsets,
+    };
+    let grids = BatchGrid::PerSeries {
+        f0: &d.f0,
+        df: &d.df,
+        nf: 700,
+    };
+    let opts = LombScargleOptions {
+        normalize: Normalize::Normalize,
+        floating_mean: true,
+        precenter: false,
+    };
+    let p96 = Lorenz96Params::default();
+    let initial: Vec<f32> = cast(&l96_initial(400, p96.n, 13));
+    let (x, offsets) = arrays(500, 12);
+    let x: Vec<f32> = cast(&x);
+
+    // Everything a thread computes, as bits.
+    let run = |multi: &MultiGpu, one: &Kernpack| -> Vec<Vec<u64>> {
+        let mut out = vec![
+            pbits(&multi.lombscargle_batch(&batch, &grids, &opts).unwrap()),
+            pbits(&one.lombscargle_batch(&batch, &grids, &opts).unwrap()),
+            bits(
+                &multi
+                    .lorenz96(&p96, &initial, 100, 25)
+                    .unwrap()
+                    .trajectory
+                    .unwrap(),
+            ),
+            bits(&one.lorenz96(&p96, &initial, 100, 0).unwrap().final_state),
+        ];
+        let mut xm = x.clone();
+        out.push(bits(
+            &multi.normalize_batched(&mut xm, &offsets).unwrap().sums,
+        ));
+        out.push(bits(&xm));
+        let mut xo = x.clone();
+        one.normalize_batched(&mut xo, &offsets).unwrap();
+        out.push(bits(&xo));
+        out
+    };
+    let one = Kernpack::with_gpu(0).unwrap();
+    let want = run(&all, &one);
+    // The one-GPU results equal the multi-GPU ones.
+    assert_eq!(want[0], want[1]);
+    assert_eq!(want[5], want[6]);
+
+    let threads = 8;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (all, want, run) = (&all, &want, &run);
+                scope.spawn(move || {
+                    // Alternate handles: all GPUs, reversed order, chunked; and
+                    // the one-GPU calls on each GPU in turn.
+                    let reversed: Vec<usize> = (0..count).rev().collect();
+                    let multi = match i % 3 {
+                        0 => all.clone(),
+                        1 => MultiGpu::new(&reversed).unwrap(),
+                        _ => all.clone().with_max_device_bytes(2 << 20),
+                    };
+                    let one = Kernpack::with_gpu(i % count).unwrap();
+                    for round in 0..2 {
+                        let got = run(&multi, &one);
+                        for (k, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+                            assert_same_bits(g, w, &format!("thread {i} round {round} result {k}"));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+}
+
+// ---- bench ----
+
+/// Light curves per second for one GPU against all of them, on synthetic
+/// surveys of 100-300 samples per series, 10^4 frequencies, f32. Prints the
+/// wall time of the host-slice call (copies, pipeline and gathering into one
+/// vector per series included) and, per GPU, the CUDA-event times of the
+/// copies and kernels summed over chunks (two streams overlap, so their sum
+/// can exceed the wall time).
+#[test]
+#[ignore = "benchmark: run on the GPU machine with --ignored --nocapture"]
+fn bench_multi_gpu_batch() {
+    let Some(all) = gpus_or_skip("bench_multi_gpu_batch", 1) else {
+        return;
+    };
+    let sizes: Vec<usize> = std::env::var("KERNPACK_BENCH_SERIES")
+        .unwrap_or_else(|_| "100000,1000000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("KERNPACK_BENCH_SERIES: counts"))
+        .collect();
+    let nf = 10_000;
+    let max = *sizes.iter().max().unwrap();
+    let started = Instant::now();
+    let mut rng = Rng(2024);
+    let (mut t, mut y, mut offsets) = (Vec::new(), Vec::new(), vec![0usize]);
+    for _ in 0..max {
+        let n = 100 + (rng.next() * 201.0) as usize;
+        let (span, period) = (rng.range(50.0, 500.0), rng.range(0.2, 20.0));
+        let mut ts: Vec<f32> = (0..n).map(|_| (span * rng.next()) as f32).collect();
+        ts.sort_by(f32::total_cmp);
+        for &ti in &ts {
+            y.push(((TAU * ti as f64 / period).sin() + 0.3 * rng.range(-1.0, 1.0)) as f32);
+        }
+        t.extend(ts);
+        offsets.push(t.len());
+    }
+    println!(
+        "bench_multi_gpu_batch: {max} series, {} samples, generated in {:.1} s; nf = {nf}, f32, \
+         shared grid, power; {} GPU(s): {}",
+        t.len(),
+        started.elapsed().as_secs_f64(),
+        all.len(),
+        all.gpus()
+            .iter()
+            .map(|g| format!("{} {}", g.ordinal(), g.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let grids = BatchGrid::Shared(UniformGrid::new(0.01, 0.005, nf));
+    let opts = LombScargleOptions::default();
+    let one = MultiGpu::new(&[0]).unwrap();
+    // Warm-up: module loads, streams, memory pools.
+    {
+        let batch = Batch {
+            t: &t[..offsets[2000]],
+            y: &y[..offsets[2000]],
+            weights: None,
+            offsets: &offsets[..=2000],
+        };
+        one.lombscargle_batch(&batch, &grids, &opts).unwrap();
+        all.lombscargle_batch(&batch, &grids, &opts).unwrap();
+    }
+    // A sample of the output's bits (every 97th series whole, and the first
+    // value of every series), to check one GPU against all without keeping both.
+    let digest = |out: &[Periodogram<f32>]| -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |v: f32| {
+            h ^= v.to_bits() as u64;
+            h = h.wrapping_mul(0x100_0000_01b3);
+        };
+        for (s, p) in out.iter().enumerate() {
+            let Periodogram::Real(v) = p else {
+                unreachable!("power")
+            };
+            if s % 97 == 0 {
+                v.iter().for_each(|&x| mix(x));
+            } else {
+                mix(v[0]);
+            }
+        }
+        h
+    };
+    for &n in &sizes {
+        let batch = Batch {
+            t: &t[..offsets[n]],
+            y: &y[..offsets[n]],
+            weights: None,
+            offsets: &offsets[..=n],
+        };
+        let mut digests = Vec::new();
+        let mut rates = Vec::new();
+        for (label, multi) in [("1 GPU", &one), ("all GPUs", &all)] {
+            let started = Instant::now();
+            let (out, profiles) = multi
+                .lombscargle_batch_profiled(&batch, &grids, &opts)
+                .unwrap();
+            let wall = started.elapsed().as_secs_f64();
+            assert_eq!(out.len(), n);
+            rates.push(n as f64 / wall);
+            println!(
+                "  {n:>8} series, {label:<8} ({} GPU): {wall:8.3} s wall, {:12.0} light curves/s",
+                profiles.len(),
+                n as f64 / wall
+            );
+            for p in &profiles {
+                println!(
+                    "      GPU {}: {:>7} series in {:>4} chunks, arenas {:.0} MiB (limit {:.0} MiB); \
+                     h2d {:8.1} ms, kernels {:8.1} ms, d2h {:8.1} ms (events, summed); \
+                     host pack/unpack {:8.1} ms; thread {:8.1} ms",
+                    p.plan.ordinal,
+                    p.plan.items.len(),
+                    p.plan.chunks.len(),
+                    (p.plan.arena_bytes[0] + p.plan.arena_bytes[1]) as f64 / (1 << 20) as f64,
+                    p.plan.max_device_bytes as f64 / (1 << 20) as f64,
+                    p.h2d_ms,
+                    p.kernel_ms,
+                    p.d2h_ms,
+                    p.host_ms,
+                    p.wall_ms
+                );
+            }
+            let gpu_bound = profiles.iter().map(|p| p.kernel_ms).fold(0.0f64, f64::max);
+            println!(
+                "      kernels alone: {:.0} light curves/s (slowest GPU's summed kernel time)",
+                n as f64 / (gpu_bound / 1e3)
+            );
+            digests.push(digest(&out));
+            let drop_started = Instant::now();
+            drop(out);
+            println!(
+                "      (freeing the {n} result vectors took {:.2} s, not counted)",
+                drop_started.elapsed().as_secs_f64()
+            );
+        }
+        assert_eq!(digests[0], digests[1], "one GPU and all GPUs differ");
+        println!(
+            "  {n:>8} series: all GPUs / 1 GPU = {:.2}x",
+            rates[1] / rates[0]
+        );
+        // The one-launch path of a single GPU, for scale (its output must fit
+        // in device memory at once).
+        if n * nf * 4 <= 8 << 30 {
+            let gpu0 = Gpu::get(0).unwrap();
+            let started = Instant::now();
+            let out = gpu0.lombscargle_batch(&batch, &grids, &opts).unwrap();
+            let wall = started.elapsed().as_secs_f64();
+            assert_eq!(digest(&out), digests[0], "Gpu::lombscargle_batch differs");
+            println!(
+                "  {n:>8} series, Gpu::lombscargle_batch (one launch, no pipeline): {wall:8.3} s, \
+                 {:12.0} light curves/s",
+                n as f64 / wall
+            );
+        }
+    }
+}
