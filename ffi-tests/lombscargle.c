@@ -308,6 +308,42 @@ static void check_contexts(kp_context **cpu, kp_context **autoctx, int *auto_is_
         CHECK(c == untouched, "a failed kp_context_create wrote *out");
     }
 
+    /* Devices: as many as AUTO implies; a context on each chosen by ordinal. */
+    {
+        int32_t count = -1;
+        kp_device_info info;
+        EXPECT_OK(kp_device_count(&count));
+        CHECK(*auto_is_gpu ? count >= 1 : count == 0, "kp_device_count says %d, AUTO is_gpu %d",
+              (int)count, *auto_is_gpu);
+        for (int32_t d = 0; d < count; d++) {
+            memset(&info, 0x5a, sizeof info);
+            EXPECT_OK(kp_device_get_info(d, &info));
+            CHECK(info.ordinal == d && info.name[0] != '\0' && memchr(info.name, '\0', KP_DEVICE_NAME_LEN) != NULL,
+                  "kp_device_get_info(%d): ordinal %d, name not a C string", (int)d, (int)info.ordinal);
+            CHECK(info.compute_capability_major >= 3 && info.multiprocessors > 0 && info.total_bytes > 0 &&
+                      info.free_bytes <= info.total_bytes,
+                  "kp_device_get_info(%d): %s sm_%d%d, %d SMs, %llu of %llu bytes free", (int)d, info.name,
+                  (int)info.compute_capability_major, (int)info.compute_capability_minor,
+                  (int)info.multiprocessors, (unsigned long long)info.free_bytes,
+                  (unsigned long long)info.total_bytes);
+            c = untouched;
+            EXPECT_OK(kp_context_create_on_device(d, &c));
+            is_gpu = -1;
+            EXPECT_OK(kp_context_is_gpu(c, &is_gpu));
+            CHECK(is_gpu == 1, "a context on GPU %d reports is_gpu = %d", (int)d, (int)is_gpu);
+            kp_context_destroy(c);
+        }
+        c = untouched;
+        EXPECT_ERR(kp_context_create_on_device(count, &c), count ? KP_ERROR_INVALID_ARGUMENT : KP_ERROR_NO_GPU,
+                   NULL);
+        CHECK(c == untouched, "a failed kp_context_create_on_device wrote *out");
+        EXPECT_ERR(kp_context_create_on_device(-1, &c), KP_ERROR_INVALID_ARGUMENT, NULL);
+        CHECK(c == untouched, "a failed kp_context_create_on_device wrote *out");
+        EXPECT_ERR(kp_device_get_info(count, &info), count ? KP_ERROR_INVALID_ARGUMENT : KP_ERROR_NO_GPU, NULL);
+        EXPECT_ERR(kp_device_count(NULL), KP_ERROR_NULL_POINTER, "count");
+        EXPECT_ERR(kp_device_get_info(0, NULL), KP_ERROR_NULL_POINTER, "out");
+    }
+
     c = untouched;
     EXPECT_ERR(kp_context_create(99, &c), KP_ERROR_INVALID_ARGUMENT, NULL);
     CHECK(c == untouched, "a failed kp_context_create wrote *out");

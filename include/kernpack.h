@@ -19,6 +19,11 @@
 #define KP_MAX_ARRAY_BYTES (1 << 56)
 
 /*
+ Size of `kp_device_info.name`, its terminating NUL included.
+ */
+#define KP_DEVICE_NAME_LEN 256
+
+/*
  `normalize` value: power, (A^2) N / 4 (SciPy's default).
  */
 #define KP_NORMALIZE_POWER 0
@@ -109,6 +114,40 @@ typedef struct kp_context kp_context;
  an error, not undefined behaviour.)
  */
 typedef uint32_t kp_backend;
+
+/*
+ One CUDA device, as `kp_device_get_info` reports it.
+ */
+typedef struct kp_device_info {
+  /*
+   The device's ordinal (what kp_context_create_on_device takes).
+   */
+  int32_t ordinal;
+  /*
+   The driver's name for the device, NUL-terminated (cut at a UTF-8
+   character boundary if it would not fit).
+   */
+  char name[KP_DEVICE_NAME_LEN];
+  /*
+   Compute capability, e.g. 9 and 0 for sm_90.
+   */
+  int32_t compute_capability_major;
+  int32_t compute_capability_minor;
+  /*
+   Streaming multiprocessors.
+   */
+  int32_t multiprocessors;
+  /*
+   Device memory in bytes.
+   */
+  uint64_t total_bytes;
+  /*
+   Device memory free at the time of the call, in bytes (cuMemGetInfo, in
+   this process's context on the device if it has one, else in the
+   device's primary context, retained for the query and released after).
+   */
+  uint64_t free_bytes;
+} kp_device_info;
 
 /*
  Options of `scipy.signal.lombscargle`. Start from
@@ -210,7 +249,8 @@ typedef struct kp_box_filter_options {
 #define KP_BACKEND_AUTO 0
 
 /*
- GPU 0; creation fails with KP_ERROR_NO_GPU without one.
+ GPU 0; creation fails with KP_ERROR_NO_GPU without one. (Another GPU:
+ kp_context_create_on_device.)
  */
 #define KP_BACKEND_GPU 1
 
@@ -324,6 +364,41 @@ enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t 
  `stream` is 0 or a live CUstream of the context's GPU.
  */
 enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stream);
+
+/*
+ Writes the number of CUDA devices to `*count`: 0, with KP_OK, when there
+ is no CUDA driver or no device. Another driver failure (a broken
+ installation) is KP_ERROR_CUDA or KP_ERROR_NO_GPU, and `*count` is untouched.
+
+ # Safety
+ `count` must be NULL or valid for one write.
+ */
+enum kp_status kp_device_count(int32_t *count);
+
+/*
+ Describes device `ordinal` in `*out` (written only on success). An ordinal
+ that is negative or not below kp_device_count is KP_ERROR_INVALID_ARGUMENT
+ naming the count; with no driver or no device at all, KP_ERROR_NO_GPU.
+ Loads no kernels.
+
+ # Safety
+ `out` must be NULL or valid for one write of a kp_device_info.
+ */
+enum kp_status kp_device_get_info(int32_t ordinal, struct kp_device_info *out);
+
+/*
+ Creates a context on GPU `ordinal` (the GPU backend; KP_BACKEND_GPU is GPU
+ 0). Contexts on different GPUs are independent and may be used at the same
+ time from different threads. An ordinal that is negative or not below
+ kp_device_count is KP_ERROR_INVALID_ARGUMENT naming the count; with no
+ driver or no device at all, KP_ERROR_NO_GPU (as kp_context_create with
+ KP_BACKEND_GPU). `*out` receives the handle on success and is untouched
+ otherwise; release it with kp_context_destroy.
+
+ # Safety
+ `out` must be NULL or valid for one pointer write.
+ */
+enum kp_status kp_context_create_on_device(int32_t ordinal, struct kp_context **out);
 
 /*
  Integrates the coupled F/G system in single precision (complex64):

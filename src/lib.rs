@@ -27,4 +27,4 @@ pub use api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};
 pub use float::{Complex, Float};
-pub use gpu::Gpu;
+pub use gpu::{device_info, devices, DeviceInfo, Gpu};

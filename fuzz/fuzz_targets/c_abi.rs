@@ -37,6 +37,7 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
+use kernpack::ffi::devices::*;
 use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
 use kernpack::ffi::lorenz::*;
@@ -637,6 +638,21 @@ enum HelperOp {
     ContextCreate(u32, bool),
     ContextIsGpu(bool, bool),
     NullContext(u8),
+    DeviceCount(bool),
+    DeviceInfo(i32, bool),
+    ContextOnDevice(i32, bool),
+}
+
+/// The number of devices (kp_device_count must always succeed here).
+fn device_count() -> i32 {
+    let mut n = -1;
+    let status = unsafe { kp_device_count(&mut n) };
+    assert!(
+        check_status("kp_device_count", status),
+        "kp_device_count failed"
+    );
+    assert!(n >= 0, "kp_device_count wrote {n}");
+    n
 }
 
 fn helpers(op: &HelperOp) {
@@ -754,6 +770,79 @@ fn helpers(op: &HelperOp) {
             // An unknown backend or a NULL out can never succeed.
             if backend > KP_BACKEND_CPU || null_out {
                 assert_ne!(status, kp_status::KP_OK, "{call}");
+            }
+        }
+        HelperOp::DeviceCount(null_out) => {
+            trace!("kp_device_count({})", if null_out { "NULL" } else { "&n" });
+            if null_out {
+                let status = unsafe { kp_device_count(ptr::null_mut()) };
+                assert!(!check_status("kp_device_count(NULL)", status));
+            } else {
+                device_count();
+            }
+        }
+        HelperOp::DeviceInfo(ordinal, null_out) => {
+            let call = format!(
+                "kp_device_get_info({ordinal}, {})",
+                if null_out { "NULL" } else { "&info" }
+            );
+            trace!("{call}");
+            let n = device_count();
+            let mut info = std::mem::MaybeUninit::<kp_device_info>::uninit();
+            unsafe { info.as_mut_ptr().write_bytes(0xa5, 1) };
+            let size = std::mem::size_of::<kp_device_info>();
+            let before =
+                unsafe { std::slice::from_raw_parts(info.as_ptr().cast::<u8>(), size) }.to_vec();
+            let out = if null_out {
+                ptr::null_mut()
+            } else {
+                info.as_mut_ptr()
+            };
+            let status = unsafe { kp_device_get_info(ordinal, out) };
+            let valid = !null_out && (0..n).contains(&ordinal);
+            if check_status(&call, status) {
+                assert!(
+                    valid,
+                    "{call}: OK for a device that is not there ({n} present)"
+                );
+                let info = unsafe { info.assume_init() };
+                assert_eq!(info.ordinal, ordinal, "{call}");
+                assert!(info.name.contains(&0), "{call}: name not NUL-terminated");
+            } else {
+                let after = unsafe { std::slice::from_raw_parts(info.as_ptr().cast::<u8>(), size) };
+                assert_eq!(after, &before[..], "{call}: failed but wrote *out");
+            }
+        }
+        HelperOp::ContextOnDevice(ordinal, null_out) => {
+            let call = format!(
+                "kp_context_create_on_device({ordinal}, {})",
+                if null_out { "NULL" } else { "&out" }
+            );
+            trace!("{call}");
+            let n = device_count();
+            let sentinel = 0x5a5a_5a50usize as *mut kp_context;
+            let mut out = sentinel;
+            let status = unsafe {
+                kp_context_create_on_device(
+                    ordinal,
+                    if null_out { ptr::null_mut() } else { &mut out },
+                )
+            };
+            if check_status(&call, status) {
+                assert!(
+                    !null_out && (0..n).contains(&ordinal) && !out.is_null() && out != sentinel,
+                    "{call}: OK without a device or a handle ({n} present)"
+                );
+                let mut is_gpu = -1;
+                let s = unsafe { kp_context_is_gpu(out, &mut is_gpu) };
+                assert!(check_status("kp_context_is_gpu", s));
+                assert_eq!(
+                    is_gpu, 1,
+                    "{call}: a context on a device says it is not on a GPU"
+                );
+                unsafe { kp_context_destroy(out) };
+            } else {
+                assert_eq!(out, sentinel, "{call}: failed but wrote *out");
             }
         }
         HelperOp::ContextIsGpu(null_ctx, null_out) => {

@@ -11,10 +11,10 @@ coupled F/G system).
 """
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List, NamedTuple, Tuple
 
 from . import _native
-from ._context import get_backend, set_backend
+from ._context import get_backend, get_device, set_backend, set_device
 
 CudaError = _native.CudaError
 NoGpuError = _native.NoGpuError
@@ -24,14 +24,18 @@ from . import ndimage, ode, reduce, signal  # noqa: E402  (after the exceptions 
 
 __all__ = [
     "CudaError",
+    "DeviceInfo",
     "NoGpuError",
     "device_count",
+    "devices",
     "get_backend",
+    "get_device",
     "info",
     "ndimage",
     "ode",
     "reduce",
     "set_backend",
+    "set_device",
     "signal",
 ]
 
@@ -39,6 +43,33 @@ __all__ = [
 def device_count() -> int:
     """Number of CUDA devices the driver reports (0 without a driver)."""
     return _native.device_count()
+
+
+class DeviceInfo(NamedTuple):
+    """One CUDA device, as :func:`devices` reports it."""
+
+    ordinal: int
+    """What ``device=`` and :func:`set_device` take."""
+    name: str
+    """The driver's name, e.g. 'NVIDIA H100 80GB HBM3'."""
+    compute_capability: Tuple[int, int]
+    """(major, minor), e.g. (9, 0)."""
+    multiprocessors: int
+    """Streaming multiprocessors."""
+    total_memory: int
+    """Device memory in bytes."""
+    free_memory: int
+    """Device memory free at the time of the call, in bytes (all processes)."""
+
+
+def devices() -> List[DeviceInfo]:
+    """Every CUDA device the driver reports (after ``CUDA_VISIBLE_DEVICES``),
+    in ordinal order; an empty list without a driver or a device. Loads no
+    kernels. Free memory is read in the device's primary context (the one
+    CuPy, PyTorch and kernpack use), which is created for the query when
+    nothing in the process holds it yet. Other driver failures raise
+    :class:`CudaError`."""
+    return [DeviceInfo(**d) for d in _native.devices()]
 
 
 def info() -> Dict[str, Any]:

@@ -11,6 +11,7 @@ enqueued on that library's current stream.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any, Optional, Sequence, Tuple
 
@@ -194,7 +195,8 @@ def current_stream(arr: DeviceArray) -> int:
 
         return int(torch.cuda.current_stream(_base(arr).device).cuda_stream)
     if arr.lib == "cupy":
-        return _cupy().cuda.get_current_stream().ptr
+        with cupy_device(arr.device):  # CuPy's current stream is per device
+            return _cupy().cuda.get_current_stream().ptr
     cai = getattr(arr.obj, "__cuda_array_interface__", {})
     stream = cai.get("stream") or 0
     return 0 if stream == 1 else int(stream)  # 1 is CAI's name for the legacy default stream
@@ -219,14 +221,23 @@ def empty(like: DeviceArray, shape, dtype) -> Any:
         from numba import cuda
 
         return cuda.device_array(tuple(shape), dtype=dtype)
-    cupy = _cupy()
-    if like.device is None or like.device == cupy.cuda.runtime.getDevice():
-        return cupy.empty(shape, dtype=dtype)
-    with cupy.cuda.Device(like.device):
-        return cupy.empty(shape, dtype=dtype)
+    with cupy_device(like.device):
+        return _cupy().empty(shape, dtype=dtype)
 
 
 _CUPY = None
+
+
+def cupy_device(device: Optional[int]):
+    """Makes GPU ``device`` CuPy's current device for a ``with`` block (where
+    CuPy allocates, copies and finds its current stream); a no-op for None or
+    the device that is already current."""
+    if device is None:
+        return contextlib.nullcontext()
+    cupy = _cupy()
+    if device == cupy.cuda.runtime.getDevice():
+        return contextlib.nullcontext()
+    return cupy.cuda.Device(device)
 
 
 def _cupy():
@@ -259,7 +270,8 @@ def copy(arr: DeviceArray) -> Any:
         out = cuda.device_array(obj.shape, dtype=obj.dtype)
         out.copy_to_device(obj)
         return out
-    return obj.copy(order="C")
+    with cupy_device(arr.device):  # CuPy copies to its current device
+        return obj.copy(order="C")
 
 
 def upload(like: DeviceArray, host: np.ndarray) -> Any:
@@ -268,11 +280,8 @@ def upload(like: DeviceArray, host: np.ndarray) -> Any:
         import torch
 
         return torch.as_tensor(host, device=_base(like).device)
-    cupy = _cupy()
-    if like.device is None or like.device == cupy.cuda.runtime.getDevice():
-        return cupy.asarray(host)
-    with cupy.cuda.Device(like.device):
-        return cupy.asarray(host)
+    with cupy_device(like.device):
+        return _cupy().asarray(host)
 
 
 def as_result(like: DeviceArray, out: Any) -> Any:

@@ -1,10 +1,11 @@
-"""Where work runs: the module-level default backend and the cached native
-contexts (one per backend and GPU; loading a GPU's kernels happens once)."""
+"""Where work runs: the module-level default backend and GPU, and the cached
+native contexts (one per backend and GPU; loading a GPU's kernels happens once)."""
 from __future__ import annotations
 
+import operator
 import os
 import threading
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from . import _native
 from ._arrays import DeviceArray
@@ -12,6 +13,7 @@ from ._arrays import DeviceArray
 BACKENDS = ("auto", "gpu", "cpu")
 
 _default = os.environ.get("KERNPACK_BACKEND", "auto").lower()
+_default_device = 0
 _contexts: Dict[Tuple[str, int], "_native.Context"] = {}
 _lock = threading.Lock()
 
@@ -40,22 +42,69 @@ def get_backend() -> str:
     return _default
 
 
-def context(backend: Optional[str] = None, device: int = 0) -> "_native.Context":
-    """The cached native context for ``backend`` on GPU ``device``."""
+def _devices_present(n: int) -> str:
+    return f"{n} CUDA device{'' if n == 1 else 's'} present" + (f" (ordinals 0 to {n - 1})" if n else "")
+
+
+def _check_device(device: Any) -> int:
+    """``device`` as a GPU ordinal: an integer >= 0 (not checked against the
+    devices present: the native context does that, naming their count)."""
+    if isinstance(device, bool):
+        raise TypeError("device must be an integer GPU ordinal, not a bool")
+    try:
+        ordinal = operator.index(device)
+    except TypeError:
+        raise TypeError(f"device must be an integer GPU ordinal, not {type(device).__name__}") from None
+    if ordinal < 0:
+        raise ValueError(f"device must be a GPU ordinal >= 0, got {ordinal}; {_devices_present(_native.device_count())}")
+    return ordinal
+
+
+def set_device(device: int) -> None:
+    """Sets the GPU used when a call passes ``device=None`` (the initial
+    default is 0), for the whole process, as :func:`set_backend` does for the
+    backend. Device arrays always run on the GPU they live on.
+
+    Raises ValueError for a negative ordinal, or one past the devices present
+    when there are any (without a GPU any ordinal is accepted: the 'auto'
+    backend then runs on the CPU, 'gpu' raises NoGpuError at the call)."""
+    global _default_device
+    ordinal = _check_device(device)
+    n = _native.device_count()
+    if 0 < n <= ordinal:
+        raise ValueError(f"there is no GPU {ordinal}: {_devices_present(n)}")
+    _default_device = ordinal
+
+
+def get_device() -> int:
+    """The GPU used when a call passes ``device=None``."""
+    return _default_device
+
+
+def context(backend: Optional[str] = None, device: Optional[int] = None) -> "_native.Context":
+    """The cached native context for ``backend`` on GPU ``device`` (default:
+    :func:`get_device`; ignored by the CPU backend). An ordinal past the
+    devices present is a ValueError naming their count; with no GPU at all,
+    'gpu' is a NoGpuError and 'auto' runs on the CPU."""
     name = _check(backend if backend is not None else _default)
-    key = (name, int(device))
+    ordinal = _default_device if device is None else _check_device(device)
+    key = (name, 0 if name == "cpu" else ordinal)
     ctx = _contexts.get(key)
     if ctx is None:
         with _lock:
             ctx = _contexts.get(key)
             if ctx is None:
-                ctx = _native.Context(name, int(device))
+                ctx = _native.Context(*key)
                 _contexts[key] = ctx
     return ctx
 
 
-def device_context(arrays, backend: Optional[str] = None) -> "_native.Context":
-    """The GPU context for device arrays (all on one GPU)."""
+def device_context(arrays, backend: Optional[str] = None, device: Optional[int] = None) -> "_native.Context":
+    """The GPU context for device arrays (all on one GPU): the GPU they live
+    on. ``device``, when given, must be that GPU. Arrays whose library does
+    not say where they live (Numba) run on ``device``, else on
+    :func:`get_device`; the native layer checks every pointer against the
+    driver's record before anything runs."""
     from ._arrays import same_device
 
     name = _check(backend if backend is not None else _default)
@@ -64,8 +113,17 @@ def device_context(arrays, backend: Optional[str] = None) -> "_native.Context":
             "backend='cpu' was asked for, but the arrays are on the GPU: pass host arrays "
             "(e.g. cupy.asnumpy(a)) or use backend='gpu' / 'auto'"
         )
-    device = same_device(list(arrays.items()) if isinstance(arrays, dict) else arrays)
-    return context("gpu", 0 if device is None else device)
+    located = same_device(list(arrays.items()) if isinstance(arrays, dict) else arrays)
+    if device is not None:
+        ordinal = _check_device(device)
+        if located is not None and located != ordinal:
+            raise ValueError(
+                f"device={ordinal} was asked for, but the arrays live on GPU {located}: device arrays "
+                f"run on their own GPU (move them, e.g. with cupy.cuda.Device({ordinal}), or omit device)"
+            )
+    else:
+        ordinal = located if located is not None else _default_device
+    return context("gpu", ordinal)
 
 
-__all__ = ["set_backend", "get_backend", "context", "device_context", "DeviceArray"]
+__all__ = ["set_backend", "get_backend", "set_device", "get_device", "context", "device_context", "DeviceArray"]

@@ -51,6 +51,7 @@ def uniform_filter(
     *,
     axes: Optional[Any] = None,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Any:
     """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``,
     for 2-D images.
@@ -80,6 +81,9 @@ def uniform_filter(
         Only None or both axes of the image.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host images are filtered (default: :func:`kernpack.get_backend`).
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -124,7 +128,7 @@ def uniform_filter(
 
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     if on_device is not None:
-        return _device(on_device, output, size, _MODES[mode], cval, axes, backend)
+        return _device(on_device, output, size, _MODES[mode], cval, axes, backend, device)
 
     image = np.asarray(input)
     _check_axes(axes, image.ndim)
@@ -139,7 +143,7 @@ def uniform_filter(
     dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
     rows, cols = image.shape
     _native.box_filter(
-        context(backend),
+        context(backend, device),
         dtype.name,
         address(src),
         address(dst),
@@ -220,8 +224,8 @@ def _pitch(strides, shape, item: int) -> int:
     return strides[0] // item if shape[0] > 1 else shape[1]
 
 
-def _device(arrays, output, size, mode, cval, axes, backend):
-    ctx = device_context(arrays, backend)
+def _device(arrays, output, size, mode, cval, axes, backend, device):
+    ctx = device_context(arrays, backend, device)
     src = arrays["input"]
     _check_axes(axes, src.ndim)
     _check_image(src.ndim, src.dtype, "input")

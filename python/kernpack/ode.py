@@ -51,7 +51,7 @@ def _states(initial: Any, name: str = "initial"):
     return dev, shape
 
 
-def _run(initial, steps, every, backend, model_number, n_params):
+def _run(initial, steps, every, backend, device, model_number, n_params):
     steps, every = _steps(steps, every)
     src, (members, n) = _states(initial)
     frames = _native.frame_count(steps, every)
@@ -62,11 +62,11 @@ def _run(initial, steps, every, backend, model_number, n_params):
         final = np.empty((members, n), dtype)
         traj = np.empty((frames, members, n), dtype) if every else None
         _native.ensemble(
-            context(backend), dtype.name, model_number, *args, address(src), members, steps, every,
+            context(backend, device), dtype.name, model_number, *args, address(src), members, steps, every,
             address(final), address(traj),
         )
         return Ensemble(final, traj)
-    ctx = device_context({"initial": src}, backend)
+    ctx = device_context({"initial": src}, backend, device)
     final = empty(src, (members, n), src.dtype)
     traj = empty(src, (frames, members, n), src.dtype) if every else None
     _native.ensemble_device(
@@ -91,6 +91,7 @@ def lorenz96(
     dt: float = 0.05,
     every: int = 0,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Ensemble:
     """Integrates an ensemble of Lorenz 96 systems with RK4, the whole run in
     one call: ``dx_k/dt = (x_{k+1} - x_{k-2}) x_{k-1} - x_k + F`` (periodic).
@@ -107,6 +108,9 @@ def lorenz96(
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -115,7 +119,7 @@ def lorenz96(
         library.
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0)
-    return _run(initial, steps, every, backend, 96, params)
+    return _run(initial, steps, every, backend, device, 96, params)
 
 
 def lorenz05(
@@ -131,6 +135,7 @@ def lorenz05(
     dt: float = 0.001,
     every: int = 0,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Ensemble:
     """Integrates an ensemble of Lorenz (2005) Model II or III systems with RK4.
 
@@ -150,6 +155,9 @@ def lorenz05(
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -157,10 +165,10 @@ def lorenz05(
         Final states and the optional trajectory.
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c))
-    return _run(initial, steps, every, backend, int(model), params)
+    return _run(initial, steps, every, backend, device, int(model), params)
 
 
-def window_sum(x: Any, w: Any, *, backend: Optional[str] = None) -> Any:
+def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optional[int] = None) -> Any:
     """Periodic weighted window sums of each row:
     ``out[r, i] = sum_m w[m] x[r, (i + J - m) mod N]`` with ``len(w) = 2J + 1``.
 
@@ -172,6 +180,9 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None) -> Any:
         An odd number of weights, on the same side as `x`.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -187,7 +198,7 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None) -> Any:
         rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape
         if dx.ndim not in (1, 2) or dw.ndim != 1:
             raise ValueError("x must be (rows, N) or (N,), w 1-D")
-        ctx = device_context({"x": dx, "w": dw}, backend)
+        ctx = device_context({"x": dx, "w": dw}, backend, device)
         out = empty(dx, dx.shape, dx.dtype)
         _native.window_sum_device(
             ctx, dx.dtype.name, dx.ptr, dw.ptr, dw.size, rows, n, pointer(out), current_stream(dx)
@@ -200,7 +211,7 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None) -> Any:
         raise ValueError("x must be (rows, N) or (N,), w 1-D")
     rows, n = (1, xs.shape[0]) if xs.ndim == 1 else xs.shape
     out = np.empty(xs.shape, dtype)
-    _native.window_sum(context(backend), dtype.name, address(xs), address(ws), ws.size, rows, n, address(out))
+    _native.window_sum(context(backend, device), dtype.name, address(xs), address(ws), ws.size, rows, n, address(out))
     return out
 
 
@@ -224,6 +235,7 @@ def fg_integrate(
     *,
     path: str = "auto",
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> FgRun:
     """Integrates the coupled F/G system with RK4 for `nsteps` steps:
     ``dF/dt = -2i F - i delta (2G - 1)``, ``dG/dt = -i (conj(delta) F - delta conj(F))``,
@@ -246,6 +258,9 @@ def fg_integrate(
         per step.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -265,7 +280,7 @@ def fg_integrate(
                 raise TypeError(f"{name} must be a contiguous complex64 or complex128 device array")
         if dg.dtype != df.dtype or df.ndim != 2 or df.shape[0] != df.shape[1] or dg.shape != df.shape:
             raise ValueError("f and g must be (N, N) arrays of one complex dtype")
-        ctx = device_context({"f": df, "g": dg}, backend)
+        ctx = device_context({"f": df, "g": dg}, backend, device)
         real = "float32" if df.dtype == np.complex64 else "float64"
         f_out, g_out = copy(df), copy(dg)
         delta = empty(df, (nsteps + 1,), df.dtype)
@@ -284,7 +299,7 @@ def fg_integrate(
     delta = np.empty(nsteps + 1, dtype)
     real = "float32" if dtype == np.complex64 else "float64"
     _native.fg_integrate(
-        context(backend), real, n, address(fs), address(gs), delta0.real, delta0.imag, float(dt), nsteps, path,
+        context(backend, device), real, n, address(fs), address(gs), delta0.real, delta0.imag, float(dt), nsteps, path,
         address(f_out), address(g_out), address(delta),
     )
     return FgRun(delta, f_out, g_out)

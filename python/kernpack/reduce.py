@@ -24,7 +24,7 @@ from ._context import context, device_context
 __all__ = ["sum", "normalize", "normalize_batched", "NormalizedBatch"]
 
 
-def sum(x: Any, *, backend: Optional[str] = None) -> Any:  # noqa: A001 - the NumPy name
+def sum(x: Any, *, backend: Optional[str] = None, device: Optional[int] = None) -> Any:  # noqa: A001 - the NumPy name
     """Sum of all values, accumulated in float64 in a fixed order.
 
     Parameters
@@ -34,6 +34,9 @@ def sum(x: Any, *, backend: Optional[str] = None) -> Any:  # noqa: A001 - the Nu
         host dtypes are converted to float64).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are summed (default: :func:`kernpack.get_backend`).
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -44,17 +47,17 @@ def sum(x: Any, *, backend: Optional[str] = None) -> Any:  # noqa: A001 - the Nu
     dev = device_array(x)
     if dev is not None:
         require_device_float("x", dev)
-        ctx = device_context({"x": dev}, backend)
+        ctx = device_context({"x": dev}, backend, device)
         out = empty(dev, (), np.float64)
         _native.sum_device(ctx, dev.dtype.name, dev.ptr, dev.size, pointer(out), current_stream(dev))
         return as_result(dev, out)
     a = np.asarray(x)
     dtype = a.dtype.newbyteorder("=") if a.dtype.newbyteorder("=") in FLOAT_DTYPES else np.dtype(np.float64)
     a = np.ascontiguousarray(a, dtype=dtype)
-    return _native.sum(context(backend), dtype.name, address(a), a.size)
+    return _native.sum(context(backend, device), dtype.name, address(a), a.size)
 
 
-def normalize(x: Any, *, backend: Optional[str] = None) -> Any:
+def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = None) -> Any:
     """Normalises ``x`` in place, ``x <- x / sum(x)``, and returns the sum.
 
     Parameters
@@ -63,6 +66,9 @@ def normalize(x: Any, *, backend: Optional[str] = None) -> Any:
         A writable float32 or float64 array (any shape).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are computed.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -82,7 +88,7 @@ def normalize(x: Any, *, backend: Optional[str] = None) -> Any:
     dev = device_array(x)
     if dev is not None:
         require_device_float("x", dev)
-        ctx = device_context({"x": dev}, backend)
+        ctx = device_context({"x": dev}, backend, device)
         total = empty(dev, (), np.float64)
         status = empty(dev, (), np.int32)
         _native.normalize_device(
@@ -91,7 +97,7 @@ def normalize(x: Any, *, backend: Optional[str] = None) -> Any:
         return as_result(dev, total)
     a = _writable_float("x", x)
     work = a if a.flags.c_contiguous and a.dtype.isnative else np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
-    total = _native.normalize(context(backend), work.dtype.name, address(work), work.size)
+    total = _native.normalize(context(backend, device), work.dtype.name, address(work), work.size)
     if work is not a:
         a[...] = work
     return total
@@ -117,7 +123,9 @@ class NormalizedBatch(NamedTuple):
     sum). Device input: a status per array (0 normalised, 1 left unchanged)."""
 
 
-def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) -> NormalizedBatch:
+def normalize_batched(
+    x: Any, offsets: Any, *, backend: Optional[str] = None, device: Optional[int] = None
+) -> NormalizedBatch:
     """Normalises many arrays stored back to back, each by its own sum.
 
     Parameters
@@ -130,6 +138,9 @@ def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) ->
         (their sum is 0, so they are reported as failed). Host data.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are computed.
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
 
     Returns
     -------
@@ -149,7 +160,7 @@ def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) ->
         require_device_float("x", dev)
         if dev.ndim != 1:
             raise ValueError("x must be 1-D")
-        ctx = device_context({"x": dev}, backend)
+        ctx = device_context({"x": dev}, backend, device)
         d_offsets = upload(dev, o.astype(np.int64))
         sums = empty(dev, (narrays,), np.float64)
         status = empty(dev, (narrays,), np.int32)
@@ -165,7 +176,7 @@ def normalize_batched(x: Any, offsets: Any, *, backend: Optional[str] = None) ->
     offs = np.ascontiguousarray(o, dtype=np.intp)
     sums = np.empty(narrays, dtype=np.float64)
     failed = _native.normalize_batched(
-        context(backend), work.dtype.name, address(work), work.size, address(offs), narrays, address(sums)
+        context(backend, device), work.dtype.name, address(work), work.size, address(offs), narrays, address(sums)
     )
     if work is not a:
         a[...] = work

@@ -10,6 +10,7 @@ from . import _native
 from ._arrays import (
     address,
     as_result,
+    cupy_device,
     current_stream,
     empty,
     host_float,
@@ -49,6 +50,7 @@ def lombscargle(
     weights: Optional[Any] = None,
     floating_mean: bool = False,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Any:
     """Lomb-Scargle periodogram, as ``scipy.signal.lombscargle`` (SciPy >= 1.15).
 
@@ -72,7 +74,11 @@ def lombscargle(
         Fit a constant offset at every frequency (the generalised periodogram).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are computed (default: :func:`kernpack.get_backend`).
-        Device arrays always run on their GPU.
+    device : int, optional
+        The GPU (its ordinal, see :func:`kernpack.devices`) that host arrays
+        run on with the 'gpu' or 'auto' backend (default:
+        :func:`kernpack.get_device`, initially 0). Device arrays run on the
+        GPU they live on; naming another one is a ValueError.
 
     Returns
     -------
@@ -105,7 +111,7 @@ def lombscargle(
     mode = _mode(normalize)
     on_device = split([("x", x), ("y", y), ("freqs", freqs), ("weights", weights)])
     if on_device is not None:
-        return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, grid=None)
+        return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=None)
 
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     x = np.asarray(x, dtype=np.float64)
@@ -123,7 +129,7 @@ def lombscargle(
         raise ValueError("Parameter weights must have only non-negative entries which sum to a positive value!")
     negative = freqs < 0
     out = _host_call(
-        np.float64, x, y, w, np.abs(freqs) if negative.any() else freqs, mode, precenter, floating_mean, backend
+        np.float64, x, y, w, np.abs(freqs) if negative.any() else freqs, mode, precenter, floating_mean, backend, device
     )
     if mode == "amplitude" and negative.any():
         out[negative] = np.conj(out[negative])
@@ -142,6 +148,7 @@ def lombscargle_uniform(
     weights: Optional[Any] = None,
     floating_mean: bool = False,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Any:
     """Lomb-Scargle periodogram on the uniform grid of angular frequencies
     ``f0 + k * df``, ``k = 0 .. nf - 1``.
@@ -152,7 +159,7 @@ def lombscargle_uniform(
 
     Parameters
     ----------
-    x, y, weights, precenter, normalize, floating_mean, backend
+    x, y, weights, precenter, normalize, floating_mean, backend, device
         As in :func:`lombscargle`. Host arrays of float32 are computed in
         float32, anything else in float64.
     f0 : float
@@ -173,12 +180,12 @@ def lombscargle_uniform(
     grid = (float(f0), float(df), nf)
     on_device = split([("x", x), ("y", y), ("weights", weights)])
     if on_device is not None:
-        return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, grid=grid)
+        return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=grid)
     dtype = _host_dtype(x, y)
     xs, ys = host_float(x, dtype), host_float(y, dtype)
     ws = None if weights is None else host_float(weights, dtype)
     _check_series(xs, ys, ws)
-    return _host_call(dtype, xs, ys, ws, grid, mode, precenter, floating_mean, backend)
+    return _host_call(dtype, xs, ys, ws, grid, mode, precenter, floating_mean, backend, device)
 
 
 def _count(name: str, n: Any) -> int:
@@ -200,7 +207,7 @@ def _check_series(x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> None
         raise ValueError("Parameters x, y, weights must be 1-D arrays of equal non-zero length!")
 
 
-def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend):
+def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend, device):
     dtype = np.dtype(dtype)
     x, y = host_float(x, dtype), host_float(y, dtype)
     w = None if w is None else host_float(w, dtype)
@@ -213,7 +220,7 @@ def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend):
         faddr = address(freqs)
     out = np.empty(nf, dtype=_result_dtype(dtype, mode))
     _native.lombscargle(
-        context(backend),
+        context(backend, device),
         dtype.name,
         address(x),
         address(y),
@@ -231,8 +238,8 @@ def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend):
     return out
 
 
-def _device_call(arrays, mode, precenter, floating_mean, backend, grid):
-    ctx = device_context(arrays, backend)
+def _device_call(arrays, mode, precenter, floating_mean, backend, device, grid):
+    ctx = device_context(arrays, backend, device)
     x, y = arrays["x"], arrays["y"]
     w, f = arrays.get("weights"), arrays.get("freqs")
     require_device_float("x", x)
@@ -296,6 +303,7 @@ def lombscargle_batch(
     precenter: bool = False,
     best: bool = False,
     backend: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> Any:
     """Periodograms of many series of different lengths in one call.
 
@@ -322,6 +330,8 @@ def lombscargle_batch(
         Return only each series' highest peak (:class:`BestPeaks`) instead of
         the whole periodograms.
     backend : {'auto', 'gpu', 'cpu'}, optional
+        As in :func:`lombscargle`.
+    device : int, optional
         As in :func:`lombscargle`.
 
     Returns
@@ -357,7 +367,7 @@ def lombscargle_batch(
 
     on_device = split([("x", x), ("y", y), ("weights", weights)])
     if on_device is not None:
-        return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend)
+        return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device)
 
     dtype = _host_dtype(x, y)
     xs, ys = host_float(x, dtype), host_float(y, dtype)
@@ -369,7 +379,7 @@ def lombscargle_batch(
     index = np.empty(nseries, dtype=np.int64) if best else None
     power = np.empty(nseries, dtype=np.float64) if best else None
     _native.lombscargle_batch(
-        context(backend),
+        context(backend, device),
         dtype.name,
         address(xs),
         address(ys),
@@ -399,7 +409,8 @@ def _concat(series: Sequence[Any]) -> Any:
     if module == "cupy":
         import cupy
 
-        return cupy.concatenate(list(series))
+        with cupy_device(first.device.id):  # on the series' GPU, not CuPy's current one
+            return cupy.concatenate(list(series))
     if module == "torch":
         import torch
 
@@ -443,8 +454,8 @@ def _peak_frequency(f0s, dfs, index):
     return np.where(index >= 0, freq, np.nan)
 
 
-def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend):
-    ctx = device_context(arrays, backend)
+def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device):
+    ctx = device_context(arrays, backend, device)
     x, y, w = arrays["x"], arrays["y"], arrays.get("weights")
     require_device_float("x", x)
     require_device_float("y", y, x.dtype)
@@ -488,13 +499,18 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
         power = magnitude.gather(1, index[:, None])[:, 0]
         f0d = torch.as_tensor(f0s, device=index.device)
         dfd = torch.as_tensor(dfs, device=index.device)
-    else:
-        import cupy
+        return _best_peaks(x, magnitude, index, power, f0d, dfd)
+    import cupy
 
+    with cupy_device(x.device):  # CuPy works on its current device: the arrays' one
         magnitude = cupy.nan_to_num(magnitude.astype(cupy.float64), nan=-cupy.inf)
         index = cupy.argmax(magnitude, axis=1)
         power = cupy.take_along_axis(magnitude, index[:, None], axis=1)[:, 0]
         f0d, dfd = cupy.asarray(f0s), cupy.asarray(dfs)
+        return _best_peaks(x, magnitude, index, power, f0d, dfd)
+
+
+def _best_peaks(x, magnitude, index, power, f0d, dfd):
     frequency = f0d + dfd * index
     all_nan = power == -np.inf
     index[all_nan] = -1

@@ -135,7 +135,9 @@ impl Context {
 
 #[pymethods]
 impl Context {
-    /// `backend`: "auto" (the GPU `device` if usable, else the CPU), "gpu" or "cpu".
+    /// `backend`: "auto" (the GPU `device` if usable, else the CPU), "gpu" or
+    /// "cpu". A `device` past the GPUs present is a ValueError naming their
+    /// count; with no GPU at all, "gpu" is a NoGpuError and "auto" the CPU.
     #[new]
     #[pyo3(signature = (backend = "auto", device = 0))]
     fn new(py: Python<'_>, backend: &str, device: usize) -> PyResult<Self> {
@@ -224,6 +226,26 @@ fn device_count() -> usize {
     kernpack::Gpu::device_count()
 }
 
+/// Every CUDA device (none without a driver or a device), as dicts of
+/// ordinal, name, compute_capability, multiprocessors, total_memory and
+/// free_memory (bytes). Loads no kernels; the GIL is released meanwhile.
+#[pyfunction]
+fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyAny>>> {
+    let list = py.detach(kernpack::devices).map_err(to_py)?;
+    list.into_iter()
+        .map(|d| {
+            let info = pyo3::types::PyDict::new(py);
+            info.set_item("ordinal", d.ordinal)?;
+            info.set_item("name", d.name)?;
+            info.set_item("compute_capability", d.compute_capability)?;
+            info.set_item("multiprocessors", d.multiprocessors)?;
+            info.set_item("total_memory", d.total_memory)?;
+            info.set_item("free_memory", d.free_memory)?;
+            Ok(info.into_any())
+        })
+        .collect()
+}
+
 /// The embedded fatbin: its size, origin, toolkit, SASS and PTX architectures,
 /// and a per-entry summary.
 #[pyfunction]
@@ -256,6 +278,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_BOX_SIZE", kernpack::MAX_BOX_SIZE)?;
     m.add_class::<Context>()?;
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(fatbin_info, m)?)?;
     lombscargle::register(m)?;
     stencil::register(m)?;

@@ -76,7 +76,11 @@ impl Kernpack {
         })
     }
 
-    /// A handle on a given GPU ordinal.
+    /// A handle on GPU `ordinal` (see [`crate::devices`] for what is present).
+    /// Handles on different GPUs are independent and may run at the same time
+    /// from different threads. Without a driver or a device this is
+    /// [`Error::NoGpu`]; an ordinal past the devices present is
+    /// [`Error::InvalidInput`] naming their count.
     pub fn with_gpu(ordinal: usize) -> Result<Self> {
         Ok(Kernpack {
             gpu: Some(Gpu::get(ordinal)?),

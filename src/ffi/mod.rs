@@ -19,6 +19,7 @@
 //! pointer against the driver's record of the GPU's allocations).
 #![allow(non_camel_case_types)]
 
+pub mod devices;
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
@@ -70,7 +71,8 @@ const _: () = assert!(KP_MAX_ARRAY_BYTES as usize == crate::api::MAX_ARRAY_BYTES
 pub type kp_backend = u32;
 /// The GPU when one is usable, else the CPU.
 pub const KP_BACKEND_AUTO: kp_backend = 0;
-/// GPU 0; creation fails with KP_ERROR_NO_GPU without one.
+/// GPU 0; creation fails with KP_ERROR_NO_GPU without one. (Another GPU:
+/// kp_context_create_on_device.)
 pub const KP_BACKEND_GPU: kp_backend = 1;
 /// The multi-threaded CPU reference.
 pub const KP_BACKEND_CPU: kp_backend = 2;
@@ -356,11 +358,16 @@ pub unsafe extern "C" fn kp_context_create(
             other => return Err(Error::invalid(format!("unknown backend {other}")).into()),
         };
         let kernpack = Kernpack::new(backend)?;
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        unsafe { *out = Box::into_raw(Box::new(kp_context { kernpack, id })) };
+        unsafe { *out = new_context(kernpack) };
         Ok(())
     })
+}
+
+/// A new context handle over `kernpack`, with its own id (for `kp_context_destroy`).
+pub(crate) fn new_context(kernpack: Kernpack) -> *mut kp_context {
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    Box::into_raw(Box::new(kp_context { kernpack, id }))
 }
 
 /// Releases a context; NULL is accepted and ignored. Work it enqueued on

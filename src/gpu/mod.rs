@@ -7,8 +7,11 @@
 #[allow(non_camel_case_types, non_snake_case)]
 #[rustfmt::skip]
 pub(crate) mod c_params;
+pub(crate) mod devices;
 pub(crate) mod kernels;
 pub(crate) mod launch;
+
+pub use devices::{device_info, devices, DeviceInfo};
 
 /// The kernels' parameter structs (csrc/kernpack_params.h, generated in
 /// [`c_params`]), by their Rust names.
@@ -198,6 +201,35 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
+/// The GPUs loaded by [`Gpu::get`], by ordinal (locked while one loads).
+fn loaded_gpus() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<Gpu>>> {
+    static LOADED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+    LOADED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// `ordinal` names one of the `count` devices: with none at all that is
+/// [`Error::NoGpu`], otherwise an out-of-range ordinal is [`Error::InvalidInput`]
+/// naming the count (a typo in a device number, not a machine without a GPU).
+pub(crate) fn check_ordinal(ordinal: usize, count: usize) -> Result<()> {
+    if count == 0 {
+        return Err(Error::NoGpu(format!(
+            "GPU {ordinal} was asked for, but no CUDA device is present"
+        )));
+    }
+    if ordinal >= count {
+        let s = if count == 1 { "" } else { "s" };
+        return Err(Error::invalid(format!(
+            "there is no GPU {ordinal}: the CUDA driver reports {count} device{s} \
+             (ordinals 0 to {})",
+            count - 1
+        )));
+    }
+    Ok(())
+}
+
 fn no_device_is_no_gpu(during: &str, err: DriverError) -> Error {
     use cudarc::driver::sys::CUresult::*;
     match err.0 {
@@ -218,13 +250,15 @@ impl Gpu {
         .unwrap_or(0)
     }
 
-    /// The loaded GPU `ordinal`: created on first use, then shared.
+    /// The loaded GPU `ordinal`: created on first use, then shared. GPUs are
+    /// independent: each has its own (primary) context, module and kernels,
+    /// and handles on different GPUs may be used from different threads at once.
+    ///
+    /// Errors: [`Error::NoGpu`] without a driver or a device;
+    /// [`Error::InvalidInput`] naming the count present when there are
+    /// devices but `ordinal` is not one of them.
     pub fn get(ordinal: usize) -> Result<Arc<Gpu>> {
-        static LOADED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
-        let mut loaded = LOADED
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut loaded = loaded_gpus();
         if let Some(gpu) = loaded.get(&ordinal) {
             return Ok(gpu.clone());
         }
@@ -233,14 +267,15 @@ impl Gpu {
         Ok(gpu)
     }
 
+    /// GPU `ordinal` if this process has already loaded it (nothing is created).
+    pub(crate) fn get_loaded(ordinal: usize) -> Option<Arc<Gpu>> {
+        loaded_gpus().get(&ordinal).cloned()
+    }
+
     fn load(ordinal: usize) -> Result<Gpu> {
         let count =
             CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
-        if ordinal >= count.max(0) as usize {
-            return Err(Error::NoGpu(format!(
-                "GPU ordinal {ordinal} requested, {count} present"
-            )));
-        }
+        check_ordinal(ordinal, count.max(0) as usize)?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
         let attr = |a| {
