@@ -2,6 +2,7 @@
 calls from many threads (results, and the GIL released during the work)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -204,10 +205,11 @@ def test_concurrent_calls_give_the_single_threaded_results(backend, rng):
 
 
 def test_the_gil_is_released_during_a_long_call(rng):
-    # A CPU periodogram of ~1 s: while it runs, another Python thread must
-    # make progress. With the GIL held through the call it could not run a
-    # single bytecode until the call returned.
-    n, nf = 1000, 20_000
+    # A CPU periodogram of ~1 s on 2 cores: while it runs, another Python
+    # thread must make progress. With the GIL held through the call it could
+    # not run a single bytecode until the call returned. Scaled with the core
+    # count, so that a many-core machine's call is long enough to tell too.
+    n, nf = 1000, 20_000 * max(1, (os.cpu_count() or 2) // 2)
     t = np.sort(rng.uniform(0, 100, n))
     y = np.sin(t) + rng.normal(0, 0.5, n)
     count = [0]
