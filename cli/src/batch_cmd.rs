@@ -11,6 +11,7 @@ use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
 use crate::io::write_csv;
+use crate::lombscargle_cmd::best_peak;
 use crate::options::{BackendArg, Dtype, PeriodogramArgs};
 
 /// Periodograms of many series in one launch; the best period of each.
@@ -172,10 +173,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
         .enumerate()
         .map(|(s, p)| {
             let m = p.magnitudes();
-            (0..m.len())
-                .filter(|&k| grid_of(s).frequency(k) > 0.0 && m[k].is_finite())
-                .max_by(|&a, &b| m[a].total_cmp(&m[b]))
-                .map(|k| (grid_of(s).frequency(k), m[k]))
+            best_peak(|k| grid_of(s).frequency(k), &m).map(|k| (grid_of(s).frequency(k), m[k]))
         })
         .collect();
     let rows = best.iter().enumerate().map(|(s, peak)| {

@@ -184,10 +184,11 @@ fn write_result(path: &Path, freqs: &[f64], result: &Periodogram<f64>) -> Result
     }
 }
 
-/// Index of the highest peak at a non-zero frequency.
-fn best(freqs: &[f64], magnitudes: &[f64]) -> Option<usize> {
-    (0..freqs.len())
-        .filter(|&k| freqs[k] > 0.0 && magnitudes[k].is_finite())
+/// Index of the highest finite value of `magnitudes` at a non-zero frequency,
+/// `frequency(k)` being the k-th one's.
+pub fn best_peak(frequency: impl Fn(usize) -> f64, magnitudes: &[f64]) -> Option<usize> {
+    (0..magnitudes.len())
+        .filter(|&k| frequency(k) > 0.0 && magnitudes[k].is_finite())
         .max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
 }
 
@@ -206,7 +207,7 @@ fn plot(
         "power"
     };
     // No peak (all power non-finite): the periodogram is drawn without a marker.
-    let best_freq = best(freqs, &magnitudes).map_or(f64::NAN, |k| freqs[k]);
+    let best_freq = best_peak(|k| freqs[k], &magnitudes).map_or(f64::NAN, |k| freqs[k]);
     let figure = figures::periodogram(
         title,
         y_label,
@@ -280,7 +281,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
     let magnitudes = result.magnitudes();
-    let k = best(&freqs.values, &magnitudes).ok_or("no peak found")?;
+    let k = best_peak(|k| freqs.values[k], &magnitudes).ok_or("no peak found")?;
     let found = 1.0 / freqs.values[k];
     println!(
         "demo: {} irregular samples over {:.0} days, {nf} frequencies, on the {} in {elapsed:.1} ms",
