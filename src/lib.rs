@@ -11,6 +11,7 @@
 //! # Ok::<(), kernpack::Error>(())
 //! ```
 pub mod api;
+pub mod cpu;
 pub mod error;
 pub mod fatbin;
 pub mod ffi;

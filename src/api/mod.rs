@@ -23,7 +23,7 @@ pub enum Backend {
     Auto,
     /// GPU 0; creating the handle fails without one.
     Gpu,
-    /// The multi-threaded CPU reference.
+    /// The fast CPU backend ([`crate::cpu`]), on [`Kernpack::cpu_threads`] threads.
     Cpu,
 }
 
@@ -49,6 +49,8 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 pub struct Kernpack {
     gpu: Option<Arc<Gpu>>,
     progress: Option<Progress>,
+    /// 0: the process-wide setting ([`crate::cpu::threads`]).
+    cpu_threads: usize,
 }
 
 impl std::fmt::Debug for Kernpack {
@@ -73,6 +75,7 @@ impl Kernpack {
         Ok(Kernpack {
             gpu,
             progress: None,
+            cpu_threads: 0,
         })
     }
 
@@ -85,6 +88,7 @@ impl Kernpack {
         Ok(Kernpack {
             gpu: Some(Gpu::get(ordinal)?),
             progress: None,
+            cpu_threads: 0,
         })
     }
 
@@ -92,6 +96,31 @@ impl Kernpack {
     pub fn with_progress(mut self, progress: Progress) -> Self {
         self.progress = Some(progress);
         self
+    }
+
+    /// Runs this handle's CPU work on `threads` threads (0: the process-wide
+    /// setting, [`crate::cpu::set_threads`]). More than
+    /// 4096 is an [`Error::InvalidInput`].
+    pub fn with_cpu_threads(mut self, threads: usize) -> Result<Self> {
+        crate::cpu::threads::check_threads(threads)?;
+        self.cpu_threads = threads;
+        Ok(self)
+    }
+
+    /// The threads this handle's CPU work runs on (at least 1).
+    pub fn cpu_threads(&self) -> usize {
+        match self.cpu_threads {
+            0 => crate::cpu::threads(),
+            n => n,
+        }
+    }
+
+    /// The progress callback, as the CPU paths take it.
+    #[allow(dead_code)]
+    pub(crate) fn progress_fn(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
+        self.progress
+            .as_deref()
+            .map(|p| p as &(dyn Fn(u64, u64) + Sync))
     }
 
     pub fn gpu(&self) -> Option<&Arc<Gpu>> {

@@ -1,0 +1,188 @@
+//! Work splitting over scoped threads. Two shapes: dynamic (items handed out
+//! in chunks as threads free up: for independent outputs, whose values do
+//! not depend on which thread made them) and static (one contiguous range per
+//! thread, fixed by the thread count: for reductions, whose rounding then
+//! depends on the count only).
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Calls `f(first, piece)` for consecutive pieces of `out` of `chunk` items
+/// (the last may be shorter), `first` being the piece's index in `out`, on up
+/// to `threads` threads, pieces handed out as threads free up; then
+/// `progress(done, total)` after each piece.
+pub(crate) fn for_each_chunk<V: Send>(
+    threads: usize,
+    out: &mut [V],
+    chunk: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    f: impl Fn(usize, &mut [V]) + Sync,
+) {
+    let chunk = chunk.max(1);
+    let total = out.len() as u64;
+    let pieces = out.len().div_ceil(chunk);
+    let threads = threads.clamp(1, pieces.max(1));
+    if threads == 1 {
+        let len = out.len();
+        for (index, piece) in out.chunks_mut(chunk).enumerate() {
+            f(index * chunk, piece);
+            if let Some(report) = progress {
+                report(((index + 1) * chunk).min(len) as u64, total);
+            }
+        }
+        return;
+    }
+    // Each piece is claimed by exactly one thread through `next`.
+    let base = SendPtr(out.as_mut_ptr());
+    let len = out.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let base = &base;
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= pieces {
+                        break;
+                    }
+                    let first = index * chunk;
+                    let n = chunk.min(len - first);
+                    // SAFETY: pieces are disjoint and each index is taken once;
+                    // `out` outlives the scope.
+                    let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(first), n) };
+                    f(first, piece);
+                    let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                    if let Some(report) = progress {
+                        report(finished, total);
+                    }
+                }
+            });
+        }
+    });
+}
+
+struct SendPtr<V>(*mut V);
+// SAFETY: only used to hand disjoint pieces to scoped threads.
+unsafe impl<V: Send> Sync for SendPtr<V> {}
+
+/// `0..n` cut into `parts` contiguous ranges whose lengths differ by at most
+/// one, each a multiple of `align` except the last (`align` >= 1); empty
+/// ranges are dropped. The cut depends on `n`, `parts` and `align` only.
+pub(crate) fn static_ranges(n: usize, parts: usize, align: usize) -> Vec<Range<usize>> {
+    let align = align.max(1);
+    let units = n.div_ceil(align);
+    let parts = parts.clamp(1, units.max(1));
+    (0..parts)
+        .map(|p| {
+            let start = (units * p / parts * align).min(n);
+            let end = (units * (p + 1) / parts * align).min(n);
+            start..end
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// `f(range)` for each of [`static_ranges`]`(n, threads, align)`, one thread
+/// each, results in range order: deterministic for a given `threads`.
+pub(crate) fn map_ranges<R: Send>(
+    threads: usize,
+    n: usize,
+    align: usize,
+    f: impl Fn(Range<usize>) -> R + Sync,
+) -> Vec<R> {
+    let ranges = static_ranges(n, threads, align);
+    if ranges.len() <= 1 {
+        return ranges.into_iter().map(&f).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .into_iter()
+            .map(|r| {
+                let f = &f;
+                scope.spawn(move || f(r))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// `f(first, piece)` over `out` cut by [`static_ranges`]`(out.len(), threads,
+/// align)`, one thread per piece.
+pub(crate) fn for_each_range_mut<V: Send>(
+    threads: usize,
+    out: &mut [V],
+    align: usize,
+    f: impl Fn(usize, &mut [V]) + Sync,
+) {
+    let ranges = static_ranges(out.len(), threads, align);
+    let mut rest = out;
+    let mut pieces = Vec::with_capacity(ranges.len());
+    for r in &ranges {
+        let (piece, tail) = rest.split_at_mut(r.len());
+        pieces.push((r.start, piece));
+        rest = tail;
+    }
+    if pieces.len() <= 1 {
+        for (first, piece) in pieces {
+            f(first, piece);
+        }
+        return;
+    }
+    std::thread::scope(|scope| {
+        for (first, piece) in pieces {
+            let f = &f;
+            scope.spawn(move || f(first, piece));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_ranges_cover_exactly_once_and_are_aligned() {
+        for n in [0, 1, 7, 64, 1000, 1023] {
+            for parts in [1, 2, 3, 16, 2000] {
+                for align in [1, 8, 64] {
+                    let r = static_ranges(n, parts, align);
+                    let mut next = 0;
+                    for (i, range) in r.iter().enumerate() {
+                        assert_eq!(range.start, next);
+                        if i + 1 < r.len() {
+                            assert_eq!(range.end % align, 0);
+                        }
+                        next = range.end;
+                    }
+                    assert_eq!(next, n);
+                    assert!(r.len() <= parts.max(1));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_item_is_visited_once_on_any_thread_count() {
+        for threads in [1, 2, 5] {
+            let mut out = vec![0u32; 1001];
+            for_each_chunk(threads, &mut out, 64, None, |first, piece| {
+                for (j, v) in piece.iter_mut().enumerate() {
+                    *v += (first + j) as u32 + 1;
+                }
+            });
+            assert!(out.iter().enumerate().all(|(i, &v)| v == i as u32 + 1));
+            let mut out = vec![0u32; 1001];
+            for_each_range_mut(threads, &mut out, 8, |first, piece| {
+                for (j, v) in piece.iter_mut().enumerate() {
+                    *v += (first + j) as u32 + 1;
+                }
+            });
+            assert!(out.iter().enumerate().all(|(i, &v)| v == i as u32 + 1));
+            let sums = map_ranges(threads, 1001, 8, |r| r.len());
+            assert_eq!(sums.iter().sum::<usize>(), 1001);
+        }
+    }
+}
