@@ -344,6 +344,23 @@ static void check_contexts(kp_context **cpu, kp_context **autoctx, int *auto_is_
         EXPECT_ERR(kp_device_get_info(0, NULL), KP_ERROR_NULL_POINTER, "out");
     }
 
+    /* CPU threads: a process-wide count; 0 restores the default; a garbage count is refused. */
+    {
+        size_t threads = 0, before = 0;
+        EXPECT_OK(kp_get_cpu_threads(&before));
+        CHECK(before >= 1, "kp_get_cpu_threads says %zu", before);
+        EXPECT_OK(kp_set_cpu_threads(3));
+        EXPECT_OK(kp_get_cpu_threads(&threads));
+        CHECK(threads == 3, "after kp_set_cpu_threads(3), %zu threads", threads);
+        EXPECT_ERR(kp_set_cpu_threads((size_t)-1), KP_ERROR_INVALID_ARGUMENT, "4096");
+        EXPECT_OK(kp_get_cpu_threads(&threads));
+        CHECK(threads == 3, "a refused kp_set_cpu_threads changed the count to %zu", threads);
+        EXPECT_OK(kp_set_cpu_threads(0));
+        EXPECT_OK(kp_get_cpu_threads(&threads));
+        CHECK(threads == before, "kp_set_cpu_threads(0) gave %zu threads, not the default %zu", threads, before);
+        EXPECT_ERR(kp_get_cpu_threads(NULL), KP_ERROR_NULL_POINTER, "threads");
+    }
+
     c = untouched;
     EXPECT_ERR(kp_context_create(99, &c), KP_ERROR_INVALID_ARGUMENT, NULL);
     CHECK(c == untouched, "a failed kp_context_create wrote *out");

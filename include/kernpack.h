@@ -1387,6 +1387,25 @@ enum kp_status kp_memcpy_dtoh_async(const struct kp_context *ctx,
                                     size_t bytes,
                                     uint64_t stream);
 
+/*
+ Sets the number of threads CPU-backend work runs on, for the whole
+ process; 0 restores the default (the `KERNPACK_NUM_THREADS` environment
+ variable when it holds a count from 1 to 4096, else every core). More than
+ 4096 is KP_ERROR_INVALID_ARGUMENT and changes nothing. Results do not
+ depend on the count, except the rounding of sums and normalisation, which
+ is fixed for a given count.
+ */
+enum kp_status kp_set_cpu_threads(size_t threads);
+
+/*
+ Writes the number of threads CPU-backend work runs on now (at least 1) to
+ `*threads`.
+
+ # Safety
+ `threads` must be NULL or valid for one write.
+ */
+enum kp_status kp_get_cpu_threads(size_t *threads);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

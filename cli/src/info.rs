@@ -19,6 +19,12 @@ pub fn run() -> Result<(), String> {
         Ok(entries) => print!("{}", fatbin::summary(&entries)),
         Err(e) => println!("  cannot parse the embedded fatbin: {e}"),
     }
+    println!(
+        "CPU backend: {} threads, {} (set with --threads or {})",
+        kernpack::cpu::threads(),
+        kernpack::cpu::simd_name(),
+        kernpack::cpu::THREADS_ENV
+    );
     let count = Gpu::device_count();
     println!("CUDA devices: {count}");
     for ordinal in 0..count {

@@ -25,6 +25,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "kernpack", version, propagate_version = true)]
 struct Cli {
+    /// Threads for work on the CPU backend (default: KERNPACK_NUM_THREADS, else every core).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    threads: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -58,6 +61,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(threads) = cli.threads {
+        // In range by the parser, so this cannot fail.
+        let _ = kernpack::cpu::set_threads(threads as usize);
+    }
     let result = match cli.command {
         Command::Info => info::run(),
         Command::Demo(args) => lombscargle_cmd::demo(&args),

@@ -306,3 +306,30 @@ fn the_library_has_no_cli_dependency() {
         );
     }
 }
+
+/// `--threads` sets the CPU backend's thread count (any command, before or
+/// after it); 0 or a garbage count is refused by the parser.
+#[test]
+fn threads_option_is_taken_and_checked() {
+    for args in [
+        &["--threads", "3", "info"][..],
+        &["info", "--threads", "3"][..],
+    ] {
+        let out = kernpack(args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("CPU backend: 3 threads"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    for bad in ["0", "4097", "many"] {
+        let out = kernpack(&["--threads", bad, "info"]);
+        assert_eq!(out.status.code(), Some(2), "--threads {bad}");
+        assert!(
+            text(&out.stderr).contains("--threads"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -11,6 +11,7 @@ coupled F/G system).
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Dict, List, NamedTuple, Tuple
 
 from . import _native
@@ -30,12 +31,14 @@ __all__ = [
     "devices",
     "get_backend",
     "get_device",
+    "get_num_threads",
     "info",
     "ndimage",
     "ode",
     "reduce",
     "set_backend",
     "set_device",
+    "set_num_threads",
     "signal",
 ]
 
@@ -43,6 +46,34 @@ __all__ = [
 def device_count() -> int:
     """Number of CUDA devices the driver reports (0 without a driver)."""
     return _native.device_count()
+
+
+def set_num_threads(threads: int) -> None:
+    """Sets how many threads the CPU backend uses, for the whole process (as
+    ``numba.set_num_threads`` or ``torch.set_num_threads`` do for theirs); 0
+    restores the default: the ``KERNPACK_NUM_THREADS`` environment variable
+    (read at the first CPU call) when it holds a count from 1 to 4096, else
+    every core. Results do not depend on the count, except the rounding of
+    sums and normalisation, which is fixed for a given count.
+
+    Raises TypeError for a non-integer and ValueError for a negative count or
+    one above 4096 (the setting is then unchanged)."""
+    if isinstance(threads, bool):
+        raise TypeError("threads must be an integer, not a bool")
+    try:
+        n = operator.index(threads)
+    except TypeError:
+        raise TypeError(f"threads must be an integer, not {type(threads).__name__}") from None
+    if n < 0:
+        raise ValueError(f"threads must be >= 0 (0 means the default), got {n}")
+    if n > 4096:
+        raise ValueError(f"{n} CPU threads: at most 4096 (0 means every core)")
+    _native.set_cpu_threads(n)
+
+
+def get_num_threads() -> int:
+    """The number of threads the CPU backend uses now (at least 1)."""
+    return _native.cpu_threads()
 
 
 class DeviceInfo(NamedTuple):
@@ -88,6 +119,7 @@ def info() -> Dict[str, Any]:
     return {
         "version": __version__,
         "backend": get_backend(),
+        "cpu_threads": get_num_threads(),
         "fatbin": _native.fatbin_info(),
         "gpus": gpus,
     }

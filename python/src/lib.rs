@@ -246,6 +246,19 @@ fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyAny>>> {
         .collect()
 }
 
+/// Sets the CPU backend's thread count for the process; 0 restores the
+/// default (KERNPACK_NUM_THREADS, else every core). ValueError above 4096.
+#[pyfunction]
+fn set_cpu_threads(threads: usize) -> PyResult<()> {
+    kernpack::cpu::set_threads(threads).map_err(to_py)
+}
+
+/// The CPU backend's thread count now (at least 1).
+#[pyfunction]
+fn cpu_threads() -> usize {
+    kernpack::cpu::threads()
+}
+
 /// The embedded fatbin: its size, origin, toolkit, SASS and PTX architectures,
 /// and a per-entry summary.
 #[pyfunction]
@@ -280,6 +293,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device_count, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(fatbin_info, m)?)?;
+    m.add_function(wrap_pyfunction!(set_cpu_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_threads, m)?)?;
     lombscargle::register(m)?;
     stencil::register(m)?;
     reduce::register(m)?;

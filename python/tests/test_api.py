@@ -242,3 +242,42 @@ def test_the_gil_is_released_during_a_long_call(rng):
     # cores); a held GIL lets it run at most around the call's start and end
     # (a switch interval, 5 ms: ~1% of a 1 s call). 10% separates the two.
     assert progress > 0.1, f"the other thread ran {progress:.1%} of its idle rate during the call"
+
+
+# ---------------------------------------------------------------------------
+# CPU threads
+
+
+def test_num_threads_set_read_refused_and_restored():
+    default = kernpack.get_num_threads()
+    assert default >= 1
+    try:
+        kernpack.set_num_threads(3)
+        assert kernpack.get_num_threads() == 3
+        assert kernpack.info()["cpu_threads"] == 3
+        for bad, exc in [(-1, ValueError), (4097, ValueError), (2.0, TypeError), (True, TypeError), ("2", TypeError)]:
+            with pytest.raises(exc):
+                kernpack.set_num_threads(bad)
+            assert kernpack.get_num_threads() == 3, f"refused {bad!r} changed the setting"
+        # Work on the CPU gives the same periodogram on 1 and 3 threads.
+        rng = np.random.default_rng()
+        t = np.sort(rng.uniform(0, 50, 200))
+        y = np.sin(1.3 * t) + rng.normal(0, 0.3, t.size)
+        f = np.linspace(0.1, 5, 777)
+        three = kernpack.signal.lombscargle(t, y, f, backend="cpu")
+        kernpack.set_num_threads(1)
+        one = kernpack.signal.lombscargle(t, y, f, backend="cpu")
+        np.testing.assert_array_equal(one, three)
+    finally:
+        kernpack.set_num_threads(0)
+    assert kernpack.get_num_threads() == default
+
+
+def test_num_threads_default_comes_from_the_environment(tmp_path):
+    env = dict(os.environ, KERNPACK_NUM_THREADS="3")
+    out = subprocess.run(
+        [sys.executable, "-c", "import kernpack; print(kernpack.get_num_threads())"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3"

@@ -14,3 +14,31 @@ pub(crate) mod parallel;
 pub(crate) mod threads;
 
 pub use threads::{set_threads, threads, THREADS_ENV};
+
+/// The widest SIMD instruction set the CPU paths use on this machine (the
+/// run-time choice of `multiversion`), for `kernpack info`.
+pub fn simd_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "AVX-512";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "AVX2 + FMA";
+        }
+        "SSE2"
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        "NEON"
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        "scalar"
+    }
+}

@@ -26,6 +26,7 @@ pub mod lorenz;
 pub mod reduce;
 pub mod stencil;
 pub mod streams;
+pub mod threads;
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CString};
