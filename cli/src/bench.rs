@@ -90,6 +90,9 @@ pub struct BenchLombScargleArgs {
     /// Write the result (raw little-endian f64) here, for comparison with other tools.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
     #[command(flatten)]
     pub reps: Reps,
 }
@@ -113,6 +116,27 @@ fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
         .uniform
         .then(|| UniformGrid::spanning(f[0], f[f.len() - 1], f.len()));
     let out = args.out.as_deref();
+    if args.backend == BenchBackend::Cpu {
+        fn go<T: Float>(
+            t: &[f64],
+            y: &[f64],
+            f: &[f64],
+            grid: Option<UniformGrid>,
+            opts: &LombScargleOptions,
+            reps: usize,
+        ) -> Result<Vec<f64>, String> {
+            let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+            crate::bench_cpu::lombscargle(&cast(t), &cast(y), &cast(f), grid, opts, reps)
+        }
+        let values = match args.dtype {
+            Dtype::F32 => go::<f32>(&t, &y, &f, grid, &opts, reps)?,
+            Dtype::F64 => go::<f64>(&t, &y, &f, grid, &opts, reps)?,
+        };
+        return match out {
+            Some(path) => write_raw_f64(path, &values),
+            None => Ok(()),
+        };
+    }
     match args.dtype {
         Dtype::F32 => bench::<f32>(&t, &y, &f, grid, &opts, reps, out),
         Dtype::F64 => bench::<f64>(&t, &y, &f, grid, &opts, reps, out),
@@ -307,6 +331,9 @@ pub struct BenchBatchArgs {
     /// Fit an offset per frequency.
     #[arg(long)]
     pub floating_mean: bool,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
     /// Timed runs (after warm-up); the median is reported.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: u32,
@@ -330,27 +357,21 @@ fn batch(args: &BenchBatchArgs) -> Result<(), String> {
         args.nf,
         args.reps as usize,
     );
+    let on_cpu = args.backend == BenchBackend::Cpu;
     match args.dtype {
-        Dtype::F32 => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps),
-        Dtype::F64 => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps),
+        Dtype::F32 => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps, on_cpu),
+        Dtype::F64 => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps, on_cpu),
     }
 }
 
-fn bench_batch<T: Float>(
-    nseries: usize,
-    lo: usize,
-    hi: usize,
-    nf: usize,
-    opts: &LombScargleOptions,
-    reps: usize,
-) -> Result<(), String> {
-    use cudarc::driver::{DevicePtr, DevicePtrMut};
-    use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
-    let stream = gpu.stream();
+/// Synthetic batch: series of random lengths in [lo, hi] over random spans,
+/// each with its own grid; (t, y, offsets, f0, df).
+type SyntheticBatch<T> = (Vec<T>, Vec<T>, Vec<usize>, Vec<f64>, Vec<f64>);
+
+fn synthetic_batch<T: Float>(nseries: usize, lo: usize, hi: usize) -> SyntheticBatch<T> {
     let mut rng = Uniform::new(0x51ed_2701);
-    let (mut t, mut y, mut offsets, mut f0, mut df) = (vec![], vec![], vec![0i64], vec![], vec![]);
+    let (mut t, mut y, mut offsets, mut f0, mut df) =
+        (vec![], vec![], vec![0usize], vec![], vec![]);
     for _ in 0..nseries {
         let n = lo + (rng.next() * (hi - lo + 1) as f64) as usize;
         let span = 50.0 + 300.0 * rng.next();
@@ -361,10 +382,43 @@ fn bench_batch<T: Float>(
                 (std::f64::consts::TAU * ti / 3.3).sin() + 0.3 * rng.normal(),
             ));
         }
-        offsets.push(t.len() as i64);
+        offsets.push(t.len());
         f0.push(std::f64::consts::TAU / span);
         df.push(std::f64::consts::TAU / (10.0 * span));
     }
+    (t, y, offsets, f0, df)
+}
+
+fn bench_batch<T: Float>(
+    nseries: usize,
+    lo: usize,
+    hi: usize,
+    nf: usize,
+    opts: &LombScargleOptions,
+    reps: usize,
+    on_cpu: bool,
+) -> Result<(), String> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
+    let (t, y, offsets, f0, df) = synthetic_batch::<T>(nseries, lo, hi);
+    if on_cpu {
+        let batch = kernpack::api::lombscargle::batch::Batch {
+            t: &t,
+            y: &y,
+            weights: None,
+            offsets: &offsets,
+        };
+        let grids = kernpack::api::lombscargle::batch::BatchGrid::PerSeries {
+            f0: &f0,
+            df: &df,
+            nf,
+        };
+        return crate::bench_cpu::batch(&batch, &grids, opts, reps);
+    }
+    let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let stream = gpu.stream();
     let (dt, dy) = (
         stream.clone_htod(&t).map_err(cuda)?,
         stream.clone_htod(&y).map_err(cuda)?,
@@ -431,24 +485,31 @@ pub struct BenchReduceArgs {
     /// Precision.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
     #[command(flatten)]
     pub reps: Reps,
 }
 
 fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
     let (n, reps) = (args.n, args.reps.reps as usize);
+    let on_cpu = args.backend == BenchBackend::Cpu;
     match args.dtype {
-        Dtype::F32 => bench_reduce::<f32>(n, reps),
-        Dtype::F64 => bench_reduce::<f64>(n, reps),
+        Dtype::F32 => bench_reduce::<f32>(n, reps, on_cpu),
+        Dtype::F64 => bench_reduce::<f64>(n, reps, on_cpu),
     }
 }
 
-fn bench_reduce<T: Float>(n: usize, reps: usize) -> Result<(), String> {
+fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), String> {
+    let mut rng = Uniform::new(0x0dd5_eed5);
+    let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
+    if on_cpu {
+        return crate::bench_cpu::reduce(&host, reps);
+    }
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
     let stream = gpu.stream();
-    let mut rng = Uniform::new(0x0dd5_eed5);
-    let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
     let x = stream.clone_htod(&host).map_err(cuda)?;
     let mut y = stream.clone_htod(&host).map_err(cuda)?;
     let mut copy = stream.clone_htod(&host).map_err(cuda)?;

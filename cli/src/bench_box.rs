@@ -4,7 +4,7 @@
 use kernpack::{BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout};
 
 use crate::bench::{event_median, Reps};
-use crate::options::Dtype;
+use crate::options::{BenchBackend, Dtype};
 use crate::synthetic::Uniform;
 
 /// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
@@ -55,6 +55,9 @@ pub struct BenchBoxArgs {
     /// Precision.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
     #[command(flatten)]
     pub reps: Reps,
 }
@@ -67,9 +70,10 @@ pub fn run(args: &BenchBoxArgs) -> Result<(), String> {
         cval: 0.0,
     };
     let reps = args.reps.reps as usize;
+    let on_cpu = args.backend == BenchBackend::Cpu;
     match args.dtype {
-        Dtype::F32 => bench::<f32>(rows, cols, &opts, reps),
-        Dtype::F64 => bench::<f64>(rows, cols, &opts, reps),
+        Dtype::F32 => bench::<f32>(rows, cols, &opts, reps, on_cpu),
+        Dtype::F64 => bench::<f64>(rows, cols, &opts, reps, on_cpu),
     }
 }
 
@@ -78,12 +82,16 @@ fn bench<T: Float>(
     cols: usize,
     opts: &BoxFilterOptions,
     reps: usize,
+    on_cpu: bool,
 ) -> Result<(), String> {
+    let mut rng = Uniform::new(0x5eed_b0c5);
+    let host: Vec<T> = (0..rows * cols).map(|_| T::from_f64(rng.next())).collect();
+    if on_cpu {
+        return crate::bench_cpu::box_filter(&host, rows, cols, opts, reps);
+    }
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
     let stream = gpu.stream();
-    let mut rng = Uniform::new(0x5eed_b0c5);
-    let host: Vec<T> = (0..rows * cols).map(|_| T::from_f64(rng.next())).collect();
     let input = stream.clone_htod(&host).map_err(cuda)?;
     let mut output = stream.alloc_zeros::<T>(host.len()).map_err(cuda)?;
     let layout = ImageLayout::contiguous(rows, cols);

@@ -3,6 +3,7 @@
 mod batch_cmd;
 mod bench;
 mod bench_box;
+mod bench_cpu;
 mod bench_streams;
 mod fg_cmd;
 mod figures;

@@ -333,3 +333,67 @@ fn threads_option_is_taken_and_checked() {
         );
     }
 }
+
+/// `kernpack bench ... --backend cpu` times the CPU backend (tiny sizes here:
+/// this checks the commands run and report, not speed).
+#[test]
+fn benchmarks_run_on_the_cpu_backend() {
+    let runs: [&[&str]; 4] = [
+        &[
+            "bench",
+            "lombscargle",
+            "--backend",
+            "cpu",
+            "--nx",
+            "50",
+            "--nf",
+            "300",
+            "--uniform",
+            "--reps",
+            "1",
+        ],
+        &[
+            "bench",
+            "lombscargle-batch",
+            "--backend",
+            "cpu",
+            "--nseries",
+            "5",
+            "--nf",
+            "100",
+            "--reps",
+            "1",
+        ],
+        &[
+            "bench",
+            "reduce",
+            "--backend",
+            "cpu",
+            "--n",
+            "10000",
+            "--reps",
+            "1",
+        ],
+        &[
+            "bench",
+            "box-filter",
+            "--backend",
+            "cpu",
+            "--rows",
+            "64",
+            "--size",
+            "5",
+            "--reps",
+            "1",
+        ],
+    ];
+    for args in runs {
+        let out = kernpack(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(
+            stdout.contains("RESULT kernpack") && stdout.contains("backend=cpu"),
+            "{args:?}: {stdout}"
+        );
+    }
+}
