@@ -7,12 +7,12 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 use super::Kernpack;
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
-use crate::reference;
 
 /// Threads per block of the reduction kernels (their launch bounds).
 const BLOCK: u64 = 256;
@@ -54,7 +54,7 @@ impl Kernpack {
     pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
         match self.gpu() {
             Some(gpu) if !x.is_empty() => gpu.sum(x),
-            _ => Ok(reference::reduce::sum(x)),
+            _ => Ok(cpu::reduce::sum(x, self.cpu_threads())),
         }
     }
 
@@ -63,7 +63,7 @@ impl Kernpack {
     pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
         match self.gpu() {
             Some(gpu) if !x.is_empty() => gpu.normalize(x),
-            _ => reference::reduce::normalize(x).map_err(zero_or_not_finite),
+            _ => cpu::reduce::normalize(x, self.cpu_threads()).map_err(zero_or_not_finite),
         }
     }
 }

@@ -10,7 +10,8 @@
 //! the single-array normalise. The single-array [`Gpu::normalize`] may take a
 //! fused path for arrays that fit in L2, which adds its partial sums in
 //! another order, so against it the sums (and then the values) can differ in
-//! the last bit. On the CPU backend the reference of each array is used.
+//! the last bit. On the CPU backend each array's sum has the bits of the CPU
+//! [`Kernpack::sum`] of that array alone, on any thread count.
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -120,7 +121,13 @@ impl Kernpack {
     ) -> Result<BatchNormalized> {
         match self.gpu() {
             Some(gpu) => gpu.normalize_batched(x, offsets),
-            None => check_offsets(offsets, x.len()).map(|()| reference_batched(x, offsets)),
+            None => {
+                check_offsets(offsets, x.len())?;
+                let (sums, ok) =
+                    crate::cpu::reduce::normalize_batched(x, offsets, self.cpu_threads());
+                let failed = (0..ok.len()).filter(|&a| !ok[a]).collect();
+                Ok(BatchNormalized { sums, failed })
+            }
         }
     }
 }

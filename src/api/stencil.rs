@@ -17,7 +17,6 @@ use crate::gpu::c_params::{
 use crate::gpu::kernels::{self, BoxFilter};
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{BoxParams, Gpu};
-use crate::reference;
 
 /// The one validation of a box filter call: the window, the layout, and the
 /// buffers' lengths against it. Any `cval` is accepted: constant mode pads
@@ -137,7 +136,14 @@ impl Kernpack {
             None => {
                 validate(layout, opts, input.len(), output.len())?;
                 if !layout.is_empty() {
-                    reference::stencil::box_filter(input, output, layout, opts);
+                    crate::cpu::stencil::box_filter(
+                        input,
+                        output,
+                        layout,
+                        opts,
+                        self.cpu_threads(),
+                        self.progress_fn(),
+                    );
                 }
                 Ok(())
             }

@@ -11,6 +11,9 @@
 // Used by the family modules as they land.
 #[allow(dead_code)]
 pub(crate) mod parallel;
+pub(crate) mod reduce;
+pub(crate) mod stencil;
+pub(crate) mod store;
 pub(crate) mod threads;
 
 pub use threads::{set_threads, threads, THREADS_ENV};

@@ -1,0 +1,260 @@
+//! The fast CPU box filter (src/cpu/stencil.rs, what `Backend::Cpu` runs)
+//! against the reference: every mode, windows 1-33, odd and tiny shapes,
+//! pitches with poisoned gaps, non-finite values and cval, and the same bits
+//! on 1, 2 and 3 threads.
+mod common;
+
+use common::{proptest_cases, Rng};
+use kernpack::reference::stencil;
+use kernpack::{Backend, BoundaryMode, BoxFilterOptions, Float, ImageLayout, Kernpack};
+use proptest::prelude::*;
+
+const MODES: [BoundaryMode; 6] = [
+    BoundaryMode::Reflect,
+    BoundaryMode::Constant,
+    BoundaryMode::Nearest,
+    BoundaryMode::Mirror,
+    BoundaryMode::Wrap,
+    BoundaryMode::Interior,
+];
+
+/// Rows between the fast path's exact re-seeds (src/cpu/stencil.rs RESEED).
+const RESEED: usize = 128;
+
+/// |fast - reference| for an output `w` of the reference, values of
+/// magnitude <= m. Before rounding to T the fast mean is within
+/// (2 size + 2 RESEED + 4) eps64 m of the exact mean (src/cpu/stencil.rs),
+/// the reference's within 2 size eps64 m (size row sums of size terms, then
+/// size adds); rounding both to T moves each by half an ulp of T.
+fn tolerance<T: Float>(size: usize, m: f64, w: f64) -> f64 {
+    let eps_t = if T::NAME == "f32" {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    let before = (4 * size + 2 * RESEED + 4) as f64 * f64::EPSILON * m;
+    before + eps_t * (w.abs() + before)
+}
+
+fn kp(threads: usize) -> Kernpack {
+    Kernpack::new(Backend::Cpu)
+        .unwrap()
+        .with_cpu_threads(threads)
+        .unwrap()
+}
+
+/// Same value, or both NaN.
+fn same_class(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// The fast filter on 1, 2 and 3 threads against the reference: the gaps
+/// of the output keep their NaN poison, every point is written, non-finite
+/// outputs match the reference's class, finite ones are within tolerance,
+/// and the three thread counts give the same bits.
+fn check<T: Float>(
+    input: &[T],
+    layout: ImageLayout,
+    opts: BoxFilterOptions,
+) -> Result<(), TestCaseError> {
+    let poison = T::from_f64(f64::NAN);
+    let mut want = vec![poison; layout.output_len()];
+    stencil::box_filter(input, &mut want, &layout, &opts);
+    let m = (0..layout.rows)
+        .flat_map(|y| (0..layout.cols).map(move |x| y * layout.in_pitch + x))
+        .map(|i| input[i].to_f64())
+        .filter(|v| v.is_finite())
+        .fold(
+            if opts.cval.is_finite() {
+                opts.cval.abs()
+            } else {
+                0.0
+            },
+            |m, v| m.max(v.abs()),
+        );
+    let mut first: Option<Vec<T>> = None;
+    for threads in [1, 2, 3] {
+        let mut got = vec![poison; layout.output_len()];
+        kp(threads)
+            .box_filter_into(input, &mut got, &layout, &opts)
+            .unwrap();
+        for y in 0..layout.rows {
+            for x in 0..layout.out_pitch {
+                let i = y * layout.out_pitch + x;
+                if i >= got.len() {
+                    break;
+                }
+                let (g, w) = (got[i].to_f64(), want[i].to_f64());
+                if x >= layout.cols {
+                    prop_assert!(g.is_nan(), "gap ({y}, {x}) was written");
+                } else if w.is_finite() {
+                    let tol = tolerance::<T>(opts.size, m, w);
+                    prop_assert!(
+                        (g - w).abs() <= tol,
+                        "({y}, {x}) of {layout:?} {opts:?} {}: fast {g} reference {w} (tol {tol:e})",
+                        T::NAME
+                    );
+                } else {
+                    prop_assert!(
+                        same_class(g, w),
+                        "({y}, {x}) of {layout:?} {opts:?} {}: fast {g} reference {w}",
+                        T::NAME
+                    );
+                }
+            }
+        }
+        match &first {
+            None => first = Some(got),
+            Some(one) => prop_assert!(
+                one.iter()
+                    .zip(&got)
+                    .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits()),
+                "{threads} threads differ from 1 thread: {layout:?} {opts:?}"
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// A random image of `layout.input_len()` values around a random offset,
+/// with `spikes` NaN / +-inf values dropped in.
+fn image<T: Float>(seed: u64, layout: &ImageLayout, spikes: usize) -> Vec<T> {
+    let mut rng = Rng(seed);
+    let offset = rng.range(-5.0, 5.0);
+    let mut input: Vec<T> = (0..layout.input_len())
+        .map(|_| T::from_f64(offset + rng.range(-1.0, 1.0)))
+        .collect();
+    for _ in 0..spikes {
+        let at = (rng.next() * input.len() as f64) as usize % input.len().max(1);
+        let bad = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY][(rng.next() * 3.0) as usize % 3];
+        if let Some(v) = input.get_mut(at) {
+            *v = T::from_f64(bad);
+        }
+    }
+    input
+}
+
+/// Tiny (1 .. 4, below most windows), small, and sizes that cross the fast
+/// path's boundaries: RESEED rows (strips of 1-3 threads) and, for the
+/// columns, its 512-column pieces.
+fn layout_strategy() -> impl Strategy<Value = ImageLayout> {
+    let rows = prop_oneof![1usize..5, 5usize..40, 120usize..280];
+    let cols = prop_oneof![1usize..5, 5usize..40, 120usize..280, 505usize..530];
+    (rows, cols, 0usize..4, 0usize..4).prop_map(|(rows, cols, pi, po)| ImageLayout {
+        rows,
+        cols,
+        in_pitch: cols + pi,
+        out_pitch: cols + po,
+    })
+}
+
+fn opts_strategy() -> impl Strategy<Value = BoxFilterOptions> {
+    (0usize..=16, 0usize..6, -3.0f64..3.0).prop_map(|(r, m, cval)| BoxFilterOptions {
+        size: 2 * r + 1,
+        mode: MODES[m],
+        cval,
+    })
+}
+
+/// Non-finite and finite cvals, for the constant mode.
+fn cval_strategy() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        -3.0f64..3.0
+    ]
+}
+
+proptest! {
+    // Fewer cases unoptimised, where the reference alone takes seconds a case.
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(if cfg!(debug_assertions) { 10 } else { 40 })))]
+    #[test]
+    fn fast_f32_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in opts_strategy()) {
+        check::<f32>(&image(seed, &layout, 0), layout, opts)?;
+    }
+
+    #[test]
+    fn fast_f64_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in opts_strategy()) {
+        check::<f64>(&image(seed, &layout, 0), layout, opts)?;
+    }
+
+    /// NaN and infinities in the image spoil exactly the windows that hold
+    /// them, at every window size (the running sums fall back to direct
+    /// sums), and a non-finite cval takes the class the reference's sum has.
+    #[test]
+    fn fast_non_finite_values_match_reference(
+        seed in any::<u64>(),
+        layout in layout_strategy(),
+        opts in opts_strategy(),
+        spikes in 0usize..4,
+        cval in cval_strategy(),
+        f32 in any::<bool>(),
+    ) {
+        let opts = BoxFilterOptions { cval, ..opts };
+        if f32 {
+            check::<f32>(&image(seed, &layout, spikes), layout, opts)?;
+        } else {
+            check::<f64>(&image(seed, &layout, spikes), layout, opts)?;
+        }
+    }
+}
+
+/// A tall, wide image (many RESEED blocks and column pieces) in every mode:
+/// the error stays within the same bound, which does not grow with the
+/// image's height or width.
+#[test]
+fn fast_large_image_every_mode() {
+    for (i, mode) in MODES.into_iter().enumerate() {
+        // Smaller unoptimised (still 3 RESEED blocks and 2 column pieces).
+        let (rows, cols) = if cfg!(debug_assertions) {
+            (300, 600)
+        } else {
+            (1031, 1100)
+        };
+        let layout = ImageLayout {
+            rows,
+            cols,
+            in_pitch: cols + 3,
+            out_pitch: cols + 1,
+        };
+        for size in [[3, 5, 9, 11, 31, 33][i], 15] {
+            let opts = BoxFilterOptions {
+                size,
+                mode,
+                cval: 0.25,
+            };
+            check::<f32>(&image(100 + i as u64, &layout, 0), layout, opts).unwrap();
+            check::<f64>(&image(200 + i as u64, &layout, 0), layout, opts).unwrap();
+        }
+    }
+}
+
+/// A NaN in a large image: the running column sums carry it on after it
+/// leaves the window unless they are summed again; only the windows that
+/// hold it may be NaN.
+#[test]
+fn fast_nan_in_a_large_image_stays_in_its_windows() {
+    let (rows, cols) = (400, 1300);
+    let layout = ImageLayout::contiguous(rows, cols);
+    for size in [3, 17, 33] {
+        let mut input: Vec<f64> = image(7, &layout, 0);
+        input[300 * cols + 600] = f64::NAN;
+        input[350 * cols + 1290] = f64::INFINITY;
+        let opts = BoxFilterOptions {
+            size,
+            ..Default::default()
+        };
+        check::<f64>(&input, layout, opts).unwrap();
+        let got = kp(2).box_filter(&input, rows, cols, &opts).unwrap();
+        let r = size / 2;
+        let bad = got.iter().filter(|v| !v.is_finite()).count();
+        // The NaN's window, and the infinity's clipped by the right edge
+        // (reflect mirrors the columns past it back inside).
+        assert!(
+            bad <= size * size + size * (size + 10),
+            "{bad} non-finite outputs"
+        );
+        assert!(got[300 * cols + 600 + r].is_nan() && got[(300 + r + 1) * cols + 600].is_finite());
+    }
+}
