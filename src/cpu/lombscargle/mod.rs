@@ -9,7 +9,7 @@
 //! `[C, S, YC, YS, C2, S2]` = sum w_i (cos, sin, y_i cos, y_i sin) (w t_i),
 //! sum w_i (cos, sin) (2 w t_i).
 //!
-//! [`finish`] turns them into SciPy's values as the GPU kernels do (tau, then
+//! [`finish_all`] turns them into SciPy's values as the GPU kernels do (tau, then
 //! the second-pass sums by rotation). The sums come from [`direct`] (every
 //! pair; vectorised sincos for arbitrary frequencies, a phasor recurrence on
 //! a uniform grid) or, on large uniform grids, from the NUFFT (see
@@ -100,59 +100,148 @@ pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOption
     }
 }
 
-/// SciPy's value at angular frequency `omega` from its sums: the power
-/// (`Power`, `Normalize`) in `.0`, or the complex amplitude. `eps` is the
-/// unit roundoff the sums were taken with (the degenerate-denominator rule).
-#[inline]
-pub(crate) fn finish(
+/// (sin tau, cos tau) for tau = atan2(y, x) / 2 in (-pi/2, pi/2], without
+/// atan2 and sincos: those two libm calls cost more per frequency than a
+/// few hundred (sample, frequency) pairs of the recurrence. The half-angle
+/// formulas are taken on the side without cancellation: cos tau from r + x
+/// when x >= 0, sin tau from r - x when x < 0 (r = hypot(x, y)).
+#[inline(always)]
+fn half_angle(y: f64, x: f64) -> (f64, f64) {
+    // Not hypot: its care for overflow costs ~10 ns, and |x|, |y| <= 2 here.
+    let r = (x * x + y * y).sqrt();
+    let inv_2r = 0.5 / r;
+    // cos tau when x >= 0, |sin tau| when x < 0; q the other one.
+    let big = ((r + x.abs()) * inv_2r).sqrt();
+    let q = y * inv_2r / big;
+    // Selects rather than branches, so that a loop over frequencies
+    // vectorises; r = 0 is atan2(0, 0) = 0.
+    let (s, c) = if x >= 0.0 {
+        (q, big)
+    } else {
+        (big.copysign(y), q.abs())
+    };
+    if r > 0.0 {
+        (s, c)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// SciPy's values from the sums of the angular frequencies `omega`: the
+/// power (`Power`, `Normalize`) in `re`, or the complex amplitude in
+/// (`re`, `im`). `eps` is the unit roundoff the sums were taken with (the
+/// degenerate-denominator rule, as the reference's). As the GPU kernels: tau
+/// from C2, S2, C, S, then the second-pass sums by rotation; the amplitude
+/// referred back from the shifted time origin to t = 0. Vectorised over
+/// frequencies (see [`finish_lanes`]): with libm's atan2 and sincos, the
+/// finish cost more than the sums of a 150-sample series.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+fn finish_all(
     stats: &Stats,
     opts: &LombScargleOptions,
-    omega: f64,
-    sums: &TrigSums,
     eps: f64,
-) -> (f64, f64) {
-    let [c, s, yc_r, ys_r, c2, s2] = *sums;
-    let fm = opts.floating_mean;
-    let cc_r = 0.5 * (1.0 + c2);
-    let cs_r = 0.5 * s2;
-    let (mut cc, mut ss, mut cs) = (cc_r, 1.0 - cc_r, cs_r);
-    if fm {
-        cc -= c * c;
-        ss -= s * s;
-        cs -= c * s;
+    omega: &[f64],
+    sums: &[TrigSums],
+    re: &mut [f64],
+    im: &mut [f64],
+) {
+    use sincos::LANES;
+    for (k0, (o, s)) in omega.chunks(LANES).zip(sums.chunks(LANES)).enumerate() {
+        // Sums transposed to one lane array each (plain vector loads below);
+        // a short last chunk is padded with zeros, its extra lanes dropped.
+        let mut t = [[0.0; LANES]; 6];
+        let mut om = [0.0; LANES];
+        for (j, (sj, oj)) in s.iter().zip(o).enumerate() {
+            om[j] = *oj;
+            for q in 0..6 {
+                t[q][j] = sj[q];
+            }
+        }
+        let (r, i) = finish_lanes(stats, opts, eps, &om, &t);
+        let range = k0 * LANES..k0 * LANES + s.len();
+        re[range.clone()].copy_from_slice(&r[..s.len()]);
+        im[range].copy_from_slice(&i[..s.len()]);
     }
-    let tau = 0.5 * (2.0 * cs).atan2(cc - ss);
-    let (st, ct) = tau.sin_cos();
-    // Sums at phase w t - tau, by rotation.
-    let mut yc = ct * yc_r + st * ys_r;
-    let mut ys = ct * ys_r - st * yc_r;
-    let mut cct = ct * ct * cc_r + 2.0 * ct * st * cs_r + st * st * (1.0 - cc_r);
-    let mut sst = 1.0 - cct;
+}
+
+/// Lane array `f(j)` for every lane `j`: one step of [`finish_lanes`].
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f64) -> sincos::Lanes {
+    let mut out = [0.0; sincos::LANES];
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = f(j);
+    }
+    out
+}
+
+/// The finish of a lane array of frequencies, written as one lane loop per
+/// step: the whole body in one loop does not vectorise.
+#[inline(always)]
+fn finish_lanes(
+    stats: &Stats,
+    opts: &LombScargleOptions,
+    eps: f64,
+    omega: &sincos::Lanes,
+    s: &[sincos::Lanes; 6],
+) -> (sincos::Lanes, sincos::Lanes) {
+    let [c, sn, yc_r, ys_r, c2, s2] = s;
+    let fm = opts.floating_mean;
+    let cc_r = lanes(|j| 0.5 * (1.0 + c2[j]));
+    let cs_r = lanes(|j| 0.5 * s2[j]);
+    let mut cc = cc_r;
+    let mut ss = lanes(|j| 1.0 - cc_r[j]);
+    let mut cs = cs_r;
     if fm {
-        let c_t = ct * c + st * s;
-        let s_t = ct * s - st * c;
-        yc -= stats.y_mean * c_t;
-        ys -= stats.y_mean * s_t;
-        cct -= c_t * c_t;
-        sst -= s_t * s_t;
+        cc = lanes(|j| cc[j] - c[j] * c[j]);
+        ss = lanes(|j| ss[j] - sn[j] * sn[j]);
+        cs = lanes(|j| cs[j] - c[j] * sn[j]);
+    }
+    let mut st = [0.0; sincos::LANES];
+    let mut ct = [0.0; sincos::LANES];
+    for j in 0..sincos::LANES {
+        (st[j], ct[j]) = half_angle(2.0 * cs[j], cc[j] - ss[j]);
+    }
+    let mut yc = lanes(|j| ct[j] * yc_r[j] + st[j] * ys_r[j]);
+    let mut ys = lanes(|j| ct[j] * ys_r[j] - st[j] * yc_r[j]);
+    let mut cct = lanes(|j| {
+        ct[j] * ct[j] * cc_r[j] + 2.0 * ct[j] * st[j] * cs_r[j] + st[j] * st[j] * (1.0 - cc_r[j])
+    });
+    let mut sst = lanes(|j| 1.0 - cct[j]);
+    if fm {
+        let c_t = lanes(|j| ct[j] * c[j] + st[j] * sn[j]);
+        let s_t = lanes(|j| ct[j] * sn[j] - st[j] * c[j]);
+        yc = lanes(|j| yc[j] - stats.y_mean * c_t[j]);
+        ys = lanes(|j| ys[j] - stats.y_mean * s_t[j]);
+        cct = lanes(|j| cct[j] - c_t[j] * c_t[j]);
+        sst = lanes(|j| sst[j] - s_t[j] * s_t[j]);
     }
     let tol = degenerate_below(stats.nx, eps);
-    let a = if cct > tol { yc / cct } else { 0.0 };
-    let b = if sst > tol { ys / sst } else { 0.0 };
+    let a = lanes(|j| if cct[j] > tol { yc[j] / cct[j] } else { 0.0 });
+    let b = lanes(|j| if sst[j] > tol { ys[j] / sst[j] } else { 0.0 });
     match opts.normalize {
         Normalize::Amplitude => {
-            // (a + ib) e^{i tau}, moved from the shifted time origin back to
-            // t = 0: times e^{i omega t_shift}, as a product of rotations
-            // (adding the angles would round their sum, ~1e-7 rad at
-            // omega t_shift ~ 1e9).
-            let (s1, c1) = (omega * stats.t_shift).sin_cos();
-            let (sp, cp) = (st * c1 + ct * s1, ct * c1 - st * s1);
-            (a * cp - b * sp, a * sp + b * cp)
+            let phase = lanes(|j| omega[j] * stats.t_shift);
+            let (s1, c1) = sincos::sincos(&phase);
+            let sp = lanes(|j| st[j] * c1[j] + ct[j] * s1[j]);
+            let cp = lanes(|j| ct[j] * c1[j] - st[j] * s1[j]);
+            (
+                lanes(|j| a[j] * cp[j] - b[j] * sp[j]),
+                lanes(|j| a[j] * sp[j] + b[j] * cp[j]),
+            )
         }
-        Normalize::Power => (2.0 * (a * yc + b * ys) * (stats.nx as f64 * 0.25), 0.0),
-        Normalize::Normalize => {
-            let yy = if fm { stats.yy_about_mean } else { stats.yy };
-            (2.0 * (a * yc + b * ys) * (0.5 / yy), 0.0)
+        mode => {
+            let scale = match mode {
+                Normalize::Power => stats.nx as f64 * 0.25,
+                _ => 0.5 / if fm { stats.yy_about_mean } else { stats.yy },
+            };
+            (
+                lanes(|j| 2.0 * (a[j] * yc[j] + b[j] * ys[j]) * scale),
+                [0.0; sincos::LANES],
+            )
         }
     }
 }
@@ -207,8 +296,11 @@ fn periodogram<T: Float>(
         // Poisoned: a sum the kernel fails to write shows as NaN.
         let mut buf = vec![[f64::NAN; 6]; len];
         sums(first, &mut buf);
-        for (k, s) in buf.iter().enumerate() {
-            put(k, finish(stats, opts, omega(first + k), s, eps));
+        let omegas: Vec<f64> = (first..first + len).map(&omega).collect();
+        let (mut re, mut im) = (vec![f64::NAN; len], vec![f64::NAN; len]);
+        finish_all(stats, opts, eps, &omegas, &buf, &mut re, &mut im);
+        for (k, v) in re.into_iter().zip(im).enumerate() {
+            put(k, v);
         }
     };
     match opts.normalize {
@@ -335,4 +427,61 @@ pub(crate) fn lombscargle_batch<T: Float>(
         }
     });
     out
+}
+
+#[cfg(test)]
+mod probe {
+    use super::*;
+    fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
+        (0..reps)
+            .map(|_| {
+                let s = std::time::Instant::now();
+                f();
+                s.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+    #[test]
+    #[ignore]
+    fn probe_costs() {
+        let n = 150;
+        let t: Vec<f64> = (0..n)
+            .map(|i| 5.9e4 + i as f64 * 6.7 + (i as f64).sin())
+            .collect();
+        let y: Vec<f64> = t.iter().map(|t| (t * 0.3).sin() + 0.5).collect();
+        let opts = LombScargleOptions {
+            floating_mean: true,
+            ..Default::default()
+        };
+        let series = Series::new(&t, &y);
+        let p = prepare(&series, &opts);
+        let input = direct::KernelInput::new(&p, true);
+        let grid = UniformGrid::new(0.001, 0.01, 10_000);
+        let steps = direct::Steps::new(&input, grid.df);
+        let mut sums = vec![[0.0; 6]; grid.nf];
+        let piece = uniform_piece(grid.nf);
+        let k = min_time(50, || {
+            for (i, part) in sums.chunks_mut(piece).enumerate() {
+                direct::uniform_sums(&input, &steps, grid.f0, grid.df, i * piece, part);
+            }
+        });
+        let omegas = grid.frequencies();
+        let (mut re, mut im) = (vec![0.0; grid.nf], vec![0.0; grid.nf]);
+        let f = min_time(50, || {
+            finish_all(
+                &p.stats,
+                &opts,
+                f64::EPSILON,
+                &omegas,
+                &sums,
+                &mut re,
+                &mut im,
+            );
+        });
+        let acc: f64 = re.iter().sum();
+        let freqs = grid.frequencies();
+        let a = min_time(20, || direct::arbitrary_sums(&input, &freqs, &mut sums));
+        let pairs = (n * grid.nf) as f64;
+        println!("1 thread: uniform sums {:.3} ms ({:.2e} pairs/s), finish {:.3} ms, arbitrary sums {:.3} ms ({:.2e} pairs/s) {acc}", k * 1e3, pairs / k, f * 1e3, a * 1e3, pairs / a);
+    }
 }
