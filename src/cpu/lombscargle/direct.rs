@@ -30,8 +30,6 @@ use super::{Prepared, TrigSums};
 /// Lane arrays of frequencies per block of the uniform kernel: 6 R
 /// accumulator arrays and the phasor fit the 32 AVX-512 registers at R = 3.
 const R: usize = 3;
-/// Frequencies of one block of the uniform kernel.
-pub(crate) const BLOCK: usize = LANES * R;
 /// Blocks between exact reseeds, at most (the chunk of one work item).
 pub(crate) const MAX_BLOCKS: usize = 32;
 /// Samples whose phasors are kept at once: 2 x 8 x 256 f64 = 32 KiB, in L1.
@@ -140,57 +138,151 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
     }
 }
 
-/// e^{i LANES df t} of every sample: the uniform kernel's step from one lane
-/// array of frequencies to the next.
-pub(crate) struct Steps {
-    c: Vec<f64>,
-    s: Vec<f64>,
+/// An element type of the uniform kernel: f64, or f32 for f32 input (twice
+/// the lanes per register; see [`Uniform`] for its accuracy).
+pub(crate) trait Element: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    /// Unit roundoff of the sums (the finish's degenerate-denominator rule).
+    const EPS: f64;
+    fn of(v: f64) -> Self;
+    fn f64(self) -> f64;
+    fn mul_add(self, b: Self, c: Self) -> Self;
+    fn mul(self, b: Self) -> Self;
+    fn neg(self) -> Self;
 }
 
-impl Steps {
-    pub(crate) fn new(input: &KernelInput, df: f64) -> Self {
-        let (c, s) = input
+impl Element for f64 {
+    const ZERO: Self = 0.0;
+    const EPS: f64 = f64::EPSILON;
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        f64::mul_add(self, b, c)
+    }
+    #[inline(always)]
+    fn mul(self, b: Self) -> Self {
+        self * b
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        -self
+    }
+}
+
+impl Element for f32 {
+    const ZERO: Self = 0.0;
+    const EPS: f64 = f32::EPSILON as f64;
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        f32::mul_add(self, b, c)
+    }
+    #[inline(always)]
+    fn mul(self, b: Self) -> Self {
+        self * b
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        -self
+    }
+}
+
+/// A series ready for the uniform kernel of one grid step, in element type
+/// `E` with `W` lanes (a multiple of [`LANES`]: 8 for f64, 16 for f32, one
+/// AVX-512 register each).
+///
+/// In f32 (f32 input only): seeds and steps are computed in f64 and rounded,
+/// the phasors rotated in f32 (<= 96 products: ~1e-5 relative at worst), and
+/// the sums of each tile of [`TILE`] samples taken in f32 and added to f64
+/// totals (blocked summation, as the GPU's f32 kernel: ~TILE eps at worst).
+/// That is ~1e-5 against the 1e-4 asked of f32, for twice the pairs per
+/// instruction.
+pub(crate) struct Uniform<'a, E, const W: usize> {
+    input: &'a KernelInput,
+    sqrt_w: Vec<E>,
+    g: Vec<E>,
+    /// e^{i W df t}: the step from one lane array of frequencies to the next.
+    step_c: Vec<E>,
+    step_s: Vec<E>,
+    /// e^{i j df t} for lanes j = 0 .. W, in f64: a seed of W lanes is one
+    /// sincos (of the first lane's phase) times this row, not W sincos.
+    lane_c: Vec<[f64; W]>,
+    lane_s: Vec<[f64; W]>,
+}
+
+impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
+    pub(crate) fn new(input: &'a KernelInput, df: f64) -> Self {
+        let (step_c, step_s) = input
             .t
             .iter()
             .map(|t| {
-                let (s, c) = (LANES as f64 * df * t).sin_cos();
+                let (s, c) = (W as f64 * df * t).sin_cos();
+                (E::of(c), E::of(s))
+            })
+            .unzip();
+        let (lane_c, lane_s) = input
+            .t
+            .iter()
+            .map(|t| {
+                let (mut c, mut s) = ([0.0; W], [0.0; W]);
+                for j in 0..W {
+                    (s[j], c[j]) = (j as f64 * df * t).sin_cos();
+                }
                 (c, s)
             })
             .unzip();
-        Steps { c, s }
-    }
-}
-
-/// Sums at `f0 + k df` for `k = first .. first + out.len()` into `out`, with
-/// one exact seed per [`MAX_BLOCKS`] blocks (callers pass pieces of at most
-/// `MAX_BLOCKS * BLOCK` frequencies starting at multiples of their piece
-/// size, so the seeds, and with them the rounding, depend on the piece
-/// size only).
-pub(crate) fn uniform_sums(
-    input: &KernelInput,
-    steps: &Steps,
-    f0: f64,
-    df: f64,
-    first: usize,
-    out: &mut [TrigSums],
-) {
-    let blocks = out.len().div_ceil(BLOCK);
-    let mut acc = vec![[[0.0; LANES]; 6]; blocks * R];
-    for (b, part) in acc.chunks_mut(MAX_BLOCKS * R).enumerate() {
-        let k0 = first + b * MAX_BLOCKS * BLOCK;
-        if input.floating_mean {
-            uniform_kernel::<true>(input, steps, f0, df, k0, part);
-        } else {
-            uniform_kernel::<false>(input, steps, f0, df, k0, part);
+        Uniform {
+            input,
+            lane_c,
+            lane_s,
+            sqrt_w: input.sqrt_w.iter().map(|&v| E::of(v)).collect(),
+            g: input.g.iter().map(|&v| E::of(v)).collect(),
+            step_c,
+            step_s,
         }
     }
-    for (k, o) in out.iter_mut().enumerate() {
-        let a = &acc[k / LANES];
-        let j = k % LANES;
-        *o = to_sums(
-            [a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]],
-            input.center,
-        );
+
+    /// Frequencies per block of the kernel.
+    pub(crate) const BLOCK: usize = W * R;
+
+    /// Sums at `f0 + k df` for `k = first .. first + out.len()` into `out`,
+    /// with one exact seed per [`MAX_BLOCKS`] blocks (callers pass pieces of
+    /// at most `MAX_BLOCKS * BLOCK` frequencies starting at multiples of
+    /// their piece size, so the seeds, and with them the rounding, depend on
+    /// the piece size only).
+    pub(crate) fn sums(&self, f0: f64, df: f64, first: usize, out: &mut [TrigSums]) {
+        let blocks = out.len().div_ceil(Self::BLOCK);
+        let mut acc = vec![[[0.0; W]; 6]; blocks * R];
+        for (b, part) in acc.chunks_mut(MAX_BLOCKS * R).enumerate() {
+            let k0 = first + b * MAX_BLOCKS * Self::BLOCK;
+            if self.input.floating_mean {
+                uniform_kernel::<E, W, true>(self, f0, df, k0, part);
+            } else {
+                uniform_kernel::<E, W, false>(self, f0, df, k0, part);
+            }
+        }
+        for (k, o) in out.iter_mut().enumerate() {
+            let a = &acc[k / W];
+            let j = k % W;
+            *o = to_sums(
+                [a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]],
+                self.input.center,
+            );
+        }
     }
 }
 
@@ -201,50 +293,49 @@ pub(crate) fn uniform_sums(
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-fn uniform_kernel<const FM: bool>(
-    input: &KernelInput,
-    steps: &Steps,
+fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
+    u: &Uniform<'_, E, W>,
     f0: f64,
     df: f64,
     k0: usize,
-    acc: &mut [[Lanes; 6]],
+    acc: &mut [[[f64; W]; 6]],
 ) {
-    let nx = input.t.len();
-    let mut omega: Lanes = [0.0; LANES];
-    for (j, o) in omega.iter_mut().enumerate() {
-        *o = f0 + (k0 + j) as f64 * df;
-    }
-    let mut state_c = vec![[0.0; LANES]; TILE.min(nx)];
-    let mut state_s = vec![[0.0; LANES]; TILE.min(nx)];
+    let nx = u.input.t.len();
+    let omega0 = f0 + k0 as f64 * df;
+    let mut state_c = vec![[E::ZERO; W]; TILE.min(nx)];
+    let mut state_s = vec![[E::ZERO; W]; TILE.min(nx)];
     for start in (0..nx).step_by(TILE) {
         let end = (start + TILE).min(nx);
-        let (t, sqrt_w, g) = (
-            &input.t[start..end],
-            &input.sqrt_w[start..end],
-            &input.g[start..end],
-        );
-        let (step_c, step_s) = (&steps.c[start..end], &steps.s[start..end]);
+        let (sqrt_w, g) = (&u.sqrt_w[start..end], &u.g[start..end]);
+        let (step_c, step_s) = (&u.step_c[start..end], &u.step_s[start..end]);
         let n = end - start;
         let (state_c, state_s) = (&mut state_c[..n], &mut state_s[..n]);
-        // Exact seeds: u = sqrt(w) e^{i omega t}.
-        for (((uc, us), &t), &sw) in state_c
-            .iter_mut()
-            .zip(state_s.iter_mut())
-            .zip(t)
-            .zip(sqrt_w)
+        // Seeds in f64, exact to rounding: u = sqrt(w) e^{i omega_0 t} e^{i j df t},
+        // the first factor by sincos over LANES samples at a time.
+        let (t, sw64) = (&u.input.t[start..end], &u.input.sqrt_w[start..end]);
+        let (lane_c, lane_s) = (&u.lane_c[start..end], &u.lane_s[start..end]);
+        for (i0, ((uc, us), (t, sw))) in state_c
+            .chunks_mut(LANES)
+            .zip(state_s.chunks_mut(LANES))
+            .zip(t.chunks(LANES).zip(sw64.chunks(LANES)))
+            .enumerate()
         {
             let mut phase: Lanes = [0.0; LANES];
-            for j in 0..LANES {
-                phase[j] = omega[j] * t;
+            for (p, t) in phase.iter_mut().zip(t) {
+                *p = omega0 * t;
             }
-            let (s, c) = sincos(&phase);
-            for j in 0..LANES {
-                uc[j] = c[j] * sw;
-                us[j] = s[j] * sw;
+            let (s0, c0) = sincos(&phase);
+            for m in 0..uc.len() {
+                let (bc, bs) = (c0[m] * sw[m], s0[m] * sw[m]);
+                let (lc, ls) = (&lane_c[i0 * LANES + m], &lane_s[i0 * LANES + m]);
+                for j in 0..W {
+                    uc[m][j] = E::of(fma(bc, lc[j], -(bs * ls[j])));
+                    us[m][j] = E::of(fma(bs, lc[j], bc * ls[j]));
+                }
             }
         }
         for block in acc.chunks_mut(R) {
-            let mut a = [[[0.0; LANES]; 6]; R];
+            let mut a = [[[E::ZERO; W]; 6]; R];
             for (((((uc, us), &rc), &rs), &sw), &g) in state_c
                 .iter_mut()
                 .zip(state_s.iter_mut())
@@ -255,17 +346,17 @@ fn uniform_kernel<const FM: bool>(
             {
                 let (mut c, mut s) = (*uc, *us);
                 for ar in a.iter_mut() {
-                    for j in 0..LANES {
+                    for j in 0..W {
                         if FM {
-                            ar[0][j] = fma(sw, c[j], ar[0][j]);
-                            ar[1][j] = fma(sw, s[j], ar[1][j]);
+                            ar[0][j] = sw.mul_add(c[j], ar[0][j]);
+                            ar[1][j] = sw.mul_add(s[j], ar[1][j]);
                         }
-                        ar[2][j] = fma(g, c[j], ar[2][j]);
-                        ar[3][j] = fma(g, s[j], ar[3][j]);
-                        ar[4][j] = fma(c[j], c[j], ar[4][j]);
-                        ar[5][j] = fma(c[j], s[j], ar[5][j]);
-                        let cn = fma(c[j], rc, -(s[j] * rs));
-                        let sn = fma(s[j], rc, c[j] * rs);
+                        ar[2][j] = g.mul_add(c[j], ar[2][j]);
+                        ar[3][j] = g.mul_add(s[j], ar[3][j]);
+                        ar[4][j] = c[j].mul_add(c[j], ar[4][j]);
+                        ar[5][j] = c[j].mul_add(s[j], ar[5][j]);
+                        let cn = c[j].mul_add(rc, s[j].mul(rs).neg());
+                        let sn = s[j].mul_add(rc, c[j].mul(rs));
                         c[j] = cn;
                         s[j] = sn;
                     }
@@ -275,8 +366,8 @@ fn uniform_kernel<const FM: bool>(
             }
             for (total, part) in block.iter_mut().zip(&a) {
                 for q in 0..6 {
-                    for j in 0..LANES {
-                        total[q][j] += part[q][j];
+                    for j in 0..W {
+                        total[q][j] += part[q][j].f64();
                     }
                 }
             }

@@ -249,7 +249,7 @@ fn finish_lanes(
 /// How the sums of a uniform grid are taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
-    /// Every (sample, frequency) pair ([`direct::uniform_sums`]).
+    /// Every (sample, frequency) pair ([`direct::Uniform`]).
     Direct,
     /// The non-uniform FFT (`nufft::uniform_sums_nufft`, another branch).
     #[allow(dead_code)] // constructed once the NUFFT is wired in
@@ -265,13 +265,13 @@ pub(crate) fn choose_uniform_method(_nx: usize, _nf: usize) -> Method {
     Method::Direct
 }
 
-/// Frequencies per work item of the direct uniform kernel: a whole number of
-/// blocks, at most one reseed interval, and a function of `nf` only (never
-/// of the thread count: the reseeds, and so the rounding, stay put), small
-/// enough that a short grid still gives each thread several items.
-fn uniform_piece(nf: usize) -> usize {
-    let blocks = nf.div_ceil(direct::BLOCK);
-    (blocks / 16).clamp(4, direct::MAX_BLOCKS) * direct::BLOCK
+/// Frequencies per work item of the direct uniform kernel with blocks of
+/// `block`: a whole number of blocks, at most one reseed interval, and a
+/// function of `nf` only (never of the thread count: the reseeds, and so
+/// the rounding, stay put), small enough that a short grid still gives each
+/// thread several items.
+fn uniform_piece(nf: usize, block: usize) -> usize {
+    (nf.div_ceil(block) / 8).clamp(4, direct::MAX_BLOCKS) * block
 }
 
 /// Frequencies per work item of the arbitrary-frequency kernel.
@@ -289,9 +289,8 @@ fn periodogram<T: Float>(
     opts: &LombScargleOptions,
     omega: impl Fn(usize) -> f64 + Sync,
     sums: impl Fn(usize, &mut [TrigSums]) + Sync,
+    eps: f64,
 ) -> Periodogram<T> {
-    // The sums are f64 on every path.
-    let eps = f64::EPSILON;
     let with_sums = |first: usize, len: usize, put: &mut dyn FnMut(usize, (f64, f64))| {
         // Poisoned: a sum the kernel fails to write shows as NaN.
         let mut buf = vec![[f64::NAN; 6]; len];
@@ -348,6 +347,7 @@ pub(crate) fn lombscargle<T: Float>(
         opts,
         |k| freqs[k],
         |first, out| direct::arbitrary_sums(&input, &freqs[first..first + out.len()], out),
+        f64::EPSILON,
     )
 }
 
@@ -365,19 +365,37 @@ pub(crate) fn lombscargle_uniform<T: Float>(
         // grid.f0, grid.df, grid.nf, threads)` here, then [`from_sums`].
         Method::Direct | Method::Nufft => {
             let input = direct::KernelInput::new(&p, opts.floating_mean);
-            let steps = direct::Steps::new(&input, grid.df);
-            periodogram(
-                threads,
-                progress,
-                grid.nf,
-                uniform_piece(grid.nf),
-                &p.stats,
-                opts,
-                |k| grid.frequency(k),
-                |first, out| direct::uniform_sums(&input, &steps, grid.f0, grid.df, first, out),
-            )
+            // f32 input: the kernel in f32, 16 lanes (see `direct::Uniform`).
+            if std::mem::size_of::<T>() == 4 {
+                let u = direct::Uniform::<f32, 16>::new(&input, grid.df);
+                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
+            } else {
+                let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
+                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
+            }
         }
     }
+}
+
+fn uniform_direct<T: Float, E: direct::Element, const W: usize>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    stats: &Stats,
+    grid: &UniformGrid,
+    opts: &LombScargleOptions,
+    u: &direct::Uniform<'_, E, W>,
+) -> Periodogram<T> {
+    periodogram(
+        threads,
+        progress,
+        grid.nf,
+        uniform_piece(grid.nf, direct::Uniform::<E, W>::BLOCK),
+        stats,
+        opts,
+        |k| grid.frequency(k),
+        |first, out| u.sums(grid.f0, grid.df, first, out),
+        E::EPS,
+    )
 }
 
 /// The periodogram from sums already taken on the whole grid (the NUFFT's
@@ -400,6 +418,7 @@ pub(crate) fn from_sums<T: Float>(
         opts,
         |k| grid.frequency(k),
         |first, out| out.copy_from_slice(&sums[first..first + out.len()]),
+        f64::EPSILON,
     )
 }
 
@@ -457,14 +476,22 @@ mod probe {
         let p = prepare(&series, &opts);
         let input = direct::KernelInput::new(&p, true);
         let grid = UniformGrid::new(0.001, 0.01, 10_000);
-        let steps = direct::Steps::new(&input, grid.df);
+        let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
         let mut sums = vec![[0.0; 6]; grid.nf];
-        let piece = uniform_piece(grid.nf);
+        let piece = uniform_piece(grid.nf, 24);
         let k = min_time(50, || {
             for (i, part) in sums.chunks_mut(piece).enumerate() {
-                direct::uniform_sums(&input, &steps, grid.f0, grid.df, i * piece, part);
+                u.sums(grid.f0, grid.df, i * piece, part);
             }
         });
+        let u32 = direct::Uniform::<f32, 16>::new(&input, grid.df);
+        let piece = uniform_piece(grid.nf, 48);
+        let k32 = min_time(50, || {
+            for (i, part) in sums.chunks_mut(piece).enumerate() {
+                u32.sums(grid.f0, grid.df, i * piece, part);
+            }
+        });
+        println!("1 thread: f32 uniform sums {:.3} ms", k32 * 1e3);
         let omegas = grid.frequencies();
         let (mut re, mut im) = (vec![0.0; grid.nf], vec![0.0; grid.nf]);
         let f = min_time(50, || {
