@@ -8,13 +8,15 @@
 //!
 //! - Arbitrary frequencies: one vectorised sincos per pair ([`super::sincos`]).
 //! - A uniform grid f0 + k df: the phasor of each sample is rotated from one
-//!   lane array of frequencies to the next by e^{i LANES df t} (a complex
-//!   product: 4 flops instead of a sincos), reseeded exactly with a sincos at
-//!   the start of every chunk of frequencies, so rounding grows over at most
-//!   a chunk's rotations (<= `R * MAX_BLOCKS` = 96 products: ~1e-14 relative,
-//!   against the 1e-10 asked of f64). The weight rides in the phasor
-//!   (u = sqrt(w) e^{i w t}: the rotation is linear), which makes every sum
-//!   one FMA: CC = sum u_c^2, YC = sum g u_c with g = sqrt(w) y, C = sum sqrt(w) u_c.
+//!   lane array of frequencies to the next by e^{i W df t} (W lanes; a
+//!   complex product: 4 flops instead of a sincos), reseeded exactly (one
+//!   sincos per sample times a per-lane table) at the start of every chunk
+//!   of frequencies, so rounding grows over at most a chunk's rotations
+//!   (<= `R * MAX_BLOCKS` = 96 products: ~1e-14 relative in f64, against the
+//!   1e-10 asked; f32 input runs in f32, see [`Uniform`]). The weight rides
+//!   in the phasor (u = sqrt(w) e^{i w t}: the rotation is linear), which
+//!   makes every sum one FMA: CC = sum u_c^2, YC = sum g u_c with
+//!   g = sqrt(w) y, C = sum sqrt(w) u_c.
 //!
 //! Sums are returned as [`TrigSums`] (C, S, YC, YS, C2, S2). The kernels
 //! accumulate CC = sum w cos^2 and CS instead of C2, S2 (cheaper from the

@@ -448,6 +448,9 @@ pub(crate) fn lombscargle_batch<T: Float>(
     out
 }
 
+/// Cost of each part on one thread (kernel sums f64 and f32, finish,
+/// arbitrary-frequency sums), min of repeats, to steer tuning on a shared
+/// machine: `cargo test --release --lib probe_costs -- --ignored --nocapture`.
 #[cfg(test)]
 mod probe {
     use super::*;
