@@ -77,7 +77,11 @@ fn uniform_equals_the_explicit_grid_on_the_cpu() {
         )
     };
     assert_eq!(s, kp_status::KP_OK);
-    assert_eq!(a, b);
+    // The CPU computes a uniform grid by phasor recurrence and explicit
+    // frequencies by sincos: equal to rounding (~1e-14 relative), not bitwise.
+    let num: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    assert!((num / den).sqrt() <= 1e-12, "{}", (num / den).sqrt());
 }
 
 #[test]

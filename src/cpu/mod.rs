@@ -8,6 +8,7 @@
 //! fixed-width lane arrays that the compiler vectorises, compiled for AVX-512,
 //! AVX2+FMA or NEON and picked at run time (`multiversion`), with a portable
 //! fallback.
+pub(crate) mod lombscargle;
 // Used by the family modules as they land.
 #[allow(dead_code)]
 pub(crate) mod parallel;

@@ -11,12 +11,12 @@ use super::{
     UniformGrid, STATS_LEN,
 };
 use crate::api::Kernpack;
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, LsGrid, LsParams};
-use crate::reference;
 
 /// Series concatenated CSR-style: series `s` is `t[offsets[s]..offsets[s + 1]]`
 /// (likewise y and the optional weights); `offsets` has one entry more than
@@ -170,7 +170,8 @@ pub fn validate_batch<T: Float>(
 
 impl Kernpack {
     /// One periodogram per series of `batch`, on the GPU in one launch (load
-    /// balanced over (series, frequency chunk) units) or on the CPU reference.
+    /// balanced over (series, frequency chunk) units) or on the CPU (threads
+    /// over series).
     pub fn lombscargle_batch<T: Float>(
         &self,
         batch: &Batch<'_, T>,
@@ -181,26 +182,12 @@ impl Kernpack {
             Some(gpu) => gpu.lombscargle_batch(batch, grids, opts), // validates
             None => {
                 validate_batch(batch, grids, opts)?;
-                let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-                let mut out = Vec::with_capacity(batch.len());
-                for s in 0..batch.len() {
-                    let series = batch.series(s);
-                    let (t, y) = (to64(series.t), to64(series.y));
-                    let w = series.weights.map(to64);
-                    let freqs = grids.grid(s).frequencies();
-                    out.push(
-                        reference::lombscargle::lombscargle(
-                            &t,
-                            &y,
-                            w.as_deref(),
-                            &freqs,
-                            opts,
-                            None,
-                        )
-                        .cast(),
-                    );
-                }
-                Ok(out)
+                Ok(cpu::lombscargle::lombscargle_batch(
+                    self.cpu_threads(),
+                    batch,
+                    grids,
+                    opts,
+                ))
             }
         }
     }

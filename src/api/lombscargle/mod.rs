@@ -9,6 +9,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 
 use super::Kernpack;
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::c_params::{
@@ -18,7 +19,6 @@ use crate::gpu::c_params::{
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, LsGrid, LsParams, LsStats};
-use crate::reference;
 
 /// A uniform grid of angular frequencies `f0 + k df`, `k = 0 .. nf`: the
 /// common case, computed by the recurrence kernel (no sincos per pair).
@@ -327,17 +327,12 @@ impl Kernpack {
             Some(gpu) => gpu.lombscargle(series, freqs, opts), // validates
             None => {
                 validate(series, freqs, opts)?;
-                let progress = self
-                    .progress
-                    .as_deref()
-                    .map(|p| p as &(dyn Fn(u64, u64) + Sync));
-                Ok(reference::lombscargle::lombscargle(
-                    series.t,
-                    series.y,
-                    series.weights,
+                Ok(cpu::lombscargle::lombscargle(
+                    self.cpu_threads(),
+                    self.progress_fn(),
+                    series,
                     freqs,
                     opts,
-                    progress,
                 ))
             }
         }
@@ -346,8 +341,7 @@ impl Kernpack {
 
 impl Kernpack {
     /// The periodogram of `series` on the uniform grid `grid` (angular
-    /// frequencies `f0 + k df`): the recurrence kernel on the GPU, the
-    /// reference (on the grid's exact f64 frequencies) on the CPU.
+    /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
     pub fn lombscargle_uniform<T: Float>(
         &self,
         series: &Series<'_, T>,
@@ -358,22 +352,13 @@ impl Kernpack {
             Some(gpu) => gpu.lombscargle_uniform(series, grid, opts), // validates
             None => {
                 validate_uniform(series, grid, opts)?;
-                let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-                let (t, y) = (to64(series.t), to64(series.y));
-                let w = series.weights.map(to64);
-                let progress = self
-                    .progress
-                    .as_deref()
-                    .map(|p| p as &(dyn Fn(u64, u64) + Sync));
-                let result = reference::lombscargle::lombscargle(
-                    &t,
-                    &y,
-                    w.as_deref(),
-                    &grid.frequencies(),
+                Ok(cpu::lombscargle::lombscargle_uniform(
+                    self.cpu_threads(),
+                    self.progress_fn(),
+                    series,
+                    grid,
                     opts,
-                    progress,
-                );
-                Ok(result.cast())
+                ))
             }
         }
     }

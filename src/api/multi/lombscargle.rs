@@ -165,10 +165,10 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
 
 #[cfg(test)]
 impl<T: Float> LsJob<'_, T> {
-    /// The CPU reference of one chunk, on its arena (see [`ChunkJob::emulate`]).
+    /// The CPU backend on one chunk, on its arena (see [`ChunkJob::emulate`]).
     fn emulate_chunk(&self, r: &Range<usize>, lay: &LsLayout, arena: &mut [u8]) {
-        use crate::api::lombscargle::UniformGrid;
-        use crate::reference;
+        use crate::api::lombscargle::{Series, UniformGrid};
+        use crate::cpu;
         let ns = r.len();
         let offsets = get::<i64>(arena, lay.offsets, ns + 1).to_vec();
         let samples = offsets[ns] as usize;
@@ -178,21 +178,20 @@ impl<T: Float> LsJob<'_, T> {
         let ngrids = if self.per_series_grid() { ns } else { 1 };
         let f0 = get::<f64>(arena, lay.f0, ngrids).to_vec();
         let df = get::<f64>(arena, lay.df, ngrids).to_vec();
-        let to64 = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
         for s in 0..ns {
             let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
             let g = if self.per_series_grid() { s } else { 0 };
-            let freqs = UniformGrid::new(f0[g], df[g], self.grids.nf()).frequencies();
-            let w64 = w.as_ref().map(|w| to64(&w[lo..hi]));
-            let p: Periodogram<T> = reference::lombscargle::lombscargle(
-                &to64(&t[lo..hi]),
-                &to64(&y[lo..hi]),
-                w64.as_deref(),
-                &freqs,
-                self.opts,
-                None,
-            )
-            .cast();
+            // The CPU backend on the chunk's series: the bits
+            // `Kernpack::lombscargle_batch` gives on the CPU, which the
+            // emulated split is compared with.
+            let series = Series {
+                t: &t[lo..hi],
+                y: &y[lo..hi],
+                weights: w.as_ref().map(|w| &w[lo..hi]),
+            };
+            let grid = UniformGrid::new(f0[g], df[g], self.grids.nf());
+            let p: Periodogram<T> =
+                cpu::lombscargle::lombscargle_uniform(1, None, &series, &grid, self.opts);
             let values: Vec<T> = match p {
                 Periodogram::Real(v) => v,
                 Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),

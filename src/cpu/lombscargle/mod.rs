@@ -1,0 +1,517 @@
+//! The fast CPU Lomb-Scargle: SciPy's periodogram (as [`crate::reference::lombscargle`]
+//! defines it) in one pass over the data per frequency.
+//!
+//! Every method reduces a series to six weighted trigonometric sums per
+//! angular frequency w ([`TrigSums`]), with times shifted by their mean (the
+//! periodogram is shift-invariant, and small |t| keeps the phases w t
+//! accurate), weights normalised to sum 1 and y precentered when asked:
+//!
+//! `[C, S, YC, YS, C2, S2]` = sum w_i (cos, sin, y_i cos, y_i sin) (w t_i),
+//! sum w_i (cos, sin) (2 w t_i).
+//!
+//! [`finish_all`] turns them into SciPy's values as the GPU kernels do (tau, then
+//! the second-pass sums by rotation). The sums come from [`direct`] (every
+//! pair; vectorised sincos for arbitrary frequencies, a phasor recurrence on
+//! a uniform grid) or, on large uniform grids, from the NUFFT (see
+//! [`choose_uniform_method`]).
+mod direct;
+mod sincos;
+
+use crate::api::lombscargle::batch::{Batch, BatchGrid};
+use crate::api::lombscargle::UniformGrid;
+use crate::cpu::parallel::for_each_chunk;
+use crate::float::{Complex, Float};
+use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
+use crate::reference::lombscargle::degenerate_below;
+
+/// `[C, S, YC, YS, C2, S2]` at one angular frequency (see the module documentation).
+pub(crate) type TrigSums = [f64; 6];
+
+/// A series as the sums want it: shifted times, normalised weights, y less
+/// its precentering, and the statistics the finish needs.
+pub(crate) struct Prepared {
+    /// t - mean(t).
+    pub t: Vec<f64>,
+    /// Weights over their sum.
+    pub w: Vec<f64>,
+    /// y - y_center (the plain mean of y with `precenter`, else 0).
+    pub y: Vec<f64>,
+    /// w * y of the two above: the `wy` of the NUFFT's interface.
+    #[allow(dead_code)] // read once the NUFFT is wired in
+    pub wy: Vec<f64>,
+    pub stats: Stats,
+}
+
+/// Per-series constants of the finish (the GPU's `kp_ls_stats`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stats {
+    pub nx: usize,
+    pub t_shift: f64,
+    /// Y = sum w (y - y_center).
+    pub y_mean: f64,
+    /// sum w (y - y_center)^2 and the same about Y: the `Normalize` denominators.
+    pub yy: f64,
+    pub yy_about_mean: f64,
+}
+
+/// The GPU's `prepare`: two passes, so that the moments about the mean do
+/// not come from a cancelling sum(w y^2) - Y^2 (y = 1e6 + noise).
+pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOptions) -> Prepared {
+    let n = series.t.len();
+    let t: Vec<f64> = series.t.iter().map(|v| v.to_f64()).collect();
+    let t_shift = t.iter().sum::<f64>() / n as f64;
+    let t: Vec<f64> = t.iter().map(|v| v - t_shift).collect();
+    let w: Vec<f64> = match series.weights {
+        Some(w) => w.iter().map(|v| v.to_f64()).collect(),
+        None => vec![1.0; n],
+    };
+    let wsum: f64 = w.iter().sum();
+    // As the reference: multiply by the reciprocal.
+    let inv = 1.0 / wsum;
+    let w: Vec<f64> = w.iter().map(|v| v * inv).collect();
+    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
+    let y_center = if opts.precenter {
+        y.iter().sum::<f64>() / n as f64
+    } else {
+        0.0
+    };
+    let y: Vec<f64> = y.iter().map(|v| v - y_center).collect();
+    let wy: Vec<f64> = w.iter().zip(&y).map(|(w, y)| w * y).collect();
+    let first: f64 = wy.iter().sum();
+    let (mut dev, mut dev2, mut yy) = (0.0, 0.0, 0.0);
+    for (w, y) in w.iter().zip(&y) {
+        let d = y - first;
+        dev += w * d;
+        dev2 += w * d * d;
+        yy += w * y * y;
+    }
+    Prepared {
+        t,
+        w,
+        y,
+        wy,
+        stats: Stats {
+            nx: n,
+            t_shift,
+            y_mean: first + dev,
+            yy,
+            yy_about_mean: dev2 - dev * dev,
+        },
+    }
+}
+
+/// (sin tau, cos tau) for tau = atan2(y, x) / 2 in (-pi/2, pi/2], without
+/// atan2 and sincos: those two libm calls cost more per frequency than a
+/// few hundred (sample, frequency) pairs of the recurrence. The half-angle
+/// formulas are taken on the side without cancellation: cos tau from r + x
+/// when x >= 0, sin tau from r - x when x < 0 (r = hypot(x, y)).
+#[inline(always)]
+fn half_angle(y: f64, x: f64) -> (f64, f64) {
+    // Not hypot: its care for overflow costs ~10 ns, and |x|, |y| <= 2 here.
+    let r = (x * x + y * y).sqrt();
+    let inv_2r = 0.5 / r;
+    // cos tau when x >= 0, |sin tau| when x < 0; q the other one.
+    let big = ((r + x.abs()) * inv_2r).sqrt();
+    let q = y * inv_2r / big;
+    // Selects rather than branches, so that a loop over frequencies
+    // vectorises; r = 0 is atan2(0, 0) = 0.
+    let (s, c) = if x >= 0.0 {
+        (q, big)
+    } else {
+        (big.copysign(y), q.abs())
+    };
+    if r > 0.0 {
+        (s, c)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// SciPy's values from the sums of the angular frequencies `omega`: the
+/// power (`Power`, `Normalize`) in `re`, or the complex amplitude in
+/// (`re`, `im`). `eps` is the unit roundoff the sums were taken with (the
+/// degenerate-denominator rule, as the reference's). As the GPU kernels: tau
+/// from C2, S2, C, S, then the second-pass sums by rotation; the amplitude
+/// referred back from the shifted time origin to t = 0. Vectorised over
+/// frequencies (see [`finish_lanes`]): with libm's atan2 and sincos, the
+/// finish cost more than the sums of a 150-sample series.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+fn finish_all(
+    stats: &Stats,
+    opts: &LombScargleOptions,
+    eps: f64,
+    omega: &[f64],
+    sums: &[TrigSums],
+    re: &mut [f64],
+    im: &mut [f64],
+) {
+    use sincos::LANES;
+    for (k0, (o, s)) in omega.chunks(LANES).zip(sums.chunks(LANES)).enumerate() {
+        // Sums transposed to one lane array each (plain vector loads below);
+        // a short last chunk is padded with zeros, its extra lanes dropped.
+        let mut t = [[0.0; LANES]; 6];
+        let mut om = [0.0; LANES];
+        for (j, (sj, oj)) in s.iter().zip(o).enumerate() {
+            om[j] = *oj;
+            for q in 0..6 {
+                t[q][j] = sj[q];
+            }
+        }
+        let (r, i) = finish_lanes(stats, opts, eps, &om, &t);
+        let range = k0 * LANES..k0 * LANES + s.len();
+        re[range.clone()].copy_from_slice(&r[..s.len()]);
+        im[range].copy_from_slice(&i[..s.len()]);
+    }
+}
+
+/// Lane array `f(j)` for every lane `j`: one step of [`finish_lanes`].
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f64) -> sincos::Lanes {
+    let mut out = [0.0; sincos::LANES];
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = f(j);
+    }
+    out
+}
+
+/// The finish of a lane array of frequencies, written as one lane loop per
+/// step: the whole body in one loop does not vectorise.
+#[inline(always)]
+fn finish_lanes(
+    stats: &Stats,
+    opts: &LombScargleOptions,
+    eps: f64,
+    omega: &sincos::Lanes,
+    s: &[sincos::Lanes; 6],
+) -> (sincos::Lanes, sincos::Lanes) {
+    let [c, sn, yc_r, ys_r, c2, s2] = s;
+    let fm = opts.floating_mean;
+    let cc_r = lanes(|j| 0.5 * (1.0 + c2[j]));
+    let cs_r = lanes(|j| 0.5 * s2[j]);
+    let mut cc = cc_r;
+    let mut ss = lanes(|j| 1.0 - cc_r[j]);
+    let mut cs = cs_r;
+    if fm {
+        cc = lanes(|j| cc[j] - c[j] * c[j]);
+        ss = lanes(|j| ss[j] - sn[j] * sn[j]);
+        cs = lanes(|j| cs[j] - c[j] * sn[j]);
+    }
+    let mut st = [0.0; sincos::LANES];
+    let mut ct = [0.0; sincos::LANES];
+    for j in 0..sincos::LANES {
+        (st[j], ct[j]) = half_angle(2.0 * cs[j], cc[j] - ss[j]);
+    }
+    let mut yc = lanes(|j| ct[j] * yc_r[j] + st[j] * ys_r[j]);
+    let mut ys = lanes(|j| ct[j] * ys_r[j] - st[j] * yc_r[j]);
+    let mut cct = lanes(|j| {
+        ct[j] * ct[j] * cc_r[j] + 2.0 * ct[j] * st[j] * cs_r[j] + st[j] * st[j] * (1.0 - cc_r[j])
+    });
+    let mut sst = lanes(|j| 1.0 - cct[j]);
+    if fm {
+        let c_t = lanes(|j| ct[j] * c[j] + st[j] * sn[j]);
+        let s_t = lanes(|j| ct[j] * sn[j] - st[j] * c[j]);
+        yc = lanes(|j| yc[j] - stats.y_mean * c_t[j]);
+        ys = lanes(|j| ys[j] - stats.y_mean * s_t[j]);
+        cct = lanes(|j| cct[j] - c_t[j] * c_t[j]);
+        sst = lanes(|j| sst[j] - s_t[j] * s_t[j]);
+    }
+    let tol = degenerate_below(stats.nx, eps);
+    let a = lanes(|j| if cct[j] > tol { yc[j] / cct[j] } else { 0.0 });
+    let b = lanes(|j| if sst[j] > tol { ys[j] / sst[j] } else { 0.0 });
+    match opts.normalize {
+        Normalize::Amplitude => {
+            let phase = lanes(|j| omega[j] * stats.t_shift);
+            let (s1, c1) = sincos::sincos(&phase);
+            let sp = lanes(|j| st[j] * c1[j] + ct[j] * s1[j]);
+            let cp = lanes(|j| ct[j] * c1[j] - st[j] * s1[j]);
+            (
+                lanes(|j| a[j] * cp[j] - b[j] * sp[j]),
+                lanes(|j| a[j] * sp[j] + b[j] * cp[j]),
+            )
+        }
+        mode => {
+            let scale = match mode {
+                Normalize::Power => stats.nx as f64 * 0.25,
+                _ => 0.5 / if fm { stats.yy_about_mean } else { stats.yy },
+            };
+            (
+                lanes(|j| 2.0 * (a[j] * yc[j] + b[j] * ys[j]) * scale),
+                [0.0; sincos::LANES],
+            )
+        }
+    }
+}
+
+/// How the sums of a uniform grid are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// Every (sample, frequency) pair ([`direct::Uniform`]).
+    Direct,
+    /// The non-uniform FFT (`nufft::uniform_sums_nufft`, another branch).
+    #[allow(dead_code)] // constructed once the NUFFT is wired in
+    Nufft,
+}
+
+/// SELECTION POINT for the lead: which method computes the sums of a uniform
+/// grid of `nf` frequencies over `nx` samples. Direct for now: it costs
+/// ~nx nf pair updates (~10 flops each), the NUFFT ~(nx + nf) log nf with a
+/// large constant, so the NUFFT should win once nx is beyond a few hundred
+/// and nf large; the crossover is to be measured when both exist.
+pub(crate) fn choose_uniform_method(_nx: usize, _nf: usize) -> Method {
+    Method::Direct
+}
+
+/// Frequencies per work item of the direct uniform kernel with blocks of
+/// `block`: a whole number of blocks, at most one reseed interval, and a
+/// function of `nf` only (never of the thread count: the reseeds, and so
+/// the rounding, stay put), small enough that a short grid still gives each
+/// thread several items.
+fn uniform_piece(nf: usize, block: usize) -> usize {
+    (nf.div_ceil(block) / 8).clamp(4, direct::MAX_BLOCKS) * block
+}
+
+/// Frequencies per work item of the arbitrary-frequency kernel.
+const ARBITRARY_PIECE: usize = 256;
+
+/// The periodogram from a function that fills the sums of frequencies
+/// `first .. first + sums.len()`, in pieces of `piece` over `threads`.
+#[allow(clippy::too_many_arguments)]
+fn periodogram<T: Float>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    nf: usize,
+    piece: usize,
+    stats: &Stats,
+    opts: &LombScargleOptions,
+    omega: impl Fn(usize) -> f64 + Sync,
+    sums: impl Fn(usize, &mut [TrigSums]) + Sync,
+    eps: f64,
+) -> Periodogram<T> {
+    let with_sums = |first: usize, len: usize, put: &mut dyn FnMut(usize, (f64, f64))| {
+        // Poisoned: a sum the kernel fails to write shows as NaN.
+        let mut buf = vec![[f64::NAN; 6]; len];
+        sums(first, &mut buf);
+        let omegas: Vec<f64> = (first..first + len).map(&omega).collect();
+        let (mut re, mut im) = (vec![f64::NAN; len], vec![f64::NAN; len]);
+        finish_all(stats, opts, eps, &omegas, &buf, &mut re, &mut im);
+        for (k, v) in re.into_iter().zip(im).enumerate() {
+            put(k, v);
+        }
+    };
+    match opts.normalize {
+        Normalize::Amplitude => {
+            // Poisoned (NaN) until written: the tests see any value left out.
+            let nan = T::from_f64(f64::NAN);
+            let mut out = vec![Complex { re: nan, im: nan }; nf];
+            for_each_chunk(threads, &mut out, piece, progress, |first, part| {
+                with_sums(first, part.len(), &mut |k, (re, im)| {
+                    part[k] = Complex {
+                        re: T::from_f64(re),
+                        im: T::from_f64(im),
+                    }
+                })
+            });
+            Periodogram::Complex(out)
+        }
+        _ => {
+            let mut out = vec![T::from_f64(f64::NAN); nf];
+            for_each_chunk(threads, &mut out, piece, progress, |first, part| {
+                with_sums(first, part.len(), &mut |k, (p, _)| part[k] = T::from_f64(p))
+            });
+            Periodogram::Real(out)
+        }
+    }
+}
+
+/// The periodogram at arbitrary angular frequencies (validated input).
+pub(crate) fn lombscargle<T: Float>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    series: &Series<'_, T>,
+    freqs: &[T],
+    opts: &LombScargleOptions,
+) -> Periodogram<T> {
+    let p = prepare(series, opts);
+    let input = direct::KernelInput::new(&p, opts.floating_mean);
+    let freqs: Vec<f64> = freqs.iter().map(|f| f.to_f64()).collect();
+    periodogram(
+        threads,
+        progress,
+        freqs.len(),
+        ARBITRARY_PIECE,
+        &p.stats,
+        opts,
+        |k| freqs[k],
+        |first, out| direct::arbitrary_sums(&input, &freqs[first..first + out.len()], out),
+        f64::EPSILON,
+    )
+}
+
+/// The periodogram on a uniform grid (validated input).
+pub(crate) fn lombscargle_uniform<T: Float>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    series: &Series<'_, T>,
+    grid: &UniformGrid,
+    opts: &LombScargleOptions,
+) -> Periodogram<T> {
+    let p = prepare(series, opts);
+    match choose_uniform_method(p.t.len(), grid.nf) {
+        // The lead wires `nufft::uniform_sums_nufft(&p.t, &p.w, &p.wy,
+        // grid.f0, grid.df, grid.nf, threads)` here, then [`from_sums`].
+        Method::Direct | Method::Nufft => {
+            let input = direct::KernelInput::new(&p, opts.floating_mean);
+            // f32 input: the kernel in f32, 16 lanes (see `direct::Uniform`).
+            if std::mem::size_of::<T>() == 4 {
+                let u = direct::Uniform::<f32, 16>::new(&input, grid.df);
+                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
+            } else {
+                let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
+                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
+            }
+        }
+    }
+}
+
+fn uniform_direct<T: Float, E: direct::Element, const W: usize>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    stats: &Stats,
+    grid: &UniformGrid,
+    opts: &LombScargleOptions,
+    u: &direct::Uniform<'_, E, W>,
+) -> Periodogram<T> {
+    periodogram(
+        threads,
+        progress,
+        grid.nf,
+        uniform_piece(grid.nf, direct::Uniform::<E, W>::BLOCK),
+        stats,
+        opts,
+        |k| grid.frequency(k),
+        |first, out| u.sums(grid.f0, grid.df, first, out),
+        E::EPS,
+    )
+}
+
+/// The periodogram from sums already taken on the whole grid (the NUFFT's
+/// output): only the finish, over `threads`.
+#[allow(dead_code)] // used once the NUFFT is wired in
+pub(crate) fn from_sums<T: Float>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    stats: &Stats,
+    grid: &UniformGrid,
+    sums: &[TrigSums],
+    opts: &LombScargleOptions,
+) -> Periodogram<T> {
+    periodogram(
+        threads,
+        progress,
+        grid.nf,
+        4096,
+        stats,
+        opts,
+        |k| grid.frequency(k),
+        |first, out| out.copy_from_slice(&sums[first..first + out.len()]),
+        f64::EPSILON,
+    )
+}
+
+/// One periodogram per series (validated input). Many series: one thread
+/// per series at a time (each series' work is small); few: the threads go
+/// into each series. Either way a series gives the bits it gives alone.
+pub(crate) fn lombscargle_batch<T: Float>(
+    threads: usize,
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+) -> Vec<Periodogram<T>> {
+    let one = |s: usize, threads: usize| {
+        lombscargle_uniform(threads, None, &batch.series(s), &grids.grid(s), opts)
+    };
+    if batch.len() < 4 * threads {
+        return (0..batch.len()).map(|s| one(s, threads)).collect();
+    }
+    let mut out: Vec<Periodogram<T>> = (0..batch.len())
+        .map(|_| Periodogram::Real(Vec::new()))
+        .collect();
+    for_each_chunk(threads, &mut out, 1, None, |s, part| {
+        for (j, o) in part.iter_mut().enumerate() {
+            *o = one(s + j, 1);
+        }
+    });
+    out
+}
+
+/// Cost of each part on one thread (kernel sums f64 and f32, finish,
+/// arbitrary-frequency sums), min of repeats, to steer tuning on a shared
+/// machine: `cargo test --release --lib probe_costs -- --ignored --nocapture`.
+#[cfg(test)]
+mod probe {
+    use super::*;
+    fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
+        (0..reps)
+            .map(|_| {
+                let s = std::time::Instant::now();
+                f();
+                s.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+    #[test]
+    #[ignore]
+    fn probe_costs() {
+        let n = 150;
+        let t: Vec<f64> = (0..n)
+            .map(|i| 5.9e4 + i as f64 * 6.7 + (i as f64).sin())
+            .collect();
+        let y: Vec<f64> = t.iter().map(|t| (t * 0.3).sin() + 0.5).collect();
+        let opts = LombScargleOptions {
+            floating_mean: true,
+            ..Default::default()
+        };
+        let series = Series::new(&t, &y);
+        let p = prepare(&series, &opts);
+        let input = direct::KernelInput::new(&p, true);
+        let grid = UniformGrid::new(0.001, 0.01, 10_000);
+        let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
+        let mut sums = vec![[0.0; 6]; grid.nf];
+        let piece = uniform_piece(grid.nf, 24);
+        let k = min_time(50, || {
+            for (i, part) in sums.chunks_mut(piece).enumerate() {
+                u.sums(grid.f0, grid.df, i * piece, part);
+            }
+        });
+        let u32 = direct::Uniform::<f32, 16>::new(&input, grid.df);
+        let piece = uniform_piece(grid.nf, 48);
+        let k32 = min_time(50, || {
+            for (i, part) in sums.chunks_mut(piece).enumerate() {
+                u32.sums(grid.f0, grid.df, i * piece, part);
+            }
+        });
+        println!("1 thread: f32 uniform sums {:.3} ms", k32 * 1e3);
+        let omegas = grid.frequencies();
+        let (mut re, mut im) = (vec![0.0; grid.nf], vec![0.0; grid.nf]);
+        let f = min_time(50, || {
+            finish_all(
+                &p.stats,
+                &opts,
+                f64::EPSILON,
+                &omegas,
+                &sums,
+                &mut re,
+                &mut im,
+            );
+        });
+        let acc: f64 = re.iter().sum();
+        let freqs = grid.frequencies();
+        let a = min_time(20, || direct::arbitrary_sums(&input, &freqs, &mut sums));
+        let pairs = (n * grid.nf) as f64;
+        println!("1 thread: uniform sums {:.3} ms ({:.2e} pairs/s), finish {:.3} ms, arbitrary sums {:.3} ms ({:.2e} pairs/s) {acc}", k * 1e3, pairs / k, f * 1e3, a * 1e3, pairs / a);
+    }
+}
