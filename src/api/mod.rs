@@ -116,7 +116,6 @@ impl Kernpack {
     }
 
     /// The progress callback, as the CPU paths take it.
-    #[allow(dead_code)]
     pub(crate) fn progress_fn(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
         self.progress
             .as_deref()
