@@ -78,55 +78,69 @@ fn rhs<T: Real>(fr: T, fi: T, gr: T, gi: T, dr: T, di: T) -> [T; 3] {
     [dfr, dfi, s + s]
 }
 
+/// V elements' (Re F, Im F, Re G).
+type Lanes<T> = [[T; V]; 3];
+
+/// `dt rhs(p)` in every lane, with delta `d` and Im G `gi`.
+#[inline(always)]
+fn eval<T: Real>(p: &Lanes<T>, gi: &[T; V], d: Complex<T>, dt: T) -> Lanes<T> {
+    let mut k = [[T::default(); V]; 3];
+    for l in 0..V {
+        let r = rhs(p[0][l], p[1][l], p[2][l], gi[l], d.re, d.im);
+        for c in 0..3 {
+            k[c][l] = dt * r[c];
+        }
+    }
+    k
+}
+
+/// The stage point z + k/2 (`halve`) or z + k, as the reference's.
+#[inline(always)]
+fn point<T: Real>(z: &Lanes<T>, k: &Lanes<T>, halve: bool) -> Lanes<T> {
+    let half = T::from_f64(0.5);
+    let mut p = *z;
+    for c in 0..3 {
+        for l in 0..V {
+            p[c][l] = z[c][l] + if halve { k[c][l] * half } else { k[c][l] };
+        }
+    }
+    p
+}
+
 /// One RK4 step of every element of a chunk with delta held at `d`: the
-/// reference's `rk4`, V elements at a time.
+/// reference's `rk4`, V elements at a time. No closures in the loop:
+/// closures in a multiversioned function are compiled outside its target features.
 #[multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+fma",
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
 fn step_chunk<T: Real>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>, dt: T) {
-    let (half, sixth, third) = (
-        T::from_f64(0.5),
-        T::from_f64(1.0 / 6.0),
-        T::from_f64(1.0 / 3.0),
-    );
+    let (sixth, third) = (T::from_f64(1.0 / 6.0), T::from_f64(1.0 / 3.0));
     for (fs, gs) in f.chunks_mut(V).zip(g.chunks_mut(V)) {
         let m = fs.len();
         // Short groups repeat the last element (never written back).
-        let at = |l: usize| l.min(m - 1);
-        let z: [[T; V]; 3] = [
-            std::array::from_fn(|l| fs[at(l)].re),
-            std::array::from_fn(|l| fs[at(l)].im),
-            std::array::from_fn(|l| gs[at(l)].re),
-        ];
-        let gi: [T; V] = std::array::from_fn(|l| gs[at(l)].im);
-        let eval = |p: &[[T; V]; 3]| -> [[T; V]; 3] {
-            let mut k = [[T::default(); V]; 3];
+        let mut z = [[T::default(); V]; 3];
+        let mut gi = [T::default(); V];
+        for l in 0..V {
+            let e = l.min(m - 1);
+            z[0][l] = fs[e].re;
+            z[1][l] = fs[e].im;
+            z[2][l] = gs[e].re;
+            gi[l] = gs[e].im;
+        }
+        let k1 = eval(&z, &gi, d, dt);
+        let k2 = eval(&point(&z, &k1, true), &gi, d, dt);
+        let k3 = eval(&point(&z, &k2, true), &gi, d, dt);
+        let k4 = eval(&point(&z, &k3, false), &gi, d, dt);
+        let mut next = z;
+        for c in 0..3 {
             for l in 0..V {
-                let r = rhs(p[0][l], p[1][l], p[2][l], gi[l], d.re, d.im);
-                for c in 0..3 {
-                    k[c][l] = dt * r[c];
-                }
-            }
-            k
-        };
-        let point = |k: &[[T; V]; 3], halve: bool| -> [[T; V]; 3] {
-            std::array::from_fn(|c| {
-                std::array::from_fn(|l| z[c][l] + if halve { k[c][l] * half } else { k[c][l] })
-            })
-        };
-        let k1 = eval(&z);
-        let k2 = eval(&point(&k1, true));
-        let k3 = eval(&point(&k2, true));
-        let k4 = eval(&point(&k3, false));
-        let next: [[T; V]; 3] = std::array::from_fn(|c| {
-            std::array::from_fn(|l| {
                 let inc =
                     ((k1[c][l] * sixth + k2[c][l] * third) + k3[c][l] * third) + k4[c][l] * sixth;
-                z[c][l] + inc
-            })
-        });
+                next[c][l] = z[c][l] + inc;
+            }
+        }
         for l in 0..m {
             fs[l].re = next[0][l];
             fs[l].im = next[1][l];

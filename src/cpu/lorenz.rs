@@ -132,26 +132,66 @@ fn lorenz96_lanes<T: Real, const L: usize>(
     )
 }
 
-/// Calls `f(i - 2, i - 1, i, i + 1)` (periodic) for every site i; N >= 4.
+/// One RK4 stage S (0..=3) over every site, as the reference's `rk4_step`:
+/// k = dt f(x); stage 0 starts `inc` at k/6 and sets `out` = z + k/2, stage 1
+/// adds k/3 and sets z + k/2, stage 2 adds k/3 and sets z + k, stage 3 adds
+/// k/6 and sets `out` = z + inc (the next z). Divisions by 6 and 3 are kept (not
+/// reciprocal products) for bitwise equality. No closures: closures in a
+/// multiversioned function are compiled (and called) outside its target
+/// features, which measured 10x slower.
 #[inline(always)]
-fn for_sites(n: usize, mut f: impl FnMut(usize, usize, usize, usize)) {
-    f(n - 2, n - 1, 0, 1);
-    f(n - 1, 0, 1, 2);
-    for i in 2..n - 1 {
-        f(i - 2, i - 1, i, i + 1);
+#[allow(clippy::too_many_arguments)]
+fn l96_stage<T: Real, const L: usize, const S: usize>(
+    n: usize,
+    forcing: T,
+    dt: T,
+    x: &[[T; L]],
+    z: &[[T; L]],
+    inc: &mut [[T; L]],
+    out: &mut [[T; L]],
+) {
+    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
+    for k in 0..n {
+        // N >= 4: the periodic neighbours k-2, k-1, k+1.
+        let (km2, km1, kp1) = if k >= 2 && k + 1 < n {
+            (k - 2, k - 1, k + 1)
+        } else {
+            ((k + n - 2) % n, (k + n - 1) % n, (k + 1) % n)
+        };
+        let (a, b, c, d) = (x[km2], x[km1], x[k], x[kp1]);
+        for l in 0..L {
+            // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
+            let kk = dt * ((d[l] - a[l]) * b[l] - c[l] + forcing);
+            match S {
+                0 => {
+                    inc[k][l] = kk / sixth;
+                    out[k][l] = z[k][l] + kk * half;
+                }
+                1 => {
+                    inc[k][l] += kk / third;
+                    out[k][l] = z[k][l] + kk * half;
+                }
+                2 => {
+                    inc[k][l] += kk / third;
+                    out[k][l] = z[k][l] + kk;
+                }
+                _ => {
+                    inc[k][l] += kk / sixth;
+                    out[k][l] = z[k][l] + inc[k][l];
+                }
+            }
+        }
     }
-    f(n - 3, n - 2, n - 1, 0);
 }
 
-/// `(X_{k+1} - X_{k-2}) X_{k-1} - X_k + F` in every lane, as the reference.
+/// Writes lane l of `z` (sites x lanes) to row l of `dst` (members x n).
 #[inline(always)]
-fn l96_tendency<T: Real, const L: usize>(
-    x: &[[T; L]],
-    (km2, km1, k, kp1): (usize, usize, usize, usize),
-    forcing: T,
-) -> [T; L] {
-    let (a, b, c, d) = (&x[km2], &x[km1], &x[k], &x[kp1]);
-    std::array::from_fn(|l| (d[l] - a[l]) * b[l] - c[l] + forcing)
+fn store<T: Real, const L: usize>(n: usize, z: &[[T; L]], dst: &mut [T]) {
+    for (l, row) in dst.chunks_exact_mut(n).enumerate() {
+        for (i, v) in row.iter_mut().enumerate() {
+            *v = z[i][l];
+        }
+    }
 }
 
 /// One block of up to L members for all steps. Lanes past the block's
@@ -173,61 +213,28 @@ fn l96_block<T: Real, const L: usize>(
     every: u64,
 ) {
     let count = initial.len() / n;
-    let mut z: Vec<[T; L]> = (0..n)
-        .map(|i| std::array::from_fn(|l| initial[l.min(count - 1) * n + i]))
-        .collect();
     let zero = [T::default(); L];
-    let (mut inc, mut a, mut b) = (vec![zero; n], vec![zero; n], vec![zero; n]);
-    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
-    let store = |z: &[[T; L]], dst: &mut [T]| {
-        for (l, row) in dst.chunks_exact_mut(n).enumerate() {
-            for (i, v) in row.iter_mut().enumerate() {
-                *v = z[i][l];
-            }
+    let mut z = vec![zero; n];
+    for (i, zi) in z.iter_mut().enumerate() {
+        for (l, v) in zi.iter_mut().enumerate() {
+            *v = initial[l.min(count - 1) * n + i];
         }
-    };
+    }
+    let (mut inc, mut a, mut b) = (vec![zero; n], vec![zero; n], vec![zero; n]);
     let mut frame = 0;
     for step in 1..=steps {
-        // The reference's rk4_step: stage inputs z, a, b, a; k = dt f(input);
-        // divisions by 6 and 3 kept (not reciprocal products) for bitwise equality.
-        for_sites(n, |km2, km1, k, kp1| {
-            let d = l96_tendency(&z, (km2, km1, k, kp1), forcing);
-            for l in 0..L {
-                let kk = dt * d[l];
-                inc[k][l] = kk / sixth;
-                a[k][l] = z[k][l] + kk * half;
-            }
-        });
-        for_sites(n, |km2, km1, k, kp1| {
-            let d = l96_tendency(&a, (km2, km1, k, kp1), forcing);
-            for l in 0..L {
-                let kk = dt * d[l];
-                inc[k][l] += kk / third;
-                b[k][l] = z[k][l] + kk * half;
-            }
-        });
-        for_sites(n, |km2, km1, k, kp1| {
-            let d = l96_tendency(&b, (km2, km1, k, kp1), forcing);
-            for l in 0..L {
-                let kk = dt * d[l];
-                inc[k][l] += kk / third;
-                a[k][l] = z[k][l] + kk;
-            }
-        });
-        for_sites(n, |km2, km1, k, kp1| {
-            let d = l96_tendency(&a, (km2, km1, k, kp1), forcing);
-            for l in 0..L {
-                let kk = dt * d[l];
-                inc[k][l] += kk / sixth;
-                z[k][l] += inc[k][l];
-            }
-        });
+        // Stage inputs z, a, b, a, as the reference's.
+        l96_stage::<T, L, 0>(n, forcing, dt, &z, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 1>(n, forcing, dt, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 2>(n, forcing, dt, &b, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 3>(n, forcing, dt, &a, &z, &mut inc, &mut b);
+        std::mem::swap(&mut z, &mut b);
         if every > 0 && step % every == 0 {
-            store(&z, frames[frame]);
+            store(n, &z, frames[frame]);
             frame += 1;
         }
     }
-    store(&z, out);
+    store(n, &z, out);
 }
 
 #[cfg(test)]

@@ -140,6 +140,9 @@ struct Work<T> {
     dz: Vec<T>,
 }
 
+/// (No closures in this and the other hot loops: closures in a
+/// multiversioned function are compiled outside its target features.)
+///
 /// Phases 1 to 4 of MODELS.md section 3: `dz = f(z)` on the core (z padded
 /// and filled); fills the halos of X, Y and W on the way.
 #[inline(always)]
@@ -153,7 +156,10 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
         for i in (0..lay.core).step_by(C) {
             let c = o + i;
             let first = lanes::<T, C>(z, c + j);
-            let mut acc: [T; C] = std::array::from_fn(|l| m.weights[0] * first[l]);
+            let mut acc = [T::default(); C];
+            for l in 0..C {
+                acc[l] = m.weights[0] * first[l];
+            }
             for (q, &wq) in m.weights.iter().enumerate().skip(1) {
                 let v = lanes::<T, C>(z, c + j - q);
                 for l in 0..C {
@@ -176,7 +182,10 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
     for i in (0..lay.core).step_by(C) {
         let c = o + i;
         let first = lanes::<T, C>(x, c + h);
-        let mut acc: [T; C] = std::array::from_fn(|l| first[l] / two);
+        let mut acc = [T::default(); C];
+        for l in 0..C {
+            acc[l] = first[l] / two;
+        }
         for jj in 1..2 * h {
             // j = -H + jj, ascending: X[i - j] = X[i + H - jj].
             let v = lanes::<T, C>(x, c + h - jj);
@@ -195,7 +204,10 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
     for i in (0..lay.core).step_by(C) {
         let c = o + i;
         let (w0, x0) = (lanes::<T, C>(w, c - k - h), lanes::<T, C>(x, c + k - h));
-        let mut acc: [T; C] = std::array::from_fn(|l| w0[l] * x0[l] / two);
+        let mut acc = [T::default(); C];
+        for l in 0..C {
+            acc[l] = w0[l] * x0[l] / two;
+        }
         for jj in 1..2 * h {
             // j = -H + jj: W[i - K + j] X[i + K + j].
             let (wv, xv) = (
@@ -219,7 +231,8 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
         let c = o + i;
         let xi = lanes::<T, C>(x, c);
         let xx: [T; C] = *lanes::<T, C>(&s.dz, c);
-        let out: [T; C] = if m.three {
+        let mut out = [T::default(); C];
+        if m.three {
             let y = &s.y;
             let (ym2, ym1, yi, yp1) = (
                 lanes::<T, C>(y, c - 2),
@@ -228,17 +241,19 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
                 lanes::<T, C>(y, c + 1),
             );
             let (xm1, xp1) = (lanes::<T, C>(x, c - 1), lanes::<T, C>(x, c + 1));
-            std::array::from_fn(|l| {
-                xx[l]
+            for l in 0..C {
+                out[l] = xx[l]
                     + b2 * (-ym2[l] * ym1[l] + ym1[l] * yp1[l])
                     + cc * (-ym2[l] * xm1[l] + ym1[l] * xp1[l])
                     - xi[l]
                     - b * yi[l]
-                    + f
-            })
+                    + f;
+            }
         } else {
-            std::array::from_fn(|l| xx[l] - xi[l] + f)
-        };
+            for l in 0..C {
+                out[l] = xx[l] - xi[l] + f;
+            }
+        }
         s.dz[c..c + C].copy_from_slice(&out);
     }
 }
