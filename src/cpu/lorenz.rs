@@ -132,64 +132,107 @@ fn lorenz96_lanes<T: Real, const L: usize>(
     )
 }
 
-/// One RK4 stage S (0..=3) over every site, as the reference's `rk4_step`:
-/// k = dt f(x); stage 0 starts `inc` at k/6 and sets `out` = z + k/2, stage 1
-/// adds k/3 and sets z + k/2, stage 2 adds k/3 and sets z + k, stage 3 adds
-/// k/6 and sets `out` = z + inc (the next z). Divisions by 6 and 3 are kept (not
-/// reciprocal products) for bitwise equality. No closures: closures in a
-/// multiversioned function are compiled (and called) outside its target
-/// features, which measured 10x slower.
+/// One RK4 stage S (0..=3) on equally long runs of values (sites x lanes,
+/// flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`: as the
+/// reference's `rk4_step`, k = dt f(x); stage 0 starts `inc` at k/6 and sets
+/// `out` = z + k/2, stage 1 adds k/3 and sets z + k/2, stage 2 adds k/3 and
+/// sets z + k, stage 3 adds k/6 and sets `out` = z + inc (the next z).
+/// Divisions by 6 and 3 are kept (not reciprocal products) for bitwise
+/// equality. A plain loop over equal-length slices, which LLVM vectorises
+/// (closures or per-site lane arrays in a multiversioned function measured
+/// 3-10x slower: partly scalar, partly called outside the target features).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn l96_run<T: Real, const S: usize>(
+    forcing: T,
+    dt: T,
+    (xm2, xm1, x, xp1): (&[T], &[T], &[T], &[T]),
+    z: &[T],
+    inc: &mut [T],
+    out: &mut [T],
+) {
+    let len = out.len();
+    let (xm2, xm1, x, xp1, z, inc) = (
+        &xm2[..len],
+        &xm1[..len],
+        &x[..len],
+        &xp1[..len],
+        &z[..len],
+        &mut inc[..len],
+    );
+    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
+    for j in 0..len {
+        // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
+        let kk = dt * ((xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing);
+        match S {
+            0 => {
+                inc[j] = kk / sixth;
+                out[j] = z[j] + kk * half;
+            }
+            1 => {
+                inc[j] += kk / third;
+                out[j] = z[j] + kk * half;
+            }
+            2 => {
+                inc[j] += kk / third;
+                out[j] = z[j] + kk;
+            }
+            _ => {
+                inc[j] += kk / sixth;
+                out[j] = z[j] + inc[j];
+            }
+        }
+    }
+}
+
+/// Stage S over every site of `x` (n sites x L lanes, flattened): the
+/// interior sites 2..n-1 in one run, then sites 0, 1 and n-1 (periodic
+/// neighbours) one run of L lanes each.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn l96_stage<T: Real, const L: usize, const S: usize>(
     n: usize,
     forcing: T,
     dt: T,
-    x: &[[T; L]],
-    z: &[[T; L]],
-    inc: &mut [[T; L]],
-    out: &mut [[T; L]],
+    x: &[T],
+    z: &[T],
+    inc: &mut [T],
+    out: &mut [T],
 ) {
-    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
-    for k in 0..n {
-        // N >= 4: the periodic neighbours k-2, k-1, k+1.
-        let (km2, km1, kp1) = if k >= 2 && k + 1 < n {
-            (k - 2, k - 1, k + 1)
-        } else {
-            ((k + n - 2) % n, (k + n - 1) % n, (k + 1) % n)
-        };
-        let (a, b, c, d) = (x[km2], x[km1], x[k], x[kp1]);
-        for l in 0..L {
-            // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
-            let kk = dt * ((d[l] - a[l]) * b[l] - c[l] + forcing);
-            match S {
-                0 => {
-                    inc[k][l] = kk / sixth;
-                    out[k][l] = z[k][l] + kk * half;
-                }
-                1 => {
-                    inc[k][l] += kk / third;
-                    out[k][l] = z[k][l] + kk * half;
-                }
-                2 => {
-                    inc[k][l] += kk / third;
-                    out[k][l] = z[k][l] + kk;
-                }
-                _ => {
-                    inc[k][l] += kk / sixth;
-                    out[k][l] = z[k][l] + inc[k][l];
-                }
-            }
-        }
+    let (lo, hi) = (2 * L, (n - 1) * L);
+    l96_run::<T, S>(
+        forcing,
+        dt,
+        (&x[..], &x[L..], &x[lo..], &x[lo + L..]),
+        &z[lo..],
+        &mut inc[lo..hi],
+        &mut out[lo..hi],
+    );
+    for k in [0, 1, n - 1] {
+        let at = |site: usize| &x[site * L..(site + 1) * L];
+        let site = k * L..(k + 1) * L;
+        l96_run::<T, S>(
+            forcing,
+            dt,
+            (
+                at((k + n - 2) % n),
+                at((k + n - 1) % n),
+                at(k),
+                at((k + 1) % n),
+            ),
+            &z[site.clone()],
+            &mut inc[site.clone()],
+            &mut out[site],
+        );
     }
 }
 
-/// Writes lane l of `z` (sites x lanes) to row l of `dst` (members x n).
+/// Writes lane l of `z` (n sites x L lanes) to row l of `dst` (members x n).
 #[inline(always)]
-fn store<T: Real, const L: usize>(n: usize, z: &[[T; L]], dst: &mut [T]) {
+fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
     for (l, row) in dst.chunks_exact_mut(n).enumerate() {
         for (i, v) in row.iter_mut().enumerate() {
-            *v = z[i][l];
+            *v = z[i * L + l];
         }
     }
 }
@@ -213,14 +256,13 @@ fn l96_block<T: Real, const L: usize>(
     every: u64,
 ) {
     let count = initial.len() / n;
-    let zero = [T::default(); L];
-    let mut z = vec![zero; n];
-    for (i, zi) in z.iter_mut().enumerate() {
-        for (l, v) in zi.iter_mut().enumerate() {
-            *v = initial[l.min(count - 1) * n + i];
+    let mut z = vec![T::default(); n * L];
+    for i in 0..n {
+        for l in 0..L {
+            z[i * L + l] = initial[l.min(count - 1) * n + i];
         }
     }
-    let (mut inc, mut a, mut b) = (vec![zero; n], vec![zero; n], vec![zero; n]);
+    let (mut inc, mut a, mut b) = (z.clone(), z.clone(), z.clone());
     let mut frame = 0;
     for step in 1..=steps {
         // Stage inputs z, a, b, a, as the reference's.
@@ -230,11 +272,11 @@ fn l96_block<T: Real, const L: usize>(
         l96_stage::<T, L, 3>(n, forcing, dt, &a, &z, &mut inc, &mut b);
         std::mem::swap(&mut z, &mut b);
         if every > 0 && step % every == 0 {
-            store(n, &z, frames[frame]);
+            store::<T, L>(n, &z, frames[frame]);
             frame += 1;
         }
     }
-    store(n, &z, out);
+    store::<T, L>(n, &z, out);
 }
 
 #[cfg(test)]
