@@ -203,7 +203,7 @@ fn l96_stage<T: Real, const L: usize, const S: usize>(
     l96_run::<T, S>(
         forcing,
         dt,
-        (&x[..], &x[L..], &x[lo..], &x[lo + L..]),
+        (x, &x[L..], &x[lo..], &x[lo + L..]),
         &z[lo..],
         &mut inc[lo..hi],
         &mut out[lo..hi],
