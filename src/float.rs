@@ -8,8 +8,15 @@ mod sealed {
 }
 
 /// `f32` or `f64`: selects the `_f32` / `_f64` entry point of a kernel.
+/// Its IEEE operators are part of it, so the CPU backend computes in `T`.
 pub trait Float:
     sealed::Sealed
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::ops::AddAssign
     + Copy
     + Default
     + PartialOrd

@@ -145,7 +145,7 @@ pub fn validate<T: Float>(
 
 impl Kernpack {
     /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
-    /// with step `dt`, on the GPU or the CPU reference. `nsteps = 0` returns
+    /// with step `dt`, on the GPU or the CPU backend. `nsteps = 0` returns
     /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
     #[allow(clippy::too_many_arguments)]
     pub fn fg_integrate<T: Float>(
@@ -163,7 +163,14 @@ impl Kernpack {
             None => {
                 validate(n, f, g, delta0, dt, nsteps)?;
                 let (mut f, mut g) = (f.to_vec(), g.to_vec());
-                let delta = reference::fg::integrate(&mut f, &mut g, delta0, dt, nsteps);
+                let delta = crate::cpu::fg::integrate(
+                    &mut f,
+                    &mut g,
+                    delta0,
+                    dt,
+                    nsteps,
+                    self.cpu_threads(),
+                );
                 Ok(FgRun { delta, f, g })
             }
         }

@@ -15,6 +15,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 pub use crate::params::lorenz::{frame_count, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use super::{check_disjoint, Kernpack};
+use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
@@ -213,22 +214,6 @@ fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
     }
 }
 
-fn from_reference<T: Float>(
-    run: reference::lorenz::EnsembleRun,
-    members: usize,
-    n: usize,
-    every: u64,
-) -> Ensemble<T> {
-    let cast = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
-    Ensemble {
-        members,
-        n,
-        final_state: cast(run.final_state),
-        trajectory: run.trajectory.map(cast),
-        every,
-    }
-}
-
 /// The one validation of a window sum: an odd weight count, rows of n values
 /// every `pitch` ([`window_extent`]) in an input of `x_len` and an output of
 /// `out_len` values; host rows (`contiguous`) are exactly rows x n values.
@@ -280,33 +265,26 @@ pub fn window_extent(w_len: usize, rows: usize, n: usize, pitch: usize) -> Resul
 }
 
 impl Kernpack {
-    fn progress_ref(&self) -> Option<&(dyn Fn(u64, u64) + Sync)> {
-        self.progress
-            .as_deref()
-            .map(|p| p as &(dyn Fn(u64, u64) + Sync))
-    }
-
-    /// The CPU backend: checks the run, integrates in f64, converts back.
+    /// The CPU backend: checks the run, then integrates in `T` on this
+    /// handle's threads, reporting progress per block of members.
     fn on_cpu<T: Float>(
         &self,
         p: &impl EnsembleParams,
         initial: &[T],
         steps: u64,
         every: u64,
-        integrate: impl FnOnce(
-            &[f64],
-            Option<&(dyn Fn(u64, u64) + Sync)>,
-        ) -> reference::lorenz::EnsembleRun,
+        integrate: impl FnOnce(usize, Option<&(dyn Fn(u64, u64) + Sync)>) -> crate::cpu::lorenz::Run<T>,
     ) -> Result<Ensemble<T>> {
         let (members, _) = check_ensemble(p, initial.len(), steps, every)?;
         check_finite(initial)?;
-        let z: Vec<f64> = initial.iter().map(|v| v.to_f64()).collect();
-        Ok(from_reference(
-            integrate(&z, self.progress_ref()),
+        let run = integrate(self.cpu_threads(), self.progress_fn());
+        Ok(Ensemble {
             members,
-            p.sites(),
+            n: p.sites(),
+            final_state: run.final_state,
+            trajectory: run.trajectory,
             every,
-        ))
+        })
     }
 
     /// Integrates every member of `initial` (members x N) for `steps` RK4
@@ -320,8 +298,8 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.gpu() {
             Some(gpu) => gpu.lorenz96(p, initial, steps, every),
-            None => self.on_cpu(p, initial, steps, every, |z, progress| {
-                reference::lorenz::lorenz96(p, z, steps, every, progress)
+            None => self.on_cpu(p, initial, steps, every, |threads, progress| {
+                cpu::lorenz::lorenz96(p, initial, steps, every, threads, progress)
             }),
         }
     }
@@ -336,8 +314,8 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.gpu() {
             Some(gpu) => gpu.lorenz05(p, initial, steps, every),
-            None => self.on_cpu(p, initial, steps, every, |z, progress| {
-                reference::lorenz::lorenz05(p, z, steps, every, progress)
+            None => self.on_cpu(p, initial, steps, every, |threads, progress| {
+                cpu::lorenz05::lorenz05(p, initial, steps, every, threads, progress)
             }),
         }
     }
@@ -351,7 +329,7 @@ impl Kernpack {
             None => {
                 check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
                 let mut out = vec![T::default(); x.len()];
-                reference::lorenz::window_sum(x, w, rows, n, n, &mut out);
+                cpu::window_sum::window_sum(x, w, rows, n, n, &mut out, self.cpu_threads());
                 Ok(out)
             }
         }

@@ -8,14 +8,17 @@
 //! fixed-width lane arrays that the compiler vectorises, compiled for AVX-512,
 //! AVX2+FMA or NEON and picked at run time (`multiversion`), with a portable
 //! fallback.
+pub(crate) mod fg;
 pub(crate) mod lombscargle;
-// Used by the family modules as they land.
-#[allow(dead_code)]
+pub(crate) mod lorenz;
+pub(crate) mod lorenz05;
 pub(crate) mod parallel;
+pub(crate) mod real;
 pub(crate) mod reduce;
 pub(crate) mod stencil;
 pub(crate) mod store;
 pub(crate) mod threads;
+pub(crate) mod window_sum;
 
 pub use threads::{set_threads, threads, THREADS_ENV};
 

@@ -1,0 +1,283 @@
+//! Lorenz ensembles on the CPU: the block driver every model shares (members
+//! in blocks, blocks over threads, trajectory frames written in place) and
+//! Lorenz 96 vectorised across members.
+//!
+//! Lorenz 96 (N = 40 by default) is too short a row to vectorise over sites,
+//! so the SIMD lanes are members: a block of L members (L = one 512-bit
+//! vector: 8 f64 or 16 f32) is transposed into a [site][lane] layout and
+//! integrated for all steps there. Each lane performs exactly the operations
+//! of `reference::lorenz::lorenz96_tendency` and `rk4_step`, in the same
+//! order and in the same type, so f64 results are bitwise those of the
+//! reference, and f32 results those of the reference's operations rounded
+//! in f32 (as the GPU computes f32).
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use multiversion::multiversion;
+
+use super::parallel::for_each_chunk;
+use super::real::Real;
+use crate::params::lorenz::{frame_count, Lorenz96Params};
+
+/// Final states (members x n) and, with `every > 0`, the trajectory
+/// (frames x members x n, frame 0 the initial states).
+pub(crate) struct Run<T> {
+    pub final_state: Vec<T>,
+    pub trajectory: Option<Vec<T>>,
+}
+
+/// The work of one block of consecutive members.
+struct Block<'a, T> {
+    /// members x n initial states of the block.
+    initial: &'a [T],
+    /// members x n: receives the final states.
+    out: &'a mut [T],
+    /// The block's part of frames 1, 2, ... (frame f after f * every steps).
+    frames: Vec<&'a mut [T]>,
+}
+
+/// Integrates `initial` (members x n) in blocks of `block` members on
+/// `threads` threads: `integrate(initial, out, frames)` runs one block for
+/// all steps, writing frame f of `frames` after f * every steps and the final
+/// states to `out`. Blocks are independent, so the result does not depend on
+/// the thread count. `progress(members done, members)` after each block.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_blocks<T: Real>(
+    n: usize,
+    initial: &[T],
+    block: usize,
+    steps: u64,
+    every: u64,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    integrate: impl Fn(&[T], &mut [T], &mut [&mut [T]]) + Sync,
+) -> Run<T> {
+    let members = initial.len() / n;
+    let span = block * n;
+    let mut final_state = vec![T::default(); initial.len()];
+    let frames = frame_count(steps, every);
+    let mut trajectory = (every > 0).then(|| vec![T::default(); frames * initial.len()]);
+    {
+        let mut blocks: Vec<Block<T>> = initial
+            .chunks(span)
+            .zip(final_state.chunks_mut(span))
+            .map(|(initial, out)| Block {
+                initial,
+                out,
+                frames: Vec::with_capacity(frames.saturating_sub(1)),
+            })
+            .collect();
+        if let Some(t) = trajectory.as_mut() {
+            let (first, later) = t.split_at_mut(initial.len());
+            first.copy_from_slice(initial);
+            for frame in later.chunks_mut(initial.len()) {
+                for (b, part) in blocks.iter_mut().zip(frame.chunks_mut(span)) {
+                    b.frames.push(part);
+                }
+            }
+        }
+        let done = AtomicU64::new(0);
+        for_each_chunk(threads, &mut blocks, 1, None, |_, piece| {
+            for b in piece.iter_mut() {
+                integrate(b.initial, b.out, &mut b.frames);
+                let count = (b.initial.len() / n) as u64;
+                let finished = done.fetch_add(count, Ordering::Relaxed) + count;
+                if let Some(report) = progress {
+                    report(finished, members as u64);
+                }
+            }
+        });
+    }
+    Run {
+        final_state,
+        trajectory,
+    }
+}
+
+/// A Lorenz 96 ensemble (inputs validated by the caller) on `threads`
+/// threads, in `T` arithmetic.
+pub(crate) fn lorenz96<T: Real>(
+    p: &Lorenz96Params,
+    initial: &[T],
+    steps: u64,
+    every: u64,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Run<T> {
+    // One 512-bit vector of members per block (two 256-bit ones with AVX2).
+    if T::VECTOR == 16 {
+        lorenz96_lanes::<T, 16>(p, initial, steps, every, threads, progress)
+    } else {
+        lorenz96_lanes::<T, 8>(p, initial, steps, every, threads, progress)
+    }
+}
+
+fn lorenz96_lanes<T: Real, const L: usize>(
+    p: &Lorenz96Params,
+    initial: &[T],
+    steps: u64,
+    every: u64,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Run<T> {
+    let (n, forcing, dt) = (p.n, T::from_f64(p.forcing), T::from_f64(p.dt));
+    run_blocks(
+        n,
+        initial,
+        L,
+        steps,
+        every,
+        threads,
+        progress,
+        |init, out, frames| l96_block::<T, L>(n, forcing, dt, init, out, frames, steps, every),
+    )
+}
+
+/// One RK4 stage S (0..=3) on equally long runs of values (sites x lanes,
+/// flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`: as the
+/// reference's `rk4_step`, k = dt f(x); stage 0 starts `inc` at k/6 and sets
+/// `out` = z + k/2, stage 1 adds k/3 and sets z + k/2, stage 2 adds k/3 and
+/// sets z + k, stage 3 adds k/6 and sets `out` = z + inc (the next z).
+/// Divisions by 6 and 3 are kept (not reciprocal products) for bitwise
+/// equality. A plain loop over equal-length slices, which LLVM vectorises
+/// (closures or per-site lane arrays in a multiversioned function measured
+/// 3-10x slower: partly scalar, partly called outside the target features).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn l96_run<T: Real, const S: usize>(
+    forcing: T,
+    dt: T,
+    (xm2, xm1, x, xp1): (&[T], &[T], &[T], &[T]),
+    z: &[T],
+    inc: &mut [T],
+    out: &mut [T],
+) {
+    let len = out.len();
+    let (xm2, xm1, x, xp1, z, inc) = (
+        &xm2[..len],
+        &xm1[..len],
+        &x[..len],
+        &xp1[..len],
+        &z[..len],
+        &mut inc[..len],
+    );
+    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
+    for j in 0..len {
+        // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
+        let kk = dt * ((xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing);
+        match S {
+            0 => {
+                inc[j] = kk / sixth;
+                out[j] = z[j] + kk * half;
+            }
+            1 => {
+                inc[j] += kk / third;
+                out[j] = z[j] + kk * half;
+            }
+            2 => {
+                inc[j] += kk / third;
+                out[j] = z[j] + kk;
+            }
+            _ => {
+                inc[j] += kk / sixth;
+                out[j] = z[j] + inc[j];
+            }
+        }
+    }
+}
+
+/// Stage S over every site of `x` (n sites x L lanes, flattened): the
+/// interior sites 2..n-1 in one run, then sites 0, 1 and n-1 (periodic
+/// neighbours) one run of L lanes each.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn l96_stage<T: Real, const L: usize, const S: usize>(
+    n: usize,
+    forcing: T,
+    dt: T,
+    x: &[T],
+    z: &[T],
+    inc: &mut [T],
+    out: &mut [T],
+) {
+    let (lo, hi) = (2 * L, (n - 1) * L);
+    l96_run::<T, S>(
+        forcing,
+        dt,
+        (x, &x[L..], &x[lo..], &x[lo + L..]),
+        &z[lo..],
+        &mut inc[lo..hi],
+        &mut out[lo..hi],
+    );
+    for k in [0, 1, n - 1] {
+        let at = |site: usize| &x[site * L..(site + 1) * L];
+        let site = k * L..(k + 1) * L;
+        l96_run::<T, S>(
+            forcing,
+            dt,
+            (
+                at((k + n - 2) % n),
+                at((k + n - 1) % n),
+                at(k),
+                at((k + 1) % n),
+            ),
+            &z[site.clone()],
+            &mut inc[site.clone()],
+            &mut out[site],
+        );
+    }
+}
+
+/// Writes lane l of `z` (n sites x L lanes) to row l of `dst` (members x n).
+#[inline(always)]
+fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
+    for (l, row) in dst.chunks_exact_mut(n).enumerate() {
+        for (i, v) in row.iter_mut().enumerate() {
+            *v = z[i * L + l];
+        }
+    }
+}
+
+/// One block of up to L members for all steps. Lanes past the block's
+/// members repeat its last member (finite values; never written out).
+#[multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+#[allow(clippy::too_many_arguments)]
+fn l96_block<T: Real, const L: usize>(
+    n: usize,
+    forcing: T,
+    dt: T,
+    initial: &[T],
+    out: &mut [T],
+    frames: &mut [&mut [T]],
+    steps: u64,
+    every: u64,
+) {
+    let count = initial.len() / n;
+    let mut z = vec![T::default(); n * L];
+    for i in 0..n {
+        for l in 0..L {
+            z[i * L + l] = initial[l.min(count - 1) * n + i];
+        }
+    }
+    let (mut inc, mut a, mut b) = (z.clone(), z.clone(), z.clone());
+    let mut frame = 0;
+    for step in 1..=steps {
+        // Stage inputs z, a, b, a, as the reference's.
+        l96_stage::<T, L, 0>(n, forcing, dt, &z, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 1>(n, forcing, dt, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 2>(n, forcing, dt, &b, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 3>(n, forcing, dt, &a, &z, &mut inc, &mut b);
+        std::mem::swap(&mut z, &mut b);
+        if every > 0 && step % every == 0 {
+            store::<T, L>(n, &z, frames[frame]);
+            frame += 1;
+        }
+    }
+    store::<T, L>(n, &z, out);
+}
+
+#[cfg(test)]
+mod tests;

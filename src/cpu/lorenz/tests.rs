@@ -1,0 +1,263 @@
+//! The fast Lorenz paths against `reference::lorenz`: f64 bitwise (the same
+//! operations in the same order per member / site), f32 within the rounding
+//! of f32 arithmetic, and bitwise equal for 1 and 3 threads.
+use proptest::prelude::*;
+
+use super::Run;
+use crate::cpu::{lorenz, lorenz05, window_sum};
+use crate::float::Float;
+use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::reference::lorenz as reference;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+}
+
+/// Random non-zero states around the attractor's range, rounded to T (so the
+/// f64 reference starts from exactly the T values).
+fn states<T: Float>(seed: u64, len: usize, lo: f64, hi: f64) -> Vec<T> {
+    let mut rng = Rng(seed | 1);
+    (0..len).map(|_| T::from_f64(rng.range(lo, hi))).collect()
+}
+
+fn f64s<T: Float>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// f64: bitwise. f32 against the f64 reference: every operation rounds to
+/// 2^-24 relative (~6e-8) and a tendency sums up to ~100 terms, so after <= 10
+/// steps of growth < e the error stays < ~20 * 6e-8 * (sum of |terms|) ~ 1e-5
+/// of max |Z|; 2e-5, the GPU tests' f32 tolerance, leaves margin.
+fn compare<T: Float>(what: &str, got: &[T], want: &[f64]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(got.len(), want.len());
+    let got = f64s(got);
+    if T::NAME == "f64" {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            prop_assert!(
+                g.to_bits() == w.to_bits(),
+                "{}: value {}: {} vs {}",
+                what,
+                i,
+                g,
+                w
+            );
+        }
+    } else {
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = got
+            .iter()
+            .zip(want)
+            .fold(0.0f64, |m, (g, w)| m.max((g - w).abs()));
+        prop_assert!(err <= 2e-5 * scale, "{}: error {} of {}", what, err, scale);
+    }
+    Ok(())
+}
+
+fn same_bits<T: Float>(a: &Run<T>, b: &Run<T>) -> bool {
+    let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+    bits(&a.final_state) == bits(&b.final_state)
+        && a.trajectory.as_deref().map(bits) == b.trajectory.as_deref().map(bits)
+}
+
+/// Runs `fast` on 1 and 3 threads (poisoned outputs cannot be passed: the
+/// driver allocates them; it writes every value, which the length and the
+/// comparison check) and compares with `want`.
+fn check_run<T: Float>(
+    what: &str,
+    fast: impl Fn(usize) -> Run<T>,
+    want: reference::EnsembleRun,
+) -> Result<(), TestCaseError> {
+    let one = fast(1);
+    compare(
+        &format!("{what} final"),
+        &one.final_state,
+        &want.final_state,
+    )?;
+    prop_assert_eq!(one.trajectory.is_some(), want.trajectory.is_some());
+    if let (Some(got), Some(want)) = (&one.trajectory, &want.trajectory) {
+        compare(&format!("{what} trajectory"), got, want)?;
+    }
+    prop_assert!(
+        same_bits(&one, &fast(3)),
+        "{}: 1 and 3 threads differ",
+        what
+    );
+    Ok(())
+}
+
+fn l96_case<T: Float>(
+    seed: u64,
+    n: usize,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
+    let p = Lorenz96Params {
+        n,
+        forcing: 8.0 + Rng(seed).range(-2.0, 2.0),
+        dt: 0.05,
+    };
+    let z = states::<T>(seed, n * members, -5.0, 10.0);
+    let want = reference::lorenz96(&p, &f64s(&z), steps, every, None);
+    check_run(
+        &format!("L96 {} n {n} members {members}", T::NAME),
+        |threads| lorenz::lorenz96(&p, &z, steps, every, threads, None),
+        want,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn l05_case<T: Float>(
+    seed: u64,
+    model3: bool,
+    half_k: usize,
+    j: usize,
+    extra: usize,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(), TestCaseError> {
+    let k = 2 * half_k;
+    let p = Lorenz05Params {
+        n: (2 * k).max(2 * j) + 1 + extra,
+        k,
+        j,
+        model: if model3 {
+            Lorenz05Model::III
+        } else {
+            Lorenz05Model::II
+        },
+        dt: 0.001,
+        ..Default::default()
+    };
+    let z = states::<T>(seed, p.n * members, -5.0, 15.0);
+    let want = reference::lorenz05(&p, &f64s(&z), steps, every, None);
+    check_run(
+        &format!("L05 {} {p:?} members {members}", T::NAME),
+        |threads| lorenz05::lorenz05(&p, &z, steps, every, threads, None),
+        want,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn lorenz96_matches_the_reference(
+        seed in any::<u64>(),
+        n in 4usize..70,
+        members in prop::sample::select(vec![1usize, 7, 8, 9, 16, 17, 33]),
+        steps in 0u64..25,
+        every in 0u64..5,
+        single in any::<bool>(),
+    ) {
+        let every = every.min(steps);
+        if single {
+            l96_case::<f32>(seed, n, members, steps.min(10), every.min(steps.min(10)))?;
+        } else {
+            l96_case::<f64>(seed, n, members, steps, every)?;
+        }
+    }
+
+    #[test]
+    fn lorenz05_matches_the_reference(
+        seed in any::<u64>(),
+        model3 in any::<bool>(),
+        half_k in 1usize..9,
+        j in 1usize..14,
+        extra in 0usize..90,
+        members in prop::sample::select(vec![1usize, 2, 3, 7]),
+        steps in 0u64..11,
+        every in 0u64..4,
+        single in any::<bool>(),
+    ) {
+        let every = every.min(steps);
+        if single {
+            l05_case::<f32>(seed, model3, half_k, j, extra, members, steps, every)?;
+        } else {
+            l05_case::<f64>(seed, model3, half_k, j, extra, members, steps, every)?;
+        }
+    }
+
+    #[test]
+    fn window_sum_matches_the_reference_bitwise(
+        seed in any::<u64>(),
+        rows in 1usize..12,
+        n in 1usize..3000,
+        half in 0usize..40,
+        pad in 0usize..5,
+        single in any::<bool>(),
+    ) {
+        if single {
+            window_case::<f32>(seed, rows, n, half, pad)?;
+        } else {
+            window_case::<f64>(seed, rows, n, half, pad)?;
+        }
+    }
+}
+
+fn window_case<T: Float>(
+    seed: u64,
+    rows: usize,
+    n: usize,
+    half: usize,
+    pad: usize,
+) -> Result<(), TestCaseError> {
+    let pitch = n + pad;
+    let len = (rows - 1) * pitch + n;
+    let x = states::<T>(seed, len, -1.0, 1.0);
+    let w = states::<T>(seed ^ 0xabc, 2 * half + 1, -1.0, 1.0);
+    // Poisoned outputs: the gaps between rows must keep their NaN.
+    let mut want = vec![T::from_f64(f64::NAN); len];
+    reference::window_sum(&x, &w, rows, n, pitch, &mut want);
+    for threads in [1, 3] {
+        let mut got = vec![T::from_f64(f64::NAN); len];
+        window_sum::window_sum(&x, &w, rows, n, pitch, &mut got, threads);
+        let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+        prop_assert!(bits(&got) == bits(&want), "{} threads", threads);
+    }
+    Ok(())
+}
+
+/// DART's defaults (N = 960, K = 32, J = 12) for both models, f64 bitwise.
+#[test]
+fn lorenz05_dart_defaults_match_the_reference_bitwise() {
+    for model in [Lorenz05Model::III, Lorenz05Model::II] {
+        let p = Lorenz05Params {
+            model,
+            ..Default::default()
+        };
+        let z = states::<f64>(7, p.n * 3, -5.0, 15.0);
+        let want = reference::lorenz05(&p, &z, 12, 4, None);
+        check_run(
+            "DART defaults",
+            |threads| lorenz05::lorenz05(&p, &z, 12, 4, threads, None),
+            want,
+        )
+        .unwrap();
+    }
+}
+
+/// Progress is reported per block, in members, ending at (members, members).
+#[test]
+fn progress_counts_members_to_completion() {
+    use std::sync::Mutex;
+    let p = Lorenz96Params::default();
+    let z = states::<f64>(3, p.n * 37, -5.0, 10.0);
+    let seen = Mutex::new(Vec::new());
+    let report = |done: u64, total: u64| seen.lock().unwrap().push((done, total));
+    lorenz::lorenz96(&p, &z, 3, 0, 2, Some(&report));
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    assert_eq!(seen.len(), 37usize.div_ceil(8));
+    assert_eq!(seen.last(), Some(&(37, 37)));
+}
