@@ -11,6 +11,9 @@
 // Used by the family modules as they land.
 #[allow(dead_code)]
 pub(crate) mod parallel;
+// Wired into the API by the lead (direct vs NUFFT selection).
+#[allow(dead_code)]
+pub(crate) mod lombscargle;
 pub(crate) mod threads;
 
 pub use threads::{set_threads, threads, THREADS_ENV};

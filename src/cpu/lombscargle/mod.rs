@@ -1,0 +1,2 @@
+//! Lomb-Scargle on the fast CPU backend.
+pub(crate) mod nufft;
