@@ -66,6 +66,98 @@ struct Plan {
     /// Per output k: e^{2 pi i m / n}, the twiddle of sub-grid 1 (sub-grid r
     /// takes its r-th power); empty when parts == 1.
     twiddle: Vec<Complex64>,
+    /// Grids of earlier calls (3 n points each set), reused: a fresh 20 MB
+    /// allocation costs its page faults again on every call.
+    spare: Mutex<Vec<Vec<Complex64>>>,
+}
+
+impl Plan {
+    /// A grid of n points, zeroed on first use by `clear` (on the thread
+    /// that spreads into it).
+    fn take_grid(&self) -> (Vec<Complex64>, bool) {
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match spare {
+            Some(g) => (g, true),
+            None => (vec![Complex64::default(); self.n], false),
+        }
+    }
+
+    fn give_back(&self, grids: [Vec<Complex64>; 3]) {
+        let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        for g in grids {
+            if spare.len() < 3 {
+                spare.push(g);
+            }
+        }
+    }
+}
+
+/// Gauss-Legendre nodes for phi_hat (a multiple of the 8 lanes of
+/// `phihat_table`): 48 integrate the analytic integrand of widths <= 24 to
+/// rounding (checked against 64 in `tests::deconvolution_is_converged`).
+const QUAD_NODES: usize = 48;
+
+/// phi_hat(2 pi m / n) for m in 0..=max_m: Σ_q fw_q cos(2 pi m x_q / n),
+/// eight nodes per lane array. cos(ang (m0 + j)) = Re(e^{i ang m0} e^{i ang j})
+/// from an exact seed per block of 128 m and an exact table of the 128 steps:
+/// one rounded product each, so no error builds up along m.
+#[multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+fn phihat_table(nodes: &[f64], fw: &[f64], n: usize, max_m: usize) -> Vec<f64> {
+    const BLOCK: usize = 128;
+    let mut out = vec![0.0; max_m + 1];
+    let mut table = vec![([0.0f64; 8], [0.0f64; 8]); BLOCK];
+    for (xs, fs) in nodes.chunks(8).zip(fw.chunks(8)) {
+        let mut ang = [0.0f64; 8];
+        let mut f = [0.0f64; 8];
+        for i in 0..xs.len() {
+            ang[i] = TAU * xs[i] / n as f64;
+            f[i] = fs[i];
+        }
+        for (j, (tr, ti)) in table.iter_mut().enumerate() {
+            for i in 0..8 {
+                (ti[i], tr[i]) = (ang[i] * j as f64).sin_cos();
+            }
+        }
+        for (block, piece) in out.chunks_mut(BLOCK).enumerate() {
+            let m0 = (block * BLOCK) as f64;
+            let (mut zr, mut zi) = ([0.0f64; 8], [0.0f64; 8]);
+            for i in 0..8 {
+                (zi[i], zr[i]) = (ang[i] * m0).sin_cos();
+                // Fold the weight into the seed: Re(f z t) = f Re(z t).
+                zr[i] *= f[i];
+                zi[i] *= f[i];
+            }
+            for (o, (tr, ti)) in piece.iter_mut().zip(&table) {
+                let mut acc = 0.0;
+                for i in 0..8 {
+                    acc += zr[i] * tr[i] - zi[i] * ti[i];
+                }
+                *o += acc;
+            }
+        }
+    }
+    out
+}
+
+/// Sub-grid FFTs above this many points ran several times slower per point
+/// on the 2-core EPYC (4 MB of complex f64: beyond what a core gets of the
+/// cache; 3e5 points 1.6 ms, 4e5 points 7-15 ms), so a grid is split into
+/// enough sub-grids to stay under it.
+const MAX_SUB: usize = 1 << 17;
+
+/// Sub-grids per grid: a power of two, at least 2 on several threads (the
+/// three grids then give an even number of FFTs), enough to keep each under
+/// `MAX_SUB` points.
+fn parts_for(n_min: usize, threads: usize) -> usize {
+    let mut parts = if threads > 1 { 2 } else { 1 };
+    while n_min.div_ceil(parts) > MAX_SUB {
+        parts *= 2;
+    }
+    parts
 }
 
 /// Smallest 2^a 3^b 5^c >= `at_least` that `multiple_of` divides (rustfft
@@ -120,6 +212,30 @@ fn gauss_legendre(q: usize, h: f64) -> (Vec<f64>, Vec<f64>) {
     (nodes, weights)
 }
 
+/// phi_hat(2 pi m / n) for |m| <= max_m (phi_hat is even in m).
+fn phihat_for(width: usize, beta: f64, n: usize, max_m: usize, quad_nodes: usize) -> Vec<f64> {
+    let h = width as f64 / 2.0;
+    // phi_hat(xi) = 2 ∫_0^h phi(x / h) cos(xi x) dx. phi has a square-root
+    // corner at the support's edge that slows Gauss-Legendre to ~1e-13;
+    // with x = h sin s the integrand, 2 h e^{beta (cos s - 1)} cos s
+    // cos(xi h sin s) on [0, pi / 2], is analytic and the rule converges
+    // geometrically (xi h <= pi h / sigma: a few oscillations).
+    let (svals, sweights) = gauss_legendre(quad_nodes, std::f64::consts::FRAC_PI_2);
+    let nodes: Vec<f64> = svals.iter().map(|s| h * s.sin()).collect();
+    let fw: Vec<f64> = svals
+        .iter()
+        .zip(&sweights)
+        .map(|(&s, &wq)| 2.0 * h * wq * (beta * (s.cos() - 1.0)).exp() * s.cos())
+        .collect();
+    phihat_table(&nodes, &fw, n, max_m)
+}
+
+/// The fewest grid points: sigma nf, and at least 2 width so that a
+/// sample's taps never wrap onto themselves.
+fn grid_min(nf: usize, sigma: f64, width: usize) -> usize {
+    ((sigma * nf as f64).ceil() as usize).max(2 * width.clamp(2, MAX_WIDTH))
+}
+
 impl Plan {
     fn new(
         nf: usize,
@@ -130,40 +246,11 @@ impl Plan {
     ) -> Plan {
         let width = width.clamp(2, MAX_WIDTH);
         let beta = beta_for(sigma, width);
-        // n >= 2 width keeps a sample's taps from wrapping onto themselves.
-        let n = smooth_size(((sigma * nf as f64).ceil() as usize).max(2 * width), parts);
+        let n = smooth_size(grid_min(nf, sigma, width), parts);
         let fft = planner.plan_fft_inverse(n / parts);
         let k0 = nf / 2;
-        let h = width as f64 / 2.0;
-        // phi_hat(xi) = 2 ∫_0^h phi(x / h) cos(xi x) dx. phi has a square-root
-        // corner at the support's edge that slows Gauss-Legendre to ~1e-13;
-        // with x = h sin s the integrand, 2 h e^{beta (cos s - 1)} cos s
-        // cos(xi h sin s) on [0, pi / 2], is analytic and the rule converges
-        // geometrically (xi h <= pi h / sigma: a few oscillations).
-        let (svals, sweights) = gauss_legendre(2 * width + 16, std::f64::consts::FRAC_PI_2);
-        let nodes: Vec<f64> = svals.iter().map(|s| h * s.sin()).collect();
-        let fw: Vec<f64> = svals
-            .iter()
-            .zip(&sweights)
-            .map(|(&s, &wq)| 2.0 * h * wq * (beta * (s.cos() - 1.0)).exp() * s.cos())
-            .collect();
-        // |m| <= max_m; phi_hat is even in m.
         let max_m = k0.max(nf.saturating_sub(1 + k0));
-        let mut phihat = vec![0.0; max_m + 1];
-        // cos(2 pi m x_q / n) by rotation over m, restarted exactly every
-        // 64 steps so the rotation's rounding cannot build up.
-        for (&x, &f) in nodes.iter().zip(&fw) {
-            let step = Complex64::from_polar(1.0, TAU * x / n as f64);
-            for (block, out) in phihat.chunks_mut(64).enumerate() {
-                let m0 = (block * 64) as f64;
-                let (s, c) = ((TAU * x / n as f64) * m0).sin_cos();
-                let mut z = Complex64::new(c, s);
-                for o in out {
-                    *o += f * z.re;
-                    z *= step;
-                }
-            }
-        }
+        let phihat = phihat_for(width, beta, n, max_m, QUAD_NODES);
         let deconv = (0..nf)
             .map(|k| 1.0 / phihat[(k as i64 - k0 as i64).unsigned_abs() as usize])
             .collect();
@@ -192,6 +279,7 @@ impl Plan {
             fft,
             deconv,
             twiddle,
+            spare: Mutex::new(Vec::new()),
         }
     }
 }
@@ -245,28 +333,43 @@ pub(crate) fn uniform_sums_nufft(
     nf: usize,
     threads: usize,
 ) -> Vec<[f64; 6]> {
-    uniform_sums_nufft_with(t, w, wy, f0, df, nf, threads, SIGMA, WIDTH)
+    let mut out = vec![[0.0; 6]; nf];
+    uniform_sums_into(t, w, wy, f0, df, threads, &mut out);
+    out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn uniform_sums_nufft_with(
+/// [`uniform_sums_nufft`] into `out` (nf = out.len()): spares a caller that
+/// reuses its buffer the page faults of a fresh one (10 MB at nf = 2e5).
+pub(crate) fn uniform_sums_into(
     t: &[f64],
     w: &[f64],
     wy: &[f64],
     f0: f64,
     df: f64,
-    nf: usize,
+    threads: usize,
+    out: &mut [[f64; 6]],
+) {
+    uniform_sums_with(t, w, wy, f0, df, threads, SIGMA, WIDTH, out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn uniform_sums_with(
+    t: &[f64],
+    w: &[f64],
+    wy: &[f64],
+    f0: f64,
+    df: f64,
     threads: usize,
     sigma: f64,
     width: usize,
-) -> Vec<[f64; 6]> {
+    out: &mut [[f64; 6]],
+) {
+    let nf = out.len();
     if nf == 0 {
-        return Vec::new();
+        return;
     }
     let threads = threads.max(1);
-    // Two sub-grids per grid give 6 FFTs that split evenly over 2 threads;
-    // on one thread the split would only add a butterfly.
-    let parts = if threads > 1 { 2 } else { 1 };
+    let parts = parts_for(grid_min(nf, sigma, width), threads);
     let plan = plan_for(nf, parts, sigma, width);
     let n = plan.n;
     let k0 = nf / 2;
@@ -279,15 +382,24 @@ fn uniform_sums_nufft_with(
 
     // One exact sin_cos per sample for the centring phase; squaring it for
     // the 2a grid costs a few ulps, far under the target.
-    let mut grid1 = vec![Complex64::default(); n]; // w at θ
-    let mut grid2 = vec![Complex64::default(); n]; // wy at θ
-    let mut grid3 = vec![Complex64::default(); n]; // w at 2θ
+    let (mut grid1, dirty1) = plan.take_grid(); // w at θ
+    let (mut grid2, dirty2) = plan.take_grid(); // wy at θ
+    let (mut grid3, dirty3) = plan.take_grid(); // w at 2θ
+    let clear = |g: &mut [Complex64], dirty: bool| {
+        if dirty {
+            g.fill(Complex64::default());
+        }
+    };
     let spread_first = |g1: &mut [Complex64], g2: &mut [Complex64]| {
+        clear(g1, dirty1);
+        clear(g2, dirty2);
         spread(&t[..nx], &w[..nx], &wy[..nx], fc, df, false, &plan, g1, g2)
     };
-    let spread_second =
-        |g3: &mut [Complex64]| spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut []);
-    if threads > 1 && nx > 0 {
+    let spread_second = |g3: &mut [Complex64]| {
+        clear(g3, dirty3);
+        spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut [])
+    };
+    if threads > 1 {
         std::thread::scope(|scope| {
             let g3 = &mut grid3;
             let other = scope.spawn(|| spread_second(g3));
@@ -296,7 +408,7 @@ fn uniform_sums_nufft_with(
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
         });
-    } else if nx > 0 {
+    } else {
         spread_first(&mut grid1, &mut grid2);
         spread_second(&mut grid3);
     }
@@ -317,29 +429,89 @@ fn uniform_sums_nufft_with(
     });
     drop(jobs);
 
-    let mut out = vec![[0.0; 6]; nf];
-    let (g1, g2, g3) = (&grid1, &grid2, &grid3);
-    for_each_chunk(threads, &mut out, 8192, None, |first, piece| {
-        for (i, o) in piece.iter_mut().enumerate() {
-            let k = first + i;
-            let m = k as i64 - k0 as i64;
-            let idx = m.rem_euclid(sub as i64) as usize;
-            let d = plan.deconv[k];
-            let (a, b, c) = if parts == 1 {
-                (g1[idx], g2[idx], g3[idx])
-            } else {
-                // Radix-2 decimation in time: G(m) = E(m) + ω^m O(m).
-                let tw = plan.twiddle[k];
-                (
-                    g1[idx] + tw * g1[sub + idx],
-                    g2[idx] + tw * g2[sub + idx],
-                    g3[idx] + tw * g3[sub + idx],
-                )
-            };
-            *o = [a.re * d, a.im * d, b.re * d, b.im * d, c.re * d, c.im * d];
-        }
+    let grids = [&grid1[..], &grid2[..], &grid3[..]];
+    for_each_chunk(threads, out, 8192, None, |first, piece| {
+        combine(
+            piece,
+            first,
+            k0,
+            sub,
+            parts,
+            grids,
+            &plan.deconv,
+            &plan.twiddle,
+        )
     });
-    out
+    plan.give_back([grid1, grid2, grid3]);
+}
+
+/// Output k (m = k - k0): per grid G(m) = Σ_r ω^{r m} F_r(m mod sub), the
+/// decimation-in-time butterfly joining the sub-grid FFTs, times the
+/// deconvolution. Blocks of up to 64 k with contiguous sub-grid indices in
+/// lane arrays.
+#[multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+#[allow(clippy::too_many_arguments)]
+fn combine(
+    piece: &mut [[f64; 6]],
+    first: usize,
+    k0: usize,
+    sub: usize,
+    parts: usize,
+    grids: [&[Complex64]; 3],
+    deconv: &[f64],
+    twiddle: &[Complex64],
+) {
+    const B: usize = 64;
+    let mut start = 0;
+    while start < piece.len() {
+        let k = first + start;
+        let idx = (k as i64 - k0 as i64).rem_euclid(sub as i64) as usize;
+        // Up to B outputs whose indices do not wrap past the sub-grid's end.
+        let len = B.min(piece.len() - start).min(sub - idx);
+        let mut acc = [[0.0f64; B]; 6];
+        for (g, grid) in grids.iter().enumerate() {
+            for j in 0..len {
+                acc[2 * g][j] = grid[idx + j].re;
+                acc[2 * g + 1][j] = grid[idx + j].im;
+            }
+        }
+        if parts > 1 {
+            let (mut tr, mut ti) = ([0.0f64; B], [0.0f64; B]);
+            for j in 0..len {
+                tr[j] = twiddle[k + j].re;
+                ti[j] = twiddle[k + j].im;
+            }
+            let (mut pr, mut pi) = (tr, ti);
+            for r in 1..parts {
+                for (g, grid) in grids.iter().enumerate() {
+                    let f = &grid[r * sub + idx..r * sub + idx + len];
+                    for j in 0..len {
+                        acc[2 * g][j] += pr[j] * f[j].re - pi[j] * f[j].im;
+                        acc[2 * g + 1][j] += pr[j] * f[j].im + pi[j] * f[j].re;
+                    }
+                }
+                if r + 1 < parts {
+                    for j in 0..len {
+                        let re = pr[j] * tr[j] - pi[j] * ti[j];
+                        pi[j] = pr[j] * ti[j] + pi[j] * tr[j];
+                        pr[j] = re;
+                    }
+                }
+            }
+        }
+        for j in 0..len {
+            let d = deconv[k + j];
+            let o = &mut piece[start + j];
+            for (c, a) in o.iter_mut().zip(&acc) {
+                *c = a[j] * d;
+            }
+        }
+        start += len;
+    }
 }
 
 #[inline(always)]
@@ -446,6 +618,7 @@ fn spread(
     let beta = plan.beta;
     let parts = plan.parts;
     let sub = n / parts;
+    let shift = parts.trailing_zeros();
     let two = !wy.is_empty();
     let chunks = width.div_ceil(8);
     let mut ker = [0.0f64; MAX_WIDTH];
@@ -499,7 +672,7 @@ fn spread(
             let pos = if parts == 1 {
                 l
             } else {
-                (l % parts) * sub + l / parts
+                (l & (parts - 1)) * sub + (l >> shift)
             };
             ga[pos] += ca * kv;
             if two {
