@@ -34,13 +34,14 @@ use rustfft::{Fft, FftPlanner};
 
 use crate::cpu::parallel::{for_each_chunk, for_each_range_mut};
 
-/// Oversampling factor n / nf. 2 with width 14 measured faster than 1.25
-/// with width 22 at the sizes this is used for: see `tests::accuracy_by_width`
-/// and the timing test for the figures.
+/// Oversampling factor n / nf. sigma 1.25 (width 20) was ~1.7x faster at
+/// nf = 2e5 (3.5 vs 6.0 ms on 2 threads) but stops near 1e-12 of Σ|c| (the
+/// deconvolution cancels ~1e5 at its band edge) and 6e-12 in the periodogram;
+/// sigma 2 keeps a wide margin under the 1e-10 target (`accuracy_by_width`).
 const SIGMA: f64 = 2.0;
-/// Kernel width in grid points: at sigma = 2 the error falls about tenfold
-/// per point; 14 gives ~1e-14 of Σ|c| (measured, see the tests), under the
-/// 1e-12 the periodogram's 1e-10 needs, with margin for cancellation.
+/// Kernel width in grid points: at sigma 2 the error falls about tenfold a
+/// point; 16 measured 8.5e-16 of Σ|c| (14: 5e-14, 13: 5e-13) and costs the
+/// same kernel evaluations as 14 (two lane arrays of 8).
 const WIDTH: usize = 16;
 /// The spread loop evaluates the kernel in lanes of 8, up to this many taps.
 const MAX_WIDTH: usize = 32;
@@ -83,9 +84,12 @@ impl Plan {
     }
 
     fn give_back(&self, grids: [Vec<Complex64>; 3]) {
+        // Enough sets for concurrent callers (a batch runs one series per
+        // thread), up to 64 MB; always one set.
+        let cap = (64 << 20) / (self.n * std::mem::size_of::<Complex64>());
         let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
         for g in grids {
-            if spare.len() < 3 {
+            if spare.len() < cap.max(3) {
                 spare.push(g);
             }
         }
@@ -318,6 +322,20 @@ fn plan_for(nf: usize, parts: usize, sigma: f64, width: usize) -> Arc<Plan> {
     }
     cache.plans.push(plan.clone());
     plan
+}
+
+/// Whether the NUFFT beats a direct O(nx nf) recurrence for these sizes on
+/// 2 threads. Measured NUFFT cost on the 2-core EPYC (quiet): ~30 ns per
+/// frequency (3 FFTs of 2 nf points, the butterfly pass, the output), ~0.12
+/// us per sample (two spreads of 16 taps), ~0.1 ms fixed (threads, grid
+/// clearing); the direct recurrence at ~2.5e9 sample-frequency pairs a
+/// second (0.4 ns a pair, the figure given for the direct path on 2 cores).
+/// So the NUFFT wins once nx exceeds ~100 at nf = 1e4 and ~500 at nf = 1e3.
+pub(crate) fn nufft_is_faster(nx: usize, nf: usize) -> bool {
+    let (nx, nf) = (nx as f64, nf as f64);
+    let direct = 0.4e-9 * nx * nf;
+    let nufft = 30e-9 * nf + 0.12e-6 * nx + 0.1e-3;
+    nf >= 64.0 && nufft < direct
 }
 
 /// out[k] = [Σ w cos a t, Σ w sin a t, Σ wy cos a t, Σ wy sin a t,

@@ -425,3 +425,43 @@ fn deconvolution_is_converged() {
         assert!(worst < 1e-13, "width {width}: {worst:e}");
     }
 }
+
+#[test]
+fn cost_model_crossover() {
+    assert!(!nufft_is_faster(10, 100_000));
+    assert!(!nufft_is_faster(5000, 10));
+    assert!(nufft_is_faster(800, 200_000));
+    assert!(nufft_is_faster(150, 10_000));
+    assert!(!nufft_is_faster(100, 1000));
+}
+
+/// Many small series (`cargo test --release --lib nufft_batch -- --ignored
+/// --nocapture`): one series per thread, each a one-thread call.
+#[test]
+#[ignore]
+fn nufft_batch_timing() {
+    let (series_n, nx, nf) = (2000, 150, 10_000);
+    let all: Vec<Series> = (0..series_n)
+        .map(|i| series(nx, 3650.0, i as u64))
+        .collect();
+    let df = TAU / 3650.0 / 5.0;
+    for threads in [1, 2] {
+        let start = std::time::Instant::now();
+        // The sums go to a per-chunk buffer (a batch keeps the finished
+        // periodograms, not the 48 bytes a frequency of sums).
+        let mut peaks = vec![0.0; series_n];
+        crate::cpu::parallel::for_each_chunk(threads, &mut peaks, 16, None, |first, piece| {
+            let mut out = vec![[0.0; 6]; nf];
+            for (i, p) in piece.iter_mut().enumerate() {
+                let s = &all[first + i];
+                uniform_sums_into(&s.t, &s.w, &s.wy, 0.0, df, 1, &mut out);
+                *p = out[nf / 2][2];
+            }
+        });
+        std::hint::black_box(&peaks);
+        let per = start.elapsed().as_secs_f64() * 1e3 / series_n as f64;
+        eprintln!(
+            "batch {series_n} x nx {nx} x nf {nf}, {threads} threads: {per:.3} ms per series"
+        );
+    }
+}
