@@ -139,7 +139,9 @@ def uniform_filter(
         return result  # nothing to filter, as SciPy
     src = _pitched(image, dtype)
     if src is None or np.shares_memory(src, result):
-        src = np.ascontiguousarray(image, dtype=dtype)
+        # A copy, always: ascontiguousarray returns `image` itself when it is
+        # already contiguous, and the output must not alias the input.
+        src = np.array(image, dtype=dtype, order="C", copy=True)
     dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
     rows, cols = image.shape
     _native.box_filter(

@@ -290,6 +290,18 @@ pub fn box_filter<T: Float>(
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) {
     let rows = layout.rows;
+    if opts.size == 1 {
+        // A window of one point is the image itself, exactly (as SciPy): the
+        // running sums would add and subtract rounding.
+        for r in 0..rows {
+            let (i, o) = (r * layout.in_pitch, r * layout.out_pitch);
+            output[o..o + layout.cols].copy_from_slice(&input[i..i + layout.cols]);
+        }
+        if let Some(p) = progress {
+            p(rows as u64, rows as u64);
+        }
+        return;
+    }
     // Strips of whole RESEED blocks of rows, one per thread; each thread gets
     // the part of the output from its first row's start to its last row's
     // end (the gaps between rows inside it are never written).
