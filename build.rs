@@ -1,20 +1,37 @@
-//! Compiles every `csrc/*.cu` into ONE multi-architecture fatbin in OUT_DIR, which
-//! the crate embeds with `include_bytes!`. Without an nvcc it falls back to the
-//! committed `fatbin/kernpack.fatbin` and says so.
+//! Compiles every `csrc/<family>.cu` into one fatbin container per kernel family
+//! and writes them back to back into OUT_DIR/kernpack.fatbin, which the crate
+//! embeds with `include_bytes!`. The loader hands the driver only the family a
+//! call needs, and of it only this GPU's entry (src/gpu/image.rs).
+//!
+//! Each container holds SASS for every arch and two PTX: sm_75 and newer plus
+//! the highest PTX from the pinned CUDA 13.0 toolkit, and sm_35..sm_72 plus
+//! compute_35 PTX from CUDA 11.8 (src/build_support/archs.rs). Where the 11.8
+//! toolkit is absent (CI, most contributors), the 11.8-built entries are taken
+//! from the committed fatbin while it was built from today's csrc/; otherwise
+//! the build warns that the fatbin lacks them. Without any nvcc the committed
+//! fatbin is used whole, and a stale one is reported.
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 include!("src/build_support/source_hash.rs");
+include!("src/build_support/archs.rs");
+
+#[allow(dead_code)]
+#[path = "src/fatbin.rs"]
+mod fatbin;
 
 /// Flags that shape the generated code; recorded in the manifest.
-const NVCC_FLAGS: &[&str] = &[
-    "-O3",
-    "--use_fast_math",
-    "-std=c++17",
-    "-Xfatbin=-compress-all",
-];
+const NVCC_FLAGS: &[&str] = &["-O3", "--use_fast_math", "-std=c++17"];
+/// CUDA 13 compresses every entry with zstd; uncompressed, the fatbin would
+/// be about 30 MB, too much for git.
+const MODERN_COMPRESSION: &str = "-Xfatbin=-compress-all";
+/// CUDA 11.8's entries are compiled uncompressed and stored with zstd level 19
+/// by build.rs: about half the size of 11.8's own LZ4-like scheme, which keeps
+/// the fatbin under 8 MB. The loader decompresses what it hands the driver, so
+/// no driver needs to read zstd.
+const LEGACY_ZSTD_LEVEL: i32 = 19;
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -22,12 +39,16 @@ fn main() {
     let csrc = root.join("csrc");
     println!("cargo:rerun-if-changed=csrc");
     println!("cargo:rerun-if-changed=fatbin");
+    println!("cargo:rerun-if-changed=src/build_support");
+    println!("cargo:rerun-if-changed=src/fatbin.rs");
     for var in [
         "NVCC",
         "CUDA_PATH",
         "CUDA_HOME",
         "KERNPACK_CUDA_ARCHS",
         "KERNPACK_FATBIN_EXPORT",
+        "KERNPACK_LEGACY_NVCC",
+        "KERNPACK_LEGACY_REBUILD",
         "PATH",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
@@ -35,7 +56,7 @@ fn main() {
     let source_hash = csrc_source_hash(&csrc).expect("reading csrc/");
 
     let manifest = match find_nvcc(&root) {
-        Some(nvcc) => compile_fatbin(&nvcc, &csrc, &out, &source_hash),
+        Some(nvcc) => compile_fatbin(&root, &nvcc, &csrc, &out, &source_hash),
         None => use_committed_fatbin(&root, &out, &source_hash),
     };
     fs::write(out.join("manifest.txt"), manifest.to_text()).unwrap();
@@ -45,10 +66,21 @@ fn main() {
         manifest.toolkit
     );
     println!(
+        "cargo:rustc-env=KERNPACK_FATBIN_LEGACY_TOOLKIT={}",
+        manifest.legacy_toolkit
+    );
+    println!(
         "cargo:rustc-env=KERNPACK_FATBIN_SASS={}",
         join(&manifest.sass)
     );
-    println!("cargo:rustc-env=KERNPACK_FATBIN_PTX={}", manifest.ptx);
+    println!(
+        "cargo:rustc-env=KERNPACK_FATBIN_PTX={}",
+        join(&manifest.ptx)
+    );
+    println!(
+        "cargo:rustc-env=KERNPACK_FATBIN_FAMILIES={}",
+        manifest.families.join(",")
+    );
     // A SONAME, so programs linked against the cdylib by path find it by name.
     // Not under cargo-c (which enables the `capi` feature): it sets the
     // versioned SONAME libkernpack.so.0 itself, and a second -soname from
@@ -83,9 +115,15 @@ fn main() {
 struct Manifest {
     origin: String,
     toolkit: String,
+    /// The toolkit of the sm_35..sm_72 and compute_35 entries, "none" without them.
+    legacy_toolkit: String,
+    /// One container per family, in this order: the `csrc/<family>.cu` stems, sorted.
+    families: Vec<String>,
     sass: Vec<u32>,
-    ptx: u32,
+    ptx: Vec<u32>,
     source_hash: String,
+    /// The csrc/ the legacy entries were compiled from ("none" without them).
+    legacy_source_hash: String,
     flags: String,
 }
 
@@ -93,12 +131,16 @@ impl Manifest {
     fn to_text(&self) -> String {
         format!(
             "# kernpack fatbin manifest: what built fatbin/kernpack.fatbin, from which csrc/\n\
-             origin={}\ntoolkit={}\nsass={}\nptx={}\nsource_hash={}\nflags={}\n",
+             origin={}\ntoolkit={}\nlegacy_toolkit={}\nfamilies={}\nsass={}\nptx={}\n\
+             source_hash={}\nlegacy_source_hash={}\nflags={}\n",
             self.origin,
             self.toolkit,
+            self.legacy_toolkit,
+            self.families.join(","),
             join(&self.sass),
-            self.ptx,
+            join(&self.ptx),
             self.source_hash,
+            self.legacy_source_hash,
             self.flags
         )
     }
@@ -112,12 +154,29 @@ impl Manifest {
         Some(Manifest {
             origin: "committed".into(),
             toolkit: field("toolkit")?,
+            legacy_toolkit: field("legacy_toolkit")?,
+            families: field("families")?.split(',').map(str::to_owned).collect(),
             sass: parse_archs(&field("sass")?)?,
-            ptx: field("ptx")?.parse().ok()?,
+            ptx: parse_archs(&field("ptx")?)?,
             source_hash: field("source_hash")?,
+            legacy_source_hash: field("legacy_source_hash")?,
             flags: field("flags")?,
         })
     }
+
+    fn read_committed(root: &Path) -> Option<(Manifest, Vec<u8>)> {
+        let text = fs::read_to_string(root.join("fatbin/manifest.txt")).ok()?;
+        let bytes = fs::read(root.join("fatbin/kernpack.fatbin")).ok()?;
+        Some((Manifest::from_text(&text)?, bytes))
+    }
+}
+
+/// The code-shaping flags and how entries are stored, as the manifest records them.
+fn flags_text() -> String {
+    format!(
+        "{} (13.0: {MODERN_COMPRESSION}; 11.8: zstd -{LEGACY_ZSTD_LEVEL} by build.rs)",
+        NVCC_FLAGS.join(" ")
+    )
 }
 
 fn join(archs: &[u32]) -> String {
@@ -130,7 +189,13 @@ fn join(archs: &[u32]) -> String {
 
 fn parse_archs(list: &str) -> Option<Vec<u32>> {
     list.split(',')
-        .map(|a| a.trim().trim_start_matches("sm_").parse().ok())
+        .map(|a| {
+            a.trim()
+                .trim_start_matches("sm_")
+                .trim_start_matches("compute_")
+                .parse()
+                .ok()
+        })
         .collect()
 }
 
@@ -168,6 +233,14 @@ fn project_local_nvcc(root: &Path) -> Option<PathBuf> {
         })
 }
 
+/// `$KERNPACK_LEGACY_NVCC`, else the CUDA 11.8 of scripts/setup-toolchain-legacy.sh.
+fn find_legacy_nvcc(root: &Path) -> Option<PathBuf> {
+    env::var_os("KERNPACK_LEGACY_NVCC")
+        .map(PathBuf::from)
+        .or_else(|| Some(root.join(".toolchain/cuda-11.8/bin/nvcc")))
+        .filter(|p| p.is_file())
+}
+
 fn run(cmd: &mut Command) -> (bool, String, String) {
     let output = cmd
         .output()
@@ -179,9 +252,19 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-/// SASS for every `sm_XX >= 35` the toolkit offers (or `KERNPACK_CUDA_ARCHS`),
-/// PTX of the highest so GPUs newer than the toolkit can still JIT.
-fn target_archs(nvcc: &Path) -> Vec<u32> {
+fn toolkit_version(nvcc: &Path) -> String {
+    let (ok, version, _) = run(Command::new(nvcc).arg("--version"));
+    assert!(ok, "{} --version failed", nvcc.display());
+    version
+        .lines()
+        .find_map(|l| l.split(", ").find(|p| p.starts_with('V')))
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
+/// SASS for every `sm_XX >= 75` the toolkit offers, or exactly `KERNPACK_CUDA_ARCHS`
+/// (then nothing else: no legacy entries either). The flag says which.
+fn target_archs(nvcc: &Path) -> (Vec<u32>, bool) {
     if let Some(list) = env::var("KERNPACK_CUDA_ARCHS")
         .ok()
         .filter(|l| !l.trim().is_empty())
@@ -190,86 +273,240 @@ fn target_archs(nvcc: &Path) -> Vec<u32> {
             .unwrap_or_else(|| panic!("KERNPACK_CUDA_ARCHS={list:?}: expected e.g. \"75,80,90\""));
         archs.sort_unstable();
         archs.dedup();
-        return archs;
+        return (archs, true);
     }
     let (ok, stdout, stderr) = run(Command::new(nvcc).arg("--list-gpu-code"));
     assert!(ok, "{} --list-gpu-code failed: {stderr}", nvcc.display());
     let mut archs: Vec<u32> = stdout
         .split_whitespace()
         .filter_map(|code| code.strip_prefix("sm_")?.parse().ok())
-        .filter(|&sm| sm >= 35)
+        .filter(|&sm| sm >= MODERN_MIN_ARCH)
         .collect();
     archs.sort_unstable();
     archs.dedup();
-    assert!(!archs.is_empty(), "{} lists no sm_XX >= 35", nvcc.display());
-    archs
+    assert!(
+        !archs.is_empty(),
+        "{} lists no sm_XX >= {MODERN_MIN_ARCH}",
+        nvcc.display()
+    );
+    (archs, false)
 }
 
-fn compile_fatbin(nvcc: &Path, csrc: &Path, out: &Path, source_hash: &str) -> Manifest {
-    let (ok, version, _) = run(Command::new(nvcc).arg("--version"));
-    assert!(ok, "{} --version failed", nvcc.display());
-    let toolkit = version
-        .lines()
-        .find_map(|l| l.split(", ").find(|p| p.starts_with('V')))
-        .unwrap_or("unknown")
-        .to_owned();
-    let sass = target_archs(nvcc);
-    let ptx = *sass.last().unwrap();
-
-    // One translation unit that includes every kernel family, so one fatbin holds them all.
-    let mut sources: Vec<PathBuf> = fs::read_dir(csrc)
+/// The kernel families: `csrc/<family>.cu`, sorted by name.
+fn family_sources(csrc: &Path) -> Vec<(String, PathBuf)> {
+    let mut sources: Vec<(String, PathBuf)> = fs::read_dir(csrc)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
         .collect();
     sources.sort();
-    let umbrella: String = sources
-        .iter()
-        .map(|p| format!("#include \"{}\"\n", p.display()))
-        .collect();
-    let unit = out.join("kernpack_all.cu");
-    fs::write(&unit, umbrella).unwrap();
+    sources
+}
 
-    let fatbin = out.join("kernpack.fatbin");
-    let mut cmd = Command::new(nvcc);
-    cmd.arg("-fatbin")
-        .args(NVCC_FLAGS)
-        .args(["--threads", "0", "-Xptxas", "-v"]);
-    cmd.arg("-I").arg(csrc);
-    for sm in &sass {
-        cmd.arg(format!("-gencode=arch=compute_{sm},code=sm_{sm}"));
+/// One `nvcc -fatbin` per family (run side by side), SASS for `sass` and PTX
+/// for `ptx`; returns each family's fatbin. `tag` names the outputs.
+fn compile_families(
+    nvcc: &Path,
+    csrc: &Path,
+    out: &Path,
+    families: &[(String, PathBuf)],
+    sass: &[u32],
+    ptx: u32,
+    extra: &[&str],
+    tag: &str,
+) -> Vec<Vec<u8>> {
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = families
+            .iter()
+            .map(|(family, source)| {
+                scope.spawn(move || {
+                    let fatbin = out.join(format!("{family}.{tag}.fatbin"));
+                    let mut cmd = Command::new(nvcc);
+                    cmd.arg("-fatbin").args(NVCC_FLAGS).args(extra).args([
+                        "-Xptxas",
+                        "-v",
+                        "-Wno-deprecated-gpu-targets",
+                    ]);
+                    cmd.arg("-I").arg(csrc);
+                    for sm in sass {
+                        cmd.arg(format!("-gencode=arch=compute_{sm},code=sm_{sm}"));
+                    }
+                    cmd.arg(format!("-gencode=arch=compute_{ptx},code=compute_{ptx}"));
+                    cmd.arg("-o").arg(&fatbin).arg(source);
+                    let (ok, stdout, stderr) = run(&mut cmd);
+                    // ptxas -v prints registers, spills and shared memory per kernel and arch.
+                    fs::write(
+                        out.join(format!("ptxas-report.{family}.{tag}.txt")),
+                        format!("{cmd:?}\n{stdout}{stderr}"),
+                    )
+                    .unwrap();
+                    assert!(ok, "nvcc failed:\n{cmd:?}\n{stdout}{stderr}");
+                    fs::read(&fatbin).unwrap()
+                })
+            })
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    })
+}
+
+/// Every entry of a fatbin (one or more containers), as bytes.
+fn entries_of(bytes: &[u8]) -> Vec<(fatbin::FatbinEntry, Vec<u8>)> {
+    fatbin::parse(bytes)
+        .expect("nvcc wrote a fatbin this crate cannot read")
+        .into_iter()
+        .map(|e| {
+            let b = e.bytes(bytes).to_vec();
+            (e, b)
+        })
+        .collect()
+}
+
+fn is_legacy(e: &fatbin::FatbinEntry) -> bool {
+    match e.kind {
+        fatbin::EntryKind::Sass => e.arch < MODERN_MIN_ARCH,
+        fatbin::EntryKind::Ptx => e.arch == LEGACY_PTX,
+        fatbin::EntryKind::Other(_) => false,
     }
-    cmd.arg(format!("-gencode=arch=compute_{ptx},code=compute_{ptx}"));
-    cmd.arg("-o").arg(&fatbin).arg(&unit);
-    let (ok, stdout, stderr) = run(&mut cmd);
-    // ptxas -v prints registers, spills and shared memory per kernel and arch.
-    fs::write(
-        out.join("ptxas-report.txt"),
-        format!("{cmd:?}\n{stdout}{stderr}"),
-    )
-    .unwrap();
-    assert!(ok, "nvcc failed:\n{cmd:?}\n{stdout}{stderr}");
+}
+
+/// The 11.8-built entries, per family: compiled when asked to
+/// (`KERNPACK_LEGACY_REBUILD`) or when the committed ones are stale and CUDA
+/// 11.8 is here; else the committed ones while fresh; else none (with a warning).
+/// Returns the entries, their toolkit and the source hash they were built from.
+fn legacy_entries(
+    root: &Path,
+    csrc: &Path,
+    out: &Path,
+    families: &[(String, PathBuf)],
+    source_hash: &str,
+) -> Option<(Vec<Vec<Vec<u8>>>, String, String)> {
+    let names: Vec<String> = families.iter().map(|(f, _)| f.clone()).collect();
+    let flags = flags_text();
+    let rebuild = env::var_os("KERNPACK_LEGACY_REBUILD").is_some_and(|v| !v.is_empty() && v != "0");
+    let committed = Manifest::read_committed(root).filter(|(m, _)| {
+        m.legacy_toolkit != "none"
+            && m.legacy_source_hash == source_hash
+            && m.families == names
+            && m.flags == flags
+    });
+    if let (Some((manifest, bytes)), false) = (&committed, rebuild) {
+        let mut per_family = vec![Vec::new(); families.len()];
+        for (e, b) in entries_of(bytes) {
+            if is_legacy(&e) {
+                per_family[e.container].push(b);
+            }
+        }
+        return Some((
+            per_family,
+            manifest.legacy_toolkit.clone(),
+            source_hash.to_owned(),
+        ));
+    }
+    let Some(nvcc) = find_legacy_nvcc(root) else {
+        println!(
+            "cargo:warning=this build's fatbin has NO kernels for GPUs older than Turing (sm_35..sm_72, \
+             compute_35 PTX): the committed ones are stale for today's csrc/ and CUDA 11.8 is not here. \
+             Run scripts/setup-toolchain-legacy.sh, then scripts/regen-fatbin.sh"
+        );
+        return None;
+    };
+    let toolkit = toolkit_version(&nvcc);
+    let fatbins = compile_families(
+        &nvcc,
+        csrc,
+        out,
+        families,
+        LEGACY_SASS,
+        LEGACY_PTX,
+        &["-Xfatbin=-compress=false"],
+        "legacy",
+    );
+    let per_family = fatbins
+        .iter()
+        .map(|f| {
+            entries_of(f)
+                .into_iter()
+                .map(|(e, b)| {
+                    assert!(!e.compressed, "CUDA 11.8 entries are compiled uncompressed");
+                    let (header, payload) = b.split_at(e.header_size as usize);
+                    let packed = zstd::bulk::compress(payload, LEGACY_ZSTD_LEVEL).unwrap();
+                    fatbin::rebuild_entry(
+                        header,
+                        &packed,
+                        fatbin::Codec::Zstd,
+                        payload.len() as u64,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    Some((per_family, toolkit, source_hash.to_owned()))
+}
+
+fn compile_fatbin(
+    root: &Path,
+    nvcc: &Path,
+    csrc: &Path,
+    out: &Path,
+    source_hash: &str,
+) -> Manifest {
+    let toolkit = toolkit_version(nvcc);
+    let (modern_sass, only_these) = target_archs(nvcc);
+    let modern_ptx = *modern_sass.last().unwrap();
+    let families = family_sources(csrc);
+    let modern = compile_families(
+        nvcc,
+        csrc,
+        out,
+        &families,
+        &modern_sass,
+        modern_ptx,
+        &[MODERN_COMPRESSION],
+        "modern",
+    );
+    let legacy = if only_these {
+        None
+    } else {
+        legacy_entries(root, csrc, out, &families, source_hash)
+    };
+
+    // One container per family: the legacy entries, then the modern ones.
+    let mut fatbin = Vec::new();
+    for (i, modern) in modern.iter().enumerate() {
+        let modern = entries_of(modern);
+        let legacy_part: &[Vec<u8>] = legacy.as_ref().map_or(&[], |(l, _, _)| &l[i]);
+        fatbin.extend(fatbin::build_container(
+            legacy_part
+                .iter()
+                .map(Vec::as_slice)
+                .chain(modern.iter().map(|(_, b)| b.as_slice())),
+        ));
+    }
+    fs::write(out.join("kernpack.fatbin"), &fatbin).unwrap();
+    let entries = fatbin::parse(&fatbin).unwrap();
+    let (legacy_toolkit, legacy_source_hash) = legacy
+        .map(|(_, t, h)| (t, h))
+        .unwrap_or_else(|| ("none".into(), "none".into()));
     Manifest {
         origin: format!("nvcc {}", nvcc.display()),
         toolkit,
-        sass,
-        ptx,
+        legacy_toolkit,
+        families: families.into_iter().map(|(f, _)| f).collect(),
+        sass: fatbin::sass_archs(&entries),
+        ptx: fatbin::ptx_archs(&entries),
         source_hash: source_hash.to_owned(),
-        flags: NVCC_FLAGS.join(" "),
+        legacy_source_hash,
+        flags: flags_text(),
     }
 }
 
 fn use_committed_fatbin(root: &Path, out: &Path, source_hash: &str) -> Manifest {
-    let committed = root.join("fatbin/kernpack.fatbin");
-    let text = fs::read_to_string(root.join("fatbin/manifest.txt"))
-        .expect("no nvcc found and fatbin/manifest.txt is missing: run scripts/setup-toolchain.sh");
-    let manifest = Manifest::from_text(&text).expect("fatbin/manifest.txt is malformed");
-    fs::copy(&committed, out.join("kernpack.fatbin")).unwrap_or_else(|e| {
-        panic!(
-            "no nvcc found and {} cannot be read ({e}): run scripts/setup-toolchain.sh",
-            committed.display()
-        )
-    });
+    let (manifest, bytes) = Manifest::read_committed(root).expect(
+        "no nvcc found and fatbin/kernpack.fatbin or fatbin/manifest.txt is missing or malformed: \
+         run scripts/setup-toolchain.sh",
+    );
+    fs::write(out.join("kernpack.fatbin"), bytes).unwrap();
     println!(
         "cargo:warning=no nvcc found ($NVCC, $CUDA_PATH, $CUDA_HOME, PATH, .toolchain/): using the committed fatbin/kernpack.fatbin"
     );

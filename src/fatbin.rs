@@ -1,8 +1,10 @@
 //! Dependency-free lister for NVIDIA fatbin containers (the output of
 //! `nvcc -fatbin`, or the contents of an ELF `.nv_fatbin` section).
 //!
-//! This module only *lists* what a fatbin holds (kind, arch, sizes,
-//! compression); it never decompresses or interprets payloads.
+//! This module lists what a fatbin holds (kind, arch, sizes, compression),
+//! hands out an entry's bytes, and builds new containers from entries (build.rs
+//! merges two toolkits' entries with it; the loader hands the driver one
+//! entry). It never decompresses or interprets payloads.
 //!
 //! # Format
 //!
@@ -122,6 +124,8 @@ impl fmt::Display for EntryKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FatbinEntry {
     pub kind: EntryKind,
+    /// Index of the container that holds the entry (0 for the first).
+    pub container: usize,
     /// SM number, e.g. 90 for `sm_90` / `compute_90` (also for `sm_90a`).
     pub arch: u32,
     /// Byte offset of the entry header in the parsed input.
@@ -133,6 +137,95 @@ pub struct FatbinEntry {
     /// and is 0 if a compressed entry does not record it.
     pub uncompressed_size: u64,
     pub compressed: bool,
+    /// The compression scheme; [`Codec::None`] when not compressed.
+    pub codec: Codec,
+    /// Compressed bytes at the start of the payload (0 when not compressed).
+    pub compressed_size: u32,
+}
+
+/// How an entry's payload is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    None,
+    /// NVIDIA's LZ4-like scheme (CUDA 11 `-compress-all`, CUDA 13 `--compress-mode=speed`).
+    Lz4,
+    /// A standard zstd frame (the CUDA 13 default).
+    Zstd,
+}
+
+impl FatbinEntry {
+    /// The entry, header and payload, as it lies in `bytes` (the input it was parsed from).
+    pub fn bytes<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        &bytes[self.offset..self.offset + self.header_size as usize + self.payload_size as usize]
+    }
+
+    /// The payload's meaningful bytes: the compressed stream when compressed
+    /// (padding dropped), else the whole payload.
+    pub fn payload<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        let start = self.offset + self.header_size as usize;
+        let len = if self.compressed {
+            self.compressed_size as usize
+        } else {
+            self.payload_size as usize
+        };
+        &bytes[start..start + len]
+    }
+}
+
+impl FatbinEntry {
+    /// The entry's header bytes, as they lie in `bytes`.
+    pub fn header<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        &bytes[self.offset..self.offset + self.header_size as usize]
+    }
+}
+
+/// The entry with `header` (an entry header, as [`FatbinEntry::header`] gives)
+/// and a new payload: `payload` compressed with `codec` (or plain with
+/// [`Codec::None`]) from `uncompressed_size` bytes. The size, compressed-size,
+/// uncompressed-size and compression-flag fields are rewritten to match; the
+/// payload is zero-padded to 8 bytes. build.rs stores CUDA 11.8's cubins with
+/// zstd this way, and the loader hands the driver decompressed entries.
+pub fn rebuild_entry(
+    header: &[u8],
+    payload: &[u8],
+    codec: Codec,
+    uncompressed_size: u64,
+) -> Vec<u8> {
+    let mut out = header.to_vec();
+    let padded = payload.len().next_multiple_of(8);
+    out[E_PAYLOAD_SIZE..E_PAYLOAD_SIZE + 8].copy_from_slice(&(padded as u64).to_le_bytes());
+    let mut flags = u64::from_le_bytes(out[E_FLAGS..E_FLAGS + 8].try_into().unwrap());
+    flags &= !(FLAG_COMPRESSED_LZ4 | FLAG_COMPRESSED_ZSTD);
+    let (compressed_size, uncompressed) = match codec {
+        Codec::None => (0u32, 0u64),
+        Codec::Lz4 => {
+            flags |= FLAG_COMPRESSED_LZ4;
+            (payload.len() as u32, uncompressed_size)
+        }
+        Codec::Zstd => {
+            flags |= FLAG_COMPRESSED_ZSTD;
+            (payload.len() as u32, uncompressed_size)
+        }
+    };
+    out[E_FLAGS..E_FLAGS + 8].copy_from_slice(&flags.to_le_bytes());
+    out[E_COMPRESSED_SIZE..E_COMPRESSED_SIZE + 4].copy_from_slice(&compressed_size.to_le_bytes());
+    out[E_UNCOMPRESSED_SIZE..E_UNCOMPRESSED_SIZE + 8].copy_from_slice(&uncompressed.to_le_bytes());
+    out.extend_from_slice(payload);
+    out.resize(header.len() + padded, 0);
+    out
+}
+
+/// A container holding `entries` (each a complete entry: header and payload,
+/// as [`FatbinEntry::bytes`] returns), in that order.
+pub fn build_container<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let body: Vec<u8> = entries.into_iter().flatten().copied().collect();
+    let mut out = Vec::with_capacity(CONTAINER_HEADER_SIZE + body.len());
+    out.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
+    out.extend_from_slice(&CONTAINER_VERSION.to_le_bytes());
+    out.extend_from_slice(&(CONTAINER_HEADER_SIZE as u16).to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
 }
 
 /// Why an input is not a well-formed fatbin.
@@ -204,8 +297,10 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<FatbinEntry>, FatbinError> {
     let len = bytes.len();
     let mut entries = Vec::new();
     let mut pos = 0usize;
+    let mut container = 0usize;
     loop {
-        let blob_end = parse_container(bytes, pos, &mut entries)?;
+        let blob_end = parse_container(bytes, pos, container, &mut entries)?;
+        container += 1;
         // Skip zero padding; stop at the end of the input.
         match bytes
             .get(blob_end..)
@@ -229,6 +324,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<FatbinEntry>, FatbinError> {
 fn parse_container(
     bytes: &[u8],
     pos: usize,
+    container: usize,
     entries: &mut Vec<FatbinEntry>,
 ) -> Result<usize, FatbinError> {
     let len = bytes.len();
@@ -317,8 +413,16 @@ fn parse_container(
                         reason: "compressed size is larger than the entry payload",
                     });
                 }
+                let codec = if flags & FLAG_COMPRESSED_ZSTD != 0 {
+                    Codec::Zstd
+                } else if flags & FLAG_COMPRESSED_LZ4 != 0 {
+                    Codec::Lz4
+                } else {
+                    Codec::None
+                };
                 entries.push(FatbinEntry {
                     kind: EntryKind::from_code(kind),
+                    container,
                     arch,
                     offset: e,
                     header_size,
@@ -329,6 +433,8 @@ fn parse_container(
                         payload_size
                     },
                     compressed,
+                    codec,
+                    compressed_size: if compressed { compressed_size } else { 0 },
                 });
                 e = end;
             }
@@ -424,14 +530,51 @@ mod tests {
     }
 
     fn container(entries: &[Vec<u8>]) -> Vec<u8> {
-        let body: Vec<u8> = entries.concat();
-        let mut b = Vec::new();
-        b.extend_from_slice(&FATBIN_MAGIC.to_le_bytes());
-        b.extend_from_slice(&1u16.to_le_bytes());
-        b.extend_from_slice(&16u16.to_le_bytes());
-        b.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        b.extend_from_slice(&body);
-        b
+        build_container(entries.iter().map(Vec::as_slice))
+    }
+
+    #[test]
+    fn rebuilt_entries_say_how_their_payload_is_stored() {
+        let plain = container(&[entry(2, 64, 61, 0x11, 0, 0, &[5; 24])]);
+        let e = &parse(&plain).unwrap()[0];
+        let packed = rebuild_entry(e.header(&plain), &[1, 2, 3], Codec::Zstd, 24);
+        let packed = container(&[packed]);
+        let p = &parse(&packed).unwrap()[0];
+        assert_eq!(
+            (
+                p.codec,
+                p.compressed_size,
+                p.uncompressed_size,
+                p.payload_size
+            ),
+            (Codec::Zstd, 3, 24, 8)
+        );
+        assert_eq!(p.payload(&packed), &[1, 2, 3]);
+        let back = rebuild_entry(p.header(&packed), &[5; 24], Codec::None, 0);
+        assert_eq!(back, e.bytes(&plain));
+    }
+
+    /// Entries taken out of two containers and put into a new one are the
+    /// same entries, byte for byte, with their payloads where they were.
+    #[test]
+    fn entries_move_between_containers_unchanged() {
+        let mut two = sample();
+        let second = container(&[entry(2, 64, 35, 0x2011, 5, 700, &[9; 8])]);
+        two.extend_from_slice(&second);
+        let entries = parse(&two).unwrap();
+        assert_eq!(
+            entries.iter().map(|e| e.container).collect::<Vec<_>>(),
+            [0, 0, 1]
+        );
+        assert_eq!(entries[2].codec, Codec::Lz4);
+        assert_eq!(entries[2].payload(&two), &[9; 5]);
+        let merged = build_container(entries.iter().rev().map(|e| e.bytes(&two)));
+        let again = parse(&merged).unwrap();
+        assert_eq!(again.len(), 3);
+        for (new, old) in again.iter().zip(entries.iter().rev()) {
+            assert_eq!(new.bytes(&merged), old.bytes(&two));
+            assert_eq!((new.kind, new.arch, new.container), (old.kind, old.arch, 0));
+        }
     }
 
     /// SASS sm_75 (uncompressed ELF) + zstd-compressed PTX for compute_90.
@@ -455,21 +598,27 @@ mod tests {
             vec![
                 FatbinEntry {
                     kind: EntryKind::Sass,
+                    container: 0,
                     arch: 75,
                     offset: 16,
                     header_size: 64,
                     payload_size: 96,
                     uncompressed_size: 96,
                     compressed: false,
+                    codec: Codec::None,
+                    compressed_size: 0,
                 },
                 FatbinEntry {
                     kind: EntryKind::Ptx,
+                    container: 0,
                     arch: 90,
                     offset: 16 + 64 + 96,
                     header_size: 80,
                     payload_size: 40,
                     uncompressed_size: 814,
                     compressed: true,
+                    codec: Codec::Zstd,
+                    compressed_size: 37,
                 },
             ]
         );
@@ -500,12 +649,15 @@ mod tests {
             entries,
             vec![FatbinEntry {
                 kind: EntryKind::Ptx,
+                container: 0,
                 arch: 90,
                 offset: 16,
                 header_size: 80,
                 payload_size: 384,
                 uncompressed_size: 814,
                 compressed: true,
+                codec: Codec::Zstd,
+                compressed_size: 0x17b,
             }]
         );
     }

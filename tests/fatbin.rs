@@ -1,14 +1,22 @@
 //! What the fatbins hold: the embedded one (built now or copied from fatbin/)
-//! and the committed one, which must also match today's csrc/.
+//! and the committed one, which must hold every arch from Kepler to Blackwell
+//! and match today's csrc/.
 use std::path::Path;
 
-use kernpack::fatbin::{parse, ptx_archs, sass_archs};
-use kernpack::gpu::{FATBIN, FATBIN_ORIGIN, FATBIN_PTX, FATBIN_SASS, FATBIN_TOOLKIT};
+use kernpack::fatbin::{parse, ptx_archs, sass_archs, EntryKind, FatbinEntry};
+use kernpack::gpu::{
+    FATBIN, FATBIN_FAMILIES, FATBIN_LEGACY_TOOLKIT, FATBIN_ORIGIN, FATBIN_PTX, FATBIN_SASS,
+    FATBIN_TOOLKIT, KERNEL_FAMILIES,
+};
 
 include!("../src/build_support/source_hash.rs");
 
-/// What the pinned CUDA 13.0 toolkit offers (`nvcc --list-gpu-code`).
-const PINNED_SASS: &[u32] = &[75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121];
+/// CUDA 11.8's SASS (sm_35..sm_72), then the pinned CUDA 13.0's (`nvcc --list-gpu-code`).
+const ALL_SASS: &[u32] = &[
+    35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121,
+];
+/// compute_35 from 11.8 (any GPU can JIT it), compute_121 from 13.0 (future GPUs).
+const ALL_PTX: &[u32] = &[35, 121];
 
 fn archs(list: &str) -> Vec<u32> {
     list.split(',').map(|a| a.parse().unwrap()).collect()
@@ -21,54 +29,97 @@ fn manifest_field(text: &str, key: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn embedded_fatbin_has_sass_for_every_target_arch_and_ptx_of_the_highest() {
-    let entries = parse(FATBIN).expect("embedded fatbin parses");
+fn family_names() -> Vec<&'static str> {
+    KERNEL_FAMILIES.iter().map(|(f, _)| *f).collect()
+}
+
+/// Every container (one per family) holds the same archs.
+fn assert_every_family_has(entries: &[FatbinEntry], sass: &[u32], ptx: &[u32]) {
+    let families = family_names();
     assert_eq!(
-        sass_archs(&entries),
-        archs(FATBIN_SASS),
-        "SASS entries vs the archs build.rs targeted"
+        entries.iter().map(|e| e.container).max().map(|c| c + 1),
+        Some(families.len()),
+        "one container per family"
     );
-    assert_eq!(
-        ptx_archs(&entries),
-        vec![FATBIN_PTX.parse::<u32>().unwrap()],
-        "one PTX, of the highest arch"
-    );
-    if FATBIN_TOOLKIT == "V13.0.88"
-        && std::env::var("KERNPACK_CUDA_ARCHS").map_or(true, |v| v.is_empty())
-    {
-        assert_eq!(
-            sass_archs(&entries),
-            PINNED_SASS,
-            "built by {FATBIN_ORIGIN}"
+    for (i, family) in families.iter().enumerate() {
+        let mine: Vec<FatbinEntry> = entries
+            .iter()
+            .filter(|e| e.container == i)
+            .cloned()
+            .collect();
+        assert_eq!(sass_archs(&mine), sass, "SASS of the {family} container");
+        assert_eq!(ptx_archs(&mine), ptx, "PTX of the {family} container");
+        assert!(
+            mine.iter()
+                .all(|e| e.kind != EntryKind::Sass || e.compressed),
+            "{family}: every SASS entry is compressed (the fatbin must stay small in git)"
         );
     }
 }
 
 #[test]
-fn committed_fatbin_matches_its_manifest_and_todays_sources() {
+fn embedded_fatbin_matches_what_build_rs_recorded() {
+    let entries = parse(FATBIN).expect("embedded fatbin parses");
+    assert_eq!(
+        FATBIN_FAMILIES.split(',').collect::<Vec<_>>(),
+        family_names()
+    );
+    assert_eq!(
+        sass_archs(&entries),
+        archs(FATBIN_SASS),
+        "built by {FATBIN_ORIGIN}"
+    );
+    assert_eq!(
+        ptx_archs(&entries),
+        archs(FATBIN_PTX),
+        "built by {FATBIN_ORIGIN}"
+    );
+    // A default build (no KERNPACK_CUDA_ARCHS) by the pinned toolkit, with the
+    // 11.8 entries reused from the committed fatbin or built here, has everything.
+    if FATBIN_TOOLKIT == "V13.0.88"
+        && FATBIN_LEGACY_TOOLKIT == "V11.8.89"
+        && std::env::var("KERNPACK_CUDA_ARCHS").map_or(true, |v| v.is_empty())
+    {
+        assert_every_family_has(&entries, ALL_SASS, ALL_PTX);
+    }
+}
+
+#[test]
+fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(root.join("fatbin/kernpack.fatbin")).expect("fatbin/kernpack.fatbin");
     let manifest =
         std::fs::read_to_string(root.join("fatbin/manifest.txt")).expect("fatbin/manifest.txt");
     let entries = parse(&bytes).expect("committed fatbin parses");
+    assert_every_family_has(&entries, ALL_SASS, ALL_PTX);
     assert_eq!(
         sass_archs(&entries),
         archs(&manifest_field(&manifest, "sass"))
     );
     assert_eq!(
-        sass_archs(&entries),
-        PINNED_SASS,
-        "the committed fatbin comes from the pinned toolkit"
+        ptx_archs(&entries),
+        archs(&manifest_field(&manifest, "ptx"))
     );
     assert_eq!(
-        ptx_archs(&entries),
-        vec![manifest_field(&manifest, "ptx").parse::<u32>().unwrap()]
+        manifest_field(&manifest, "families"),
+        family_names().join(",")
     );
     assert_eq!(manifest_field(&manifest, "toolkit"), "V13.0.88");
+    assert_eq!(manifest_field(&manifest, "legacy_toolkit"), "V11.8.89");
+    let hash = csrc_source_hash(&root.join("csrc")).unwrap();
     assert_eq!(
         manifest_field(&manifest, "source_hash"),
-        csrc_source_hash(&root.join("csrc")).unwrap(),
+        hash,
         "fatbin/ is stale: run scripts/regen-fatbin.sh and commit fatbin/"
+    );
+    assert_eq!(
+        manifest_field(&manifest, "legacy_source_hash"),
+        hash,
+        "the CUDA 11.8 entries of fatbin/ are stale: run scripts/regen-fatbin.sh and commit fatbin/"
+    );
+    assert!(
+        bytes.len() < 8 << 20,
+        "the committed fatbin is {} bytes; keep it under 8 MB",
+        bytes.len()
     );
 }

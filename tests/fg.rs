@@ -307,7 +307,7 @@ fn gpu_chunk_is_the_kernel_block() {
     let Some(kp) = gpu_kp("gpu_chunk_is_the_kernel_block") else {
         return;
     };
-    for info in kp.gpu().unwrap().kernel_infos() {
+    for info in kp.gpu().unwrap().kernel_infos().unwrap() {
         if info.name.starts_with("fg_cooperative") || info.name.starts_with("fg_step") {
             assert_eq!(
                 info.max_threads_per_block as usize,

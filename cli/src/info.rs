@@ -1,5 +1,6 @@
-//! `kernpack info`: devices, the embedded fatbin, and whether each kernel runs
-//! SASS built for the GPU (binary version == compute capability) or JIT-ed PTX.
+//! `kernpack info`: devices, the embedded fatbin, and per kernel family which
+//! image the driver took (SASS for an arch, or PTX JIT-compiled), with each
+//! kernel's PTX and binary versions.
 use std::time::Instant;
 
 use kernpack::gpu::FATBIN;
@@ -8,12 +9,15 @@ use kernpack::{fatbin, Gpu};
 pub fn run() -> Result<(), String> {
     println!("kernpack {}", env!("CARGO_PKG_VERSION"));
     println!(
-        "fatbin: {} bytes, built by {} ({}), SASS sm_{}, PTX compute_{}",
+        "fatbin: {} bytes, built by {} ({}; sm_35..sm_72 and compute_35 by {}), SASS sm_{}, PTX compute_{}, \
+         one container per family: {}",
         FATBIN.len(),
         kernpack::gpu::FATBIN_ORIGIN,
         kernpack::gpu::FATBIN_TOOLKIT,
+        kernpack::gpu::FATBIN_LEGACY_TOOLKIT,
         kernpack::gpu::FATBIN_SASS.replace(',', " sm_"),
-        kernpack::gpu::FATBIN_PTX
+        kernpack::gpu::FATBIN_PTX.replace(',', " compute_"),
+        kernpack::gpu::FATBIN_FAMILIES.replace(',', " ")
     );
     match fatbin::parse(FATBIN) {
         Ok(entries) => print!("{}", fatbin::summary(&entries)),
@@ -32,32 +36,47 @@ pub fn run() -> Result<(), String> {
         match Gpu::get(ordinal) {
             Ok(gpu) => {
                 let (major, minor) = gpu.compute_capability();
+                let context = started.elapsed().as_secs_f64() * 1e3;
+                let infos = gpu.kernel_infos();
                 println!(
-                    "GPU {ordinal}: {} (compute capability {major}.{minor}, {} SMs); context + module {:.2} ms, \
-                     module load {:.3} ms, kernels resolved in {:.3} ms",
+                    "GPU {ordinal}: {} (compute capability {major}.{minor}, {} SMs, driver CUDA {}); \
+                     context {context:.2} ms; every family: images chosen and loaded in {:.3} ms, \
+                     kernels resolved in {:.3} ms",
                     gpu.name(),
                     gpu.sm_count(),
-                    started.elapsed().as_secs_f64() * 1e3,
+                    kernpack::gpu::image::version_text(gpu.driver_version()),
                     gpu.module_load_time().as_secs_f64() * 1e3,
                     gpu.kernel_resolve_time().as_secs_f64() * 1e3
                 );
-                let cc = major * 10 + minor;
+                for (family, image) in gpu.images() {
+                    println!("  {family:<15} {image}");
+                }
+                let infos = match infos {
+                    Ok(infos) => infos,
+                    Err(e) => {
+                        println!("  cannot load the kernels: {e}");
+                        continue;
+                    }
+                };
                 println!(
-                    "  {:<28} {:>5} {:>8} {:>6} {:>7}  code",
-                    "kernel", "regs", "threads", "local", "binary"
+                    "  {:<28} {:>5} {:>8} {:>6} {:>4} {:>7}  code",
+                    "kernel", "regs", "threads", "local", "ptx", "binary"
                 );
-                for k in gpu.kernel_infos() {
-                    let code = if k.binary_version == cc {
-                        "SASS (no JIT)"
-                    } else {
-                        "PTX, JIT-compiled"
+                for k in infos {
+                    let code = match k.image {
+                        kernpack::gpu::Image::Sass(arch) => format!("SASS sm_{arch} (no JIT)"),
+                        _ => format!(
+                            "PTX compute_{} JIT-compiled for sm_{}",
+                            k.ptx_version, k.binary_version
+                        ),
                     };
                     println!(
-                        "  {:<28} {:>5} {:>8} {:>6} {:>7}  {code}",
+                        "  {:<28} {:>5} {:>8} {:>6} {:>4} {:>7}  {code}",
                         k.name,
                         k.registers,
                         k.max_threads_per_block,
                         k.local_bytes,
+                        k.ptx_version,
                         k.binary_version
                     );
                 }

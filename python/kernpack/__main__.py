@@ -15,7 +15,7 @@ def _info(_args) -> int:
     info = kernpack.info()
     fat = info["fatbin"]
     print(f"kernpack {info['version']} (default backend: {info['backend']})")
-    print(f"fatbin: {fat['bytes']} bytes from {fat['origin']} ({fat['toolkit']}); SASS {' '.join(fat['sass'])}; PTX {fat['ptx']}")
+    print(f"fatbin: {fat['bytes']} bytes from {fat['origin']} ({fat['toolkit']}); SASS {' '.join(fat['sass'])}; PTX {' '.join(fat['ptx'])}")
     if not info["gpus"]:
         print("no GPU: every call runs on the CPU backend")
     for gpu in info["gpus"]:

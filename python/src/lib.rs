@@ -177,12 +177,12 @@ impl Context {
         let cc = major * 10 + minor;
         let kernels: Vec<_> = gpu
             .kernel_infos()
+            .map_err(crate::to_py)?
             .into_iter()
             .map(|k| {
-                let code = if k.binary_version == cc {
-                    "SASS"
-                } else {
-                    "PTX (JIT-compiled)"
+                let code = match k.image {
+                    kernpack::gpu::Image::Sass(_) if k.binary_version == cc => "SASS".to_owned(),
+                    image => format!("{image}, runs as sm_{}", k.binary_version),
                 };
                 (
                     k.name,
@@ -274,7 +274,17 @@ fn fatbin_info(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .map(|s| format!("sm_{s}"))
         .collect();
     info.set_item("sass", sass)?;
-    info.set_item("ptx", format!("compute_{}", gpu::FATBIN_PTX))?;
+    let ptx: Vec<String> = gpu::FATBIN_PTX
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("compute_{s}"))
+        .collect();
+    info.set_item("ptx", ptx)?;
+    info.set_item("legacy_toolkit", gpu::FATBIN_LEGACY_TOOLKIT)?;
+    info.set_item(
+        "families",
+        gpu::FATBIN_FAMILIES.split(',').collect::<Vec<_>>(),
+    )?;
     let summary = kernpack::fatbin::parse(gpu::FATBIN)
         .map(|entries| kernpack::fatbin::summary(&entries))
         .unwrap_or_else(|e| format!("cannot parse the embedded fatbin: {e}"));

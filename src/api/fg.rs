@@ -188,7 +188,7 @@ pub enum FgPlan {
 /// Chunks per block the cooperative kernels exist for (csrc/fg.cu).
 const COOPERATIVE_K: [u32; 3] = [1, 2, 4];
 
-fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> &Kernel {
+fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> Result<&Kernel> {
     gpu.kernel(&kernels::fg_cooperative::<T>(k))
 }
 
@@ -197,19 +197,20 @@ impl Gpu {
     /// requested path is unavailable.
     pub fn fg_plan<T: Float>(&self, elements: usize, opts: &FgOptions) -> Result<FgPlan> {
         let chunks = elements.div_ceil(reference::fg::CHUNK).max(1) as u64;
-        let cooperative = self
-            .cooperative_launch()
-            .then(|| {
-                COOPERATIVE_K.iter().find_map(|&k| {
-                    let resident = cooperative_kernel::<T>(self, k).full_grid as u64;
-                    (resident * k as u64 >= chunks).then(|| FgPlan::Cooperative {
+        let mut cooperative = None;
+        if self.cooperative_launch() {
+            for k in COOPERATIVE_K {
+                let resident = cooperative_kernel::<T>(self, k)?.full_grid as u64;
+                if resident * k as u64 >= chunks {
+                    cooperative = Some(FgPlan::Cooperative {
                         chunks_per_block: k,
                         blocks: chunks.div_ceil(k as u64) as u32,
-                    })
-                })
-            })
-            .flatten();
-        let step = self.kernel(&kernels::fg_step::<T>());
+                    });
+                    break;
+                }
+            }
+        }
+        let step = self.kernel(&kernels::fg_step::<T>())?;
         let launches = FgPlan::Launches {
             blocks: step.grid_for(chunks, 1),
         };
@@ -221,7 +222,7 @@ impl Gpu {
                     "the cooperative F/G path keeps at most {} x {} elements in registers on this GPU; \
                      {elements} need the launches path",
                     COOPERATIVE_K[COOPERATIVE_K.len() - 1],
-                    cooperative_kernel::<T>(self, COOPERATIVE_K[COOPERATIVE_K.len() - 1]).full_grid
+                    cooperative_kernel::<T>(self, COOPERATIVE_K[COOPERATIVE_K.len() - 1])?.full_grid
                         as usize
                         * reference::fg::CHUNK
                 )

@@ -608,7 +608,7 @@ impl Gpu {
         }
         let need = p.shared_bytes::<T>();
         // What the kernel was allowed at load: the opt-in maximum less its static shared memory.
-        let limit = self.kernel(&kernels::lorenz05::<T>()).max_dynamic_shared as usize;
+        let limit = self.kernel(&kernels::lorenz05::<T>())?.max_dynamic_shared as usize;
         if need > limit {
             return Err(Error::invalid(format!(
                 "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
@@ -956,7 +956,7 @@ impl Gpu {
             n_arg,
             pitch_arg,
         );
-        let kernel = self.kernel(&window_sum);
+        let kernel = self.kernel(&window_sum)?;
         let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
         unsafe { self.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }

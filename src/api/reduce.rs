@@ -198,7 +198,7 @@ impl Gpu {
         // stream from DRAM at the copy rate.
         if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
             let fused = kernels::normalize_fused::<T>();
-            let kernel = self.kernel(&fused);
+            let kernel = self.kernel(&fused)?;
             // Uninitialised: every block writes its partial before the grid
             // sync that precedes any read (a memset would cost a launch).
             // SAFETY: f64 has no invalid bit patterns and is written before it is read.
@@ -217,7 +217,7 @@ impl Gpu {
             let args = (x, n_arg, In::new(sum_ptr), status);
             // One 16-byte vector per thread and pass (the kernel grid-strides).
             let vectors = (n.max(1) as u64).div_ceil((16 / std::mem::size_of::<T>()) as u64);
-            let grid = self.kernel(&normalize).grid_for(vectors, BLOCK);
+            let grid = self.kernel(&normalize)?.grid_for(vectors, BLOCK);
             self.launch(&normalize, LaunchConfig::grid(grid), stream, args)
         }
     }

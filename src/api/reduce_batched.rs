@@ -344,7 +344,7 @@ impl Gpu {
         unsafe { self.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
 
         let partial = kernels::reduce_batched_partial::<T>();
-        let piece_grid = self.kernel(&partial).grid_for(capacity, 1);
+        let piece_grid = self.kernel(&partial)?.grid_for(capacity, 1);
         let args = (
             In::new(x),
             offsets,
@@ -357,7 +357,7 @@ impl Gpu {
         unsafe { self.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
 
         let last = kernels::reduce_batched_final();
-        let grid = self.kernel(&last).grid_for(narrays as u64, 1);
+        let grid = self.kernel(&last)?.grid_for(narrays as u64, 1);
         let args = (
             In::new(plan_ptr),
             narrays_arg,

@@ -244,7 +244,7 @@ impl Gpu {
         opts: &BoxFilterOptions,
     ) -> Result<()> {
         let box_filter = box_kernel::<T>(opts.size);
-        let kernel = self.kernel(&box_filter);
+        let kernel = self.kernel(&box_filter)?;
         let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
@@ -274,7 +274,7 @@ impl Gpu {
         unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
         if pad_after {
             let pad = kernels::box_filter_pad::<T>();
-            let kernel = self.kernel(&pad);
+            let kernel = self.kernel(&pad)?;
             let grid = kernel.grid_for((layout.rows * layout.cols) as u64, kernel.block as u64);
             params.cval = opts.cval;
             let args = (Out::new(output), params);

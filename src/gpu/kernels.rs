@@ -3,7 +3,7 @@
 //! type (`const T*` is [`In`], `T*` is [`Out`], `int64_t` is `i64`, `int`
 //! is `i32`, `double` is `f64`, the `kp_*` structs their bindgen translations
 //! in [`super::c_params`]). A test reads csrc/*.cu and holds every declaration
-//! to its C prototype, and every name to [`super::KERNEL_NAMES`].
+//! to its C prototype, and every name to [`super::KERNEL_FAMILIES`].
 // The tuple types are the C parameter lists, spelled out on purpose.
 #![allow(clippy::type_complexity)]
 
@@ -271,7 +271,7 @@ pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out
 #[cfg(test)]
 mod tests {
     use super::super::launch::{KernelArgs, Param};
-    use super::super::KERNEL_NAMES;
+    use super::super::{kernel_names, KERNEL_FAMILIES};
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -319,21 +319,21 @@ mod tests {
         let declared = declared();
         let names: BTreeSet<&str> = declared.iter().map(|(n, _)| *n).collect();
         assert_eq!(names.len(), declared.len(), "a kernel is declared twice");
-        let loaded: BTreeSet<&str> = KERNEL_NAMES.iter().copied().collect();
+        let loaded: BTreeSet<&str> = kernel_names().collect();
         assert_eq!(
             loaded.len(),
-            KERNEL_NAMES.len(),
-            "KERNEL_NAMES repeats a name"
+            kernel_names().count(),
+            "KERNEL_FAMILIES repeats a name"
         );
         assert_eq!(
             names.difference(&loaded).collect::<Vec<_>>(),
             Vec::<&&str>::new(),
-            "declared but not in KERNEL_NAMES"
+            "declared but not in KERNEL_FAMILIES"
         );
         assert_eq!(
             loaded.difference(&names).collect::<Vec<_>>(),
             Vec::<&&str>::new(),
-            "in KERNEL_NAMES but not declared"
+            "in KERNEL_FAMILIES but not declared"
         );
         for name in dynamic_shared() {
             assert!(loaded.contains(name), "{name}");
@@ -356,7 +356,19 @@ mod tests {
         assert!(!files.is_empty());
         for file in files {
             let source = std::fs::read_to_string(&file).unwrap();
-            for (name, params) in c::entry_points(&source) {
+            let stem = file.file_stem().unwrap().to_str().unwrap();
+            let family = KERNEL_FAMILIES
+                .iter()
+                .find(|(f, _)| *f == stem)
+                .unwrap_or_else(|| panic!("csrc/{stem}.cu is not a family of KERNEL_FAMILIES"));
+            let entry_points = c::entry_points(&source);
+            let in_file: BTreeSet<&str> = entry_points.iter().map(|(n, _)| n.as_str()).collect();
+            let listed: BTreeSet<&str> = family.1.iter().copied().collect();
+            assert_eq!(
+                in_file, listed,
+                "entry points of csrc/{stem}.cu vs its family's list"
+            );
+            for (name, params) in entry_points {
                 let previous = prototypes.insert(name.clone(), params);
                 assert!(previous.is_none(), "{name} defined twice in csrc/");
             }
@@ -421,25 +433,31 @@ mod tests {
     /// GPU or on an older driver.
     #[test]
     fn declarations_match_the_driver_layout() {
-        use cudarc::driver::sys::{cuFuncGetParamInfo, CUresult};
+        use cudarc::driver::sys::{CUfunction, CUresult};
         let Ok(gpu) = super::super::Gpu::get(0) else {
             eprintln!("skipped: no GPU");
             return;
         };
+        // Looked up by hand: kernpack binds the CUDA 11.4 driver API (cudarc's
+        // cuda-11040), and this entry point is from 12.4.
+        type ParamInfo =
+            unsafe extern "C" fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult;
+        // SAFETY: the driver library is loaded (a GPU was found); the symbol,
+        // when present, has the declared signature (cuda.h, CUDA 12.4).
+        let Ok(param_info) =
+            (unsafe { cudarc::driver::sys::culib().get::<ParamInfo>(b"cuFuncGetParamInfo") })
+        else {
+            eprintln!("skipped: the driver has no cuFuncGetParamInfo");
+            return;
+        };
         for (name, params) in declared() {
-            let func = gpu.kernels[name].func;
+            let func = gpu.kernel_by_name(name).expect("kernel loads").func;
             let mut offset = 0usize;
             for (i, param) in params.iter().enumerate() {
                 offset = offset.next_multiple_of(param.align);
                 let (mut got_offset, mut got_size) = (0usize, 0usize);
-                let query = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    // SAFETY: func is a loaded kernel; the outputs are plain usizes.
-                    unsafe { cuFuncGetParamInfo(func, i, &mut got_offset, &mut got_size) }
-                }));
-                let Ok(status) = query else {
-                    eprintln!("skipped: the driver has no cuFuncGetParamInfo");
-                    return;
-                };
+                // SAFETY: func is a loaded kernel; the outputs are plain usizes.
+                let status = unsafe { param_info(func, i, &mut got_offset, &mut got_size) };
                 assert_eq!(status, CUresult::CUDA_SUCCESS, "{name} parameter {i}");
                 assert_eq!(
                     (got_offset, got_size),
@@ -451,7 +469,7 @@ mod tests {
             }
             let (mut o, mut s) = (0usize, 0usize);
             // SAFETY: as above; one index past the last parameter.
-            let past = unsafe { cuFuncGetParamInfo(func, params.len(), &mut o, &mut s) };
+            let past = unsafe { param_info(func, params.len(), &mut o, &mut s) };
             assert_ne!(past, CUresult::CUDA_SUCCESS, "{name} has more parameters");
         }
     }

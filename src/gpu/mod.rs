@@ -1,17 +1,21 @@
-//! Loader: per GPU ordinal one context, one module loaded from the embedded
-//! fatbin, and every kernel resolved once. The driver picks the SASS for the
-//! GPU from the fatbin; `KernelInfo::binary_version` proves it (no JIT).
-//! Kernels are launched through their typed declarations (`kernels.rs`).
+//! Loader: per GPU ordinal one context; per kernel family (csrc/<family>.cu)
+//! one module, loaded on the first use of one of its kernels from the one image
+//! of the embedded fatbin this GPU runs (`image.rs`); each kernel resolved once,
+//! on first use. `KernelInfo::binary_version` and the family's [`Image`] say
+//! what runs (SASS, or PTX JIT-compiled). Kernels are launched through their
+//! typed declarations (`kernels.rs`).
 // Generated from csrc/kernpack_params.h by bindgen; it keeps the C names (hence
 // the allows) and bindgen's formatting (hence rustfmt::skip).
 #[allow(non_camel_case_types, non_snake_case)]
 #[rustfmt::skip]
 pub(crate) mod c_params;
 pub(crate) mod devices;
+pub mod image;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 
 pub use devices::{device_info, devices, DeviceInfo};
+pub use image::Image;
 
 /// The kernels' parameter structs (csrc/kernpack_params.h, generated in
 /// [`c_params`]), by their Rust names.
@@ -24,6 +28,8 @@ pub(crate) type BoxParams = c_params::kp_box_params;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::fatbin::{self, FatbinEntry};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::result as cu;
@@ -48,69 +54,131 @@ pub static FATBIN: &[u8] = &FATBIN_ALIGNED.0;
 /// What built the embedded fatbin ("nvcc PATH" or "committed"), and its contents as build.rs recorded them.
 pub const FATBIN_ORIGIN: &str = env!("KERNPACK_FATBIN_ORIGIN");
 pub const FATBIN_TOOLKIT: &str = env!("KERNPACK_FATBIN_TOOLKIT");
-/// Comma-separated SASS architectures, e.g. "75,80,...,121".
+/// The toolkit of the sm_35..sm_72 and compute_35 entries ("none" without them).
+pub const FATBIN_LEGACY_TOOLKIT: &str = env!("KERNPACK_FATBIN_LEGACY_TOOLKIT");
+/// Comma-separated SASS architectures, e.g. "35,37,...,121".
 pub const FATBIN_SASS: &str = env!("KERNPACK_FATBIN_SASS");
+/// Comma-separated PTX architectures, e.g. "35,121".
 pub const FATBIN_PTX: &str = env!("KERNPACK_FATBIN_PTX");
+/// The kernel families, in the order of their containers in [`FATBIN`].
+pub const FATBIN_FAMILIES: &str = env!("KERNPACK_FATBIN_FAMILIES");
 
-/// Every entry point of csrc/, resolved when a GPU is loaded.
-pub const KERNEL_NAMES: &[&str] = &[
-    "lombscargle_prepare_f32",
-    "lombscargle_prepare_f64",
-    "lombscargle_direct_f32",
-    "lombscargle_direct_f64",
-    "lombscargle_uniform_f32",
-    "lombscargle_uniform_f64",
-    "reduce_partial_f32",
-    "reduce_partial_f64",
-    "reduce_final",
-    "normalize_f32",
-    "normalize_f64",
-    "normalize_fused_f32",
-    "normalize_fused_f64",
-    "box_filter_r1_f32",
-    "box_filter_r2_f32",
-    "box_filter_r3_f32",
-    "box_filter_r4_f32",
-    "box_filter_large_f32",
-    "box_filter_pad_f32",
-    "box_filter_r1_f64",
-    "box_filter_r2_f64",
-    "box_filter_r3_f64",
-    "box_filter_r4_f64",
-    "box_filter_large_f64",
-    "box_filter_pad_f64",
-    "reduce_batched_plan",
-    "reduce_batched_partial_f32",
-    "reduce_batched_partial_f64",
-    "reduce_batched_final",
-    "normalize_batched_f32",
-    "normalize_batched_f64",
-    "window_sum_f32",
-    "window_sum_f64",
-    "lorenz05_f32",
-    "lorenz05_f64",
-    "lorenz05_k32j12_p2_f32",
-    "lorenz05_k32j12_p4_f32",
-    "lorenz05_k32j12_p2_f64",
-    "lorenz05_k32j12_p4_f64",
-    "lorenz96_f32",
-    "lorenz96_f64",
-    "fg_cooperative_k1_c64",
-    "fg_cooperative_k2_c64",
-    "fg_cooperative_k4_c64",
-    "fg_step_c64",
-    "fg_finish_c64",
-    "fg_cooperative_k1_c128",
-    "fg_cooperative_k2_c128",
-    "fg_cooperative_k4_c128",
-    "fg_step_c128",
-    "fg_finish_c128",
+/// Every entry point of csrc/, by family: the kernels of `csrc/<family>.cu`
+/// (a test holds each to its file). A family is one module, loaded whole on
+/// the first use of any of its kernels.
+pub const KERNEL_FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "fg",
+        &[
+            "fg_cooperative_k1_c64",
+            "fg_cooperative_k2_c64",
+            "fg_cooperative_k4_c64",
+            "fg_step_c64",
+            "fg_finish_c64",
+            "fg_cooperative_k1_c128",
+            "fg_cooperative_k2_c128",
+            "fg_cooperative_k4_c128",
+            "fg_step_c128",
+            "fg_finish_c128",
+        ],
+    ),
+    (
+        "lombscargle",
+        &[
+            "lombscargle_prepare_f32",
+            "lombscargle_prepare_f64",
+            "lombscargle_direct_f32",
+            "lombscargle_direct_f64",
+            "lombscargle_uniform_f32",
+            "lombscargle_uniform_f64",
+        ],
+    ),
+    (
+        "lorenz",
+        &[
+            "window_sum_f32",
+            "window_sum_f64",
+            "lorenz05_f32",
+            "lorenz05_f64",
+            "lorenz05_k32j12_p2_f32",
+            "lorenz05_k32j12_p4_f32",
+            "lorenz05_k32j12_p2_f64",
+            "lorenz05_k32j12_p4_f64",
+            "lorenz96_f32",
+            "lorenz96_f64",
+        ],
+    ),
+    (
+        "reduce",
+        &[
+            "reduce_partial_f32",
+            "reduce_partial_f64",
+            "reduce_final",
+            "normalize_f32",
+            "normalize_f64",
+            "normalize_fused_f32",
+            "normalize_fused_f64",
+        ],
+    ),
+    (
+        "reduce_batched",
+        &[
+            "reduce_batched_plan",
+            "reduce_batched_partial_f32",
+            "reduce_batched_partial_f64",
+            "reduce_batched_final",
+            "normalize_batched_f32",
+            "normalize_batched_f64",
+        ],
+    ),
+    (
+        "stencil",
+        &[
+            "box_filter_r1_f32",
+            "box_filter_r2_f32",
+            "box_filter_r3_f32",
+            "box_filter_r4_f32",
+            "box_filter_large_f32",
+            "box_filter_pad_f32",
+            "box_filter_r1_f64",
+            "box_filter_r2_f64",
+            "box_filter_r3_f64",
+            "box_filter_r4_f64",
+            "box_filter_large_f64",
+            "box_filter_pad_f64",
+        ],
+    ),
 ];
+
+/// Every kernel name, family by family.
+pub fn kernel_names() -> impl Iterator<Item = &'static str> {
+    KERNEL_FAMILIES
+        .iter()
+        .flat_map(|(_, names)| names.iter().copied())
+}
+
+/// Set (to anything but "" or "0") to plan every launch as if the GPU lacked
+/// cooperative launch: the test hook for the paths older GPUs take.
+pub const NO_COOPERATIVE_ENV: &str = "KERNPACK_GPU_NO_COOPERATIVE";
+
+fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The embedded fatbin's entries, parsed once.
+fn fatbin_entries() -> &'static [FatbinEntry] {
+    static ENTRIES: OnceLock<Vec<FatbinEntry>> = OnceLock::new();
+    // build.rs parsed this very fatbin when it wrote it.
+    ENTRIES.get_or_init(|| fatbin::parse(FATBIN).expect("the embedded fatbin parses"))
+}
 
 /// What the driver reports for one kernel on one GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelInfo {
     pub name: &'static str,
+    /// The family (csrc/<family>.cu) and what of it the driver was handed.
+    pub family: &'static str,
+    pub image: Image,
     pub registers: i32,
     pub max_threads_per_block: i32,
     pub local_bytes: i32,
@@ -153,16 +221,22 @@ impl Drop for Module {
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    kernels: HashMap<&'static str, Kernel>,
+    /// Per kernel name: its family (index into KERNEL_FAMILIES) and, once resolved, the kernel.
+    kernels: HashMap<&'static str, (usize, OnceLock<Kernel>)>,
+    /// Serialises module loads and kernel resolution (first uses only).
+    loading: Mutex<()>,
     name: String,
     compute_capability: (i32, i32),
     sm_count: u32,
     cooperative_launch: bool,
     l2_bytes: usize,
-    module_load_time: Duration,
-    kernel_resolve_time: Duration,
-    // Last: the module outlives every kernel handle above when the Gpu drops.
-    _module: Module,
+    shared_optin: i32,
+    driver_version: i32,
+    module_load_time: Mutex<Duration>,
+    kernel_resolve_time: Mutex<Duration>,
+    // Last: the modules outlive every kernel handle above when the Gpu drops.
+    /// Per family (index into KERNEL_FAMILIES): its module and image, once loaded.
+    modules: Vec<OnceLock<(Module, Image)>>,
 }
 
 // SAFETY: CUfunction handles are plain driver handles, valid from any thread
@@ -240,6 +314,30 @@ fn no_device_is_no_gpu(during: &str, err: DriverError) -> Error {
     }
 }
 
+/// The driver's CUDA version; one older than kernpack's minimum is
+/// [`Error::NoGpu`] naming both versions (checked before any other call, so no
+/// entry point the old driver lacks is ever looked up).
+fn driver_version() -> Result<i32> {
+    let mut version = 0;
+    // SAFETY: writes one int; cuDriverGetVersion exists in every driver and
+    // needs no cuInit.
+    let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    if status != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        return Err(Error::cuda(
+            "reading the driver version",
+            DriverError(status),
+        ));
+    }
+    if version < image::MIN_DRIVER {
+        return Err(Error::NoGpu(format!(
+            "the CUDA driver is version {}; kernpack needs CUDA {} (driver R470) or newer",
+            image::version_text(version),
+            image::version_text(image::MIN_DRIVER)
+        )));
+    }
+    Ok(version)
+}
+
 impl Gpu {
     /// Number of CUDA devices; 0 when there is no driver.
     pub fn device_count() -> usize {
@@ -273,6 +371,7 @@ impl Gpu {
     }
 
     fn load(ordinal: usize) -> Result<Gpu> {
+        let driver_version = driver_version()?;
         let count =
             CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
         check_ordinal(ordinal, count.max(0) as usize)?;
@@ -287,52 +386,132 @@ impl Gpu {
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         );
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
-        let cooperative_launch =
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0;
+        // The test hook plans as a GPU without cooperative launch would.
+        let cooperative_launch = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?
+            != 0
+            && !env_flag(NO_COOPERATIVE_ENV);
         let l2_bytes = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
+        let shared_optin =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let name = ctx
             .name()
             .map_err(|e| Error::cuda("reading the device name", e))?;
-
-        ctx.bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        let started = Instant::now();
-        // SAFETY: FATBIN is a complete, aligned fatbin image that lives forever.
-        let raw = unsafe { cu::module::load_data(FATBIN.as_ptr().cast()) }
-            .map_err(|e| Error::cuda("loading the embedded fatbin", e))?;
-        let module = Module {
-            ctx: ctx.clone(),
-            raw,
-        };
-        let module_load_time = started.elapsed();
-        let started = Instant::now();
-        let shared_optin =
-            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        let dynamic_shared = kernels::dynamic_shared();
-        let mut kernels = HashMap::new();
-        for &name in KERNEL_NAMES {
-            let c_name = std::ffi::CString::new(name).expect("kernel names have no NUL");
-            // SAFETY: the module is loaded in the bound context.
-            let func = unsafe { cu::module::get_function(module.raw, c_name) }
-                .map_err(|e| Error::cuda(format!("resolving kernel {name}"), e))?;
-            let optin = dynamic_shared.contains(&name).then_some(shared_optin);
-            kernels.insert(name, Kernel::resolve(name, func, sm_count, optin)?);
-        }
-        let kernel_resolve_time = started.elapsed();
+        let kernels = KERNEL_FAMILIES
+            .iter()
+            .enumerate()
+            .flat_map(|(family, (_, names))| {
+                names.iter().map(move |&n| (n, (family, OnceLock::new())))
+            })
+            .collect();
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,
             stream,
             kernels,
+            loading: Mutex::new(()),
             name,
             compute_capability,
             sm_count,
             cooperative_launch,
             l2_bytes,
-            module_load_time,
-            kernel_resolve_time,
-            _module: module,
+            shared_optin,
+            driver_version,
+            module_load_time: Mutex::default(),
+            kernel_resolve_time: Mutex::default(),
+            modules: KERNEL_FAMILIES.iter().map(|_| OnceLock::new()).collect(),
         })
+    }
+
+    /// The module of family `family` (index into [`KERNEL_FAMILIES`]), loaded
+    /// on first use from the one image of the fatbin this GPU runs.
+    fn family_module(&self, family: usize) -> Result<&(Module, Image)> {
+        if let Some(loaded) = self.modules[family].get() {
+            return Ok(loaded);
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(loaded) = self.modules[family].get() {
+            return Ok(loaded);
+        }
+        let started = Instant::now();
+        let name = KERNEL_FAMILIES[family].0;
+        let container = FATBIN_FAMILIES
+            .split(',')
+            .position(|f| f == name)
+            .ok_or_else(|| Error::NoGpu(format!("the embedded fatbin has no {name} kernels")))?;
+        let entries: Vec<&FatbinEntry> = fatbin_entries()
+            .iter()
+            .filter(|e| e.container == container)
+            .collect();
+        let (major, minor) = self.compute_capability;
+        let cc = (major * 10 + minor) as u32;
+        let choice = image::choose(
+            FATBIN,
+            &entries,
+            cc,
+            self.driver_version,
+            env_flag("CUDA_FORCE_PTX_JIT"),
+        )
+        .map_err(|msg| Error::NoGpu(format!("{} (GPU {}): {msg}", self.name, self.ordinal())))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        // SAFETY: the choice is a complete, aligned cubin or fatbin image; the
+        // driver copies what it keeps.
+        let raw = unsafe { cu::module::load_data(choice.as_ptr()) }.map_err(|e| {
+            Error::cuda(format!("loading the {name} kernels ({})", choice.image), e)
+        })?;
+        let module = Module {
+            ctx: self.ctx.clone(),
+            raw,
+        };
+        *self
+            .module_load_time
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        let _ = self.modules[family].set((module, choice.image));
+        Ok(self.modules[family].get().expect("just set"))
+    }
+
+    /// The kernel `name`, resolved (and its family loaded) on first use.
+    pub(crate) fn kernel_by_name(&self, name: &str) -> Result<&Kernel> {
+        let (family, cell) = self
+            .kernels
+            .get(name)
+            .unwrap_or_else(|| panic!("kernel {name} is not in KERNEL_FAMILIES"));
+        if let Some(kernel) = cell.get() {
+            return Ok(kernel);
+        }
+        let (module, image) = self.family_module(*family)?;
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kernel) = cell.get() {
+            return Ok(kernel);
+        }
+        let started = Instant::now();
+        let (&name, _) = self.kernels.get_key_value(name).expect("looked up above");
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        let c_name = std::ffi::CString::new(name).expect("kernel names have no NUL");
+        // SAFETY: the module is loaded in this context.
+        let func = unsafe { cu::module::get_function(module.raw, c_name) }
+            .map_err(|e| Error::cuda(format!("resolving kernel {name}"), e))?;
+        let optin = kernels::dynamic_shared()
+            .contains(&name)
+            .then_some(self.shared_optin);
+        let kernel = Kernel::resolve(
+            name,
+            KERNEL_FAMILIES[*family].0,
+            *image,
+            func,
+            self.sm_count,
+            optin,
+        )?;
+        *self
+            .kernel_resolve_time
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        let _ = cell.set(kernel);
+        Ok(cell.get().expect("just set"))
     }
 
     pub fn context(&self) -> &Arc<CudaContext> {
@@ -362,34 +541,55 @@ impl Gpu {
     pub fn l2_bytes(&self) -> usize {
         self.l2_bytes
     }
-    /// Time of `cuModuleLoadData` on the embedded fatbin (context creation excluded).
-    pub fn module_load_time(&self) -> Duration {
-        self.module_load_time
+    /// The CUDA driver's version, e.g. 13000 for 13.0.
+    pub fn driver_version(&self) -> i32 {
+        self.driver_version
     }
-    /// Time to resolve every kernel and read its attributes after the module load.
+    /// Time spent so far choosing images and in `cuModuleLoadData`, over the
+    /// families loaded (context creation excluded).
+    pub fn module_load_time(&self) -> Duration {
+        *self
+            .module_load_time
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+    /// Time spent so far resolving kernels and reading their attributes.
     pub fn kernel_resolve_time(&self) -> Duration {
-        self.kernel_resolve_time
+        *self
+            .kernel_resolve_time
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn kernel_infos(&self) -> Vec<KernelInfo> {
-        KERNEL_NAMES
-            .iter()
-            .map(|n| self.kernels[n].info.clone())
+    /// Every kernel's attributes, loading every family.
+    pub fn kernel_infos(&self) -> Result<Vec<KernelInfo>> {
+        kernel_names()
+            .map(|n| self.kernel_by_name(n).map(|k| k.info.clone()))
             .collect()
     }
 
-    /// True when every kernel runs SASS built for this GPU (nothing was JIT-compiled).
-    pub fn all_sass(&self) -> bool {
-        let cc = self.compute_capability.0 * 10 + self.compute_capability.1;
-        self.kernels.values().all(|k| k.info.binary_version == cc)
+    /// What the driver was handed for each family loaded so far.
+    pub fn images(&self) -> Vec<(&'static str, Image)> {
+        KERNEL_FAMILIES
+            .iter()
+            .zip(&self.modules)
+            .filter_map(|((family, _), m)| m.get().map(|(_, image)| (*family, *image)))
+            .collect()
     }
 
-    /// The loaded kernel of a declaration.
-    pub(crate) fn kernel<A>(&self, kernel: &KernelFn<A>) -> &Kernel {
-        let name = kernel.name();
-        self.kernels
-            .get(name)
-            .unwrap_or_else(|| panic!("kernel {name} is not in KERNEL_NAMES"))
+    /// True when every family runs SASS built for this GPU's arch (nothing was
+    /// JIT-compiled); loads every family.
+    pub fn all_sass(&self) -> Result<bool> {
+        let cc = self.compute_capability.0 * 10 + self.compute_capability.1;
+        Ok(self
+            .kernel_infos()?
+            .iter()
+            .all(|k| k.binary_version == cc && matches!(k.image, Image::Sass(_))))
+    }
+
+    /// The kernel of a declaration, loaded on first use.
+    pub(crate) fn kernel<A>(&self, kernel: &KernelFn<A>) -> Result<&Kernel> {
+        self.kernel_by_name(kernel.name())
     }
 
     /// Launches `kernel` on `stream` with `args`, its C parameters in order.
@@ -405,7 +605,7 @@ impl Gpu {
         stream: &CudaStream,
         args: A,
     ) -> Result<()> {
-        let k = self.kernel(kernel);
+        let k = self.kernel(kernel)?;
         if config.shared_bytes > k.max_dynamic_shared {
             return Err(Error::invalid(format!(
                 "{} needs {} bytes of dynamic shared memory per block, this GPU allows it {}",
@@ -452,6 +652,8 @@ impl Kernel {
     /// static shared memory leaves (dynamic shared memory beyond 48 KB).
     fn resolve(
         name: &'static str,
+        family: &'static str,
+        image: Image,
         func: CUfunction,
         sm_count: u32,
         shared_optin: Option<i32>,
@@ -463,6 +665,8 @@ impl Kernel {
         };
         let info = KernelInfo {
             name,
+            family,
+            image,
             registers: attr(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             max_threads_per_block: attr(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -481,7 +685,9 @@ impl Kernel {
                 .map_err(|e| Error::cuda(format!("occupancy of {name}"), e))?;
         // Set once here, never at launch: the CUfunction is shared by every
         // thread, and a per-launch setting would race with another's launch.
-        if let Some(optin) = shared_optin {
+        // Only where the device allows more than the default 48 KB per block
+        // (Volta and newer): older GPUs have nothing to opt in to.
+        if let Some(optin) = shared_optin.filter(|&o| o > 48 * 1024) {
             let max = optin - info.static_shared_bytes;
             // SAFETY: as above.
             unsafe {

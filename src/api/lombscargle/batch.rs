@@ -346,12 +346,12 @@ impl Gpu {
         let per_series_grid = buffers.per_series_grid as i32;
 
         let prepare = kernels::lombscargle_prepare::<T>();
-        let grid = self.kernel(&prepare).grid_for(nseries as u64, 1);
+        let grid = self.kernel(&prepare)?.grid_for(nseries as u64, 1);
         let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
         self.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
 
         let uniform = kernels::lombscargle_uniform::<T>();
-        let kernel = self.kernel(&uniform);
+        let kernel = self.kernel(&uniform)?;
         let per_thread = uniform_freqs_per_thread(opts);
         let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
         let blocks = kernel.grid_for(chunks * nseries as u64, 1);

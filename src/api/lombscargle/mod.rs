@@ -582,7 +582,7 @@ impl Gpu {
         match freqs {
             DeviceFreqs::Array { ptr, .. } => {
                 let direct = kernels::lombscargle_direct::<T>();
-                let kernel = self.kernel(&direct);
+                let kernel = self.kernel(&direct)?;
                 let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
                 let grid = kernel.grid_for(nf as u64, per_block);
                 let args = (params, t, y, w, In::new(ptr), stats, out);
@@ -590,7 +590,7 @@ impl Gpu {
             }
             DeviceFreqs::Uniform(grid) => {
                 let uniform = kernels::lombscargle_uniform::<T>();
-                let kernel = self.kernel(&uniform);
+                let kernel = self.kernel(&uniform)?;
                 let per_thread = uniform_freqs_per_thread(opts);
                 let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
                 let grid = LsGrid {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# On the GPU machine, after ../shared/tools/gpu-stage.sh --bin kernpack: the
+# checks of "every GPU from Kepler on" without old hardware. Every test with
+# KERNPACK_REQUIRE_GPU=1 three times: natively (SASS for this GPU), with
+# CUDA_FORCE_PTX_JIT=1 (the driver JITs the compute_35 PTX, i.e. CUDA 11.8's
+# code with its old-arch paths) and with KERNPACK_GPU_NO_COOPERATIVE=1 (planned
+# as on a GPU without cooperative launch); compute-sanitizer memcheck natively
+# and under forced JIT; `kernpack info` both ways; the cold start in fresh
+# processes; kernel timings beside a previous build (.gpu/kernpack-old, if
+# staged). Logs go to $OUT. STEPS picks a subset, e.g. STEPS="native coldstart".
+set -u
+out=${OUT:-/tmp/kernpack-gpu}; mkdir -p "$out"
+steps=${STEPS:-"native jit nocoop memcheck info coldstart speed"}
+summary() { grep -E "test result|Test failed|panicked|ERROR SUMMARY" "$1" | sort | uniq -c; }
+has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+if has native; then
+  bash .gpu/run.sh > "$out/native.log" 2>&1; echo "== native rc=$?"; summary "$out/native.log"
+fi
+if has jit; then
+  CUDA_FORCE_PTX_JIT=1 bash .gpu/run.sh > "$out/jit.log" 2>&1; echo "== CUDA_FORCE_PTX_JIT=1 rc=$?"; summary "$out/jit.log"
+fi
+if has nocoop; then
+  KERNPACK_GPU_NO_COOPERATIVE=1 bash .gpu/run.sh > "$out/nocoop.log" 2>&1
+  echo "== KERNPACK_GPU_NO_COOPERATIVE=1 rc=$?"; summary "$out/nocoop.log"
+fi
+if has memcheck; then
+  for mode in native jit; do
+    : > "$out/memcheck-$mode.log"
+    for bin in .gpu/bin/*; do
+      case "$(basename "$bin")" in *.dir | header_fresh-* | params_bindings-* | fatbin-* | ffi_programs-* | cpu_* | kernpack_cli-*) continue ;; esac
+      dir=$(cat "$bin.dir" 2>/dev/null || echo .)
+      if [ "$mode" = jit ]; then export CUDA_FORCE_PTX_JIT=1; else unset CUDA_FORCE_PTX_JIT; fi
+      (cd "$dir" && KERNPACK_REQUIRE_GPU=1 PROPTEST_CASES=4 compute-sanitizer --tool memcheck --error-exitcode 99 \
+        "$OLDPWD/$bin" --test-threads=1 gpu) >> "$out/memcheck-$mode.log" 2>&1
+      echo "memcheck $mode $(basename "$bin") rc=$?" >> "$out/memcheck_rc.log"
+    done
+    unset CUDA_FORCE_PTX_JIT
+    echo "== memcheck ($mode)"; summary "$out/memcheck-$mode.log"
+  done
+  grep -v "rc=0" "$out/memcheck_rc.log" || echo "every memcheck run rc=0"
+fi
+if has info; then
+  .gpu/kernpack info > "$out/info.txt" 2>&1; sed -n 1,3p "$out/info.txt"; grep -A7 "^GPU 0" "$out/info.txt"
+  CUDA_FORCE_PTX_JIT=1 .gpu/kernpack info > "$out/info-jit.txt" 2>&1; grep -A7 "^GPU 0" "$out/info-jit.txt"
+  grep -E "lombscargle_uniform_f64|fg_cooperative_k1_c64" "$out/info-jit.txt"
+fi
+if has coldstart; then
+  # Fresh processes: context, then module load + the first Lomb-Scargle result
+  # (device buffers, f32, uniform grid, 1000 samples x 10^4 frequencies).
+  for i in $(seq 1 11); do
+    .gpu/kernpack bench lombscargle --nx 1000 --nf 10000 --uniform --reps 3 2>&1 | grep "cold start"
+  done > "$out/coldstart.log"
+  cat "$out/coldstart.log"
+  if [ -x .gpu/kernpack-old ]; then
+    for i in $(seq 1 5); do .gpu/kernpack-old bench lombscargle --nx 1000 --nf 10000 --uniform --reps 3 2>&1 | grep "cold start"; done
+  fi
+fi
+if has speed; then
+  for bin in .gpu/kernpack .gpu/kernpack-old; do
+    [ -x "$bin" ] || continue
+    for args in "--uniform --dtype f32" "--uniform --dtype f64" "--dtype f32" "--dtype f64"; do
+      echo "$bin $args: $($bin bench lombscargle --nx 1024 --nf 1048576 $args 2>&1 | grep -o 'median_ms=[0-9.]*')"
+    done
+    echo "$bin box 3x3 f32: $($bin bench box-filter 2>&1 | grep -m3 -iE 'median|RESULT' | tr '\n' ' ')"
+  done
+fi
