@@ -49,16 +49,22 @@ fn main() {
         "KERNPACK_FATBIN_EXPORT",
         "KERNPACK_LEGACY_NVCC",
         "KERNPACK_LEGACY_REBUILD",
+        "KERNPACK_FATBIN_ONLY",
         "PATH",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let source_hash = csrc_source_hash(&csrc).expect("reading csrc/");
 
-    let manifest = match find_nvcc(&root) {
+    let mut manifest = match find_nvcc(&root) {
         Some(nvcc) => compile_fatbin(&root, &nvcc, &csrc, &out, &source_hash),
         None => use_committed_fatbin(&root, &out, &source_hash),
     };
+    let only = env::var("KERNPACK_FATBIN_ONLY").unwrap_or_default();
+    if !only.trim().is_empty() {
+        keep_only(&out.join("kernpack.fatbin"), &only, &mut manifest);
+    }
+    println!("cargo:rustc-env=KERNPACK_FATBIN_ONLY={}", only.trim());
     fs::write(out.join("manifest.txt"), manifest.to_text()).unwrap();
     println!("cargo:rustc-env=KERNPACK_FATBIN_ORIGIN={}", manifest.origin);
     println!(
@@ -499,6 +505,51 @@ fn compile_fatbin(
         legacy_source_hash,
         flags: flags_text(),
     }
+}
+
+/// Keeps only the entries named in `only` ("sm_90,compute_35"): small test
+/// binaries for the GPU machine, which can take only so many bytes per call.
+fn keep_only(path: &Path, only: &str, manifest: &mut Manifest) {
+    let wanted: Vec<(fatbin::EntryKind, u32)> = only
+        .split(',')
+        .map(|w| {
+            let w = w.trim();
+            match (w.strip_prefix("sm_"), w.strip_prefix("compute_")) {
+                (Some(a), _) => (fatbin::EntryKind::Sass, a.parse().ok()),
+                (_, Some(a)) => (fatbin::EntryKind::Ptx, a.parse().ok()),
+                _ => (fatbin::EntryKind::Other(0), None),
+            }
+        })
+        .map(|(kind, arch)| {
+            (
+                kind,
+                arch.unwrap_or_else(|| {
+                    panic!("KERNPACK_FATBIN_ONLY={only:?}: expected e.g. \"sm_90,compute_35\"")
+                }),
+            )
+        })
+        .collect();
+    let bytes = fs::read(path).unwrap();
+    let entries = fatbin::parse(&bytes).unwrap();
+    let containers = entries
+        .iter()
+        .map(|e| e.container)
+        .max()
+        .map_or(0, |c| c + 1);
+    let mut kept = Vec::new();
+    for c in 0..containers {
+        kept.extend(fatbin::build_container(
+            entries
+                .iter()
+                .filter(|e| e.container == c && wanted.contains(&(e.kind, e.arch)))
+                .map(|e| e.bytes(&bytes)),
+        ));
+    }
+    fs::write(path, &kept).unwrap();
+    let entries = fatbin::parse(&kept).unwrap();
+    manifest.sass = fatbin::sass_archs(&entries);
+    manifest.ptx = fatbin::ptx_archs(&entries);
+    println!("cargo:warning=KERNPACK_FATBIN_ONLY={only}: the fatbin keeps only these entries");
 }
 
 fn use_committed_fatbin(root: &Path, out: &Path, source_hash: &str) -> Manifest {

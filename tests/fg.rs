@@ -259,12 +259,27 @@ fn gpu_kp(test: &str) -> Option<Kernpack> {
     gpu_or_skip(test).map(|g| Kernpack::with_gpu(g.ordinal()).unwrap())
 }
 
+/// Both paths where the GPU can launch cooperatively; else the launches path,
+/// after checking that asking for the cooperative one is a clear error
+/// (KERNPACK_GPU_NO_COOPERATIVE=1 plans as such a GPU).
+fn paths(kp: &Kernpack) -> Vec<FgPath> {
+    let gpu = kp.gpu().unwrap();
+    if gpu.cooperative_launch() {
+        return vec![FgPath::Cooperative, FgPath::Launches];
+    }
+    expect_invalid(
+        gpu.fg_plan::<f32>(64, &opts(FgPath::Cooperative)),
+        "does not support cooperative launch",
+    );
+    vec![FgPath::Launches]
+}
+
 #[test]
 fn gpu_seed_case_matches_the_seed_printout_on_both_paths() {
     let Some(kp) = gpu_kp("gpu_seed_case_matches_the_seed_printout_on_both_paths") else {
         return;
     };
-    for path in [FgPath::Cooperative, FgPath::Launches] {
+    for path in paths(&kp) {
         check_seed_values(&seed_case::<f32>(&kp, path).delta);
         check_seed_values(&seed_case::<f64>(&kp, path).delta);
     }
@@ -275,7 +290,7 @@ fn gpu_invariants_hold_on_both_paths() {
     let Some(kp) = gpu_kp("gpu_invariants_hold_on_both_paths") else {
         return;
     };
-    for path in [FgPath::Cooperative, FgPath::Launches] {
+    for path in paths(&kp) {
         check_rotation::<f64>(&kp, path, 1, f64::EPSILON);
         check_rotation::<f32>(&kp, path, 2, f32::EPSILON as f64);
         check_im_g_constant::<f32>(&kp, path);
@@ -294,7 +309,11 @@ fn gpu_bad_input_is_rejected() {
     let huge = 1usize << 34;
     expect_invalid(
         gpu.fg_plan::<f32>(huge, &opts(FgPath::Cooperative)),
-        "launches path",
+        if gpu.cooperative_launch() {
+            "launches path"
+        } else {
+            "does not support cooperative launch"
+        },
     );
     assert!(matches!(
         gpu.fg_plan::<f32>(huge, &FgOptions::default()).unwrap(),
@@ -389,7 +408,7 @@ fn gpu_zero_steps_writes_delta0_and_keeps_the_state() {
         return;
     };
     let (f, g) = random_state::<f64>(9, 81);
-    for path in [FgPath::Cooperative, FgPath::Launches] {
+    for path in paths(&kp) {
         let run = device_run(&kp, 9, &f, &g, c(0.5, 0.25), 1e-3, 0, path).unwrap();
         assert_eq!(run.delta, vec![c(0.5, 0.25)], "{path:?}");
         assert!(same_bits(&run.f, &f) && same_bits(&run.g, &g), "{path:?}");
@@ -455,7 +474,7 @@ fn gpu_matches_cpu_bitwise_on_fixed_cases() {
     let Some(kp) = gpu_kp("gpu_matches_cpu_bitwise_on_fixed_cases") else {
         return;
     };
-    for path in [FgPath::Cooperative, FgPath::Launches] {
+    for path in paths(&kp) {
         for (n, steps) in [(1, 3), (31, 4), (100, 5), (512, 3)] {
             gpu_matches_cpu_bitwise::<f64>(&kp, n as u64, n, steps, 1e-4, path);
             gpu_matches_cpu_bitwise::<f32>(&kp, n as u64, n, steps, 1e-4, path);

@@ -198,12 +198,23 @@ impl Context {
         info.set_item("name", gpu.name())?;
         info.set_item("compute_capability", (major, minor))?;
         info.set_item("sm_count", gpu.sm_count())?;
-        info.set_item("module_load_ms", gpu.module_load_time().as_secs_f64() * 1e3)?;
+        // kernel_infos() above loaded every family: these are whole-module totals.
+        info.set_item(
+            "module_load_ms",
+            (gpu.image_time() + gpu.module_load_time()).as_secs_f64() * 1e3,
+        )?;
+        let images: Vec<(&str, String)> = gpu
+            .images()
+            .into_iter()
+            .map(|(family, image)| (family, image.to_string()))
+            .collect();
+        info.set_item("images", images)?;
+        info.set_item("driver_version", gpu.driver_version())?;
         info.set_item(
             "kernel_resolve_ms",
             gpu.kernel_resolve_time().as_secs_f64() * 1e3,
         )?;
-        info.set_item("all_sass", gpu.all_sass())?;
+        info.set_item("all_sass", gpu.all_sass().map_err(crate::to_py)?)?;
         info.set_item("kernels", kernels)?;
         Ok(Some(info.into_any()))
     }

@@ -51,6 +51,7 @@ impl fmt::Display for Image {
 }
 
 /// The bytes to hand `cuModuleLoadData`, 8-byte aligned as the driver wants.
+#[derive(Debug)]
 pub(crate) struct Choice {
     pub(crate) image: Image,
     words: Vec<u64>,

@@ -60,6 +60,9 @@ pub const FATBIN_LEGACY_TOOLKIT: &str = env!("KERNPACK_FATBIN_LEGACY_TOOLKIT");
 pub const FATBIN_SASS: &str = env!("KERNPACK_FATBIN_SASS");
 /// Comma-separated PTX architectures, e.g. "35,121".
 pub const FATBIN_PTX: &str = env!("KERNPACK_FATBIN_PTX");
+/// The entries a build kept with `KERNPACK_FATBIN_ONLY` (e.g. "sm_90,compute_35"
+/// for small test binaries); empty for a whole fatbin.
+pub const FATBIN_ONLY: &str = env!("KERNPACK_FATBIN_ONLY");
 /// The kernel families, in the order of their containers in [`FATBIN`].
 pub const FATBIN_FAMILIES: &str = env!("KERNPACK_FATBIN_FAMILIES");
 
@@ -157,6 +160,11 @@ pub fn kernel_names() -> impl Iterator<Item = &'static str> {
         .flat_map(|(_, names)| names.iter().copied())
 }
 
+/// Set (to anything but "" or "0") to load every kernel family when a GPU is
+/// first used, as [`Gpu::load_all_kernels`] does, instead of on each family's
+/// first call.
+pub const PRELOAD_ENV: &str = "KERNPACK_PRELOAD";
+
 /// Set (to anything but "" or "0") to plan every launch as if the GPU lacked
 /// cooperative launch: the test hook for the paths older GPUs take.
 pub const NO_COOPERATIVE_ENV: &str = "KERNPACK_GPU_NO_COOPERATIVE";
@@ -232,6 +240,9 @@ pub struct Gpu {
     l2_bytes: usize,
     shared_optin: i32,
     driver_version: i32,
+    /// Images prepared for every family while the context was created.
+    prepared: Mutex<PreparedImages>,
+    image_time: Mutex<Duration>,
     module_load_time: Mutex<Duration>,
     kernel_resolve_time: Mutex<Duration>,
     // Last: the modules outlive every kernel handle above when the Gpu drops.
@@ -314,6 +325,36 @@ fn no_device_is_no_gpu(during: &str, err: DriverError) -> Error {
     }
 }
 
+/// Each family's image for one GPU (in [`KERNEL_FAMILIES`] order), prepared
+/// on a helper thread while the driver creates the context.
+type Images = Vec<std::result::Result<image::Choice, String>>;
+
+/// The helper thread until its images are first needed, then the images.
+enum PreparedImages {
+    Pending(std::thread::JoinHandle<Images>),
+    Ready(Vec<Option<std::result::Result<image::Choice, String>>>),
+}
+
+/// Chooses (and decompresses) every family's image for a GPU of compute
+/// capability `cc` under driver `driver`.
+fn prepare_images(cc: u32, driver: i32) -> Images {
+    let force_ptx_jit = env_flag("CUDA_FORCE_PTX_JIT");
+    KERNEL_FAMILIES
+        .iter()
+        .map(|(name, _)| {
+            let container = FATBIN_FAMILIES
+                .split(',')
+                .position(|f| f == *name)
+                .ok_or_else(|| format!("the embedded fatbin has no {name} kernels"))?;
+            let entries: Vec<&FatbinEntry> = fatbin_entries()
+                .iter()
+                .filter(|e| e.container == container)
+                .collect();
+            image::choose(FATBIN, &entries, cc, driver, force_ptx_jit)
+        })
+        .collect()
+}
+
 /// The driver's CUDA version; one older than kernpack's minimum is
 /// [`Error::NoGpu`] naming both versions (checked before any other call, so no
 /// entry point the old driver lacks is ever looked up).
@@ -360,7 +401,10 @@ impl Gpu {
         if let Some(gpu) = loaded.get(&ordinal) {
             return Ok(gpu.clone());
         }
-        let gpu = Arc::new(guarded("loading the kernel module", || Gpu::load(ordinal))?);
+        let gpu = Arc::new(guarded("opening the GPU", || Gpu::load(ordinal))?);
+        if env_flag(PRELOAD_ENV) {
+            gpu.load_all_kernels()?;
+        }
         loaded.insert(ordinal, gpu.clone());
         Ok(gpu)
     }
@@ -375,6 +419,22 @@ impl Gpu {
         let count =
             CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))?;
         check_ordinal(ordinal, count.max(0) as usize)?;
+        // The images need only the compute capability, which the driver tells
+        // without a context: prepare them (decompression is most of the work)
+        // while the driver spends ~100-200 ms creating the context.
+        let device = cu::device::get(ordinal as i32)
+            .map_err(|e| no_device_is_no_gpu("opening the device", e))?;
+        let cc_attr = |a| {
+            // SAFETY: a valid device handle and a plain integer attribute.
+            unsafe { cu::device::get_attribute(device, a) }
+                .map_err(|e| Error::cuda("reading device attributes", e))
+        };
+        let cc = cc_attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? * 10
+            + cc_attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let prepared = std::thread::Builder::new()
+            .name("kernpack-images".into())
+            .spawn(move || prepare_images(cc as u32, driver_version))
+            .map_err(|e| Error::OutOfMemory(format!("starting a thread: {e}")))?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
         let attr = |a| {
@@ -409,6 +469,7 @@ impl Gpu {
             stream,
             kernels,
             loading: Mutex::new(()),
+            prepared: Mutex::new(PreparedImages::Pending(prepared)),
             name,
             compute_capability,
             sm_count,
@@ -416,6 +477,7 @@ impl Gpu {
             l2_bytes,
             shared_optin,
             driver_version,
+            image_time: Mutex::default(),
             module_load_time: Mutex::default(),
             kernel_resolve_time: Mutex::default(),
             modules: KERNEL_FAMILIES.iter().map(|_| OnceLock::new()).collect(),
@@ -434,24 +496,11 @@ impl Gpu {
         }
         let started = Instant::now();
         let name = KERNEL_FAMILIES[family].0;
-        let container = FATBIN_FAMILIES
-            .split(',')
-            .position(|f| f == name)
-            .ok_or_else(|| Error::NoGpu(format!("the embedded fatbin has no {name} kernels")))?;
-        let entries: Vec<&FatbinEntry> = fatbin_entries()
-            .iter()
-            .filter(|e| e.container == container)
-            .collect();
-        let (major, minor) = self.compute_capability;
-        let cc = (major * 10 + minor) as u32;
-        let choice = image::choose(
-            FATBIN,
-            &entries,
-            cc,
-            self.driver_version,
-            env_flag("CUDA_FORCE_PTX_JIT"),
-        )
-        .map_err(|msg| Error::NoGpu(format!("{} (GPU {}): {msg}", self.name, self.ordinal())))?;
+        let choice = self.take_prepared(family).map_err(|msg| {
+            Error::NoGpu(format!("{} (GPU {}): {msg}", self.name, self.ordinal()))
+        })?;
+        *self.image_time.lock().unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        let started = Instant::now();
         self.ctx
             .bind_to_thread()
             .map_err(|e| Error::cuda("binding the context", e))?;
@@ -470,6 +519,30 @@ impl Gpu {
             .unwrap_or_else(|p| p.into_inner()) += started.elapsed();
         let _ = self.modules[family].set((module, choice.image));
         Ok(self.modules[family].get().expect("just set"))
+    }
+
+    /// Family `family`'s image: from the helper thread started at load (waiting
+    /// for it if it is still at work), or prepared now if it failed.
+    fn take_prepared(&self, family: usize) -> std::result::Result<image::Choice, String> {
+        let mut prepared = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
+        let ready = match std::mem::replace(&mut *prepared, PreparedImages::Ready(Vec::new())) {
+            PreparedImages::Pending(thread) => match thread.join() {
+                Ok(images) => images.into_iter().map(Some).collect(),
+                Err(_) => Vec::new(),
+            },
+            PreparedImages::Ready(ready) => ready,
+        };
+        *prepared = PreparedImages::Ready(ready);
+        let PreparedImages::Ready(ready) = &mut *prepared else {
+            unreachable!("set just above")
+        };
+        match ready.get_mut(family).and_then(Option::take) {
+            Some(choice) => choice,
+            None => {
+                let (major, minor) = self.compute_capability;
+                prepare_images((major * 10 + minor) as u32, self.driver_version).swap_remove(family)
+            }
+        }
     }
 
     /// The kernel `name`, resolved (and its family loaded) on first use.
@@ -545,8 +618,12 @@ impl Gpu {
     pub fn driver_version(&self) -> i32 {
         self.driver_version
     }
-    /// Time spent so far choosing images and in `cuModuleLoadData`, over the
-    /// families loaded (context creation excluded).
+    /// Time spent so far on images at first use: waiting for the helper thread
+    /// that prepares them during context creation (or preparing them, if it failed).
+    pub fn image_time(&self) -> Duration {
+        *self.image_time.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Time spent so far in `cuModuleLoadData`, over the families loaded.
     pub fn module_load_time(&self) -> Duration {
         *self
             .module_load_time
@@ -559,6 +636,15 @@ impl Gpu {
             .kernel_resolve_time
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Loads every kernel family and resolves every kernel now. Families load
+    /// on first use otherwise (a fast start: only what a call needs), and a
+    /// module load waits for work already queued on the GPU; after this no
+    /// call loads anything, so every `_device` call returns without waiting.
+    /// `KERNPACK_PRELOAD=1` does this when the GPU is first opened.
+    pub fn load_all_kernels(&self) -> Result<()> {
+        self.kernel_infos().map(|_| ())
     }
 
     /// Every kernel's attributes, loading every family.
