@@ -310,18 +310,29 @@ fn family_sources(csrc: &Path) -> Vec<(String, PathBuf)> {
     sources
 }
 
-/// One `nvcc -fatbin` per family (run side by side), SASS for `sass` and PTX
-/// for `ptx`; returns each family's fatbin. `tag` names the outputs.
+/// What one toolkit builds: SASS for `sass`, PTX for `ptx`, with `extra`
+/// flags; `tag` names the outputs.
+struct Targets<'a> {
+    sass: &'a [u32],
+    ptx: u32,
+    extra: &'a [&'a str],
+    tag: &'a str,
+}
+
+/// One `nvcc -fatbin` per family (run side by side); returns each family's fatbin.
 fn compile_families(
     nvcc: &Path,
     csrc: &Path,
     out: &Path,
     families: &[(String, PathBuf)],
-    sass: &[u32],
-    ptx: u32,
-    extra: &[&str],
-    tag: &str,
+    targets: &Targets,
 ) -> Vec<Vec<u8>> {
+    let Targets {
+        sass,
+        ptx,
+        extra,
+        tag,
+    } = *targets;
     std::thread::scope(|scope| {
         let jobs: Vec<_> = families
             .iter()
@@ -376,6 +387,14 @@ fn is_legacy(e: &fatbin::FatbinEntry) -> bool {
     }
 }
 
+/// CUDA 11.8's entries: per family, each entry's bytes; the toolkit and the
+/// csrc/ hash they come from.
+struct LegacyEntries {
+    per_family: Vec<Vec<Vec<u8>>>,
+    toolkit: String,
+    source_hash: String,
+}
+
 /// The 11.8-built entries, per family: compiled when asked to
 /// (`KERNPACK_LEGACY_REBUILD`) or when the committed ones are stale and CUDA
 /// 11.8 is here; else the committed ones while fresh; else none (with a warning).
@@ -386,7 +405,7 @@ fn legacy_entries(
     out: &Path,
     families: &[(String, PathBuf)],
     source_hash: &str,
-) -> Option<(Vec<Vec<Vec<u8>>>, String, String)> {
+) -> Option<LegacyEntries> {
     let names: Vec<String> = families.iter().map(|(f, _)| f.clone()).collect();
     let flags = flags_text();
     let rebuild = env::var_os("KERNPACK_LEGACY_REBUILD").is_some_and(|v| !v.is_empty() && v != "0");
@@ -403,11 +422,11 @@ fn legacy_entries(
                 per_family[e.container].push(b);
             }
         }
-        return Some((
+        return Some(LegacyEntries {
             per_family,
-            manifest.legacy_toolkit.clone(),
-            source_hash.to_owned(),
-        ));
+            toolkit: manifest.legacy_toolkit.clone(),
+            source_hash: source_hash.to_owned(),
+        });
     }
     let Some(nvcc) = find_legacy_nvcc(root) else {
         println!(
@@ -423,10 +442,12 @@ fn legacy_entries(
         csrc,
         out,
         families,
-        LEGACY_SASS,
-        LEGACY_PTX,
-        &["-Xfatbin=-compress=false"],
-        "legacy",
+        &Targets {
+            sass: LEGACY_SASS,
+            ptx: LEGACY_PTX,
+            extra: &["-Xfatbin=-compress=false"],
+            tag: "legacy",
+        },
     );
     let per_family = fatbins
         .iter()
@@ -447,7 +468,11 @@ fn legacy_entries(
                 .collect()
         })
         .collect();
-    Some((per_family, toolkit, source_hash.to_owned()))
+    Some(LegacyEntries {
+        per_family,
+        toolkit,
+        source_hash: source_hash.to_owned(),
+    })
 }
 
 fn compile_fatbin(
@@ -466,10 +491,12 @@ fn compile_fatbin(
         csrc,
         out,
         &families,
-        &modern_sass,
-        modern_ptx,
-        &[MODERN_COMPRESSION],
-        "modern",
+        &Targets {
+            sass: &modern_sass,
+            ptx: modern_ptx,
+            extra: &[MODERN_COMPRESSION],
+            tag: "modern",
+        },
     );
     let legacy = if only_these {
         None
@@ -481,7 +508,7 @@ fn compile_fatbin(
     let mut fatbin = Vec::new();
     for (i, modern) in modern.iter().enumerate() {
         let modern = entries_of(modern);
-        let legacy_part: &[Vec<u8>] = legacy.as_ref().map_or(&[], |(l, _, _)| &l[i]);
+        let legacy_part: &[Vec<u8>] = legacy.as_ref().map_or(&[], |l| &l.per_family[i]);
         fatbin.extend(fatbin::build_container(
             legacy_part
                 .iter()
@@ -492,7 +519,7 @@ fn compile_fatbin(
     fs::write(out.join("kernpack.fatbin"), &fatbin).unwrap();
     let entries = fatbin::parse(&fatbin).unwrap();
     let (legacy_toolkit, legacy_source_hash) = legacy
-        .map(|(_, t, h)| (t, h))
+        .map(|l| (l.toolkit, l.source_hash))
         .unwrap_or_else(|| ("none".into(), "none".into()));
     Manifest {
         origin: format!("nvcc {}", nvcc.display()),
