@@ -4,13 +4,13 @@
 # KERNPACK_REQUIRE_GPU=1 three times: natively (SASS for this GPU), with
 # CUDA_FORCE_PTX_JIT=1 (the driver JITs the compute_35 PTX, i.e. CUDA 11.8's
 # code with its old-arch paths) and with KERNPACK_GPU_NO_COOPERATIVE=1 (planned
-# as on a GPU without cooperative launch); compute-sanitizer memcheck natively
-# and under forced JIT; `kernpack info` both ways; the cold start in fresh
+# as on a GPU without cooperative launch); compute-sanitizer (memcheck,
+# racecheck, synccheck, initcheck) natively and under forced JIT; `kernpack info` both ways; the cold start in fresh
 # processes; kernel timings beside a previous build (.gpu/kernpack-old, if
 # staged). Logs go to $OUT. STEPS picks a subset, e.g. STEPS="native coldstart".
 set -u
 out=${OUT:-/tmp/kernpack-gpu}; mkdir -p "$out"
-steps=${STEPS:-"native jit nocoop memcheck info coldstart speed"}
+steps=${STEPS:-"native jit nocoop sanitize info coldstart speed"}
 summary() { grep -E "test result|Test failed|panicked|ERROR SUMMARY" "$1" | sort | uniq -c; }
 has() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -25,23 +25,25 @@ if has nocoop; then
   KERNPACK_GPU_NO_COOPERATIVE=1 bash .gpu/run.sh > "$out/nocoop.log" 2>&1
   echo "== KERNPACK_GPU_NO_COOPERATIVE=1 rc=$?"; summary "$out/nocoop.log"
 fi
-if has memcheck; then
-  for mode in native jit; do
-    : > "$out/memcheck-$mode.log"
+if has sanitize; then
+  for tool in ${SAN_TOOLS:-memcheck racecheck synccheck initcheck}; do
+  for mode in ${SAN_MODES:-native jit}; do
+    log="$out/$tool-$mode.log"; : > "$log"
     # The kernel families' own test binaries (MEMCHECK_BINS to change the set).
     for name in ${MEMCHECK_BINS:-lombscargle_gpu reduce reduce_batched box_filter lorenz fg streams}; do
       bin=$(ls .gpu/bin/"$name"-* 2>/dev/null | grep -v '[.]dir$' | head -n 1)
       [ -n "$bin" ] || continue
       dir=$(cat "$bin.dir" 2>/dev/null || echo .)
       if [ "$mode" = jit ]; then export CUDA_FORCE_PTX_JIT=1; else unset CUDA_FORCE_PTX_JIT; fi
-      (cd "$dir" && KERNPACK_REQUIRE_GPU=1 PROPTEST_CASES=4 compute-sanitizer --tool memcheck --error-exitcode 99 \
-        "$OLDPWD/$bin" --test-threads=1 gpu) >> "$out/memcheck-$mode.log" 2>&1
-      echo "memcheck $mode $(basename "$bin") rc=$?" >> "$out/memcheck_rc.log"
+      (cd "$dir" && KERNPACK_REQUIRE_GPU=1 PROPTEST_CASES=4 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$OLDPWD/$bin" --test-threads=1 gpu) >> "$log" 2>&1
+      echo "$tool $mode $(basename "$bin") rc=$?" >> "$out/sanitize_rc.log"
     done
     unset CUDA_FORCE_PTX_JIT
-    echo "== memcheck ($mode)"; summary "$out/memcheck-$mode.log"
+    echo "== $tool ($mode)"; summary "$log"
   done
-  grep -v "rc=0" "$out/memcheck_rc.log" || echo "every memcheck run rc=0"
+  done
+  grep -v "rc=0" "$out/sanitize_rc.log" || echo "every sanitizer run rc=0"
 fi
 if has info; then
   .gpu/kernpack info > "$out/info.txt" 2>&1; sed -n 1,3p "$out/info.txt"; grep -A7 "^GPU 0" "$out/info.txt"
