@@ -7,11 +7,13 @@
 //! reference's own phase error eps |w t| at t ~ 6e4 would exceed what is
 //! tested. Its complex amplitude is then moved back to t = 0 by e^{i w
 //! t_shift}, as the CPU path does. Tolerances (relative L2 over the
-//! periodogram): f64 1e-10; the CPU path's error is ~1e-14 (sums of a few
-//! hundred terms, phasors rotated <= 96 times between exact seeds), the
-//! margin covers ill-conditioned frequencies (small CC or SS denominators
-//! amplify both sides' rounding). f32 1e-4: computed in f64, the output is
-//! rounded to f32 (6e-8), and the reference sees the same f32 inputs.
+//! periodogram): f64 1e-10; the CPU path's error is ~1e-14 (direct sums: a
+//! few hundred terms, phasors rotated <= 96 times between exact seeds; the
+//! NUFFT, which large uniform grids take: ~1e-14 of the sums), the margin
+//! covers ill-conditioned frequencies (small CC or SS denominators amplify
+//! both sides' rounding). f32 1e-4: the direct uniform kernel runs in f32
+//! (~1e-5), the NUFFT and the arbitrary-frequency kernel in f64, the output
+//! is rounded to f32, and the reference sees the same f32 inputs.
 mod common;
 
 use std::f64::consts::TAU;
@@ -197,7 +199,7 @@ proptest! {
 
 proptest! {
     // Fewer cases: the reference costs ~1e7 pairs a case here.
-    #![proptest_config(ProptestConfig::with_cases(proptest_cases(10)))]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(8)))]
 
     /// Sizes where `choose_uniform_method` takes the NUFFT (its unit test
     /// `the_cost_model_takes_the_nufft_where_it_wins` holds the corners):
@@ -226,7 +228,7 @@ proptest! {
     #[test]
     fn batches_on_large_grids_match_the_reference_and_single_calls(
         seed in any::<u64>(),
-        sizes in prop::collection::vec(300usize..500, 1..5),
+        sizes in prop::collection::vec(300usize..500, 1..4),
         nf in 2000usize..8000,
         mode in 0u8..3,
         fm in any::<bool>(),

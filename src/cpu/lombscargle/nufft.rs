@@ -79,14 +79,18 @@ struct Plan {
 }
 
 impl Plan {
-    /// A grid of n points, zeroed on first use by `clear` (on the thread
-    /// that spreads into it).
-    fn take_grid(&self) -> (Vec<Complex64>, bool) {
+    /// Room for a grid of n points, a spare one when there is one; zeroed
+    /// by `zeroed`, on the thread that spreads into it (a fresh grid's first
+    /// touch, 21 MB at nf = 2e5, cost 8 ms on the caller's thread alone).
+    fn take_grid(&self) -> Vec<Complex64> {
         let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        match spare {
-            Some(g) => (g, true),
-            None => (vec![Complex64::default(); self.n], false),
-        }
+        spare.unwrap_or_else(|| Vec::with_capacity(self.n))
+    }
+
+    /// `g` as n zeros.
+    fn zeroed(&self, g: &mut Vec<Complex64>) {
+        g.clear();
+        g.resize(self.n, Complex64::default());
     }
 
     fn give_back(&self, grids: [Vec<Complex64>; 3]) {
@@ -396,23 +400,18 @@ impl Transform {
         let fc = (fc, fc_err + q_err);
         let nx = t.len().min(w.len()).min(wy.len());
 
-        let (mut grid1, dirty1) = plan.take_grid(); // w at θ
-        let (mut grid2, dirty2) = plan.take_grid(); // wy at θ
-        let (mut grid3, dirty3) = plan.take_grid(); // w at 2θ
-        let clear = |g: &mut [Complex64], dirty: bool| {
-            if dirty {
-                g.fill(Complex64::default());
-            }
-        };
-        // Each grid is spread by one thread in sample order: the same sums
-        // in the same order whichever thread, and however many, run.
-        let spread_first = |g1: &mut [Complex64], g2: &mut [Complex64]| {
-            clear(g1, dirty1);
-            clear(g2, dirty2);
+        let mut grid1 = plan.take_grid(); // w at θ
+        let mut grid2 = plan.take_grid(); // wy at θ
+        let mut grid3 = plan.take_grid(); // w at 2θ
+                                          // Each grid is spread by one thread in sample order: the same sums
+                                          // in the same order whichever thread, and however many, run.
+        let spread_first = |g1: &mut Vec<Complex64>, g2: &mut Vec<Complex64>| {
+            plan.zeroed(g1);
+            plan.zeroed(g2);
             spread(&t[..nx], &w[..nx], &wy[..nx], fc, df, false, &plan, g1, g2)
         };
-        let spread_second = |g3: &mut [Complex64]| {
-            clear(g3, dirty3);
+        let spread_second = |g3: &mut Vec<Complex64>| {
+            plan.zeroed(g3);
             spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut [])
         };
         if threads > 1 {

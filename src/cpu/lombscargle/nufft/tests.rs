@@ -533,3 +533,36 @@ fn nufft_phase_timing() {
         );
     }
 }
+
+/// A first call's extra cost: building the plan (FFT plan, deconvolution,
+/// twiddles) and the grids' first touch
+/// (`cargo test --release --lib nufft_cold_timing -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn nufft_cold_timing() {
+    for nf in [10_000, 100_000, 200_000] {
+        *CACHE.lock().unwrap() = None;
+        let start = std::time::Instant::now();
+        let plan = plan_for(nf, parts_for(grid_min(nf, SIGMA, WIDTH)), SIGMA, WIDTH);
+        let planned = start.elapsed().as_secs_f64() * 1e3;
+        let start = std::time::Instant::now();
+        let mut g = [plan.take_grid(), plan.take_grid(), plan.take_grid()];
+        let mut touched = 0.0;
+        for grid in g.iter_mut() {
+            plan.zeroed(grid);
+            touched += grid[grid.len() / 2].re;
+        }
+        let grids = start.elapsed().as_secs_f64() * 1e3;
+        let s = series(800, 3650.0, 1);
+        let start = std::time::Instant::now();
+        let _ = uniform_sums_nufft(&s.t, &s.w, &s.wy, 0.0, 1e-3, nf, 2);
+        let first = start.elapsed().as_secs_f64() * 1e3;
+        let start = std::time::Instant::now();
+        let _ = uniform_sums_nufft(&s.t, &s.w, &s.wy, 0.0, 1e-3, nf, 2);
+        let second = start.elapsed().as_secs_f64() * 1e3;
+        eprintln!(
+            "nf {nf}: plan {planned:.2} ms, 3 fresh grids {grids:.2} ms {touched}; \
+             first call with that plan {first:.2} ms, second {second:.2} ms"
+        );
+    }
+}
