@@ -7,11 +7,13 @@
 //! reference's own phase error eps |w t| at t ~ 6e4 would exceed what is
 //! tested. Its complex amplitude is then moved back to t = 0 by e^{i w
 //! t_shift}, as the CPU path does. Tolerances (relative L2 over the
-//! periodogram): f64 1e-10; the CPU path's error is ~1e-14 (sums of a few
-//! hundred terms, phasors rotated <= 96 times between exact seeds), the
-//! margin covers ill-conditioned frequencies (small CC or SS denominators
-//! amplify both sides' rounding). f32 1e-4: computed in f64, the output is
-//! rounded to f32 (6e-8), and the reference sees the same f32 inputs.
+//! periodogram): f64 1e-10; the CPU path's error is ~1e-14 (direct sums: a
+//! few hundred terms, phasors rotated <= 96 times between exact seeds; the
+//! NUFFT, which large uniform grids take: ~1e-14 of the sums), the margin
+//! covers ill-conditioned frequencies (small CC or SS denominators amplify
+//! both sides' rounding). f32 1e-4: the direct uniform kernel runs in f32
+//! (~1e-5), the NUFFT and the arbitrary-frequency kernel in f64, the output
+//! is rounded to f32, and the reference sees the same f32 inputs.
 mod common;
 
 use std::f64::consts::TAU;
@@ -191,40 +193,135 @@ proptest! {
         weighted in any::<bool>(),
         shared in any::<bool>(),
     ) {
-        let opts = options(if mode == 1 && sizes.iter().any(|&n| n < 3) { 0 } else { mode }, fm, precenter);
-        let mut rng = Rng(seed);
-        let (mut t, mut y, mut w, mut offsets, mut f0, mut df) =
-            (vec![], vec![], vec![], vec![0], vec![], vec![]);
-        for (s, &n) in sizes.iter().enumerate() {
-            let d = data(seed.wrapping_add(s as u64), n, rng.range(-100.0, 6e4), rng.range(5.0, 500.0), true);
-            t.extend(&d.t);
-            y.extend(&d.y);
-            w.extend(d.w.unwrap_or_default());
-            offsets.push(t.len());
-            f0.push(rng.range(d.lo, 2.0 * d.lo));
-            df.push((d.hi - d.lo) / nf as f64);
-        }
-        let batch = Batch { t: &t, y: &y, weights: weighted.then_some(&w[..]), offsets: &offsets };
-        let grids = if shared {
-            // From the highest series' lowest frequency: below a cycle per
-            // span the denominators are ill-conditioned (see the header).
-            BatchGrid::Shared(UniformGrid::new(f0.iter().copied().fold(0.0, f64::max), df[0], nf))
+        check_batch(seed, &sizes, nf, mode, fm, precenter, weighted, shared)?;
+    }
+}
+
+proptest! {
+    // Fewer cases: the reference costs ~1e7 pairs a case here.
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(8)))]
+
+    /// Sizes where `choose_uniform_method` takes the NUFFT (its unit test
+    /// `the_cost_model_takes_the_nufft_where_it_wins` holds the corners):
+    /// one series, every option, f32 and f64.
+    #[test]
+    fn large_uniform_grids_match_the_reference(
+        seed in any::<u64>(),
+        nx in 300usize..600,
+        nf in 2000usize..10_000,
+        origin in prop::sample::select(vec![0.0, -37.5, 6.0e4, 2.4e6]),
+        mode in 0u8..3,
+        fm in any::<bool>(),
+        precenter in any::<bool>(),
+        weighted in any::<bool>(),
+        double in any::<bool>(),
+    ) {
+        let opts = options(mode, fm, precenter);
+        if double {
+            check_single::<f64>(seed, nx, nf, origin, opts, weighted, true)?;
         } else {
-            BatchGrid::PerSeries { f0: &f0, df: &df, nf }
-        };
-        let one = cpu(1).lombscargle_batch(&batch, &grids, &opts).unwrap();
-        let three = cpu(3).lombscargle_batch(&batch, &grids, &opts).unwrap();
-        prop_assert_eq!(&one, &three);
-        prop_assert_eq!(one.len(), sizes.len());
-        for (s, p) in one.iter().enumerate() {
-            let series = batch.series(s);
-            let alone = cpu(2).lombscargle_uniform(&series, &grids.grid(s), &opts).unwrap();
-            prop_assert_eq!(p, &alone, "series {} differs alone", s);
-            let want = oracle(series.t, series.y, series.weights, &grids.grid(s).frequencies(), &opts);
-            let err = rel_l2(&flat(p), &want);
-            prop_assert!(err <= 1e-10, "series {s}: rel L2 {err:e}");
+            check_single::<f32>(seed, nx, nf, origin, opts, weighted, true)?;
         }
     }
+
+    /// Batches of series that each take the NUFFT on one thread.
+    #[test]
+    fn batches_on_large_grids_match_the_reference_and_single_calls(
+        seed in any::<u64>(),
+        sizes in prop::collection::vec(300usize..500, 1..4),
+        nf in 2000usize..8000,
+        mode in 0u8..3,
+        fm in any::<bool>(),
+        precenter in any::<bool>(),
+        weighted in any::<bool>(),
+        shared in any::<bool>(),
+    ) {
+        check_batch(seed, &sizes, nf, mode, fm, precenter, weighted, shared)?;
+    }
+}
+
+/// A batch on 1 and 3 threads: the same bits, each series the bits it gives
+/// alone (on 2 threads), and within 1e-10 of the reference.
+#[allow(clippy::too_many_arguments)]
+fn check_batch(
+    seed: u64,
+    sizes: &[usize],
+    nf: usize,
+    mode: u8,
+    fm: bool,
+    precenter: bool,
+    weighted: bool,
+    shared: bool,
+) -> Result<(), TestCaseError> {
+    let opts = options(
+        if mode == 1 && sizes.iter().any(|&n| n < 3) {
+            0
+        } else {
+            mode
+        },
+        fm,
+        precenter,
+    );
+    let mut rng = Rng(seed);
+    let (mut t, mut y, mut w, mut offsets, mut f0, mut df) =
+        (vec![], vec![], vec![], vec![0], vec![], vec![]);
+    for (s, &n) in sizes.iter().enumerate() {
+        let d = data(
+            seed.wrapping_add(s as u64),
+            n,
+            rng.range(-100.0, 6e4),
+            rng.range(5.0, 500.0),
+            true,
+        );
+        t.extend(&d.t);
+        y.extend(&d.y);
+        w.extend(d.w.unwrap_or_default());
+        offsets.push(t.len());
+        f0.push(rng.range(d.lo, 2.0 * d.lo));
+        df.push((d.hi - d.lo) / nf as f64);
+    }
+    let batch = Batch {
+        t: &t,
+        y: &y,
+        weights: weighted.then_some(&w[..]),
+        offsets: &offsets,
+    };
+    let grids = if shared {
+        // From the highest series' lowest frequency: below a cycle per
+        // span the denominators are ill-conditioned (see the header).
+        BatchGrid::Shared(UniformGrid::new(
+            f0.iter().copied().fold(0.0, f64::max),
+            df[0],
+            nf,
+        ))
+    } else {
+        BatchGrid::PerSeries {
+            f0: &f0,
+            df: &df,
+            nf,
+        }
+    };
+    let one = cpu(1).lombscargle_batch(&batch, &grids, &opts).unwrap();
+    let three = cpu(3).lombscargle_batch(&batch, &grids, &opts).unwrap();
+    prop_assert_eq!(&one, &three);
+    prop_assert_eq!(one.len(), sizes.len());
+    for (s, p) in one.iter().enumerate() {
+        let series = batch.series(s);
+        let alone = cpu(2)
+            .lombscargle_uniform(&series, &grids.grid(s), &opts)
+            .unwrap();
+        prop_assert_eq!(p, &alone, "series {} differs alone", s);
+        let want = oracle(
+            series.t,
+            series.y,
+            series.weights,
+            &grids.grid(s).frequencies(),
+            &opts,
+        );
+        let err = rel_l2(&flat(p), &want);
+        prop_assert!(err <= 1e-10, "series {s}: rel L2 {err:e}");
+    }
+    Ok(())
 }
 
 /// Long series (several sample tiles, many reseed intervals) and a grid

@@ -46,6 +46,11 @@ THREADS = kernpack.get_num_threads()
 
 
 def wall_ms(fn, reps=5, warm=1):
+    # Let the previous call's worker threads go idle first: OpenBLAS's (SciPy,
+    # NumPy) spin for some 0.1 s after a call and took one of 2 cores from
+    # whatever ran next (kernpack's 800 x 2x10^5 ran at 13 ms instead of
+    # 7.5 ms right after the SciPy reference).
+    time.sleep(0.5)
     for _ in range(warm):
         fn()
     times = []

@@ -21,9 +21,8 @@
 //! Sums are returned as [`TrigSums`] (C, S, YC, YS, C2, S2). The kernels
 //! accumulate CC = sum w cos^2 and CS instead of C2, S2 (cheaper from the
 //! phasor), converted by C2 = 2 CC - 1 and S2 = 2 CS (weights sum to 1).
-//! With a floating mean they take y about its weighted mean Y, which keeps
-//! YC - Y C (the finish's subtraction) free of cancellation when y has a
-//! large offset, and add Y C back so the sums mean what `TrigSums` says.
+//! (With a floating mean, y comes already taken about its weighted mean:
+//! see [`super::prepare`].)
 use multiversion::multiversion;
 
 use super::sincos::{fma, sincos, Lanes, LANES};
@@ -44,27 +43,22 @@ const RA: usize = 2;
 pub(crate) struct KernelInput {
     t: Vec<f64>,
     w: Vec<f64>,
-    /// w (y - center) and sqrt(w) (y - center).
+    /// w y and sqrt(w) y.
     wy: Vec<f64>,
     sqrt_w: Vec<f64>,
     g: Vec<f64>,
-    /// Y with a floating mean (see the module documentation), else 0.
-    center: f64,
     floating_mean: bool,
 }
 
 impl KernelInput {
     pub(crate) fn new(p: &Prepared, floating_mean: bool) -> Self {
-        let center = if floating_mean { p.stats.y_mean } else { 0.0 };
-        let dev: Vec<f64> = p.y.iter().map(|y| y - center).collect();
         let sqrt_w: Vec<f64> = p.w.iter().map(|w| w.sqrt()).collect();
         KernelInput {
             t: p.t.clone(),
-            wy: p.w.iter().zip(&dev).map(|(w, d)| w * d).collect(),
-            g: sqrt_w.iter().zip(&dev).map(|(s, d)| s * d).collect(),
+            wy: p.w.iter().zip(&p.y).map(|(w, y)| w * y).collect(),
+            g: sqrt_w.iter().zip(&p.y).map(|(s, y)| s * y).collect(),
             w: p.w.clone(),
             sqrt_w,
-            center,
             floating_mean,
         }
     }
@@ -72,16 +66,9 @@ impl KernelInput {
 
 /// The six sums of one frequency from the kernels' C, S, YC, YS, CC, CS.
 #[inline(always)]
-fn to_sums(acc: [f64; 6], center: f64) -> TrigSums {
+fn to_sums(acc: [f64; 6]) -> TrigSums {
     let [c, s, yc, ys, cc, cs] = acc;
-    [
-        c,
-        s,
-        fma(center, c, yc),
-        fma(center, s, ys),
-        2.0 * cc - 1.0,
-        2.0 * cs,
-    ]
+    [c, s, yc, ys, 2.0 * cc - 1.0, 2.0 * cs]
 }
 
 /// Sums at the arbitrary angular frequencies `freqs` into `out` (same length).
@@ -132,10 +119,7 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
         for (k, o) in os.iter_mut().enumerate() {
             let a = &acc[k / LANES];
             let j = k % LANES;
-            *o = to_sums(
-                [a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]],
-                input.center,
-            );
+            *o = to_sums([a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]]);
         }
     }
 }
@@ -280,10 +264,7 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
         for (k, o) in out.iter_mut().enumerate() {
             let a = &acc[k / W];
             let j = k % W;
-            *o = to_sums(
-                [a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]],
-                self.input.center,
-            );
+            *o = to_sums([a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]]);
         }
     }
 }

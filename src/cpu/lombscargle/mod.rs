@@ -4,7 +4,8 @@
 //! Every method reduces a series to six weighted trigonometric sums per
 //! angular frequency w ([`TrigSums`]), with times shifted by their mean (the
 //! periodogram is shift-invariant, and small |t| keeps the phases w t
-//! accurate), weights normalised to sum 1 and y precentered when asked:
+//! accurate), weights normalised to sum 1 and y precentered when asked (and
+//! taken about its weighted mean with a floating mean, see [`prepare`]):
 //!
 //! `[C, S, YC, YS, C2, S2]` = sum w_i (cos, sin, y_i cos, y_i sin) (w t_i),
 //! sum w_i (cos, sin) (2 w t_i).
@@ -15,11 +16,10 @@
 //! a uniform grid) or, on large uniform grids, from the NUFFT (see
 //! [`choose_uniform_method`]).
 mod direct;
-// The O((nx + nf) log nf) sums for large uniform grids: built and tested,
-// not yet chosen by `choose_uniform_method` (see its comment).
-#[allow(dead_code)]
 pub(crate) mod nufft;
 mod sincos;
+#[cfg(test)]
+mod tests;
 
 use crate::api::lombscargle::batch::{Batch, BatchGrid};
 use crate::api::lombscargle::UniformGrid;
@@ -38,11 +38,9 @@ pub(crate) struct Prepared {
     pub t: Vec<f64>,
     /// Weights over their sum.
     pub w: Vec<f64>,
-    /// y - y_center (the plain mean of y with `precenter`, else 0).
+    /// y - y_center (the plain mean of y with `precenter`, else 0), and
+    /// with a floating mean also less Y, its weighted mean (see `prepare`).
     pub y: Vec<f64>,
-    /// w * y of the two above: the `wy` of the NUFFT's interface.
-    #[allow(dead_code)] // read once the NUFFT is wired in
-    pub wy: Vec<f64>,
     pub stats: Stats,
 }
 
@@ -51,7 +49,8 @@ pub(crate) struct Prepared {
 pub(crate) struct Stats {
     pub nx: usize,
     pub t_shift: f64,
-    /// Y = sum w (y - y_center).
+    /// Y = sum w y of the prepared y: with a floating mean, the rounding
+    /// left in the centring (see `prepare`).
     pub y_mean: f64,
     /// sum w (y - y_center)^2 and the same about Y: the `Normalize` denominators.
     pub yy: f64,
@@ -60,6 +59,13 @@ pub(crate) struct Stats {
 
 /// The GPU's `prepare`: two passes, so that the moments about the mean do
 /// not come from a cancelling sum(w y^2) - Y^2 (y = 1e6 + noise).
+///
+/// With a floating mean y is then taken about its weighted mean Y (exact
+/// differences), so the sums are of the centred data: the finish's YC - Y C
+/// would otherwise cancel the sums' error relative to Σ|w y| (~1e6 times
+/// the signal's scale at y = 1e6 + signal) into the result. The finish's Y
+/// becomes the weighted mean of the centred y, the rounding left in the
+/// first Y. (Only `yy`, used without a floating mean, stays about y_center.)
 pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOptions) -> Prepared {
     let n = series.t.len();
     let t: Vec<f64> = series.t.iter().map(|v| v.to_f64()).collect();
@@ -79,9 +85,8 @@ pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOption
     } else {
         0.0
     };
-    let y: Vec<f64> = y.iter().map(|v| v - y_center).collect();
-    let wy: Vec<f64> = w.iter().zip(&y).map(|(w, y)| w * y).collect();
-    let first: f64 = wy.iter().sum();
+    let mut y: Vec<f64> = y.iter().map(|v| v - y_center).collect();
+    let first: f64 = w.iter().zip(&y).map(|(w, y)| w * y).sum();
     let (mut dev, mut dev2, mut yy) = (0.0, 0.0, 0.0);
     for (w, y) in w.iter().zip(&y) {
         let d = y - first;
@@ -89,15 +94,19 @@ pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOption
         dev2 += w * d * d;
         yy += w * y * y;
     }
+    let mut y_mean = first + dev;
+    if opts.floating_mean {
+        y.iter_mut().for_each(|v| *v -= y_mean);
+        y_mean = w.iter().zip(&y).map(|(w, y)| w * y).sum();
+    }
     Prepared {
         t,
         w,
         y,
-        wy,
         stats: Stats {
             nx: n,
             t_shift,
-            y_mean: first + dev,
+            y_mean,
             yy,
             yy_about_mean: dev2 - dev * dev,
         },
@@ -255,19 +264,77 @@ fn finish_lanes(
 pub(crate) enum Method {
     /// Every (sample, frequency) pair ([`direct::Uniform`]).
     Direct,
-    /// The non-uniform FFT (`nufft::uniform_sums_nufft`, another branch).
-    #[allow(dead_code)] // constructed once the NUFFT is wired in
+    /// The non-uniform FFT ([`nufft::Transform`]).
     Nufft,
 }
 
-/// SELECTION POINT for the lead: which method computes the sums of a uniform
-/// grid of `nf` frequencies over `nx` samples. Direct for now: it costs
-/// ~nx nf pair updates (~10 flops each), the NUFFT ~(nx + nf) log nf with a
-/// large constant, so the NUFFT should win once nx is beyond a few hundred
-/// and nf large; the crossover is to be measured when both exist.
-pub(crate) fn choose_uniform_method(_nx: usize, _nf: usize) -> Method {
-    Method::Direct
+/// Which method computes the sums of a uniform grid of `nf` frequencies
+/// over `nx` samples (`single`: f32 input, whose direct kernel runs in f32
+/// at twice the pairs per instruction; the NUFFT runs in f64 either way).
+///
+/// The cheaper one by a cost model of a whole call on one thread, fitted
+/// to 176 timed calls of each method (nx 8-3000, nf 100-2x10^5, f32 and
+/// f64) on the 2-core Xeon: `cargo test --release --lib probe_method_costs
+/// -- --ignored --nocapture` prints both times and the model's choice. It
+/// chose the faster method in all but 3 near-ties (at most 5% slower).
+/// One thread because a batch runs each series on one, and both methods
+/// divide over two threads about alike. The choice depends on the sizes
+/// only, never on the thread count, so the output is the same bits on any
+/// count and a series in a batch gives the bits it gives alone.
+pub(crate) fn choose_uniform_method(nx: usize, nf: usize, single: bool) -> Method {
+    // Beyond this the NUFFT's grids (96 bytes a frequency) outweigh the
+    // periodogram many times over; the direct sums need no memory.
+    const MAX_NUFFT_NF: usize = 1 << 21;
+    if !(64..=MAX_NUFFT_NF).contains(&nf) {
+        return Method::Direct;
+    }
+    let (cost, block) = if single {
+        (&DIRECT_F32, direct::Uniform::<f32, 16>::BLOCK)
+    } else {
+        (&DIRECT_F64, direct::Uniform::<f64, 8>::BLOCK)
+    };
+    let reseeds = nf.div_ceil(uniform_piece(nf, block)) as f64;
+    let (nx, nf) = (nx as f64, nf as f64);
+    let direct =
+        cost.frequency * nf + cost.sample * nx + cost.pair * nx * nf + cost.reseed * nx * reseeds;
+    // The FFTs' share per frequency grows once the grids outgrow the cache.
+    let per_frequency = NUFFT_FREQUENCY + NUFFT_FREQUENCY_PER_DOUBLING * (nf / 1e4).log2().max(0.0);
+    let nufft = NUFFT_SAMPLE * nx + per_frequency * nf;
+    if nufft < direct {
+        Method::Nufft
+    } else {
+        Method::Direct
+    }
 }
+
+/// Seconds on one thread of the direct uniform path: per frequency (the
+/// finish and the output), per sample (its phasor tables), per (sample,
+/// frequency) pair, per sample and exact reseed (one per work item).
+struct DirectCost {
+    frequency: f64,
+    sample: f64,
+    pair: f64,
+    reseed: f64,
+}
+
+const DIRECT_F64: DirectCost = DirectCost {
+    frequency: 13.9e-9,
+    sample: 0.10e-6,
+    pair: 0.198e-9,
+    reseed: 9.9e-9,
+};
+const DIRECT_F32: DirectCost = DirectCost {
+    frequency: 13.2e-9,
+    sample: 0.21e-6,
+    pair: 0.100e-9,
+    reseed: 12.3e-9,
+};
+/// NUFFT seconds on one thread: per sample (its phases and three spreads of
+/// 16 taps), per frequency (three FFTs of ~2 nf points, the per-output pass,
+/// the finish), and the growth per doubling of nf beyond 10^4.
+const NUFFT_SAMPLE: f64 = 0.29e-6;
+const NUFFT_FREQUENCY: f64 = 29.5e-9;
+const NUFFT_FREQUENCY_PER_DOUBLING: f64 = 8.5e-9;
 
 /// Frequencies per work item of the direct uniform kernel with blocks of
 /// `block`: a whole number of blocks, at most one reseed interval, and a
@@ -363,11 +430,24 @@ pub(crate) fn lombscargle_uniform<T: Float>(
     grid: &UniformGrid,
     opts: &LombScargleOptions,
 ) -> Periodogram<T> {
+    let single = std::mem::size_of::<T>() == 4;
+    let method = choose_uniform_method(series.t.len(), grid.nf, single);
+    uniform_by(method, threads, progress, series, grid, opts)
+}
+
+/// [`lombscargle_uniform`] by the given method (the tests force each).
+pub(crate) fn uniform_by<T: Float>(
+    method: Method,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    series: &Series<'_, T>,
+    grid: &UniformGrid,
+    opts: &LombScargleOptions,
+) -> Periodogram<T> {
     let p = prepare(series, opts);
-    match choose_uniform_method(p.t.len(), grid.nf) {
-        // The lead wires `nufft::uniform_sums_nufft(&p.t, &p.w, &p.wy,
-        // grid.f0, grid.df, grid.nf, threads)` here, then [`from_sums`].
-        Method::Direct | Method::Nufft => {
+    match method {
+        Method::Nufft => uniform_nufft(threads, progress, &p, grid, opts),
+        Method::Direct => {
             let input = direct::KernelInput::new(&p, opts.floating_mean);
             // f32 input: the kernel in f32, 16 lanes (see `direct::Uniform`).
             if std::mem::size_of::<T>() == 4 {
@@ -402,26 +482,42 @@ fn uniform_direct<T: Float, E: direct::Element, const W: usize>(
     )
 }
 
-/// The periodogram from sums already taken on the whole grid (the NUFFT's
-/// output): only the finish, over `threads`.
-#[allow(dead_code)] // used once the NUFFT is wired in
-pub(crate) fn from_sums<T: Float>(
+/// Frequencies per work item of the NUFFT's per-output pass and finish.
+const NUFFT_PIECE: usize = 4096;
+
+/// Below this many frequencies the NUFFT runs on one thread: its grids
+/// (96 bytes a frequency) then fit a core's L2, and moving them between
+/// cores from phase to phase cost more than the second thread saved (on the
+/// 2-core Xeon, 150 x 10^4: 0.24 ms on one thread, 0.39 on two; at 3 x
+/// 10^4 about even; 3000 x 10^5: 6.2 ms against 4.0). The output does not
+/// depend on it.
+const NUFFT_THREADED_NF: usize = 32_768;
+
+/// The periodogram from the NUFFT's sums, in f64 whatever `T` (its error,
+/// ~1e-14 of Σ|w y|, is far under f32's bound).
+fn uniform_nufft<T: Float>(
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    stats: &Stats,
+    p: &Prepared,
     grid: &UniformGrid,
-    sums: &[TrigSums],
     opts: &LombScargleOptions,
 ) -> Periodogram<T> {
+    let threads = if grid.nf < NUFFT_THREADED_NF {
+        1
+    } else {
+        threads
+    };
+    let wy: Vec<f64> = p.w.iter().zip(&p.y).map(|(w, y)| w * y).collect();
+    let transform = nufft::Transform::new(&p.t, &p.w, &wy, grid.f0, grid.df, grid.nf, threads);
     periodogram(
         threads,
         progress,
         grid.nf,
-        4096,
-        stats,
+        NUFFT_PIECE,
+        &p.stats,
         opts,
         |k| grid.frequency(k),
-        |first, out| out.copy_from_slice(&sums[first..first + out.len()]),
+        |first, out| transform.sums(first, out),
         f64::EPSILON,
     )
 }
@@ -517,5 +613,100 @@ mod probe {
         let a = min_time(20, || direct::arbitrary_sums(&input, &freqs, &mut sums));
         let pairs = (n * grid.nf) as f64;
         println!("1 thread: uniform sums {:.3} ms ({:.2e} pairs/s), finish {:.3} ms, arbitrary sums {:.3} ms ({:.2e} pairs/s) {acc}", k * 1e3, pairs / k, f * 1e3, a * 1e3, pairs / a);
+    }
+
+    /// Whole single-thread calls by each uniform method over sizes around
+    /// the crossover, f64 and f32, medians of repeats: the data behind
+    /// `choose_uniform_method`'s constants. Prints a line per size with
+    /// both times, the model's figures and what it chooses.
+    #[test]
+    #[ignore]
+    fn probe_method_costs() {
+        fn median_time(reps: usize, mut f: impl FnMut()) -> f64 {
+            f();
+            let mut v: Vec<f64> = (0..reps)
+                .map(|_| {
+                    let s = std::time::Instant::now();
+                    f();
+                    s.elapsed().as_secs_f64()
+                })
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v[reps / 2]
+        }
+        fn run<T: Float>(nx: usize, nf: usize) {
+            let t: Vec<T> = (0..nx)
+                .map(|i| T::from_f64(5.9e4 + i as f64 * 1000.0 / nx as f64 + (i as f64).sin()))
+                .collect();
+            let y: Vec<T> = t
+                .iter()
+                .map(|t| T::from_f64((t.to_f64() * 0.3).sin() + 0.5))
+                .collect();
+            let opts = LombScargleOptions {
+                floating_mean: true,
+                normalize: Normalize::Normalize,
+                ..Default::default()
+            };
+            let series = Series::new(&t, &y);
+            let grid = UniformGrid::new(0.01, 5.0 / nf as f64, nf);
+            let work = (nx * nf) as f64;
+            let reps = ((3e7 / work) as usize).clamp(5, 201);
+            let time = |m, threads| {
+                median_time(reps, || {
+                    std::hint::black_box(uniform_by::<T>(m, threads, None, &series, &grid, &opts));
+                })
+            };
+            let (d, n) = (time(Method::Direct, 1), time(Method::Nufft, 1));
+            // PROBE_THREADS=n: the same on n threads (the model is of one).
+            if let Some(threads) = std::env::var("PROBE_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                println!(
+                    "{} nx {nx:5} nf {nf:7}: {threads} threads: direct {:9.4} ms nufft {:9.4} ms",
+                    T::NAME,
+                    time(Method::Direct, threads) * 1e3,
+                    time(Method::Nufft, threads) * 1e3,
+                );
+            }
+            let single = T::NAME == "f32";
+            let chosen = choose_uniform_method(nx, nf, single);
+            println!(
+                "{} nx {nx:5} nf {nf:7}: direct {:9.4} ms nufft {:9.4} ms -> {chosen:?}{}",
+                T::NAME,
+                d * 1e3,
+                n * 1e3,
+                if (d < n) != (chosen == Method::Direct) {
+                    "  (not the faster)"
+                } else {
+                    ""
+                }
+            );
+        }
+        let sizes: Vec<(usize, usize)> = std::env::var("PROBE_SIZES")
+            .ok()
+            .map(|v| {
+                v.split(',')
+                    .map(|p| {
+                        let (a, b) = p.split_once('x').unwrap();
+                        (a.parse().unwrap(), b.parse().unwrap())
+                    })
+                    .collect()
+            })
+            .unwrap_or_else(|| {
+                let mut v = vec![];
+                for nf in [100, 300, 1000, 2000, 5000, 10_000, 30_000, 100_000, 200_000] {
+                    for nx in [8, 32, 64, 100, 150, 200, 300, 500, 1000, 3000] {
+                        if nx * nf <= 200_000_000 {
+                            v.push((nx, nf));
+                        }
+                    }
+                }
+                v
+            });
+        for (nx, nf) in sizes {
+            run::<f64>(nx, nf);
+            run::<f32>(nx, nf);
+        }
     }
 }

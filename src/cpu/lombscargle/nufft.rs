@@ -19,12 +19,16 @@
 //! kernel's Fourier transform at 2 pi m / n (Gauss-Legendre quadrature, once
 //! per plan).
 //!
-//! Parallelism (deterministic for a given thread count): the θ grids (w and
-//! wy share the kernel values) and the 2θ grid are spread by two threads; each
-//! grid is split by decimation in time into `parts` sub-grids (grid point l in
-//! sub-grid l mod parts), so the three FFTs become 3 parts independent FFTs
-//! of n / parts points that balance over threads (rustfft is single-threaded);
-//! the radix-`parts` butterfly that joins them is folded into the final pass.
+//! Parallelism, with results independent of the thread count (the same bits
+//! on 1 thread or 16): the θ grids (w and wy share the kernel values) and
+//! the 2θ grid are each spread by one thread in sample order (two threads
+//! at most); each grid is split by decimation in time into `parts` sub-grids
+//! (grid point l in sub-grid l mod parts, `parts` a function of the grid
+//! size only), so the three FFTs become 3 parts independent FFTs of n /
+//! parts points that balance over threads (rustfft is single-threaded); the
+//! radix-`parts` butterfly that joins them is folded into the per-output
+//! pass ([`Transform::sums`]), which the caller runs over output ranges on
+//! its threads.
 use std::f64::consts::TAU;
 use std::sync::{Arc, Mutex};
 
@@ -32,7 +36,9 @@ use multiversion::multiversion;
 use rustfft::num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
 
-use crate::cpu::parallel::{for_each_chunk, for_each_range_mut};
+#[cfg(test)]
+use crate::cpu::parallel::for_each_chunk;
+use crate::cpu::parallel::for_each_range_mut;
 
 /// Oversampling factor n / nf. sigma 1.25 (width 20) was ~1.7x faster at
 /// nf = 2e5 (3.5 vs 6.0 ms on 2 threads) but stops near 1e-12 of Σ|c| (the
@@ -73,14 +79,18 @@ struct Plan {
 }
 
 impl Plan {
-    /// A grid of n points, zeroed on first use by `clear` (on the thread
-    /// that spreads into it).
-    fn take_grid(&self) -> (Vec<Complex64>, bool) {
+    /// Room for a grid of n points, a spare one when there is one; zeroed
+    /// by `zeroed`, on the thread that spreads into it (a fresh grid's first
+    /// touch, 21 MB at nf = 2e5, cost 8 ms on the caller's thread alone).
+    fn take_grid(&self) -> Vec<Complex64> {
         let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        match spare {
-            Some(g) => (g, true),
-            None => (vec![Complex64::default(); self.n], false),
-        }
+        spare.unwrap_or_else(|| Vec::with_capacity(self.n))
+    }
+
+    /// `g` as n zeros.
+    fn zeroed(&self, g: &mut Vec<Complex64>) {
+        g.clear();
+        g.resize(self.n, Complex64::default());
     }
 
     fn give_back(&self, grids: [Vec<Complex64>; 3]) {
@@ -153,35 +163,52 @@ fn phihat_table(nodes: &[f64], fw: &[f64], n: usize, max_m: usize) -> Vec<f64> {
 /// enough sub-grids to stay under it.
 const MAX_SUB: usize = 1 << 17;
 
-/// Sub-grids per grid: a power of two, at least 2 on several threads (the
-/// three grids then give an even number of FFTs), enough to keep each under
-/// `MAX_SUB` points.
-fn parts_for(n_min: usize, threads: usize) -> usize {
-    let mut parts = if threads > 1 { 2 } else { 1 };
+/// Sub-grids per grid: a power of two, at least 2 (the three grids then
+/// give an even number of FFTs to balance over two threads; a single thread
+/// pays one extra complex product per output and grid in `combine`),
+/// enough to keep each under `MAX_SUB` points. A function of the grid size
+/// only, never of the thread count: the split changes the FFT's rounding,
+/// and results must not depend on the threads.
+fn parts_for(n_min: usize) -> usize {
+    let mut parts = 2;
     while n_min.div_ceil(parts) > MAX_SUB {
         parts *= 2;
     }
     parts
 }
 
-/// Smallest 2^a 3^b 5^c >= `at_least` that `multiple_of` divides (rustfft
-/// has fast butterflies for these radices).
-fn smooth_size(at_least: usize, multiple_of: usize) -> usize {
-    let mut n = at_least.max(1);
-    loop {
-        if n % multiple_of == 0 {
-            let mut r = n;
-            for p in [2, 3, 5] {
-                while r % p == 0 {
-                    r /= p;
-                }
-            }
-            if r == 1 {
-                return n;
+/// The grid size: a multiple of `parts` whose sub-grid size n / parts is
+/// 2^a 3^b 5^c (rustfft's fast radices), at least `at_least`, and of the
+/// least estimated FFT time among those up to 30% larger. rustfft's time per
+/// point grows with the factors 5 (and a little with 3): on the 2-core EPYC
+/// 10,000 points (5^4) took 4.2 ns a point, 10,240 (5) 2.8 and 10,368 (3^4)
+/// 3.0; 50,000 4.9 against 51,200 3.9 (`fft_timing`), so the smallest
+/// smooth size is often not the fastest.
+fn smooth_size(at_least: usize, parts: usize) -> usize {
+    let factors = |mut r: usize| {
+        let mut count = [0u32; 3];
+        for (c, p) in count.iter_mut().zip([2, 3, 5]) {
+            while r % p == 0 {
+                r /= p;
+                *c += 1;
             }
         }
-        n += 1;
+        (r == 1).then_some(count)
+    };
+    let sub_min = at_least.max(1).div_ceil(parts);
+    let mut best = (f64::INFINITY, sub_min);
+    for sub in sub_min..=sub_min + sub_min.div_ceil(10) * 3 {
+        if let Some([_, e3, e5]) = factors(sub) {
+            let x = sub as f64;
+            let cost = x * x.log2().max(1.0) * (1.0 + 0.02 * e3 as f64 + 0.08 * e5 as f64);
+            if cost < best.0 {
+                best = (cost, sub);
+            }
+        }
     }
+    // Some 2^a 3^b 5^c lies in any [x, 1.3 x] past the first few integers
+    // (all of 1..=6 are smooth); the scan always finds one.
+    best.1 * parts
 }
 
 /// Gauss-Legendre nodes and weights on [0, h] (Newton on P_q from the
@@ -324,24 +351,136 @@ fn plan_for(nf: usize, parts: usize, sigma: f64, width: usize) -> Arc<Plan> {
     plan
 }
 
-/// Whether the NUFFT beats a direct O(nx nf) recurrence for these sizes on
-/// 2 threads. Measured NUFFT cost on the 2-core EPYC (quiet): ~30 ns per
-/// frequency (3 FFTs of 2 nf points, the butterfly pass, the output), ~0.12
-/// us per sample (two spreads of 16 taps), ~0.1 ms fixed (threads, grid
-/// clearing); the direct recurrence at ~2.5e9 sample-frequency pairs a
-/// second (0.4 ns a pair, the figure given for the direct path on 2 cores).
-/// So the NUFFT wins once nx exceeds ~100 at nf = 1e4 and ~500 at nf = 1e3.
-pub(crate) fn nufft_is_faster(nx: usize, nf: usize) -> bool {
-    let (nx, nf) = (nx as f64, nf as f64);
-    let direct = 0.4e-9 * nx * nf;
-    let nufft = 30e-9 * nf + 0.12e-6 * nx + 0.1e-3;
-    nf >= 64.0 && nufft < direct
+/// The three transformed grids of one series and grid of frequencies, ready
+/// to give the sums of any range of outputs ([`Transform::sums`]): the
+/// caller finishes each range as it comes, so the sums of the whole grid
+/// (48 bytes a frequency) are never held at once. The grids go back to the
+/// plan's spares when it is dropped.
+pub(crate) struct Transform {
+    plan: Arc<Plan>,
+    /// w at θ, wy at θ, w at 2θ (see the module documentation).
+    grids: [Vec<Complex64>; 3],
 }
 
-/// out[k] = [Σ w cos a t, Σ w sin a t, Σ wy cos a t, Σ wy sin a t,
-/// Σ w cos 2at, Σ w sin 2at] at a = f0 + k df, for times `t` already shifted
-/// by their mean. Error ~1e-14 relative to Σ|w| (resp. Σ|wy|) plus the
+impl Transform {
+    /// Spreads and transforms: the part of the work that is not per output.
+    /// `t` already shifted by its mean; `w`, `wy` of the same length.
+    pub(crate) fn new(
+        t: &[f64],
+        w: &[f64],
+        wy: &[f64],
+        f0: f64,
+        df: f64,
+        nf: usize,
+        threads: usize,
+    ) -> Transform {
+        Transform::with(t, w, wy, f0, df, nf, threads, SIGMA, WIDTH)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn with(
+        t: &[f64],
+        w: &[f64],
+        wy: &[f64],
+        f0: f64,
+        df: f64,
+        nf: usize,
+        threads: usize,
+        sigma: f64,
+        width: usize,
+    ) -> Transform {
+        let threads = threads.max(1);
+        let plan = plan_for(nf, parts_for(grid_min(nf, sigma, width)), sigma, width);
+        let n = plan.n;
+        let k0 = nf / 2;
+        // The centring frequency f0 + k0 df as a double-double, so that with
+        // `cycles` the phases of long spans keep their full precision.
+        let (q, q_err) = two_prod(k0 as f64, df);
+        let (fc, fc_err) = two_sum(f0, q);
+        let fc = (fc, fc_err + q_err);
+        let nx = t.len().min(w.len()).min(wy.len());
+
+        let mut grid1 = plan.take_grid(); // w at θ
+        let mut grid2 = plan.take_grid(); // wy at θ
+        let mut grid3 = plan.take_grid(); // w at 2θ
+                                          // Each grid is spread by one thread in sample order: the same sums
+                                          // in the same order whichever thread, and however many, run.
+        let spread_first = |g1: &mut Vec<Complex64>, g2: &mut Vec<Complex64>| {
+            plan.zeroed(g1);
+            plan.zeroed(g2);
+            spread(&t[..nx], &w[..nx], &wy[..nx], fc, df, false, &plan, g1, g2)
+        };
+        let spread_second = |g3: &mut Vec<Complex64>| {
+            plan.zeroed(g3);
+            spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut [])
+        };
+        if threads > 1 {
+            std::thread::scope(|scope| {
+                let g3 = &mut grid3;
+                let other = scope.spawn(|| spread_second(g3));
+                spread_first(&mut grid1, &mut grid2);
+                other
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            });
+        } else {
+            spread_first(&mut grid1, &mut grid2);
+            spread_second(&mut grid3);
+        }
+
+        // 3 parts independent FFTs (the same plan, so the same bits, on
+        // whichever thread), a static split over threads.
+        let sub = n / plan.parts;
+        let mut jobs: Vec<&mut [Complex64]> = grid1
+            .chunks_mut(sub)
+            .chain(grid2.chunks_mut(sub))
+            .chain(grid3.chunks_mut(sub))
+            .collect();
+        let fft = &plan.fft;
+        for_each_range_mut(threads, &mut jobs, 1, |_, mine| {
+            let mut scratch = vec![Complex64::default(); fft.get_inplace_scratch_len()];
+            for grid in mine.iter_mut() {
+                fft.process_with_scratch(grid, &mut scratch);
+            }
+        });
+        drop(jobs);
+        Transform {
+            plan,
+            grids: [grid1, grid2, grid3],
+        }
+    }
+
+    /// out[i] = [Σ w cos a t, Σ w sin a t, Σ wy cos a t, Σ wy sin a t,
+    /// Σ w cos 2at, Σ w sin 2at] at a = f0 + (first + i) df. Each output
+    /// depends on its index only, not on how the outputs are cut.
+    pub(crate) fn sums(&self, first: usize, out: &mut [[f64; 6]]) {
+        let plan = &self.plan;
+        debug_assert!(first + out.len() <= plan.nf);
+        let [g1, g2, g3] = &self.grids;
+        combine(
+            out,
+            first,
+            plan.nf / 2,
+            plan.n / plan.parts,
+            plan.parts,
+            [g1, g2, g3],
+            &plan.deconv,
+            &plan.twiddle,
+        )
+    }
+}
+
+impl Drop for Transform {
+    fn drop(&mut self) {
+        let grids = std::mem::take(&mut self.grids);
+        self.plan.give_back(grids);
+    }
+}
+
+/// All the sums at once (tests and timings): [`Transform::sums`] of
+/// `0..nf`, error ~1e-14 relative to Σ|w| (resp. Σ|wy|) plus the
 /// conditioning of the phases themselves (see the tests).
+#[cfg(test)]
 pub(crate) fn uniform_sums_nufft(
     t: &[f64],
     w: &[f64],
@@ -352,24 +491,11 @@ pub(crate) fn uniform_sums_nufft(
     threads: usize,
 ) -> Vec<[f64; 6]> {
     let mut out = vec![[0.0; 6]; nf];
-    uniform_sums_into(t, w, wy, f0, df, threads, &mut out);
+    uniform_sums_with(t, w, wy, f0, df, threads, SIGMA, WIDTH, &mut out);
     out
 }
 
-/// [`uniform_sums_nufft`] into `out` (nf = out.len()): spares a caller that
-/// reuses its buffer the page faults of a fresh one (10 MB at nf = 2e5).
-pub(crate) fn uniform_sums_into(
-    t: &[f64],
-    w: &[f64],
-    wy: &[f64],
-    f0: f64,
-    df: f64,
-    threads: usize,
-    out: &mut [[f64; 6]],
-) {
-    uniform_sums_with(t, w, wy, f0, df, threads, SIGMA, WIDTH, out)
-}
-
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 fn uniform_sums_with(
     t: &[f64],
@@ -382,87 +508,14 @@ fn uniform_sums_with(
     width: usize,
     out: &mut [[f64; 6]],
 ) {
-    let nf = out.len();
-    if nf == 0 {
+    if out.is_empty() {
         return;
     }
-    let threads = threads.max(1);
-    let parts = parts_for(grid_min(nf, sigma, width), threads);
-    let plan = plan_for(nf, parts, sigma, width);
-    let n = plan.n;
-    let k0 = nf / 2;
-    // The centring frequency f0 + k0 df as a double-double, so that with
-    // `cycles` the phases of long spans keep their full precision.
-    let (q, q_err) = two_prod(k0 as f64, df);
-    let (fc, fc_err) = two_sum(f0, q);
-    let fc = (fc, fc_err + q_err);
-    let nx = t.len().min(w.len()).min(wy.len());
-
-    // One exact sin_cos per sample for the centring phase; squaring it for
-    // the 2a grid costs a few ulps, far under the target.
-    let (mut grid1, dirty1) = plan.take_grid(); // w at θ
-    let (mut grid2, dirty2) = plan.take_grid(); // wy at θ
-    let (mut grid3, dirty3) = plan.take_grid(); // w at 2θ
-    let clear = |g: &mut [Complex64], dirty: bool| {
-        if dirty {
-            g.fill(Complex64::default());
-        }
-    };
-    let spread_first = |g1: &mut [Complex64], g2: &mut [Complex64]| {
-        clear(g1, dirty1);
-        clear(g2, dirty2);
-        spread(&t[..nx], &w[..nx], &wy[..nx], fc, df, false, &plan, g1, g2)
-    };
-    let spread_second = |g3: &mut [Complex64]| {
-        clear(g3, dirty3);
-        spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut [])
-    };
-    if threads > 1 {
-        std::thread::scope(|scope| {
-            let g3 = &mut grid3;
-            let other = scope.spawn(|| spread_second(g3));
-            spread_first(&mut grid1, &mut grid2);
-            other
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        });
-    } else {
-        spread_first(&mut grid1, &mut grid2);
-        spread_second(&mut grid3);
-    }
-
-    // 3 parts independent FFTs, a static split over threads.
-    let sub = n / parts;
-    let mut jobs: Vec<&mut [Complex64]> = grid1
-        .chunks_mut(sub)
-        .chain(grid2.chunks_mut(sub))
-        .chain(grid3.chunks_mut(sub))
-        .collect();
-    let fft = &plan.fft;
-    for_each_range_mut(threads, &mut jobs, 1, |_, mine| {
-        let mut scratch = vec![Complex64::default(); fft.get_inplace_scratch_len()];
-        for grid in mine.iter_mut() {
-            fft.process_with_scratch(grid, &mut scratch);
-        }
-    });
-    drop(jobs);
-
-    let grids = [&grid1[..], &grid2[..], &grid3[..]];
+    let tr = Transform::with(t, w, wy, f0, df, out.len(), threads, sigma, width);
     for_each_chunk(threads, out, 8192, None, |first, piece| {
-        combine(
-            piece,
-            first,
-            k0,
-            sub,
-            parts,
-            grids,
-            &plan.deconv,
-            &plan.twiddle,
-        )
+        tr.sums(first, piece)
     });
-    plan.give_back([grid1, grid2, grid3]);
 }
-
 /// Output k (m = k - k0): per grid G(m) = Σ_r ω^{r m} F_r(m mod sub), the
 /// decimation-in-time butterfly joining the sub-grid FFTs, times the
 /// deconvolution. Blocks of up to 64 k with contiguous sub-grid indices in
