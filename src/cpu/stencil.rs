@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use multiversion::multiversion;
 
-use super::parallel::static_ranges;
+use super::parallel::for_each_chunk;
 use super::stencil_rows::{row_sums, RowScratch, ROW_PAD};
 use super::store::{fence, STREAM_MIN_BYTES};
 use crate::float::Float;
@@ -56,6 +56,11 @@ use crate::reference::stencil::extend;
 /// Rows between exact re-seeds of the running column sums (and the
 /// alignment of the threads' strips).
 pub(crate) const RESEED: usize = 128;
+/// RESEED blocks of rows per strip handed to a thread: 16 strips of an
+/// 8192-row image, so that a thread slowed by other work on its core does
+/// fewer of them (one strip per thread waited for the slowest). Starting a
+/// strip costs nothing extra: its first row is a re-seed anyway.
+const STRIP_BLOCKS: usize = 4;
 /// Columns per tile: the tile's column sums (8 KB) and the pieces of the
 /// rows it reads stay in L1 between the column update and the row sums
 /// (8192^2 f32, 2 threads: 512 columns 0.63-0.65 of a copy's bandwidth at
@@ -231,10 +236,10 @@ pub fn box_filter<T: Float>(
         }
         return;
     }
-    // Strips of whole RESEED blocks of rows, one per thread; each thread gets
-    // the part of the output from its first row's start to its last row's
-    // end (the gaps between rows inside it are never written).
-    let strips = static_ranges(rows, threads, RESEED);
+    // Strips of STRIP_BLOCKS RESEED blocks of rows, handed to the threads as
+    // they free up; each strip is the part of the output from its first
+    // row's start to its last row's end (the gaps between rows inside it are
+    // never written).
     let done = AtomicU64::new(0);
     let report = |n: usize| {
         let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
@@ -242,31 +247,19 @@ pub fn box_filter<T: Float>(
             p(finished, rows as u64);
         }
     };
-    let mut pieces = Vec::with_capacity(strips.len());
-    let mut rest = &mut output[..layout.output_len()];
-    for (i, s) in strips.iter().enumerate() {
-        let len = if i + 1 == strips.len() {
-            rest.len()
-        } else {
-            s.len() * layout.out_pitch
-        };
-        let (piece, tail) = rest.split_at_mut(len);
-        pieces.push((s.clone(), piece));
-        rest = tail;
-    }
-    let run = |(strip, piece): (std::ops::Range<usize>, &mut [T])| {
-        filter_strip(input, piece, layout, opts, strip, &report);
-    };
-    if pieces.len() <= 1 {
-        pieces.into_iter().for_each(run);
-        return;
-    }
-    std::thread::scope(|scope| {
-        for p in pieces {
-            let run = &run;
-            scope.spawn(move || run(p));
-        }
-    });
+    let strip_rows = RESEED * STRIP_BLOCKS;
+    let out = &mut output[..layout.output_len()];
+    for_each_chunk(
+        threads,
+        out,
+        strip_rows * layout.out_pitch,
+        None,
+        |first, piece| {
+            let start = first / layout.out_pitch;
+            let strip = start..(start + strip_rows).min(rows);
+            filter_strip(input, piece, layout, opts, strip, &report);
+        },
+    );
 }
 
 /// The columns of one tile and their column sums.
