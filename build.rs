@@ -106,6 +106,16 @@ fn main() {
         env::var("HOST").unwrap()
     );
 
+    // std::arch's AVX-512 intrinsics are stable from Rust 1.89: the CPU paths
+    // written with them (src/cpu/stencil_rows.rs) are compiled from that
+    // version on; older compilers (the crate's MSRV is 1.80) build without them.
+    println!("cargo:rustc-check-cfg=cfg(kernpack_avx512)");
+    if env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64")
+        && rustc_minor().is_some_and(|minor| minor >= 89)
+    {
+        println!("cargo:rustc-cfg=kernpack_avx512");
+    }
+
     if let Ok(dir) = env::var("KERNPACK_FATBIN_EXPORT") {
         let dir = PathBuf::from(dir);
         fs::create_dir_all(&dir).unwrap();
@@ -183,6 +193,20 @@ fn flags_text() -> String {
         "{} (13.0: {MODERN_COMPRESSION}; 11.8: zstd -{LEGACY_ZSTD_LEVEL} by build.rs)",
         NVCC_FLAGS.join(" ")
     )
+}
+
+/// The minor version of the compiler building the crate (1.x), from
+/// `$RUSTC --version`.
+fn rustc_minor() -> Option<u32> {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc).arg("--version").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let version = text.split_whitespace().nth(1)?;
+    let mut parts = version.split('.');
+    match (parts.next()?, parts.next()?) {
+        ("1", minor) => minor.parse().ok(),
+        _ => None,
+    }
 }
 
 fn join(archs: &[u32]) -> String {

@@ -136,10 +136,10 @@ fn image<T: Float>(seed: u64, layout: &ImageLayout, spikes: usize) -> Vec<T> {
 
 /// Tiny (1 .. 4, below most windows), small, and sizes that cross the fast
 /// path's boundaries: RESEED rows (strips of 1-3 threads) and, for the
-/// columns, its 512-column pieces.
+/// columns, its 1024-column tiles (src/cpu/stencil.rs TILE_COLS).
 fn layout_strategy() -> impl Strategy<Value = ImageLayout> {
     let rows = prop_oneof![1usize..5, 5usize..40, 120usize..280];
-    let cols = prop_oneof![1usize..5, 5usize..40, 120usize..280, 505usize..530];
+    let cols = prop_oneof![1usize..5, 5usize..40, 120usize..280, 1015usize..1040];
     (rows, cols, 0usize..4, 0usize..4).prop_map(|(rows, cols, pi, po)| ImageLayout {
         rows,
         cols,
@@ -256,5 +256,99 @@ fn fast_nan_in_a_large_image_stays_in_its_windows() {
             "{bad} non-finite outputs"
         );
         assert!(got[300 * cols + 600 + r].is_nan() && got[(300 + r + 1) * cols + 600].is_finite());
+    }
+}
+
+/// Even windows (and 0) are refused on the CPU backend too, with the
+/// output left as it was.
+#[test]
+fn fast_even_windows_are_refused() {
+    let input = vec![1.0f32; 12];
+    for size in (0..=34).step_by(2) {
+        let mut out = vec![-7.0f32; 12];
+        let opts = BoxFilterOptions {
+            size,
+            ..Default::default()
+        };
+        let err = kp(2)
+            .box_filter_into(&input, &mut out, &ImageLayout::contiguous(3, 4), &opts)
+            .unwrap_err();
+        assert!(
+            matches!(&err, kernpack::Error::InvalidInput(m) if m.contains("odd number")),
+            "size {size}: {err}"
+        );
+        assert!(
+            out.iter().all(|v| *v == -7.0),
+            "size {size} changed the output"
+        );
+    }
+}
+
+/// An output of more than 32 MB, which the fast path writes with streaming
+/// (non-temporal) stores, the property tests' images being far smaller:
+/// poisoned gaps stay untouched, and outputs at sampled points (every
+/// edge row and column included) match the window sums computed here
+/// point by point, for the tree sums (size <= 13 on AVX-512), the doubling
+/// sums, the interior mode's edges and a NaN cval's edges.
+#[test]
+fn fast_streamed_output_matches_window_sums() {
+    let (rows, cols) = (2049, 4099);
+    let layout = ImageLayout {
+        rows,
+        cols,
+        in_pitch: cols + 1,
+        out_pitch: cols + 3,
+    };
+    assert!(layout.output_len() * 4 > 32 << 20);
+    let mut input: Vec<f32> = image(11, &layout, 0);
+    input[1000 * layout.in_pitch + 2000] = f32::NAN;
+    let cases = [
+        (7, BoundaryMode::Reflect, 0.0),
+        (31, BoundaryMode::Wrap, 0.0),
+        (9, BoundaryMode::Interior, 0.0),
+        (13, BoundaryMode::Constant, f64::NAN),
+    ];
+    for (size, mode, cval) in cases {
+        let opts = BoxFilterOptions { size, mode, cval };
+        let mut got = vec![f32::NAN; layout.output_len()];
+        kp(2)
+            .box_filter_into(&input, &mut got, &layout, &opts)
+            .unwrap();
+        let r = size as i64 / 2;
+        let value = |y: i64, x: i64| match (
+            stencil::extend(y, rows as i64, mode),
+            stencil::extend(x, cols as i64, mode),
+        ) {
+            (Some(y), Some(x)) => input[y as usize * layout.in_pitch + x as usize] as f64,
+            _ => cval,
+        };
+        let mut rng = Rng(size as u64);
+        let edges = (0..rows).flat_map(|y| [(y, 0), (y, 1), (y, cols - 2), (y, cols - 1)]);
+        let sampled = (0..4000).map(|_| {
+            let y = (rng.next() * rows as f64) as usize % rows;
+            (y, (rng.next() * cols as f64) as usize % cols)
+        });
+        for (y, x) in edges.chain(sampled) {
+            let (yi, xi) = (y as i64, x as i64);
+            let fits = yi >= r && yi < rows as i64 - r && xi >= r && xi < cols as i64 - r;
+            let want = if mode == BoundaryMode::Interior && !fits {
+                input[y * layout.in_pitch + x] as f64
+            } else {
+                let sum: f64 = (-r..=r)
+                    .flat_map(|dy| (-r..=r).map(move |dx| (dy, dx)))
+                    .map(|(dy, dx)| value(yi + dy, xi + dx))
+                    .sum();
+                (sum / (size * size) as f64) as f32 as f64
+            };
+            let g = got[y * layout.out_pitch + x] as f64;
+            assert!(
+                same_class(g, want) || (g - want).abs() <= 1e-6 * (1.0 + want.abs()),
+                "size {size} {mode:?} ({y}, {x}): {g}, want {want}"
+            );
+        }
+        for y in 0..rows - 1 {
+            let gap = &got[y * layout.out_pitch + cols..(y + 1) * layout.out_pitch];
+            assert!(gap.iter().all(|v| v.is_nan()), "row {y}'s gap was written");
+        }
     }
 }

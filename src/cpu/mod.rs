@@ -16,6 +16,7 @@ pub(crate) mod parallel;
 pub(crate) mod real;
 pub(crate) mod reduce;
 pub(crate) mod stencil;
+pub(crate) mod stencil_rows;
 pub(crate) mod store;
 pub(crate) mod threads;
 pub(crate) mod window_sum;

@@ -1,28 +1,36 @@
 //! The box filter, separable, at memory bandwidth.
 //!
-//! Each thread owns a strip of output rows and keeps, in an f64 row buffer,
-//! the column sums `V[c]` of the window's rows for the current output row:
-//! moving down a row adds the incoming row and subtracts the outgoing one
-//! (vectorised over columns), so the vertical cost does not depend on the
-//! window. The buffer carries `r` extra columns at each end, filled by index
-//! mapping (the boundary mode is applied at the edges only). Each output is
-//! then the direct sum of `size` consecutive column sums (vectorised over
-//! outputs), times `1 / size^2`, rounded once to `T`.
+//! Each thread owns a strip of output rows and goes down it row by row; each
+//! row is cut into tiles of [`TILE_COLS`] columns. A tile keeps, in an f64
+//! buffer, the column sums `V[c]` of the window's rows for the current output
+//! row over its columns and `r` more at each side: moving down a row adds
+//! the incoming row and subtracts the outgoing one (vectorised over
+//! columns), so the vertical cost does not depend on the window. The columns
+//! outside the image (at most `r` at each side of an edge tile) are those
+//! the boundary mode reads there, each updated with the same arithmetic as
+//! inside. Each output is then the sum of `size` consecutive column sums,
+//! times `1 / size^2`, rounded once to `T` (src/cpu/stencil_rows.rs), read
+//! while the tile's column sums (8 KB) are still in L1. Memory sees one read
+//! of the input (the next row asked for ahead, see [`prefetch`]) and one
+//! write of the output, streamed past the caches when it is large (see
+//! super::store).
 //!
 //! Determinism: the running column sums are re-seeded (summed directly, top
 //! to bottom) at every row that is a multiple of [`RESEED`], and the strips
-//! start at such rows, so each output depends on its row and column only:
-//! the same bits on any thread count.
+//! start at such rows; the tiles are fixed by the image's width. So each
+//! output depends on its row and column only: the same bits on any thread
+//! count.
 //!
 //! Non-finite values: a running sum that meets a NaN or an infinity stays
-//! non-finite after it leaves (inf - inf), so after every step the column
-//! sums are checked and, when one is not finite, the row's column sums are
-//! summed directly instead. Direct sums hold only the window's values, and
-//! the horizontal sums never subtract, so a non-finite value spoils exactly
-//! the windows that hold it (as in the reference). A non-finite `cval`
-//! (constant mode) is handled as the kernels do: the image is filtered with
-//! 0 outside, then `cval` is added to every output whose window reaches past
-//! the edge (+-inf or NaN, the class the reference's sum has).
+//! non-finite after it leaves (inf - inf), so the column update checks its
+//! results and, when one is not finite, the tile's column sums of that row
+//! are summed directly instead. Direct sums hold only the window's values,
+//! and the horizontal sums never subtract, so a non-finite value spoils
+//! exactly the windows that hold it (as in the reference). A non-finite
+//! `cval` (constant mode) is handled as the kernels do: the image is
+//! filtered with 0 outside, then `cval` is added to every output whose
+//! window reaches past the edge (+-inf or NaN, the class the reference's sum
+//! has).
 //!
 //! Error bound (finite data, M = the largest |value| in the windows, cval
 //! included): a column sum after k <= RESEED running steps has an error of at
@@ -33,12 +41,14 @@
 //! far below an f32 ulp, and for f64 a few hundred ulps of M at most. It does
 //! not grow with the image's height or width (tests/cpu_stencil.rs checks
 //! this bound).
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use multiversion::multiversion;
 
-use super::parallel::static_ranges;
-use super::store::{fence, stream_copy, STREAM_MIN_BYTES};
+use super::parallel::for_each_chunk;
+use super::stencil_rows::{row_sums, RowScratch, ROW_PAD};
+use super::store::{fence, STREAM_MIN_BYTES};
 use crate::float::Float;
 use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 use crate::reference::stencil::extend;
@@ -46,11 +56,16 @@ use crate::reference::stencil::extend;
 /// Rows between exact re-seeds of the running column sums (and the
 /// alignment of the threads' strips).
 pub(crate) const RESEED: usize = 128;
-/// f64 lanes per vector (one AVX-512 register; two AVX2 ones).
-const LANES: usize = 8;
-/// Outputs per step of the direct horizontal sums: 8 independent vector
-/// accumulators, enough to cover the add latency (4 were latency-bound).
-const BLOCK: usize = 8 * LANES;
+/// RESEED blocks of rows per strip handed to a thread: 16 strips of an
+/// 8192-row image, so that a thread slowed by other work on its core does
+/// fewer of them (one strip per thread waited for the slowest). Starting a
+/// strip costs nothing extra: its first row is a re-seed anyway.
+const STRIP_BLOCKS: usize = 4;
+/// Columns per tile: the tile's column sums (8 KB) and the pieces of the
+/// rows it reads stay in L1 between the column update and the row sums
+/// (8192^2 f32, 2 threads: 512 columns 0.63-0.65 of a copy's bandwidth at
+/// sizes 3-9, 1024 0.73-0.80, 2048 0.72-0.75, whole rows 0.64).
+const TILE_COLS: usize = 1024;
 
 /// One row of the window: an image row (its `cols` values) or the constant.
 #[derive(Clone, Copy)]
@@ -59,15 +74,32 @@ enum Src<'a, T> {
     Const(f64),
 }
 
+impl<T: Float> Src<'_, T> {
+    /// The value at column `c`.
+    #[inline(always)]
+    fn at(self, c: usize) -> f64 {
+        match self {
+            Src::Row(row) => row[c].to_f64(),
+            Src::Const(k) => k,
+        }
+    }
+}
+
 /// The exponent bits of an f64: all set for an infinity or a NaN.
 const EXP: u64 = 0x7ff0_0000_0000_0000;
 
-/// True when every value of `v` is finite: the smallest of (!bits & EXP) is
-/// 0 exactly when some value has every exponent bit set (an integer min,
-/// which vectorises; `v` is a piece in L1, so the extra pass is cheap).
+/// 0 exactly when `x` is not finite (every exponent bit set), else
+/// non-zero: the smallest over many values is 0 exactly when one is not
+/// finite (an integer min, which vectorises).
+#[inline(always)]
+fn finite_bits(x: f64) -> u64 {
+    !x.to_bits() & EXP
+}
+
+/// True when every value of `v` is finite.
 #[inline(always)]
 fn all_finite(v: &[f64]) -> bool {
-    v.iter().fold(EXP, |m, x| m.min(!x.to_bits() & EXP)) != 0
+    v.iter().fold(EXP, |m, &x| m.min(finite_bits(x))) != 0
 }
 
 /// One running step of the column sums `v` (columns `first ..` of the
@@ -84,55 +116,72 @@ fn step<T: Float>(
     sub: Src<'_, T>,
     ahead: Src<'_, T>,
 ) -> bool {
-    let n = v.len();
-    prefetch(ahead, first, n);
-    // One loop per pair of kinds, so each is specialised (no match per value).
-    match (add, sub) {
-        (Src::Row(a), Src::Row(b)) => {
-            let (a, b) = (&a[first..first + n], &b[first..first + n]);
-            for ((x, a), b) in v.iter_mut().zip(a).zip(b) {
-                *x += a.to_f64() - b.to_f64();
-            }
-        }
-        (Src::Row(a), Src::Const(c)) => {
-            for (x, a) in v.iter_mut().zip(&a[first..first + n]) {
-                *x += a.to_f64() - c;
-            }
-        }
-        (Src::Const(c), Src::Row(b)) => {
-            for (x, b) in v.iter_mut().zip(&b[first..first + n]) {
-                *x += c - b.to_f64();
-            }
-        }
+    if let (Src::Const(_), Src::Const(_)) = (add, sub) {
         // Both rows outside (constant mode): c - c = 0 changes nothing.
-        (Src::Const(_), Src::Const(_)) => {}
+        return all_finite(v);
     }
-    all_finite(v)
+    // The finiteness check is folded into the update (see [`finite_bits`]):
+    // a separate pass over `v` cost 10-15% of the filter's time (8192^2
+    // f32, sizes 3 and 9).
+    let mut m = EXP;
+    for (k, x) in v.chunks_mut(PREFETCH_BLOCK).enumerate() {
+        let cols = first + k * PREFETCH_BLOCK..first + k * PREFETCH_BLOCK + x.len();
+        prefetch(ahead, cols.clone());
+        // One loop per pair of kinds, so each is specialised (no match per
+        // value).
+        match (add, sub) {
+            (Src::Row(a), Src::Row(b)) => {
+                for ((x, a), b) in x.iter_mut().zip(&a[cols.clone()]).zip(&b[cols]) {
+                    *x += a.to_f64() - b.to_f64();
+                    m = m.min(finite_bits(*x));
+                }
+            }
+            (Src::Row(a), Src::Const(c)) => {
+                for (x, a) in x.iter_mut().zip(&a[cols]) {
+                    *x += a.to_f64() - c;
+                    m = m.min(finite_bits(*x));
+                }
+            }
+            (Src::Const(c), Src::Row(b)) => {
+                for (x, b) in x.iter_mut().zip(&b[cols]) {
+                    *x += c - b.to_f64();
+                    m = m.min(finite_bits(*x));
+                }
+            }
+            (Src::Const(_), Src::Const(_)) => unreachable!("returned above"),
+        }
+    }
+    m != 0
 }
 
-/// Asks for columns `first .. first + n` of the row the next output row adds
-/// (one output row ahead): the only values read from memory rather than from
-/// cache, in short pieces between other work, which the hardware prefetcher
-/// alone follows too late (measured on 8192^2 f32, 3x3 to 9x9: 15-30% less
-/// time than without; two or four rows ahead no better, prefetching the
-/// outgoing row too slower).
+/// Columns of the column update per batch of prefetches.
+const PREFETCH_BLOCK: usize = 128;
+
+/// Asks for columns `cols` of the row the next output row adds (one output
+/// row ahead): the only values read from memory rather than from cache,
+/// which the hardware prefetcher alone follows too late. Issued in batches
+/// of [`PREFETCH_BLOCK`] columns between pieces of the update, into L2
+/// (`prefetcht1`). Measured on 8192^2, 2 threads, against one batch per
+/// 1024-column tile into L1: the same for f32, 0.56 -> 0.63 of a copy's
+/// bandwidth for f64 (size 9); without prefetches 5-10% slower; two rows
+/// ahead no better.
 #[inline(always)]
-fn prefetch<T: Float>(ahead: Src<'_, T>, first: usize, n: usize) {
+fn prefetch<T: Float>(ahead: Src<'_, T>, cols: std::ops::Range<usize>) {
     #[cfg(target_arch = "x86_64")]
     if let Src::Row(row) = ahead {
         let line = 64 / std::mem::size_of::<T>();
-        for i in (first..first + n).step_by(line) {
+        for i in cols.step_by(line) {
             // SAFETY: a prefetch is a hint that never faults, and SSE is part
             // of every x86_64 target; `i` is inside the row anyway.
             unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
                     row.as_ptr().add(i) as *const i8,
                 )
             };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (ahead, first, n);
+    let _ = (ahead, cols);
 }
 
 /// The column sums `v` (columns `first ..`) summed directly, top to bottom;
@@ -163,121 +212,6 @@ fn seed<T: Float>(v: &mut [f64], first: usize, window: &[Src<'_, T>]) -> bool {
     all_finite(v)
 }
 
-/// Windows up to this size sum their column sums directly; larger ones by
-/// doubling (measured: see tests/cpu_timing.rs).
-const DIRECT_MAX: usize = 9;
-/// Outputs per piece of the doubling sums (its levels stay in L1).
-const PIECE: usize = 256;
-/// Levels of the doubling sums: pairs, 4s, 8s, 16s, 32s (size <= 33 < 64).
-const LEVELS: usize = 5;
-/// Scratch of the doubling sums, one per thread.
-type Levels = [[f64; PIECE + crate::params::stencil::MAX_BOX_SIZE]; LEVELS];
-
-/// `out[x] = T(scale * (v[x] + v[x + 1] + ... + v[x + size - 1]))` for
-/// every x of `out` (`v` holds `out.len() + size - 1` column sums). Only
-/// adds, never a subtraction: a non-finite column sum spoils exactly the
-/// outputs whose window holds it. Each output's arithmetic depends on the
-/// values of its window only (not on where the call starts).
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
-fn horizontal<T: Float>(v: &[f64], size: usize, scale: f64, out: &mut [T], levels: &mut Levels) {
-    if size <= DIRECT_MAX {
-        return direct(v, size, scale, out);
-    }
-    // levels[j][i] = v[i] + ... + v[i + 2^(j+1) - 1], for the piece's extent;
-    // a window of `size` is then one term per set bit of `size`, highest first.
-    let top = (usize::BITS - 1 - size.leading_zeros()) as usize; // 2^top <= size
-    for (p, piece) in out.chunks_mut(PIECE).enumerate() {
-        let n = piece.len();
-        let ext = &v[p * PIECE..p * PIECE + n + size - 1];
-        for j in 0..top {
-            let w = 1 << j;
-            let len = ext.len() + 1 - 2 * w;
-            let (done, rest) = levels.split_at_mut(j);
-            let src: &[f64] = if j == 0 { ext } else { &done[j - 1][..len + w] };
-            for (d, (a, b)) in rest[0][..len].iter_mut().zip(src.iter().zip(&src[w..])) {
-                *d = a + b;
-            }
-        }
-        // The terms: (level, offset) per set bit, from the highest.
-        let mut terms = [(0usize, 0usize); LEVELS + 1];
-        let mut count = 0;
-        let mut offset = 0;
-        for j in (0..=top).rev() {
-            if size & (1 << j) != 0 {
-                terms[count] = (j, offset);
-                count += 1;
-                offset += 1 << j;
-            }
-        }
-        let term = |(j, off): (usize, usize), x: usize| -> &[f64] {
-            if j == 0 {
-                &ext[x + off..x + off + LANES]
-            } else {
-                &levels[j - 1][x + off..x + off + LANES]
-            }
-        };
-        let whole = n / LANES * LANES;
-        for x in (0..whole).step_by(LANES) {
-            let mut acc = [0.0f64; LANES];
-            acc.copy_from_slice(term(terms[0], x));
-            for &t in &terms[1..count] {
-                let s = term(t, x);
-                for l in 0..LANES {
-                    acc[l] += s[l];
-                }
-            }
-            for l in 0..LANES {
-                piece[x + l] = T::from_f64(acc[l] * scale);
-            }
-        }
-        for x in whole..n {
-            let at = |(j, off): (usize, usize)| {
-                if j == 0 {
-                    ext[x + off]
-                } else {
-                    levels[j - 1][x + off]
-                }
-            };
-            let mut acc = at(terms[0]);
-            for &t in &terms[1..count] {
-                acc += at(t);
-            }
-            piece[x] = T::from_f64(acc * scale);
-        }
-    }
-}
-
-/// [`horizontal`] for small windows: the `size` terms left to right.
-#[inline(always)]
-fn direct<T: Float>(v: &[f64], size: usize, scale: f64, out: &mut [T]) {
-    let whole = out.len() / BLOCK * BLOCK;
-    for (b, chunk) in out[..whole].chunks_exact_mut(BLOCK).enumerate() {
-        let x0 = b * BLOCK;
-        let mut acc = [0.0f64; BLOCK];
-        acc.copy_from_slice(&v[x0..x0 + BLOCK]);
-        for k in 1..size {
-            let s = &v[x0 + k..x0 + k + BLOCK];
-            for l in 0..BLOCK {
-                acc[l] += s[l];
-            }
-        }
-        for l in 0..BLOCK {
-            chunk[l] = T::from_f64(acc[l] * scale);
-        }
-    }
-    for (x, o) in out.iter_mut().enumerate().skip(whole) {
-        let mut acc = v[x];
-        for k in 1..size {
-            acc += v[x + k];
-        }
-        *o = T::from_f64(acc * scale);
-    }
-}
-
 /// Filters `input` into `output` (layouts, lengths and the window already
 /// validated, the image not empty) on up to `threads` threads, calling
 /// `progress(rows done, rows)` as strips advance.
@@ -302,10 +236,10 @@ pub fn box_filter<T: Float>(
         }
         return;
     }
-    // Strips of whole RESEED blocks of rows, one per thread; each thread gets
-    // the part of the output from its first row's start to its last row's
-    // end (the gaps between rows inside it are never written).
-    let strips = static_ranges(rows, threads, RESEED);
+    // Strips of STRIP_BLOCKS RESEED blocks of rows, handed to the threads as
+    // they free up; each strip is the part of the output from its first
+    // row's start to its last row's end (the gaps between rows inside it are
+    // never written).
     let done = AtomicU64::new(0);
     let report = |n: usize| {
         let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
@@ -313,41 +247,107 @@ pub fn box_filter<T: Float>(
             p(finished, rows as u64);
         }
     };
-    let mut pieces = Vec::with_capacity(strips.len());
-    let mut rest = &mut output[..layout.output_len()];
-    for (i, s) in strips.iter().enumerate() {
-        let len = if i + 1 == strips.len() {
-            rest.len()
-        } else {
-            s.len() * layout.out_pitch
-        };
-        let (piece, tail) = rest.split_at_mut(len);
-        pieces.push((s.clone(), piece));
-        rest = tail;
-    }
-    let run = |(strip, piece): (std::ops::Range<usize>, &mut [T])| {
-        filter_strip(input, piece, layout, opts, strip, &report);
-    };
-    if pieces.len() <= 1 {
-        pieces.into_iter().for_each(run);
-        return;
-    }
-    std::thread::scope(|scope| {
-        for p in pieces {
-            let run = &run;
-            scope.spawn(move || run(p));
-        }
-    });
+    let strip_rows = RESEED * STRIP_BLOCKS;
+    let out = &mut output[..layout.output_len()];
+    for_each_chunk(
+        threads,
+        out,
+        strip_rows * layout.out_pitch,
+        None,
+        |first, piece| {
+            let start = first / layout.out_pitch;
+            let strip = start..(start + strip_rows).min(rows);
+            filter_strip(input, piece, layout, opts, strip, &report);
+        },
+    );
 }
 
-/// Columns per piece of the column sums' update: the piece of `v` (4 KB)
-/// and of the rows read stay in L1 while the outputs they complete are summed.
-const COLS: usize = 512;
+/// The columns of one tile and their column sums.
+struct Tile {
+    /// Output columns.
+    cols: std::ops::Range<usize>,
+    /// `sums[ROW_PAD + i]` is the column sum of column `cols.start - r + i`
+    /// (the row sums may read the ROW_PAD values at each side).
+    sums: Vec<f64>,
+    /// The columns inside the image, `lo..`, read as slices of the rows:
+    /// `sums[ROW_PAD..][inner]`.
+    lo: usize,
+    inner: std::ops::Range<usize>,
+    /// The others (past the image's edges, at most r at each side): index
+    /// in `sums[ROW_PAD..]`, and the column the mode reads there (None: the
+    /// constant).
+    halo: Vec<(usize, Option<usize>)>,
+}
+
+impl Tile {
+    /// Output columns `cols` of an image `width` wide, window radius `r`.
+    fn new(cols: std::ops::Range<usize>, width: usize, r: usize, mode: BoundaryMode) -> Self {
+        let first = cols.start as i64 - r as i64;
+        let len = cols.len() + 2 * r;
+        let (lo, hi) = (first.max(0) as usize, (cols.end + r).min(width));
+        let inner = (lo as i64 - first) as usize..(hi as i64 - first) as usize;
+        let halo = (0..len)
+            .filter(|i| !inner.contains(i))
+            .map(|i| {
+                let c = extend(first + i as i64, width as i64, mode);
+                (i, c.map(|c| c as usize))
+            })
+            .collect();
+        Tile {
+            cols,
+            sums: vec![0.0; ROW_PAD + len + ROW_PAD],
+            lo,
+            inner,
+            halo,
+        }
+    }
+
+    /// Moves the column sums down to the next output row (`running`: from
+    /// the rows `add`, `sub`, prefetching `ahead`), or sums them directly
+    /// over the window's rows (at a re-seed, or when a running sum is not
+    /// finite; `window` is listed by `list` when still empty). `size`,
+    /// `cval`: of the filter.
+    fn update<'a, T: Float>(
+        &mut self,
+        [add, sub, ahead]: [Src<'a, T>; 3],
+        running: bool,
+        window: &mut Vec<Src<'a, T>>,
+        list: &dyn Fn(&mut Vec<Src<'a, T>>),
+        size: usize,
+        cval: f64,
+    ) {
+        let len = self.sums.len() - 2 * ROW_PAD;
+        let v = &mut self.sums[ROW_PAD..ROW_PAD + len];
+        let mut finite = running && step(&mut v[self.inner.clone()], self.lo, add, sub, ahead);
+        if finite && !matches!((add, sub), (Src::Const(_), Src::Const(_))) {
+            // The same arithmetic as `step` (c - c = 0 changes nothing).
+            for &(i, c) in &self.halo {
+                if let Some(c) = c {
+                    v[i] += add.at(c) - sub.at(c);
+                    finite &= v[i].is_finite();
+                }
+            }
+        }
+        if !finite {
+            if window.is_empty() {
+                list(window);
+            }
+            seed(&mut v[self.inner.clone()], self.lo, window);
+            // The same order as `seed`: top to bottom.
+            for &(i, c) in &self.halo {
+                v[i] = match c {
+                    Some(c) => window[1..].iter().fold(window[0].at(c), |s, w| s + w.at(c)),
+                    None => size as f64 * cval,
+                };
+            }
+        }
+    }
+}
 
 /// Output rows `strip` (a multiple of RESEED first); `out` starts at the
 /// strip's first row.
-fn filter_strip<T: Float>(
-    input: &[T],
+fn filter_strip<'a, T: Float>(
+    input: &'a [T],
     out: &mut [T],
     layout: &ImageLayout,
     opts: &BoxFilterOptions,
@@ -361,7 +361,11 @@ fn filter_strip<T: Float>(
     // the sums pad with 0 so they never subtract it.
     let pad_after = opts.mode == BoundaryMode::Constant && !opts.cval.is_finite();
     let cval = if pad_after { 0.0 } else { opts.cval };
-    let src = |y: i64| -> Src<'_, T> {
+    // Outputs near the edges that are fixed after the sums (interior mode:
+    // the input value; non-finite cval: + cval) are summed apart from the
+    // streamed middle.
+    let fix_edges = pad_after || opts.mode == BoundaryMode::Interior;
+    let src = |y: i64| -> Src<'a, T> {
         match extend(y, rows as i64, opts.mode) {
             Some(y) => {
                 let start = y as usize * layout.in_pitch;
@@ -370,135 +374,70 @@ fn filter_strip<T: Float>(
             None => Src::Const(cval),
         }
     };
-    // v[i] is the column sum of column i - r (-r .. cols + r); the r at each
-    // end are copies of the columns the mode reads there (None: constant).
-    let col_of = |x: i64| extend(x, cols as i64, opts.mode).map(|c| c as usize);
-    let left: Vec<(usize, Option<usize>)> =
-        (0..r).map(|i| (i, col_of(i as i64 - r as i64))).collect();
-    let right: Vec<(usize, Option<usize>)> = (0..r)
-        .map(|i| (r + cols + i, col_of((cols + i) as i64)))
+    let width = TILE_COLS.min(cols);
+    let mut tiles: Vec<Tile> = (0..cols)
+        .step_by(width)
+        .map(|c| Tile::new(c..(c + width).min(cols), cols, r, opts.mode))
         .collect();
-    // The order in which the columns are updated: the pieces left to right,
-    // except that in wrap mode the last r columns go first, since the left
-    // end reads them (so the outputs can still follow the update closely).
-    let head = if opts.mode == BoundaryMode::Wrap {
-        r.min(cols)
-    } else {
-        0
-    };
-    let mut order: Vec<std::ops::Range<usize>> = Vec::with_capacity(cols / COLS + 2);
-    order.push(cols - head..cols);
-    order.extend(
-        (0..cols - head)
-            .step_by(COLS)
-            .map(|c| c..(c + COLS).min(cols - head)),
-    );
-    order.retain(|c| !c.is_empty());
-    let fill = |v: &mut [f64], edge: &[(usize, Option<usize>)]| {
-        for &(at, from) in edge {
-            v[at] = match from {
-                Some(c) => v[r + c],
-                None => size as f64 * cval,
-            };
-        }
-    };
-    let mut v = vec![0.0f64; cols + 2 * r];
-    let mut levels: Box<Levels> =
-        Box::new([[0.0; PIECE + crate::params::stencil::MAX_BOX_SIZE]; LEVELS]);
-    // Each range of outputs is summed into `stage` (in L1), fixed at the
-    // edges, then copied out: streamed when the output is far larger than
-    // the caches (see super::store).
-    let mut stage = vec![T::default(); cols];
+    let mut scratch = RowScratch::<T>::new(width);
     let stream = layout.output_len().saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN_BYTES;
     let mut window = Vec::with_capacity(size);
     let mut since_report = 0;
     for y in strip.clone() {
         let yi = y as i64;
-        let (add, sub) = (src(yi + r as i64), src(yi - r as i64 - 1));
         let ahead = if y + 1 < strip.end {
             src(yi + r as i64 + 1)
         } else {
             Src::Const(0.0)
         };
+        let rows_read = [src(yi + r as i64), src(yi - r as i64 - 1), ahead];
         let running = y % RESEED != 0 && y != strip.start;
+        // The window's rows, listed once a tile needs them.
         window.clear();
+        let list = |w: &mut Vec<Src<'a, T>>| w.extend((yi - r as i64..=yi + r as i64).map(src));
         let o = (y - strip.start) * layout.out_pitch;
         let out_row = &mut out[o..o + cols];
-        // The outputs whose window reaches past the edge: the whole row, or
-        // r columns at each end.
-        let edges = if y < r || y + r >= rows {
-            [0..cols, 0..0]
-        } else {
-            [
-                0..r.min(cols),
-                cols.saturating_sub(r).max(r.min(cols))..cols,
-            ]
-        };
         let in_row = &input[y * layout.in_pitch..y * layout.in_pitch + cols];
-        let mut emit = |v: &[f64], range: std::ops::Range<usize>, levels: &mut Levels| {
-            let staged = &mut stage[range.clone()];
-            horizontal(
-                &v[range.start..range.end + size - 1],
-                size,
-                scale,
-                staged,
-                levels,
-            );
-            for edge in &edges {
-                let (from, to) = (edge.start.max(range.start), edge.end.min(range.end));
-                if from >= to {
+        // The outputs fixed after the sums: [0, edge_end) and [edge_start,
+        // cols), the whole row for the first and last r rows.
+        let (edge_end, edge_start) = if !fix_edges {
+            (0, cols)
+        } else if y < r || y + r >= rows {
+            (cols, cols)
+        } else {
+            (r, cols.saturating_sub(r))
+        };
+        for tile in &mut tiles {
+            tile.update(rows_read, running, &mut window, &list, size, cval);
+            // The tile's outputs: [left edge][middle][right edge].
+            let t = tile.cols.clone();
+            let a = edge_end.clamp(t.start, t.end);
+            let b = edge_start.clamp(a, t.end);
+            for (part, edge) in [(t.start..a, true), (a..b, false), (b..t.end, true)] {
+                if part.is_empty() {
                     continue;
                 }
-                let part = &mut stage[from..to];
-                if pad_after {
-                    part.iter_mut()
+                let at = ROW_PAD + part.start - t.start;
+                let dst = &mut out_row[part.clone()];
+                row_sums(
+                    &tile.sums,
+                    at,
+                    size,
+                    scale,
+                    dst,
+                    stream && !edge,
+                    &mut scratch,
+                );
+                if edge && pad_after {
+                    dst.iter_mut()
                         .for_each(|o| *o = T::from_f64(o.to_f64() + opts.cval));
                 }
-                if opts.mode == BoundaryMode::Interior {
+                if edge && opts.mode == BoundaryMode::Interior {
                     // Outputs whose window does not fit keep their input value.
-                    part.copy_from_slice(&in_row[from..to]);
+                    dst.copy_from_slice(&in_row[part]);
                 }
             }
-            if stream {
-                stream_copy(&mut out_row[range.clone()], &stage[range]);
-            } else {
-                out_row[range.clone()].copy_from_slice(&stage[range]);
-            }
-        };
-        // Outputs below `next` are written; the left end is filled once the
-        // columns it copies are up to date.
-        let (mut next, mut left_done) = (0, false);
-        for (k, c) in order.iter().enumerate() {
-            let piece = &mut v[r + c.start..r + c.end];
-            let finite = running && step(piece, c.start, add, sub, ahead);
-            if !finite {
-                if window.is_empty() {
-                    window.extend((yi - r as i64..=yi + r as i64).map(src));
-                }
-                seed(piece, c.start, &window);
-            }
-            // Columns up to date: those of the pieces so far. Output x
-            // needs columns up to x + r (and the left end).
-            let done_to = if k == 0 && head > 0 { 0 } else { c.end };
-            if !left_done
-                && left
-                    .iter()
-                    .all(|(_, f)| f.map_or(true, |f| f < done_to || f >= cols - head))
-            {
-                fill(&mut v, &left);
-                left_done = true;
-            }
-            let ready = done_to.saturating_sub(r);
-            if left_done && ready > next && k + 1 < order.len() {
-                emit(&v, next..ready, &mut levels);
-                next = ready;
-            }
         }
-        if !left_done {
-            fill(&mut v, &left);
-        }
-        fill(&mut v, &right);
-        emit(&v, next..cols, &mut levels);
         since_report += 1;
         if since_report == RESEED || y + 1 == strip.end {
             report(since_report);
