@@ -335,23 +335,29 @@ enum PreparedImages {
     Ready(Vec<Option<std::result::Result<image::Choice, String>>>),
 }
 
-/// Chooses (and decompresses) every family's image for a GPU of compute
-/// capability `cc` under driver `driver`.
-fn prepare_images(cc: u32, driver: i32) -> Images {
-    let force_ptx_jit = env_flag("CUDA_FORCE_PTX_JIT");
-    KERNEL_FAMILIES
+/// Chooses (and decompresses) family `family`'s image (index into
+/// [`KERNEL_FAMILIES`]) for a GPU of compute capability `cc` under driver `driver`.
+fn prepare_image(
+    family: usize,
+    cc: u32,
+    driver: i32,
+) -> std::result::Result<image::Choice, String> {
+    let name = KERNEL_FAMILIES[family].0;
+    let container = FATBIN_FAMILIES
+        .split(',')
+        .position(|f| f == name)
+        .ok_or_else(|| format!("the embedded fatbin has no {name} kernels"))?;
+    let entries: Vec<&FatbinEntry> = fatbin_entries()
         .iter()
-        .map(|(name, _)| {
-            let container = FATBIN_FAMILIES
-                .split(',')
-                .position(|f| f == *name)
-                .ok_or_else(|| format!("the embedded fatbin has no {name} kernels"))?;
-            let entries: Vec<&FatbinEntry> = fatbin_entries()
-                .iter()
-                .filter(|e| e.container == container)
-                .collect();
-            image::choose(FATBIN, &entries, cc, driver, force_ptx_jit)
-        })
+        .filter(|e| e.container == container)
+        .collect();
+    image::choose(FATBIN, &entries, cc, driver, env_flag("CUDA_FORCE_PTX_JIT"))
+}
+
+/// Every family's image, in [`KERNEL_FAMILIES`] order.
+fn prepare_images(cc: u32, driver: i32) -> Images {
+    (0..KERNEL_FAMILIES.len())
+        .map(|family| prepare_image(family, cc, driver))
         .collect()
 }
 
@@ -540,7 +546,7 @@ impl Gpu {
             Some(choice) => choice,
             None => {
                 let (major, minor) = self.compute_capability;
-                prepare_images((major * 10 + minor) as u32, self.driver_version).swap_remove(family)
+                prepare_image(family, (major * 10 + minor) as u32, self.driver_version)
             }
         }
     }
