@@ -12,7 +12,7 @@ use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 use crate::figures;
 use crate::io::write_csv;
 use crate::lombscargle_cmd::best_peak;
-use crate::options::{BackendArg, Dtype, PeriodogramArgs};
+use crate::options::{Dtype, PeriodogramArgs, Placement};
 
 /// Periodograms of many series in one launch; the best period of each.
 #[derive(clap::Args, Debug)]
@@ -36,9 +36,8 @@ pub struct BatchArgs {
     /// Precision of the computation (f32 is the survey setting).
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[command(flatten)]
+    pub at: Placement,
     #[command(flatten)]
     pub periodogram: PeriodogramArgs,
     /// CSV of series, samples, best_frequency, best_period, best_power; "-" is stdout.
@@ -153,7 +152,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
             .collect(),
         _ => return Err("give both --fmin and --fmax, or neither".into()),
     };
-    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
+    let kp = args.at.open()?;
     let started = Instant::now();
     let result = match args.dtype {
         Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts),

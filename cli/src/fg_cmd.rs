@@ -8,7 +8,7 @@ use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack}
 
 use crate::figures;
 use crate::io::write_csv;
-use crate::options::{BackendArg, BenchBackend, ComplexDtype, FgPathArg};
+use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
 
 /// How F and G start.
@@ -53,9 +53,8 @@ pub struct FgProblemArgs {
 pub struct FgArgs {
     #[command(flatten)]
     pub problem: FgProblemArgs,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[command(flatten)]
+    pub at: Placement,
     /// How the step loop runs on the GPU.
     #[arg(long, value_enum, default_value_t = FgPathArg::Auto)]
     pub path: FgPathArg,
@@ -143,7 +142,7 @@ impl Problem {
 
 pub fn run(args: &FgArgs) -> Result<(), String> {
     let problem = Problem::from(&args.problem);
-    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
+    let kp = args.at.open()?;
     let opts = FgOptions {
         path: args.path.into(),
     };

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
+use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::figures;
 use crate::io::{read_column, read_series, write_csv, SeriesData};
-use crate::options::{BackendArg, Dtype, PeriodogramArgs};
+use crate::options::{Dtype, PeriodogramArgs, Placement};
 use crate::progress;
 use crate::synthetic::Uniform;
 
@@ -42,9 +42,8 @@ pub struct LombScargleArgs {
     /// Precision of the computation.
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     pub dtype: Dtype,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[command(flatten)]
+    pub at: Placement,
     #[command(flatten)]
     pub periodogram: PeriodogramArgs,
     /// CSV of frequency, angular_frequency, period, power (amplitude: re, im, abs); "-" is stdout.
@@ -59,10 +58,7 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     let data = read_series(&args.input)?;
     let freqs = frequencies(args, &data)?;
     let opts = args.periodogram.options();
-    let kp = handle(
-        args.backend.into(),
-        data.t.len() as f64 * freqs.values.len() as f64,
-    )?;
+    let kp = handle(&args.at, data.t.len() as f64 * freqs.values.len() as f64)?;
     let started = Instant::now();
     let result = match args.dtype {
         Dtype::F32 => compute::<f32>(&kp, &data, &freqs, &opts),
@@ -83,9 +79,9 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// A handle on `backend` that reports progress on stderr when a CPU run is long.
-fn handle(backend: Backend, pairs: f64) -> Result<Kernpack, String> {
-    let kp = Kernpack::new(backend).map_err(|e| e.to_string())?;
+/// The handle `at` names, reporting progress on stderr when a CPU run is long.
+fn handle(at: &Placement, pairs: f64) -> Result<Kernpack, String> {
+    let kp = at.open()?;
     if kp.gpu().is_some() || pairs < 1e8 {
         return Ok(kp);
     }
@@ -229,9 +225,8 @@ pub struct DemoArgs {
     /// Where to draw the periodogram and the folded light curve (.svg or .png).
     #[arg(long, value_name = "FILE", default_value = "kernpack-demo.svg")]
     pub plot: PathBuf,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[command(flatten)]
+    pub at: Placement,
     /// The true period of the synthetic light curve, in days.
     #[arg(long, default_value_t = 3.7)]
     pub period: f64,
@@ -276,7 +271,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
         floating_mean: true,
         precenter: false,
     };
-    let kp = handle(args.backend.into(), data.t.len() as f64 * nf as f64)?;
+    let kp = handle(&args.at, data.t.len() as f64 * nf as f64)?;
     let started = Instant::now();
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;

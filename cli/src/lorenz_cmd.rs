@@ -9,7 +9,7 @@ use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz9
 
 use crate::figures;
 use crate::io::{read_table, write_csv};
-use crate::options::{BackendArg, Dtype, ModelArg};
+use crate::options::{Dtype, ModelArg, Placement};
 use crate::synthetic::Uniform;
 
 /// What every ensemble command takes.
@@ -42,9 +42,8 @@ pub struct EnsembleArgs {
     /// Precision of the computation.
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     pub dtype: Dtype,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[command(flatten)]
+    pub at: Placement,
     /// CSV of step, member, z_0 .. z_{N-1} per row: the trajectory with --every, else the
     /// final states; "-" is stdout.
     #[arg(long, value_name = "FILE")]
@@ -218,7 +217,7 @@ fn run(
         }
     };
     let f32 = args.dtype == Dtype::F32;
-    let kp = Kernpack::new(args.backend.into()).map_err(|e| e.to_string())?;
+    let kp = args.at.open()?;
     let started = Instant::now();
     let run = integrate(&kp, &initial, steps, every, f32)?;
     eprintln!(

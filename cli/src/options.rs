@@ -1,7 +1,7 @@
 //! Option values shared by several subcommands, as clap value enums: clap then
 //! lists the accepted values in `--help` and in the error for a bad one.
 use clap::{Args, ValueEnum};
-use kernpack::{Backend, FgPath, LombScargleOptions, Lorenz05Model, Normalize};
+use kernpack::{Backend, Error, FgPath, Kernpack, LombScargleOptions, Lorenz05Model, Normalize};
 
 /// Where a command computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -21,6 +21,43 @@ impl From<BackendArg> for Backend {
             BackendArg::Gpu => Backend::Gpu,
             BackendArg::Cpu => Backend::Cpu,
         }
+    }
+}
+
+/// `--backend` and `--device`: where a command computes.
+#[derive(Args, Debug, Clone)]
+pub struct Placement {
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// The GPU(s) to use, by ordinal (`kernpack info` lists them), e.g. 1 or
+    /// 0,1: with several, batched work (lombscargle-batch, lorenz ensembles)
+    /// is split over all of them; the rest runs on the first. Default: GPU 0.
+    #[arg(long, value_name = "ORDINALS", value_delimiter = ',', num_args = 1)]
+    pub device: Vec<usize>,
+}
+
+impl Placement {
+    /// The handle these options name. `--device` with `--backend cpu` is an
+    /// error (it would be ignored); with `auto` and no GPU at all, the CPU.
+    pub fn open(&self) -> Result<Kernpack, String> {
+        let gpus = || match self.device.as_slice() {
+            [] => Kernpack::new(Backend::Gpu),
+            [one] => Kernpack::with_gpu(*one),
+            several => Kernpack::with_gpus(several),
+        };
+        if self.backend == BackendArg::Cpu && !self.device.is_empty() {
+            return Err("--device names GPUs, but --backend cpu was asked for".into());
+        }
+        match self.backend {
+            BackendArg::Cpu => Kernpack::new(Backend::Cpu),
+            BackendArg::Gpu => gpus(),
+            BackendArg::Auto => match gpus() {
+                Err(Error::NoGpu(_)) => Kernpack::new(Backend::Cpu),
+                other => other,
+            },
+        }
+        .map_err(|e| e.to_string())
     }
 }
 

@@ -119,6 +119,20 @@ fn bad_values_name_the_option_and_the_accepted_values() {
         "{err}"
     );
 
+    let out = kernpack(&["lorenz96", "--device", "0,x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--device"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // GPUs named for the CPU backend would be ignored: an error instead.
+    let out = kernpack(&["lorenz96", "--backend", "cpu", "--device", "0,1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("--device") && err.contains("cpu"), "{err}");
+
     let out = kernpack(&["fg", "--colour"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--colour"));
