@@ -1,7 +1,7 @@
 // Lomb-Scargle periodogram, direct method, SciPy >= 1.15 semantics
 // (weights, floating_mean, normalize = power | normalize | amplitude, precenter).
 //
-// Two kernels per dtype, both on the caller's stream:
+// Per dtype, all on the caller's stream:
 //   lombscargle_prepare_*  one block: mean(t), sum(w), mean(y), Y, YY  -> kp_ls_stats
 //   lombscargle_direct_*   one sincos per (sample, frequency) pair: the sums
 //                          C, S, YC, YS, CC, CS at the raw phase w t; tau and the
@@ -11,6 +11,7 @@
 //                          seeds a thread's run of F frequencies, and the
 //                          three-term recurrence z_{k+1} = 2 cos(df t) z_k - z_{k-1}
 //                          gives the rest at 2 FMA each (error <= ~F^2/2 eps).
+//   lombscargle_peaks_*    the highest value of each periodogram of a batch.
 #include "kernpack_params.h"
 #include "common.cuh"
 
@@ -428,6 +429,61 @@ __device__ void prepare_series(const kp_ls_params p, const int64_t nseries, cons
     }
 }
 
+// The highest peak of each periodogram of a batch, so that a survey's
+// periodograms (40 KB each at 10^4 frequencies) never leave the GPU: one block
+// per series (grid-strided), each thread the best of a strided slice, then a
+// tree over the block. The winner is the highest non-NaN value (the modulus
+// for 'amplitude', in double) and, among equal values, the lowest index, so
+// the result does not depend on the block or grid size; -1 and NaN when every
+// value is NaN.
+constexpr int PEAK_BLOCK = 256;
+
+struct Peak {
+    double value;
+    int64_t index;  // -1: none yet
+};
+
+__device__ inline Peak higher(const Peak a, const Peak b) {
+    if (b.index < 0) return a;
+    if (a.index < 0) return b;
+    return (b.value > a.value || (b.value == a.value && b.index < a.index)) ? b : a;
+}
+
+template <typename T>
+__device__ void batch_peaks(const int64_t nseries, const int64_t nf, const int amplitude,
+                            const T* __restrict__ pgrams, int64_t* __restrict__ index,
+                            double* __restrict__ value) {
+    __shared__ double values[PEAK_BLOCK];
+    __shared__ int64_t indices[PEAK_BLOCK];
+    const int64_t width = amplitude ? 2 : 1;
+    for (int64_t s = blockIdx.x; s < nseries; s += gridDim.x) {
+        const T* pg = pgrams + s * nf * width;
+        Peak mine{0.0, -1};
+        // Indices rise along a thread's slice, so a strict > keeps its first maximum.
+        for (int64_t k = threadIdx.x; k < nf; k += PEAK_BLOCK) {
+            const double v = amplitude ? hypot((double)pg[2 * k], (double)pg[2 * k + 1]) : (double)pg[k];
+            if (!isnan(v) && (mine.index < 0 || v > mine.value)) mine = Peak{v, k};
+        }
+        values[threadIdx.x] = mine.value;
+        indices[threadIdx.x] = mine.index;
+        __syncthreads();
+        for (int half = PEAK_BLOCK / 2; half > 0; half /= 2) {
+            if (threadIdx.x < half) {
+                const Peak h = higher(Peak{values[threadIdx.x], indices[threadIdx.x]},
+                                      Peak{values[threadIdx.x + half], indices[threadIdx.x + half]});
+                values[threadIdx.x] = h.value;
+                indices[threadIdx.x] = h.index;
+            }
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            index[s] = indices[0];
+            value[s] = indices[0] < 0 ? __longlong_as_double(0x7ff8000000000000LL) : values[0];
+        }
+        __syncthreads();  // the shared arrays serve the next series
+    }
+}
+
 }  // namespace ls
 }  // namespace kp
 
@@ -454,6 +510,11 @@ __device__ void prepare_series(const kp_ls_params p, const int64_t nseries, cons
                                      const T* w, const kp_ls_stats* stats, T* out) {              \
         const kp::ls::Series series{nseries, offsets, f0, df, per_series_grid, grid};             \
         kp::ls::uniform<T>(p, series, t, y, w, stats, out);                                       \
+    }                                                                                             \
+    extern "C" __global__ void __launch_bounds__(kp::ls::PEAK_BLOCK)                              \
+        lombscargle_peaks_##SUFFIX(const int64_t nseries, const int64_t nf, const int amplitude,  \
+                                   const T* pgrams, int64_t* index, double* value) {              \
+        kp::ls::batch_peaks<T>(nseries, nf, amplitude, pgrams, index, value);                     \
     }
 
 KP_LOMBSCARGLE_ENTRY_POINTS(float, f32)

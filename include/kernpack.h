@@ -401,6 +401,29 @@ enum kp_status kp_device_get_info(int32_t ordinal, struct kp_device_info *out);
 enum kp_status kp_context_create_on_device(int32_t ordinal, struct kp_context **out);
 
 /*
+ Creates a context over the GPUs of `ordinals` (`count` of them, none
+ twice), each checked as by kp_context_create_on_device. Calls on one
+ series, image or device buffer run on the first GPU; the batched calls on
+ host buffers (kp_lombscargle_batch_*, kp_lombscargle_batch_peaks_*,
+ kp_lorenz96_* and kp_lorenz05_* ensembles, kp_normalize_batched_*) split
+ their work over all of them, balanced by work, in chunks that fit each
+ GPU's memory, with results bitwise equal to a one-GPU context. One ordinal
+ gives that chunking on one GPU (batches larger than its memory).
+ `max_device_bytes` bounds the device memory such a call takes on each
+ GPU (0: 80% of the GPU's free memory when the call starts). `*out`
+ receives the handle on success and is untouched otherwise; release it
+ with kp_context_destroy.
+
+ # Safety
+ `ordinals` must be valid for `count` values; `out` NULL or valid for one
+ pointer write.
+ */
+enum kp_status kp_context_create_on_devices(const int32_t *ordinals,
+                                            size_t count,
+                                            size_t max_device_bytes,
+                                            struct kp_context **out);
+
+/*
  Integrates the coupled F/G system in single precision (complex64):
  `nsteps` classic RK4 steps of step `dt` of
  `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
@@ -770,6 +793,110 @@ enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                uint64_t out,
                                                size_t out_len,
                                                uint64_t stream);
+
+/*
+ The highest peak of each of `nseries` periodograms, on the context's
+ backend, without keeping the periodograms (a batch of any size runs in
+ bounded memory): inputs as `kp_lombscargle_batch_f32`. `index[s]`
+ receives the index in series `s`'s grid of its highest non-NaN value (the
+ modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
+ every value is NaN; `value[s]` that value (NaN then). Each holds
+ `nseries` values; both untouched on failure.
+
+ # Safety
+ Every pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lombscargle_batch_peaks_f32(const struct kp_context *ctx,
+                                              const float *t,
+                                              const float *y,
+                                              const float *weights,
+                                              const int64_t *offsets,
+                                              size_t nseries,
+                                              const double *f0,
+                                              const double *df,
+                                              size_t ngrids,
+                                              size_t nf,
+                                              const struct kp_lombscargle_options *options,
+                                              int64_t *index,
+                                              double *value);
+
+/*
+ As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
+ `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`, `value`:
+ `nseries` `double`, in device memory, apart from each other and the
+ inputs), enqueued on `stream` with no synchronisation. The periodograms
+ are computed in chunks of series into scratch of at most 256 MiB.
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; offsets must be as described.
+ */
+enum kp_status kp_lombscargle_batch_peaks_device_f32(const struct kp_context *ctx,
+                                                     uint64_t t,
+                                                     uint64_t y,
+                                                     uint64_t weights,
+                                                     uint64_t offsets,
+                                                     size_t nseries,
+                                                     uint64_t f0,
+                                                     uint64_t df,
+                                                     size_t ngrids,
+                                                     size_t nf,
+                                                     const struct kp_lombscargle_options *options,
+                                                     uint64_t index,
+                                                     uint64_t value,
+                                                     uint64_t stream);
+
+/*
+ The highest peak of each of `nseries` periodograms, on the context's
+ backend, without keeping the periodograms (a batch of any size runs in
+ bounded memory): inputs as `kp_lombscargle_batch_f64`. `index[s]`
+ receives the index in series `s`'s grid of its highest non-NaN value (the
+ modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
+ every value is NaN; `value[s]` that value (NaN then). Each holds
+ `nseries` values; both untouched on failure.
+
+ # Safety
+ Every pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
+                                              const double *t,
+                                              const double *y,
+                                              const double *weights,
+                                              const int64_t *offsets,
+                                              size_t nseries,
+                                              const double *f0,
+                                              const double *df,
+                                              size_t ngrids,
+                                              size_t nf,
+                                              const struct kp_lombscargle_options *options,
+                                              int64_t *index,
+                                              double *value);
+
+/*
+ As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
+ `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`, `value`:
+ `nseries` `double`, in device memory, apart from each other and the
+ inputs), enqueued on `stream` with no synchronisation. The periodograms
+ are computed in chunks of series into scratch of at most 256 MiB.
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; offsets must be as described.
+ */
+enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ctx,
+                                                     uint64_t t,
+                                                     uint64_t y,
+                                                     uint64_t weights,
+                                                     uint64_t offsets,
+                                                     size_t nseries,
+                                                     uint64_t f0,
+                                                     uint64_t df,
+                                                     size_t ngrids,
+                                                     size_t nf,
+                                                     const struct kp_lombscargle_options *options,
+                                                     uint64_t index,
+                                                     uint64_t value,
+                                                     uint64_t stream);
 
 /*
  N = 40, F = 8, dt = 0.05.

@@ -4,9 +4,13 @@ mod common;
 use std::f64::consts::TAU;
 
 use common::{flat, gpu_or_skip};
-use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchGrid};
+use cudarc::driver::DevicePtr;
+use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::lombscargle::peaks::{Peak, PeakBuffers};
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Normalize};
+use kernpack::{
+    Backend, Float, Kernpack, LombScargleOptions, MultiGpu, MultiGpuOptions, Normalize,
+};
 
 struct Data {
     t: Vec<f64>,
@@ -174,4 +178,204 @@ fn gpu_batch_f32_normalize_floating_mean() {
 #[test]
 fn gpu_batch_f64_amplitude_floating_mean() {
     gpu_batch_is_bitwise_per_series::<f64>(Normalize::Amplitude, true);
+}
+
+/// A seed from the clock, printed, so every run draws fresh inputs and a
+/// failure can be replayed.
+fn fresh_seed(test: &str) -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("{test}: seed {nanos}");
+    nanos
+}
+
+/// The same peak: the same index and, but for 'amplitude' (a `hypot` on each
+/// side: within 4 ulp), the same bits.
+fn assert_same_peaks(got: &[Option<Peak>], want: &[Option<Peak>], amplitude: bool, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    for (s, (g, w)) in got.iter().zip(want).enumerate() {
+        let (g, w) = (g.expect("a peak"), w.expect("a peak"));
+        assert_eq!(g.index, w.index, "{what}: series {s}");
+        if amplitude {
+            assert!(
+                (g.value - w.value).abs() <= 4.0 * f64::EPSILON * w.value.abs(),
+                "{what}: series {s}"
+            );
+        } else {
+            assert_eq!(g.value.to_bits(), w.value.to_bits(), "{what}: series {s}");
+        }
+    }
+}
+
+/// Peaks mode on the GPU, every route: host slices through the chunked
+/// pipeline (a memory limit that makes many chunks), the default route of a
+/// one-GPU handle, and device buffers with scratch for a few series at a time
+/// into poisoned outputs. Each must give [`Peak::of`] of the periodogram the
+/// one-launch batch computes.
+fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, floating_mean: bool) {
+    let Some(gpu) = gpu_or_skip("gpu_peaks_are_those_of_the_periodograms") else {
+        return;
+    };
+    let d = ragged(300, 20, 400, fresh_seed("gpu_peaks"));
+    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+    let (t, y, w) = (cast(&d.t), cast(&d.y), cast(&d.w));
+    let b = batch(&t, &y, &w, &d.offsets);
+    let opts = LombScargleOptions {
+        normalize,
+        floating_mean,
+        precenter: false,
+    };
+    let amplitude = normalize == Normalize::Amplitude;
+    for grids in [
+        BatchGrid::PerSeries {
+            f0: &d.f0,
+            df: &d.df,
+            nf: 2500,
+        },
+        BatchGrid::Shared(UniformGrid::new(0.02, 0.005, 700)),
+    ] {
+        let want: Vec<Option<Peak>> = gpu
+            .lombscargle_batch(&b, &grids, &opts)
+            .unwrap()
+            .iter()
+            .map(Peak::of)
+            .collect();
+
+        let limited = MultiGpu::new(&[gpu.ordinal()])
+            .unwrap()
+            .with_options(MultiGpuOptions {
+                max_device_bytes: Some(4 << 20),
+                chunk_bytes: 256 << 10,
+            });
+        let plans = limited.plan_lombscargle_batch(&b, &grids, &opts).unwrap();
+        assert!(plans[0].chunks.len() > 3, "{:?}", plans[0].chunks.len());
+        let (got, _) = limited
+            .lombscargle_batch_peaks_profiled(&b, &grids, &opts)
+            .unwrap();
+        assert_same_peaks(&got, &want, amplitude, "chunked host slices");
+
+        let kp = Kernpack::with_gpu(gpu.ordinal()).unwrap();
+        let got = kp.lombscargle_batch_peaks(&b, &grids, &opts).unwrap();
+        assert_same_peaks(&got, &want, amplitude, "one-GPU handle");
+
+        // Device buffers, scratch for about 7 series at a time.
+        let stream = gpu.stream();
+        let up = |v: &[T]| stream.clone_htod(v).unwrap();
+        let (dt, dy, dw) = (up(&t), up(&y), up(&w));
+        let offsets: Vec<i64> = d.offsets.iter().map(|&o| o as i64).collect();
+        let doff = stream.clone_htod(&offsets).unwrap();
+        let (f0, df, per_series_grid) = match grids {
+            BatchGrid::PerSeries { f0, df, .. } => (f0.to_vec(), df.to_vec(), true),
+            BatchGrid::Shared(g) => (vec![g.f0], vec![g.df], false),
+        };
+        let (df0, ddf) = (
+            stream.clone_htod(&f0).unwrap(),
+            stream.clone_htod(&df).unwrap(),
+        );
+        let nseries = b.len();
+        let dindex = stream.clone_htod(&vec![-7i64; nseries]).unwrap();
+        let dvalue = stream.clone_htod(&vec![f64::NAN; nseries]).unwrap();
+        let ptr = |p: (u64, _)| p.0;
+        let buffers = BatchDeviceBuffers {
+            t: ptr(dt.device_ptr(stream)),
+            y: ptr(dy.device_ptr(stream)),
+            weights: Some(ptr(dw.device_ptr(stream))),
+            offsets: ptr(doff.device_ptr(stream)),
+            f0: ptr(df0.device_ptr(stream)),
+            df: ptr(ddf.device_ptr(stream)),
+            per_series_grid,
+            out: 0,
+        };
+        let peaks = PeakBuffers {
+            index: ptr(dindex.device_ptr(stream)),
+            value: ptr(dvalue.device_ptr(stream)),
+        };
+        let per_series = grids.nf() * std::mem::size_of::<T>() * if amplitude { 2 } else { 1 };
+        unsafe {
+            gpu.lombscargle_batch_peaks_raw::<T>(
+                stream,
+                &buffers,
+                nseries,
+                grids.nf(),
+                &opts,
+                &peaks,
+                Some(7 * per_series),
+            )
+        }
+        .unwrap();
+        let index = stream.clone_dtoh(&dindex).unwrap();
+        let value = stream.clone_dtoh(&dvalue).unwrap();
+        let got: Vec<Option<Peak>> = index
+            .iter()
+            .zip(&value)
+            .map(|(&i, &v)| {
+                (i >= 0).then_some(Peak {
+                    index: i as usize,
+                    value: v,
+                })
+            })
+            .collect();
+        assert!(index.iter().all(|&i| i >= 0), "an index left unwritten");
+        assert_same_peaks(&got, &want, amplitude, "device buffers in chunks");
+    }
+}
+
+#[test]
+fn gpu_peaks_f32_power() {
+    gpu_peaks_are_those_of_the_periodograms::<f32>(Normalize::Power, true);
+}
+
+#[test]
+fn gpu_peaks_f64_normalize() {
+    gpu_peaks_are_those_of_the_periodograms::<f64>(Normalize::Normalize, false);
+}
+
+#[test]
+fn gpu_peaks_f32_amplitude() {
+    gpu_peaks_are_those_of_the_periodograms::<f32>(Normalize::Amplitude, true);
+}
+
+/// On the CPU the peaks mode reduces each periodogram as it is made: the same
+/// as reducing the whole batch's periodograms.
+#[test]
+fn cpu_peaks_are_those_of_the_periodograms() {
+    let d = ragged(40, 5, 200, fresh_seed("cpu_peaks"));
+    let b = batch(&d.t, &d.y, &d.w, &d.offsets);
+    let grids = BatchGrid::PerSeries {
+        f0: &d.f0,
+        df: &d.df,
+        nf: 900,
+    };
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    for normalize in [Normalize::Power, Normalize::Normalize, Normalize::Amplitude] {
+        let opts = LombScargleOptions {
+            normalize,
+            floating_mean: true,
+            precenter: false,
+        };
+        let want: Vec<Option<Peak>> = kp
+            .lombscargle_batch(&b, &grids, &opts)
+            .unwrap()
+            .iter()
+            .map(Peak::of)
+            .collect();
+        assert!(want.iter().all(Option::is_some));
+        let got = kp.lombscargle_batch_peaks(&b, &grids, &opts).unwrap();
+        assert_eq!(got, want, "{normalize:?}");
+    }
+    // Bad input: the batch's own validation, before any work.
+    let bad = Batch {
+        offsets: &[0, 3, 2],
+        ..b
+    };
+    let err = kp
+        .lombscargle_batch_peaks(
+            &bad,
+            &BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 10)),
+            &LombScargleOptions::default(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, kernpack::Error::InvalidInput(_)), "{err}");
 }

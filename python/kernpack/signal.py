@@ -331,16 +331,21 @@ def lombscargle_batch(
         the whole periodograms.
     backend : {'auto', 'gpu', 'cpu'}, optional
         As in :func:`lombscargle`.
-    device : int, optional
-        As in :func:`lombscargle`.
+    device : int or list of int, optional
+        As in :func:`lombscargle`; a list of GPUs (e.g. ``[0, 1]``) splits
+        the batch of host arrays over all of them, balanced by samples x
+        frequencies, with results bitwise equal to one GPU.
 
     Returns
     -------
     pgrams : ndarray or BestPeaks
         ``(nseries, nf)`` values (complex for 'amplitude') in the inputs' float
         dtype and library, or with ``best=True`` a :class:`BestPeaks` of arrays
-        of length nseries. On device arrays the peaks are found on the device:
-        the periodograms are never copied to the host.
+        of length nseries. With ``best=True`` the periodograms are never all
+        held: they are computed in chunks of series and reduced where they
+        are made (on the GPU only the peaks cross the bus), so memory stays
+        bounded for any batch size; on device arrays the peaks are found on
+        the device and returned as device arrays.
     """
     mode = _mode(normalize)
     nf = _count("nf", nf)
@@ -468,52 +473,37 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))
     d_f0, d_df = upload(x, f0s), upload(x, dfs)
-    out = empty(x, (nseries, nf), _result_dtype(x.dtype, mode))
-    _native.lombscargle_batch_device(
-        ctx,
-        x.dtype.name,
-        x.ptr,
-        y.ptr,
-        None if w is None else w.ptr,
-        pointer(d_offsets),
-        nseries,
-        pointer(d_f0),
-        pointer(d_df),
-        f0s.size,
-        nf,
-        mode,
-        bool(floating_mean),
-        bool(precenter),
-        pointer(out),
-        stream,
-    )
+    common = (ctx, x.dtype.name, x.ptr, y.ptr, None if w is None else w.ptr, pointer(d_offsets), nseries,
+              pointer(d_f0), pointer(d_df), f0s.size, nf, mode, bool(floating_mean), bool(precenter))
     if not best:
+        out = empty(x, (nseries, nf), _result_dtype(x.dtype, mode))
+        _native.lombscargle_batch_device(*common, pointer(out), stream)
         return as_result(x, out)
-    # The peaks on the device, by the caller's library: no periodogram leaves it.
-    magnitude = abs(out) if mode == "amplitude" else out
+    # The peaks on the device, in chunks of series: no periodogram leaves it,
+    # and only a chunk's periodograms exist at a time.
+    index = empty(x, (nseries,), np.int64)
+    power = empty(x, (nseries,), np.float64)
+    _native.lombscargle_batch_peaks_device(*common, pointer(index), pointer(power), stream)
     if x.lib == "torch":
         import torch
 
-        magnitude = torch.nan_to_num(magnitude.double(), nan=-np.inf)
-        index = torch.argmax(magnitude, dim=1)
-        power = magnitude.gather(1, index[:, None])[:, 0]
         f0d = torch.as_tensor(f0s, device=index.device)
         dfd = torch.as_tensor(dfs, device=index.device)
-        return _best_peaks(x, magnitude, index, power, f0d, dfd)
+        return _best_peaks(x, index, power, f0d, dfd)
     import cupy
 
     with cupy_device(x.device):  # CuPy works on its current device: the arrays' one
-        magnitude = cupy.nan_to_num(magnitude.astype(cupy.float64), nan=-cupy.inf)
-        index = cupy.argmax(magnitude, axis=1)
-        power = cupy.take_along_axis(magnitude, index[:, None], axis=1)[:, 0]
-        f0d, dfd = cupy.asarray(f0s), cupy.asarray(dfs)
-        return _best_peaks(x, magnitude, index, power, f0d, dfd)
+        if x.lib == "numba":  # CuPy computes the frequencies on Numba's arrays (zero copy), handed back as Numba's
+            from numba import cuda
+
+            peaks = _best_peaks(x, cupy.asarray(index), cupy.asarray(power), cupy.asarray(f0s), cupy.asarray(dfs))
+            return BestPeaks(cuda.as_cuda_array(peaks.frequency), power, index)
+        return _best_peaks(x, index, power, cupy.asarray(f0s), cupy.asarray(dfs))
 
 
-def _best_peaks(x, magnitude, index, power, f0d, dfd):
+def _best_peaks(x, index, power, f0d, dfd):
+    """BestPeaks of device results, in the arrays' library (index -1 and a
+    NaN power where every value was NaN: the frequency is NaN there)."""
     frequency = f0d + dfd * index
-    all_nan = power == -np.inf
-    index[all_nan] = -1
-    frequency[all_nan] = np.nan
-    power[all_nan] = np.nan
+    frequency[index < 0] = float("nan")
     return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))

@@ -101,6 +101,22 @@ pub(crate) unsafe fn host_mut<'a, T>(addr: usize, len: usize) -> &'a mut [T] {
     unsafe { std::slice::from_raw_parts_mut(addr as *mut T, len) }
 }
 
+/// One GPU ordinal or several.
+#[derive(FromPyObject)]
+enum Devices {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+/// A handle over `ordinals` whose batched host calls are chunked under the limit.
+fn on_gpus(ordinals: &[usize], max_device_bytes: Option<usize>) -> kernpack::Result<Kernpack> {
+    let mut multi = kernpack::MultiGpu::new(ordinals)?;
+    if let Some(bytes) = max_device_bytes {
+        multi = multi.with_max_device_bytes(bytes);
+    }
+    Ok(Kernpack::from(multi))
+}
+
 /// A kernpack handle: the CPU backend or one GPU with its loaded kernels.
 /// Shared by every thread (the GIL is released during the work).
 #[pyclass(frozen, module = "kernpack._native")]
@@ -138,21 +154,42 @@ impl Context {
     /// `backend`: "auto" (the GPU `device` if usable, else the CPU), "gpu" or
     /// "cpu". A `device` past the GPUs present is a ValueError naming their
     /// count; with no GPU at all, "gpu" is a NoGpuError and "auto" the CPU.
+    /// `device` may list several GPUs: the batched calls on host arrays then
+    /// split their work over all of them, in chunks of at most
+    /// `max_device_bytes` per GPU (None: 80% of its free memory), the rest
+    /// runs on the first.
     #[new]
-    #[pyo3(signature = (backend = "auto", device = 0))]
-    fn new(py: Python<'_>, backend: &str, device: usize) -> PyResult<Self> {
+    #[pyo3(signature = (backend = "auto", device = Devices::One(0), max_device_bytes = None))]
+    fn new(
+        py: Python<'_>,
+        backend: &str,
+        device: Devices,
+        max_device_bytes: Option<usize>,
+    ) -> PyResult<Self> {
         let backend: Backend = backend.parse().map_err(to_py)?;
+        let on_gpus = || match &device {
+            Devices::One(k) if max_device_bytes.is_none() => Kernpack::with_gpu(*k),
+            Devices::One(k) => on_gpus(&[*k], max_device_bytes),
+            Devices::Many(ks) => on_gpus(ks, max_device_bytes),
+        };
         let kp = py
             .detach(|| match backend {
                 Backend::Cpu => Kernpack::new(Backend::Cpu),
-                Backend::Gpu => Kernpack::with_gpu(device),
-                Backend::Auto => match Kernpack::with_gpu(device) {
+                Backend::Gpu => on_gpus(),
+                Backend::Auto => match on_gpus() {
                     Err(Error::NoGpu(_)) => Kernpack::new(Backend::Cpu),
                     other => other,
                 },
             })
             .map_err(to_py)?;
         Ok(Context { kp })
+    }
+
+    /// The GPUs the batched host calls split their work over (several
+    /// ordinals given, or a memory limit), else None.
+    #[getter]
+    fn devices(&self) -> Option<Vec<usize>> {
+        self.kp.spread().map(|m| m.ordinals())
     }
 
     /// "gpu" or "cpu": where this context runs work.

@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use kernpack::{Float, LombScargleOptions, Periodogram, Series};
 
@@ -34,22 +35,6 @@ fn write_periodogram<T: Float>(p: &Periodogram<T>, out: &mut [T]) {
             }
         }
     }
-}
-
-/// The largest value (modulus for amplitude) and its index; NaNs are skipped,
-/// an all-NaN periodogram gives (-1, NaN).
-fn best<T: Float>(p: &Periodogram<T>) -> (i64, f64) {
-    p.magnitudes()
-        .into_iter()
-        .enumerate()
-        .filter(|(_, v)| !v.is_nan())
-        .fold((-1, f64::NAN), |(bi, bv), (i, v)| {
-            if bi < 0 || v > bv {
-                (i as i64, v)
-            } else {
-                (bi, bv)
-            }
-        })
 }
 
 /// One series, host buffers: `freqs` (nf values) or, without it, the uniform
@@ -97,7 +82,8 @@ fn lombscargle(
 /// A ragged batch, host buffers. `offsets` holds nseries + 1 intp values;
 /// `f0`, `df` hold `ngrids` (1: shared, or nseries) f64. Either `out` receives
 /// nseries x output_len(nf) values, or `best_index` (int64) and `best_value`
-/// (f64) receive the peak of each series (the periodograms stay in Rust).
+/// (f64) receive the peak of each series (the periodograms are never all
+/// held: `Kernpack::lombscargle_batch_peaks`).
 #[pyfunction]
 #[pyo3(signature = (ctx, dtype, t, y, weights, n, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, best_index, best_value))]
 #[allow(clippy::too_many_arguments)]
@@ -142,18 +128,20 @@ fn lombscargle_batch(
                     offsets: host::<usize>(offsets, nseries + 1),
                 }
             };
-            let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
+            if let (Some(bi), Some(bv)) = (best_index, best_value) {
+                // Only the peaks: the periodograms are never all held (bounded memory).
+                let peaks = kp.lombscargle_batch_peaks(&batch, &grids, &opts)?;
+                let (bi, bv) = unsafe { (host_mut::<i64>(bi, nseries), host_mut::<f64>(bv, nseries)) };
+                for (s, peak) in peaks.into_iter().enumerate() {
+                    (bi[s], bv[s]) = peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
+                }
+            }
             if let Some(out) = out {
+                let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
                 let per = output_len(nf, &opts);
                 let out = unsafe { host_mut::<T>(out, nseries * per) };
                 for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
                     write_periodogram(p, o);
-                }
-            }
-            if let (Some(bi), Some(bv)) = (best_index, best_value) {
-                let (bi, bv) = unsafe { (host_mut::<i64>(bi, nseries), host_mut::<f64>(bv, nseries)) };
-                for (s, p) in periodograms.iter().enumerate() {
-                    (bi[s], bv[s]) = best(p);
                 }
             }
             Ok(())
@@ -255,11 +243,67 @@ fn lombscargle_batch_device(
     .map_err(to_py)
 }
 
+/// The peak of each series of a ragged batch on device buffers (as
+/// `lombscargle_batch_device`, without `out`): `index` nseries int64, `value`
+/// nseries f64, on the device; the periodograms are computed in chunks of
+/// series into scratch and reduced there.
+#[pyfunction]
+#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, index, value, stream))]
+#[allow(clippy::too_many_arguments)]
+fn lombscargle_batch_peaks_device(
+    py: Python<'_>,
+    ctx: &Context,
+    dtype: &str,
+    t: usize,
+    y: usize,
+    weights: Option<usize>,
+    offsets: usize,
+    nseries: usize,
+    f0: usize,
+    df: usize,
+    ngrids: usize,
+    nf: usize,
+    normalize: &str,
+    floating_mean: bool,
+    precenter: bool,
+    index: usize,
+    value: usize,
+    stream: usize,
+) -> PyResult<()> {
+    let dtype = Dtype::parse(dtype)?;
+    let opts = options(normalize, floating_mean, precenter)?;
+    let gpu = ctx.gpu()?;
+    let stream = ctx.stream(stream)?;
+    let buffers = BatchDeviceBuffers {
+        t: t as u64,
+        y: y as u64,
+        weights: weights.map(|w| w as u64),
+        offsets: offsets as u64,
+        f0: f0 as u64,
+        df: df as u64,
+        per_series_grid: ngrids != 1,
+        out: 0,
+    };
+    let peaks = PeakBuffers {
+        index: index as u64,
+        value: value as u64,
+    };
+    py.detach(|| {
+        // SAFETY: checked device allocations of the stated lengths; the
+        // offsets were validated on the host by the Python layer.
+        by_dtype!(dtype, T => unsafe {
+            gpu.lombscargle_batch_peaks_raw::<T>(&stream, &buffers, nseries, nf, &opts, &peaks, None)
+        })
+    })
+    .map_err(to_py)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lombscargle_output_len, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch_device, m)?)?;
+    m.add_function(wrap_pyfunction!(lombscargle_batch_peaks_device, m)?)?;
     Ok(())
 }

@@ -250,3 +250,81 @@ def test_device_arrays_and_another_device_is_a_value_error(rng):
     with pytest.raises(ValueError, match="live on GPU 0"):
         reduce.sum(x, device=1)
     assert float(reduce.sum(x, device=0)) == pytest.approx(float(cp.asnumpy(x).sum()), rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Lists of GPUs: batched host calls split over them
+# --------------------------------------------------------------------------
+
+
+def _ragged(rng, nseries=120):
+    lengths = rng.integers(20, 200, nseries)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    t = np.concatenate([np.sort(rng.uniform(0, 80, n)) for n in lengths])
+    y = np.sin(2.1 * t) + 0.5 * rng.normal(size=t.size)
+    return t, y, offsets
+
+
+def test_a_list_of_devices_is_checked(restore_device):
+    for bad, match in (([], "empty list"), ([0, 0], "twice"), ((1, 1, 0), "twice"), ([0, -1], ">= 0")):
+        with pytest.raises(ValueError, match=match):
+            kernpack.set_device(bad)
+    with pytest.raises(TypeError, match="integer GPU ordinal"):
+        kernpack.set_device([0, "1"])
+    assert kernpack.get_device() == 0  # failed calls change nothing
+    if COUNT:
+        with pytest.raises(ValueError, match=f"there is no GPU {COUNT}"):
+            kernpack.set_device([0, COUNT])
+    kernpack.set_device([0])
+    assert kernpack.get_device() == (0,)
+
+
+def test_a_list_of_devices_on_the_cpu_backend_is_ignored(rng):
+    t, y, offsets = _ragged(rng, 20)
+    want = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, backend="cpu")
+    got = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, backend="cpu", device=[0, 1])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.skipif(COUNT > 0, reason="this machine has a GPU")
+def test_without_a_gpu_a_list_of_devices_is_no_gpu_or_the_cpu(rng):
+    t, y, offsets = _ragged(rng, 20)
+    want = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, best=True, backend="cpu")
+    got = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, best=True, device=[0, 1])
+    for field in ("index", "power", "frequency"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+    with pytest.raises(kernpack.NoGpuError):
+        signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, backend="gpu", device=[0, 1])
+
+
+def test_a_list_of_gpus_gives_the_bits_of_one_gpu(rng):
+    n = _gpus(1)
+    t, y, offsets = _ragged(rng, 400)
+    t32, y32 = t.astype(np.float32), y.astype(np.float32)
+    nf = 3000
+    for devices in ([0], list(range(n))):
+        for best in (False, True):
+            want = signal.lombscargle_batch(t32, y32, 0.1, 0.01, nf, offsets=offsets, best=best, device=0)
+            got = signal.lombscargle_batch(t32, y32, 0.1, 0.01, nf, offsets=offsets, best=best, device=devices)
+            for w, g in zip(want if best else [want], got if best else [got]):
+                np.testing.assert_array_equal(g, w)
+        x0 = 8.0 + rng.normal(size=(300, 40))
+        np.testing.assert_array_equal(ode.lorenz96(x0, 50, device=devices), ode.lorenz96(x0, 50, device=0))
+        x = np.abs(rng.normal(size=offsets[-1])) + 0.1
+        a, b = x.copy(), x.copy()
+        reduce.normalize_batched(a, offsets, device=devices)
+        reduce.normalize_batched(b, offsets, device=0)
+        np.testing.assert_array_equal(a, b)
+    # The peaks are those of the periodograms.
+    full = signal.lombscargle_batch(t32, y32, 0.1, 0.01, nf, offsets=offsets, device=list(range(n)))
+    best = signal.lombscargle_batch(t32, y32, 0.1, 0.01, nf, offsets=offsets, best=True, device=list(range(n)))
+    np.testing.assert_array_equal(best.index, np.argmax(full, axis=1))
+    np.testing.assert_array_equal(best.power, full.max(axis=1).astype(np.float64))
+
+
+def test_device_arrays_with_a_list_of_gpus_is_a_value_error(rng):
+    _gpus(1)
+    cp = _cupy()
+    t, y = _series(rng)
+    with pytest.raises(ValueError, match="several GPUs"):
+        signal.lombscargle_batch(cp.asarray(t), cp.asarray(y), 0.1, 0.01, 50, offsets=np.array([0, t.size]), device=[0])

@@ -296,6 +296,9 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
+        if let Some(multi) = self.spread() {
+            return multi.lorenz96(p, initial, steps, every);
+        }
         match self.gpu() {
             Some(gpu) => gpu.lorenz96(p, initial, steps, every),
             None => self.on_cpu(p, initial, steps, every, |threads, progress| {
@@ -312,6 +315,9 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
+        if let Some(multi) = self.spread() {
+            return multi.lorenz05(p, initial, steps, every);
+        }
         match self.gpu() {
             Some(gpu) => gpu.lorenz05(p, initial, steps, every),
             None => self.on_cpu(p, initial, steps, every, |threads, progress| {

@@ -48,6 +48,9 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 #[derive(Clone)]
 pub struct Kernpack {
     gpu: Option<Arc<Gpu>>,
+    /// The GPUs the batched calls on host slices split their work over
+    /// ([`Kernpack::with_gpus`]); `gpu` is the first of them.
+    spread: Option<multi::MultiGpu>,
     progress: Option<Progress>,
     /// 0: the process-wide setting ([`crate::cpu::threads`]).
     cpu_threads: usize,
@@ -55,7 +58,10 @@ pub struct Kernpack {
 
 impl std::fmt::Debug for Kernpack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kernpack").field("gpu", &self.gpu).finish()
+        f.debug_struct("Kernpack")
+            .field("gpu", &self.gpu)
+            .field("spread", &self.spread)
+            .finish()
     }
 }
 
@@ -74,6 +80,7 @@ impl Kernpack {
         };
         Ok(Kernpack {
             gpu,
+            spread: None,
             progress: None,
             cpu_threads: 0,
         })
@@ -87,9 +94,28 @@ impl Kernpack {
     pub fn with_gpu(ordinal: usize) -> Result<Self> {
         Ok(Kernpack {
             gpu: Some(Gpu::get(ordinal)?),
+            spread: None,
             progress: None,
             cpu_threads: 0,
         })
+    }
+
+    /// A handle over the GPUs of `ordinals` ([`multi::MultiGpu::new`]): the
+    /// calls on one series, image or device buffer run on the first; the
+    /// batched calls on host slices ([`Kernpack::lombscargle_batch`],
+    /// [`Kernpack::lombscargle_batch_peaks`], [`Kernpack::lorenz96`],
+    /// [`Kernpack::lorenz05`], [`Kernpack::normalize_batched`]) split their
+    /// work over all of them, in chunks that fit each GPU's memory, with
+    /// results bitwise equal to a one-GPU run. One ordinal gives that
+    /// chunking on one GPU: batches larger than its memory.
+    pub fn with_gpus(ordinals: &[usize]) -> Result<Self> {
+        Ok(Kernpack::from(multi::MultiGpu::new(ordinals)?))
+    }
+
+    /// The GPUs the batched host calls split their work over, when this
+    /// handle was made by [`Kernpack::with_gpus`] (or from a `MultiGpu`).
+    pub fn spread(&self) -> Option<&multi::MultiGpu> {
+        self.spread.as_ref()
     }
 
     /// Reports progress of CPU-backend runs (the GPU ones are short).
@@ -132,6 +158,19 @@ impl Kernpack {
             "gpu"
         } else {
             "cpu"
+        }
+    }
+}
+
+impl From<multi::MultiGpu> for Kernpack {
+    /// A handle whose batched host calls run on `multi` (with its options),
+    /// the rest on its first GPU; see [`Kernpack::with_gpus`].
+    fn from(multi: multi::MultiGpu) -> Self {
+        Kernpack {
+            gpu: Some(multi.gpus()[0].clone()),
+            spread: Some(multi),
+            progress: None,
+            cpu_threads: 0,
         }
     }
 }

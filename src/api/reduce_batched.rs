@@ -119,6 +119,9 @@ impl Kernpack {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<BatchNormalized> {
+        if let Some(multi) = self.spread() {
+            return multi.normalize_batched(x, offsets);
+        }
         match self.gpu() {
             Some(gpu) => gpu.normalize_batched(x, offsets),
             None => {

@@ -1,7 +1,8 @@
 //! Devices: how many, what each is, and a context on a chosen one.
 use std::ffi::c_char;
 
-use super::{boundary, kp_context, kp_status, new_context, null_pointer, Failure};
+use super::{boundary, host_slice, kp_context, kp_status, new_context, null_pointer, Failure};
+use crate::api::multi::MultiGpu;
 use crate::api::Kernpack;
 use crate::error::Error;
 use crate::gpu::{self, DeviceInfo};
@@ -128,6 +129,50 @@ pub unsafe extern "C" fn kp_context_create_on_device(
         }
         let kernpack = Kernpack::with_gpu(device_ordinal(ordinal)?)?;
         unsafe { *out = new_context(kernpack) };
+        Ok(())
+    })
+}
+
+/// Creates a context over the GPUs of `ordinals` (`count` of them, none
+/// twice), each checked as by kp_context_create_on_device. Calls on one
+/// series, image or device buffer run on the first GPU; the batched calls on
+/// host buffers (kp_lombscargle_batch_*, kp_lombscargle_batch_peaks_*,
+/// kp_lorenz96_* and kp_lorenz05_* ensembles, kp_normalize_batched_*) split
+/// their work over all of them, balanced by work, in chunks that fit each
+/// GPU's memory, with results bitwise equal to a one-GPU context. One ordinal
+/// gives that chunking on one GPU (batches larger than its memory).
+/// `max_device_bytes` bounds the device memory such a call takes on each
+/// GPU (0: 80% of the GPU's free memory when the call starts). `*out`
+/// receives the handle on success and is untouched otherwise; release it
+/// with kp_context_destroy.
+///
+/// # Safety
+/// `ordinals` must be valid for `count` values; `out` NULL or valid for one
+/// pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn kp_context_create_on_devices(
+    ordinals: *const i32,
+    count: usize,
+    max_device_bytes: usize,
+    out: *mut *mut kp_context,
+) -> kp_status {
+    boundary(|| {
+        if out.is_null() {
+            return Err(null_pointer("out"));
+        }
+        if count == 0 {
+            return Err(Error::invalid("ordinals: at least one GPU ordinal is needed").into());
+        }
+        let ordinals = unsafe { host_slice("ordinals", ordinals, count) }?;
+        let ordinals = ordinals
+            .iter()
+            .map(|&o| device_ordinal(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut multi = MultiGpu::new(&ordinals)?;
+        if max_device_bytes > 0 {
+            multi = multi.with_max_device_bytes(max_device_bytes);
+        }
+        unsafe { *out = new_context(Kernpack::from(multi)) };
         Ok(())
     })
 }

@@ -5,6 +5,7 @@ use super::{
     kp_status, offsets_from, optional_host_slice, value_boundary, Failure,
 };
 use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use crate::api::lombscargle::peaks::PeakBuffers;
 use crate::api::lombscargle::{
     output_len, values_per_frequency, DeviceFreqs, LsDeviceBuffers, UniformGrid,
 };
@@ -450,6 +451,68 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
     }
 }
 
+/// The host inputs of a batched call, checked and converted: what
+/// [`Batch`] and [`BatchGrid`] borrow.
+struct HostBatch<'a, T> {
+    offsets: Vec<usize>,
+    t: &'a [T],
+    y: &'a [T],
+    weights: Option<&'a [T]>,
+    f0: &'a [f64],
+    df: &'a [f64],
+    nf: usize,
+}
+
+impl<T> HostBatch<'_, T> {
+    fn batch(&self) -> Batch<'_, T> {
+        Batch {
+            t: self.t,
+            y: self.y,
+            weights: self.weights,
+            offsets: &self.offsets,
+        }
+    }
+    fn grids(&self) -> BatchGrid<'_> {
+        match self.f0.len() {
+            1 => BatchGrid::Shared(UniformGrid::new(self.f0[0], self.df[0], self.nf)),
+            _ => BatchGrid::PerSeries {
+                f0: self.f0,
+                df: self.df,
+                nf: self.nf,
+            },
+        }
+    }
+}
+
+/// # Safety
+/// As the host batch entry points: every pointer valid for its stated count
+/// (the samples' count is the last offset).
+#[allow(clippy::too_many_arguments)]
+unsafe fn host_batch<'a, T>(
+    t: *const T,
+    y: *const T,
+    weights: *const T,
+    offsets: *const i64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+) -> Result<HostBatch<'a, T>, Failure> {
+    let offsets =
+        offsets_from(unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?)?;
+    let nx = *offsets.last().unwrap_or(&0);
+    Ok(HostBatch {
+        t: unsafe { host_slice("t", t, nx) }?,
+        y: unsafe { host_slice("y", y, nx) }?,
+        weights: unsafe { optional_host_slice("weights", weights, nx) }?,
+        offsets,
+        f0: unsafe { host_slice("f0", f0, ngrids) }?,
+        df: unsafe { host_slice("df", df, ngrids) }?,
+        nf,
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn batch_host<T: Float>(
     ctx: *const kp_context,
@@ -469,34 +532,89 @@ unsafe fn batch_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
-        let offsets =
-            offsets_from(unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?)?;
-        let nx = *offsets.last().unwrap_or(&0);
-        let batch = Batch {
-            t: unsafe { host_slice("t", t, nx) }?,
-            y: unsafe { host_slice("y", y, nx) }?,
-            weights: unsafe { optional_host_slice("weights", weights, nx) }?,
-            offsets: &offsets,
-        };
-        let (f0, df) = (unsafe { host_slice("f0", f0, ngrids) }?, unsafe {
-            host_slice("df", df, ngrids)
-        }?);
-        let grids = match ngrids {
-            1 => BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf)),
-            _ => BatchGrid::PerSeries { f0, df, nf },
-        };
+        let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
         let out = unsafe { host_slice_mut("out", out, out_len) }?;
         let total = nf
             .checked_mul(nseries)
             .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
         check_out_len(out_len, total, &opts)?;
         // Computed in full before a single value is written to `out`.
-        let result = ctx.kernpack.lombscargle_batch(&batch, &grids, &opts)?;
+        let result = ctx
+            .kernpack
+            .lombscargle_batch(&inputs.batch(), &inputs.grids(), &opts)?;
         let per_series = output_len(nf, &opts);
         for (slot, periodogram) in out.chunks_exact_mut(per_series).zip(result) {
             write_periodogram(periodogram, slot);
         }
         Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_peaks_host<T: Float>(
+    ctx: *const kp_context,
+    t: *const T,
+    y: *const T,
+    weights: *const T,
+    offsets: *const i64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: *mut i64,
+    value: *mut f64,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
+        let index = unsafe { host_slice_mut("index", index, nseries) }?;
+        let value = unsafe { host_slice_mut("value", value, nseries) }?;
+        // Computed in full before a single value is written.
+        let peaks =
+            ctx.kernpack
+                .lombscargle_batch_peaks(&inputs.batch(), &inputs.grids(), &opts)?;
+        for ((i, v), peak) in index.iter_mut().zip(value.iter_mut()).zip(peaks) {
+            (*i, *v) = peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
+        }
+        Ok(())
+    })
+}
+
+/// The device inputs of a batched call (`out`: 0 for the peaks).
+#[allow(clippy::too_many_arguments)]
+fn device_batch(
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    out: u64,
+) -> Result<BatchDeviceBuffers, Failure> {
+    Ok(BatchDeviceBuffers {
+        t: device_address("t", t)?,
+        y: device_address("y", y)?,
+        weights: (weights != 0).then_some(weights),
+        offsets: device_address("offsets", offsets)?,
+        f0: device_address("f0", f0)?,
+        df: device_address("df", df)?,
+        // The device entry names grids by a flag: one shared, or one per series.
+        per_series_grid: match ngrids {
+            1 => false,
+            n if n == nseries => true,
+            n => {
+                return Err(Error::invalid(format!(
+                    "ngrids is {n}: 1 (shared) or nseries ({nseries})"
+                ))
+                .into())
+            }
+        },
+        out,
     })
 }
 
@@ -526,27 +644,45 @@ unsafe fn batch_device<T: Float>(
         check_out_len(out_len, total, &opts)?;
         let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
-        let buffers = BatchDeviceBuffers {
-            t: device_address("t", t)?,
-            y: device_address("y", y)?,
-            weights: (weights != 0).then_some(weights),
-            offsets: device_address("offsets", offsets)?,
-            f0: device_address("f0", f0)?,
-            df: device_address("df", df)?,
-            // The device entry names grids by a flag: one shared, or one per series.
-            per_series_grid: match ngrids {
-                1 => false,
-                n if n == nseries => true,
-                n => {
-                    return Err(Error::invalid(format!(
-                        "ngrids is {n}: 1 (shared) or nseries ({nseries})"
-                    ))
-                    .into())
-                }
-            },
-            out: device_address("out", out)?,
-        };
+        let out = device_address("out", out)?;
+        let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, out)?;
         unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_peaks_device<T: Float>(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: u64,
+    value: u64,
+    stream: u64,
+) -> kp_status {
+    boundary(|| {
+        let ctx = unsafe { context(ctx) }?;
+        let opts = unsafe { options_from(options) }?;
+        let gpu = ctx.gpu()?;
+        let stream = unsafe { ctx.stream(stream) }?;
+        let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, 0)?;
+        let peaks = PeakBuffers {
+            index: device_address("index", index)?,
+            value: device_address("value", value)?,
+        };
+        unsafe {
+            gpu.lombscargle_batch_peaks_raw::<T>(
+                &stream, &buffers, nseries, nf, &opts, &peaks, None,
+            )
+        }?;
         Ok(())
     })
 }
@@ -675,6 +811,138 @@ pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(
     unsafe {
         batch_device::<f64>(
             ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream,
+        )
+    }
+}
+
+/// The highest peak of each of `nseries` periodograms, on the context's
+/// backend, without keeping the periodograms (a batch of any size runs in
+/// bounded memory): inputs as `kp_lombscargle_batch_f32`. `index[s]`
+/// receives the index in series `s`'s grid of its highest non-NaN value (the
+/// modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
+/// every value is NaN; `value[s]` that value (NaN then). Each holds
+/// `nseries` values; both untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(
+    ctx: *const kp_context,
+    t: *const f32,
+    y: *const f32,
+    weights: *const f32,
+    offsets: *const i64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: *mut i64,
+    value: *mut f64,
+) -> kp_status {
+    unsafe {
+        batch_peaks_host(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value,
+        )
+    }
+}
+
+/// As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
+/// `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`, `value`:
+/// `nseries` `double`, in device memory, apart from each other and the
+/// inputs), enqueued on `stream` with no synchronisation. The periodograms
+/// are computed in chunks of series into scratch of at most 256 MiB.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; offsets must be as described.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: u64,
+    value: u64,
+    stream: u64,
+) -> kp_status {
+    unsafe {
+        batch_peaks_device::<f32>(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream,
+        )
+    }
+}
+
+/// The highest peak of each of `nseries` periodograms, on the context's
+/// backend, without keeping the periodograms (a batch of any size runs in
+/// bounded memory): inputs as `kp_lombscargle_batch_f64`. `index[s]`
+/// receives the index in series `s`'s grid of its highest non-NaN value (the
+/// modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
+/// every value is NaN; `value[s]` that value (NaN then). Each holds
+/// `nseries` values; both untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(
+    ctx: *const kp_context,
+    t: *const f64,
+    y: *const f64,
+    weights: *const f64,
+    offsets: *const i64,
+    nseries: usize,
+    f0: *const f64,
+    df: *const f64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: *mut i64,
+    value: *mut f64,
+) -> kp_status {
+    unsafe {
+        batch_peaks_host(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value,
+        )
+    }
+}
+
+/// As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
+/// `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`, `value`:
+/// `nseries` `double`, in device memory, apart from each other and the
+/// inputs), enqueued on `stream` with no synchronisation. The periodograms
+/// are computed in chunks of series into scratch of at most 256 MiB.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; offsets must be as described.
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f64(
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    index: u64,
+    value: u64,
+    stream: u64,
+) -> kp_status {
+    unsafe {
+        batch_peaks_device::<f64>(
+            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream,
         )
     }
 }

@@ -73,6 +73,13 @@ pub(crate) fn lombscargle_uniform<T: Float>() -> LombScargleUniform<T> {
     KernelFn::new(per_float!(T, "lombscargle_uniform"))
 }
 
+/// `lombscargle_peaks_T(int64_t nseries, int64_t nf, int amplitude, const T* pgrams,
+/// int64_t* index, double* value)`
+pub(crate) fn lombscargle_peaks<T: Float>() -> KernelFn<(i64, i64, i32, In<T>, Out<i64>, Out<f64>)>
+{
+    KernelFn::new(per_float!(T, "lombscargle_peaks"))
+}
+
 // ---- csrc/reduce.cu ----
 
 /// `reduce_partial_T(const T* x, int64_t n, int64_t chunk, double* partials)`
@@ -284,6 +291,7 @@ mod tests {
             params(lombscargle_prepare::<T>()),
             params(lombscargle_direct::<T>()),
             params(lombscargle_uniform::<T>()),
+            params(lombscargle_peaks::<T>()),
             params(reduce_partial::<T>()),
             params(normalize::<T>()),
             params(normalize_fused::<T>()),

@@ -94,6 +94,8 @@ pub const KERNEL_FAMILIES: &[(&str, &[&str])] = &[
             "lombscargle_direct_f64",
             "lombscargle_uniform_f32",
             "lombscargle_uniform_f64",
+            "lombscargle_peaks_f32",
+            "lombscargle_peaks_f64",
         ],
     ),
     (

@@ -178,6 +178,9 @@ impl Kernpack {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
+        if let Some(multi) = self.spread() {
+            return multi.lombscargle_batch(batch, grids, opts); // validates
+        }
         match self.gpu() {
             Some(gpu) => gpu.lombscargle_batch(batch, grids, opts), // validates
             None => {
@@ -290,6 +293,20 @@ impl Gpu {
     ) -> Result<()> {
         let ngrids = if buffers.per_series_grid { nseries } else { 1 };
         let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
+        self.check_batch_inputs::<T>(buffers, nseries)?;
+        self.check_device_array::<T>("out", buffers.out, total)?;
+        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts) }
+    }
+
+    /// The inputs of a batch on this GPU against the driver's record: the
+    /// offsets and grids for their exact sizes, the samples for at least one
+    /// per series (their count is in the device's offsets).
+    pub(crate) fn check_batch_inputs<T: Float>(
+        &self,
+        buffers: &BatchDeviceBuffers,
+        nseries: usize,
+    ) -> Result<()> {
+        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
         for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
             .into_iter()
             .chain(buffers.weights.map(|w| ("weights", w)))
@@ -298,9 +315,7 @@ impl Gpu {
         }
         self.check_device_array::<i64>("offsets", buffers.offsets, nseries + 1)?;
         self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;
-        self.check_device_array::<f64>("df", buffers.df, ngrids)?;
-        self.check_device_array::<T>("out", buffers.out, total)?;
-        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts) }
+        self.check_device_array::<f64>("df", buffers.df, ngrids)
     }
 
     /// The batched launch, after validation.

@@ -70,6 +70,7 @@ where
 mod tests {
     use super::super::{ensemble, lombscargle, normalize, Exec};
     use crate::api::lombscargle::batch::{Batch, BatchGrid};
+    use crate::api::lombscargle::peaks::Peak;
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
     use crate::{Backend, Error, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
@@ -159,6 +160,10 @@ mod tests {
                 precenter: false,
             };
             let want = cpu.lombscargle_batch(&batch, &grids, &opts).unwrap();
+            let want_peaks: Vec<Option<Peak>> = want.iter().map(Peak::of).collect();
+            assert!(want_peaks.iter().all(Option::is_some));
+            let cpu_peaks = cpu.lombscargle_batch_peaks(&batch, &grids, &opts).unwrap();
+            assert_eq!(cpu_peaks, want_peaks, "the CPU backend's peaks mode");
             for (parts, limit, chunk) in [
                 (1, 1 << 30, 1 << 30),
                 (2, 1 << 30, 1 << 30),
@@ -183,6 +188,18 @@ mod tests {
                 if limit == 16 << 10 {
                     assert!(profiles.iter().all(|p| p.plan.chunks.len() > 3));
                 }
+                // Peaks mode: the same split and chunks, only peaks back.
+                let (peaks, _) = lombscargle::lombscargle_batch_peaks(
+                    &exec(parts, limit, chunk),
+                    &batch,
+                    &grids,
+                    &opts,
+                )
+                .unwrap();
+                assert_eq!(
+                    peaks, want_peaks,
+                    "{parts} parts, limit {limit}, chunks of {chunk}"
+                );
             }
         }
     }

@@ -8,6 +8,7 @@ use cudarc::driver::CudaStream;
 use super::plan::{split_by_work, Arena};
 use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
+use crate::api::lombscargle::peaks::{Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
 use crate::error::Result;
 use crate::float::Float;
@@ -20,6 +21,9 @@ pub(super) struct LsJob<'a, T> {
     pub opts: &'a LombScargleOptions,
     /// Values per series in the output.
     pub out_len: usize,
+    /// Only each series' peak comes back: the periodograms stay in the
+    /// arena's scratch and are reduced there.
+    pub peaks: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +36,9 @@ pub(super) struct LsLayout {
     df: usize,
     out: usize,
     stats: usize,
+    /// Peaks mode: nseries `i64` indices and `f64` values.
+    peak_index: usize,
+    peak_value: usize,
 }
 
 impl<'a, T: Float> LsJob<'a, T> {
@@ -39,12 +46,14 @@ impl<'a, T: Float> LsJob<'a, T> {
         batch: &'a Batch<'a, T>,
         grids: &'a BatchGrid<'a>,
         opts: &'a LombScargleOptions,
+        peaks: bool,
     ) -> Self {
         LsJob {
             batch,
             grids,
             opts,
             out_len: output_len(grids.nf(), opts),
+            peaks,
         }
     }
 
@@ -80,8 +89,16 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         let df = a.push_values::<f64>(ngrids);
         let h2d = 0..a.bytes;
         let out = a.push_values::<T>(ns * self.out_len);
-        let d2h = out..out + ns * self.out_len * std::mem::size_of::<T>();
         let stats = a.push_values::<f64>(ns * STATS_LEN);
+        // Peaks: nothing but them comes back. Zero-length when not asked for.
+        let peaks = if self.peaks { ns } else { 0 };
+        let peak_index = a.push_values::<i64>(peaks);
+        let peak_value = a.push_values::<f64>(peaks);
+        let d2h = if self.peaks {
+            peak_index..peak_value + ns * std::mem::size_of::<f64>()
+        } else {
+            out..out + ns * self.out_len * std::mem::size_of::<T>()
+        };
         let layout = LsLayout {
             t,
             y,
@@ -91,6 +108,8 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
             df,
             out,
             stats,
+            peak_index,
+            peak_value,
         };
         (
             layout,
@@ -153,8 +172,16 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
                 nf,
                 self.opts,
                 at(lay.stats),
-            )
+            )?;
+            if self.peaks {
+                let peaks = PeakBuffers {
+                    index: at(lay.peak_index),
+                    value: at(lay.peak_value),
+                };
+                gpu.launch_peaks::<T>(stream, at(lay.out), r.len(), nf, self.opts, &peaks)?;
+            }
         }
+        Ok(())
     }
 
     #[cfg(test)]
@@ -192,6 +219,12 @@ impl<T: Float> LsJob<'_, T> {
             let grid = UniformGrid::new(f0[g], df[g], self.grids.nf());
             let p: Periodogram<T> =
                 cpu::lombscargle::lombscargle_uniform(1, None, &series, &grid, self.opts);
+            if self.peaks {
+                let (index, value) =
+                    Peak::of(&p).map_or((-1, f64::NAN), |k| (k.index as i64, k.value));
+                put(arena, lay.peak_index + s * 8, &[index]);
+                put(arena, lay.peak_value + s * 8, &[value]);
+            }
             let values: Vec<T> = match p {
                 Periodogram::Real(v) => v,
                 Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),
@@ -239,7 +272,31 @@ impl MultiGpu {
         opts: &LombScargleOptions,
     ) -> Result<Vec<GpuPlan>> {
         validate_batch(batch, grids, opts)?;
-        plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts))
+        plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts, false))
+    }
+
+    /// The highest peak of each series' periodogram, in input order
+    /// ([`Peak::of`] of what [`MultiGpu::lombscargle_batch`] gives, the same
+    /// index and, but for 'amplitude', the same bits): each chunk's
+    /// periodograms are reduced on its GPU, and only the peaks come back.
+    pub fn lombscargle_batch_peaks<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<Option<Peak>>> {
+        self.lombscargle_batch_peaks_profiled(batch, grids, opts)
+            .map(|(out, _)| out)
+    }
+
+    /// As [`MultiGpu::lombscargle_batch_peaks`], with each GPU's plan and times.
+    pub fn lombscargle_batch_peaks_profiled<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
+        lombscargle_batch_peaks(&Exec::Gpus(self), batch, grids, opts)
     }
 }
 
@@ -265,7 +322,7 @@ pub(super) fn lombscargle_batch<T: Float>(
     opts: &LombScargleOptions,
 ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
     validate_batch(batch, grids, opts)?;
-    let job = LsJob::new(batch, grids, opts);
+    let job = LsJob::new(batch, grids, opts, false);
     let plans = plan(exec, &job)?;
     let (normalize, out_len) = (opts.normalize, job.out_len);
     // Each GPU's results accumulate in order, chunk after chunk.
@@ -303,6 +360,29 @@ pub(super) fn lombscargle_batch<T: Float>(
             });
             out.extend(parts.into_iter().flatten());
         }
+        Ok(())
+    })?;
+    Ok((outs.into_iter().flatten().collect(), profiles))
+}
+
+pub(super) fn lombscargle_batch_peaks<T: Float>(
+    exec: &Exec<'_>,
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
+    validate_batch(batch, grids, opts)?;
+    let job = LsJob::new(batch, grids, opts, true);
+    let plans = plan(exec, &job)?;
+    let mut outs: Vec<Vec<Option<Peak>>> = plans
+        .iter()
+        .map(|p| Vec::with_capacity(p.items.len()))
+        .collect();
+    let slots: Vec<&mut Vec<Option<Peak>>> = outs.iter_mut().collect();
+    let profiles = exec.run(&job, &plans, slots, |out, r, lay: &LsLayout, host| {
+        let index = get::<i64>(host, lay.peak_index, r.len());
+        let value = get::<f64>(host, lay.peak_value, r.len());
+        out.extend(index.iter().zip(value).map(|(&i, &v)| Peak::from_raw(i, v)));
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))

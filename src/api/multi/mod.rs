@@ -286,6 +286,15 @@ impl MultiGpu {
         })
     }
 
+    /// A handle over GPUs already open (at least one, none twice).
+    pub(crate) fn of(gpus: Vec<Arc<Gpu>>) -> MultiGpu {
+        debug_assert!(!gpus.is_empty());
+        MultiGpu {
+            gpus,
+            options: MultiGpuOptions::default(),
+        }
+    }
+
     /// Every GPU of the host, ordinals 0 to [`Gpu::device_count`] - 1;
     /// [`Error::NoGpu`] when there is none.
     pub fn all() -> Result<MultiGpu> {

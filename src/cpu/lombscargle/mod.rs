@@ -531,21 +531,40 @@ pub(crate) fn lombscargle_batch<T: Float>(
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
 ) -> Vec<Periodogram<T>> {
+    lombscargle_batch_map(threads, batch, grids, opts, |p| p)
+}
+
+/// `reduce` of each series' periodogram, threaded as [`lombscargle_batch`]:
+/// only one periodogram per thread is alive at a time, so a batch's
+/// reductions (e.g. its peaks) need no memory for all its periodograms.
+pub(crate) fn lombscargle_batch_map<T: Float, R: Send>(
+    threads: usize,
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+    reduce: impl Fn(Periodogram<T>) -> R + Sync,
+) -> Vec<R> {
     let one = |s: usize, threads: usize| {
-        lombscargle_uniform(threads, None, &batch.series(s), &grids.grid(s), opts)
+        reduce(lombscargle_uniform(
+            threads,
+            None,
+            &batch.series(s),
+            &grids.grid(s),
+            opts,
+        ))
     };
     if batch.len() < 4 * threads {
         return (0..batch.len()).map(|s| one(s, threads)).collect();
     }
-    let mut out: Vec<Periodogram<T>> = (0..batch.len())
-        .map(|_| Periodogram::Real(Vec::new()))
-        .collect();
+    let mut out: Vec<Option<R>> = (0..batch.len()).map(|_| None).collect();
     for_each_chunk(threads, &mut out, 1, None, |s, part| {
         for (j, o) in part.iter_mut().enumerate() {
-            *o = one(s + j, 1);
+            *o = Some(one(s + j, 1));
         }
     });
-    out
+    out.into_iter()
+        .map(|r| r.expect("every series is computed"))
+        .collect()
 }
 
 /// Cost of each part on one thread (kernel sums f64 and f32, finish,

@@ -1,0 +1,264 @@
+//! The highest peak of each periodogram of a batch, without keeping the
+//! periodograms: what a survey wants of a million light curves (their
+//! periodograms at 10^4 frequencies would be 40 GB in f32).
+//!
+//! On a GPU the periodograms of a chunk of series are computed into scratch
+//! and reduced there (`lombscargle_peaks_*`), so only an index and a value per
+//! series cross the bus, and the device memory a call uses is bounded by the
+//! chunk, not by the batch. On the CPU each thread reduces the periodogram it
+//! has just computed.
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtrMut};
+
+use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
+use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
+use crate::api::multi::{MultiGpu, DEFAULT_CHUNK_BYTES};
+use crate::api::{check_disjoint, Kernpack};
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::kernels;
+use crate::gpu::launch::{In, LaunchConfig, Out};
+use crate::gpu::Gpu;
+
+/// The highest value of one periodogram: its index in the frequency grid and
+/// the value (the modulus of the complex amplitude for
+/// [`Normalize::Amplitude`]), widened to f64.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Peak {
+    pub index: usize,
+    pub value: f64,
+}
+
+impl Peak {
+    /// The highest non-NaN value of `p`, the first of equal ones; `None` when
+    /// every value is NaN. The GPU's reduction picks the same index, and the
+    /// same value bit for bit except for [`Normalize::Amplitude`], whose
+    /// modulus is a `hypot` on each side (within an ulp or two).
+    pub fn of<T: Float>(p: &Periodogram<T>) -> Option<Peak> {
+        let mut best: Option<Peak> = None;
+        let mut consider = |index: usize, value: f64| {
+            if !value.is_nan() && best.map_or(true, |b| value > b.value) {
+                best = Some(Peak { index, value });
+            }
+        };
+        match p {
+            Periodogram::Real(v) => v
+                .iter()
+                .enumerate()
+                .for_each(|(k, x)| consider(k, x.to_f64())),
+            Periodogram::Complex(v) => v
+                .iter()
+                .enumerate()
+                .for_each(|(k, c)| consider(k, c.norm())),
+        }
+        best
+    }
+
+    /// What the device reduction wrote for one series (index -1: none).
+    pub(crate) fn from_raw(index: i64, value: f64) -> Option<Peak> {
+        usize::try_from(index)
+            .ok()
+            .map(|index| Peak { index, value })
+    }
+}
+
+impl Kernpack {
+    /// The highest peak of each series' periodogram ([`Peak::of`] of what
+    /// [`Kernpack::lombscargle_batch`] gives), in input order, without
+    /// keeping the periodograms. On the GPU the batch runs in chunks of
+    /// series through [`MultiGpu`] (this handle's GPUs, see
+    /// [`Kernpack::with_gpus`], or its one GPU), so a batch of any size runs
+    /// in bounded device memory; on the CPU, threads over series.
+    pub fn lombscargle_batch_peaks<T: Float>(
+        &self,
+        batch: &Batch<'_, T>,
+        grids: &BatchGrid<'_>,
+        opts: &LombScargleOptions,
+    ) -> Result<Vec<Option<Peak>>> {
+        match (self.spread(), self.gpu()) {
+            (Some(multi), _) => multi.lombscargle_batch_peaks(batch, grids, opts),
+            (None, Some(gpu)) => {
+                MultiGpu::of(vec![gpu.clone()]).lombscargle_batch_peaks(batch, grids, opts)
+            }
+            (None, None) => {
+                validate_batch(batch, grids, opts)?;
+                Ok(cpu::lombscargle::lombscargle_batch_map(
+                    self.cpu_threads(),
+                    batch,
+                    grids,
+                    opts,
+                    |p| Peak::of(&p),
+                ))
+            }
+        }
+    }
+}
+
+/// Where [`Gpu::lombscargle_batch_peaks_raw`] writes: one `i64` index (-1
+/// when every value of the series' periodogram is NaN) and one `f64` value
+/// (NaN then) per series.
+#[derive(Debug, Clone, Copy)]
+pub struct PeakBuffers {
+    pub index: CUdeviceptr,
+    pub value: CUdeviceptr,
+}
+
+impl Gpu {
+    /// The peaks of a batch already on this GPU, enqueued on `stream` with no
+    /// synchronisation: as [`Gpu::lombscargle_batch_raw`] with `buffers.out`
+    /// unused (it must be 0), each chunk of series computed into scratch of
+    /// at most `max_scratch_bytes` (None: [`DEFAULT_CHUNK_BYTES`]; at least
+    /// one series' periodogram) and reduced into `peaks`. Pointers are
+    /// checked as there, and `peaks` for nseries values each, apart from
+    /// each other and from the inputs.
+    ///
+    /// # Safety
+    /// As [`Gpu::lombscargle_batch_raw`], and `peaks` live allocations of
+    /// this GPU of the documented sizes until the work on `stream` has finished.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn lombscargle_batch_peaks_raw<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        buffers: &BatchDeviceBuffers,
+        nseries: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+        peaks: &PeakBuffers,
+        max_scratch_bytes: Option<usize>,
+    ) -> Result<()> {
+        if buffers.out != 0 {
+            return Err(Error::invalid(
+                "the peaks of a batch need no periodogram output: pass out = 0",
+            ));
+        }
+        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
+        check_batch_call(nseries, nf, ngrids, None, opts)?;
+        self.check_batch_inputs::<T>(buffers, nseries)?;
+        self.check_device_array::<i64>("index", peaks.index, nseries)?;
+        self.check_device_array::<f64>("value", peaks.value, nseries)?;
+        check_disjoint::<f64>(peaks.index, nseries, peaks.value, nseries)?;
+        // The samples' extent is in the device offsets; the other inputs' is known.
+        for (ptr, len) in [
+            (buffers.offsets, nseries + 1),
+            (buffers.f0, ngrids),
+            (buffers.df, ngrids),
+        ] {
+            check_disjoint::<f64>(ptr, len, peaks.index, nseries)?;
+            check_disjoint::<f64>(ptr, len, peaks.value, nseries)?;
+        }
+
+        // A series' periodogram and statistics in the scratch.
+        let per_series = output_len(nf, opts) * std::mem::size_of::<T>() + STATS_LEN * 8;
+        let limit = max_scratch_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
+        let chunk = (limit / per_series).clamp(1, nseries);
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let values_bytes = chunk * output_len(nf, opts) * std::mem::size_of::<T>();
+        let stats_at = values_bytes.next_multiple_of(8);
+        let mut scratch = unsafe { stream.alloc::<u8>(stats_at + chunk * STATS_LEN * 8) }
+            .map_err(cuda("allocating the periodograms' scratch"))?;
+        let (base, _guard) = scratch.device_ptr_mut(stream);
+        let stats = base + stats_at as u64;
+        for first in (0..nseries).step_by(chunk) {
+            let count = chunk.min(nseries - first);
+            // The device offsets are absolute, so a chunk is the same buffers
+            // seen from series `first` on.
+            let shifted = BatchDeviceBuffers {
+                offsets: buffers.offsets + (first * 8) as u64,
+                f0: buffers.f0
+                    + if buffers.per_series_grid {
+                        first * 8
+                    } else {
+                        0
+                    } as u64,
+                df: buffers.df
+                    + if buffers.per_series_grid {
+                        first * 8
+                    } else {
+                        0
+                    } as u64,
+                out: base,
+                ..*buffers
+            };
+            let at = PeakBuffers {
+                index: peaks.index + (first * 8) as u64,
+                value: peaks.value + (first * 8) as u64,
+            };
+            // SAFETY: checked above; the scratch holds `chunk` periodograms and their stats.
+            unsafe {
+                self.launch_batch_with_stats::<T>(stream, &shifted, count, nf, opts, stats)?;
+                self.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The peaks of `nseries` periodograms of `nf` frequencies at `pgrams`.
+    ///
+    /// # Safety
+    /// `pgrams` holds nseries x [`output_len`]`(nf)` values of `T` and `peaks`
+    /// nseries values each, on this GPU, until the work on `stream` has finished.
+    pub(crate) unsafe fn launch_peaks<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        pgrams: CUdeviceptr,
+        nseries: usize,
+        nf: usize,
+        opts: &LombScargleOptions,
+        peaks: &PeakBuffers,
+    ) -> Result<()> {
+        let kernel = kernels::lombscargle_peaks::<T>();
+        let grid = self.kernel(&kernel)?.grid_for(nseries as u64, 1);
+        let amplitude = i32::from(opts.normalize == Normalize::Amplitude);
+        let args = (
+            nseries as i64,
+            nf as i64,
+            amplitude,
+            In::new(pgrams),
+            Out::new(peaks.index),
+            Out::new(peaks.value),
+        );
+        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::float::Complex;
+
+    #[test]
+    fn the_first_of_the_highest_non_nan_values() {
+        let nan = f32::NAN;
+        let real = |v: &[f32]| Peak::of(&Periodogram::Real(v.to_vec()));
+        let at = |index, value| Some(Peak { index, value });
+        assert_eq!(real(&[1.0, 3.0, 2.0, 3.0]), at(1, 3.0));
+        assert_eq!(real(&[nan, -1.0, nan, -0.5]), at(3, -0.5));
+        assert_eq!(real(&[f32::NEG_INFINITY, nan]), at(0, f64::NEG_INFINITY));
+        assert_eq!(real(&[nan, nan]), None);
+        assert_eq!(real(&[]), None);
+        let complex = Periodogram::Complex(vec![
+            Complex {
+                re: 3.0f64,
+                im: 4.0,
+            },
+            Complex { re: -5.0, im: 0.0 },
+            Complex { re: 1.0, im: 1.0 },
+        ]);
+        assert_eq!(Peak::of(&complex), at(0, 5.0));
+    }
+
+    #[test]
+    fn raw_peaks_convert() {
+        assert_eq!(Peak::from_raw(-1, f64::NAN), None);
+        assert_eq!(
+            Peak::from_raw(7, 0.25),
+            Some(Peak {
+                index: 7,
+                value: 0.25
+            })
+        );
+    }
+}
