@@ -458,16 +458,7 @@ fn nufft_batch_timing() {
 #[test]
 #[ignore]
 fn nufft_phase_timing() {
-    let sizes: Vec<(usize, usize)> = std::env::var("NUFFT_SIZES")
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .map(|p| {
-                    let (a, b) = p.split_once('x').unwrap();
-                    (a.parse().unwrap(), b.parse().unwrap())
-                })
-                .collect()
-        })
+    let sizes = crate::cpu::lombscargle::probe::sizes_from_env("NUFFT_SIZES")
         .unwrap_or_else(|| vec![(150, 10_000), (3000, 100_000), (800, 200_000)]);
     for (nx, nf) in sizes {
         let s = series(nx, 3650.0, 1);
