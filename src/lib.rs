@@ -19,6 +19,8 @@ pub mod float;
 pub mod gpu;
 pub mod params;
 pub mod reference;
+#[cfg(test)]
+mod test_rng;
 
 pub use api::fg::{FgOptions, FgPath, FgRun};
 pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};

@@ -11,7 +11,8 @@
 //! few hundred terms, phasors rotated <= 96 times between exact seeds; the
 //! NUFFT, which large uniform grids take: ~1e-14 of the sums), the margin
 //! covers ill-conditioned frequencies (small CC or SS denominators amplify
-//! both sides' rounding). f32 1e-4: the direct uniform kernel runs in f32
+//! both sides' rounding). f32 1e-4 at the frequencies whose fit f32 sums
+//! resolve (see [`check_f32`]): the direct uniform kernel runs in f32
 //! (~1e-5), the NUFFT and the arbitrary-frequency kernel in f64, the output
 //! is rounded to f32, and the reference sees the same f32 inputs.
 mod common;
@@ -21,7 +22,7 @@ use std::f64::consts::TAU;
 use common::{flat, options, proptest_cases, Rng};
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::reference::lombscargle::lombscargle as reference;
+use kernpack::reference::lombscargle::{degenerate_below, lombscargle as reference};
 use kernpack::{Backend, Float, Kernpack, LombScargleOptions, Periodogram, Series};
 use proptest::prelude::*;
 
@@ -70,6 +71,13 @@ fn cast<T: Float>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&x| T::from_f64(x)).collect()
 }
 
+/// Times less their mean, in f64 as the CPU path forms them, and the mean.
+fn shifted<T: Float>(t: &[T]) -> (Vec<f64>, f64) {
+    let t64: Vec<f64> = t.iter().map(|v| v.to_f64()).collect();
+    let shift = t64.iter().sum::<f64>() / t64.len() as f64;
+    (t64.iter().map(|v| v - shift).collect(), shift)
+}
+
 /// The reference on mean-shifted times, amplitude moved back to t = 0.
 fn oracle<T: Float>(
     t: &[T],
@@ -78,9 +86,7 @@ fn oracle<T: Float>(
     freqs: &[f64],
     opts: &LombScargleOptions,
 ) -> Vec<f64> {
-    let t64: Vec<f64> = t.iter().map(|v| v.to_f64()).collect();
-    let shift = t64.iter().sum::<f64>() / t64.len() as f64;
-    let ts: Vec<f64> = t64.iter().map(|v| v - shift).collect();
+    let (ts, shift) = shifted(t);
     let y64: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
     let w64: Option<Vec<f64>> = w.map(|w| w.iter().map(|v| v.to_f64()).collect());
     let p = reference(&ts, &y64, w64.as_deref(), freqs, opts, None);
@@ -105,12 +111,101 @@ fn rel_l2(got: &[f64], want: &[f64]) -> f64 {
     (num / den.max(f64::MIN_POSITIVE)).sqrt()
 }
 
-fn tolerance<T: Float>() -> f64 {
-    if T::NAME == "f32" {
-        1e-4
-    } else {
-        1e-10
+/// Per angular frequency, the smaller eigenvalue lambda of the weighted
+/// second-moment matrix of (cos w t, sin w t) on the shifted times (centred
+/// with a floating mean): after the rotation by tau it is the smaller of
+/// SciPy's denominators CC and SS, so an error delta in the sums (weights
+/// summing to 1) moves that frequency's value by ~delta / lambda of itself.
+fn fit_eigenvalues<T: Float>(
+    t: &[T],
+    w: Option<&[T]>,
+    freqs: &[f64],
+    floating_mean: bool,
+) -> Vec<f64> {
+    let (ts, _) = shifted(t);
+    let w: Vec<f64> = match w {
+        Some(w) => w.iter().map(|v| v.to_f64()).collect(),
+        None => vec![1.0; t.len()],
+    };
+    let total: f64 = w.iter().sum();
+    freqs
+        .iter()
+        .map(|omega| {
+            let (mut c, mut s, mut cc, mut cs, mut ss) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            for (t, w) in ts.iter().zip(&w) {
+                let (sn, cn) = (omega * t).sin_cos();
+                let w = w / total;
+                c += w * cn;
+                s += w * sn;
+                cc += w * cn * cn;
+                cs += w * cn * sn;
+                ss += w * sn * sn;
+            }
+            if floating_mean {
+                cc -= c * c;
+                ss -= s * s;
+                cs -= c * s;
+            }
+            (cc + ss) / 2.0 - (((cc - ss) / 2.0).powi(2) + cs * cs).sqrt()
+        })
+        .collect()
+}
+
+/// f32 output against the reference, frequency by frequency as far as its
+/// fit is conditioned (lambda: [`fit_eigenvalues`]). The direct uniform
+/// kernel takes the sums of f32 input in f32 (the GPU's f32 kernels do too):
+/// they carry an error delta of about an f32 eps, which the denominators
+/// (CC - C^2 and the like, cancelling down to lambda) pass on as ~delta /
+/// lambda of the frequency's value. A handful of samples (a fit of 3
+/// parameters to 5 points) has frequencies with lambda at 1e-6 and below,
+/// where no f32 sums resolve the fit to 1e-4: SciPy's own two-pass formula
+/// with its sums in f32 is 4e-3 off at the lambda = 2.2e-6 frequency of
+/// [`tiny_series_with_a_near_singular_fit`]. Over 95,000 random series of 5
+/// to 155 samples (every option, both kernels) the error of a value was at
+/// most 4.6 eps32 / lambda of the periodogram's peak; with a margin, `K` =
+/// 16. So:
+/// - lambda >= K eps32 / 1e-4 (~2e-2; the peak itself may sit at lambda
+///   ~1e-3 in a tiny series): rel L2 <= 1e-4 over these frequencies, the
+///   bound of the whole periodogram elsewhere;
+/// - below, each value within K eps32 / lambda of the peak;
+/// - under twice the degenerate level (`degenerate_below` with f32's eps)
+///   the f32 kernel, as the GPU's, may find its denominator (lambda within
+///   delta) under the rule and drop the term, and the fit is not resolved
+///   in f32 at all: finite only.
+fn check_f32(got: &[f64], want: &[f64], lambdas: &[f64], nx: usize) -> Result<(), String> {
+    const K: f64 = 16.0;
+    let eps = f32::EPSILON as f64;
+    let resolved = K * eps / 1e-4;
+    // 2 values a frequency for amplitudes (re, im).
+    let per = got.len() / lambdas.len();
+    let lambda = |i: usize| lambdas[i / per];
+    if let Some(i) = got.iter().position(|v| !v.is_finite()) {
+        return Err(format!("output {i} not finite: {}", got[i]));
     }
+    let (well_got, well_want): (Vec<f64>, Vec<f64>) = (0..got.len())
+        .filter(|&i| lambda(i) >= resolved)
+        .map(|i| (got[i], want[i]))
+        .unzip();
+    let err = rel_l2(&well_got, &well_want);
+    if err > 1e-4 {
+        return Err(format!(
+            "rel L2 {err:e} over the {} of {} values with lambda >= {resolved:e}",
+            well_got.len(),
+            got.len()
+        ));
+    }
+    let peak = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let unresolved = 2.0 * degenerate_below(nx, eps);
+    for i in (0..got.len()).filter(|&i| (unresolved..resolved).contains(&lambda(i))) {
+        let (e, tol) = ((got[i] - want[i]).abs(), K * eps / lambda(i) * peak);
+        if e > tol {
+            return Err(format!(
+                "output {i}: error {e:e} > {tol:e} at lambda {:e} (peak {peak:e})",
+                lambda(i)
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -146,13 +241,43 @@ fn check_single<T: Float>(
     };
     prop_assert_eq!(&got1, &got3, "thread counts 1 and 3 differ");
     let want = oracle(&t, &y, w.as_deref(), &freqs, &opts);
-    let err = rel_l2(&flat(&got1), &want);
-    prop_assert!(
-        err <= tolerance::<T>(),
-        "rel L2 {err:e} ({} nx {nx} nf {nf} origin {origin} {opts:?} w {weighted} uniform {uniform})",
-        T::NAME
-    );
+    let got = flat(&got1);
+    let verdict = if T::NAME == "f32" {
+        let lambdas = fit_eigenvalues(&t, w.as_deref(), &freqs, opts.floating_mean);
+        check_f32(&got, &want, &lambdas, nx)
+    } else {
+        let err = rel_l2(&got, &want);
+        (err <= 1e-10)
+            .then_some(())
+            .ok_or(format!("rel L2 {err:e}"))
+    };
+    if let Err(why) = verdict {
+        return Err(TestCaseError::fail(format!(
+            "{why} ({} nx {nx} nf {nf} origin {origin} {opts:?} w {weighted} uniform {uniform})",
+            T::NAME
+        )));
+    }
     Ok(())
+}
+
+/// [`check_single`] in f64 when `double`, else in f32 (f32 times at 6e4
+/// resolve ~4e-3: fine, both sides see the same).
+#[allow(clippy::too_many_arguments)]
+fn check_single_in(
+    double: bool,
+    seed: u64,
+    nx: usize,
+    nf: usize,
+    origin: f64,
+    opts: LombScargleOptions,
+    weighted: bool,
+    uniform: bool,
+) -> Result<(), TestCaseError> {
+    if double {
+        check_single::<f64>(seed, nx, nf, origin, opts, weighted, uniform)
+    } else {
+        check_single::<f32>(seed, nx, nf, origin, opts, weighted, uniform)
+    }
 }
 
 proptest! {
@@ -171,15 +296,8 @@ proptest! {
         uniform in any::<bool>(),
         double in any::<bool>(),
     ) {
-        // One sample has no variance to normalise.
-        let mode = if nx < 3 && mode == 1 { 0 } else { mode };
         let opts = options(mode, fm, precenter);
-        if double {
-            check_single::<f64>(seed, nx, nf, origin, opts, weighted, uniform)?;
-        } else {
-            // f32 times at 6e4 resolve ~4e-3: fine, both sides see the same.
-            check_single::<f32>(seed, nx, nf, origin, opts, weighted, uniform)?;
-        }
+        check_single_in(double, seed, nx, nf, origin, opts, weighted, uniform)?;
     }
 
     #[test]
@@ -217,11 +335,7 @@ proptest! {
         double in any::<bool>(),
     ) {
         let opts = options(mode, fm, precenter);
-        if double {
-            check_single::<f64>(seed, nx, nf, origin, opts, weighted, true)?;
-        } else {
-            check_single::<f32>(seed, nx, nf, origin, opts, weighted, true)?;
-        }
+        check_single_in(double, seed, nx, nf, origin, opts, weighted, true)?;
     }
 
     /// Batches of series that each take the NUFFT on one thread.
@@ -238,6 +352,22 @@ proptest! {
     ) {
         check_batch(seed, &sizes, nf, mode, fm, precenter, weighted, shared)?;
     }
+}
+
+/// The case behind an intermittent failure of
+/// `single_series_match_the_reference` (its proptest input): 5 f32 samples at
+/// 2.4e6 with a floating mean. At angular frequency 452.4 (k = 119) lambda is
+/// 2.2e-6, under twice f32's degenerate level (8.5e-6 for 5 samples): the
+/// kernel drops the sine term, as the GPU's f32 kernel would, and the power
+/// there is 0.049 against the reference's 0.149 (rel L2 over the periodogram
+/// 1.04e-2). The f64 path on the same f32 data agrees to 7e-13, SciPy's
+/// formula with f32 sums is 4e-3 off at k = 119 and at k = 172 (lambda
+/// 1.6e-5, where the kernel is 3e-3 off) 3.5e-3: the sums of f32 do not resolve
+/// these fits, which [`check_f32`] takes into account.
+#[test]
+fn tiny_series_with_a_near_singular_fit() {
+    let opts = options(0, true, false);
+    check_single::<f32>(4684370781797887488, 5, 225, 2.4e6, opts, false, true).unwrap();
 }
 
 /// A batch on 1 and 3 threads: the same bits, each series the bits it gives

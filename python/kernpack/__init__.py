@@ -11,11 +11,10 @@ coupled F/G system).
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Dict, List, NamedTuple, Tuple
 
 from . import _native
-from ._context import get_backend, get_device, set_backend, set_device
+from ._context import _integer, get_backend, get_device, set_backend, set_device
 
 CudaError = _native.CudaError
 NoGpuError = _native.NoGpuError
@@ -58,12 +57,7 @@ def set_num_threads(threads: int) -> None:
 
     Raises TypeError for a non-integer and ValueError for a negative count or
     one above 4096 (the setting is then unchanged)."""
-    if isinstance(threads, bool):
-        raise TypeError("threads must be an integer, not a bool")
-    try:
-        n = operator.index(threads)
-    except TypeError:
-        raise TypeError(f"threads must be an integer, not {type(threads).__name__}") from None
+    n = _integer(threads, "threads must be an integer")
     if n < 0:
         raise ValueError(f"threads must be >= 0 (0 means the default), got {n}")
     if n > 4096:

@@ -46,17 +46,22 @@ def _devices_present(n: int) -> str:
     return f"{n} CUDA device{'' if n == 1 else 's'} present" + (f" (ordinals 0 to {n - 1})" if n else "")
 
 
+def _integer(value: Any, must_be: str) -> int:
+    """``value`` as an int (anything with ``__index__``, bools refused), else
+    TypeError "<must_be>, not <its type>": the check of every count and
+    ordinal a setter takes."""
+    if isinstance(value, bool):
+        raise TypeError(f"{must_be}, not a bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{must_be}, not {type(value).__name__}") from None
+
+
 def _check_ordinal(device: Any) -> int:
     """One GPU ordinal: an integer >= 0 (not checked against the devices
     present: the native context does that, naming their count)."""
-    if isinstance(device, bool):
-        raise TypeError("device must be an integer GPU ordinal, not a bool")
-    try:
-        ordinal = operator.index(device)
-    except TypeError:
-        raise TypeError(
-            f"device must be an integer GPU ordinal or a list of them, not {type(device).__name__}"
-        ) from None
+    ordinal = _integer(device, "device must be an integer GPU ordinal or a list of them")
     if ordinal < 0:
         raise ValueError(f"device must be a GPU ordinal >= 0, got {ordinal}; {_devices_present(_native.device_count())}")
     return ordinal

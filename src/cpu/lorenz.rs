@@ -132,15 +132,41 @@ fn lorenz96_lanes<T: Real, const L: usize>(
     )
 }
 
-/// One RK4 stage S (0..=3) on equally long runs of values (sites x lanes,
-/// flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`: as the
-/// reference's `rk4_step`, k = dt f(x); stage 0 starts `inc` at k/6 and sets
+/// One RK4 stage S (0..=3) at one value, as the reference's `rk4_step`, from
+/// k = dt f(x) and the step's start z: stage 0 starts `inc` at k/6 and sets
 /// `out` = z + k/2, stage 1 adds k/3 and sets z + k/2, stage 2 adds k/3 and
 /// sets z + k, stage 3 adds k/6 and sets `out` = z + inc (the next z).
 /// Divisions by 6 and 3 are kept (not reciprocal products) for bitwise
-/// equality. A plain loop over equal-length slices, which LLVM vectorises
-/// (closures or per-site lane arrays in a multiversioned function measured
-/// 3-10x slower: partly scalar, partly called outside the target features).
+/// equality. Every model's loops over sites call it, inlined, so that they
+/// vectorise.
+#[inline(always)]
+pub(crate) fn rk4_stage<T: Real, const S: usize>(k: T, z: T, inc: &mut T, out: &mut T) {
+    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
+    match S {
+        0 => {
+            *inc = k / sixth;
+            *out = z + k * half;
+        }
+        1 => {
+            *inc += k / third;
+            *out = z + k * half;
+        }
+        2 => {
+            *inc += k / third;
+            *out = z + k;
+        }
+        _ => {
+            *inc += k / sixth;
+            *out = z + *inc;
+        }
+    }
+}
+
+/// RK4 stage S ([`rk4_stage`]) on equally long runs of values (sites x
+/// lanes, flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`.
+/// A plain loop over equal-length slices, which LLVM vectorises (closures
+/// or per-site lane arrays in a multiversioned function measured 3-10x
+/// slower: partly scalar, partly called outside the target features).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn l96_run<T: Real, const S: usize>(
@@ -160,28 +186,10 @@ fn l96_run<T: Real, const S: usize>(
         &z[..len],
         &mut inc[..len],
     );
-    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
     for j in 0..len {
         // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
-        let kk = dt * ((xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing);
-        match S {
-            0 => {
-                inc[j] = kk / sixth;
-                out[j] = z[j] + kk * half;
-            }
-            1 => {
-                inc[j] += kk / third;
-                out[j] = z[j] + kk * half;
-            }
-            2 => {
-                inc[j] += kk / third;
-                out[j] = z[j] + kk;
-            }
-            _ => {
-                inc[j] += kk / sixth;
-                out[j] = z[j] + inc[j];
-            }
-        }
+        let k = dt * ((xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing);
+        rk4_stage::<T, S>(k, z[j], &mut inc[j], &mut out[j]);
     }
 }
 

@@ -15,7 +15,7 @@
 //! those of the reference.
 use multiversion::multiversion;
 
-use super::lorenz::{run_blocks, Run};
+use super::lorenz::{rk4_stage, run_blocks, Run};
 use super::real::Real;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params};
 use crate::reference::lorenz::model3_weights;
@@ -258,10 +258,8 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
     }
 }
 
-/// RK4 stage S's update on the core sites `r`, as the reference's
-/// `rk4_step` (k = dt dz; stage 0 sets inc = k/6 and out = z + k/2, stages 1
-/// and 2 add k/3 and set z + k/2, z + k; stage 3 adds k/6 and sets out =
-/// z + inc, the next z), over equal-length slices so that it vectorises.
+/// RK4 stage S's update ([`rk4_stage`], k = dt dz) on the core sites `r`,
+/// over equal-length slices so that it vectorises.
 #[inline(always)]
 fn rk4_update<T: Real, const S: usize>(
     dt: T,
@@ -279,27 +277,8 @@ fn rk4_update<T: Real, const S: usize>(
     );
     let len = out.len();
     let (dz, z, inc) = (&dz[..len], &z[..len], &mut inc[..len]);
-    let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
     for i in 0..len {
-        let kk = dt * dz[i];
-        match S {
-            0 => {
-                inc[i] = kk / sixth;
-                out[i] = z[i] + kk * half;
-            }
-            1 => {
-                inc[i] += kk / third;
-                out[i] = z[i] + kk * half;
-            }
-            2 => {
-                inc[i] += kk / third;
-                out[i] = z[i] + kk;
-            }
-            _ => {
-                inc[i] += kk / sixth;
-                out[i] = z[i] + inc[i];
-            }
-        }
+        rk4_stage::<T, S>(dt * dz[i], z[i], &mut inc[i], &mut out[i]);
     }
 }
 

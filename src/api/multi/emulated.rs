@@ -72,6 +72,7 @@ mod tests {
     use crate::api::lombscargle::batch::{Batch, BatchGrid};
     use crate::api::lombscargle::peaks::Peak;
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
+    use crate::test_rng::Rng;
     use crate::{Backend, Error, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
     fn exec(parts: usize, max_device_bytes: usize, chunk_bytes: usize) -> Exec<'static> {
@@ -79,18 +80,6 @@ mod tests {
             parts,
             max_device_bytes,
             chunk_bytes,
-        }
-    }
-
-    /// splitmix64 in [0, 1).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
         }
     }
 

@@ -27,6 +27,7 @@ use multiversion::multiversion;
 
 use super::sincos::{fma, sincos, Lanes, LANES};
 use super::{Prepared, TrigSums};
+use crate::float::Float;
 
 /// Lane arrays of frequencies per block of the uniform kernel: 6 R
 /// accumulator arrays and the phasor fit the 32 AVX-512 registers at R = 3.
@@ -125,67 +126,28 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
 }
 
 /// An element type of the uniform kernel: f64, or f32 for f32 input (twice
-/// the lanes per register; see [`Uniform`] for its accuracy).
-pub(crate) trait Element: Copy + Send + Sync + 'static {
-    const ZERO: Self;
+/// the lanes per register; see [`Uniform`] for its accuracy). Conversions
+/// and IEEE operators come from [`Float`].
+pub(crate) trait Element: Float {
     /// Unit roundoff of the sums (the finish's degenerate-denominator rule).
     const EPS: f64;
-    fn of(v: f64) -> Self;
-    fn f64(self) -> f64;
+    /// a b + c with one rounding.
     fn mul_add(self, b: Self, c: Self) -> Self;
-    fn mul(self, b: Self) -> Self;
-    fn neg(self) -> Self;
 }
 
-impl Element for f64 {
-    const ZERO: Self = 0.0;
-    const EPS: f64 = f64::EPSILON;
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn mul_add(self, b: Self, c: Self) -> Self {
-        f64::mul_add(self, b, c)
-    }
-    #[inline(always)]
-    fn mul(self, b: Self) -> Self {
-        self * b
-    }
-    #[inline(always)]
-    fn neg(self) -> Self {
-        -self
-    }
+macro_rules! element {
+    ($t:ty) => {
+        impl Element for $t {
+            const EPS: f64 = <$t>::EPSILON as f64;
+            #[inline(always)]
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                <$t>::mul_add(self, b, c)
+            }
+        }
+    };
 }
-
-impl Element for f32 {
-    const ZERO: Self = 0.0;
-    const EPS: f64 = f32::EPSILON as f64;
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    #[inline(always)]
-    fn f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn mul_add(self, b: Self, c: Self) -> Self {
-        f32::mul_add(self, b, c)
-    }
-    #[inline(always)]
-    fn mul(self, b: Self) -> Self {
-        self * b
-    }
-    #[inline(always)]
-    fn neg(self) -> Self {
-        -self
-    }
-}
+element!(f32);
+element!(f64);
 
 /// A series ready for the uniform kernel of one grid step, in element type
 /// `E` with `W` lanes (a multiple of [`LANES`]: 8 for f64, 16 for f32, one
@@ -217,7 +179,7 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
             .iter()
             .map(|t| {
                 let (s, c) = (W as f64 * df * t).sin_cos();
-                (E::of(c), E::of(s))
+                (E::from_f64(c), E::from_f64(s))
             })
             .unzip();
         let (lane_c, lane_s) = input
@@ -235,8 +197,8 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
             input,
             lane_c,
             lane_s,
-            sqrt_w: input.sqrt_w.iter().map(|&v| E::of(v)).collect(),
-            g: input.g.iter().map(|&v| E::of(v)).collect(),
+            sqrt_w: input.sqrt_w.iter().map(|&v| E::from_f64(v)).collect(),
+            g: input.g.iter().map(|&v| E::from_f64(v)).collect(),
             step_c,
             step_s,
         }
@@ -285,8 +247,8 @@ fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
 ) {
     let nx = u.input.t.len();
     let omega0 = f0 + k0 as f64 * df;
-    let mut state_c = vec![[E::ZERO; W]; TILE.min(nx)];
-    let mut state_s = vec![[E::ZERO; W]; TILE.min(nx)];
+    let mut state_c = vec![[E::default(); W]; TILE.min(nx)];
+    let mut state_s = vec![[E::default(); W]; TILE.min(nx)];
     for start in (0..nx).step_by(TILE) {
         let end = (start + TILE).min(nx);
         let (sqrt_w, g) = (&u.sqrt_w[start..end], &u.g[start..end]);
@@ -312,13 +274,13 @@ fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
                 let (bc, bs) = (c0[m] * sw[m], s0[m] * sw[m]);
                 let (lc, ls) = (&lane_c[i0 * LANES + m], &lane_s[i0 * LANES + m]);
                 for j in 0..W {
-                    uc[m][j] = E::of(fma(bc, lc[j], -(bs * ls[j])));
-                    us[m][j] = E::of(fma(bs, lc[j], bc * ls[j]));
+                    uc[m][j] = E::from_f64(fma(bc, lc[j], -(bs * ls[j])));
+                    us[m][j] = E::from_f64(fma(bs, lc[j], bc * ls[j]));
                 }
             }
         }
         for block in acc.chunks_mut(R) {
-            let mut a = [[[E::ZERO; W]; 6]; R];
+            let mut a = [[[E::default(); W]; 6]; R];
             for (((((uc, us), &rc), &rs), &sw), &g) in state_c
                 .iter_mut()
                 .zip(state_s.iter_mut())
@@ -338,8 +300,8 @@ fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
                         ar[3][j] = g.mul_add(s[j], ar[3][j]);
                         ar[4][j] = c[j].mul_add(c[j], ar[4][j]);
                         ar[5][j] = c[j].mul_add(s[j], ar[5][j]);
-                        let cn = c[j].mul_add(rc, s[j].mul(rs).neg());
-                        let sn = s[j].mul_add(rc, c[j].mul(rs));
+                        let cn = c[j].mul_add(rc, -(s[j] * rs));
+                        let sn = s[j].mul_add(rc, c[j] * rs);
                         c[j] = cn;
                         s[j] = sn;
                     }
@@ -350,7 +312,7 @@ fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
             for (total, part) in block.iter_mut().zip(&a) {
                 for q in 0..6 {
                     for j in 0..W {
-                        total[q][j] += part[q][j].f64();
+                        total[q][j] += part[q][j].to_f64();
                     }
                 }
             }

@@ -573,6 +573,19 @@ pub(crate) fn lombscargle_batch_map<T: Float, R: Send>(
 #[cfg(test)]
 mod probe {
     use super::*;
+
+    /// The (nx, nf) sizes a timing probe runs, from the environment
+    /// variable `name` as "nx x nf" pairs ("150x10000,3000x100000"); None
+    /// when it is unset.
+    pub(super) fn sizes_from_env(name: &str) -> Option<Vec<(usize, usize)>> {
+        let v = std::env::var(name).ok()?;
+        let pair = |p: &str| {
+            let (a, b) = p.split_once('x').expect("sizes as nx x nf");
+            (a.parse().unwrap(), b.parse().unwrap())
+        };
+        Some(v.split(',').map(pair).collect())
+    }
+
     fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
         (0..reps)
             .map(|_| {
@@ -702,27 +715,17 @@ mod probe {
                 }
             );
         }
-        let sizes: Vec<(usize, usize)> = std::env::var("PROBE_SIZES")
-            .ok()
-            .map(|v| {
-                v.split(',')
-                    .map(|p| {
-                        let (a, b) = p.split_once('x').unwrap();
-                        (a.parse().unwrap(), b.parse().unwrap())
-                    })
-                    .collect()
-            })
-            .unwrap_or_else(|| {
-                let mut v = vec![];
-                for nf in [100, 300, 1000, 2000, 5000, 10_000, 30_000, 100_000, 200_000] {
-                    for nx in [8, 32, 64, 100, 150, 200, 300, 500, 1000, 3000] {
-                        if nx * nf <= 200_000_000 {
-                            v.push((nx, nf));
-                        }
+        let sizes = sizes_from_env("PROBE_SIZES").unwrap_or_else(|| {
+            let mut v = vec![];
+            for nf in [100, 300, 1000, 2000, 5000, 10_000, 30_000, 100_000, 200_000] {
+                for nx in [8, 32, 64, 100, 150, 200, 300, 500, 1000, 3000] {
+                    if nx * nf <= 200_000_000 {
+                        v.push((nx, nf));
                     }
                 }
-                v
-            });
+            }
+            v
+        });
         for (nx, nf) in sizes {
             run::<f64>(nx, nf);
             run::<f32>(nx, nf);

@@ -8,21 +8,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::reference::lombscargle::lombscargle as reference;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-}
+use crate::test_rng::Rng;
 
 fn flat<T: Float>(p: &Periodogram<T>) -> Vec<f64> {
     match p {

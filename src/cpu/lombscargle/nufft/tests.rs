@@ -4,19 +4,8 @@
 //! brute force (sin_cos(a_k * t_j)) carries ~eps |a_k t_j| per term, which for
 //! long spans is the larger error; it is measured alongside for reference.
 use super::*;
+use crate::test_rng::Rng;
 use proptest::prelude::*;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 fn two_prod(a: f64, b: f64) -> (f64, f64) {
     let p = a * b;
@@ -469,16 +458,7 @@ fn nufft_batch_timing() {
 #[test]
 #[ignore]
 fn nufft_phase_timing() {
-    let sizes: Vec<(usize, usize)> = std::env::var("NUFFT_SIZES")
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .map(|p| {
-                    let (a, b) = p.split_once('x').unwrap();
-                    (a.parse().unwrap(), b.parse().unwrap())
-                })
-                .collect()
-        })
+    let sizes = crate::cpu::lombscargle::probe::sizes_from_env("NUFFT_SIZES")
         .unwrap_or_else(|| vec![(150, 10_000), (3000, 100_000), (800, 200_000)]);
     for (nx, nf) in sizes {
         let s = series(nx, 3650.0, 1);
