@@ -570,6 +570,111 @@ fn two_gpus_from_threads_at_once() {
 
 // ---- bench ----
 
+/// `count` light curves of 100-300 samples over 50-500 days, a sinusoid of
+/// period 0.2-20 days plus noise, f32, back to back: (t, y, offsets).
+fn survey_curves(count: usize) -> (Vec<f32>, Vec<f32>, Vec<usize>) {
+    let mut rng = Rng(2024);
+    let (mut t, mut y, mut offsets) = (Vec::new(), Vec::new(), vec![0usize]);
+    for _ in 0..count {
+        let n = 100 + (rng.next() * 201.0) as usize;
+        let (span, period) = (rng.range(50.0, 500.0), rng.range(0.2, 20.0));
+        let mut ts: Vec<f32> = (0..n).map(|_| (span * rng.next()) as f32).collect();
+        ts.sort_by(f32::total_cmp);
+        for &ti in &ts {
+            y.push(((TAU * ti as f64 / period).sin() + 0.3 * rng.range(-1.0, 1.0)) as f32);
+        }
+        t.extend(ts);
+        offsets.push(t.len());
+    }
+    (t, y, offsets)
+}
+
+/// The survey's peaks mode in memory: each curve's highest peak (f32, nf =
+/// 10^4, shared grid), one GPU and every GPU, only peaks back. Sizes from
+/// KERNPACK_BENCH_PEAKS (default 10^6 and 6 x 10^6: the periodograms of the
+/// latter, 240 GB, are 3x an 80 GB GPU's memory, while the call's device
+/// memory stays at its two chunk arenas).
+#[test]
+#[ignore]
+fn bench_multi_gpu_peaks() {
+    let Some(all) = gpus_or_skip("bench_multi_gpu_peaks", 1) else {
+        return;
+    };
+    let sizes: Vec<usize> = std::env::var("KERNPACK_BENCH_PEAKS")
+        .unwrap_or_else(|_| "1000000,6000000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("KERNPACK_BENCH_PEAKS: counts"))
+        .collect();
+    let nf = 10_000;
+    let started = Instant::now();
+    let (t, y, offsets) = survey_curves(*sizes.iter().max().unwrap());
+    println!(
+        "bench_multi_gpu_peaks: {} samples generated in {:.1} s; nf = {nf}, f32, shared grid, power",
+        t.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let grids = BatchGrid::Shared(UniformGrid::new(0.01, 0.005, nf));
+    let opts = LombScargleOptions::default();
+    let one = MultiGpu::new(&[0]).unwrap();
+    let warm = Batch {
+        t: &t[..offsets[2000]],
+        y: &y[..offsets[2000]],
+        weights: None,
+        offsets: &offsets[..=2000],
+    };
+    one.lombscargle_batch_peaks(&warm, &grids, &opts).unwrap();
+    all.lombscargle_batch_peaks(&warm, &grids, &opts).unwrap();
+    for &n in &sizes {
+        let batch = Batch {
+            t: &t[..offsets[n]],
+            y: &y[..offsets[n]],
+            weights: None,
+            offsets: &offsets[..=n],
+        };
+        let mut results = Vec::new();
+        for (label, multi) in [("1 GPU", &one), ("all GPUs", &all)] {
+            let free_before = multi.gpus()[0].context().mem_get_info().unwrap().0;
+            let started = Instant::now();
+            let (peaks, profiles) = multi
+                .lombscargle_batch_peaks_profiled(&batch, &grids, &opts)
+                .unwrap();
+            let wall = started.elapsed().as_secs_f64();
+            assert_eq!(peaks.len(), n);
+            assert!(peaks.iter().all(Option::is_some));
+            println!(
+                "  {n:>8} series, {label:<8} ({} GPU): {wall:8.3} s wall, {:12.0} light curves/s; \
+                 periodograms never held: {:.0} GB",
+                profiles.len(),
+                n as f64 / wall,
+                (n * nf * 4) as f64 / 1e9
+            );
+            for p in &profiles {
+                println!(
+                    "      GPU {}: {:>8} series in {:>5} chunks, arenas {:.0} MiB of {:.0} MiB free before; \
+                     h2d {:8.1} ms, kernels {:8.1} ms, d2h {:6.1} ms (events, summed); host {:7.1} ms; \
+                     kernels alone {:.0} curves/s",
+                    p.plan.ordinal,
+                    p.plan.items.len(),
+                    p.plan.chunks.len(),
+                    (p.plan.arena_bytes[0] + p.plan.arena_bytes[1]) as f64 / (1 << 20) as f64,
+                    free_before as f64 / (1 << 20) as f64,
+                    p.h2d_ms,
+                    p.kernel_ms,
+                    p.d2h_ms,
+                    p.host_ms,
+                    p.plan.items.len() as f64 / (p.kernel_ms / 1e3)
+                );
+            }
+            results.push((peaks, n as f64 / wall));
+        }
+        assert_eq!(results[0].0, results[1].0, "one GPU and all GPUs differ");
+        println!(
+            "  {n:>8} series: all GPUs / 1 GPU = {:.2}x",
+            results[1].1 / results[0].1
+        );
+    }
+}
+
 /// Light curves per second for one GPU against all of them, on synthetic
 /// surveys of 100-300 samples per series, 10^4 frequencies, f32. Prints the
 /// wall time of the host-slice call (copies, pipeline and gathering into one
@@ -590,19 +695,7 @@ fn bench_multi_gpu_batch() {
     let nf = 10_000;
     let max = *sizes.iter().max().unwrap();
     let started = Instant::now();
-    let mut rng = Rng(2024);
-    let (mut t, mut y, mut offsets) = (Vec::new(), Vec::new(), vec![0usize]);
-    for _ in 0..max {
-        let n = 100 + (rng.next() * 201.0) as usize;
-        let (span, period) = (rng.range(50.0, 500.0), rng.range(0.2, 20.0));
-        let mut ts: Vec<f32> = (0..n).map(|_| (span * rng.next()) as f32).collect();
-        ts.sort_by(f32::total_cmp);
-        for &ti in &ts {
-            y.push(((TAU * ti as f64 / period).sin() + 0.3 * rng.range(-1.0, 1.0)) as f32);
-        }
-        t.extend(ts);
-        offsets.push(t.len());
-    }
+    let (t, y, offsets) = survey_curves(max);
     println!(
         "bench_multi_gpu_batch: {max} series, {} samples, generated in {:.1} s; nf = {nf}, f32, \
          shared grid, power; {} GPU(s): {}",

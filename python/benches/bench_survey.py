@@ -3,7 +3,7 @@ a table of best periods, on one GPU, on every GPU of the host in one process,
 and through dask-cuda workers (one per GPU).
 
     python python/benches/bench_survey.py [--curves 1000000] [--nf 10000]
-        [--data DIR] [--steps one,multi,dask,lorenz]
+        [--data DIR] [--steps one,multi,dask,lorenz] [--members 10000000]
 
 The dataset: light curves of 100-300 irregular samples each over three observing
 seasons (nightly cadence with random nights missing, a seasonal gap of ~150
@@ -13,7 +13,9 @@ Parquet files. Frequencies: one shared uniform grid of `nf` angular frequencies
 from 2 pi / 1000 to 2 pi * 5 per day. Each step prints light curves per second
 with its time split into reading (Parquet to NumPy), transfer (host to GPU)
 and kernels (the batched periodogram with the peak search on the device), and
-checks that every configuration returns the same best frequencies.
+checks that every configuration returns the same best frequencies. The lorenz
+step times a Lorenz 96 ensemble (10^7 members by default) from host memory to
+final states, on one GPU and on all of them.
 """
 import argparse
 import os
@@ -125,6 +127,29 @@ def many_gpus(t, y, offsets, nf, devices):
     return freq, max(r[1] for r in results), max(r[2] for r in results)
 
 
+def lorenz(members, steps, ndev):
+    """A Lorenz 96 ensemble (N = 40, f64) from host memory to final states
+    on the host: one GPU in one piece, one GPU in chunks (double-buffered
+    through pinned memory), and every GPU of the host; each equal bitwise."""
+    from kernpack import ode
+
+    rng = np.random.default_rng(3)
+    x0 = 8.0 + rng.standard_normal((members, 40))
+    ode.lorenz96(x0[:1000], 2, device=0)  # warm-up: context and module
+    configs = [("one GPU, one piece", 0), ("one GPU, chunked", [0])]
+    if ndev >= 2:
+        configs.append((f"{ndev} GPUs, chunked", list(range(ndev))))
+    reference = None
+    for name, device in configs:
+        start = time.perf_counter()
+        final = ode.lorenz96(x0, steps, device=device).final
+        total = time.perf_counter() - start
+        same = "" if reference is None else f"; final states equal to one GPU's: {np.array_equal(final, reference)}"
+        reference = final if reference is None else reference
+        print(f"RESULT Lorenz 96 {name}: {members:,} members x {steps} steps in {total:.3f} s, "
+              f"{members * steps / total / 1e9:.2f} G member-steps/s end to end{same}", flush=True)
+
+
 def report(name, curves, read, transfer, kernels, total):
     print(
         f"RESULT {name}: {curves / total:,.0f} light curves/s end to end ({total:.3f} s: "
@@ -139,7 +164,9 @@ def main():
     ap.add_argument("--nf", type=int, default=10_000)
     ap.add_argument("--files", type=int, default=16)
     ap.add_argument("--data", default="/tmp/kernpack-survey")
-    ap.add_argument("--steps", default="one,multi,dask")
+    ap.add_argument("--steps", default="one,multi,dask,lorenz")
+    ap.add_argument("--members", type=int, default=10_000_000, help="Lorenz 96 ensemble members")
+    ap.add_argument("--lorenz-steps", type=int, default=100)
     args = ap.parse_args()
     steps = args.steps.split(",")
 
@@ -193,6 +220,8 @@ def main():
         report(f"{ndev} GPUs, one process", curves, read, transfer, kernels, read + transfer + kernels)
         if reference is not None:
             print(f"  best frequencies equal to one GPU's: {np.array_equal(freq, reference)}")
+    if "lorenz" in steps:
+        lorenz(args.members, args.lorenz_steps, ndev)
     if "dask" in steps:
         from dask_cuda import LocalCUDACluster
         from distributed import Client

@@ -108,9 +108,12 @@ def lorenz96(
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
-    device : int, optional
+    device : int or list of int, optional
         The GPU that host arrays run on (default: :func:`kernpack.get_device`);
         device arrays run on their own.
+        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
+        over all of them, in chunks that fit each GPU's memory; results
+        are bitwise those of one GPU.
 
     Returns
     -------
@@ -155,9 +158,12 @@ def lorenz05(
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
-    device : int, optional
+    device : int or list of int, optional
         The GPU that host arrays run on (default: :func:`kernpack.get_device`);
         device arrays run on their own.
+        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
+        over all of them, in chunks that fit each GPU's memory; results
+        are bitwise those of one GPU.
 
     Returns
     -------

@@ -138,9 +138,12 @@ def normalize_batched(
         (their sum is 0, so they are reported as failed). Host data.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays are computed.
-    device : int, optional
+    device : int or list of int, optional
         The GPU that host arrays run on (default: :func:`kernpack.get_device`);
         device arrays run on their own.
+        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
+        over all of them, in chunks that fit each GPU's memory; results
+        are bitwise those of one GPU.
 
     Returns
     -------
