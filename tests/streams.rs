@@ -4,13 +4,24 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{gpu_or_skip, Rng};
 use kernpack::api::reduce_batched::StreamedNormalize;
 use kernpack::api::streams::{elapsed_ms, time, GpuTimer};
 use kernpack::{Error, Float, LombScargleOptions};
+
+/// The tests of this file one at a time: a driver call that synchronises
+/// (allocating or freeing pinned or device memory, creating a stream) from
+/// another test's thread takes the driver's context lock while it waits for
+/// the GPU, and a launch on this thread then waits behind it, which
+/// `device_calls_do_not_synchronise` would take for kernpack waiting.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn data<T: Float>(seed: u64, n: usize, offset: f64) -> Vec<T> {
     let mut rng = Rng(seed);
@@ -28,6 +39,7 @@ fn same_bits<T: Float>(a: &[T], b: &[T]) -> bool {
 
 #[test]
 fn timer_measures_real_work_and_unrecorded_events_are_errors() {
+    let _serial = serial();
     let Some(gpu) = gpu_or_skip("timer_measures_real_work_and_unrecorded_events_are_errors") else {
         return;
     };
@@ -70,6 +82,7 @@ fn timer_measures_real_work_and_unrecorded_events_are_errors() {
 
 #[test]
 fn pinned_round_trip_through_async_copies() {
+    let _serial = serial();
     let Some(gpu) = gpu_or_skip("pinned_round_trip_through_async_copies") else {
         return;
     };
@@ -111,6 +124,7 @@ unsafe extern "C" fn wait_for_gate(_: *mut std::ffi::c_void) {
 /// of hanging.
 #[test]
 fn device_calls_do_not_synchronise() {
+    let _serial = serial();
     let Some(gpu) = gpu_or_skip("device_calls_do_not_synchronise") else {
         return;
     };
@@ -201,6 +215,7 @@ fn device_calls_do_not_synchronise() {
 /// single-array normalise, and a bad array fails alone.
 #[test]
 fn multi_stream_normalize_equals_single_stream() {
+    let _serial = serial();
     let Some(gpu) = gpu_or_skip("multi_stream_normalize_equals_single_stream") else {
         return;
     };
