@@ -30,7 +30,10 @@
 //!    and events: a set is reused only by its own stream, so stream order
 //!    alone keeps chunk k + 2 from overwriting chunk k's buffers, and the
 //!    one host-side wait per chunk (the set's stream, before its staging is
-//!    read back and refilled) is all the synchronisation there is.
+//!    read back and refilled) is all the synchronisation there is. The
+//!    buffer sets are kept for the next call on the GPU (at most two per
+//!    GPU; [`MultiGpu::release_staging`] frees them), so that a stream of
+//!    calls pins its staging once.
 //!
 //! Results come back in input order. They are bitwise equal to a one-GPU
 //! run on the same GPU model: each series (member, array) is computed by the
@@ -72,7 +75,7 @@ mod normalize;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::result as cu;
@@ -565,6 +568,78 @@ impl Drop for BufferSet {
     }
 }
 
+// SAFETY: `host_ptr` points into the set's own pinned allocation (`_host`),
+// which moves with it; the stream, arena and events belong to one GPU's
+// context, which every user binds to its thread before use.
+unsafe impl Send for BufferSet {}
+
+/// Buffer sets kept between calls, by GPU ordinal: a stream of calls (a
+/// survey read file by file, each file one call) then pins and allocates its
+/// staging once, not once per call (pinning hundreds of MiB takes longer than
+/// the kernels of a small call). At most [`SPARE_SETS_PER_GPU`] per GPU, the
+/// most one call uses, so the device memory held between calls stays within
+/// one call's limit; [`MultiGpu::release_staging`] frees them.
+static SPARE_SETS: Mutex<Vec<(usize, BufferSet)>> = Mutex::new(Vec::new());
+const SPARE_SETS_PER_GPU: usize = 2;
+
+fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
+    SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A kept set of this GPU of at least `bytes` (the smallest such), else a new one.
+fn take_set(gpu: &Gpu, bytes: usize) -> Result<BufferSet> {
+    let kept = {
+        let mut spare = spare_sets();
+        let best = spare
+            .iter()
+            .enumerate()
+            .filter(|(_, (ordinal, set))| *ordinal == gpu.ordinal() && set.bytes >= bytes.max(1))
+            .min_by_key(|(_, (_, set))| set.bytes)
+            .map(|(i, _)| i);
+        best.map(|i| spare.swap_remove(i).1)
+    };
+    match kept {
+        Some(set) => Ok(set),
+        None => BufferSet::new(gpu, bytes),
+    }
+}
+
+/// Keeps `set` (idle: its stream waited for) for a later call on this GPU;
+/// beyond [`SPARE_SETS_PER_GPU`] the smallest kept one is freed.
+fn keep_set(ordinal: usize, set: BufferSet) {
+    debug_assert!(set.pending.is_none());
+    let freed = {
+        let mut spare = spare_sets();
+        spare.push((ordinal, set));
+        let mine: Vec<usize> = (0..spare.len())
+            .filter(|&i| spare[i].0 == ordinal)
+            .collect();
+        (mine.len() > SPARE_SETS_PER_GPU).then(|| {
+            let smallest = *mine
+                .iter()
+                .min_by_key(|&&i| spare[i].1.bytes)
+                .expect("non-empty");
+            spare.swap_remove(smallest)
+        })
+    };
+    drop(freed); // outside the lock: freeing waits for the stream
+}
+
+impl MultiGpu {
+    /// Frees the staging (pinned host and device buffers) kept from earlier
+    /// calls on this handle's GPUs.
+    pub fn release_staging(&self) {
+        let ordinals = self.ordinals();
+        let freed: Vec<(usize, BufferSet)> = {
+            let mut spare = spare_sets();
+            let (mine, rest) = spare.drain(..).partition(|(o, _)| ordinals.contains(o));
+            *spare = rest;
+            mine
+        };
+        drop(freed);
+    }
+}
+
 /// Times and counts of one GPU's run.
 #[derive(Default)]
 struct Times {
@@ -615,7 +690,7 @@ fn pipeline<J: ChunkJob>(
         }
         let s = k % 2;
         if sets[s].is_none() {
-            sets[s] = Some(BufferSet::new(gpu, plan.arena_bytes[s])?);
+            sets[s] = Some(take_set(gpu, plan.arena_bytes[s])?);
         }
         let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
@@ -658,6 +733,10 @@ fn pipeline<J: ChunkJob>(
     last.sort_by_key(|set| set.pending);
     for set in last {
         finish(set, &mut times)?;
+    }
+    // Every chunk is read back and every stream idle: keep the sets.
+    for set in sets.into_iter().flatten() {
+        keep_set(gpu.ordinal(), set);
     }
     Ok(Some(GpuProfile {
         plan: plan.clone(),
