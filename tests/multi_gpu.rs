@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::{gpu_or_skip, Rng};
-use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
+use cudarc::driver::DevicePtr;
+use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::api::multi::GpuProfile;
 use kernpack::{
@@ -671,6 +673,98 @@ fn bench_multi_gpu_peaks() {
         println!(
             "  {n:>8} series: all GPUs / 1 GPU = {:.2}x",
             results[1].1 / results[0].1
+        );
+        // Chunk sizes (KERNPACK_BENCH_CHUNK_MIB), staging already kept.
+        let chunk_mib = std::env::var("KERNPACK_BENCH_CHUNK_MIB").unwrap_or_else(|_| "256".into());
+        for mib in chunk_mib
+            .split(',')
+            .map(|s| s.trim().parse::<usize>().expect("MiB"))
+        {
+            let sized = MultiGpu::new(&[0]).unwrap().with_options(MultiGpuOptions {
+                max_device_bytes: None,
+                chunk_bytes: mib << 20,
+            });
+            sized
+                .lombscargle_batch_peaks(&batch, &grids, &opts)
+                .unwrap(); // staging of this size
+            let started = Instant::now();
+            let (peaks, profiles) = sized
+                .lombscargle_batch_peaks_profiled(&batch, &grids, &opts)
+                .unwrap();
+            let wall = started.elapsed().as_secs_f64();
+            assert_eq!(peaks, results[0].0);
+            println!(
+                "  {n:>8} series, 1 GPU, chunks of {mib} MiB ({} chunks), staging kept: {wall:.3} s, \
+                 {:.0} light curves/s; kernels (events, summed) {:.1} ms",
+                profiles[0].plan.chunks.len(),
+                n as f64 / wall,
+                profiles[0].kernel_ms
+            );
+            sized.release_staging();
+        }
+        // The device-resident rate: the whole batch already on GPU 0, the
+        // peaks in chunks of series on one stream (what device arrays get).
+        let gpu = one.gpus()[0].clone();
+        let stream = gpu.stream();
+        let (dt, dy) = (
+            stream.clone_htod(batch.t).unwrap(),
+            stream.clone_htod(batch.y).unwrap(),
+        );
+        let offs: Vec<i64> = batch.offsets.iter().map(|&o| o as i64).collect();
+        let doff = stream.clone_htod(&offs).unwrap();
+        let (df0, ddf) = (
+            stream.clone_htod(&[0.01f64]).unwrap(),
+            stream.clone_htod(&[0.005f64]).unwrap(),
+        );
+        let (dindex, dvalue) = (
+            stream.alloc_zeros::<i64>(n).unwrap(),
+            stream.alloc_zeros::<f64>(n).unwrap(),
+        );
+        let ptr = |p: (u64, _)| p.0;
+        let buffers = BatchDeviceBuffers {
+            t: ptr(dt.device_ptr(stream)),
+            y: ptr(dy.device_ptr(stream)),
+            weights: None,
+            offsets: ptr(doff.device_ptr(stream)),
+            f0: ptr(df0.device_ptr(stream)),
+            df: ptr(ddf.device_ptr(stream)),
+            per_series_grid: false,
+            out: 0,
+        };
+        let peak_buffers = PeakBuffers {
+            index: ptr(dindex.device_ptr(stream)),
+            value: ptr(dvalue.device_ptr(stream)),
+        };
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            stream.synchronize().unwrap();
+            let started = Instant::now();
+            unsafe {
+                gpu.lombscargle_batch_peaks_raw::<f32>(
+                    stream,
+                    &buffers,
+                    n,
+                    nf,
+                    &opts,
+                    &peak_buffers,
+                    None,
+                )
+            }
+            .unwrap();
+            stream.synchronize().unwrap();
+            times.push(started.elapsed().as_secs_f64());
+        }
+        let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let index = stream.clone_dtoh(&dindex).unwrap();
+        assert!(index
+            .iter()
+            .zip(&results[0].0)
+            .all(|(&i, p)| p.map(|p| p.index as i64) == Some(i)));
+        println!(
+            "  {n:>8} series on the device already (Gpu::lombscargle_batch_peaks_raw, best of 3): \
+             {best:.3} s, {:.0} light curves/s; the host pipeline's first call ran at {:.0}% of it",
+            n as f64 / best,
+            100.0 * best * results[0].1 / n as f64
         );
     }
 }
