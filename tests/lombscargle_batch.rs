@@ -379,3 +379,38 @@ fn cpu_peaks_are_those_of_the_periodograms() {
         .unwrap_err();
     assert!(matches!(err, kernpack::Error::InvalidInput(_)), "{err}");
 }
+
+/// Large batches are checked on several threads; the error still names the
+/// first bad series, whichever thread saw it.
+#[test]
+fn the_first_bad_series_of_a_large_batch_is_named() {
+    let (nseries, per) = (30_000, 100);
+    let t: Vec<f64> = (0..nseries * per).map(|i| (i % per) as f64 * 0.7).collect();
+    let mut y: Vec<f64> = (0..nseries * per)
+        .map(|i| ((i * 7919) % 1000) as f64 / 500.0)
+        .collect();
+    let offsets: Vec<usize> = (0..=nseries).map(|s| s * per).collect();
+    let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.01, 50));
+    let opts = LombScargleOptions::default();
+    let check = |y: &[f64]| {
+        let b = Batch {
+            t: &t,
+            y,
+            weights: None,
+            offsets: &offsets,
+        };
+        validate_batch(&b, &grids, &opts)
+    };
+    check(&y).unwrap();
+    for bad in [27_000, 20_001, 5, 29_999] {
+        y[bad * per + 3] = f64::NAN;
+        let err = check(&y).unwrap_err().to_string();
+        let first = [27_000, 20_001, 5, 29_999]
+            .into_iter()
+            .take_while(|&s| s != bad)
+            .chain([bad])
+            .min()
+            .unwrap();
+        assert!(err.contains(&format!("series {first}:")), "{err}");
+    }
+}
