@@ -1200,6 +1200,22 @@ fn ls_array<T: Real>(f: LsFn<T>, name: &str, op: &LsArrayOp) {
     );
 }
 
+type LsPeaksFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *const T,
+    *const T,
+    *const i64,
+    usize,
+    *const f64,
+    *const f64,
+    usize,
+    usize,
+    *const kp_lombscargle_options,
+    *mut i64,
+    *mut f64,
+) -> kp_status;
+
 #[derive(Arbitrary, Debug)]
 struct LsUniformOp {
     series: SeriesSpec,
@@ -1334,7 +1350,7 @@ struct LsBatchOp {
     out_len: OutLen,
 }
 
-fn ls_batch<T: Real>(f: LsBatchFn<T>, name: &str, op: &LsBatchOp) {
+fn ls_batch<T: Real>((f, peaks): (LsBatchFn<T>, LsPeaksFn<T>), name: &str, op: &LsBatchOp) {
     let s = op.series.make::<T>(LS_SERIES_CAP);
     let k = 1 + op.series_count as usize % 16;
     let offsets = Buf {
@@ -1437,6 +1453,48 @@ fn ls_batch<T: Real>(f: LsBatchFn<T>, name: &str, op: &LsBatchOp) {
             out_len.saturating_mul(size_of::<T>()),
         )],
     );
+
+    // The peaks of the same batch: one index and one value per series.
+    if nseries > k {
+        return; // a caller's nseries larger than its (fuzzed) index/value arrays
+    }
+    let mut index = vec![-7i64; k];
+    let mut value = vec![-7.0f64; k];
+    let call = call.replacen(name, &name.replace("batch", "batch_peaks"), 1);
+    let status = unsafe {
+        peaks(
+            ctx(),
+            s.t.ptr(),
+            s.y.ptr(),
+            s.w_ptr(),
+            offsets.ptr(),
+            nseries,
+            f0.ptr(),
+            df.ptr(),
+            ngrids,
+            nf,
+            opts,
+            index.as_mut_ptr(),
+            value.as_mut_ptr(),
+        )
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    if ok {
+        for i in 0..nseries {
+            assert!(
+                (-1..nf as i64).contains(&index[i]) && (index[i] >= 0) != value[i].is_nan(),
+                "{call}: series {i} peak ({}, {})",
+                index[i],
+                value[i]
+            );
+        }
+    } else {
+        assert!(
+            index.iter().all(|&i| i == -7) && value.iter().all(|&v| v == -7.0),
+            "{call}: failed but wrote index or value"
+        );
+    }
 }
 
 // --- Reductions ---------------------------------------------------------------
@@ -2348,12 +2406,16 @@ fn run(op: &Op) {
         Op::LsUniform(true, o) => {
             ls_uniform::<f64>(kp_lombscargle_uniform_f64, "kp_lombscargle_uniform_f64", o)
         }
-        Op::LsBatch(false, o) => {
-            ls_batch::<f32>(kp_lombscargle_batch_f32, "kp_lombscargle_batch_f32", o)
-        }
-        Op::LsBatch(true, o) => {
-            ls_batch::<f64>(kp_lombscargle_batch_f64, "kp_lombscargle_batch_f64", o)
-        }
+        Op::LsBatch(false, o) => ls_batch::<f32>(
+            (kp_lombscargle_batch_f32, kp_lombscargle_batch_peaks_f32),
+            "kp_lombscargle_batch_f32",
+            o,
+        ),
+        Op::LsBatch(true, o) => ls_batch::<f64>(
+            (kp_lombscargle_batch_f64, kp_lombscargle_batch_peaks_f64),
+            "kp_lombscargle_batch_f64",
+            o,
+        ),
         Op::Sum(false, o) => sum::<f32>(kp_sum_f32, "kp_sum_f32", o),
         Op::Sum(true, o) => sum::<f64>(kp_sum_f64, "kp_sum_f64", o),
         Op::Normalize(false, o) => normalize::<f32>(kp_normalize_f32, "kp_normalize_f32", o),

@@ -477,13 +477,13 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
               pointer(d_f0), pointer(d_df), f0s.size, nf, mode, bool(floating_mean), bool(precenter))
     if not best:
         out = empty(x, (nseries, nf), _result_dtype(x.dtype, mode))
-        _native.lombscargle_batch_device(*common, pointer(out), stream)
+        _native.lombscargle_batch_device(*common, pointer(out), None, None, stream)
         return as_result(x, out)
     # The peaks on the device, in chunks of series: no periodogram leaves it,
     # and only a chunk's periodograms exist at a time.
     index = empty(x, (nseries,), np.int64)
     power = empty(x, (nseries,), np.float64)
-    _native.lombscargle_batch_peaks_device(*common, pointer(index), pointer(power), stream)
+    _native.lombscargle_batch_device(*common, None, pointer(index), pointer(power), stream)
     if x.lib == "torch":
         import torch
 

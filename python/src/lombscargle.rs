@@ -198,9 +198,12 @@ fn lombscargle_device(
 }
 
 /// A ragged batch on device buffers: `offsets` nseries + 1 int64, `f0`/`df`
-/// 1 (shared grid) or nseries f64 each, `out` nseries x output_len(nf).
+/// 1 (shared grid) or nseries f64 each. Either `out` receives nseries x
+/// output_len(nf) values, or `best_index` (nseries int64) and `best_value`
+/// (nseries f64) the peak of each series, the periodograms computed in
+/// chunks of series into scratch and reduced there.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, stream))]
+#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, best_index, best_value, stream))]
 #[allow(clippy::too_many_arguments)]
 fn lombscargle_batch_device(
     py: Python<'_>,
@@ -218,7 +221,9 @@ fn lombscargle_batch_device(
     normalize: &str,
     floating_mean: bool,
     precenter: bool,
-    out: usize,
+    out: Option<usize>,
+    best_index: Option<usize>,
+    best_value: Option<usize>,
     stream: usize,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
@@ -233,66 +238,28 @@ fn lombscargle_batch_device(
         f0: f0 as u64,
         df: df as u64,
         per_series_grid: ngrids != 1,
-        out: out as u64,
+        out: out.unwrap_or(0) as u64,
     };
-    py.detach(|| {
-        // SAFETY: checked device allocations of the stated lengths; the
-        // offsets were validated on the host by the Python layer.
-        by_dtype!(dtype, T => unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) })
-    })
-    .map_err(to_py)
-}
-
-/// The peak of each series of a ragged batch on device buffers (as
-/// `lombscargle_batch_device`, without `out`): `index` nseries int64, `value`
-/// nseries f64, on the device; the periodograms are computed in chunks of
-/// series into scratch and reduced there.
-#[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, index, value, stream))]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle_batch_peaks_device(
-    py: Python<'_>,
-    ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    offsets: usize,
-    nseries: usize,
-    f0: usize,
-    df: usize,
-    ngrids: usize,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    index: usize,
-    value: usize,
-    stream: usize,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    let buffers = BatchDeviceBuffers {
-        t: t as u64,
-        y: y as u64,
-        weights: weights.map(|w| w as u64),
-        offsets: offsets as u64,
-        f0: f0 as u64,
-        df: df as u64,
-        per_series_grid: ngrids != 1,
-        out: 0,
-    };
-    let peaks = PeakBuffers {
-        index: index as u64,
-        value: value as u64,
+    let peaks = match (out, best_index, best_value) {
+        (Some(_), None, None) => None,
+        (None, Some(index), Some(value)) => Some(PeakBuffers {
+            index: index as u64,
+            value: value as u64,
+        }),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "pass either out or both best_index and best_value",
+            ))
+        }
     };
     py.detach(|| {
         // SAFETY: checked device allocations of the stated lengths; the
         // offsets were validated on the host by the Python layer.
         by_dtype!(dtype, T => unsafe {
-            gpu.lombscargle_batch_peaks_raw::<T>(&stream, &buffers, nseries, nf, &opts, &peaks, None)
+            match &peaks {
+                None => gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts),
+                Some(peaks) => gpu.lombscargle_batch_peaks_raw::<T>(&stream, &buffers, nseries, nf, &opts, peaks, None),
+            }
         })
     })
     .map_err(to_py)
@@ -304,6 +271,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch_device, m)?)?;
-    m.add_function(wrap_pyfunction!(lombscargle_batch_peaks_device, m)?)?;
     Ok(())
 }
