@@ -85,6 +85,7 @@ impl Kernpack {
             }
             (None, None) => {
                 validate_batch(batch, grids, opts)?;
+                check_cpu_workspace(grids.nf(), self.cpu_threads())?;
                 Ok(cpu::lombscargle::lombscargle_batch_map(
                     self.cpu_threads(),
                     batch,
@@ -95,6 +96,33 @@ impl Kernpack {
             }
         }
     }
+}
+
+/// Bytes per frequency that the CPU backend may hold for the series it is
+/// working on: its periodogram (two values for 'amplitude') and, for large
+/// series, the NUFFT's oversampled grid; a generous bound.
+const CPU_BYTES_PER_FREQUENCY: usize = 64;
+
+/// The peaks mode has no caller's output behind its periodograms, so `nf`
+/// is not bounded by memory the caller holds: each thread's workspace for
+/// one series must be one this host can allocate. An impossible `nf` is then
+/// an error before any work, not an allocation failure (an abort) inside it.
+fn check_cpu_workspace(nf: usize, threads: usize) -> Result<()> {
+    let bytes = nf
+        .checked_mul(CPU_BYTES_PER_FREQUENCY)
+        .and_then(|b| b.checked_mul(threads.max(1)))
+        .filter(|&b| b <= crate::api::MAX_ARRAY_BYTES)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{nf} frequencies per series: a periodogram that large cannot be held in memory"
+            ))
+        })?;
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "{nf} frequencies per series need about {bytes} bytes of working memory on {threads} threads"
+        ))
+    })
 }
 
 /// Where [`Gpu::lombscargle_batch_peaks_raw`] writes: one `i64` index (-1
@@ -248,6 +276,19 @@ mod tests {
             Complex { re: 1.0, im: 1.0 },
         ]);
         assert_eq!(Peak::of(&complex), at(0, 5.0));
+    }
+
+    #[test]
+    fn an_impossible_nf_is_an_error_before_any_work() {
+        assert!(matches!(
+            check_cpu_workspace(usize::MAX / 2, 2),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            check_cpu_workspace(1 << 50, 1),
+            Err(Error::InvalidInput(_) | Error::OutOfMemory(_))
+        ));
+        check_cpu_workspace(10_000, 4).unwrap();
     }
 
     #[test]
