@@ -179,11 +179,15 @@ impl Gpu {
         }
 
         // A series' periodogram and statistics in the scratch.
-        let per_series = output_len(nf, opts) * std::mem::size_of::<T>() + STATS_LEN * 8;
+        let values_per_series = output_len(nf, opts)
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= crate::api::MAX_ARRAY_BYTES)
+            .ok_or_else(|| Error::invalid(format!("{nf} frequencies per series is too many")))?;
+        let per_series = values_per_series + STATS_LEN * 8;
         let limit = max_scratch_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
         let chunk = (limit / per_series).clamp(1, nseries);
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
-        let values_bytes = chunk * output_len(nf, opts) * std::mem::size_of::<T>();
+        let values_bytes = chunk * values_per_series;
         let stats_at = values_bytes.next_multiple_of(8);
         let mut scratch = unsafe { stream.alloc::<u8>(stats_at + chunk * STATS_LEN * 8) }
             .map_err(cuda("allocating the periodograms' scratch"))?;
