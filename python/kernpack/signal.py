@@ -2,6 +2,7 @@
 semantics, a uniform-grid variant and ragged batches of many series."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -40,19 +41,31 @@ def _result_dtype(dtype: np.dtype, mode: str) -> np.dtype:
     return dtype
 
 
+class _Unset:
+    """The default of an option whose mere passing is deprecated."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET: Any = _Unset()
+_POSITIONAL_OPTIONS = ("precenter", "normalize")
+
+
 def lombscargle(
     x: Any,
     y: Any,
     freqs: Any,
-    precenter: bool = False,
-    normalize: Union[bool, str] = False,
-    *,
+    *args: Any,
+    precenter: bool = _UNSET,
+    normalize: Union[bool, str] = _UNSET,
     weights: Optional[Any] = None,
     floating_mean: bool = False,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Any:
-    """Lomb-Scargle periodogram, as ``scipy.signal.lombscargle`` (SciPy >= 1.15).
+    """Lomb-Scargle periodogram, as ``scipy.signal.lombscargle`` (SciPy >= 1.15,
+    with the deprecations of SciPy 1.17).
 
     Parameters
     ----------
@@ -63,11 +76,15 @@ def lombscargle(
     freqs : array_like
         Angular frequencies (rad per unit of `x`), 1-D, non-empty.
     precenter : bool, optional
-        Subtract the mean of `y` first (SciPy's legacy option).
+        Subtract the mean of `y` first. Deprecated, as in SciPy 1.17: passing
+        it at all (True or False) warns (``DeprecationWarning``); pass
+        ``y - y.mean()`` instead, or use `floating_mean`.
     normalize : bool or {'power', 'normalize', 'amplitude'}, optional
-        ``False``/'power': power in units of ``A**2 N / 4``; ``True``/'normalize':
-        power relative to the residuals of a constant model, in [0, 1];
-        'amplitude': the complex amplitude of the best-fit sinusoid.
+        ``False``/'power' (the default): power in units of ``A**2 N / 4``;
+        ``True``/'normalize': power relative to the residuals of a constant
+        model, in [0, 1]; 'amplitude': the complex amplitude of the best-fit
+        sinusoid. Passing `precenter` and `normalize` by position (SciPy
+        1.15's signature) still works but warns, as in SciPy 1.17.
     weights : array_like, optional
         Non-negative weight per sample (default all 1); must sum to > 0.
     floating_mean : bool, optional
@@ -108,6 +125,7 @@ def lombscargle(
     frequencies are folded as SciPy's formula does: the same power as at
     ``|f|``, the conjugate amplitude.
     """
+    precenter, normalize = _scipy_options(args, precenter, normalize)
     mode = _mode(normalize)
     on_device = split([("x", x), ("y", y), ("freqs", freqs), ("weights", weights)])
     if on_device is not None:
@@ -134,6 +152,38 @@ def lombscargle(
     if mode == "amplitude" and negative.any():
         out[negative] = np.conj(out[negative])
     return out.reshape(()) if out.size == 1 else out  # SciPy squeezes one frequency to 0-d
+
+
+def _scipy_options(args: tuple, precenter: Any, normalize: Any) -> tuple:
+    """`precenter` and `normalize` of a :func:`lombscargle` call, with SciPy
+    1.17's warnings: for options passed by position, and for `precenter`
+    passed at all."""
+    if len(args) > len(_POSITIONAL_OPTIONS):
+        raise TypeError(
+            f"lombscargle() takes from 3 to {3 + len(_POSITIONAL_OPTIONS)} positional arguments "
+            f"but {3 + len(args)} were given"
+        )
+    if args:
+        names = _POSITIONAL_OPTIONS[: len(args)]
+        for name, keyword in zip(names, (precenter, normalize)):
+            if keyword is not _UNSET:
+                raise TypeError(f"lombscargle() got multiple values for argument '{name}'")
+        warnings.warn(
+            f"You are passing as positional arguments: {', '.join(names)}. Please change your "
+            "invocation to use keyword arguments; SciPy 1.19 makes passing them by position an error.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        precenter, normalize = (list(args) + [precenter, normalize][len(args) :])[:2]
+    if precenter is not _UNSET:
+        warnings.warn(
+            "The parameter 'precenter' is deprecated (as in SciPy 1.17, which removes it in 1.19). "
+            "Please leave 'precenter' unspecified: passing True is exactly passing y - y.mean() as y; "
+            "consider floating_mean=True instead.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return (False if precenter is _UNSET else precenter), (False if normalize is _UNSET else normalize)
 
 
 def lombscargle_uniform(

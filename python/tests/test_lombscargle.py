@@ -44,6 +44,11 @@ from kernpack.signal import lombscargle, lombscargle_batch, lombscargle_uniform
 
 from conftest import seed_of
 
+# The comparisons with SciPy cover precenter, which kernpack (as SciPy 1.17)
+# deprecates: the warning is tested once, in
+# test_positional_options_and_precenter_warn_as_in_scipy_1_17.
+pytestmark = pytest.mark.filterwarnings("ignore:The parameter 'precenter' is deprecated:DeprecationWarning")
+
 MODES = [False, True, "power", "normalize", "amplitude"]
 F64_RTOL = 1e-9
 # float32: the project's stated GPU accuracy is rel L2 <= 1e-4 (float32 with
@@ -240,7 +245,7 @@ def test_lombscargle_matches_scipy_on_random_cases(backend, normalize, block):
         what = f"seed {seed} (precenter={precenter}, floating_mean={floating_mean}, nx={len(a['x'])})"
         ref = scipy_ls(a["x"], a["y"], a["freqs"], precenter, normalize, a["weights"], floating_mean)
         got = lombscargle(
-            a["x"], a["y"], a["freqs"], precenter, normalize,
+            a["x"], a["y"], a["freqs"], precenter=precenter, normalize=normalize,
             weights=a["weights"], floating_mean=floating_mean, backend=backend,
         )
         # (type(got) for nf == 1 is checked in test_single_frequency_gives_scipys_0d_array)
@@ -263,7 +268,7 @@ def test_single_frequency_gives_scipys_0d_array(backend, normalize, rng):
         y = np.cos(1.3 * x) + rng.normal(0, 0.3, 50) + 0.5
         freq = [rng.uniform(0.5, 3.0)]
         ref = scipy_ls(x, y, freq, False, normalize, None, floating_mean)
-        got = lombscargle(x, y, freq, False, normalize, floating_mean=floating_mean, backend=backend)
+        got = lombscargle(x, y, freq, normalize=normalize, floating_mean=floating_mean, backend=backend)
         assert got.shape == ref.shape == ()
         assert got.dtype == ref.dtype
         # kernpack documents "a float64 NumPy array (complex128 for
@@ -284,24 +289,41 @@ def test_single_sample(backend, rng, normalize):
     for _ in range(5):
         x, y = [rng.uniform(-100, 100)], [rng.uniform(0.5, 5) * rng.choice([-1, 1])]
         f = rng.uniform(0, 10, 20)
-        got = lombscargle(x, y, f, False, normalize, backend=backend)
+        got = lombscargle(x, y, f, normalize=normalize, backend=backend)
         exact = np.full(f.size, 1.0 if normalize == "normalize" else y[0] ** 2 / 2)
         np.testing.assert_allclose(got, exact, rtol=1e-9)
         np.testing.assert_allclose(scipy_ls(x, y, f, False, normalize), exact, rtol=1e-9)
 
 
-def test_precenter_is_the_fourth_positional_argument(backend, rng):
-    # SciPy 1.15's signature: lombscargle(x, y, freqs, precenter, normalize).
+def test_positional_options_and_precenter_warn_as_in_scipy_1_17(backend, rng):
+    # SciPy 1.15's signature lombscargle(x, y, freqs, precenter, normalize)
+    # still works; SciPy 1.17 deprecates passing those two by position and
+    # passing precenter at all (True or False), and so does kernpack.
     x = np.sort(rng.uniform(0, 20, 80))
     y = np.sin(2.0 * x) + 3.0 + rng.normal(0, 0.2, 80)
     f = rng.uniform(0.1, 5, 30)
-    positional = lombscargle(x, y, f, True, "normalize", backend=backend)
-    keyword = lombscargle(x, y, f, precenter=True, normalize="normalize", backend=backend)
+    with pytest.deprecated_call(match="use keyword arguments"):
+        positional = lombscargle(x, y, f, True, "normalize", backend=backend)
+    with pytest.deprecated_call(match="leave 'precenter' unspecified"):
+        keyword = lombscargle(x, y, f, precenter=True, normalize="normalize", backend=backend)
     np.testing.assert_array_equal(positional, keyword)
-    ref = scipy_ls(x, y, f, True, "normalize")
-    assert_close_on(positional, ref, np.ones(f.size, bool), F64_RTOL)
-    # And precenter changes the answer here (y has a mean of ~3).
-    assert np.max(np.abs(lombscargle(x, y, f, False, "normalize", backend=backend) - positional)) > 1e-3
+    with pytest.deprecated_call(match="leave 'precenter' unspecified"):
+        lombscargle(x, y, f, precenter=False, backend=backend)
+    # precenter=True is y - y.mean() passed as y, and it changes the answer
+    # here (y has a mean of ~3).
+    centred = lombscargle(x, y - y.mean(), f, normalize="normalize", backend=backend)
+    np.testing.assert_allclose(keyword, centred, rtol=1e-12, atol=1e-12)
+    assert_close_on(keyword, scipy_ls(x, y, f, True, "normalize"), np.ones(f.size, bool), F64_RTOL)
+    assert np.max(np.abs(lombscargle(x, y, f, normalize="normalize", backend=backend) - keyword)) > 1e-3
+    # Without either, no warning at all.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lombscargle(x, y, f, normalize=True, floating_mean=True, backend=backend)
+    # Python's own errors for a wrong call.
+    with pytest.raises(TypeError, match="positional arguments"):
+        lombscargle(x, y, f, False, "power", None)
+    with pytest.raises(TypeError, match="multiple values for argument 'normalize'"):
+        lombscargle(x, y, f, False, "power", normalize="power")
 
 
 def test_frequency_zero_with_floating_mean_has_zero_power(backend, rng):
@@ -311,7 +333,7 @@ def test_frequency_zero_with_floating_mean_has_zero_power(backend, rng):
     y = np.sin(0.7 * x) + rng.normal(0, 0.5, 200) + 2.0
     f = np.concatenate([[0.0], rng.uniform(0.2, 3.0, 20)])
     for normalize in ("power", "normalize", "amplitude"):
-        p = lombscargle(x, y, f, False, normalize, floating_mean=True, backend=backend)
+        p = lombscargle(x, y, f, normalize=normalize, floating_mean=True, backend=backend)
         assert np.abs(p[0]) <= 1e-9 * np.max(np.abs(p[1:])), (normalize, p[0])
 
 
@@ -320,8 +342,8 @@ def test_negative_frequencies_fold_like_scipy(backend, rng):
     y = np.sin(1.7 * x + 0.3) + rng.normal(0, 0.4, 120)
     f = rng.uniform(0.2, 4.0, 25)
     for normalize in ("power", "amplitude"):
-        neg = lombscargle(x, y, -f, False, normalize, backend=backend)
-        pos = lombscargle(x, y, f, False, normalize, backend=backend)
+        neg = lombscargle(x, y, -f, normalize=normalize, backend=backend)
+        pos = lombscargle(x, y, f, normalize=normalize, backend=backend)
         ref = scipy_ls(x, y, -f, False, normalize)
         keep = compared(x, None, f, normalize, False)
         assert_close_on(neg, ref, keep, F64_RTOL, normalize)
@@ -448,7 +470,7 @@ def test_normalize_of_a_constant_series_is_a_value_error(backend, rng, precenter
     for value in rng.uniform(-10, 10, 4):
         y = np.full(x.size, value)
         with pytest.raises(ValueError, match="vary|variance"):
-            lombscargle(x, y, f, precenter, True, floating_mean=floating_mean, backend=backend)
+            lombscargle(x, y, f, precenter=precenter, normalize=True, floating_mean=floating_mean, backend=backend)
             pytest.fail(f"no error for y = {value!r} (precenter={precenter}, floating_mean={floating_mean})")
 
 
@@ -458,7 +480,7 @@ def test_constant_series_without_centering_is_valid(backend, rng):
     x = np.sort(rng.uniform(0, 10, 37))
     f = rng.uniform(0.1, 3, 5)
     y = np.full(x.size, rng.uniform(1, 5))
-    got = lombscargle(x, y, f, False, True, backend=backend)
+    got = lombscargle(x, y, f, normalize=True, backend=backend)
     ref = scipy_ls(x, y, f, False, True)
     assert_close_on(got, ref, np.ones(f.size, bool), F64_RTOL)
 
@@ -484,7 +506,7 @@ def test_uniform_equals_lombscargle_on_the_grid(backend, rng, normalize):
         )
         grid = f0 + df * np.arange(nf)
         ref = np.atleast_1d(
-            lombscargle(x, y, grid, precenter, normalize, weights=w, floating_mean=floating_mean, backend=backend)
+            lombscargle(x, y, grid, precenter=precenter, normalize=normalize, weights=w, floating_mean=floating_mean, backend=backend)
         )
         assert got.shape == (nf,) and got.dtype == ref.dtype
         keep = compared(x, w, grid, normalize, floating_mean)
