@@ -510,10 +510,10 @@ def uniform_filter(
         raise NotImplementedError(
             f"input has {darr.ndim} dimensions: kernpack's uniform_filter takes 2-D arrays only"
         )
-    # The single-array function's checks and errors, on a 1x1 array of the dtype.
-    _ndimage.uniform_filter(np.zeros((1, 1), dtype=darr.dtype), size, mode=mode, cval=cval, backend="cpu")
-    size = max(int(_ndimage._one("size", size, "size")), 1)
-    mode = _ndimage._one("mode", mode, "mode")
+    # The single-array function's checks and errors, for a 2-D array of this
+    # dtype; blocks are only what kernpack computes (no SciPy fallback: the
+    # overlap depth assumes kernpack's centred odd window).
+    size, mode, _ = _ndimage._computed_window(np.zeros((1, 1), dtype=darr.dtype), size, mode, cval, 0, None)
     depth = size // 2
     if depth == 0 or darr.size == 0:
         return darr.map_blocks(_filter_block, size, mode, cval, backend, dtype=darr.dtype, meta=meta_from_array(darr))
@@ -525,7 +525,7 @@ def uniform_filter(
                 darr = darr.rechunk({axis: -1})
         else:
             depths[axis] = depth
-    boundary = "periodic" if _ndimage._MODES[mode] == "wrap" else "none"
+    boundary = "periodic" if mode == "wrap" else "none"
     return darr.map_overlap(
         functools.partial(_filter_block, size=size, mode=mode, cval=cval, backend=backend),
         depth=depths, boundary=boundary, trim=True, dtype=darr.dtype, meta=meta_from_array(darr),

@@ -1,5 +1,6 @@
 """Smoothing of 2-D images: ``scipy.ndimage.uniform_filter``'s signature and
-semantics for the square windows and boundary modes kernpack computes."""
+semantics. kernpack computes square odd windows of float images; the rest of
+what SciPy accepts runs SciPy (host arrays, unless the GPU was asked for)."""
 from __future__ import annotations
 
 import numbers
@@ -9,7 +10,7 @@ import numpy as np
 
 from . import _native
 from ._arrays import FLOAT_DTYPES, address, as_result, copy, current_stream, device_array, empty, split
-from ._context import context, device_context
+from ._context import _check, context, device_context, get_backend
 
 __all__ = ["uniform_filter"]
 
@@ -29,16 +30,23 @@ _MODES = {
 MAX_SIZE = _native.MAX_BOX_SIZE
 
 
-def _one(name: str, value: Any, what: str) -> Any:
-    """A scalar, or a sequence of two equal values (one per axis)."""
+class _NotComputed(NotImplementedError):
+    """A valid SciPy call that kernpack's kernels do not compute."""
+
+
+def _one(name: str, value: Any, what: str, ndim: int) -> Any:
+    """A scalar, or a sequence of one value per axis, all equal."""
     if isinstance(value, (str, numbers.Number)):
         return value
     values = list(value)
-    if len(values) != 2:
-        raise RuntimeError(f"{name} must have one value per axis (2), got {len(values)}")
-    if values[0] != values[1]:
-        raise NotImplementedError(f"kernpack's uniform_filter takes one {what} for both axes, got {name}={values}")
-    return values[0]
+    if len(values) != ndim:
+        raise RuntimeError(
+            f"{name}: sequence argument must have length equal to input rank ({ndim}, one value per axis), "
+            f"got {len(values)}"
+        )
+    if len(set(values)) > 1:
+        raise _NotComputed(f"kernpack's uniform_filter takes one {what} for both axes, got {name}={values}")
+    return values[0] if values else value
 
 
 def uniform_filter(
@@ -53,8 +61,15 @@ def uniform_filter(
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Any:
-    """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``,
-    for 2-D images.
+    """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``.
+
+    kernpack computes 2-D float32/float64 images with one odd window size
+    (1 to 33), one boundary mode and origin 0 for both axes, on the GPU or
+    its CPU backend. Any other call that SciPy accepts (other ranks, dtypes,
+    even or per-axis sizes, origins, a subset of axes) with host arrays runs
+    ``scipy.ndimage.uniform_filter`` itself, unless the GPU backend was asked
+    for (``backend='gpu'`` or :func:`kernpack.set_backend`), which raises
+    NotImplementedError instead, as device arrays do.
 
     Parameters
     ----------
@@ -93,9 +108,8 @@ def uniform_filter(
     Raises
     ------
     NotImplementedError
-        For what SciPy supports and kernpack does not: images that are not 2-D,
-        even, non-integer or larger windows, per-axis sizes or modes, non-zero origins,
-        a subset of axes, and non-float dtypes.
+        For what kernpack does not compute (above) with device arrays, with
+        the GPU backend, or when SciPy is not installed.
     RuntimeError
         For SciPy's own errors (an unknown mode, a sequence of the wrong
         length, an output of another shape).
@@ -108,31 +122,52 @@ def uniform_filter(
     carry it on along each line, making every output non-finite.) The other
     modes ignore `cval`, as SciPy does.
     """
-    size = _one("size", size, "size")
-    mode = _one("mode", mode, "mode")
-    origin = _one("origin", origin, "origin")
+    on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
+    image = on_device["input"] if on_device is not None else np.asarray(input)
+    try:
+        size, mode, cval = _computed_window(image, size, mode, cval, origin, axes)
+        if on_device is not None:
+            return _device(on_device, output, size, mode, cval, backend, device)
+        return _host(image, output, size, mode, cval, backend, device)
+    except _NotComputed:
+        if on_device is not None or _check(backend if backend is not None else get_backend()) == "gpu":
+            raise
+        try:
+            import scipy.ndimage
+        except ImportError as e:
+            raise NotImplementedError("(install SciPy for what kernpack does not compute)") from e
+        return scipy.ndimage.uniform_filter(input, size, output, mode, cval, origin, axes=axes)
+
+
+def _computed_window(image, size, mode, cval, origin, axes):
+    """The window kernpack computes for this call: (size, kernpack's mode,
+    cval), or _NotComputed. Nothing is written before this has passed."""
+    ndim = image.ndim
+    if axes is not None:
+        _check_axes(axes, ndim)
+        ndim = 2
+    size = _one("size", size, "size", ndim)
+    mode = _one("mode", mode, "mode", ndim)
+    origin = _one("origin", origin, "origin", ndim)
+    _check_image(image.ndim, image.dtype, "input")
     if isinstance(size, (bool, np.bool_)) or not float(size).is_integer():
-        raise NotImplementedError(f"size={size!r}: kernpack's uniform_filter takes integer sizes")
+        raise _NotComputed(f"size={size!r}: kernpack's uniform_filter takes integer sizes")
     # SciPy leaves an axis with a size below 2 unfiltered: 0 and negative sizes are 1.
     size = max(int(size), 1)
     if size % 2 == 0 or size > MAX_SIZE:
-        raise NotImplementedError(
+        raise _NotComputed(
             f"size={size}: kernpack's uniform_filter takes odd sizes 1 to {MAX_SIZE} (windows centred on each point)"
         )
     if mode not in _MODES:
         raise RuntimeError(f"boundary mode not supported: {mode!r}")
     if origin != 0:
-        raise NotImplementedError(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
+        raise _NotComputed(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
     # SciPy reads cval only in 'constant' mode (any value, NaN included, elsewhere).
     cval = float(cval) if _MODES[mode] == "constant" else 0.0
+    return size, _MODES[mode], cval
 
-    on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
-    if on_device is not None:
-        return _device(on_device, output, size, _MODES[mode], cval, axes, backend, device)
 
-    image = np.asarray(input)
-    _check_axes(axes, image.ndim)
-    _check_image(image.ndim, image.dtype, "input")
+def _host(image, output, size, mode, cval, backend, device):
     dtype = image.dtype.newbyteorder("=")
     result, out_dtype = _host_output(output, image.shape, dtype)
     if image.size == 0:
@@ -154,7 +189,7 @@ def uniform_filter(
         _pitch(src.strides, src.shape, dtype.itemsize),
         _pitch(dst.strides, dst.shape, dtype.itemsize),
         size,
-        _MODES[mode],
+        mode,
         cval,
     )
     if dst is not result:
@@ -173,18 +208,16 @@ def _is_dtype(output: Any) -> bool:
 
 
 def _check_axes(axes: Any, ndim: int) -> None:
-    if axes is None:
-        return
     axes = [int(a) for a in np.atleast_1d(axes)]
     if ndim != 2 or sorted(a % 2 for a in axes) != [0, 1]:
-        raise NotImplementedError(f"axes={axes}: kernpack's uniform_filter filters both axes of a 2-D image")
+        raise _NotComputed(f"axes={axes}: kernpack's uniform_filter filters both axes of a 2-D image")
 
 
 def _check_image(ndim: int, dtype: np.dtype, name: str) -> None:
     if ndim != 2:
-        raise NotImplementedError(f"{name} has {ndim} dimensions: kernpack's uniform_filter takes 2-D images only")
+        raise _NotComputed(f"{name} has {ndim} dimensions: kernpack's uniform_filter takes 2-D images only")
     if dtype.newbyteorder("=") not in FLOAT_DTYPES:
-        raise NotImplementedError(
+        raise _NotComputed(
             f"{name} is {dtype}: kernpack's uniform_filter computes float32 and float64 images; "
             f"pass {name}.astype(np.float32) or np.float64"
         )
@@ -226,11 +259,9 @@ def _pitch(strides, shape, item: int) -> int:
     return strides[0] // item if shape[0] > 1 else shape[1]
 
 
-def _device(arrays, output, size, mode, cval, axes, backend, device):
+def _device(arrays, output, size, mode, cval, backend, device):
     ctx = device_context(arrays, backend, device)
     src = arrays["input"]
-    _check_axes(axes, src.ndim)
-    _check_image(src.ndim, src.dtype, "input")
     if not _device_pitched(src):
         raise TypeError(
             "input is a device array whose rows are not contiguous: pass a contiguous copy "

@@ -16,10 +16,13 @@ number of sequential additions, ~2s. At size 33: 70 eps32 ~ 8e-6 relative.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.ndimage
 
+import kernpack
 from kernpack.ndimage import uniform_filter
 
 SCIPY_MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-mirror", "grid-constant", "grid-wrap"]
@@ -316,15 +319,16 @@ def test_cval_is_ignored_outside_constant_mode(backend, rng):
 
 
 # --------------------------------------------------------------------------
-# What kernpack does not implement, and SciPy's own errors
+# What kernpack does not compute runs SciPy; SciPy's own errors
 # --------------------------------------------------------------------------
 
 
-NOT_IMPLEMENTED = {
+NOT_COMPUTED = {
     "3-D input": (lambda a: dict(input=np.stack([a, a])), r"3 dimensions"),
     "1-D input": (lambda a: dict(input=a[0]), r"1 dimensions"),
     "even size": (lambda a: dict(input=a, size=4), r"size=4"),
     "size 35": (lambda a: dict(input=a, size=35), r"size=35"),
+    "non-integer size": (lambda a: dict(input=a, size=2.5), r"integer sizes"),
     "per-axis sizes": (lambda a: dict(input=a, size=(3, 5)), r"size=\[3, 5\]"),
     "per-axis modes": (lambda a: dict(input=a, mode=("reflect", "wrap")), r"mode=\['reflect', 'wrap'\]"),
     "origin 1": (lambda a: dict(input=a, origin=1), r"origin=1"),
@@ -333,16 +337,43 @@ NOT_IMPLEMENTED = {
     "int input": (lambda a: dict(input=np.round(a * 10).astype(np.int64)), r"int64"),
     "float16 input": (lambda a: dict(input=a.astype(np.float16)), r"float16"),
     "int output dtype": (lambda a: dict(input=a, output=np.int32), r"int32"),
+    "complex input": (lambda a: dict(input=a + 1j * a[::-1]), r"complex128"),
 }
 
 
-@pytest.mark.parametrize("case", list(NOT_IMPLEMENTED))
-def test_not_implemented(backend, rng, case):
-    make, message = NOT_IMPLEMENTED[case]
+@pytest.mark.parametrize("case", list(NOT_COMPUTED))
+def test_what_kernpack_does_not_compute_runs_scipy_unless_the_gpu_was_asked_for(rng, case):
+    make, message = NOT_COMPUTED[case]
     kwargs = dict(size=3)
     kwargs.update(make(rng.normal(size=(9, 10))))
+    try:
+        want = scipy.ndimage.uniform_filter(**kwargs)
+    except RuntimeError as e:  # SciPy's own refusal (float16) is the answer
+        for backend in ("cpu", "auto", None):
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                uniform_filter(backend=backend, **kwargs)
+    else:
+        for backend in ("cpu", "auto", None):
+            got = uniform_filter(backend=backend, **kwargs)
+            assert got.dtype == want.dtype and got.shape == want.shape, backend
+            np.testing.assert_array_equal(got, want)
+    # The GPU asked for (with or without one): no silent run on the CPU.
     with pytest.raises(NotImplementedError, match=message):
-        uniform_filter(backend=backend, **kwargs)
+        uniform_filter(backend="gpu", **kwargs)
+    kernpack.set_backend("gpu")
+    try:
+        with pytest.raises(NotImplementedError, match=message):
+            uniform_filter(**kwargs)
+    finally:
+        kernpack.set_backend("auto")
+
+
+def test_an_output_array_that_kernpack_does_not_compute_is_written_by_scipy(rng):
+    image = np.round(rng.normal(size=(9, 10)) * 100).astype(np.int32)
+    out = np.full(image.shape, -7, np.int16)
+    got = uniform_filter(image, 4, output=out, mode="nearest", backend="cpu")
+    assert got is out
+    np.testing.assert_array_equal(out, scipy.ndimage.uniform_filter(image, 4, output=np.int16, mode="nearest"))
 
 
 def test_both_axes_given_explicitly_is_fine(backend, rng):
@@ -357,7 +388,7 @@ def test_both_axes_given_explicitly_is_fine(backend, rng):
     "kwargs, message",
     [
         (dict(mode="foo"), "mode"),
-        (dict(size=(3, 3, 3)), "per axis"),
+        (dict(size=(3, 3, 3)), "input rank"),
         (dict(output=np.zeros((4, 4))), "shape"),
     ],
     ids=["mode foo", "3 sizes", "output shape"],
@@ -381,11 +412,6 @@ def test_window_sizes_below_one_leave_the_image_unchanged(backend, rng, size):
     got = uniform_filter(image, size, backend=backend)
     assert got is not image
     np.testing.assert_array_equal(got, want)
-
-
-def test_non_integer_size_is_not_implemented(backend, rng):
-    with pytest.raises(NotImplementedError, match="integer sizes"):
-        uniform_filter(rng.normal(size=(9, 10)), 2.5, backend=backend)
 
 
 def test_read_only_output_is_a_value_error(backend, rng):
