@@ -14,7 +14,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::lorenz::{frame_count, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
-use super::{check_disjoint, Kernpack};
+use super::{check_disjoint, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -296,12 +296,10 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        if let Some(multi) = self.spread() {
-            return multi.lorenz96(p, initial, steps, every);
-        }
-        match self.gpu() {
-            Some(gpu) => gpu.lorenz96(p, initial, steps, every),
-            None => self.on_cpu(p, initial, steps, every, |threads, progress| {
+        match self.batch_runner() {
+            BatchRunner::Spread(multi) => multi.lorenz96(p, initial, steps, every),
+            BatchRunner::Gpu(gpu) => gpu.lorenz96(p, initial, steps, every),
+            BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz::lorenz96(p, initial, steps, every, threads, progress)
             }),
         }
@@ -315,12 +313,10 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        if let Some(multi) = self.spread() {
-            return multi.lorenz05(p, initial, steps, every);
-        }
-        match self.gpu() {
-            Some(gpu) => gpu.lorenz05(p, initial, steps, every),
-            None => self.on_cpu(p, initial, steps, every, |threads, progress| {
+        match self.batch_runner() {
+            BatchRunner::Spread(multi) => multi.lorenz05(p, initial, steps, every),
+            BatchRunner::Gpu(gpu) => gpu.lorenz05(p, initial, steps, every),
+            BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz05::lorenz05(p, initial, steps, every, threads, progress)
             }),
         }

@@ -118,6 +118,15 @@ impl Kernpack {
         self.spread.as_ref()
     }
 
+    /// Where this handle's batched host calls run.
+    pub(crate) fn batch_runner(&self) -> BatchRunner<'_> {
+        match (&self.spread, &self.gpu) {
+            (Some(multi), _) => BatchRunner::Spread(multi),
+            (None, Some(gpu)) => BatchRunner::Gpu(gpu),
+            (None, None) => BatchRunner::Cpu,
+        }
+    }
+
     /// Reports progress of CPU-backend runs (the GPU ones are short).
     pub fn with_progress(mut self, progress: Progress) -> Self {
         self.progress = Some(progress);
@@ -160,6 +169,15 @@ impl Kernpack {
             "cpu"
         }
     }
+}
+
+/// Where a batched host call runs: split over a [`multi::MultiGpu`] (a
+/// handle made by [`Kernpack::with_gpus`]), on the handle's one GPU, or on
+/// the CPU backend.
+pub(crate) enum BatchRunner<'a> {
+    Spread(&'a multi::MultiGpu),
+    Gpu(&'a Arc<Gpu>),
+    Cpu,
 }
 
 impl From<multi::MultiGpu> for Kernpack {

@@ -19,7 +19,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, 
 
 use super::reduce::{MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
-use super::Kernpack;
+use super::{BatchRunner, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
@@ -119,12 +119,10 @@ impl Kernpack {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<BatchNormalized> {
-        if let Some(multi) = self.spread() {
-            return multi.normalize_batched(x, offsets);
-        }
-        match self.gpu() {
-            Some(gpu) => gpu.normalize_batched(x, offsets),
-            None => {
+        match self.batch_runner() {
+            BatchRunner::Spread(multi) => multi.normalize_batched(x, offsets),
+            BatchRunner::Gpu(gpu) => gpu.normalize_batched(x, offsets),
+            BatchRunner::Cpu => {
                 check_offsets(offsets, x.len())?;
                 let (sums, ok) =
                     crate::cpu::reduce::normalize_batched(x, offsets, self.cpu_threads());

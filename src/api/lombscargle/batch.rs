@@ -10,7 +10,7 @@ use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
     UniformGrid, STATS_LEN,
 };
-use crate::api::Kernpack;
+use crate::api::{BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -207,12 +207,10 @@ impl Kernpack {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
-        if let Some(multi) = self.spread() {
-            return multi.lombscargle_batch(batch, grids, opts); // validates
-        }
-        match self.gpu() {
-            Some(gpu) => gpu.lombscargle_batch(batch, grids, opts), // validates
-            None => {
+        match self.batch_runner() {
+            BatchRunner::Spread(multi) => multi.lombscargle_batch(batch, grids, opts), // validates
+            BatchRunner::Gpu(gpu) => gpu.lombscargle_batch(batch, grids, opts),        // validates
+            BatchRunner::Cpu => {
                 validate_batch(batch, grids, opts)?;
                 Ok(cpu::lombscargle::lombscargle_batch(
                     self.cpu_threads(),
@@ -239,6 +237,24 @@ pub struct BatchDeviceBuffers {
     pub per_series_grid: bool,
     /// nseries x [`output_len`]`(nf)` values.
     pub out: CUdeviceptr,
+}
+
+impl BatchDeviceBuffers {
+    /// The same batch seen from series `first` on, writing to `out`: the
+    /// offsets are absolute positions in `t`/`y`, so only the offsets and the
+    /// per-series grids move.
+    pub(crate) fn from_series(&self, first: usize, out: CUdeviceptr) -> BatchDeviceBuffers {
+        let at = |ptr: CUdeviceptr, per_series: bool| {
+            ptr + if per_series { (first * 8) as u64 } else { 0 }
+        };
+        BatchDeviceBuffers {
+            offsets: at(self.offsets, true),
+            f0: at(self.f0, self.per_series_grid),
+            df: at(self.df, self.per_series_grid),
+            out,
+            ..*self
+        }
+    }
 }
 
 impl Gpu {

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
 use crate::api::multi::{MultiGpu, DEFAULT_CHUNK_BYTES};
-use crate::api::{check_disjoint, Kernpack};
+use crate::api::{check_disjoint, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -78,12 +78,12 @@ impl Kernpack {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Option<Peak>>> {
-        match (self.spread(), self.gpu()) {
-            (Some(multi), _) => multi.lombscargle_batch_peaks(batch, grids, opts),
-            (None, Some(gpu)) => {
+        match self.batch_runner() {
+            BatchRunner::Spread(multi) => multi.lombscargle_batch_peaks(batch, grids, opts),
+            BatchRunner::Gpu(gpu) => {
                 MultiGpu::of(vec![gpu.clone()]).lombscargle_batch_peaks(batch, grids, opts)
             }
-            (None, None) => {
+            BatchRunner::Cpu => {
                 validate_batch(batch, grids, opts)?;
                 check_cpu_workspace(grids.nf(), self.cpu_threads())?;
                 Ok(cpu::lombscargle::lombscargle_batch_map(
@@ -195,25 +195,7 @@ impl Gpu {
         let stats = base + stats_at as u64;
         for first in (0..nseries).step_by(chunk) {
             let count = chunk.min(nseries - first);
-            // The device offsets are absolute, so a chunk is the same buffers
-            // seen from series `first` on.
-            let shifted = BatchDeviceBuffers {
-                offsets: buffers.offsets + (first * 8) as u64,
-                f0: buffers.f0
-                    + if buffers.per_series_grid {
-                        first * 8
-                    } else {
-                        0
-                    } as u64,
-                df: buffers.df
-                    + if buffers.per_series_grid {
-                        first * 8
-                    } else {
-                        0
-                    } as u64,
-                out: base,
-                ..*buffers
-            };
+            let shifted = buffers.from_series(first, base);
             let at = PeakBuffers {
                 index: peaks.index + (first * 8) as u64,
                 value: peaks.value + (first * 8) as u64,

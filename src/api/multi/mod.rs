@@ -495,18 +495,26 @@ impl Kernpack {
 }
 
 /// One buffer set of a GPU's pipeline: a stream, a device arena and its
-/// pinned host mirror, the chunk in flight, and timing events.
+/// pinned host mirror, the chunk in flight, and its events.
 struct BufferSet {
     stream: Arc<CudaStream>,
     dev_ptr: CUdeviceptr,
     host_ptr: *mut u8,
     bytes: usize,
     pending: Option<usize>,
-    events: Option<[CudaEvent; 4]>,
+    /// Recorded around each stage of the chunk in flight (indexed by the
+    /// `*_START`/`*_END` constants), for its profile; [`KERNELS_END`] also
+    /// orders the next chunk's kernels after this one's.
+    events: [CudaEvent; 4],
     // Dropped after `Drop::drop` has waited for the stream.
     _dev: CudaSlice<u8>,
     _host: PinnedHostSlice<u8>,
 }
+
+const H2D_START: usize = 0;
+const KERNELS_START: usize = 1;
+const KERNELS_END: usize = 2;
+const D2H_END: usize = 3;
 
 impl BufferSet {
     fn new(gpu: &Gpu, bytes: usize) -> Result<BufferSet> {
@@ -523,12 +531,12 @@ impl BufferSet {
             .as_mut_ptr()
             .map_err(|e| Error::cuda("allocating pinned staging", e))?;
         // Four timing events per chunk cost next to nothing: always profiled.
-        let events = Some([
+        let events = [
             gpu.timing_event()?,
             gpu.timing_event()?,
             gpu.timing_event()?,
             gpu.timing_event()?,
-        ]);
+        ];
         Ok(BufferSet {
             stream,
             dev_ptr,
@@ -550,12 +558,9 @@ impl BufferSet {
     }
 
     fn record(&self, k: usize) -> Result<()> {
-        match &self.events {
-            Some(ev) => ev[k]
-                .record(&self.stream)
-                .map_err(|e| Error::cuda("recording a timing event", e)),
-            None => Ok(()),
-        }
+        self.events[k]
+            .record(&self.stream)
+            .map_err(|e| Error::cuda("recording a chunk's event", e))
     }
 }
 
@@ -672,11 +677,10 @@ fn pipeline<J: ChunkJob>(
         set.stream
             .synchronize()
             .map_err(|e| Error::cuda(format!("running chunk {j} ({} {chunk:?})", J::WHAT), e))?;
-        if let Some(ev) = &set.events {
-            times.h2d += elapsed_ms(&ev[0], &ev[1])? as f64;
-            times.kernel += elapsed_ms(&ev[1], &ev[2])? as f64;
-            times.d2h += elapsed_ms(&ev[2], &ev[3])? as f64;
-        }
+        let ev = &set.events;
+        times.h2d += elapsed_ms(&ev[H2D_START], &ev[KERNELS_START])? as f64;
+        times.kernel += elapsed_ms(&ev[KERNELS_START], &ev[KERNELS_END])? as f64;
+        times.d2h += elapsed_ms(&ev[KERNELS_END], &ev[D2H_END])? as f64;
         let host_started = Instant::now();
         let (layout, _) = job.layout(chunk.clone());
         unpack(chunk, &layout, set.host())?;
@@ -703,8 +707,7 @@ fn pipeline<J: ChunkJob>(
         let previous_kernels = other
             .as_ref()
             .filter(|o| o.pending.is_some())
-            .and_then(|o| o.events.as_ref())
-            .map(|ev| &ev[2]);
+            .map(|o| &o.events[KERNELS_END]);
         finish(set, &mut times)?;
         let (layout, regions) = job.layout(chunk.clone());
         debug_assert!(regions.total <= set.bytes);
@@ -716,7 +719,7 @@ fn pipeline<J: ChunkJob>(
             .bind_to_thread()
             .map_err(|e| Error::cuda("binding the context", e))?;
         let (cu_stream, dev_ptr) = (set.stream.cu_stream(), set.dev_ptr);
-        set.record(0)?;
+        set.record(H2D_START)?;
         if !regions.h2d.is_empty() {
             let src = &set.host()[regions.h2d.clone()];
             let dst = dev_ptr + regions.h2d.start as u64;
@@ -733,11 +736,11 @@ fn pipeline<J: ChunkJob>(
                 .wait(event)
                 .map_err(|e| Error::cuda("ordering a chunk after the previous one", e))?;
         }
-        set.record(1)?;
+        set.record(KERNELS_START)?;
         // SAFETY: the arena holds the layout's bytes; the inputs were copied
         // in above, on the same stream.
         unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
-        set.record(2)?;
+        set.record(KERNELS_END)?;
         if !regions.d2h.is_empty() {
             let src = dev_ptr + regions.d2h.start as u64;
             let dst = &mut set.host()[regions.d2h.clone()];
@@ -745,7 +748,7 @@ fn pipeline<J: ChunkJob>(
             unsafe { cu::memcpy_dtoh_async(dst, src, cu_stream) }
                 .map_err(|e| Error::cuda("copying a chunk back", e))?;
         }
-        set.record(3)?;
+        set.record(D2H_END)?;
         set.pending = Some(k);
     }
     // The last one or two chunks, in order.
