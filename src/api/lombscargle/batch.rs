@@ -243,7 +243,7 @@ impl BatchDeviceBuffers {
     /// The same batch seen from series `first` on, writing to `out`: the
     /// offsets are absolute positions in `t`/`y`, so only the offsets and the
     /// per-series grids move.
-    pub(crate) fn from_series(&self, first: usize, out: CUdeviceptr) -> BatchDeviceBuffers {
+    pub(crate) fn starting_at_series(&self, first: usize, out: CUdeviceptr) -> BatchDeviceBuffers {
         let at = |ptr: CUdeviceptr, per_series: bool| {
             ptr + if per_series { (first * 8) as u64 } else { 0 }
         };

@@ -195,7 +195,7 @@ impl Gpu {
         let stats = base + stats_at as u64;
         for first in (0..nseries).step_by(chunk) {
             let count = chunk.min(nseries - first);
-            let shifted = buffers.from_series(first, base);
+            let shifted = buffers.starting_at_series(first, base);
             let at = PeakBuffers {
                 index: peaks.index + (first * 8) as u64,
                 value: peaks.value + (first * 8) as u64,
