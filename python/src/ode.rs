@@ -4,6 +4,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use kernpack::cpu::copy_parallel;
 use kernpack::{
     Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
@@ -97,9 +98,12 @@ fn ensemble(
                 Model::L96(p) => kp.lorenz96(&p, initial, steps, every),
                 Model::L05(p) => kp.lorenz05(&p, initial, steps, every),
             }?;
-            unsafe { host_mut::<T>(out, len) }.copy_from_slice(&run.final_state);
+            // Threaded: the arrays are fresh (their pages fault on first
+            // touch) and may be gigabytes.
+            let threads = kernpack::cpu::threads();
+            copy_parallel(threads, unsafe { host_mut::<T>(out, len) }, &run.final_state);
             if let (Some(dst), Some(src)) = (trajectory, run.trajectory.as_ref()) {
-                unsafe { host_mut::<T>(dst, src.len()) }.copy_from_slice(src);
+                copy_parallel(threads, unsafe { host_mut::<T>(dst, src.len()) }, src);
             }
             Ok(())
         })

@@ -139,6 +139,43 @@ pub(crate) fn for_each_range_mut<V: Send>(
     });
 }
 
+/// Bytes per thread below which a copy or scan is not worth a thread (a
+/// spawn costs tens of microseconds; one core moves a few GB/s).
+const BYTES_PER_THREAD: usize = 8 << 20;
+
+/// Threads worth using on `bytes` of memory traffic, at most `threads`.
+fn threads_for(bytes: usize, threads: usize) -> usize {
+    threads.clamp(1, (bytes / BYTES_PER_THREAD).max(1))
+}
+
+/// `dst.copy_from_slice(src)` on up to `threads` threads. Large host copies
+/// (pinned staging, results into fresh arrays whose pages fault on first
+/// touch) go at one core's speed otherwise, far below memory bandwidth.
+pub fn copy_parallel<V: Copy + Send + Sync>(threads: usize, dst: &mut [V], src: &[V]) {
+    assert_eq!(dst.len(), src.len(), "copy_parallel: lengths differ");
+    let threads = threads_for(std::mem::size_of_val(src), threads);
+    for_each_range_mut(threads, dst, 1, |first, piece| {
+        piece.copy_from_slice(&src[first..first + piece.len()]);
+    });
+}
+
+/// The first index of `values` where `bad` holds, scanning on up to
+/// `threads` threads.
+pub(crate) fn first_position<V: Sync>(
+    threads: usize,
+    values: &[V],
+    bad: impl Fn(&V) -> bool + Sync,
+) -> Option<usize> {
+    let threads = threads_for(std::mem::size_of_val(values), threads);
+    map_ranges(threads, values.len(), 1, |r| {
+        let start = r.start;
+        values[r].iter().position(&bad).map(|i| start + i)
+    })
+    .into_iter()
+    .flatten()
+    .next()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +198,32 @@ mod tests {
                     assert!(r.len() <= parts.max(1));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn parallel_copies_and_scans_equal_the_serial_ones() {
+        // Five threads' worth of u64, and a ragged tail.
+        let n = 5 * (BYTES_PER_THREAD / 8) + 3;
+        // Distinct values: multiplying by an odd constant is a bijection mod 2^64.
+        let src: Vec<u64> = (0..n as u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        for threads in [1, 3, 8] {
+            let mut dst = vec![u64::MAX; n];
+            copy_parallel(threads, &mut dst, &src);
+            assert!(dst == src, "{threads} threads");
+            for at in [0, 1, n / 3, n / 2 + 17, n - 1] {
+                let hit = |v: &u64| *v == src[at];
+                assert_eq!(first_position(threads, &src, hit), Some(at));
+            }
+            // Hits in every range: the first one overall.
+            let many = |v: &u64| v % 1000 == 7;
+            assert_eq!(
+                first_position(threads, &src, many),
+                src.iter().position(many)
+            );
+            assert_eq!(first_position(threads, &src, |_| false), None);
         }
     }
 

@@ -6,11 +6,12 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_even, Arena};
-use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use super::{copy_threads, get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
     check_ensemble, frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Params, Lorenz96Params,
     L96_CAPACITY,
 };
+use crate::cpu::copy_parallel;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
@@ -233,7 +234,8 @@ pub(super) fn ensemble<T: Float>(
         }
         Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
     };
-    if let Some(at) = initial.iter().position(|v| !v.to_f64().is_finite()) {
+    let not_finite = |v: &T| !v.to_f64().is_finite();
+    if let Some(at) = crate::cpu::parallel::first_position(copy_threads(), initial, not_finite) {
         return Err(Error::invalid(format!(
             "initial state value {at} is {}, all must be finite",
             initial[at]
@@ -279,11 +281,14 @@ pub(super) fn ensemble<T: Float>(
     let profiles = exec.run(&job, &plans, outs, |out, r, lay: &EnsembleLayout, host| {
         let values = r.len() * n;
         let local = (r.start - out.first) * n;
-        out.final_state[local..local + values].copy_from_slice(get::<T>(host, lay.out, values));
+        let threads = copy_threads();
+        let final_state = &mut out.final_state[local..local + values];
+        copy_parallel(threads, final_state, get::<T>(host, lay.out, values));
         if let Some(at) = lay.trajectory {
             let chunk = get::<T>(host, at, frames * values);
             for (f, frame) in out.frames.iter_mut().enumerate() {
-                frame[local..local + values].copy_from_slice(&chunk[f * values..(f + 1) * values]);
+                let src = &chunk[f * values..(f + 1) * values];
+                copy_parallel(threads, &mut frame[local..local + values], src);
             }
         }
         Ok(())

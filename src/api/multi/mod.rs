@@ -210,12 +210,18 @@ pub(crate) trait ChunkJob: Sync {
     fn emulate(&self, r: &Range<usize>, layout: &Self::Layout, arena: &mut [u8]);
 }
 
+/// Threads that one GPU's pipeline copies between the caller's arrays and
+/// its staging with: a few cores reach the host's memory bandwidth.
+pub(crate) fn copy_threads() -> usize {
+    crate::cpu::threads().min(8)
+}
+
 /// `values` written at byte `at` of `host` (a pinned mirror).
 pub(crate) fn put<T: Copy>(host: &mut [u8], at: usize, values: &[T]) {
     let bytes = std::mem::size_of_val(values);
-    let dst = &mut host[at..at + bytes];
-    // SAFETY: dst holds exactly `bytes` bytes; T is plain data (f32, f64, i64).
-    unsafe { std::ptr::copy_nonoverlapping(values.as_ptr().cast::<u8>(), dst.as_mut_ptr(), bytes) };
+    // SAFETY: T is plain data (f32, f64, i64): all `bytes` bytes are initialised.
+    let src = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), bytes) };
+    crate::cpu::copy_parallel(copy_threads(), &mut host[at..at + bytes], src);
 }
 
 /// `len` values from `values` written at byte `at` of `host`.
