@@ -172,14 +172,15 @@ def many_gpus(t, y, offsets, nf, devices):
 
 def lorenz(members, steps, ndev):
     """A Lorenz 96 ensemble (N = 40, f64) from host memory to final states
-    on the host: one GPU in one piece, one GPU in chunks (double-buffered
-    through pinned memory), and every GPU of the host; each equal bitwise."""
+    on the host: a one-GPU handle (``device=0``: chunks through pinned
+    staging above 256 MiB, else one piece), a list of one GPU (always
+    chunks), and every GPU of the host; each equal bitwise."""
     from kernpack import ode
 
     rng = np.random.default_rng(3)
     x0 = 8.0 + rng.standard_normal((members, 40))
     ode.lorenz96(x0[:1000], 2, device=0)  # warm-up: context and module
-    configs = [("one GPU, one piece", 0), ("one GPU, chunked", [0])]
+    configs = [("one GPU (device=0)", 0), ("one GPU (device=[0])", [0])]
     if ndev >= 2:
         configs.append((f"{ndev} GPUs, chunked", list(range(ndev))))
     reference = None

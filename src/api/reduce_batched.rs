@@ -19,7 +19,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, 
 
 use super::reduce::{MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
-use super::{BatchRunner, Kernpack};
+use super::{pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
@@ -113,7 +113,9 @@ impl Kernpack {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
     /// call. An array whose sum is zero or not finite is left unchanged and
     /// listed in `failed`; the others are normalised all the same. Bad
-    /// offsets are an error and change nothing.
+    /// offsets are an error and change nothing. On a one-GPU handle more than
+    /// 256 MiB of arrays run in chunks through pinned staging (bitwise the
+    /// same result, bounded device memory).
     pub fn normalize_batched<T: Float>(
         &self,
         x: &mut [T],
@@ -121,6 +123,9 @@ impl Kernpack {
     ) -> Result<BatchNormalized> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.normalize_batched(x, offsets),
+            BatchRunner::Gpu(gpu) if size_of_val(x) > PIPELINE_BYTES => {
+                pipeline_on(gpu).normalize_batched(x, offsets)
+            }
             BatchRunner::Gpu(gpu) => gpu.normalize_batched(x, offsets),
             BatchRunner::Cpu => {
                 check_offsets(offsets, x.len())?;

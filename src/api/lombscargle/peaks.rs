@@ -14,8 +14,8 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
-use crate::api::multi::{MultiGpu, DEFAULT_CHUNK_BYTES};
-use crate::api::{check_disjoint, BatchRunner, Kernpack};
+use crate::api::multi::DEFAULT_CHUNK_BYTES;
+use crate::api::{check_disjoint, pipeline_on, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -69,7 +69,7 @@ impl Kernpack {
     /// The highest peak of each series' periodogram ([`Peak::of`] of what
     /// [`Kernpack::lombscargle_batch`] gives), in input order, without
     /// keeping the periodograms. On the GPU the batch runs in chunks of
-    /// series through [`MultiGpu`] (this handle's GPUs, see
+    /// series through [`MultiGpu`](crate::api::multi::MultiGpu) (this handle's GPUs, see
     /// [`Kernpack::with_gpus`], or its one GPU), so a batch of any size runs
     /// in bounded device memory; on the CPU, threads over series.
     pub fn lombscargle_batch_peaks<T: Float>(
@@ -80,9 +80,7 @@ impl Kernpack {
     ) -> Result<Vec<Option<Peak>>> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.lombscargle_batch_peaks(batch, grids, opts),
-            BatchRunner::Gpu(gpu) => {
-                MultiGpu::of(vec![gpu.clone()]).lombscargle_batch_peaks(batch, grids, opts)
-            }
+            BatchRunner::Gpu(gpu) => pipeline_on(gpu).lombscargle_batch_peaks(batch, grids, opts),
             BatchRunner::Cpu => {
                 validate_batch(batch, grids, opts)?;
                 check_cpu_workspace(grids.nf(), self.cpu_threads())?;
