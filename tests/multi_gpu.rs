@@ -371,6 +371,44 @@ fn chunked_normalize_batched_equals_unchunked() {
 }
 
 #[test]
+fn a_one_gpu_handle_runs_large_ensembles_and_arrays_in_chunks_with_the_same_bits() {
+    // Above 256 MiB of host data, Kernpack on one GPU takes the chunked
+    // pipeline; the one-piece Gpu call is the reference.
+    let Some((gpu, _)) = one_gpu("a_one_gpu_handle_runs_large_ensembles_in_chunks") else {
+        return;
+    };
+    let kp = Kernpack::with_gpu(0).unwrap();
+    let mut rng = Rng(17);
+    let p = Lorenz96Params::default(); // N = 40: 320 bytes per f64 member
+    let members = (300 << 20) / (p.n * 8);
+    let initial: Vec<f64> = (0..members * p.n)
+        .map(|_| 8.0 + rng.range(-1.0, 1.0))
+        .collect();
+    let got = kp.lorenz96(&p, &initial, 5, 0).unwrap();
+    let want = gpu.lorenz96(&p, &initial, 5, 0).unwrap();
+    assert_eq!(bits(&got.final_state), bits(&want.final_state));
+    assert_ne!(
+        bits(&got.final_state),
+        bits(&initial),
+        "the run moved the state"
+    );
+
+    // 300 MiB of f32 in arrays of random lengths.
+    let len = (300 << 20) / 4;
+    let mut offsets = vec![0usize];
+    while *offsets.last().unwrap() < len {
+        let next = offsets.last().unwrap() + 1 + (rng.next() * 2e6) as usize;
+        offsets.push(next.min(len));
+    }
+    let x: Vec<f32> = (0..len).map(|_| rng.range(0.1, 2.0) as f32).collect();
+    let (mut got_x, mut want_x) = (x.clone(), x);
+    let got = kp.normalize_batched(&mut got_x, &offsets).unwrap();
+    let want = gpu.normalize_batched(&mut want_x, &offsets).unwrap();
+    assert_eq!(bits(&got.sums), bits(&want.sums));
+    assert_eq!(bits(&got_x), bits(&want_x));
+}
+
+#[test]
 fn memory_limit_errors_are_clear_and_change_nothing() {
     let Some((_gpu, multi)) = one_gpu("memory_limit_errors_are_clear_and_change_nothing") else {
         return;
