@@ -164,6 +164,40 @@ def local_maxima(magnitude, k):
     return peaks[:k]
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_partition_rows_are_ordered_as_a_full_sort_orders_them(rng, weighted):
+    # Rows in (id, t) order with ties in t (a fast path sorts only the ties),
+    # the same rows shuffled (the full sort), and string ids: each must give
+    # exactly what pandas' stable sort on (id, t, y[, w]) gives.
+    for case in range(6):
+        n = int(rng.integers(2, 40))
+        lens = rng.integers(1, 30, n)
+        ids = np.repeat(np.sort(rng.choice(10 * n, n, replace=False)), lens)
+        # Coarse times: many ties within a series; y and w break them.
+        t = np.concatenate([np.sort(rng.integers(0, 8, k)).astype(np.float64) for k in lens])
+        y = rng.integers(-3, 3, t.size).astype(np.float32)
+        w = rng.uniform(0.5, 2, t.size) if weighted else None
+        if case % 3 == 2:
+            ids = np.array([f"star-{i:05d}" for i in ids], dtype=object)
+        cols = {"id": ids, "t": t, "y": y}
+        if weighted:
+            cols["w"] = w
+        frame = pd.DataFrame(cols)
+        want = frame.sort_values(list(cols), kind="mergesort", ignore_index=True)
+        w_col = "w" if weighted else None
+        assert kd._ties_out_of_order(list(frame.to_numpy().T)) is not None, "rows in (id, t) order"
+        for pdf in (frame, frame.sample(frac=1.0, random_state=case)):
+            before = pdf.copy()
+            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(pdf, "id", "t", "y", w_col)
+            np.testing.assert_array_equal(got_t, want["t"].to_numpy())
+            np.testing.assert_array_equal(got_y, want["y"].to_numpy())
+            if weighted:
+                np.testing.assert_array_equal(got_w, want["w"].to_numpy())
+            np.testing.assert_array_equal(np.diff(offsets), want.groupby("id", sort=True).size().to_numpy())
+            np.testing.assert_array_equal(got_ids, np.unique(ids))
+            pd.testing.assert_frame_equal(pdf, before)  # the partition is not modified
+
+
 @pytest.mark.parametrize("normalize", ["power", "amplitude"])
 def test_top_k_peaks(backend, rng, normalize):
     rows = survey(rng, nseries=15)
