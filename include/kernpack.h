@@ -1525,6 +1525,15 @@ enum kp_status kp_memcpy_dtoh_async(const struct kp_context *ctx,
 enum kp_status kp_set_cpu_threads(size_t threads);
 
 /*
+ Frees the pinned host and device staging that chunked GPU calls keep for
+ later ones (batched peaks, contexts on several devices, Lorenz ensembles
+ over 256 MiB on one GPU: two buffers per GPU, 256 MiB each by default).
+ Safe at any time, also while other threads run calls: kept buffers are
+ idle. Always KP_OK.
+ */
+enum kp_status kp_release_staging(void);
+
+/*
  Writes the number of threads CPU-backend work runs on now (at least 1) to
  `*threads`.
 

@@ -25,7 +25,7 @@ mod test_rng;
 pub use api::fg::{FgOptions, FgPath, FgRun};
 pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 pub use api::lorenz::{Ensemble, Lorenz05Model, Lorenz05Params, Lorenz96Params};
-pub use api::multi::{MultiGpu, MultiGpuOptions};
+pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
 pub use api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};

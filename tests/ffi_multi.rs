@@ -409,3 +409,10 @@ fn contexts_over_several_gpus_or_in_chunks_equal_one_gpu() {
         }
     }
 }
+
+#[test]
+fn releasing_the_staging_is_always_ok() {
+    // Nothing kept yet, or whatever other tests left: both are fine, twice.
+    assert_eq!(kernpack::ffi::threads::kp_release_staging(), KP_OK);
+    assert_eq!(kernpack::ffi::threads::kp_release_staging(), KP_OK);
+}

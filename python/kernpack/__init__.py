@@ -35,6 +35,7 @@ __all__ = [
     "ndimage",
     "ode",
     "reduce",
+    "release_staging",
     "set_backend",
     "set_device",
     "set_num_threads",
@@ -63,6 +64,16 @@ def set_num_threads(threads: int) -> None:
     if n > 4096:
         raise ValueError(f"{n} CPU threads: at most 4096 (0 means every core)")
     _native.set_cpu_threads(n)
+
+
+def release_staging() -> None:
+    """Frees the pinned host and device memory that large GPU calls keep for
+    the next ones. Batched peaks (``lombscargle_batch(..., best=True)``),
+    calls with a list of devices, and Lorenz ensembles over 256 MiB run in
+    chunks through two staging buffers per GPU (256 MiB each by default),
+    kept after the call so that a stream of calls pins them once. Safe at
+    any time; the next such call allocates them again."""
+    _native.release_staging()
 
 
 def get_num_threads() -> int:

@@ -125,13 +125,15 @@ def uniform_filter(
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     image = on_device["input"] if on_device is not None else np.asarray(input)
     try:
-        size, mode, cval = _computed_window(image, size, mode, cval, origin, axes)
+        window = _computed_window(image, size, mode, cval, origin, axes)
         if on_device is not None:
-            return _device(on_device, output, size, mode, cval, backend, device)
-        return _host(image, output, size, mode, cval, backend, device)
+            return _device(on_device, output, *window, backend, device)
+        return _host(image, output, *window, backend, device)
     except _NotComputed:
         if on_device is not None or _check(backend if backend is not None else get_backend()) == "gpu":
             raise
+        if isinstance(mode, str) and mode == "interior":
+            raise  # kernpack's own mode: SciPy has no such thing
         try:
             import scipy.ndimage
         except ImportError as e:
@@ -209,7 +211,8 @@ def _is_dtype(output: Any) -> bool:
 
 def _check_axes(axes: Any, ndim: int) -> None:
     axes = [int(a) for a in np.atleast_1d(axes)]
-    if ndim != 2 or sorted(a % 2 for a in axes) != [0, 1]:
+    # Out-of-range axes too: SciPy's error for them, through the fallback.
+    if ndim != 2 or not all(-2 <= a < 2 for a in axes) or sorted(a % 2 for a in axes) != [0, 1]:
         raise _NotComputed(f"axes={axes}: kernpack's uniform_filter filters both axes of a 2-D image")
 
 

@@ -307,6 +307,12 @@ fn cpu_threads() -> usize {
     kernpack::cpu::threads()
 }
 
+/// Frees the pinned and device staging that chunked GPU calls keep for later ones.
+#[pyfunction]
+fn release_staging(py: Python<'_>) {
+    py.detach(kernpack::release_staging);
+}
+
 /// The embedded fatbin: its size, origin, toolkit, SASS and PTX architectures,
 /// and a per-entry summary.
 #[pyfunction]
@@ -353,6 +359,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fatbin_info, m)?)?;
     m.add_function(wrap_pyfunction!(set_cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(release_staging, m)?)?;
     lombscargle::register(m)?;
     stencil::register(m)?;
     reduce::register(m)?;

@@ -98,9 +98,9 @@ fn ensemble(
                 Model::L96(p) => kp.lorenz96(&p, initial, steps, every),
                 Model::L05(p) => kp.lorenz05(&p, initial, steps, every),
             }?;
-            // Threaded: the arrays are fresh (their pages fault on first
-            // touch) and may be gigabytes.
-            let threads = kernpack::cpu::threads();
+            // On up to 8 threads: the arrays are fresh (their pages fault on
+            // first touch) and may be gigabytes.
+            let threads = kernpack::cpu::threads().min(8);
             copy_parallel(threads, unsafe { host_mut::<T>(out, len) }, &run.final_state);
             if let (Some(dst), Some(src)) = (trajectory, run.trajectory.as_ref()) {
                 copy_parallel(threads, unsafe { host_mut::<T>(dst, src.len()) }, src);

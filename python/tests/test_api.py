@@ -285,3 +285,12 @@ def test_num_threads_default_comes_from_the_environment(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3"
+
+
+def test_release_staging_is_safe_at_any_time(backend, rng):
+    kernpack.release_staging()
+    x0 = 8.0 + rng.standard_normal((50, 40))
+    before = kernpack.ode.lorenz96(x0, 3, backend=backend).final
+    kernpack.release_staging()
+    kernpack.release_staging()
+    np.testing.assert_array_equal(kernpack.ode.lorenz96(x0, 3, backend=backend).final, before)

@@ -368,6 +368,23 @@ def test_what_kernpack_does_not_compute_runs_scipy_unless_the_gpu_was_asked_for(
         kernpack.set_backend("auto")
 
 
+def test_the_fallback_gets_the_callers_arguments(rng):
+    image = rng.normal(size=(9, 10))
+    # An int output makes this a SciPy call: it must see mode 'grid-wrap',
+    # size (0, 0) and cval as given, not kernpack's conversions of them.
+    for kwargs in (dict(size=(0, 0), mode="grid-wrap"), dict(size=5, mode="constant", cval=2.5)):
+        want = scipy.ndimage.uniform_filter(image, output=np.int32, **kwargs)
+        np.testing.assert_array_equal(uniform_filter(image, output=np.int32, backend="cpu", **kwargs), want)
+    # kernpack's own 'interior' mode has no SciPy equivalent to fall back to.
+    with pytest.raises(NotImplementedError):
+        uniform_filter(image, 3, output=np.int32, mode="interior", backend="cpu")
+    # Out-of-range axes: SciPy's error, not a filtered image.
+    with pytest.raises(ValueError):
+        scipy.ndimage.uniform_filter(image, 3, axes=(0, 3))
+    with pytest.raises(ValueError):
+        uniform_filter(image, 3, axes=(0, 3), backend="cpu")
+
+
 def test_an_output_array_that_kernpack_does_not_compute_is_written_by_scipy(rng):
     image = np.round(rng.normal(size=(9, 10)) * 100).astype(np.int32)
     out = np.full(image.shape, -7, np.int16)

@@ -14,6 +14,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::lorenz::{frame_count, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
+use super::multi::MultiGpu;
 use super::{check_disjoint, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -290,7 +291,8 @@ impl Kernpack {
     /// Integrates every member of `initial` (members x N) for `steps` RK4
     /// steps; with `every > 0` also returns the trajectory. On a one-GPU
     /// handle an ensemble of more than 256 MiB runs in chunks of members
-    /// through pinned staging (bitwise the same result, bounded device memory).
+    /// through pinned staging (bitwise the same result, bounded device
+    /// memory; the staging is kept for later calls, see [`crate::release_staging`]).
     pub fn lorenz96<T: Float>(
         &self,
         p: &Lorenz96Params,
@@ -300,10 +302,14 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.lorenz96(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) if size_of_val(initial) > PIPELINE_BYTES => {
-                pipeline_on(gpu).lorenz96(p, initial, steps, every)
+            BatchRunner::Gpu(gpu) => {
+                let pipeline = pipeline_on(gpu);
+                if through_pipeline(&pipeline, p.n, initial, steps, every) {
+                    pipeline.lorenz96(p, initial, steps, every)
+                } else {
+                    gpu.lorenz96(p, initial, steps, every)
+                }
             }
-            BatchRunner::Gpu(gpu) => gpu.lorenz96(p, initial, steps, every),
             BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz::lorenz96(p, initial, steps, every, threads, progress)
             }),
@@ -320,10 +326,14 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.lorenz05(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) if size_of_val(initial) > PIPELINE_BYTES => {
-                pipeline_on(gpu).lorenz05(p, initial, steps, every)
+            BatchRunner::Gpu(gpu) => {
+                let pipeline = pipeline_on(gpu);
+                if through_pipeline(&pipeline, p.n, initial, steps, every) {
+                    pipeline.lorenz05(p, initial, steps, every)
+                } else {
+                    gpu.lorenz05(p, initial, steps, every)
+                }
             }
-            BatchRunner::Gpu(gpu) => gpu.lorenz05(p, initial, steps, every),
             BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz05::lorenz05(p, initial, steps, every, threads, progress)
             }),
@@ -344,6 +354,24 @@ impl Kernpack {
             }
         }
     }
+}
+
+/// Whether a one-GPU handle runs this ensemble through the chunked pipeline
+/// on its GPU: more than [`PIPELINE_BYTES`] of initial states, and a plan
+/// exists (a member, with its trajectory, fits a chunk). Otherwise one piece.
+fn through_pipeline<T: Float>(
+    pipeline: &MultiGpu,
+    n: usize,
+    initial: &[T],
+    steps: u64,
+    every: u64,
+) -> bool {
+    size_of_val(initial) > PIPELINE_BYTES
+        && n > 0
+        && initial.len() % n == 0
+        && pipeline
+            .plan_ensemble::<T>(initial.len() / n, n, steps, every)
+            .is_ok()
 }
 
 /// The device buffers of one ensemble run, as raw pointers.

@@ -180,12 +180,13 @@ pub(crate) enum BatchRunner<'a> {
     Cpu,
 }
 
-/// Host data above which a one-GPU handle's ensembles and batched
-/// normalisation go through the chunked pipeline on that GPU (the result is
-/// bitwise the same): pinned, double-buffered copies on several threads
-/// beat one pageable copy each way (on an H100 host, a 3.2 GB Lorenz 96
-/// ensemble took 1.3 s instead of 3.7 s), and device memory stays bounded.
-/// Below it, one piece: no staging to pin.
+/// Initial states above which a one-GPU handle's ensembles go through the
+/// chunked pipeline on that GPU (the result is bitwise the same): pinned,
+/// double-buffered copies on several threads beat one pageable copy each way
+/// (on an H100 host, a 3.2 GB Lorenz 96 ensemble took 1.3-2.0 s instead of
+/// 3.7 s), and device memory stays bounded. Below it, one piece: no staging
+/// to pin. (Batched normalise stays in one piece: the pipeline never splits
+/// an array, so a large one could fail there where one piece fits.)
 pub(crate) const PIPELINE_BYTES: usize = multi::DEFAULT_CHUNK_BYTES;
 
 /// The chunked pipeline on `gpu` alone.

@@ -19,7 +19,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, 
 
 use super::reduce::{MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
-use super::{pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
+use super::{BatchRunner, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
@@ -113,9 +113,7 @@ impl Kernpack {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
     /// call. An array whose sum is zero or not finite is left unchanged and
     /// listed in `failed`; the others are normalised all the same. Bad
-    /// offsets are an error and change nothing. On a one-GPU handle more than
-    /// 256 MiB of arrays run in chunks through pinned staging (bitwise the
-    /// same result, bounded device memory).
+    /// offsets are an error and change nothing.
     pub fn normalize_batched<T: Float>(
         &self,
         x: &mut [T],
@@ -123,9 +121,6 @@ impl Kernpack {
     ) -> Result<BatchNormalized> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.normalize_batched(x, offsets),
-            BatchRunner::Gpu(gpu) if size_of_val(x) > PIPELINE_BYTES => {
-                pipeline_on(gpu).normalize_batched(x, offsets)
-            }
             BatchRunner::Gpu(gpu) => gpu.normalize_batched(x, offsets),
             BatchRunner::Cpu => {
                 check_offsets(offsets, x.len())?;

@@ -14,6 +14,19 @@ pub extern "C" fn kp_set_cpu_threads(threads: usize) -> kp_status {
     boundary(|| Ok(cpu::set_threads(threads)?))
 }
 
+/// Frees the pinned host and device staging that chunked GPU calls keep for
+/// later ones (batched peaks, contexts on several devices, Lorenz ensembles
+/// over 256 MiB on one GPU: two buffers per GPU, 256 MiB each by default).
+/// Safe at any time, also while other threads run calls: kept buffers are
+/// idle. Always KP_OK.
+#[no_mangle]
+pub extern "C" fn kp_release_staging() -> kp_status {
+    boundary(|| {
+        crate::api::multi::release_staging();
+        Ok(())
+    })
+}
+
 /// Writes the number of threads CPU-backend work runs on now (at least 1) to
 /// `*threads`.
 ///

@@ -222,16 +222,9 @@ pub(super) fn ensemble<T: Float>(
     steps: u64,
     every: u64,
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+    // In the one-GPU call's order: the run, the values, then the kernel's limit.
     let (members, traj_len) = match model {
-        Model::L96(p) => {
-            if p.n > L96_CAPACITY {
-                return Err(Error::invalid(format!(
-                    "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
-                    p.n
-                )));
-            }
-            check_ensemble(p, initial.len(), steps, every)?
-        }
+        Model::L96(p) => check_ensemble(p, initial.len(), steps, every)?,
         Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
     };
     let not_finite = |v: &T| !v.to_f64().is_finite();
@@ -240,6 +233,14 @@ pub(super) fn ensemble<T: Float>(
             "initial state value {at} is {}, all must be finite",
             initial[at]
         )));
+    }
+    if let Model::L96(p) = model {
+        if p.n > L96_CAPACITY {
+            return Err(Error::invalid(format!(
+                "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
+                p.n
+            )));
+        }
     }
     let n = initial.len() / members;
     let frames = frames(steps, every);

@@ -211,17 +211,25 @@ pub(crate) trait ChunkJob: Sync {
 }
 
 /// Threads that one GPU's pipeline copies between the caller's arrays and
-/// its staging with: a few cores reach the host's memory bandwidth.
+/// its staging with: up to 8 of the process-wide CPU thread count
+/// ([`crate::cpu::threads`]); a few cores reach the host's memory bandwidth.
 pub(crate) fn copy_threads() -> usize {
     crate::cpu::threads().min(8)
 }
 
 /// `values` written at byte `at` of `host` (a pinned mirror).
-pub(crate) fn put<T: Copy>(host: &mut [u8], at: usize, values: &[T]) {
-    let bytes = std::mem::size_of_val(values);
-    // SAFETY: T is plain data (f32, f64, i64): all `bytes` bytes are initialised.
-    let src = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), bytes) };
-    crate::cpu::copy_parallel(copy_threads(), &mut host[at..at + bytes], src);
+pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T]) {
+    let bytes = &mut host[at..at + std::mem::size_of_val(values)];
+    assert_eq!(
+        bytes.as_ptr() as usize % std::mem::align_of::<T>(),
+        0,
+        "arena offsets are aligned"
+    );
+    // SAFETY: in bounds and aligned (asserted); the bytes are plain staging
+    // memory, overwritten whole with values of T.
+    let dst =
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), values.len()) };
+    crate::cpu::copy_parallel(copy_threads(), dst, values);
 }
 
 /// `len` values from `values` written at byte `at` of `host`.
@@ -634,6 +642,16 @@ fn keep_set(ordinal: usize, set: BufferSet) {
         })
     };
     drop(freed); // outside the lock: freeing waits for the stream
+}
+
+/// Frees the staging (pinned host and device buffers) that chunked calls
+/// keep for later ones, on every GPU: at most two chunk buffers per GPU,
+/// 256 MiB each by default, are held after a batch that went through the
+/// pipeline (see [`MultiGpu`]). Kept buffers are idle, so this is safe at
+/// any time; the next such call allocates again.
+pub fn release_staging() {
+    let freed: Vec<(usize, BufferSet)> = spare_sets().drain(..).collect();
+    drop(freed); // outside the lock: freeing waits for the streams
 }
 
 impl MultiGpu {

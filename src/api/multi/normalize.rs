@@ -6,11 +6,14 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use super::{
+    copy_threads, get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions,
+};
 use crate::api::reduce_batched::{
     batched_scratch_len, check_batched_call, check_offsets, reference_batched, BatchNormalized,
     BATCH_OK,
 };
+use crate::cpu::copy_parallel;
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::Gpu;
@@ -207,13 +210,17 @@ pub(super) fn normalize_batched<T: Float>(
     let profiles = exec.run(&job, &plans, outs, |out, r, lay: &NormalizeLayout, host| {
         let (lo, hi) = (offsets[r.start], offsets[r.end]);
         let local = lo - out.first_value;
-        out.x[local..local + hi - lo].copy_from_slice(get::<T>(host, lay.x, hi - lo));
+        copy_parallel(
+            copy_threads(),
+            &mut out.x[local..local + hi - lo],
+            get::<T>(host, lay.x, hi - lo),
+        );
         let a = r.start - out.first;
         out.sums[a..a + r.len()].copy_from_slice(get::<f64>(host, lay.sums, r.len()));
         out.status[a..a + r.len()].copy_from_slice(get::<i32>(host, lay.status, r.len()));
         Ok(())
     })?;
-    x.copy_from_slice(&result);
+    copy_parallel(copy_threads(), x, &result);
     let failed = (0..narrays).filter(|&a| status[a] != BATCH_OK).collect();
     Ok((BatchNormalized { sums, failed }, profiles))
 }
