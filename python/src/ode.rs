@@ -100,7 +100,7 @@ fn ensemble(
             }?;
             // On up to 8 threads: the arrays are fresh (their pages fault on
             // first touch) and may be gigabytes.
-            let threads = kernpack::cpu::threads().min(8);
+            let threads = kernpack::cpu::copy_threads();
             copy_parallel(threads, unsafe { host_mut::<T>(out, len) }, &run.final_state);
             if let (Some(dst), Some(src)) = (trajectory, run.trajectory.as_ref()) {
                 copy_parallel(threads, unsafe { host_mut::<T>(dst, src.len()) }, src);

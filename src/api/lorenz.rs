@@ -205,14 +205,26 @@ pub(crate) fn check_ensemble(
     Ok((members, traj))
 }
 
-fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
-    match initial.iter().position(|v| !v.to_f64().is_finite()) {
+/// Every initial value finite (scanned on threads: ensembles reach gigabytes).
+pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
+    let not_finite = |v: &T| !v.to_f64().is_finite();
+    match cpu::parallel::first_position(cpu::threads(), initial, not_finite) {
         Some(at) => Err(Error::invalid(format!(
             "initial state value {at} is {}, all must be finite",
             initial[at]
         ))),
         None => Ok(()),
     }
+}
+
+/// N within what one block of the Lorenz 96 kernel holds.
+pub(crate) fn check_l96_capacity(n: usize) -> Result<()> {
+    if n > L96_CAPACITY {
+        return Err(Error::invalid(format!(
+            "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {n} (the CPU backend has no limit)"
+        )));
+    }
+    Ok(())
 }
 
 /// The one validation of a window sum: an odd weight count, rows of n values
@@ -766,12 +778,7 @@ impl Gpu {
         every: u64,
         members_per_block: Option<usize>,
     ) -> Result<()> {
-        if p.n > L96_CAPACITY {
-            return Err(Error::invalid(format!(
-                "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
-                p.n
-            )));
-        }
+        check_l96_capacity(p.n)?;
         let mpb = match members_per_block {
             None => self.lorenz96_members_per_block(p.n, members),
             Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,

@@ -21,7 +21,7 @@ pub(crate) mod store;
 pub(crate) mod threads;
 pub(crate) mod window_sum;
 
-pub use parallel::copy_parallel;
+pub use parallel::{copy_parallel, copy_threads};
 pub use threads::{set_threads, threads, THREADS_ENV};
 
 /// The widest SIMD instruction set the CPU paths use on this machine (the

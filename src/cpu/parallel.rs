@@ -148,6 +148,13 @@ fn threads_for(bytes: usize, threads: usize) -> usize {
     threads.clamp(1, (bytes / BYTES_PER_THREAD).max(1))
 }
 
+/// Threads for large host copies (the GPU pipeline's staging, results into
+/// callers' arrays): up to 8 of the process-wide CPU thread count
+/// ([`crate::cpu::threads`]); a few cores reach the host's memory bandwidth.
+pub fn copy_threads() -> usize {
+    super::threads().min(8)
+}
+
 /// `dst.copy_from_slice(src)` on up to `threads` threads. Large host copies
 /// (pinned staging, results into fresh arrays whose pages fault on first
 /// touch) go at one core's speed otherwise, far below memory bandwidth.

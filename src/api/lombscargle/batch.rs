@@ -174,24 +174,10 @@ pub fn validate_batch<T: Float>(
     let threads = cpu::threads()
         .min(batch.t.len() / PARALLEL_CHECK_SAMPLES)
         .max(1);
-    if threads == 1 {
-        return check(0..batch.len());
-    }
-    let per = batch.len().div_ceil(threads);
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let range = (i * per).min(batch.len())..((i + 1) * per).min(batch.len());
-                scope.spawn(move || check(range))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
     // Ranges in order, each checked in order: the first error is the first bad series.
-    results.into_iter().collect()
+    cpu::parallel::map_ranges(threads, batch.len(), 1, check)
+        .into_iter()
+        .collect()
 }
 
 /// Samples per thread below which a batch is checked on one thread.

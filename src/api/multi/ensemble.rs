@@ -6,13 +6,13 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_even, Arena};
-use super::{copy_threads, get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
-    check_ensemble, frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Params, Lorenz96Params,
-    L96_CAPACITY,
+    check_ensemble, check_finite, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers,
+    Lorenz05Params, Lorenz96Params,
 };
-use crate::cpu::copy_parallel;
-use crate::error::{Error, Result};
+use crate::cpu::{copy_parallel, copy_threads};
+use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::Gpu;
 
@@ -227,20 +227,9 @@ pub(super) fn ensemble<T: Float>(
         Model::L96(p) => check_ensemble(p, initial.len(), steps, every)?,
         Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
     };
-    let not_finite = |v: &T| !v.to_f64().is_finite();
-    if let Some(at) = crate::cpu::parallel::first_position(copy_threads(), initial, not_finite) {
-        return Err(Error::invalid(format!(
-            "initial state value {at} is {}, all must be finite",
-            initial[at]
-        )));
-    }
+    check_finite(initial)?;
     if let Model::L96(p) = model {
-        if p.n > L96_CAPACITY {
-            return Err(Error::invalid(format!(
-                "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {} (the CPU backend has no limit)",
-                p.n
-            )));
-        }
+        check_l96_capacity(p.n)?;
     }
     let n = initial.len() / members;
     let frames = frames(steps, every);

@@ -210,26 +210,25 @@ pub(crate) trait ChunkJob: Sync {
     fn emulate(&self, r: &Range<usize>, layout: &Self::Layout, arena: &mut [u8]);
 }
 
-/// Threads that one GPU's pipeline copies between the caller's arrays and
-/// its staging with: up to 8 of the process-wide CPU thread count
-/// ([`crate::cpu::threads`]); a few cores reach the host's memory bandwidth.
-pub(crate) fn copy_threads() -> usize {
-    crate::cpu::threads().min(8)
-}
-
-/// `values` written at byte `at` of `host` (a pinned mirror).
-pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T]) {
-    let bytes = &mut host[at..at + std::mem::size_of_val(values)];
+/// Arena offsets are multiples of [`plan::ARENA_ALIGN`], and the arenas are
+/// page-aligned pinned memory in the pipeline: a view of `T` there is aligned.
+fn assert_aligned<T>(bytes: &[u8]) {
     assert_eq!(
         bytes.as_ptr() as usize % std::mem::align_of::<T>(),
         0,
         "arena offsets are aligned"
     );
+}
+
+/// `values` written at byte `at` of `host` (a pinned mirror).
+pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T]) {
+    let bytes = &mut host[at..at + std::mem::size_of_val(values)];
+    assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); the bytes are plain staging
     // memory, overwritten whole with values of T.
     let dst =
         unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), values.len()) };
-    crate::cpu::copy_parallel(copy_threads(), dst, values);
+    crate::cpu::copy_parallel(crate::cpu::copy_threads(), dst, values);
 }
 
 /// `len` values from `values` written at byte `at` of `host`.
@@ -258,11 +257,7 @@ pub(crate) fn put_iter<T: Copy>(
 /// The `len` values of `T` at byte `at` of `host`.
 pub(crate) fn get<T: Copy>(host: &[u8], at: usize, len: usize) -> &[T] {
     let bytes = &host[at..at + len * std::mem::size_of::<T>()];
-    assert_eq!(
-        bytes.as_ptr() as usize % std::mem::align_of::<T>(),
-        0,
-        "arena offsets are aligned"
-    );
+    assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); T is plain data, any bits valid.
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), len) }
 }

@@ -6,14 +6,12 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{
-    copy_threads, get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions,
-};
+use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::reduce_batched::{
     batched_scratch_len, check_batched_call, check_offsets, reference_batched, BatchNormalized,
     BATCH_OK,
 };
-use crate::cpu::copy_parallel;
+use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::Gpu;
