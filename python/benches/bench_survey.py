@@ -141,6 +141,12 @@ def streamed(path, nf, device):
     return np.concatenate(freqs), time.perf_counter() - start, busy
 
 
+def warm_worker():
+    """A tiny batched call on a dask worker: its context and module load."""
+    signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
+                             0.1, 0.01, 100, offsets=[0, 64], best=True)
+
+
 def split_by_work(offsets, parts):
     """Contiguous series ranges of about equal samples (x the shared nf)."""
     cum = offsets.astype(np.float64)
@@ -233,6 +239,7 @@ def main():
     ap.add_argument("--steps", default="one,multi,dask,lorenz")
     ap.add_argument("--members", type=int, default=10_000_000, help="Lorenz 96 ensemble members")
     ap.add_argument("--lorenz-steps", type=int, default=100)
+    ap.add_argument("--dask-threads", type=int, default=2, help="threads per dask-cuda worker")
     args = ap.parse_args()
     steps = args.steps.split(",")
 
@@ -317,21 +324,29 @@ def main():
 
         import kernpack.dask as kd
 
-        with LocalCUDACluster() as cluster, Client(cluster) as client:
+        # threads_per_worker > 1: a worker reads and orders the next
+        # partitions while kernpack computes one (kernpack.dask runs one call
+        # at a time per worker).
+        with LocalCUDACluster(threads_per_worker=args.dask_threads) as cluster, Client(cluster) as client:
             nworkers = len(client.scheduler_info()["workers"])
-            # Warm-up: each worker loads the module once.
-            kd.lombscargle_peaks(args.data, 100, FMIN, FMAX, read_parquet_kwargs={
-                "index": "id", "calculate_divisions": True}).head(1, npartitions=1)
-            start = time.perf_counter()
-            table = kd.lombscargle_peaks(
-                args.data, args.nf, FMIN, FMAX,
-                read_parquet_kwargs={"index": "id", "calculate_divisions": True},
-            ).compute()
-            total = time.perf_counter() - start
-            print(f"RESULT {nworkers} dask-cuda workers: {curves / total:,.0f} light curves/s end to end ({total:.3f} s)")
-            if reference is not None:
-                freq = table["frequency"].to_numpy()
-                print(f"  best frequencies equal to one GPU's: {np.array_equal(freq.astype(reference.dtype), reference)}")
+            # Warm-up outside the timing: every worker creates its context and
+            # loads the module.
+            client.run(warm_worker)
+            # The first run also imports the Parquet engine on the workers and
+            # pins each worker's staging; the second is a survey's steady state.
+            for run in ("first run", "second run"):
+                start = time.perf_counter()
+                table = kd.lombscargle_peaks(
+                    args.data, args.nf, FMIN, FMAX,
+                    read_parquet_kwargs={"index": "id", "calculate_divisions": True},
+                ).compute()
+                total = time.perf_counter() - start
+                print(f"RESULT {nworkers} dask-cuda worker(s), {args.dask_threads} thread(s) each, {run}: "
+                      f"{curves / total:,.0f} light curves/s end to end ({total:.3f} s)", flush=True)
+                if reference is not None:
+                    freq = table["frequency"].to_numpy()
+                    print(f"  best frequencies equal to one GPU's: "
+                          f"{np.array_equal(freq.astype(reference.dtype), reference)}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import functools
 import math
 import os
 import re
+import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 try:
@@ -125,7 +126,7 @@ def _sorted_series(pdf, id_col: str, t_col: str, y_col: str, w_col: Optional[str
     """A pandas partition as flat sorted arrays: rows ordered by (id, t, y, w),
     which fixes the order of the sums whatever order the shuffle delivered."""
     ids = pdf[id_col].to_numpy() if id_col in pdf.columns else pdf.index.to_numpy()
-    if pd.isna(ids).any():
+    if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
     keys = [ids, pdf[t_col].to_numpy(), pdf[y_col].to_numpy()]
     if w_col is not None:
@@ -136,9 +137,10 @@ def _sorted_series(pdf, id_col: str, t_col: str, y_col: str, w_col: Optional[str
         order = pd.DataFrame(dict(zip(names, keys))).sort_values(names, kind="mergesort").index.to_numpy()
         keys = [k[order] for k in keys]
     elif ties is not _IN_ORDER:
+        # Tied rows share id and t: only their values (and weights) move.
         rows, source = ties
-        keys = [k.copy() for k in keys]
-        for k in keys:
+        keys[2:] = [k.copy() for k in keys[2:]]
+        for k in keys[2:]:
             k[rows] = k[source]
     id_values, t, y = keys[:3]
     w = keys[3] if w_col is not None else None
@@ -198,9 +200,17 @@ def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
     return f0, df
 
 
+# One batched call at a time per worker process: each call already fills the
+# GPU (or every core), and calls in turn reuse the GPU's pinned staging where
+# calls side by side would pin more. A worker's other threads read and order
+# the next partitions meanwhile (the calls release the GIL).
+_CALLS = threading.Lock()
+
+
 def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
     try:
-        return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
+        with _CALLS:
+            return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))
         if m and int(m.group(1)) < len(ids):
