@@ -1,5 +1,6 @@
 //! `kernpack lombscargle-batch`: many light curves in one file (a series id
-//! column), one launch, the best period of each.
+//! column), one batched call, the best period of each (only the peaks are
+//! computed unless the periodograms are asked for).
 use std::collections::HashMap;
 use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
@@ -43,7 +44,9 @@ pub struct BatchArgs {
     /// CSV of series, samples, best_frequency, best_period, best_power; "-" is stdout.
     #[arg(long, short, value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
-    /// Also write every periodogram, long format: series, frequency, power.
+    /// Also write every periodogram, long format: series, frequency, power
+    /// (all periodograms are then held in memory; without this option only
+    /// each series' best peak is computed, in bounded memory).
     #[arg(long, value_name = "FILE")]
     pub periodograms: Option<PathBuf>,
     /// Draw the distribution of the best periods (.svg or .png).
@@ -154,10 +157,38 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     };
     let kp = args.at.open()?;
     let started = Instant::now();
-    let result = match args.dtype {
-        Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts),
-        Dtype::F64 => compute::<f64>(&kp, &table, &grids, nf, &opts),
-    }?;
+    let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
+    // (frequency, power) of each series' highest peak at a non-zero frequency.
+    // Without --periodograms only the peaks are computed: a batch's
+    // periodograms need not fit in memory (10^6 series x 10^4 frequencies
+    // would be 80 GB), and on a GPU only one index and value per series
+    // come back.
+    let (best, periodograms): (Vec<Option<(f64, f64)>>, _) = if args.periodograms.is_some() {
+        let result = match args.dtype {
+            Dtype::F32 => with_batch::<f32, _>(&table, |b| periodograms(&kp, b, &grids, nf, &opts)),
+            Dtype::F64 => with_batch::<f64, _>(&table, |b| periodograms(&kp, b, &grids, nf, &opts)),
+        }?;
+        let best = result
+            .iter()
+            .enumerate()
+            .map(|(s, p)| {
+                let m = p.magnitudes();
+                best_peak(|k| grid_of(s).frequency(k), &m).map(|k| (grid_of(s).frequency(k), m[k]))
+            })
+            .collect();
+        (best, Some(result))
+    } else {
+        let peaks = match args.dtype {
+            Dtype::F32 => with_batch::<f32, _>(&table, |b| peaks(&kp, b, &grids, nf, &opts)),
+            Dtype::F64 => with_batch::<f64, _>(&table, |b| peaks(&kp, b, &grids, nf, &opts)),
+        }?;
+        let best = peaks
+            .iter()
+            .enumerate()
+            .map(|(s, peak)| peak.map(|(k, value)| (grid_of(s).frequency(k), value)))
+            .collect();
+        (best, None)
+    };
     eprintln!(
         "lombscargle-batch: {} series, {} samples, {nf} frequencies each, on the {} in {:.1} ms",
         table.ids.len(),
@@ -165,16 +196,6 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
         kp.backend_name(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
-    // (frequency, power) of each series' highest peak at a non-zero frequency.
-    let best: Vec<Option<(f64, f64)>> = result
-        .iter()
-        .enumerate()
-        .map(|(s, p)| {
-            let m = p.magnitudes();
-            best_peak(|k| grid_of(s).frequency(k), &m).map(|k| (grid_of(s).frequency(k), m[k]))
-        })
-        .collect();
     let rows = best.iter().enumerate().map(|(s, peak)| {
         let n = table.offsets[s + 1] - table.offsets[s];
         match peak {
@@ -198,7 +219,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
         figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
         eprintln!("plot written to {}", path.display());
     }
-    if let Some(path) = &args.periodograms {
+    if let (Some(path), Some(result)) = (&args.periodograms, periodograms) {
         let rows = result.iter().enumerate().flat_map(|(s, p)| {
             let grid = grid_of(s);
             let id = table.ids[s].clone();
@@ -212,35 +233,70 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn compute<T: Float>(
-    kp: &Kernpack,
-    table: &Table,
-    grids: &[UniformGrid],
-    nf: usize,
-    opts: &LombScargleOptions,
-) -> Result<Vec<Periodogram<f64>>, String> {
+/// `run` on the table's samples in precision `T`.
+fn with_batch<T: Float, R>(table: &Table, run: impl FnOnce(&Batch<'_, T>) -> R) -> R {
     let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
     let (t, y) = (cast(&table.t), cast(&table.y));
     let w = table.w.as_deref().map(cast);
-    let batch = Batch {
+    run(&Batch {
         t: &t,
         y: &y,
         weights: w.as_deref(),
         offsets: &table.offsets,
-    };
-    let f0: Vec<f64> = grids.iter().map(|g| g.f0 * TAU).collect();
-    let df: Vec<f64> = grids.iter().map(|g| g.df * TAU).collect();
-    let batch_grid = if grids.len() == 1 {
+    })
+}
+
+/// The grids (cycles per time unit; one shared, or one per series) in the
+/// kernels' angular frequencies, `skip` frequencies from each grid's start.
+fn angular(grids: &[UniformGrid], skip: usize) -> (Vec<f64>, Vec<f64>) {
+    grids
+        .iter()
+        .map(|g| (g.frequency(skip) * TAU, g.df * TAU))
+        .unzip()
+}
+
+fn batch_grid<'a>(f0: &'a [f64], df: &'a [f64], nf: usize) -> BatchGrid<'a> {
+    if f0.len() == 1 {
         BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf))
     } else {
-        BatchGrid::PerSeries {
-            f0: &f0,
-            df: &df,
-            nf,
-        }
-    };
+        BatchGrid::PerSeries { f0, df, nf }
+    }
+}
+
+fn periodograms<T: Float>(
+    kp: &Kernpack,
+    batch: &Batch<'_, T>,
+    grids: &[UniformGrid],
+    nf: usize,
+    opts: &LombScargleOptions,
+) -> Result<Vec<Periodogram<f64>>, String> {
+    let (f0, df) = angular(grids, 0);
     let result = kp
-        .lombscargle_batch(&batch, &batch_grid, opts)
+        .lombscargle_batch(batch, &batch_grid(&f0, &df, nf), opts)
         .map_err(|e| e.to_string())?;
     Ok(result.iter().map(|p| p.cast()).collect())
+}
+
+/// Each series' best peak (index in its grid, value) by `best_peak`'s rule,
+/// without the periodograms. Only a shared grid from `--fmin 0` starts at
+/// frequency 0; that frequency is then left out of the computed grid.
+fn peaks<T: Float>(
+    kp: &Kernpack,
+    batch: &Batch<'_, T>,
+    grids: &[UniformGrid],
+    nf: usize,
+    opts: &LombScargleOptions,
+) -> Result<Vec<Option<(usize, f64)>>, String> {
+    let skip = usize::from(grids.iter().any(|g| g.f0 == 0.0));
+    if nf == skip {
+        return Ok(vec![None; batch.len()]); // the only frequency is 0
+    }
+    let (f0, df) = angular(grids, skip);
+    let peaks = kp
+        .lombscargle_batch_peaks(batch, &batch_grid(&f0, &df, nf - skip), opts)
+        .map_err(|e| e.to_string())?;
+    Ok(peaks
+        .into_iter()
+        .map(|p| p.map(|p| (p.index + skip, p.value)))
+        .collect())
 }

@@ -180,12 +180,16 @@ fn write_result(path: &Path, freqs: &[f64], result: &Periodogram<f64>) -> Result
     }
 }
 
-/// Index of the highest finite value of `magnitudes` at a non-zero frequency,
-/// `frequency(k)` being the k-th one's.
+/// Index of the highest non-NaN value of `magnitudes` at a non-zero
+/// frequency (the first of equal ones), `frequency(k)` being the k-th one's:
+/// the rule of `Peak::of`, with frequency 0 (an infinite period) left out.
 pub fn best_peak(frequency: impl Fn(usize) -> f64, magnitudes: &[f64]) -> Option<usize> {
     (0..magnitudes.len())
-        .filter(|&k| frequency(k) > 0.0 && magnitudes[k].is_finite())
-        .max_by(|&a, &b| magnitudes[a].total_cmp(&magnitudes[b]))
+        .filter(|&k| frequency(k) > 0.0 && !magnitudes[k].is_nan())
+        .fold(None, |best: Option<usize>, k| match best {
+            Some(b) if magnitudes[b] >= magnitudes[k] => Some(b),
+            _ => Some(k),
+        })
 }
 
 /// The periodogram with its best period marked, above the light curve folded at that period.
@@ -202,7 +206,7 @@ fn plot(
     } else {
         "power"
     };
-    // No peak (all power non-finite): the periodogram is drawn without a marker.
+    // No peak (all power NaN): the periodogram is drawn without a marker.
     let best_freq = best_peak(|k| freqs[k], &magnitudes).map_or(f64::NAN, |k| freqs[k]);
     let figure = figures::periodogram(
         title,

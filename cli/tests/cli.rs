@@ -411,3 +411,113 @@ fn benchmarks_run_on_the_cpu_backend() {
         );
     }
 }
+
+/// The rows of a `series,samples,best_frequency,best_period,best_power` table.
+fn best_table(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_owned).collect())
+        .collect()
+}
+
+/// `lombscargle-batch` computes only the peaks unless the periodograms are
+/// asked for; both routes must name the same best frequency of every series
+/// (frequency 0 left out), the one the written periodograms peak at, and
+/// find the sinusoid each series was drawn with.
+#[test]
+fn batch_peaks_agree_with_the_written_periodograms() {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut state = seed;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let series = 7;
+    // Periods within the default grids (1/span to n/(2 span) cycles per unit).
+    let periods: Vec<f64> = (0..series).map(|_| 4.0 + 16.0 * uniform()).collect();
+    let mut csv = String::from("id,t,y\n");
+    // Rows of the series interleaved: a series' rows need not be adjacent.
+    for i in 0..150 {
+        for (s, p) in periods.iter().enumerate() {
+            if i < 60 + 12 * s {
+                let t = 100.0 * uniform();
+                let y = (std::f64::consts::TAU * t / p).sin() + 0.3 * (uniform() - 0.5);
+                csv += &format!("star{s},{t},{y}\n");
+            }
+        }
+    }
+    let input = scratch("batch-peaks.csv");
+    std::fs::write(&input, csv).unwrap();
+    let input = input.to_str().unwrap();
+    for grid in [&[][..], &["--fmin", "0", "--fmax", "2"][..]] {
+        for dtype in ["f64", "f32"] {
+            let peaks_out = scratch(&format!("peaks-{dtype}-{}.csv", grid.len()));
+            let whole_out = scratch(&format!("whole-{dtype}-{}.csv", grid.len()));
+            let pgrams = scratch(&format!("pgrams-{dtype}-{}.csv", grid.len()));
+            let mut base = vec!["lombscargle-batch", input, "--nf", "3000", "--dtype", dtype];
+            base.extend_from_slice(grid);
+            let mut args = base.clone();
+            args.extend(["-o", peaks_out.to_str().unwrap()]);
+            let out = kernpack(&args);
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+            let mut args = base.clone();
+            args.extend(["-o", whole_out.to_str().unwrap()]);
+            args.extend(["--periodograms", pgrams.to_str().unwrap()]);
+            let out = kernpack(&args);
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+
+            let (peaks, whole) = (best_table(&peaks_out), best_table(&whole_out));
+            let what = format!("seed {seed}, {dtype}, grid {grid:?}");
+            assert_eq!(peaks.len(), series, "{what}");
+            // The highest value of each series in the periodograms file, at f > 0.
+            let mut highest = std::collections::HashMap::<String, (f64, f64)>::new();
+            for line in std::fs::read_to_string(&pgrams).unwrap().lines().skip(1) {
+                let v: Vec<&str> = line.split(',').collect();
+                let (f, p): (f64, f64) = (v[1].parse().unwrap(), v[2].parse().unwrap());
+                let best = highest
+                    .entry(v[0].to_owned())
+                    .or_insert((f64::NAN, f64::NEG_INFINITY));
+                if f > 0.0 && p > best.1 {
+                    *best = (f, p);
+                }
+            }
+            for (s, (a, b)) in peaks.iter().zip(&whole).enumerate() {
+                assert_eq!(a[..3], b[..3], "{what}: series, samples, best frequency");
+                let (fa, pa, pb): (f64, f64, f64) = (
+                    a[2].parse().unwrap(),
+                    a[4].parse().unwrap(),
+                    b[4].parse().unwrap(),
+                );
+                // Without a shift the peaks are the periodograms' own values;
+                // `--fmin 0` computes the grid from its second frequency, whose
+                // angular frequencies may round differently (f32 ulps).
+                let tol = if grid.is_empty() {
+                    0.0
+                } else {
+                    1e-4 * pb.abs()
+                };
+                assert!((pa - pb).abs() <= tol, "{what}: power {pa} vs {pb}");
+                assert_eq!(
+                    highest[&a[0]].0, fa,
+                    "{what}: the periodograms peak elsewhere"
+                );
+                // The sinusoid dominates its noise: the best period is the drawn one
+                // to within the grid's step.
+                let period = 1.0 / fa;
+                let p = periods[s];
+                assert!(
+                    (period - p).abs() < 0.05 * p,
+                    "{what}: star{s} period {period} vs {p}"
+                );
+            }
+        }
+    }
+}
