@@ -1,0 +1,70 @@
+"""kernpack.dask on one host: light curves per second from the survey's
+Parquet dataset through W worker processes of T threads each (a
+`distributed.LocalCluster`), every worker on the same GPU (device 0) or CPU.
+
+    python python/benches/bench_dask_workers.py [--data DIR] [--nf 10000]
+        [--backend gpu] 1x1 1x4 2x4 ...
+
+Each W x T configuration runs the whole survey twice in one cluster: the
+first run pays the workers' fresh process memory, the Parquet engine's first
+reads and the staging pin; the second is a survey's steady state. The
+dataset is bench_survey.py's (written there on first use). Best frequencies
+must be equal across configurations.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_survey as survey  # noqa: E402
+
+
+def warm():
+    """A tiny batched call on a worker: its context and module load."""
+    from kernpack import signal
+
+    signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
+                             0.1, 0.01, 100, offsets=[0, 64], best=True)
+
+
+def main():
+    from distributed import Client, LocalCluster
+
+    import kernpack.dask as kd
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("configs", nargs="*", default=["1x1", "1x4", "2x4"], help="WORKERSxTHREADS")
+    ap.add_argument("--data", default="/tmp/kernpack-survey")
+    ap.add_argument("--curves", type=int, default=1_000_000, help="when the dataset is written here")
+    ap.add_argument("--nf", type=int, default=10_000)
+    ap.add_argument("--backend", default="gpu")
+    args = ap.parse_args()
+    if not os.path.isdir(args.data):
+        survey.make_dataset(args.data, args.curves, 16)
+    reference = None
+    for config in args.configs:
+        workers, threads = map(int, config.split("x"))
+        with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True) as cluster, \
+                Client(cluster) as client:
+            client.run(warm)
+            times = []
+            for _ in range(2):
+                start = time.perf_counter()
+                table = kd.lombscargle_peaks(
+                    args.data, args.nf, survey.FMIN, survey.FMAX, backend=args.backend,
+                    read_parquet_kwargs={"index": "id", "calculate_divisions": True},
+                ).compute()
+                times.append(time.perf_counter() - start)
+                survey.idle(client)
+        freq = table["frequency"].to_numpy()
+        reference = freq if reference is None else reference
+        print(f"RESULT {workers} worker(s) x {threads} thread(s), backend {args.backend}: "
+              f"{len(table) / times[1]:,.0f} light curves/s (first run {times[0]:.3f} s, second {times[1]:.3f} s); "
+              f"best frequencies equal to the first configuration's: {np.array_equal(freq, reference)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
