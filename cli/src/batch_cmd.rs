@@ -97,10 +97,15 @@ fn read_batch(path: &Path) -> Result<Table, String> {
                 number + 1
             ));
         }
-        let slot = *index.entry(fields[0].to_owned()).or_insert_with(|| {
-            rows.push((fields[0].to_owned(), Vec::new()));
-            rows.len() - 1
-        });
+        // Looked up before inserting: an owned key per row would allocate.
+        let slot = match index.get(fields[0]) {
+            Some(&slot) => slot,
+            None => {
+                rows.push((fields[0].to_owned(), Vec::new()));
+                index.insert(fields[0].to_owned(), rows.len() - 1);
+                rows.len() - 1
+            }
+        };
         rows[slot]
             .1
             .push((values[0], values[1], values.get(2).copied()));

@@ -114,31 +114,28 @@ def host_arrays(t, y, offsets, nf, device):
     return np.asarray(peaks.frequency), time.perf_counter() - start
 
 
-def streamed(path, nf, device):
-    """The survey as a pipeline: a helper thread reads the Parquet files
-    (two ahead) while the GPU works on the previous one, one batched call per
-    file (kernpack releases the GIL). Returns the best frequencies, the wall
-    time, and the time spent inside the kernpack calls."""
-    import queue
+def streamed(path, nf, device, readers=4):
+    """The survey as a pipeline: `readers` helper threads read the Parquet
+    files (at most `readers` ahead, in parallel: one file's read does not
+    fill this host's cores) while the GPU works on the previous one, one
+    batched call per file, in file order (kernpack and pyarrow release the
+    GIL). Returns the best frequencies, the wall time, and the time spent
+    inside the kernpack calls."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
 
     files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".parquet"))
-    ready = queue.Queue(maxsize=2)
-
-    def reader():
-        for f in files:
-            ready.put(read_dataset(f))
-        ready.put(None)
-
     start = time.perf_counter()
-    thread = threading.Thread(target=reader)
-    thread.start()
     freqs, busy = [], 0.0
-    while (item := ready.get()) is not None:
-        _, t, y, offsets = item
-        freq, seconds = host_arrays(t, y, offsets, nf, device)
-        freqs.append(freq)
-        busy += seconds
-    thread.join()
+    with ThreadPoolExecutor(readers) as pool:
+        ahead = deque(pool.submit(read_dataset, f) for f in files[:readers])
+        for k in range(len(files)):
+            _, t, y, offsets = ahead.popleft().result()
+            if k + readers < len(files):
+                ahead.append(pool.submit(read_dataset, files[k + readers]))
+            freq, seconds = host_arrays(t, y, offsets, nf, device)
+            freqs.append(freq)
+            busy += seconds
     return np.concatenate(freqs), time.perf_counter() - start, busy
 
 
