@@ -72,6 +72,8 @@ mod emulated;
 mod ensemble;
 mod lombscargle;
 mod normalize;
+#[cfg(test)]
+mod one_gpu_as_two;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
