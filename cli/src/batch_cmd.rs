@@ -15,7 +15,7 @@ use crate::io::write_csv;
 use crate::lombscargle_cmd::best_peak;
 use crate::options::{Dtype, PeriodogramArgs, Placement};
 
-/// Periodograms of many series in one launch; the best period of each.
+/// Periodograms of many series in one batched call; the best period of each.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "INPUT is a CSV or whitespace-separated table with columns id, t, y and an \
@@ -163,36 +163,30 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     let kp = args.at.open()?;
     let started = Instant::now();
     let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
+    let route = if args.periodograms.is_some() {
+        Route::Periodograms
+    } else {
+        Route::Peaks
+    };
+    let computed = match args.dtype {
+        Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts, route),
+        Dtype::F64 => compute::<f64>(&kp, &table, &grids, nf, &opts, route),
+    }?;
     // (frequency, power) of each series' highest peak at a non-zero frequency.
-    // Without --periodograms only the peaks are computed: a batch's
-    // periodograms need not fit in memory (10^6 series x 10^4 frequencies
-    // would be 80 GB), and on a GPU only one index and value per series
-    // come back.
-    let (best, periodograms): (Vec<Option<(f64, f64)>>, _) = if args.periodograms.is_some() {
-        let result = match args.dtype {
-            Dtype::F32 => with_batch::<f32, _>(&table, |b| periodograms(&kp, b, &grids, nf, &opts)),
-            Dtype::F64 => with_batch::<f64, _>(&table, |b| periodograms(&kp, b, &grids, nf, &opts)),
-        }?;
-        let best = result
+    let best: Vec<Option<(f64, f64)>> = match &computed {
+        Computed::Periodograms(result) => result
             .iter()
             .enumerate()
             .map(|(s, p)| {
                 let m = p.magnitudes();
                 best_peak(|k| grid_of(s).frequency(k), &m).map(|k| (grid_of(s).frequency(k), m[k]))
             })
-            .collect();
-        (best, Some(result))
-    } else {
-        let peaks = match args.dtype {
-            Dtype::F32 => with_batch::<f32, _>(&table, |b| peaks(&kp, b, &grids, nf, &opts)),
-            Dtype::F64 => with_batch::<f64, _>(&table, |b| peaks(&kp, b, &grids, nf, &opts)),
-        }?;
-        let best = peaks
+            .collect(),
+        Computed::Peaks(peaks) => peaks
             .iter()
             .enumerate()
             .map(|(s, peak)| peak.map(|(k, value)| (grid_of(s).frequency(k), value)))
-            .collect();
-        (best, None)
+            .collect(),
     };
     eprintln!(
         "lombscargle-batch: {} series, {} samples, {nf} frequencies each, on the {} in {:.1} ms",
@@ -224,7 +218,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
         figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
         eprintln!("plot written to {}", path.display());
     }
-    if let (Some(path), Some(result)) = (&args.periodograms, periodograms) {
+    if let (Some(path), Computed::Periodograms(result)) = (&args.periodograms, &computed) {
         let rows = result.iter().enumerate().flat_map(|(s, p)| {
             let grid = grid_of(s);
             let id = table.ids[s].clone();
@@ -236,6 +230,35 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
         write_csv(path, "series,frequency,power", rows)?;
     }
     Ok(())
+}
+
+/// What is computed. Peaks without --periodograms: a batch's periodograms
+/// need not fit in memory (10^6 series x 10^4 frequencies would be 80 GB),
+/// and on a GPU only one index and value per series come back.
+#[derive(Clone, Copy)]
+enum Route {
+    Periodograms,
+    Peaks,
+}
+
+enum Computed {
+    Periodograms(Vec<Periodogram<f64>>),
+    /// Each series' best peak: index in its grid, value.
+    Peaks(Vec<Option<(usize, f64)>>),
+}
+
+fn compute<T: Float>(
+    kp: &Kernpack,
+    table: &Table,
+    grids: &[UniformGrid],
+    nf: usize,
+    opts: &LombScargleOptions,
+    route: Route,
+) -> Result<Computed, String> {
+    with_batch::<T, _>(table, |batch| match route {
+        Route::Periodograms => periodograms(kp, batch, grids, nf, opts).map(Computed::Periodograms),
+        Route::Peaks => peaks(kp, batch, grids, nf, opts).map(Computed::Peaks),
+    })
 }
 
 /// `run` on the table's samples in precision `T`.
@@ -292,16 +315,15 @@ fn peaks<T: Float>(
     nf: usize,
     opts: &LombScargleOptions,
 ) -> Result<Vec<Option<(usize, f64)>>, String> {
-    let skip = usize::from(grids.iter().any(|g| g.f0 == 0.0));
-    if nf == skip {
-        return Ok(vec![None; batch.len()]); // the only frequency is 0
-    }
-    let (f0, df) = angular(grids, skip);
+    let skip = usize::from(grids.len() == 1 && grids[0].f0 == 0.0);
+    // With frequency 0 alone there is no peak; the call still checks the input.
+    let first = if nf > skip { skip } else { 0 };
+    let (f0, df) = angular(grids, first);
     let peaks = kp
-        .lombscargle_batch_peaks(batch, &batch_grid(&f0, &df, nf - skip), opts)
+        .lombscargle_batch_peaks(batch, &batch_grid(&f0, &df, nf - first), opts)
         .map_err(|e| e.to_string())?;
     Ok(peaks
         .into_iter()
-        .map(|p| p.map(|p| (p.index + skip, p.value)))
+        .map(|p| p.filter(|_| nf > skip).map(|p| (p.index + skip, p.value)))
         .collect())
 }
