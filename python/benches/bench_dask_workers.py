@@ -22,12 +22,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_survey as survey  # noqa: E402
 
 
-def warm():
+def warm(backend):
     """A tiny batched call on a worker: its context and module load."""
     from kernpack import signal
 
     signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
-                             0.1, 0.01, 100, offsets=[0, 64], best=True)
+                             0.1, 0.01, 100, offsets=[0, 64], best=True, backend=backend)
 
 
 def main():
@@ -49,7 +49,7 @@ def main():
         workers, threads = map(int, config.split("x"))
         with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True) as cluster, \
                 Client(cluster) as client:
-            client.run(warm)
+            client.run(warm, args.backend)
             times = []
             for _ in range(2):
                 start = time.perf_counter()

@@ -145,10 +145,13 @@ def warm_worker():
                              0.1, 0.01, 100, offsets=[0, 64], best=True)
 
 
-def idle(client):
+def idle(client, timeout=60.0):
     """Waits until the scheduler has forgotten every task: a second compute of
     the same graph would otherwise reuse results still held on the workers."""
+    deadline = time.monotonic() + timeout
     while client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the scheduler still holds tasks after {timeout} s")
         time.sleep(0.05)
 
 

@@ -115,6 +115,18 @@ def test_peaks_of_a_dataframe_equal_one_batch(backend, rng, ids, grid):
     check_peaks(res.compute(), rows, backend, 700, **args, floating_mean=True)
 
 
+def test_partitions_on_several_threads_of_one_process_equal_one_batch(backend, rng):
+    """As on a worker with several threads: partitions run side by side
+    (their kernpack calls one at a time), with the same results."""
+    rows = survey(rng, nseries=60, weighted=True)
+    # Indexed by id with known divisions: no shuffle (which needs the cluster).
+    ddf = dd.from_pandas(rows.set_index("id"), npartitions=8, sort=True)
+    assert ddf.known_divisions and ddf.npartitions > 4
+    res = kd.lombscargle_peaks(ddf, 600, 0.05, 6.0, w_col="w", normalize=True, backend=backend)
+    check_peaks(res.compute(scheduler="threads", num_workers=4), rows, backend, 600, fmin=0.05, fmax=6.0,
+                normalize=True)
+
+
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_peaks_of_a_parquet_dataset_equal_one_batch(backend, rng, tmp_path, ids):
     rows = survey(rng, ids=ids)
