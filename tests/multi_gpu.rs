@@ -716,33 +716,46 @@ fn bench_multi_gpu_peaks() {
             results[3].1 / results[1].1,
             results[2].1 / results[0].1
         );
-        // Chunk sizes (KERNPACK_BENCH_CHUNK_MIB), staging already kept.
+        // Chunk sizes (KERNPACK_BENCH_CHUNK_MIB), staging already kept, on
+        // GPU 0 and on all GPUs.
         let chunk_mib = std::env::var("KERNPACK_BENCH_CHUNK_MIB").unwrap_or_else(|_| "256".into());
         for mib in chunk_mib
             .split(',')
             .map(|s| s.trim().parse::<usize>().expect("MiB"))
         {
-            let sized = MultiGpu::new(&[0]).unwrap().with_options(MultiGpuOptions {
+            let options = MultiGpuOptions {
                 max_device_bytes: None,
                 chunk_bytes: mib << 20,
-            });
-            sized
-                .lombscargle_batch_peaks(&batch, &grids, &opts)
-                .unwrap(); // staging of this size
-            let started = Instant::now();
-            let (peaks, profiles) = sized
-                .lombscargle_batch_peaks_profiled(&batch, &grids, &opts)
-                .unwrap();
-            let wall = started.elapsed().as_secs_f64();
-            assert_eq!(peaks, results[0].0);
+            };
+            let mut rates = Vec::new();
+            for (label, sized) in [
+                ("1 GPU", MultiGpu::new(&[0]).unwrap()),
+                ("all GPUs", all.clone()),
+            ] {
+                let sized = sized.with_options(options);
+                sized
+                    .lombscargle_batch_peaks(&batch, &grids, &opts)
+                    .unwrap(); // staging of this size
+                let started = Instant::now();
+                let (peaks, profiles) = sized
+                    .lombscargle_batch_peaks_profiled(&batch, &grids, &opts)
+                    .unwrap();
+                let wall = started.elapsed().as_secs_f64();
+                assert_eq!(peaks, results[0].0);
+                println!(
+                    "  {n:>8} series, {label}, chunks of {mib} MiB ({} chunks per GPU), staging kept: \
+                     {wall:.3} s, {:.0} light curves/s; kernels (events, summed per GPU) {:.1} ms",
+                    profiles[0].plan.chunks.len(),
+                    n as f64 / wall,
+                    profiles[0].kernel_ms
+                );
+                rates.push(n as f64 / wall);
+                sized.release_staging();
+            }
             println!(
-                "  {n:>8} series, 1 GPU, chunks of {mib} MiB ({} chunks), staging kept: {wall:.3} s, \
-                 {:.0} light curves/s; kernels (events, summed) {:.1} ms",
-                profiles[0].plan.chunks.len(),
-                n as f64 / wall,
-                profiles[0].kernel_ms
+                "  {n:>8} series, chunks of {mib} MiB: all GPUs / 1 GPU = {:.2}x",
+                rates[1] / rates[0]
             );
-            sized.release_staging();
         }
         // The device-resident rate: the whole batch already on GPU 0, the
         // peaks in chunks of series on one stream (what device arrays get).
