@@ -201,7 +201,21 @@ pub(crate) fn check_call(
 }
 
 fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
-    match values.iter().position(|v| !v.to_f64().is_finite()) {
+    // Blocks checked without an early exit vectorise; a survey's 10^8
+    // samples are checked at memory speed. Only a bad block is searched.
+    const BLOCK: usize = 256;
+    let finite = |block: &[T]| block.iter().fold(true, |ok, v| ok & v.to_f64().is_finite());
+    let bad = values
+        .chunks(BLOCK)
+        .position(|block| !finite(block))
+        .and_then(|b| {
+            let block = &values[b * BLOCK..values.len().min((b + 1) * BLOCK)];
+            block
+                .iter()
+                .position(|v| !v.to_f64().is_finite())
+                .map(|i| b * BLOCK + i)
+        });
+    match bad {
         Some(i) => Err(Error::invalid(format!(
             "{name}[{i}] = {} is not finite",
             values[i]
@@ -627,4 +641,35 @@ pub struct LsDeviceBuffers {
     pub y: CUdeviceptr,
     pub weights: Option<CUdeviceptr>,
     pub out: CUdeviceptr,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_finite;
+
+    /// The blocked scan names the first non-finite value wherever it lies:
+    /// inside a block, at a block's edges, in the short last block.
+    #[test]
+    fn check_finite_names_the_first_bad_value() {
+        for len in [0usize, 1, 255, 256, 257, 1000] {
+            let clean: Vec<f32> = (0..len).map(|i| i as f32 * 0.5 - 7.0).collect();
+            assert!(check_finite("t", &clean).is_ok());
+            for at in [0, 1, 254, 255, 256, 257, 511, 512, 999] {
+                if at >= len {
+                    continue;
+                }
+                for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                    let mut v = clean.clone();
+                    v[at] = bad;
+                    if at + 3 < len {
+                        v[at + 3] = f32::NAN; // a later bad value is not the one named
+                    }
+                    let msg = check_finite("t", &v).unwrap_err().to_string();
+                    assert!(msg.contains(&format!("t[{at}] = ")), "{len} {at}: {msg}");
+                }
+            }
+        }
+        let v = [1.0f64, 2.0, f64::MAX, f64::MIN_POSITIVE, -0.0];
+        assert!(check_finite("y", &v).is_ok());
+    }
 }

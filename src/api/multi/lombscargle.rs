@@ -374,16 +374,30 @@ pub(super) fn lombscargle_batch_peaks<T: Float>(
     validate_batch(batch, grids, opts)?;
     let job = LsJob::new(batch, grids, opts, true);
     let plans = plan(exec, &job)?;
-    let mut outs: Vec<Vec<Option<Peak>>> = plans
-        .iter()
-        .map(|p| Vec::with_capacity(p.items.len()))
-        .collect();
-    let slots: Vec<&mut Vec<Option<Peak>>> = outs.iter_mut().collect();
-    let profiles = exec.run(&job, &plans, slots, |out, r, lay: &LsLayout, host| {
-        let index = get::<i64>(host, lay.peak_index, r.len());
-        let value = get::<f64>(host, lay.peak_value, r.len());
-        out.extend(index.iter().zip(value).map(|(&i, &v)| Peak::from_raw(i, v)));
-        Ok(())
-    })?;
-    Ok((outs.into_iter().flatten().collect(), profiles))
+    // Each GPU writes its own slice of the result, in place: no gather of
+    // per-GPU vectors afterwards (10^6 peaks and more).
+    let mut peaks: Vec<Option<Peak>> = vec![None; batch.len()];
+    let mut slots: Vec<(usize, &mut [Option<Peak>])> = Vec::with_capacity(plans.len());
+    let (mut rest, mut at) = (peaks.as_mut_slice(), 0);
+    for p in &plans {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.items.start - at);
+        let (mine, tail) = tail.split_at_mut(p.items.len());
+        slots.push((p.items.start, mine));
+        (rest, at) = (tail, p.items.end);
+    }
+    let profiles = exec.run(
+        &job,
+        &plans,
+        slots,
+        |(first, out), r, lay: &LsLayout, host| {
+            let index = get::<i64>(host, lay.peak_index, r.len());
+            let value = get::<f64>(host, lay.peak_value, r.len());
+            let chunk = &mut out[r.start - *first..r.end - *first];
+            for (slot, (&i, &v)) in chunk.iter_mut().zip(index.iter().zip(value)) {
+                *slot = Peak::from_raw(i, v);
+            }
+            Ok(())
+        },
+    )?;
+    Ok((peaks, profiles))
 }
