@@ -68,6 +68,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_data::ragged;
     use super::super::{ensemble, lombscargle, normalize, Exec};
     use crate::api::lombscargle::batch::{Batch, BatchGrid};
     use crate::api::lombscargle::peaks::Peak;
@@ -83,45 +84,10 @@ mod tests {
         }
     }
 
-    struct Ragged {
-        t: Vec<f32>,
-        y: Vec<f32>,
-        w: Vec<f32>,
-        offsets: Vec<usize>,
-        f0: Vec<f64>,
-        df: Vec<f64>,
-    }
-
-    fn ragged(nseries: usize, seed: u64) -> Ragged {
-        let mut rng = Rng(seed);
-        let mut d = Ragged {
-            t: vec![],
-            y: vec![],
-            w: vec![],
-            offsets: vec![0],
-            f0: vec![],
-            df: vec![],
-        };
-        for _ in 0..nseries {
-            let n = 5 + (rng.next() * 40.0) as usize;
-            let span = 10.0 + 50.0 * rng.next();
-            for _ in 0..n {
-                let t = span * rng.next();
-                d.t.push(t as f32);
-                d.y.push((1.0 + (1.3 * t).sin() + 0.3 * rng.next()) as f32);
-                d.w.push((0.5 + rng.next()) as f32);
-            }
-            d.offsets.push(d.t.len());
-            d.f0.push(0.05 + 0.1 * rng.next());
-            d.df.push(0.01 + 0.01 * rng.next());
-        }
-        d
-    }
-
     #[test]
     fn lombscargle_batch_split_and_chunked_equals_the_whole_batch() {
         let cpu = Kernpack::new(Backend::Cpu).unwrap();
-        let d = ragged(150, 3);
+        let d = ragged(150, 5..45, 3);
         let nf = 37;
         for (weights, per_series, mode) in [
             (true, true, Normalize::Power),
@@ -221,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_series_over_half_the_limit_is_an_error_naming_it_and_the_gpu() {
-        let d = ragged(20, 5);
+        let d = ragged(20, 5..45, 5);
         let batch = Batch {
             t: &d.t,
             y: &d.y,

@@ -74,6 +74,8 @@ mod lombscargle;
 mod normalize;
 #[cfg(test)]
 mod one_gpu_as_two;
+#[cfg(test)]
+mod test_data;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -4,6 +4,7 @@
 //! one-GPU calls bit for bit, as `two_gpus_*` in tests/multi_gpu.rs demand
 //! of real pairs. Without a GPU these return early, unless
 //! KERNPACK_REQUIRE_GPU=1 makes that a failure.
+use super::test_data::ragged;
 use super::MultiGpu;
 use crate::api::lombscargle::batch::{Batch, BatchGrid};
 use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
@@ -45,51 +46,13 @@ fn pbits<T: Float>(ps: &[Periodogram<T>]) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// Ragged light curves (`lo..hi` samples) with weights and a grid per series.
-struct Curves {
-    t: Vec<f32>,
-    y: Vec<f32>,
-    w: Vec<f32>,
-    offsets: Vec<usize>,
-    f0: Vec<f64>,
-    df: Vec<f64>,
-}
-
-fn curves(nseries: usize, lo: u64, hi: u64, rng: &mut Rng) -> Curves {
-    let mut c = Curves {
-        t: vec![],
-        y: vec![],
-        w: vec![],
-        offsets: vec![0],
-        f0: vec![],
-        df: vec![],
-    };
-    for _ in 0..nseries {
-        let n = lo + rng.below(hi - lo);
-        let (span, period) = (rng.range(20.0, 200.0), rng.range(0.5, 5.0));
-        for _ in 0..n {
-            let t = span * rng.next();
-            c.t.push(t as f32);
-            c.y.push(
-                (2.0 + (std::f64::consts::TAU * t / period).sin() + rng.range(-0.3, 0.3)) as f32,
-            );
-            c.w.push(rng.range(0.2, 1.2) as f32);
-        }
-        c.offsets.push(c.t.len());
-        c.f0.push(std::f64::consts::TAU / span);
-        c.df.push(std::f64::consts::TAU / (4.0 * span));
-    }
-    c
-}
-
 #[test]
 fn lombscargle_batch_in_two_parts_on_one_gpu_equals_one_piece() {
     let Some((two, one)) = gpu0_twice("lombscargle_batch_in_two_parts_on_one_gpu_equals_one_piece")
     else {
         return;
     };
-    let mut rng = Rng(0x51ed_2701 ^ std::process::id() as u64);
-    let c = curves(900, 20, 300, &mut rng);
+    let c = ragged(900, 20..300, 0x51ed_2701 ^ std::process::id() as u64);
     let batch = Batch {
         t: &c.t,
         y: &c.y,
