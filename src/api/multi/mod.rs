@@ -159,7 +159,9 @@ pub struct GpuPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuProfile {
     pub plan: GpuPlan,
-    /// Copies in (host pinned staging to device), ms.
+    /// From each chunk's copy in (host pinned staging to device) to its
+    /// kernels' start, ms: the copy, and the wait for the previous chunk's
+    /// kernels, which the kernels queue behind.
     pub h2d_ms: f64,
     /// Kernels, ms.
     pub kernel_ms: f64,
