@@ -24,6 +24,11 @@ Where each call runs is kernpack's usual choice, made on the worker:
 (dask-cuda gives every worker one GPU, seen as device 0) and its CPU
 otherwise. Blocks of CuPy-backed Dask arrays are filtered or integrated on
 their GPU as they are.
+
+A worker process runs one batched periodogram call at a time (each fills its
+GPU, or every core); give workers several threads
+(``LocalCUDACluster(threads_per_worker=8)``, ``dask cuda worker --nthreads
+8``) so that they read and order the next partitions meanwhile.
 """
 from __future__ import annotations
 
