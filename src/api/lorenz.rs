@@ -18,7 +18,7 @@ use super::multi::MultiGpu;
 use super::{check_disjoint, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::float::Float;
+use crate::float::{first_non_finite, Float};
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
@@ -207,8 +207,7 @@ pub(crate) fn check_ensemble(
 
 /// Every initial value finite (scanned on threads: ensembles reach gigabytes).
 pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
-    let not_finite = |v: &T| !v.to_f64().is_finite();
-    match cpu::parallel::first_position(cpu::threads(), initial, not_finite) {
+    match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
         Some(at) => Err(Error::invalid(format!(
             "initial state value {at} is {}, all must be finite",
             initial[at]
@@ -314,14 +313,10 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.lorenz96(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) => {
-                let pipeline = pipeline_on(gpu);
-                if through_pipeline(&pipeline, p.n, initial, steps, every) {
-                    pipeline.lorenz96(p, initial, steps, every)
-                } else {
-                    gpu.lorenz96(p, initial, steps, every)
-                }
-            }
+            BatchRunner::Gpu(gpu) => match pipeline_for(gpu, p.n, initial, steps, every) {
+                Some(pipeline) => pipeline.lorenz96(p, initial, steps, every),
+                None => gpu.lorenz96(p, initial, steps, every),
+            },
             BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz::lorenz96(p, initial, steps, every, threads, progress)
             }),
@@ -338,14 +333,10 @@ impl Kernpack {
     ) -> Result<Ensemble<T>> {
         match self.batch_runner() {
             BatchRunner::Spread(multi) => multi.lorenz05(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) => {
-                let pipeline = pipeline_on(gpu);
-                if through_pipeline(&pipeline, p.n, initial, steps, every) {
-                    pipeline.lorenz05(p, initial, steps, every)
-                } else {
-                    gpu.lorenz05(p, initial, steps, every)
-                }
-            }
+            BatchRunner::Gpu(gpu) => match pipeline_for(gpu, p.n, initial, steps, every) {
+                Some(pipeline) => pipeline.lorenz05(p, initial, steps, every),
+                None => gpu.lorenz05(p, initial, steps, every),
+            },
             BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
                 cpu::lorenz05::lorenz05(p, initial, steps, every, threads, progress)
             }),
@@ -368,22 +359,22 @@ impl Kernpack {
     }
 }
 
-/// Whether a one-GPU handle runs this ensemble through the chunked pipeline
-/// on its GPU: more than [`PIPELINE_BYTES`] of initial states, and a plan
-/// exists (a member, with its trajectory, fits a chunk). Otherwise one piece.
-fn through_pipeline<T: Float>(
-    pipeline: &MultiGpu,
+/// The chunked pipeline on `gpu`, when a one-GPU handle runs this ensemble
+/// through it: more than [`PIPELINE_BYTES`] of initial states, and a plan
+/// exists (a member, with its trajectory, fits a chunk). None: one piece.
+fn pipeline_for<T: Float>(
+    gpu: &Arc<Gpu>,
     n: usize,
     initial: &[T],
     steps: u64,
     every: u64,
-) -> bool {
-    size_of_val(initial) > PIPELINE_BYTES
-        && n > 0
-        && initial.len() % n == 0
-        && pipeline
-            .plan_ensemble::<T>(initial.len() / n, n, steps, every)
-            .is_ok()
+) -> Option<MultiGpu> {
+    if size_of_val(initial) <= PIPELINE_BYTES || n == 0 || initial.len() % n != 0 {
+        return None;
+    }
+    let pipeline = pipeline_on(gpu);
+    let planned = pipeline.plan_ensemble::<T>(initial.len() / n, n, steps, every);
+    planned.is_ok().then_some(pipeline)
 }
 
 /// The device buffers of one ensemble run, as raw pointers.

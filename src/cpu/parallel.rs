@@ -166,17 +166,18 @@ pub fn copy_parallel<V: Copy + Send + Sync>(threads: usize, dst: &mut [V], src: 
     });
 }
 
-/// The first index of `values` where `bad` holds, scanning on up to
-/// `threads` threads.
+/// The first index of `values` that `find` reports, `find` giving the first
+/// index within a piece (e.g. [`crate::float::first_non_finite`]); pieces are
+/// scanned on up to `threads` threads.
 pub(crate) fn first_position<V: Sync>(
     threads: usize,
     values: &[V],
-    bad: impl Fn(&V) -> bool + Sync,
+    find: impl Fn(&[V]) -> Option<usize> + Sync,
 ) -> Option<usize> {
     let threads = threads_for(std::mem::size_of_val(values), threads);
     map_ranges(threads, values.len(), 1, |r| {
         let start = r.start;
-        values[r].iter().position(&bad).map(|i| start + i)
+        find(&values[r]).map(|i| start + i)
     })
     .into_iter()
     .flatten()
@@ -220,17 +221,16 @@ mod tests {
             let mut dst = vec![u64::MAX; n];
             copy_parallel(threads, &mut dst, &src);
             assert!(dst == src, "{threads} threads");
+            let finder = |hit: &(dyn Fn(&u64) -> bool + Sync)| {
+                first_position(threads, &src, |piece: &[u64]| piece.iter().position(hit))
+            };
             for at in [0, 1, n / 3, n / 2 + 17, n - 1] {
-                let hit = |v: &u64| *v == src[at];
-                assert_eq!(first_position(threads, &src, hit), Some(at));
+                assert_eq!(finder(&|v: &u64| *v == src[at]), Some(at));
             }
             // Hits in every range: the first one overall.
             let many = |v: &u64| v % 1000 == 7;
-            assert_eq!(
-                first_position(threads, &src, many),
-                src.iter().position(many)
-            );
-            assert_eq!(first_position(threads, &src, |_| false), None);
+            assert_eq!(finder(&many), src.iter().position(many));
+            assert_eq!(finder(&|_: &u64| false), None);
         }
     }
 

@@ -12,7 +12,7 @@ pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram,
 use super::Kernpack;
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::float::Float;
+use crate::float::{first_non_finite, Float};
 use crate::gpu::c_params::{
     KP_LS_AMPLITUDE, KP_LS_FREQS_PER_THREAD, KP_LS_NORMALIZE, KP_LS_POWER,
     KP_LS_UNIFORM_FREQS_PER_THREAD, KP_LS_UNIFORM_FREQS_PER_THREAD_FM,
@@ -201,21 +201,7 @@ pub(crate) fn check_call(
 }
 
 fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
-    // Blocks checked without an early exit vectorise; a survey's 10^8
-    // samples are checked at memory speed. Only a bad block is searched.
-    const BLOCK: usize = 256;
-    let finite = |block: &[T]| block.iter().fold(true, |ok, v| ok & v.to_f64().is_finite());
-    let bad = values
-        .chunks(BLOCK)
-        .position(|block| !finite(block))
-        .and_then(|b| {
-            let block = &values[b * BLOCK..values.len().min((b + 1) * BLOCK)];
-            block
-                .iter()
-                .position(|v| !v.to_f64().is_finite())
-                .map(|i| b * BLOCK + i)
-        });
-    match bad {
+    match first_non_finite(values) {
         Some(i) => Err(Error::invalid(format!(
             "{name}[{i}] = {} is not finite",
             values[i]

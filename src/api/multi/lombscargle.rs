@@ -377,14 +377,20 @@ pub(super) fn lombscargle_batch_peaks<T: Float>(
     // Each GPU writes its own slice of the result, in place: no gather of
     // per-GPU vectors afterwards (10^6 peaks and more).
     let mut peaks: Vec<Option<Peak>> = vec![None; batch.len()];
+    // The plans' items are contiguous and in order (empty ranges have no plan).
     let mut slots: Vec<(usize, &mut [Option<Peak>])> = Vec::with_capacity(plans.len());
-    let (mut rest, mut at) = (peaks.as_mut_slice(), 0);
+    let mut rest = peaks.as_mut_slice();
     for p in &plans {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.items.start - at);
-        let (mine, tail) = tail.split_at_mut(p.items.len());
+        debug_assert_eq!(
+            p.items.start,
+            batch.len() - rest.len(),
+            "plans in order, no gap"
+        );
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(p.items.len());
         slots.push((p.items.start, mine));
-        (rest, at) = (tail, p.items.end);
+        rest = tail;
     }
+    debug_assert!(rest.is_empty(), "the plans cover every series");
     let profiles = exec.run(
         &job,
         &plans,
