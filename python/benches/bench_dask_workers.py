@@ -3,7 +3,7 @@ Parquet dataset through W worker processes of T threads each (a
 `distributed.LocalCluster`), every worker on the same GPU (device 0) or CPU.
 
     python python/benches/bench_dask_workers.py [--data DIR] [--nf 10000]
-        [--backend gpu] 1x1 1x4 2x4 ...
+        [--backend gpu] [--readers kernpack,dask] 1x1 1x4 2x4 ...
 
 Each W x T configuration runs the whole survey twice in one cluster: the
 first run pays the workers' fresh process memory, the Parquet engine's first
@@ -41,8 +41,8 @@ def main():
     ap.add_argument("--curves", type=int, default=1_000_000, help="when the dataset is written here")
     ap.add_argument("--nf", type=int, default=10_000)
     ap.add_argument("--backend", default="gpu")
-    ap.add_argument("--consolidate", action="store_true",
-                    help="read with pyarrow's default pandas conversion (one block per dtype), not kernpack's")
+    ap.add_argument("--readers", default="kernpack",
+                    help="how kernpack.dask reads the files, comma-separated: " + ", ".join(survey.READERS))
     args = ap.parse_args()
     if not os.path.isdir(args.data):
         survey.make_dataset(args.data, args.curves, 16)
@@ -52,22 +52,20 @@ def main():
         with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True) as cluster, \
                 Client(cluster) as client:
             client.run(warm, args.backend)
-            times = []
-            for _ in range(2):
-                start = time.perf_counter()
-                table = kd.lombscargle_peaks(
-                    args.data, args.nf, survey.FMIN, survey.FMAX, backend=args.backend,
-                    read_parquet_kwargs={"index": "id", "calculate_divisions": True,
-                                         **({"arrow_to_pandas": {}} if args.consolidate else {})},
-                ).compute()
-                times.append(time.perf_counter() - start)
-                survey.idle(client)
-        freq = table["frequency"].to_numpy()
-        reference = freq if reference is None else reference
-        print(f"RESULT {workers} worker(s) x {threads} thread(s), backend {args.backend}"
-              f"{', consolidated blocks' if args.consolidate else ''}: "
-              f"{len(table) / times[1]:,.0f} light curves/s (first run {times[0]:.3f} s, second {times[1]:.3f} s); "
-              f"best frequencies equal to the first configuration's: {np.array_equal(freq, reference)}", flush=True)
+            for reader in survey.readers(args.readers):
+                times = []
+                for _ in range(2):
+                    start = time.perf_counter()
+                    table = kd.lombscargle_peaks(args.data, args.nf, survey.FMIN, survey.FMAX, backend=args.backend,
+                                                 read_parquet_kwargs=survey.READERS[reader]).compute()
+                    times.append(time.perf_counter() - start)
+                    survey.idle(client)
+                freq = table["frequency"].to_numpy()
+                reference = freq if reference is None else reference
+                print(f"RESULT {workers} worker(s) x {threads} thread(s), backend {args.backend}, {reader} reader: "
+                      f"{len(table) / times[1]:,.0f} light curves/s (first run {times[0]:.3f} s, second "
+                      f"{times[1]:.3f} s); best frequencies equal to the first configuration's: "
+                      f"{np.array_equal(freq, reference)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ and through dask-cuda workers (one per GPU).
 
     python python/benches/bench_survey.py [--curves 1000000] [--nf 10000]
         [--data DIR] [--steps one,multi,dask,lorenz] [--members 10000000]
-        [--dask-threads 8]
+        [--dask-threads 8] [--dask-workers 1,2] [--readers kernpack,dask]
 
 The dataset: light curves of 100-300 irregular samples each over three observing
 seasons (nightly cadence with random nights missing, a seasonal gap of ~150
@@ -139,6 +139,25 @@ def streamed(path, nf, device, readers=4):
     return np.concatenate(freqs), time.perf_counter() - start, busy
 
 
+# How kernpack.dask reads the dataset: kernpack's own reader (row groups
+# straight into NumPy, planned from the footers), or Dask's DataFrame reader
+# with the ids as a sorted index (one pandas block per column, kernpack's
+# default; or pyarrow's default consolidation).
+READERS = {
+    "kernpack": None,
+    "dask": {"index": "id", "calculate_divisions": True},
+    "dask-consolidated": {"index": "id", "calculate_divisions": True, "arrow_to_pandas": {}},
+}
+
+
+def readers(arg):
+    names = arg.split(",")
+    unknown = [n for n in names if n not in READERS]
+    if unknown:
+        raise SystemExit(f"unknown reader(s) {unknown}; choose from {list(READERS)}")
+    return names
+
+
 def warm_worker():
     """A tiny batched call on a dask worker: its context and module load."""
     signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
@@ -249,8 +268,8 @@ def main():
     ap.add_argument("--lorenz-steps", type=int, default=100)
     ap.add_argument("--dask-threads", type=int, default=8, help="threads per dask-cuda worker")
     ap.add_argument("--dask-workers", default="1,2", help="dask-cuda worker counts to run (one GPU each)")
-    ap.add_argument("--consolidate", action="store_true",
-                    help="dask reads with pyarrow's default pandas conversion (one block per dtype), not kernpack's")
+    ap.add_argument("--readers", default="kernpack",
+                    help="how dask steps read the files, comma-separated: " + ", ".join(READERS))
     args = ap.parse_args()
     steps = args.steps.split(",")
 
@@ -359,23 +378,20 @@ def dask_survey(args, nworkers, curves, reference):
         # The first run pays the workers' fresh process memory, the Parquet
         # engine's first reads and the staging pin; the second is a
         # survey's steady state.
-        for run in ("first run", "second run"):
-            start = time.perf_counter()
-            table = kd.lombscargle_peaks(
-                args.data, args.nf, FMIN, FMAX,
-                read_parquet_kwargs={"index": "id", "calculate_divisions": True,
-                                     **({"arrow_to_pandas": {}} if args.consolidate else {})},
-            ).compute()
-            total = time.perf_counter() - start
-            blocks = ", consolidated blocks" if args.consolidate else ""
-            print(f"RESULT {nworkers} dask-cuda worker(s), {args.dask_threads} thread(s) each{blocks}, {run}: "
-                  f"{curves / total:,.0f} light curves/s end to end ({total:.3f} s)", flush=True)
-            if reference is not None:
-                freq = table["frequency"].to_numpy()
-                print(f"  best frequencies equal to one GPU's: "
-                      f"{np.array_equal(freq.astype(reference.dtype), reference)}")
-            del table
-            idle(client)
+        for reader in readers(args.readers):
+            for run in ("first run", "second run"):
+                start = time.perf_counter()
+                table = kd.lombscargle_peaks(args.data, args.nf, FMIN, FMAX,
+                                             read_parquet_kwargs=READERS[reader]).compute()
+                total = time.perf_counter() - start
+                print(f"RESULT {nworkers} dask-cuda worker(s), {args.dask_threads} thread(s) each, {reader} reader, "
+                      f"{run}: {curves / total:,.0f} light curves/s end to end ({total:.3f} s)", flush=True)
+                if reference is not None:
+                    freq = table["frequency"].to_numpy()
+                    print(f"  best frequencies equal to one GPU's: "
+                          f"{np.array_equal(freq.astype(reference.dtype), reference)}")
+                del table
+                idle(client)
 
 
 if __name__ == "__main__":

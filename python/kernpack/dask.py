@@ -40,6 +40,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 try:
+    import dask
     import dask.array as da
     import dask.dataframe as dd
     import pandas as pd
@@ -52,6 +53,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 
 import numpy as np
 
+from . import _parquet_tasks
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -101,11 +103,23 @@ def _read_parquet_options(read_parquet_kwargs: Optional[Dict[str, Any]]) -> Dict
     return {"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})}
 
 
+def _is_paths(data: Any) -> bool:
+    return isinstance(data, (str, os.PathLike)) or (
+        isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, (str, os.PathLike)) for p in data)
+    )
+
+
+def _parquet_plan(data: Any, id_col: str, columns: List[str]) -> Optional[_parquet_tasks.Plan]:
+    """Tasks reading a local Parquet path straight into NumPy, every series
+    whole in one task; None where the footers cannot vouch for that (then
+    Dask's reader and a shuffle take the path)."""
+    files = _parquet_tasks.local_files(data)
+    return _parquet_tasks.plan(files, id_col, columns) if files else None
+
+
 def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kwargs: Optional[Dict[str, Any]]):
     """A Dask DataFrame with the value columns, and the id as column or index."""
-    if isinstance(data, (str, os.PathLike)) or (
-        isinstance(data, (list, tuple)) and data and all(isinstance(p, (str, os.PathLike)) for p in data)
-    ):
+    if _is_paths(data):
         paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
         data = dd.read_parquet(paths, **_read_parquet_options(read_parquet_kwargs))
     elif read_parquet_kwargs:
@@ -136,15 +150,23 @@ def _partitioned_by_id(data, id_col: str, id_is_index: bool, assume_partitioned:
     return data.set_index(id_col, npartitions=npartitions)
 
 
-def _sorted_series(pdf, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
-    """A pandas partition as flat sorted arrays: rows ordered by (id, t, y, w),
-    which fixes the order of the sums whatever order the shuffle delivered."""
-    ids = pdf[id_col].to_numpy() if id_col in pdf.columns else pdf.index.to_numpy()
+def _series_rows(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
+    """(ids, t, y, w) of a pandas partition or of a Parquet task, as NumPy arrays in their stored order."""
+    if isinstance(source, _parquet_tasks.Task):
+        cols = _parquet_tasks.read(source, [id_col, t_col, y_col] + ([w_col] if w_col is not None else []), id_col)
+        return cols[id_col], cols[t_col], cols[y_col], cols[w_col] if w_col is not None else None
+    ids = source[id_col].to_numpy() if id_col in source.columns else source.index.to_numpy()
+    w = source[w_col].to_numpy() if w_col is not None else None
+    return ids, source[t_col].to_numpy(), source[y_col].to_numpy(), w
+
+
+def _sorted_series(ids, t, y, w, id_col: str):
+    """Flat arrays sorted by (id, t, y, w), which fixes the order of the sums
+    whatever order the shuffle or the files delivered, and the series'
+    offsets: (series ids, offsets, t, y, w)."""
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
-    keys = [ids, pdf[t_col].to_numpy(), pdf[y_col].to_numpy()]
-    if w_col is not None:
-        keys.append(pdf[w_col].to_numpy())
+    keys = [ids, t, y] + ([w] if w is not None else [])
     ties = _ties_out_of_order(keys)
     if ties is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
@@ -157,7 +179,7 @@ def _sorted_series(pdf, id_col: str, t_col: str, y_col: str, w_col: Optional[str
         for k in keys[2:]:
             k[rows] = k[source]
     id_values, t, y = keys[:3]
-    w = keys[3] if w_col is not None else None
+    w = keys[3] if w is not None else None
     starts = np.flatnonzero(np.concatenate([[True], id_values[1:] != id_values[:-1]]))
     offsets = np.concatenate([starts, [id_values.size]]).astype(np.intp)
     return id_values[starts], offsets, t, y, w
@@ -280,10 +302,11 @@ def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
     return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
 
 
-def _peaks_partition(pdf, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
-    if len(pdf) == 0:
+def _peaks_partition(source, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
+    rows = _series_rows(source, id_col, t_col, y_col, w_col)
+    if len(rows[0]) == 0:
         return meta.copy()
-    ids, offsets, t, y, w = _sorted_series(pdf, id_col, t_col, y_col, w_col)
+    ids, offsets, t, y, w = _sorted_series(*rows, id_col)
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
     out = {"n": np.diff(offsets).astype(np.int64)}
@@ -321,10 +344,28 @@ def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, norm
 
         _check(opts["backend"])
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
+    if _is_paths(data) and read_parquet_kwargs is None and npartitions is None:
+        planned = _parquet_plan(data, id_col, columns)
+        if planned is not None:
+            return planned, grid, opts, planned.id_dtype
     frame, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
     frame = _partitioned_by_id(frame, id_col, id_is_index, bool(assume_partitioned), npartitions)
     index_dtype = frame[id_col].dtype if id_col in frame.columns else frame.index.dtype
     return frame, grid, opts, index_dtype
+
+
+def _per_partition(source, fn, meta, id_col: str, *args) -> "dd.DataFrame":
+    """``fn(partition, meta, id_col, *args)`` on every partition of a frame,
+    or on every task of a Parquet plan (whose id ranges are the divisions)."""
+    if isinstance(source, _parquet_tasks.Plan):
+        # Not Dask's string conversion of a reader's object columns: the
+        # periodogram column holds arrays.
+        with dask.config.set({"dataframe.convert-string": False}):
+            return dd.from_map(fn, source.tasks, args=[meta, id_col, *args], meta=meta, divisions=source.divisions,
+                               label=fn.__name__.strip("_").replace("_", "-"), enforce_metadata=False)
+    # The output is indexed by id: the input's divisions stay valid only when
+    # they were divisions of the id.
+    return source.map_partitions(fn, meta, id_col, *args, meta=meta, clear_divisions=source.index.name != id_col)
 
 
 def lombscargle_peaks(
@@ -353,8 +394,10 @@ def lombscargle_peaks(
     ----------
     data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
         One row per sample: series id, time, value and optionally a weight
-        (column names below; the id may also be the index). A path is read
-        with ``dask.dataframe.read_parquet(data, **read_parquet_kwargs)``.
+        (column names below; the id may also be the index). A local path
+        with integer ids is read by kernpack's own reader where the files'
+        footers allow (see Notes); any other path with
+        ``dask.dataframe.read_parquet(data, **read_parquet_kwargs)``.
     nf : int
         Frequencies per series.
     fmin, fmax : float, optional
@@ -389,11 +432,13 @@ def lombscargle_peaks(
     npartitions : int, optional
         Partitions after the shuffle (default: as many as the input). Every
         partition is one batched kernpack call: on GPUs prefer partitions of
-        many series (10^4 to 10^6).
+        many series (10^4 to 10^6). Given with a path, the path is read with
+        Dask's reader and shuffled.
     read_parquet_kwargs : dict, optional
-        Passed to ``dask.dataframe.read_parquet`` for a path, e.g.
-        ``{"index": "id", "calculate_divisions": True}`` for a dataset written
-        sorted by id (then no shuffle is needed). kernpack adds
+        Passed to ``dask.dataframe.read_parquet`` for a path (given, even
+        empty, Dask's reader reads it), e.g. ``{"index": "id",
+        "calculate_divisions": True}`` for a dataset written sorted by id
+        (then no shuffle is needed). kernpack adds
         ``arrow_to_pandas={"split_blocks": True}`` (no copy to consolidate
         the columns) unless the dict gives ``arrow_to_pandas``.
 
@@ -407,14 +452,27 @@ def lombscargle_peaks(
 
     Notes
     -----
+    Reading a path: when it names local Parquet files whose integer id
+    column has minimum and maximum statistics in every row group (pyarrow,
+    Spark, DuckDB and Dask write them by default), kernpack plans the read
+    from the footers alone: the ids are cut into ranges of about 8 million
+    rows, each range one task that reads the row groups reaching into it
+    with pyarrow straight into NumPy and keeps the rows of its range. No
+    pandas conversion, no index, no shuffle, whatever the row order within
+    the files, and series written across row groups or files stay whole. A
+    dataset in which row groups span most ids (not written sorted by id)
+    would make every task read everything; it is read by Dask instead, as
+    are remote paths, other id types and files without statistics. The
+    result's divisions are the ranges' first ids.
+
     Partitioning: every series must lie in one partition. A frame indexed by
     id with known divisions is used as it is; any other input is shuffled
     first with ``set_index(id_col)``: one pass over the id column for the
     divisions (quantiles), then an all-to-all shuffle of every sample over
     the network, which can cost more than the periodograms themselves. For
     repeated runs, write the table once sorted by id
-    (``ddf.set_index("id").to_parquet(path)``) and read it with
-    ``read_parquet_kwargs={"index": "id", "calculate_divisions": True}``.
+    (``ddf.set_index("id").to_parquet(path)``, or any writer's files in id
+    order) and pass its path.
 
     Within a partition the rows are sorted by (id, t, y, w) before the call,
     so the results do not depend on the order in which the shuffle delivered
@@ -427,17 +485,12 @@ def lombscargle_peaks(
     if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
     top_k = int(top_k)
-    frame, grid, opts, index_dtype = _prepare(
+    source, grid, opts, index_dtype = _prepare(
         data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _peaks_meta(index_dtype, id_col, top_k)
-    # The output is indexed by id: the input's divisions stay valid only when
-    # they were divisions of the id.
-    return frame.map_partitions(
-        _peaks_partition, meta, id_col, t_col, y_col, w_col, grid, top_k, opts, meta=meta,
-        clear_divisions=frame.index.name != id_col,
-    )
+    return _per_partition(source, _peaks_partition, meta, id_col, t_col, y_col, w_col, grid, top_k, opts)
 
 
 def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
@@ -452,10 +505,11 @@ def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
     )
 
 
-def _pgram_partition(pdf, meta, id_col, t_col, y_col, w_col, grid, opts):
-    if len(pdf) == 0:
+def _pgram_partition(source, meta, id_col, t_col, y_col, w_col, grid, opts):
+    rows = _series_rows(source, id_col, t_col, y_col, w_col)
+    if len(rows[0]) == 0:
         return meta.copy()
-    ids, offsets, t, y, w = _sorted_series(pdf, id_col, t_col, y_col, w_col)
+    ids, offsets, t, y, w = _sorted_series(*rows, id_col)
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
     pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
@@ -513,15 +567,12 @@ def lombscargle_periodograms(
     frame that went through Dask's P2P shuffle fail (dask/dask#11825, still
     so with dask and distributed 2026.8).
     """
-    frame, grid, opts, index_dtype = _prepare(
+    source, grid, opts, index_dtype = _prepare(
         data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _pgram_meta(index_dtype, id_col)
-    return frame.map_partitions(
-        _pgram_partition, meta, id_col, t_col, y_col, w_col, grid, opts, meta=meta,
-        clear_divisions=frame.index.name != id_col,
-    )
+    return _per_partition(source, _pgram_partition, meta, id_col, t_col, y_col, w_col, grid, opts)
 
 
 # --------------------------------------------------------------------------

@@ -155,6 +155,118 @@ def test_peaks_of_a_parquet_dataset_equal_one_batch(backend, rng, tmp_path, ids)
     check_peaks(res.compute(), rows, backend, 500, fmin=0.1, fmax=4.0, normalize=True)
 
 
+def write_sorted_survey(path, rows, cuts, row_group_size):
+    """`rows` sorted by (id, t), written as one file per slice between `cuts`
+    (row numbers, so series straddle files), in row groups of
+    `row_group_size` rows (so series straddle row groups)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.mkdir()
+    rows = rows.sort_values(["id", "t"], kind="mergesort", ignore_index=True)
+    for k, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(rows)])):
+        pq.write_table(pa.Table.from_pandas(rows.iloc[a:b], preserve_index=False), path / f"part-{k}.parquet",
+                       row_group_size=row_group_size)
+    return rows
+
+
+def test_a_local_dataset_is_read_straight_from_its_row_groups(backend, rng, tmp_path, monkeypatch):
+    """Integer ids with footer statistics: one task per group of row groups,
+    no Dask DataFrame reader, every series whole though files and row groups
+    cut through series, and the results of one batch."""
+    rows = survey(rng, nseries=60, ids="int", weighted=True)
+    rows = write_sorted_survey(tmp_path / "survey", rows, cuts=[len(rows) // 3, len(rows) // 2], row_group_size=250)
+    # A fourth file, rows in no order, adds samples to two series of the
+    # middle, reaching into two files' ranges (their row groups between join
+    # one task).
+    extra = survey(rng, nseries=2, ids="int", weighted=True)
+    middle = rows["id"].iloc[[len(rows) // 3 - 400, len(rows) // 3 + 400]].to_numpy()
+    extra["id"] = middle[extra["id"].rank(method="dense").astype(int) - 1]
+    extra.to_parquet(tmp_path / "survey" / "part-9.parquet", index=False)
+    rows = pd.concat([rows, extra], ignore_index=True)
+
+    def no_dask_reader(*args, **kwargs):
+        raise AssertionError("read with dd.read_parquet")
+
+    monkeypatch.setattr(dd, "read_parquet", no_dask_reader)
+    monkeypatch.setattr(kd._parquet_tasks, "TARGET_ROWS", 1000)
+    plan = kd._parquet_plan(str(tmp_path / "survey"), "id", ["t", "y", "w"])
+    assert len(plan.tasks) > 3 and plan.id_dtype == np.int64
+    kw = dict(w_col="w", floating_mean=True, backend=backend)
+    res = kd.lombscargle_peaks(str(tmp_path / "survey"), 400, 0.1, 4.0, **kw)
+    assert res.npartitions == len(plan.tasks) and res.divisions == plan.divisions
+    check_peaks(res.compute(), rows, backend, 400, fmin=0.1, fmax=4.0, floating_mean=True)
+    pg = kd.lombscargle_periodograms(str(tmp_path / "survey"), 60, oversample=2.0, **kw).compute()
+    ids, counts, f0, df, full = reference(rows, 60, oversample=2.0, full=True, weighted=True, floating_mean=True,
+                                          backend=backend)
+    np.testing.assert_array_equal(pg.index.to_numpy(), ids)
+    np.testing.assert_array_equal(pg["n"].to_numpy(), counts)
+    np.testing.assert_array_equal(pg["df"].to_numpy(), df)
+    assert_power(np.stack(pg["periodogram"].to_numpy()), full, backend)
+
+
+def test_the_row_group_plan(rng, tmp_path):
+    """Tasks cover the ids in order, each row in exactly one task's output,
+    ranges near the target, cut between files of whole series where it can;
+    the plan gives way (None) where the footers cannot vouch for it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plan, read = kd._parquet_tasks.plan, kd._parquet_tasks.read
+    rows = survey(rng, nseries=50, ids="int")
+    sorted_rows = write_sorted_survey(tmp_path / "sorted", rows, cuts=[1234, 4000], row_group_size=300)
+    files = kd._parquet_tasks.local_files(str(tmp_path / "sorted"))
+    assert len(files) == 3
+    for target in (700, 2500, 10**9):
+        p = plan(files, "id", ["t", "y"], target_rows=target)
+        assert p.id_dtype == np.int64 and len(p.divisions) == len(p.tasks) + 1
+        got = [read(task, ["id", "t", "y"], "id") for task in p.tasks]
+        np.testing.assert_array_equal(np.concatenate([g["id"] for g in got]), sorted_rows["id"].to_numpy())
+        np.testing.assert_array_equal(np.concatenate([g["t"] for g in got]), sorted_rows["t"].to_numpy())
+        for task, g, lo, hi in zip(p.tasks, got, p.divisions, p.divisions[1:]):
+            assert task.lo == lo and g["id"].min() >= lo
+            assert g["id"].max() < hi or (task.end is None and g["id"].max() == hi)
+            assert len(g["id"]) <= 2 * target + 300  # two targets, plus the row group that crossed it
+        assert len(rows) / (2 * target + 300) <= len(p.tasks) <= len(rows) / target + 1
+    # Files of whole series: the cuts fall between files, every row group
+    # read once.
+    ids = sorted_rows["id"].to_numpy()
+    first_rows = np.flatnonzero(np.diff(ids)) + 1
+    cuts = [int(first_rows[np.searchsorted(first_rows, c)]) for c in (2500, 5000)]
+    write_sorted_survey(tmp_path / "whole", rows, cuts=cuts, row_group_size=300)
+    p = plan(kd._parquet_tasks.local_files(str(tmp_path / "whole")), "id", ["t", "y"], target_rows=1500)
+    assert len(p.tasks) == 3
+    assert all(len({g.path for g in task.row_groups}) == 1 for task in p.tasks)
+    assert sum(len(task.row_groups) for task in p.tasks) == len({g for task in p.tasks for g in task.row_groups})
+    # Every file spans every id: each task would read everything, so Dask
+    # shuffles instead (unless one task holds it all).
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    for k, part in enumerate(np.array_split(np.arange(len(rows)), 4)):
+        rows.iloc[part].to_parquet(shuffled / f"part-{k}.parquet", index=False)
+    files = kd._parquet_tasks.local_files(str(shuffled))
+    assert plan(files, "id", ["t", "y"], target_rows=len(rows) // 4) is None
+    assert len(plan(files, "id", ["t", "y"], target_rows=len(rows)).tasks) == 1
+
+    # What the footers cannot vouch for.
+    def one_file(name, table, **kw):
+        pq.write_table(table, tmp_path / name, **kw)
+        return plan([str(tmp_path / name)], "id", ["t", "y"])
+
+    table = pa.Table.from_pandas(sorted_rows, preserve_index=False)
+    assert one_file("ok.parquet", table) is not None
+    assert one_file("nostats.parquet", table, write_statistics=False) is None
+    assert one_file("str.parquet", table.set_column(0, "id", pa.array(sorted_rows["id"].astype(str)))) is None
+    null_ids = pa.array(sorted_rows["id"].to_numpy(), mask=np.arange(len(sorted_rows)) == 5)
+    assert one_file("null.parquet", table.set_column(0, "id", null_ids)) is None
+    assert plan([str(tmp_path / "ok.parquet")], "id", ["t", "y", "w"]) is None  # no such column
+    t32 = table.set_column(1, "t", table.column("t").cast(pa.float32()))
+    pq.write_table(t32, tmp_path / "t32.parquet")
+    assert plan([str(tmp_path / "ok.parquet"), str(tmp_path / "t32.parquet")], "id", ["t", "y"]) is None
+    assert kd._parquet_tasks.local_files("s3://bucket/survey") is None
+    assert kd._parquet_tasks.local_files(str(tmp_path / "no-such-dir")) is None
+
+
 def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path):
     rows = survey(rng, ids="int")
     path = str(tmp_path / "sorted")
@@ -166,6 +278,11 @@ def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path
     )
     assert res.divisions == ddf.divisions  # the input's partitions, not a shuffle's
     check_peaks(res.compute(), rows, backend, 300, fmin=0.1, fmax=4.0)
+    # Without options kernpack's reader takes it (Dask wrote the id index as
+    # a column with statistics).
+    assert kd._parquet_plan(path, "id", ["t", "y"]) is not None
+    check_peaks(kd.lombscargle_peaks(path, 300, 0.1, 4.0, backend=backend).compute(), rows, backend, 300,
+                fmin=0.1, fmax=4.0)
     # An empty partition (all of its series filtered out) gives no rows.
     middle = ddf.partitions[1].index.unique().compute()
     filtered = ddf.map_partitions(lambda p: p[~p.index.isin(middle)])
@@ -217,7 +334,7 @@ def test_partition_rows_are_ordered_as_a_full_sort_orders_them(rng, weighted):
         assert kd._ties_out_of_order(list(frame.to_numpy().T)) is not None, "rows in (id, t) order"
         for pdf in (frame, frame.sample(frac=1.0, random_state=case)):
             before = pdf.copy()
-            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(pdf, "id", "t", "y", w_col)
+            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(*kd._series_rows(pdf, "id", "t", "y", w_col), "id")
             np.testing.assert_array_equal(got_t, want["t"].to_numpy())
             np.testing.assert_array_equal(got_y, want["y"].to_numpy())
             if weighted:
