@@ -21,7 +21,7 @@ import bisect
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -206,3 +206,37 @@ def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[
     # NumPy views of it.
     table = (pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)).combine_chunks()
     return {c: table.column(c).to_numpy() for c in columns}
+
+
+def pieces(task: Task, columns: Sequence[str], id_col: str,
+           use_threads: Optional[bool] = None) -> Iterator[Dict[str, np.ndarray]]:
+    """The task's rows in pieces that each hold whole series: a row group at
+    a time where the task's row groups follow one another in id order (each
+    one's lowest id at least the previous one's highest), so that a worker's
+    first batched call waits for one row group rather than the whole task;
+    else the whole task as one piece.
+
+    After row group i, every id below its highest is complete (the later
+    ones begin at or above it): those rows go out, the rows of its highest
+    id wait for the next row group."""
+    groups = task.row_groups
+    if any(a.hi > b.lo for a, b in zip(groups, groups[1:])):
+        yield read(task, columns, id_col, use_threads)
+        return
+    carry: Optional[Dict[str, np.ndarray]] = None
+    for i, g in enumerate(groups):
+        cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads)
+        if carry is not None:
+            cols = {c: np.concatenate([carry[c], cols[c]]) for c in columns}
+        if i + 1 == len(groups) or groups[i + 1].lo > g.hi:
+            carry = None
+        else:
+            ids = cols[id_col]
+            if ids.size < 2 or bool(np.all(ids[1:] >= ids[:-1])):
+                cut = int(np.searchsorted(ids, g.hi, side="left"))
+                cols, carry = {c: v[:cut] for c, v in cols.items()}, {c: v[cut:] for c, v in cols.items()}
+            else:
+                last = ids >= g.hi
+                cols, carry = {c: v[~last] for c, v in cols.items()}, {c: v[last] for c, v in cols.items()}
+        if cols[id_col].size:
+            yield cols

@@ -150,14 +150,28 @@ def _partitioned_by_id(data, id_col: str, id_is_index: bool, assume_partitioned:
     return data.set_index(id_col, npartitions=npartitions)
 
 
-def _series_rows(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
-    """(ids, t, y, w) of a pandas partition or of a Parquet task, as NumPy arrays in their stored order."""
+def _series_pieces(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
+    """(ids, t, y, w) of a pandas partition (one piece) or of a Parquet task
+    (a row group at a time where its row groups follow in id order), as
+    NumPy arrays in their stored order; every series whole in one piece."""
     if isinstance(source, _parquet_tasks.Task):
-        cols = _parquet_tasks.read(source, [id_col, t_col, y_col] + ([w_col] if w_col is not None else []), id_col)
-        return cols[id_col], cols[t_col], cols[y_col], cols[w_col] if w_col is not None else None
+        columns = [id_col, t_col, y_col] + ([w_col] if w_col is not None else [])
+        for cols in _parquet_tasks.pieces(source, columns, id_col):
+            yield cols[id_col], cols[t_col], cols[y_col], cols[w_col] if w_col is not None else None
+        return
     ids = source[id_col].to_numpy() if id_col in source.columns else source.index.to_numpy()
     w = source[w_col].to_numpy() if w_col is not None else None
-    return ids, source[t_col].to_numpy(), source[y_col].to_numpy(), w
+    yield ids, source[t_col].to_numpy(), source[y_col].to_numpy(), w
+
+
+def _per_piece(source, meta, id_col, t_col, y_col, w_col, table_of) -> "pd.DataFrame":
+    """The partition's result: ``table_of(ids, offsets, t, y, w)`` of every
+    piece's series in (id, t, y, w) order, one batched call per piece."""
+    tables = [table_of(*_sorted_series(*rows, id_col))
+              for rows in _series_pieces(source, id_col, t_col, y_col, w_col) if len(rows[0])]
+    if not tables:
+        return meta.copy()
+    return tables[0] if len(tables) == 1 else pd.concat(tables)
 
 
 def _sorted_series(ids, t, y, w, id_col: str):
@@ -167,11 +181,12 @@ def _sorted_series(ids, t, y, w, id_col: str):
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
     keys = [ids, t, y] + ([w] if w is not None else [])
-    ties = _ties_out_of_order(keys)
+    ties, new_id = _ties_out_of_order(keys)
     if ties is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
         order = pd.DataFrame(dict(zip(names, keys))).sort_values(names, kind="mergesort").index.to_numpy()
         keys = [k[order] for k in keys]
+        new_id = keys[0][1:] != keys[0][:-1]
     elif ties is not _IN_ORDER:
         # Tied rows share id and t: only their values (and weights) move.
         rows, source = ties
@@ -180,43 +195,54 @@ def _sorted_series(ids, t, y, w, id_col: str):
             k[rows] = k[source]
     id_values, t, y = keys[:3]
     w = keys[3] if w is not None else None
-    starts = np.flatnonzero(np.concatenate([[True], id_values[1:] != id_values[:-1]]))
-    offsets = np.concatenate([starts, [id_values.size]]).astype(np.intp)
-    return id_values[starts], offsets, t, y, w
+    offsets = np.empty(np.count_nonzero(new_id) + 2, dtype=np.intp)
+    offsets[0], offsets[-1] = 0, id_values.size
+    offsets[1:-1] = np.flatnonzero(new_id) + 1
+    return id_values[offsets[:-1]], offsets, t, y, w
 
 
 _IN_ORDER = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
 
 
-def _ties_out_of_order(keys: List[np.ndarray]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+def _ties_out_of_order(keys: List[np.ndarray]):
     """For rows already ordered by (id, t) (the usual survey layout: a
     dataset written curve by curve, in time), the order by all of `keys`
     without a full sort: only runs of equal (id, t) are sorted, on their
-    other keys. Returns (rows, source): row ``rows[i]`` takes the values of
-    row ``source[i]``; `_IN_ORDER` when the rows are in order as they are;
-    None when they are not ordered by (id, t) (then the caller sorts
-    everything). A multi-key sort of millions of rows costs seconds, far
-    more than their periodograms."""
+    other keys. Returns (order, new_id): order is (rows, source), row
+    ``rows[i]`` taking the values of row ``source[i]``, or `_IN_ORDER` when
+    the rows are in order as they are, or None when they are not ordered by
+    (id, t) (then the caller sorts everything); new_id marks the rows
+    (after the first) that begin a series, where the ids stay in place. A
+    multi-key sort of millions of rows costs seconds, far more than their
+    periodograms; these checks are a few passes over the rows."""
     ids, t = keys[0], keys[1]
     if ids.size < 2:
-        return _IN_ORDER
+        return _IN_ORDER, np.zeros(max(ids.size - 1, 0), dtype=bool)
     try:
-        same_id = ids[1:] == ids[:-1]
-        tie = same_id & (t[1:] == t[:-1])
-        # NaN times compare false: not in order, the full sort decides.
-        if not np.all((ids[1:] > ids[:-1]) | (same_id & (t[1:] > t[:-1])) | tie):
-            return None
+        new_id = ids[1:] != ids[:-1]
+        if np.any(ids[1:] < ids[:-1]):
+            return None, None
+        # Within a series times must not decrease (NaN compares false: the
+        # full sort decides, and the call then rejects it).
+        later = t[1:] >= t[:-1]
+        later |= new_id
+        if not later.all():
+            return None, None
+        equal_t = t[1:] == t[:-1]
+        if not equal_t.any():
+            return _IN_ORDER, new_id
+        tie = equal_t & ~new_id
         if not tie.any():
-            return _IN_ORDER
+            return _IN_ORDER, new_id
         rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
         # The tied rows keep their places as a set: sorting them by every key
         # orders each run and leaves the runs where they are.
         within = np.lexsort(tuple(k[rows] for k in reversed(keys)))
     except TypeError:  # ids of mixed types: the full sort decides
-        return None
+        return None, None
     if np.array_equal(within, np.arange(rows.size)):
-        return _IN_ORDER
-    return rows, rows[within]
+        return _IN_ORDER, new_id
+    return (rows, rows[within]), new_id
 
 
 def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
@@ -303,10 +329,11 @@ def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
 
 
 def _peaks_partition(source, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
-    rows = _series_rows(source, id_col, t_col, y_col, w_col)
-    if len(rows[0]) == 0:
-        return meta.copy()
-    ids, offsets, t, y, w = _sorted_series(*rows, id_col)
+    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
+                      functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts))
+
+
+def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
     out = {"n": np.diff(offsets).astype(np.int64)}
@@ -506,10 +533,11 @@ def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
 
 
 def _pgram_partition(source, meta, id_col, t_col, y_col, w_col, grid, opts):
-    rows = _series_rows(source, id_col, t_col, y_col, w_col)
-    if len(rows[0]) == 0:
-        return meta.copy()
-    ids, offsets, t, y, w = _sorted_series(*rows, id_col)
+    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
+                      functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts))
+
+
+def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
     pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)

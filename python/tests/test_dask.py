@@ -155,7 +155,7 @@ def test_peaks_of_a_parquet_dataset_equal_one_batch(backend, rng, tmp_path, ids)
     check_peaks(res.compute(), rows, backend, 500, fmin=0.1, fmax=4.0, normalize=True)
 
 
-def write_sorted_survey(path, rows, cuts, row_group_size):
+def write_sorted_survey(path, rows, cuts, row_group_size, sort=True):
     """`rows` sorted by (id, t), written as one file per slice between `cuts`
     (row numbers, so series straddle files), in row groups of
     `row_group_size` rows (so series straddle row groups)."""
@@ -163,7 +163,8 @@ def write_sorted_survey(path, rows, cuts, row_group_size):
     import pyarrow.parquet as pq
 
     path.mkdir()
-    rows = rows.sort_values(["id", "t"], kind="mergesort", ignore_index=True)
+    if sort:
+        rows = rows.sort_values(["id", "t"], kind="mergesort", ignore_index=True)
     for k, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(rows)])):
         pq.write_table(pa.Table.from_pandas(rows.iloc[a:b], preserve_index=False), path / f"part-{k}.parquet",
                        row_group_size=row_group_size)
@@ -205,6 +206,20 @@ def test_a_local_dataset_is_read_straight_from_its_row_groups(backend, rng, tmp_
     assert_power(np.stack(pg["periodogram"].to_numpy()), full, backend)
 
 
+def check_pieces(task, whole):
+    """The task's pieces hold its rows (`whole`), each id in one piece only;
+    returns the pieces."""
+    got = list(kd._parquet_tasks.pieces(task, ["id", "t", "y"], "id"))
+    assert all(p["id"].size for p in got)
+    ids = [np.unique(p["id"]) for p in got]
+    assert np.unique(np.concatenate(ids)).size == sum(i.size for i in ids)  # no id in two pieces
+    key = lambda c: np.lexsort((c["t"], c["id"]))  # noqa: E731
+    joined = {c: np.concatenate([p[c] for p in got]) for c in ("id", "t", "y")}
+    for c in ("id", "t", "y"):
+        np.testing.assert_array_equal(joined[c][key(joined)], whole[c][key(whole)])
+    return got
+
+
 def test_the_row_group_plan(rng, tmp_path):
     """Tasks cover the ids in order, each row in exactly one task's output,
     ranges near the target, cut between files of whole series where it can;
@@ -228,6 +243,16 @@ def test_the_row_group_plan(rng, tmp_path):
             assert g["id"].max() < hi or (task.end is None and g["id"].max() == hi)
             assert len(g["id"]) <= 2 * target + 300  # two targets, plus the row group that crossed it
         assert len(rows) / (2 * target + 300) <= len(p.tasks) <= len(rows) / target + 1
+        # Pieces: the task's rows, every series whole in one piece.
+        for task, g in zip(p.tasks, got):
+            assert len(check_pieces(task, g)) >= len(task.row_groups) // 2  # about a row group each
+    # Rows in no order within each row group (ranges still in id order):
+    # pieces cut by a mask.
+    blocks = [sorted_rows.iloc[a:a + 300].sample(frac=1.0, random_state=a) for a in range(0, len(rows), 300)]
+    write_sorted_survey(tmp_path / "blocks", pd.concat(blocks), cuts=[], row_group_size=300, sort=False)
+    p = plan(kd._parquet_tasks.local_files(str(tmp_path / "blocks")), "id", ["t", "y"], target_rows=2000)
+    for task in p.tasks:
+        assert len(check_pieces(task, kd._parquet_tasks.read(task, ["id", "t", "y"], "id"))) > 1
     # Files of whole series: the cuts fall between files, every row group
     # read once.
     ids = sorted_rows["id"].to_numpy()
@@ -331,10 +356,10 @@ def test_partition_rows_are_ordered_as_a_full_sort_orders_them(rng, weighted):
         frame = pd.DataFrame(cols)
         want = frame.sort_values(list(cols), kind="mergesort", ignore_index=True)
         w_col = "w" if weighted else None
-        assert kd._ties_out_of_order(list(frame.to_numpy().T)) is not None, "rows in (id, t) order"
+        assert kd._ties_out_of_order(list(frame.to_numpy().T))[0] is not None, "rows in (id, t) order"
         for pdf in (frame, frame.sample(frac=1.0, random_state=case)):
             before = pdf.copy()
-            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(*kd._series_rows(pdf, "id", "t", "y", w_col), "id")
+            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(*next(kd._series_pieces(pdf, "id", "t", "y", w_col)), "id")
             np.testing.assert_array_equal(got_t, want["t"].to_numpy())
             np.testing.assert_array_equal(got_y, want["y"].to_numpy())
             if weighted:
