@@ -37,15 +37,12 @@ def main():
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("configs", nargs="*", default=["1x1", "1x4", "2x4"], help="WORKERSxTHREADS")
-    ap.add_argument("--data", default="/tmp/kernpack-survey")
-    ap.add_argument("--curves", type=int, default=1_000_000, help="when the dataset is written here")
-    ap.add_argument("--nf", type=int, default=10_000)
+    survey.dataset_args(ap)
     ap.add_argument("--backend", default="gpu")
     ap.add_argument("--readers", default="kernpack",
                     help="how kernpack.dask reads the files, comma-separated: " + ", ".join(survey.READERS))
     args = ap.parse_args()
-    if not os.path.isdir(args.data):
-        survey.make_dataset(args.data, args.curves, 16)
+    survey.ensure_dataset(args)
     reference = None
     for config in args.configs:
         workers, threads = map(int, config.split("x"))

@@ -158,6 +158,19 @@ def readers(arg):
     return names
 
 
+def dataset_args(ap, nf=10_000):
+    """The survey options of the dask benches: where the dataset is (written
+    there on first use, 16 files) and the grid size."""
+    ap.add_argument("--data", default="/tmp/kernpack-survey")
+    ap.add_argument("--curves", type=int, default=1_000_000, help="when the dataset is written here")
+    ap.add_argument("--nf", type=int, default=nf)
+
+
+def ensure_dataset(args):
+    if not os.path.isdir(args.data):
+        make_dataset(args.data, args.curves, 16)
+
+
 def warm_worker():
     """A tiny batched call on a dask worker: its context and module load."""
     signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
