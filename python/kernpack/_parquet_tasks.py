@@ -59,8 +59,9 @@ class Task:
 
 def local_files(data) -> Optional[List[str]]:
     """The Parquet files of a local path or list of paths (directories as
-    pyarrow's dataset discovery lists them), or None for anything else
-    (remote URLs: Dask's reader takes those)."""
+    pyarrow's dataset discovery lists them), absolute (the workers may run
+    elsewhere) and each once however it is named; or None for anything
+    else (remote URLs: Dask's reader takes those)."""
     import pyarrow.dataset as ds
 
     paths = [os.fspath(p) for p in (data if isinstance(data, (list, tuple)) else [data])]
@@ -68,8 +69,16 @@ def local_files(data) -> Optional[List[str]]:
     for p in paths:
         if "://" in p or not os.path.exists(p):
             return None
+        p = os.path.abspath(p)
         files.extend(sorted(ds.dataset(p, format="parquet").files) if os.path.isdir(p) else [p])
-    return files
+    seen = set()
+    unique = []
+    for f in files:
+        key = os.path.realpath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
 
 
 def _row_groups(path: str, id_col: str, columns: Sequence[str]) -> Optional[Tuple[List[RowGroup], tuple]]:

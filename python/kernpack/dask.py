@@ -147,7 +147,45 @@ def _partitioned_by_id(data, id_col: str, id_is_index: bool, assume_partitioned:
         return data
     if id_is_index:
         data = data.reset_index()
-    return data.set_index(id_col, npartitions=npartitions)
+    divisions = _id_divisions(data[id_col], npartitions or data.npartitions)
+    if divisions is None:
+        return data.set_index(id_col, npartitions=npartitions)
+    return data.set_index(id_col, divisions=divisions)
+
+
+# Ids sampled per partition for the divisions of the shuffle.
+_DIVISION_SAMPLES = 256
+
+
+def _id_divisions(ids, npartitions: int) -> Optional[List[Any]]:
+    """Divisions for ``set_index(id, divisions=...)``: cuts between evenly
+    spaced ids of every partition's sorted unique ids (one pass over the
+    ids, like set_index's own quantiles). None where the ids do not sort
+    (mixed types) or there are none: then set_index chooses.
+
+    Explicit divisions make set_index shuffle. Left to itself, Dask (2026.8)
+    may judge a Parquet dataset already sorted from partition minima and
+    maxima computed on a partitioning other than the frame's (two files whose
+    id ranges touch, or every file holding every id, read together), skip
+    the shuffle, and leave one id in two partitions: its series would be
+    computed twice, each time from part of its samples."""
+
+    def sample(part):
+        unique = np.unique(part.dropna().to_numpy())
+        if unique.size > _DIVISION_SAMPLES:
+            unique = unique[np.linspace(0, unique.size - 1, _DIVISION_SAMPLES).round().astype(np.intp)]
+        return pd.Series(unique, dtype=part.dtype)
+
+    try:
+        values = np.unique(ids.map_partitions(sample, meta=ids._meta).compute().to_numpy())
+    except TypeError:
+        return None
+    if values.size == 0:
+        return None
+    cuts = np.unique(values[np.linspace(0, values.size - 1, max(npartitions, 1) + 1).round().astype(np.intp)])
+    if cuts.size == 1:
+        return [cuts[0], cuts[0]]
+    return list(cuts)
 
 
 def _series_pieces(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
@@ -234,7 +272,8 @@ def _ties_out_of_order(keys: List[np.ndarray]):
         tie = equal_t & ~new_id
         if not tie.any():
             return _IN_ORDER, new_id
-        rows = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+        first = np.flatnonzero(tie)  # rows first and first + 1 share id and t
+        rows = np.union1d(first, first + 1)
         # The tied rows keep their places as a set: sorting them by every key
         # orders each run and leaves the runs where they are.
         within = np.lexsort(tuple(k[rows] for k in reversed(keys)))
