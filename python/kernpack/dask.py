@@ -431,7 +431,31 @@ def _per_partition(source, fn, meta, id_col: str, *args) -> "dd.DataFrame":
                                label=fn.__name__.strip("_").replace("_", "-"), enforce_metadata=False)
     # The output is indexed by id: the input's divisions stay valid only when
     # they were divisions of the id.
+    if source.index.name == id_col and source.known_divisions:
+        return source.map_partitions(_within_divisions, source.divisions, fn, meta, id_col, *args, meta=meta)
     return source.map_partitions(fn, meta, id_col, *args, meta=meta, clear_divisions=source.index.name != id_col)
+
+
+def _within_divisions(part, divisions, fn, meta, id_col, *args, partition_info=None):
+    """`fn` on a partition of a frame indexed by id with known divisions,
+    once its ids are checked against them: divisions that a frame's data
+    does not keep could leave a series in two partitions, computed twice
+    from parts of its samples. Dask's Parquet reader takes divisions from
+    the files' statistics and accepts files whose id ranges touch (a
+    series cut by a file boundary)."""
+    k = partition_info["number"] if partition_info else None
+    if k is not None and len(part):
+        lo, hi = divisions[k], divisions[k + 1]
+        last = k + 2 == len(divisions)
+        first_id, last_id = part.index.min(), part.index.max()
+        if first_id < lo or last_id > hi or (last_id == hi and not last):
+            raise ValueError(
+                f"partition {k} of the frame holds ids {first_id!r}..{last_id!r}, outside its divisions "
+                f"[{lo!r}, {hi!r}{']' if last else ')'}: a series may lie in two partitions. Divisions from "
+                "Parquet statistics (read_parquet(..., calculate_divisions=True)) allow files whose id ranges "
+                "touch; pass the path itself (kernpack plans the read) or a frame without known divisions"
+            )
+    return fn(part, meta, id_col, *args)
 
 
 def lombscargle_peaks(
@@ -532,7 +556,10 @@ def lombscargle_peaks(
     result's divisions are the ranges' first ids.
 
     Partitioning: every series must lie in one partition. A frame indexed by
-    id with known divisions is used as it is; any other input is shuffled
+    id with known divisions is used as it is, each partition's ids checked
+    against its divisions (ValueError where they disagree: divisions from
+    Parquet statistics allow a series cut by a file boundary to lie in two
+    partitions); any other input is shuffled
     first with ``set_index(id_col)``: one pass over the id column for the
     divisions (quantiles), then an all-to-all shuffle of every sample over
     the network, which can cost more than the periodograms themselves. For

@@ -306,13 +306,23 @@ def test_dasks_reader_keeps_every_series_whole(backend, rng, tmp_path, layout):
     rows = survey(rng, nseries=30, ids="int")
     path = tmp_path / layout.replace(" ", "-")
     if layout == "touching":
-        write_sorted_survey(path, rows, cuts=[len(rows) // 2], row_group_size=10**6)
+        ids = rows.sort_values(["id", "t"], kind="mergesort")["id"].to_numpy()
+        cut = int(np.searchsorted(ids, ids[len(ids) // 2])) + 3  # 3 samples into a series (>= 50 each)
+        write_sorted_survey(path, rows, cuts=[cut], row_group_size=10**6)
     else:
         path.mkdir()
         for k, part in enumerate(np.array_split(np.arange(len(rows)), 2)):
             rows.iloc[part].sort_values("id", kind="mergesort").to_parquet(path / f"part-{k}.parquet", index=False)
     res = kd.lombscargle_peaks(str(path), 200, 0.1, 4.0, backend=backend, read_parquet_kwargs={})
     check_peaks(res.compute(), rows, backend, 200, fmin=0.1, fmax=4.0)
+    if layout == "touching":
+        # Divisions from the files' statistics claim the boundary id for
+        # one partition while both hold it: a clear error, not a split series.
+        kw = dict(index="id", calculate_divisions=True)
+        assert dd.read_parquet(str(path), **kw).known_divisions
+        res = kd.lombscargle_peaks(str(path), 200, 0.1, 4.0, backend=backend, read_parquet_kwargs=kw)
+        with pytest.raises(ValueError, match="outside its divisions"):
+            res.compute()
 
 
 def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path):
