@@ -159,8 +159,9 @@ _DIVISION_SAMPLES = 256
 
 def _id_divisions(ids, npartitions: int) -> Optional[List[Any]]:
     """Divisions for ``set_index(id, divisions=...)``: cuts between evenly
-    spaced ids of every partition's sorted unique ids (one pass over the
-    ids, like set_index's own quantiles). None where the ids do not sort
+    spaced ids of every partition's sorted unique ids (of a strided sample
+    of at most about 65,000 rows per partition; one pass over the ids, like
+    set_index's own quantiles). None where the ids do not sort
     (mixed types) or there are none: then set_index chooses.
 
     Explicit divisions make set_index shuffle. Left to itself, Dask (2026.8)
@@ -171,7 +172,11 @@ def _id_divisions(ids, npartitions: int) -> Optional[List[Any]]:
     computed twice, each time from part of its samples."""
 
     def sample(part):
-        unique = np.unique(part.dropna().to_numpy())
+        values = part.dropna().to_numpy()
+        if values.size > _DIVISION_SAMPLES * 256:  # a strided sample (sorting every id costs seconds) and the ends
+            values = np.concatenate([values[:: values.size // (_DIVISION_SAMPLES * 256)],
+                                     [values.min(), values.max()]])
+        unique = np.unique(values)
         if unique.size > _DIVISION_SAMPLES:
             unique = unique[np.linspace(0, unique.size - 1, _DIVISION_SAMPLES).round().astype(np.intp)]
         return pd.Series(unique, dtype=part.dtype)

@@ -325,6 +325,19 @@ def test_dasks_reader_keeps_every_series_whole(backend, rng, tmp_path, layout):
             res.compute()
 
 
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_shuffle_divisions_span_every_id(rng, kind):
+    """Sampled divisions still start at the lowest id and end at the highest
+    (partitions larger than the sample), strictly increasing."""
+    ids = rng.permutation(np.repeat(np.arange(40_000), 5))
+    ids[rng.integers(ids.size)] = -7  # one outlier below, one above, likely missed by a stride
+    ids[rng.integers(ids.size)] = 10**6
+    col = pd.Series(ids if kind == "int" else np.array([f"s{i:08d}" for i in ids], dtype=object), name="id")
+    divisions = kd._id_divisions(dd.from_pandas(col, npartitions=2, sort=False), 5)
+    assert divisions[0] == col.min() and divisions[-1] == col.max()
+    assert all(a < b for a, b in zip(divisions, divisions[1:])) and len(divisions) == 6
+
+
 def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path):
     rows = survey(rng, ids="int")
     path = str(tmp_path / "sorted")
