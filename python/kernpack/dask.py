@@ -524,6 +524,8 @@ def lombscargle_peaks(
         The caller guarantees that every id lies in one partition: no shuffle.
         Results are then sorted by id within each partition, partitions in
         their input order (globally by id only when the partitions are).
+        No effect on a path that kernpack's reader takes (its tasks hold
+        whole series by construction).
     npartitions : int, optional
         Partitions after the shuffle (default: as many as the input). Every
         partition is one batched kernpack call: on GPUs prefer partitions of
