@@ -535,7 +535,8 @@ def lombscargle_peaks(
         Passed to ``dask.dataframe.read_parquet`` for a path (given, even
         empty, Dask's reader reads it), e.g. ``{"index": "id",
         "calculate_divisions": True}`` for a dataset written sorted by id
-        (then no shuffle is needed). kernpack adds
+        whose files share no id (then no shuffle is needed; files that
+        share one raise ValueError, see Notes). kernpack adds
         ``arrow_to_pandas={"split_blocks": True}`` (no copy to consolidate
         the columns) unless the dict gives ``arrow_to_pandas``.
 
