@@ -58,6 +58,7 @@ from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
 from ._native import frame_count as _frame_count
+from ._native import series_layout as _series_layout
 
 __all__ = ["lombscargle_peaks", "lombscargle_periodograms", "uniform_filter", "lorenz96", "lorenz05"]
 
@@ -224,12 +225,12 @@ def _sorted_series(ids, t, y, w, id_col: str):
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
     keys = [ids, t, y] + ([w] if w is not None else [])
-    ties, new_id = _ties_out_of_order(keys)
+    ties, starts = _ties_out_of_order(keys)
     if ties is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
         order = pd.DataFrame(dict(zip(names, keys))).sort_values(names, kind="mergesort").index.to_numpy()
         keys = [k[order] for k in keys]
-        new_id = keys[0][1:] != keys[0][:-1]
+        starts = np.flatnonzero(keys[0][1:] != keys[0][:-1]) + 1
     elif ties is not _IN_ORDER:
         # Tied rows share id and t: only their values (and weights) move.
         rows, source = ties
@@ -238,9 +239,9 @@ def _sorted_series(ids, t, y, w, id_col: str):
             k[rows] = k[source]
     id_values, t, y = keys[:3]
     w = keys[3] if w is not None else None
-    offsets = np.empty(np.count_nonzero(new_id) + 2, dtype=np.intp)
+    offsets = np.empty(starts.size + 2, dtype=np.intp)
     offsets[0], offsets[-1] = 0, id_values.size
-    offsets[1:-1] = np.flatnonzero(new_id) + 1
+    offsets[1:-1] = starts
     return id_values[offsets[:-1]], offsets, t, y, w
 
 
@@ -251,42 +252,64 @@ def _ties_out_of_order(keys: List[np.ndarray]):
     """For rows already ordered by (id, t) (the usual survey layout: a
     dataset written curve by curve, in time), the order by all of `keys`
     without a full sort: only runs of equal (id, t) are sorted, on their
-    other keys. Returns (order, new_id): order is (rows, source), row
+    other keys. Returns (order, starts): order is (rows, source), row
     ``rows[i]`` taking the values of row ``source[i]``, or `_IN_ORDER` when
     the rows are in order as they are, or None when they are not ordered by
-    (id, t) (then the caller sorts everything); new_id marks the rows
-    (after the first) that begin a series, where the ids stay in place. A
+    (id, t) (then the caller sorts everything); starts are the rows (after
+    the first) that begin a series, where the ids stay in place. A
     multi-key sort of millions of rows costs seconds, far more than their
-    periodograms; these checks are a few passes over the rows."""
+    periodograms; the check is one pass over the rows."""
     ids, t = keys[0], keys[1]
     if ids.size < 2:
-        return _IN_ORDER, np.zeros(max(ids.size - 1, 0), dtype=bool)
+        return _IN_ORDER, np.empty(0, dtype=np.intp)
     try:
-        new_id = ids[1:] != ids[:-1]
-        if np.any(ids[1:] < ids[:-1]):
+        layout = _layout(ids, t)
+        if layout is None:
             return None, None
-        # Within a series times must not decrease (NaN compares false: the
-        # full sort decides, and the call then rejects it).
-        later = t[1:] >= t[:-1]
-        later |= new_id
-        if not later.all():
-            return None, None
-        equal_t = t[1:] == t[:-1]
-        if not equal_t.any():
-            return _IN_ORDER, new_id
-        tie = equal_t & ~new_id
-        if not tie.any():
-            return _IN_ORDER, new_id
-        first = np.flatnonzero(tie)  # rows first and first + 1 share id and t
-        rows = np.union1d(first, first + 1)
+        starts, tie_first = layout
+        if tie_first.size == 0:
+            return _IN_ORDER, starts
+        rows = np.union1d(tie_first, tie_first + 1)  # rows i and i + 1 share id and t
         # The tied rows keep their places as a set: sorting them by every key
         # orders each run and leaves the runs where they are.
         within = np.lexsort(tuple(k[rows] for k in reversed(keys)))
     except TypeError:  # ids of mixed types: the full sort decides
         return None, None
     if np.array_equal(within, np.arange(rows.size)):
-        return _IN_ORDER, new_id
-    return (rows, rows[within]), new_id
+        return _IN_ORDER, starts
+    return (rows, rows[within]), starts
+
+
+_NATIVE_IDS = ("int32", "int64", "uint32", "uint64")
+
+
+def _layout(ids: np.ndarray, t: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(starts, tie_first) of rows ordered by (id, t): the rows (after the
+    first) that begin a series, and the rows i whose next row has the same
+    id and time; None when they are not so ordered (a NaN time inside a
+    series included). One native pass for 32/64-bit integer ids and float
+    times (the usual survey columns), NumPy passes otherwise."""
+    if (ids.dtype.name in _NATIVE_IDS and t.dtype.name in ("float32", "float64")
+            and ids.dtype.isnative and t.dtype.isnative and ids.size == t.size):
+        ids, t = np.ascontiguousarray(ids), np.ascontiguousarray(t)
+        got = _series_layout(ids.dtype.name, ids.ctypes.data, t.dtype.name, t.ctypes.data, ids.size)
+        if got is None:
+            return None
+        return np.asarray(got[0], dtype=np.intp), np.asarray(got[1], dtype=np.intp)
+    return _layout_numpy(ids, t)
+
+
+def _layout_numpy(ids: np.ndarray, t: np.ndarray) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    new_id = ids[1:] != ids[:-1]
+    if np.any(ids[1:] < ids[:-1]):
+        return None
+    # Within a series times must not decrease (NaN compares false).
+    later = t[1:] >= t[:-1]
+    later |= new_id
+    if not later.all():
+        return None
+    tie = (t[1:] == t[:-1]) & ~new_id
+    return np.flatnonzero(new_id) + 1, np.flatnonzero(tie)
 
 
 def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):

@@ -16,6 +16,7 @@ use kernpack::{Backend, Error, Kernpack};
 mod lombscargle;
 mod ode;
 mod reduce;
+mod series;
 mod stencil;
 
 create_exception!(
@@ -360,6 +361,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(cpu_threads, m)?)?;
     m.add_function(wrap_pyfunction!(release_staging, m)?)?;
+    m.add_function(wrap_pyfunction!(series::series_layout, m)?)?;
     lombscargle::register(m)?;
     stencil::register(m)?;
     reduce::register(m)?;

@@ -415,6 +415,35 @@ def test_partition_rows_are_ordered_as_a_full_sort_orders_them(rng, weighted):
             pd.testing.assert_frame_equal(pdf, before)  # the partition is not modified
 
 
+@pytest.mark.parametrize("id_dtype", ["int32", "int64", "uint32", "uint64"])
+@pytest.mark.parametrize("t_dtype", ["float32", "float64"])
+def test_the_native_layout_pass_equals_numpys(rng, id_dtype, t_dtype):
+    """Series starts and ties from one native pass equal NumPy's passes, on
+    rows in order, with ties, with a time or an id out of order, NaN times,
+    strided and byte-swapped arrays (NumPy takes those)."""
+    for case in range(300):
+        n = int(rng.integers(1, 40))
+        ids = np.sort(rng.integers(0, 6, n)).astype(id_dtype)
+        t = np.concatenate([np.sort(rng.integers(0, 5, k)) for k in np.unique(ids, return_counts=True)[1]])
+        t = t.astype(t_dtype)
+        if case % 5 == 1 and n > 1:  # a time out of order within a series, or an id out of order
+            i = int(rng.integers(1, n))
+            t[i], t[i - 1] = t[i] - 1, t[i - 1] + 1
+        if case % 5 == 2 and n > 1:
+            ids[[0, -1]] = ids[[-1, 0]]
+        if case % 5 == 3:
+            t[int(rng.integers(n))] = np.nan
+        want = kd._layout_numpy(ids, t)
+        for i, tt in ((ids, t), (ids.astype(ids.dtype.newbyteorder()), t.astype(t.dtype.newbyteorder())),
+                      (np.repeat(ids, 2)[::2], np.repeat(t, 2)[::2])):
+            got = kd._layout(i, tt)
+            assert (got is None) == (want is None), (ids, t)
+            if want is not None:
+                np.testing.assert_array_equal(got[0], want[0])
+                np.testing.assert_array_equal(got[1], want[1])
+                assert got[0].dtype == np.intp and got[1].dtype == np.intp
+
+
 @pytest.mark.parametrize("normalize", ["power", "amplitude"])
 def test_top_k_peaks(backend, rng, normalize):
     rows = survey(rng, nseries=15)
