@@ -21,9 +21,12 @@ import bisect
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+if TYPE_CHECKING:  # pyarrow is imported where it is used: this module imports without it
+    import pyarrow.parquet as pq
 
 # About 100 MB of float32 (t, y) and int64 ids per task: tens of thousands
 # of survey curves, a batched call that fills a GPU, and a handful of tasks
@@ -167,8 +170,13 @@ def _cuts(groups: List[RowGroup], target_rows: int) -> List[int]:
     return cuts
 
 
-def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[bool] = None) -> Dict[str, np.ndarray]:
+def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[bool] = None,
+         opened: Optional[Dict[str, "pq.ParquetFile"]] = None) -> Dict[str, np.ndarray]:
     """The task's rows as one NumPy array per column.
+
+    `opened`: files already open, by path (and where the ones this call
+    opens are kept), so that reading a file a row group at a time parses its
+    footer once.
 
     `use_threads` None: decode on pyarrow's CPU pool when it has more than
     one thread, else on the calling thread. Dask's worker processes start
@@ -189,11 +197,13 @@ def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[
     # One read per file (its row groups in file order, read in parallel by
     # pyarrow), then each row group a slice of it, put in the task's order,
     # cut to the task's range where it reaches past it.
+    opened = {} if opened is None else opened
     where: Dict[Tuple[str, int], "pa.Table"] = {}
     for path, gs in by_file.items():
         gs = sorted(gs, key=lambda g: g.index)
-        table = pq.ParquetFile(path).read_row_groups([g.index for g in gs], columns=list(columns),
-                                                     use_threads=use_threads)
+        if path not in opened:
+            opened[path] = pq.ParquetFile(path)
+        table = opened[path].read_row_groups([g.index for g in gs], columns=list(columns), use_threads=use_threads)
         at = 0
         for g in gs:
             where[(path, g.index)] = table.slice(at, g.rows)
@@ -233,8 +243,9 @@ def pieces(task: Task, columns: Sequence[str], id_col: str,
         yield read(task, columns, id_col, use_threads)
         return
     carry: Optional[Dict[str, np.ndarray]] = None
+    opened: Dict[str, "pq.ParquetFile"] = {}
     for i, g in enumerate(groups):
-        cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads)
+        cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads, opened)
         if carry is not None:
             cols = {c: np.concatenate([carry[c], cols[c]]) for c in columns}
         if i + 1 == len(groups) or groups[i + 1].lo > g.hi:
@@ -246,6 +257,7 @@ def pieces(task: Task, columns: Sequence[str], id_col: str,
                 cols, carry = {c: v[:cut] for c, v in cols.items()}, {c: v[cut:] for c, v in cols.items()}
             else:
                 last = ids >= g.hi
-                cols, carry = {c: v[~last] for c, v in cols.items()}, {c: v[last] for c, v in cols.items()}
+                done = ~last
+                cols, carry = {c: v[done] for c, v in cols.items()}, {c: v[last] for c, v in cols.items()}
         if cols[id_col].size:
             yield cols
