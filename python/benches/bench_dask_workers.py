@@ -22,14 +22,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_survey as survey  # noqa: E402
 
 
-def warm(backend):
-    """A tiny batched call on a worker: its context and module load."""
-    from kernpack import signal
-
-    signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
-                             0.1, 0.01, 100, offsets=[0, 64], best=True, backend=backend)
-
-
 def main():
     from distributed import Client, LocalCluster
 
@@ -48,7 +40,7 @@ def main():
         workers, threads = map(int, config.split("x"))
         with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True) as cluster, \
                 Client(cluster) as client:
-            client.run(warm, args.backend)
+            client.run(survey.warm_worker, args.backend)
             for reader in survey.readers(args.readers):
                 times = []
                 for _ in range(2):

@@ -171,10 +171,10 @@ def ensure_dataset(args):
         make_dataset(args.data, args.curves, 16)
 
 
-def warm_worker():
-    """A tiny batched call on a dask worker: its context and module load."""
+def warm_worker(backend=None, device=None):
+    """A tiny batched call (on a dask worker, or here): its context and module load."""
     signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
-                             0.1, 0.01, 100, offsets=[0, 64], best=True)
+                             0.1, 0.01, 100, offsets=[0, 64], best=True, backend=backend, device=device)
 
 
 def idle(client, timeout=60.0):
@@ -300,8 +300,7 @@ def main():
     import cupy as cp
 
     for d in range(ndev):
-        signal.lombscargle_batch(np.linspace(0, 10, 64, dtype=np.float32), np.sin(np.arange(64, dtype=np.float32)),
-                                 0.1, 0.01, 100, offsets=[0, 64], best=True, backend="gpu", device=d)
+        warm_worker("gpu", d)
         with cp.cuda.Device(d):
             signal.lombscargle_batch(
                 cp.asarray(np.linspace(0, 10, 64, dtype=np.float32)),
