@@ -4,6 +4,8 @@ what SciPy accepts runs SciPy (host arrays, unless the GPU was asked for)."""
 from __future__ import annotations
 
 import numbers
+import operator
+from collections.abc import Iterable
 from typing import Any, Optional
 
 import numpy as np
@@ -36,8 +38,8 @@ class _NotComputed(NotImplementedError):
 
 def _one(name: str, value: Any, what: str, ndim: int) -> Any:
     """A scalar, or a sequence of one value per axis, all equal."""
-    if isinstance(value, (str, numbers.Number)):
-        return value
+    if isinstance(value, (str, numbers.Number)) or not isinstance(value, Iterable):
+        return value  # None and other scalars: the checks below refuse them, as SciPy does
     values = list(value)
     if len(values) != ndim:
         raise RuntimeError(
@@ -83,7 +85,10 @@ def uniform_filter(
     output : array or dtype, optional
         Where to write (same shape; NumPy for host input, the same library
         for device input; may be `input` itself) or the float dtype of the
-        result. Default: a new array of the input's dtype.
+        result. Default: a new array of the input's dtype. Host images are
+        filtered in the wider of the input's and the output's dtype (a
+        float64 output of a float32 image holds float64 means, as SciPy's);
+        device images only into their own dtype.
     mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior'}, optional
         SciPy's boundary modes (and their 'grid-' aliases), the same for both
         axes; 'interior' filters only points whose window fits and copies the
@@ -113,6 +118,9 @@ def uniform_filter(
     RuntimeError
         For SciPy's own errors (an unknown mode, a sequence of the wrong
         length, an output of another shape).
+    TypeError
+        As SciPy: a `cval` that is not a real number, an `origin` that is not
+        an integer.
 
     Notes
     -----
@@ -120,7 +128,9 @@ def uniform_filter(
     image with it, so every output whose window reaches past the edge takes it
     into its mean, and the other outputs stay finite. (SciPy's running sums
     carry it on along each line, making every output non-finite.) The other
-    modes ignore `cval`, as SciPy does.
+    modes ignore `cval`, as SciPy does. In the same way a NaN or infinity in
+    the image reaches only the outputs whose window holds it, where SciPy's
+    running sums spread it to the end of its line.
     """
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     image = on_device["input"] if on_device is not None else np.asarray(input)
@@ -162,16 +172,25 @@ def _computed_window(image, size, mode, cval, origin, axes):
         )
     if mode not in _MODES:
         raise RuntimeError(f"boundary mode not supported: {mode!r}")
+    origin = operator.index(origin)  # TypeError for 0.5, as SciPy
     if origin != 0:
         raise _NotComputed(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
     # SciPy reads cval only in 'constant' mode (any value, NaN included, elsewhere).
-    cval = float(cval) if _MODES[mode] == "constant" else 0.0
-    return size, _MODES[mode], cval
+    if _MODES[mode] != "constant":
+        return size, _MODES[mode], 0.0
+    try:
+        if isinstance(cval, (str, bytes)):
+            raise TypeError
+        return size, "constant", float(cval)
+    except (TypeError, ValueError):
+        raise TypeError(f"cval must be a real number, not {type(cval).__name__}") from None
 
 
 def _host(image, output, size, mode, cval, backend, device):
-    dtype = image.dtype.newbyteorder("=")
-    result, out_dtype = _host_output(output, image.shape, dtype)
+    result, out_dtype = _host_output(output, image.shape, image.dtype.newbyteorder("="))
+    # Computed in the wider of the input's and the output's dtype: a float64
+    # output of float32 input is the exact float64 mean, as SciPy's.
+    dtype = np.promote_types(image.dtype.newbyteorder("="), out_dtype.newbyteorder("="))
     if image.size == 0:
         return result  # nothing to filter, as SciPy
     src = _pitched(image, dtype)

@@ -3,7 +3,8 @@ semantics, a uniform-grid variant and ragged batches of many series."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, List, NamedTuple, Optional, Sequence, Union
+import functools
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -49,9 +50,29 @@ class _Unset:
 
 
 _UNSET: Any = _Unset()
-_POSITIONAL_OPTIONS = ("precenter", "normalize")
+# SciPy 1.17 still takes every option by position, with a warning.
+_POSITIONAL_OPTIONS = ("precenter", "normalize", "weights", "floating_mean")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
+def _times_named_x(function: _F) -> _F:
+    """The core names a series' times `t`; SciPy's signature calls them `x`,
+    so its errors about them name `x`."""
+
+    @functools.wraps(function)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ValueError as e:
+            if str(e).startswith("t["):
+                raise ValueError("x" + str(e)[1:]) from None
+            raise
+
+    return named  # type: ignore[return-value]
+
+
+@_times_named_x
 def lombscargle(
     x: Any,
     y: Any,
@@ -59,8 +80,8 @@ def lombscargle(
     *args: Any,
     precenter: bool = _UNSET,
     normalize: Union[bool, str] = _UNSET,
-    weights: Optional[Any] = None,
-    floating_mean: bool = False,
+    weights: Optional[Any] = _UNSET,
+    floating_mean: bool = _UNSET,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Any:
@@ -83,8 +104,9 @@ def lombscargle(
         ``False``/'power' (the default): power in units of ``A**2 N / 4``;
         ``True``/'normalize': power relative to the residuals of a constant
         model, in [0, 1]; 'amplitude': the complex amplitude of the best-fit
-        sinusoid. Passing `precenter` and `normalize` by position (SciPy
-        1.15's signature) still works but warns, as in SciPy 1.17.
+        sinusoid. Passing options by position (`precenter` and `normalize`
+        in SciPy 1.15's signature, then `weights` and `floating_mean`) still
+        works but warns, as in SciPy 1.17.
     weights : array_like, optional
         Non-negative weight per sample (default all 1); must sum to > 0.
     floating_mean : bool, optional
@@ -125,7 +147,7 @@ def lombscargle(
     frequencies are folded as SciPy's formula does: the same power as at
     ``|f|``, the conjugate amplitude.
     """
-    precenter, normalize = _scipy_options(args, precenter, normalize)
+    precenter, normalize, weights, floating_mean = _scipy_options(args, precenter, normalize, weights, floating_mean)
     mode = _mode(normalize)
     on_device = split([("x", x), ("y", y), ("freqs", freqs), ("weights", weights)])
     if on_device is not None:
@@ -154,10 +176,10 @@ def lombscargle(
     return out.reshape(()) if out.size == 1 else out  # SciPy squeezes one frequency to 0-d
 
 
-def _scipy_options(args: tuple, precenter: Any, normalize: Any) -> tuple:
-    """`precenter` and `normalize` of a :func:`lombscargle` call, with SciPy
-    1.17's warnings: for options passed by position, and for `precenter`
-    passed at all."""
+def _scipy_options(args: tuple, *keywords: Any) -> tuple:
+    """`precenter`, `normalize`, `weights` and `floating_mean` of a
+    :func:`lombscargle` call, with SciPy 1.17's warnings: for options passed
+    by position, and for `precenter` passed at all."""
     if len(args) > len(_POSITIONAL_OPTIONS):
         raise TypeError(
             f"lombscargle() takes from 3 to {3 + len(_POSITIONAL_OPTIONS)} positional arguments "
@@ -165,27 +187,30 @@ def _scipy_options(args: tuple, precenter: Any, normalize: Any) -> tuple:
         )
     if args:
         names = _POSITIONAL_OPTIONS[: len(args)]
-        for name, keyword in zip(names, (precenter, normalize)):
+        for name, keyword in zip(names, keywords):
             if keyword is not _UNSET:
                 raise TypeError(f"lombscargle() got multiple values for argument '{name}'")
         warnings.warn(
             f"You are passing as positional arguments: {', '.join(names)}. Please change your "
             "invocation to use keyword arguments; SciPy 1.19 makes passing them by position an error.",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-        precenter, normalize = (list(args) + [precenter, normalize][len(args) :])[:2]
+        keywords = tuple(args) + keywords[len(args) :]
+    precenter, normalize, weights, floating_mean = keywords
     if precenter is not _UNSET:
         warnings.warn(
             "The parameter 'precenter' is deprecated (as in SciPy 1.17, which removes it in 1.19). "
             "Please leave 'precenter' unspecified: passing True is exactly passing y - y.mean() as y; "
             "consider floating_mean=True instead.",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    return (False if precenter is _UNSET else precenter), (False if normalize is _UNSET else normalize)
+    defaults = (False, False, None, False)
+    return tuple(d if v is _UNSET else v for v, d in zip((precenter, normalize, weights, floating_mean), defaults))
 
 
+@_times_named_x
 def lombscargle_uniform(
     x: Any,
     y: Any,

@@ -319,9 +319,18 @@ def test_positional_options_and_precenter_warn_as_in_scipy_1_17(backend, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lombscargle(x, y, f, normalize=True, floating_mean=True, backend=backend)
+    # SciPy 1.17 takes weights and floating_mean by position too, warning.
+    w = rng.uniform(0.5, 2.0, x.size)
+    with pytest.deprecated_call(match="positional arguments: precenter, normalize, weights, floating_mean"):
+        positional = lombscargle(x, y, f, False, "power", w, True, backend=backend)
+    keyword = lombscargle(x, y, f, weights=w, floating_mean=True, backend=backend)
+    np.testing.assert_array_equal(positional, keyword)
+    assert_close_on(keyword, scipy_ls(x, y, f, weights=w, floating_mean=True), np.ones(f.size, bool), F64_RTOL)
     # Python's own errors for a wrong call.
     with pytest.raises(TypeError, match="positional arguments"):
-        lombscargle(x, y, f, False, "power", None)
+        lombscargle(x, y, f, False, "power", None, False, None)
+    with pytest.raises(TypeError, match="multiple values for argument 'weights'"):
+        lombscargle(x, y, f, False, "power", w, weights=w)
     with pytest.raises(TypeError, match="multiple values for argument 'normalize'"):
         lombscargle(x, y, f, False, "power", normalize="power")
 
@@ -445,7 +454,7 @@ ERROR_CASES = {
     "zero-sum weights": (lambda x, y, f: dict(x=x, y=y, freqs=f, weights=np.zeros(x.size)), "sum to a positive"),
     "bad normalize": (lambda x, y, f: dict(x=x, y=y, freqs=f, normalize="foo"), "Normalize must be"),
     "NaN in y": (lambda x, y, f: dict(x=x, y=np.r_[y[:3], np.nan, y[4:]], freqs=f), r"y\[3\].*not finite"),
-    "inf in x": (lambda x, y, f: dict(x=np.r_[x[:-1], np.inf], y=y, freqs=f), r"not finite"),
+    "inf in x": (lambda x, y, f: dict(x=np.r_[x[:-1], np.inf], y=y, freqs=f), r"^x\[\d+\] = inf is not finite"),
     "NaN in freqs": (lambda x, y, f: dict(x=x, y=y, freqs=np.r_[f, np.nan]), r"freqs.*not finite"),
 }
 
