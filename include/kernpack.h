@@ -16,7 +16,7 @@
  would span more, or whose size overflows, is KP_ERROR_INVALID_ARGUMENT,
  checked before anything is read, allocated or launched.
  */
-#define KP_MAX_ARRAY_BYTES (1 << 56)
+#define KP_MAX_ARRAY_BYTES 72057594037927936
 
 /*
  Size of `kp_device_info.name`, its terminating NUL included.
@@ -264,9 +264,10 @@ extern "C" {
 #endif // __cplusplus
 
 /*
- Why the last failing kernpack call on this thread failed ("" if none has).
- The string is owned by kernpack and valid until the next kernpack call on
- this thread; copy it to keep it.
+ Why the last kernpack call on this thread that returns a `kp_status`
+ failed: "" when that call succeeded (or none was made), so read it right
+ after the failing call. The string is owned by kernpack and valid until
+ the next such call on this thread; copy it to keep it.
  */
 const char *kp_last_error_message(void);
 
@@ -618,7 +619,7 @@ enum kp_status kp_lombscargle_device_f64(const struct kp_context *ctx,
 
 /*
  As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
- `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+ `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
  faster than an explicit frequency array on the GPU.
 
  # Safety
@@ -657,7 +658,7 @@ enum kp_status kp_lombscargle_uniform_device_f32(const struct kp_context *ctx,
 
 /*
  As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
- `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+ `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
  faster than an explicit frequency array on the GPU.
 
  # Safety

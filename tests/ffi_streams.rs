@@ -118,7 +118,14 @@ fn gpu_only_functions_refuse_a_cpu_context() {
         assert_eq!(kp_event_elapsed_ms(cpu.0, 5, 6, &mut ms), KP_ERROR_NO_GPU);
         assert_eq!(kp_stream_wait_event(cpu.0, 0, 5), KP_ERROR_NO_GPU);
         assert_eq!(kp_host_alloc_pinned(cpu.0, 8, &mut ptr), KP_ERROR_NO_GPU);
-        assert_eq!(kp_host_free_pinned(cpu.0, null_mut()), KP_ERROR_NO_GPU);
+        // Freeing NULL (or 0) is a no-op on any context, as free(NULL).
+        assert_eq!(kp_host_free_pinned(cpu.0, null_mut()), KP_OK);
+        assert_eq!(kp_device_free(cpu.0, 0), KP_OK);
+        assert_eq!(kp_device_free(cpu.0, 64), KP_ERROR_NO_GPU);
+        assert_eq!(
+            kp_host_free_pinned(null(), null_mut()),
+            KP_ERROR_NULL_POINTER
+        );
         let mut host = [0u8; 8];
         assert_eq!(
             kp_memcpy_htod_async(cpu.0, 64, host.as_ptr().cast(), 8, 0),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
-use super::{check_disjoint, Kernpack};
+use super::{check_disjoint, check_host_room, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
 use crate::gpu::kernels;
@@ -140,6 +140,7 @@ pub fn validate<T: Float>(
     let elements = check_call(n, delta0, dt, nsteps, lengths)?;
     check_finite_state("F", f)?;
     check_finite_state("G", g)?;
+    check_host_room::<Complex<T>>("delta", nsteps.saturating_add(1))?;
     Ok(elements)
 }
 

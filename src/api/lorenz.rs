@@ -15,7 +15,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 pub use crate::params::lorenz::{frame_count, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use super::multi::MultiGpu;
-use super::{check_disjoint, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
+use super::{check_disjoint, check_host_room, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
@@ -287,8 +287,9 @@ impl Kernpack {
         every: u64,
         integrate: impl FnOnce(usize, Option<&(dyn Fn(u64, u64) + Sync)>) -> crate::cpu::lorenz::Run<T>,
     ) -> Result<Ensemble<T>> {
-        let (members, _) = check_ensemble(p, initial.len(), steps, every)?;
+        let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
         check_finite(initial)?;
+        check_host_room::<T>("the trajectory", traj_len)?;
         let run = integrate(self.cpu_threads(), self.progress_fn());
         Ok(Ensemble {
             members,
@@ -351,6 +352,7 @@ impl Kernpack {
             Some(gpu) => gpu.window_sum(x, w, rows, n), // validates
             None => {
                 check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
+                check_host_room::<T>("the window sums", x.len())?;
                 let mut out = vec![T::default(); x.len()];
                 cpu::window_sum::window_sum(x, w, rows, n, n, &mut out, self.cpu_threads());
                 Ok(out)
@@ -399,6 +401,7 @@ fn host_run<T: Float>(
 ) -> Result<Ensemble<T>> {
     let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
     check_finite(initial)?;
+    check_host_room::<T>("the trajectory", traj_len)?;
     let stream = gpu.stream();
     let cuda = |during: &'static str| move |e| Error::cuda(during, e);
     let d_initial = stream

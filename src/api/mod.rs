@@ -227,6 +227,21 @@ pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usi
 /// or garbage size) is an error before any slice, allocation or launch.
 pub const MAX_ARRAY_BYTES: usize = 1 << 56;
 
+/// The host can allocate `len` values of `T` for a result: probed with a
+/// fallible reservation (freed at once) after the call's checks, so that a
+/// valid size this host cannot back is [`Error::OutOfMemory`] before any
+/// work, not an abort when the result is allocated.
+pub(crate) fn check_host_room<T>(what: &str, len: usize) -> Result<()> {
+    check_array_size::<T>(what, len)?;
+    let mut probe: Vec<T> = Vec::new();
+    probe.try_reserve_exact(len).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "{what}: {len} values ({} bytes) cannot be allocated on this host",
+            len * std::mem::size_of::<T>()
+        ))
+    })
+}
+
 /// `len` values of `T` fit in [`MAX_ARRAY_BYTES`].
 pub(crate) fn check_array_size<T>(name: &str, len: usize) -> Result<()> {
     match len.checked_mul(std::mem::size_of::<T>().max(1)) {

@@ -2,7 +2,10 @@
 //! entry points for complex64 and complex128, one-line wrappers around one
 //! generic body each. Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
-use super::{boundary, context, device_address, host_slice_mut, kp_context, kp_status, Failure};
+use super::{
+    boundary, check_apart, context, device_address, host_slice_mut, kp_context, kp_status, Failure,
+    Span,
+};
 use crate::api::fg::{complexes, interleaved, FgOptions};
 use crate::error::Error;
 use crate::float::{Complex, Float};
@@ -44,9 +47,17 @@ unsafe fn integrate_host<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let state_len = state_values(n)?;
         check_delta_len(delta_len, nsteps)?;
+        let delta_values = delta_len.saturating_mul(2); // impossible counts are refused by the slice
+        check_apart(
+            &[
+                Span::of("f", f, state_len),
+                Span::of("g", g, state_len),
+                Span::of("delta", delta, delta_values),
+            ],
+            &[],
+        )?;
         let f = unsafe { host_slice_mut("f", f, state_len) }?;
         let g = unsafe { host_slice_mut("g", g, state_len) }?;
-        let delta_values = delta_len.saturating_mul(2); // impossible counts are refused by the slice
         let delta = unsafe { host_slice_mut("delta", delta, delta_values) }?;
         let delta0 = Complex {
             re: delta0_re,

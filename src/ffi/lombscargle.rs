@@ -1,8 +1,8 @@
 //! C ABI of the Lomb-Scargle family: host-pointer and device-pointer entry
 //! points per dtype, thin wrappers over one generic body each.
 use super::{
-    boundary, context, count_plus_one, device_address, host_slice, host_slice_mut, kp_context,
-    kp_status, offsets_from, optional_host_slice, value_boundary, Failure,
+    boundary, check_apart, context, count_plus_one, device_address, host_slice, host_slice_mut,
+    kp_context, kp_status, offsets_from, optional_host_slice, value_boundary, Failure, Span,
 };
 use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
 use crate::api::lombscargle::peaks::PeakBuffers;
@@ -148,6 +148,19 @@ unsafe fn lombscargle_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
+        let freq_span = match freqs {
+            Freqs::Array(ptr, nf) => Span::of("freqs", ptr, nf),
+            Freqs::Uniform(_) => Span::of("freqs", std::ptr::null::<T>(), 0),
+        };
+        check_apart(
+            &[Span::of("out", out, out_len)],
+            &[
+                Span::of("t", t, nx),
+                Span::of("y", y, nx),
+                Span::of("weights", weights, nx),
+                freq_span,
+            ],
+        )?;
         let series = Series {
             t: unsafe { host_slice("t", t, nx) }?,
             y: unsafe { host_slice("y", y, nx) }?,
@@ -354,7 +367,7 @@ pub unsafe extern "C" fn kp_lombscargle_device_f64(
 }
 
 /// As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
-/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
 /// faster than an explicit frequency array on the GPU.
 ///
 /// # Safety
@@ -403,7 +416,7 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(
 }
 
 /// As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
-/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0): the recurrence kernel, much
+/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
 /// faster than an explicit frequency array on the GPU.
 ///
 /// # Safety
@@ -472,6 +485,20 @@ impl<T> HostBatch<'_, T> {
             offsets: &self.offsets,
         }
     }
+    /// The caller's buffers this batch reads (offsets are copied already).
+    fn spans(&self) -> [Span<'static>; 5] {
+        let of = |name, s: &[T]| Span::of(name, s.as_ptr(), s.len());
+        [
+            of("t", self.t),
+            of("y", self.y),
+            self.weights
+                .map_or(Span::of("weights", std::ptr::null::<T>(), 0), |w| {
+                    of("weights", w)
+                }),
+            Span::of("f0", self.f0.as_ptr(), self.f0.len()),
+            Span::of("df", self.df.as_ptr(), self.df.len()),
+        ]
+    }
     fn grids(&self) -> BatchGrid<'_> {
         match self.f0.len() {
             1 => BatchGrid::Shared(UniformGrid::new(self.f0[0], self.df[0], self.nf)),
@@ -533,6 +560,7 @@ unsafe fn batch_host<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
         let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
+        check_apart(&[Span::of("out", out, out_len)], &inputs.spans())?;
         let out = unsafe { host_slice_mut("out", out, out_len) }?;
         let total = nf
             .checked_mul(nseries)
@@ -570,6 +598,13 @@ unsafe fn batch_peaks_host<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
         let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
+        check_apart(
+            &[
+                Span::of("index", index, nseries),
+                Span::of("value", value, nseries),
+            ],
+            &inputs.spans(),
+        )?;
         let index = unsafe { host_slice_mut("index", index, nseries) }?;
         let value = unsafe { host_slice_mut("value", value, nseries) }?;
         // Computed in full before a single value is written.

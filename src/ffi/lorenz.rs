@@ -2,8 +2,8 @@
 //! of the periodic window sum: host-pointer and device-pointer entry points
 //! per dtype, thin wrappers over one generic body each.
 use super::{
-    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
-    value_boundary, Failure,
+    boundary, check_apart, context, device_address, host_slice, host_slice_mut, kp_context,
+    kp_status, value_boundary, Failure, Span,
 };
 use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use crate::error::Error;
@@ -196,6 +196,15 @@ unsafe fn ensemble_host<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let model = model?;
         let (len, traj_len) = run_lengths(&model, members, steps, every)?;
+        let traj_span = Span::of(
+            "trajectory",
+            trajectory,
+            if every > 0 { trajectory_len } else { 0 },
+        );
+        check_apart(
+            &[Span::of("out", out, len), traj_span],
+            &[Span::of("initial", initial, len)],
+        )?;
         let initial = unsafe { host_slice("initial", initial, len) }?;
         let out = unsafe { host_slice_mut("out", out, len) }?;
         let trajectory = match every {
@@ -549,6 +558,10 @@ unsafe fn window_sum_host<T: Float>(
         let len = rows
             .checked_mul(n)
             .ok_or_else(|| Error::invalid("rows x n overflows"))?;
+        check_apart(
+            &[Span::of("out", out, len)],
+            &[Span::of("x", x, len), Span::of("w", w, w_len)],
+        )?;
         let x = unsafe { host_slice("x", x, len) }?;
         let w = unsafe { host_slice("w", w, w_len) }?;
         let out = unsafe { host_slice_mut("out", out, len) }?;

@@ -63,7 +63,7 @@ pub enum kp_status {
 /// largest user address space of current 64-bit CPUs): a count whose values
 /// would span more, or whose size overflows, is KP_ERROR_INVALID_ARGUMENT,
 /// checked before anything is read, allocated or launched.
-pub const KP_MAX_ARRAY_BYTES: u64 = 1 << 56;
+pub const KP_MAX_ARRAY_BYTES: u64 = 72_057_594_037_927_936; // 2^56, spelled out: cbindgen copies `1 << 56`, an int shift in C
 const _: () = assert!(KP_MAX_ARRAY_BYTES as usize == crate::api::MAX_ARRAY_BYTES);
 
 /// Where a context runs work: one of the KP_BACKEND_* values. (Inputs are
@@ -108,9 +108,10 @@ fn set_last_error(message: &str, cuda_code: i32) {
     LAST_CUDA_ERROR.with(|e| e.set(cuda_code));
 }
 
-/// Why the last failing kernpack call on this thread failed ("" if none has).
-/// The string is owned by kernpack and valid until the next kernpack call on
-/// this thread; copy it to keep it.
+/// Why the last kernpack call on this thread that returns a `kp_status`
+/// failed: "" when that call succeeded (or none was made), so read it right
+/// after the failing call. The string is owned by kernpack and valid until
+/// the next such call on this thread; copy it to keep it.
 #[no_mangle]
 pub extern "C" fn kp_last_error_message() -> *const c_char {
     value_boundary(|| c"".as_ptr(), || LAST_ERROR.with(|e| e.borrow().as_ptr()))
@@ -229,7 +230,7 @@ pub(crate) unsafe fn optional_host_slice<'a, T>(
     unsafe { host_slice(name, ptr, len) }.map(Some)
 }
 
-fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Result<(), Failure> {
+pub(crate) fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Result<(), Failure> {
     if ptr.is_null() {
         return Err(null_pointer(name));
     }
@@ -240,6 +241,56 @@ fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Result<(), Fa
             std::mem::align_of::<T>()
         ))
         .into());
+    }
+    Ok(())
+}
+
+/// A host buffer of a call, for [`check_apart`]: its name, address and bytes.
+pub(crate) struct Span<'a> {
+    name: &'a str,
+    start: usize,
+    bytes: usize,
+}
+
+impl<'a> Span<'a> {
+    /// `len` values of `T` at `ptr` (sizes are checked elsewhere: an
+    /// impossible one saturates here and is refused by its slice).
+    pub(crate) fn of<T>(name: &'a str, ptr: *const T, len: usize) -> Self {
+        Span {
+            name,
+            start: ptr as usize,
+            bytes: len.saturating_mul(std::mem::size_of::<T>()),
+        }
+    }
+
+    fn overlaps(&self, other: &Span) -> bool {
+        let end = |s: &Span| s.start.saturating_add(s.bytes);
+        // NULL and empty buffers share nothing (NULL is refused by its slice).
+        self.start != 0
+            && other.start != 0
+            && self.bytes > 0
+            && other.bytes > 0
+            && self.start < end(other)
+            && other.start < end(self)
+    }
+}
+
+/// Every buffer a call writes (`outputs`) must share no byte with another
+/// buffer of the call, written or read: a shared and a mutable slice over
+/// the same memory would be undefined behaviour, and a result written over
+/// an input still being read would be wrong. Checked before any mutable
+/// slice is formed.
+pub(crate) fn check_apart(outputs: &[Span], inputs: &[Span]) -> Result<(), Failure> {
+    for (i, out) in outputs.iter().enumerate() {
+        for other in outputs[i + 1..].iter().chain(inputs) {
+            if out.overlaps(other) {
+                return Err(Error::invalid(format!(
+                    "{} and {} overlap: pass separate buffers",
+                    out.name, other.name
+                ))
+                .into());
+            }
+        }
     }
     Ok(())
 }
@@ -439,15 +490,16 @@ pub unsafe extern "C" fn kp_device_alloc(
 pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        if dptr != 0 {
-            streams::take_live(ctx.id, "dptr", dptr, streams::Kind::Device)?;
-            gpu.context()
-                .bind_to_thread()
-                .map_err(|e| Error::cuda("binding the context", e))?;
-            unsafe { cudarc::driver::result::free_sync(dptr) }
-                .map_err(|e| Error::cuda("freeing device memory", e))?;
+        if dptr == 0 {
+            return Ok(()); // as free(NULL), on any context
         }
+        let gpu = ctx.gpu()?;
+        streams::take_live(ctx.id, "dptr", dptr, streams::Kind::Device)?;
+        gpu.context()
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))?;
+        unsafe { cudarc::driver::result::free_sync(dptr) }
+            .map_err(|e| Error::cuda("freeing device memory", e))?;
         Ok(())
     })
 }

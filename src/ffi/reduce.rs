@@ -3,8 +3,8 @@
 //! thing with its reference) and on device pointers enqueued on a stream (GPU
 //! contexts). One generic body per entry point, one-line wrappers per dtype.
 use super::{
-    boundary, context, count_plus_one, device_address, host_slice, host_slice_mut, kp_context,
-    kp_status, null_pointer, offsets_from,
+    boundary, check_apart, context, count_plus_one, device_address, host_slice, host_slice_mut,
+    kp_context, kp_status, null_pointer, offsets_from, Span,
 };
 use crate::api::reduce_batched::{BATCH_BAD_SUM, BATCH_OK};
 use crate::float::Float;
@@ -89,7 +89,16 @@ unsafe fn batched_host<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let offsets = unsafe { host_slice("offsets", offsets, count_plus_one(narrays)?) }?;
         let offsets = offsets_from(offsets)?;
-        let x = unsafe { host_slice_mut("x", x, *offsets.last().unwrap_or(&0)) }?;
+        let n = *offsets.last().unwrap_or(&0);
+        check_apart(
+            &[
+                Span::of("x", x, n),
+                Span::of("sums", sums, narrays),
+                Span::of("status", status, narrays),
+            ],
+            &[],
+        )?;
+        let x = unsafe { host_slice_mut("x", x, n) }?;
         let sums = unsafe { host_slice_mut("sums", sums, narrays) }?;
         let status = unsafe { host_slice_mut("status", status, narrays) }?;
         let done = ctx.kernpack.normalize_batched(x, &offsets)?;

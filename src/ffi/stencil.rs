@@ -1,8 +1,8 @@
 //! C ABI of the 2D box filter: host pointers (any context; the CPU backend
 //! runs the reference) and device pointers enqueued on a stream (GPU contexts).
 use super::{
-    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
-    value_boundary, Failure,
+    boundary, check_host_pointer, context, device_address, host_slice, host_slice_mut, kp_context,
+    kp_status, value_boundary, Failure,
 };
 use crate::api::check_disjoint;
 use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
@@ -97,19 +97,19 @@ unsafe fn box_filter_host<T: Float>(
                 .ok_or_else(|| Failure::from(Error::invalid("the image is too large")))
         };
         let (n_in, n_out) = (span(in_pitch)?, span(out_pitch)?);
+        // NULL and impossible sizes first (as every entry point, an empty
+        // image included), so that the overlap check sees real spans.
+        check_host_pointer("input", input, n_in)?;
+        check_host_pointer("output", output, n_out)?;
         // A shared and a mutable slice over the same memory would be undefined
         // behaviour: the spans are checked apart before either is formed.
         check_disjoint::<T>(input as u64, n_in, output as u64, n_out)?;
-        // SAFETY: the caller provides these spans (documented); they do not
-        // overlap. An empty image reads and writes nothing: any pointer will do.
-        let (input, output) = match (n_in, n_out) {
-            (0, 0) => (&[][..], &mut [][..]),
-            _ => unsafe {
-                (
-                    host_slice("input", input, n_in)?,
-                    host_slice_mut("output", output, n_out)?,
-                )
-            },
+        // SAFETY: the caller provides these spans (documented); they do not overlap.
+        let (input, output) = unsafe {
+            (
+                host_slice("input", input, n_in)?,
+                host_slice_mut("output", output, n_out)?,
+            )
         };
         ctx.kernpack
             .box_filter_into(input, output, &layout, &opts)?;
@@ -133,14 +133,10 @@ unsafe fn box_filter_device<T: Float>(
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
         let (layout, opts) = unsafe { parse(options, rows, cols, in_pitch, out_pitch) }?;
-        // An empty image reads and writes nothing: any pointer will do.
-        let (input, output) = match layout.is_empty() {
-            true => (input, output),
-            false => (
-                device_address("input", input)?,
-                device_address("output", output)?,
-            ),
-        };
+        let (input, output) = (
+            device_address("input", input)?,
+            device_address("output", output)?,
+        );
         let stream = unsafe { ctx.stream(stream) }?;
         // SAFETY: the caller provides device spans of the layout's lengths.
         unsafe { gpu.box_filter_raw::<T>(&stream, input, output, &layout, &opts) }?;

@@ -370,10 +370,11 @@ pub unsafe extern "C" fn kp_host_free_pinned(
     ptr: *mut c_void,
 ) -> kp_status {
     boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         if ptr.is_null() {
-            return Ok(());
+            unsafe { super::context(ctx) }?; // a NULL context is still an error
+            return Ok(()); // as free(NULL), on any context
         }
+        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         take_live(ctx.id, "ptr", ptr as u64, Kind::Pinned)?;
         unsafe { cu::free_host(ptr) }.map_err(cuda("freeing pinned host memory"))
     })

@@ -10,7 +10,7 @@ use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
     UniformGrid, STATS_LEN,
 };
-use crate::api::{BatchRunner, Kernpack};
+use crate::api::{check_host_room, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -166,7 +166,7 @@ pub fn validate_batch<T: Float>(
                 Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
                 other => other,
             };
-            grids.grid(s).validate().map_err(in_series)?;
+            grids.grid(s).validate_for::<T>().map_err(in_series)?;
             check_values(&batch.series(s), None, opts).map_err(in_series)?;
         }
         Ok(())
@@ -198,6 +198,7 @@ impl Kernpack {
             BatchRunner::Gpu(gpu) => gpu.lombscargle_batch(batch, grids, opts),        // validates
             BatchRunner::Cpu => {
                 validate_batch(batch, grids, opts)?;
+                check_periodograms_room::<T>(batch, grids, opts)?;
                 Ok(cpu::lombscargle::lombscargle_batch(
                     self.cpu_threads(),
                     batch,
@@ -207,6 +208,19 @@ impl Kernpack {
             }
         }
     }
+}
+
+/// The host memory for every periodogram of a validated batch.
+fn check_periodograms_room<T: Float>(
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+) -> Result<()> {
+    let nseries = batch.offsets.len().saturating_sub(1);
+    let total = output_len(grids.nf(), opts)
+        .checked_mul(nseries)
+        .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
+    check_host_room::<T>("the periodograms", total)
 }
 
 /// Raw device pointers of a batched call (see [`Gpu::lombscargle_batch_raw`]).
@@ -252,6 +266,7 @@ impl Gpu {
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
         validate_batch(batch, grids, opts)?;
+        check_periodograms_room::<T>(batch, grids, opts)?;
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let t = stream

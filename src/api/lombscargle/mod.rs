@@ -9,7 +9,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
 
-use super::Kernpack;
+use super::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
@@ -80,6 +80,25 @@ impl UniformGrid {
         }
         if self.nf > i64::MAX as usize / 2 {
             return Err(Error::invalid("too many frequencies"));
+        }
+        Ok(())
+    }
+
+    /// [`UniformGrid::validate`], and every frequency representable in `T`
+    /// (an f32 call computes its grid in f32: 1e39 would be infinite there).
+    pub fn validate_for<T: Float>(&self) -> Result<()> {
+        self.validate()?;
+        let last = self.frequency(self.nf - 1);
+        if [self.f0, self.df, last]
+            .iter()
+            .any(|&v| !T::from_f64(v).to_f64().is_finite())
+        {
+            return Err(Error::invalid(format!(
+                "grid f0 {} df {} (last frequency {last}) exceeds the range of {}",
+                self.f0,
+                self.df,
+                T::NAME
+            )));
         }
         Ok(())
     }
@@ -227,7 +246,8 @@ pub fn validate<T: Float>(
         None,
         opts,
     )?;
-    check_values(series, Some(freqs), opts)
+    check_values(series, Some(freqs), opts)?;
+    check_host_room::<T>("the periodogram", output_len(freqs.len(), opts))
 }
 
 /// As [`validate`], for a uniform frequency grid.
@@ -246,7 +266,9 @@ pub fn validate_uniform<T: Float>(
         None,
         opts,
     )?;
-    check_values(series, None, opts)
+    grid.validate_for::<T>()?;
+    check_values(series, None, opts)?;
+    check_host_room::<T>("the periodogram", output_len(grid.nf, opts))
 }
 
 /// The checks of host values, after `check_call`: non-finite values,
@@ -281,6 +303,12 @@ pub(crate) fn check_values<T: Float>(
             if sum <= 0.0 {
                 return Err(Error::invalid("the weights sum to zero"));
             }
+            if !sum.is_finite() {
+                // Every weight would normalise to 0: an all-zero periodogram.
+                return Err(Error::invalid(
+                    "the weights sum past the largest f64: scale them down",
+                ));
+            }
             sum
         }
         None => series.t.len() as f64,
@@ -306,6 +334,11 @@ pub(crate) fn check_values<T: Float>(
         let mean_square: f64 = (0..n)
             .map(|i| weight(i) * series.y[i].to_f64().powi(2))
             .sum();
+        if !mean_square.is_finite() {
+            return Err(Error::invalid(
+                "normalize mode: the variance of y overflows f64 (values near 1e154 or beyond): scale y down",
+            ));
+        }
         if var <= (64.0 * f64::EPSILON).powi(2) * mean_square {
             return Err(Error::invalid(
                 "normalize mode needs y to vary (its weighted variance is zero)",

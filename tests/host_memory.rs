@@ -1,0 +1,91 @@
+//! A valid call whose result this host cannot hold is Error::OutOfMemory
+//! before any work, never an abort when the result is allocated. The sizes
+//! are within kernpack's 2^56-byte array cap but past the 2^47-byte user
+//! address space of x86-64 (and of 48-bit arm64), so no overcommit setting
+//! lets the reservation succeed. The CPU backend and, where there is one,
+//! the GPU's host-slice paths.
+mod common;
+
+use common::gpu_or_skip;
+use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
+use kernpack::api::lombscargle::UniformGrid;
+use kernpack::{
+    Backend, Complex, Error, FgOptions, Kernpack, LombScargleOptions, Lorenz96Params, Series,
+};
+
+/// 2^46 f32 values: 256 TiB.
+const HUGE_NF: usize = 1 << 46;
+
+fn expect_out_of_memory<T: std::fmt::Debug>(what: &str, result: kernpack::Result<T>) {
+    match result {
+        Err(Error::OutOfMemory(msg)) => assert!(!msg.is_empty(), "{what}: empty message"),
+        other => panic!("{what}: expected OutOfMemory, got {other:?}"),
+    }
+}
+
+fn huge_results(kp: &Kernpack) {
+    let t: Vec<f32> = (0..64).map(|i| i as f32 * 0.37).collect();
+    let y: Vec<f32> = t.iter().map(|v| v.sin()).collect();
+    let series = Series {
+        t: &t,
+        y: &y,
+        weights: None,
+    };
+    let opts = LombScargleOptions::default();
+    expect_out_of_memory(
+        "uniform periodogram",
+        kp.lombscargle_uniform(&series, &UniformGrid::new(0.1, 1e-9, HUGE_NF), &opts),
+    );
+    let offsets = [0, 32, 64];
+    let batch = Batch {
+        t: &t,
+        y: &y,
+        weights: None,
+        offsets: &offsets,
+    };
+    expect_out_of_memory(
+        "batch of periodograms",
+        kp.lombscargle_batch(
+            &batch,
+            &BatchGrid::Shared(UniformGrid::new(0.1, 1e-9, HUGE_NF / 2)),
+            &opts,
+        ),
+    );
+    // A trajectory of 2^43 frames of 40 f64 sites: 2.5 PiB.
+    let p = Lorenz96Params::default();
+    let initial: Vec<f64> = (0..p.n).map(|i| (i as f64 * 0.7).sin() + 8.0).collect();
+    expect_out_of_memory(
+        "Lorenz 96 trajectory",
+        kp.lorenz96(&p, &initial, 1 << 43, 1),
+    );
+    // 2^46 complex f64 values of delta: 1 PiB.
+    let f = vec![Complex { re: 0.5, im: 0.1 }; 4];
+    expect_out_of_memory(
+        "F/G delta",
+        kp.fg_integrate(
+            2,
+            &f,
+            &f,
+            Complex { re: 1.0, im: 0.0 },
+            1e-3,
+            HUGE_NF,
+            &FgOptions::default(),
+        ),
+    );
+    // The handle still works.
+    let freqs = [0.5f32, 1.0, 2.0];
+    let ok = kp.lombscargle(&series, &freqs, &opts).unwrap();
+    assert_eq!(ok.len(), 3);
+}
+
+#[test]
+fn cpu_results_the_host_cannot_hold_are_out_of_memory() {
+    huge_results(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn gpu_host_results_the_host_cannot_hold_are_out_of_memory() {
+    if let Some(gpu) = gpu_or_skip("gpu_host_results_the_host_cannot_hold_are_out_of_memory") {
+        huge_results(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
+    }
+}
