@@ -134,6 +134,15 @@ def plan(files: Sequence[str], id_col: str, columns: Sequence[str],
     groups = sorted((g for gs, _ in per_file for g in gs), key=lambda g: (g.lo, g.hi, g.path, g.index))
     if not groups:
         return None
+    # Row groups that follow one another in id order (a dataset written in
+    # id order, a series crossing from one row group into the next): a
+    # range holds at least two of the largest, since each cut through a
+    # series re-reads one row group, which is then at most half a range's
+    # rows. (With the target below a row group, every row would be read
+    # twice and the plan give way to Dask's shuffle, measured 20-30x slower
+    # on 2 x 10^8 rows.)
+    if all(b.lo >= a.hi for a, b in zip(groups, groups[1:])):
+        target_rows = max(target_rows, 2 * max(g.rows for g in groups))
     cuts = _cuts(groups, target_rows)
     members: List[List[RowGroup]] = [[] for _ in cuts]
     begun = [0] * len(cuts)

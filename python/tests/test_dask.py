@@ -263,6 +263,18 @@ def test_the_row_group_plan(rng, tmp_path, monkeypatch):
     assert len(p.tasks) == 3
     assert all(len({g.path for g in task.row_groups}) == 1 for task in p.tasks)
     assert sum(len(task.row_groups) for task in p.tasks) == len({g for task in p.tasks for g in task.row_groups})
+    # Row groups larger than the target, a series crossing every row-group
+    # boundary: ranges of at least two row groups, so no row group is read
+    # more than twice and the rows once and a half at most (a target below
+    # the row groups would read every row twice and give way to Dask).
+    p = plan(kd._parquet_tasks.local_files(str(tmp_path / "sorted")), "id", ["t", "y"], target_rows=100)
+    assert p is not None and len(p.tasks) > 2
+    reads = [g for task in p.tasks for g in task.row_groups]
+    assert sum(g.rows for g in reads) <= 1.5 * len(rows)
+    got = [read(task, ["id", "t", "y"], "id") for task in p.tasks]
+    np.testing.assert_array_equal(np.concatenate([g["id"] for g in got]), sorted_rows["id"].to_numpy())
+    for task, g in zip(p.tasks, got):
+        check_pieces(task, g)
     # Every file spans every id: each task would read everything, so Dask
     # shuffles instead (unless one task holds it all).
     shuffled = tmp_path / "shuffled"
