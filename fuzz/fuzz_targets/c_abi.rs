@@ -2293,7 +2293,12 @@ fn device(op: &DeviceOp) {
             _ => kp_memcpy_dtoh(c, ptr::null_mut(), p0, 0),
         }
     };
-    check_fails(&call, status);
+    if op.which % 26 == 22 && p0 == 0 {
+        // Freeing 0 is a no-op on any context, as free(NULL).
+        assert_eq!(status, kp_status::KP_OK, "{call}: freeing 0 failed");
+    } else {
+        check_fails(&call, status);
+    }
 }
 
 #[derive(Arbitrary, Debug)]
@@ -2380,7 +2385,12 @@ fn streams(op: &StreamOp) {
             _ => kp_memcpy_dtoh(c, host.as_mut_ptr().cast(), h0, bytes),
         }
     };
-    check_fails(&call, status);
+    if op.which % 14 == 9 && op.null_out {
+        // Freeing NULL is a no-op on any context, as free(NULL).
+        assert_eq!(status, kp_status::KP_OK, "{call}: freeing NULL failed");
+    } else {
+        check_fails(&call, status);
+    }
     assert_eq!(out_u64, 0x5a5a, "{call}: failed but wrote a handle");
     assert_eq!(
         out_ptr as usize, 0x5a50,
