@@ -227,40 +227,27 @@ fn values_past_what_the_result_can_hold_are_refused() {
     let ctx = Ctx::new(KP_BACKEND_CPU);
     let t: Vec<f32> = (0..64).map(|i| i as f32 * 0.37).collect();
     let y: Vec<f32> = t.iter().map(|v| v.sin()).collect();
-    // An f32 grid that f32 cannot hold.
+    // An f32 grid that f32 cannot hold: f0, or the last frequency (6e38,
+    // past f32's 3.4e38).
     let mut out = [POISON as f32; 4];
-    let s = unsafe {
-        kp_lombscargle_uniform_f32(
-            ctx.0,
-            t.as_ptr(),
-            y.as_ptr(),
-            null(),
-            64,
-            1e39,
-            1.0,
-            4,
-            null(),
-            out.as_mut_ptr(),
-            4,
-        )
-    };
-    expect(s, KP_ERROR_INVALID_ARGUMENT, "exceeds the range of f32");
-    let s = unsafe {
-        kp_lombscargle_uniform_f32(
-            ctx.0,
-            t.as_ptr(),
-            y.as_ptr(),
-            null(),
-            64,
-            0.1,
-            2e38, // the last frequency, 6e38, is past f32's 3.4e38
-            4,
-            null(),
-            out.as_mut_ptr(),
-            4,
-        )
-    };
-    expect(s, KP_ERROR_INVALID_ARGUMENT, "exceeds the range of f32");
+    for (f0, df) in [(1e39, 1.0), (0.1, 2e38)] {
+        let s = unsafe {
+            kp_lombscargle_uniform_f32(
+                ctx.0,
+                t.as_ptr(),
+                y.as_ptr(),
+                null(),
+                64,
+                f0,
+                df,
+                4,
+                null(),
+                out.as_mut_ptr(),
+                4,
+            )
+        };
+        expect(s, KP_ERROR_INVALID_ARGUMENT, "exceeds the range of f32");
+    }
     assert!(out.iter().all(|&v| v == POISON as f32));
     // Weights whose sum overflows f64 would all normalise to zero.
     let (t, y) = series(3);

@@ -577,8 +577,9 @@ def lombscargle_peaks(
     column has minimum and maximum statistics in every row group (pyarrow,
     Spark, DuckDB and Dask write them by default), kernpack plans the read
     from the footers alone: the ids are cut into ranges of about 8 million
-    rows (at least two row groups where those are larger), each range one task that reads the row groups reaching into it
-    with pyarrow straight into NumPy and keeps the rows of its range. No
+    rows (at least two row groups where those are larger), each range one
+    task that reads the row groups reaching into it with pyarrow straight
+    into NumPy and keeps the rows of its range. No
     pandas conversion, no index, no shuffle, whatever the row order within
     the files, and series written across row groups or files stay whole. A
     dataset in which row groups span most ids (not written sorted by id)

@@ -211,14 +211,19 @@ impl From<multi::MultiGpu> for Kernpack {
 /// `n_out` values of `T`) must not overlap, for kernels that read one while
 /// writing the other (`__restrict__`, or reading neighbours of the output).
 pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
-    let elem = std::mem::size_of::<T>() as u64;
-    let end = |start: u64, n: usize| start.saturating_add((n as u64).saturating_mul(elem));
-    if input < end(output, n_out) && output < end(input, n_in) {
+    let bytes = |n: usize| (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+    if spans_overlap(input, bytes(n_in), output, bytes(n_out)) {
         return Err(Error::invalid(
             "the input and output overlap: this operation cannot run in place",
         ));
     }
     Ok(())
+}
+
+/// Whether `a_bytes` at address `a` and `b_bytes` at `b` share a byte (an
+/// empty span shares none; ends saturate rather than wrap).
+pub(crate) fn spans_overlap(a: u64, a_bytes: u64, b: u64, b_bytes: u64) -> bool {
+    a < b.saturating_add(b_bytes) && b < a.saturating_add(a_bytes)
 }
 
 /// The largest array kernpack accepts, in bytes: 2^56, the largest user

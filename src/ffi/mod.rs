@@ -264,14 +264,15 @@ impl<'a> Span<'a> {
     }
 
     fn overlaps(&self, other: &Span) -> bool {
-        let end = |s: &Span| s.start.saturating_add(s.bytes);
-        // NULL and empty buffers share nothing (NULL is refused by its slice).
+        // NULL shares nothing (it is refused by its slice).
         self.start != 0
             && other.start != 0
-            && self.bytes > 0
-            && other.bytes > 0
-            && self.start < end(other)
-            && other.start < end(self)
+            && crate::api::spans_overlap(
+                self.start as u64,
+                self.bytes as u64,
+                other.start as u64,
+                other.bytes as u64,
+            )
     }
 }
 

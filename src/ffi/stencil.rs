@@ -1,10 +1,9 @@
 //! C ABI of the 2D box filter: host pointers (any context; the CPU backend
 //! runs the reference) and device pointers enqueued on a stream (GPU contexts).
 use super::{
-    boundary, check_host_pointer, context, device_address, host_slice, host_slice_mut, kp_context,
-    kp_status, value_boundary, Failure,
+    boundary, check_apart, check_host_pointer, context, device_address, host_slice, host_slice_mut,
+    kp_context, kp_status, value_boundary, Failure, Span,
 };
-use crate::api::check_disjoint;
 use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 use crate::error::Error;
 use crate::float::Float;
@@ -101,9 +100,10 @@ unsafe fn box_filter_host<T: Float>(
         // image included), so that the overlap check sees real spans.
         check_host_pointer("input", input, n_in)?;
         check_host_pointer("output", output, n_out)?;
-        // A shared and a mutable slice over the same memory would be undefined
-        // behaviour: the spans are checked apart before either is formed.
-        check_disjoint::<T>(input as u64, n_in, output as u64, n_out)?;
+        check_apart(
+            &[Span::of("output", output, n_out)],
+            &[Span::of("input", input, n_in)],
+        )?;
         // SAFETY: the caller provides these spans (documented); they do not overlap.
         let (input, output) = unsafe {
             (

@@ -257,12 +257,13 @@ pub fn validate_uniform<T: Float>(
     opts: &LombScargleOptions,
 ) -> Result<()> {
     let nw = series.weights.map(<[T]>::len);
+    // The grid is validated here, for T, rather than by check_call.
     check_call(
         series.t.len(),
         series.y.len(),
         nw,
         grid.nf,
-        Some(grid),
+        None,
         None,
         opts,
     )?;

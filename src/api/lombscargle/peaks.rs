@@ -15,7 +15,7 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
-use crate::api::{check_disjoint, pipeline_on, BatchRunner, Kernpack};
+use crate::api::{check_disjoint, check_host_room, pipeline_on, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -115,12 +115,10 @@ fn check_cpu_workspace(nf: usize, threads: usize) -> Result<()> {
                 "{nf} frequencies per series: a periodogram that large cannot be held in memory"
             ))
         })?;
-    let mut probe: Vec<u8> = Vec::new();
-    probe.try_reserve_exact(bytes).map_err(|_| {
-        Error::OutOfMemory(format!(
-            "{nf} frequencies per series need about {bytes} bytes of working memory on {threads} threads"
-        ))
-    })
+    check_host_room::<u8>(
+        &format!("{nf} frequencies per series, as working memory of {threads} threads"),
+        bytes,
+    )
 }
 
 /// Where [`Gpu::lombscargle_batch_peaks_raw`] writes: one `i64` index (-1
