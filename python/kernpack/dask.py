@@ -53,7 +53,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 
 import numpy as np
 
-from . import _parquet_tasks
+from . import _context, _parquet_tasks
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -329,16 +329,23 @@ def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
     return f0, df
 
 
-# One batched call at a time per worker process: each call already fills the
-# GPU (or every core), and calls in turn reuse the GPU's pinned staging where
-# calls side by side would pin more. A worker's other threads read and order
-# the next partitions meanwhile (the calls release the GIL).
-_CALLS = threading.Lock()
+# Batched calls per worker process at a time. On the GPU two: while one
+# call's kernels run, the other checks and packs its samples (kernpack runs
+# the two calls' kernels one after the other, not side by side, where they
+# would contend); a third would only pin more staging. On the CPU one: each
+# call already fills every core. A worker's other threads read and order the
+# next partitions meanwhile (the calls release the GIL).
+_GPU_CALLS = threading.Semaphore(2)
+_CPU_CALLS = threading.Lock()
+
+
+def _calls(backend: Optional[str]):
+    return _CPU_CALLS if _context.context(backend).backend == "cpu" else _GPU_CALLS
 
 
 def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
     try:
-        with _CALLS:
+        with _calls(opts["backend"]):
             return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))

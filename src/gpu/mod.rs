@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute, CUmodule};
-use cudarc::driver::{CudaContext, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
 
 use crate::error::{Error, Result};
 use launch::{KernelArgs, KernelFn, LaunchConfig};
@@ -247,6 +247,8 @@ pub struct Gpu {
     image_time: Mutex<Duration>,
     module_load_time: Mutex<Duration>,
     kernel_resolve_time: Mutex<Duration>,
+    /// The end of the kernels last enqueued in a turn ([`Gpu::in_kernel_turn`]).
+    kernel_turn: Mutex<Option<CudaEvent>>,
     // Last: the modules outlive every kernel handle above when the Gpu drops.
     /// Per family (index into KERNEL_FAMILIES): its module and image, once loaded.
     modules: Vec<OnceLock<(Module, Image)>>,
@@ -488,6 +490,7 @@ impl Gpu {
             image_time: Mutex::default(),
             module_load_time: Mutex::default(),
             kernel_resolve_time: Mutex::default(),
+            kernel_turn: Mutex::new(None),
             modules: KERNEL_FAMILIES.iter().map(|_| OnceLock::new()).collect(),
         })
     }
@@ -604,6 +607,38 @@ impl Gpu {
     }
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Enqueues `kernels` on `stream` behind every kernel enqueued in an
+    /// earlier turn on this GPU, whatever its stream or caller thread: the
+    /// chunk pipelines' kernels run one chunk at a time, in enqueue order,
+    /// while their copies and host work overlap. Two calls sharing a GPU (a
+    /// dask worker's threads) thus overlap one call's packing with the
+    /// other's kernels, but not their kernels, which would contend (each
+    /// launch fills the GPU). Holding the lock only while enqueueing keeps
+    /// the turns in enqueue order; nothing here waits on the host.
+    pub(crate) fn in_kernel_turn(
+        &self,
+        stream: &CudaStream,
+        kernels: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let mut turn = self.kernel_turn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(previous) = turn.as_ref() {
+            stream
+                .wait(previous)
+                .map_err(|e| Error::cuda("ordering kernels after the previous ones", e))?;
+        }
+        kernels()?;
+        let end = match turn.as_ref() {
+            Some(event) => event,
+            None => turn.insert(
+                self.ctx
+                    .new_event(None) // ordering only: no timing
+                    .map_err(|e| Error::cuda("creating an event", e))?,
+            ),
+        };
+        end.record(stream)
+            .map_err(|e| Error::cuda("recording the kernels' end", e))
     }
     pub fn ordinal(&self) -> usize {
         self.ctx.ordinal()

@@ -518,8 +518,7 @@ struct BufferSet {
     bytes: usize,
     pending: Option<usize>,
     /// Recorded around each stage of the chunk in flight (indexed by the
-    /// `*_START`/`*_END` constants), for its profile; [`KERNELS_END`] also
-    /// orders the next chunk's kernels after this one's.
+    /// `*_START`/`*_END` constants), for its profile.
     events: [CudaEvent; 4],
     // Dropped after `Drop::drop` has waited for the stream.
     _dev: CudaSlice<u8>,
@@ -606,22 +605,41 @@ fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
     SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A kept set of this GPU of at least `bytes` (the smallest such), else a new one.
-fn take_set(gpu: &Gpu, bytes: usize) -> Result<BufferSet> {
+/// A kept set of this GPU of at least `bytes` and at most `most` (the
+/// smallest such), else a new one of [`staging_size`].
+fn take_set(gpu: &Gpu, bytes: usize, most: usize) -> Result<BufferSet> {
+    let bytes = bytes.max(1);
     let kept = {
         let mut spare = spare_sets();
         let best = spare
             .iter()
             .enumerate()
-            .filter(|(_, (ordinal, set))| *ordinal == gpu.ordinal() && set.bytes >= bytes.max(1))
+            .filter(|(_, (ordinal, set))| {
+                *ordinal == gpu.ordinal() && (bytes..=most.max(bytes)).contains(&set.bytes)
+            })
             .min_by_key(|(_, (_, set))| set.bytes)
             .map(|(i, _)| i);
         best.map(|i| spare.swap_remove(i).1)
     };
     match kept {
         Some(set) => Ok(set),
-        None => BufferSet::new(gpu, bytes),
+        None => BufferSet::new(gpu, staging_size(bytes, most)),
     }
+}
+
+/// The bytes to allocate for a set that must hold `bytes`: rounded up to a
+/// size class (a multiple of a sixteenth of the power of two at or above
+/// it, so less than 12.5% more), never past `most` (the call's per-set limit). Chunks of one
+/// plan differ by a few series, so without classes a stream of calls would
+/// each find the kept sets a little too small and pin anew (a 256 MiB pin
+/// takes longer than a small call's kernels).
+fn staging_size(bytes: usize, most: usize) -> usize {
+    let step = (bytes.next_power_of_two() / 16).max(1);
+    bytes
+        .div_ceil(step)
+        .saturating_mul(step)
+        .min(most)
+        .max(bytes)
 }
 
 /// Keeps `set` (idle: its stream waited for) for a later call on this GPU;
@@ -719,20 +737,13 @@ fn pipeline<J: ChunkJob>(
         }
         let s = k % 2;
         if sets[s].is_none() {
-            sets[s] = Some(take_set(gpu, plan.arena_bytes[s])?);
+            sets[s] = Some(take_set(
+                gpu,
+                plan.arena_bytes[s],
+                plan.max_device_bytes / 2,
+            )?);
         }
-        let (first, second) = sets.split_at_mut(1);
-        let (set, other) = if s == 0 {
-            (&mut first[0], &second[0])
-        } else {
-            (&mut second[0], &first[0])
-        };
-        let set = set.as_mut().expect("made above");
-        // The other set's chunk, enqueued just before: its kernels' end.
-        let previous_kernels = other
-            .as_ref()
-            .filter(|o| o.pending.is_some())
-            .map(|o| &o.events[KERNELS_END]);
+        let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
         let (layout, regions) = job.layout(chunk.clone());
         debug_assert!(regions.total <= set.bytes);
@@ -753,19 +764,17 @@ fn pipeline<J: ChunkJob>(
             unsafe { cu::memcpy_htod_async(dst, src, cu_stream) }
                 .map_err(|e| Error::cuda("copying a chunk to the GPU", e))?;
         }
-        // Kernels one chunk after the other, copies beside them: two chunks'
-        // kernels side by side contend for the GPU (on an H100, 1.6x the
-        // time per curve of one stream's chunks in sequence).
-        if let Some(event) = previous_kernels {
-            set.stream
-                .wait(event)
-                .map_err(|e| Error::cuda("ordering a chunk after the previous one", e))?;
-        }
-        set.record(KERNELS_START)?;
-        // SAFETY: the arena holds the layout's bytes; the inputs were copied
-        // in above, on the same stream.
-        unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
-        set.record(KERNELS_END)?;
+        // Kernels one chunk after the other (this call's and any other's on
+        // the GPU), copies beside them: two chunks' kernels side by side
+        // contend for the GPU (on an H100, 1.6x the time per curve of one
+        // stream's chunks in sequence).
+        gpu.in_kernel_turn(&set.stream, || {
+            set.record(KERNELS_START)?;
+            // SAFETY: the arena holds the layout's bytes; the inputs were
+            // copied in above, on the same stream.
+            unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
+            set.record(KERNELS_END)
+        })?;
         if !regions.d2h.is_empty() {
             let src = dev_ptr + regions.d2h.start as u64;
             let dst = &mut set.host()[regions.d2h.clone()];
@@ -794,4 +803,38 @@ fn pipeline<J: ChunkJob>(
         host_ms: times.host,
         wall_ms: started.elapsed().as_secs_f64() * 1e3,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::staging_size;
+
+    #[test]
+    fn staging_sizes_hold_the_chunk_in_classes_within_the_limit() {
+        let mib = 1usize << 20;
+        // Chunks a few series apart share one class.
+        assert_eq!(staging_size(250 * mib, usize::MAX), 256 * mib);
+        assert_eq!(staging_size(256 * mib, usize::MAX), 256 * mib);
+        assert_eq!(staging_size(257 * mib, usize::MAX), 288 * mib);
+        for bytes in [
+            1,
+            7,
+            8,
+            9,
+            1000,
+            4097,
+            3 * mib + 5,
+            511 * mib,
+            usize::MAX / 2,
+        ] {
+            let got = staging_size(bytes, usize::MAX);
+            assert!(
+                got >= bytes && got - bytes <= bytes / 8 + 1,
+                "{bytes} -> {got}"
+            );
+            // The limit wins over the class, never over the chunk itself.
+            assert_eq!(staging_size(bytes, bytes), bytes);
+            assert_eq!(staging_size(bytes, bytes / 2), bytes);
+        }
+    }
 }
