@@ -238,35 +238,50 @@ def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[
 
 def pieces(task: Task, columns: Sequence[str], id_col: str,
            use_threads: Optional[bool] = None) -> Iterator[Dict[str, np.ndarray]]:
-    """The task's rows in pieces that each hold whole series: a row group at
-    a time where the task's row groups follow one another in id order (each
-    one's lowest id at least the previous one's highest), so that a worker's
-    first batched call waits for one row group rather than the whole task;
-    else the whole task as one piece.
+    """The task's rows in pieces that each hold whole series, in id order: a
+    row group at a time where the task's row groups follow one another in id
+    order (each one's lowest id at least the previous one's highest), so that
+    a worker's first batched call waits for one row group rather than the
+    whole task; else the whole task as one piece.
 
-    After row group i, every id below its highest is complete (the later
-    ones begin at or above it): those rows go out, the rows of its highest
-    id wait for the next row group."""
+    A series that crosses from row group i into i + 1 (its id is row group
+    i's highest) is a piece of its own, between the two: its rows of row
+    group i wait, are joined with its rows that open row group i + 1, and go
+    out once row group i + 1 holds a later id. Joining only that series
+    copies a few hundred rows; joining the waiting rows to the whole next
+    row group copied millions, most of a worker's reading time."""
     groups = task.row_groups
     if any(a.hi > b.lo for a, b in zip(groups, groups[1:])):
         yield read(task, columns, id_col, use_threads)
         return
-    carry: Optional[Dict[str, np.ndarray]] = None
+    waiting: Optional[Dict[str, np.ndarray]] = None  # the crossing series' rows so far
     opened: Dict[str, "pq.ParquetFile"] = {}
     for i, g in enumerate(groups):
         cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads, opened)
-        if carry is not None:
-            cols = {c: np.concatenate([carry[c], cols[c]]) for c in columns}
-        if i + 1 == len(groups) or groups[i + 1].lo > g.hi:
-            carry = None
-        else:
-            ids = cols[id_col]
-            if ids.size < 2 or bool(np.all(ids[1:] >= ids[:-1])):
-                cut = int(np.searchsorted(ids, g.hi, side="left"))
-                cols, carry = {c: v[:cut] for c, v in cols.items()}, {c: v[cut:] for c, v in cols.items()}
-            else:
-                last = ids >= g.hi
-                done = ~last
-                cols, carry = {c: v[done] for c, v in cols.items()}, {c: v[last] for c, v in cols.items()}
+        if waiting is not None:
+            # Its id is the lowest here (row groups follow in id order).
+            head, cols = _split(cols, id_col, waiting[id_col][0], side="right")
+            waiting = {c: np.concatenate([waiting[c], head[c]]) for c in columns}
+            if not cols[id_col].size and i + 1 < len(groups) and groups[i + 1].lo <= g.hi:
+                continue  # the series fills this row group and goes on into the next
+            yield waiting
+            waiting = None
+        if i + 1 < len(groups) and groups[i + 1].lo <= g.hi and cols[id_col].size:
+            # Rows of this row group's highest id go on in the next one.
+            cols, waiting = _split(cols, id_col, cols[id_col].max(), side="left")
         if cols[id_col].size:
             yield cols
+    if waiting is not None and waiting[id_col].size:
+        yield waiting
+
+
+def _split(cols: Dict[str, np.ndarray], id_col: str, at, side: str):
+    """(rows with id below `at`, the rest) for side "left"; (rows with id up
+    to `at`, the rest) for side "right". Views when the ids are sorted (the
+    usual layout), else masked copies."""
+    ids = cols[id_col]
+    if ids.size < 2 or bool(np.all(ids[1:] >= ids[:-1])):
+        cut = int(np.searchsorted(ids, at, side=side))
+        return {c: v[:cut] for c, v in cols.items()}, {c: v[cut:] for c, v in cols.items()}
+    first = ids < at if side == "left" else ids <= at
+    return {c: v[first] for c, v in cols.items()}, {c: v[~first] for c, v in cols.items()}

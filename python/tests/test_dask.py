@@ -213,11 +213,36 @@ def check_pieces(task, whole):
     assert all(p["id"].size for p in got)
     ids = [np.unique(p["id"]) for p in got]
     assert np.unique(np.concatenate(ids)).size == sum(i.size for i in ids)  # no id in two pieces
+    assert all(a[-1] < b[0] for a, b in zip(ids, ids[1:]))  # in id order
     key = lambda c: np.lexsort((c["t"], c["id"]))  # noqa: E731
     joined = {c: np.concatenate([p[c] for p in got]) for c in ("id", "t", "y")}
     for c in ("id", "t", "y"):
         np.testing.assert_array_equal(joined[c][key(joined)], whole[c][key(whole)])
     return got
+
+
+def test_pieces_split_series_that_cross_row_groups(rng, tmp_path):
+    """A series crossing a row-group boundary is a piece of its own between
+    the two row groups' pieces, also where it fills whole row groups or ends
+    the task; the other pieces are views of one row group each."""
+    lengths = [30, 95, 40, 260, 10, 5, 120, 70]  # row groups of 100: series 1, 3 and 6 cross
+    rows = pd.DataFrame({
+        "id": np.repeat(np.arange(len(lengths)) * 3, lengths),
+        "t": np.concatenate([np.sort(rng.uniform(0, 50, n)) for n in lengths]),
+        "y": rng.normal(size=sum(lengths)),
+    })
+    write_sorted_survey(tmp_path / "s", rows, cuts=[], row_group_size=100)
+    files = kd._parquet_tasks.local_files(str(tmp_path / "s"))
+    (task,) = kd._parquet_tasks.plan(files, "id", ["t", "y"], target_rows=10**6).tasks
+    got = check_pieces(task, kd._parquet_tasks.read(task, ["id", "t", "y"], "id"))
+    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [3], [6], [9], [12, 15], [18], [21]]
+    # Unordered rows within each row group: the same pieces, cut by masks.
+    shuffled = pd.concat([rows.iloc[a:a + 100].sample(frac=1.0, random_state=a) for a in range(0, len(rows), 100)])
+    write_sorted_survey(tmp_path / "u", shuffled, cuts=[], row_group_size=100, sort=False)
+    files = kd._parquet_tasks.local_files(str(tmp_path / "u"))
+    (task,) = kd._parquet_tasks.plan(files, "id", ["t", "y"], target_rows=10**6).tasks
+    got = check_pieces(task, kd._parquet_tasks.read(task, ["id", "t", "y"], "id"))
+    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [3], [6], [9], [12, 15], [18], [21]]
 
 
 def test_the_row_group_plan(rng, tmp_path, monkeypatch):

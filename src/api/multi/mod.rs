@@ -31,9 +31,11 @@
 //!    alone keeps chunk k + 2 from overwriting chunk k's buffers, and the
 //!    one host-side wait per chunk (the set's stream, before its staging is
 //!    read back and refilled) is all the synchronisation there is. The
-//!    buffer sets are kept for the next call on the GPU (at most two per
-//!    GPU; [`MultiGpu::release_staging`] frees them), so that a stream of
-//!    calls pins its staging once.
+//!    buffer sets are kept for the next call on the GPU (at most four per
+//!    GPU, two calls' worth; [`MultiGpu::release_staging`] frees them), so
+//!    that a stream of calls pins its staging once. Calls on one GPU from
+//!    several threads take turns for their kernels
+//!    ([`Gpu::in_kernel_turn`]), while their packing and copies overlap.
 //!
 //! Results come back in input order. They are bitwise equal to a one-GPU
 //! run on the same GPU model: each series (member, array) is computed by the
@@ -595,11 +597,15 @@ unsafe impl Send for BufferSet {}
 /// Buffer sets kept between calls, by GPU ordinal: a stream of calls (a
 /// survey read file by file, each file one call) then pins and allocates its
 /// staging once, not once per call (pinning hundreds of MiB takes longer than
-/// the kernels of a small call). At most [`SPARE_SETS_PER_GPU`] per GPU, the
-/// most one call uses, so the device memory held between calls stays within
-/// one call's limit; [`MultiGpu::release_staging`] frees them.
+/// the kernels of a small call). At most [`SPARE_SETS_PER_GPU`] per GPU:
+/// what two calls at a time use (kernpack.dask runs two per GPU worker, one
+/// packing while the other's kernels run). With room for one call's two
+/// only, the sets that two calls return between two others' starts were
+/// freed and pinned anew, call after call: on an H100, a dask worker's
+/// survey took 3.0-4.0 s instead of 1.0 s. [`MultiGpu::release_staging`]
+/// frees them.
 static SPARE_SETS: Mutex<Vec<(usize, BufferSet)>> = Mutex::new(Vec::new());
-const SPARE_SETS_PER_GPU: usize = 2;
+const SPARE_SETS_PER_GPU: usize = 4;
 
 fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
     SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
@@ -664,8 +670,8 @@ fn keep_set(ordinal: usize, set: BufferSet) {
 }
 
 /// Frees the staging (pinned host and device buffers) that chunked calls
-/// keep for later ones, on every GPU: at most two chunk buffers per GPU,
-/// 256 MiB each by default, are held after a batch that went through the
+/// keep for later ones, on every GPU: at most four chunk buffers per GPU
+/// (two calls' worth), 256 MiB each by default, are held after a batch that went through the
 /// pipeline (see [`MultiGpu`]). Kept buffers are idle, so this is safe at
 /// any time; the next such call allocates again.
 pub fn release_staging() {
