@@ -46,7 +46,8 @@ where
             // on the "device", other bytes in the staging.
             let (mut host_words, mut dev_words) =
                 (aligned(regions.total, 0x5a), aligned(regions.total, 0xff));
-            let host = bytes(&mut host_words, regions.total);
+            // The pinned mirror covers the copied part only, as on a GPU.
+            let host = bytes(&mut host_words, regions.staging());
             let dev = bytes(&mut dev_words, regions.total);
             job.pack(chunk, &layout, host);
             dev[regions.h2d.clone()].copy_from_slice(&host[regions.h2d.clone()]);

@@ -88,12 +88,14 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         let f0 = a.push_values::<f64>(ngrids);
         let df = a.push_values::<f64>(ngrids);
         let h2d = 0..a.bytes;
-        let out = a.push_values::<T>(ns * self.out_len);
-        let stats = a.push_values::<f64>(ns * STATS_LEN);
-        // Peaks: nothing but them comes back. Zero-length when not asked for.
+        // Peaks: nothing but them comes back. Zero-length when not asked
+        // for. Before the periodograms, so that the pinned mirror (which
+        // ends with the last byte copied) leaves that scratch out.
         let peaks = if self.peaks { ns } else { 0 };
         let peak_index = a.push_values::<i64>(peaks);
         let peak_value = a.push_values::<f64>(peaks);
+        let out = a.push_values::<T>(ns * self.out_len);
+        let stats = a.push_values::<f64>(ns * STATS_LEN);
         let d2h = if self.peaks {
             peak_index..peak_value + ns * std::mem::size_of::<f64>()
         } else {

@@ -186,6 +186,16 @@ pub(crate) struct Regions {
     pub d2h: Range<usize>,
 }
 
+impl Regions {
+    /// Bytes of the pinned mirror the chunk needs: up to the end of the last
+    /// byte copied either way. Scratch laid out after the copied buffers
+    /// (the periodograms that batched peaks reduce on the device) is not
+    /// mirrored, so it is not pinned.
+    pub fn staging(&self) -> usize {
+        self.h2d.end.max(self.d2h.end)
+    }
+}
+
 /// One kind of chunked work (a kernel family's batch): how a chunk of items
 /// is laid out in an arena, packed into the pinned mirror, and launched.
 /// Reading results back is the caller's closure (it holds the outputs).
@@ -512,12 +522,16 @@ impl Kernpack {
 }
 
 /// One buffer set of a GPU's pipeline: a stream, a device arena and its
-/// pinned host mirror, the chunk in flight, and its events.
+/// pinned host mirror (of the arena's copied part), the chunk in flight, and
+/// its events.
 struct BufferSet {
     stream: Arc<CudaStream>,
     dev_ptr: CUdeviceptr,
     host_ptr: *mut u8,
+    /// Bytes of the device arena.
     bytes: usize,
+    /// Bytes of the pinned mirror (at most `bytes`).
+    host_bytes: usize,
     pending: Option<usize>,
     /// Recorded around each stage of the chunk in flight (indexed by the
     /// `*_START`/`*_END` constants), for its profile.
@@ -533,8 +547,8 @@ const KERNELS_END: usize = 2;
 const D2H_END: usize = 3;
 
 impl BufferSet {
-    fn new(gpu: &Gpu, bytes: usize) -> Result<BufferSet> {
-        let bytes = bytes.max(1);
+    fn new(gpu: &Gpu, bytes: usize, host_bytes: usize) -> Result<BufferSet> {
+        let (bytes, host_bytes) = (bytes.max(1), host_bytes.max(1));
         let stream = gpu.new_stream()?;
         // SAFETY: every chunk copies its inputs in before its kernels read
         // them; the scratch and outputs are written by the kernels.
@@ -542,7 +556,7 @@ impl BufferSet {
             .map_err(|e| Error::cuda("allocating a chunk's device memory", e))?;
         let (dev_ptr, guard) = dev.device_ptr(&stream);
         drop(guard);
-        let mut host = gpu.alloc_pinned::<u8>(bytes)?;
+        let mut host = gpu.alloc_pinned::<u8>(host_bytes)?;
         let host_ptr = host
             .as_mut_ptr()
             .map_err(|e| Error::cuda("allocating pinned staging", e))?;
@@ -558,6 +572,7 @@ impl BufferSet {
             dev_ptr,
             host_ptr,
             bytes,
+            host_bytes,
             pending: None,
             events,
             _dev: dev,
@@ -568,9 +583,9 @@ impl BufferSet {
     /// The pinned mirror. Only between a wait on the stream and the next
     /// copy enqueued on it is nothing else touching it.
     fn host(&mut self) -> &mut [u8] {
-        // SAFETY: host_ptr holds `bytes` bytes for the life of `_host`; the
-        // pipeline uses the slice only while no copy on it is in flight.
-        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.bytes) }
+        // SAFETY: host_ptr holds `host_bytes` bytes for the life of `_host`;
+        // the pipeline uses the slice only while no copy on it is in flight.
+        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.host_bytes) }
     }
 
     fn record(&self, k: usize) -> Result<()> {
@@ -611,25 +626,33 @@ fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
     SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A kept set of this GPU of at least `bytes` and at most `most` (the
-/// smallest such), else a new one of [`staging_size`].
-fn take_set(gpu: &Gpu, bytes: usize, most: usize) -> Result<BufferSet> {
-    let bytes = bytes.max(1);
+/// A kept set of this GPU with an arena of at least `need.0` bytes and a
+/// mirror of at least `need.1`, neither past `most` (the smallest such),
+/// else a new one, each size rounded up by [`staging_size`].
+fn take_set(gpu: &Gpu, need: (usize, usize), most: usize) -> Result<BufferSet> {
+    let (bytes, host_bytes) = (need.0.max(1), need.1.max(1));
+    let fits = |have: usize, need: usize| (need..=most.max(need)).contains(&have);
     let kept = {
         let mut spare = spare_sets();
         let best = spare
             .iter()
             .enumerate()
             .filter(|(_, (ordinal, set))| {
-                *ordinal == gpu.ordinal() && (bytes..=most.max(bytes)).contains(&set.bytes)
+                *ordinal == gpu.ordinal()
+                    && fits(set.bytes, bytes)
+                    && fits(set.host_bytes, host_bytes)
             })
-            .min_by_key(|(_, (_, set))| set.bytes)
+            .min_by_key(|(_, (_, set))| (set.bytes, set.host_bytes))
             .map(|(i, _)| i);
         best.map(|i| spare.swap_remove(i).1)
     };
     match kept {
         Some(set) => Ok(set),
-        None => BufferSet::new(gpu, staging_size(bytes, most)),
+        None => BufferSet::new(
+            gpu,
+            staging_size(bytes, most),
+            staging_size(host_bytes, most),
+        ),
     }
 }
 
@@ -743,16 +766,24 @@ fn pipeline<J: ChunkJob>(
         }
         let s = k % 2;
         if sets[s].is_none() {
+            // The mirror of the set's largest copied part (scratch stays on the GPU).
+            let staging = chunks
+                .iter()
+                .skip(s)
+                .step_by(2)
+                .map(|c| job.layout(c.clone()).1.staging())
+                .max()
+                .unwrap_or(0);
             sets[s] = Some(take_set(
                 gpu,
-                plan.arena_bytes[s],
+                (plan.arena_bytes[s], staging),
                 plan.max_device_bytes / 2,
             )?);
         }
         let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
         let (layout, regions) = job.layout(chunk.clone());
-        debug_assert!(regions.total <= set.bytes);
+        debug_assert!(regions.total <= set.bytes && regions.staging() <= set.host_bytes);
         let host_started = Instant::now();
         job.pack(chunk, &layout, set.host());
         times.host += host_started.elapsed().as_secs_f64() * 1e3;
