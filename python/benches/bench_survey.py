@@ -378,7 +378,7 @@ def dask_survey(args, nworkers, curves, reference):
     import kernpack.dask as kd
 
     # threads_per_worker > 1: a worker reads and orders the next partitions
-    # while kernpack computes one (kernpack.dask runs one call at a time per
+    # while kernpack computes (kernpack.dask runs two calls at a time per GPU
     # worker).
     visible = ",".join(str(d) for d in range(nworkers))
     # direct_to_workers: the client fetches the result partitions from the
