@@ -658,10 +658,10 @@ fn take_set(gpu: &Gpu, need: (usize, usize), most: usize) -> Result<BufferSet> {
 
 /// The bytes to allocate for a set that must hold `bytes`: rounded up to a
 /// size class (a multiple of a sixteenth of the power of two at or above
-/// it, so less than 12.5% more), never past `most` (the call's per-set limit). Chunks of one
-/// plan differ by a few series, so without classes a stream of calls would
-/// each find the kept sets a little too small and pin anew (a 256 MiB pin
-/// takes longer than a small call's kernels).
+/// it, so less than 12.5% more), never past `most` (the call's per-set
+/// limit). Chunks of one plan differ by a few series, so without classes a
+/// stream of calls would each find the kept sets a little too small and pin
+/// anew (a 256 MiB pin takes longer than a small call's kernels).
 fn staging_size(bytes: usize, most: usize) -> usize {
     let step = (bytes.next_power_of_two() / 16).max(1);
     bytes
@@ -694,9 +694,9 @@ fn keep_set(ordinal: usize, set: BufferSet) {
 
 /// Frees the staging (pinned host and device buffers) that chunked calls
 /// keep for later ones, on every GPU: at most four chunk buffers per GPU
-/// (two calls' worth), 256 MiB each by default, are held after a batch that went through the
-/// pipeline (see [`MultiGpu`]). Kept buffers are idle, so this is safe at
-/// any time; the next such call allocates again.
+/// (two calls' worth), 256 MiB each by default, are held after a batch that
+/// went through the pipeline (see [`MultiGpu`]). Kept buffers are idle, so
+/// this is safe at any time; the next such call allocates again.
 pub fn release_staging() {
     let freed: Vec<(usize, BufferSet)> = spare_sets().drain(..).collect();
     drop(freed); // outside the lock: freeing waits for the streams
