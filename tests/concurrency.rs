@@ -12,7 +12,7 @@ use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{
     Backend, BoxFilterOptions, Complex, FgOptions, Kernpack, LombScargleOptions, Lorenz05Model,
-    Lorenz05Params, Lorenz96Params, Normalize, Series,
+    Lorenz05Params, Lorenz96Params, MultiGpu, MultiGpuOptions, Normalize, Series,
 };
 
 /// Everything one thread computes, as bits.
@@ -146,6 +146,78 @@ fn sixteen_threads_share_one_gpu_context() {
             assert!(
                 together == alone[*s as usize],
                 "round {round}, thread {s}: results differ from the single-threaded run"
+            );
+        }
+    }
+}
+
+/// Batched peaks of `seed`'s survey-like batch (hundreds of series) through
+/// the chunk pipeline of `kp`, as bits of (index, value) per series.
+fn batch_peaks(kp: &Kernpack, seed: u64) -> Vec<u64> {
+    let mut rng = Rng(seed);
+    let nseries = 300 + (seed % 5) as usize * 40;
+    let mut offsets = vec![0usize];
+    let (mut t, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..nseries {
+        let n = 40 + (rng.range(0.0, 160.0) as usize);
+        let period = rng.range(0.3, 20.0);
+        let mut at = 0.0;
+        for _ in 0..n {
+            at += rng.range(0.05, 2.0);
+            t.push(at);
+            y.push((std::f64::consts::TAU * at / period).sin() + rng.range(-0.5, 0.5));
+        }
+        offsets.push(t.len());
+    }
+    let batch = Batch {
+        t: &t,
+        y: &y,
+        weights: None,
+        offsets: &offsets,
+    };
+    let grid = UniformGrid::new(0.01, 0.002, 3000);
+    let opts = LombScargleOptions::default();
+    kp.lombscargle_batch_peaks(&batch, &BatchGrid::Shared(grid), &opts)
+        .unwrap()
+        .iter()
+        .flat_map(|p| {
+            let p = p.expect("every series has a peak");
+            [p.index as u64, p.value.to_bits()]
+        })
+        .collect()
+}
+
+/// Eight threads run chunked batched peaks on one GPU at once (many chunks
+/// per call): their chunks' kernels take turns on the GPU and their staging
+/// comes from one shared pool, and each result is bitwise the one of the
+/// same call made alone.
+#[test]
+fn threads_share_one_gpus_chunk_pipeline() {
+    let Some(gpu) = gpu_or_skip("threads_share_one_gpus_chunk_pipeline") else {
+        return;
+    };
+    let chunked = MultiGpu::new(&[gpu.ordinal()])
+        .unwrap()
+        .with_options(MultiGpuOptions {
+            max_device_bytes: Some(16 << 20),
+            chunk_bytes: 1 << 20,
+        });
+    let kp = Arc::new(Kernpack::from(chunked));
+    let seeds: Vec<u64> = (0..8).collect();
+    let alone: Vec<Vec<u64>> = seeds.iter().map(|&s| batch_peaks(&kp, s)).collect();
+    for round in 0..3 {
+        let handles: Vec<_> = seeds
+            .iter()
+            .map(|&s| {
+                let kp = kp.clone();
+                std::thread::spawn(move || batch_peaks(&kp, s))
+            })
+            .collect();
+        for (s, h) in seeds.iter().zip(handles) {
+            let together = h.join().expect("a thread panicked");
+            assert!(
+                together == alone[*s as usize],
+                "round {round}, thread {s}: peaks differ from the call made alone"
             );
         }
     }
