@@ -131,21 +131,26 @@ fn sixteen_threads_share_one_gpu_context() {
         return;
     }
     let kp = Arc::new(Kernpack::new(Backend::Gpu).unwrap());
-    let seeds: Vec<u64> = (0..16).collect();
-    let alone: Vec<Vec<u64>> = seeds.iter().map(|&s| run_all(&kp, s)).collect();
+    same_together_as_alone(&kp, 16, run_all);
+}
+
+/// `threads` threads run `work(kp, seed)` (seed = the thread's number) at
+/// once, three rounds: each result must be bitwise the one of the same call
+/// made alone.
+fn same_together_as_alone(kp: &Arc<Kernpack>, threads: u64, work: fn(&Kernpack, u64) -> Vec<u64>) {
+    let alone: Vec<Vec<u64>> = (0..threads).map(|s| work(kp, s)).collect();
     for round in 0..3 {
-        let handles: Vec<_> = seeds
-            .iter()
-            .map(|&s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|s| {
                 let kp = kp.clone();
-                std::thread::spawn(move || run_all(&kp, s))
+                std::thread::spawn(move || work(&kp, s))
             })
             .collect();
-        for (s, h) in seeds.iter().zip(handles) {
+        for (s, h) in handles.into_iter().enumerate() {
             let together = h.join().expect("a thread panicked");
             assert!(
-                together == alone[*s as usize],
-                "round {round}, thread {s}: results differ from the single-threaded run"
+                together == alone[s],
+                "round {round}, thread {s}: results differ from the call made alone"
             );
         }
     }
@@ -203,22 +208,5 @@ fn threads_share_one_gpus_chunk_pipeline() {
             chunk_bytes: 1 << 20,
         });
     let kp = Arc::new(Kernpack::from(chunked));
-    let seeds: Vec<u64> = (0..8).collect();
-    let alone: Vec<Vec<u64>> = seeds.iter().map(|&s| batch_peaks(&kp, s)).collect();
-    for round in 0..3 {
-        let handles: Vec<_> = seeds
-            .iter()
-            .map(|&s| {
-                let kp = kp.clone();
-                std::thread::spawn(move || batch_peaks(&kp, s))
-            })
-            .collect();
-        for (s, h) in seeds.iter().zip(handles) {
-            let together = h.join().expect("a thread panicked");
-            assert!(
-                together == alone[*s as usize],
-                "round {round}, thread {s}: peaks differ from the call made alone"
-            );
-        }
-    }
+    same_together_as_alone(&kp, 8, batch_peaks);
 }
