@@ -329,23 +329,27 @@ def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
     return f0, df
 
 
-# Batched calls per worker process at a time. On the GPU two: while one
-# call's kernels run, the other checks and packs its samples (kernpack runs
-# the two calls' kernels one after the other, not side by side, where they
-# would contend); a third would only pin more staging. On the CPU one: each
-# call already fills every core. A worker's other threads read and order the
-# next partitions meanwhile (the calls release the GIL).
-_GPU_CALLS = threading.Semaphore(2)
-_CPU_CALLS = threading.Lock()
+# Batched calls per worker process at a time. Peaks on the GPU: two, so
+# that while one call's kernels run the other checks and packs its samples
+# (kernpack runs the two calls' kernels one after the other, not side by
+# side, where they would contend; their device memory is bounded chunks).
+# Otherwise one: a CPU call already fills every core, and a GPU call for
+# whole periodograms holds all of its batch's periodograms on the device.
+# A worker's other threads read and order the next partitions meanwhile
+# (the calls release the GIL).
+_PEAK_CALLS_ON_GPU = threading.Semaphore(2)
+_ONE_CALL = threading.Lock()
 
 
-def _calls(backend: Optional[str]):
-    return _CPU_CALLS if _context.context(backend).backend == "cpu" else _GPU_CALLS
+def _calls(backend: Optional[str], best: bool):
+    if best and _context.context(backend).backend != "cpu":
+        return _PEAK_CALLS_ON_GPU
+    return _ONE_CALL
 
 
 def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
     try:
-        with _calls(opts["backend"]):
+        with _calls(opts["backend"], best):
             return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))

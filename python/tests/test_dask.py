@@ -643,3 +643,18 @@ def test_ensemble_parameters_are_checked_before_anything_runs(rng):
         kd.lorenz05(da.zeros((4, 100), chunks=2), 10, k=5)
     with pytest.raises(ValueError, match="steps"):
         kd.lorenz96(da.zeros((4, 100), chunks=2), -1)
+
+
+def test_calls_at_a_time_per_worker(backend):
+    """GPU peaks: two calls at a time per process (one packs while the
+    other's kernels run); whole periodograms and CPU calls: one."""
+    two = kd._calls(backend, best=True)
+    assert two is (kd._PEAK_CALLS_ON_GPU if backend == "gpu" else kd._ONE_CALL)
+    assert kd._calls(backend, best=False) is kd._ONE_CALL
+    if backend == "gpu":
+        with two:  # a second call gets in while one holds the gate ...
+            assert two.acquire(blocking=False)
+            try:  # ... a third does not
+                assert not two.acquire(blocking=False)
+            finally:
+                two.release()
