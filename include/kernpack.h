@@ -1528,7 +1528,8 @@ enum kp_status kp_set_cpu_threads(size_t threads);
 /*
  Frees the pinned host and device staging that chunked GPU calls keep for
  later ones (batched peaks, contexts on several devices, Lorenz ensembles
- over 256 MiB on one GPU: up to four buffers per GPU, 256 MiB each by default).
+ over 256 MiB on one GPU: up to four buffers per GPU, each a device arena
+ of up to 256 MiB by default and pinned host memory for what is copied).
  Safe at any time, also while other threads run calls: kept buffers are
  idle. Always KP_OK.
  */

@@ -70,8 +70,9 @@ def release_staging() -> None:
     """Frees the pinned host and device memory that large GPU calls keep for
     the next ones. Batched peaks (``lombscargle_batch(..., best=True)``),
     calls with a list of devices, and Lorenz ensembles over 256 MiB run in
-    chunks through two staging buffers per GPU (256 MiB each by default),
-    kept after the call so that a stream of calls pins them once (up to
+    chunks through two staging buffers per GPU (device arenas of up to
+    256 MiB each by default, pinned host memory for what is copied), kept
+    after the call so that a stream of calls pins them once (up to
     four per GPU: two calls' worth, for threads calling at once). Safe at
     any time; the next such call allocates them again."""
     _native.release_staging()

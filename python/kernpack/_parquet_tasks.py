@@ -238,41 +238,47 @@ def read(task: Task, columns: Sequence[str], id_col: str, use_threads: Optional[
 
 def pieces(task: Task, columns: Sequence[str], id_col: str,
            use_threads: Optional[bool] = None) -> Iterator[Dict[str, np.ndarray]]:
-    """The task's rows in pieces that each hold whole series, in id order: a
-    row group at a time where the task's row groups follow one another in id
-    order (each one's lowest id at least the previous one's highest), so that
-    a worker's first batched call waits for one row group rather than the
-    whole task; else the whole task as one piece.
+    """The task's rows in pieces that each hold whole series, no series in
+    two pieces: a row group at a time where the task's row groups follow
+    one another in id order (each one's lowest id at least the previous
+    one's highest), so that a worker's first batched call waits for one row
+    group rather than the whole task; else the whole task as one piece.
 
-    A series that crosses from row group i into i + 1 (its id is row group
-    i's highest) is a piece of its own, between the two: its rows of row
-    group i wait, are joined with its rows that open row group i + 1, and go
-    out once row group i + 1 holds a later id. Joining only that series
-    copies a few hundred rows; joining the waiting rows to the whole next
-    row group copied millions, most of a worker's reading time."""
+    A series that crosses from one row group into the next (its id is the
+    earlier one's highest) is held back from both, joined from its parts,
+    and all such series of the task come last, as one piece (so the pieces
+    are in id order but for that last one). Joining only those series
+    copies a few hundred rows each; joining the held rows to the whole next
+    row group copied millions, most of a worker's reading time, and a piece
+    per crossing series would be one more batched call per row group."""
     groups = task.row_groups
     if any(a.hi > b.lo for a, b in zip(groups, groups[1:])):
         yield read(task, columns, id_col, use_threads)
         return
-    waiting: Optional[Dict[str, np.ndarray]] = None  # the crossing series' rows so far
+    waiting: List[Dict[str, np.ndarray]] = []  # parts of the series crossing into this row group
+    crossing: List[Dict[str, np.ndarray]] = []  # crossing series, joined
     opened: Dict[str, "pq.ParquetFile"] = {}
     for i, g in enumerate(groups):
         cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads, opened)
-        if waiting is not None:
+        goes_on = i + 1 < len(groups) and groups[i + 1].lo <= g.hi
+        if waiting:
             # Its id is the lowest here (row groups follow in id order).
-            head, cols = _split(cols, id_col, waiting[id_col][0], side="right")
-            waiting = {c: np.concatenate([waiting[c], head[c]]) for c in columns}
-            if not cols[id_col].size and i + 1 < len(groups) and groups[i + 1].lo <= g.hi:
-                continue  # the series fills this row group and goes on into the next
-            yield waiting
-            waiting = None
-        if i + 1 < len(groups) and groups[i + 1].lo <= g.hi and cols[id_col].size:
+            head, cols = _split(cols, id_col, waiting[0][id_col][0], side="right")
+            waiting.append(head)
+            if cols[id_col].size or not goes_on:  # it ends in this row group
+                crossing.append({c: np.concatenate([p[c] for p in waiting]) for c in columns})
+                waiting = []
+        if goes_on and cols[id_col].size:
             # Rows of this row group's highest id go on in the next one.
-            cols, waiting = _split(cols, id_col, cols[id_col].max(), side="left")
+            cols, tail = _split(cols, id_col, cols[id_col].max(), side="left")
+            waiting = [tail]
         if cols[id_col].size:
             yield cols
-    if waiting is not None and waiting[id_col].size:
-        yield waiting
+    if waiting:
+        crossing.append({c: np.concatenate([p[c] for p in waiting]) for c in columns})
+    crossing = [p for p in crossing if p[id_col].size]
+    if crossing:
+        yield {c: np.concatenate([p[c] for p in crossing]) for c in columns}
 
 
 def _split(cols: Dict[str, np.ndarray], id_col: str, at, side: str):

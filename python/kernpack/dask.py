@@ -32,6 +32,7 @@ GPU, or every core); give workers several threads
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -210,12 +211,15 @@ def _series_pieces(source, id_col: str, t_col: str, y_col: str, w_col: Optional[
 
 def _per_piece(source, meta, id_col, t_col, y_col, w_col, table_of) -> "pd.DataFrame":
     """The partition's result: ``table_of(ids, offsets, t, y, w)`` of every
-    piece's series in (id, t, y, w) order, one batched call per piece."""
+    piece's series in (id, t, y, w) order, one batched call per piece, in id
+    order (the pieces of a Parquet task are, but for its last one: the
+    series that cross row groups)."""
     tables = [table_of(*_sorted_series(*rows, id_col))
               for rows in _series_pieces(source, id_col, t_col, y_col, w_col) if len(rows[0])]
     if not tables:
         return meta.copy()
-    return tables[0] if len(tables) == 1 else pd.concat(tables)
+    table = tables[0] if len(tables) == 1 else pd.concat(tables)
+    return table if table.index.is_monotonic_increasing else table.sort_index(kind="stable")
 
 
 def _sorted_series(ids, t, y, w, id_col: str):
@@ -333,18 +337,34 @@ def _series_grids(ids, offsets, t, nf, fmin, fmax, oversample):
 # that while one call's kernels run the other checks and packs its samples
 # (kernpack runs the two calls' kernels one after the other, not side by
 # side, where they would contend; their device memory is bounded chunks).
-# Otherwise one: a CPU call already fills every core, and a GPU call for
-# whole periodograms holds all of its batch's periodograms on the device.
-# A worker's other threads read and order the next partitions meanwhile
-# (the calls release the GIL).
-_PEAK_CALLS_ON_GPU = threading.Semaphore(2)
-_ONE_CALL = threading.Lock()
+# Whole periodograms on the GPU: one, alone (it holds all of its batch's
+# periodograms on the device, and its kernels do not take turns with the
+# chunked ones). CPU calls: one (each fills every core). A worker's other
+# threads read and order the next partitions meanwhile (the calls release
+# the GIL).
+_GPU_PERMITS = 2
+_GPU_CALLS = threading.Semaphore(_GPU_PERMITS)  # a peaks call takes one permit
+_ONE_CALL = threading.Lock()  # CPU calls; whole GPU calls hold it while taking every permit
+
+
+@contextlib.contextmanager
+def _alone_on_the_gpu():
+    # One whole call at a time gathers the permits (so two cannot each hold
+    # some and wait for the rest); peaks calls give theirs back as they end.
+    with _ONE_CALL:
+        for _ in range(_GPU_PERMITS):
+            _GPU_CALLS.acquire()
+        try:
+            yield
+        finally:
+            for _ in range(_GPU_PERMITS):
+                _GPU_CALLS.release()
 
 
 def _calls(backend: Optional[str], best: bool):
-    if best and _context.context(backend).backend != "cpu":
-        return _PEAK_CALLS_ON_GPU
-    return _ONE_CALL
+    if _context.context(backend).backend == "cpu":
+        return _ONE_CALL
+    return _GPU_CALLS if best else _alone_on_the_gpu()
 
 
 def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):

@@ -213,7 +213,8 @@ def check_pieces(task, whole):
     assert all(p["id"].size for p in got)
     ids = [np.unique(p["id"]) for p in got]
     assert np.unique(np.concatenate(ids)).size == sum(i.size for i in ids)  # no id in two pieces
-    assert all(a[-1] < b[0] for a, b in zip(ids, ids[1:]))  # in id order
+    # In id order, but for the last piece: the series that cross row groups.
+    assert all(a[-1] < b[0] for a, b in zip(ids[:-1], ids[1:-1]))
     key = lambda c: np.lexsort((c["t"], c["id"]))  # noqa: E731
     joined = {c: np.concatenate([p[c] for p in got]) for c in ("id", "t", "y")}
     for c in ("id", "t", "y"):
@@ -222,9 +223,9 @@ def check_pieces(task, whole):
 
 
 def test_pieces_split_series_that_cross_row_groups(rng, tmp_path):
-    """A series crossing a row-group boundary is a piece of its own between
-    the two row groups' pieces, also where it fills whole row groups or ends
-    the task; the other pieces are views of one row group each."""
+    """Series crossing row-group boundaries (also where one fills whole row
+    groups, or ends the task) come last, as one piece; the other pieces
+    are views of one row group each."""
     lengths = [30, 95, 40, 260, 10, 5, 120, 70]  # row groups of 100: series 1, 3 and 6 cross
     rows = pd.DataFrame({
         "id": np.repeat(np.arange(len(lengths)) * 3, lengths),
@@ -235,14 +236,14 @@ def test_pieces_split_series_that_cross_row_groups(rng, tmp_path):
     files = kd._parquet_tasks.local_files(str(tmp_path / "s"))
     (task,) = kd._parquet_tasks.plan(files, "id", ["t", "y"], target_rows=10**6).tasks
     got = check_pieces(task, kd._parquet_tasks.read(task, ["id", "t", "y"], "id"))
-    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [3], [6], [9], [12, 15], [18], [21]]
+    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [6], [12, 15], [3, 9, 18, 21]]
     # Unordered rows within each row group: the same pieces, cut by masks.
     shuffled = pd.concat([rows.iloc[a:a + 100].sample(frac=1.0, random_state=a) for a in range(0, len(rows), 100)])
     write_sorted_survey(tmp_path / "u", shuffled, cuts=[], row_group_size=100, sort=False)
     files = kd._parquet_tasks.local_files(str(tmp_path / "u"))
     (task,) = kd._parquet_tasks.plan(files, "id", ["t", "y"], target_rows=10**6).tasks
     got = check_pieces(task, kd._parquet_tasks.read(task, ["id", "t", "y"], "id"))
-    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [3], [6], [9], [12, 15], [18], [21]]
+    assert [np.unique(p["id"]).tolist() for p in got] == [[0], [6], [12, 15], [3, 9, 18, 21]]
 
 
 def test_the_row_group_plan(rng, tmp_path, monkeypatch):
@@ -647,14 +648,37 @@ def test_ensemble_parameters_are_checked_before_anything_runs(rng):
 
 def test_calls_at_a_time_per_worker(backend):
     """GPU peaks: two calls at a time per process (one packs while the
-    other's kernels run); whole periodograms and CPU calls: one."""
-    two = kd._calls(backend, best=True)
-    assert two is (kd._PEAK_CALLS_ON_GPU if backend == "gpu" else kd._ONE_CALL)
-    assert kd._calls(backend, best=False) is kd._ONE_CALL
-    if backend == "gpu":
-        with two:  # a second call gets in while one holds the gate ...
-            assert two.acquire(blocking=False)
-            try:  # ... a third does not
-                assert not two.acquire(blocking=False)
-            finally:
-                two.release()
+    other's kernels run); a whole-periodogram GPU call alone; CPU calls one
+    at a time."""
+    import threading
+
+    if backend == "cpu":
+        assert kd._calls(backend, best=True) is kd._ONE_CALL
+        assert kd._calls(backend, best=False) is kd._ONE_CALL
+        return
+    peaks = kd._calls(backend, best=True)
+    assert peaks is kd._GPU_CALLS
+    with peaks:  # a second peaks call gets in while one runs ...
+        assert peaks.acquire(blocking=False)
+        try:  # ... a third does not
+            assert not peaks.acquire(blocking=False)
+        finally:
+            peaks.release()
+        # A whole call waits for the peaks call to end, and peaks calls wait for it.
+        entered, leave = threading.Event(), threading.Event()
+
+        def whole():
+            with kd._calls(backend, best=False):
+                entered.set()
+                leave.wait(10)
+
+        waiter = threading.Thread(target=whole)
+        waiter.start()
+        assert not entered.wait(0.2)
+    assert entered.wait(10)
+    assert not peaks.acquire(blocking=False)
+    leave.set()
+    waiter.join(10)
+    assert peaks.acquire(blocking=False) and peaks.acquire(blocking=False)
+    peaks.release()
+    peaks.release()

@@ -16,7 +16,8 @@ pub extern "C" fn kp_set_cpu_threads(threads: usize) -> kp_status {
 
 /// Frees the pinned host and device staging that chunked GPU calls keep for
 /// later ones (batched peaks, contexts on several devices, Lorenz ensembles
-/// over 256 MiB on one GPU: up to four buffers per GPU, 256 MiB each by default).
+/// over 256 MiB on one GPU: up to four buffers per GPU, each a device arena
+/// of up to 256 MiB by default and pinned host memory for what is copied).
 /// Safe at any time, also while other threads run calls: kept buffers are
 /// idle. Always KP_OK.
 #[no_mangle]

@@ -616,7 +616,9 @@ impl Gpu {
     /// dask worker's threads) thus overlap one call's packing with the
     /// other's kernels, but not their kernels, which would contend (each
     /// launch fills the GPU). Holding the lock only while enqueueing keeps
-    /// the turns in enqueue order; nothing here waits on the host.
+    /// the turns in enqueue order; nothing here waits on the host. The lock
+    /// is not re-entrant: `kernels` must not take a turn itself. (A first
+    /// launch may load its module under the lock, once per family.)
     pub(crate) fn in_kernel_turn(
         &self,
         stream: &CudaStream,

@@ -162,8 +162,9 @@ pub struct GpuPlan {
 pub struct GpuProfile {
     pub plan: GpuPlan,
     /// From each chunk's copy in (host pinned staging to device) to its
-    /// kernels' start, ms: the copy, and the wait for the previous chunk's
-    /// kernels, which the kernels queue behind.
+    /// kernels' start, ms: the copy, and the wait for the kernels enqueued
+    /// before them on the GPU (the previous chunk's, or another call's when
+    /// calls share the GPU), which the kernels queue behind.
     pub h2d_ms: f64,
     /// Kernels, ms.
     pub kernel_ms: f64,
@@ -644,7 +645,7 @@ fn take_set(gpu: &Gpu, need: (usize, usize), most: usize) -> Result<BufferSet> {
             })
             .min_by_key(|(_, (_, set))| (set.bytes, set.host_bytes))
             .map(|(i, _)| i);
-        best.map(|i| spare.swap_remove(i).1)
+        best.map(|i| spare.remove(i).1) // `remove` keeps the others in keeping order
     };
     match kept {
         Some(set) => Ok(set),
@@ -672,21 +673,22 @@ fn staging_size(bytes: usize, most: usize) -> usize {
 }
 
 /// Keeps `set` (idle: its stream waited for) for a later call on this GPU;
-/// beyond [`SPARE_SETS_PER_GPU`] the smallest kept one is freed.
+/// beyond [`SPARE_SETS_PER_GPU`] the one kept longest ago is freed. (Not the
+/// smallest: a handle whose limit is below the kept sets' size cannot take
+/// them, and freeing the smallest would free its own sets after every call,
+/// so that each of its calls pinned anew.)
 fn keep_set(ordinal: usize, set: BufferSet) {
     debug_assert!(set.pending.is_none());
     let freed = {
         let mut spare = spare_sets();
-        spare.push((ordinal, set));
-        let mine: Vec<usize> = (0..spare.len())
-            .filter(|&i| spare[i].0 == ordinal)
-            .collect();
-        (mine.len() > SPARE_SETS_PER_GPU).then(|| {
-            let smallest = *mine
+        spare.push((ordinal, set)); // newest last; take_set keeps the order
+        let mine = spare.iter().filter(|(o, _)| *o == ordinal).count();
+        (mine > SPARE_SETS_PER_GPU).then(|| {
+            let oldest = spare
                 .iter()
-                .min_by_key(|&&i| spare[i].1.bytes)
+                .position(|(o, _)| *o == ordinal)
                 .expect("non-empty");
-            spare.swap_remove(smallest)
+            spare.remove(oldest)
         })
     };
     drop(freed); // outside the lock: freeing waits for the stream
@@ -694,7 +696,8 @@ fn keep_set(ordinal: usize, set: BufferSet) {
 
 /// Frees the staging (pinned host and device buffers) that chunked calls
 /// keep for later ones, on every GPU: at most four chunk buffers per GPU
-/// (two calls' worth), 256 MiB each by default, are held after a batch that
+/// (two calls' worth), device arenas of up to 256 MiB each by default with
+/// pinned mirrors of their copied parts, are held after a batch that
 /// went through the pipeline (see [`MultiGpu`]). Kept buffers are idle, so
 /// this is safe at any time; the next such call allocates again.
 pub fn release_staging() {
