@@ -352,12 +352,14 @@ def _alone_on_the_gpu():
     # One whole call at a time gathers the permits (so two cannot each hold
     # some and wait for the rest); peaks calls give theirs back as they end.
     with _ONE_CALL:
-        for _ in range(_GPU_PERMITS):
-            _GPU_CALLS.acquire()
+        held = 0
         try:
+            while held < _GPU_PERMITS:
+                _GPU_CALLS.acquire()
+                held += 1
             yield
-        finally:
-            for _ in range(_GPU_PERMITS):
+        finally:  # also the permits taken before an interrupt
+            for _ in range(held):
                 _GPU_CALLS.release()
 
 
