@@ -1,0 +1,81 @@
+"""One dask-cuda worker against several (one per GPU), on the survey's
+Parquet dataset: clusters of each size in turn (e.g. 1,2,1,2), a warm-up
+then `--runs` timed computes in each, and two runs split into compute
+(persist and wait) and gather (`compute()` of the persisted frame). Every
+result is checked against the in-process one-GPU call.
+
+    python python/benches/bench_dask_gpus.py [--data DIR] [--nf 10000]
+        [--workers 1,2,1,2] [--threads 8] [--runs 3]
+
+The client gathers directly from the workers (`direct_to_workers=True`).
+The dataset is bench_survey.py's (written there on first use).
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_survey as survey  # noqa: E402
+
+
+def main():
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client, wait
+
+    import kernpack.dask as kd
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="/tmp/kernpack-survey")
+    ap.add_argument("--curves", type=int, default=1_000_000, help="curves of a dataset written here")
+    ap.add_argument("--nf", type=int, default=10_000)
+    ap.add_argument("--workers", default="1,2,1,2", help="cluster sizes, in turn")
+    ap.add_argument("--threads", type=int, default=8, help="threads per worker")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    if not os.path.isdir(args.data):
+        survey.make_dataset(args.data, args.curves, 16)
+
+    _, t, y, offsets = survey.read_dataset(args.data)
+    f0, df = survey.grid(args.nf)
+    reference = np.asarray(kd._signal.lombscargle_batch(t, y, f0, df, args.nf, offsets=offsets, best=True,
+                                                        backend="gpu").frequency)
+    del t, y
+
+    def survey_frame():
+        return kd.lombscargle_peaks(args.data, args.nf, survey.FMIN, survey.FMAX)
+
+    for workers in [int(w) for w in args.workers.split(",")]:
+        visible = ",".join(str(d) for d in range(workers))
+        with LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, threads_per_worker=args.threads) as cluster, \
+                Client(cluster, direct_to_workers=True) as client:
+            client.run(survey.warm_worker)
+            survey_frame().compute()  # the first run: fresh memory, staging pinned
+            survey.idle(client)
+            times, splits, same = [], [], True
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                table = survey_frame().compute()
+                times.append(time.perf_counter() - start)
+                same &= np.array_equal(table["frequency"].to_numpy().astype(reference.dtype), reference)
+                del table
+                survey.idle(client)
+            for _ in range(2):
+                start = time.perf_counter()
+                persisted = survey_frame().persist()
+                wait(persisted)
+                computed = time.perf_counter()
+                table = persisted.compute()
+                splits.append((computed - start, time.perf_counter() - computed))
+                del table, persisted
+                survey.idle(client)
+            print(f"RESULT {workers} dask-cuda worker(s) x {args.threads} threads: compute() "
+                  + ", ".join(f"{x:.3f}" for x in times) + " s; persist + gather "
+                  + ", ".join(f"{p:.3f} + {g:.3f}" for p, g in splits)
+                  + f" s; best frequencies equal to one GPU in-process: {same}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
