@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{gpu_or_skip, Rng};
+use common::{gpu_or_skip, ragged, Rng};
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{
@@ -159,26 +159,12 @@ fn same_together_as_alone(kp: &Arc<Kernpack>, threads: u64, work: fn(&Kernpack, 
 /// Batched peaks of `seed`'s survey-like batch (hundreds of series) through
 /// the chunk pipeline of `kp`, as bits of (index, value) per series.
 fn batch_peaks(kp: &Kernpack, seed: u64) -> Vec<u64> {
-    let mut rng = Rng(seed);
-    let nseries = 300 + (seed % 5) as usize * 40;
-    let mut offsets = vec![0usize];
-    let (mut t, mut y) = (Vec::new(), Vec::new());
-    for _ in 0..nseries {
-        let n = 40 + (rng.range(0.0, 160.0) as usize);
-        let period = rng.range(0.3, 20.0);
-        let mut at = 0.0;
-        for _ in 0..n {
-            at += rng.range(0.05, 2.0);
-            t.push(at);
-            y.push((std::f64::consts::TAU * at / period).sin() + rng.range(-0.5, 0.5));
-        }
-        offsets.push(t.len());
-    }
+    let d = ragged(300 + (seed % 5) as usize * 40, 40, 200, seed);
     let batch = Batch {
-        t: &t,
-        y: &y,
+        t: &d.t,
+        y: &d.y,
         weights: None,
-        offsets: &offsets,
+        offsets: &d.offsets,
     };
     let grid = UniformGrid::new(0.01, 0.002, 3000);
     let opts = LombScargleOptions::default();

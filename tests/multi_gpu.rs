@@ -17,7 +17,7 @@ use std::f64::consts::TAU;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{gpu_or_skip, Rng};
+use common::{gpu_or_skip, ragged, Ragged, Rng};
 use cudarc::driver::DevicePtr;
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
@@ -94,47 +94,6 @@ fn assert_same_bits(got: &[u64], want: &[u64], what: &str) {
             f64::from_bits(want[i])
         );
     }
-}
-
-/// `nseries` light curves of `lo..hi` samples (ragged), with weights and a
-/// grid per series.
-struct Ragged {
-    t: Vec<f64>,
-    y: Vec<f64>,
-    w: Vec<f64>,
-    offsets: Vec<usize>,
-    f0: Vec<f64>,
-    df: Vec<f64>,
-}
-
-fn ragged(nseries: usize, lo: usize, hi: usize, seed: u64) -> Ragged {
-    let mut rng = Rng(seed);
-    let mut d = Ragged {
-        t: Vec::new(),
-        y: Vec::new(),
-        w: Vec::new(),
-        offsets: vec![0],
-        f0: Vec::new(),
-        df: Vec::new(),
-    };
-    for _ in 0..nseries {
-        let n = lo + (rng.next() * (hi - lo) as f64) as usize;
-        let (origin, span, period) = (
-            rng.range(0.0, 1e4),
-            rng.range(20.0, 200.0),
-            rng.range(0.5, 5.0),
-        );
-        for _ in 0..n {
-            let t = origin + span * rng.next();
-            d.t.push(t);
-            d.y.push(3.0 + (TAU * t / period).sin() + rng.range(-0.25, 0.25));
-            d.w.push(rng.range(0.2, 1.2));
-        }
-        d.offsets.push(d.t.len());
-        d.f0.push(TAU / span);
-        d.df.push(TAU / (5.0 * span));
-    }
-    d
 }
 
 fn cast<T: Float>(v: &[f64]) -> Vec<T> {

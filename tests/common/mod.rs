@@ -1,5 +1,6 @@
 //! Shared by the integration tests: GPU gating, fixtures, error metrics.
 #![allow(dead_code)]
+use std::f64::consts::TAU;
 use std::sync::Arc;
 
 use kernpack::{Error, Float, Gpu, LombScargleOptions, Normalize, Periodogram};
@@ -117,6 +118,47 @@ impl Rng {
     pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.next()
     }
+}
+
+/// `nseries` light curves of `lo..hi` samples (ragged), with weights and a
+/// grid per series.
+pub struct Ragged {
+    pub t: Vec<f64>,
+    pub y: Vec<f64>,
+    pub w: Vec<f64>,
+    pub offsets: Vec<usize>,
+    pub f0: Vec<f64>,
+    pub df: Vec<f64>,
+}
+
+pub fn ragged(nseries: usize, lo: usize, hi: usize, seed: u64) -> Ragged {
+    let mut rng = Rng(seed);
+    let mut d = Ragged {
+        t: Vec::new(),
+        y: Vec::new(),
+        w: Vec::new(),
+        offsets: vec![0],
+        f0: Vec::new(),
+        df: Vec::new(),
+    };
+    for _ in 0..nseries {
+        let n = lo + (rng.next() * (hi - lo) as f64) as usize;
+        let (origin, span, period) = (
+            rng.range(0.0, 1e4),
+            rng.range(20.0, 200.0),
+            rng.range(0.5, 5.0),
+        );
+        for _ in 0..n {
+            let t = origin + span * rng.next();
+            d.t.push(t);
+            d.y.push(3.0 + (TAU * t / period).sin() + rng.range(-0.25, 0.25));
+            d.w.push(rng.range(0.2, 1.2));
+        }
+        d.offsets.push(d.t.len());
+        d.f0.push(TAU / span);
+        d.df.push(TAU / (5.0 * span));
+    }
+    d
 }
 
 /// Options from drawn values: mode 0/1/2 = power/normalize/amplitude.
