@@ -769,17 +769,11 @@ fn pipeline<J: ChunkJob>(
         }
         let s = k % 2;
         if sets[s].is_none() {
-            // The mirror of the set's largest copied part (scratch stays on the GPU).
-            let staging = chunks
-                .iter()
-                .skip(s)
-                .step_by(2)
-                .map(|c| job.layout(c.clone()).1.staging())
-                .max()
-                .unwrap_or(0);
+            // The mirror holds the set's largest copied part (scratch stays on the GPU).
+            let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
             sets[s] = Some(take_set(
                 gpu,
-                (plan.arena_bytes[s], staging),
+                (plan.arena_bytes[s], staging[s]),
                 plan.max_device_bytes / 2,
             )?);
         }

@@ -173,8 +173,9 @@ pub fn plan_chunks(
     Ok(chunks)
 }
 
-/// Device bytes a pipeline over `chunks` allocates: one arena per buffer set,
-/// chunk k in set k mod 2, each set as large as its largest chunk.
+/// Bytes a pipeline over `chunks` allocates per buffer set (chunk k in set
+/// k mod 2), each the largest `bytes` of its chunks: with a chunk's whole
+/// layout, the device arenas; with its copied part, the pinned mirrors.
 pub fn arena_bytes(chunks: &[Range<usize>], bytes: impl Fn(Range<usize>) -> usize) -> [usize; 2] {
     let mut sets = [0usize; 2];
     for (k, c) in chunks.iter().enumerate() {
