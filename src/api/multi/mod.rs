@@ -741,6 +741,8 @@ fn pipeline<J: ChunkJob>(
     let started = Instant::now();
     let chunks = &plan.chunks;
     let mut sets: [Option<BufferSet>; 2] = [None, None];
+    // Each set's pinned mirror holds its largest copied part (scratch stays on the GPU).
+    let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
     let mut times = Times::default();
 
     // Waits for the chunk in flight on `set`, then reads it back.
@@ -769,8 +771,6 @@ fn pipeline<J: ChunkJob>(
         }
         let s = k % 2;
         if sets[s].is_none() {
-            // The mirror holds the set's largest copied part (scratch stays on the GPU).
-            let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
             sets[s] = Some(take_set(
                 gpu,
                 (plan.arena_bytes[s], staging[s]),
