@@ -260,33 +260,40 @@ def pieces(task: Task, columns: Sequence[str], id_col: str,
     opened: Dict[str, "pq.ParquetFile"] = {}
     for i, g in enumerate(groups):
         cols = read(Task((g,), task.lo, task.end), columns, id_col, use_threads, opened)
+        ids = cols[id_col]
+        # Sorted ids (the usual layout) are cut by binary search into views,
+        # others by masks into copies; one pass decides, for both cuts.
+        ordered = ids.size < 2 or bool(np.all(ids[1:] >= ids[:-1]))
         goes_on = i + 1 < len(groups) and groups[i + 1].lo <= g.hi
         if waiting:
             # Its id is the lowest here (row groups follow in id order).
-            head, cols = _split(cols, id_col, waiting[0][id_col][0], side="right")
+            head, cols = _split(cols, id_col, waiting[0][id_col][0], "right", ordered)
             waiting.append(head)
             if cols[id_col].size or not goes_on:  # it ends in this row group
-                crossing.append({c: np.concatenate([p[c] for p in waiting]) for c in columns})
+                crossing.append(_joined(waiting))
                 waiting = []
         if goes_on and cols[id_col].size:
             # Rows of this row group's highest id go on in the next one.
-            cols, tail = _split(cols, id_col, cols[id_col].max(), side="left")
+            cols, tail = _split(cols, id_col, cols[id_col].max(), "left", ordered)
             waiting = [tail]
         if cols[id_col].size:
             yield cols
     if waiting:
-        crossing.append({c: np.concatenate([p[c] for p in waiting]) for c in columns})
-    crossing = [p for p in crossing if p[id_col].size]
-    if crossing:
-        yield {c: np.concatenate([p[c] for p in crossing]) for c in columns}
+        crossing.append(_joined(waiting))
+    if crossing:  # every part holds rows: a tail is cut from rows at their highest id
+        yield _joined(crossing)
 
 
-def _split(cols: Dict[str, np.ndarray], id_col: str, at, side: str):
+def _joined(parts: List[Dict[str, np.ndarray]]) -> Dict[str, np.ndarray]:
+    return {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+
+
+def _split(cols: Dict[str, np.ndarray], id_col: str, at, side: str, ordered: bool):
     """(rows with id below `at`, the rest) for side "left"; (rows with id up
-    to `at`, the rest) for side "right". Views when the ids are sorted (the
-    usual layout), else masked copies."""
+    to `at`, the rest) for side "right". Views when the ids are `ordered`
+    (non-decreasing), else masked copies."""
     ids = cols[id_col]
-    if ids.size < 2 or bool(np.all(ids[1:] >= ids[:-1])):
+    if ordered:
         cut = int(np.searchsorted(ids, at, side=side))
         return {c: v[:cut] for c, v in cols.items()}, {c: v[cut:] for c, v in cols.items()}
     first = ids < at if side == "left" else ids <= at
