@@ -5,10 +5,14 @@ then `--runs` timed computes in each, and two runs split into compute
 result is checked against the in-process one-GPU call.
 
     python python/benches/bench_dask_gpus.py [--data DIR] [--nf 10000]
-        [--workers 1,2,1,2] [--threads 8] [--runs 3]
+        [--workers 1,2,1,2] [--files 16,16,16,16] [--threads 8] [--runs 3]
 
 The client gathers directly from the workers (`direct_to_workers=True`).
-The dataset is bench_survey.py's (written there on first use).
+The dataset is bench_survey.py's (written there on first use), one task per
+file. `--files K` reads only its first K files: on one GPU, `--workers 1,1
+--files 16,8` times one worker on all files and on the half that each of two
+workers gets, an estimate of the two-worker ratio where only one GPU is at
+hand (it leaves out the scheduler's cost of a second worker).
 """
 import argparse
 import os
@@ -33,21 +37,31 @@ def main():
     ap.add_argument("--nf", type=int, default=10_000)
     ap.add_argument("--workers", default="1,2,1,2", help="cluster sizes, in turn")
     ap.add_argument("--threads", type=int, default=8, help="threads per worker")
+    ap.add_argument("--files", default=None, help="files read in each turn (default: all)")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     if not os.path.isdir(args.data):
         survey.make_dataset(args.data, args.curves, 16)
+    all_files = sorted(os.path.join(args.data, name) for name in os.listdir(args.data) if name.endswith(".parquet"))
+    turns = [int(w) for w in args.workers.split(",")]
+    files = [int(k) for k in args.files.split(",")] if args.files else [len(all_files)] * len(turns)
+    if len(files) != len(turns) or not all(0 < k <= len(all_files) for k in files):
+        ap.error(f"--files needs one count in 1..{len(all_files)} per cluster in --workers")
 
-    _, t, y, offsets = survey.read_dataset(args.data)
     f0, df = survey.grid(args.nf)
-    reference = np.asarray(kd._signal.lombscargle_batch(t, y, f0, df, args.nf, offsets=offsets, best=True,
-                                                        backend="gpu").frequency)
-    del t, y
+    references = {}
+    for k in set(files):
+        _, t, y, offsets = survey.read_dataset(all_files[:k])
+        references[k] = np.asarray(kd._signal.lombscargle_batch(t, y, f0, df, args.nf, offsets=offsets, best=True,
+                                                                backend="gpu").frequency)
+        del t, y
 
-    def survey_frame():
-        return kd.lombscargle_peaks(args.data, args.nf, survey.FMIN, survey.FMAX)
+    for workers, k in zip(turns, files):
+        reference = references[k]
 
-    for workers in [int(w) for w in args.workers.split(",")]:
+        def survey_frame():
+            return kd.lombscargle_peaks(all_files[:k], args.nf, survey.FMIN, survey.FMAX)
+
         visible = ",".join(str(d) for d in range(workers))
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, threads_per_worker=args.threads) as cluster, \
                 Client(cluster, direct_to_workers=True) as client:
@@ -71,7 +85,8 @@ def main():
                 splits.append((computed - start, time.perf_counter() - computed))
                 del table, persisted
                 survey.idle(client)
-            print(f"RESULT {workers} dask-cuda worker(s) x {args.threads} threads: compute() "
+            print(f"RESULT {workers} dask-cuda worker(s) x {args.threads} threads, {k} of {len(all_files)} files"
+                  f" ({reference.size} curves): compute() "
                   + ", ".join(f"{x:.3f}" for x in times) + " s; persist + gather "
                   + ", ".join(f"{p:.3f} + {g:.3f}" for p, g in splits)
                   + f" s; best frequencies equal to one GPU in-process: {same}", flush=True)
