@@ -1,9 +1,7 @@
 //! Batched ragged series: one launch gives what one call per series gives.
 mod common;
 
-use std::f64::consts::TAU;
-
-use common::{flat, gpu_or_skip};
+use common::{flat, gpu_or_skip, ragged};
 use cudarc::driver::DevicePtr;
 use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use kernpack::api::lombscargle::peaks::{Peak, PeakBuffers};
@@ -11,49 +9,6 @@ use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{
     Backend, Float, Kernpack, LombScargleOptions, MultiGpu, MultiGpuOptions, Normalize,
 };
-
-struct Data {
-    t: Vec<f64>,
-    y: Vec<f64>,
-    w: Vec<f64>,
-    offsets: Vec<usize>,
-    f0: Vec<f64>,
-    df: Vec<f64>,
-}
-
-/// `nseries` light curves of `lo..hi` samples each, periods 0.5-5, each with a
-/// grid from one cycle over its span, oversampled 5x.
-fn ragged(nseries: usize, lo: usize, hi: usize, seed: u64) -> Data {
-    let mut state = seed.max(1);
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut d = Data {
-        t: vec![],
-        y: vec![],
-        w: vec![],
-        offsets: vec![0],
-        f0: vec![],
-        df: vec![],
-    };
-    for _ in 0..nseries {
-        let n = lo + (next() * (hi - lo) as f64) as usize;
-        let (origin, span, period) = (next() * 1e4, 20.0 + next() * 200.0, 0.5 + 4.5 * next());
-        for _ in 0..n {
-            let t = origin + span * next();
-            d.t.push(t);
-            d.y.push(3.0 + (TAU * t / period).sin() + 0.5 * (next() - 0.5));
-            d.w.push(0.2 + next());
-        }
-        d.offsets.push(d.t.len());
-        d.f0.push(TAU / span);
-        d.df.push(TAU / (5.0 * span));
-    }
-    d
-}
 
 fn batch<'a, T>(t: &'a [T], y: &'a [T], w: &'a [T], offsets: &'a [usize]) -> Batch<'a, T> {
     Batch {
