@@ -87,7 +87,7 @@ def local_files(data) -> Optional[List[str]]:
 def _row_groups(path: str, id_col: str, columns: Sequence[str]) -> Optional[Tuple[List[RowGroup], tuple]]:
     """The file's row groups with their id ranges, and the columns' types; or
     None where the footer cannot vouch for them (no such columns, ids not
-    integers, missing statistics, null ids)."""
+    integers, values not numbers, missing statistics, null ids)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -96,6 +96,10 @@ def _row_groups(path: str, id_col: str, columns: Sequence[str]) -> Optional[Tupl
     if any(schema.get_field_index(c) < 0 for c in [id_col, *columns]):
         return None
     if not pa.types.is_integer(schema.field(id_col).type):
+        return None
+    # Values the reader converts as numbers; any other type (dates) is left to
+    # Dask's reader, whose frame gets kernpack's checks and errors.
+    if not all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in (schema.field(c).type for c in columns)):
         return None
     # The leaf column of a flat schema has the field's position.
     column = [meta.schema.column(i).path for i in range(meta.num_columns)].index(id_col)

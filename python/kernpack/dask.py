@@ -137,6 +137,18 @@ def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kw
         missing.insert(0, id_col)
     if missing:
         raise KeyError(f"column(s) {missing} not found (columns: {list(data.columns)}, index: {data.index.name!r})")
+    ids = data.index if id_is_index else data[id_col]
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        raise TypeError(
+            f"the id {id_col!r} is categorical: cast it to its values' type first "
+            f"(e.g. frame[{id_col!r}].astype(str)); ids are sorted, and categories may be unordered"
+        )
+    for name in columns:
+        dtype = data[name].dtype
+        if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) \
+                or isinstance(dtype, (pd.PeriodDtype, pd.CategoricalDtype)):
+            raise TypeError(f"column {name!r} is {dtype}: times, values and weights must be numbers "
+                            "(convert dates to days first, e.g. MJD)")
     return data[([] if id_is_index else [id_col]) + columns], id_is_index
 
 
@@ -376,7 +388,8 @@ def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))
         if m and int(m.group(1)) < len(ids):
-            raise ValueError(f"{e} (series id {ids[int(m.group(1))]!r})") from e
+            named = f"series with id {_plain(ids[int(m.group(1))])!r}"
+            raise ValueError(str(e).replace(m.group(0), named, 1)) from e
         raise
 
 
@@ -471,6 +484,12 @@ def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, norm
 
         _check(opts["backend"])
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
+    if len({id_col, *columns}) != len(columns) + 1:
+        raise ValueError(f"id_col, t_col, y_col and w_col must name different columns, got {id_col!r}, "
+                         f"{t_col!r}, {y_col!r} and {w_col!r}")
+    if npartitions is not None and (isinstance(npartitions, (bool, np.bool_))
+                                    or not isinstance(npartitions, (int, np.integer)) or npartitions < 1):
+        raise ValueError(f"npartitions must be an integer >= 1 (or None), got {npartitions!r}")
     if _is_paths(data) and read_parquet_kwargs is None and npartitions is None:
         planned = _parquet_plan(data, id_col, columns)
         if planned is not None:
@@ -493,30 +512,54 @@ def _per_partition(source, fn, meta, id_col: str, *args) -> "dd.DataFrame":
     # The output is indexed by id: the input's divisions stay valid only when
     # they were divisions of the id.
     if source.index.name == id_col and source.known_divisions:
-        return source.map_partitions(_within_divisions, source.divisions, fn, meta, id_col, *args, meta=meta)
+        return source.map_partitions(_within_divisions, _division_bounds(source.divisions), fn, meta, id_col, *args,
+                                     meta=meta, align_dataframes=False)
     return source.map_partitions(fn, meta, id_col, *args, meta=meta, clear_divisions=source.index.name != id_col)
 
 
-def _within_divisions(part, divisions, fn, meta, id_col, *args, partition_info=None):
+def _division_bounds(divisions) -> "dd.DataFrame":
+    """A frame with the source's divisions and one row per partition: its
+    bounds. Passed beside the source, it reaches each task as the bounds of
+    the partition the task really gets: Dask's optimizer may join adjacent
+    partitions of a Parquet read (and then joins these rows alike) or keep
+    only some (``.partitions``, ``.loc``, ``tail``), which renumbers them."""
+    bounds = [(divisions[k], divisions[k + 1], k + 2 == len(divisions)) for k in range(len(divisions) - 1)]
+    none = pd.Series(list(divisions[:1]))[:0]  # the ids' dtype
+    meta = pd.DataFrame({"lo": none, "hi": none, "last": np.empty(0, bool)}, index=pd.Index(none, name="lo_index"))
+    return dd.from_map(_bounds_row, bounds, meta=meta, divisions=divisions, label="division-bounds",
+                       enforce_metadata=False)
+
+
+def _bounds_row(bound) -> "pd.DataFrame":
+    lo, hi, last = bound
+    return pd.DataFrame({"lo": [lo], "hi": [hi], "last": [last]}, index=pd.Index([lo], name="lo_index"))
+
+
+def _within_divisions(part, bounds, fn, meta, id_col, *args):
     """`fn` on a partition of a frame indexed by id with known divisions,
-    once its ids are checked against them: divisions that a frame's data
-    does not keep could leave a series in two partitions, computed twice
-    from parts of its samples. Dask's Parquet reader takes divisions from
-    the files' statistics and accepts files whose id ranges touch (a
-    series cut by a file boundary)."""
-    k = partition_info["number"] if partition_info else None
-    if k is not None and len(part):
-        lo, hi = divisions[k], divisions[k + 1]
-        last = k + 2 == len(divisions)
+    once its ids are checked against the partition's bounds (rows of
+    `_division_bounds`, more than one where Dask joined partitions):
+    divisions that a frame's data does not keep could leave a series in two
+    partitions, computed twice from parts of its samples. Dask's Parquet
+    reader takes divisions from the files' statistics and accepts files
+    whose id ranges touch (a series cut by a file boundary)."""
+    if len(part) and len(bounds):
+        lo, hi, last = bounds["lo"].iloc[0], bounds["hi"].iloc[-1], bool(bounds["last"].iloc[-1])
         first_id, last_id = part.index.min(), part.index.max()
         if first_id < lo or last_id > hi or (last_id == hi and not last):
             raise ValueError(
-                f"partition {k} of the frame holds ids {first_id!r}..{last_id!r}, outside its divisions "
-                f"[{lo!r}, {hi!r}{']' if last else ')'}: a series may lie in two partitions. Divisions from "
-                "Parquet statistics (read_parquet(..., calculate_divisions=True)) allow files whose id ranges "
-                "touch; pass the path itself (kernpack plans the read) or a frame without known divisions"
+                f"a partition of the frame holds ids {_plain(first_id)!r}..{_plain(last_id)!r}, outside its "
+                f"divisions [{_plain(lo)!r}, {_plain(hi)!r}{']' if last else ')'}: a series may lie in two "
+                "partitions. Divisions from Parquet statistics (read_parquet(..., calculate_divisions=True)) "
+                "allow files whose id ranges touch; pass the path itself (kernpack plans the read) or a frame "
+                "without known divisions"
             )
     return fn(part, meta, id_col, *args)
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value, for messages (1, not np.int64(1))."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def lombscargle_peaks(
@@ -743,24 +786,36 @@ def _filter_block(block, size, mode, cval, backend):
     return _ndimage.uniform_filter(block, size, mode=mode, cval=cval, backend=backend)
 
 
+def _scipy_filter_block(block, size, mode, cval, origin):
+    import scipy.ndimage
+
+    return scipy.ndimage.uniform_filter(block, size, mode=mode, cval=cval, origin=origin)
+
+
 def uniform_filter(
     darr: Any,
     size: Any = 3,
     mode: Any = "reflect",
     cval: float = 0.0,
+    origin: Any = 0,
     *,
     backend: Optional[str] = None,
 ) -> "da.Array":
-    """``scipy.ndimage.uniform_filter`` of a large 2-D Dask array, chunk by chunk.
+    """``scipy.ndimage.uniform_filter`` of a large Dask array, chunk by chunk.
 
     Parameters
     ----------
     darr : dask.array.Array (or array_like)
-        2-D, float32 or float64; NumPy or CuPy blocks.
-    size, mode, cval, backend
-        As in :func:`kernpack.ndimage.uniform_filter` (odd sizes 1 to 33;
-        'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior' and the
-        'grid-' aliases).
+        NumPy or CuPy blocks.
+    size, mode, cval, origin, backend
+        As in :func:`kernpack.ndimage.uniform_filter`: kernpack computes 2-D
+        float32/float64 arrays with one odd size (1 to 33), one mode
+        ('reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior' and
+        the 'grid-' aliases) and origin 0 for both axes. Any other call
+        SciPy accepts (other ranks and dtypes, even or per-axis sizes, modes
+        per axis, origins) runs ``scipy.ndimage.uniform_filter`` on each
+        block of NumPy blocks, with the same overlap; with CuPy blocks or
+        the GPU backend it raises NotImplementedError.
 
     Returns
     -------
@@ -769,43 +824,78 @@ def uniform_filter(
         ``scipy.ndimage.uniform_filter`` of the whole array (to rounding: the
         sums run in another order).
 
+    Raises
+    ------
+    NotImplementedError, RuntimeError, TypeError, ValueError
+        As :func:`kernpack.ndimage.uniform_filter` (and SciPy), before
+        anything is computed.
+
     Notes
     -----
-    ``map_overlap`` with depth ``size // 2``: every block is extended by the
-    neighbouring blocks' edges, filtered in one kernpack call, and trimmed,
-    so inner chunk edges see real neighbours. The boundary mode acts only at
-    the array's outer edges: there the kernel applies it itself
-    (``boundary='none'``: the block's outer side is the array's edge), except
-    'wrap', whose outer sides are extended from the opposite edge
-    (``boundary='periodic'``). Chunks thinner than the depth are merged by
-    Dask first, and an axis not longer than the depth is taken as one chunk,
-    so the result's chunks may differ from the input's.
+    ``map_overlap`` with depth ``size // 2 + abs(origin)`` per axis: every
+    block is extended by the neighbouring blocks' edges, filtered in one
+    call, and trimmed, so inner chunk edges see real neighbours. The
+    boundary mode acts only at the array's outer edges: there the filter
+    applies it itself (``boundary='none'``: the block's outer side is the
+    array's edge), except 'wrap', whose outer sides are extended from the
+    opposite edge (``boundary='periodic'``). Chunks thinner than the depth
+    are merged by Dask first, and an axis not longer than the depth is taken
+    as one chunk, so the result's chunks may differ from the input's.
     """
     darr = da.asarray(darr)
-    if darr.ndim != 2:
-        raise NotImplementedError(
-            f"input has {darr.ndim} dimensions: kernpack's uniform_filter takes 2-D arrays only"
-        )
-    # The single-array function's checks and errors, for a 2-D array of this
-    # dtype; blocks are only what kernpack computes (no SciPy fallback: the
-    # overlap depth assumes kernpack's centred odd window).
-    size, mode, _ = _ndimage._computed_window(np.zeros((1, 1), dtype=darr.dtype), size, mode, cval, 0, None)
-    depth = size // 2
-    if depth == 0 or darr.size == 0:
+    try:
+        # The single-array function's checks and errors, for an array of this
+        # rank and dtype.
+        size, mode, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode, cval,
+                                                  origin, None)
+    except _ndimage._NotComputed as e:
+        return _scipy_uniform_filter(darr, size, mode, cval, origin, backend, e)
+    if size // 2 == 0 or darr.size == 0:
         return darr.map_blocks(_filter_block, size, mode, cval, backend, dtype=darr.dtype, meta=meta_from_array(darr))
-    depths = {}
+    block = functools.partial(_filter_block, size=size, mode=mode, cval=cval, backend=backend)
+    return _overlapped(darr, block, [size // 2] * 2, ["periodic" if mode == "wrap" else "none"] * 2)
+
+
+def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed):
+    """What kernpack's kernels do not compute, by SciPy on each NumPy block."""
+    chosen = backend if backend is not None else _context.get_backend()
+    if (isinstance(mode, str) and mode == "interior") or _context._check(chosen) == "gpu" \
+            or type(meta_from_array(darr)) is not np.ndarray:
+        raise NotImplementedError(str(not_computed)) from None
+    try:
+        import scipy.ndimage
+    except ImportError as e:
+        raise NotImplementedError(f"{not_computed} (install SciPy for what kernpack does not compute)") from e
+    # SciPy's own checks and errors, before anything is computed.
+    scipy.ndimage.uniform_filter(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode, cval=cval,
+                                 origin=origin)
+    if darr.size == 0:
+        return darr.copy()
+
+    def per_axis(value):
+        return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * darr.ndim
+
+    sizes, modes, origins = per_axis(size), per_axis(mode), per_axis(origin)
+    # SciPy leaves an axis with a size below 2 unfiltered.
+    depths = [int(s) // 2 + abs(int(o)) if int(s) > 1 else 0 for s, o in zip(sizes, origins)]
+    boundaries = ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
+    block = functools.partial(_scipy_filter_block, size=size, mode=mode, cval=cval, origin=origin)
+    return _overlapped(darr, block, depths, boundaries)
+
+
+def _overlapped(darr, block, depths, boundaries):
+    """`block` on every block extended by `depths` (per axis) of its
+    neighbours, then trimmed."""
+    depth, boundary = {}, {}
     for axis, length in enumerate(darr.shape):
-        if len(darr.chunks[axis]) == 1 or length <= depth:
-            depths[axis] = 0
+        if len(darr.chunks[axis]) == 1 or length <= depths[axis]:
+            depth[axis], boundary[axis] = 0, "none"
             if len(darr.chunks[axis]) > 1:
                 darr = darr.rechunk({axis: -1})
         else:
-            depths[axis] = depth
-    boundary = "periodic" if mode == "wrap" else "none"
-    return darr.map_overlap(
-        functools.partial(_filter_block, size=size, mode=mode, cval=cval, backend=backend),
-        depth=depths, boundary=boundary, trim=True, dtype=darr.dtype, meta=meta_from_array(darr),
-    )
+            depth[axis], boundary[axis] = depths[axis], boundaries[axis]
+    return darr.map_overlap(block, depth=depth, boundary=boundary, trim=True, dtype=darr.dtype,
+                            meta=meta_from_array(darr))
 
 
 # --------------------------------------------------------------------------

@@ -139,11 +139,11 @@ def uniform_filter(
         if on_device is not None:
             return _device(on_device, output, *window, backend, device)
         return _host(image, output, *window, backend, device)
-    except _NotComputed:
-        if on_device is not None or _check(backend if backend is not None else get_backend()) == "gpu":
-            raise
-        if isinstance(mode, str) and mode == "interior":
-            raise  # kernpack's own mode: SciPy has no such thing
+    except _NotComputed as e:
+        # kernpack's own mode 'interior' has no SciPy counterpart.
+        if on_device is not None or _check(backend if backend is not None else get_backend()) == "gpu" \
+                or (isinstance(mode, str) and mode == "interior"):
+            raise NotImplementedError(str(e)) from None
         try:
             import scipy.ndimage
         except ImportError as e:

@@ -400,6 +400,45 @@ def test_a_dataset_sorted_by_id_is_read_without_a_shuffle(backend, rng, tmp_path
     check_peaks(res.compute(), rows[~rows["id"].isin(middle)], backend, 300, fmin=0.1, fmax=4.0)
 
 
+def test_parts_of_a_result_are_its_rows(backend, rng):
+    """Dask keeps only some partitions for tail, .partitions, get_partition
+    and .loc, and numbers them anew: the division check must follow."""
+    rows = survey(rng, nseries=30, ids="int")
+    res = kd.lombscargle_peaks(dd.from_pandas(rows, npartitions=3, sort=False), 200, 0.1, 4.0, backend=backend)
+    assert res.known_divisions and res.npartitions == 3
+    whole = res.compute()
+    some_id = whole.index[len(whole) // 2 + 1]
+    parts = {
+        "tail": res.tail(2),
+        "head": res.head(2),
+        "partitions[1]": res.partitions[1].compute(),
+        "get_partition(2)": res.get_partition(2).compute(),
+        "loc[id]": res.loc[some_id].compute(),
+        "loc[a:b]": res.loc[whole.index[3]:whole.index[-4]].compute(),
+    }
+    for name, got in parts.items():
+        assert len(got) > 0, name
+        pd.testing.assert_frame_equal(got, whole.loc[got.index], obj=name)
+    assert sum(len(res.get_partition(k).compute()) for k in range(res.npartitions)) == len(whole)
+
+
+def test_a_sorted_dataset_with_unused_columns_is_read_by_its_divisions(backend, rng, tmp_path):
+    """Reading only some of a dataset's columns, Dask joins adjacent
+    partitions: the division check must take the joined bounds, and the
+    result's parts stay reachable."""
+    rows = survey(rng, ids="int", weighted=True)
+    rows["flag"] = rng.integers(0, 3, len(rows))
+    path = str(tmp_path / "sorted")
+    dd.from_pandas(rows, npartitions=4, sort=False).set_index("id").to_parquet(path)
+    kw = dict(index="id", calculate_divisions=True)
+    res = kd.lombscargle_peaks(path, 300, 0.1, 4.0, backend=backend, read_parquet_kwargs=kw)
+    assert res.divisions == dd.read_parquet(path, **kw).divisions
+    check_peaks(res.compute(), rows[["id", "t", "y"]], backend, 300, fmin=0.1, fmax=4.0)
+    whole = res.compute()
+    got = res.partitions[2].compute()
+    pd.testing.assert_frame_equal(got, whole.loc[got.index])
+
+
 def test_assume_partitioned_skips_the_shuffle(backend, rng):
     rows = survey(rng, nseries=12).sort_values("id", kind="mergesort")
     ddf = dd.from_pandas(rows, npartitions=1, sort=False)
@@ -538,7 +577,11 @@ def test_errors_name_the_series_id(backend, rng):
     bad_id = rows["id"].iloc[10]
     rows.loc[rows.index[10], "y"] = np.nan
     res = kd.lombscargle_peaks(dd.from_pandas(rows, npartitions=2, sort=False), 100, 0.1, 2.0, backend=backend)
-    with pytest.raises(ValueError, match=f"not finite.*{bad_id}"):
+    with pytest.raises(ValueError, match=f"^series with id {bad_id!r}: y\\[\\d+\\] = NaN is not finite"):
+        res.compute()
+    ints = rows.assign(id=rows["id"].str[4:].astype(np.int64))  # a plain number, not np.int64(...)
+    res = kd.lombscargle_peaks(dd.from_pandas(ints, npartitions=2, sort=False), 100, 0.1, 2.0, backend=backend)
+    with pytest.raises(ValueError, match=f"^series with id {int(bad_id[4:])}: "):
         res.compute()
 
 
@@ -556,6 +599,26 @@ def test_invalid_arguments(rng):
         kd.lombscargle_peaks(ddf.compute(), 10, 0.1, 1.0)
     with pytest.raises(ValueError, match="Normalize"):
         kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, normalize="bogus")
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="npartitions"):
+            kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, npartitions=bad)
+    with pytest.raises(ValueError, match="different columns"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, id_col="t")
+    rows = survey(rng, nseries=3)
+    with pytest.raises(TypeError, match="categorical"):
+        kd.lombscargle_peaks(dd.from_pandas(rows.astype({"id": "category"}), npartitions=1), 10, 0.1, 1.0)
+
+
+def test_dates_as_times_are_refused(rng, tmp_path):
+    """A datetime column would pass as nanoseconds, making fmin/fmax
+    radians per nanosecond: a TypeError, from a frame and from files."""
+    rows = survey(rng, nseries=3, ids="int").sort_values(["id", "t"])
+    rows["t"] = pd.to_datetime(rows["t"], unit="D")
+    with pytest.raises(TypeError, match="datetime64"):
+        kd.lombscargle_peaks(dd.from_pandas(rows, npartitions=1), 10, 0.1, 1.0)
+    rows.to_parquet(tmp_path / "dates.parquet", index=False)
+    with pytest.raises(TypeError, match="datetime64"):
+        kd.lombscargle_peaks(str(tmp_path), 10, 0.1, 1.0)
 
 
 # --------------------------------------------------------------------------
@@ -598,14 +661,45 @@ def test_uniform_filter_float32_and_interior(backend, rng):
 
 def test_uniform_filter_invalid_arguments():
     darr = da.zeros((10, 10), chunks=5)
-    with pytest.raises(NotImplementedError, match="odd"):
-        kd.uniform_filter(darr, 4)
     with pytest.raises(RuntimeError, match="boundary mode"):
         kd.uniform_filter(darr, 3, mode="bogus")
-    with pytest.raises(NotImplementedError, match="2-D"):
-        kd.uniform_filter(da.zeros((4, 4, 4)), 3)
-    with pytest.raises(NotImplementedError, match="float32"):
-        kd.uniform_filter(da.zeros((4, 4), dtype=np.int32), 3)
+    with pytest.raises(RuntimeError, match="boundary mode"):
+        kd.uniform_filter(da.zeros((10, 10), chunks=5, dtype=np.int32), 3, mode=None)  # SciPy's check
+    with pytest.raises(TypeError):
+        kd.uniform_filter(darr, 3, origin=0.5)
+    with pytest.raises(ValueError, match="origin"):
+        kd.uniform_filter(da.zeros((10, 10), chunks=5, dtype=np.int32), 3, origin=5)  # SciPy's check
+    # What kernpack's kernels do not compute, where SciPy may not stand in:
+    # kernpack's own mode, and the GPU backend asked for.
+    with pytest.raises(NotImplementedError, match="odd"):
+        kd.uniform_filter(darr, 4, mode="interior")
+    with pytest.raises(NotImplementedError, match="float32") as raised:
+        kd.uniform_filter(da.zeros((4, 4), dtype=np.int32), 3, backend="gpu")
+    assert type(raised.value) is NotImplementedError  # not a private subclass
+
+
+@pytest.mark.parametrize("dtype, size, mode, origin, shape, chunks", [
+    (np.int32, 3, "reflect", 0, (40, 37), 7),
+    (np.uint8, 35, "reflect", 0, (80, 70), 16),
+    (np.float64, 4, "wrap", 0, (40, 37), 6),
+    (np.float32, (3, 5), "nearest", 0, (30, 31), 4),
+    (np.float64, 5, ("wrap", "mirror"), (1, -1), (33, 29), 5),
+    (np.float64, 3, "constant", 1, (20, 20), 3),
+    (np.float64, 3, "reflect", 0, (12, 10, 9), 4),
+    (np.float64, 5, "grid-wrap", -2, (25,), 4),
+    (np.int64, 2, "mirror", 0, (3, 50), 2),
+])
+def test_uniform_filter_beyond_kernpacks_kernels_is_scipys(rng, dtype, size, mode, origin, shape, chunks):
+    """Other dtypes, ranks, even and per-axis sizes, modes per axis and
+    origins: SciPy on each block, with the overlap their windows need."""
+    x = rng.uniform(0, 100, shape).astype(dtype)
+    got = kd.uniform_filter(da.from_array(x, chunks=chunks), size, mode, 2.5, origin).compute()
+    ref = scipy.ndimage.uniform_filter(x, size, mode=mode, cval=2.5, origin=origin)
+    assert got.dtype == ref.dtype
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, ref)  # integer sums are exact in any order
+    else:  # running sums started elsewhere: rounding only
+        np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=0)
 
 
 # --------------------------------------------------------------------------
