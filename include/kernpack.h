@@ -411,7 +411,9 @@ enum kp_status kp_context_create_on_device(int32_t ordinal, struct kp_context **
  GPU's memory, with results bitwise equal to a one-GPU context. One ordinal
  gives that chunking on one GPU (batches larger than its memory).
  `max_device_bytes` bounds the device memory such a call takes on each
- GPU (0: 80% of the GPU's free memory when the call starts). `*out`
+ GPU (0: 80% of the GPU's free memory when the call starts); a call whose
+ largest series or member needs more fails with
+ KP_ERROR_INVALID_ARGUMENT saying how much, its outputs untouched. `*out`
  receives the handle on success and is untouched otherwise; release it
  with kp_context_destroy.
 
@@ -699,7 +701,9 @@ enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
  Periodograms of `nseries` series in one call, on the context's backend.
  Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
  `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
- entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+ entries, from 0 to the total sample count, increasing (every series has
+ at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
+ Its grid is `f0[s] + k df[s]`
  (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
  `out` receives `nseries` periodograms one after another:
  `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
@@ -749,7 +753,9 @@ enum kp_status kp_lombscargle_batch_device_f32(const struct kp_context *ctx,
  Periodograms of `nseries` series in one call, on the context's backend.
  Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
  `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
- entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+ entries, from 0 to the total sample count, increasing (every series has
+ at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
+ Its grid is `f0[s] + k df[s]`
  (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
  `out` receives `nseries` periodograms one after another:
  `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.

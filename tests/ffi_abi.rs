@@ -576,6 +576,51 @@ fn device_functions_on_a_cpu_context() {
         );
         assert_eq!(host, [1, 2, 3, 4]);
         expect_err(kp_stream_synchronize(c, 0), KP_ERROR_NO_GPU, None);
+        // The context's lack of a GPU comes before any argument's fault, in
+        // every device entry point: a wrong out_len, an impossible count.
+        expect_err(
+            kp_lombscargle_device_f64(c, fake, fake, 0, NX, fake, NF, null(), fake, NF + 1, 0),
+            KP_ERROR_NO_GPU,
+            None,
+        );
+        expect_err(
+            kernpack::ffi::lombscargle::kp_lombscargle_batch_device_f64(
+                c,
+                fake,
+                fake,
+                0,
+                fake,
+                3,
+                fake,
+                fake,
+                3,
+                5,
+                null(),
+                fake,
+                7,
+                0,
+            ),
+            KP_ERROR_NO_GPU,
+            None,
+        );
+        let p = kernpack::ffi::lorenz::kp_lorenz96_default_params();
+        expect_err(
+            kernpack::ffi::lorenz::kp_lorenz96_device_f64(
+                c,
+                &p,
+                fake,
+                usize::MAX,
+                1,
+                0,
+                fake,
+                0,
+                0,
+                0,
+            ),
+            KP_ERROR_NO_GPU,
+            None,
+        );
+        assert_eq!(kp_device_free(c, 0), KP_OK); // as free(NULL), on any context
         expect_err(
             kp_lombscargle_device_f64(null(), fake, fake, 0, NX, fake, NF, null(), fake, NF, 0),
             KP_ERROR_NULL_POINTER,

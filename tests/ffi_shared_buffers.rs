@@ -9,7 +9,8 @@ use std::ptr::{null, null_mut};
 use common::{last_error, Ctx};
 use kernpack::ffi::fg::kp_fg_integrate_c128;
 use kernpack::ffi::lombscargle::{
-    kp_lombscargle_batch_peaks_f64, kp_lombscargle_f64, kp_lombscargle_uniform_f32,
+    kp_lombscargle_batch_f64, kp_lombscargle_batch_peaks_f64, kp_lombscargle_f64,
+    kp_lombscargle_output_len, kp_lombscargle_uniform_f32,
 };
 use kernpack::ffi::lorenz::{kp_lorenz96_default_params, kp_lorenz96_f64, kp_window_sum_f64};
 use kernpack::ffi::reduce::kp_normalize_batched_f64;
@@ -178,6 +179,177 @@ fn outputs_that_overlap_another_buffer_are_refused() {
     expect(s, KP_ERROR_INVALID_ARGUMENT, "x and sums overlap");
     assert_eq!(arrays, arrays_before);
     assert_eq!(status, [7, 7]);
+}
+
+/// The offsets are a `const` input like the samples: an output over them is
+/// refused, not written over the caller's offsets after they were copied.
+#[test]
+fn outputs_over_the_offsets_are_refused() {
+    let ctx = Ctx::new(KP_BACKEND_CPU);
+    let (t, y) = series(64);
+    let (f0, df) = ([0.1], [0.01]);
+    // Offsets in a buffer of doubles' size, so an output of 2 doubles fits over them.
+    let mut offsets = [0i64, 32, 64, 0];
+    let before = offsets;
+    let over = offsets.as_mut_ptr().cast::<f64>();
+    let s = unsafe {
+        kp_lombscargle_batch_f64(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            2,
+            f0.as_ptr(),
+            df.as_ptr(),
+            1,
+            2,
+            null(),
+            over,
+            4,
+        )
+    };
+    expect(s, KP_ERROR_INVALID_ARGUMENT, "out and offsets overlap");
+    assert_eq!(offsets, before);
+    let mut index = [-9i64; 2];
+    let s = unsafe {
+        kp_lombscargle_batch_peaks_f64(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            2,
+            f0.as_ptr(),
+            df.as_ptr(),
+            1,
+            50,
+            null(),
+            index.as_mut_ptr(),
+            over,
+        )
+    };
+    expect(s, KP_ERROR_INVALID_ARGUMENT, "value and offsets overlap");
+    assert_eq!((offsets, index), (before, [-9, -9]));
+    let mut x: Vec<f64> = (1..=8).map(f64::from).collect();
+    let mut status = [7i32; 2];
+    let norm_offsets = [0i64, 4, 8];
+    let s = unsafe {
+        kp_normalize_batched_f64(
+            ctx.0,
+            x.as_mut_ptr(),
+            norm_offsets.as_ptr(),
+            2,
+            norm_offsets.as_ptr().cast_mut().cast::<f64>(),
+            status.as_mut_ptr(),
+        )
+    };
+    expect(s, KP_ERROR_INVALID_ARGUMENT, "sums and offsets overlap");
+    assert_eq!((norm_offsets, status), ([0, 4, 8], [7, 7]));
+    // Bad offsets are named as such, not as an overlap of buffers sized by them.
+    let bad = [0i64, 100, 16, 1 << 50];
+    let mut out = vec![POISON; 3 * 4];
+    let s = unsafe {
+        kp_lombscargle_batch_f64(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            bad.as_ptr(),
+            3,
+            f0.as_ptr(),
+            df.as_ptr(),
+            1,
+            4,
+            null(),
+            out.as_mut_ptr(),
+            12,
+        )
+    };
+    expect(
+        s,
+        KP_ERROR_INVALID_ARGUMENT,
+        "series 1 is empty or offsets decrease there",
+    );
+    assert!(out.iter().all(|&v| v == POISON));
+}
+
+/// Messages name the real fault, in numbers a reader can take in.
+#[test]
+fn messages_name_the_fault() {
+    let ctx = Ctx::new(KP_BACKEND_CPU);
+    let p = kp_lorenz96_default_params();
+    let initial = vec![8.0; 2 * p.n];
+    let mut out = vec![POISON; 2 * p.n];
+    let mut traj = vec![POISON; 4];
+    let s = unsafe {
+        kp_lorenz96_f64(
+            ctx.0,
+            &p,
+            initial.as_ptr(),
+            2,
+            u64::MAX,
+            1,
+            out.as_mut_ptr(),
+            traj.as_mut_ptr(),
+            4,
+        )
+    };
+    expect(s, KP_ERROR_INVALID_ARGUMENT, "frames");
+    assert!(!last_error().contains("members"), "{}", last_error());
+    assert!(out.iter().chain(&traj).all(|&v| v == POISON));
+    let (t, y) = series(16);
+    let (t, y): (Vec<f32>, Vec<f32>) = (
+        t.iter().map(|&v| v as f32).collect(),
+        y.iter().map(|&v| v as f32).collect(),
+    );
+    let mut pgram = vec![-1.0f32; 5];
+    let s = unsafe {
+        kp_lombscargle_uniform_f32(
+            ctx.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            null(),
+            16,
+            0.1,
+            1e308,
+            5,
+            null(),
+            pgram.as_mut_ptr(),
+            5,
+        )
+    };
+    expect(
+        s,
+        KP_ERROR_INVALID_ARGUMENT,
+        "df 1e308 nf 5: the last frequency overflows",
+    );
+    assert!(pgram.iter().all(|&v| v == -1.0));
+}
+
+/// kp_lombscargle_output_len returns a value: a failing call's message stays.
+#[test]
+fn a_length_query_leaves_the_last_error_alone() {
+    let ctx = Ctx::new(KP_BACKEND_CPU);
+    let s = unsafe {
+        kp_lombscargle_f64(
+            ctx.0,
+            null(),
+            null(),
+            null(),
+            4,
+            null(),
+            1,
+            null(),
+            null_mut(),
+            1,
+        )
+    };
+    assert_ne!(s, KP_OK);
+    let message = last_error();
+    assert!(!message.is_empty());
+    assert_eq!(unsafe { kp_lombscargle_output_len(10, null()) }, 10);
+    assert_eq!(last_error(), message);
 }
 
 #[test]

@@ -274,6 +274,51 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
             .collect();
         assert!(index.iter().all(|&i| i >= 0), "an index left unwritten");
         assert_same_peaks(&got, &want, amplitude, "device buffers in chunks");
+
+        // Outputs over what the batch surely reads (the samples' first
+        // nseries values, the offsets, the grids) are refused, the inputs
+        // left as they were.
+        let over = |name: &str, at: u64| {
+            let bad = PeakBuffers { index: at, ..peaks };
+            let e = unsafe {
+                gpu.lombscargle_batch_peaks_raw::<T>(
+                    stream,
+                    &buffers,
+                    nseries,
+                    grids.nf(),
+                    &opts,
+                    &bad,
+                    None,
+                )
+            }
+            .unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("index and {name} overlap")),
+                "{e}"
+            );
+        };
+        over("t", buffers.t);
+        over("y", buffers.y + 8);
+        over("weights", buffers.weights.unwrap());
+        over("offsets", buffers.offsets);
+        // A buffer large enough for the periodograms, read as t too.
+        let both = stream
+            .alloc_zeros::<T>(nseries * grids.nf() * 2 + t.len())
+            .unwrap();
+        let out = BatchDeviceBuffers {
+            t: ptr(both.device_ptr(stream)),
+            out: ptr(both.device_ptr(stream)),
+            ..buffers
+        };
+        let e = unsafe { gpu.lombscargle_batch_raw::<T>(stream, &out, nseries, grids.nf(), &opts) }
+            .unwrap_err();
+        assert!(e.to_string().contains("out and t overlap"), "{e}");
+        assert_eq!(stream.clone_dtoh(&dt).unwrap(), t, "t written over");
+        assert_eq!(
+            stream.clone_dtoh(&doff).unwrap(),
+            offsets,
+            "offsets written over"
+        );
     }
 }
 

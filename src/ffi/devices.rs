@@ -142,7 +142,9 @@ pub unsafe extern "C" fn kp_context_create_on_device(
 /// GPU's memory, with results bitwise equal to a one-GPU context. One ordinal
 /// gives that chunking on one GPU (batches larger than its memory).
 /// `max_device_bytes` bounds the device memory such a call takes on each
-/// GPU (0: 80% of the GPU's free memory when the call starts). `*out`
+/// GPU (0: 80% of the GPU's free memory when the call starts); a call whose
+/// largest series or member needs more fails with
+/// KP_ERROR_INVALID_ARGUMENT saying how much, its outputs untouched. `*out`
 /// receives the handle on success and is untouched otherwise; release it
 /// with kp_context_destroy.
 ///

@@ -96,6 +96,7 @@ unsafe fn integrate_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let (f, g) = (device_address("f", f)?, device_address("g", g)?);
         let delta = device_address("delta", delta)?;
         check_delta_len(delta_len, nsteps)?;
@@ -103,7 +104,6 @@ unsafe fn integrate_device<T: Float>(
             re: delta0_re,
             im: delta0_im,
         };
-        let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe {
             gpu.fg_integrate_raw(

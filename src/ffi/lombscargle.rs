@@ -4,7 +4,7 @@ use super::{
     boundary, check_apart, context, count_plus_one, device_address, host_slice, host_slice_mut,
     kp_context, kp_status, offsets_from, optional_host_slice, value_boundary, Failure, Span,
 };
-use crate::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use crate::api::lombscargle::batch::{check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid};
 use crate::api::lombscargle::peaks::PeakBuffers;
 use crate::api::lombscargle::{
     output_len, values_per_frequency, DeviceFreqs, LsDeviceBuffers, UniformGrid,
@@ -71,13 +71,16 @@ pub unsafe extern "C" fn kp_lombscargle_output_len(
     nf: usize,
     options: *const kp_lombscargle_options,
 ) -> usize {
-    let mut len = 0;
-    boundary(|| {
-        let opts = unsafe { options_from(options) }?;
-        len = nf.checked_mul(values_per_frequency(&opts)).unwrap_or(0);
-        Ok(())
-    });
-    len
+    // A value, not a status: the thread's last error message is left alone.
+    value_boundary(
+        || 0,
+        || {
+            unsafe { options_from(options) }
+                .ok()
+                .and_then(|opts| nf.checked_mul(values_per_frequency(&opts)))
+                .unwrap_or(0)
+        },
+    )
 }
 
 /// NULL means the defaults.
@@ -196,6 +199,7 @@ unsafe fn lombscargle_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let opts = unsafe { options_from(options) }?;
         let buffers = LsDeviceBuffers {
             t: device_address("t", t)?,
@@ -211,7 +215,6 @@ unsafe fn lombscargle_device<T: Float>(
             Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
         check_out_len(out_len, freqs.len(), &opts)?;
-        let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) }?;
         Ok(())
@@ -468,6 +471,8 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
 /// [`Batch`] and [`BatchGrid`] borrow.
 struct HostBatch<'a, T> {
     offsets: Vec<usize>,
+    /// The caller's offsets (copied into `offsets`), for the overlap check.
+    offsets_in: &'a [i64],
     t: &'a [T],
     y: &'a [T],
     weights: Option<&'a [T]>,
@@ -485,10 +490,11 @@ impl<T> HostBatch<'_, T> {
             offsets: &self.offsets,
         }
     }
-    /// The caller's buffers this batch reads (offsets are copied already).
-    fn spans(&self) -> [Span<'static>; 5] {
+    /// The caller's buffers this batch reads.
+    fn spans(&self) -> [Span<'static>; 6] {
         let of = |name, s: &[T]| Span::of(name, s.as_ptr(), s.len());
         [
+            Span::of("offsets", self.offsets_in.as_ptr(), self.offsets_in.len()),
             of("t", self.t),
             of("y", self.y),
             self.weights
@@ -526,14 +532,18 @@ unsafe fn host_batch<'a, T>(
     ngrids: usize,
     nf: usize,
 ) -> Result<HostBatch<'a, T>, Failure> {
-    let offsets =
-        offsets_from(unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?)?;
+    let offsets_in = unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?;
+    let offsets = offsets_from(offsets_in)?;
     let nx = *offsets.last().unwrap_or(&0);
+    // Before t, y and weights are sized by the last offset (and checked for
+    // overlap by that size).
+    check_series_offsets(&offsets, nx)?;
     Ok(HostBatch {
         t: unsafe { host_slice("t", t, nx) }?,
         y: unsafe { host_slice("y", y, nx) }?,
         weights: unsafe { optional_host_slice("weights", weights, nx) }?,
         offsets,
+        offsets_in,
         f0: unsafe { host_slice("f0", f0, ngrids) }?,
         df: unsafe { host_slice("df", df, ngrids) }?,
         nf,
@@ -672,12 +682,12 @@ unsafe fn batch_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let opts = unsafe { options_from(options) }?;
         let total = nf
             .checked_mul(nseries)
             .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
         check_out_len(out_len, total, &opts)?;
-        let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         let out = device_address("out", out)?;
         let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, out)?;
@@ -705,8 +715,8 @@ unsafe fn batch_peaks_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let opts = unsafe { options_from(options) }?;
         let gpu = ctx.gpu()?;
+        let opts = unsafe { options_from(options) }?;
         let stream = unsafe { ctx.stream(stream) }?;
         let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, 0)?;
         let peaks = PeakBuffers {
@@ -725,7 +735,9 @@ unsafe fn batch_peaks_device<T: Float>(
 /// Periodograms of `nseries` series in one call, on the context's backend.
 /// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
 /// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
-/// entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+/// entries, from 0 to the total sample count, increasing (every series has
+/// at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
+/// Its grid is `f0[s] + k df[s]`
 /// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
 /// `out` receives `nseries` periodograms one after another:
 /// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
@@ -789,7 +801,9 @@ pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(
 /// Periodograms of `nseries` series in one call, on the context's backend.
 /// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
 /// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
-/// entries, from 0 to the total sample count. Its grid is `f0[s] + k df[s]`
+/// entries, from 0 to the total sample count, increasing (every series has
+/// at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
+/// Its grid is `f0[s] + k df[s]`
 /// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
 /// `out` receives `nseries` periodograms one after another:
 /// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.

@@ -163,9 +163,13 @@ fn run_lengths(
         )))
     };
     let len = members.checked_mul(model.n()).ok_or_else(impossible)?;
-    let traj = frame_count(steps, every)
-        .checked_mul(len)
-        .ok_or_else(impossible)?;
+    let frames = frame_count(steps, every);
+    let traj = frames.checked_mul(len).ok_or_else(|| {
+        Failure::from(Error::invalid(format!(
+            "a trajectory of {frames} frames (steps {steps}, every {every}) of {len} values \
+             does not fit in memory"
+        )))
+    })?;
     Ok((len, traj))
 }
 
@@ -242,6 +246,7 @@ unsafe fn ensemble_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let model = model?;
         let (_, traj_len) = run_lengths(&model, members, steps, every)?;
         let buffers = EnsembleDeviceBuffers {
@@ -253,7 +258,6 @@ unsafe fn ensemble_device<T: Float>(
             },
         };
         check_trajectory_len(traj_len, every, trajectory_len)?;
-        let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         match model {
             Model::L96(p) => unsafe {
@@ -585,9 +589,9 @@ unsafe fn window_sum_device<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
         let (x, w) = (device_address("x", x)?, device_address("w", w)?);
         let out = device_address("out", out)?;
-        let gpu = ctx.gpu()?;
         let stream = unsafe { ctx.stream(stream) }?;
         unsafe { gpu.window_sum_raw::<T>(&stream, x, w, w_len, out, rows, n, pitch) }?;
         Ok(())

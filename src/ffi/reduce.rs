@@ -6,7 +6,7 @@ use super::{
     boundary, check_apart, context, count_plus_one, device_address, host_slice, host_slice_mut,
     kp_context, kp_status, null_pointer, offsets_from, Span,
 };
-use crate::api::reduce_batched::{BATCH_BAD_SUM, BATCH_OK};
+use crate::api::reduce_batched::{check_offsets, BATCH_BAD_SUM, BATCH_OK};
 use crate::float::Float;
 
 unsafe fn sum_host<T: Float>(
@@ -87,16 +87,18 @@ unsafe fn batched_host<T: Float>(
 ) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let offsets = unsafe { host_slice("offsets", offsets, count_plus_one(narrays)?) }?;
-        let offsets = offsets_from(offsets)?;
+        let offsets_in = unsafe { host_slice("offsets", offsets, count_plus_one(narrays)?) }?;
+        let offsets = offsets_from(offsets_in)?;
         let n = *offsets.last().unwrap_or(&0);
+        // Before the overlap check, which sizes x by the last offset.
+        check_offsets(&offsets, n)?;
         check_apart(
             &[
                 Span::of("x", x, n),
                 Span::of("sums", sums, narrays),
                 Span::of("status", status, narrays),
             ],
-            &[],
+            &[Span::of("offsets", offsets_in.as_ptr(), offsets_in.len())],
         )?;
         let x = unsafe { host_slice_mut("x", x, n) }?;
         let sums = unsafe { host_slice_mut("sums", sums, narrays) }?;

@@ -10,7 +10,7 @@ use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
     UniformGrid, STATS_LEN,
 };
-use crate::api::{check_host_room, BatchRunner, Kernpack};
+use crate::api::{check_host_room, spans_overlap, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -116,6 +116,22 @@ pub(crate) fn check_batch_call(
     }
 }
 
+/// `offsets` of a batch of `n` samples: from 0 to `n`, at least one series,
+/// every series at least one sample.
+pub fn check_series_offsets(offsets: &[usize], n: usize) -> Result<()> {
+    if offsets.len() < 2 || offsets[0] != 0 || offsets[offsets.len() - 1] != n {
+        return Err(Error::invalid(format!(
+            "offsets must start at 0, end at the sample count {n}, and hold at least one series"
+        )));
+    }
+    if let Some(s) = offsets.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(Error::invalid(format!(
+            "series {s} is empty or offsets decrease there"
+        )));
+    }
+    Ok(())
+}
+
 /// Every check of a host batch: counts (`check_batch_call`), lengths and
 /// offsets, and each series' grid and values as the single-series API checks them.
 pub fn validate_batch<T: Float>(
@@ -144,19 +160,7 @@ pub fn validate_batch<T: Float>(
             "t, y and weights of the batch differ in length",
         ));
     }
-    if batch.offsets.len() < 2
-        || batch.offsets[0] != 0
-        || batch.offsets[batch.offsets.len() - 1] != n
-    {
-        return Err(Error::invalid(format!(
-            "offsets must start at 0, end at the sample count {n}, and hold at least one series"
-        )));
-    }
-    if let Some(s) = batch.offsets.windows(2).position(|w| w[1] <= w[0]) {
-        return Err(Error::invalid(format!(
-            "series {s} is empty or offsets decrease there"
-        )));
-    }
+    check_series_offsets(batch.offsets, n)?;
     // Each series as the single-series API checks it; threads over ranges of
     // series for large batches (a survey's 10^8 samples take a serial pass
     // longer than their kernels), the error of the first bad series either way.
@@ -240,6 +244,36 @@ pub struct BatchDeviceBuffers {
 }
 
 impl BatchDeviceBuffers {
+    /// Refuses an output (name, address, bytes) that shares a byte with
+    /// another output or with what the batch surely reads: offsets and grids
+    /// whole, and the samples' first `nseries` values (every series has one;
+    /// their full count is in the device's offsets).
+    pub(crate) fn check_outputs_apart<T: Float>(
+        &self,
+        nseries: usize,
+        outputs: &[(&str, CUdeviceptr, usize)],
+    ) -> Result<()> {
+        let ngrids = if self.per_series_grid { nseries } else { 1 };
+        let samples = nseries.saturating_mul(std::mem::size_of::<T>());
+        let mut inputs = vec![("t", self.t, samples), ("y", self.y, samples)];
+        inputs.extend(self.weights.map(|w| ("weights", w, samples)));
+        inputs.extend([
+            ("offsets", self.offsets, (nseries + 1).saturating_mul(8)),
+            ("f0", self.f0, ngrids * 8),
+            ("df", self.df, ngrids * 8),
+        ]);
+        for (i, &(out, at, bytes)) in outputs.iter().enumerate() {
+            for &(other, other_at, other_bytes) in outputs[i + 1..].iter().chain(&inputs) {
+                if spans_overlap(at, bytes as u64, other_at, other_bytes as u64) {
+                    return Err(Error::invalid(format!(
+                        "{out} and {other} overlap: pass separate buffers"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The same batch seen from series `first` on, writing to `out`: the
     /// offsets are absolute positions in `t`/`y`, so only the offsets and the
     /// per-series grids move.
@@ -341,6 +375,8 @@ impl Gpu {
         let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
         self.check_batch_inputs::<T>(buffers, nseries)?;
         self.check_device_array::<T>("out", buffers.out, total)?;
+        let out_bytes = total.saturating_mul(std::mem::size_of::<T>());
+        buffers.check_outputs_apart::<T>(nseries, &[("out", buffers.out, out_bytes)])?;
         unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts) }
     }
 

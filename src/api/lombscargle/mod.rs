@@ -59,10 +59,19 @@ impl UniformGrid {
             return Err(Error::invalid("the frequency grid is empty (nf = 0)"));
         }
         let last = self.frequency(self.nf - 1);
-        if !(self.f0.is_finite() && self.df.is_finite() && last.is_finite()) {
+        if !(self.f0.is_finite() && self.df.is_finite()) {
             return Err(Error::invalid(format!(
                 "grid f0 {} df {} is not finite",
-                self.f0, self.df
+                readable(self.f0),
+                readable(self.df)
+            )));
+        }
+        if !last.is_finite() {
+            return Err(Error::invalid(format!(
+                "grid f0 {} df {} nf {}: the last frequency overflows",
+                readable(self.f0),
+                readable(self.df),
+                self.nf
             )));
         }
         if self.f0 < 0.0 {
@@ -94,13 +103,24 @@ impl UniformGrid {
             .any(|&v| !T::from_f64(v).to_f64().is_finite())
         {
             return Err(Error::invalid(format!(
-                "grid f0 {} df {} (last frequency {last}) exceeds the range of {}",
-                self.f0,
-                self.df,
+                "grid f0 {} df {} (last frequency {}) exceeds the range of {}",
+                readable(self.f0),
+                readable(self.df),
+                readable(last),
                 T::NAME
             )));
         }
         Ok(())
+    }
+}
+
+/// A value for a message: plain, or in exponent form when that would run to
+/// many digits (1e308 rather than 309 of them).
+fn readable(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-5..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
-use crate::api::{check_disjoint, check_host_room, pipeline_on, BatchRunner, Kernpack};
+use crate::api::{check_host_room, pipeline_on, BatchRunner, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -163,16 +163,13 @@ impl Gpu {
         self.check_batch_inputs::<T>(buffers, nseries)?;
         self.check_device_array::<i64>("index", peaks.index, nseries)?;
         self.check_device_array::<f64>("value", peaks.value, nseries)?;
-        check_disjoint::<f64>(peaks.index, nseries, peaks.value, nseries)?;
-        // The samples' extent is in the device offsets; the other inputs' is known.
-        for (ptr, len) in [
-            (buffers.offsets, nseries + 1),
-            (buffers.f0, ngrids),
-            (buffers.df, ngrids),
-        ] {
-            check_disjoint::<f64>(ptr, len, peaks.index, nseries)?;
-            check_disjoint::<f64>(ptr, len, peaks.value, nseries)?;
-        }
+        buffers.check_outputs_apart::<T>(
+            nseries,
+            &[
+                ("index", peaks.index, nseries * 8),
+                ("value", peaks.value, nseries * 8),
+            ],
+        )?;
 
         // A series' periodogram and statistics in the scratch.
         let values_per_series = output_len(nf, opts)
