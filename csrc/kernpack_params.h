@@ -30,7 +30,7 @@ typedef struct kp_ls_grid {
 } kp_ls_grid;
 
 typedef struct kp_ls_params {
-    int64_t nx;            /* samples */
+    int64_t nx;            /* samples (a batch: the samples readable at t, y and w) */
     int64_t nf;            /* frequencies */
     int32_t normalize;     /* KP_LS_* */
     int32_t floating_mean; /* fit an offset per frequency */

@@ -371,13 +371,27 @@ template <typename T> struct UniformBlock {
     }
 };
 
+// Samples offsets[s] .. offsets[s+1]-1 of a batch whose t, y, w hold nx
+// readable values: [begin, begin + length). Offsets the host could not check
+// (a caller's device array) that leave [0, nx] or decrease give an empty
+// series, whose periodogram is NaN, rather than reads outside the buffers (a
+// fault would poison the context).
+struct Span {
+    int64_t begin, length;
+};
+__device__ inline Span series_span(const int64_t* __restrict__ offsets, int64_t s, int64_t nx) {
+    const int64_t a = offsets[s], b = offsets[s + 1];
+    return (0 <= a && a <= b && b <= nx) ? Span{a, b - a} : Span{0, 0};
+}
+
 // One series (offsets == nullptr: nx = p.nx, grid = `grid`) or many in one
 // launch: series s is samples offsets[s] .. offsets[s+1]-1 of the concatenated
-// t, y, w, with the grid (f0[s], df[s]) (or f0[0], df[0] for all when
-// per_series_grid is 0) and its periodogram at out + s * nf * width. The work
-// units are (series, chunk of frequencies), taken in grid-stride order: units
-// of similar cost, many per block, so short and long series mix evenly. A
-// series gives the same bits alone or in a batch.
+// t, y, w (p.nx of them readable; see series_span), with the grid (f0[s],
+// df[s]) (or f0[0], df[0] for all when per_series_grid is 0) and its
+// periodogram at out + s * nf * width. The work units are (series, chunk of
+// frequencies), taken in grid-stride order: units of similar cost, many per
+// block, so short and long series mix evenly. A series gives the same bits
+// alone or in a batch.
 struct Series {
     int64_t nseries;
     const int64_t* offsets;
@@ -386,8 +400,7 @@ struct Series {
     int per_series_grid;
     kp_ls_grid grid;  // the grid of a single series
 
-    __device__ int64_t begin(int64_t s) const { return offsets ? offsets[s] : 0; }
-    __device__ int64_t length(int64_t s, int64_t nx) const { return offsets ? offsets[s + 1] - offsets[s] : nx; }
+    __device__ Span span(int64_t s, int64_t nx) const { return offsets ? series_span(offsets, s, nx) : Span{0, nx}; }
     __device__ kp_ls_grid grid_of(int64_t s) const {
         if (!f0) return grid;
         const int64_t g = per_series_grid ? s : 0;
@@ -407,9 +420,10 @@ __device__ void uniform(const kp_ls_params p, const Series series, const T* __re
         const int64_t chunks = (p.nf + per_chunk - 1) / per_chunk;
         for (int64_t unit = blockIdx.x; unit < series.nseries * chunks; unit += gridDim.x) {
             const int64_t s = unit / chunks, c = unit % chunks;
-            const int64_t begin = series.begin(s);
+            const Span span = series.span(s, p.nx);
+            const int64_t begin = span.begin;
             kp_ls_params ps = p;
-            ps.nx = series.length(s, p.nx);
+            ps.nx = span.length;
             run.chunk(ps, series.grid_of(s), t + begin, y + begin, w ? w + begin : w, stats[s],
                       out + s * p.nf * width, shared.tile, shared.trig, c * per_chunk);
         }
@@ -421,9 +435,10 @@ __device__ void prepare_series(const kp_ls_params p, const int64_t nseries, cons
                                const T* __restrict__ t, const T* __restrict__ y, const T* __restrict__ w,
                                kp_ls_stats* __restrict__ stats) {
     for (int64_t s = blockIdx.x; s < nseries; s += gridDim.x) {
-        const int64_t begin = offsets ? offsets[s] : 0;
+        const Span span = offsets ? series_span(offsets, s, p.nx) : Span{0, p.nx};
+        const int64_t begin = span.begin;
         kp_ls_params ps = p;
-        ps.nx = offsets ? offsets[s + 1] - begin : p.nx;
+        ps.nx = span.length;
         prepare<T>(ps, t + begin, y + begin, w ? w + begin : w, stats + s);
         __syncthreads();  // prepare's scratch is reused by the next series
     }
@@ -488,7 +503,8 @@ __device__ void batch_peaks(const int64_t nseries, const int64_t nf, const int a
 }  // namespace kp
 
 // Explicit per-dtype entry points from the one template. `offsets` may be
-// NULL (one series of p.nx samples); see kp::ls::Series.
+// NULL (one series of p.nx samples); with offsets, p.nx is the count of
+// samples readable at t, y and w; see kp::ls::Series.
 #define KP_LOMBSCARGLE_ENTRY_POINTS(T, SUFFIX)                                                    \
     extern "C" __global__ void __launch_bounds__(kp::ls::PREP_BLOCK)                              \
         lombscargle_prepare_##SUFFIX(const kp_ls_params p, const int64_t nseries,                 \

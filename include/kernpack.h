@@ -728,11 +728,13 @@ enum kp_status kp_lombscargle_batch_f32(const struct kp_context *ctx,
 /*
  As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
  `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
- synchronisation. Only counts and pointers are checked.
+ synchronisation. Counts and pointers are checked here; the device offsets
+ by the kernels: a series whose offsets decrease or pass the end of the
+ samples' allocations reads nothing, and its periodogram is NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; offsets must be as described.
+ sizes, alive until the work completes.
  */
 enum kp_status kp_lombscargle_batch_device_f32(const struct kp_context *ctx,
                                                uint64_t t,
@@ -780,11 +782,13 @@ enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
 /*
  As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
  `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
- synchronisation. Only counts and pointers are checked.
+ synchronisation. Counts and pointers are checked here; the device offsets
+ by the kernels: a series whose offsets decrease or pass the end of the
+ samples' allocations reads nothing, and its periodogram is NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; offsets must be as described.
+ sizes, alive until the work completes.
  */
 enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                uint64_t t,
@@ -832,11 +836,13 @@ enum kp_status kp_lombscargle_batch_peaks_f32(const struct kp_context *ctx,
  `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`, `value`:
  `nseries` `double`, in device memory, apart from each other and the
  inputs), enqueued on `stream` with no synchronisation. The periodograms
- are computed in chunks of series into scratch of at most 256 MiB.
+ are computed in chunks of series into scratch of at most 256 MiB. A
+ series whose device offsets decrease or pass the end of the samples'
+ allocations reads nothing: index -1, value NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; offsets must be as described.
+ sizes, alive until the work completes.
  */
 enum kp_status kp_lombscargle_batch_peaks_device_f32(const struct kp_context *ctx,
                                                      uint64_t t,
@@ -884,11 +890,13 @@ enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
  `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`, `value`:
  `nseries` `double`, in device memory, apart from each other and the
  inputs), enqueued on `stream` with no synchronisation. The periodograms
- are computed in chunks of series into scratch of at most 256 MiB.
+ are computed in chunks of series into scratch of at most 256 MiB. A
+ series whose device offsets decrease or pass the end of the samples'
+ allocations reads nothing: index -1, value NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; offsets must be as described.
+ sizes, alive until the work completes.
  */
 enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ctx,
                                                      uint64_t t,

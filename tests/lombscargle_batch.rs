@@ -319,6 +319,50 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
             offsets,
             "offsets written over"
         );
+
+        // Device offsets the host cannot check: one past the samples, two
+        // swapped. The series they break read nothing (no peak), the others
+        // are as before, and the context works on (a fault would poison it).
+        let mut wild = offsets.clone();
+        wild[2] = 1 << 40;
+        wild.swap(4, 5);
+        let readable =
+            |s: usize| 0 <= wild[s] && wild[s] <= wild[s + 1] && wild[s + 1] <= t.len() as i64;
+        assert!((0..nseries).filter(|&s| !readable(s)).count() >= 3);
+        let dwild = stream.clone_htod(&wild).unwrap();
+        let wild_buffers = BatchDeviceBuffers {
+            offsets: ptr(dwild.device_ptr(stream)),
+            ..buffers
+        };
+        unsafe {
+            gpu.lombscargle_batch_peaks_raw::<T>(
+                stream,
+                &wild_buffers,
+                nseries,
+                grids.nf(),
+                &opts,
+                &peaks,
+                None,
+            )
+        }
+        .unwrap();
+        let index = stream.clone_dtoh(&dindex).unwrap();
+        let value = stream.clone_dtoh(&dvalue).unwrap();
+        for s in 0..nseries {
+            if readable(s) && wild[s..=s + 1] == offsets[s..=s + 1] {
+                let got = (index[s] >= 0).then_some(Peak {
+                    index: index[s] as usize,
+                    value: value[s],
+                });
+                assert_same_peaks(&[got], &want[s..=s], amplitude, "beside wild offsets");
+            } else if !readable(s) {
+                assert_eq!(index[s], -1, "series {s} of wild offsets has a peak");
+                assert!(value[s].is_nan());
+            }
+        }
+        stream
+            .synchronize()
+            .expect("the context survives wild offsets");
     }
 }
 

@@ -873,10 +873,34 @@ impl Gpu {
     /// error before launch rather than a fault that poisons the context.
     /// `name` names the argument in the message. Zero bytes need no allocation.
     pub fn check_device_buffer(&self, name: &str, ptr: u64, bytes: usize) -> Result<()> {
-        use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute::*, CUresult};
         if bytes == 0 {
             return Ok(());
         }
+        let (start, size) = self.allocation_of(name, ptr)?;
+        let end = ptr.checked_add(bytes as u64);
+        if ptr < start || end.map_or(true, |end| end > start + size) {
+            return Err(Error::invalid(format!(
+                "{name} needs {bytes} bytes at {ptr:#x}, beyond its allocation \
+                 ({size} bytes from {start:#x})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// How many values of `T` lie from device address `ptr` to the end of its
+    /// allocation (checked as by [`Gpu::check_device_buffer`]): what a kernel
+    /// may read there whatever the device data says.
+    pub fn readable_values<T>(&self, name: &str, ptr: u64) -> Result<usize> {
+        let (start, size) = self.allocation_of(name, ptr)?;
+        let left = (start + size).saturating_sub(ptr);
+        Ok(usize::try_from(left).unwrap_or(usize::MAX) / std::mem::size_of::<T>())
+    }
+
+    /// The (start, bytes) of the device (or managed) allocation of this GPU
+    /// that holds `ptr`, from the driver's record; an error naming `name`
+    /// for NULL, host or unknown memory, or another GPU's.
+    fn allocation_of(&self, name: &str, ptr: u64) -> Result<(u64, u64)> {
+        use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute::*, CUresult};
         if ptr == 0 {
             return Err(Error::invalid(format!("{name} is a null device pointer")));
         }
@@ -920,13 +944,6 @@ impl Gpu {
                 self.ordinal()
             )));
         }
-        let end = ptr.checked_add(bytes as u64);
-        if ptr < start || end.map_or(true, |end| end > start + size as u64) {
-            return Err(Error::invalid(format!(
-                "{name} needs {bytes} bytes at {ptr:#x}, beyond its allocation \
-                 ({size} bytes from {start:#x})"
-            )));
-        }
-        Ok(())
+        Ok((start, size as u64))
     }
 }

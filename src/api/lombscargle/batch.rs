@@ -342,7 +342,10 @@ impl Gpu {
                 out: o,
             };
             // SAFETY: all buffers are live device allocations of the validated sizes.
-            unsafe { self.launch_batch::<T>(stream, &buffers, batch.len(), grids.nf(), opts) }?;
+            let (nseries, samples) = (batch.len(), batch.t.len());
+            unsafe {
+                self.launch_batch::<T>(stream, &buffers, nseries, grids.nf(), opts, samples)
+            }?;
         }
         let values = stream
             .clone_dtoh(&out)
@@ -373,31 +376,36 @@ impl Gpu {
     ) -> Result<()> {
         let ngrids = if buffers.per_series_grid { nseries } else { 1 };
         let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
-        self.check_batch_inputs::<T>(buffers, nseries)?;
+        let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
         self.check_device_array::<T>("out", buffers.out, total)?;
         let out_bytes = total.saturating_mul(std::mem::size_of::<T>());
         buffers.check_outputs_apart::<T>(nseries, &[("out", buffers.out, out_bytes)])?;
-        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts) }
+        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts, samples) }
     }
 
     /// The inputs of a batch on this GPU against the driver's record: the
     /// offsets and grids for their exact sizes, the samples for at least one
-    /// per series (their count is in the device's offsets).
+    /// per series (their count is in the device's offsets). Returns how many
+    /// samples t, y and weights can all be read for: the kernels' bound on
+    /// the device offsets, which the host cannot see.
     pub(crate) fn check_batch_inputs<T: Float>(
         &self,
         buffers: &BatchDeviceBuffers,
         nseries: usize,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let ngrids = if buffers.per_series_grid { nseries } else { 1 };
+        let mut readable = usize::MAX;
         for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
             .into_iter()
             .chain(buffers.weights.map(|w| ("weights", w)))
         {
             self.check_device_array::<T>(name, ptr, nseries)?;
+            readable = readable.min(self.readable_values::<T>(name, ptr)?);
         }
         self.check_device_array::<i64>("offsets", buffers.offsets, nseries + 1)?;
         self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;
-        self.check_device_array::<f64>("df", buffers.df, ngrids)
+        self.check_device_array::<f64>("df", buffers.df, ngrids)?;
+        Ok(readable)
     }
 
     /// The batched launch, after validation.
@@ -411,20 +419,28 @@ impl Gpu {
         nseries: usize,
         nf: usize,
         opts: &LombScargleOptions,
+        samples: usize,
     ) -> Result<()> {
         let mut stats = stream
             .alloc::<f64>(STATS_LEN * nseries)
             .map_err(|e| Error::cuda("allocating scratch", e))?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        unsafe { self.launch_batch_with_stats::<T>(stream, buffers, nseries, nf, opts, stats_ptr) }
+        unsafe {
+            self.launch_batch_with_stats::<T>(
+                stream, buffers, nseries, nf, opts, samples, stats_ptr,
+            )
+        }
     }
 
     /// The batched launch with the caller's scratch: `stats` holds
     /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
-    /// its own arena, so its memory is counted against its limit).
+    /// its own arena, so its memory is counted against its limit). `samples`
+    /// values can be read at t, y and weights: a series whose device offsets
+    /// leave that range (or decrease) reads nothing and its periodogram is NaN.
     ///
     /// # Safety
     /// As [`Gpu::lombscargle_batch_raw`]; `stats` as above, on this GPU.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn launch_batch_with_stats<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
@@ -432,10 +448,12 @@ impl Gpu {
         nseries: usize,
         nf: usize,
         opts: &LombScargleOptions,
+        samples: usize,
         stats_ptr: CUdeviceptr,
     ) -> Result<()> {
-        // nx of the params is per series (taken from the offsets on the device).
-        let params = LsParams::new(0, nf, buffers.weights.is_some(), opts);
+        // A series' nx comes from the offsets on the device, within `samples`.
+        let samples = samples.min(i64::MAX as usize);
+        let params = LsParams::new(samples, nf, buffers.weights.is_some(), opts);
         let (t, y) = (In::new(buffers.t), In::new(buffers.y));
         let w = In::new(buffers.weights.unwrap_or(0));
         let offsets = In::new(buffers.offsets);

@@ -160,7 +160,7 @@ impl Gpu {
         }
         let ngrids = if buffers.per_series_grid { nseries } else { 1 };
         check_batch_call(nseries, nf, ngrids, None, opts)?;
-        self.check_batch_inputs::<T>(buffers, nseries)?;
+        let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
         self.check_device_array::<i64>("index", peaks.index, nseries)?;
         self.check_device_array::<f64>("value", peaks.value, nseries)?;
         buffers.check_outputs_apart::<T>(
@@ -195,7 +195,9 @@ impl Gpu {
             };
             // SAFETY: checked above; the scratch holds `chunk` periodograms and their stats.
             unsafe {
-                self.launch_batch_with_stats::<T>(stream, &shifted, count, nf, opts, stats)?;
+                self.launch_batch_with_stats::<T>(
+                    stream, &shifted, count, nf, opts, samples, stats,
+                )?;
                 self.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
             }
         }

@@ -165,6 +165,7 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
             out: at(lay.out),
         };
         let nf = self.grids.nf();
+        let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
         // SAFETY: the caller's arena holds this layout, inputs copied in.
         unsafe {
             gpu.launch_batch_with_stats::<T>(
@@ -173,6 +174,7 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
                 r.len(),
                 nf,
                 self.opts,
+                samples,
                 at(lay.stats),
             )?;
             if self.peaks {
