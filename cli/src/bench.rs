@@ -36,6 +36,20 @@ pub enum BenchCommand {
 }
 
 pub fn run(command: BenchCommand) -> Result<(), String> {
+    // A benchmark times the backend it is given, never a fallback: without a
+    // GPU, say what can be timed instead.
+    let streams = matches!(
+        command,
+        BenchCommand::NormalizeStreams(_) | BenchCommand::NormalizeBatched(_)
+    );
+    timed(command).map_err(|e| match (e.contains("no usable GPU"), streams) {
+        (false, _) => e,
+        (true, false) => format!("{e} (benchmarks time the GPU unless given --backend cpu)"),
+        (true, true) => format!("{e} (this benchmark times GPU streams only)"),
+    })
+}
+
+fn timed(command: BenchCommand) -> Result<(), String> {
     match command {
         BenchCommand::Lombscargle(args) => lombscargle(&args),
         BenchCommand::LombscargleBatch(args) => batch(&args),

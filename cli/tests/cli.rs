@@ -412,6 +412,38 @@ fn benchmarks_run_on_the_cpu_backend() {
     }
 }
 
+/// Without a GPU a benchmark of the default backend fails, saying what can
+/// be timed instead (a benchmark never falls back on its own).
+#[test]
+fn a_gpu_benchmark_without_a_gpu_names_the_cpu_backend() {
+    if kernpack::Gpu::get(0).is_ok() {
+        return; // the GPU benchmark runs here; the GPU machine's runs time it
+    }
+    let out = kernpack(&[
+        "bench",
+        "lombscargle",
+        "--nx",
+        "50",
+        "--nf",
+        "100",
+        "--reps",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no usable GPU") && text(&out.stderr).contains("--backend cpu"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = kernpack(&["bench", "normalize-streams"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("GPU streams only"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// The rows of a `series,samples,best_frequency,best_period,best_power` table.
 fn best_table(path: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(path)
