@@ -4,6 +4,11 @@
 
 namespace kp {
 
+// A sum x can be divided by, as x * (1 / sum): finite, and its reciprocal
+// too (zero and sums below 2^-1024 are not). The host rules match.
+__device__ __forceinline__ bool normalizable(double s) { return isfinite(s) && isfinite(1.0 / s); }
+
+
 // Fast single-precision trig: the pack is built with --use_fast_math, so sincosf
 // maps to the SFU (MUFU.SIN/COS); double precision keeps the accurate routine.
 __device__ __forceinline__ void sincos_t(float x, float* s, float* c) { __sincosf(x, s, c); }

@@ -33,13 +33,13 @@ __device__ __forceinline__ void scale(float4& v, double inv) {
 }
 __device__ __forceinline__ void scale(double2& v, double inv) { v.x *= inv, v.y *= inv; }
 
-// x <- x / sum, unless the sum is zero or not finite: then x is left as it is
+// x <- x / sum, unless the sum cannot be divided by (kp::normalizable): then x is left as it is
 // and *status is set to 1 (the host reports the error). 16-byte accesses when
 // x is aligned for them (each element gets the same arithmetic either way).
 template <typename T>
 __device__ void normalize(T* __restrict__ x, int64_t n, const double* __restrict__ sum, int* __restrict__ status) {
     const double s = *sum;
-    const bool ok = s != 0.0 && isfinite(s);
+    const bool ok = normalizable(s);
     if (blockIdx.x == 0 && threadIdx.x == 0) *status = ok ? 0 : 1;
     if (!ok) return;
     const double inv = 1.0 / s;
@@ -115,7 +115,7 @@ __device__ void normalize_fused(T* __restrict__ x, int64_t n, double* __restrict
     double part = 0.0;
     for (int64_t b = threadIdx.x; b < gridDim.x; b += THREADS) part += partials[b];
     const double total = block_sum<double, THREADS>(part, scratch);
-    const bool ok = total != 0.0 && isfinite(total);
+    const bool ok = normalizable(total);
     if (blockIdx.x == 0 && threadIdx.x == 0) *sum = total, *status = ok ? 0 : 1;
     if (!ok) return;
     const double inv = 1.0 / total;

@@ -114,7 +114,7 @@ __device__ void array_sums(const int64_t* __restrict__ plan, int64_t narrays, co
         reduce::final_sum(partials + plan[a], plan[a + 1] - plan[a], sums + a);
         if (threadIdx.x == 0) {
             const double s = sums[a];
-            status[a] = (s != 0.0 && isfinite(s)) ? OK : BAD_SUM;
+            status[a] = normalizable(s) ? OK : BAD_SUM;
         }
     }
 }

@@ -402,7 +402,7 @@ fn values_past_what_the_result_can_hold_are_refused() {
     // An f32 grid that f32 cannot hold: f0, or the last frequency (6e38,
     // past f32's 3.4e38).
     let mut out = [POISON as f32; 4];
-    for (f0, df) in [(1e39, 1.0), (0.1, 2e38)] {
+    for (f0, df) in [(1e39, 1e30), (0.1, 2e38)] {
         let s = unsafe {
             kp_lombscargle_uniform_f32(
                 ctx.0,
@@ -447,8 +447,14 @@ fn values_past_what_the_result_can_hold_are_refused() {
         "weights sum past the largest f64",
     );
     assert!(out.iter().all(|&v| v == POISON));
-    // Still fine in range.
-    let s = weighted(1e300, &mut out);
-    assert_eq!(s, KP_OK, "{}", last_error());
-    assert!(out.iter().all(|v| v.is_finite()));
+    // Weights so small that 1 / their sum overflows: NaN unless refused.
+    let s = weighted(5e-324, &mut out);
+    expect(s, KP_ERROR_INVALID_ARGUMENT, "below 2^-1024: scale them up");
+    assert!(out.iter().all(|&v| v == POISON));
+    // Still fine in range, at both ends.
+    for w in [1e300, 1e-300] {
+        let s = weighted(w, &mut out);
+        assert_eq!(s, KP_OK, "{}", last_error());
+        assert!(out.iter().all(|v| v.is_finite()), "weights {w}: {out:?}");
+    }
 }

@@ -554,3 +554,27 @@ proptest! {
         gpu_matches_cpu_within_tolerance::<f32>(&kp, seed, n, steps, dt, (re, im), f32::EPSILON as f64)?;
     }
 }
+
+/// Step counts no delta buffer can hold are errors (no overflow on the way,
+/// which a debug build would report as a panic).
+#[test]
+fn impossible_step_counts_are_errors() {
+    let ones = vec![c::<f64>(1.0, 0.0); 9];
+    for nsteps in [usize::MAX, usize::MAX / 2 + 1, isize::MAX as usize] {
+        let err = cpu()
+            .fg_integrate(
+                3,
+                &ones,
+                &ones,
+                c(1.0, 0.0),
+                0.01,
+                nsteps,
+                &opts(FgPath::Auto),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, kernpack::Error::InvalidInput(_)),
+            "{nsteps}: {err}"
+        );
+    }
+}

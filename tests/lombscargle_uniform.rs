@@ -210,3 +210,28 @@ fn uniform_matches_direct_kernel_on_the_same_grid() {
         rel_l2(&uniform, &direct)
     );
 }
+
+/// A step below the spacing of the computing type at f0 would leave the
+/// grid where it starts: an error naming that type, while a step just above
+/// it passes.
+#[test]
+fn steps_below_the_types_spacing_are_refused() {
+    let stuck = UniformGrid::new(1.0, 1e-20, 3);
+    let e = stuck.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("spacing of f64") && e.contains("not increase"),
+        "{e}"
+    );
+    let f32_only = UniformGrid::new(1.0, 1e-9, 3); // f32's spacing at 1 is 1.2e-7
+    assert!(f32_only.validate_for::<f64>().is_ok());
+    let e = f32_only.validate_for::<f32>().unwrap_err().to_string();
+    assert!(e.contains("spacing of f32") && e.contains("use f64"), "{e}");
+    assert!(UniformGrid::new(1.0, 3e-7, 3).validate_for::<f32>().is_ok());
+    // One frequency has no step; a long f32 grid from 0 is valid.
+    assert!(UniformGrid::new(1.0, 1e-20, 1)
+        .validate_for::<f32>()
+        .is_ok());
+    assert!(UniformGrid::new(0.0, 1e-9, 1 << 30)
+        .validate_for::<f32>()
+        .is_ok());
+}

@@ -43,6 +43,23 @@ fn cpu_normalize_sums_to_one_and_rejects_zero_and_nan_sums() {
             "changed on failure"
         );
     }
+    // A positive sum too small to invert (1 / sum overflows) would give inf.
+    let least = f64::from_bits(1);
+    for tiny in [vec![least], vec![least, 0.0], vec![1e-310; 3]] {
+        let mut y = tiny.clone();
+        let err = kp.normalize(&mut y).unwrap_err();
+        assert!(err.to_string().contains("2^-1024"), "{err}");
+        assert_eq!(y, tiny, "changed on failure");
+        assert!(
+            reduce::normalize(&mut y).is_err(),
+            "the reference normalises {tiny:?}"
+        );
+    }
+    // Just above the limit it normalises: the reciprocal (2^1020) is finite.
+    let p = 2f64.powi(-1022);
+    let mut small = vec![p, 3.0 * p];
+    kp.normalize(&mut small).unwrap();
+    assert_eq!(small, [0.25, 0.75]);
 }
 
 fn gpu_sum_matches<T: Float>(seed: u64, n: usize, offset: f64) -> Result<(), TestCaseError> {
@@ -97,10 +114,11 @@ fn gpu_normalize_matches_the_reference_and_rejects_bad_sums() {
         // The two sums differ in their last bits only: one f32 rounding apart at most.
         assert!((a - b).abs() <= f32::EPSILON * b.abs(), "{a} vs {b}");
     }
-    let mut zero = vec![1.0f64, -1.0, 2.0, -2.0];
-    let before = zero.clone();
-    assert!(gpu.normalize(&mut zero).is_err());
-    assert_eq!(zero, before);
+    for bad in [vec![1.0f64, -1.0, 2.0, -2.0], vec![f64::from_bits(3), 0.0]] {
+        let mut y = bad.clone();
+        assert!(gpu.normalize(&mut y).is_err(), "{bad:?}");
+        assert_eq!(y, bad);
+    }
     // The device path reports through its status flag and leaves x alone.
     let stream = gpu.stream();
     let mut dx = stream.clone_htod(&[3.0f32, f32::NAN, 1.0]).unwrap();

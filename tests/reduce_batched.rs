@@ -21,10 +21,18 @@ enum Fill {
     ZeroSum,
     /// Random values and one NaN or infinity.
     NotFinite,
+    /// Subnormal multiples of 2^-1074: a positive sum whose reciprocal
+    /// overflows (0 in f32), so it cannot normalise.
+    Tiny,
 }
 
 fn fill_strategy() -> impl Strategy<Value = Fill> {
-    prop_oneof![6 => Just(Fill::Random), 1 => Just(Fill::ZeroSum), 1 => Just(Fill::NotFinite)]
+    prop_oneof![
+        6 => Just(Fill::Random),
+        1 => Just(Fill::ZeroSum),
+        1 => Just(Fill::NotFinite),
+        1 => Just(Fill::Tiny)
+    ]
 }
 
 /// A flat buffer and offsets for arrays of the given lengths and fills.
@@ -50,6 +58,10 @@ fn batch<T: Float>(seed: u64, arrays: &[(usize, Fill)]) -> (Vec<T>, Vec<usize>) 
                 if len % 2 == 1 {
                     *x.last_mut().unwrap() = T::from_f64(0.0); // odd length: end on a 0
                 }
+            }
+            Fill::Tiny => {
+                let least = f64::from_bits(1); // 2^-1074
+                x.extend((0..len).map(|_| T::from_f64(least * rng.range(1.0, 9.0).floor())));
             }
             Fill::NotFinite => {
                 x.extend((0..len).map(|_| T::from_f64(rng.range(-1.0, 2.0))));

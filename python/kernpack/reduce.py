@@ -79,7 +79,7 @@ def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = 
     Raises
     ------
     ValueError
-        (host arrays) when the sum is zero or not finite; `x` is unchanged.
+        (host arrays) when the sum is zero, not finite or too small to invert; `x` is unchanged.
         A device array with such a sum is also left unchanged, and the
         returned sum shows why.
     TypeError
@@ -148,8 +148,8 @@ def normalize_batched(
     Returns
     -------
     NormalizedBatch
-        The sums and which arrays failed; an array whose sum is zero or not
-        finite is left unchanged, the others are still normalised.
+        The sums and which arrays failed; an array whose sum is zero, not
+        finite or too small to invert (below 2^-1024) is left unchanged, the others are still normalised.
     """
     o = np.asarray(offsets.get() if hasattr(offsets, "get") and type(offsets).__module__.startswith("cupy") else offsets)
     if o.ndim != 1 or o.size < 1 or not np.issubdtype(o.dtype, np.integer):

@@ -136,7 +136,12 @@ pub fn validate<T: Float>(
     dt: T,
     nsteps: usize,
 ) -> Result<usize> {
-    let lengths = (2 * f.len(), 2 * g.len(), 2 * nsteps.saturating_add(1));
+    // Saturating: an impossible nsteps is refused by check_call, never wraps.
+    let lengths = (
+        2 * f.len(),
+        2 * g.len(),
+        nsteps.saturating_add(1).saturating_mul(2),
+    );
     let elements = check_call(n, delta0, dt, nsteps, lengths)?;
     check_finite_state("F", f)?;
     check_finite_state("G", g)?;

@@ -43,9 +43,10 @@ fn check_reduce(n: usize, sum_len: usize, status_len: Option<usize>) -> Result<(
     Ok(())
 }
 
-fn zero_or_not_finite(sum: f64) -> Error {
+fn not_normalizable(sum: f64) -> Error {
     Error::invalid(format!(
-        "cannot normalise: the sum is {sum}, it must be finite and non-zero"
+        "cannot normalise: the sum is {sum:e}, it must be finite, non-zero and at least \
+         2^-1024 in size (its reciprocal finite)"
     ))
 }
 
@@ -58,12 +59,12 @@ impl Kernpack {
         }
     }
 
-    /// `x <- x / sum(x)`; returns the sum. A zero or non-finite sum is an
-    /// error and leaves `x` unchanged.
+    /// `x <- x / sum(x)`; returns the sum. A sum that is zero, not finite or
+    /// too small to invert (below 2^-1024) is an error and leaves `x` unchanged.
     pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
         match self.gpu() {
             Some(gpu) if !x.is_empty() => gpu.normalize(x),
-            _ => cpu::reduce::normalize(x, self.cpu_threads()).map_err(zero_or_not_finite),
+            _ => cpu::reduce::normalize(x, self.cpu_threads()).map_err(not_normalizable),
         }
     }
 }
@@ -116,7 +117,7 @@ impl Gpu {
             .map_err(cuda("copying the status back"))?[0]
             != 0
         {
-            return Err(zero_or_not_finite(total));
+            return Err(not_normalizable(total));
         }
         stream
             .memcpy_dtoh(&dx, x)
@@ -139,7 +140,7 @@ impl Gpu {
     }
 
     /// `x <- x / sum(x)` on the device, `sum[0]` = the sum, `status[0]` = 0, or
-    /// 1 with `x` untouched when the sum is zero or not finite. Enqueued on
+    /// 1 with `x` untouched when the sum is zero, not finite or too small to invert. Enqueued on
     /// `stream` with no synchronisation: read `status` before trusting `x`.
     pub fn normalize_device<T: Float>(
         &self,

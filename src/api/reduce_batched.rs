@@ -29,13 +29,13 @@ use crate::reference;
 
 /// Per-array status of the device batch: normalised.
 pub const BATCH_OK: i32 = 0;
-/// Per-array status: the sum is zero or not finite; the array is unchanged.
+/// Per-array status: the sum is zero, not finite or too small to invert; the array is unchanged.
 pub const BATCH_BAD_SUM: i32 = 1;
 /// Per-array status: the offsets are invalid; no array was changed.
 pub const BATCH_BAD_OFFSETS: i32 = 2;
 
 /// What a batched normalise did: every array's sum, and the arrays left
-/// unchanged because their sum was zero or not finite (empty ones included).
+/// unchanged because their sum was zero, not finite or too small to invert (empty ones included).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchNormalized {
     pub sums: Vec<f64>,
@@ -111,7 +111,7 @@ pub fn check_offsets(offsets: &[usize], n: usize) -> Result<()> {
 
 impl Kernpack {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
-    /// call. An array whose sum is zero or not finite is left unchanged and
+    /// call. An array whose sum is zero, not finite or too small to invert is left unchanged and
     /// listed in `failed`; the others are normalised all the same. Bad
     /// offsets are an error and change nothing.
     pub fn normalize_batched<T: Float>(
@@ -406,7 +406,7 @@ struct Slot<T> {
     events: Option<[CudaEvent; 4]>,
 }
 
-/// Per array: `Ok(sum)`, or `Err(sum)` when the sum is zero or not finite
+/// Per array: `Ok(sum)`, or `Err(sum)` when the sum is zero, not finite or too small to invert
 /// (empty arrays included) and the array was left unchanged.
 pub type ArrayResults = Vec<std::result::Result<f64, f64>>;
 
@@ -451,7 +451,7 @@ impl<T: Float> StreamedNormalize<T> {
     }
 
     /// Normalises every array in place and waits. Per array: `Ok(sum)`, or
-    /// `Err(sum)` when the sum is zero or not finite (empty arrays included)
+    /// `Err(sum)` when the sum is zero, not finite or too small to invert (empty arrays included)
     /// and the array is unchanged.
     pub fn run(&mut self, arrays: &mut [PinnedHostSlice<T>]) -> Result<ArrayResults> {
         self.enqueue(arrays, false)?;

@@ -111,18 +111,24 @@ pub fn sum<T: Float>(x: &[T], threads: usize) -> f64 {
     pairwise(&all_chunk_sums(x, threads))
 }
 
-/// `x <- x / sum(x)`, or `Err(sum)` with `x` untouched when the sum is zero
-/// or not finite (the reference's rule and arithmetic: one f64 reciprocal,
+/// `x <- x / sum(x)`, or `Err(sum)` with `x` untouched when the sum is zero,
+/// not finite or too small to invert (the reference's rule and arithmetic: one f64 reciprocal,
 /// each value multiplied by it in f64 and rounded once).
 pub fn normalize<T: Float>(x: &mut [T], threads: usize) -> Result<f64, f64> {
     let total = sum(x, threads);
-    if total == 0.0 || !total.is_finite() {
+    if !normalizable(total) {
         return Err(total);
     }
     let inv = 1.0 / total;
     let threads = threads_for(threads, x.len());
     for_each_range_mut(threads, x, CHUNK, |_, piece| scale(piece, inv));
     Ok(total)
+}
+
+/// Whether `x * (1 / sum)` can normalise: the sum finite and its reciprocal
+/// too (zero and sums below 2^-1024 are not), as the kernels' rule.
+fn normalizable(sum: f64) -> bool {
+    sum.is_finite() && (1.0 / sum).is_finite()
 }
 
 /// Per array `x[offsets[a] .. offsets[a+1]]` (offsets already validated):
@@ -162,7 +168,7 @@ pub fn normalize_batched<T: Float>(
         sums.push(pairwise(&piece_sums[next..next + count]));
         next += count;
     }
-    let ok: Vec<bool> = sums.iter().map(|s| *s != 0.0 && s.is_finite()).collect();
+    let ok: Vec<bool> = sums.iter().map(|&s| normalizable(s)).collect();
     // The scaling: static ranges of x; each range scales its parts of the
     // arrays it meets (found by binary search in the offsets).
     for_each_range_mut(threads, x, CHUNK, |first, piece| {

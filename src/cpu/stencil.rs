@@ -32,8 +32,11 @@
 //! window reaches past the edge (+-inf or NaN, the class the reference's sum
 //! has).
 //!
-//! Error bound (finite data, M = the largest |value| in the windows, cval
-//! included): a column sum after k <= RESEED running steps has an error of at
+//! Error bound (finite data, M = the largest |value| the column sums held
+//! since their last re-seed: the windows of the output's columns over up to
+//! RESEED rows above it, cval included; so a huge value spoils the rounding
+//! of up to RESEED rows below it, as SciPy's running sums spoil a whole
+//! line): a column sum after k <= RESEED running steps has an error of at
 //! most (size + 2k) eps64 size M (each step rounds twice, on values below
 //! size M; the seed rounds size times), the horizontal sum adds size eps64
 //! size^2 M, so before the final rounding to T the mean is off by at most

@@ -203,8 +203,9 @@ pub unsafe extern "C" fn kp_sum_device_f64(
 }
 
 /// Normalises the `n` floats at host `x` in place, `x <- x / sum(x)`, on the
-/// context's backend, and writes the sum to `*sum` (NULL: not wanted). A zero
-/// or non-finite sum (an empty array included) is KP_ERROR_INVALID_ARGUMENT,
+/// context's backend, and writes the sum to `*sum` (NULL: not wanted). A sum
+/// that is zero (an empty array included), not finite or too small to invert
+/// (below 2^-1024) is KP_ERROR_INVALID_ARGUMENT,
 /// and then `x` and `*sum` are unchanged.
 ///
 /// # Safety
@@ -236,7 +237,7 @@ pub unsafe extern "C" fn kp_normalize_f64(
 /// Normalises the `n` floats at device `x` in place, enqueued on `stream`
 /// (0: the default stream) with no synchronisation. The device double at
 /// `sum` receives the sum and the device int at `status` 0, or 1 when the sum
-/// is zero or not finite and `x` was left unchanged: read `status` before
+/// is zero, not finite or too small to invert and `x` was left unchanged: read `status` before
 /// trusting `x`. Needs a GPU context.
 ///
 /// # Safety
@@ -274,7 +275,7 @@ pub unsafe extern "C" fn kp_normalize_device_f64(
 /// Normalises `narrays` arrays of host floats in place in one call: array a
 /// is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has narrays + 1 entries,
 /// from 0, non-decreasing. Writes every array's sum to `sums[a]` and its
-/// status to `status[a]`: 0 normalised, 1 sum zero or not finite (empty
+/// status to `status[a]`: 0 normalised, 1 sum zero, not finite or too small to invert (empty
 /// arrays too), array unchanged. Returns KP_OK when the call ran, whether or
 /// not some arrays had a bad sum. Invalid offsets: KP_ERROR_INVALID_ARGUMENT
 /// and nothing written. On a GPU context the sums have the bits of
@@ -315,7 +316,7 @@ pub unsafe extern "C" fn kp_normalize_batched_f64(
 /// with no synchronisation, four launches whatever `narrays`: `x` holds `n`
 /// floats, `offsets` narrays + 1 `int64_t`, `sums` narrays doubles and
 /// `status` narrays ints, all on the device. `status[a]`: 0 normalised, 1 sum
-/// zero or not finite (array a unchanged), 2 offsets invalid (outside
+/// zero, not finite or too small to invert (array a unchanged), 2 offsets invalid (outside
 /// 0..n or decreasing: checked on the device, nothing changed, sums NaN).
 /// Needs a GPU context.
 ///

@@ -21,10 +21,11 @@ pub fn sum<T: Float>(x: &[T]) -> f64 {
     pairwise(&chunks)
 }
 
-/// `x <- x / sum(x)`, or Err(sum) with `x` untouched when the sum is zero or not finite.
+/// `x <- x / sum(x)`, or Err(sum) with `x` untouched when the sum is zero, not finite or too small to invert.
 pub fn normalize<T: Float>(x: &mut [T]) -> Result<f64, f64> {
     let total = sum(x);
-    if total == 0.0 || !total.is_finite() {
+    // Zero, non-finite, and sums whose reciprocal overflows (below 2^-1024).
+    if !(total.is_finite() && (1.0 / total).is_finite()) {
         return Err(total);
     }
     let inv = 1.0 / total;

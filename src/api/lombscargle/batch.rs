@@ -37,6 +37,10 @@ impl<T> Batch<'_, T> {
         self.len() == 0
     }
     /// Series `s` as a single series.
+    ///
+    /// # Panics
+    /// When `s >= self.len()` or the offsets pass the samples: an indexing
+    /// helper, for batches that passed `validate_batch` (every call does).
     pub fn series(&self, s: usize) -> Series<'_, T> {
         let range = self.offsets[s]..self.offsets[s + 1];
         Series {
@@ -66,6 +70,9 @@ impl BatchGrid<'_> {
         }
     }
     /// The grid of series `s`.
+    ///
+    /// # Panics
+    /// When a per-series grid has no entry `s` (`validate_batch` checks the lengths).
     pub fn grid(&self, s: usize) -> UniformGrid {
         match self {
             BatchGrid::Shared(grid) => *grid,

@@ -90,6 +90,13 @@ impl UniformGrid {
         if self.nf > i64::MAX as usize / 2 {
             return Err(Error::invalid("too many frequencies"));
         }
+        if self.nf > 1 && self.f0 + self.df <= self.f0 {
+            return Err(Error::invalid(format!(
+                "grid df {} is below the spacing of f64 at f0 {}: the grid would not increase",
+                readable(self.df),
+                readable(self.f0)
+            )));
+        }
         Ok(())
     }
 
@@ -108,6 +115,20 @@ impl UniformGrid {
                 readable(self.df),
                 readable(last),
                 T::NAME
+            )));
+        }
+        // The grid is formed in T: a step below T's spacing at f0 does not
+        // move it. (Far along a long grid T's spacing may pass df too: f32
+        // holds 2^24 steps at most before values repeat, a loss of resolution
+        // there, as with any f32 frequencies.)
+        let in_t = |v: f64| T::from_f64(v).to_f64();
+        if self.nf > 1 && in_t(self.f0 + self.df) <= in_t(self.f0) {
+            return Err(Error::invalid(format!(
+                "grid df {} is below the spacing of {} at f0 {}: the grid would not \
+                 increase (use f64)",
+                readable(self.df),
+                T::NAME,
+                readable(self.f0)
             )));
         }
         Ok(())
@@ -329,6 +350,12 @@ pub(crate) fn check_values<T: Float>(
                 return Err(Error::invalid(
                     "the weights sum past the largest f64: scale them down",
                 ));
+            }
+            if !(1.0 / sum).is_finite() {
+                // The kernels scale by 1 / sum: infinite, a NaN periodogram.
+                return Err(Error::invalid(format!(
+                    "the weights sum to {sum:e}, below 2^-1024: scale them up"
+                )));
             }
             sum
         }
