@@ -247,19 +247,14 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
             index: ptr(dindex.device_ptr(stream)),
             value: ptr(dvalue.device_ptr(stream)),
         };
+        // The device peaks of `b` into `p`, in scratch of `scratch` bytes
+        // (None: the default). SAFETY: every buffer here is a live device
+        // allocation of the documented size.
+        let device_peaks = |b: &BatchDeviceBuffers, p: &PeakBuffers, scratch: Option<usize>| unsafe {
+            gpu.lombscargle_batch_peaks_raw::<T>(stream, b, nseries, grids.nf(), &opts, p, scratch)
+        };
         let per_series = grids.nf() * std::mem::size_of::<T>() * if amplitude { 2 } else { 1 };
-        unsafe {
-            gpu.lombscargle_batch_peaks_raw::<T>(
-                stream,
-                &buffers,
-                nseries,
-                grids.nf(),
-                &opts,
-                &peaks,
-                Some(7 * per_series),
-            )
-        }
-        .unwrap();
+        device_peaks(&buffers, &peaks, Some(7 * per_series)).unwrap();
         let index = stream.clone_dtoh(&dindex).unwrap();
         let value = stream.clone_dtoh(&dvalue).unwrap();
         let got: Vec<Option<Peak>> = index
@@ -280,18 +275,7 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
         // left as they were.
         let over = |name: &str, at: u64| {
             let bad = PeakBuffers { index: at, ..peaks };
-            let e = unsafe {
-                gpu.lombscargle_batch_peaks_raw::<T>(
-                    stream,
-                    &buffers,
-                    nseries,
-                    grids.nf(),
-                    &opts,
-                    &bad,
-                    None,
-                )
-            }
-            .unwrap_err();
+            let e = device_peaks(&buffers, &bad, None).unwrap_err();
             assert!(
                 e.to_string().contains(&format!("index and {name} overlap")),
                 "{e}"
@@ -334,18 +318,7 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
             offsets: ptr(dwild.device_ptr(stream)),
             ..buffers
         };
-        unsafe {
-            gpu.lombscargle_batch_peaks_raw::<T>(
-                stream,
-                &wild_buffers,
-                nseries,
-                grids.nf(),
-                &opts,
-                &peaks,
-                None,
-            )
-        }
-        .unwrap();
+        device_peaks(&wild_buffers, &peaks, None).unwrap();
         let index = stream.clone_dtoh(&dindex).unwrap();
         let value = stream.clone_dtoh(&dvalue).unwrap();
         for s in 0..nseries {

@@ -36,6 +36,7 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+pub(crate) use crate::api::{check_apart, Span};
 use crate::api::{Backend, Kernpack};
 use crate::error::Error;
 use crate::gpu::Gpu;
@@ -241,57 +242,6 @@ pub(crate) fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Re
             std::mem::align_of::<T>()
         ))
         .into());
-    }
-    Ok(())
-}
-
-/// A host buffer of a call, for [`check_apart`]: its name, address and bytes.
-pub(crate) struct Span<'a> {
-    name: &'a str,
-    start: usize,
-    bytes: usize,
-}
-
-impl<'a> Span<'a> {
-    /// `len` values of `T` at `ptr` (sizes are checked elsewhere: an
-    /// impossible one saturates here and is refused by its slice).
-    pub(crate) fn of<T>(name: &'a str, ptr: *const T, len: usize) -> Self {
-        Span {
-            name,
-            start: ptr as usize,
-            bytes: len.saturating_mul(std::mem::size_of::<T>()),
-        }
-    }
-
-    fn overlaps(&self, other: &Span) -> bool {
-        // NULL shares nothing (it is refused by its slice).
-        self.start != 0
-            && other.start != 0
-            && crate::api::spans_overlap(
-                self.start as u64,
-                self.bytes as u64,
-                other.start as u64,
-                other.bytes as u64,
-            )
-    }
-}
-
-/// Every buffer a call writes (`outputs`) must share no byte with another
-/// buffer of the call, written or read: a shared and a mutable slice over
-/// the same memory would be undefined behaviour, and a result written over
-/// an input still being read would be wrong. Checked before any mutable
-/// slice is formed.
-pub(crate) fn check_apart(outputs: &[Span], inputs: &[Span]) -> Result<(), Failure> {
-    for (i, out) in outputs.iter().enumerate() {
-        for other in outputs[i + 1..].iter().chain(inputs) {
-            if out.overlaps(other) {
-                return Err(Error::invalid(format!(
-                    "{} and {} overlap: pass separate buffers",
-                    out.name, other.name
-                ))
-                .into());
-            }
-        }
     }
     Ok(())
 }

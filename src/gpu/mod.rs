@@ -853,19 +853,23 @@ impl Kernel {
     }
 }
 
+/// The bytes of `len` values of `T`; a count whose size does not fit in
+/// memory is an error naming `name`.
+fn array_bytes<T>(name: &str, len: usize) -> Result<usize> {
+    len.checked_mul(std::mem::size_of::<T>())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{name}: {len} values exceed the largest possible array"
+            ))
+        })
+}
+
 impl Gpu {
     /// [`Gpu::check_device_buffer`] for `len` values of `T`; a count whose
     /// size does not fit in memory is an error.
     pub fn check_device_array<T>(&self, name: &str, ptr: u64, len: usize) -> Result<()> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{name}: {len} values exceed the largest possible array"
-                ))
-            })?;
-        self.check_device_buffer(name, ptr, bytes)
+        self.check_device_buffer(name, ptr, array_bytes::<T>(name, len)?)
     }
 
     /// Checks that the `bytes` bytes at device address `ptr` lie inside one
@@ -876,6 +880,21 @@ impl Gpu {
         if bytes == 0 {
             return Ok(());
         }
+        self.bytes_from(name, ptr, bytes).map(drop)
+    }
+
+    /// [`Gpu::check_device_array`] for at least `len` values, and how many
+    /// values of `T` lie from `ptr` to the end of its allocation: what a
+    /// kernel may read there whatever the device data says. One query of
+    /// the driver.
+    pub fn readable_values<T>(&self, name: &str, ptr: u64, len: usize) -> Result<usize> {
+        let left = self.bytes_from(name, ptr, array_bytes::<T>(name, len)?)?;
+        Ok(usize::try_from(left).unwrap_or(usize::MAX) / std::mem::size_of::<T>())
+    }
+
+    /// The bytes from `ptr` to the end of its allocation, once the first
+    /// `bytes` of them are known to lie inside it.
+    fn bytes_from(&self, name: &str, ptr: u64, bytes: usize) -> Result<u64> {
         let (start, size) = self.allocation_of(name, ptr)?;
         let end = ptr.checked_add(bytes as u64);
         if ptr < start || end.map_or(true, |end| end > start + size) {
@@ -884,16 +903,7 @@ impl Gpu {
                  ({size} bytes from {start:#x})"
             )));
         }
-        Ok(())
-    }
-
-    /// How many values of `T` lie from device address `ptr` to the end of its
-    /// allocation (checked as by [`Gpu::check_device_buffer`]): what a kernel
-    /// may read there whatever the device data says.
-    pub fn readable_values<T>(&self, name: &str, ptr: u64) -> Result<usize> {
-        let (start, size) = self.allocation_of(name, ptr)?;
-        let left = (start + size).saturating_sub(ptr);
-        Ok(usize::try_from(left).unwrap_or(usize::MAX) / std::mem::size_of::<T>())
+        Ok(start + size - ptr)
     }
 
     /// The (start, bytes) of the device (or managed) allocation of this GPU

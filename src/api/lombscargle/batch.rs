@@ -10,7 +10,7 @@ use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
     UniformGrid, STATS_LEN,
 };
-use crate::api::{check_host_room, spans_overlap, BatchRunner, Kernpack};
+use crate::api::{check_apart, check_host_room, BatchRunner, Kernpack, Span};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -251,34 +251,25 @@ pub struct BatchDeviceBuffers {
 }
 
 impl BatchDeviceBuffers {
-    /// Refuses an output (name, address, bytes) that shares a byte with
-    /// another output or with what the batch surely reads: offsets and grids
-    /// whole, and the samples' first `nseries` values (every series has one;
-    /// their full count is in the device's offsets).
+    /// Refuses `outputs` that share a byte with each other or with what the
+    /// batch surely reads: offsets and grids whole, and the samples' first
+    /// `nseries` values (every series has one; their full count is in the
+    /// device's offsets).
     pub(crate) fn check_outputs_apart<T: Float>(
         &self,
         nseries: usize,
-        outputs: &[(&str, CUdeviceptr, usize)],
+        outputs: &[Span],
     ) -> Result<()> {
         let ngrids = if self.per_series_grid { nseries } else { 1 };
-        let samples = nseries.saturating_mul(std::mem::size_of::<T>());
-        let mut inputs = vec![("t", self.t, samples), ("y", self.y, samples)];
-        inputs.extend(self.weights.map(|w| ("weights", w, samples)));
-        inputs.extend([
-            ("offsets", self.offsets, (nseries + 1).saturating_mul(8)),
-            ("f0", self.f0, ngrids * 8),
-            ("df", self.df, ngrids * 8),
-        ]);
-        for (i, &(out, at, bytes)) in outputs.iter().enumerate() {
-            for &(other, other_at, other_bytes) in outputs[i + 1..].iter().chain(&inputs) {
-                if spans_overlap(at, bytes as u64, other_at, other_bytes as u64) {
-                    return Err(Error::invalid(format!(
-                        "{out} and {other} overlap: pass separate buffers"
-                    )));
-                }
-            }
-        }
-        Ok(())
+        let mut inputs = vec![
+            Span::at::<T>("t", self.t, nseries),
+            Span::at::<T>("y", self.y, nseries),
+            Span::at::<i64>("offsets", self.offsets, nseries.saturating_add(1)),
+            Span::at::<f64>("f0", self.f0, ngrids),
+            Span::at::<f64>("df", self.df, ngrids),
+        ];
+        inputs.extend(self.weights.map(|w| Span::at::<T>("weights", w, nseries)));
+        check_apart(outputs, &inputs)
     }
 
     /// The same batch seen from series `first` on, writing to `out`: the
@@ -385,8 +376,7 @@ impl Gpu {
         let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
         let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
         self.check_device_array::<T>("out", buffers.out, total)?;
-        let out_bytes = total.saturating_mul(std::mem::size_of::<T>());
-        buffers.check_outputs_apart::<T>(nseries, &[("out", buffers.out, out_bytes)])?;
+        buffers.check_outputs_apart::<T>(nseries, &[Span::at::<T>("out", buffers.out, total)])?;
         unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts, samples) }
     }
 
@@ -406,8 +396,7 @@ impl Gpu {
             .into_iter()
             .chain(buffers.weights.map(|w| ("weights", w)))
         {
-            self.check_device_array::<T>(name, ptr, nseries)?;
-            readable = readable.min(self.readable_values::<T>(name, ptr)?);
+            readable = readable.min(self.readable_values::<T>(name, ptr, nseries)?);
         }
         self.check_device_array::<i64>("offsets", buffers.offsets, nseries + 1)?;
         self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;

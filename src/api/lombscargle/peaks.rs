@@ -15,7 +15,7 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
-use crate::api::{check_host_room, pipeline_on, BatchRunner, Kernpack};
+use crate::api::{check_host_room, pipeline_on, BatchRunner, Kernpack, Span};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -166,8 +166,8 @@ impl Gpu {
         buffers.check_outputs_apart::<T>(
             nseries,
             &[
-                ("index", peaks.index, nseries * 8),
-                ("value", peaks.value, nseries * 8),
+                Span::at::<i64>("index", peaks.index, nseries),
+                Span::at::<f64>("value", peaks.value, nseries),
             ],
         )?;
 
