@@ -858,16 +858,10 @@ def uniform_filter(
 
 def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed):
     """What kernpack's kernels do not compute, by SciPy on each NumPy block."""
-    chosen = backend if backend is not None else _context.get_backend()
-    if (isinstance(mode, str) and mode == "interior") or _context._check(chosen) == "gpu" \
-            or type(meta_from_array(darr)) is not np.ndarray:
-        raise NotImplementedError(str(not_computed)) from None
-    try:
-        import scipy.ndimage
-    except ImportError as e:
-        raise NotImplementedError(f"{not_computed} (install SciPy for what kernpack does not compute)") from e
+    on_device = type(meta_from_array(darr)) is not np.ndarray
+    scipy_ndimage = _ndimage._scipy_standing_in(not_computed, mode, backend, on_device)
     # SciPy's own checks and errors, before anything is computed.
-    scipy.ndimage.uniform_filter(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode, cval=cval,
+    scipy_ndimage.uniform_filter(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode, cval=cval,
                                  origin=origin)
     if darr.size == 0:
         return darr.copy()

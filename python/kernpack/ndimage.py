@@ -140,15 +140,23 @@ def uniform_filter(
             return _device(on_device, output, *window, backend, device)
         return _host(image, output, *window, backend, device)
     except _NotComputed as e:
-        # kernpack's own mode 'interior' has no SciPy counterpart.
-        if on_device is not None or _check(backend if backend is not None else get_backend()) == "gpu" \
-                or (isinstance(mode, str) and mode == "interior"):
-            raise NotImplementedError(str(e)) from None
-        try:
-            import scipy.ndimage
-        except ImportError as e:
-            raise NotImplementedError("(install SciPy for what kernpack does not compute)") from e
-        return scipy.ndimage.uniform_filter(input, size, output, mode, cval, origin, axes=axes)
+        scipy_ndimage = _scipy_standing_in(e, mode, backend, on_device is not None)
+        return scipy_ndimage.uniform_filter(input, size, output, mode, cval, origin, axes=axes)
+
+
+def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[str], on_device: bool) -> Any:
+    """``scipy.ndimage``, to compute what kernpack's kernels do not, where it
+    may: host data, not the GPU backend asked for, not kernpack's own mode
+    'interior' (SciPy has none). Otherwise, or without SciPy,
+    NotImplementedError."""
+    if on_device or _check(backend if backend is not None else get_backend()) == "gpu" \
+            or (isinstance(mode, str) and mode == "interior"):
+        raise NotImplementedError(str(not_computed)) from None
+    try:
+        import scipy.ndimage
+    except ImportError as e:
+        raise NotImplementedError(f"{not_computed} (install SciPy for what kernpack does not compute)") from e
+    return scipy.ndimage
 
 
 def _computed_window(image, size, mode, cval, origin, axes):
