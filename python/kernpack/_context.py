@@ -126,6 +126,12 @@ def context(backend: Optional[str] = None, device: Any = None) -> "_native.Conte
     return ctx
 
 
+_CPU_FOR_DEVICE_ARRAYS = (
+    "backend='cpu' was asked for, but the arrays are on the GPU: pass host arrays "
+    "(e.g. cupy.asnumpy(a)) or use backend='gpu' / 'auto'"
+)
+
+
 def device_context(arrays, backend: Optional[str] = None, device: Optional[int] = None) -> "_native.Context":
     """The GPU context for device arrays (all on one GPU): the GPU they live
     on. ``device``, when given, must be that GPU. Arrays whose library does
@@ -136,10 +142,7 @@ def device_context(arrays, backend: Optional[str] = None, device: Optional[int] 
 
     name = _check(backend if backend is not None else _default)
     if name == "cpu":
-        raise ValueError(
-            "backend='cpu' was asked for, but the arrays are on the GPU: pass host arrays "
-            "(e.g. cupy.asnumpy(a)) or use backend='gpu' / 'auto'"
-        )
+        raise ValueError(_CPU_FOR_DEVICE_ARRAYS)
     located = same_device(list(arrays.items()) if isinstance(arrays, dict) else arrays)
     if device is not None:
         ordinal = _check_device(device)

@@ -55,6 +55,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 import numpy as np
 
 from . import _context, _parquet_tasks
+from ._arrays import device_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -786,10 +787,9 @@ def _filter_block(block, size, mode, cval, backend):
     return _ndimage.uniform_filter(block, size, mode=mode, cval=cval, backend=backend)
 
 
-def _scipy_filter_block(block, size, mode, cval, origin):
-    import scipy.ndimage
-
-    return scipy.ndimage.uniform_filter(block, size, mode=mode, cval=cval, origin=origin)
+def _scipy_filter_block(block, size, mode, cval, origin, standing_in):
+    # `standing_in`: SciPy's filter for NumPy blocks, cupyx's for CuPy's.
+    return standing_in(block, size, mode=mode, cval=cval, origin=origin)
 
 
 def uniform_filter(
@@ -814,8 +814,9 @@ def uniform_filter(
         the 'grid-' aliases) and origin 0 for both axes. Any other call
         SciPy accepts (other ranks and dtypes, even or per-axis sizes, modes
         per axis, origins) runs ``scipy.ndimage.uniform_filter`` on each
-        block of NumPy blocks, with the same overlap; with CuPy blocks or
-        the GPU backend it raises NotImplementedError.
+        NumPy block and ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy
+        block, with the overlap it needs; NumPy blocks with the GPU backend
+        asked for, and 'interior' with these, raise NotImplementedError.
 
     Returns
     -------
@@ -857,12 +858,20 @@ def uniform_filter(
 
 
 def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed):
-    """What kernpack's kernels do not compute, by SciPy on each NumPy block."""
-    on_device = type(meta_from_array(darr)) is not np.ndarray
-    scipy_ndimage = _ndimage._scipy_standing_in(not_computed, mode, backend, on_device)
-    # SciPy's own checks and errors, before anything is computed.
-    scipy_ndimage.uniform_filter(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode, cval=cval,
-                                 origin=origin)
+    """What kernpack's kernels do not compute, by SciPy on each NumPy block
+    (cupyx.scipy on each CuPy block)."""
+    meta = meta_from_array(darr)
+    if type(meta) is np.ndarray:
+        library = None
+    else:
+        view = device_array(meta)  # None for blocks of no device library (sparse, masked): nothing stands in
+        library = type(meta).__module__ if view is None else _ndimage._library([view])
+    standing_in = _ndimage._scipy_standing_in(not_computed, mode, backend, library)
+    # SciPy's own checks and errors (cupyx makes SciPy's), before anything is
+    # computed: on a tiny host array, so the client needs no GPU.
+    with contextlib.suppress(ImportError):
+        _ndimage._defined_filter("scipy.ndimage")(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode,
+                                                  cval=cval, origin=origin)
     if darr.size == 0:
         return darr.copy()
 
@@ -873,7 +882,8 @@ def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed)
     # SciPy leaves an axis with a size below 2 unfiltered.
     depths = [int(s) // 2 + abs(int(o)) if int(s) > 1 else 0 for s, o in zip(sizes, origins)]
     boundaries = ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
-    block = functools.partial(_scipy_filter_block, size=size, mode=mode, cval=cval, origin=origin)
+    block = functools.partial(_scipy_filter_block, size=size, mode=mode, cval=cval, origin=origin,
+                              standing_in=standing_in)
     return _overlapped(darr, block, depths, boundaries)
 
 

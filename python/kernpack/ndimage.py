@@ -1,8 +1,10 @@
 """Smoothing of 2-D images: ``scipy.ndimage.uniform_filter``'s signature and
 semantics. kernpack computes square odd windows of float images; the rest of
-what SciPy accepts runs SciPy (host arrays, unless the GPU was asked for)."""
+what SciPy accepts runs SciPy for host arrays (unless the GPU was asked for)
+and cupyx.scipy for CuPy arrays."""
 from __future__ import annotations
 
+import importlib
 import numbers
 import operator
 from collections.abc import Iterable
@@ -11,8 +13,8 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _native
-from ._arrays import FLOAT_DTYPES, address, as_result, copy, current_stream, device_array, empty, split
-from ._context import _check, context, device_context, get_backend
+from ._arrays import FLOAT_DTYPES, address, as_result, copy, cupy_device, current_stream, device_array, empty, split
+from ._context import _CPU_FOR_DEVICE_ARRAYS, _check, context, device_context, get_backend
 
 __all__ = ["uniform_filter"]
 
@@ -33,7 +35,13 @@ MAX_SIZE = _native.MAX_BOX_SIZE
 
 
 class _NotComputed(NotImplementedError):
-    """A valid SciPy call that kernpack's kernels do not compute."""
+    """A valid SciPy call that kernpack's kernels do not compute. `refusal`
+    is the error to raise when no SciPy stands in: NotImplementedError, or
+    TypeError for a device layout or dtype the caller can change."""
+
+    def __init__(self, message: str, refusal: type = NotImplementedError) -> None:
+        super().__init__(message)
+        self.refusal = refusal
 
 
 def _one(name: str, value: Any, what: str, ndim: int) -> Any:
@@ -68,10 +76,13 @@ def uniform_filter(
     kernpack computes 2-D float32/float64 images with one odd window size
     (1 to 33), one boundary mode and origin 0 for both axes, on the GPU or
     its CPU backend. Any other call that SciPy accepts (other ranks, dtypes,
-    even or per-axis sizes, origins, a subset of axes) with host arrays runs
-    ``scipy.ndimage.uniform_filter`` itself, unless the GPU backend was asked
-    for (``backend='gpu'`` or :func:`kernpack.set_backend`), which raises
-    NotImplementedError instead, as device arrays do.
+    even or per-axis sizes, origins, a subset of axes) runs
+    ``scipy.ndimage.uniform_filter`` itself for host arrays, unless the GPU
+    backend was asked for (``backend='gpu'`` or :func:`kernpack.set_backend`),
+    and ``cupyx.scipy.ndimage.uniform_filter`` for CuPy arrays (also for
+    layouts and output dtypes kernpack's device path does not take). Other
+    device arrays (PyTorch, Numba, JAX) raise NotImplementedError for those
+    calls, or TypeError saying what to pass for layouts and dtypes.
 
     Parameters
     ----------
@@ -88,7 +99,8 @@ def uniform_filter(
         result. Default: a new array of the input's dtype. Host images are
         filtered in the wider of the input's and the output's dtype (a
         float64 output of a float32 image holds float64 means, as SciPy's);
-        device images only into their own dtype.
+        device images only into their own dtype (with CuPy, other output
+        dtypes run cupyx's filter).
     mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior'}, optional
         SciPy's boundary modes (and their 'grid-' aliases), the same for both
         axes; 'interior' filters only points whose window fits and copies the
@@ -113,8 +125,9 @@ def uniform_filter(
     Raises
     ------
     NotImplementedError
-        For what kernpack does not compute (above) with device arrays, with
-        the GPU backend, or when SciPy is not installed.
+        For what kernpack does not compute (above) with device arrays other
+        than CuPy's, with host arrays and the GPU backend, for 'interior'
+        (SciPy has no such mode), or when SciPy (cupyx) is not installed.
     RuntimeError
         For SciPy's own errors (an unknown mode, a sequence of the wrong
         length, an output of another shape).
@@ -140,23 +153,62 @@ def uniform_filter(
             return _device(on_device, output, *window, backend, device)
         return _host(image, output, *window, backend, device)
     except _NotComputed as e:
-        scipy_ndimage = _scipy_standing_in(e, mode, backend, on_device is not None)
-        return scipy_ndimage.uniform_filter(input, size, output, mode, cval, origin, axes=axes)
+        library = None if on_device is None else _library(on_device.values())
+        if library is not None:
+            device_context(on_device, backend, device)  # the device checks the computed path makes
+        standing_in = _scipy_standing_in(e, mode, backend, library)
+        with cupy_device(None if on_device is None else image.device):
+            return standing_in(input, size, output, mode, cval, origin, axes=axes)
 
 
-def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[str], on_device: bool) -> Any:
-    """``scipy.ndimage``, to compute what kernpack's kernels do not, where it
-    may: host data, not the GPU backend asked for, not kernpack's own mode
-    'interior' (SciPy has none). Otherwise, or without SciPy,
-    NotImplementedError."""
-    if on_device or _check(backend if backend is not None else get_backend()) == "gpu" \
-            or (isinstance(mode, str) and mode == "interior"):
+def _library(arrays) -> str:
+    """The array library of device arrays: 'cupy' for CuPy's own arrays (not
+    DLPack views of another producer's), else the library kernpack read them
+    through."""
+    libraries = {"cupy" if (a.lib == "cupy" and a.origin is None) else (a.origin or a.lib) for a in arrays}
+    return libraries.pop() if len(libraries) == 1 else "mixed"
+
+
+def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[str], library: Optional[str]) -> Any:
+    """The ``uniform_filter`` that computes what kernpack's kernels do not,
+    where one may: ``scipy.ndimage``'s for host data (``library`` None)
+    unless the GPU backend was asked for, ``cupyx.scipy.ndimage``'s for CuPy
+    arrays; never for kernpack's own mode 'interior' (neither has it).
+    Otherwise, or without that module, ``not_computed.refusal``
+    (NotImplementedError, or TypeError for a device layout or dtype)."""
+    interior = isinstance(mode, str) and mode == "interior"
+    if library is not None:
+        if library != "cupy" or interior:
+            raise not_computed.refusal(str(not_computed)) from None
+        if _check(backend if backend is not None else get_backend()) == "cpu":
+            raise ValueError(_CPU_FOR_DEVICE_ARRAYS)
+        try:
+            return _defined_filter("cupyx.scipy.ndimage")
+        except ImportError:
+            raise not_computed.refusal(str(not_computed)) from None
+    if interior or _check(backend if backend is not None else get_backend()) == "gpu":
         raise NotImplementedError(str(not_computed)) from None
     try:
-        import scipy.ndimage
+        return _defined_filter("scipy.ndimage")
     except ImportError as e:
         raise NotImplementedError(f"{not_computed} (install SciPy for what kernpack does not compute)") from e
-    return scipy.ndimage
+
+
+def _defined_filter(module_name: str) -> Any:
+    """``uniform_filter`` as ``module_name`` defines it. A caller may have put
+    kernpack's in the module's place (to run another project's tests through
+    kernpack): then the function of the module's ``_filters``, where SciPy
+    and cupyx define it, so that kernpack never calls itself."""
+    function = importlib.import_module(module_name).uniform_filter
+    if _is_kernpacks(function):
+        function = getattr(importlib.import_module(module_name + "._filters"), "uniform_filter", None)
+        if function is None or _is_kernpacks(function):
+            raise ImportError(f"{module_name}.uniform_filter is kernpack's own")
+    return function
+
+
+def _is_kernpacks(function: Any) -> bool:
+    return (getattr(function, "__module__", None) or "").split(".")[0] == "kernpack"
 
 
 def _computed_window(image, size, mode, cval, origin, axes):
@@ -292,14 +344,19 @@ def _pitch(strides, shape, item: int) -> int:
 def _device(arrays, output, size, mode, cval, backend, device):
     ctx = device_context(arrays, backend, device)
     src = arrays["input"]
+    # Layouts and dtypes the kernels do not take: CuPy arrays run cupyx's
+    # filter instead, other libraries get a TypeError saying what to pass.
     if not _device_pitched(src):
-        raise TypeError(
+        raise _NotComputed(
             "input is a device array whose rows are not contiguous: pass a contiguous copy "
-            "(cupy.ascontiguousarray(input) or input.contiguous())"
+            "(cupy.ascontiguousarray(input) or input.contiguous())",
+            TypeError,
         )
     dst = arrays.get("output")
     if _is_dtype(output) and np.dtype(output) != src.dtype:
-        raise TypeError(f"output dtype {np.dtype(output)}: device images are filtered in their own dtype ({src.dtype})")
+        raise _NotComputed(
+            f"output dtype {np.dtype(output)}: device images are filtered in their own dtype ({src.dtype})", TypeError
+        )
     if dst is None:
         result = empty(src, src.shape, src.dtype)
         dst = device_array(result)
@@ -308,9 +365,11 @@ def _device(arrays, output, size, mode, cval, backend, device):
         if dst.shape != src.shape:
             raise RuntimeError("output shape not correct")
         if dst.dtype != src.dtype:
-            raise TypeError(f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype")
+            raise _NotComputed(
+                f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype", TypeError
+            )
         if not _device_pitched(dst):
-            raise TypeError("output is a device array whose rows are not contiguous: pass a contiguous one")
+            raise _NotComputed("output is a device array whose rows are not contiguous: pass a contiguous one", TypeError)
     rows, cols = src.shape
     item = src.dtype.itemsize
     if src.size == 0:

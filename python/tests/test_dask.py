@@ -30,6 +30,7 @@ import scipy.ndimage  # noqa: E402
 import kernpack  # noqa: E402
 import kernpack.dask as kd  # noqa: E402
 from kernpack.signal import lombscargle_batch  # noqa: E402
+from conftest import REQUIRE_GPU  # noqa: E402
 
 TWO_PI = 2 * math.pi
 
@@ -700,6 +701,38 @@ def test_uniform_filter_beyond_kernpacks_kernels_is_scipys(rng, dtype, size, mod
         np.testing.assert_array_equal(got, ref)  # integer sums are exact in any order
     else:  # running sums started elsewhere: rounding only
         np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=0)
+
+
+def test_uniform_filter_beyond_kernpacks_kernels_where_kernpack_took_scipys_place(rng, monkeypatch):
+    x = rng.uniform(0, 100, (30, 31))
+    want = scipy.ndimage.uniform_filter(x, 4, mode="nearest")
+    monkeypatch.setattr(scipy.ndimage, "uniform_filter", kernpack.ndimage.uniform_filter)
+    got = kd.uniform_filter(da.from_array(x, chunks=7), 4, "nearest").compute(scheduler="threads")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+def test_uniform_filter_of_cupy_blocks(rng):
+    """CuPy blocks stay on the GPU: kernpack's kernel where it computes the
+    call, cupyx's filter on each block where it does not."""
+    try:
+        import cupy
+    except ImportError:
+        if REQUIRE_GPU:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but cupy is not importable")
+        pytest.skip("cupy not installed")
+    if kernpack.device_count() == 0:
+        if REQUIRE_GPU:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
+        pytest.skip("no GPU")
+    image = rng.normal(size=(40, 37))
+    darr = da.from_array(cupy.asarray(image), chunks=(9, 10))
+    for size, mode, origin in ((5, "reflect", 0), (4, "wrap", 0), (3, ("nearest", "mirror"), (1, -1))):
+        got = kd.uniform_filter(darr, size, mode, 0.0, origin).compute()
+        assert isinstance(got, cupy.ndarray), (size, mode)
+        want = scipy.ndimage.uniform_filter(image, size, mode=mode, origin=origin)
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=0, atol=1e-12, err_msg=f"{size} {mode}")
+    with pytest.raises(NotImplementedError, match="odd"):
+        kd.uniform_filter(darr, 4, mode="interior")
 
 
 # --------------------------------------------------------------------------

@@ -239,6 +239,64 @@ def test_torch_uniform_filter(torch):
     np.testing.assert_allclose(out.cpu().numpy(), scipy.ndimage.uniform_filter(image.astype(np.float64), 9, mode="wrap"), atol=2e-5)
 
 
+# Calls kernpack's kernels do not compute, with CuPy arrays: cupyx's filter
+# computes them (as SciPy does for host arrays), on the arrays' own GPU.
+CUPY_NOT_COMPUTED = {
+    "3-D image": (lambda cp, a: dict(input=cp.asarray(a.reshape(3, 6, 10)), size=3)),
+    "uint8 image": (lambda cp, a: dict(input=cp.asarray((a * 40 + 128).astype(np.uint8)), size=3)),
+    "even size": (lambda cp, a: dict(input=cp.asarray(a), size=4)),
+    "per-axis sizes": (lambda cp, a: dict(input=cp.asarray(a), size=(3, 5))),
+    "origin": (lambda cp, a: dict(input=cp.asarray(a), size=5, origin=1)),
+    "one axis": (lambda cp, a: dict(input=cp.asarray(a), size=5, axes=(1,))),
+    "modes per axis": (lambda cp, a: dict(input=cp.asarray(a), size=3, mode=("wrap", "nearest"))),
+    "float64 output of float32": (lambda cp, a: dict(input=cp.asarray(a, cp.float32), size=3, output=np.float64)),
+    "uint8 output array": (lambda cp, a: dict(input=cp.asarray(a), size=3, output=cp.zeros(a.shape, cp.uint8))),
+    "Fortran-order input": (lambda cp, a: dict(input=cp.asfortranarray(cp.asarray(a)), size=5)),
+    "column-strided output": (lambda cp, a: dict(input=cp.asarray(a), size=5, output=cp.zeros((18, 20))[:, ::2])),
+}
+
+
+@pytest.mark.parametrize("case", list(CUPY_NOT_COMPUTED))
+def test_cupy_what_kernpack_does_not_compute_runs_cupyx(cp, spy, case):
+    import cupyx.scipy.ndimage
+
+    image = np.random.default_rng([11, len(case)]).normal(size=(18, 10))
+    kwargs = CUPY_NOT_COMPUTED[case](cp, image)
+    twin = dict(kwargs)
+    if isinstance(kwargs.get("output"), cp.ndarray):
+        twin["output"] = cp.full_like(kwargs["output"], 7)
+        kwargs["output"][...] = 7  # poisoned: every value must be written
+    got = kernpack.ndimage.uniform_filter(**kwargs)
+    want = cupyx.scipy.ndimage.uniform_filter(**twin)
+    assert not spy, "kernpack's kernel ran a call it does not compute"
+    assert isinstance(got, cp.ndarray) and got.dtype == want.dtype and got.shape == want.shape
+    if isinstance(kwargs.get("output"), cp.ndarray):
+        assert got is kwargs["output"]
+    np.testing.assert_array_equal(cp.asnumpy(got), cp.asnumpy(want))
+
+
+def test_cupy_fallback_keeps_kernpacks_refusals(cp):
+    a = cp.asarray(np.random.default_rng(12).normal(size=(16, 12)))
+    with pytest.raises(NotImplementedError, match="odd"):
+        kernpack.ndimage.uniform_filter(a, 4, mode="interior")  # cupyx has no 'interior'
+    with pytest.raises(ValueError, match="backend='cpu'"):
+        kernpack.ndimage.uniform_filter(a, 4, backend="cpu")
+    with pytest.raises(RuntimeError, match="boundary mode"):
+        kernpack.ndimage.uniform_filter(a, 4, mode="bogus")
+    with pytest.raises(RuntimeError, match="shape"):
+        kernpack.ndimage.uniform_filter(a, 3, output=cp.zeros((4, 4)))
+
+
+def test_torch_what_kernpack_does_not_compute_says_so(torch):
+    image = torch.as_tensor(np.random.default_rng(13).normal(size=(16, 12)), device="cuda")
+    with pytest.raises(NotImplementedError, match="odd"):
+        kernpack.ndimage.uniform_filter(image, 4)
+    with pytest.raises(TypeError, match="contiguous"):
+        kernpack.ndimage.uniform_filter(image.t(), 3)
+    with pytest.raises(TypeError, match="own dtype"):
+        kernpack.ndimage.uniform_filter(image.float(), 3, output=np.float64)
+
+
 def test_cupy_reductions(cp):
     rng = np.random.default_rng(8)
     x = rng.uniform(0.5, 1.5, 100_003)

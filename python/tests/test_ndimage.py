@@ -369,6 +369,16 @@ def test_what_kernpack_does_not_compute_runs_scipy_unless_the_gpu_was_asked_for(
         kernpack.set_backend("auto")
 
 
+def test_the_fallback_runs_scipys_filter_where_kernpacks_took_its_place(rng, monkeypatch):
+    # Another project's tests run through kernpack by putting kernpack's
+    # filter in SciPy's place: the fallback must still reach SciPy's own.
+    image = rng.normal(size=(9, 10))
+    want = scipy.ndimage.uniform_filter(image, 4, mode="wrap")
+    monkeypatch.setattr(scipy.ndimage, "uniform_filter", uniform_filter)
+    np.testing.assert_array_equal(uniform_filter(image, 4, mode="wrap", backend="cpu"), want)
+    np.testing.assert_array_equal(scipy.ndimage.uniform_filter(image, 4, mode="wrap", backend="cpu"), want)
+
+
 def test_the_fallback_gets_the_callers_arguments(rng):
     image = rng.normal(size=(9, 10))
     # An int output makes this a SciPy call: it must see mode 'grid-wrap',
