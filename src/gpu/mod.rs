@@ -1,4 +1,4 @@
-//! Loader: per GPU ordinal one context; per kernel family (csrc/<family>.cu)
+//! Loader: per GPU ordinal one context; per kernel family (`csrc/<family>.cu`)
 //! one module, loaded on the first use of one of its kernels from the one image
 //! of the embedded fatbin this GPU runs (`image.rs`); each kernel resolved once,
 //! on first use. `KernelInfo::binary_version` and the family's [`Image`] say
@@ -186,7 +186,7 @@ fn fatbin_entries() -> &'static [FatbinEntry] {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelInfo {
     pub name: &'static str,
-    /// The family (csrc/<family>.cu) and what of it the driver was handed.
+    /// The family (`csrc/<family>.cu`) and what of it the driver was handed.
     pub family: &'static str,
     pub image: Image,
     pub registers: i32,

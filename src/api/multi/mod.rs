@@ -35,7 +35,7 @@
 //!    GPU, two calls' worth; [`MultiGpu::release_staging`] frees them), so
 //!    that a stream of calls pins its staging once. Calls on one GPU from
 //!    several threads take turns for their kernels
-//!    ([`Gpu::in_kernel_turn`]), while their packing and copies overlap.
+//!    (`Gpu::in_kernel_turn`), while their packing and copies overlap.
 //!
 //! Results come back in input order. They are bitwise equal to a one-GPU
 //! run on the same GPU model: each series (member, array) is computed by the
