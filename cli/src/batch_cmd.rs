@@ -11,9 +11,9 @@ use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
-use crate::io::write_csv;
+use crate::io::{check_output, records, write_csv};
 use crate::lombscargle_cmd::best_peak;
-use crate::options::{Dtype, PeriodogramArgs, Placement};
+use crate::options::{Dtype, NormalizeArg, PeriodogramArgs, Placement};
 
 /// Periodograms of many series in one batched call; the best period of each.
 #[derive(clap::Args, Debug)]
@@ -41,10 +41,12 @@ pub struct BatchArgs {
     pub at: Placement,
     #[command(flatten)]
     pub periodogram: PeriodogramArgs,
-    /// CSV of series, samples, best_frequency, best_period, best_power; "-" is stdout.
+    /// CSV of series, samples, best_frequency, best_period, best_power (best_abs_amplitude
+    /// with --normalize amplitude); "-" is stdout.
     #[arg(long, short, value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
-    /// Also write every periodogram, long format: series, frequency, power
+    /// Also write every periodogram, long format: series, frequency, power (abs_amplitude
+    /// with --normalize amplitude)
     /// (all periodograms are then held in memory; without this option only
     /// each series' best peak is computed, in bounded memory).
     #[arg(long, value_name = "FILE")]
@@ -72,29 +74,18 @@ fn read_batch(path: &Path) -> Result<Table, String> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, Vec<Sample>)> = Vec::new();
     let mut width = None;
-    let mut header_seen = false;
-    for (number, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = line
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|f| !f.is_empty())
-            .collect();
-        let values: Result<Vec<f64>, _> = fields.iter().skip(1).map(|f| f.parse::<f64>()).collect();
-        let values = match values {
-            Ok(v) => v,
-            Err(_) if rows.is_empty() && !header_seen => {
-                header_seen = true; // the header line
-                continue;
-            }
-            Err(e) => return Err(format!("{path}:{}: {e}: {line:?}", number + 1)),
-        };
+    for (number, fields) in records(&text, 1) {
+        let values = fields
+            .iter()
+            .skip(1)
+            .map(|f| {
+                f.parse::<f64>()
+                    .map_err(|e| format!("{path}:{number}: {e}: {f:?}"))
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
         if !(2..=3).contains(&values.len()) || *width.get_or_insert(values.len()) != values.len() {
             return Err(format!(
-                "{path}:{}: expected id, t, y[, weight] in every row",
-                number + 1
+                "{path}:{number}: expected id, t, y[, weight] in every row"
             ));
         }
         // Looked up before inserting: an owned key per row would allocate.
@@ -136,6 +127,13 @@ fn read_batch(path: &Path) -> Result<Table, String> {
 }
 
 pub fn run(args: &BatchArgs) -> Result<(), String> {
+    check_output(&args.output)?;
+    if let Some(path) = &args.periodograms {
+        check_output(path)?;
+    }
+    if let Some(path) = &args.plot {
+        figures::check_plot(path)?;
+    }
     let table = read_batch(&args.input)?;
     let nf = args.nf as usize;
     let opts = args.periodogram.options();
@@ -154,10 +152,19 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
                 let ts = &table.t[table.offsets[s]..table.offsets[s + 1]];
                 let span = ts.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
                     - ts.iter().cloned().fold(f64::INFINITY, f64::min);
-                let span = if span > 0.0 { span } else { 1.0 };
-                UniformGrid::spanning(1.0 / span, ts.len().max(2) as f64 / (2.0 * span), nf)
+                let (fmin, fmax) = (1.0 / span, ts.len() as f64 / (2.0 * span));
+                if !(fmin.is_finite() && fmax.is_finite() && fmin < fmax) {
+                    return Err(format!(
+                        "series {}: {} samples over a span of {span}: its default grid, \
+                         1/span to n/(2 span), is empty (it needs 3 samples at distinct \
+                         times); give --fmin and --fmax, or leave the series out",
+                        table.ids[s],
+                        ts.len()
+                    ));
+                }
+                Ok(UniformGrid::spanning(fmin, fmax, nf))
             })
-            .collect(),
+            .collect::<Result<_, String>>()?,
         _ => return Err("give both --fmin and --fmax, or neither".into()),
     };
     let kp = args.at.open()?;
@@ -202,9 +209,15 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
             None => format!("{},{n},,,", table.ids[s]),
         }
     });
+    // With --normalize amplitude the peaks are of |amplitude|, not power.
+    let value = if args.periodogram.normalize == NormalizeArg::Amplitude {
+        "abs_amplitude"
+    } else {
+        "power"
+    };
     write_csv(
         &args.output,
-        "series,samples,best_frequency,best_period,best_power",
+        &format!("series,samples,best_frequency,best_period,best_{value}"),
         rows,
     )?;
     if let Some(path) = &args.plot {
@@ -227,7 +240,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
                 .enumerate()
                 .map(move |(k, v)| format!("{id},{},{v}", grid.frequency(k)))
         });
-        write_csv(path, "series,frequency,power", rows)?;
+        write_csv(path, &format!("series,frequency,{value}"), rows)?;
     }
     Ok(())
 }

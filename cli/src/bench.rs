@@ -8,7 +8,8 @@ use cudarc::driver::sys::CUevent_flags;
 use kernpack::api::lombscargle::{output_len, UniformGrid};
 use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Series};
 
-use crate::io::{read_raw_f64, write_raw_f64};
+use crate::io::{check_output, read_raw_f64, write_raw_f64};
+use crate::memory::check_room;
 use crate::options::{BenchBackend, Dtype, ModelArg, NormalizeArg};
 use crate::synthetic::Uniform;
 
@@ -112,9 +113,16 @@ pub struct BenchLombScargleArgs {
 }
 
 fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
+    if let Some(path) = &args.out {
+        check_output(path)?;
+    }
     let (t, y, f) = match (&args.t, &args.y, &args.freqs) {
         (Some(t), Some(y), Some(f)) => (read_raw_f64(t)?, read_raw_f64(y)?, read_raw_f64(f)?),
-        _ => synthetic(args.nx, args.nf as usize),
+        _ => {
+            check_room::<f64>("--nx", &[args.nx, 2])?;
+            check_room::<f64>("--nf", &[args.nf as usize, 2])?;
+            synthetic(args.nx, args.nf as usize)
+        }
     };
     if f.is_empty() {
         return Err("no frequencies".into());
@@ -225,7 +233,7 @@ fn bench<T: Float>(
     }
     .map_err(err)?;
     let host_call = host_started.elapsed().as_secs_f64() * 1e3;
-    println!(
+    say!(
         "cold start: context {context:.2} ms; module load + first result {first_call:.3} ms \
          (image chosen and decompressed {image:.3}, cuModuleLoadData {load:.3}, kernels resolved {resolve:.3}, \
          launches and wait {:.3}; {}); \
@@ -247,7 +255,7 @@ fn bench<T: Float>(
     )?;
     let median = times[times.len() / 2];
     let pairs = t.len() as f64 * f.len() as f64;
-    println!(
+    say!(
         "RESULT kernpack lombscargle mode={} dtype={} nx={} nf={} median_ms={median:.4} min_ms={:.4} gpairs_per_s={:.1} first_call_ms={first_call:.3} module_load_ms={:.3}",
         if grid.is_some() { "uniform" } else { "direct" },
         T::NAME,
@@ -379,6 +387,7 @@ fn batch(args: &BenchBatchArgs) -> Result<(), String> {
         args.nf,
         args.reps as usize,
     );
+    check_room::<f64>("the samples (--nseries x --max)", &[nseries, hi, 2])?;
     let on_cpu = args.backend == BenchBackend::Cpu;
     match args.dtype {
         Dtype::F32 => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps, on_cpu),
@@ -485,7 +494,7 @@ fn bench_batch<T: Float>(
         gpu.lombscargle_uniform_device(stream, &st, &sy, None, &grid, &mut sout, opts)
     })?;
     let single_rate = 1024.0 * grid.nf as f64 / (single_ms * 1e-3);
-    println!(
+    say!(
         "RESULT kernpack lombscargle-batch dtype={} nseries={nseries} samples={} nf={nf} median_ms={batch_ms:.3} gpairs_per_s={:.1} single_series_gpairs_per_s={:.1} fraction={:.3}",
         T::NAME,
         t.len(),
@@ -516,6 +525,7 @@ pub struct BenchReduceArgs {
 
 fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
     let (n, reps) = (args.n, args.reps.reps as usize);
+    check_room::<f64>("--n", &[n])?;
     let on_cpu = args.backend == BenchBackend::Cpu;
     match args.dtype {
         Dtype::F32 => bench_reduce::<f32>(n, reps, on_cpu),
@@ -549,7 +559,7 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
         gpu.normalize_device(stream, &mut y, &mut sum, &mut status)
     })?;
     let copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
-    println!(
+    say!(
         "RESULT kernpack reduce dtype={} n={n} copy_ms={copy_ms:.4} copy_tb_s={:.3} sum_ms={sum_ms:.4} sum_of_copy_bw={:.3} normalize_ms={norm_ms:.4} normalize_of_three_pass_bound={:.3}",
         T::NAME,
         copy_bw / 1e12,
@@ -583,7 +593,7 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
     let raw_us = per_call_us(&mut || unsafe { gpu.sum_raw::<T>(stream, x_ptr, n, sum_ptr) })?;
     // One pointer check alone (cuPointerGetAttributes and the range test).
     let check_us = per_call_us(&mut || gpu.check_device_array::<T>("x", x_ptr, n))?;
-    println!(
+    say!(
         "RESULT kernpack enqueue dtype={} n={n} sum_device_us={buffers_us:.2} sum_raw_us={raw_us:.2} one_pointer_check_us={check_us:.3}",
         T::NAME,
     );
@@ -657,6 +667,7 @@ fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     let members = args.members.unwrap_or(if l96 { 100_000 } else { 40 });
     let (steps, reps) = (args.steps, args.reps as usize);
     let (mpb, spt) = (args.members_per_block, args.sites_per_thread);
+    check_room::<f64>("the initial states (--members x --n)", &[members, n, 2])?;
     let mut rng = Uniform::new(1);
     let base = dart_initial_state(n, forcing);
     let initial: Vec<f64> = (0..members)
@@ -723,7 +734,7 @@ fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     } else {
         p05.model.number().to_string()
     };
-    println!(
+    say!(
         "RESULT kernpack {family} backend={} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
         if on_cpu { "cpu" } else { "gpu" },
         mpb.map_or("auto".to_owned(), |m| m.to_string()),

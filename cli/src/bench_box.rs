@@ -64,6 +64,10 @@ pub struct BenchBoxArgs {
 
 pub fn run(args: &BenchBoxArgs) -> Result<(), String> {
     let (rows, cols) = (args.rows, args.cols.unwrap_or(args.rows));
+    crate::memory::check_room::<f64>(
+        "the image and its output (--rows x --cols)",
+        &[rows, cols, 2],
+    )?;
     let opts = BoxFilterOptions {
         size: args.size,
         mode: args.mode.into(),
@@ -104,7 +108,7 @@ fn bench<T: Float>(
         gpu.box_filter_device(stream, &input, &mut output, &layout, opts)
     })?;
     let bytes = 2.0 * (host.len() * std::mem::size_of::<T>()) as f64;
-    println!(
+    say!(
         "RESULT kernpack box_filter dtype={} rows={rows} cols={cols} size={} mode={:?} copy_ms={copy_ms:.4} copy_tb_s={:.3} filter_ms={filter_ms:.4} filter_tb_s={:.3} of_copy_bw={:.3}",
         T::NAME,
         opts.size,

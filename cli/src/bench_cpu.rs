@@ -49,7 +49,7 @@ pub fn lombscargle<T: Float>(
         Ok(())
     })?;
     let pairs = t.len() as f64 * f.len() as f64;
-    println!(
+    say!(
         "RESULT kernpack lombscargle backend=cpu threads={} mode={} dtype={} nx={} nf={} median_ms={median:.4} gpairs_per_s={:.3}",
         kp.cpu_threads(),
         if grid.is_some() { "uniform" } else { "direct" },
@@ -79,7 +79,7 @@ pub fn batch<T: Float>(
     let kp = cpu()?;
     let (t, nf) = (batch.t, grids.nf());
     let median = wall_median(reps, || kp.lombscargle_batch(batch, grids, opts).map(drop))?;
-    println!(
+    say!(
         "RESULT kernpack lombscargle-batch backend=cpu threads={} dtype={} nseries={} samples={} nf={nf} median_ms={median:.3} gpairs_per_s={:.3}",
         kp.cpu_threads(),
         T::NAME,
@@ -100,7 +100,7 @@ pub fn reduce<T: Float>(host: &[T], reps: usize) -> Result<(), String> {
     let norm = wall_median(reps, || kp.normalize(&mut scratch).map(drop))?;
     let bytes = std::mem::size_of_val(host) as f64;
     let copy_bw = 2.0 * bytes / copy;
-    println!(
+    say!(
         "RESULT kernpack reduce backend=cpu threads={} dtype={} n={} copy_ms={copy:.3} copy_gb_s={:.2} sum_ms={sum:.3} sum_of_copy_bw={:.3} normalize_ms={norm:.3} normalize_of_three_pass_bound={:.3}",
         kp.cpu_threads(),
         T::NAME,
@@ -126,7 +126,7 @@ pub fn box_filter<T: Float>(
     let layout = kernpack::ImageLayout::contiguous(rows, cols);
     let filter = wall_median(reps, || kp.box_filter_into(image, &mut out, &layout, opts))?;
     let bytes = 2.0 * std::mem::size_of_val(image) as f64;
-    println!(
+    say!(
         "RESULT kernpack box_filter backend=cpu threads={} dtype={} rows={rows} cols={cols} size={} mode={:?} copy_ms={copy:.3} copy_gb_s={:.2} filter_ms={filter:.3} filter_gb_s={:.2} of_copy_bw={:.3}",
         kp.cpu_threads(),
         T::NAME,

@@ -37,6 +37,7 @@ pub struct BenchStreamsArgs {
 
 pub fn normalize_streams(args: &BenchStreamsArgs) -> Result<(), String> {
     let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps as usize);
+    crate::memory::check_room::<f64>("the arrays (--arrays x --n)", &[arrays, n])?;
     let streams: Vec<usize> = args.streams.iter().map(|&s| s as usize).collect();
     match args.dtype {
         Dtype::F32 => bench_streams::<f32>(arrays, n, &streams, reps),
@@ -61,7 +62,7 @@ fn bench_streams<T: Float>(
         host.push(gpu.pinned_from(&values).map_err(err)?);
     }
     let mb = (arrays * n * std::mem::size_of::<T>()) as f64 / 1e6;
-    println!(
+    say!(
         "{arrays} arrays x {n} {} ({mb:.0} MB each way), pinned host memory; copy in, normalise, copy out per array",
         T::NAME
     );
@@ -86,7 +87,7 @@ fn bench_streams<T: Float>(
         let median_total = median(totals.clone());
         let pick = totals.iter().position(|t| *t == median_total).unwrap_or(0);
         print_timeline(&runs[pick], k);
-        println!(
+        say!(
             "RESULT kernpack normalize-streams dtype={} arrays={arrays} n={n} streams={k} median_ms={median_total:.3} min_ms={:.3} wall_median_ms={:.3} gb_per_s={:.1}",
             T::NAME,
             totals.iter().cloned().fold(f64::INFINITY, f64::min),
@@ -105,11 +106,18 @@ fn print_timeline(timeline: &[ArrayTimeline], nstreams: usize) {
         .map(|t| t.d2h.1)
         .fold(0.0f32, f32::max)
         .max(1e-6);
-    println!("  array stream   h2d start..end    kernel start..end   d2h start..end   (ms from the first event)");
+    say!("  array stream   h2d start..end    kernel start..end   d2h start..end   (ms from the first event)");
     for t in timeline {
-        println!(
+        say!(
             "  {:5} {:6}  {:7.3}..{:<7.3}  {:7.3}..{:<7.3}  {:7.3}..{:<7.3}",
-            t.array, t.stream, t.h2d.0, t.h2d.1, t.kernel.0, t.kernel.1, t.d2h.0, t.d2h.1
+            t.array,
+            t.stream,
+            t.h2d.0,
+            t.h2d.1,
+            t.kernel.0,
+            t.kernel.1,
+            t.d2h.0,
+            t.d2h.1
         );
     }
     const WIDTH: usize = 72;
@@ -123,7 +131,7 @@ fn print_timeline(timeline: &[ArrayTimeline], nstreams: usize) {
                 }
             }
         }
-        println!(
+        say!(
             "  stream {s:2} |{}| {end:.2} ms",
             String::from_utf8_lossy(&bar)
         );
@@ -148,6 +156,8 @@ pub struct BenchBatchedArgs {
 
 pub fn normalize_batched(args: &BenchBatchedArgs) -> Result<(), String> {
     let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps.reps as usize);
+    // Lengths up to 3n/2 each: at most 2n.
+    crate::memory::check_room::<f64>("the arrays (--arrays x --n)", &[arrays, n, 2])?;
     match args.dtype {
         Dtype::F32 => bench_batched::<f32>(arrays, n, reps),
         Dtype::F64 => bench_batched::<f64>(arrays, n, reps),
@@ -202,7 +212,7 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), S
         Ok(())
     })?;
     let bytes = (total * std::mem::size_of::<T>()) as f64;
-    println!(
+    say!(
         "RESULT kernpack normalize-batched dtype={} arrays={arrays} elements={total} batched_ms={batched_ms:.4} loop_ms={loop_ms:.4} speedup={:.1} batched_gb_per_s={:.1}",
         T::NAME,
         loop_ms / batched_ms,

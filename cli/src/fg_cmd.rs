@@ -7,7 +7,8 @@ use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::figures;
-use crate::io::write_csv;
+use crate::io::{check_output, write_csv};
+use crate::memory::check_room;
 use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
 
@@ -80,6 +81,9 @@ fn parse_complex(text: &str) -> Result<(f64, f64), String> {
     }
 }
 
+/// Initial F and G.
+type State<T> = (Vec<Complex<T>>, Vec<Complex<T>>);
+
 struct Problem {
     n: usize,
     steps: usize,
@@ -99,13 +103,14 @@ impl Problem {
         }
     }
 
-    fn state<T: Float>(&self) -> (Vec<Complex<T>>, Vec<Complex<T>>) {
+    fn state<T: Float>(&self) -> Result<State<T>, String> {
+        check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n, self.n])?;
         let elements = self.n * self.n;
         let one = Complex {
             re: T::from_f64(1.0),
             im: T::from_f64(0.0),
         };
-        match self.random {
+        Ok(match self.random {
             None => (vec![one; elements], vec![one; elements]),
             Some(seed) => {
                 let mut rng = Uniform::new(seed);
@@ -117,7 +122,7 @@ impl Problem {
                 let g = (0..elements).map(&mut draw).collect();
                 (f, g)
             }
-        }
+        })
     }
 
     fn delta0<T: Float>(&self) -> Complex<T> {
@@ -141,6 +146,10 @@ impl Problem {
 }
 
 pub fn run(args: &FgArgs) -> Result<(), String> {
+    check_output(&args.out)?;
+    if let Some(path) = &args.plot {
+        figures::check_plot(path)?;
+    }
     let problem = Problem::from(&args.problem);
     let kp = args.at.open()?;
     let opts = FgOptions {
@@ -158,7 +167,7 @@ fn integrate<T: Float>(
     opts: &FgOptions,
     args: &FgArgs,
 ) -> Result<(), String> {
-    let (f, g) = p.state::<T>();
+    let (f, g) = p.state::<T>()?;
     let started = Instant::now();
     let run = p.integrate(kp, &f, &g, opts).map_err(|e| e.to_string())?;
     eprintln!(
@@ -248,10 +257,10 @@ pub struct BenchFgArgs {
 
 fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
     let kp = &Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
-    let (f, g) = p.state::<T>();
+    let (f, g) = p.state::<T>()?;
     let opts = FgOptions::default();
     let median_ms = crate::bench::wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
-    println!(
+    say!(
         "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
         p.n,
@@ -268,7 +277,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
     let stream = gpu.stream();
     let opts = FgOptions { path };
     let plan = gpu.fg_plan::<T>(p.n * p.n, &opts).map_err(err)?;
-    let (f, g) = p.state::<T>();
+    let (f, g) = p.state::<T>()?;
     let (f0, g0) = (
         stream.clone_htod(interleaved(&f)).map_err(cuda)?,
         stream.clone_htod(interleaved(&g)).map_err(cuda)?,
@@ -304,7 +313,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         } => format!("cooperative,k={chunks_per_block},blocks={blocks}"),
         FgPlan::Launches { blocks } => format!("launches,blocks={blocks}"),
     };
-    println!(
+    say!(
         "RESULT kernpack fg path={path:?} plan={plan} dtype={} n={} steps={} median_ms={median_ms:.4} min_ms={:.4} us_per_step={per_step_us:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
         p.n,
@@ -312,7 +321,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         times[0],
     );
     for (k, d) in history.iter().enumerate().skip(1).take(2) {
-        println!("DELTA {k} {:e} {:e}", d.re.to_f64(), d.im.to_f64());
+        say!("DELTA {k} {:e} {:e}", d.re.to_f64(), d.im.to_f64());
     }
     Ok(())
 }

@@ -193,6 +193,13 @@ pub fn write(figure: &Figure, path: &std::path::Path) -> std::io::Result<()> {
     plot::write(figure, path)
 }
 
+/// Refuses, before any work, a plot path that cannot be written: an unknown
+/// extension, or what [`crate::io::check_output`] refuses.
+pub fn check_plot(path: &std::path::Path) -> Result<(), String> {
+    plot::is_svg(path).map_err(|e| e.to_string())?;
+    crate::io::check_output(path)
+}
+
 /// The ensemble mean (`frames` x `n`, row-major) and spread per frame (RMS over
 /// sites of the sample standard deviation across members; 0 for one member) of
 /// `traj`, which holds `frames` x `members` x `n` values, row-major. Frames that

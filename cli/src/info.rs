@@ -7,8 +7,8 @@ use kernpack::gpu::FATBIN;
 use kernpack::{fatbin, Gpu};
 
 pub fn run() -> Result<(), String> {
-    println!("kernpack {}", env!("CARGO_PKG_VERSION"));
-    println!(
+    say!("kernpack {}", env!("CARGO_PKG_VERSION"));
+    say!(
         "fatbin: {} bytes, built by {} ({}; sm_35..sm_72 and compute_35 by {}), SASS sm_{}, PTX compute_{}, \
          one container per family: {}",
         FATBIN.len(),
@@ -20,17 +20,17 @@ pub fn run() -> Result<(), String> {
         kernpack::gpu::FATBIN_FAMILIES.replace(',', " ")
     );
     match fatbin::parse(FATBIN) {
-        Ok(entries) => print!("{}", fatbin::summary(&entries)),
-        Err(e) => println!("  cannot parse the embedded fatbin: {e}"),
+        Ok(entries) => say_raw!("{}", fatbin::summary(&entries)),
+        Err(e) => say!("  cannot parse the embedded fatbin: {e}"),
     }
-    println!(
+    say!(
         "CPU backend: {} threads, {} (set with --threads or {})",
         kernpack::cpu::threads(),
         kernpack::cpu::simd_name(),
         kernpack::cpu::THREADS_ENV
     );
     let count = Gpu::device_count();
-    println!("CUDA devices: {count}");
+    say!("CUDA devices: {count}");
     for ordinal in 0..count {
         let started = Instant::now();
         match Gpu::get(ordinal) {
@@ -38,7 +38,7 @@ pub fn run() -> Result<(), String> {
                 let (major, minor) = gpu.compute_capability();
                 let context = started.elapsed().as_secs_f64() * 1e3;
                 let infos = gpu.kernel_infos();
-                println!(
+                say!(
                     "GPU {ordinal}: {} (compute capability {major}.{minor}, {} SMs, driver CUDA {}); \
                      context {context:.2} ms; every family: images chosen and loaded in {:.3} ms, \
                      kernels resolved in {:.3} ms",
@@ -49,18 +49,23 @@ pub fn run() -> Result<(), String> {
                     gpu.kernel_resolve_time().as_secs_f64() * 1e3
                 );
                 for (family, image) in gpu.images() {
-                    println!("  {family:<15} {image}");
+                    say!("  {family:<15} {image}");
                 }
                 let infos = match infos {
                     Ok(infos) => infos,
                     Err(e) => {
-                        println!("  cannot load the kernels: {e}");
+                        say!("  cannot load the kernels: {e}");
                         continue;
                     }
                 };
-                println!(
+                say!(
                     "  {:<28} {:>5} {:>8} {:>6} {:>4} {:>7}  code",
-                    "kernel", "regs", "threads", "local", "ptx", "binary"
+                    "kernel",
+                    "regs",
+                    "threads",
+                    "local",
+                    "ptx",
+                    "binary"
                 );
                 for k in infos {
                     let code = match k.image {
@@ -70,7 +75,7 @@ pub fn run() -> Result<(), String> {
                             k.ptx_version, k.binary_version
                         ),
                     };
-                    println!(
+                    say!(
                         "  {:<28} {:>5} {:>8} {:>6} {:>4} {:>7}  {code}",
                         k.name,
                         k.registers,
@@ -81,11 +86,11 @@ pub fn run() -> Result<(), String> {
                     );
                 }
             }
-            Err(e) => println!("GPU {ordinal}: {e}"),
+            Err(e) => say!("GPU {ordinal}: {e}"),
         }
     }
     if count == 0 {
-        println!("no GPU: every command runs on the CPU backend");
+        say!("no GPU: every command runs on the CPU backend");
     }
     Ok(())
 }

@@ -10,31 +10,51 @@ pub struct SeriesData {
     pub w: Option<Vec<f64>>,
 }
 
-/// Numbers separated by commas, tabs or spaces, one record per line. Blank
-/// lines, lines starting with '#', and one non-numeric line before the first
-/// record (a header) are skipped.
+/// The lines of a text table that hold records: numbers, or an id then
+/// numbers, separated by commas, tabs or spaces. Blank lines, lines starting
+/// with '#', a byte-order mark, and a header (a first line none of whose
+/// fields after the first `skip` is a number, such as `t,y`) are left out.
+/// Each record comes with its 1-based line number.
+pub fn records(text: &str, skip: usize) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    let mut first = true;
+    text.strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .lines()
+        .enumerate()
+        .filter_map(move |(number, line)| {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                return None;
+            }
+            let fields: Vec<&str> = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|f| !f.is_empty())
+                .collect();
+            let header = first
+                && fields.len() > skip
+                && fields.iter().skip(skip).all(|f| f.parse::<f64>().is_err());
+            first = false;
+            (!header).then_some((number + 1, fields))
+        })
+}
+
+/// Numbers separated by commas, tabs or spaces, one record per line (see
+/// [`records`] for what is skipped); a field that is not a number is an
+/// error naming its line.
 pub fn read_table(path: &Path) -> Result<Vec<Vec<f64>>, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let path = path.display();
-    let mut rows = Vec::new();
-    let mut header_seen = false;
-    for (number, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fields: Result<Vec<f64>, _> = line
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|f| !f.is_empty())
-            .map(str::parse)
-            .collect();
-        match fields {
-            Ok(values) => rows.push(values),
-            Err(_) if rows.is_empty() && !header_seen => header_seen = true,
-            Err(e) => return Err(format!("{path}:{}: {e}: {line:?}", number + 1)),
-        }
-    }
-    Ok(rows)
+    records(&text, 0)
+        .map(|(number, fields)| {
+            fields
+                .iter()
+                .map(|f| {
+                    f.parse::<f64>()
+                        .map_err(|e| format!("{path}:{number}: {e}: {f:?}"))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 pub fn read_series(path: &Path) -> Result<SeriesData, String> {
@@ -65,7 +85,15 @@ pub fn read_series(path: &Path) -> Result<SeriesData, String> {
 
 /// One frequency per line (or the first column).
 pub fn read_column(path: &Path) -> Result<Vec<f64>, String> {
-    Ok(read_table(path)?.into_iter().map(|r| r[0]).collect())
+    let rows = read_table(path)?;
+    if rows.is_empty() {
+        return Err(format!("{}: no values", path.display()));
+    }
+    // A line of separators only (",") has no fields.
+    rows.into_iter()
+        .map(|r| r.first().copied())
+        .collect::<Option<Vec<f64>>>()
+        .ok_or_else(|| format!("{}: a line holds no value", path.display()))
 }
 
 pub fn read_raw_f64(path: &Path) -> Result<Vec<f64>, String> {
@@ -84,8 +112,63 @@ pub fn read_raw_f64(path: &Path) -> Result<Vec<f64>, String> {
 }
 
 pub fn write_raw_f64(path: &Path, values: &[f64]) -> Result<(), String> {
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    write_file(path, |out| {
+        values
+            .iter()
+            .try_for_each(|v| out.write_all(&v.to_le_bytes()))
+    })
+    .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes a file whole or not at all: into a hidden file beside `path`,
+/// renamed over `path` once every byte is written, removed on failure. A run
+/// that fails half way (a full disk, a size limit) leaves no truncated
+/// output, and an older file of that name stays as it was.
+pub fn write_file(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let staging = staging_path(path);
+    let written = (|| {
+        let mut out = BufWriter::new(fs::File::create(&staging)?);
+        fill(&mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        fs::rename(&staging, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&staging);
+    }
+    written
+}
+
+fn staging_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.kernpack-{}.part", std::process::id()))
+}
+
+/// Refuses, before any work, an output that cannot be written: a missing or
+/// read-only directory, a path that is a directory ("-", stdout, is always
+/// writable). A run then never computes for minutes and fails at its end,
+/// or writes one output of two.
+pub fn check_output(path: &Path) -> Result<(), String> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    if path.is_dir() {
+        return Err(fail(&"is a directory"));
+    }
+    // Creating the staging file is what writing will do first.
+    let staging = staging_path(path);
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&staging)
+        .map_err(|e| fail(&e))?;
+    let _ = fs::remove_file(&staging);
+    Ok(())
 }
 
 /// Writes a CSV with `header` and one row per item; "-" means stdout, where a
@@ -95,22 +178,20 @@ pub fn write_csv(
     header: &str,
     rows: impl Iterator<Item = String>,
 ) -> Result<(), String> {
-    let to_stdout = path == Path::new("-");
-    let sink: Box<dyn Write> = if to_stdout {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?)
-    };
-    let mut out = BufWriter::new(sink);
-    let result = (|| {
+    let write_rows = |out: &mut dyn Write| {
         writeln!(out, "{header}")?;
         for row in rows {
             writeln!(out, "{row}")?;
         }
         out.flush()
-    })();
-    match result {
-        Err(e) if to_stdout && e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.map_err(|e| format!("{}: {e}", path.display())),
-    }
+    };
+    let result = if path == Path::new("-") {
+        match write_rows(&mut BufWriter::new(std::io::stdout().lock())) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    } else {
+        write_file(path, write_rows)
+    };
+    result.map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -8,8 +8,10 @@ use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use crate::figures;
-use crate::io::{read_table, write_csv};
+use crate::io::{check_output, read_table, write_csv};
+use crate::memory::check_room;
 use crate::options::{Dtype, ModelArg, Placement};
+use crate::progress;
 use crate::synthetic::Uniform;
 
 /// What every ensemble command takes.
@@ -189,6 +191,12 @@ fn run(
     if args.plot.is_some() && every == 0 {
         return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
     }
+    if let Some(path) = &args.out {
+        check_output(path)?;
+    }
+    if let Some(path) = &args.plot {
+        figures::check_plot(path)?;
+    }
     let initial = match &args.init {
         Some(path) => {
             let rows = read_table(path)?;
@@ -204,6 +212,7 @@ fn run(
         }
         None => {
             let members = args.members as usize;
+            check_room::<f64>("the initial states (--members x --n)", &[members, n])?;
             let eps = args.perturb;
             let mut rng = Uniform::new(args.seed);
             let base = dart_initial_state(n, forcing);
@@ -217,7 +226,7 @@ fn run(
         }
     };
     let f32 = args.dtype == Dtype::F32;
-    let kp = args.at.open()?;
+    let kp = progress::on_cpu(args.at.open()?, &format!("{name} on the CPU"));
     let started = Instant::now();
     let run = integrate(&kp, &initial, steps, every, f32)?;
     eprintln!(

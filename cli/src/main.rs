@@ -1,5 +1,20 @@
 //! The `kernpack` command: periodograms, ODE ensembles and benchmarks from the
 //! shell, on the GPU when there is one and on the CPU otherwise.
+
+/// `println!` for a command's report on stdout, which never panics: see [`report`].
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::report(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for a command's report on stdout, which never panics: see [`report`].
+macro_rules! say_raw {
+    ($($arg:tt)*) => {
+        $crate::report(format_args!($($arg)*))
+    };
+}
+
 mod batch_cmd;
 mod bench;
 mod bench_box;
@@ -11,6 +26,7 @@ mod info;
 mod io;
 mod lombscargle_cmd;
 mod lorenz_cmd;
+mod memory;
 mod options;
 mod plot;
 mod progress;
@@ -26,8 +42,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "kernpack", version, propagate_version = true)]
 struct Cli {
-    /// Threads for work on the CPU backend (default: KERNPACK_NUM_THREADS, else every core).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    /// Threads for work on the CPU backend (0 or default: KERNPACK_NUM_THREADS, else every core).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=4096))]
     threads: Option<u64>,
     #[command(subcommand)]
     command: Command,
@@ -62,6 +78,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    warn_of_a_bad_thread_count();
     if let Some(threads) = cli.threads {
         // In range by the parser, so this cannot fail.
         let _ = kernpack::cpu::set_threads(threads as usize);
@@ -87,6 +104,35 @@ fn main() -> ExitCode {
             eprintln!("kernpack: {message}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The library ignores a `KERNPACK_NUM_THREADS` that is not a count (a
+/// library does not print); the command says so.
+fn warn_of_a_bad_thread_count() {
+    let env = kernpack::cpu::THREADS_ENV;
+    if let Some(value) = std::env::var_os(env) {
+        let text = value.to_string_lossy();
+        if !matches!(text.trim().parse::<usize>(), Ok(1..=4096)) {
+            eprintln!(
+                "kernpack: {env}={text:?} is not a count from 1 to 4096: ignored (every core)"
+            );
+        }
+    }
+}
+
+/// Writes part of a command's report to stdout. A reader that stopped early
+/// (`kernpack info | head -1`) ends the program quietly with success, as
+/// other Unix tools do; any other write error (a full disk) ends it with a
+/// message and status 1. `println!` would panic in both cases.
+pub fn report(text: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(text) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let _ = writeln!(std::io::stderr(), "kernpack: stdout: {e}");
+        std::process::exit(1);
     }
 }
 

@@ -3,17 +3,45 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kernpack::api::Progress;
+use kernpack::Kernpack;
 
-/// A progress callback for `Kernpack::with_progress`, labelled `label`.
+/// Runs shorter than this report nothing: progress of a run that is over
+/// before anyone could read it is noise.
+const QUIET_START: Duration = Duration::from_secs(1);
+
+/// A progress callback for `Kernpack::with_progress`, labelled `label`,
+/// silent for the run's first second.
 pub fn reporter(label: &str) -> Progress {
-    if std::io::stderr().is_terminal() {
+    let report = if std::io::stderr().is_terminal() {
         bar(label)
     } else {
         plain_lines(label.to_owned(), |line| eprintln!("{line}"))
+    };
+    after(QUIET_START, report)
+}
+
+/// `kp`, reporting the progress of its long CPU runs (labelled `label`) on
+/// stderr; GPU runs are short and report nothing.
+pub fn on_cpu(kp: Kernpack, label: &str) -> Kernpack {
+    if kp.gpu().is_some() {
+        kp
+    } else {
+        kp.with_progress(reporter(label))
     }
+}
+
+/// `report`, called only once `quiet` has passed since this was made.
+fn after(quiet: Duration, report: Progress) -> Progress {
+    let started = Instant::now();
+    Arc::new(move |done, total| {
+        if started.elapsed() >= quiet {
+            report(done, total)
+        }
+    })
 }
 
 fn bar(label: &str) -> Progress {
@@ -45,8 +73,26 @@ fn plain_lines(label: String, emit: impl Fn(&str) + Send + Sync + 'static) -> Pr
 
 #[cfg(test)]
 mod tests {
-    use super::plain_lines;
+    use super::{after, plain_lines};
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    #[test]
+    fn progress_is_quiet_until_its_start_has_passed() {
+        let calls = Arc::new(AtomicU64::new(0));
+        let count = calls.clone();
+        let counted: super::Progress = Arc::new(move |_, _| {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+        let quiet = after(Duration::from_secs(3600), counted.clone());
+        quiet(1, 2);
+        quiet(2, 2);
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
+        let loud = after(Duration::ZERO, counted);
+        loud(1, 2);
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+    }
 
     #[test]
     fn plain_progress_prints_a_line_when_it_passes_another_tenth() {

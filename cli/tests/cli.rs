@@ -337,8 +337,11 @@ fn threads_option_is_taken_and_checked() {
             text(&out.stdout)
         );
     }
-    for bad in ["0", "4097", "many"] {
-        let out = kernpack(&["--threads", bad, "info"]);
+    // 0 restores the default, as in every other language's setter.
+    let out = kernpack(&["--threads", "0", "info"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for bad in ["-1", "4097", "many"] {
+        let out = kernpack(&[&format!("--threads={bad}"), "info"]);
         assert_eq!(out.status.code(), Some(2), "--threads {bad}");
         assert!(
             text(&out.stderr).contains("--threads"),
@@ -649,5 +652,200 @@ fn batch_with_only_frequency_zero_still_checks_its_input() {
                 "{args:?}: frequency 0 alone gives no best period:\n{rows}"
             );
         }
+    }
+}
+
+/// A run that fails must not look like a crash: exit 1, a message, no panic.
+fn assert_fails_cleanly(out: &Output, names: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.starts_with("kernpack: ") && err.contains(names),
+        "expected {names:?} in {err}"
+    );
+}
+
+fn small_series(name: &str) -> PathBuf {
+    let input = scratch(name);
+    let rows: String = (0..40)
+        .map(|i| format!("{},{}\n", i as f64 * 0.7, (i as f64 * 1.3).sin()))
+        .collect();
+    std::fs::write(&input, rows).unwrap();
+    input
+}
+
+#[test]
+fn a_full_stdout_is_an_error_not_a_panic() {
+    if !Path::new("/dev/full").exists() {
+        return; // Linux only
+    }
+    let plot = scratch("full.svg");
+    for args in [
+        &["info"][..],
+        &["demo", "--nf", "2000", "--plot", plot.to_str().unwrap()],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kernpack"))
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_fails_cleanly(&out, "stdout");
+    }
+}
+
+#[test]
+fn sizes_no_memory_holds_are_refused_before_anything_is_allocated() {
+    let input = small_series("sizes.csv");
+    let input = input.to_str().unwrap();
+    let huge = u64::MAX.to_string();
+    // 2^54 f64 values: past the largest array any host can address.
+    let past = (1u64 << 54).to_string();
+    for (args, names) in [
+        (vec!["lombscargle", input, "--nf", huge.as_str()], "--nf"),
+        (vec!["lombscargle", input, "--nf", past.as_str()], "--nf"),
+        (vec!["lorenz96", "--n", huge.as_str()], "--n"),
+        (
+            vec!["lorenz05", "--n", past.as_str(), "--members", "1"],
+            "--n",
+        ),
+        (vec!["fg", "--n", "4294967295"], "--n"),
+        (
+            vec!["bench", "reduce", "--backend", "cpu", "--n", huge.as_str()],
+            "--n",
+        ),
+        (
+            vec![
+                "bench",
+                "lombscargle",
+                "--backend",
+                "cpu",
+                "--nx",
+                past.as_str(),
+            ],
+            "--nx",
+        ),
+        (
+            vec![
+                "bench",
+                "lorenz96",
+                "--backend",
+                "cpu",
+                "--n",
+                huge.as_str(),
+            ],
+            "--n",
+        ),
+        (
+            vec![
+                "bench",
+                "box-filter",
+                "--backend",
+                "cpu",
+                "--rows",
+                "4294967296",
+            ],
+            "--rows",
+        ),
+    ] {
+        assert_fails_cleanly(&kernpack(&args), names);
+    }
+}
+
+#[test]
+fn table_input_edge_cases_are_read_or_refused_by_line() {
+    // A byte-order mark (spreadsheet exports) before a numeric first row:
+    // every row is data.
+    let bom = scratch("bom.csv");
+    let rows: String = (0..40)
+        .map(|i| format!("{},{}\n", i, (i as f64).sin()))
+        .collect();
+    std::fs::write(&bom, format!("\u{feff}{rows}")).unwrap();
+    let out = kernpack(&[
+        "lombscargle",
+        bom.to_str().unwrap(),
+        "-o",
+        scratch("bom-out.csv").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("40 samples"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A first row with a number in it is data, not a header: its bad field is an error.
+    let typo = scratch("typo.csv");
+    std::fs::write(&typo, "1,2x\n2,3\n3,1\n4,5\n").unwrap();
+    assert_fails_cleanly(
+        &kernpack(&["lombscargle", typo.to_str().unwrap()]),
+        "typo.csv:1",
+    );
+    // A --freqs line of separators only.
+    let freqs = scratch("comma-freqs.txt");
+    std::fs::write(&freqs, ",\n0.1\n").unwrap();
+    let input = small_series("freqs-series.csv");
+    let out = kernpack(&[
+        "lombscargle",
+        input.to_str().unwrap(),
+        "--freqs",
+        freqs.to_str().unwrap(),
+    ]);
+    assert_fails_cleanly(&out, "comma-freqs.txt");
+    // Batch: a series too short for its default grid is named by its id.
+    let batch = scratch("short.csv");
+    std::fs::write(&batch, "id,t,y\nlonely,1,2\nb,1,2\nb,2,3\nb,3,1\nb,4,2\n").unwrap();
+    assert_fails_cleanly(
+        &kernpack(&["lombscargle-batch", batch.to_str().unwrap()]),
+        "series lonely",
+    );
+}
+
+#[test]
+fn a_failing_run_writes_no_output() {
+    let input = small_series("no-output.csv");
+    let csv = scratch("never-written.csv");
+    let _ = std::fs::remove_file(&csv);
+    let missing_dir = scratch("no-such-dir").join("p.png");
+    for plot in [scratch("p.gif"), missing_dir] {
+        let out = kernpack(&[
+            "lombscargle",
+            input.to_str().unwrap(),
+            "-o",
+            csv.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+        ]);
+        assert_fails_cleanly(&out, "p.");
+        assert!(!csv.exists(), "a failed run wrote {}", csv.display());
+    }
+    // Nothing is left beside the target either.
+    let dir = csv.parent().unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name();
+        assert!(
+            !name.to_string_lossy().ends_with(".part"),
+            "{name:?} left behind"
+        );
+    }
+}
+
+#[test]
+fn the_demo_recovers_periods_across_its_range() {
+    for period in ["150", "400"] {
+        let plot = scratch(&format!("demo-{period}.svg"));
+        let out = kernpack(&[
+            "demo",
+            "--period",
+            period,
+            "--nf",
+            "100000",
+            "--plot",
+            plot.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "--period {period}: {}",
+            text(&out.stderr)
+        );
     }
 }

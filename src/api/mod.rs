@@ -283,11 +283,17 @@ pub(crate) fn check_apart(outputs: &[Span], inputs: &[Span]) -> Result<()> {
 /// or garbage size) is an error before any slice, allocation or launch.
 pub const MAX_ARRAY_BYTES: usize = 1 << 56;
 
-/// The host can allocate `len` values of `T` for a result: probed with a
-/// fallible reservation (freed at once) after the call's checks, so that a
-/// valid size this host cannot back is [`Error::OutOfMemory`] before any
-/// work, not an abort when the result is allocated.
-pub(crate) fn check_host_room<T>(what: &str, len: usize) -> Result<()> {
+/// The host can allocate `len` values of `T`: probed with a fallible
+/// reservation (freed at once), so that a size this host cannot back is an
+/// error before any work, not an abort when the buffer is allocated. The
+/// API probes its results so after a call's checks; callers may probe their
+/// own inputs the same way before building them.
+///
+/// # Errors
+/// [`Error::InvalidInput`] past [`MAX_ARRAY_BYTES`], [`Error::OutOfMemory`]
+/// when the host refuses the reservation. `what` names the buffer in the
+/// message.
+pub fn check_host_room<T>(what: &str, len: usize) -> Result<()> {
     check_array_size::<T>(what, len)?;
     let mut probe: Vec<T> = Vec::new();
     probe.try_reserve_exact(len).map_err(|_| {

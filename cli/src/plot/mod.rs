@@ -283,31 +283,40 @@ pub fn to_png(figure: &Figure) -> Vec<u8> {
 /// Writes by extension: ".svg" or ".png" (case-insensitive). Fails with
 /// `InvalidInput` for any other extension and for a figure with nothing to draw.
 pub fn write(figure: &Figure, path: &Path) -> io::Result<()> {
-    let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
+    let is_svg = is_svg(path)?;
+    if !figure.has_data() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot plot {:?}: no panel has a finite value to draw",
+                figure.title
+            ),
+        ));
+    }
+    let bytes = if is_svg {
+        to_svg(figure).into_bytes()
+    } else {
+        to_png(figure)
+    };
+    crate::io::write_file(path, |out| out.write_all(&bytes))
+}
+
+/// Whether a plot at `path` is an SVG (else a PNG); another extension is an error.
+pub fn is_svg(path: &Path) -> io::Result<bool> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let is_svg = match ext.as_deref() {
-        Some("svg") => true,
-        Some("png") => false,
-        _ => {
-            return Err(invalid(format!(
+    match ext.as_deref() {
+        Some("svg") => Ok(true),
+        Some("png") => Ok(false),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
                 "cannot write a plot to {}: unsupported extension (supported: .svg, .png)",
                 path.display()
-            )))
-        }
-    };
-    if !figure.has_data() {
-        return Err(invalid(format!(
-            "cannot plot {:?}: no panel has a finite value to draw",
-            figure.title
-        )));
-    }
-    if is_svg {
-        std::fs::write(path, to_svg(figure))
-    } else {
-        std::fs::write(path, to_png(figure))
+            ),
+        )),
     }
 }
 
