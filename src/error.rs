@@ -60,6 +60,16 @@ impl std::error::Error for Error {
     }
 }
 
+/// A value for a message: plain, or in exponent form when that would run to
+/// many digits (1e308 rather than 309 of them).
+pub fn readable(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-5..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Error;

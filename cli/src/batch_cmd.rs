@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
+use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
@@ -139,12 +140,16 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     let opts = args.periodogram.options();
     // Grids in cycles per time unit; the kernels take angular frequencies.
     let grids: Vec<UniformGrid> = match (args.fmin, args.fmax) {
-        (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo < hi => {
+        (Some(lo), Some(hi))
+            if lo.is_finite() && (hi * TAU).is_finite() && 0.0 <= lo && lo < hi =>
+        {
             vec![UniformGrid::spanning(lo, hi, nf)]
         }
         (Some(lo), Some(hi)) => {
             return Err(format!(
-                "need 0 <= --fmin < --fmax, got --fmin {lo}, --fmax {hi}"
+                "need 0 <= --fmin < --fmax <= 2.8e307 (finite angular frequencies), got --fmin {}, --fmax {}",
+                readable(lo),
+                readable(hi)
             ))
         }
         (None, None) => (0..table.ids.len())

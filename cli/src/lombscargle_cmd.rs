@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::UniformGrid;
+use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::figures;
@@ -94,7 +95,18 @@ fn handle(at: &Placement) -> Result<Kernpack, String> {
 fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies, String> {
     if let Some(path) = &args.freqs {
         let scale = if args.angular { 1.0 / TAU } else { 1.0 };
-        let values = read_column(path)?.into_iter().map(|f| f * scale).collect();
+        let values: Vec<f64> = read_column(path)?.into_iter().map(|f| f * scale).collect();
+        // Checked here, in the file's units: the kernels see angular ones.
+        if let Some(f) = values
+            .iter()
+            .find(|f| !(f.is_finite() && **f >= 0.0 && (**f * TAU).is_finite()))
+        {
+            return Err(format!(
+                "{}: frequency {} is not a finite value >= 0",
+                path.display(),
+                readable(f / scale)
+            ));
+        }
         return Ok(Frequencies { values, grid: None });
     }
     let (lo, hi) = data
@@ -118,8 +130,13 @@ fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies,
         None => (10 * n).clamp(2000, 1_000_000),
     };
     check_room::<f64>("--nf", &[nf])?;
-    if !(fmin.is_finite() && fmax.is_finite() && fmin >= 0.0 && fmax > fmin) {
-        let mut message = format!("need 0 <= --fmin < --fmax, got --fmin {fmin}, --fmax {fmax}");
+    // fmax in cycles: its angular value (x 2 pi) must stay finite too.
+    if !(fmin.is_finite() && (fmax * TAU).is_finite() && fmin >= 0.0 && fmax > fmin) {
+        let mut message = format!(
+            "need 0 <= --fmin < --fmax <= 2.8e307 (finite angular frequencies), got --fmin {}, --fmax {}",
+            readable(fmin),
+            readable(fmax)
+        );
         if args.fmin.is_none() || args.fmax.is_none() {
             message += &format!(
                 " (defaults 1/span and n/(2 span), for {n} samples over a span of {span}): \

@@ -11,7 +11,7 @@ pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram,
 
 use super::{check_host_room, Kernpack};
 use crate::cpu;
-use crate::error::{Error, Result};
+use crate::error::{readable, Error, Result};
 use crate::float::{first_non_finite, Float};
 use crate::gpu::c_params::{
     KP_LS_AMPLITUDE, KP_LS_FREQS_PER_THREAD, KP_LS_NORMALIZE, KP_LS_POWER,
@@ -132,16 +132,6 @@ impl UniformGrid {
             )));
         }
         Ok(())
-    }
-}
-
-/// A value for a message: plain, or in exponent form when that would run to
-/// many digits (1e308 rather than 309 of them).
-fn readable(v: f64) -> String {
-    if v != 0.0 && v.is_finite() && !(1e-5..1e16).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
     }
 }
 
