@@ -925,7 +925,8 @@ struct kp_lorenz05_params kp_lorenz05_default_params(void);
 
 /*
  Values a trajectory of `members` x `n` sites holds: (steps / every + 1)
- frames of members x n (frame f after f * every steps), 0 when every is 0.
+ frames of members x n (frame f after f * every steps); 0 when every is 0,
+ and 0 when the count does not fit in size_t (no run can have it).
  */
 size_t kp_lorenz_trajectory_len(size_t members, size_t n, uint64_t steps, uint64_t every);
 

@@ -2,7 +2,8 @@
 # Installs kernpack as a C library into a temporary prefix with cargo-c and
 # builds C and C++ programs against that prefix the way users do:
 #
-#   1. `cargo cinstall --release --prefix P --libdir lib`, then the layout:
+#   1. `cargo cinstall --release --prefix P --libdir lib`, then the layout
+#      (and libkernpack.a exports no C-level symbols but kp_*):
 #      P/lib/libkernpack.so.0 (SONAME, checked with readelf), libkernpack.a,
 #      P/include/kernpack/kernpack.h (identical to include/kernpack.h),
 #      P/lib/pkgconfig/kernpack.pc, P/share/cmake/kernpack/*.cmake;
@@ -23,7 +24,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-for tool in cmake pkg-config readelf cc c++; do
+for tool in cmake pkg-config readelf nm cc c++; do
   command -v "$tool" >/dev/null || { echo "test-c-install: $tool is missing" >&2; exit 1; }
 done
 cargo cinstall --version >/dev/null 2>&1 || {
@@ -59,6 +60,14 @@ soname=$(readelf -d "$libdir/libkernpack.so.0" | sed -n 's/.*(SONAME).*\[\(.*\)\
 echo "SONAME $soname"
 cmp include/kernpack.h "$prefix/include/kernpack/kernpack.h" \
   || fail "the installed header differs from the committed include/kernpack.h"
+
+echo "-- the static archive defines no C-level symbols but kp_*"
+# An application linking libkernpack.a with its own copy of a C library (zstd,
+# say) must not meet duplicate definitions: besides kp_*, only Rust-mangled
+# names, the compiler's runtime (__*) and local labels may be global.
+leaked=$(nm -g --defined-only "$libdir/libkernpack.a" 2>/dev/null | awk 'NF == 3 {print $3}' \
+  | grep -v -E '^(kp_|_ZN|_R|__|anon\.|DW\.ref\.|\.L)' | sort -u || true)
+[ -z "$leaked" ] || fail "libkernpack.a exports C symbols besides kp_*: $(head -5 <<<"$leaked" | tr '\n' ' ')"
 
 echo "-- kernpack.pc"
 cat "$libdir/pkgconfig/kernpack.pc"

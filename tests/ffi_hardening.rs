@@ -15,8 +15,8 @@ use kernpack::ffi::lombscargle::{
     kp_lombscargle_uniform_f64, KP_NORMALIZE_AMPLITUDE, KP_NORMALIZE_POWER,
 };
 use kernpack::ffi::lorenz::{
-    kp_lorenz05_default_params, kp_lorenz05_f32, kp_lorenz05_f64, kp_window_sum_f32,
-    kp_window_sum_f64,
+    kp_lorenz05_default_params, kp_lorenz05_f32, kp_lorenz05_f64, kp_lorenz_trajectory_len,
+    kp_window_sum_f32, kp_window_sum_f64,
 };
 use kernpack::ffi::reduce::{
     kp_normalize_batched_f32, kp_normalize_batched_f64, kp_normalize_f32, kp_normalize_f64,
@@ -349,6 +349,16 @@ fn impossible_sizes(ctx: *const kp_context) {
         0
     );
     assert_eq!(unsafe { kp_lombscargle_output_len(5, &amplitude) }, 10);
+    // So is a trajectory's: 0 for every product past size_t, not SIZE_MAX.
+    for (members, n, steps, every) in [
+        (usize::MAX, usize::MAX, u64::MAX, 1),
+        (1, 1, u64::MAX, 1),
+        (1 << 40, 1 << 30, 1, 1),
+    ] {
+        assert_eq!(kp_lorenz_trajectory_len(members, n, steps, every), 0);
+    }
+    assert_eq!(kp_lorenz_trajectory_len(3, 40, 10, 5), 3 * 3 * 40);
+    assert_eq!(kp_lorenz_trajectory_len(3, 40, 10, 0), 0);
 
     // Empty images of any shape: nothing to do, nothing written, KP_OK.
     let opts = kp_box_filter_options_default();
@@ -368,6 +378,41 @@ fn impossible_sizes(ctx: *const kp_context) {
         assert_eq!(s, KP_OK, "{rows} x {cols}: {}", last_error());
         b.untouched("an empty image");
     }
+}
+
+#[test]
+fn a_wrong_out_len_is_named_before_the_overlap_it_makes() {
+    // out_len 3 where 2 values come out: out, sized by it, runs into freqs,
+    // laid out right after it. The length is the mistake, so the message
+    // says that rather than "out and freqs overlap".
+    let cpu = Ctx::new(KP_BACKEND_CPU);
+    let t = [0.0f32, 1.0, 2.5];
+    let y = [1.0f32, -1.0, 0.5];
+    let mut buf = [f32::NAN, f32::NAN, 0.5, 1.0];
+    let opts = kp_lombscargle_options {
+        normalize: KP_NORMALIZE_POWER,
+        floating_mean: 0,
+        precenter: 0,
+    };
+    let freqs = unsafe { buf.as_ptr().add(2) };
+    let s = unsafe {
+        kp_lombscargle_f32(
+            cpu.0,
+            t.as_ptr(),
+            y.as_ptr(),
+            std::ptr::null(),
+            3,
+            freqs,
+            2,
+            &opts,
+            buf.as_mut_ptr(),
+            3,
+        )
+    };
+    assert_eq!(s, KP_ERROR_INVALID_ARGUMENT);
+    let msg = last_error();
+    assert!(msg.contains("out_len is 3, 2 values"), "{msg}");
+    assert!(buf[0].is_nan() && buf[1].is_nan() && buf[2..] == [0.5, 1.0]);
 }
 
 #[test]

@@ -89,3 +89,40 @@ fn gpu_host_results_the_host_cannot_hold_are_out_of_memory() {
         huge_results(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
     }
 }
+
+/// `len` f64 zeros that take no memory: an anonymous mapping without swap
+/// reservation, whose pages are never touched. None where the host refuses
+/// the mapping (then there is nothing to test).
+fn untouched_zeros(len: usize) -> Option<&'static [f64]> {
+    // SAFETY: a fresh private anonymous mapping, zero-filled by the kernel,
+    // read only through the returned slice and never unmapped (the test
+    // process ends).
+    unsafe {
+        let ptr = libc::mmap(
+            std::ptr::null_mut(),
+            len * 8,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        (ptr != libc::MAP_FAILED).then(|| std::slice::from_raw_parts(ptr.cast::<f64>(), len))
+    }
+}
+
+#[test]
+fn an_ensemble_whose_final_states_the_host_cannot_hold_is_out_of_memory() {
+    // 2^42 members x N values (32 TiB, mapped, never touched), run with a
+    // trajectory of three frames: final states and trajectory need 128 TiB
+    // more, past what the 128 TiB address space has left. The probe comes
+    // before the initial values are read, so this returns at once.
+    let p = Lorenz96Params {
+        n: 4096,
+        ..Lorenz96Params::default()
+    };
+    let Some(initial) = untouched_zeros(1 << 42) else {
+        panic!("a 32 TiB MAP_NORESERVE mapping was refused: this test needs a 64-bit host allowing overcommit");
+    };
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    expect_out_of_memory("Lorenz 96 final states", kp.lorenz96(&p, initial, 2, 1));
+}

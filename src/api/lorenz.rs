@@ -205,6 +205,16 @@ pub(crate) fn check_ensemble(
     Ok((members, traj))
 }
 
+/// The host can hold a run's results, the final states (`len` values) and
+/// the trajectory: probed before the initial values are read, so that a
+/// run too large for this host is OutOfMemory at once.
+pub(crate) fn check_result_room<T>(len: usize, traj_len: usize) -> Result<()> {
+    check_host_room::<T>(
+        "the final states and the trajectory",
+        len.saturating_add(traj_len),
+    )
+}
+
 /// Every initial value finite (scanned on threads: ensembles reach gigabytes).
 pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
     match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
@@ -288,8 +298,8 @@ impl Kernpack {
         integrate: impl FnOnce(usize, Option<&(dyn Fn(u64, u64) + Sync)>) -> crate::cpu::lorenz::Run<T>,
     ) -> Result<Ensemble<T>> {
         let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
+        check_result_room::<T>(initial.len(), traj_len)?;
         check_finite(initial)?;
-        check_host_room::<T>("the trajectory", traj_len)?;
         let run = integrate(self.cpu_threads(), self.progress_fn());
         Ok(Ensemble {
             members,
@@ -400,8 +410,8 @@ fn host_run<T: Float>(
     launch: impl FnOnce(&Arc<CudaStream>, &EnsembleDeviceBuffers, usize) -> Result<()>,
 ) -> Result<Ensemble<T>> {
     let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
+    check_result_room::<T>(initial.len(), traj_len)?;
     check_finite(initial)?;
-    check_host_room::<T>("the trajectory", traj_len)?;
     let stream = gpu.stream();
     let cuda = |during: &'static str| move |e| Error::cuda(during, e);
     let d_initial = stream

@@ -297,10 +297,13 @@ pub fn check_host_room<T>(what: &str, len: usize) -> Result<()> {
     check_array_size::<T>(what, len)?;
     let mut probe: Vec<T> = Vec::new();
     probe.try_reserve_exact(len).map_err(|_| {
-        Error::OutOfMemory(format!(
-            "{what}: {len} values ({} bytes) cannot be allocated on this host",
-            len * std::mem::size_of::<T>()
-        ))
+        let bytes = len * std::mem::size_of::<T>();
+        let size = if std::mem::size_of::<T>() == 1 {
+            format!("{bytes} bytes")
+        } else {
+            format!("{len} values ({bytes} bytes)")
+        };
+        Error::OutOfMemory(format!("{what}: {size} cannot be allocated on this host"))
     })
 }
 

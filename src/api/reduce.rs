@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
 use super::Kernpack;
 use crate::cpu;
-use crate::error::{Error, Result};
+use crate::error::{readable, Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
@@ -45,8 +45,9 @@ fn check_reduce(n: usize, sum_len: usize, status_len: Option<usize>) -> Result<(
 
 fn not_normalizable(sum: f64) -> Error {
     Error::invalid(format!(
-        "cannot normalise: the sum is {sum:e}, it must be finite, non-zero and at least \
-         2^-1024 in size (its reciprocal finite)"
+        "cannot normalise: the sum is {}, it must be finite, non-zero and at least \
+         2^-1024 in size (its reciprocal finite)",
+        readable(sum)
     ))
 }
 

@@ -151,6 +151,8 @@ unsafe fn lombscargle_host<T: Float>(
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(options) }?;
+        // A wrong length first: buffers sized by it may well touch others.
+        check_out_len(out_len, freqs.len(), &opts)?;
         let freq_span = match freqs {
             Freqs::Array(ptr, nf) => Span::of("freqs", ptr, nf),
             Freqs::Uniform(_) => Span::of("freqs", std::ptr::null::<T>(), 0),
@@ -170,7 +172,6 @@ unsafe fn lombscargle_host<T: Float>(
             weights: unsafe { optional_host_slice("weights", weights, nx) }?,
         };
         let out = unsafe { host_slice_mut("out", out, out_len) }?;
-        check_out_len(out_len, freqs.len(), &opts)?;
         // Computed in full before a single value is written to `out`.
         let result = match freqs {
             Freqs::Array(ptr, nf) => {

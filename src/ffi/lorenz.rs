@@ -86,7 +86,8 @@ pub extern "C" fn kp_lorenz05_default_params() -> kp_lorenz05_params {
 }
 
 /// Values a trajectory of `members` x `n` sites holds: (steps / every + 1)
-/// frames of members x n (frame f after f * every steps), 0 when every is 0.
+/// frames of members x n (frame f after f * every steps); 0 when every is 0,
+/// and 0 when the count does not fit in size_t (no run can have it).
 #[no_mangle]
 pub extern "C" fn kp_lorenz_trajectory_len(
     members: usize,
@@ -97,9 +98,13 @@ pub extern "C" fn kp_lorenz_trajectory_len(
     value_boundary(
         || 0,
         || {
-            frame_count(steps, every)
-                .saturating_mul(members)
-                .saturating_mul(n)
+            steps
+                .checked_div(every)
+                .and_then(|f| f.checked_add(1))
+                .and_then(|frames| usize::try_from(frames).ok())
+                .and_then(|frames| frames.checked_mul(members))
+                .and_then(|v| v.checked_mul(n))
+                .unwrap_or(0)
         },
     )
 }

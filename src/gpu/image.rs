@@ -20,6 +20,7 @@
 //! a container is decompressed first: no driver is ever asked to read zstd
 //! (R470 cannot).
 use std::fmt;
+use std::io::Read;
 
 use crate::fatbin::{build_container, rebuild_entry, Codec, EntryKind, FatbinEntry};
 
@@ -90,12 +91,23 @@ pub fn version_text(v: i32) -> String {
 }
 
 fn unzstd(bytes: &[u8], e: &FatbinEntry) -> Result<Vec<u8>, String> {
-    zstd::bulk::decompress(e.payload(bytes), e.uncompressed_size as usize).map_err(|err| {
+    let fail = |err: &dyn fmt::Display| {
         format!(
             "decompressing the {} sm_{} entry of the fatbin: {err}",
             e.kind, e.arch
         )
-    })
+    };
+    let expected = e.uncompressed_size as usize;
+    let mut plain = Vec::with_capacity(expected);
+    ruzstd::decoding::StreamingDecoder::new(e.payload(bytes))
+        .map_err(|err| fail(&err))?
+        .read_to_end(&mut plain)
+        .map_err(|err| fail(&err))?;
+    if plain.len() != expected {
+        let got = plain.len();
+        return Err(fail(&format!("{got} bytes, the header says {expected}")));
+    }
+    Ok(plain)
 }
 
 /// The entry as a driver of any age reads it: zstd payloads decompressed.
@@ -271,6 +283,42 @@ mod tests {
         let got = unsafe { std::slice::from_raw_parts(choice.as_ptr().cast::<u8>(), cubin.len()) };
         assert_eq!(got, &cubin[..]);
         assert_eq!(choice.as_ptr() as usize % 8, 0);
+    }
+
+    #[test]
+    fn every_zstd_entry_of_the_embedded_fatbin_decompresses_to_its_stated_size() {
+        let entries = parse(crate::gpu::FATBIN).unwrap();
+        let mut zstd = 0;
+        for e in entries.iter().filter(|e| e.codec == Codec::Zstd) {
+            let plain = unzstd(crate::gpu::FATBIN, e).unwrap();
+            assert_eq!(plain.len() as u64, e.uncompressed_size);
+            // The decoder's output is the bytes the frame holds: the C
+            // library (what nvcc and build.rs compress with) agrees.
+            let reference =
+                zstd::bulk::decompress(e.payload(crate::gpu::FATBIN), plain.len()).unwrap();
+            assert!(plain == reference, "{} sm_{}", e.kind, e.arch);
+            zstd += 1;
+        }
+        assert!(
+            zstd > 0,
+            "no zstd entries: the fatbin is built with compression"
+        );
+    }
+
+    #[test]
+    fn a_corrupt_zstd_entry_is_an_error_naming_it() {
+        let cubin: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut frame = zstd::bulk::compress(&cubin, 3).unwrap();
+        let last = frame.len() - 8;
+        frame.truncate(last);
+        let f = fatbin(&[(2, 90, 0x8011, frame)]);
+        let entries = parse(&f).unwrap();
+        let refs: Vec<&FatbinEntry> = entries.iter().collect();
+        let err = choose(&f, &refs, 90, 13000, false).unwrap_err();
+        assert!(
+            err.contains("decompressing") && err.contains("sm_90"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use cudarc::driver::CudaStream;
 use super::plan::{split_even, Arena};
 use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
-    check_ensemble, check_finite, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers,
-    Lorenz05Params, Lorenz96Params,
+    check_ensemble, check_finite, check_l96_capacity, check_result_room, frame_count, Ensemble,
+    EnsembleDeviceBuffers, Lorenz05Params, Lorenz96Params,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -227,6 +227,7 @@ pub(super) fn ensemble<T: Float>(
         Model::L96(p) => check_ensemble(p, initial.len(), steps, every)?,
         Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
     };
+    check_result_room::<T>(initial.len(), traj_len)?;
     check_finite(initial)?;
     if let Model::L96(p) = model {
         check_l96_capacity(p.n)?;

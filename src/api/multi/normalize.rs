@@ -7,6 +7,7 @@ use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
 use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use crate::api::check_host_room;
 use crate::api::reduce_batched::{
     batched_scratch_len, check_batched_call, check_offsets, reference_batched, BatchNormalized,
     BATCH_OK,
@@ -181,6 +182,7 @@ pub(super) fn normalize_batched<T: Float>(
     let job = NormalizeJob { x: &*x, offsets };
     let plans = exec.plan(&job, split_by_work(&work(offsets), exec.parts()))?;
 
+    check_host_room::<T>("the normalised copy", x.len())?;
     let mut result = vec![T::default(); x.len()];
     let mut sums = vec![0.0f64; narrays];
     let mut status = vec![0i32; narrays];
