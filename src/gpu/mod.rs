@@ -272,8 +272,7 @@ impl std::fmt::Debug for Gpu {
 /// Runs a driver-touching closure, turning a missing driver (cudarc panics when
 /// libcuda or one of its symbols is absent) into `Error::NoGpu`.
 fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    // SAFETY: only probes whether the library can be opened.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+    if !driver_library_present() {
         return Err(Error::NoGpu(
             "the CUDA driver library (libcuda) was not found".into(),
         ));
@@ -288,6 +287,15 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             "the CUDA driver failed while {what}: {msg}"
         )))
     })
+}
+
+/// Whether libcuda can be opened, asked once per process: on a host without
+/// it every probe searched the library path anew (about 0.5 ms, 150 failed
+/// opens), and a driver does not appear in a running process.
+fn driver_library_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only probes whether the library can be opened.
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
 /// The GPUs loaded by [`Gpu::get`], by ordinal (locked while one loads).
