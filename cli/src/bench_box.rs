@@ -46,7 +46,7 @@ pub struct BenchBoxArgs {
     /// Image columns [default: --rows].
     #[arg(long)]
     pub cols: Option<usize>,
-    /// Window size (odd).
+    /// Window size (odd, 1 to 33).
     #[arg(long, default_value_t = 3)]
     pub size: usize,
     /// Boundary mode.

@@ -235,6 +235,16 @@ fn run(
         kp.backend_name(),
         started.elapsed().as_secs_f64() * 1e3
     );
+    // An unstable step (dt too large for the forcing) ends in inf/NaN: say
+    // so rather than hand back a table of NaN with success alone.
+    let blown = run.final_state.iter().filter(|v| !v.is_finite()).count();
+    if blown > 0 {
+        eprintln!(
+            "note: {blown} of the {} final values are not finite: the integration \
+             diverged (try a smaller --dt)",
+            run.final_state.len()
+        );
+    }
     let (members, len) = (run.members, run.members * n);
     if let Some(path) = &args.out {
         let (values, step_of): (&[f64], Box<dyn Fn(usize) -> u64>) = match &run.trajectory {

@@ -849,3 +849,39 @@ fn the_demo_recovers_periods_across_its_range() {
         );
     }
 }
+
+#[test]
+fn a_diverging_ensemble_says_so() {
+    // dt = 1 with F = 8: RK4 is unstable and the states overflow.
+    let out = kernpack(&[
+        "lorenz96",
+        "--members",
+        "2",
+        "--steps",
+        "200",
+        "--dt",
+        "1",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("diverged"),
+        "{}",
+        text(&out.stderr)
+    );
+    let calm = kernpack(&[
+        "lorenz96",
+        "--members",
+        "2",
+        "--steps",
+        "20",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(
+        calm.status.success() && !text(&calm.stderr).contains("diverged"),
+        "{}",
+        text(&calm.stderr)
+    );
+}
