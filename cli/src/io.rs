@@ -120,19 +120,41 @@ pub fn write_raw_f64(path: &Path, values: &[f64]) -> Result<(), String> {
     .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Writes a file whole or not at all: into a hidden file beside `path`,
-/// renamed over `path` once every byte is written, removed on failure. A run
-/// that fails half way (a full disk, a size limit) leaves no truncated
-/// output, and an older file of that name stays as it was.
+/// Writes a file whole or not at all. A new or regular file is written into
+/// a hidden staging file beside it (created afresh, never followed through
+/// a link), given the old file's permissions, and renamed over it once
+/// every byte is written; on failure the staging file is removed. A run
+/// that fails half way (a full disk, a size limit) then leaves no truncated
+/// output, and an older file of that name stays as it was. Anything else
+/// (a device such as /dev/null, a pipe, a symbolic link) is written in
+/// place, as it always was.
 pub fn write_file(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let staging = staging_path(path);
-    let written = (|| {
-        let mut out = BufWriter::new(fs::File::create(&staging)?);
+    let existing = match fs::symlink_metadata(path) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if existing.as_ref().is_some_and(|m| !m.file_type().is_file()) {
+        let mut out = BufWriter::new(fs::File::create(path)?);
         fill(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        return out.flush();
+    }
+    if existing.is_some() {
+        // Refused where writing the file itself would be (read-only).
+        fs::OpenOptions::new().write(true).open(path)?;
+    }
+    let (staging, file) = create_staging(path)?;
+    let written = (|| {
+        let mut out = BufWriter::new(file);
+        fill(&mut out)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        if let Some(meta) = &existing {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
         fs::rename(&staging, path)
     })();
     if written.is_err() {
@@ -141,17 +163,39 @@ pub fn write_file(
     written
 }
 
-fn staging_path(path: &Path) -> std::path::PathBuf {
+/// A new hidden file beside `path`, named after it, this process and the
+/// clock: created exclusively (an existing file or link of that name is
+/// never opened), so nothing planted there is written through.
+fn create_staging(path: &Path) -> std::io::Result<(std::path::PathBuf, fs::File)> {
     let name = path
         .file_name()
         .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.kernpack-{}.part", std::process::id()))
+    let mut attempt = 0u32;
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let staging = path.with_file_name(format!(
+            ".{name}.kernpack-{}-{nanos:09}-{attempt}.part",
+            std::process::id()
+        ));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&staging)
+        {
+            Ok(file) => return Ok((staging, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Refuses, before any work, an output that cannot be written: a missing or
-/// read-only directory, a path that is a directory ("-", stdout, is always
-/// writable). A run then never computes for minutes and fails at its end,
-/// or writes one output of two.
+/// read-only directory, a read-only file, a path that is a directory ("-",
+/// stdout, is always writable; devices and pipes are opened as they will
+/// be). A run then never computes for minutes and fails at its end, or
+/// writes one output of two.
 pub fn check_output(path: &Path) -> Result<(), String> {
     if path == Path::new("-") {
         return Ok(());
@@ -160,13 +204,22 @@ pub fn check_output(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(fail(&"is a directory"));
     }
-    // Creating the staging file is what writing will do first.
-    let staging = staging_path(path);
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&staging)
-        .map_err(|e| fail(&e))?;
+    match fs::symlink_metadata(path) {
+        Ok(meta) => {
+            // Writable as it is (not truncated here).
+            fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| fail(&e))?;
+            if !meta.file_type().is_file() {
+                return Ok(()); // written in place
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(&e)),
+    }
+    // Creating the staging file is what writing a regular file does first.
+    let (staging, _) = create_staging(path).map_err(|e| fail(&e))?;
     let _ = fs::remove_file(&staging);
     Ok(())
 }
@@ -194,4 +247,77 @@ pub fn write_csv(
         write_file(path, write_rows)
     };
     result.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_output, write_file};
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("kernpack-io-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn leftovers(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".part"))
+            .collect()
+    }
+
+    #[test]
+    fn a_write_that_fails_half_way_leaves_the_old_file_and_nothing_else() {
+        let dir = scratch("fail");
+        let path = dir.join("out.csv");
+        std::fs::write(&path, "old\n").unwrap();
+        let err = write_file(&path, |out| {
+            out.write_all(b"new, half")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+        write_file(&path, |out| out.write_all(b"new\n")).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+        assert!(leftovers(&dir).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_and_devices_are_written_through_and_modes_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("links");
+        let target = dir.join("target.csv");
+        std::fs::write(&target, "old").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file(&target, |out| out.write_all(b"new")).unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "the file's mode is kept");
+        let link = dir.join("link.csv");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        check_output(&link).unwrap();
+        write_file(&link, |out| out.write_all(b"through the link")).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "through the link"
+        );
+        let null = std::path::Path::new("/dev/null");
+        if null.exists() {
+            check_output(null).unwrap();
+            write_file(null, |out| out.write_all(b"gone")).unwrap();
+            assert!(!std::fs::symlink_metadata(null)
+                .unwrap()
+                .file_type()
+                .is_file());
+        }
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    }
 }

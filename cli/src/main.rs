@@ -43,7 +43,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 #[command(name = "kernpack", version, propagate_version = true)]
 struct Cli {
     /// Threads for work on the CPU backend (0 or default: KERNPACK_NUM_THREADS, else every core).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=4096))]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=kernpack::cpu::MAX_THREADS as u64))]
     threads: Option<u64>,
     #[command(subcommand)]
     command: Command,
@@ -78,7 +78,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    warn_of_a_bad_thread_count();
+    warn_of_a_bad_thread_count(cli.threads.is_some_and(|t| t > 0));
     if let Some(threads) = cli.threads {
         // In range by the parser, so this cannot fail.
         let _ = kernpack::cpu::set_threads(threads as usize);
@@ -109,27 +109,38 @@ fn main() -> ExitCode {
 
 /// The library ignores a `KERNPACK_NUM_THREADS` that is not a count (a
 /// library does not print); the command says so.
-fn warn_of_a_bad_thread_count() {
+fn warn_of_a_bad_thread_count(threads_given: bool) {
+    if threads_given {
+        return; // --threads decides
+    }
     let env = kernpack::cpu::THREADS_ENV;
     if let Some(value) = std::env::var_os(env) {
         let text = value.to_string_lossy();
-        if !matches!(text.trim().parse::<usize>(), Ok(1..=4096)) {
+        let max = kernpack::cpu::MAX_THREADS;
+        if !matches!(text.trim().parse::<usize>(), Ok(n) if (1..=max).contains(&n)) {
             eprintln!(
-                "kernpack: {env}={text:?} is not a count from 1 to 4096: ignored (every core)"
+                "kernpack: {env}={text:?} is not a count from 1 to {max}: ignored (every core)"
             );
         }
     }
 }
 
-/// Writes part of a command's report to stdout. A reader that stopped early
-/// (`kernpack info | head -1`) ends the program quietly with success, as
-/// other Unix tools do; any other write error (a full disk) ends it with a
-/// message and status 1. `println!` would panic in both cases.
+/// Writes part of a command's report to stdout. Once a reader has stopped
+/// early (`kernpack demo | head -1`) the rest of the report is dropped
+/// quietly and the command carries on (its files are still written, its
+/// checks still decide the exit status); any other write error (a full
+/// disk) ends the program with a message and status 1. `println!` would
+/// panic in both cases.
 pub fn report(text: std::fmt::Arguments) {
+    static READER_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if READER_GONE.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(text) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            READER_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
         }
         let _ = writeln!(std::io::stderr(), "kernpack: stdout: {e}");
         std::process::exit(1);

@@ -803,10 +803,13 @@ fn table_input_edge_cases_are_read_or_refused_by_line() {
 #[test]
 fn a_failing_run_writes_no_output() {
     let input = small_series("no-output.csv");
-    let csv = scratch("never-written.csv");
-    let _ = std::fs::remove_file(&csv);
-    let missing_dir = scratch("no-such-dir").join("p.png");
-    for plot in [scratch("p.gif"), missing_dir] {
+    // A folder of its own: other tests write beside each other meanwhile.
+    let dir = scratch("failing-run");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("never-written.csv");
+    let missing_dir = dir.join("no-such-dir").join("p.png");
+    for plot in [dir.join("p.gif"), missing_dir] {
         let out = kernpack(&[
             "lombscargle",
             input.to_str().unwrap(),
@@ -819,8 +822,7 @@ fn a_failing_run_writes_no_output() {
         assert!(!csv.exists(), "a failed run wrote {}", csv.display());
     }
     // Nothing is left beside the target either.
-    let dir = csv.parent().unwrap();
-    for entry in std::fs::read_dir(dir).unwrap() {
+    for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name();
         assert!(
             !name.to_string_lossy().ends_with(".part"),

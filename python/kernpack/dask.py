@@ -55,7 +55,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 import numpy as np
 
 from . import _context, _parquet_tasks
-from ._arrays import device_array
+from ._arrays import cupy_device, device_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -788,8 +788,11 @@ def _filter_block(block, size, mode, cval, backend):
 
 
 def _scipy_filter_block(block, size, mode, cval, origin, standing_in):
-    # `standing_in`: SciPy's filter for NumPy blocks, cupyx's for CuPy's.
-    return standing_in(block, size, mode=mode, cval=cval, origin=origin)
+    # `standing_in`: SciPy's filter for NumPy blocks, cupyx's for CuPy's,
+    # run on the block's own GPU (CuPy works on its current device).
+    device = getattr(getattr(block, "device", None), "id", None)
+    with cupy_device(device):
+        return standing_in(block, size, mode=mode, cval=cval, origin=origin)
 
 
 def uniform_filter(
@@ -869,8 +872,10 @@ def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed)
     standing_in = _ndimage._scipy_standing_in(not_computed, mode, backend, library)
     # SciPy's own checks and errors (cupyx makes SciPy's), before anything is
     # computed: on a tiny host array, so the client needs no GPU.
+    # (The dtype is checked by SciPy for NumPy blocks only: cupyx takes more.)
+    checked = darr.dtype if library is None else np.float64
     with contextlib.suppress(ImportError):
-        _ndimage._defined_filter("scipy.ndimage")(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode=mode,
+        _ndimage._defined_filter("scipy.ndimage")(np.zeros((1,) * darr.ndim, dtype=checked), size, mode=mode,
                                                   cval=cval, origin=origin)
     if darr.size == 0:
         return darr.copy()

@@ -157,16 +157,24 @@ def uniform_filter(
         if library is not None:
             device_context(on_device, backend, device)  # the device checks the computed path makes
         standing_in = _scipy_standing_in(e, mode, backend, library)
+        # axes only when given: CuPy before 14 has no such parameter.
+        by_axes = {} if axes is None else {"axes": axes}
         with cupy_device(None if on_device is None else image.device):
-            return standing_in(input, size, output, mode, cval, origin, axes=axes)
+            return standing_in(input, size, output, mode, cval, origin, **by_axes)
 
 
 def _library(arrays) -> str:
     """The array library of device arrays: 'cupy' for CuPy's own arrays (not
     DLPack views of another producer's), else the library kernpack read them
     through."""
-    libraries = {"cupy" if (a.lib == "cupy" and a.origin is None) else (a.origin or a.lib) for a in arrays}
+    libraries = {"cupy" if _is_cupy(a) else (a.origin or type(a.obj).__module__.split(".")[0]) for a in arrays}
     return libraries.pop() if len(libraries) == 1 else "mixed"
+
+
+def _is_cupy(a) -> bool:
+    # kernpack reads any __cuda_array_interface__ object as CuPy does; only
+    # CuPy's own arrays can go to cupyx.
+    return a.lib == "cupy" and a.origin is None and type(a.obj).__module__.split(".")[0] == "cupy"
 
 
 def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[str], library: Optional[str]) -> Any:
@@ -199,12 +207,17 @@ def _defined_filter(module_name: str) -> Any:
     kernpack's in the module's place (to run another project's tests through
     kernpack): then the function of the module's ``_filters``, where SciPy
     and cupyx define it, so that kernpack never calls itself."""
-    function = importlib.import_module(module_name).uniform_filter
-    if _is_kernpacks(function):
-        function = getattr(importlib.import_module(module_name + "._filters"), "uniform_filter", None)
-        if function is None or _is_kernpacks(function):
-            raise ImportError(f"{module_name}.uniform_filter is kernpack's own")
-    return function
+    module = importlib.import_module(module_name)
+    try:
+        defined = importlib.import_module(module_name + "._filters").uniform_filter
+    except (ImportError, AttributeError):
+        defined = None
+    # The defining module's function first: a wrapper of kernpack's put in
+    # the public name would otherwise call kernpack back.
+    for function in (defined, module.uniform_filter):
+        if function is not None and not _is_kernpacks(function):
+            return function
+    raise ImportError(f"{module_name}.uniform_filter is kernpack's own")
 
 
 def _is_kernpacks(function: Any) -> bool:

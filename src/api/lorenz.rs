@@ -209,10 +209,12 @@ pub(crate) fn check_ensemble(
 /// the trajectory: probed before the initial values are read, so that a
 /// run too large for this host is OutOfMemory at once.
 pub(crate) fn check_result_room<T>(len: usize, traj_len: usize) -> Result<()> {
-    check_host_room::<T>(
-        "the final states and the trajectory",
-        len.saturating_add(traj_len),
-    )
+    let what = if traj_len > 0 {
+        "the final states and the trajectory"
+    } else {
+        "the final states"
+    };
+    check_host_room::<T>(what, len.saturating_add(traj_len))
 }
 
 /// Every initial value finite (scanned on threads: ensembles reach gigabytes).

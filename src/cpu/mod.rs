@@ -22,7 +22,7 @@ pub(crate) mod threads;
 pub(crate) mod window_sum;
 
 pub use parallel::{copy_parallel, copy_threads};
-pub use threads::{set_threads, threads, THREADS_ENV};
+pub use threads::{set_threads, threads, MAX_THREADS, THREADS_ENV};
 
 /// The widest SIMD instruction set the CPU paths use on this machine (the
 /// run-time choice of `multiversion`), for `kernpack info`.

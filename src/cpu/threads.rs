@@ -11,7 +11,7 @@ pub const THREADS_ENV: &str = "KERNPACK_NUM_THREADS";
 
 /// The most threads accepted: far above any core count, low enough that a
 /// garbage count is refused rather than spawning threads until memory runs out.
-pub(crate) const MAX_THREADS: usize = 4096;
+pub const MAX_THREADS: usize = 4096;
 
 /// 0: not set (use the environment or the core count).
 static SETTING: AtomicUsize = AtomicUsize::new(0);

@@ -99,8 +99,10 @@ fn unzstd(bytes: &[u8], e: &FatbinEntry) -> Result<Vec<u8>, String> {
     };
     let expected = e.uncompressed_size as usize;
     let mut plain = Vec::with_capacity(expected);
+    // One byte past the stated size is enough to tell a frame that runs over.
     ruzstd::decoding::StreamingDecoder::new(e.payload(bytes))
         .map_err(|err| fail(&err))?
+        .take(e.uncompressed_size.saturating_add(1))
         .read_to_end(&mut plain)
         .map_err(|err| fail(&err))?;
     if plain.len() != expected {

@@ -179,10 +179,10 @@ pub(super) fn normalize_batched<T: Float>(
         // What the one-GPU call does: nothing for the GPU to do.
         return Ok((reference_batched(x, offsets), Vec::new()));
     }
+    check_host_room::<T>("the normalised copy", x.len())?;
     let job = NormalizeJob { x: &*x, offsets };
     let plans = exec.plan(&job, split_by_work(&work(offsets), exec.parts()))?;
 
-    check_host_room::<T>("the normalised copy", x.len())?;
     let mut result = vec![T::default(); x.len()];
     let mut sums = vec![0.0f64; narrays];
     let mut status = vec![0i32; narrays];
