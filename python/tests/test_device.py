@@ -287,6 +287,21 @@ def test_cupy_fallback_keeps_kernpacks_refusals(cp):
         kernpack.ndimage.uniform_filter(a, 3, output=cp.zeros((4, 4)))
 
 
+def test_other_cuda_array_interface_objects_are_not_handed_to_cupyx(cp):
+    # Read through __cuda_array_interface__ like CuPy's arrays, but not CuPy
+    # arrays: cupyx could not take them, so NotImplementedError as for other
+    # libraries (kernpack's own kernel still filters what it computes).
+    a = cp.asarray(np.random.default_rng(14).normal(size=(16, 12)))
+
+    class Wrapper:
+        __cuda_array_interface__ = a.__cuda_array_interface__
+
+    with pytest.raises(NotImplementedError, match="odd"):
+        kernpack.ndimage.uniform_filter(Wrapper(), 4)
+    got = kernpack.ndimage.uniform_filter(Wrapper(), 3)
+    np.testing.assert_allclose(cp.asnumpy(got), scipy.ndimage.uniform_filter(cp.asnumpy(a), 3), rtol=1e-12, atol=1e-12)
+
+
 def test_torch_what_kernpack_does_not_compute_says_so(torch):
     image = torch.as_tensor(np.random.default_rng(13).normal(size=(16, 12)), device="cuda")
     with pytest.raises(NotImplementedError, match="odd"):
