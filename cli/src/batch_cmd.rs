@@ -8,12 +8,11 @@ use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
 use crate::io::{check_output, records, write_csv};
-use crate::lombscargle_cmd::best_peak;
+use crate::lombscargle_cmd::{best_peak, check_band, time_span};
 use crate::options::{Dtype, NormalizeArg, PeriodogramArgs, Placement};
 
 /// Periodograms of many series in one batched call; the best period of each.
@@ -140,23 +139,14 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     let opts = args.periodogram.options();
     // Grids in cycles per time unit; the kernels take angular frequencies.
     let grids: Vec<UniformGrid> = match (args.fmin, args.fmax) {
-        (Some(lo), Some(hi))
-            if lo.is_finite() && (hi * TAU).is_finite() && 0.0 <= lo && lo < hi =>
-        {
-            vec![UniformGrid::spanning(lo, hi, nf)]
-        }
         (Some(lo), Some(hi)) => {
-            return Err(format!(
-                "need 0 <= --fmin < --fmax <= 2.8e307 (finite angular frequencies), got --fmin {}, --fmax {}",
-                readable(lo),
-                readable(hi)
-            ))
+            check_band(lo, hi)?;
+            vec![UniformGrid::spanning(lo, hi, nf)]
         }
         (None, None) => (0..table.ids.len())
             .map(|s| {
                 let ts = &table.t[table.offsets[s]..table.offsets[s + 1]];
-                let span = ts.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-                    - ts.iter().cloned().fold(f64::INFINITY, f64::min);
+                let span = time_span(ts);
                 let (fmin, fmax) = (1.0 / span, ts.len() as f64 / (2.0 * span));
                 if !(fmin.is_finite() && fmax.is_finite() && fmin < fmax) {
                     return Err(format!(

@@ -97,10 +97,7 @@ fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies,
         let scale = if args.angular { 1.0 / TAU } else { 1.0 };
         let values: Vec<f64> = read_column(path)?.into_iter().map(|f| f * scale).collect();
         // Checked here, in the file's units: the kernels see angular ones.
-        if let Some(f) = values
-            .iter()
-            .find(|f| !(f.is_finite() && **f >= 0.0 && (**f * TAU).is_finite()))
-        {
+        if let Some(f) = values.iter().find(|f| !finite_angular(**f)) {
             return Err(format!(
                 "{}: frequency {} is not a finite value >= 0",
                 path.display(),
@@ -109,13 +106,7 @@ fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies,
         }
         return Ok(Frequencies { values, grid: None });
     }
-    let (lo, hi) = data
-        .t
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &t| {
-            (l.min(t), h.max(t))
-        });
-    let span = hi - lo;
+    let span = time_span(&data.t);
     let n = data.t.len();
     let fmin = args
         .fmin
@@ -130,27 +121,50 @@ fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies,
         None => (10 * n).clamp(2000, 1_000_000),
     };
     check_room::<f64>("--nf", &[nf])?;
-    // fmax in cycles: its angular value (x 2 pi) must stay finite too.
-    if !(fmin.is_finite() && (fmax * TAU).is_finite() && fmin >= 0.0 && fmax > fmin) {
-        let mut message = format!(
-            "need 0 <= --fmin < --fmax <= 2.8e307 (finite angular frequencies), got --fmin {}, --fmax {}",
-            readable(fmin),
-            readable(fmax)
-        );
+    check_band(fmin, fmax).map_err(|mut message| {
         if args.fmin.is_none() || args.fmax.is_none() {
             message += &format!(
                 " (defaults 1/span and n/(2 span), for {n} samples over a span of {span}): \
                  give --fmin and --fmax"
             );
         }
-        return Err(message);
-    }
+        message
+    })?;
     let grid = UniformGrid::spanning(fmin, fmax, nf);
     // --direct: the explicit-array kernel on the same frequencies, for comparison.
     Ok(Frequencies {
         values: grid.frequencies(),
         grid: (!args.direct).then_some(grid),
     })
+}
+
+/// A frequency in cycles per time unit whose angular value (x 2 pi) is a
+/// finite value >= 0, as the kernels need.
+fn finite_angular(f: f64) -> bool {
+    f >= 0.0 && (f * TAU).is_finite()
+}
+
+/// A grid from `fmin` to `fmax` (cycles per time unit) the kernels can take,
+/// or the message saying what is needed.
+pub fn check_band(fmin: f64, fmax: f64) -> Result<(), String> {
+    if finite_angular(fmin) && finite_angular(fmax) && fmax > fmin {
+        return Ok(());
+    }
+    Err(format!(
+        "need 0 <= --fmin < --fmax <= 2.8e307 (finite angular frequencies), got --fmin {}, --fmax {}",
+        readable(fmin),
+        readable(fmax)
+    ))
+}
+
+/// The time from the first sample to the last (-inf for no samples).
+pub fn time_span(t: &[f64]) -> f64 {
+    let (lo, hi) = t
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &t| {
+            (l.min(t), h.max(t))
+        });
+    hi - lo
 }
 
 /// The frequencies of a run, in cycles per time unit (the kernels take angular ones).
@@ -328,8 +342,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
     )?;
     // A peak's width in frequency is about 1/baseline: the recovered
     // frequency must lie well inside the true one's peak.
-    let baseline = data.t.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        - data.t.iter().cloned().fold(f64::INFINITY, f64::min);
+    let baseline = time_span(&data.t);
     let off = (1.0 / found - 1.0 / true_period).abs() * baseline;
     if off > 0.1 {
         return Err(format!(

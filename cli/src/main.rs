@@ -95,7 +95,8 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "kernpack", &mut script);
-            write_stdout(&script)
+            say_raw!("{}", String::from_utf8_lossy(&script));
+            Ok(())
         }
     };
     match result {
@@ -144,15 +145,6 @@ pub fn report(text: std::fmt::Arguments) {
         }
         let _ = writeln!(std::io::stderr(), "kernpack: stdout: {e}");
         std::process::exit(1);
-    }
-}
-
-/// Writes to stdout; a closed pipe (`kernpack ... | head`) ends the output quietly.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), String> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
-        _ => Ok(()),
     }
 }
 

@@ -98,12 +98,11 @@ pub extern "C" fn kp_lorenz_trajectory_len(
     value_boundary(
         || 0,
         || {
-            steps
-                .checked_div(every)
-                .and_then(|f| f.checked_add(1))
-                .and_then(|frames| usize::try_from(frames).ok())
-                .and_then(|frames| frames.checked_mul(members))
+            // frame_count saturates at usize::MAX: no run has that many values either.
+            frame_count(steps, every)
+                .checked_mul(members)
                 .and_then(|v| v.checked_mul(n))
+                .filter(|&v| v != usize::MAX)
                 .unwrap_or(0)
         },
     )
