@@ -5,9 +5,10 @@ mod common;
 
 use common::{gpu_or_skip, Rng};
 use kernpack::api::reduce_batched::{
-    check_offsets, reference_batched, BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK,
+    check_offsets, BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK,
 };
 use kernpack::reference::reduce;
+use kernpack::reference::reduce::normalize_batched as reference_batched;
 use kernpack::{Backend, Error, Float, Kernpack};
 use proptest::prelude::*;
 

@@ -8,7 +8,6 @@
 //! on both GPU paths; the CPU reference replays the same operations and agrees
 //! bit for bit in f64 (and in f32 unless values are subnormal, which the GPU
 //! flushes to zero).
-use std::str::FromStr;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -20,50 +19,7 @@ use crate::float::{Complex, Float};
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, Kernel};
-use crate::reference;
-
-/// How the GPU runs the steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FgPath {
-    /// Cooperative when the device supports it and the state fits in registers, else launches.
-    #[default]
-    Auto,
-    /// One cooperative launch for the whole run: the state stays in registers,
-    /// one grid sync per step. An error where unavailable.
-    Cooperative,
-    /// Two launches per step (RK4 + chunk sums, then delta), state in global memory.
-    Launches,
-}
-
-impl FromStr for FgPath {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "auto" => Ok(FgPath::Auto),
-            "cooperative" | "coop" => Ok(FgPath::Cooperative),
-            "launches" => Ok(FgPath::Launches),
-            other => Err(Error::invalid(format!(
-                "unknown F/G path {other:?}: expected auto, cooperative or launches"
-            ))),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FgOptions {
-    /// GPU only; the CPU backend ignores it.
-    pub path: FgPath,
-}
-
-/// The result of a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FgRun<T> {
-    /// `delta[0..=nsteps]`; `delta[0]` is the initial value.
-    pub delta: Vec<Complex<T>>,
-    /// The final F and G, row-major N x N.
-    pub f: Vec<Complex<T>>,
-    pub g: Vec<Complex<T>>,
-}
+pub use crate::params::fg::{FgOptions, FgPath, FgRun, CHUNK};
 
 /// The one validation of an F/G call: N, dt, delta0, nsteps, and the
 /// lengths in `T` values of the F and G buffers (2 N*N each, interleaved re,
@@ -202,7 +158,7 @@ impl Gpu {
     /// The path this GPU takes for N*N = `elements` with `opts`, or why the
     /// requested path is unavailable.
     pub fn fg_plan<T: Float>(&self, elements: usize, opts: &FgOptions) -> Result<FgPlan> {
-        let chunks = elements.div_ceil(reference::fg::CHUNK).max(1) as u64;
+        let chunks = elements.div_ceil(CHUNK).max(1) as u64;
         let mut cooperative = None;
         if self.cooperative_launch() {
             for k in COOPERATIVE_K {
@@ -230,7 +186,7 @@ impl Gpu {
                     COOPERATIVE_K[COOPERATIVE_K.len() - 1],
                     cooperative_kernel::<T>(self, COOPERATIVE_K[COOPERATIVE_K.len() - 1])?.full_grid
                         as usize
-                        * reference::fg::CHUNK
+                        * CHUNK
                 )
             } else {
                 "this GPU does not support cooperative launch".to_owned()
@@ -365,7 +321,7 @@ impl Gpu {
         opts: &FgOptions,
     ) -> Result<()> {
         let plan = self.fg_plan::<T>(elements, opts)?;
-        let chunks = elements.div_ceil(reference::fg::CHUNK) as i64;
+        let chunks = elements.div_ceil(CHUNK) as i64;
         // Chunk sums: two halves for the cooperative path (double buffered).
         // The allocation is stream-ordered: freeing it on drop waits for the kernels.
         let mut partials = stream

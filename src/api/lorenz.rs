@@ -12,7 +12,10 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
-pub use crate::params::lorenz::{frame_count, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+pub use crate::params::lorenz::{
+    frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+};
+use crate::params::lorenz::{model3_weights, FixedWeights};
 
 use super::multi::MultiGpu;
 use super::{check_disjoint, check_host_room, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
@@ -22,7 +25,6 @@ use crate::float::{first_non_finite, Float};
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
-use crate::reference;
 
 fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
     if !(dt.is_finite() && dt > 0.0) {
@@ -120,26 +122,6 @@ pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
         *first = 1.001 * forcing;
     }
     z
-}
-
-/// An integrated ensemble.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ensemble<T> {
-    pub members: usize,
-    pub n: usize,
-    /// members x n after the last step.
-    pub final_state: Vec<T>,
-    /// With `every > 0`: frames x members x n, frame f after `f * every` steps.
-    pub trajectory: Option<Vec<T>>,
-    pub every: u64,
-}
-
-impl<T: Float> Ensemble<T> {
-    pub fn frames(&self) -> usize {
-        self.trajectory
-            .as_ref()
-            .map_or(0, |t| t.len() / (self.members * self.n))
-    }
 }
 
 /// What the ensemble entry points need of a model's parameters.
@@ -389,17 +371,6 @@ fn pipeline_for<T: Float>(
     let pipeline = pipeline_on(gpu);
     let planned = pipeline.plan_ensemble::<T>(initial.len() / n, n, steps, every);
     planned.is_ok().then_some(pipeline)
-}
-
-/// The device buffers of one ensemble run, as raw pointers.
-#[derive(Debug, Clone, Copy)]
-pub struct EnsembleDeviceBuffers {
-    /// members x n initial states (read only).
-    pub initial: CUdeviceptr,
-    /// members x n final states.
-    pub out: CUdeviceptr,
-    /// frames x members x n, or None for final states only (`every` must then be 0).
-    pub trajectory: Option<CUdeviceptr>,
 }
 
 /// What the host-slice entry points share: copy in, run, copy out.
@@ -849,7 +820,7 @@ impl Gpu {
             // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
             let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
             debug_assert_eq!(kernel.name(), plan.name);
-            let (_, _, w) = reference::lorenz::model3_weights(p.j);
+            let (_, _, w) = model3_weights(p.j);
             let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
                 w: std::array::from_fn(|m| T::from_f64(w[m])),
             };
@@ -872,7 +843,7 @@ impl Gpu {
         }
         let (alpha, beta) = match p.model {
             Lorenz05Model::III => {
-                let (a, b, _) = reference::lorenz::model3_weights(p.j);
+                let (a, b, _) = model3_weights(p.j);
                 (a, b)
             }
             Lorenz05Model::II => (0.0, 0.0),
@@ -1030,14 +1001,6 @@ pub const L05_SITES_PER_THREAD: &[usize] = &[4, 2];
 /// needs a launch per weight count).
 const L05_FIXED_WEIGHTS: usize = 25;
 const _: () = assert!(L05_FIXED_KJ.len() == 1 && 2 * L05_FIXED_KJ[0].1 + 1 == L05_FIXED_WEIGHTS);
-
-/// Model III weights as the specialised kernels take them: by value, so they
-/// sit in the constant bank (`kp::lorenz::Weights<T, 2J + 1>`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct FixedWeights<T, const L: usize> {
-    w: [T; L],
-}
 
 /// The kernel that runs a Lorenz 2005 ensemble.
 #[derive(Debug, Clone, PartialEq, Eq)]

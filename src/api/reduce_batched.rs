@@ -25,32 +25,7 @@ use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
-use crate::reference;
-
-/// Per-array status of the device batch: normalised.
-pub const BATCH_OK: i32 = 0;
-/// Per-array status: the sum is zero, not finite or too small to invert; the array is unchanged.
-pub const BATCH_BAD_SUM: i32 = 1;
-/// Per-array status: the offsets are invalid; no array was changed.
-pub const BATCH_BAD_OFFSETS: i32 = 2;
-
-/// What a batched normalise did: every array's sum, and the arrays left
-/// unchanged because their sum was zero, not finite or too small to invert (empty ones included).
-#[derive(Debug, Clone, PartialEq)]
-pub struct BatchNormalized {
-    pub sums: Vec<f64>,
-    /// Indices of the arrays that were not normalised, ascending.
-    pub failed: Vec<usize>,
-}
-
-impl BatchNormalized {
-    fn from_statuses(sums: Vec<f64>, status: &[i32]) -> Self {
-        let failed = (0..status.len())
-            .filter(|&a| status[a] != BATCH_OK)
-            .collect();
-        BatchNormalized { sums, failed }
-    }
-}
+pub use crate::params::reduce::{BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK};
 
 /// The one validation of a batched normalise's counts: what the kernels'
 /// 64-bit indexing holds, and sums and statuses for every array.
@@ -124,31 +99,18 @@ impl Kernpack {
             BatchRunner::Gpu(gpu) => gpu.normalize_batched(x, offsets),
             BatchRunner::Cpu => {
                 check_offsets(offsets, x.len())?;
-                let (sums, ok) =
-                    crate::cpu::reduce::normalize_batched(x, offsets, self.cpu_threads());
-                let failed = (0..ok.len()).filter(|&a| !ok[a]).collect();
-                Ok(BatchNormalized { sums, failed })
+                Ok(on_cpu(x, offsets, self.cpu_threads()))
             }
         }
     }
 }
 
-/// The CPU reference: each array normalised alone.
-pub fn reference_batched<T: Float>(x: &mut [T], offsets: &[usize]) -> BatchNormalized {
-    let mut out = BatchNormalized {
-        sums: Vec::with_capacity(offsets.len().saturating_sub(1)),
-        failed: Vec::new(),
-    };
-    for (a, w) in offsets.windows(2).enumerate() {
-        match reference::reduce::normalize(&mut x[w[0]..w[1]]) {
-            Ok(sum) => out.sums.push(sum),
-            Err(sum) => {
-                out.sums.push(sum);
-                out.failed.push(a);
-            }
-        }
-    }
-    out
+/// The batch on the CPU backend; also what a GPU path returns for a batch
+/// with nothing to sum (no arrays, or every one empty), with no launch.
+pub(crate) fn on_cpu<T: Float>(x: &mut [T], offsets: &[usize], threads: usize) -> BatchNormalized {
+    let (sums, ok) = crate::cpu::reduce::normalize_batched(x, offsets, threads);
+    let failed = (0..ok.len()).filter(|&a| !ok[a]).collect();
+    BatchNormalized { sums, failed }
 }
 
 impl Gpu {
@@ -163,7 +125,7 @@ impl Gpu {
         let narrays = offsets.len() - 1;
         check_batched_call(x.len(), narrays, narrays, narrays)?;
         if narrays == 0 || x.is_empty() {
-            return Ok(reference_batched(x, offsets));
+            return Ok(on_cpu(x, offsets, 1));
         }
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);

@@ -11,7 +11,7 @@ use multiversion::multiversion;
 use super::parallel::for_each_chunk;
 use super::real::Real;
 use crate::float::Complex;
-use crate::reference::fg::CHUNK;
+use crate::params::fg::CHUNK;
 
 /// Elements per vectorised group.
 const V: usize = 16;

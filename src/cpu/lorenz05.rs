@@ -17,8 +17,8 @@ use multiversion::multiversion;
 
 use super::lorenz::{rk4_stage, run_blocks, Run};
 use super::real::Real;
+use crate::params::lorenz::model3_weights;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params};
-use crate::reference::lorenz::model3_weights;
 
 /// A Lorenz 2005 ensemble (inputs validated by the caller) on `threads`
 /// threads, in `T` arithmetic.

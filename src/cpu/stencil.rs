@@ -53,8 +53,8 @@ use super::parallel::for_each_chunk;
 use super::stencil_rows::{row_sums, RowScratch, ROW_PAD};
 use super::store::{fence, STREAM_MIN_BYTES};
 use crate::float::Float;
+use crate::params::stencil::extend;
 use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
-use crate::reference::stencil::extend;
 
 /// Rows between exact re-seeds of the running column sums (and the
 /// alignment of the threads' strips).

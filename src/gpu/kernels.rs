@@ -9,8 +9,8 @@
 
 use super::launch::{In, KernelFn, Out};
 use super::{BoxParams, LsGrid, LsParams, LsStats};
-use crate::api::lorenz::FixedWeights;
 use crate::float::{Complex, Float};
+use crate::params::lorenz::FixedWeights;
 
 /// The `_f32` / `_f64` entry point of `$base` for the float type `$T`.
 macro_rules! per_float {

@@ -9,8 +9,8 @@ use std::marker::PhantomData;
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{BoxParams, LsGrid, LsParams, LsStats};
-use crate::api::lorenz::FixedWeights;
 use crate::float::{Complex, Float};
+use crate::params::lorenz::FixedWeights;
 
 /// A value a kernel takes by value.
 ///

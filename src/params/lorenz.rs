@@ -3,6 +3,8 @@
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::float::Float;
+use cudarc::driver::sys::CUdeviceptr;
 
 /// Lorenz 96: `dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F` on n sites.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,4 +107,64 @@ pub fn frame_count(steps: u64, every: u64) -> usize {
     steps.checked_div(every).map_or(0, |f| {
         usize::try_from(f).unwrap_or(usize::MAX).saturating_add(1)
     })
+}
+
+/// Model III weights as the specialised kernels take them: by value, so they
+/// sit in the constant bank (`kp::lorenz::Weights<T, 2J + 1>`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct FixedWeights<T, const L: usize> {
+    pub(crate) w: [T; L],
+}
+
+/// Model III weights `a'_j`, j = -J..J, as `w[m] = a'_{m-J}`: `a_j = alpha -
+/// beta |j|` with the two end weights halved once. Also returns alpha and beta
+/// (the kernel rebuilds the weights from them with the same roundings).
+pub fn model3_weights(j: usize) -> (f64, f64, Vec<f64>) {
+    let jf = j as f64;
+    let alpha = (3.0 * jf * jf + 3.0) / (2.0 * jf * jf * jf + 4.0 * jf);
+    let beta = (2.0 * jf * jf + 1.0) / (jf * jf * jf * jf + 2.0 * jf * jf);
+    let weights = (0..=2 * j)
+        .map(|m| {
+            let jj = m as i64 - j as i64;
+            let a = alpha - beta * (jj.unsigned_abs() as f64);
+            if m == 0 || m == 2 * j {
+                a * 0.5
+            } else {
+                a
+            }
+        })
+        .collect();
+    (alpha, beta, weights)
+}
+
+/// The device buffers of one ensemble run, as raw pointers.
+#[derive(Debug, Clone, Copy)]
+pub struct EnsembleDeviceBuffers {
+    /// members x n initial states (read only).
+    pub initial: CUdeviceptr,
+    /// members x n final states.
+    pub out: CUdeviceptr,
+    /// frames x members x n, or None for final states only (`every` must then be 0).
+    pub trajectory: Option<CUdeviceptr>,
+}
+
+/// An integrated ensemble.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ensemble<T> {
+    pub members: usize,
+    pub n: usize,
+    /// members x n after the last step.
+    pub final_state: Vec<T>,
+    /// With `every > 0`: frames x members x n, frame f after `f * every` steps.
+    pub trajectory: Option<Vec<T>>,
+    pub every: u64,
+}
+
+impl<T: Float> Ensemble<T> {
+    pub fn frames(&self) -> usize {
+        self.trajectory
+            .as_ref()
+            .map_or(0, |t| t.len() / (self.members * self.n))
+    }
 }

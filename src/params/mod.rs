@@ -1,7 +1,12 @@
-//! The parameter, option and result types of every family: plain data that
-//! both the safe API (`crate::api`, which validates and launches) and the CPU
-//! reference (`crate::reference`, the oracle) import, so neither depends on
-//! the other. The API re-exports them where users find them.
+//! Plain data of every family: grids, batches, options, parameter structs,
+//! results and device-buffer descriptions, with the small pure rules that
+//! define them (a uniform grid's validity, a boundary mode's index map).
+//! Every layer (the safe API, the CPU backend, the GPU launch code, the
+//! reference, the C ABI and Python) imports them; they import nothing of
+//! those layers, so no layer depends on another through its types. The API
+//! re-exports them where users find them.
+pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod reduce;
 pub mod stencil;

@@ -143,3 +143,32 @@ impl ImageLayout {
         self.rows == 0 || self.cols == 0
     }
 }
+
+/// Where SciPy reads index `i` of a line of `n` points; None: the constant.
+pub fn extend(i: i64, n: i64, mode: BoundaryMode) -> Option<i64> {
+    if (0..n).contains(&i) {
+        return Some(i);
+    }
+    Some(match mode {
+        BoundaryMode::Constant => return None,
+        BoundaryMode::Reflect => {
+            let m = i.rem_euclid(2 * n);
+            if m < n {
+                m
+            } else {
+                2 * n - 1 - m
+            }
+        }
+        BoundaryMode::Mirror if n == 1 => 0,
+        BoundaryMode::Mirror => {
+            let m = i.rem_euclid(2 * n - 2);
+            if m < n {
+                m
+            } else {
+                2 * n - 2 - m
+            }
+        }
+        BoundaryMode::Wrap => i.rem_euclid(n),
+        BoundaryMode::Nearest | BoundaryMode::Interior => i.clamp(0, n - 1),
+    })
+}

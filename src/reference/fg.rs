@@ -5,9 +5,8 @@
 //! subnormals to zero, the CPU keeps them). Chunks of the state are stepped
 //! on all cores; the result does not depend on the thread count.
 use crate::float::{Complex, Float};
+use crate::params::fg::CHUNK;
 
-/// Elements per chunk of the delta sum: the kernels' block size (csrc/fg.cu CHUNK).
-pub const CHUNK: usize = 1024;
 const LANES: usize = 32;
 
 // Each operation rounded to T as IEEE arithmetic in T rounds it. For f32 the

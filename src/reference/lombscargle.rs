@@ -4,17 +4,8 @@
 //! Inputs are assumed validated (see `api::lombscargle`).
 use super::fill_parallel;
 use crate::float::{Complex, Float};
+use crate::params::lombscargle::degenerate_below;
 use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram};
-
-/// Denominators (SciPy's CC and SS, weights summing to 1) at or under this
-/// are rounding noise, and so are their numerators (Cauchy-Schwarz): the term
-/// is taken as 0. Sums of `n` terms carry ~sqrt(n) eps of rounding, hence the
-/// scaling. SciPy instead divides by epsneg, which returns noise in those
-/// degenerate cases (e.g. f = 0 with a floating mean); elsewhere the two agree.
-/// The kernels use the same rule with their own epsilon.
-pub fn degenerate_below(n: usize, eps: f64) -> f64 {
-    32.0 * eps * (n as f64).sqrt().max(1.0)
-}
 
 pub fn lombscargle<T: Float>(
     t: &[T],

@@ -5,28 +5,8 @@
 //! Ensembles run one member per task on all cores.
 use super::fill_parallel;
 use crate::float::Float;
+use crate::params::lorenz::model3_weights;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
-
-/// Model III weights `a'_j`, j = -J..J, as `w[m] = a'_{m-J}`: `a_j = alpha -
-/// beta |j|` with the two end weights halved once. Also returns alpha and beta
-/// (the kernel rebuilds the weights from them with the same roundings).
-pub fn model3_weights(j: usize) -> (f64, f64, Vec<f64>) {
-    let jf = j as f64;
-    let alpha = (3.0 * jf * jf + 3.0) / (2.0 * jf * jf * jf + 4.0 * jf);
-    let beta = (2.0 * jf * jf + 1.0) / (jf * jf * jf * jf + 2.0 * jf * jf);
-    let weights = (0..=2 * j)
-        .map(|m| {
-            let jj = m as i64 - j as i64;
-            let a = alpha - beta * (jj.unsigned_abs() as f64);
-            if m == 0 || m == 2 * j {
-                a * 0.5
-            } else {
-                a
-            }
-        })
-        .collect();
-    (alpha, beta, weights)
-}
 
 /// `idx(k)` of MODELS.md: k mod n in [0, n).
 fn idx(k: i64, n: usize) -> usize {

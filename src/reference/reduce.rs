@@ -1,6 +1,7 @@
 //! Sums in f64 (pairwise over fixed chunks, so the result does not depend on
 //! the thread count), and normalisation.
 use crate::float::Float;
+use crate::params::reduce::BatchNormalized;
 
 /// Sum of `x` in f64: chunks of 4096 summed in order, chunk sums pairwise.
 pub fn sum<T: Float>(x: &[T]) -> f64 {
@@ -32,4 +33,22 @@ pub fn normalize<T: Float>(x: &mut [T]) -> Result<f64, f64> {
     x.iter_mut()
         .for_each(|v| *v = T::from_f64(v.to_f64() * inv));
     Ok(total)
+}
+
+/// Each array normalised alone by [`normalize`].
+pub fn normalize_batched<T: Float>(x: &mut [T], offsets: &[usize]) -> BatchNormalized {
+    let mut out = BatchNormalized {
+        sums: Vec::with_capacity(offsets.len().saturating_sub(1)),
+        failed: Vec::new(),
+    };
+    for (a, w) in offsets.windows(2).enumerate() {
+        match normalize(&mut x[w[0]..w[1]]) {
+            Ok(sum) => out.sums.push(sum),
+            Err(sum) => {
+                out.sums.push(sum);
+                out.failed.push(a);
+            }
+        }
+    }
+    out
 }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
+pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
+
 use super::{
-    check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, Series,
-    UniformGrid, STATS_LEN,
+    check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, STATS_LEN,
 };
 use crate::api::{check_apart, check_host_room, BatchRunner, Kernpack, Span};
 use crate::cpu;
@@ -17,75 +18,6 @@ use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, LsGrid, LsParams};
-
-/// Series concatenated CSR-style: series `s` is `t[offsets[s]..offsets[s + 1]]`
-/// (likewise y and the optional weights); `offsets` has one entry more than
-/// there are series, starts at 0 and ends at `t.len()`.
-#[derive(Debug, Clone, Copy)]
-pub struct Batch<'a, T> {
-    pub t: &'a [T],
-    pub y: &'a [T],
-    pub weights: Option<&'a [T]>,
-    pub offsets: &'a [usize],
-}
-
-impl<T> Batch<'_, T> {
-    pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Series `s` as a single series.
-    ///
-    /// # Panics
-    /// When `s >= self.len()` or the offsets pass the samples: an indexing
-    /// helper, for batches that passed `validate_batch` (every call does).
-    pub fn series(&self, s: usize) -> Series<'_, T> {
-        let range = self.offsets[s]..self.offsets[s + 1];
-        Series {
-            t: &self.t[range.clone()],
-            y: &self.y[range.clone()],
-            weights: self.weights.map(|w| &w[range]),
-        }
-    }
-}
-
-/// The frequencies of every series: one grid for all, or `f0[s] + k df[s]`.
-#[derive(Debug, Clone, Copy)]
-pub enum BatchGrid<'a> {
-    Shared(UniformGrid),
-    PerSeries {
-        f0: &'a [f64],
-        df: &'a [f64],
-        nf: usize,
-    },
-}
-
-impl BatchGrid<'_> {
-    pub fn nf(&self) -> usize {
-        match self {
-            BatchGrid::Shared(grid) => grid.nf,
-            BatchGrid::PerSeries { nf, .. } => *nf,
-        }
-    }
-    /// The grid of series `s`.
-    ///
-    /// # Panics
-    /// When a per-series grid has no entry `s` (`validate_batch` checks the lengths).
-    pub fn grid(&self, s: usize) -> UniformGrid {
-        match self {
-            BatchGrid::Shared(grid) => *grid,
-            BatchGrid::PerSeries { f0, df, nf } => UniformGrid::new(f0[s], df[s], *nf),
-        }
-    }
-    fn starts_and_steps(&self) -> (Vec<f64>, Vec<f64>) {
-        match self {
-            BatchGrid::Shared(grid) => (vec![grid.f0], vec![grid.df]),
-            BatchGrid::PerSeries { f0, df, .. } => (f0.to_vec(), df.to_vec()),
-        }
-    }
-}
 
 /// The one validation of a batched call's counts: at least one series and
 /// one frequency, counts that fit, one grid or one per series, and (where the
@@ -232,22 +164,6 @@ fn check_periodograms_room<T: Float>(
         .checked_mul(nseries)
         .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
     check_host_room::<T>("the periodograms", total)
-}
-
-/// Raw device pointers of a batched call (see [`Gpu::lombscargle_batch_raw`]).
-#[derive(Debug, Clone, Copy)]
-pub struct BatchDeviceBuffers {
-    pub t: CUdeviceptr,
-    pub y: CUdeviceptr,
-    pub weights: Option<CUdeviceptr>,
-    /// nseries + 1 `i64` offsets.
-    pub offsets: CUdeviceptr,
-    /// `f64` grid starts and steps: nseries of each, or 1 when `per_series_grid` is false.
-    pub f0: CUdeviceptr,
-    pub df: CUdeviceptr,
-    pub per_series_grid: bool,
-    /// nseries x [`output_len`]`(nf)` values.
-    pub out: CUdeviceptr,
 }
 
 impl BatchDeviceBuffers {

@@ -4,14 +4,15 @@ pub mod batch;
 pub mod peaks;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
-pub use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
+pub use crate::params::lombscargle::{
+    DeviceFreqs, LombScargleOptions, LsDeviceBuffers, Normalize, Periodogram, Series, UniformGrid,
+};
 
 use super::{check_host_room, Kernpack};
 use crate::cpu;
-use crate::error::{readable, Error, Result};
+use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
 use crate::gpu::c_params::{
     KP_LS_AMPLITUDE, KP_LS_FREQS_PER_THREAD, KP_LS_NORMALIZE, KP_LS_POWER,
@@ -20,147 +21,6 @@ use crate::gpu::c_params::{
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{Gpu, LsGrid, LsParams, LsStats};
-
-/// A uniform grid of angular frequencies `f0 + k df`, `k = 0 .. nf`: the
-/// common case, computed by the recurrence kernel (no sincos per pair).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct UniformGrid {
-    pub f0: f64,
-    pub df: f64,
-    pub nf: usize,
-}
-
-impl UniformGrid {
-    pub fn new(f0: f64, df: f64, nf: usize) -> Self {
-        UniformGrid { f0, df, nf }
-    }
-
-    /// `nf` frequencies from `first` to `last` inclusive.
-    pub fn spanning(first: f64, last: f64, nf: usize) -> Self {
-        let df = if nf > 1 {
-            (last - first) / (nf - 1) as f64
-        } else {
-            0.0
-        };
-        UniformGrid { f0: first, df, nf }
-    }
-
-    pub fn frequency(&self, k: usize) -> f64 {
-        self.f0 + k as f64 * self.df
-    }
-
-    pub fn frequencies(&self) -> Vec<f64> {
-        (0..self.nf).map(|k| self.frequency(k)).collect()
-    }
-
-    /// Non-empty, finite, non-negative, increasing.
-    pub fn validate(&self) -> Result<()> {
-        if self.nf == 0 {
-            return Err(Error::invalid("the frequency grid is empty (nf = 0)"));
-        }
-        let last = self.frequency(self.nf - 1);
-        if !(self.f0.is_finite() && self.df.is_finite()) {
-            return Err(Error::invalid(format!(
-                "grid f0 {} df {} is not finite",
-                readable(self.f0),
-                readable(self.df)
-            )));
-        }
-        if !last.is_finite() {
-            return Err(Error::invalid(format!(
-                "grid f0 {} df {} nf {}: the last frequency overflows",
-                readable(self.f0),
-                readable(self.df),
-                self.nf
-            )));
-        }
-        if self.f0 < 0.0 {
-            return Err(Error::invalid(format!(
-                "grid f0 = {} is negative: a peak at -f is the peak at +f",
-                self.f0
-            )));
-        }
-        // One frequency has no step: any finite df will do.
-        if self.nf > 1 && self.df <= 0.0 {
-            return Err(Error::invalid(format!(
-                "grid df = {} must be positive",
-                self.df
-            )));
-        }
-        if self.nf > i64::MAX as usize / 2 {
-            return Err(Error::invalid("too many frequencies"));
-        }
-        if self.nf > 1 && self.f0 + self.df <= self.f0 {
-            return Err(Error::invalid(format!(
-                "grid df {} is below the spacing of f64 at f0 {}: the grid would not increase",
-                readable(self.df),
-                readable(self.f0)
-            )));
-        }
-        Ok(())
-    }
-
-    /// [`UniformGrid::validate`], and every frequency representable in `T`
-    /// (an f32 call computes its grid in f32: 1e39 would be infinite there).
-    pub fn validate_for<T: Float>(&self) -> Result<()> {
-        self.validate()?;
-        let last = self.frequency(self.nf - 1);
-        if [self.f0, self.df, last]
-            .iter()
-            .any(|&v| !T::from_f64(v).to_f64().is_finite())
-        {
-            return Err(Error::invalid(format!(
-                "grid f0 {} df {} (last frequency {}) exceeds the range of {}",
-                readable(self.f0),
-                readable(self.df),
-                readable(last),
-                T::NAME
-            )));
-        }
-        // The grid is formed in T: a step below T's spacing at f0 does not
-        // move it. (Far along a long grid T's spacing may pass df too: f32
-        // holds 2^24 steps at most before values repeat, a loss of resolution
-        // there, as with any f32 frequencies.)
-        let in_t = |v: f64| T::from_f64(v).to_f64();
-        if self.nf > 1 && in_t(self.f0 + self.df) <= in_t(self.f0) {
-            return Err(Error::invalid(format!(
-                "grid df {} is below the spacing of {} at f0 {}: the grid would not \
-                 increase (use f64)",
-                readable(self.df),
-                T::NAME,
-                readable(self.f0)
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// Where a device call's frequencies are.
-#[derive(Debug, Clone, Copy)]
-pub enum DeviceFreqs {
-    /// `len` angular frequencies in device memory.
-    Array { ptr: CUdeviceptr, len: usize },
-    /// A uniform grid, generated on the fly.
-    Uniform(UniformGrid),
-}
-
-impl DeviceFreqs {
-    fn count_and_grid(&self) -> (usize, Option<UniformGrid>) {
-        match self {
-            DeviceFreqs::Array { len, .. } => (*len, None),
-            DeviceFreqs::Uniform(grid) => (grid.nf, Some(*grid)),
-        }
-    }
-    pub fn len(&self) -> usize {
-        match self {
-            DeviceFreqs::Array { len, .. } => *len,
-            DeviceFreqs::Uniform(grid) => grid.nf,
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Number of `T` values the output holds per frequency: 1, or 2 interleaved
 /// (re, im) for `Amplitude`.
@@ -689,15 +549,6 @@ impl Gpu {
             }
         }
     }
-}
-
-/// Raw device pointers of one Lomb-Scargle call (see [`Gpu::lombscargle_raw`]).
-#[derive(Debug, Clone, Copy)]
-pub struct LsDeviceBuffers {
-    pub t: CUdeviceptr,
-    pub y: CUdeviceptr,
-    pub weights: Option<CUdeviceptr>,
-    pub out: CUdeviceptr,
 }
 
 #[cfg(test)]

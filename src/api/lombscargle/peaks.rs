@@ -13,7 +13,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
 use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
-use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
+use super::{output_len, LombScargleOptions, Normalize, STATS_LEN};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
 use crate::api::{check_host_room, pipeline_on, BatchRunner, Kernpack, Span};
 use crate::cpu;
@@ -22,48 +22,7 @@ use crate::float::Float;
 use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
-
-/// The highest value of one periodogram: its index in the frequency grid and
-/// the value (the modulus of the complex amplitude for
-/// [`Normalize::Amplitude`]), widened to f64.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Peak {
-    pub index: usize,
-    pub value: f64,
-}
-
-impl Peak {
-    /// The highest non-NaN value of `p`, the first of equal ones; `None` when
-    /// every value is NaN. The GPU's reduction picks the same index, and the
-    /// same value bit for bit except for [`Normalize::Amplitude`], whose
-    /// modulus is a `hypot` on each side (within an ulp or two).
-    pub fn of<T: Float>(p: &Periodogram<T>) -> Option<Peak> {
-        let mut best: Option<Peak> = None;
-        let mut consider = |index: usize, value: f64| {
-            if !value.is_nan() && best.map_or(true, |b| value > b.value) {
-                best = Some(Peak { index, value });
-            }
-        };
-        match p {
-            Periodogram::Real(v) => v
-                .iter()
-                .enumerate()
-                .for_each(|(k, x)| consider(k, x.to_f64())),
-            Periodogram::Complex(v) => v
-                .iter()
-                .enumerate()
-                .for_each(|(k, c)| consider(k, c.norm())),
-        }
-        best
-    }
-
-    /// What the device reduction wrote for one series (index -1: none).
-    pub(crate) fn from_raw(index: i64, value: f64) -> Option<Peak> {
-        usize::try_from(index)
-            .ok()
-            .map(|index| Peak { index, value })
-    }
-}
+pub use crate::params::lombscargle::{Peak, PeakBuffers};
 
 impl Kernpack {
     /// The highest peak of each series' periodogram ([`Peak::of`] of what
@@ -119,15 +78,6 @@ fn check_cpu_workspace(nf: usize, threads: usize) -> Result<()> {
         &format!("{nf} frequencies per series, as working memory of {threads} threads"),
         bytes,
     )
-}
-
-/// Where [`Gpu::lombscargle_batch_peaks_raw`] writes: one `i64` index (-1
-/// when every value of the series' periodogram is NaN) and one `f64` value
-/// (NaN then) per series.
-#[derive(Debug, Clone, Copy)]
-pub struct PeakBuffers {
-    pub index: CUdeviceptr,
-    pub value: CUdeviceptr,
 }
 
 impl Gpu {

@@ -9,8 +9,7 @@ use super::plan::{split_by_work, Arena};
 use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::check_host_room;
 use crate::api::reduce_batched::{
-    batched_scratch_len, check_batched_call, check_offsets, reference_batched, BatchNormalized,
-    BATCH_OK,
+    batched_scratch_len, check_batched_call, check_offsets, on_cpu, BatchNormalized, BATCH_OK,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -112,7 +111,7 @@ impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
             .map(|&o| o as usize)
             .collect();
         let mut x = get::<T>(arena, lay.x, offsets[na]).to_vec();
-        let done = reference_batched(&mut x, &offsets);
+        let done = crate::reference::reduce::normalize_batched(&mut x, &offsets);
         let status: Vec<i32> = (0..na)
             .map(|a| i32::from(done.failed.contains(&a)))
             .collect();
@@ -177,7 +176,7 @@ pub(super) fn normalize_batched<T: Float>(
     check_batched_call(x.len(), narrays, narrays, narrays)?;
     if narrays == 0 || x.is_empty() {
         // What the one-GPU call does: nothing for the GPU to do.
-        return Ok((reference_batched(x, offsets), Vec::new()));
+        return Ok((on_cpu(x, offsets, 1), Vec::new()));
     }
     check_host_room::<T>("the normalised copy", x.len())?;
     let job = NormalizeJob { x: &*x, offsets };

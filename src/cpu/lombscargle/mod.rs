@@ -21,12 +21,11 @@ mod sincos;
 #[cfg(test)]
 mod tests;
 
-use crate::api::lombscargle::batch::{Batch, BatchGrid};
-use crate::api::lombscargle::UniformGrid;
 use crate::cpu::parallel::for_each_chunk;
 use crate::float::{Complex, Float};
+use crate::params::lombscargle::degenerate_below;
+use crate::params::lombscargle::{Batch, BatchGrid, UniformGrid};
 use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
-use crate::reference::lombscargle::degenerate_below;
 
 /// `[C, S, YC, YS, C2, S2]` at one angular frequency (see the module documentation).
 pub(crate) type TrigSums = [f64; 6];
