@@ -5,7 +5,7 @@
 //! subnormals to zero, the CPU keeps them). Chunks of the state are stepped
 //! on all cores; the result does not depend on the thread count.
 use crate::float::{Complex, Float};
-use crate::params::fg::CHUNK;
+pub use crate::params::fg::CHUNK;
 
 const LANES: usize = 32;
 

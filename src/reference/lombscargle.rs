@@ -4,7 +4,7 @@
 //! Inputs are assumed validated (see `api::lombscargle`).
 use super::fill_parallel;
 use crate::float::{Complex, Float};
-use crate::params::lombscargle::degenerate_below;
+pub use crate::params::lombscargle::degenerate_below;
 use crate::params::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 
 pub fn lombscargle<T: Float>(

@@ -5,7 +5,7 @@
 //! Ensembles run one member per task on all cores.
 use super::fill_parallel;
 use crate::float::Float;
-use crate::params::lorenz::model3_weights;
+pub use crate::params::lorenz::model3_weights;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 /// `idx(k)` of MODELS.md: k mod n in [0, n).

@@ -3,7 +3,7 @@
 //! with SciPy's boundary extension. Accumulates in f64, so for f64 images it
 //! is the kernel's arithmetic exactly.
 use crate::float::Float;
-use crate::params::stencil::extend;
+pub use crate::params::stencil::extend;
 use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 
 /// Filters `input` into `output` (layouts and lengths already validated).

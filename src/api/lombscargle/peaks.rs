@@ -187,6 +187,7 @@ impl Gpu {
 mod tests {
     use super::*;
     use crate::float::Complex;
+    use crate::params::lombscargle::Periodogram;
 
     #[test]
     fn the_first_of_the_highest_non_nan_values() {
