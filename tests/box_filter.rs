@@ -154,7 +154,8 @@ fn gpu_matches_reference<T: Float>(
     let poison = T::from_f64(f64::NAN);
     let mut got = vec![poison; layout.output_len()];
     let mut want = got.clone();
-    gpu.box_filter_into(&input, &mut got, &layout, &opts)
+    Kernpack::from(gpu.clone())
+        .box_filter_into(&input, &mut got, &layout, &opts)
         .unwrap();
     stencil::box_filter(&input, &mut want, &layout, &opts);
     let inside: Vec<f64> = (0..layout.rows)

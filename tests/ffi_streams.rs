@@ -160,7 +160,7 @@ fn gpu_streams_events_pinned_and_device_normalise() {
     let n = 3_000_017usize;
     let x = data(3, n);
     let mut want = x.clone();
-    let want_sum = gpu.normalize(&mut want).unwrap();
+    let want_sum = Kernpack::from(gpu.clone()).normalize(&mut want).unwrap();
     unsafe {
         let (mut stream, mut start, mut stop) = (0u64, 0u64, 0u64);
         assert_eq!(kp_stream_create(c, &mut stream), KP_OK);
@@ -218,7 +218,10 @@ fn gpu_streams_events_pinned_and_device_normalise() {
             kp_memcpy_dtoh(c, (&mut sum as *mut f64).cast(), dsum, 8),
             KP_OK
         );
-        assert_eq!(sum.to_bits(), gpu.sum(&x).unwrap().to_bits());
+        assert_eq!(
+            sum.to_bits(),
+            Kernpack::from(gpu.clone()).sum(&x).unwrap().to_bits()
+        );
 
         // The device batch with offsets past the end: status 2, nothing changed.
         let offsets = [0i64, 10, n as i64 + 1];

@@ -102,9 +102,11 @@ fn gpu_batch_is_bitwise_per_series<T: Float>(normalize: Normalize, floating_mean
         },
         BatchGrid::Shared(UniformGrid::new(0.02, 0.005, 700)),
     ] {
-        let all = gpu.lombscargle_batch(&b, &grids, &opts).unwrap();
+        let all = Kernpack::from(gpu.clone())
+            .lombscargle_batch(&b, &grids, &opts)
+            .unwrap();
         for (s, got) in all.iter().enumerate() {
-            let one = gpu
+            let one = Kernpack::from(gpu.clone())
                 .lombscargle_uniform(&b.series(s), &grids.grid(s), &opts)
                 .unwrap();
             let (g, o) = (flat(got), flat(&one));
@@ -191,7 +193,7 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
         },
         BatchGrid::Shared(UniformGrid::new(0.02, 0.005, 700)),
     ] {
-        let want: Vec<Option<Peak>> = gpu
+        let want: Vec<Option<Peak>> = Kernpack::from(gpu.clone())
             .lombscargle_batch(&b, &grids, &opts)
             .unwrap()
             .iter()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, LombScargleOptions, Normalize, Series};
+use kernpack::{Float, Gpu, Kernpack, LombScargleOptions, Normalize, Series};
 use proptest::prelude::*;
 
 /// A random case: everything derived from `seed`, so a failure reproduces.
@@ -267,7 +267,11 @@ fn gpu_host_api_agrees_with_device_api_and_reports_sass() {
     };
     let case = make_case(11, 777, 333, options(2, true, true), true, 0.0);
     let series = Series::new(&case.t, &case.y).with_weights(case.w.as_deref().unwrap());
-    let host = flat(&gpu.lombscargle(&series, &case.f, &case.opts).unwrap());
+    let host = flat(
+        &Kernpack::from(gpu.clone())
+            .lombscargle(&series, &case.f, &case.opts)
+            .unwrap(),
+    );
     let (device, _) = run::<f64>(&gpu, &case);
     assert_eq!(host, device);
     let infos = gpu.kernel_infos().unwrap();

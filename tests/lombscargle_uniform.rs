@@ -9,7 +9,7 @@ use std::sync::Arc;
 use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate_uniform, UniformGrid};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, LombScargleOptions, Series};
+use kernpack::{Float, Gpu, Kernpack, LombScargleOptions, Series};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -197,11 +197,13 @@ fn uniform_matches_direct_kernel_on_the_same_grid() {
         weights: case.w.as_deref(),
     };
     let uniform = flat(
-        &gpu.lombscargle_uniform(&series, &case.grid, &case.opts)
+        &Kernpack::from(gpu.clone())
+            .lombscargle_uniform(&series, &case.grid, &case.opts)
             .unwrap(),
     );
     let direct = flat(
-        &gpu.lombscargle(&series, &case.grid.frequencies(), &case.opts)
+        &Kernpack::from(gpu.clone())
+            .lombscargle(&series, &case.grid.frequencies(), &case.opts)
             .unwrap(),
     );
     assert!(

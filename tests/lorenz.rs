@@ -657,7 +657,9 @@ fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
     };
     let p = Lorenz05Params::default();
     let rest = vec![p.forcing; 2 * p.n];
-    let run = gpu.lorenz05(&p, &rest, 10, 0).unwrap();
+    let run = Kernpack::from(gpu.clone())
+        .lorenz05(&p, &rest, 10, 0)
+        .unwrap();
     let drift = run
         .final_state
         .iter()
@@ -735,9 +737,11 @@ fn gpu_rejects_bad_buffers_and_sizes() {
     // More shared memory than any GPU has: a clear error, not a launch failure.
     let huge = Lorenz05Params { n: 100_000, ..p };
     let zh = dart_initial_state(huge.n, 15.0);
-    let err = gpu.lorenz05(&huge, &zh, 1, 0).unwrap_err();
+    let err = Kernpack::from(gpu.clone())
+        .lorenz05(&huge, &zh, 1, 0)
+        .unwrap_err();
     assert!(err.to_string().contains("shared memory"), "{err}");
-    let err = gpu
+    let err = Kernpack::from(gpu.clone())
         .lorenz96(
             &Lorenz96Params {
                 n: 5000,

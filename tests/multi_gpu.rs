@@ -19,10 +19,13 @@ use std::time::Instant;
 
 use common::{gpu_or_skip, ragged, Ragged, Rng};
 use cudarc::driver::DevicePtr;
-use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::exec::Operation;
+use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
+use kernpack::api::lorenz::EnsembleRun;
 use kernpack::api::multi::GpuProfile;
+use kernpack::api::reduce_batched::NormalizeBatched;
 use kernpack::{
     Error, Float, Gpu, Kernpack, LombScargleOptions, Lorenz05Model, Lorenz05Params, Lorenz96Params,
     MultiGpu, MultiGpuOptions, Normalize, Periodogram,
@@ -111,7 +114,7 @@ const MODES: [(Normalize, bool, bool); 3] = [
 /// of the last call.
 fn check_lombscargle<T: Float>(
     multi: &MultiGpu,
-    reference: &Gpu,
+    reference: &Arc<Gpu>,
     d: &Ragged,
     nf: usize,
     what: &str,
@@ -137,7 +140,7 @@ fn check_lombscargle<T: Float>(
             floating_mean,
             precenter: k == 1,
         };
-        let want = reference.lombscargle_batch(&batch, &grids, &opts).unwrap();
+        let want = in_one_piece(reference, LombScargleBatch { batch, grids, opts }).unwrap();
         let (got, p) = multi
             .lombscargle_batch_profiled(&batch, &grids, &opts)
             .unwrap();
@@ -188,10 +191,17 @@ fn arrays(narrays: usize, seed: u64) -> (Vec<f64>, Vec<usize>) {
     (x, offsets)
 }
 
-fn check_normalize<T: Float>(multi: &MultiGpu, reference: &Gpu, x: &[f64], offsets: &[usize]) {
+fn check_normalize<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>, x: &[f64], offsets: &[usize]) {
     let x: Vec<T> = cast(x);
     let mut want_x = x.clone();
-    let want = reference.normalize_batched(&mut want_x, offsets).unwrap();
+    let want = in_one_piece(
+        reference,
+        NormalizeBatched {
+            x: &mut want_x,
+            offsets,
+        },
+    )
+    .unwrap();
     let mut got_x = x.clone();
     let (got, profiles) = multi
         .normalize_batched_profiled(&mut got_x, offsets)
@@ -208,11 +218,20 @@ fn l96_initial(members: usize, n: usize, seed: u64) -> Vec<f64> {
     (0..members * n).map(|_| rng.range(-2.0, 10.0)).collect()
 }
 
-fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Gpu) -> Vec<GpuProfile> {
+fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuProfile> {
     let p = Lorenz96Params::default();
     let initial: Vec<T> = cast(&l96_initial(1500, p.n, 3));
     for every in [0, 40] {
-        let want = reference.lorenz96(&p, &initial, 200, every).unwrap();
+        let want = in_one_piece(
+            reference,
+            EnsembleRun {
+                params: &p,
+                initial: &initial,
+                steps: 200,
+                every,
+            },
+        )
+        .unwrap();
         let (got, profiles) = multi.lorenz96_profiled(&p, &initial, 200, every).unwrap();
         assert_same_bits(
             &bits(&got.final_state),
@@ -241,7 +260,16 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Gpu) -> Vec<GpuProfil
         let initial: Vec<T> = (0..7 * p.n)
             .map(|_| T::from_f64(rng.range(-1.0, 12.0)))
             .collect();
-        let want = reference.lorenz05(&p, &initial, 20, 10).unwrap();
+        let want = in_one_piece(
+            reference,
+            EnsembleRun {
+                params: &p,
+                initial: &initial,
+                steps: 20,
+                every: 10,
+            },
+        )
+        .unwrap();
         let (got, profiles) = multi.lorenz05_profiled(&p, &initial, 20, 10).unwrap();
         assert_same_bits(
             &bits(&got.final_state),
@@ -257,6 +285,13 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Gpu) -> Vec<GpuProfil
         last = profiles;
     }
     last
+}
+
+/// `op` on `gpu` in one piece, as a one-GPU handle runs calls below the
+/// pipeline's threshold: what the pipeline must equal bit for bit.
+fn in_one_piece<O: Operation>(gpu: &Arc<Gpu>, op: O) -> kernpack::Result<O::Output> {
+    op.validate()?;
+    op.on_gpu(gpu)
 }
 
 fn one_gpu(test: &str) -> Option<(Arc<Gpu>, MultiGpu)> {
@@ -344,7 +379,9 @@ fn a_one_gpu_handle_runs_large_ensembles_in_chunks_with_the_same_bits() {
         .map(|_| 8.0 + rng.range(-1.0, 1.0))
         .collect();
     let got = kp.lorenz96(&p, &initial, 5, 0).unwrap();
-    let want = gpu.lorenz96(&p, &initial, 5, 0).unwrap();
+    let want = Kernpack::from(gpu.clone())
+        .lorenz96(&p, &initial, 5, 0)
+        .unwrap();
     assert_eq!(bits(&got.final_state), bits(&want.final_state));
     // With the kept staging freed, the next call allocates it again.
     kernpack::release_staging();
@@ -912,7 +949,7 @@ fn bench_multi_gpu_batch() {
         if n * nf * 4 <= 8 << 30 {
             let gpu0 = Gpu::get(0).unwrap();
             let started = Instant::now();
-            let out = gpu0.lombscargle_batch(&batch, &grids, &opts).unwrap();
+            let out = in_one_piece(&gpu0, LombScargleBatch { batch, grids, opts }).unwrap();
             let wall = started.elapsed().as_secs_f64();
             assert_eq!(digest(&out), digests[0], "Gpu::lombscargle_batch differs");
             println!(

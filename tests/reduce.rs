@@ -68,12 +68,15 @@ fn gpu_sum_matches<T: Float>(seed: u64, n: usize, offset: f64) -> Result<(), Tes
     };
     let x: Vec<T> = data(seed, n, offset);
     let want = reduce::sum(&x);
-    let got = gpu.sum(&x).unwrap();
+    let got = Kernpack::from(gpu.clone()).sum(&x).unwrap();
     // Both accumulate in f64 in different orders: n eps sum|x| bounds either error.
     let tol = (n as f64) * f64::EPSILON * magnitude(&x) + f64::MIN_POSITIVE;
     prop_assert!((got - want).abs() <= tol, "n {n}: gpu {got} cpu {want}");
     // The same bits on every run.
-    prop_assert_eq!(gpu.sum(&x).unwrap().to_bits(), got.to_bits());
+    prop_assert_eq!(
+        Kernpack::from(gpu.clone()).sum(&x).unwrap().to_bits(),
+        got.to_bits()
+    );
     Ok(())
 }
 
@@ -96,7 +99,7 @@ fn gpu_sum_of_2_pow_26_f32_loses_nothing_to_f32() {
     };
     let x: Vec<f32> = data(3, 1 << 26, 0.25);
     let want = reduce::sum(&x);
-    let got = gpu.sum(&x).unwrap();
+    let got = Kernpack::from(gpu.clone()).sum(&x).unwrap();
     // f64 accumulation: far inside the 1e-7 relative an f32 result can hold.
     assert!(((got - want) / want).abs() < 1e-12, "gpu {got} cpu {want}");
 }
@@ -108,7 +111,7 @@ fn gpu_normalize_matches_the_reference_and_rejects_bad_sums() {
     };
     let x: Vec<f32> = data(5, 123_457, 1.0);
     let (mut on_gpu, mut on_cpu) = (x.clone(), x.clone());
-    gpu.normalize(&mut on_gpu).unwrap();
+    Kernpack::from(gpu.clone()).normalize(&mut on_gpu).unwrap();
     reduce::normalize(&mut on_cpu).unwrap();
     for (a, b) in on_gpu.iter().zip(&on_cpu) {
         // The two sums differ in their last bits only: one f32 rounding apart at most.
@@ -116,7 +119,10 @@ fn gpu_normalize_matches_the_reference_and_rejects_bad_sums() {
     }
     for bad in [vec![1.0f64, -1.0, 2.0, -2.0], vec![f64::from_bits(3), 0.0]] {
         let mut y = bad.clone();
-        assert!(gpu.normalize(&mut y).is_err(), "{bad:?}");
+        assert!(
+            Kernpack::from(gpu.clone()).normalize(&mut y).is_err(),
+            "{bad:?}"
+        );
         assert_eq!(y, bad);
     }
     // The device path reports through its status flag and leaves x alone.
@@ -162,12 +168,15 @@ fn gpu_normalize_is_bitwise_deterministic() {
     };
     let x: Vec<f32> = data(13, 10_000_000, 0.5);
     let mut first = x.clone();
-    let total = gpu.normalize(&mut first).unwrap();
+    let total = Kernpack::from(gpu.clone()).normalize(&mut first).unwrap();
     assert!(((total - reduce::sum(&x)) / total).abs() < 1e-12);
     for _ in 0..2 {
         let mut again = x.clone();
         assert_eq!(
-            gpu.normalize(&mut again).unwrap().to_bits(),
+            Kernpack::from(gpu.clone())
+                .normalize(&mut again)
+                .unwrap()
+                .to_bits(),
             total.to_bits()
         );
         assert!(again

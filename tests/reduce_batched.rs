@@ -185,7 +185,9 @@ fn gpu_case<T: Float>(seed: u64, arrays: &[(usize, Fill)]) -> Result<(), TestCas
             .normalize_batched(&mut got, &offsets)
             .unwrap()
     } else {
-        gpu.normalize_batched(&mut got, &offsets).unwrap()
+        Kernpack::from(gpu.clone())
+            .normalize_batched(&mut got, &offsets)
+            .unwrap()
     };
     prop_assert_eq!(&done.failed, &expected_failures(&x, &offsets));
     for (a, w) in offsets.windows(2).enumerate() {
@@ -195,7 +197,7 @@ fn gpu_case<T: Float>(seed: u64, arrays: &[(usize, Fill)]) -> Result<(), TestCas
         }
         prop_assert_eq!(
             done.sums[a].to_bits(),
-            gpu.sum(input).unwrap().to_bits(),
+            Kernpack::from(gpu.clone()).sum(input).unwrap().to_bits(),
             "array {} sum",
             a
         );
@@ -225,7 +227,9 @@ fn gpu_case<T: Float>(seed: u64, arrays: &[(usize, Fill)]) -> Result<(), TestCas
     let second = if x.is_empty() {
         done.clone()
     } else {
-        gpu.normalize_batched(&mut again, &offsets).unwrap()
+        Kernpack::from(gpu.clone())
+            .normalize_batched(&mut again, &offsets)
+            .unwrap()
     };
     if !x.is_empty() {
         prop_assert!(same_bits(&again, &got), "second run differs");

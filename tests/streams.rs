@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{gpu_or_skip, Rng};
 use kernpack::api::reduce_batched::StreamedNormalize;
 use kernpack::api::streams::{elapsed_ms, time, GpuTimer};
-use kernpack::{Error, Float, LombScargleOptions};
+use kernpack::{Error, Float, Kernpack, LombScargleOptions};
 
 /// The tests of this file one at a time: a driver call that synchronises
 /// (allocating or freeing pinned or device memory, creating a stream) from
@@ -229,7 +229,10 @@ fn multi_stream_normalize_equals_single_stream() {
     let mut want = Vec::new();
     for input in &inputs {
         let mut alone = input.clone();
-        want.push((gpu.normalize(&mut alone).ok(), alone));
+        want.push((
+            Kernpack::from(gpu.clone()).normalize(&mut alone).ok(),
+            alone,
+        ));
     }
     for nstreams in [1usize, 3, 10] {
         let mut work = StreamedNormalize::<f32>::new(gpu.clone(), nstreams).unwrap();

@@ -227,9 +227,10 @@ fn bench<T: Float>(
     let second_call = second_started.elapsed().as_secs_f64() * 1e3;
     let host_started = Instant::now();
     let series = Series::new(&t, &y);
+    let kp = Kernpack::from(gpu.clone());
     let first = match &grid {
-        Some(grid) => gpu.lombscargle_uniform(&series, grid, opts),
-        None => gpu.lombscargle(&series, &f, opts),
+        Some(grid) => kp.lombscargle_uniform(&series, grid, opts),
+        None => kp.lombscargle(&series, &f, opts),
     }
     .map_err(err)?;
     let host_call = host_started.elapsed().as_secs_f64() * 1e3;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
+use super::exec::{CpuRun, Operation};
 use super::{check_disjoint, check_host_room, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
@@ -120,22 +121,101 @@ impl Kernpack {
         nsteps: usize,
         opts: &FgOptions,
     ) -> Result<FgRun<T>> {
-        match self.gpu() {
-            Some(gpu) => gpu.fg_integrate(n, f, g, delta0, dt, nsteps, opts),
-            None => {
-                validate(n, f, g, delta0, dt, nsteps)?;
-                let (mut f, mut g) = (f.to_vec(), g.to_vec());
-                let delta = crate::cpu::fg::integrate(
-                    &mut f,
-                    &mut g,
+        let opts = *opts;
+        self.run(FgIntegrate {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            opts,
+        })
+    }
+}
+
+/// The operation: an F/G run from host state ([`Kernpack::fg_integrate`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FgIntegrate<'a, T> {
+    pub n: usize,
+    pub f: &'a [Complex<T>],
+    pub g: &'a [Complex<T>],
+    pub delta0: Complex<T>,
+    pub dt: T,
+    pub nsteps: usize,
+    pub opts: FgOptions,
+}
+
+impl<T: Float> Operation for FgIntegrate<'_, T> {
+    type Output = FgRun<T>;
+
+    fn validate(&self) -> Result<()> {
+        validate(self.n, self.f, self.g, self.delta0, self.dt, self.nsteps).map(drop)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<FgRun<T>> {
+        let (mut f, mut g) = (self.f.to_vec(), self.g.to_vec());
+        let delta = crate::cpu::fg::integrate(
+            &mut f,
+            &mut g,
+            self.delta0,
+            self.dt,
+            self.nsteps,
+            cpu.threads,
+        );
+        Ok(FgRun { delta, f, g })
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<FgRun<T>> {
+        let FgIntegrate {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            opts,
+        } = self;
+        let stream = gpu.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let mut df = stream
+            .clone_htod(interleaved(f))
+            .map_err(cuda("copying F to the GPU"))?;
+        let mut dg = stream
+            .clone_htod(interleaved(g))
+            .map_err(cuda("copying G to the GPU"))?;
+        let mut delta = stream
+            .alloc_zeros::<T>(2 * (nsteps + 1))
+            .map_err(cuda("allocating delta"))?;
+        {
+            let (f_ptr, _f) = df.device_ptr_mut(stream);
+            let (g_ptr, _g) = dg.device_ptr_mut(stream);
+            let (d_ptr, _d) = delta.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the validated lengths.
+            unsafe {
+                gpu.launch_fg(
+                    stream,
+                    n * n,
+                    f_ptr,
+                    g_ptr,
                     delta0,
                     dt,
                     nsteps,
-                    self.cpu_threads(),
-                );
-                Ok(FgRun { delta, f, g })
-            }
+                    d_ptr,
+                    &opts,
+                )
+            }?;
         }
+        let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
+            Ok(complexes(
+                &stream.clone_dtoh(v).map_err(cuda("copying results back"))?,
+            ))
+        };
+        Ok(FgRun {
+            delta: back(&delta)?,
+            f: back(&df)?,
+            g: back(&dg)?,
+        })
     }
 }
 
@@ -192,51 +272,6 @@ impl Gpu {
                 "this GPU does not support cooperative launch".to_owned()
             })),
         }
-    }
-
-    /// Host slices in, the run out (waits for it).
-    #[allow(clippy::too_many_arguments)]
-    pub fn fg_integrate<T: Float>(
-        &self,
-        n: usize,
-        f: &[Complex<T>],
-        g: &[Complex<T>],
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        opts: &FgOptions,
-    ) -> Result<FgRun<T>> {
-        validate(n, f, g, delta0, dt, nsteps)?;
-        let stream = self.stream();
-        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
-        let mut df = stream
-            .clone_htod(interleaved(f))
-            .map_err(cuda("copying F to the GPU"))?;
-        let mut dg = stream
-            .clone_htod(interleaved(g))
-            .map_err(cuda("copying G to the GPU"))?;
-        let mut delta = stream
-            .alloc_zeros::<T>(2 * (nsteps + 1))
-            .map_err(cuda("allocating delta"))?;
-        {
-            let (f_ptr, _f) = df.device_ptr_mut(stream);
-            let (g_ptr, _g) = dg.device_ptr_mut(stream);
-            let (d_ptr, _d) = delta.device_ptr_mut(stream);
-            // SAFETY: buffers just allocated with the validated lengths.
-            unsafe {
-                self.launch_fg(stream, n * n, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts)
-            }?;
-        }
-        let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
-            Ok(complexes(
-                &stream.clone_dtoh(v).map_err(cuda("copying results back"))?,
-            ))
-        };
-        Ok(FgRun {
-            delta: back(&delta)?,
-            f: back(&df)?,
-            g: back(&dg)?,
-        })
     }
 
     /// Integrates device buffers in place, enqueued on `stream` with no
@@ -308,7 +343,7 @@ impl Gpu {
     /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
     /// this GPU, distinct, live until the work on `stream` has finished.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_fg<T: Float>(
+    pub(crate) unsafe fn launch_fg<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         elements: usize,

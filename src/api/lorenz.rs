@@ -17,8 +17,9 @@ pub use crate::params::lorenz::{
 };
 use crate::params::lorenz::{model3_weights, FixedWeights};
 
+use super::exec::{CpuRun, Operation, Split};
 use super::multi::MultiGpu;
-use super::{check_disjoint, check_host_room, pipeline_on, BatchRunner, Kernpack, PIPELINE_BYTES};
+use super::{check_disjoint, check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
@@ -124,11 +125,29 @@ pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
     z
 }
 
-/// What the ensemble entry points need of a model's parameters.
-pub(crate) trait EnsembleParams {
+/// What an ensemble run needs of its model: the parameters' checks, and the
+/// model's CPU integration, GPU launch and pipeline job.
+pub(crate) trait EnsembleParams: Sync {
     /// Sites per member, N.
     fn sites(&self) -> usize;
     fn validate(&self) -> Result<()>;
+    fn on_cpu<T: Float>(
+        &self,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+        cpu: &CpuRun<'_>,
+    ) -> cpu::lorenz::Run<T>;
+    /// # Safety
+    /// As [`Gpu::launch_lorenz96`].
+    unsafe fn launch<T: Float>(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        buffers: &EnsembleDeviceBuffers,
+        run: (usize, u64, u64),
+    ) -> Result<()>;
+    fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_>;
 }
 
 impl EnsembleParams for Lorenz96Params {
@@ -138,6 +157,27 @@ impl EnsembleParams for Lorenz96Params {
     fn validate(&self) -> Result<()> {
         Lorenz96Params::validate(self)
     }
+    fn on_cpu<T: Float>(
+        &self,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+        cpu: &CpuRun<'_>,
+    ) -> cpu::lorenz::Run<T> {
+        cpu::lorenz::lorenz96(self, initial, steps, every, cpu.threads, cpu.progress)
+    }
+    unsafe fn launch<T: Float>(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        buffers: &EnsembleDeviceBuffers,
+        (members, steps, every): (usize, u64, u64),
+    ) -> Result<()> {
+        unsafe { gpu.launch_lorenz96::<T>(stream, self, buffers, members, steps, every, None) }
+    }
+    fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
+        crate::api::multi::ensemble::Model::L96(self)
+    }
 }
 
 impl EnsembleParams for Lorenz05Params {
@@ -146,6 +186,107 @@ impl EnsembleParams for Lorenz05Params {
     }
     fn validate(&self) -> Result<()> {
         Lorenz05Params::validate(self)
+    }
+    fn on_cpu<T: Float>(
+        &self,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+        cpu: &CpuRun<'_>,
+    ) -> cpu::lorenz::Run<T> {
+        cpu::lorenz05::lorenz05(self, initial, steps, every, cpu.threads, cpu.progress)
+    }
+    unsafe fn launch<T: Float>(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        buffers: &EnsembleDeviceBuffers,
+        (members, steps, every): (usize, u64, u64),
+    ) -> Result<()> {
+        unsafe { gpu.launch_lorenz05::<T>(stream, self, buffers, members, steps, every, None) }
+    }
+    fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
+        crate::api::multi::ensemble::Model::L05(self)
+    }
+}
+
+/// The operation: an ensemble run of a Lorenz model from host initial
+/// states ([`Kernpack::lorenz96`], [`Kernpack::lorenz05`]). It splits by member.
+#[derive(Debug, Clone, Copy)]
+pub struct EnsembleRun<'a, P, T> {
+    pub params: &'a P,
+    /// members x N.
+    pub initial: &'a [T],
+    pub steps: u64,
+    /// Trajectory interval; 0: the final states only.
+    pub every: u64,
+}
+
+#[allow(private_bounds)]
+impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
+    type Output = Ensemble<T>;
+
+    fn validate(&self) -> Result<()> {
+        let (_, traj_len) =
+            check_ensemble(self.params, self.initial.len(), self.steps, self.every)?;
+        check_result_room::<T>(self.initial.len(), traj_len)?;
+        check_finite(self.initial)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
+        let run = self
+            .params
+            .on_cpu(self.initial, self.steps, self.every, cpu);
+        Ok(Ensemble {
+            members: self.initial.len() / self.params.sites(),
+            n: self.params.sites(),
+            final_state: run.final_state,
+            trajectory: run.trajectory,
+            every: self.every,
+        })
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Ensemble<T>> {
+        let EnsembleRun {
+            params,
+            initial,
+            steps,
+            every,
+        } = self;
+        host_run(
+            gpu,
+            params,
+            initial,
+            steps,
+            every,
+            |stream, buffers, members| {
+                // SAFETY: the buffers were just allocated with the checked lengths.
+                unsafe { params.launch::<T>(gpu, stream, buffers, (members, steps, every)) }
+            },
+        )
+    }
+
+    fn split(&self) -> Option<Split> {
+        let member = self.params.sites() * std::mem::size_of::<T>();
+        let frames = if self.every > 0 {
+            frame_count(self.steps, self.every)
+        } else {
+            0
+        };
+        // Per member: its initial and final states and its trajectory frames.
+        let per_member = member.saturating_mul(frames.saturating_add(2));
+        let members = self.initial.len() / self.params.sites().max(1);
+        Some(Split {
+            device_bytes: per_member.saturating_mul(members),
+            largest_item_bytes: per_member,
+        })
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Ensemble<T>> {
+        let exec = crate::api::multi::Exec::Gpus(gpus);
+        let model = self.params.pipeline_model();
+        crate::api::multi::ensemble::ensemble(&exec, model, self.initial, self.steps, self.every)
+            .map(|(ensemble, _)| ensemble)
     }
 }
 
@@ -271,34 +412,11 @@ pub fn window_extent(w_len: usize, rows: usize, n: usize, pitch: usize) -> Resul
 }
 
 impl Kernpack {
-    /// The CPU backend: checks the run, then integrates in `T` on this
-    /// handle's threads, reporting progress per block of members.
-    fn on_cpu<T: Float>(
-        &self,
-        p: &impl EnsembleParams,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-        integrate: impl FnOnce(usize, Option<&(dyn Fn(u64, u64) + Sync)>) -> crate::cpu::lorenz::Run<T>,
-    ) -> Result<Ensemble<T>> {
-        let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
-        check_result_room::<T>(initial.len(), traj_len)?;
-        check_finite(initial)?;
-        let run = integrate(self.cpu_threads(), self.progress_fn());
-        Ok(Ensemble {
-            members,
-            n: p.sites(),
-            final_state: run.final_state,
-            trajectory: run.trajectory,
-            every,
-        })
-    }
-
     /// Integrates every member of `initial` (members x N) for `steps` RK4
-    /// steps; with `every > 0` also returns the trajectory. On a one-GPU
-    /// handle an ensemble of more than 256 MiB runs in chunks of members
-    /// through pinned staging (bitwise the same result, bounded device
-    /// memory; the staging is kept for later calls, see [`crate::release_staging`]).
+    /// steps; with `every > 0` also returns the trajectory. Large ensembles
+    /// run in chunks of members through pinned staging (the rule in
+    /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
+    /// the staging is kept for later calls, see [`crate::release_staging`]).
     pub fn lorenz96<T: Float>(
         &self,
         p: &Lorenz96Params,
@@ -306,16 +424,12 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        match self.batch_runner() {
-            BatchRunner::Spread(multi) => multi.lorenz96(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) => match pipeline_for(gpu, p.n, initial, steps, every) {
-                Some(pipeline) => pipeline.lorenz96(p, initial, steps, every),
-                None => gpu.lorenz96(p, initial, steps, every),
-            },
-            BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
-                cpu::lorenz::lorenz96(p, initial, steps, every, threads, progress)
-            }),
-        }
+        self.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
@@ -326,54 +440,72 @@ impl Kernpack {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        match self.batch_runner() {
-            BatchRunner::Spread(multi) => multi.lorenz05(p, initial, steps, every),
-            BatchRunner::Gpu(gpu) => match pipeline_for(gpu, p.n, initial, steps, every) {
-                Some(pipeline) => pipeline.lorenz05(p, initial, steps, every),
-                None => gpu.lorenz05(p, initial, steps, every),
-            },
-            BatchRunner::Cpu => self.on_cpu(p, initial, steps, every, |threads, progress| {
-                cpu::lorenz05::lorenz05(p, initial, steps, every, threads, progress)
-            }),
-        }
+        self.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
-    /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1
-    /// (see [`reference::lorenz::window_sum`]).
+    /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
     pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        match self.gpu() {
-            Some(gpu) => gpu.window_sum(x, w, rows, n), // validates
-            None => {
-                check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
-                check_host_room::<T>("the window sums", x.len())?;
-                let mut out = vec![T::default(); x.len()];
-                cpu::window_sum::window_sum(x, w, rows, n, n, &mut out, self.cpu_threads());
-                Ok(out)
-            }
+        self.run(WindowSum { x, w, rows, n })
+    }
+}
+
+/// The operation: [`Kernpack::window_sum`].
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSum<'a, T> {
+    pub x: &'a [T],
+    pub w: &'a [T],
+    pub rows: usize,
+    pub n: usize,
+}
+
+impl<T: Float> Operation for WindowSum<'_, T> {
+    type Output = Vec<T>;
+
+    fn validate(&self) -> Result<()> {
+        let (x, n) = (self.x, self.n);
+        check_window(self.w.len(), self.rows, n, n, (x.len(), x.len()), true)?;
+        check_host_room::<T>("the window sums", x.len())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
+        let WindowSum { x, w, rows, n } = self;
+        let mut out = vec![T::default(); x.len()];
+        cpu::window_sum::window_sum(x, w, rows, n, n, &mut out, cpu.threads);
+        Ok(out)
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
+        let WindowSum { x, w, rows, n } = self;
+        let stream = gpu.stream();
+        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
+        let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
+        let dw = stream.clone_htod(w).map_err(cuda("copying the weights"))?;
+        let mut out = stream
+            .alloc_zeros::<T>(x.len())
+            .map_err(cuda("allocating the output"))?;
+        {
+            let (x_ptr, _x) = dx.device_ptr(stream);
+            let (w_ptr, _w) = dw.device_ptr(stream);
+            let (out_ptr, _o) = out.device_ptr_mut(stream);
+            // SAFETY: buffers just allocated with the checked lengths.
+            unsafe {
+                gpu.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, n)
+            }?;
         }
+        stream
+            .clone_dtoh(&out)
+            .map_err(cuda("copying the sums back"))
     }
 }
 
-/// The chunked pipeline on `gpu`, when a one-GPU handle runs this ensemble
-/// through it: more than [`PIPELINE_BYTES`] of initial states, and a plan
-/// exists (a member, with its trajectory, fits a chunk). None: one piece.
-fn pipeline_for<T: Float>(
-    gpu: &Arc<Gpu>,
-    n: usize,
-    initial: &[T],
-    steps: u64,
-    every: u64,
-) -> Option<MultiGpu> {
-    if size_of_val(initial) <= PIPELINE_BYTES || n == 0 || initial.len() % n != 0 {
-        return None;
-    }
-    let pipeline = pipeline_on(gpu);
-    let planned = pipeline.plan_ensemble::<T>(initial.len() / n, n, steps, every);
-    planned.is_ok().then_some(pipeline)
-}
-
-/// What the host-slice entry points share: copy in, run, copy out.
+/// An ensemble's run on one GPU in one piece, after validation: copy in,
+/// run, copy out.
 fn host_run<T: Float>(
     gpu: &Gpu,
     p: &impl EnsembleParams,
@@ -382,9 +514,7 @@ fn host_run<T: Float>(
     every: u64,
     launch: impl FnOnce(&Arc<CudaStream>, &EnsembleDeviceBuffers, usize) -> Result<()>,
 ) -> Result<Ensemble<T>> {
-    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
-    check_result_room::<T>(initial.len(), traj_len)?;
-    check_finite(initial)?;
+    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?; // the counts
     let stream = gpu.stream();
     let cuda = |during: &'static str| move |e| Error::cuda(during, e);
     let d_initial = stream
@@ -476,52 +606,6 @@ fn device_buffers<T: Float>(
 }
 
 impl Gpu {
-    /// Host slices in, ensemble out (waits for the result).
-    pub fn lorenz96<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        host_run(
-            self,
-            p,
-            initial,
-            steps,
-            every,
-            |stream, buffers, members| {
-                // SAFETY: the buffers were just allocated with the checked lengths.
-                unsafe {
-                    self.launch_lorenz96::<T>(stream, p, buffers, members, steps, every, None)
-                }
-            },
-        )
-    }
-
-    /// Host slices in, ensemble out (waits for the result).
-    pub fn lorenz05<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        host_run(
-            self,
-            p,
-            initial,
-            steps,
-            every,
-            |stream, buffers, members| {
-                // SAFETY: the buffers were just allocated with the checked lengths.
-                unsafe {
-                    self.launch_lorenz05::<T>(stream, p, buffers, members, steps, every, None)
-                }
-            },
-        )
-    }
-
     /// Lorenz 96 on device buffers, enqueued on `stream` with no
     /// synchronisation: `initial` and `out` hold members x N values,
     /// `trajectory` (with `every > 0` only) frames x members x N.
@@ -872,31 +956,6 @@ impl Gpu {
         let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
         unsafe { self.launch(&kernel, config, stream, args) }
     }
-
-    /// Host slices in, window sums out (waits for the result).
-    pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        check_window(w.len(), rows, n, n, (x.len(), x.len()), true)?;
-        let stream = self.stream();
-        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
-        let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
-        let dw = stream.clone_htod(w).map_err(cuda("copying the weights"))?;
-        let mut out = stream
-            .alloc_zeros::<T>(x.len())
-            .map_err(cuda("allocating the output"))?;
-        {
-            let (x_ptr, _x) = dx.device_ptr(stream);
-            let (w_ptr, _w) = dw.device_ptr(stream);
-            let (out_ptr, _o) = out.device_ptr_mut(stream);
-            // SAFETY: buffers just allocated with the checked lengths.
-            unsafe {
-                self.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, n)
-            }?;
-        }
-        stream
-            .clone_dtoh(&out)
-            .map_err(cuda("copying the sums back"))
-    }
-
     /// Window sums on device buffers, enqueued on `stream` with no
     /// synchronisation: row r of `x` and `out` starts at `r * pitch`.
     #[allow(clippy::too_many_arguments)]
@@ -955,7 +1014,7 @@ impl Gpu {
     /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
     /// (odd), all on this GPU and live until the work on `stream` completes.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_window_sum<T: Float>(
+    pub(crate) unsafe fn launch_window_sum<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x: CUdeviceptr,

@@ -1,5 +1,9 @@
-//! The safe Rust API: a `Kernpack` handle that runs each kernel family on the
-//! GPU or, without one, on the CPU reference.
+//! The safe Rust API: a `Kernpack` handle that runs each operation on the
+//! GPU or, without one, on the CPU backend. Each family's module holds its
+//! operations (an [`exec::Operation`] each: validation, the CPU path, the
+//! one-GPU path, the split for the pipeline) and the one-line facade
+//! methods over them; [`exec`] decides where they run.
+pub mod exec;
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
@@ -92,12 +96,7 @@ impl Kernpack {
     /// [`Error::NoGpu`]; an ordinal past the devices present is
     /// [`Error::InvalidInput`] naming their count.
     pub fn with_gpu(ordinal: usize) -> Result<Self> {
-        Ok(Kernpack {
-            gpu: Some(Gpu::get(ordinal)?),
-            spread: None,
-            progress: None,
-            cpu_threads: 0,
-        })
+        Ok(Kernpack::from(Gpu::get(ordinal)?))
     }
 
     /// A handle over the GPUs of `ordinals` ([`multi::MultiGpu::new`]): the
@@ -116,15 +115,6 @@ impl Kernpack {
     /// handle was made by [`Kernpack::with_gpus`] (or from a `MultiGpu`).
     pub fn spread(&self) -> Option<&multi::MultiGpu> {
         self.spread.as_ref()
-    }
-
-    /// Where this handle's batched host calls run.
-    pub(crate) fn batch_runner(&self) -> BatchRunner<'_> {
-        match (&self.spread, &self.gpu) {
-            (Some(multi), _) => BatchRunner::Spread(multi),
-            (None, Some(gpu)) => BatchRunner::Gpu(gpu),
-            (None, None) => BatchRunner::Cpu,
-        }
     }
 
     /// Reports progress of CPU-backend runs (the GPU ones are short).
@@ -171,27 +161,16 @@ impl Kernpack {
     }
 }
 
-/// Where a batched host call runs: split over a [`multi::MultiGpu`] (a
-/// handle made by [`Kernpack::with_gpus`]), on the handle's one GPU, or on
-/// the CPU backend.
-pub(crate) enum BatchRunner<'a> {
-    Spread(&'a multi::MultiGpu),
-    Gpu(&'a Arc<Gpu>),
-    Cpu,
-}
-
-/// Initial states above which a one-GPU handle's ensembles go through the
-/// chunked pipeline on that GPU (the result is bitwise the same): pinned,
-/// double-buffered copies on several threads beat one pageable copy each way
-/// (on an H100 host, a 3.2 GB Lorenz 96 ensemble took 1.3-2.0 s instead of
-/// 3.7 s), and device memory stays bounded. Below it, one piece: no staging
-/// to pin. (Batched normalise stays in one piece: the pipeline never splits
-/// an array, so a large one could fail there where one piece fits.)
-pub(crate) const PIPELINE_BYTES: usize = multi::DEFAULT_CHUNK_BYTES;
-
-/// The chunked pipeline on `gpu` alone.
-pub(crate) fn pipeline_on(gpu: &Arc<Gpu>) -> multi::MultiGpu {
-    multi::MultiGpu::of(vec![gpu.clone()])
+impl From<Arc<Gpu>> for Kernpack {
+    /// A handle on `gpu` (as [`Kernpack::with_gpu`] of its ordinal).
+    fn from(gpu: Arc<Gpu>) -> Self {
+        Kernpack {
+            gpu: Some(gpu),
+            spread: None,
+            progress: None,
+            cpu_threads: 0,
+        }
+    }
 }
 
 impl From<multi::MultiGpu> for Kernpack {

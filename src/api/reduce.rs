@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 
+use super::exec::{CpuRun, Operation, NOTHING_TO_LAUNCH};
 use super::Kernpack;
 use crate::cpu;
 use crate::error::{readable, Error, Result};
@@ -51,32 +52,32 @@ fn not_normalizable(sum: f64) -> Error {
     ))
 }
 
-impl Kernpack {
-    /// Sum of `x`, accumulated in f64 (0 for an empty slice).
-    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
-        match self.gpu() {
-            Some(gpu) if !x.is_empty() => gpu.sum(x),
-            _ => Ok(cpu::reduce::sum(x, self.cpu_threads())),
-        }
-    }
-
-    /// `x <- x / sum(x)`; returns the sum. A sum that is zero, not finite or
-    /// too small to invert (below 2^-1024) is an error and leaves `x` unchanged.
-    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
-        match self.gpu() {
-            Some(gpu) if !x.is_empty() => gpu.normalize(x),
-            _ => cpu::reduce::normalize(x, self.cpu_threads()).map_err(not_normalizable),
-        }
-    }
+/// The operation: the sum of `x` in f64 ([`Kernpack::sum`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Sum<'a, T> {
+    pub x: &'a [T],
 }
 
-impl Gpu {
-    /// Host slice in, sum out (waits for the result).
-    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
-        check_reduce(x.len(), 1, None)?;
-        let stream = self.stream();
+impl<T: Float> Operation for Sum<'_, T> {
+    type Output = f64;
+
+    fn validate(&self) -> Result<()> {
+        check_reduce(self.x.len(), 1, None)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<f64> {
+        Ok(cpu::reduce::sum(self.x, cpu.threads))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<f64> {
+        if self.x.is_empty() {
+            return self.on_cpu(&NOTHING_TO_LAUNCH); // 0, with no launch
+        }
+        let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
-        let dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
+        let dx = stream
+            .clone_htod(self.x)
+            .map_err(cuda("copying to the GPU"))?;
         let mut sum = stream
             .alloc_zeros::<f64>(1)
             .map_err(cuda("allocating the sum"))?;
@@ -84,17 +85,38 @@ impl Gpu {
             let (x_ptr, _x) = dx.device_ptr(stream);
             let (sum_ptr, _s) = sum.device_ptr_mut(stream);
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { self.launch_sum::<T>(stream, x_ptr, x.len(), sum_ptr) }?;
+            unsafe { gpu.launch_sum::<T>(stream, x_ptr, self.x.len(), sum_ptr) }?;
         }
         Ok(stream
             .clone_dtoh(&sum)
             .map_err(cuda("copying the sum back"))?[0])
     }
+}
 
-    /// Host slice normalised in place on the GPU; `x` is written only on success.
-    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
-        check_reduce(x.len(), 1, Some(1))?;
-        let stream = self.stream();
+/// The operation: `x <- x / sum(x)` in place, returning the sum
+/// ([`Kernpack::normalize`]); `x` is written only on success.
+#[derive(Debug)]
+pub struct NormalizeInPlace<'a, T> {
+    pub x: &'a mut [T],
+}
+
+impl<T: Float> Operation for NormalizeInPlace<'_, T> {
+    type Output = f64;
+
+    fn validate(&self) -> Result<()> {
+        check_reduce(self.x.len(), 1, Some(1))
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<f64> {
+        cpu::reduce::normalize(self.x, cpu.threads).map_err(not_normalizable)
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<f64> {
+        if self.x.is_empty() {
+            return self.on_cpu(&NOTHING_TO_LAUNCH); // a zero sum, with no launch
+        }
+        let x = self.x;
+        let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
         let mut sum = stream
@@ -108,7 +130,7 @@ impl Gpu {
             let (sum_ptr, _s) = sum.device_ptr_mut(stream);
             let (status_ptr, _t) = status.device_ptr_mut(stream);
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { self.launch_normalize::<T>(stream, x_ptr, x.len(), sum_ptr, status_ptr) }?;
+            unsafe { gpu.launch_normalize::<T>(stream, x_ptr, x.len(), sum_ptr, status_ptr) }?;
         }
         let total = stream
             .clone_dtoh(&sum)
@@ -125,7 +147,22 @@ impl Gpu {
             .map_err(cuda("copying the result back"))?;
         Ok(total)
     }
+}
 
+impl Kernpack {
+    /// Sum of `x`, accumulated in f64 (0 for an empty slice).
+    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
+        self.run(Sum { x })
+    }
+
+    /// `x <- x / sum(x)`; returns the sum. A sum that is zero, not finite or
+    /// too small to invert (below 2^-1024) is an error and leaves `x` unchanged.
+    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
+        self.run(NormalizeInPlace { x })
+    }
+}
+
+impl Gpu {
     /// `sum[0] = sum(x)` in f64, enqueued on `stream` with no synchronisation.
     pub fn sum_device<T: Float>(
         &self,
@@ -185,7 +222,7 @@ impl Gpu {
     /// # Safety
     /// `x` holds `n` values of `T`, `sum` one f64 and `status` one i32, on this
     /// GPU, live until the work on `stream` completes.
-    unsafe fn launch_normalize<T: Float>(
+    pub(crate) unsafe fn launch_normalize<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x_ptr: CUdeviceptr,
@@ -248,7 +285,7 @@ impl Gpu {
     /// # Safety
     /// `x` holds `n` values of `T` and `sum` one f64, on this GPU, live until
     /// the work on `stream` completes.
-    unsafe fn launch_sum<T: Float>(
+    pub(crate) unsafe fn launch_sum<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x: CUdeviceptr,

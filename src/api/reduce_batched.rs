@@ -17,9 +17,11 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
 
+use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
+use super::multi::MultiGpu;
 use super::reduce::{MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
-use super::{BatchRunner, Kernpack};
+use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::kernels;
@@ -84,50 +86,36 @@ pub fn check_offsets(offsets: &[usize], n: usize) -> Result<()> {
     Ok(())
 }
 
-impl Kernpack {
-    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
-    /// call. An array whose sum is zero, not finite or too small to invert is left unchanged and
-    /// listed in `failed`; the others are normalised all the same. Bad
-    /// offsets are an error and change nothing.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        match self.batch_runner() {
-            BatchRunner::Spread(multi) => multi.normalize_batched(x, offsets),
-            BatchRunner::Gpu(gpu) => gpu.normalize_batched(x, offsets),
-            BatchRunner::Cpu => {
-                check_offsets(offsets, x.len())?;
-                Ok(on_cpu(x, offsets, self.cpu_threads()))
-            }
-        }
+/// The operation: every array `x[offsets[a] .. offsets[a+1]]` normalised
+/// in place ([`Kernpack::normalize_batched`]). It splits by array.
+#[derive(Debug)]
+pub struct NormalizeBatched<'a, T> {
+    pub x: &'a mut [T],
+    pub offsets: &'a [usize],
+}
+
+impl<T: Float> Operation for NormalizeBatched<'_, T> {
+    type Output = BatchNormalized;
+
+    fn validate(&self) -> Result<()> {
+        check_offsets(self.offsets, self.x.len())?;
+        let narrays = self.offsets.len() - 1;
+        check_batched_call(self.x.len(), narrays, narrays, narrays).map(drop)
     }
-}
 
-/// The batch on the CPU backend; also what a GPU path returns for a batch
-/// with nothing to sum (no arrays, or every one empty), with no launch.
-pub(crate) fn on_cpu<T: Float>(x: &mut [T], offsets: &[usize], threads: usize) -> BatchNormalized {
-    let (sums, ok) = crate::cpu::reduce::normalize_batched(x, offsets, threads);
-    let failed = (0..ok.len()).filter(|&a| !ok[a]).collect();
-    BatchNormalized { sums, failed }
-}
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<BatchNormalized> {
+        let (sums, ok) = crate::cpu::reduce::normalize_batched(self.x, self.offsets, cpu.threads);
+        let failed = (0..ok.len()).filter(|&a| !ok[a]).collect();
+        Ok(BatchNormalized { sums, failed })
+    }
 
-impl Gpu {
-    /// Host arrays normalised on the GPU (waits); `x` is written back only
-    /// when the whole call succeeds.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        check_offsets(offsets, x.len())?;
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<BatchNormalized> {
+        let (x, offsets) = (self.x, self.offsets);
         let narrays = offsets.len() - 1;
-        check_batched_call(x.len(), narrays, narrays, narrays)?;
         if narrays == 0 || x.is_empty() {
-            return Ok(on_cpu(x, offsets, 1));
+            return NormalizeBatched { x, offsets }.on_cpu(&NOTHING_TO_LAUNCH);
         }
-        let stream = self.stream();
+        let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
         let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
@@ -145,10 +133,10 @@ impl Gpu {
             let (offsets_ptr, _o) = doffsets.device_ptr(stream);
             let (sums_ptr, _s) = sums.device_ptr_mut(stream);
             let (status_ptr, _t) = status.device_ptr_mut(stream);
-            // SAFETY: buffers just allocated with the checked lengths.
             let n = x.len();
+            // SAFETY: buffers just allocated with the checked lengths.
             unsafe {
-                self.launch_batched::<T>(
+                gpu.launch_batched::<T>(
                     stream,
                     x_ptr,
                     n,
@@ -171,6 +159,48 @@ impl Gpu {
         Ok(BatchNormalized::from_statuses(sums, &status))
     }
 
+    fn split(&self) -> Option<Split> {
+        let value = std::mem::size_of::<T>();
+        // Per array: its values, an offset, a sum, a status and the partial
+        // sums of its pieces (one f64 per PER_BLOCK values, a bound).
+        let array = |len: usize| len * value + 8 + 8 + 4 + (len / PER_BLOCK as usize + 1) * 8;
+        let largest = self
+            .offsets
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0);
+        let narrays = self.offsets.len() - 1;
+        Some(Split {
+            device_bytes: array(0)
+                .saturating_mul(narrays)
+                .saturating_add(std::mem::size_of_val(self.x)),
+            largest_item_bytes: array(largest),
+        })
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<BatchNormalized> {
+        let exec = crate::api::multi::Exec::Gpus(gpus);
+        crate::api::multi::normalize::normalize_batched(&exec, self.x, self.offsets)
+            .map(|(done, _)| done)
+    }
+}
+
+impl Kernpack {
+    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
+    /// call. An array whose sum is zero, not finite or too small to invert is left unchanged and
+    /// listed in `failed`; the others are normalised all the same. Bad
+    /// offsets are an error and change nothing.
+    pub fn normalize_batched<T: Float>(
+        &self,
+        x: &mut [T],
+        offsets: &[usize],
+    ) -> Result<BatchNormalized> {
+        self.run(NormalizeBatched { x, offsets })
+    }
+}
+
+impl Gpu {
     /// The batch on device buffers, enqueued on `stream` with no
     /// synchronisation: `offsets` holds narrays + 1 entries (from 0 to at most
     /// `x.len()`, non-decreasing), `sums` and `status` at least narrays.
@@ -235,7 +265,7 @@ impl Gpu {
     /// `status` narrays f64 and i32, all on this GPU and live until the work
     /// on `stream` completes.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_batched<T: Float>(
+    pub(crate) unsafe fn launch_batched<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
         x: CUdeviceptr,

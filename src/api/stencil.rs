@@ -7,6 +7,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 
+use super::exec::{CpuRun, Operation};
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -14,7 +15,7 @@ use crate::gpu::c_params::{
     KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT,
     KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
 };
-use crate::gpu::kernels::{self, BoxFilter};
+use crate::gpu::kernels;
 use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::{BoxParams, Gpu};
 
@@ -75,7 +76,7 @@ fn kernel_mode(mode: BoundaryMode) -> i32 {
 /// The kernel for a window size, as csrc/stencil.cu names them: windows 3 to
 /// 9 have unrolled kernels (`box_filter_r{radius}`), the others the run-time
 /// radius one.
-fn box_kernel<T: Float>(size: usize) -> BoxFilter<T> {
+fn box_kernel<T: Float>(size: usize) -> kernels::BoxFilter<T> {
     match size {
         3..=9 => kernels::box_filter_unrolled::<T>(size / 2),
         _ => kernels::box_filter_large::<T>(),
@@ -131,58 +132,80 @@ impl Kernpack {
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
     ) -> Result<()> {
-        match self.gpu() {
-            Some(gpu) => gpu.box_filter_into(input, output, layout, opts), // validates
-            None => {
-                validate(layout, opts, input.len(), output.len())?;
-                if !layout.is_empty() {
-                    crate::cpu::stencil::box_filter(
-                        input,
-                        output,
-                        layout,
-                        opts,
-                        self.cpu_threads(),
-                        self.progress_fn(),
-                    );
-                }
-                Ok(())
-            }
-        }
+        let (layout, opts) = (*layout, *opts);
+        self.run(BoxFilter {
+            input,
+            output,
+            layout,
+            opts,
+        })
     }
 }
 
-impl Gpu {
-    /// [`Kernpack::box_filter_into`] on this GPU (waits for the result).
-    pub fn box_filter_into<T: Float>(
-        &self,
-        input: &[T],
-        output: &mut [T],
-        layout: &ImageLayout,
-        opts: &BoxFilterOptions,
-    ) -> Result<()> {
-        validate(layout, opts, input.len(), output.len())?;
+/// The operation: a box filter from `input` into `output`
+/// ([`Kernpack::box_filter_into`]).
+#[derive(Debug)]
+pub struct BoxFilter<'a, T> {
+    pub input: &'a [T],
+    pub output: &'a mut [T],
+    pub layout: ImageLayout,
+    pub opts: BoxFilterOptions,
+}
+
+impl<T: Float> Operation for BoxFilter<'_, T> {
+    type Output = ();
+
+    fn validate(&self) -> Result<()> {
+        validate(
+            &self.layout,
+            &self.opts,
+            self.input.len(),
+            self.output.len(),
+        )
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<()> {
+        if !self.layout.is_empty() {
+            let (layout, opts) = (&self.layout, &self.opts);
+            let (threads, progress) = (cpu.threads, cpu.progress);
+            crate::cpu::stencil::box_filter(
+                self.input,
+                self.output,
+                layout,
+                opts,
+                threads,
+                progress,
+            );
+        }
+        Ok(())
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<()> {
+        let layout = &self.layout;
         if layout.is_empty() {
             return Ok(());
         }
-        let stream = self.stream();
+        let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let dx = stream
-            .clone_htod(&input[..layout.input_len()])
+            .clone_htod(&self.input[..layout.input_len()])
             .map_err(cuda("copying to the GPU"))?;
         // The output's gaps between rows must survive: start from its contents.
-        let out = &mut output[..layout.output_len()];
+        let out = &mut self.output[..layout.output_len()];
         let mut dy = stream.clone_htod(out).map_err(cuda("copying to the GPU"))?;
         {
             let (in_ptr, _i) = dx.device_ptr(stream);
             let (out_ptr, _o) = dy.device_ptr_mut(stream);
             // SAFETY: two buffers just allocated with the layout's lengths.
-            unsafe { self.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, opts) }?;
+            unsafe { gpu.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, &self.opts) }?;
         }
         stream
             .memcpy_dtoh(&dy, out)
             .map_err(cuda("copying the result back"))
     }
+}
 
+impl Gpu {
     /// Box filter of device buffers, enqueued on `stream` with no synchronisation.
     pub fn box_filter_device<T: Float>(
         &self,

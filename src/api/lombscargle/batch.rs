@@ -11,7 +11,9 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, STATS_LEN,
 };
-use crate::api::{check_apart, check_host_room, BatchRunner, Kernpack, Span};
+use crate::api::exec::{CpuRun, Operation, Split};
+use crate::api::multi::MultiGpu;
+use crate::api::{check_apart, check_host_room, Kernpack, Span};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -126,6 +128,89 @@ pub fn validate_batch<T: Float>(
 /// Samples per thread below which a batch is checked on one thread.
 const PARALLEL_CHECK_SAMPLES: usize = 1 << 20;
 
+/// The operation: one periodogram per series of a batch
+/// ([`Kernpack::lombscargle_batch`]). It splits by series.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleBatch<'a, T> {
+    pub batch: Batch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: LombScargleOptions,
+}
+
+impl<T: Float> Operation for LombScargleBatch<'_, T> {
+    type Output = Vec<Periodogram<T>>;
+
+    fn validate(&self) -> Result<()> {
+        validate_batch(&self.batch, &self.grids, &self.opts)?;
+        check_periodograms_room::<T>(&self.batch, &self.grids, &self.opts)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
+        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
+        Ok(cpu::lombscargle::lombscargle_batch(
+            cpu.threads,
+            batch,
+            grids,
+            opts,
+        ))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
+        gpu.lombscargle_batch_host(&self.batch, &self.grids, &self.opts)
+    }
+
+    fn split(&self) -> Option<Split> {
+        let out_values = output_len(self.grids.nf(), &self.opts);
+        Some(batch_split(&self.batch, &self.grids, out_values))
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Self::Output> {
+        let exec = crate::api::multi::Exec::Gpus(gpus);
+        crate::api::multi::lombscargle::lombscargle_batch(
+            &exec,
+            &self.batch,
+            &self.grids,
+            &self.opts,
+        )
+        .map(|(periodograms, _)| periodograms)
+    }
+}
+
+/// The device memory of a batch in one piece, and of its largest series,
+/// with `out_values` values of `T` computed per series (its periodogram,
+/// kept or reduced on the device): samples, offsets, grids, statistics and
+/// those values.
+pub(crate) fn batch_split<T: Float>(
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    out_values: usize,
+) -> Split {
+    let columns = 2 + usize::from(batch.weights.is_some());
+    let grid_values = match grids {
+        BatchGrid::Shared(_) => 2,
+        BatchGrid::PerSeries { .. } => 2 * batch.len(),
+    };
+    let value = std::mem::size_of::<T>();
+    let per_series = |samples: usize| {
+        (samples * columns + out_values)
+            .saturating_mul(value)
+            .saturating_add((STATS_LEN + 3) * 8)
+    };
+    let largest = batch
+        .offsets
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .max()
+        .unwrap_or(0);
+    Split {
+        device_bytes: per_series(0)
+            .saturating_mul(batch.len())
+            .saturating_add(batch.t.len().saturating_mul(columns * value))
+            .saturating_add(grid_values * 8),
+        largest_item_bytes: per_series(largest),
+    }
+}
+
 impl Kernpack {
     /// One periodogram per series of `batch`, on the GPU in one launch (load
     /// balanced over (series, frequency chunk) units) or on the CPU (threads
@@ -136,20 +221,8 @@ impl Kernpack {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
-        match self.batch_runner() {
-            BatchRunner::Spread(multi) => multi.lombscargle_batch(batch, grids, opts), // validates
-            BatchRunner::Gpu(gpu) => gpu.lombscargle_batch(batch, grids, opts),        // validates
-            BatchRunner::Cpu => {
-                validate_batch(batch, grids, opts)?;
-                check_periodograms_room::<T>(batch, grids, opts)?;
-                Ok(cpu::lombscargle::lombscargle_batch(
-                    self.cpu_threads(),
-                    batch,
-                    grids,
-                    opts,
-                ))
-            }
-        }
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run(LombScargleBatch { batch, grids, opts })
     }
 }
 
@@ -206,15 +279,14 @@ impl BatchDeviceBuffers {
 }
 
 impl Gpu {
-    /// Host slices in, one periodogram per series out (waits for the result).
-    pub fn lombscargle_batch<T: Float>(
+    /// Host slices in, one periodogram per series out (waits for the
+    /// result), after validation.
+    fn lombscargle_batch_host<T: Float>(
         &self,
         batch: &Batch<'_, T>,
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
-        validate_batch(batch, grids, opts)?;
-        check_periodograms_room::<T>(batch, grids, opts)?;
         let stream = self.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let t = stream

@@ -10,6 +10,7 @@ pub use crate::params::lombscargle::{
     DeviceFreqs, LombScargleOptions, LsDeviceBuffers, Normalize, Periodogram, Series, UniformGrid,
 };
 
+use super::exec::{CpuRun, Operation};
 use super::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -246,6 +247,68 @@ pub(crate) fn check_values<T: Float>(
     Ok(())
 }
 
+/// The frequencies of a single-series periodogram.
+#[derive(Debug, Clone, Copy)]
+pub enum Freqs<'a, T> {
+    /// Angular frequencies, any order (one sincos per pair).
+    Array(&'a [T]),
+    /// `f0 + k df`: the recurrence kernels, on the GPU and on the CPU.
+    Uniform(UniformGrid),
+}
+
+/// The operation: the periodogram of one series ([`Kernpack::lombscargle`],
+/// [`Kernpack::lombscargle_uniform`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargle<'a, T> {
+    pub series: Series<'a, T>,
+    pub freqs: Freqs<'a, T>,
+    pub opts: LombScargleOptions,
+}
+
+impl<T: Float> Operation for LombScargle<'_, T> {
+    type Output = Periodogram<T>;
+
+    fn validate(&self) -> Result<()> {
+        match self.freqs {
+            Freqs::Array(freqs) => validate(&self.series, freqs, &self.opts),
+            Freqs::Uniform(grid) => validate_uniform(&self.series, &grid, &self.opts),
+        }
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Periodogram<T>> {
+        let (series, opts) = (&self.series, &self.opts);
+        Ok(match self.freqs {
+            Freqs::Array(freqs) => {
+                cpu::lombscargle::lombscargle(cpu.threads, cpu.progress, series, freqs, opts)
+            }
+            Freqs::Uniform(grid) => cpu::lombscargle::lombscargle_uniform(
+                cpu.threads,
+                cpu.progress,
+                series,
+                &grid,
+                opts,
+            ),
+        })
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Periodogram<T>> {
+        match self.freqs {
+            Freqs::Array(freqs) => {
+                let f = gpu
+                    .stream()
+                    .clone_htod(freqs)
+                    .map_err(|e| Error::cuda("copying inputs to the GPU", e))?;
+                let (ptr, _f) = f.device_ptr(gpu.stream());
+                let len = freqs.len();
+                gpu.lombscargle_host(&self.series, DeviceFreqs::Array { ptr, len }, &self.opts)
+            }
+            Freqs::Uniform(grid) => {
+                gpu.lombscargle_host(&self.series, DeviceFreqs::Uniform(grid), &self.opts)
+            }
+        }
+    }
+}
+
 impl Kernpack {
     /// The periodogram of `series` at the angular frequencies `freqs`, on this
     /// handle's backend. Inputs are validated first; nothing runs on bad input.
@@ -255,23 +318,14 @@ impl Kernpack {
         freqs: &[T],
         opts: &LombScargleOptions,
     ) -> Result<Periodogram<T>> {
-        match self.gpu() {
-            Some(gpu) => gpu.lombscargle(series, freqs, opts), // validates
-            None => {
-                validate(series, freqs, opts)?;
-                Ok(cpu::lombscargle::lombscargle(
-                    self.cpu_threads(),
-                    self.progress_fn(),
-                    series,
-                    freqs,
-                    opts,
-                ))
-            }
-        }
+        let (series, freqs, opts) = (*series, Freqs::Array(freqs), *opts);
+        self.run(LombScargle {
+            series,
+            freqs,
+            opts,
+        })
     }
-}
 
-impl Kernpack {
     /// The periodogram of `series` on the uniform grid `grid` (angular
     /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
     pub fn lombscargle_uniform<T: Float>(
@@ -280,58 +334,16 @@ impl Kernpack {
         grid: &UniformGrid,
         opts: &LombScargleOptions,
     ) -> Result<Periodogram<T>> {
-        match self.gpu() {
-            Some(gpu) => gpu.lombscargle_uniform(series, grid, opts), // validates
-            None => {
-                validate_uniform(series, grid, opts)?;
-                Ok(cpu::lombscargle::lombscargle_uniform(
-                    self.cpu_threads(),
-                    self.progress_fn(),
-                    series,
-                    grid,
-                    opts,
-                ))
-            }
-        }
+        let (series, freqs, opts) = (*series, Freqs::Uniform(*grid), *opts);
+        self.run(LombScargle {
+            series,
+            freqs,
+            opts,
+        })
     }
 }
 
 impl Gpu {
-    /// Host slices in, host vector out, on this GPU's stream (waits for the result).
-    /// Validates like [`Kernpack::lombscargle`].
-    pub fn lombscargle<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        freqs: &[T],
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        validate(series, freqs, opts)?;
-        let f = self
-            .stream()
-            .clone_htod(freqs)
-            .map_err(|e| Error::cuda("copying inputs to the GPU", e))?;
-        let (ptr, _f) = f.device_ptr(self.stream());
-        self.lombscargle_host(
-            series,
-            DeviceFreqs::Array {
-                ptr,
-                len: freqs.len(),
-            },
-            opts,
-        )
-    }
-
-    /// As [`Gpu::lombscargle`], on a uniform grid (the recurrence kernel).
-    pub fn lombscargle_uniform<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        grid: &UniformGrid,
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        validate_uniform(series, grid, opts)?;
-        self.lombscargle_host(series, DeviceFreqs::Uniform(*grid), opts)
-    }
-
     /// Uploads the validated series, runs, downloads.
     fn lombscargle_host<T: Float>(
         &self,

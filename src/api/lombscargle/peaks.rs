@@ -12,10 +12,14 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
-use super::batch::{check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
-use super::{output_len, LombScargleOptions, Normalize, STATS_LEN};
+use super::batch::{
+    batch_split, check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid,
+};
+use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
+use crate::api::exec::{CpuRun, Operation, Split};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
-use crate::api::{check_host_room, pipeline_on, BatchRunner, Kernpack, Span};
+use crate::api::multi::{Exec, MultiGpu};
+use crate::api::{check_host_room, Kernpack, Span};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -24,34 +28,73 @@ use crate::gpu::launch::{In, LaunchConfig, Out};
 use crate::gpu::Gpu;
 pub use crate::params::lombscargle::{Peak, PeakBuffers};
 
+/// The operation: the highest peak of each series' periodogram
+/// ([`Kernpack::lombscargle_batch_peaks`]). It splits by series, and on a GPU
+/// it always runs through the chunked pipeline: the periodograms live in
+/// device scratch that the chunks bound, so a batch of any size fits.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleBatchPeaks<'a, T> {
+    pub batch: Batch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: LombScargleOptions,
+}
+
+impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
+    type Output = Vec<Option<Peak>>;
+
+    fn validate(&self) -> Result<()> {
+        validate_batch(&self.batch, &self.grids, &self.opts)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
+        check_cpu_workspace(self.grids.nf(), cpu.threads)?;
+        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
+        let peak = |p: Periodogram<T>| Peak::of(&p);
+        Ok(cpu::lombscargle::lombscargle_batch_map(
+            cpu.threads,
+            batch,
+            grids,
+            opts,
+            peak,
+        ))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
+        self.on_pipeline(&MultiGpu::of(vec![gpu.clone()]))
+    }
+
+    fn split(&self) -> Option<Split> {
+        let out_values = output_len(self.grids.nf(), &self.opts);
+        Some(batch_split(&self.batch, &self.grids, out_values))
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Self::Output> {
+        let exec = Exec::Gpus(gpus);
+        crate::api::multi::lombscargle::lombscargle_batch_peaks(
+            &exec,
+            &self.batch,
+            &self.grids,
+            &self.opts,
+        )
+        .map(|(peaks, _)| peaks)
+    }
+}
+
 impl Kernpack {
     /// The highest peak of each series' periodogram ([`Peak::of`] of what
     /// [`Kernpack::lombscargle_batch`] gives), in input order, without
     /// keeping the periodograms. On the GPU the batch runs in chunks of
-    /// series through [`MultiGpu`](crate::api::multi::MultiGpu) (this handle's GPUs, see
-    /// [`Kernpack::with_gpus`], or its one GPU), so a batch of any size runs
-    /// in bounded device memory; on the CPU, threads over series.
+    /// series through the pipeline ([`crate::api::multi`]: this handle's
+    /// GPUs, see [`Kernpack::with_gpus`], or its one GPU), so a batch of any
+    /// size runs in bounded device memory; on the CPU, threads over series.
     pub fn lombscargle_batch_peaks<T: Float>(
         &self,
         batch: &Batch<'_, T>,
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Option<Peak>>> {
-        match self.batch_runner() {
-            BatchRunner::Spread(multi) => multi.lombscargle_batch_peaks(batch, grids, opts),
-            BatchRunner::Gpu(gpu) => pipeline_on(gpu).lombscargle_batch_peaks(batch, grids, opts),
-            BatchRunner::Cpu => {
-                validate_batch(batch, grids, opts)?;
-                check_cpu_workspace(grids.nf(), self.cpu_threads())?;
-                Ok(cpu::lombscargle::lombscargle_batch_map(
-                    self.cpu_threads(),
-                    batch,
-                    grids,
-                    opts,
-                    |p| Peak::of(&p),
-                ))
-            }
-        }
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run(LombScargleBatchPeaks { batch, grids, opts })
     }
 }
 
@@ -187,7 +230,6 @@ impl Gpu {
 mod tests {
     use super::*;
     use crate::float::Complex;
-    use crate::params::lombscargle::Periodogram;
 
     #[test]
     fn the_first_of_the_highest_non_nan_values() {

@@ -71,6 +71,7 @@ where
 mod tests {
     use super::super::test_data::ragged;
     use super::super::{ensemble, lombscargle, normalize, Exec};
+    use crate::api::exec::Operation;
     use crate::api::lombscargle::batch::{Batch, BatchGrid};
     use crate::api::lombscargle::peaks::Peak;
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
@@ -206,8 +207,8 @@ mod tests {
         let mut bad = d.t.clone();
         bad[3] = f32::NAN;
         let batch = Batch { t: &bad, ..batch };
-        let err = lombscargle::lombscargle_batch(&exec(2, 1 << 30, 1 << 30), &batch, &grids, &opts)
-            .unwrap_err();
+        let op = crate::api::lombscargle::batch::LombScargleBatch { batch, grids, opts };
+        let err = Operation::validate(&op).unwrap_err();
         assert!(err.to_string().contains("series 0: t[3]"), "{err}");
     }
 
@@ -313,8 +314,12 @@ mod tests {
         assert!(err.to_string().contains("array"), "{err}");
         assert_eq!(got_x, x);
         // Bad offsets: an error before anything runs.
-        let err = normalize::normalize_batched(&exec(2, 1 << 30, 1 << 30), &mut got_x, &[0, 5, 2])
-            .unwrap_err();
+        let offsets = &[0, 5, 2];
+        let op = crate::api::reduce_batched::NormalizeBatched {
+            x: &mut got_x,
+            offsets,
+        };
+        let err = Operation::validate(&op).unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
     }
 }

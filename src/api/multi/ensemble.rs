@@ -7,9 +7,10 @@ use cudarc::driver::CudaStream;
 
 use super::plan::{split_even, Arena};
 use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use crate::api::exec::Operation;
 use crate::api::lorenz::{
-    check_ensemble, check_finite, check_l96_capacity, check_result_room, frame_count, Ensemble,
-    EnsembleDeviceBuffers, Lorenz05Params, Lorenz96Params,
+    check_ensemble, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers, EnsembleRun,
+    Lorenz05Params, Lorenz96Params,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -17,7 +18,7 @@ use crate::float::Float;
 use crate::gpu::Gpu;
 
 #[derive(Clone, Copy)]
-pub(super) enum Model<'a> {
+pub(crate) enum Model<'a> {
     L96(&'a Lorenz96Params),
     L05(&'a Lorenz05Params),
 }
@@ -143,8 +144,12 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        self.lorenz96_profiled(p, initial, steps, every)
-            .map(|(e, _)| e)
+        self.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// As [`MultiGpu::lorenz96`], with each GPU's plan and times.
@@ -155,6 +160,13 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        }
+        .validate()?;
         ensemble(&Exec::Gpus(self), Model::L96(p), initial, steps, every)
     }
 
@@ -167,8 +179,12 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<Ensemble<T>> {
-        self.lorenz05_profiled(p, initial, steps, every)
-            .map(|(e, _)| e)
+        self.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// As [`MultiGpu::lorenz05`], with each GPU's plan and times.
@@ -179,6 +195,13 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        }
+        .validate()?;
         ensemble(&Exec::Gpus(self), Model::L05(p), initial, steps, every)
     }
 
@@ -215,20 +238,19 @@ fn frames(steps: u64, every: u64) -> usize {
     }
 }
 
-pub(super) fn ensemble<T: Float>(
+/// The pipeline's ensemble run, after validation.
+pub(crate) fn ensemble<T: Float>(
     exec: &Exec<'_>,
     model: Model<'_>,
     initial: &[T],
     steps: u64,
     every: u64,
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-    // In the one-GPU call's order: the run, the values, then the kernel's limit.
+    // Validated by the caller; the counts, then the kernel's limit.
     let (members, traj_len) = match model {
         Model::L96(p) => check_ensemble(p, initial.len(), steps, every)?,
         Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
     };
-    check_result_room::<T>(initial.len(), traj_len)?;
-    check_finite(initial)?;
     if let Model::L96(p) = model {
         check_l96_capacity(p.n)?;
     }

@@ -7,8 +7,11 @@ use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
 use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
-use crate::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffers, BatchGrid};
-use crate::api::lombscargle::peaks::{Peak, PeakBuffers};
+use crate::api::exec::Operation;
+use crate::api::lombscargle::batch::{
+    validate_batch, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch,
+};
+use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
 use crate::error::Result;
 use crate::float::Float;
@@ -253,8 +256,8 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Periodogram<T>>> {
-        self.lombscargle_batch_profiled(batch, grids, opts)
-            .map(|(out, _)| out)
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run(LombScargleBatch { batch, grids, opts })
     }
 
     /// As [`MultiGpu::lombscargle_batch`], with each GPU's plan and times.
@@ -264,6 +267,12 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
+        LombScargleBatch {
+            batch: *batch,
+            grids: *grids,
+            opts: *opts,
+        }
+        .validate()?;
         lombscargle_batch(&Exec::Gpus(self), batch, grids, opts)
     }
 
@@ -289,8 +298,8 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<Vec<Option<Peak>>> {
-        self.lombscargle_batch_peaks_profiled(batch, grids, opts)
-            .map(|(out, _)| out)
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run(LombScargleBatchPeaks { batch, grids, opts })
     }
 
     /// As [`MultiGpu::lombscargle_batch_peaks`], with each GPU's plan and times.
@@ -300,6 +309,7 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
+        validate_batch(batch, grids, opts)?;
         lombscargle_batch_peaks(&Exec::Gpus(self), batch, grids, opts)
     }
 }
@@ -319,13 +329,12 @@ fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
     exec.plan(job, split_by_work(&job.work(), exec.parts()))
 }
 
-pub(super) fn lombscargle_batch<T: Float>(
+pub(crate) fn lombscargle_batch<T: Float>(
     exec: &Exec<'_>,
     batch: &Batch<'_, T>,
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
 ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-    validate_batch(batch, grids, opts)?;
     let job = LsJob::new(batch, grids, opts, false);
     let plans = plan(exec, &job)?;
     let (normalize, out_len) = (opts.normalize, job.out_len);
@@ -369,13 +378,12 @@ pub(super) fn lombscargle_batch<T: Float>(
     Ok((outs.into_iter().flatten().collect(), profiles))
 }
 
-pub(super) fn lombscargle_batch_peaks<T: Float>(
+pub(crate) fn lombscargle_batch_peaks<T: Float>(
     exec: &Exec<'_>,
     batch: &Batch<'_, T>,
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
 ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-    validate_batch(batch, grids, opts)?;
     let job = LsJob::new(batch, grids, opts, true);
     let plans = plan(exec, &job)?;
     // Each GPU writes its own slice of the result, in place: no gather of

@@ -71,9 +71,9 @@ pub mod plan;
 
 #[cfg(test)]
 mod emulated;
-mod ensemble;
-mod lombscargle;
-mod normalize;
+pub(crate) mod ensemble;
+pub(crate) mod lombscargle;
+pub(crate) mod normalize;
 #[cfg(test)]
 mod one_gpu_as_two;
 #[cfg(test)]

@@ -8,8 +8,9 @@ use cudarc::driver::CudaStream;
 use super::plan::{split_by_work, Arena};
 use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::check_host_room;
+use crate::api::exec::{Operation, NOTHING_TO_LAUNCH};
 use crate::api::reduce_batched::{
-    batched_scratch_len, check_batched_call, check_offsets, on_cpu, BatchNormalized, BATCH_OK,
+    batched_scratch_len, check_offsets, BatchNormalized, NormalizeBatched, BATCH_OK,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -143,8 +144,7 @@ impl MultiGpu {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<BatchNormalized> {
-        self.normalize_batched_profiled(x, offsets)
-            .map(|(done, _)| done)
+        self.run(NormalizeBatched { x, offsets })
     }
 
     /// As [`MultiGpu::normalize_batched`], with each GPU's plan and times.
@@ -153,6 +153,11 @@ impl MultiGpu {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
+        NormalizeBatched {
+            x: &mut *x,
+            offsets,
+        }
+        .validate()?;
         normalize_batched(&Exec::Gpus(self), x, offsets)
     }
 
@@ -166,17 +171,17 @@ impl MultiGpu {
     }
 }
 
-pub(super) fn normalize_batched<T: Float>(
+/// The pipeline's batched normalise, after validation.
+pub(crate) fn normalize_batched<T: Float>(
     exec: &Exec<'_>,
     x: &mut [T],
     offsets: &[usize],
 ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
-    check_offsets(offsets, x.len())?;
     let narrays = offsets.len() - 1;
-    check_batched_call(x.len(), narrays, narrays, narrays)?;
     if narrays == 0 || x.is_empty() {
         // What the one-GPU call does: nothing for the GPU to do.
-        return Ok((on_cpu(x, offsets, 1), Vec::new()));
+        let nothing = NormalizeBatched { x, offsets }.on_cpu(&NOTHING_TO_LAUNCH)?;
+        return Ok((nothing, Vec::new()));
     }
     check_host_room::<T>("the normalised copy", x.len())?;
     let job = NormalizeJob { x: &*x, offsets };
