@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
 use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use crate::error::Error;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -168,9 +169,20 @@ impl Model {
             return Ok(());
         }
         // frame_count saturates at usize::MAX, which no buffer holds either.
-        let written = frame_count(steps, every).checked_mul(self.state_len(members));
+        let (frames, len) = (frame_count(steps, every), self.state_len(members));
+        let written = frames.checked_mul(len).ok_or_else(|| {
+            Error::invalid(format!(
+                "a trajectory of {frames} frames (steps {steps}, every {every}) of {len} values \
+                 does not fit in memory"
+            ))
+        })?;
         let unit = "values (kp_lorenz_trajectory_len)";
-        Ok(raw::check_len("trajectory_len", given, written, unit)?)
+        Ok(raw::check_len(
+            "trajectory_len",
+            given,
+            Some(written),
+            unit,
+        )?)
     }
 }
 
