@@ -181,10 +181,10 @@ impl<'a> Span<'a> {
     }
 
     fn overlaps(&self, other: &Span) -> bool {
-        // NULL shares nothing (it is refused by its own view).
-        let real = |s: &Span| s.start != 0 && !s.impossible();
+        // NULL (refused by its own view) and empty spans share no byte.
+        let real = |s: &Span| s.start != 0 && s.bytes > 0 && !s.impossible();
         real(self) && real(other) && {
-            // Ends saturate rather than wrap; an empty span shares no byte.
+            // Ends saturate rather than wrap.
             self.start < other.start.saturating_add(other.bytes)
                 && other.start < self.start.saturating_add(self.bytes)
         }
