@@ -460,26 +460,10 @@ enum kp_status kp_fg_integrate_c64(const struct kp_context *ctx,
                                    size_t delta_len);
 
 /*
- Integrates the coupled F/G system in double precision (`kp_fg_integrate_c128`:
- complex64 on floats, complex128 on doubles): `nsteps` classic RK4 steps of
- step `dt` of
- `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
- (elementwise, delta held constant within a step), with `delta = sum(F)`
- after every step.
-
- `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) reals
- (`float _Complex` / `double _Complex` layout): the initial state on entry,
- the final state on return. `delta`: `delta_len` = `nsteps + 1` complex
- values (2 reals each) receiving `delta[0] = (delta0_re, delta0_im)`,
- `delta[1]`, ..., `delta[nsteps]`. `nsteps` = 0 is valid (`delta[0]` only,
- state unchanged). N >= 1; `dt`, delta0 and every input value must be
- finite. Runs on the context's backend; returns when done. Nothing is
- written on failure. The sum is deterministic: the same inputs give the
- same bits on every run.
+ As `kp_fg_integrate_c64`, in double precision.
 
  # Safety
- `f` and `g` valid for reading and writing 2 N*N reals, `delta` for
- writing 2 `delta_len` reals (or NULL, which is an error).
+ As `kp_fg_integrate_c64`.
  */
 enum kp_status kp_fg_integrate_c128(const struct kp_context *ctx,
                                     size_t n,
@@ -520,19 +504,10 @@ enum kp_status kp_fg_integrate_device_c64(const struct kp_context *ctx,
                                           uint64_t stream);
 
 /*
- As `kp_fg_integrate_c128` on device arrays (CUdeviceptr values, e.g.
- CuPy's `.data.ptr`), in double precision: `f`, `g` (2 N*N reals each) are
- integrated in place and `delta` (2 `delta_len` reals, `delta_len` =
- `nsteps + 1`) receives the history, enqueued on `stream` (0: the default
- stream) with no synchronisation: wait on the stream before reading. Needs
- a GPU context. Only N, dt, delta0, lengths and pointers are checked:
- device data is not inspected, so non-finite values give non-finite
- results, not an error.
+ As `kp_fg_integrate_device_c64`, in double precision.
 
  # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; `stream` 0 or a CUstream of the
- GPU's primary context.
+ As `kp_fg_integrate_device_c64`.
  */
 enum kp_status kp_fg_integrate_device_c128(const struct kp_context *ctx,
                                            size_t n,
@@ -585,16 +560,10 @@ enum kp_status kp_lombscargle_f32(const struct kp_context *ctx,
                                   size_t out_len);
 
 /*
- Lomb-Scargle periodogram of host arrays in double precision.
-
- `t`, `y`: `nx` samples; `weights`: `nx` non-negative weights or NULL (all 1);
- `freqs`: `nf` angular frequencies (rad per time unit, >= 0); `options`: NULL
- for the defaults; `out`: `out_len` values, which must equal
- `kp_lombscargle_output_len(nf, options)`. Runs on the context's backend and
- returns when the result is in `out`, which is untouched on failure.
+ As `kp_lombscargle_f32`, in double precision.
 
  # Safety
- Every non-NULL pointer must be valid for the stated number of values.
+ As `kp_lombscargle_f32`.
  */
 enum kp_status kp_lombscargle_f64(const struct kp_context *ctx,
                                   const double *t,
@@ -629,13 +598,10 @@ enum kp_status kp_lombscargle_uniform_f32(const struct kp_context *ctx,
                                           size_t out_len);
 
 /*
- As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
- `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1), in
- double precision: the recurrence kernel, much faster than an explicit frequency
- array on the GPU.
+ As `kp_lombscargle_uniform_f32`, in double precision.
 
  # Safety
- As `kp_lombscargle_f64`.
+ As `kp_lombscargle_uniform_f32`.
  */
 enum kp_status kp_lombscargle_uniform_f64(const struct kp_context *ctx,
                                           const double *t,
@@ -678,20 +644,10 @@ enum kp_status kp_lombscargle_device_f32(const struct kp_context *ctx,
                                          uint64_t stream);
 
 /*
- Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
- CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in double precision,
- enqueued on `stream` (0: the default stream) with no synchronisation: wait
- on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
- `out_len` values, which must equal `kp_lombscargle_output_len(nf, options)`.
- Needs a GPU context.
- Only shapes and pointers are checked: device data cannot be inspected
- without a synchronisation, so NaN/Inf or negative weights give NaN or
- meaningless values rather than an error.
+ As `kp_lombscargle_device_f32`, in double precision.
 
  # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; `stream` 0 or a CUstream of the
- GPU's primary context.
+ As `kp_lombscargle_device_f32`.
  */
 enum kp_status kp_lombscargle_device_f64(const struct kp_context *ctx,
                                          uint64_t t,
@@ -726,11 +682,10 @@ enum kp_status kp_lombscargle_uniform_device_f32(const struct kp_context *ctx,
                                                  uint64_t stream);
 
 /*
- As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`, in
- double precision.
+ As `kp_lombscargle_uniform_device_f32`, in double precision.
 
  # Safety
- As `kp_lombscargle_device_f64`.
+ As `kp_lombscargle_uniform_device_f32`.
  */
 enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
                                                  uint64_t t,
@@ -774,18 +729,10 @@ enum kp_status kp_lombscargle_batch_f32(const struct kp_context *ctx,
                                         size_t out_len);
 
 /*
- Periodograms of `nseries` series in one call, on the context's backend,
- in double precision. Series `s` is samples `offsets[s] .. offsets[s+1]-1` of
- the concatenated `t`, `y` and `weights` (NULL: all 1); `offsets` has
- `nseries + 1` entries, from 0 to the total sample count, increasing
- (every series has at least one sample: an empty one is
- KP_ERROR_INVALID_ARGUMENT naming it). Its grid is `f0[s] + k df[s]`
- (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
- `out` receives `nseries` periodograms one after another:
- `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+ As `kp_lombscargle_batch_f32`, in double precision.
 
  # Safety
- Every pointer must be valid for the stated number of values.
+ As `kp_lombscargle_batch_f32`.
  */
 enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
                                         const double *t,
@@ -829,16 +776,10 @@ enum kp_status kp_lombscargle_batch_device_f32(const struct kp_context *ctx,
                                                uint64_t stream);
 
 /*
- As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
- `f0`/`df`: `double`, all in device memory), in double precision, enqueued on
- `stream` with no synchronisation. Counts and pointers are checked here;
- the device offsets by the kernels: a series whose offsets decrease or
- pass the end of the samples' allocations reads nothing, and its
- periodogram is NaN.
+ As `kp_lombscargle_batch_device_f32`, in double precision.
 
  # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes.
+ As `kp_lombscargle_batch_device_f32`.
  */
 enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                uint64_t t,
@@ -882,16 +823,10 @@ enum kp_status kp_lombscargle_batch_peaks_f32(const struct kp_context *ctx,
                                               double *value);
 
 /*
- The highest peak of each of `nseries` periodograms, on the context's
- backend, in double precision, without keeping the periodograms (a batch of any
- size runs in bounded memory): inputs as `kp_lombscargle_batch_f64`.
- `index[s]` receives the index in series `s`'s grid of its highest non-NaN
- value (the modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones),
- -1 when every value is NaN; `value[s]` that value (NaN then). Each holds
- `nseries` values; both untouched on failure.
+ As `kp_lombscargle_batch_peaks_f32`, in double precision.
 
  # Safety
- Every pointer must be valid for the stated number of values.
+ As `kp_lombscargle_batch_peaks_f32`.
  */
 enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
                                               const double *t,
@@ -937,18 +872,10 @@ enum kp_status kp_lombscargle_batch_peaks_device_f32(const struct kp_context *ct
                                                      uint64_t stream);
 
 /*
- As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
- `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`,
- `value`: `nseries` `double`, in device memory, apart from each other and
- the inputs), in double precision, enqueued on `stream` with no
- synchronisation. The periodograms are computed in chunks of series into
- scratch of at most 256 MiB. A series whose device offsets decrease or
- pass the end of the samples' allocations reads nothing: index -1, value
- NaN.
+ As `kp_lombscargle_batch_peaks_device_f32`, in double precision.
 
  # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes.
+ As `kp_lombscargle_batch_peaks_device_f32`.
  */
 enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ctx,
                                                      uint64_t t,
@@ -1006,17 +933,10 @@ enum kp_status kp_lorenz96_f32(const struct kp_context *ctx,
                                size_t trajectory_len);
 
 /*
- Integrates a Lorenz 96 ensemble of host arrays in double precision: `initial`
- and `out` hold `members` x `params->n` values (member m at m * n),
- `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
- context. With `every` > 0, `trajectory` receives
- `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
- frames of members x n, frame f after f * every steps (frame 0: `initial`);
- with `every` = 0 it may be NULL. `params` NULL means the defaults.
- Returns when the results are in `out` / `trajectory`, untouched on failure.
+ As `kp_lorenz96_f32`, in double precision.
 
  # Safety
- Every non-NULL pointer must be valid for the stated number of values.
+ As `kp_lorenz96_f32`.
  */
 enum kp_status kp_lorenz96_f64(const struct kp_context *ctx,
                                const struct kp_lorenz96_params *params,
@@ -1046,11 +966,10 @@ enum kp_status kp_lorenz05_f32(const struct kp_context *ctx,
                                size_t trajectory_len);
 
 /*
- As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III
- (`params->model`), in double precision.
+ As `kp_lorenz05_f32`, in double precision.
 
  # Safety
- As `kp_lorenz96_f64`.
+ As `kp_lorenz05_f32`.
  */
 enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
                                const struct kp_lorenz05_params *params,
@@ -1086,16 +1005,10 @@ enum kp_status kp_lorenz96_device_f32(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
- Lorenz 96 ensemble on device arrays (CUdeviceptr values) in double precision,
- enqueued on `stream` (0: the default stream) with no synchronisation.
- Shapes as `kp_lorenz96_f64`; `trajectory` 0 when `every` is 0. Needs a
- GPU context. Only shapes and pointers are checked (device data cannot be
- inspected without a synchronisation).
+ As `kp_lorenz96_device_f32`, in double precision.
 
  # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes; `stream` 0 or a CUstream of the
- GPU's primary context.
+ As `kp_lorenz96_device_f32`.
  */
 enum kp_status kp_lorenz96_device_f64(const struct kp_context *ctx,
                                       const struct kp_lorenz96_params *params,
@@ -1127,11 +1040,10 @@ enum kp_status kp_lorenz05_device_f32(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
- As `kp_lorenz96_device_f64`, for Lorenz (2005) Model II / III, in
- double precision.
+ As `kp_lorenz05_device_f32`, in double precision.
 
  # Safety
- As `kp_lorenz96_device_f64`.
+ As `kp_lorenz05_device_f32`.
  */
 enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
                                       const struct kp_lorenz05_params *params,
@@ -1164,15 +1076,10 @@ enum kp_status kp_window_sum_f32(const struct kp_context *ctx,
                                  float *out);
 
 /*
- Periodic weighted window sum of `rows` contiguous rows of `n` host
- values, in double precision:
- `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
- with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
- (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
- `out` (rows x n values) is untouched on failure.
+ As `kp_window_sum_f32`, in double precision.
 
  # Safety
- `x` and `out` valid for rows x n values, `w` for `w_len`.
+ As `kp_window_sum_f32`.
  */
 enum kp_status kp_window_sum_f64(const struct kp_context *ctx,
                                  const double *x,
@@ -1203,14 +1110,10 @@ enum kp_status kp_window_sum_device_f32(const struct kp_context *ctx,
                                         uint64_t stream);
 
 /*
- Window sums of device arrays in double precision, enqueued on `stream` with no
- synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
- values between n and pitch are not written. Needs a GPU context.
+ As `kp_window_sum_device_f32`, in double precision.
 
  # Safety
- `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
- `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
- GPU's primary context.
+ As `kp_window_sum_device_f32`.
  */
 enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
                                         uint64_t x,
@@ -1233,12 +1136,10 @@ enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
 enum kp_status kp_sum_f32(const struct kp_context *ctx, const float *x, size_t n, double *sum);
 
 /*
- Sum of the `n` values at host `x`, in double precision, accumulated in double
- precision, written to `*sum` (the same bits on every run of a GPU
- context). Runs on the context's backend and returns with the result.
+ As `kp_sum_f32`, in double precision.
 
  # Safety
- `x` readable for `n` values; `sum` valid for one write.
+ As `kp_sum_f32`.
  */
 enum kp_status kp_sum_f64(const struct kp_context *ctx, const double *x, size_t n, double *sum);
 
@@ -1259,14 +1160,10 @@ enum kp_status kp_sum_device_f32(const struct kp_context *ctx,
                                  uint64_t stream);
 
 /*
- Sum of the `n` values (double precision) at device `x` into the device double
- at `sum`, enqueued on `stream` (0: the default stream) with no
- synchronisation. Needs a GPU context.
+ As `kp_sum_device_f32`, in double precision.
 
  # Safety
- `x` (n values) and `sum` (one double) device allocations of this GPU,
- alive until the work completes; `stream` 0 or a CUstream of the GPU's
- primary context.
+ As `kp_sum_device_f32`.
  */
 enum kp_status kp_sum_device_f64(const struct kp_context *ctx,
                                  uint64_t x,
@@ -1287,14 +1184,10 @@ enum kp_status kp_sum_device_f64(const struct kp_context *ctx,
 enum kp_status kp_normalize_f32(const struct kp_context *ctx, float *x, size_t n, double *sum);
 
 /*
- Normalises the `n` values (double precision) at host `x` in place,
- `x <- x / sum(x)`, on the context's backend, and writes the sum to `*sum`
- (NULL: not wanted). A sum that is zero (an empty array included), not
- finite or too small to invert (below 2^-1024) is
- KP_ERROR_INVALID_ARGUMENT, and then `x` and `*sum` are unchanged.
+ As `kp_normalize_f32`, in double precision.
 
  # Safety
- `x` readable and writable for `n` values; `sum` NULL or valid for one write.
+ As `kp_normalize_f32`.
  */
 enum kp_status kp_normalize_f64(const struct kp_context *ctx, double *x, size_t n, double *sum);
 
@@ -1318,16 +1211,10 @@ enum kp_status kp_normalize_device_f32(const struct kp_context *ctx,
                                        uint64_t stream);
 
 /*
- Normalises the `n` values (double precision) at device `x` in place, enqueued
- on `stream` (0: the default stream) with no synchronisation. The device
- double at `sum` receives the sum and the device int at `status` 0, or 1
- when the sum is zero, not finite or too small to invert and `x` was left
- unchanged: read `status` before trusting `x`. Needs a GPU context.
+ As `kp_normalize_device_f32`, in double precision.
 
  # Safety
- `x` (n values), `sum` (one double), `status` (one int) device allocations
- of this GPU, alive until the work completes; `stream` 0 or a CUstream of
- the GPU's primary context.
+ As `kp_normalize_device_f32`.
  */
 enum kp_status kp_normalize_device_f64(const struct kp_context *ctx,
                                        uint64_t x,
@@ -1358,18 +1245,10 @@ enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,
                                         int32_t *status);
 
 /*
- Normalises `narrays` arrays of host values (double precision) in place in one
- call: array a is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has
- narrays + 1 entries, from 0, non-decreasing. Writes every array's sum to
- `sums[a]` and its status to `status[a]`: 0 normalised, 1 sum zero, not
- finite or too small to invert (empty arrays too), array unchanged. Returns
- KP_OK when the call ran, whether or not some arrays had a bad sum. Invalid
- offsets: KP_ERROR_INVALID_ARGUMENT and nothing written. On a GPU context
- the sums have the bits of `kp_sum_f64` of each array alone.
+ As `kp_normalize_batched_f32`, in double precision.
 
  # Safety
- `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
- (readable and writable), `sums` and `status` writable for narrays.
+ As `kp_normalize_batched_f32`.
  */
 enum kp_status kp_normalize_batched_f64(const struct kp_context *ctx,
                                         double *x,
@@ -1401,17 +1280,10 @@ enum kp_status kp_normalize_batched_device_f32(const struct kp_context *ctx,
                                                uint64_t stream);
 
 /*
- The batch on device memory (double precision), enqueued on `stream` (0: the
- default stream) with no synchronisation, four launches whatever
- `narrays`: `x` holds `n` values, `offsets` narrays + 1 `int64_t`, `sums`
- narrays doubles and `status` narrays ints, all on the device. `status[a]`:
- 0 normalised, 1 sum zero, not finite or too small to invert (array a
- unchanged), 2 offsets invalid (outside 0..n or decreasing: checked on the
- device, nothing changed, sums NaN). Needs a GPU context.
+ As `kp_normalize_batched_device_f32`, in double precision.
 
  # Safety
- Device allocations of this GPU with the stated sizes, alive until the
- work completes; `stream` 0 or a CUstream of the GPU's primary context.
+ As `kp_normalize_batched_device_f32`.
  */
 enum kp_status kp_normalize_batched_device_f64(const struct kp_context *ctx,
                                                uint64_t x,
@@ -1447,14 +1319,10 @@ enum kp_status kp_box_filter_f32(const struct kp_context *ctx,
                                  const struct kp_box_filter_options *options);
 
 /*
- Box filter of a `rows` x `cols` row-major image in double precision: `input`
- holds `(rows - 1) * in_pitch + cols` values, `output` (which must not
- overlap it) `(rows - 1) * out_pitch + cols`; pitches are in elements. Only
- the first `cols` values of each output row are written, and nothing on
- failure. Waits for the result. NULL options: the defaults.
+ As `kp_box_filter_f32`, in double precision.
 
  # Safety
- `ctx` is a live context; the pointers hold the spans above.
+ As `kp_box_filter_f32`.
  */
 enum kp_status kp_box_filter_f64(const struct kp_context *ctx,
                                  const double *input,
@@ -1486,14 +1354,10 @@ enum kp_status kp_box_filter_device_f32(const struct kp_context *ctx,
                                         uint64_t stream);
 
 /*
- The box filter of device buffers in double precision (spans as for
- kp_box_filter_f64, overlap rejected), enqueued on `stream` (0: the
- default stream) with no synchronisation. GPU contexts only.
+ As `kp_box_filter_device_f32`, in double precision.
 
  # Safety
- `ctx` is a live GPU context; `input` and `output` are device pointers of its
- GPU holding the spans, alive until the stream's work completes; `stream` is
- 0 or a live stream of that GPU.
+ As `kp_box_filter_device_f32`.
  */
 enum kp_status kp_box_filter_device_f64(const struct kp_context *ctx,
                                         uint64_t input,

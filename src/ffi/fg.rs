@@ -7,6 +7,7 @@ use crate::api::fg::{complexes, interleaved, FgOptions};
 use crate::float::{Complex, Float};
 use crate::raw::{self, check_apart, Span};
 
+#[rustfmt::skip] // generated, one line per signature
 mod entry_points;
 pub use entry_points::*;
 

@@ -14,6 +14,7 @@ use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{LombScargleOptions, Normalize, Series};
 
+#[rustfmt::skip] // generated, one line per signature
 mod entry_points;
 pub use entry_points::*;
 

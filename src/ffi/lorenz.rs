@@ -11,6 +11,7 @@ use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
+#[rustfmt::skip] // generated, one line per signature
 mod entry_points;
 pub use entry_points::*;
 

@@ -9,6 +9,7 @@ use crate::api::reduce_batched::{check_offsets, BATCH_BAD_SUM, BATCH_OK};
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
+#[rustfmt::skip] // generated, one line per signature
 mod entry_points;
 pub use entry_points::*;
 

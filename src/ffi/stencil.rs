@@ -7,6 +7,7 @@ use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
+#[rustfmt::skip] // generated, one line per signature
 mod entry_points;
 pub use entry_points::*;
 

@@ -22,83 +22,17 @@ use super::*;
 /// `f` and `g` valid for reading and writing 2 N*N reals, `delta` for
 /// writing 2 `delta_len` reals (or NULL, which is an error).
 #[no_mangle]
-pub unsafe extern "C" fn kp_fg_integrate_c64(
-    ctx: *const kp_context,
-    n: usize,
-    f: *mut f32,
-    g: *mut f32,
-    delta0_re: f32,
-    delta0_im: f32,
-    dt: f32,
-    nsteps: usize,
-    delta: *mut f32,
-    delta_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_fg_integrate::<f32> {
-            ctx,
-            n,
-            f,
-            g,
-            delta0_re,
-            delta0_im,
-            dt,
-            nsteps,
-            delta,
-            delta_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_fg_integrate_c64(ctx: *const kp_context, n: usize, f: *mut f32, g: *mut f32, delta0_re: f32, delta0_im: f32, dt: f32, nsteps: usize, delta: *mut f32, delta_len: usize) -> kp_status {
+    unsafe { kp_fg_integrate::<f32> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run() }
 }
 
-/// Integrates the coupled F/G system in double precision (`kp_fg_integrate_c128`:
-/// complex64 on floats, complex128 on doubles): `nsteps` classic RK4 steps of
-/// step `dt` of
-/// `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
-/// (elementwise, delta held constant within a step), with `delta = sum(F)`
-/// after every step.
-///
-/// `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) reals
-/// (`float _Complex` / `double _Complex` layout): the initial state on entry,
-/// the final state on return. `delta`: `delta_len` = `nsteps + 1` complex
-/// values (2 reals each) receiving `delta[0] = (delta0_re, delta0_im)`,
-/// `delta[1]`, ..., `delta[nsteps]`. `nsteps` = 0 is valid (`delta[0]` only,
-/// state unchanged). N >= 1; `dt`, delta0 and every input value must be
-/// finite. Runs on the context's backend; returns when done. Nothing is
-/// written on failure. The sum is deterministic: the same inputs give the
-/// same bits on every run.
+/// As `kp_fg_integrate_c64`, in double precision.
 ///
 /// # Safety
-/// `f` and `g` valid for reading and writing 2 N*N reals, `delta` for
-/// writing 2 `delta_len` reals (or NULL, which is an error).
+/// As `kp_fg_integrate_c64`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_fg_integrate_c128(
-    ctx: *const kp_context,
-    n: usize,
-    f: *mut f64,
-    g: *mut f64,
-    delta0_re: f64,
-    delta0_im: f64,
-    dt: f64,
-    nsteps: usize,
-    delta: *mut f64,
-    delta_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_fg_integrate::<f64> {
-            ctx,
-            n,
-            f,
-            g,
-            delta0_re,
-            delta0_im,
-            dt,
-            nsteps,
-            delta,
-            delta_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_fg_integrate_c128(ctx: *const kp_context, n: usize, f: *mut f64, g: *mut f64, delta0_re: f64, delta0_im: f64, dt: f64, nsteps: usize, delta: *mut f64, delta_len: usize) -> kp_status {
+    unsafe { kp_fg_integrate::<f64> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run() }
 }
 
 /// As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g.
@@ -115,78 +49,15 @@ pub unsafe extern "C" fn kp_fg_integrate_c128(
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_fg_integrate_device_c64(
-    ctx: *const kp_context,
-    n: usize,
-    f: u64,
-    g: u64,
-    delta0_re: f32,
-    delta0_im: f32,
-    dt: f32,
-    nsteps: usize,
-    delta: u64,
-    delta_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_fg_integrate_device::<f32> {
-            ctx,
-            n,
-            f,
-            g,
-            delta0_re,
-            delta0_im,
-            dt,
-            nsteps,
-            delta,
-            delta_len,
-            stream,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_fg_integrate_device_c64(ctx: *const kp_context, n: usize, f: u64, g: u64, delta0_re: f32, delta0_im: f32, dt: f32, nsteps: usize, delta: u64, delta_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_fg_integrate_device::<f32> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len, stream }.run() }
 }
 
-/// As `kp_fg_integrate_c128` on device arrays (CUdeviceptr values, e.g.
-/// CuPy's `.data.ptr`), in double precision: `f`, `g` (2 N*N reals each) are
-/// integrated in place and `delta` (2 `delta_len` reals, `delta_len` =
-/// `nsteps + 1`) receives the history, enqueued on `stream` (0: the default
-/// stream) with no synchronisation: wait on the stream before reading. Needs
-/// a GPU context. Only N, dt, delta0, lengths and pointers are checked:
-/// device data is not inspected, so non-finite values give non-finite
-/// results, not an error.
+/// As `kp_fg_integrate_device_c64`, in double precision.
 ///
 /// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes; `stream` 0 or a CUstream of the
-/// GPU's primary context.
+/// As `kp_fg_integrate_device_c64`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_fg_integrate_device_c128(
-    ctx: *const kp_context,
-    n: usize,
-    f: u64,
-    g: u64,
-    delta0_re: f64,
-    delta0_im: f64,
-    dt: f64,
-    nsteps: usize,
-    delta: u64,
-    delta_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_fg_integrate_device::<f64> {
-            ctx,
-            n,
-            f,
-            g,
-            delta0_re,
-            delta0_im,
-            dt,
-            nsteps,
-            delta,
-            delta_len,
-            stream,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_fg_integrate_device_c128(ctx: *const kp_context, n: usize, f: u64, g: u64, delta0_re: f64, delta0_im: f64, dt: f64, nsteps: usize, delta: u64, delta_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_fg_integrate_device::<f64> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len, stream }.run() }
 }

@@ -12,73 +12,17 @@ use super::*;
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    nx: usize,
-    freqs: *const f32,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f32,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            freqs,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, nx: usize, freqs: *const f32, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle::<f32> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len }.run() }
 }
 
-/// Lomb-Scargle periodogram of host arrays in double precision.
-///
-/// `t`, `y`: `nx` samples; `weights`: `nx` non-negative weights or NULL (all 1);
-/// `freqs`: `nf` angular frequencies (rad per time unit, >= 0); `options`: NULL
-/// for the defaults; `out`: `out_len` values, which must equal
-/// `kp_lombscargle_output_len(nf, options)`. Runs on the context's backend and
-/// returns when the result is in `out`, which is untouched on failure.
+/// As `kp_lombscargle_f32`, in double precision.
 ///
 /// # Safety
-/// Every non-NULL pointer must be valid for the stated number of values.
+/// As `kp_lombscargle_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    nx: usize,
-    freqs: *const f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f64,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            freqs,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, nx: usize, freqs: *const f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle::<f64> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len }.run() }
 }
 
 /// As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
@@ -89,74 +33,17 @@ pub unsafe extern "C" fn kp_lombscargle_f64(
 /// # Safety
 /// As `kp_lombscargle_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f32,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_uniform::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            f0,
-            df,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_uniform_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle_uniform::<f32> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len }.run() }
 }
 
-/// As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
-/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1), in
-/// double precision: the recurrence kernel, much faster than an explicit frequency
-/// array on the GPU.
+/// As `kp_lombscargle_uniform_f32`, in double precision.
 ///
 /// # Safety
-/// As `kp_lombscargle_f64`.
+/// As `kp_lombscargle_uniform_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f64,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_uniform::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            f0,
-            df,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_uniform_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle_uniform::<f64> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len }.run() }
 }
 
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
@@ -174,83 +61,17 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_f64(
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    freqs: u64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_device::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            freqs,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, freqs: u64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_device::<f32> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
-/// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
-/// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in double precision,
-/// enqueued on `stream` (0: the default stream) with no synchronisation: wait
-/// on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
-/// `out_len` values, which must equal `kp_lombscargle_output_len(nf, options)`.
-/// Needs a GPU context.
-/// Only shapes and pointers are checked: device data cannot be inspected
-/// without a synchronisation, so NaN/Inf or negative weights give NaN or
-/// meaningless values rather than an error.
+/// As `kp_lombscargle_device_f32`, in double precision.
 ///
 /// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes; `stream` 0 or a CUstream of the
-/// GPU's primary context.
+/// As `kp_lombscargle_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    freqs: u64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_device::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            freqs,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, freqs: u64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_device::<f64> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
 /// As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`, in
@@ -259,78 +80,17 @@ pub unsafe extern "C" fn kp_lombscargle_device_f64(
 /// # Safety
 /// As `kp_lombscargle_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_uniform_device::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            f0,
-            df,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_uniform_device::<f32> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
-/// As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`, in
-/// double precision.
+/// As `kp_lombscargle_uniform_device_f32`, in double precision.
 ///
 /// # Safety
-/// As `kp_lombscargle_device_f64`.
+/// As `kp_lombscargle_uniform_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_uniform_device::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            nx,
-            f0,
-            df,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_uniform_device::<f64> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
 /// Periodograms of `nseries` series in one call, on the context's backend,
@@ -346,87 +106,17 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
 /// # Safety
 /// Every pointer must be valid for the stated number of values.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f32,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle_batch::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len }.run() }
 }
 
-/// Periodograms of `nseries` series in one call, on the context's backend,
-/// in double precision. Series `s` is samples `offsets[s] .. offsets[s+1]-1` of
-/// the concatenated `t`, `y` and `weights` (NULL: all 1); `offsets` has
-/// `nseries + 1` entries, from 0 to the total sample count, increasing
-/// (every series has at least one sample: an empty one is
-/// KP_ERROR_INVALID_ARGUMENT naming it). Its grid is `f0[s] + k df[s]`
-/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
-/// `out` receives `nseries` periodograms one after another:
-/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+/// As `kp_lombscargle_batch_f32`, in double precision.
 ///
 /// # Safety
-/// Every pointer must be valid for the stated number of values.
+/// As `kp_lombscargle_batch_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f64,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            out,
-            out_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
+    unsafe { kp_lombscargle_batch::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len }.run() }
 }
 
 /// As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
@@ -440,91 +130,17 @@ pub unsafe extern "C" fn kp_lombscargle_batch_f64(
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_device::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_batch_device::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
-/// As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
-/// `f0`/`df`: `double`, all in device memory), in double precision, enqueued on
-/// `stream` with no synchronisation. Counts and pointers are checked here;
-/// the device offsets by the kernels: a series whose offsets decrease or
-/// pass the end of the samples' allocations reads nothing, and its
-/// periodogram is NaN.
+/// As `kp_lombscargle_batch_device_f32`, in double precision.
 ///
 /// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
+/// As `kp_lombscargle_batch_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_device::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            out,
-            out_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_batch_device::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
 }
 
 /// The highest peak of each of `nseries` periodograms, on the context's
@@ -538,85 +154,17 @@ pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(
 /// # Safety
 /// Every pointer must be valid for the stated number of values.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: *mut i64,
-    value: *mut f64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_peaks::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            index,
-            value,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: *mut i64, value: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_batch_peaks::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value }.run() }
 }
 
-/// The highest peak of each of `nseries` periodograms, on the context's
-/// backend, in double precision, without keeping the periodograms (a batch of any
-/// size runs in bounded memory): inputs as `kp_lombscargle_batch_f64`.
-/// `index[s]` receives the index in series `s`'s grid of its highest non-NaN
-/// value (the modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones),
-/// -1 when every value is NaN; `value[s]` that value (NaN then). Each holds
-/// `nseries` values; both untouched on failure.
+/// As `kp_lombscargle_batch_peaks_f32`, in double precision.
 ///
 /// # Safety
-/// Every pointer must be valid for the stated number of values.
+/// As `kp_lombscargle_batch_peaks_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: *mut i64,
-    value: *mut f64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_peaks::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            index,
-            value,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: *mut i64, value: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_batch_peaks::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value }.run() }
 }
 
 /// As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
@@ -632,91 +180,15 @@ pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: u64,
-    value: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_peaks_device::<f32> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            index,
-            value,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: u64, value: u64, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_batch_peaks_device::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, _dtype: PhantomData }.run() }
 }
 
-/// As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
-/// `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`,
-/// `value`: `nseries` `double`, in device memory, apart from each other and
-/// the inputs), in double precision, enqueued on `stream` with no
-/// synchronisation. The periodograms are computed in chunks of series into
-/// scratch of at most 256 MiB. A series whose device offsets decrease or
-/// pass the end of the samples' allocations reads nothing: index -1, value
-/// NaN.
+/// As `kp_lombscargle_batch_peaks_device_f32`, in double precision.
 ///
 /// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
+/// As `kp_lombscargle_batch_peaks_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: u64,
-    value: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lombscargle_batch_peaks_device::<f64> {
-            ctx,
-            t,
-            y,
-            weights,
-            offsets,
-            nseries,
-            f0,
-            df,
-            ngrids,
-            nf,
-            options,
-            index,
-            value,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: u64, value: u64, stream: u64) -> kp_status {
+    unsafe { kp_lombscargle_batch_peaks_device::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, _dtype: PhantomData }.run() }
 }

@@ -13,70 +13,17 @@ use super::*;
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: *const f32,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f32,
-    trajectory: *mut f32,
-    trajectory_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lorenz96::<f32> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz96_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
+    unsafe { kp_lorenz96::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
 }
 
-/// Integrates a Lorenz 96 ensemble of host arrays in double precision: `initial`
-/// and `out` hold `members` x `params->n` values (member m at m * n),
-/// `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
-/// context. With `every` > 0, `trajectory` receives
-/// `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
-/// frames of members x n, frame f after f * every steps (frame 0: `initial`);
-/// with `every` = 0 it may be NULL. `params` NULL means the defaults.
-/// Returns when the results are in `out` / `trajectory`, untouched on failure.
+/// As `kp_lorenz96_f32`, in double precision.
 ///
 /// # Safety
-/// Every non-NULL pointer must be valid for the stated number of values.
+/// As `kp_lorenz96_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_f64(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: *const f64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f64,
-    trajectory: *mut f64,
-    trajectory_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lorenz96::<f64> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz96_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
+    unsafe { kp_lorenz96::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
 }
 
 /// As `kp_lorenz96_f32`, for Lorenz (2005) Model II / III
@@ -85,64 +32,17 @@ pub unsafe extern "C" fn kp_lorenz96_f64(
 /// # Safety
 /// As `kp_lorenz96_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: *const f32,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f32,
-    trajectory: *mut f32,
-    trajectory_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lorenz05::<f32> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz05_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
+    unsafe { kp_lorenz05::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
 }
 
-/// As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III
-/// (`params->model`), in double precision.
+/// As `kp_lorenz05_f32`, in double precision.
 ///
 /// # Safety
-/// As `kp_lorenz96_f64`.
+/// As `kp_lorenz05_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_f64(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: *const f64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f64,
-    trajectory: *mut f64,
-    trajectory_len: usize,
-) -> kp_status {
-    unsafe {
-        kp_lorenz05::<f64> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz05_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
+    unsafe { kp_lorenz05::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
 }
 
 /// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in single precision,
@@ -156,75 +56,17 @@ pub unsafe extern "C" fn kp_lorenz05_f64(
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_device_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lorenz96_device::<f32> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz96_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lorenz96_device::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
 }
 
-/// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in double precision,
-/// enqueued on `stream` (0: the default stream) with no synchronisation.
-/// Shapes as `kp_lorenz96_f64`; `trajectory` 0 when `every` is 0. Needs a
-/// GPU context. Only shapes and pointers are checked (device data cannot be
-/// inspected without a synchronisation).
+/// As `kp_lorenz96_device_f32`, in double precision.
 ///
 /// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes; `stream` 0 or a CUstream of the
-/// GPU's primary context.
+/// As `kp_lorenz96_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_device_f64(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lorenz96_device::<f64> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz96_device_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lorenz96_device::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
 }
 
 /// As `kp_lorenz96_device_f32`, for Lorenz (2005) Model II / III, in
@@ -233,70 +75,17 @@ pub unsafe extern "C" fn kp_lorenz96_device_f64(
 /// # Safety
 /// As `kp_lorenz96_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_device_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lorenz05_device::<f32> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz05_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_device::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
 }
 
-/// As `kp_lorenz96_device_f64`, for Lorenz (2005) Model II / III, in
-/// double precision.
+/// As `kp_lorenz05_device_f32`, in double precision.
 ///
 /// # Safety
-/// As `kp_lorenz96_device_f64`.
+/// As `kp_lorenz05_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_device_f64(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_lorenz05_device::<f64> {
-            ctx,
-            params,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_lorenz05_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_device::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
 }
 
 /// Periodic weighted window sum of `rows` contiguous rows of `n` host
@@ -309,60 +98,17 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(
 /// # Safety
 /// `x` and `out` valid for rows x n values, `w` for `w_len`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_f32(
-    ctx: *const kp_context,
-    x: *const f32,
-    w: *const f32,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    out: *mut f32,
-) -> kp_status {
-    unsafe {
-        kp_window_sum::<f32> {
-            ctx,
-            x,
-            w,
-            w_len,
-            rows,
-            n,
-            out,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_window_sum_f32(ctx: *const kp_context, x: *const f32, w: *const f32, w_len: usize, rows: usize, n: usize, out: *mut f32) -> kp_status {
+    unsafe { kp_window_sum::<f32> { ctx, x, w, w_len, rows, n, out }.run() }
 }
 
-/// Periodic weighted window sum of `rows` contiguous rows of `n` host
-/// values, in double precision:
-/// `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
-/// with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
-/// (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
-/// `out` (rows x n values) is untouched on failure.
+/// As `kp_window_sum_f32`, in double precision.
 ///
 /// # Safety
-/// `x` and `out` valid for rows x n values, `w` for `w_len`.
+/// As `kp_window_sum_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_f64(
-    ctx: *const kp_context,
-    x: *const f64,
-    w: *const f64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    out: *mut f64,
-) -> kp_status {
-    unsafe {
-        kp_window_sum::<f64> {
-            ctx,
-            x,
-            w,
-            w_len,
-            rows,
-            n,
-            out,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_window_sum_f64(ctx: *const kp_context, x: *const f64, w: *const f64, w_len: usize, rows: usize, n: usize, out: *mut f64) -> kp_status {
+    unsafe { kp_window_sum::<f64> { ctx, x, w, w_len, rows, n, out }.run() }
 }
 
 /// Window sums of device arrays in single precision, enqueued on `stream` with no
@@ -374,67 +120,15 @@ pub unsafe extern "C" fn kp_window_sum_f64(
 /// `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_device_f32(
-    ctx: *const kp_context,
-    x: u64,
-    w: u64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    pitch: usize,
-    out: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_window_sum_device::<f32> {
-            ctx,
-            x,
-            w,
-            w_len,
-            rows,
-            n,
-            pitch,
-            out,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_window_sum_device_f32(ctx: *const kp_context, x: u64, w: u64, w_len: usize, rows: usize, n: usize, pitch: usize, out: u64, stream: u64) -> kp_status {
+    unsafe { kp_window_sum_device::<f32> { ctx, x, w, w_len, rows, n, pitch, out, stream, _dtype: PhantomData }.run() }
 }
 
-/// Window sums of device arrays in double precision, enqueued on `stream` with no
-/// synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
-/// values between n and pitch are not written. Needs a GPU context.
+/// As `kp_window_sum_device_f32`, in double precision.
 ///
 /// # Safety
-/// `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
-/// `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
-/// GPU's primary context.
+/// As `kp_window_sum_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_device_f64(
-    ctx: *const kp_context,
-    x: u64,
-    w: u64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    pitch: usize,
-    out: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_window_sum_device::<f64> {
-            ctx,
-            x,
-            w,
-            w_len,
-            rows,
-            n,
-            pitch,
-            out,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_window_sum_device_f64(ctx: *const kp_context, x: u64, w: u64, w_len: usize, rows: usize, n: usize, pitch: usize, out: u64, stream: u64) -> kp_status {
+    unsafe { kp_window_sum_device::<f64> { ctx, x, w, w_len, rows, n, pitch, out, stream, _dtype: PhantomData }.run() }
 }

@@ -8,28 +8,16 @@ use super::*;
 /// # Safety
 /// `x` readable for `n` values; `sum` valid for one write.
 #[no_mangle]
-pub unsafe extern "C" fn kp_sum_f32(
-    ctx: *const kp_context,
-    x: *const f32,
-    n: usize,
-    sum: *mut f64,
-) -> kp_status {
+pub unsafe extern "C" fn kp_sum_f32(ctx: *const kp_context, x: *const f32, n: usize, sum: *mut f64) -> kp_status {
     unsafe { kp_sum::<f32> { ctx, x, n, sum }.run() }
 }
 
-/// Sum of the `n` values at host `x`, in double precision, accumulated in double
-/// precision, written to `*sum` (the same bits on every run of a GPU
-/// context). Runs on the context's backend and returns with the result.
+/// As `kp_sum_f32`, in double precision.
 ///
 /// # Safety
-/// `x` readable for `n` values; `sum` valid for one write.
+/// As `kp_sum_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_sum_f64(
-    ctx: *const kp_context,
-    x: *const f64,
-    n: usize,
-    sum: *mut f64,
-) -> kp_status {
+pub unsafe extern "C" fn kp_sum_f64(ctx: *const kp_context, x: *const f64, n: usize, sum: *mut f64) -> kp_status {
     unsafe { kp_sum::<f64> { ctx, x, n, sum }.run() }
 }
 
@@ -42,53 +30,17 @@ pub unsafe extern "C" fn kp_sum_f64(
 /// alive until the work completes; `stream` 0 or a CUstream of the GPU's
 /// primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_sum_device_f32(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    sum: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_sum_device::<f32> {
-            ctx,
-            x,
-            n,
-            sum,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_sum_device_f32(ctx: *const kp_context, x: u64, n: usize, sum: u64, stream: u64) -> kp_status {
+    unsafe { kp_sum_device::<f32> { ctx, x, n, sum, stream, _dtype: PhantomData }.run() }
 }
 
-/// Sum of the `n` values (double precision) at device `x` into the device double
-/// at `sum`, enqueued on `stream` (0: the default stream) with no
-/// synchronisation. Needs a GPU context.
+/// As `kp_sum_device_f32`, in double precision.
 ///
 /// # Safety
-/// `x` (n values) and `sum` (one double) device allocations of this GPU,
-/// alive until the work completes; `stream` 0 or a CUstream of the GPU's
-/// primary context.
+/// As `kp_sum_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_sum_device_f64(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    sum: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_sum_device::<f64> {
-            ctx,
-            x,
-            n,
-            sum,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_sum_device_f64(ctx: *const kp_context, x: u64, n: usize, sum: u64, stream: u64) -> kp_status {
+    unsafe { kp_sum_device::<f64> { ctx, x, n, sum, stream, _dtype: PhantomData }.run() }
 }
 
 /// Normalises the `n` values (single precision) at host `x` in place,
@@ -100,30 +52,16 @@ pub unsafe extern "C" fn kp_sum_device_f64(
 /// # Safety
 /// `x` readable and writable for `n` values; `sum` NULL or valid for one write.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_f32(
-    ctx: *const kp_context,
-    x: *mut f32,
-    n: usize,
-    sum: *mut f64,
-) -> kp_status {
+pub unsafe extern "C" fn kp_normalize_f32(ctx: *const kp_context, x: *mut f32, n: usize, sum: *mut f64) -> kp_status {
     unsafe { kp_normalize::<f32> { ctx, x, n, sum }.run() }
 }
 
-/// Normalises the `n` values (double precision) at host `x` in place,
-/// `x <- x / sum(x)`, on the context's backend, and writes the sum to `*sum`
-/// (NULL: not wanted). A sum that is zero (an empty array included), not
-/// finite or too small to invert (below 2^-1024) is
-/// KP_ERROR_INVALID_ARGUMENT, and then `x` and `*sum` are unchanged.
+/// As `kp_normalize_f32`, in double precision.
 ///
 /// # Safety
-/// `x` readable and writable for `n` values; `sum` NULL or valid for one write.
+/// As `kp_normalize_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_f64(
-    ctx: *const kp_context,
-    x: *mut f64,
-    n: usize,
-    sum: *mut f64,
-) -> kp_status {
+pub unsafe extern "C" fn kp_normalize_f64(ctx: *const kp_context, x: *mut f64, n: usize, sum: *mut f64) -> kp_status {
     unsafe { kp_normalize::<f64> { ctx, x, n, sum }.run() }
 }
 
@@ -138,59 +76,17 @@ pub unsafe extern "C" fn kp_normalize_f64(
 /// of this GPU, alive until the work completes; `stream` 0 or a CUstream of
 /// the GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_device_f32(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    sum: u64,
-    status: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_normalize_device::<f32> {
-            ctx,
-            x,
-            n,
-            sum,
-            status,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_device_f32(ctx: *const kp_context, x: u64, n: usize, sum: u64, status: u64, stream: u64) -> kp_status {
+    unsafe { kp_normalize_device::<f32> { ctx, x, n, sum, status, stream, _dtype: PhantomData }.run() }
 }
 
-/// Normalises the `n` values (double precision) at device `x` in place, enqueued
-/// on `stream` (0: the default stream) with no synchronisation. The device
-/// double at `sum` receives the sum and the device int at `status` 0, or 1
-/// when the sum is zero, not finite or too small to invert and `x` was left
-/// unchanged: read `status` before trusting `x`. Needs a GPU context.
+/// As `kp_normalize_device_f32`, in double precision.
 ///
 /// # Safety
-/// `x` (n values), `sum` (one double), `status` (one int) device allocations
-/// of this GPU, alive until the work completes; `stream` 0 or a CUstream of
-/// the GPU's primary context.
+/// As `kp_normalize_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_device_f64(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    sum: u64,
-    status: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_normalize_device::<f64> {
-            ctx,
-            x,
-            n,
-            sum,
-            status,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_device_f64(ctx: *const kp_context, x: u64, n: usize, sum: u64, status: u64, stream: u64) -> kp_status {
+    unsafe { kp_normalize_device::<f64> { ctx, x, n, sum, status, stream, _dtype: PhantomData }.run() }
 }
 
 /// Normalises `narrays` arrays of host values (single precision) in place in one
@@ -206,59 +102,17 @@ pub unsafe extern "C" fn kp_normalize_device_f64(
 /// `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
 /// (readable and writable), `sums` and `status` writable for narrays.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_batched_f32(
-    ctx: *const kp_context,
-    x: *mut f32,
-    offsets: *const i64,
-    narrays: usize,
-    sums: *mut f64,
-    status: *mut i32,
-) -> kp_status {
-    unsafe {
-        kp_normalize_batched::<f32> {
-            ctx,
-            x,
-            offsets,
-            narrays,
-            sums,
-            status,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_batched_f32(ctx: *const kp_context, x: *mut f32, offsets: *const i64, narrays: usize, sums: *mut f64, status: *mut i32) -> kp_status {
+    unsafe { kp_normalize_batched::<f32> { ctx, x, offsets, narrays, sums, status }.run() }
 }
 
-/// Normalises `narrays` arrays of host values (double precision) in place in one
-/// call: array a is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has
-/// narrays + 1 entries, from 0, non-decreasing. Writes every array's sum to
-/// `sums[a]` and its status to `status[a]`: 0 normalised, 1 sum zero, not
-/// finite or too small to invert (empty arrays too), array unchanged. Returns
-/// KP_OK when the call ran, whether or not some arrays had a bad sum. Invalid
-/// offsets: KP_ERROR_INVALID_ARGUMENT and nothing written. On a GPU context
-/// the sums have the bits of `kp_sum_f64` of each array alone.
+/// As `kp_normalize_batched_f32`, in double precision.
 ///
 /// # Safety
-/// `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
-/// (readable and writable), `sums` and `status` writable for narrays.
+/// As `kp_normalize_batched_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_batched_f64(
-    ctx: *const kp_context,
-    x: *mut f64,
-    offsets: *const i64,
-    narrays: usize,
-    sums: *mut f64,
-    status: *mut i32,
-) -> kp_status {
-    unsafe {
-        kp_normalize_batched::<f64> {
-            ctx,
-            x,
-            offsets,
-            narrays,
-            sums,
-            status,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_batched_f64(ctx: *const kp_context, x: *mut f64, offsets: *const i64, narrays: usize, sums: *mut f64, status: *mut i32) -> kp_status {
+    unsafe { kp_normalize_batched::<f64> { ctx, x, offsets, narrays, sums, status }.run() }
 }
 
 /// The batch on device memory (single precision), enqueued on `stream` (0: the
@@ -273,66 +127,15 @@ pub unsafe extern "C" fn kp_normalize_batched_f64(
 /// Device allocations of this GPU with the stated sizes, alive until the
 /// work completes; `stream` 0 or a CUstream of the GPU's primary context.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_batched_device_f32(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    offsets: u64,
-    narrays: usize,
-    sums: u64,
-    status: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_normalize_batched_device::<f32> {
-            ctx,
-            x,
-            n,
-            offsets,
-            narrays,
-            sums,
-            status,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_batched_device_f32(ctx: *const kp_context, x: u64, n: usize, offsets: u64, narrays: usize, sums: u64, status: u64, stream: u64) -> kp_status {
+    unsafe { kp_normalize_batched_device::<f32> { ctx, x, n, offsets, narrays, sums, status, stream, _dtype: PhantomData }.run() }
 }
 
-/// The batch on device memory (double precision), enqueued on `stream` (0: the
-/// default stream) with no synchronisation, four launches whatever
-/// `narrays`: `x` holds `n` values, `offsets` narrays + 1 `int64_t`, `sums`
-/// narrays doubles and `status` narrays ints, all on the device. `status[a]`:
-/// 0 normalised, 1 sum zero, not finite or too small to invert (array a
-/// unchanged), 2 offsets invalid (outside 0..n or decreasing: checked on the
-/// device, nothing changed, sums NaN). Needs a GPU context.
+/// As `kp_normalize_batched_device_f32`, in double precision.
 ///
 /// # Safety
-/// Device allocations of this GPU with the stated sizes, alive until the
-/// work completes; `stream` 0 or a CUstream of the GPU's primary context.
+/// As `kp_normalize_batched_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_normalize_batched_device_f64(
-    ctx: *const kp_context,
-    x: u64,
-    n: usize,
-    offsets: u64,
-    narrays: usize,
-    sums: u64,
-    status: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_normalize_batched_device::<f64> {
-            ctx,
-            x,
-            n,
-            offsets,
-            narrays,
-            sums,
-            status,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_normalize_batched_device_f64(ctx: *const kp_context, x: u64, n: usize, offsets: u64, narrays: usize, sums: u64, status: u64, stream: u64) -> kp_status {
+    unsafe { kp_normalize_batched_device::<f64> { ctx, x, n, offsets, narrays, sums, status, stream, _dtype: PhantomData }.run() }
 }

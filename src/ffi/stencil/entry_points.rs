@@ -10,63 +10,17 @@ use super::*;
 /// # Safety
 /// `ctx` is a live context; the pointers hold the spans above.
 #[no_mangle]
-pub unsafe extern "C" fn kp_box_filter_f32(
-    ctx: *const kp_context,
-    input: *const f32,
-    in_pitch: usize,
-    output: *mut f32,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-) -> kp_status {
-    unsafe {
-        kp_box_filter::<f32> {
-            ctx,
-            input,
-            in_pitch,
-            output,
-            out_pitch,
-            rows,
-            cols,
-            options,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_box_filter_f32(ctx: *const kp_context, input: *const f32, in_pitch: usize, output: *mut f32, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options) -> kp_status {
+    unsafe { kp_box_filter::<f32> { ctx, input, in_pitch, output, out_pitch, rows, cols, options }.run() }
 }
 
-/// Box filter of a `rows` x `cols` row-major image in double precision: `input`
-/// holds `(rows - 1) * in_pitch + cols` values, `output` (which must not
-/// overlap it) `(rows - 1) * out_pitch + cols`; pitches are in elements. Only
-/// the first `cols` values of each output row are written, and nothing on
-/// failure. Waits for the result. NULL options: the defaults.
+/// As `kp_box_filter_f32`, in double precision.
 ///
 /// # Safety
-/// `ctx` is a live context; the pointers hold the spans above.
+/// As `kp_box_filter_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_box_filter_f64(
-    ctx: *const kp_context,
-    input: *const f64,
-    in_pitch: usize,
-    output: *mut f64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-) -> kp_status {
-    unsafe {
-        kp_box_filter::<f64> {
-            ctx,
-            input,
-            in_pitch,
-            output,
-            out_pitch,
-            rows,
-            cols,
-            options,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_box_filter_f64(ctx: *const kp_context, input: *const f64, in_pitch: usize, output: *mut f64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options) -> kp_status {
+    unsafe { kp_box_filter::<f64> { ctx, input, in_pitch, output, out_pitch, rows, cols, options }.run() }
 }
 
 /// The box filter of device buffers in single precision (spans as for
@@ -78,67 +32,15 @@ pub unsafe extern "C" fn kp_box_filter_f64(
 /// GPU holding the spans, alive until the stream's work completes; `stream` is
 /// 0 or a live stream of that GPU.
 #[no_mangle]
-pub unsafe extern "C" fn kp_box_filter_device_f32(
-    ctx: *const kp_context,
-    input: u64,
-    in_pitch: usize,
-    output: u64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_box_filter_device::<f32> {
-            ctx,
-            input,
-            in_pitch,
-            output,
-            out_pitch,
-            rows,
-            cols,
-            options,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_box_filter_device_f32(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
+    unsafe { kp_box_filter_device::<f32> { ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream, _dtype: PhantomData }.run() }
 }
 
-/// The box filter of device buffers in double precision (spans as for
-/// kp_box_filter_f64, overlap rejected), enqueued on `stream` (0: the
-/// default stream) with no synchronisation. GPU contexts only.
+/// As `kp_box_filter_device_f32`, in double precision.
 ///
 /// # Safety
-/// `ctx` is a live GPU context; `input` and `output` are device pointers of its
-/// GPU holding the spans, alive until the stream's work completes; `stream` is
-/// 0 or a live stream of that GPU.
+/// As `kp_box_filter_device_f32`.
 #[no_mangle]
-pub unsafe extern "C" fn kp_box_filter_device_f64(
-    ctx: *const kp_context,
-    input: u64,
-    in_pitch: usize,
-    output: u64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        kp_box_filter_device::<f64> {
-            ctx,
-            input,
-            in_pitch,
-            output,
-            out_pitch,
-            rows,
-            cols,
-            options,
-            stream,
-            _dtype: PhantomData,
-        }
-        .run()
-    }
+pub unsafe extern "C" fn kp_box_filter_device_f64(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
+    unsafe { kp_box_filter_device::<f64> { ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream, _dtype: PhantomData }.run() }
 }
