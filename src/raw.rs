@@ -399,8 +399,8 @@ mod tests {
             batch_grid(&two, &two, 3),
             BatchGrid::PerSeries { .. }
         ));
-        assert_eq!(per_series_grid(1, 5).unwrap(), false);
-        assert_eq!(per_series_grid(5, 5).unwrap(), true);
+        assert!(!per_series_grid(1, 5).unwrap());
+        assert!(per_series_grid(5, 5).unwrap());
         let err = per_series_grid(2, 5).unwrap_err().to_string();
         assert!(
             err.contains("ngrids is 2: 1 (shared) or nseries (5)"),

@@ -393,7 +393,6 @@ struct BatchInputs<S, O, G> {
     f0: G,
     df: G,
     ngrids: usize,
-    nf: usize,
     options: *const kp_lombscargle_options,
 }
 
@@ -505,7 +504,7 @@ impl<T: Float> Entry for kp_lombscargle_batch<T> {
         let kp_lombscargle_batch { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len } = self;
         let ctx = unsafe { context(ctx) }?;
         #[rustfmt::skip]
-        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }.view() }?;
+        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
         check_apart(&[Span::of("out", out, out_len)], &inputs.spans)?;
         let out = unsafe { raw::host_mut("out", out, out_len) }?;
         check_out_len(out_len, nseries, nf, &inputs.opts)?;
@@ -558,7 +557,7 @@ impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
         let stream = unsafe { ctx.stream(stream) }?;
         let out = raw::device("out", out)?;
         #[rustfmt::skip]
-        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }.buffers(out)?;
+        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(out)?;
         unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
         Ok(())
     }
@@ -596,7 +595,7 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
         let kp_lombscargle_batch_peaks { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value } = self;
         let ctx = unsafe { context(ctx) }?;
         #[rustfmt::skip]
-        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }.view() }?;
+        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
         let outputs = [
             Span::of("index", index, nseries),
             Span::of("value", value, nseries),
@@ -653,7 +652,7 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks_device<T> {
         let opts = unsafe { options_from(options) }?;
         let stream = unsafe { ctx.stream(stream) }?;
         #[rustfmt::skip]
-        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }.buffers(0)?;
+        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(0)?;
         let peaks = PeakBuffers {
             index: raw::device("index", index)?,
             value: raw::device("value", value)?,
