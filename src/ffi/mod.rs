@@ -18,7 +18,7 @@
 //!
 //! Per-dtype entry points: each operation is declared once, as a struct of its
 //! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`) whose
-//! [`Entry::call`] does the work; `tests/ffi_entry_points.rs` expands every
+//! `Entry::call` does the work; `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
 //! fails when they are stale.
