@@ -9,7 +9,7 @@
 //!   host or device; run it before any mutable slice is formed or any kernel
 //!   launched.
 //! - Lengths the caller states for an output: [`check_len`] (it must equal
-//!   what the call writes).
+//!   what the call writes), [`check_periodogram_len`], [`check_trajectory_len`].
 //! - Device memory: [`device`] refuses NULL; [`check_device`] checks a span
 //!   against the driver's record of the GPU's allocations (as the safe API's
 //!   `Gpu::*_raw` entry points do for every buffer they are given).
@@ -25,12 +25,13 @@ use cudarc::driver::CudaStream;
 
 use crate::api::lombscargle::batch::BatchGrid;
 use crate::api::lombscargle::peaks::Peak;
-use crate::api::lombscargle::UniformGrid;
+use crate::api::lombscargle::{values_per_frequency, UniformGrid};
+use crate::api::lorenz::frame_count;
 pub use crate::api::MAX_ARRAY_BYTES;
 use crate::error::Error;
 use crate::float::Float;
 use crate::gpu::Gpu;
-use crate::Periodogram;
+use crate::{LombScargleOptions, Periodogram};
 
 /// Why the boundary refused an argument.
 #[derive(Debug)]
@@ -227,6 +228,39 @@ pub fn check_len(
             "{name} is {given}, and the {unit} the call would write overflow a size_t"
         ))),
     }
+}
+
+/// `out_len` must be what `nseries` periodograms of `nf` frequencies hold
+/// (`nseries` x `output_len(nf)`).
+pub fn check_periodogram_len(
+    out_len: usize,
+    nseries: usize,
+    nf: usize,
+    opts: &LombScargleOptions,
+) -> Result<(), Error> {
+    let written = nf
+        .checked_mul(values_per_frequency(opts))
+        .and_then(|per| per.checked_mul(nseries));
+    check_len("out_len", out_len, written, "values")
+}
+
+/// `trajectory_len` (used only with `every` > 0) must be what a run of
+/// `len` state values writes: one frame of them every `every` steps, and the
+/// initial one.
+pub fn check_trajectory_len(given: usize, len: usize, steps: u64, every: u64) -> Result<(), Error> {
+    if every == 0 {
+        return Ok(());
+    }
+    // frame_count saturates at usize::MAX, which no buffer holds either.
+    let frames = frame_count(steps, every);
+    let written = frames.checked_mul(len).ok_or_else(|| {
+        Error::invalid(format!(
+            "a trajectory of {frames} frames (steps {steps}, every {every}) of {len} values \
+             does not fit in memory"
+        ))
+    })?;
+    let unit = "values (kp_lorenz_trajectory_len)";
+    check_len("trajectory_len", given, Some(written), unit)
 }
 
 /// A device address, or [`RawError::NullPointer`] naming it. (The safe API's

@@ -4,6 +4,7 @@
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
 use super::{context, kp_context, kp_status, Entry, Failure};
 use crate::api::fg::{complexes, interleaved, FgOptions};
+use crate::error::Error;
 use crate::float::{Complex, Float};
 use crate::raw::{self, check_apart, Span};
 
@@ -46,13 +47,9 @@ pub(crate) struct kp_fg_integrate<T> {
 }
 
 /// `delta_len` must be what the run writes: nsteps + 1 complex values.
-fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Failure> {
-    Ok(raw::check_len(
-        "delta_len",
-        delta_len,
-        nsteps.checked_add(1),
-        "complex values (nsteps + 1)",
-    )?)
+fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Error> {
+    let unit = "complex values (nsteps + 1)";
+    raw::check_len("delta_len", delta_len, nsteps.checked_add(1), unit)
 }
 
 impl<T: Float> Entry for kp_fg_integrate<T> {

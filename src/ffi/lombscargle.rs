@@ -114,19 +114,6 @@ impl<P> Freqs<P> {
     }
 }
 
-/// `out_len` must be what `nf` frequencies of each of `nseries` series produce.
-fn check_out_len(
-    out_len: usize,
-    nseries: usize,
-    nf: usize,
-    opts: &LombScargleOptions,
-) -> Result<(), Error> {
-    let written = nf
-        .checked_mul(values_per_frequency(opts))
-        .and_then(|per| per.checked_mul(nseries));
-    raw::check_len("out_len", out_len, written, "values")
-}
-
 /// One series on host buffers (either kind of frequencies).
 struct HostSeries<T> {
     t: *const T,
@@ -143,7 +130,7 @@ impl<T: Float> HostSeries<T> {
         let ctx = unsafe { context(ctx) }?;
         let opts = unsafe { options_from(self.options) }?;
         // A wrong length first: buffers sized by it may well touch others.
-        check_out_len(self.out_len, 1, freqs.len(), &opts)?;
+        raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
         let (nx, out_len) = (self.nx, self.out_len);
         let freq_span = match freqs {
             Freqs::Array(ptr, nf) => Span::of("freqs", ptr, nf),
@@ -211,7 +198,7 @@ impl DeviceSeries {
             },
             Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
-        check_out_len(self.out_len, 1, freqs.len(), &opts)?;
+        raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
         unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, self.nx, freqs, &opts) }?;
         Ok(())
@@ -507,7 +494,7 @@ impl<T: Float> Entry for kp_lombscargle_batch<T> {
         let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
         check_apart(&[Span::of("out", out, out_len)], &inputs.spans)?;
         let out = unsafe { raw::host_mut("out", out, out_len) }?;
-        check_out_len(out_len, nseries, nf, &inputs.opts)?;
+        raw::check_periodogram_len(out_len, nseries, nf, &inputs.opts)?;
         // Computed in full before a single value is written to `out`.
         let grid = raw::batch_grid(inputs.f0, inputs.df, nf);
         let result = ctx
@@ -553,7 +540,7 @@ impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
         let opts = unsafe { options_from(options) }?;
-        check_out_len(out_len, nseries, nf, &opts)?;
+        raw::check_periodogram_len(out_len, nseries, nf, &opts)?;
         let stream = unsafe { ctx.stream(stream) }?;
         let out = raw::device("out", out)?;
         #[rustfmt::skip]

@@ -6,7 +6,6 @@ use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
 use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
-use crate::error::Error;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -157,34 +156,6 @@ impl Model {
         };
         members.saturating_mul(n)
     }
-
-    /// `trajectory_len` (used only with `every` > 0) must be what the run writes.
-    fn check_trajectory_len(
-        &self,
-        members: usize,
-        steps: u64,
-        every: u64,
-        given: usize,
-    ) -> Result<(), Failure> {
-        if every == 0 {
-            return Ok(());
-        }
-        // frame_count saturates at usize::MAX, which no buffer holds either.
-        let (frames, len) = (frame_count(steps, every), self.state_len(members));
-        let written = frames.checked_mul(len).ok_or_else(|| {
-            Error::invalid(format!(
-                "a trajectory of {frames} frames (steps {steps}, every {every}) of {len} values \
-                 does not fit in memory"
-            ))
-        })?;
-        let unit = "values (kp_lorenz_trajectory_len)";
-        Ok(raw::check_len(
-            "trajectory_len",
-            given,
-            Some(written),
-            unit,
-        )?)
-    }
 }
 
 /// An ensemble run on host buffers, as the entry points give it.
@@ -224,7 +195,7 @@ impl<T: Float> HostRun<T> {
                 Some(unsafe { raw::host_mut("trajectory (every > 0)", self.trajectory, traj_len) }?)
             }
         };
-        model.check_trajectory_len(self.members, steps, every, self.trajectory_len)?;
+        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         // Computed in full before anything is written to the outputs.
         let run = match model {
             Model::L96(p) => ctx.kernpack.lorenz96(&p, initial, steps, every),
@@ -269,7 +240,8 @@ impl<T: Float> DeviceRun<T> {
                 _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
             },
         };
-        model.check_trajectory_len(members, steps, every, self.trajectory_len)?;
+        let len = model.state_len(members);
+        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
         match model {
             Model::L96(p) => unsafe {
