@@ -26,12 +26,12 @@ use cudarc::driver::CudaStream;
 use crate::api::lombscargle::batch::BatchGrid;
 use crate::api::lombscargle::peaks::Peak;
 use crate::api::lombscargle::{values_per_frequency, UniformGrid};
-use crate::api::lorenz::frame_count;
 pub use crate::api::MAX_ARRAY_BYTES;
 use crate::error::Error;
 use crate::float::Float;
 use crate::gpu::Gpu;
-use crate::{LombScargleOptions, Periodogram};
+use crate::params::lombscargle::{LombScargleOptions, Periodogram};
+use crate::params::lorenz::frame_count;
 
 /// Why the boundary refused an argument.
 #[derive(Debug)]
