@@ -210,6 +210,16 @@ pub fn check_apart(outputs: &[Span], inputs: &[Span]) -> Result<(), Error> {
     Ok(())
 }
 
+/// A count the caller gives as two factors (`members` x `N`, `rows` x `n`),
+/// or an invalid argument naming both when the product overflows.
+pub fn product(a_name: &str, a: usize, b_name: &str, b: usize) -> Result<usize, Error> {
+    a.checked_mul(b).ok_or_else(|| {
+        Error::invalid(format!(
+            "{a_name} x {b_name} = {a} x {b} overflows a size_t"
+        ))
+    })
+}
+
 /// The length the caller states for an output (`name`, e.g. "out_len") must
 /// be what the call writes: `written` values of `unit` ("values"), `None`
 /// when that count overflows (no buffer can hold it).
@@ -386,6 +396,18 @@ mod tests {
         let err = check_host("x", odd, 1).unwrap_err().to_string();
         assert!(err.contains("not aligned to 8 bytes"), "{err}");
         assert_eq!(unsafe { host("x", v.as_ptr(), 2) }.unwrap(), &v);
+    }
+
+    #[test]
+    fn a_product_that_overflows_names_both_factors() {
+        assert_eq!(product("rows", 3, "n", 4).unwrap(), 12);
+        let err = product("members", 2, "N", usize::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("members x N = 2 x {}", usize::MAX)),
+            "{err}"
+        );
     }
 
     #[test]

@@ -55,11 +55,11 @@ fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Error> {
 impl<T: Float> Entry for kp_fg_integrate<T> {
     unsafe fn call(self) -> Result<(), Failure> {
         let ctx = unsafe { context(self.ctx) }?;
-        // Reals of an N x N complex state; an impossible N saturates and is
-        // refused by the views' size cap.
-        let state_len = self.n.saturating_mul(self.n).saturating_mul(2);
+        // Reals of an N x N complex state.
+        let values = raw::product("N", self.n, "N", self.n)?;
+        let state_len = raw::product("N x N", values, "2 reals", 2)?;
         check_delta_len(self.delta_len, self.nsteps)?;
-        let delta_len = self.delta_len.saturating_mul(2);
+        let delta_len = raw::product("delta_len", self.delta_len, "2 reals", 2)?;
         check_apart(
             &[
                 Span::of("f", self.f, state_len),

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
 use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use crate::error::Error;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -147,14 +148,13 @@ impl Model {
         }))
     }
 
-    /// Values of the states, members x n (saturated: an impossible count is
-    /// refused by the views' size cap).
-    fn state_len(&self, members: usize) -> usize {
+    /// Values of the states, members x N.
+    fn state_len(&self, members: usize) -> Result<usize, Error> {
         let n = match self {
             Model::L96(p) => p.n,
             Model::L05(p) => p.n,
         };
-        members.saturating_mul(n)
+        raw::product("members", members, "N", n)
     }
 }
 
@@ -178,7 +178,7 @@ impl<T: Float> HostRun<T> {
         let ctx = unsafe { context(ctx) }?;
         let model = model?;
         let (steps, every) = (self.steps, self.every);
-        let len = model.state_len(self.members);
+        let len = model.state_len(self.members)?;
         let traj_len = if every > 0 { self.trajectory_len } else { 0 };
         check_apart(
             &[
@@ -240,7 +240,7 @@ impl<T: Float> DeviceRun<T> {
                 _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
             },
         };
-        let len = model.state_len(members);
+        let len = model.state_len(members)?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
         match model {
@@ -432,8 +432,7 @@ pub(crate) struct kp_window_sum<T> {
 impl<T: Float> Entry for kp_window_sum<T> {
     unsafe fn call(self) -> Result<(), Failure> {
         let ctx = unsafe { context(self.ctx) }?;
-        // Saturated: an impossible count is refused by the views' size cap.
-        let len = self.rows.saturating_mul(self.n);
+        let len = raw::product("rows", self.rows, "n", self.n)?;
         check_apart(
             &[Span::of("out", self.out, len)],
             &[
