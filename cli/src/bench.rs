@@ -659,7 +659,7 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
         on_cpu: bool,
     ) -> Result<f64, String> {
         if on_cpu {
-            // The CPU backend (the reference, threaded over members): wall clock.
+            // The CPU backend (members in blocks over threads): wall clock.
             let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
             let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
             return wall_median(reps, || {
