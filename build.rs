@@ -10,6 +10,9 @@
 //! from the committed fatbin while it was built from today's csrc/; otherwise
 //! the build warns that the fatbin lacks them. Without any nvcc the committed
 //! fatbin is used whole, and a stale one is reported.
+//!
+//! Whichever fatbin is embedded, the list of kernels the loader resolves is
+//! read from csrc/ on every build ([`write_kernel_list`]).
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,8 @@ include!("src/build_support/archs.rs");
 #[allow(dead_code)]
 #[path = "src/fatbin.rs"]
 mod fatbin;
+#[path = "src/build_support/kernel_list.rs"]
+mod kernel_list;
 
 /// Flags that shape the generated code; recorded in the manifest.
 const NVCC_FLAGS: &[&str] = &["-O3", "--use_fast_math", "-std=c++17"];
@@ -55,6 +60,7 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let source_hash = csrc_source_hash(&csrc).expect("reading csrc/");
+    write_kernel_list(&csrc, &out);
 
     let mut manifest = match find_nvcc(&root) {
         Some(nvcc) => compile_fatbin(&root, &nvcc, &csrc, &out, &source_hash),
@@ -126,6 +132,20 @@ fn main() {
         };
         fs::write(dir.join("manifest.txt"), committed.to_text()).unwrap();
     }
+}
+
+/// Writes the kernel list read from csrc/ into OUT_DIR: `kernel_families.rs`,
+/// the names by family, which src/gpu/mod.rs includes as `KERNEL_FAMILIES`,
+/// and `kernel_prototypes.rs`, the parameter types by name, which the tests of
+/// src/gpu/kernels.rs hold the Rust declarations to. Read from the sources on
+/// every build, whichever fatbin is embedded; tests/fatbin.rs checks that the
+/// fatbin holds exactly these kernels.
+fn write_kernel_list(csrc: &Path, out: &Path) {
+    let families = kernel_list::read_families(csrc)
+        .unwrap_or_else(|e| panic!("listing the kernels of csrc/: {e}"));
+    let (names, prototypes) = kernel_list::rust_lists(&families);
+    fs::write(out.join("kernel_families.rs"), names).unwrap();
+    fs::write(out.join("kernel_prototypes.rs"), prototypes).unwrap();
 }
 
 struct Manifest {

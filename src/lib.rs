@@ -1,5 +1,7 @@
 //! kernpack: precompiled CUDA kernels in one multi-architecture fatbin, loaded
-//! with no JIT, behind a safe Rust API and a C ABI, each held to a CPU reference.
+//! with no JIT, behind a safe Rust API and a C ABI, with a CPU backend for
+//! machines without a GPU; every kernel is held to a plain Rust reference
+//! implementation (`src/reference`, the oracle the tests compare with).
 //!
 //! ```no_run
 //! use kernpack::{Backend, Kernpack, LombScargleOptions, Series};

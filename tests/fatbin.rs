@@ -1,9 +1,11 @@
 //! What the fatbins hold: the embedded one (built now or copied from fatbin/)
 //! and the committed one, which must hold every arch from Kepler to Blackwell
-//! and match today's csrc/.
+//! and match today's csrc/; both hold exactly the kernels of the list that
+//! build.rs read from csrc/ ([`KERNEL_FAMILIES`]).
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use kernpack::fatbin::{parse, ptx_archs, sass_archs, EntryKind, FatbinEntry};
+use kernpack::fatbin::{parse, ptx_archs, sass_archs, Codec, EntryKind, FatbinEntry};
 use kernpack::gpu::{
     FATBIN, FATBIN_FAMILIES, FATBIN_LEGACY_TOOLKIT, FATBIN_ONLY, FATBIN_ORIGIN, FATBIN_PTX,
     FATBIN_SASS, FATBIN_TOOLKIT, KERNEL_FAMILIES,
@@ -57,6 +59,82 @@ fn assert_every_family_has(entries: &[FatbinEntry], sass: &[u32], ptx: &[u32]) {
     }
 }
 
+/// An entry's payload as the toolkit wrote it (zstd undone: nvcc 13's
+/// entries and build.rs's CUDA 11.8 ones are zstd frames).
+fn plain_payload(bytes: &[u8], e: &FatbinEntry) -> Vec<u8> {
+    match e.codec {
+        Codec::None => e.payload(bytes).to_vec(),
+        Codec::Zstd => zstd::bulk::decompress(e.payload(bytes), e.uncompressed_size as usize)
+            .unwrap_or_else(|err| panic!("{} {} entry: {err}", e.kind, e.arch)),
+        Codec::Lz4 => panic!(
+            "{} {} entry: NVIDIA's LZ4-like compression, which no build of kernpack writes",
+            e.kind, e.arch
+        ),
+    }
+}
+
+/// The kernels a PTX text defines: its `.entry` directives
+/// (`.visible .entry name(`).
+fn ptx_kernels(ptx: &str) -> BTreeSet<&str> {
+    ptx.lines()
+        .filter_map(|line| line.split_once(".entry ")?.1.split('(').next())
+        .map(str::trim)
+        .collect()
+}
+
+/// Each family's container defines exactly the kernels the generated list
+/// gives it: every PTX entry by its `.entry` directives, and every SASS entry
+/// (an ELF cubin) has each name among its strings (the symbol table's names),
+/// so a kernel missing from any arch's code is found without a GPU.
+fn assert_every_family_holds_its_kernels(bytes: &[u8], entries: &[FatbinEntry]) {
+    for (i, (family, kernels)) in KERNEL_FAMILIES.iter().enumerate() {
+        let listed: BTreeSet<&str> = kernels.iter().copied().collect();
+        let mine: Vec<&FatbinEntry> = entries.iter().filter(|e| e.container == i).collect();
+        assert!(!mine.is_empty(), "no container for the {family} family");
+        for e in mine {
+            let plain = plain_payload(bytes, e);
+            match e.kind {
+                EntryKind::Ptx => {
+                    let ptx = String::from_utf8_lossy(&plain);
+                    assert_eq!(
+                        ptx_kernels(&ptx),
+                        listed,
+                        "kernels of the {family} container's compute_{} PTX (left) \
+                         vs the list build.rs read from csrc/{family}.cu (right)",
+                        e.arch
+                    );
+                }
+                EntryKind::Sass => {
+                    let wanted: BTreeSet<&[u8]> = listed.iter().map(|n| n.as_bytes()).collect();
+                    let found: BTreeSet<&[u8]> = plain
+                        .split(|&b| b == 0)
+                        .filter(|s| wanted.contains(s))
+                        .collect();
+                    let missing: Vec<_> = wanted
+                        .difference(&found)
+                        .map(|n| String::from_utf8_lossy(n))
+                        .collect();
+                    assert!(
+                        missing.is_empty(),
+                        "missing from the {family} container's sm_{} SASS: {missing:?}",
+                        e.arch
+                    );
+                }
+                EntryKind::Other(_) => {}
+            }
+        }
+    }
+}
+
+/// The PTX reader finds what nvcc writes for an `extern "C"` kernel.
+#[test]
+fn ptx_kernels_reads_entry_directives() {
+    let ptx = ".version 9.0\n.target sm_121\n\n\t// .globl\tk_f32\n\
+               .visible .entry k_f32(\n\t.param .u64 k_f32_param_0\n)\n{\n}\n\
+               .visible .entry reduce_final(\n)\n.func helper()\n";
+    assert_eq!(ptx_kernels(ptx), BTreeSet::from(["k_f32", "reduce_final"]));
+}
+
 #[test]
 fn embedded_fatbin_matches_what_build_rs_recorded() {
     let entries = parse(FATBIN).expect("embedded fatbin parses");
@@ -64,6 +142,7 @@ fn embedded_fatbin_matches_what_build_rs_recorded() {
         FATBIN_FAMILIES.split(',').collect::<Vec<_>>(),
         family_names()
     );
+    assert_every_family_holds_its_kernels(FATBIN, &entries);
     assert_eq!(
         sass_archs(&entries),
         archs(FATBIN_SASS),
@@ -93,6 +172,7 @@ fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
         std::fs::read_to_string(root.join("fatbin/manifest.txt")).expect("fatbin/manifest.txt");
     let entries = parse(&bytes).expect("committed fatbin parses");
     assert_every_family_has(&entries, ALL_SASS, ALL_PTX);
+    assert_every_family_holds_its_kernels(&bytes, &entries);
     assert_eq!(
         sass_archs(&entries),
         archs(&manifest_field(&manifest, "sass"))

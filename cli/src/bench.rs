@@ -1,76 +1,22 @@
 //! `kernpack bench lombscargle`: times the kernels with CUDA events (warm-up,
 //! then the median of many runs) on given or synthetic inputs, and reports the
 //! cold start. benches/compare_lombscargle.py runs it beside cupyx and Numba.
+//! Also `lombscargle-batch`, `reduce`, `lorenz96` and `lorenz05`. With
+//! `--backend cpu`, each times the CPU backend instead: wall-clock medians on
+//! host slices, against a threaded host copy of the same bytes (the memory
+//! roofline) where the work is memory-bound; same inputs and RESULT lines.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cudarc::driver::sys::CUevent_flags;
+use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::{output_len, UniformGrid};
-use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Series};
+use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Periodogram, Series};
 
 use crate::io::{check_output, read_raw_f64, write_raw_f64};
 use crate::memory::check_room;
 use crate::options::{BenchBackend, Dtype, ModelArg, NormalizeArg};
 use crate::synthetic::Uniform;
-
-/// What `kernpack bench` times.
-#[derive(clap::Subcommand, Debug)]
-pub enum BenchCommand {
-    /// One periodogram: cold start, then CUDA-event medians.
-    Lombscargle(BenchLombScargleArgs),
-    /// Many short series in one launch against one long series, in pairs per second.
-    LombscargleBatch(BenchBatchArgs),
-    /// Sum and normalise in place against a device-to-device copy of the same bytes.
-    Reduce(BenchReduceArgs),
-    /// The 2D box filter against a device-to-device copy of the same image.
-    BoxFilter(crate::bench_box::BenchBoxArgs),
-    /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
-    NormalizeStreams(crate::bench_streams::BenchStreamsArgs),
-    /// One batched normalise call against a loop of single calls.
-    NormalizeBatched(crate::bench_streams::BenchBatchedArgs),
-    /// Whole Lorenz 96 ensemble runs.
-    Lorenz96(BenchLorenzArgs),
-    /// Whole Lorenz 2005 ensemble runs.
-    Lorenz05(BenchLorenzArgs),
-    /// Whole runs of the coupled F/G system, per RK4 step.
-    Fg(crate::fg_cmd::BenchFgArgs),
-}
-
-pub fn run(command: BenchCommand) -> Result<(), String> {
-    // A benchmark times the backend it is given, never a fallback: without a
-    // GPU, say what can be timed instead.
-    let streams = matches!(
-        command,
-        BenchCommand::NormalizeStreams(_) | BenchCommand::NormalizeBatched(_)
-    );
-    timed(command).map_err(|e| match (e.contains("no usable GPU"), streams) {
-        (false, _) => e,
-        (true, false) => format!("{e} (benchmarks time the GPU unless given --backend cpu)"),
-        (true, true) => format!("{e} (this benchmark times GPU streams only)"),
-    })
-}
-
-fn timed(command: BenchCommand) -> Result<(), String> {
-    match command {
-        BenchCommand::Lombscargle(args) => lombscargle(&args),
-        BenchCommand::LombscargleBatch(args) => batch(&args),
-        BenchCommand::Reduce(args) => reduce(&args),
-        BenchCommand::BoxFilter(args) => crate::bench_box::run(&args),
-        BenchCommand::NormalizeStreams(args) => crate::bench_streams::normalize_streams(&args),
-        BenchCommand::NormalizeBatched(args) => crate::bench_streams::normalize_batched(&args),
-        BenchCommand::Lorenz96(args) => lorenz("lorenz96", &args),
-        BenchCommand::Lorenz05(args) => lorenz("lorenz05", &args),
-        BenchCommand::Fg(args) => crate::fg_cmd::bench(&args),
-    }
-}
-
-/// Timed runs after 3 warm-up runs; the median is reported.
-#[derive(clap::Args, Debug)]
-pub struct Reps {
-    /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
-}
+use crate::timing::{event_median, event_times, host_copy_median, wall_median, Reps};
 
 /// One periodogram on given (raw little-endian f64 files) or synthetic inputs.
 #[derive(clap::Args, Debug)]
@@ -112,7 +58,7 @@ pub struct BenchLombScargleArgs {
     pub reps: Reps,
 }
 
-fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
+pub fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
     if let Some(path) = &args.out {
         check_output(path)?;
     }
@@ -148,7 +94,7 @@ fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
             reps: usize,
         ) -> Result<Vec<f64>, String> {
             let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-            crate::bench_cpu::lombscargle(&cast(t), &cast(y), &cast(f), grid, opts, reps)
+            lombscargle_cpu(&cast(t), &cast(y), &cast(f), grid, opts, reps)
         }
         let values = match args.dtype {
             Dtype::F32 => go::<f32>(&t, &y, &f, grid, &opts, reps)?,
@@ -279,64 +225,44 @@ fn bench<T: Float>(
     Ok(())
 }
 
-/// CUDA-event times of `work` on the GPU's stream, in ms, sorted, after 3
-/// warm-up runs; `before` runs ahead of each, outside the timed interval (to
-/// restore a `state` that the work changes, for instance).
-pub(crate) fn event_times<S>(
-    gpu: &Gpu,
+/// One periodogram on the CPU: `grid` for the uniform-grid path, else `f`.
+fn lombscargle_cpu<T: Float>(
+    t: &[T],
+    y: &[T],
+    f: &[T],
+    grid: Option<UniformGrid>,
+    opts: &LombScargleOptions,
     reps: usize,
-    state: &mut S,
-    mut before: impl FnMut(&mut S) -> Result<(), String>,
-    mut work: impl FnMut(&mut S) -> kernpack::Result<()>,
 ) -> Result<Vec<f64>, String> {
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let (ctx, stream) = (gpu.context(), gpu.stream());
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let stop = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let mut times = Vec::with_capacity(reps);
-    for rep in 0..reps.max(1) + 3 {
-        before(state)?;
-        start.record(stream).map_err(cuda)?;
-        work(state).map_err(|e| e.to_string())?;
-        stop.record(stream).map_err(cuda)?;
-        stop.synchronize().map_err(cuda)?;
-        if rep >= 3 {
-            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times)
-}
-
-/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
-pub(crate) fn event_median(
-    gpu: &Gpu,
-    reps: usize,
-    mut work: impl FnMut() -> kernpack::Result<()>,
-) -> Result<f64, String> {
-    let times = event_times(gpu, reps, &mut (), |_| Ok(()), |_| work())?;
-    Ok(times[times.len() / 2])
-}
-
-/// Median wall-clock time of `work` on the host (the CPU backend), after one
-/// warm-up run.
-pub(crate) fn wall_median(
-    reps: usize,
-    mut work: impl FnMut() -> kernpack::Result<()>,
-) -> Result<f64, String> {
-    work().map_err(|e| e.to_string())?;
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let started = Instant::now();
-        work().map_err(|e| e.to_string())?;
-        times.push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let series = Series::new(t, y);
+    let mut last = None;
+    let median = wall_median(reps, || {
+        last = Some(match &grid {
+            Some(grid) => kp.lombscargle_uniform(&series, grid, opts)?,
+            None => kp.lombscargle(&series, f, opts)?,
+        });
+        Ok(())
+    })?;
+    let pairs = t.len() as f64 * f.len() as f64;
+    say!(
+        "RESULT kernpack lombscargle backend=cpu threads={} mode={} dtype={} nx={} nf={} median_ms={median:.4} gpairs_per_s={:.3}",
+        kp.cpu_threads(),
+        if grid.is_some() { "uniform" } else { "direct" },
+        T::NAME,
+        t.len(),
+        f.len(),
+        pairs / median / 1e6
+    );
+    // Raw values as the GPU side writes them: complex amplitudes interleaved.
+    Ok(match last {
+        Some(Periodogram::Real(v)) => v.iter().map(|x| x.to_f64()).collect(),
+        Some(Periodogram::Complex(v)) => v
+            .iter()
+            .flat_map(|z| [z.re.to_f64(), z.im.to_f64()])
+            .collect(),
+        None => Vec::new(),
+    })
 }
 
 /// `kernpack bench lombscargle-batch`: many short series in one launch against
@@ -370,7 +296,7 @@ pub struct BenchBatchArgs {
     pub reps: u32,
 }
 
-fn batch(args: &BenchBatchArgs) -> Result<(), String> {
+pub fn batch(args: &BenchBatchArgs) -> Result<(), String> {
     let opts = LombScargleOptions {
         floating_mean: args.floating_mean,
         ..Default::default()
@@ -434,18 +360,18 @@ fn bench_batch<T: Float>(
     use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
     let (t, y, offsets, f0, df) = synthetic_batch::<T>(nseries, lo, hi);
     if on_cpu {
-        let batch = kernpack::api::lombscargle::batch::Batch {
+        let batch = Batch {
             t: &t,
             y: &y,
             weights: None,
             offsets: &offsets,
         };
-        let grids = kernpack::api::lombscargle::batch::BatchGrid::PerSeries {
+        let grids = BatchGrid::PerSeries {
             f0: &f0,
             df: &df,
             nf,
         };
-        return crate::bench_cpu::batch(&batch, &grids, opts, reps);
+        return batch_cpu(&batch, &grids, opts, reps);
     }
     let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
@@ -506,6 +432,27 @@ fn bench_batch<T: Float>(
     Ok(())
 }
 
+/// Many series, each with its own grid, in one call on the CPU.
+fn batch_cpu<T: Float>(
+    batch: &Batch<'_, T>,
+    grids: &BatchGrid<'_>,
+    opts: &LombScargleOptions,
+    reps: usize,
+) -> Result<(), String> {
+    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let (t, nf) = (batch.t, grids.nf());
+    let median = wall_median(reps, || kp.lombscargle_batch(batch, grids, opts).map(drop))?;
+    say!(
+        "RESULT kernpack lombscargle-batch backend=cpu threads={} dtype={} nseries={} samples={} nf={nf} median_ms={median:.3} gpairs_per_s={:.3}",
+        kp.cpu_threads(),
+        T::NAME,
+        batch.len(),
+        t.len(),
+        t.len() as f64 * nf as f64 / median / 1e6
+    );
+    Ok(())
+}
+
 /// `kernpack bench reduce`: sum and normalise in place, against a device-to-
 /// device copy of the same bytes (the memory roofline) in the same process.
 /// One array of random values.
@@ -524,7 +471,7 @@ pub struct BenchReduceArgs {
     pub reps: Reps,
 }
 
-fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
+pub fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
     let (n, reps) = (args.n, args.reps.reps as usize);
     check_room::<f64>("--n", &[n])?;
     let on_cpu = args.backend == BenchBackend::Cpu;
@@ -538,7 +485,7 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
     let mut rng = Uniform::new(0x0dd5_eed5);
     let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
     if on_cpu {
-        return crate::bench_cpu::reduce(&host, reps);
+        return reduce_cpu(&host, reps);
     }
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
@@ -600,6 +547,28 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
     );
     Ok(())
 }
+/// Sum and normalise against a copy of the same bytes.
+fn reduce_cpu<T: Float>(host: &[T], reps: usize) -> Result<(), String> {
+    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let mut scratch = host.to_vec();
+    let copy = host_copy_median(host, &mut scratch, reps)?;
+    let sum = wall_median(reps, || kp.sum(host).map(drop))?;
+    // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).
+    let norm = wall_median(reps, || kp.normalize(&mut scratch).map(drop))?;
+    let bytes = std::mem::size_of_val(host) as f64;
+    let copy_bw = 2.0 * bytes / copy;
+    say!(
+        "RESULT kernpack reduce backend=cpu threads={} dtype={} n={} copy_ms={copy:.3} copy_gb_s={:.2} sum_ms={sum:.3} sum_of_copy_bw={:.3} normalize_ms={norm:.3} normalize_of_three_pass_bound={:.3}",
+        kp.cpu_threads(),
+        T::NAME,
+        host.len(),
+        copy_bw / 1e6,
+        (bytes / sum) / copy_bw,
+        (3.0 * bytes / copy_bw) / norm
+    );
+    Ok(())
+}
+
 /// Whole ensemble runs from DART's initial state plus 1e-3 noise.
 #[derive(clap::Args, Debug)]
 pub struct BenchLorenzArgs {
@@ -643,7 +612,7 @@ pub struct BenchLorenzArgs {
 /// `--members-per-block B` (Lorenz 96) overrides the packing, to measure
 /// alternatives (1: a block per member); `--sites-per-thread P` (Lorenz 2005)
 /// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
-fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
+pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     use kernpack::api::lorenz::dart_initial_state;
     use kernpack::{Lorenz05Params, Lorenz96Params};
     let l96 = family == "lorenz96";
@@ -691,7 +660,7 @@ fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
         on_cpu: bool,
     ) -> Result<f64, String> {
         if on_cpu {
-            // The CPU backend (the reference, threaded over members): wall clock.
+            // The CPU backend (members in blocks over threads): wall clock.
             let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
             let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
             return wall_median(reps, || {

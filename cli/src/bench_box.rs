@@ -1,11 +1,13 @@
 //! `kernpack bench box-filter`: the 2D box filter against a device-to-device
 //! copy of the same image (one read, one write: the memory roofline) timed in
 //! the same process. benches/compare_stencil.py runs it beside cupyx and Numba.
-use kernpack::{BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout};
+//! With `--backend cpu`: the CPU backend, wall clock, against a threaded host
+//! copy of the same image.
+use kernpack::{Backend, BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout, Kernpack};
 
-use crate::bench::{event_median, Reps};
 use crate::options::{BenchBackend, Dtype};
 use crate::synthetic::Uniform;
+use crate::timing::{event_median, host_copy_median, wall_median, Reps};
 
 /// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -91,7 +93,7 @@ fn bench<T: Float>(
     let mut rng = Uniform::new(0x5eed_b0c5);
     let host: Vec<T> = (0..rows * cols).map(|_| T::from_f64(rng.next())).collect();
     if on_cpu {
-        return crate::bench_cpu::box_filter(&host, rows, cols, opts, reps);
+        return bench_cpu(&host, rows, cols, opts, reps);
     }
     let cuda = |e: cudarc::driver::DriverError| e.to_string();
     let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
@@ -116,6 +118,33 @@ fn bench<T: Float>(
         bytes / (copy_ms * 1e-3) / 1e12,
         bytes / (filter_ms * 1e-3) / 1e12,
         copy_ms / filter_ms
+    );
+    Ok(())
+}
+
+/// The box filter against a copy of the same image.
+fn bench_cpu<T: Float>(
+    image: &[T],
+    rows: usize,
+    cols: usize,
+    opts: &BoxFilterOptions,
+    reps: usize,
+) -> Result<(), String> {
+    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+    let mut out = vec![T::default(); image.len()];
+    let copy = host_copy_median(image, &mut out, reps)?;
+    let layout = ImageLayout::contiguous(rows, cols);
+    let filter = wall_median(reps, || kp.box_filter_into(image, &mut out, &layout, opts))?;
+    let bytes = 2.0 * std::mem::size_of_val(image) as f64;
+    say!(
+        "RESULT kernpack box_filter backend=cpu threads={} dtype={} rows={rows} cols={cols} size={} mode={:?} copy_ms={copy:.3} copy_gb_s={:.2} filter_ms={filter:.3} filter_gb_s={:.2} of_copy_bw={:.3}",
+        kp.cpu_threads(),
+        T::NAME,
+        opts.size,
+        opts.mode,
+        bytes / copy / 1e6,
+        bytes / filter / 1e6,
+        copy / filter
     );
     Ok(())
 }

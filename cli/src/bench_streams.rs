@@ -6,14 +6,9 @@ use kernpack::api::reduce_batched::{ArrayTimeline, StreamedNormalize};
 use kernpack::api::streams::time;
 use kernpack::{Float, Gpu};
 
-use crate::bench::Reps;
 use crate::options::Dtype;
 use crate::synthetic::Uniform;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use crate::timing::{median, Reps};
 
 /// Arrays of random values, normalised on 1 vs k streams.
 #[derive(clap::Args, Debug)]

@@ -259,7 +259,7 @@ fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
     let kp = &Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
     let (f, g) = p.state::<T>()?;
     let opts = FgOptions::default();
-    let median_ms = crate::bench::wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
+    let median_ms = crate::timing::wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
     say!(
         "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
@@ -288,7 +288,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         stream.clone_htod(interleaved(&g)).map_err(cuda)?,
         stream.alloc_zeros::<T>(2 * (p.steps + 1)).map_err(cuda)?,
     );
-    let times = crate::bench::event_times(
+    let times = crate::timing::event_times(
         &gpu,
         reps,
         &mut state,

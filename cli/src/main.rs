@@ -18,7 +18,7 @@ macro_rules! say_raw {
 mod batch_cmd;
 mod bench;
 mod bench_box;
-mod bench_cpu;
+mod bench_cmd;
 mod bench_streams;
 mod fg_cmd;
 mod figures;
@@ -31,6 +31,7 @@ mod options;
 mod plot;
 mod progress;
 mod synthetic;
+mod timing;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -67,7 +68,7 @@ enum Command {
     Fg(fg_cmd::FgArgs),
     /// Time the kernels (CUDA events on the GPU, wall clock on the CPU).
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(bench_cmd::BenchCommand),
     /// Print a shell completion script (for example: kernpack completions bash > ~/.local/share/bash-completion/completions/kernpack).
     Completions {
         /// The shell to complete for.
@@ -91,7 +92,7 @@ fn main() -> ExitCode {
         Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
         Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
         Command::Fg(args) => fg_cmd::run(&args),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(command) => bench_cmd::run(command),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "kernpack", &mut script);

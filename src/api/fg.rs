@@ -5,7 +5,7 @@
 //!
 //! Determinism: delta is summed in f64 in a fixed tree that depends on N only
 //! (csrc/fg.cu), so results are bitwise identical run to run, on any GPU and
-//! on both GPU paths; the CPU reference replays the same operations and agrees
+//! on both GPU paths; the CPU backend replays the same operations and agrees
 //! bit for bit in f64 (and in f32 unless values are subnormal, which the GPU
 //! flushes to zero).
 use std::sync::Arc;

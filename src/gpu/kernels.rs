@@ -2,8 +2,9 @@
 //! fatbin, picked from the element type, and its C parameter list as a tuple
 //! type (`const T*` is [`In`], `T*` is [`Out`], `int64_t` is `i64`, `int`
 //! is `i32`, `double` is `f64`, the `kp_*` structs their bindgen translations
-//! in [`super::c_params`]). A test reads csrc/*.cu and holds every declaration
-//! to its C prototype, and every name to [`super::KERNEL_FAMILIES`].
+//! in [`super::c_params`]). The tests hold every declaration to its C
+//! prototype, as build.rs read it from csrc/*.cu, and every name to
+//! [`super::KERNEL_FAMILIES`], the list build.rs generated from the same read.
 // The tuple types are the C parameter lists, spelled out on purpose.
 #![allow(clippy::type_complexity)]
 
@@ -277,8 +278,8 @@ pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out
 
 #[cfg(test)]
 mod tests {
+    use super::super::kernel_names;
     use super::super::launch::{KernelArgs, Param};
-    use super::super::{kernel_names, KERNEL_FAMILIES};
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -348,91 +349,29 @@ mod tests {
         }
     }
 
-    /// Each declaration has the parameter list of its C prototype in csrc/
-    /// (after the entry-point macros are expanded), and csrc/ has no entry
-    /// point that is not declared.
+    /// The parameter types of every entry point of csrc/, by name, as build.rs
+    /// read them (macros expanded; src/build_support/kernel_list.rs).
+    const PROTOTYPES: &[(&str, &[&str])] =
+        include!(concat!(env!("OUT_DIR"), "/kernel_prototypes.rs"));
+
+    /// Each declaration has the parameter list of its C prototype in csrc/,
+    /// and csrc/ has no entry point that is not declared.
     #[test]
     fn declarations_match_the_c_prototypes() {
-        let csrc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc");
-        let mut prototypes = BTreeMap::new();
-        let mut files: Vec<_> = std::fs::read_dir(&csrc)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-            .collect();
-        files.sort();
-        assert!(!files.is_empty());
-        for file in files {
-            let source = std::fs::read_to_string(&file).unwrap();
-            let stem = file.file_stem().unwrap().to_str().unwrap();
-            let family = KERNEL_FAMILIES
-                .iter()
-                .find(|(f, _)| *f == stem)
-                .unwrap_or_else(|| panic!("csrc/{stem}.cu is not a family of KERNEL_FAMILIES"));
-            let entry_points = c::entry_points(&source);
-            let in_file: BTreeSet<&str> = entry_points.iter().map(|(n, _)| n.as_str()).collect();
-            let listed: BTreeSet<&str> = family.1.iter().copied().collect();
-            assert_eq!(
-                in_file, listed,
-                "entry points of csrc/{stem}.cu vs its family's list"
-            );
-            for (name, params) in entry_points {
-                let previous = prototypes.insert(name.clone(), params);
-                assert!(previous.is_none(), "{name} defined twice in csrc/");
-            }
-        }
         let declared: BTreeMap<&str, Vec<String>> = declared()
             .into_iter()
             .map(|(n, p)| (n, p.into_iter().map(|p| p.c_type).collect()))
             .collect();
-        let c_names: BTreeSet<&str> = prototypes.keys().map(|n| n.as_str()).collect();
+        let c_names: BTreeSet<&str> = PROTOTYPES.iter().map(|(n, _)| *n).collect();
         let rust_names: BTreeSet<&str> = declared.keys().copied().collect();
         assert_eq!(c_names, rust_names, "entry points of csrc/ vs declarations");
-        for (name, c_params) in &prototypes {
+        for (name, c_params) in PROTOTYPES {
             assert_eq!(
-                &declared[name.as_str()],
-                c_params,
+                &declared[name], c_params,
                 "parameters of {name}: the declaration in src/gpu/kernels.rs (left) \
                  against the prototype in csrc/ (right)"
             );
         }
-    }
-
-    #[test]
-    fn the_c_reader_expands_entry_point_macros() {
-        let source = r#"
-            // comment: extern "C" __global__ void nope(int a) {}
-            #define ONE(T, SUFFIX, R)                                              \
-                extern "C" __global__ void __launch_bounds__(f<T, R>::B, 2)         \
-                    k_r##R##_##SUFFIX(const T* __restrict__ in, T* out,           \
-                                      const kp_box_params p, W<T, 2 * R + 1> w) { \
-                    body(in, out, p);                                             \
-                }
-            #define BOTH(T, SUFFIX) ONE(T, SUFFIX, 1) ONE(T, SUFFIX, 2)
-            BOTH(float, f32)
-            /* extern "C" __global__ void gone() {} */
-            extern "C" __global__ void __launch_bounds__(256)
-                plain(const int64_t* offsets, const int n, int64_t* plan) {}
-        "#;
-        let found = c::entry_points(source);
-        let spelled = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            found,
-            vec![
-                (
-                    "k_r1_f32".to_owned(),
-                    spelled(&["const float*", "float*", "kp_box_params", "W<float,3>"])
-                ),
-                (
-                    "k_r2_f32".to_owned(),
-                    spelled(&["const float*", "float*", "kp_box_params", "W<float,5>"])
-                ),
-                (
-                    "plain".to_owned(),
-                    spelled(&["const int64_t*", "int", "int64_t*"])
-                ),
-            ]
-        );
     }
 
     /// The driver's view of each parameter (offset and size in the kernel's
@@ -479,274 +418,6 @@ mod tests {
             // SAFETY: as above; one index past the last parameter.
             let past = unsafe { param_info(func, params.len(), &mut o, &mut s) };
             assert_ne!(past, CUresult::CUDA_SUCCESS, "{name} has more parameters");
-        }
-    }
-
-    /// A reader of the entry points of a .cu file: comments dropped, the
-    /// function-like macros expanded (parameters substituted, `##` pasted,
-    /// the result rescanned), then each `extern "C" __global__` function's
-    /// name and parameter types in a normal form: `const T*` / `T*` for
-    /// pointers (`__restrict__` and names dropped), top-level `const` of a
-    /// value dropped, `int32_t` as `int`, constant template arguments evaluated.
-    mod c {
-        use std::collections::HashMap;
-
-        struct Macro {
-            params: Vec<String>,
-            body: String,
-        }
-
-        pub(super) fn entry_points(source: &str) -> Vec<(String, Vec<String>)> {
-            let text = strip_comments(&source.replace("\\\n", " "));
-            let mut macros = HashMap::new();
-            let mut code = String::new();
-            for line in text.lines() {
-                let line = line.trim_start();
-                if let Some(define) = line.strip_prefix("#define") {
-                    let define = define.trim_start();
-                    let name_end = define.find(|c: char| !is_ident(c)).unwrap_or(define.len());
-                    let (name, rest) = define.split_at(name_end);
-                    // Function-like macros only (the '(' right after the name).
-                    if let Some(rest) = rest.strip_prefix('(') {
-                        let close = rest.find(')').expect("macro parameter list");
-                        let params = rest[..close]
-                            .split(',')
-                            .map(|p| p.trim().to_owned())
-                            .filter(|p| !p.is_empty())
-                            .collect();
-                        let body = rest[close + 1..].trim().to_owned();
-                        macros.insert(name.to_owned(), Macro { params, body });
-                    }
-                } else if !line.starts_with('#') {
-                    code.push_str(line);
-                    code.push('\n');
-                }
-            }
-            let expanded = expand(&code, &macros, 0);
-            let mut found = Vec::new();
-            let marker = "extern \"C\" __global__";
-            let mut rest = expanded.as_str();
-            while let Some(at) = rest.find(marker) {
-                rest = &rest[at + marker.len()..];
-                let (name, params, after) = function(rest);
-                found.push((name, params));
-                rest = after;
-            }
-            found
-        }
-
-        fn is_ident(c: char) -> bool {
-            c.is_ascii_alphanumeric() || c == '_'
-        }
-
-        fn strip_comments(text: &str) -> String {
-            let mut out = String::new();
-            let mut rest = text;
-            loop {
-                let line = rest.find("//");
-                let block = rest.find("/*");
-                match (line, block) {
-                    (None, None) => break,
-                    (Some(l), b) if b.map_or(true, |b| l < b) => {
-                        out.push_str(&rest[..l]);
-                        rest = rest[l..].find('\n').map_or("", |e| &rest[l + e..]);
-                    }
-                    (_, Some(b)) => {
-                        out.push_str(&rest[..b]);
-                        out.push(' ');
-                        let end = rest[b + 2..].find("*/").expect("unterminated comment");
-                        rest = &rest[b + 2 + end + 2..];
-                    }
-                    _ => unreachable!(),
-                }
-            }
-            out.push_str(rest);
-            out
-        }
-
-        /// Index of the parenthesis that closes the one at `open`.
-        fn closing(text: &str, open: usize) -> usize {
-            let mut depth = 0;
-            for (i, c) in text[open..].char_indices() {
-                match c {
-                    '(' => depth += 1,
-                    ')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return open + i;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            panic!("unbalanced parentheses in {text:?}");
-        }
-
-        /// Splits at the commas outside parentheses and, when `angles`,
-        /// outside template angle brackets.
-        fn split_top(text: &str, angles: bool) -> Vec<String> {
-            let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
-            for (i, c) in text.char_indices() {
-                match c {
-                    '(' => depth += 1,
-                    '<' if angles => depth += 1,
-                    ')' => depth -= 1,
-                    '>' if angles => depth -= 1,
-                    ',' if depth == 0 => {
-                        parts.push(text[start..i].trim().to_owned());
-                        start = i + 1;
-                    }
-                    _ => {}
-                }
-            }
-            parts.push(text[start..].trim().to_owned());
-            parts.retain(|p| !p.is_empty());
-            parts
-        }
-
-        fn expand(text: &str, macros: &HashMap<String, Macro>, depth: usize) -> String {
-            assert!(depth < 16, "macro recursion");
-            let mut out = String::new();
-            let mut i = 0;
-            let bytes = text.as_bytes();
-            while i < text.len() {
-                let c = bytes[i] as char;
-                if !is_ident(c) || (i > 0 && is_ident(bytes[i - 1] as char)) {
-                    out.push(c);
-                    i += 1;
-                    continue;
-                }
-                let end = text[i..]
-                    .find(|c: char| !is_ident(c))
-                    .map_or(text.len(), |e| i + e);
-                let word = &text[i..end];
-                let open = text[end..]
-                    .find(|c: char| !c.is_whitespace())
-                    .map(|o| end + o)
-                    .filter(|&o| bytes[o] == b'(');
-                match (macros.get(word), open) {
-                    (Some(m), Some(open)) => {
-                        let close = closing(text, open);
-                        let args = split_top(&text[open + 1..close], false);
-                        assert_eq!(args.len(), m.params.len(), "arguments of {word}");
-                        let body = substitute(&m.body, &m.params, &args);
-                        out.push(' ');
-                        out.push_str(&expand(&body, macros, depth + 1));
-                        out.push(' ');
-                        i = close + 1;
-                    }
-                    _ => {
-                        out.push_str(word);
-                        i = end;
-                    }
-                }
-            }
-            out
-        }
-
-        /// The macro body with each parameter (a whole identifier) replaced by
-        /// its argument, then `##` pasted.
-        fn substitute(body: &str, params: &[String], args: &[String]) -> String {
-            let mut out = String::new();
-            let mut rest = body;
-            while !rest.is_empty() {
-                let end = if rest.starts_with(is_ident) {
-                    rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len())
-                } else {
-                    rest.find(is_ident).unwrap_or(rest.len())
-                };
-                let token = &rest[..end];
-                match params.iter().position(|p| p == token) {
-                    Some(k) => out.push_str(&args[k]),
-                    None => out.push_str(token),
-                }
-                rest = &rest[end..];
-            }
-            let mut pasted = String::new();
-            for (k, piece) in out.split("##").enumerate() {
-                pasted.push_str(if k == 0 {
-                    piece.trim_end()
-                } else {
-                    piece.trim()
-                });
-            }
-            pasted
-        }
-
-        /// After `extern "C" __global__`: the name and parameter types of the
-        /// function, and the text after its parameter list.
-        fn function(text: &str) -> (String, Vec<String>, &str) {
-            let mut rest = text.trim_start();
-            rest = rest
-                .strip_prefix("void")
-                .expect("kernels return void")
-                .trim_start();
-            if let Some(bounds) = rest.strip_prefix("__launch_bounds__") {
-                let open = bounds.find('(').unwrap();
-                rest = bounds[closing(bounds, open) + 1..].trim_start();
-            }
-            let open = rest.find('(').expect("parameter list");
-            let name = rest[..open].trim().to_owned();
-            assert!(name.chars().all(is_ident), "kernel name {name:?}");
-            let close = closing(rest, open);
-            let params = split_top(&rest[open + 1..close], true)
-                .iter()
-                .map(|p| param_type(p))
-                .collect();
-            (name, params, &rest[close + 1..])
-        }
-
-        /// `const T* __restrict__ x` -> `const T*`; `const int64_t n` -> `int64_t`.
-        fn param_type(param: &str) -> String {
-            let param = param.replace("__restrict__", " ");
-            let param = param.trim();
-            // Drop the parameter's name: the last identifier.
-            let name_start = param.rfind(|c: char| !is_ident(c)).map_or(0, |i| i + 1);
-            let ty = param[..name_start].trim();
-            let (is_const, ty) = match ty.strip_prefix("const ") {
-                Some(t) => (true, t.trim()),
-                None => (false, ty),
-            };
-            if let Some(pointee) = ty.strip_suffix('*') {
-                let pointee = type_name(pointee.trim());
-                if is_const {
-                    format!("const {pointee}*")
-                } else {
-                    format!("{pointee}*")
-                }
-            } else {
-                type_name(ty)
-            }
-        }
-
-        /// Spaces dropped in template arguments, constant ones evaluated.
-        fn type_name(ty: &str) -> String {
-            if ty == "int32_t" {
-                return "int".to_owned();
-            }
-            let Some(open) = ty.find('<') else {
-                return ty.to_owned();
-            };
-            let inner = &ty[open + 1..ty.rfind('>').expect("template")];
-            let args: Vec<String> = split_top(inner, true)
-                .iter()
-                .map(|a| match eval(a) {
-                    Some(v) => v.to_string(),
-                    None => type_name(a),
-                })
-                .collect();
-            format!("{}<{}>", ty[..open].trim(), args.join(","))
-        }
-
-        /// An integer expression of `+` and `*` (None if it is not one).
-        fn eval(expr: &str) -> Option<i64> {
-            expr.split('+')
-                .map(|term| {
-                    term.split('*')
-                        .map(|f| f.trim().parse::<i64>().ok())
-                        .product::<Option<i64>>()
-                })
-                .sum()
         }
     }
 }

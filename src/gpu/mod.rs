@@ -66,94 +66,13 @@ pub const FATBIN_ONLY: &str = env!("KERNPACK_FATBIN_ONLY");
 /// The kernel families, in the order of their containers in [`FATBIN`].
 pub const FATBIN_FAMILIES: &str = env!("KERNPACK_FATBIN_FAMILIES");
 
-/// Every entry point of csrc/, by family: the kernels of `csrc/<family>.cu`
-/// (a test holds each to its file). A family is one module, loaded whole on
-/// the first use of any of its kernels.
-pub const KERNEL_FAMILIES: &[(&str, &[&str])] = &[
-    (
-        "fg",
-        &[
-            "fg_cooperative_k1_c64",
-            "fg_cooperative_k2_c64",
-            "fg_cooperative_k4_c64",
-            "fg_step_c64",
-            "fg_finish_c64",
-            "fg_cooperative_k1_c128",
-            "fg_cooperative_k2_c128",
-            "fg_cooperative_k4_c128",
-            "fg_step_c128",
-            "fg_finish_c128",
-        ],
-    ),
-    (
-        "lombscargle",
-        &[
-            "lombscargle_prepare_f32",
-            "lombscargle_prepare_f64",
-            "lombscargle_direct_f32",
-            "lombscargle_direct_f64",
-            "lombscargle_uniform_f32",
-            "lombscargle_uniform_f64",
-            "lombscargle_peaks_f32",
-            "lombscargle_peaks_f64",
-        ],
-    ),
-    (
-        "lorenz",
-        &[
-            "window_sum_f32",
-            "window_sum_f64",
-            "lorenz05_f32",
-            "lorenz05_f64",
-            "lorenz05_k32j12_p2_f32",
-            "lorenz05_k32j12_p4_f32",
-            "lorenz05_k32j12_p2_f64",
-            "lorenz05_k32j12_p4_f64",
-            "lorenz96_f32",
-            "lorenz96_f64",
-        ],
-    ),
-    (
-        "reduce",
-        &[
-            "reduce_partial_f32",
-            "reduce_partial_f64",
-            "reduce_final",
-            "normalize_f32",
-            "normalize_f64",
-            "normalize_fused_f32",
-            "normalize_fused_f64",
-        ],
-    ),
-    (
-        "reduce_batched",
-        &[
-            "reduce_batched_plan",
-            "reduce_batched_partial_f32",
-            "reduce_batched_partial_f64",
-            "reduce_batched_final",
-            "normalize_batched_f32",
-            "normalize_batched_f64",
-        ],
-    ),
-    (
-        "stencil",
-        &[
-            "box_filter_r1_f32",
-            "box_filter_r2_f32",
-            "box_filter_r3_f32",
-            "box_filter_r4_f32",
-            "box_filter_large_f32",
-            "box_filter_pad_f32",
-            "box_filter_r1_f64",
-            "box_filter_r2_f64",
-            "box_filter_r3_f64",
-            "box_filter_r4_f64",
-            "box_filter_large_f64",
-            "box_filter_pad_f64",
-        ],
-    ),
-];
+/// Every entry point of csrc/, by family: the `extern "C"` kernels of
+/// `csrc/<family>.cu`, read from the sources by build.rs
+/// (src/build_support/kernel_list.rs), families in the order of their
+/// containers in [`FATBIN`]. A family is one module, loaded whole on the first
+/// use of any of its kernels.
+pub const KERNEL_FAMILIES: &[(&str, &[&str])] =
+    include!(concat!(env!("OUT_DIR"), "/kernel_families.rs"));
 
 /// Every kernel name, family by family.
 pub fn kernel_names() -> impl Iterator<Item = &'static str> {

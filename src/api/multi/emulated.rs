@@ -1,4 +1,4 @@
-//! Unit tests of the multi-GPU calls without a GPU: the CPU reference stands
+//! Unit tests of the multi-GPU calls without a GPU: CPU code (the backend or the reference) stands
 //! in for the kernels ([`ChunkJob::emulate`]), and everything else is the
 //! real code path (validation, split, chunk plan, arena layouts, packing
 //! into a host buffer, the copies in and out as byte ranges between a host

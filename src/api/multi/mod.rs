@@ -223,7 +223,7 @@ pub(crate) trait ChunkJob: Sync {
         r: &Range<usize>,
         layout: &Self::Layout,
     ) -> Result<()>;
-    /// What [`ChunkJob::launch`] computes, by the CPU reference, on an
+    /// What [`ChunkJob::launch`] computes, by CPU code (the backend or the reference), on an
     /// arena in host memory (unit tests without a GPU).
     #[cfg(test)]
     fn emulate(&self, r: &Range<usize>, layout: &Self::Layout, arena: &mut [u8]);
@@ -381,7 +381,7 @@ impl MultiGpu {
 }
 
 /// Where a call's chunks run: the GPUs of a handle or, in unit tests, the
-/// CPU reference standing in for the kernels (with the same split, chunks,
+/// CPU code (the backend or the reference) standing in for the kernels (with the same split, chunks,
 /// arenas, packing, copies between a host and a "device" buffer, and gather),
 /// so that everything but the kernels is tested without a GPU.
 pub(crate) enum Exec<'m> {

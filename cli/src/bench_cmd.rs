@@ -1,0 +1,55 @@
+//! `kernpack bench`: which benchmark a subcommand runs. Each benchmark module
+//! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
+//! of its own work with the helpers of timing.rs, and none calls another.
+use crate::{bench, bench_box, bench_streams, fg_cmd};
+
+/// What `kernpack bench` times.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchCommand {
+    /// One periodogram: cold start, then CUDA-event medians.
+    Lombscargle(bench::BenchLombScargleArgs),
+    /// Many short series in one launch against one long series, in pairs per second.
+    LombscargleBatch(bench::BenchBatchArgs),
+    /// Sum and normalise in place against a device-to-device copy of the same bytes.
+    Reduce(bench::BenchReduceArgs),
+    /// The 2D box filter against a device-to-device copy of the same image.
+    BoxFilter(bench_box::BenchBoxArgs),
+    /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
+    NormalizeStreams(bench_streams::BenchStreamsArgs),
+    /// One batched normalise call against a loop of single calls.
+    NormalizeBatched(bench_streams::BenchBatchedArgs),
+    /// Whole Lorenz 96 ensemble runs.
+    Lorenz96(bench::BenchLorenzArgs),
+    /// Whole Lorenz 2005 ensemble runs.
+    Lorenz05(bench::BenchLorenzArgs),
+    /// Whole runs of the coupled F/G system, per RK4 step.
+    Fg(fg_cmd::BenchFgArgs),
+}
+
+pub fn run(command: BenchCommand) -> Result<(), String> {
+    // A benchmark times the backend it is given, never a fallback: without a
+    // GPU, say what can be timed instead.
+    let streams = matches!(
+        command,
+        BenchCommand::NormalizeStreams(_) | BenchCommand::NormalizeBatched(_)
+    );
+    timed(command).map_err(|e| match (e.contains("no usable GPU"), streams) {
+        (false, _) => e,
+        (true, false) => format!("{e} (benchmarks time the GPU unless given --backend cpu)"),
+        (true, true) => format!("{e} (this benchmark times GPU streams only)"),
+    })
+}
+
+fn timed(command: BenchCommand) -> Result<(), String> {
+    match command {
+        BenchCommand::Lombscargle(args) => bench::lombscargle(&args),
+        BenchCommand::LombscargleBatch(args) => bench::batch(&args),
+        BenchCommand::Reduce(args) => bench::reduce(&args),
+        BenchCommand::BoxFilter(args) => bench_box::run(&args),
+        BenchCommand::NormalizeStreams(args) => bench_streams::normalize_streams(&args),
+        BenchCommand::NormalizeBatched(args) => bench_streams::normalize_batched(&args),
+        BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),
+        BenchCommand::Lorenz05(args) => bench::lorenz("lorenz05", &args),
+        BenchCommand::Fg(args) => fg_cmd::bench(&args),
+    }
+}

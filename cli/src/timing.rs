@@ -1,0 +1,98 @@
+//! How `kernpack bench` times work, shared by every benchmark (bench.rs,
+//! bench_box.rs, bench_streams.rs, fg_cmd.rs): GPU work with CUDA events on
+//! the GPU's stream after 3 warm-up runs, CPU-backend work by the wall clock
+//! after one, and the median of the timed runs reported.
+use std::time::Instant;
+
+use cudarc::driver::sys::CUevent_flags;
+use kernpack::{Float, Gpu};
+
+/// Timed runs after 3 warm-up runs; the median is reported.
+#[derive(clap::Args, Debug)]
+pub struct Reps {
+    /// Timed runs (after warm-up); the median is reported.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+}
+
+/// The median of `times` (the upper one of an even count); `times` is not empty.
+pub fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// CUDA-event times of `work` on the GPU's stream, in ms, sorted, after 3
+/// warm-up runs; `before` runs ahead of each, outside the timed interval (to
+/// restore a `state` that the work changes, for instance).
+pub fn event_times<S>(
+    gpu: &Gpu,
+    reps: usize,
+    state: &mut S,
+    mut before: impl FnMut(&mut S) -> Result<(), String>,
+    mut work: impl FnMut(&mut S) -> kernpack::Result<()>,
+) -> Result<Vec<f64>, String> {
+    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+    let (ctx, stream) = (gpu.context(), gpu.stream());
+    let start = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
+    let stop = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(cuda)?;
+    let mut times = Vec::with_capacity(reps);
+    for rep in 0..reps.max(1) + 3 {
+        before(state)?;
+        start.record(stream).map_err(cuda)?;
+        work(state).map_err(|e| e.to_string())?;
+        stop.record(stream).map_err(cuda)?;
+        stop.synchronize().map_err(cuda)?;
+        if rep >= 3 {
+            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times)
+}
+
+/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
+pub fn event_median(
+    gpu: &Gpu,
+    reps: usize,
+    mut work: impl FnMut() -> kernpack::Result<()>,
+) -> Result<f64, String> {
+    let times = event_times(gpu, reps, &mut (), |_| Ok(()), |_| work())?;
+    Ok(median(times))
+}
+
+/// Median wall-clock time of `work` on the host (the CPU backend), after one
+/// warm-up run.
+pub fn wall_median(
+    reps: usize,
+    mut work: impl FnMut() -> kernpack::Result<()>,
+) -> Result<f64, String> {
+    work().map_err(|e| e.to_string())?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let started = Instant::now();
+        work().map_err(|e| e.to_string())?;
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(times))
+}
+
+/// Median time of copying `src` into `dst` on the CPU backend's thread count,
+/// in contiguous pieces (one read and one write of every byte): the host's
+/// memory roofline, which the CPU side of a memory-bound benchmark is
+/// measured against.
+pub fn host_copy_median<T: Float>(src: &[T], dst: &mut [T], reps: usize) -> Result<f64, String> {
+    let threads = kernpack::cpu::threads();
+    let piece = src.len().div_ceil(threads).max(1);
+    wall_median(reps, || {
+        std::thread::scope(|scope| {
+            for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
+                scope.spawn(move || d.copy_from_slice(s));
+            }
+        });
+        Ok(())
+    })
+}
