@@ -1,5 +1,6 @@
 //! The Lomb-Scargle family: one series on a frequency array or a uniform
 //! grid, and ragged batches; host buffers and device buffers.
+use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
@@ -7,7 +8,8 @@ use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use kernpack::{Float, LombScargleOptions, Periodogram, Series};
 
-use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
+use crate::arrays::{by_dtype, Dtype, In};
+use crate::{to_py, Context};
 
 fn options(normalize: &str, floating_mean: bool, precenter: bool) -> PyResult<LombScargleOptions> {
     Ok(LombScargleOptions {
@@ -17,11 +19,17 @@ fn options(normalize: &str, floating_mean: bool, precenter: bool) -> PyResult<Lo
     })
 }
 
-/// Values of one periodogram of `nf` frequencies (2 nf for amplitude: re, im).
-#[pyfunction]
-#[pyo3(signature = (nf, normalize))]
-fn lombscargle_output_len(nf: usize, normalize: &str) -> PyResult<usize> {
-    Ok(output_len(nf, &options(normalize, false, false)?))
+/// The options of a host call, as one tuple `(normalize, floating_mean,
+/// precenter)`: the single series and the batch take the same.
+struct Options(LombScargleOptions);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Options {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let (normalize, floating_mean, precenter): (String, bool, bool) = obj.extract()?;
+        Ok(Options(options(&normalize, floating_mean, precenter)?))
+    }
 }
 
 /// Writes `p` as interleaved values into `out` (exactly `output_len` values).
@@ -37,117 +45,174 @@ fn write_periodogram<T: Float>(p: &Periodogram<T>, out: &mut [T]) {
     }
 }
 
-/// One series, host buffers: `freqs` (nf values) or, without it, the uniform
-/// grid `f0 + k df`. `out` receives `output_len(nf)` values.
-#[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, nx, freqs, f0, df, nf, normalize, floating_mean, precenter, out))]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle(
-    py: Python<'_>,
-    ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    nx: usize,
-    freqs: Option<usize>,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: usize,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: the Python layer passes live, contiguous arrays of these lengths.
-            let series = unsafe {
-                Series { t: host::<T>(t, nx), y: host::<T>(y, nx), weights: weights.map(|w| host::<T>(w, nx)) }
-            };
-            let p = match freqs {
-                Some(f) => kp.lombscargle(&series, unsafe { host::<T>(f, nf) }, &opts),
-                None => kp.lombscargle_uniform(&series, &UniformGrid::new(f0, df, nf), &opts),
-            }?;
-            write_periodogram(&p, unsafe { host_mut::<T>(out, output_len(nf, &opts)) });
-            Ok(())
-        })
-    })
-    .map_err(to_py)
+/// The values of a periodogram, re and im interleaved for 'amplitude' (the
+/// Python layer views them as complex).
+fn interleaved<T: Float>(p: &Periodogram<T>, opts: &LombScargleOptions) -> Vec<T> {
+    let mut out = vec![T::default(); output_len(p.len(), opts)];
+    write_periodogram(p, &mut out);
+    out
 }
 
-/// A ragged batch, host buffers. `offsets` holds nseries + 1 intp values;
-/// `f0`, `df` hold `ngrids` (1: shared, or nseries) f64. Either `out` receives
-/// nseries x output_len(nf) values, or `best_index` (int64) and `best_value`
-/// (f64) receive the peak of each series (the periodograms are never all
-/// held: `Kernpack::lombscargle_batch_peaks`).
+/// The frequencies of a single series: an array, or the uniform grid
+/// `(f0, df, nf)`.
+#[derive(FromPyObject)]
+enum Freqs<'py> {
+    Array(Bound<'py, PyUntypedArray>),
+    Uniform(f64, f64, usize),
+}
+
+/// One series on host arrays of one float dtype. Returns its periodogram as
+/// a new 1-D array of that dtype, re and im interleaved for 'amplitude'.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, n, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, best_index, best_value))]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle_batch(
-    py: Python<'_>,
+fn lombscargle<'py>(
     ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    n: usize,
-    offsets: usize,
-    nseries: usize,
-    f0: usize,
-    df: usize,
-    ngrids: usize,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: Option<usize>,
-    best_index: Option<usize>,
-    best_value: Option<usize>,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: the Python layer passes live, contiguous arrays of these lengths.
-            let (f0, df) = unsafe { (host::<f64>(f0, ngrids), host::<f64>(df, ngrids)) };
-            let grids = if ngrids == 1 {
-                BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf))
-            } else {
-                BatchGrid::PerSeries { f0, df, nf }
-            };
-            let batch = unsafe {
-                Batch {
-                    t: host::<T>(t, n),
-                    y: host::<T>(y, n),
-                    weights: weights.map(|w| host::<T>(w, n)),
-                    offsets: host::<usize>(offsets, nseries + 1),
-                }
-            };
-            if let (Some(bi), Some(bv)) = (best_index, best_value) {
-                // Only the peaks: the periodograms are never all held (bounded memory).
-                let peaks = kp.lombscargle_batch_peaks(&batch, &grids, &opts)?;
-                let (bi, bv) = unsafe { (host_mut::<i64>(bi, nseries), host_mut::<f64>(bv, nseries)) };
-                for (s, peak) in peaks.into_iter().enumerate() {
-                    (bi[s], bv[s]) = peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
-                }
+    t: &Bound<'py, PyUntypedArray>,
+    y: &Bound<'py, PyUntypedArray>,
+    weights: Option<&Bound<'py, PyUntypedArray>>,
+    freqs: Freqs<'py>,
+    opts: Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
+    by_dtype!(Dtype::of("t", t)?, T => {
+        let (t, y) = (In::<T>::new("t", t)?, In::<T>::new("y", y)?);
+        let weights = In::<T>::optional("weights", weights)?;
+        let series = Series { t: t.values(), y: y.values(), weights: weights.as_ref().map(In::values) };
+        let p = match freqs {
+            Freqs::Array(f) => {
+                let f = In::<T>::new("freqs", &f)?;
+                let f = f.values();
+                py.detach(|| kp.lombscargle(&series, f, &opts))
             }
-            if let Some(out) = out {
-                let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
-                let per = output_len(nf, &opts);
-                let out = unsafe { host_mut::<T>(out, nseries * per) };
-                for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
-                    write_periodogram(p, o);
-                }
+            Freqs::Uniform(f0, df, nf) => {
+                let grid = UniformGrid::new(f0, df, nf);
+                py.detach(|| kp.lombscargle_uniform(&series, &grid, &opts))
             }
-            Ok(())
-        })
+        }
+        .map_err(to_py)?;
+        Ok(interleaved(&p, &opts).into_pyarray(py).into_any())
     })
-    .map_err(to_py)
+}
+
+/// A ragged batch's host arrays, checked and borrowed for one call.
+struct HostBatch<'py, T: Element> {
+    t: In<'py, T>,
+    y: In<'py, T>,
+    weights: Option<In<'py, T>>,
+    offsets: In<'py, usize>,
+    f0: In<'py, f64>,
+    df: In<'py, f64>,
+    nf: usize,
+}
+
+/// The uniform grid of every series of a batch: `(f0, df, nf)`, `f0` and
+/// `df` float64 arrays of one value (one grid for all) or one per series.
+type Grids<'py> = (
+    Bound<'py, PyUntypedArray>,
+    Bound<'py, PyUntypedArray>,
+    usize,
+);
+
+impl<'py, T: Float + Element> HostBatch<'py, T> {
+    fn new(
+        t: &Bound<'py, PyUntypedArray>,
+        y: &Bound<'py, PyUntypedArray>,
+        weights: Option<&Bound<'py, PyUntypedArray>>,
+        offsets: &Bound<'py, PyUntypedArray>,
+        (f0, df, nf): &Grids<'py>,
+    ) -> PyResult<Self> {
+        Ok(HostBatch {
+            t: In::new("t", t)?,
+            y: In::new("y", y)?,
+            weights: In::optional("weights", weights)?,
+            offsets: In::new("offsets", offsets)?,
+            f0: In::new("f0", f0)?,
+            df: In::new("df", df)?,
+            nf: *nf,
+        })
+    }
+
+    fn batch(&self) -> Batch<'_, T> {
+        Batch {
+            t: self.t.values(),
+            y: self.y.values(),
+            weights: self.weights.as_ref().map(In::values),
+            offsets: self.offsets.values(),
+        }
+    }
+
+    /// One value of `f0` and `df` is one grid shared by all series.
+    fn grids(&self) -> BatchGrid<'_> {
+        let (f0, df) = (self.f0.values(), self.df.values());
+        match (f0, df) {
+            ([f0], [df]) => BatchGrid::Shared(UniformGrid::new(*f0, *df, self.nf)),
+            _ => BatchGrid::PerSeries {
+                f0,
+                df,
+                nf: self.nf,
+            },
+        }
+    }
+}
+
+/// A ragged batch on host arrays of one float dtype: `offsets` (uintp)
+/// holds nseries + 1 indices into `t`, `y`, `weights`. Returns the
+/// periodograms as a new (nseries, output_len(nf)) array of that dtype.
+#[pyfunction]
+fn lombscargle_batch<'py>(
+    ctx: &Context,
+    t: &Bound<'py, PyUntypedArray>,
+    y: &Bound<'py, PyUntypedArray>,
+    weights: Option<&Bound<'py, PyUntypedArray>>,
+    offsets: &Bound<'py, PyUntypedArray>,
+    grids: Grids<'py>,
+    opts: Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
+    by_dtype!(Dtype::of("t", t)?, T => {
+        let host = HostBatch::<T>::new(t, y, weights, offsets, &grids)?;
+        let (batch, grids) = (host.batch(), host.grids());
+        let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(host.nf, &opts));
+        let out = py.detach(|| {
+            let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
+            let mut out = vec![T::default(); periodograms.len() * per];
+            for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
+                write_periodogram(p, o);
+            }
+            Ok(out)
+        })
+        .map_err(to_py)?;
+        Ok(out.into_pyarray(py).reshape([nseries, per])?.into_any())
+    })
+}
+
+/// Each series' peak: its index (int64, -1 where every value was NaN) and
+/// value (float64, NaN there).
+type Peaks<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>);
+
+/// As [`lombscargle_batch`], returning only each series' [`Peaks`]. The
+/// periodograms are never all held (`Kernpack::lombscargle_batch_peaks`).
+#[pyfunction]
+fn lombscargle_batch_peaks<'py>(
+    ctx: &Context,
+    t: &Bound<'py, PyUntypedArray>,
+    y: &Bound<'py, PyUntypedArray>,
+    weights: Option<&Bound<'py, PyUntypedArray>>,
+    offsets: &Bound<'py, PyUntypedArray>,
+    grids: Grids<'py>,
+    opts: Options,
+) -> PyResult<Peaks<'py>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
+    let peaks = by_dtype!(Dtype::of("t", t)?, T => {
+        let host = HostBatch::<T>::new(t, y, weights, offsets, &grids)?;
+        let (batch, grids) = (host.batch(), host.grids());
+        py.detach(|| kp.lombscargle_batch_peaks(&batch, &grids, &opts))
+    })
+    .map_err(to_py)?;
+    let (index, value): (Vec<i64>, Vec<f64>) = peaks
+        .into_iter()
+        .map(|peak| peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value)))
+        .unzip();
+    Ok((index.into_pyarray(py), value.into_pyarray(py)))
 }
 
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
@@ -266,9 +331,9 @@ fn lombscargle_batch_device(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lombscargle_output_len, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(lombscargle_batch_peaks, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch_device, m)?)?;
     Ok(())
