@@ -290,5 +290,8 @@ def fg_integrate(
     fs, gs = host_array(fa, dtype), host_array(ga, dtype)
     if fs.ndim != 2 or fs.shape[0] != fs.shape[1] or gs.shape != fs.shape:
         raise ValueError(f"f and g must be (N, N) arrays, got {fs.shape} and {gs.shape}")
-    f_out, g_out, delta = _native.fg_integrate(context(backend, device), fs, gs, delta0, float(dt), nsteps, path)
-    return FgRun(delta, f_out, g_out)
+    # Complex values cross as re and im interleaved in their float dtype.
+    real = np.float32 if dtype == np.complex64 else np.float64
+    got = _native.fg_integrate(context(backend, device), fs.view(real), gs.view(real), delta0, float(dt), nsteps, path)
+    f_out, g_out, delta = (a.view(dtype) for a in got)
+    return FgRun(delta, f_out.reshape(fs.shape), g_out.reshape(gs.shape))

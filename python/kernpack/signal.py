@@ -288,7 +288,7 @@ def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend, d
     w = None if w is None else host_array(w, dtype)
     if not isinstance(freqs, tuple):
         freqs = host_array(freqs, dtype)
-    out = _native.lombscargle(context(backend, device), x, y, w, freqs, (mode, bool(floating_mean), bool(precenter)))
+    out = _native.lombscargle(context(backend, device), (x, y, w), freqs, (mode, bool(floating_mean), bool(precenter)))
     return out.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
 
 
@@ -434,12 +434,17 @@ def lombscargle_batch(
     if xs.ndim != 1 or ys.shape != xs.shape or (ws is not None and ws.shape != xs.shape):
         raise ValueError("x, y and weights must be flat 1-D arrays of one length")
     _check_offsets(offsets, xs.size)
-    # The offsets were just checked non-negative: as uintp they are the same values.
-    args = (xs, ys, ws, offsets.view(np.uintp), (f0s, dfs, nf), (mode, bool(floating_mean), bool(precenter)))
+    got = _native.lombscargle_batch(
+        context(backend, device),
+        (xs, ys, ws),
+        offsets.view(np.uintp),  # just checked non-negative: as uintp they are the same values
+        (f0s, dfs, nf),
+        (mode, bool(floating_mean), bool(precenter)),
+        best,
+    )
     if not best:
-        out = _native.lombscargle_batch(context(backend, device), *args)
-        return out.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
-    index, power = _native.lombscargle_batch_peaks(context(backend, device), *args)
+        return got.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
+    index, power = got
     return BestPeaks(_peak_frequency(f0s, dfs, index), power, index)
 
 

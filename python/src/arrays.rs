@@ -68,29 +68,21 @@ pub(crate) fn holds<T: Element>(array: &Bound<'_, PyUntypedArray>) -> bool {
     array.dtype().is_equiv_to(&numpy::dtype::<T>(array.py()))
 }
 
-/// `array` as an array of `T` with `D` dimensions, its values aligned for
-/// `T`, and C-contiguous when `contiguous` (images check their row layout
-/// instead).
+/// `array` as an array of `T` with `D` dimensions whose values are aligned
+/// for `T`.
 fn typed<'py, T: Element, D: Dimension>(
     name: &str,
     array: &Bound<'py, PyUntypedArray>,
-    contiguous: bool,
 ) -> PyResult<Bound<'py, PyArray<T, D>>> {
     let typed = array.cast::<PyArray<T, D>>().map_err(|_| {
-        let expected = numpy::dtype::<T>(array.py());
         let dims = D::NDIM.map_or(String::new(), |n| format!("{n}-D "));
         PyTypeError::new_err(format!(
-            "{name} is a {}-D {} array: expected a {dims}{expected} array",
+            "{name} is a {}-D {} array: expected a {dims}{} array",
             array.ndim(),
-            array.dtype()
+            array.dtype(),
+            numpy::dtype::<T>(array.py())
         ))
     })?;
-    if contiguous && !typed.is_c_contiguous() {
-        return Err(PyTypeError::new_err(format!(
-            "{name} is not C-contiguous (strides {:?}): pass np.ascontiguousarray({name})",
-            typed.strides()
-        )));
-    }
     if typed.data() as usize % std::mem::align_of::<T>() != 0 {
         return Err(PyValueError::new_err(format!(
             "{name} is not aligned for {}: pass a copy (np.array({name}))",
@@ -98,6 +90,56 @@ fn typed<'py, T: Element, D: Dimension>(
         )));
     }
     Ok(typed.clone())
+}
+
+/// As [`typed`], C-contiguous; with its number of values.
+fn contiguous<'py, T: Element, D: Dimension>(
+    name: &str,
+    array: &Bound<'py, PyUntypedArray>,
+) -> PyResult<(Bound<'py, PyArray<T, D>>, usize)> {
+    let typed = typed::<T, D>(name, array)?;
+    if !typed.is_c_contiguous() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} is not C-contiguous (strides {:?}): pass np.ascontiguousarray({name})",
+            typed.strides()
+        )));
+    }
+    let len = typed.len();
+    Ok((typed, len))
+}
+
+/// The row pitch in elements of `image`, whose rows must be contiguous,
+/// each at least a row after the last.
+fn row_pitch<T: Element>(name: &str, image: &Bound<'_, PyArray<T, Ix2>>) -> PyResult<usize> {
+    let ([rows, cols], [row_stride, col_stride]) = (
+        [image.shape()[0], image.shape()[1]],
+        [image.strides()[0], image.strides()[1]],
+    );
+    let item = std::mem::size_of::<T>() as isize;
+    // Unit column strides also make rust-numpy's borrows refuse every pair of
+    // arrays whose spans overlap (it compares the gcd of the strides), so no
+    // two slices of one call overlap. One value has no stride.
+    let col_ok = col_stride == item || rows * cols <= 1;
+    let row_ok = rows <= 1 || (row_stride % item == 0 && row_stride / item >= cols as isize);
+    if !(col_ok && row_ok) {
+        return Err(PyTypeError::new_err(format!(
+            "{name} has strides {:?}: its rows must be contiguous, each at least a row after the last",
+            image.strides()
+        )));
+    }
+    Ok(if rows > 1 {
+        (row_stride / item) as usize
+    } else {
+        cols
+    })
+}
+
+/// Elements from an image's first to its last: its rows and the gaps between them.
+fn image_span(shape: &[usize], pitch: usize) -> usize {
+    match shape {
+        [rows, cols] if rows * cols > 0 => (rows - 1) * pitch + cols,
+        _ => 0,
+    }
 }
 
 /// A failed borrow of argument `name`, as the caller can act on it.
@@ -110,16 +152,21 @@ fn borrow_error(name: &str, e: BorrowError) -> PyErr {
     }
 }
 
-/// A host array that one call reads: of element type `T` and `D`
-/// dimensions, C-contiguous and aligned (checked when made), borrowed from
-/// NumPy until dropped.
-pub(crate) struct In<'py, T: Element, D: Dimension = Ix1>(PyReadonlyArray<'py, T, D>);
+/// A host array that one call reads, borrowed from NumPy until dropped: of
+/// element type `T` and `D` dimensions, aligned, C-contiguous or (images) a
+/// row pitch apart.
+pub(crate) struct In<'py, T: Element, D: Dimension = Ix1> {
+    array: PyReadonlyArray<'py, T, D>,
+    /// Elements from the first to the last.
+    span: usize,
+}
 
 impl<'py, T: Element, D: Dimension> In<'py, T, D> {
+    /// A C-contiguous array.
     pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let typed = typed::<T, D>(name, array, true)?;
-        let borrowed = typed.try_readonly().map_err(|e| borrow_error(name, e))?;
-        Ok(In(borrowed))
+        let (typed, span) = contiguous::<T, D>(name, array)?;
+        let array = typed.try_readonly().map_err(|e| borrow_error(name, e))?;
+        Ok(In { array, span })
     }
 
     /// [`In::new`] of an optional argument.
@@ -130,136 +177,71 @@ impl<'py, T: Element, D: Dimension> In<'py, T, D> {
         array.map(|a| Self::new(name, a)).transpose()
     }
 
-    /// The values in C order.
+    pub(crate) fn shape(&self) -> &[usize] {
+        self.array.shape()
+    }
+
+    /// The values in C order (an image's gaps between rows included).
     pub(crate) fn values(&self) -> &[T] {
-        self.0
-            .as_slice()
-            .expect("In::new admits only C-contiguous arrays")
+        if self.span == 0 {
+            return &[];
+        }
+        // SAFETY: the array holds `span` aligned elements from its first
+        // (checked when made); the borrow keeps it alive and refuses any
+        // writer of an overlapping span while the slice lives.
+        unsafe { std::slice::from_raw_parts(self.array.data(), self.span) }
+    }
+}
+
+impl<'py, T: Element> In<'py, T, Ix2> {
+    /// An image read in place, and its row pitch (row-strided views need no copy).
+    pub(crate) fn image(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<(Self, usize)> {
+        let image = typed::<T, Ix2>(name, array)?;
+        let pitch = row_pitch(name, &image)?;
+        let span = image_span(image.shape(), pitch);
+        let array = image.try_readonly().map_err(|e| borrow_error(name, e))?;
+        Ok((In { array, span }, pitch))
+    }
+}
+
+/// A host array that one call writes, as [`In`]; also writable and sharing
+/// no memory with the call's other arrays. Only the values are written,
+/// never the gaps between an image's rows.
+pub(crate) struct Out<'py, T: Element, D: Dimension> {
+    array: PyReadwriteArray<'py, T, D>,
+    span: usize,
+}
+
+impl<'py, T: Element, D: Dimension> Out<'py, T, D> {
+    /// A C-contiguous array.
+    pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
+        let (typed, span) = contiguous::<T, D>(name, array)?;
+        let array = typed.try_readwrite().map_err(|e| borrow_error(name, e))?;
+        Ok(Out { array, span })
     }
 
     pub(crate) fn shape(&self) -> &[usize] {
-        self.0.shape()
-    }
-}
-
-/// A host array that one call writes, checked as [`In`]; also writable and
-/// sharing no memory with the call's other arrays.
-pub(crate) struct Out<'py, T: Element, D: Dimension>(PyReadwriteArray<'py, T, D>);
-
-impl<'py, T: Element, D: Dimension> Out<'py, T, D> {
-    pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let typed = typed::<T, D>(name, array, true)?;
-        let borrowed = typed.try_readwrite().map_err(|e| borrow_error(name, e))?;
-        Ok(Out(borrowed))
+        self.array.shape()
     }
 
-    /// The values in C order.
+    /// As [`In::values`], writable.
     pub(crate) fn values(&mut self) -> &mut [T] {
-        self.0
-            .as_slice_mut()
-            .expect("Out::new admits only C-contiguous arrays")
-    }
-}
-
-/// A 2-D image read in place: its rows are contiguous, one every `pitch`
-/// elements (row-strided views need no copy).
-pub(crate) struct ImageIn<'py, T: Element> {
-    array: PyReadonlyArray<'py, T, Ix2>,
-    pub(crate) pitch: usize,
-}
-
-impl<'py, T: Element> ImageIn<'py, T> {
-    pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let (typed, pitch) = pitched::<T>(name, array)?;
-        let array = typed.try_readonly().map_err(|e| borrow_error(name, e))?;
-        Ok(ImageIn { array, pitch })
-    }
-
-    /// `[rows, cols]`.
-    pub(crate) fn shape(&self) -> [usize; 2] {
-        [self.array.shape()[0], self.array.shape()[1]]
-    }
-
-    /// The values from the first to the last element, gaps between rows included.
-    pub(crate) fn values(&self) -> &[T] {
-        let len = span(self.shape(), self.pitch);
-        if len == 0 {
-            return &[];
-        }
-        // SAFETY: `pitched` checked that row r starts r * pitch elements after
-        // the first, aligned, with its values contiguous: these `len` elements
-        // are the array's span. The borrow keeps the array alive and refuses
-        // any writer of an overlapping span for as long as the slice lives.
-        unsafe { std::slice::from_raw_parts(self.array.data(), len) }
-    }
-}
-
-/// A 2-D image written in place, as [`ImageIn`]; only each row's values are
-/// written, never the gaps between rows.
-pub(crate) struct ImageOut<'py, T: Element> {
-    array: PyReadwriteArray<'py, T, Ix2>,
-    pub(crate) pitch: usize,
-}
-
-impl<'py, T: Element> ImageOut<'py, T> {
-    pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let (typed, pitch) = pitched::<T>(name, array)?;
-        let array = typed.try_readwrite().map_err(|e| borrow_error(name, e))?;
-        Ok(ImageOut { array, pitch })
-    }
-
-    pub(crate) fn shape(&self) -> [usize; 2] {
-        [self.array.shape()[0], self.array.shape()[1]]
-    }
-
-    /// As [`ImageIn::values`], writable.
-    pub(crate) fn values(&mut self) -> &mut [T] {
-        let len = span(self.shape(), self.pitch);
-        if len == 0 {
+        if self.span == 0 {
             return &mut [];
         }
-        // SAFETY: as in `ImageIn::values`; the borrow is exclusive: no other
+        // SAFETY: as in `In::values`; the borrow is exclusive: no other
         // borrow of an overlapping span exists while the slice lives.
-        unsafe { std::slice::from_raw_parts_mut(self.array.data(), len) }
+        unsafe { std::slice::from_raw_parts_mut(self.array.data(), self.span) }
     }
 }
 
-/// Elements from the first of an image to its last (none when it is empty).
-fn span([rows, cols]: [usize; 2], pitch: usize) -> usize {
-    if rows == 0 || cols == 0 {
-        0
-    } else {
-        (rows - 1) * pitch + cols
+impl<'py, T: Element> Out<'py, T, Ix2> {
+    /// An image written in place, and its row pitch.
+    pub(crate) fn image(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<(Self, usize)> {
+        let image = typed::<T, Ix2>(name, array)?;
+        let pitch = row_pitch(name, &image)?;
+        let span = image_span(image.shape(), pitch);
+        let array = image.try_readwrite().map_err(|e| borrow_error(name, e))?;
+        Ok((Out { array, span }, pitch))
     }
-}
-
-/// `array` as a 2-D image of `T` whose rows are contiguous and aligned, each
-/// at least a row after the last, and its row pitch in elements.
-fn pitched<'py, T: Element>(
-    name: &str,
-    array: &Bound<'py, PyUntypedArray>,
-) -> PyResult<(Bound<'py, PyArray<T, Ix2>>, usize)> {
-    let typed = typed::<T, Ix2>(name, array, false)?;
-    let ([rows, cols], [row_stride, col_stride]) = (
-        [typed.shape()[0], typed.shape()[1]],
-        [typed.strides()[0], typed.strides()[1]],
-    );
-    let item = std::mem::size_of::<T>() as isize;
-    // Unit column strides also make rust-numpy's borrows refuse every pair of
-    // arrays whose spans overlap (it compares the gcd of the strides), so
-    // `values` never hands out overlapping slices. One value has no stride.
-    let col_ok = col_stride == item || rows * cols <= 1;
-    let row_ok = rows <= 1 || (row_stride % item == 0 && row_stride / item >= cols as isize);
-    if !(col_ok && row_ok) {
-        return Err(PyTypeError::new_err(format!(
-            "{name} has strides {:?}: its rows must be contiguous, each at least a row after the last",
-            typed.strides()
-        )));
-    }
-    let pitch = if rows > 1 {
-        (row_stride / item) as usize
-    } else {
-        cols
-    };
-    Ok((typed, pitch))
 }

@@ -1,6 +1,6 @@
 //! The Lomb-Scargle family: one series on a frequency array or a uniform
 //! grid, and ragged batches; host buffers and device buffers.
-use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyUntypedArray};
+use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
@@ -53,6 +53,33 @@ fn interleaved<T: Float>(p: &Periodogram<T>, opts: &LombScargleOptions) -> Vec<T
     out
 }
 
+/// The samples of one series or of a batch's series back to back: `(t, y,
+/// weights)`, float arrays of one dtype (weights optional).
+#[derive(FromPyObject)]
+struct Samples<'py>(
+    Bound<'py, PyUntypedArray>,
+    Bound<'py, PyUntypedArray>,
+    Option<Bound<'py, PyUntypedArray>>,
+);
+
+/// [`Samples`] checked and borrowed as arrays of `T`.
+type SampleArrays<'py, T> = (In<'py, T>, In<'py, T>, Option<In<'py, T>>);
+
+impl<'py> Samples<'py> {
+    fn dtype(&self) -> PyResult<Dtype> {
+        Dtype::of("t", &self.0)
+    }
+
+    fn read<T: Element>(&self) -> PyResult<SampleArrays<'py, T>> {
+        let Samples(t, y, weights) = self;
+        Ok((
+            In::new("t", t)?,
+            In::new("y", y)?,
+            In::optional("weights", weights.as_ref())?,
+        ))
+    }
+}
+
 /// The frequencies of a single series: an array, or the uniform grid
 /// `(f0, df, nf)`.
 #[derive(FromPyObject)]
@@ -61,21 +88,18 @@ enum Freqs<'py> {
     Uniform(f64, f64, usize),
 }
 
-/// One series on host arrays of one float dtype. Returns its periodogram as
-/// a new 1-D array of that dtype, re and im interleaved for 'amplitude'.
+/// One series on host arrays. Returns its periodogram as a new 1-D array
+/// of their dtype, re and im interleaved for 'amplitude'.
 #[pyfunction]
 fn lombscargle<'py>(
     ctx: &Context,
-    t: &Bound<'py, PyUntypedArray>,
-    y: &Bound<'py, PyUntypedArray>,
-    weights: Option<&Bound<'py, PyUntypedArray>>,
+    samples: Samples<'py>,
     freqs: Freqs<'py>,
     opts: Options,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
-    by_dtype!(Dtype::of("t", t)?, T => {
-        let (t, y) = (In::<T>::new("t", t)?, In::<T>::new("y", y)?);
-        let weights = In::<T>::optional("weights", weights)?;
+    let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
+    by_dtype!(samples.dtype()?, T => {
+        let (t, y, weights) = samples.read::<T>()?;
         let series = Series { t: t.values(), y: y.values(), weights: weights.as_ref().map(In::values) };
         let p = match freqs {
             Freqs::Array(f) => {
@@ -93,17 +117,6 @@ fn lombscargle<'py>(
     })
 }
 
-/// A ragged batch's host arrays, checked and borrowed for one call.
-struct HostBatch<'py, T: Element> {
-    t: In<'py, T>,
-    y: In<'py, T>,
-    weights: Option<In<'py, T>>,
-    offsets: In<'py, usize>,
-    f0: In<'py, f64>,
-    df: In<'py, f64>,
-    nf: usize,
-}
-
 /// The uniform grid of every series of a batch: `(f0, df, nf)`, `f0` and
 /// `df` float64 arrays of one value (one grid for all) or one per series.
 type Grids<'py> = (
@@ -112,107 +125,58 @@ type Grids<'py> = (
     usize,
 );
 
-impl<'py, T: Float + Element> HostBatch<'py, T> {
-    fn new(
-        t: &Bound<'py, PyUntypedArray>,
-        y: &Bound<'py, PyUntypedArray>,
-        weights: Option<&Bound<'py, PyUntypedArray>>,
-        offsets: &Bound<'py, PyUntypedArray>,
-        (f0, df, nf): &Grids<'py>,
-    ) -> PyResult<Self> {
-        Ok(HostBatch {
-            t: In::new("t", t)?,
-            y: In::new("y", y)?,
-            weights: In::optional("weights", weights)?,
-            offsets: In::new("offsets", offsets)?,
-            f0: In::new("f0", f0)?,
-            df: In::new("df", df)?,
-            nf: *nf,
-        })
-    }
-
-    fn batch(&self) -> Batch<'_, T> {
-        Batch {
-            t: self.t.values(),
-            y: self.y.values(),
-            weights: self.weights.as_ref().map(In::values),
-            offsets: self.offsets.values(),
-        }
-    }
-
-    /// One value of `f0` and `df` is one grid shared by all series.
-    fn grids(&self) -> BatchGrid<'_> {
-        let (f0, df) = (self.f0.values(), self.df.values());
-        match (f0, df) {
-            ([f0], [df]) => BatchGrid::Shared(UniformGrid::new(*f0, *df, self.nf)),
-            _ => BatchGrid::PerSeries {
-                f0,
-                df,
-                nf: self.nf,
-            },
-        }
-    }
-}
-
-/// A ragged batch on host arrays of one float dtype: `offsets` (uintp)
-/// holds nseries + 1 indices into `t`, `y`, `weights`. Returns the
-/// periodograms as a new (nseries, output_len(nf)) array of that dtype.
+/// A ragged batch on host arrays: `offsets` (uintp) holds nseries + 1
+/// indices into the samples. Returns the periodograms as a new (nseries,
+/// output_len(nf)) array of the samples' dtype; with `best`, only each
+/// series' peak instead: its index (int64 array, -1 where every value was
+/// NaN) and value (float64 array, NaN there), the periodograms never all
+/// held (`Kernpack::lombscargle_batch_peaks`).
 #[pyfunction]
 fn lombscargle_batch<'py>(
     ctx: &Context,
-    t: &Bound<'py, PyUntypedArray>,
-    y: &Bound<'py, PyUntypedArray>,
-    weights: Option<&Bound<'py, PyUntypedArray>>,
+    samples: Samples<'py>,
     offsets: &Bound<'py, PyUntypedArray>,
     grids: Grids<'py>,
     opts: Options,
+    best: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
-    by_dtype!(Dtype::of("t", t)?, T => {
-        let host = HostBatch::<T>::new(t, y, weights, offsets, &grids)?;
-        let (batch, grids) = (host.batch(), host.grids());
-        let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(host.nf, &opts));
-        let out = py.detach(|| {
-            let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
-            let mut out = vec![T::default(); periodograms.len() * per];
-            for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
-                write_periodogram(p, o);
-            }
-            Ok(out)
-        })
-        .map_err(to_py)?;
+    let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
+    let (f0, df, nf) = grids;
+    let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
+    let grids = match (f0.values(), df.values()) {
+        ([f0], [df]) => BatchGrid::Shared(UniformGrid::new(*f0, *df, nf)),
+        (f0, df) => BatchGrid::PerSeries { f0, df, nf },
+    };
+    let offsets = In::<usize>::new("offsets", offsets)?;
+    by_dtype!(samples.dtype()?, T => {
+        let (t, y, weights) = samples.read::<T>()?;
+        let batch = Batch {
+            t: t.values(),
+            y: y.values(),
+            weights: weights.as_ref().map(In::values),
+            offsets: offsets.values(),
+        };
+        if best {
+            let peaks = py.detach(|| kp.lombscargle_batch_peaks(&batch, &grids, &opts)).map_err(to_py)?;
+            let (index, value): (Vec<i64>, Vec<f64>) = peaks
+                .into_iter()
+                .map(|peak| peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value)))
+                .unzip();
+            return Ok((index.into_pyarray(py), value.into_pyarray(py)).into_pyobject(py)?.into_any());
+        }
+        let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(nf, &opts));
+        let out = py
+            .detach(|| {
+                let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
+                let mut out = vec![T::default(); periodograms.len() * per];
+                for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
+                    write_periodogram(p, o);
+                }
+                Ok(out)
+            })
+            .map_err(to_py)?;
         Ok(out.into_pyarray(py).reshape([nseries, per])?.into_any())
     })
-}
-
-/// Each series' peak: its index (int64, -1 where every value was NaN) and
-/// value (float64, NaN there).
-type Peaks<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>);
-
-/// As [`lombscargle_batch`], returning only each series' [`Peaks`]. The
-/// periodograms are never all held (`Kernpack::lombscargle_batch_peaks`).
-#[pyfunction]
-fn lombscargle_batch_peaks<'py>(
-    ctx: &Context,
-    t: &Bound<'py, PyUntypedArray>,
-    y: &Bound<'py, PyUntypedArray>,
-    weights: Option<&Bound<'py, PyUntypedArray>>,
-    offsets: &Bound<'py, PyUntypedArray>,
-    grids: Grids<'py>,
-    opts: Options,
-) -> PyResult<Peaks<'py>> {
-    let (py, kp, opts) = (t.py(), &ctx.kp, opts.0);
-    let peaks = by_dtype!(Dtype::of("t", t)?, T => {
-        let host = HostBatch::<T>::new(t, y, weights, offsets, &grids)?;
-        let (batch, grids) = (host.batch(), host.grids());
-        py.detach(|| kp.lombscargle_batch_peaks(&batch, &grids, &opts))
-    })
-    .map_err(to_py)?;
-    let (index, value): (Vec<i64>, Vec<f64>) = peaks
-        .into_iter()
-        .map(|peak| peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value)))
-        .unzip();
-    Ok((index.into_pyarray(py), value.into_pyarray(py)))
 }
 
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
@@ -333,7 +297,6 @@ fn lombscargle_batch_device(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lombscargle, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(lombscargle_batch_peaks, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch_device, m)?)?;
     Ok(())

@@ -1,19 +1,16 @@
 //! ODE integration kept on the device: Lorenz 96 and Lorenz 2005 ensembles,
 //! the periodic window sum they use, and the coupled F/G system.
-use num_complex::Complex as NpComplex;
-use numpy::{
-    Complex32, Complex64, IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
-};
-use pyo3::exceptions::PyTypeError;
+use numpy::{IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::PyComplex;
 
+use kernpack::api::fg::{complexes, interleaved};
 use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use kernpack::{
     Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
 
-use crate::arrays::{by_dtype, holds, Dtype, In};
+use crate::arrays::{by_dtype, Dtype, In};
 use crate::{to_py, Context};
 
 /// Frames a run of `steps` stores with a trajectory every `every` steps
@@ -209,9 +206,11 @@ fn fg_options(path: &str) -> PyResult<FgOptions> {
     })
 }
 
-/// The coupled F/G system on the host arrays `f`, `g` (N x N, complex64
-/// or complex128). Returns the final F and G and delta (nsteps + 1 values),
-/// as new arrays of that dtype.
+/// The coupled F/G system on the host arrays `f`, `g`: N x N complex
+/// values as N x 2N floats (re and im interleaved, float32 or float64).
+/// Returns the final F and G and delta (nsteps + 1 values), as new arrays
+/// of interleaved values of that dtype (the Python layer views them as
+/// complex).
 #[pyfunction]
 fn fg_integrate<'py>(
     ctx: &Context,
@@ -223,47 +222,17 @@ fn fg_integrate<'py>(
     path: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let (py, kp, opts) = (f.py(), &ctx.kp, fg_options(path)?);
-    let dtype = if holds::<Complex32>(f) {
-        Dtype::F32
-    } else if holds::<Complex64>(f) {
-        Dtype::F64
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "f is {}: the F/G system is complex64 or complex128",
-            f.dtype()
-        )));
-    };
-    by_dtype!(dtype, T => {
-        let (f, g) = (In::<NpComplex<T>, Ix2>::new("f", f)?, In::<NpComplex<T>, Ix2>::new("g", g)?);
+    by_dtype!(Dtype::of("f", f)?, T => {
+        let (f, g) = (In::<T, Ix2>::new("f", f)?, In::<T, Ix2>::new("g", g)?);
         let n = f.shape()[0];
-        let (f, g) = (from_numpy(f.values()), from_numpy(g.values()));
+        let (f, g) = (complexes(f.values()), complexes(g.values()));
         let delta0 = Complex { re: T::from_f64(delta0.real()), im: T::from_f64(delta0.imag()) };
         let run = py
             .detach(|| kp.fg_integrate(n, &f, &g, delta0, T::from_f64(dt), nsteps, &opts))
             .map_err(to_py)?;
-        let shaped = |values: Vec<Complex<T>>| to_numpy(values).into_pyarray(py).reshape([n, n]);
-        Ok((
-            shaped(run.f)?.into_any(),
-            shaped(run.g)?.into_any(),
-            to_numpy(run.delta).into_pyarray(py).into_any(),
-        ))
+        let to_numpy = |values: &[Complex<T>]| interleaved(values).to_vec().into_pyarray(py).into_any();
+        Ok((to_numpy(&run.f), to_numpy(&run.g), to_numpy(&run.delta)))
     })
-}
-
-/// NumPy's complex values as kernpack's (the same two floats, copied: the
-/// system is small next to its run).
-fn from_numpy<T: Float>(values: &[NpComplex<T>]) -> Vec<Complex<T>> {
-    values
-        .iter()
-        .map(|c| Complex { re: c.re, im: c.im })
-        .collect()
-}
-
-fn to_numpy<T: Float>(values: Vec<Complex<T>>) -> Vec<NpComplex<T>> {
-    values
-        .into_iter()
-        .map(|c| NpComplex::new(c.re, c.im))
-        .collect()
 }
 
 /// As [`fg_integrate`], in place on device buffers (`f`, `g` receive the

@@ -1,12 +1,12 @@
 //! The box filter (`uniform_filter` on 2-D images), host and device buffers,
 //! with row pitches so that row-strided views need no copy.
-use numpy::PyUntypedArray;
+use numpy::{Ix2, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use kernpack::{BoxFilterOptions, ImageLayout};
 
-use crate::arrays::{by_dtype, Dtype, ImageIn, ImageOut};
+use crate::arrays::{by_dtype, Dtype, In, Out};
 use crate::{to_py, Context};
 
 /// The filter's options, as both entry points take them.
@@ -33,17 +33,17 @@ fn box_filter(
 ) -> PyResult<()> {
     let (py, kp, opts) = (input.py(), &ctx.kp, options(size, mode, cval)?);
     by_dtype!(Dtype::of("input", input)?, T => {
-        let src = ImageIn::<T>::new("input", input)?;
-        let mut dst = ImageOut::<T>::new("output", output)?;
-        let [rows, cols] = src.shape();
-        if dst.shape() != [rows, cols] {
+        let (src, in_pitch) = In::<T, Ix2>::image("input", input)?;
+        let (mut dst, out_pitch) = Out::<T, Ix2>::image("output", output)?;
+        let [rows, cols] = [src.shape()[0], src.shape()[1]];
+        if dst.shape() != src.shape() {
             return Err(PyValueError::new_err(format!(
                 "output has shape {:?} but input {:?}: they must be equal",
                 dst.shape(),
-                [rows, cols]
+                src.shape()
             )));
         }
-        let layout = ImageLayout { rows, cols, in_pitch: src.pitch, out_pitch: dst.pitch };
+        let layout = ImageLayout { rows, cols, in_pitch, out_pitch };
         let (i, o) = (src.values(), dst.values());
         py.detach(|| kp.box_filter_into(i, o, &layout, &opts)).map_err(to_py)
     })

@@ -80,12 +80,12 @@ def test_what_a_slice_cannot_be_made_of_is_refused(ctx, x, match):
 def test_errors_name_the_argument(ctx):
     t = np.linspace(0, 1, 10)
     with pytest.raises(TypeError, match="y is a 1-D float32 array: expected a 1-D float64 array"):
-        _native.lombscargle(ctx, t, t.astype(np.float32), None, (1.0, 1.0, 4), OPTS)
+        _native.lombscargle(ctx, (t, t.astype(np.float32), None), (1.0, 1.0, 4), OPTS)
     with pytest.raises(TypeError, match="freqs is not C-contiguous"):
-        _native.lombscargle(ctx, t, t, None, np.ones(8)[::2], OPTS)
+        _native.lombscargle(ctx, (t, t, None), np.ones(8)[::2], OPTS)
     with pytest.raises(TypeError, match="offsets is a 1-D int64 array"):
         offsets = np.array([0, 10])
-        _native.lombscargle_batch(ctx, t, t, None, offsets, (np.ones(1), np.ones(1), 4), OPTS)
+        _native.lombscargle_batch(ctx, (t, t, None), offsets, (np.ones(1), np.ones(1), 4), OPTS, False)
     with pytest.raises(TypeError, match="x is a 1-D float64 array: expected a 2-D float64 array"):
         _native.window_sum(ctx, t, np.ones(3))
     with pytest.raises(TypeError, match="output is a 2-D float32 array: expected a 2-D float64 array"):
@@ -99,7 +99,7 @@ def test_errors_name_the_argument(ctx):
 def test_host_results_are_new_arrays_of_the_inputs_dtype(ctx):
     t = np.linspace(0, 10, 50, dtype=np.float32)
     y = np.sin(t)
-    power = _native.lombscargle(ctx, t, y, None, (0.5, 0.1, 7), OPTS)
+    power = _native.lombscargle(ctx, (t, y, None), (0.5, 0.1, 7), OPTS)
     assert power.dtype == np.float32 and power.shape == (7,) and power.flags.writeable
-    amplitude = _native.lombscargle(ctx, t, y, None, (0.5, 0.1, 7), ("amplitude", False, False))
+    amplitude = _native.lombscargle(ctx, (t, y, None), (0.5, 0.1, 7), ("amplitude", False, False))
     assert amplitude.shape == (14,)  # re and im interleaved; the Python layer views them as complex
