@@ -169,14 +169,6 @@ impl<'py, T: Element, D: Dimension> In<'py, T, D> {
         Ok(In { array, span })
     }
 
-    /// [`In::new`] of an optional argument.
-    pub(crate) fn optional(
-        name: &str,
-        array: Option<&Bound<'py, PyUntypedArray>>,
-    ) -> PyResult<Option<Self>> {
-        array.map(|a| Self::new(name, a)).transpose()
-    }
-
     pub(crate) fn shape(&self) -> &[usize] {
         self.array.shape()
     }

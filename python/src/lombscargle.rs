@@ -3,6 +3,7 @@
 use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
+use kernpack::api::fg::interleaved;
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
@@ -32,25 +33,13 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Options {
     }
 }
 
-/// Writes `p` as interleaved values into `out` (exactly `output_len` values).
-fn write_periodogram<T: Float>(p: &Periodogram<T>, out: &mut [T]) {
-    match p {
-        Periodogram::Real(v) => out.copy_from_slice(v),
-        Periodogram::Complex(v) => {
-            for (pair, c) in out.chunks_exact_mut(2).zip(v) {
-                pair[0] = c.re;
-                pair[1] = c.im;
-            }
-        }
-    }
-}
-
-/// The values of a periodogram, re and im interleaved for 'amplitude' (the
+/// A periodogram's values, re and im interleaved for 'amplitude' (the
 /// Python layer views them as complex).
-fn interleaved<T: Float>(p: &Periodogram<T>, opts: &LombScargleOptions) -> Vec<T> {
-    let mut out = vec![T::default(); output_len(p.len(), opts)];
-    write_periodogram(p, &mut out);
-    out
+fn values<T: Float>(p: &Periodogram<T>) -> &[T] {
+    match p {
+        Periodogram::Real(v) => v,
+        Periodogram::Complex(v) => interleaved(v),
+    }
 }
 
 /// The samples of one series or of a batch's series back to back: `(t, y,
@@ -75,7 +64,10 @@ impl<'py> Samples<'py> {
         Ok((
             In::new("t", t)?,
             In::new("y", y)?,
-            In::optional("weights", weights.as_ref())?,
+            weights
+                .as_ref()
+                .map(|w| In::new("weights", w))
+                .transpose()?,
         ))
     }
 }
@@ -113,7 +105,7 @@ fn lombscargle<'py>(
             }
         }
         .map_err(to_py)?;
-        Ok(interleaved(&p, &opts).into_pyarray(py).into_any())
+        Ok(values(&p).to_vec().into_pyarray(py).into_any())
     })
 }
 
@@ -168,11 +160,7 @@ fn lombscargle_batch<'py>(
         let out = py
             .detach(|| {
                 let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
-                let mut out = vec![T::default(); periodograms.len() * per];
-                for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
-                    write_periodogram(p, o);
-                }
-                Ok(out)
+                Ok(periodograms.iter().map(values).collect::<Vec<_>>().concat())
             })
             .map_err(to_py)?;
         Ok(out.into_pyarray(py).reshape([nseries, per])?.into_any())
