@@ -267,11 +267,11 @@ def _host(image, output, size, mode, cval, backend, device):
     if image.size == 0:
         return result  # nothing to filter, as SciPy
     src = _pitched(image, dtype)
-    # The native layer refuses an output whose span overlaps the input's
-    # (np.may_share_memory compares the same spans).
+    # The native layer refuses an output whose span overlaps the input's:
+    # np.may_share_memory compares the same spans.
     if src is None or np.may_share_memory(src, result):
         # A copy, always: ascontiguousarray returns `image` itself when it is
-        # already contiguous, and the output must not alias the input.
+        # already contiguous.
         src = np.array(image, dtype=dtype, order="C", copy=True)
     dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
     _native.box_filter(context(backend, device), src, dst, size, mode, cval)
