@@ -255,7 +255,7 @@ typedef struct kp_box_filter_options {
 #define KP_BACKEND_GPU 1
 
 /*
- The multi-threaded CPU reference.
+ The multi-threaded CPU backend.
  */
 #define KP_BACKEND_CPU 2
 
@@ -427,24 +427,26 @@ enum kp_status kp_context_create_on_devices(const int32_t *ordinals,
                                             struct kp_context **out);
 
 /*
- Integrates the coupled F/G system in single precision (complex64):
- `nsteps` classic RK4 steps of step `dt` of
+ Integrates the coupled F/G system in single precision (`kp_fg_integrate_c64`:
+ complex64 on floats, complex128 on doubles): `nsteps` classic RK4 steps of
+ step `dt` of
  `dF/dt = -2i F - i delta (2G - 1)`, `dG/dt = -i (conj(delta) F - delta conj(F))`
  (elementwise, delta held constant within a step), with `delta = sum(F)`
  after every step.
 
- `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) floats
- (`float _Complex` layout): the initial state on entry, the final state on
- return. `delta`: `delta_len` = `nsteps + 1` complex values (2 floats each)
- receiving `delta[0] = (delta0_re, delta0_im)`, `delta[1]`, ..., `delta[nsteps]`.
- `nsteps` = 0 is valid (`delta[0]` only, state unchanged). N >= 1; `dt`,
- delta0 and every input value must be finite. Runs on the context's backend;
- returns when done. Nothing is written on failure. The sum is
- deterministic: the same inputs give the same bits on every run.
+ `f`, `g`: N x N complex values each, as 2 N*N interleaved (re, im) reals
+ (`float _Complex` / `double _Complex` layout): the initial state on entry,
+ the final state on return. `delta`: `delta_len` = `nsteps + 1` complex
+ values (2 reals each) receiving `delta[0] = (delta0_re, delta0_im)`,
+ `delta[1]`, ..., `delta[nsteps]`. `nsteps` = 0 is valid (`delta[0]` only,
+ state unchanged). N >= 1; `dt`, delta0 and every input value must be
+ finite. Runs on the context's backend; returns when done. Nothing is
+ written on failure. The sum is deterministic: the same inputs give the
+ same bits on every run.
 
  # Safety
- `f` and `g` valid for reading and writing 2 N*N floats, `delta` for
- writing 2 `delta_len` floats (or NULL, which is an error).
+ `f` and `g` valid for reading and writing 2 N*N reals, `delta` for
+ writing 2 `delta_len` reals (or NULL, which is an error).
  */
 enum kp_status kp_fg_integrate_c64(const struct kp_context *ctx,
                                    size_t n,
@@ -458,10 +460,10 @@ enum kp_status kp_fg_integrate_c64(const struct kp_context *ctx,
                                    size_t delta_len);
 
 /*
- As `kp_fg_integrate_c64`, in double precision (complex128: interleaved doubles).
+ As `kp_fg_integrate_c64`, in double precision.
 
  # Safety
- As `kp_fg_integrate_c64`, with doubles.
+ As `kp_fg_integrate_c64`.
  */
 enum kp_status kp_fg_integrate_c128(const struct kp_context *ctx,
                                     size_t n,
@@ -475,13 +477,14 @@ enum kp_status kp_fg_integrate_c128(const struct kp_context *ctx,
                                     size_t delta_len);
 
 /*
- As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g. CuPy's
- `.data.ptr`): `f`, `g` (2 N*N floats each) are integrated in place and
- `delta` (2 `delta_len` floats, `delta_len` = `nsteps + 1`) receives the
- history, enqueued on `stream` (0: the default stream) with no
- synchronisation: wait on the stream before reading. Needs a GPU context.
- Only N, dt, delta0, lengths and pointers are checked: device data is not
- inspected, so non-finite values give non-finite results, not an error.
+ As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g.
+ CuPy's `.data.ptr`), in single precision: `f`, `g` (2 N*N reals each) are
+ integrated in place and `delta` (2 `delta_len` reals, `delta_len` =
+ `nsteps + 1`) receives the history, enqueued on `stream` (0: the default
+ stream) with no synchronisation: wait on the stream before reading. Needs
+ a GPU context. Only N, dt, delta0, lengths and pointers are checked:
+ device data is not inspected, so non-finite values give non-finite
+ results, not an error.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
@@ -501,7 +504,7 @@ enum kp_status kp_fg_integrate_device_c64(const struct kp_context *ctx,
                                           uint64_t stream);
 
 /*
- As `kp_fg_integrate_device_c64`, in double precision (interleaved doubles).
+ As `kp_fg_integrate_device_c64`, in double precision.
 
  # Safety
  As `kp_fg_integrate_device_c64`.
@@ -574,11 +577,50 @@ enum kp_status kp_lombscargle_f64(const struct kp_context *ctx,
                                   size_t out_len);
 
 /*
+ As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
+ `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1), in
+ single precision: the recurrence kernel, much faster than an explicit frequency
+ array on the GPU.
+
+ # Safety
+ As `kp_lombscargle_f32`.
+ */
+enum kp_status kp_lombscargle_uniform_f32(const struct kp_context *ctx,
+                                          const float *t,
+                                          const float *y,
+                                          const float *weights,
+                                          size_t nx,
+                                          double f0,
+                                          double df,
+                                          size_t nf,
+                                          const struct kp_lombscargle_options *options,
+                                          float *out,
+                                          size_t out_len);
+
+/*
+ As `kp_lombscargle_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_uniform_f32`.
+ */
+enum kp_status kp_lombscargle_uniform_f64(const struct kp_context *ctx,
+                                          const double *t,
+                                          const double *y,
+                                          const double *weights,
+                                          size_t nx,
+                                          double f0,
+                                          double df,
+                                          size_t nf,
+                                          const struct kp_lombscargle_options *options,
+                                          double *out,
+                                          size_t out_len);
+
+/*
  Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
  CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in single precision,
  enqueued on `stream` (0: the default stream) with no synchronisation: wait
  on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
- `out_len` floats, which must equal `kp_lombscargle_output_len(nf, options)`.
+ `out_len` values, which must equal `kp_lombscargle_output_len(nf, options)`.
  Needs a GPU context.
  Only shapes and pointers are checked: device data cannot be inspected
  without a synchronisation, so NaN/Inf or negative weights give NaN or
@@ -620,27 +662,8 @@ enum kp_status kp_lombscargle_device_f64(const struct kp_context *ctx,
                                          uint64_t stream);
 
 /*
- As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
- `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
- faster than an explicit frequency array on the GPU.
-
- # Safety
- As `kp_lombscargle_f32`.
- */
-enum kp_status kp_lombscargle_uniform_f32(const struct kp_context *ctx,
-                                          const float *t,
-                                          const float *y,
-                                          const float *weights,
-                                          size_t nx,
-                                          double f0,
-                                          double df,
-                                          size_t nf,
-                                          const struct kp_lombscargle_options *options,
-                                          float *out,
-                                          size_t out_len);
-
-/*
- As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`.
+ As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`, in
+ single precision.
 
  # Safety
  As `kp_lombscargle_device_f32`.
@@ -659,30 +682,10 @@ enum kp_status kp_lombscargle_uniform_device_f32(const struct kp_context *ctx,
                                                  uint64_t stream);
 
 /*
- As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
- `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
- faster than an explicit frequency array on the GPU.
+ As `kp_lombscargle_uniform_device_f32`, in double precision.
 
  # Safety
- As `kp_lombscargle_f64`.
- */
-enum kp_status kp_lombscargle_uniform_f64(const struct kp_context *ctx,
-                                          const double *t,
-                                          const double *y,
-                                          const double *weights,
-                                          size_t nx,
-                                          double f0,
-                                          double df,
-                                          size_t nf,
-                                          const struct kp_lombscargle_options *options,
-                                          double *out,
-                                          size_t out_len);
-
-/*
- As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`.
-
- # Safety
- As `kp_lombscargle_device_f64`.
+ As `kp_lombscargle_uniform_device_f32`.
  */
 enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
                                                  uint64_t t,
@@ -698,12 +701,12 @@ enum kp_status kp_lombscargle_uniform_device_f64(const struct kp_context *ctx,
                                                  uint64_t stream);
 
 /*
- Periodograms of `nseries` series in one call, on the context's backend.
- Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
- `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
- entries, from 0 to the total sample count, increasing (every series has
- at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
- Its grid is `f0[s] + k df[s]`
+ Periodograms of `nseries` series in one call, on the context's backend,
+ in single precision. Series `s` is samples `offsets[s] .. offsets[s+1]-1` of
+ the concatenated `t`, `y` and `weights` (NULL: all 1); `offsets` has
+ `nseries + 1` entries, from 0 to the total sample count, increasing
+ (every series has at least one sample: an empty one is
+ KP_ERROR_INVALID_ARGUMENT naming it). Its grid is `f0[s] + k df[s]`
  (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
  `out` receives `nseries` periodograms one after another:
  `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
@@ -726,11 +729,32 @@ enum kp_status kp_lombscargle_batch_f32(const struct kp_context *ctx,
                                         size_t out_len);
 
 /*
+ As `kp_lombscargle_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_batch_f32`.
+ */
+enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
+                                        const double *t,
+                                        const double *y,
+                                        const double *weights,
+                                        const int64_t *offsets,
+                                        size_t nseries,
+                                        const double *f0,
+                                        const double *df,
+                                        size_t ngrids,
+                                        size_t nf,
+                                        const struct kp_lombscargle_options *options,
+                                        double *out,
+                                        size_t out_len);
+
+/*
  As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
- `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
- synchronisation. Counts and pointers are checked here; the device offsets
- by the kernels: a series whose offsets decrease or pass the end of the
- samples' allocations reads nothing, and its periodogram is NaN.
+ `f0`/`df`: `double`, all in device memory), in single precision, enqueued on
+ `stream` with no synchronisation. Counts and pointers are checked here;
+ the device offsets by the kernels: a series whose offsets decrease or
+ pass the end of the samples' allocations reads nothing, and its
+ periodogram is NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
@@ -752,43 +776,10 @@ enum kp_status kp_lombscargle_batch_device_f32(const struct kp_context *ctx,
                                                uint64_t stream);
 
 /*
- Periodograms of `nseries` series in one call, on the context's backend.
- Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
- `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
- entries, from 0 to the total sample count, increasing (every series has
- at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
- Its grid is `f0[s] + k df[s]`
- (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
- `out` receives `nseries` periodograms one after another:
- `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+ As `kp_lombscargle_batch_device_f32`, in double precision.
 
  # Safety
- Every pointer must be valid for the stated number of values.
- */
-enum kp_status kp_lombscargle_batch_f64(const struct kp_context *ctx,
-                                        const double *t,
-                                        const double *y,
-                                        const double *weights,
-                                        const int64_t *offsets,
-                                        size_t nseries,
-                                        const double *f0,
-                                        const double *df,
-                                        size_t ngrids,
-                                        size_t nf,
-                                        const struct kp_lombscargle_options *options,
-                                        double *out,
-                                        size_t out_len);
-
-/*
- As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
- `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
- synchronisation. Counts and pointers are checked here; the device offsets
- by the kernels: a series whose offsets decrease or pass the end of the
- samples' allocations reads nothing, and its periodogram is NaN.
-
- # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes.
+ As `kp_lombscargle_batch_device_f32`.
  */
 enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
                                                uint64_t t,
@@ -807,11 +798,11 @@ enum kp_status kp_lombscargle_batch_device_f64(const struct kp_context *ctx,
 
 /*
  The highest peak of each of `nseries` periodograms, on the context's
- backend, without keeping the periodograms (a batch of any size runs in
- bounded memory): inputs as `kp_lombscargle_batch_f32`. `index[s]`
- receives the index in series `s`'s grid of its highest non-NaN value (the
- modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
- every value is NaN; `value[s]` that value (NaN then). Each holds
+ backend, in single precision, without keeping the periodograms (a batch of any
+ size runs in bounded memory): inputs as `kp_lombscargle_batch_f32`.
+ `index[s]` receives the index in series `s`'s grid of its highest non-NaN
+ value (the modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones),
+ -1 when every value is NaN; `value[s]` that value (NaN then). Each holds
  `nseries` values; both untouched on failure.
 
  # Safety
@@ -832,13 +823,34 @@ enum kp_status kp_lombscargle_batch_peaks_f32(const struct kp_context *ctx,
                                               double *value);
 
 /*
+ As `kp_lombscargle_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_batch_peaks_f32`.
+ */
+enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
+                                              const double *t,
+                                              const double *y,
+                                              const double *weights,
+                                              const int64_t *offsets,
+                                              size_t nseries,
+                                              const double *f0,
+                                              const double *df,
+                                              size_t ngrids,
+                                              size_t nf,
+                                              const struct kp_lombscargle_options *options,
+                                              int64_t *index,
+                                              double *value);
+
+/*
  As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
- `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`, `value`:
- `nseries` `double`, in device memory, apart from each other and the
- inputs), enqueued on `stream` with no synchronisation. The periodograms
- are computed in chunks of series into scratch of at most 256 MiB. A
- series whose device offsets decrease or pass the end of the samples'
- allocations reads nothing: index -1, value NaN.
+ `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`,
+ `value`: `nseries` `double`, in device memory, apart from each other and
+ the inputs), in single precision, enqueued on `stream` with no
+ synchronisation. The periodograms are computed in chunks of series into
+ scratch of at most 256 MiB. A series whose device offsets decrease or
+ pass the end of the samples' allocations reads nothing: index -1, value
+ NaN.
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
@@ -860,43 +872,10 @@ enum kp_status kp_lombscargle_batch_peaks_device_f32(const struct kp_context *ct
                                                      uint64_t stream);
 
 /*
- The highest peak of each of `nseries` periodograms, on the context's
- backend, without keeping the periodograms (a batch of any size runs in
- bounded memory): inputs as `kp_lombscargle_batch_f64`. `index[s]`
- receives the index in series `s`'s grid of its highest non-NaN value (the
- modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
- every value is NaN; `value[s]` that value (NaN then). Each holds
- `nseries` values; both untouched on failure.
+ As `kp_lombscargle_batch_peaks_device_f32`, in double precision.
 
  # Safety
- Every pointer must be valid for the stated number of values.
- */
-enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
-                                              const double *t,
-                                              const double *y,
-                                              const double *weights,
-                                              const int64_t *offsets,
-                                              size_t nseries,
-                                              const double *f0,
-                                              const double *df,
-                                              size_t ngrids,
-                                              size_t nf,
-                                              const struct kp_lombscargle_options *options,
-                                              int64_t *index,
-                                              double *value);
-
-/*
- As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
- `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`, `value`:
- `nseries` `double`, in device memory, apart from each other and the
- inputs), enqueued on `stream` with no synchronisation. The periodograms
- are computed in chunks of series into scratch of at most 256 MiB. A
- series whose device offsets decrease or pass the end of the samples'
- allocations reads nothing: index -1, value NaN.
-
- # Safety
- Non-zero pointers must be device allocations of this GPU with the stated
- sizes, alive until the work completes.
+ As `kp_lombscargle_batch_peaks_device_f32`.
  */
 enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ctx,
                                                      uint64_t t,
@@ -931,10 +910,10 @@ struct kp_lorenz05_params kp_lorenz05_default_params(void);
 size_t kp_lorenz_trajectory_len(size_t members, size_t n, uint64_t steps, uint64_t every);
 
 /*
- Integrates a Lorenz 96 ensemble of host arrays in double precision:
- `initial` and `out` hold `members` x `params->n` values (member m at
- m * n), `steps` RK4 steps of `params->dt`, all members in one launch on a
- GPU context. With `every` > 0, `trajectory` receives
+ Integrates a Lorenz 96 ensemble of host arrays in single precision: `initial`
+ and `out` hold `members` x `params->n` values (member m at m * n),
+ `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
+ context. With `every` > 0, `trajectory` receives
  `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
  frames of members x n, frame f after f * every steps (frame 0: `initial`);
  with `every` = 0 it may be NULL. `params` NULL means the defaults.
@@ -942,22 +921,6 @@ size_t kp_lorenz_trajectory_len(size_t members, size_t n, uint64_t steps, uint64
 
  # Safety
  Every non-NULL pointer must be valid for the stated number of values.
- */
-enum kp_status kp_lorenz96_f64(const struct kp_context *ctx,
-                               const struct kp_lorenz96_params *params,
-                               const double *initial,
-                               size_t members,
-                               uint64_t steps,
-                               uint64_t every,
-                               double *out,
-                               double *trajectory,
-                               size_t trajectory_len);
-
-/*
- As `kp_lorenz96_f64`, in single precision.
-
- # Safety
- As `kp_lorenz96_f64`.
  */
 enum kp_status kp_lorenz96_f32(const struct kp_context *ctx,
                                const struct kp_lorenz96_params *params,
@@ -970,13 +933,13 @@ enum kp_status kp_lorenz96_f32(const struct kp_context *ctx,
                                size_t trajectory_len);
 
 /*
- As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III (`params->model`).
+ As `kp_lorenz96_f32`, in double precision.
 
  # Safety
- As `kp_lorenz96_f64`.
+ As `kp_lorenz96_f32`.
  */
-enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
-                               const struct kp_lorenz05_params *params,
+enum kp_status kp_lorenz96_f64(const struct kp_context *ctx,
+                               const struct kp_lorenz96_params *params,
                                const double *initial,
                                size_t members,
                                uint64_t steps,
@@ -986,10 +949,11 @@ enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
                                size_t trajectory_len);
 
 /*
- As `kp_lorenz05_f64`, in single precision.
+ As `kp_lorenz96_f32`, for Lorenz (2005) Model II / III
+ (`params->model`), in single precision.
 
  # Safety
- As `kp_lorenz96_f64`.
+ As `kp_lorenz96_f32`.
  */
 enum kp_status kp_lorenz05_f32(const struct kp_context *ctx,
                                const struct kp_lorenz05_params *params,
@@ -1002,33 +966,32 @@ enum kp_status kp_lorenz05_f32(const struct kp_context *ctx,
                                size_t trajectory_len);
 
 /*
- Lorenz 96 ensemble on device arrays (CUdeviceptr values), double
- precision, enqueued on `stream` (0: the default stream) with no
- synchronisation. Shapes as `kp_lorenz96_f64`; `trajectory` 0 when `every`
- is 0. Needs a GPU context. Only shapes and pointers are checked (device
- data cannot be inspected without a synchronisation).
+ As `kp_lorenz05_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz05_f32`.
+ */
+enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
+                               const struct kp_lorenz05_params *params,
+                               const double *initial,
+                               size_t members,
+                               uint64_t steps,
+                               uint64_t every,
+                               double *out,
+                               double *trajectory,
+                               size_t trajectory_len);
+
+/*
+ Lorenz 96 ensemble on device arrays (CUdeviceptr values) in single precision,
+ enqueued on `stream` (0: the default stream) with no synchronisation.
+ Shapes as `kp_lorenz96_f32`; `trajectory` 0 when `every` is 0. Needs a
+ GPU context. Only shapes and pointers are checked (device data cannot be
+ inspected without a synchronisation).
 
  # Safety
  Non-zero pointers must be device allocations of this GPU with the stated
  sizes, alive until the work completes; `stream` 0 or a CUstream of the
  GPU's primary context.
- */
-enum kp_status kp_lorenz96_device_f64(const struct kp_context *ctx,
-                                      const struct kp_lorenz96_params *params,
-                                      uint64_t initial,
-                                      size_t members,
-                                      uint64_t steps,
-                                      uint64_t every,
-                                      uint64_t out,
-                                      uint64_t trajectory,
-                                      size_t trajectory_len,
-                                      uint64_t stream);
-
-/*
- As `kp_lorenz96_device_f64`, in single precision.
-
- # Safety
- As `kp_lorenz96_device_f64`.
  */
 enum kp_status kp_lorenz96_device_f32(const struct kp_context *ctx,
                                       const struct kp_lorenz96_params *params,
@@ -1042,13 +1005,13 @@ enum kp_status kp_lorenz96_device_f32(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
- As `kp_lorenz96_device_f64`, for Lorenz (2005) Model II / III.
+ As `kp_lorenz96_device_f32`, in double precision.
 
  # Safety
- As `kp_lorenz96_device_f64`.
+ As `kp_lorenz96_device_f32`.
  */
-enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
-                                      const struct kp_lorenz05_params *params,
+enum kp_status kp_lorenz96_device_f64(const struct kp_context *ctx,
+                                      const struct kp_lorenz96_params *params,
                                       uint64_t initial,
                                       size_t members,
                                       uint64_t steps,
@@ -1059,10 +1022,11 @@ enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
- As `kp_lorenz05_device_f64`, in single precision.
+ As `kp_lorenz96_device_f32`, for Lorenz (2005) Model II / III, in
+ single precision.
 
  # Safety
- As `kp_lorenz96_device_f64`.
+ As `kp_lorenz96_device_f32`.
  */
 enum kp_status kp_lorenz05_device_f32(const struct kp_context *ctx,
                                       const struct kp_lorenz05_params *params,
@@ -1076,28 +1040,32 @@ enum kp_status kp_lorenz05_device_f32(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
- Periodic weighted window sum of `rows` contiguous rows of `n` host values,
- double precision: `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
+ As `kp_lorenz05_device_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz05_device_f32`.
+ */
+enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
+                                      const struct kp_lorenz05_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t steps,
+                                      uint64_t every,
+                                      uint64_t out,
+                                      uint64_t trajectory,
+                                      size_t trajectory_len,
+                                      uint64_t stream);
+
+/*
+ Periodic weighted window sum of `rows` contiguous rows of `n` host
+ values, in single precision:
+ `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
  with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
  (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
  `out` (rows x n values) is untouched on failure.
 
  # Safety
  `x` and `out` valid for rows x n values, `w` for `w_len`.
- */
-enum kp_status kp_window_sum_f64(const struct kp_context *ctx,
-                                 const double *x,
-                                 const double *w,
-                                 size_t w_len,
-                                 size_t rows,
-                                 size_t n,
-                                 double *out);
-
-/*
- As `kp_window_sum_f64`, in single precision.
-
- # Safety
- As `kp_window_sum_f64`.
  */
 enum kp_status kp_window_sum_f32(const struct kp_context *ctx,
                                  const float *x,
@@ -1108,30 +1076,28 @@ enum kp_status kp_window_sum_f32(const struct kp_context *ctx,
                                  float *out);
 
 /*
- Window sums of device arrays, double precision, enqueued on `stream` with
- no synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
+ As `kp_window_sum_f32`, in double precision.
+
+ # Safety
+ As `kp_window_sum_f32`.
+ */
+enum kp_status kp_window_sum_f64(const struct kp_context *ctx,
+                                 const double *x,
+                                 const double *w,
+                                 size_t w_len,
+                                 size_t rows,
+                                 size_t n,
+                                 double *out);
+
+/*
+ Window sums of device arrays in single precision, enqueued on `stream` with no
+ synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
  values between n and pitch are not written. Needs a GPU context.
 
  # Safety
  `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
  `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
  GPU's primary context.
- */
-enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
-                                        uint64_t x,
-                                        uint64_t w,
-                                        size_t w_len,
-                                        size_t rows,
-                                        size_t n,
-                                        size_t pitch,
-                                        uint64_t out,
-                                        uint64_t stream);
-
-/*
- As `kp_window_sum_device_f64`, in single precision.
-
- # Safety
- As `kp_window_sum_device_f64`.
  */
 enum kp_status kp_window_sum_device_f32(const struct kp_context *ctx,
                                         uint64_t x,
@@ -1144,9 +1110,25 @@ enum kp_status kp_window_sum_device_f32(const struct kp_context *ctx,
                                         uint64_t stream);
 
 /*
- Sum of the `n` floats at host `x`, accumulated in double precision,
- written to `*sum` (the same bits on every run of a GPU context). Runs on
- the context's backend and returns with the result.
+ As `kp_window_sum_device_f32`, in double precision.
+
+ # Safety
+ As `kp_window_sum_device_f32`.
+ */
+enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
+                                        uint64_t x,
+                                        uint64_t w,
+                                        size_t w_len,
+                                        size_t rows,
+                                        size_t n,
+                                        size_t pitch,
+                                        uint64_t out,
+                                        uint64_t stream);
+
+/*
+ Sum of the `n` values at host `x`, in single precision, accumulated in double
+ precision, written to `*sum` (the same bits on every run of a GPU
+ context). Runs on the context's backend and returns with the result.
 
  # Safety
  `x` readable for `n` values; `sum` valid for one write.
@@ -1154,7 +1136,7 @@ enum kp_status kp_window_sum_device_f32(const struct kp_context *ctx,
 enum kp_status kp_sum_f32(const struct kp_context *ctx, const float *x, size_t n, double *sum);
 
 /*
- As `kp_sum_f32`, for doubles.
+ As `kp_sum_f32`, in double precision.
 
  # Safety
  As `kp_sum_f32`.
@@ -1162,12 +1144,12 @@ enum kp_status kp_sum_f32(const struct kp_context *ctx, const float *x, size_t n
 enum kp_status kp_sum_f64(const struct kp_context *ctx, const double *x, size_t n, double *sum);
 
 /*
- Sum of the `n` floats at device `x` into the device double at `sum`,
- enqueued on `stream` (0: the default stream) with no synchronisation.
- Needs a GPU context.
+ Sum of the `n` values (single precision) at device `x` into the device double
+ at `sum`, enqueued on `stream` (0: the default stream) with no
+ synchronisation. Needs a GPU context.
 
  # Safety
- `x` (n floats) and `sum` (one double) device allocations of this GPU,
+ `x` (n values) and `sum` (one double) device allocations of this GPU,
  alive until the work completes; `stream` 0 or a CUstream of the GPU's
  primary context.
  */
@@ -1178,7 +1160,7 @@ enum kp_status kp_sum_device_f32(const struct kp_context *ctx,
                                  uint64_t stream);
 
 /*
- As `kp_sum_device_f32`, for doubles.
+ As `kp_sum_device_f32`, in double precision.
 
  # Safety
  As `kp_sum_device_f32`.
@@ -1190,11 +1172,11 @@ enum kp_status kp_sum_device_f64(const struct kp_context *ctx,
                                  uint64_t stream);
 
 /*
- Normalises the `n` floats at host `x` in place, `x <- x / sum(x)`, on the
- context's backend, and writes the sum to `*sum` (NULL: not wanted). A sum
- that is zero (an empty array included), not finite or too small to invert
- (below 2^-1024) is KP_ERROR_INVALID_ARGUMENT,
- and then `x` and `*sum` are unchanged.
+ Normalises the `n` values (single precision) at host `x` in place,
+ `x <- x / sum(x)`, on the context's backend, and writes the sum to `*sum`
+ (NULL: not wanted). A sum that is zero (an empty array included), not
+ finite or too small to invert (below 2^-1024) is
+ KP_ERROR_INVALID_ARGUMENT, and then `x` and `*sum` are unchanged.
 
  # Safety
  `x` readable and writable for `n` values; `sum` NULL or valid for one write.
@@ -1202,7 +1184,7 @@ enum kp_status kp_sum_device_f64(const struct kp_context *ctx,
 enum kp_status kp_normalize_f32(const struct kp_context *ctx, float *x, size_t n, double *sum);
 
 /*
- As `kp_normalize_f32`, for doubles.
+ As `kp_normalize_f32`, in double precision.
 
  # Safety
  As `kp_normalize_f32`.
@@ -1210,14 +1192,14 @@ enum kp_status kp_normalize_f32(const struct kp_context *ctx, float *x, size_t n
 enum kp_status kp_normalize_f64(const struct kp_context *ctx, double *x, size_t n, double *sum);
 
 /*
- Normalises the `n` floats at device `x` in place, enqueued on `stream`
- (0: the default stream) with no synchronisation. The device double at
- `sum` receives the sum and the device int at `status` 0, or 1 when the sum
- is zero, not finite or too small to invert and `x` was left unchanged: read `status` before
- trusting `x`. Needs a GPU context.
+ Normalises the `n` values (single precision) at device `x` in place, enqueued
+ on `stream` (0: the default stream) with no synchronisation. The device
+ double at `sum` receives the sum and the device int at `status` 0, or 1
+ when the sum is zero, not finite or too small to invert and `x` was left
+ unchanged: read `status` before trusting `x`. Needs a GPU context.
 
  # Safety
- `x` (n floats), `sum` (one double), `status` (one int) device allocations
+ `x` (n values), `sum` (one double), `status` (one int) device allocations
  of this GPU, alive until the work completes; `stream` 0 or a CUstream of
  the GPU's primary context.
  */
@@ -1229,7 +1211,7 @@ enum kp_status kp_normalize_device_f32(const struct kp_context *ctx,
                                        uint64_t stream);
 
 /*
- As `kp_normalize_device_f32`, for doubles.
+ As `kp_normalize_device_f32`, in double precision.
 
  # Safety
  As `kp_normalize_device_f32`.
@@ -1242,14 +1224,14 @@ enum kp_status kp_normalize_device_f64(const struct kp_context *ctx,
                                        uint64_t stream);
 
 /*
- Normalises `narrays` arrays of host floats in place in one call: array a
- is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has narrays + 1 entries,
- from 0, non-decreasing. Writes every array's sum to `sums[a]` and its
- status to `status[a]`: 0 normalised, 1 sum zero, not finite or too small to invert (empty
- arrays too), array unchanged. Returns KP_OK when the call ran, whether or
- not some arrays had a bad sum. Invalid offsets: KP_ERROR_INVALID_ARGUMENT
- and nothing written. On a GPU context the sums have the bits of
- `kp_sum_f32` of each array alone.
+ Normalises `narrays` arrays of host values (single precision) in place in one
+ call: array a is `x[offsets[a] .. offsets[a+1]-1]`, `offsets` has
+ narrays + 1 entries, from 0, non-decreasing. Writes every array's sum to
+ `sums[a]` and its status to `status[a]`: 0 normalised, 1 sum zero, not
+ finite or too small to invert (empty arrays too), array unchanged. Returns
+ KP_OK when the call ran, whether or not some arrays had a bad sum. Invalid
+ offsets: KP_ERROR_INVALID_ARGUMENT and nothing written. On a GPU context
+ the sums have the bits of `kp_sum_f32` of each array alone.
 
  # Safety
  `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
@@ -1263,7 +1245,7 @@ enum kp_status kp_normalize_batched_f32(const struct kp_context *ctx,
                                         int32_t *status);
 
 /*
- As `kp_normalize_batched_f32`, for doubles.
+ As `kp_normalize_batched_f32`, in double precision.
 
  # Safety
  As `kp_normalize_batched_f32`.
@@ -1276,13 +1258,13 @@ enum kp_status kp_normalize_batched_f64(const struct kp_context *ctx,
                                         int32_t *status);
 
 /*
- The batch on device memory, enqueued on `stream` (0: the default stream)
- with no synchronisation, four launches whatever `narrays`: `x` holds `n`
- floats, `offsets` narrays + 1 `int64_t`, `sums` narrays doubles and
- `status` narrays ints, all on the device. `status[a]`: 0 normalised, 1 sum
- zero, not finite or too small to invert (array a unchanged), 2 offsets invalid (outside
- 0..n or decreasing: checked on the device, nothing changed, sums NaN).
- Needs a GPU context.
+ The batch on device memory (single precision), enqueued on `stream` (0: the
+ default stream) with no synchronisation, four launches whatever
+ `narrays`: `x` holds `n` values, `offsets` narrays + 1 `int64_t`, `sums`
+ narrays doubles and `status` narrays ints, all on the device. `status[a]`:
+ 0 normalised, 1 sum zero, not finite or too small to invert (array a
+ unchanged), 2 offsets invalid (outside 0..n or decreasing: checked on the
+ device, nothing changed, sums NaN). Needs a GPU context.
 
  # Safety
  Device allocations of this GPU with the stated sizes, alive until the
@@ -1298,7 +1280,7 @@ enum kp_status kp_normalize_batched_device_f32(const struct kp_context *ctx,
                                                uint64_t stream);
 
 /*
- As `kp_normalize_batched_device_f32`, for doubles.
+ As `kp_normalize_batched_device_f32`, in double precision.
 
  # Safety
  As `kp_normalize_batched_device_f32`.
@@ -1318,11 +1300,11 @@ enum kp_status kp_normalize_batched_device_f64(const struct kp_context *ctx,
 struct kp_box_filter_options kp_box_filter_options_default(void);
 
 /*
- Box filter of a `rows` x `cols` row-major image: `input` holds
- `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
- `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
- `cols` values of each output row are written, and nothing on failure.
- Waits for the result. NULL options: the defaults.
+ Box filter of a `rows` x `cols` row-major image in single precision: `input`
+ holds `(rows - 1) * in_pitch + cols` values, `output` (which must not
+ overlap it) `(rows - 1) * out_pitch + cols`; pitches are in elements. Only
+ the first `cols` values of each output row are written, and nothing on
+ failure. Waits for the result. NULL options: the defaults.
 
  # Safety
  `ctx` is a live context; the pointers hold the spans above.
@@ -1337,9 +1319,24 @@ enum kp_status kp_box_filter_f32(const struct kp_context *ctx,
                                  const struct kp_box_filter_options *options);
 
 /*
- The box filter of device buffers (spans as for kp_box_filter_f32, overlap
- rejected), enqueued on `stream` (0: the default stream) with no
- synchronisation. GPU contexts only.
+ As `kp_box_filter_f32`, in double precision.
+
+ # Safety
+ As `kp_box_filter_f32`.
+ */
+enum kp_status kp_box_filter_f64(const struct kp_context *ctx,
+                                 const double *input,
+                                 size_t in_pitch,
+                                 double *output,
+                                 size_t out_pitch,
+                                 size_t rows,
+                                 size_t cols,
+                                 const struct kp_box_filter_options *options);
+
+/*
+ The box filter of device buffers in single precision (spans as for
+ kp_box_filter_f32, overlap rejected), enqueued on `stream` (0: the
+ default stream) with no synchronisation. GPU contexts only.
 
  # Safety
  `ctx` is a live GPU context; `input` and `output` are device pointers of its
@@ -1357,33 +1354,10 @@ enum kp_status kp_box_filter_device_f32(const struct kp_context *ctx,
                                         uint64_t stream);
 
 /*
- Box filter of a `rows` x `cols` row-major image: `input` holds
- `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
- `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
- `cols` values of each output row are written, and nothing on failure.
- Waits for the result. NULL options: the defaults.
+ As `kp_box_filter_device_f32`, in double precision.
 
  # Safety
- `ctx` is a live context; the pointers hold the spans above.
- */
-enum kp_status kp_box_filter_f64(const struct kp_context *ctx,
-                                 const double *input,
-                                 size_t in_pitch,
-                                 double *output,
-                                 size_t out_pitch,
-                                 size_t rows,
-                                 size_t cols,
-                                 const struct kp_box_filter_options *options);
-
-/*
- The box filter of device buffers (spans as for kp_box_filter_f32, overlap
- rejected), enqueued on `stream` (0: the default stream) with no
- synchronisation. GPU contexts only.
-
- # Safety
- `ctx` is a live GPU context; `input` and `output` are device pointers of its
- GPU holding the spans, alive until the stream's work completes; `stream` is
- 0 or a live stream of that GPU.
+ As `kp_box_filter_device_f32`.
  */
 enum kp_status kp_box_filter_device_f64(const struct kp_context *ctx,
                                         uint64_t input,

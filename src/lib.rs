@@ -18,6 +18,7 @@ pub mod ffi;
 pub mod float;
 pub mod gpu;
 pub mod params;
+pub mod raw;
 pub mod reference;
 #[cfg(test)]
 mod test_rng;

@@ -207,74 +207,20 @@ impl From<multi::MultiGpu> for Kernpack {
     }
 }
 
+// The one overlap checker lives at the boundary for foreign memory.
+pub(crate) use crate::raw::{check_apart, Span};
+
 /// Input and output spans (addresses in host or device memory, `n_in` and
 /// `n_out` values of `T`) must not overlap, for kernels that read one while
 /// writing the other (`__restrict__`, or reading neighbours of the output).
 pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
-    let bytes = |n: usize| (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
-    if spans_overlap(input, bytes(n_in), output, bytes(n_out)) {
-        return Err(Error::invalid(
-            "the input and output overlap: this operation cannot run in place",
-        ));
-    }
-    Ok(())
-}
-
-/// Whether `a_bytes` at address `a` and `b_bytes` at `b` share a byte (an
-/// empty span shares none; ends saturate rather than wrap).
-pub(crate) fn spans_overlap(a: u64, a_bytes: u64, b: u64, b_bytes: u64) -> bool {
-    a < b.saturating_add(b_bytes) && b < a.saturating_add(a_bytes)
-}
-
-/// A buffer of a call (host or device memory), for [`check_apart`]: its
-/// name, address and bytes.
-pub(crate) struct Span<'a> {
-    name: &'a str,
-    start: u64,
-    bytes: u64,
-}
-
-impl<'a> Span<'a> {
-    /// `len` values of `T` at host `ptr` (sizes are checked elsewhere: an
-    /// impossible one saturates here and is refused by its slice).
-    pub(crate) fn of<T>(name: &'a str, ptr: *const T, len: usize) -> Self {
-        Self::at::<T>(name, ptr as u64, len)
-    }
-
-    /// `len` values of `T` at address `start` (a device pointer).
-    pub(crate) fn at<T>(name: &'a str, start: u64, len: usize) -> Self {
-        Span {
-            name,
-            start,
-            bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-        }
-    }
-
-    fn overlaps(&self, other: &Span) -> bool {
-        // NULL shares nothing (it is refused by its slice or device check).
-        self.start != 0
-            && other.start != 0
-            && spans_overlap(self.start, self.bytes, other.start, other.bytes)
-    }
-}
-
-/// Every buffer a call writes (`outputs`) must share no byte with another
-/// buffer of the call, written or read: a shared and a mutable slice over
-/// the same memory would be undefined behaviour, and a result written over
-/// an input still being read would be wrong. Checked before any mutable
-/// slice is formed or any kernel launched.
-pub(crate) fn check_apart(outputs: &[Span], inputs: &[Span]) -> Result<()> {
-    for (i, out) in outputs.iter().enumerate() {
-        for other in outputs[i + 1..].iter().chain(inputs) {
-            if out.overlaps(other) {
-                return Err(Error::invalid(format!(
-                    "{} and {} overlap: pass separate buffers",
-                    out.name, other.name
-                )));
-            }
-        }
-    }
-    Ok(())
+    let spans = [
+        Span::at::<T>("input", input, n_in),
+        Span::at::<T>("output", output, n_out),
+    ];
+    check_apart(&spans[1..], &spans[..1]).map_err(|_| {
+        Error::invalid("the input and output overlap: this operation cannot run in place")
+    })
 }
 
 /// The largest array kernpack accepts, in bytes: 2^56, the largest user

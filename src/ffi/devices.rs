@@ -1,7 +1,7 @@
 //! Devices: how many, what each is, and a context on a chosen one.
 use std::ffi::c_char;
 
-use super::{boundary, host_slice, kp_context, kp_status, new_context, null_pointer, Failure};
+use super::{boundary, kp_context, kp_status, new_context, null_pointer, Failure};
 use crate::api::multi::MultiGpu;
 use crate::api::Kernpack;
 use crate::error::Error;
@@ -165,7 +165,7 @@ pub unsafe extern "C" fn kp_context_create_on_devices(
         if count == 0 {
             return Err(Error::invalid("ordinals: at least one GPU ordinal is needed").into());
         }
-        let ordinals = unsafe { host_slice("ordinals", ordinals, count) }?;
+        let ordinals = unsafe { crate::raw::host("ordinals", ordinals, count) }?;
         let ordinals = ordinals
             .iter()
             .map(|&o| device_ordinal(o))

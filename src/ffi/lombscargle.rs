@@ -1,17 +1,22 @@
 //! C ABI of the Lomb-Scargle family: host-pointer and device-pointer entry
-//! points per dtype, thin wrappers over one generic body each.
-use super::{
-    boundary, check_apart, context, count_plus_one, device_address, host_slice, host_slice_mut,
-    kp_context, kp_status, offsets_from, optional_host_slice, value_boundary, Failure, Span,
-};
-use crate::api::lombscargle::batch::{check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid};
+//! points, declared once each (the per-dtype functions are in
+//! `entry_points.rs`).
+use std::marker::PhantomData;
+
+use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
+use crate::api::lombscargle::batch::{check_series_offsets, Batch, BatchDeviceBuffers};
 use crate::api::lombscargle::peaks::PeakBuffers;
 use crate::api::lombscargle::{
     output_len, values_per_frequency, DeviceFreqs, LsDeviceBuffers, UniformGrid,
 };
 use crate::error::Error;
 use crate::float::Float;
-use crate::{LombScargleOptions, Normalize, Periodogram, Series};
+use crate::raw::{self, check_apart, Span};
+use crate::{LombScargleOptions, Normalize, Series};
+
+#[rustfmt::skip] // generated, one line per signature
+mod entry_points;
+pub use entry_points::*;
 
 /// `normalize` value: power, (A^2) N / 4 (SciPy's default).
 pub const KP_NORMALIZE_POWER: u32 = 0;
@@ -109,120 +114,98 @@ impl<P> Freqs<P> {
     }
 }
 
-/// `out_len` must be what `nf` frequencies produce (the C side's length of `out`).
-fn check_out_len(out_len: usize, nf: usize, opts: &LombScargleOptions) -> Result<(), Failure> {
-    let want = nf
-        .checked_mul(values_per_frequency(opts))
-        .ok_or_else(|| Failure::from(Error::invalid(format!("nf = {nf} is impossible"))))?;
-    if out_len != want {
-        return Err(
-            Error::invalid(format!("out_len is {out_len}, {want} values are produced")).into(),
-        );
-    }
-    Ok(())
-}
-
-/// A periodogram into the caller's `out` (interleaved re, im for amplitudes),
-/// whose length was checked against the options.
-fn write_periodogram<T: Float>(result: Periodogram<T>, out: &mut [T]) {
-    match result {
-        Periodogram::Real(v) => out.copy_from_slice(&v),
-        Periodogram::Complex(v) => {
-            for (pair, c) in out.chunks_exact_mut(2).zip(v) {
-                pair[0] = c.re;
-                pair[1] = c.im;
-            }
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn lombscargle_host<T: Float>(
-    ctx: *const kp_context,
+/// One series on host buffers (either kind of frequencies).
+struct HostSeries<T> {
     t: *const T,
     y: *const T,
     weights: *const T,
     nx: usize,
-    freqs: Freqs<*const T>,
     options: *const kp_lombscargle_options,
     out: *mut T,
     out_len: usize,
-) -> kp_status {
-    boundary(|| {
+}
+
+impl<T: Float> HostSeries<T> {
+    unsafe fn call(self, ctx: *const kp_context, freqs: Freqs<*const T>) -> Result<(), Failure> {
         let ctx = unsafe { context(ctx) }?;
-        let opts = unsafe { options_from(options) }?;
+        let opts = unsafe { options_from(self.options) }?;
         // A wrong length first: buffers sized by it may well touch others.
-        check_out_len(out_len, freqs.len(), &opts)?;
+        raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
+        let (nx, out_len) = (self.nx, self.out_len);
         let freq_span = match freqs {
             Freqs::Array(ptr, nf) => Span::of("freqs", ptr, nf),
-            Freqs::Uniform(_) => Span::of("freqs", std::ptr::null::<T>(), 0),
+            Freqs::Uniform(_) => Span::at::<T>("freqs", 0, 0),
         };
         check_apart(
-            &[Span::of("out", out, out_len)],
+            &[Span::of("out", self.out, out_len)],
             &[
-                Span::of("t", t, nx),
-                Span::of("y", y, nx),
-                Span::of("weights", weights, nx),
+                Span::of("t", self.t, nx),
+                Span::of("y", self.y, nx),
+                Span::of("weights", self.weights, nx),
                 freq_span,
             ],
         )?;
         let series = Series {
-            t: unsafe { host_slice("t", t, nx) }?,
-            y: unsafe { host_slice("y", y, nx) }?,
-            weights: unsafe { optional_host_slice("weights", weights, nx) }?,
+            t: unsafe { raw::host("t", self.t, nx) }?,
+            y: unsafe { raw::host("y", self.y, nx) }?,
+            weights: unsafe { raw::optional_host("weights", self.weights, nx) }?,
         };
-        let out = unsafe { host_slice_mut("out", out, out_len) }?;
+        let out = unsafe { raw::host_mut("out", self.out, out_len) }?;
         // Computed in full before a single value is written to `out`.
         let result = match freqs {
             Freqs::Array(ptr, nf) => {
-                ctx.kernpack
-                    .lombscargle(&series, unsafe { host_slice("freqs", ptr, nf) }?, &opts)
+                let freqs = unsafe { raw::host("freqs", ptr, nf) }?;
+                ctx.kernpack.lombscargle(&series, freqs, &opts)
             }
             Freqs::Uniform(grid) => ctx.kernpack.lombscargle_uniform(&series, &grid, &opts),
         }?;
-        write_periodogram(result, out);
+        raw::write_periodogram(&result, out);
         Ok(())
-    })
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn lombscargle_device<T: Float>(
-    ctx: *const kp_context,
+/// One series on device buffers (either kind of frequencies).
+struct DeviceSeries {
     t: u64,
     y: u64,
     weights: u64,
     nx: usize,
-    freqs: Freqs<u64>,
     options: *const kp_lombscargle_options,
     out: u64,
     out_len: usize,
     stream: u64,
-) -> kp_status {
-    boundary(|| {
+}
+
+impl DeviceSeries {
+    unsafe fn call<T: Float>(
+        self,
+        ctx: *const kp_context,
+        freqs: Freqs<u64>,
+    ) -> Result<(), Failure> {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
-        let opts = unsafe { options_from(options) }?;
+        let opts = unsafe { options_from(self.options) }?;
         let buffers = LsDeviceBuffers {
-            t: device_address("t", t)?,
-            y: device_address("y", y)?,
-            weights: (weights != 0).then_some(weights),
-            out: device_address("out", out)?,
+            t: raw::device("t", self.t)?,
+            y: raw::device("y", self.y)?,
+            weights: (self.weights != 0).then_some(self.weights),
+            out: raw::device("out", self.out)?,
         };
         let freqs = match freqs {
             Freqs::Array(ptr, len) => DeviceFreqs::Array {
-                ptr: device_address("freqs", ptr)?,
+                ptr: raw::device("freqs", ptr)?,
                 len,
             },
             Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
-        check_out_len(out_len, freqs.len(), &opts)?;
-        let stream = unsafe { ctx.stream(stream) }?;
-        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) }?;
+        raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
+        let stream = unsafe { ctx.stream(self.stream) }?;
+        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, self.nx, freqs, &opts) }?;
         Ok(())
-    })
+    }
 }
 
-/// Lomb-Scargle periodogram of host arrays in single precision.
+/// Lomb-Scargle periodogram of host arrays in {precision}.
 ///
 /// `t`, `y`: `nx` samples; `weights`: `nx` non-negative weights or NULL (all 1);
 /// `freqs`: `nf` angular frequencies (rad per time unit, >= 0); `options`: NULL
@@ -232,71 +215,79 @@ unsafe fn lombscargle_device<T: Float>(
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_f32(
+pub(crate) struct kp_lombscargle<T> {
     ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
+    t: *const T,
+    y: *const T,
+    weights: *const T,
     nx: usize,
-    freqs: *const f32,
+    freqs: *const T,
     nf: usize,
     options: *const kp_lombscargle_options,
-    out: *mut f32,
+    out: *mut T,
     out_len: usize,
-) -> kp_status {
-    unsafe {
-        lombscargle_host(
-            ctx,
+}
+
+impl<T: Float> Entry for kp_lombscargle<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle { ctx, t, y, weights, nx, freqs, nf, options, out, out_len } = self;
+        let series = HostSeries {
             t,
             y,
             weights,
             nx,
-            Freqs::Array(freqs, nf),
             options,
             out,
             out_len,
-        )
+        };
+        unsafe { series.call(ctx, Freqs::Array(freqs, nf)) }
     }
 }
 
-/// As `kp_lombscargle_f32`, in double precision.
+/// As `kp_lombscargle_{dtype}`, on the uniform grid of angular frequencies
+/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1), in
+/// {precision}: the recurrence kernel, much faster than an explicit frequency
+/// array on the GPU.
 ///
 /// # Safety
-/// As `kp_lombscargle_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_f64(
+/// As `kp_lombscargle_{dtype}`.
+pub(crate) struct kp_lombscargle_uniform<T> {
     ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
+    t: *const T,
+    y: *const T,
+    weights: *const T,
     nx: usize,
-    freqs: *const f64,
+    f0: f64,
+    df: f64,
     nf: usize,
     options: *const kp_lombscargle_options,
-    out: *mut f64,
+    out: *mut T,
     out_len: usize,
-) -> kp_status {
-    unsafe {
-        lombscargle_host(
-            ctx,
+}
+
+impl<T: Float> Entry for kp_lombscargle_uniform<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_uniform { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len } = self;
+        let series = HostSeries {
             t,
             y,
             weights,
             nx,
-            Freqs::Array(freqs, nf),
             options,
             out,
             out_len,
-        )
+        };
+        unsafe { series.call(ctx, Freqs::Uniform(UniformGrid::new(f0, df, nf))) }
     }
 }
 
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
-/// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in single precision,
+/// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in {precision},
 /// enqueued on `stream` (0: the default stream) with no synchronisation: wait
 /// on the stream before reading `out`. `weights` may be 0 (all 1). `out` holds
-/// `out_len` floats, which must equal `kp_lombscargle_output_len(nf, options)`.
+/// `out_len` values, which must equal `kp_lombscargle_output_len(nf, options)`.
 /// Needs a GPU context.
 /// Only shapes and pointers are checked: device data cannot be inspected
 /// without a synchronisation, so NaN/Inf or negative weights give NaN or
@@ -306,8 +297,7 @@ pub unsafe extern "C" fn kp_lombscargle_f64(
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_device_f32(
+pub(crate) struct kp_lombscargle_device<T> {
     ctx: *const kp_context,
     t: u64,
     y: u64,
@@ -319,167 +309,125 @@ pub unsafe extern "C" fn kp_lombscargle_device_f32(
     out: u64,
     out_len: usize,
     stream: u64,
-) -> kp_status {
-    unsafe {
-        lombscargle_device::<f32>(
-            ctx,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lombscargle_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_device { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, .. } = self;
+        let series = DeviceSeries {
             t,
             y,
             weights,
             nx,
-            Freqs::Array(freqs, nf),
             options,
             out,
             out_len,
             stream,
-        )
+        };
+        unsafe { series.call::<T>(ctx, Freqs::Array(freqs, nf)) }
     }
 }
 
-/// As `kp_lombscargle_device_f32`, in double precision.
+/// As `kp_lombscargle_device_{dtype}`, on the uniform grid `f0 + k df`, in
+/// {precision}.
 ///
 /// # Safety
-/// As `kp_lombscargle_device_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_device_f64(
+/// As `kp_lombscargle_device_{dtype}`.
+pub(crate) struct kp_lombscargle_uniform_device<T> {
     ctx: *const kp_context,
     t: u64,
     y: u64,
     weights: u64,
     nx: usize,
-    freqs: u64,
+    f0: f64,
+    df: f64,
     nf: usize,
     options: *const kp_lombscargle_options,
     out: u64,
     out_len: usize,
     stream: u64,
-) -> kp_status {
-    unsafe {
-        lombscargle_device::<f64>(
-            ctx,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lombscargle_uniform_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_uniform_device { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, .. } = self;
+        let series = DeviceSeries {
             t,
             y,
             weights,
             nx,
-            Freqs::Array(freqs, nf),
             options,
             out,
             out_len,
             stream,
-        )
+        };
+        unsafe { series.call::<T>(ctx, Freqs::Uniform(UniformGrid::new(f0, df, nf))) }
     }
 }
 
-/// As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
-/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
-/// faster than an explicit frequency array on the GPU.
-///
-/// # Safety
-/// As `kp_lombscargle_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
+/// The inputs of a batched call, as the entry points give them: host
+/// pointers to samples `S`, offsets `O` and grids `G`, or device addresses.
+struct BatchInputs<S, O, G> {
+    t: S,
+    y: S,
+    weights: S,
+    offsets: O,
+    nseries: usize,
+    f0: G,
+    df: G,
+    ngrids: usize,
     options: *const kp_lombscargle_options,
-    out: *mut f32,
-    out_len: usize,
-) -> kp_status {
-    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
-    unsafe { lombscargle_host(ctx, t, y, weights, nx, grid, options, out, out_len) }
 }
 
-/// As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`.
-///
-/// # Safety
-/// As `kp_lombscargle_device_f32`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
-    unsafe {
-        lombscargle_device::<f32>(ctx, t, y, weights, nx, grid, options, out, out_len, stream)
-    }
-}
-
-/// As `kp_lombscargle_f64`, on the uniform grid of angular frequencies
-/// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1): the recurrence kernel, much
-/// faster than an explicit frequency array on the GPU.
-///
-/// # Safety
-/// As `kp_lombscargle_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f64,
-    out_len: usize,
-) -> kp_status {
-    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
-    unsafe { lombscargle_host(ctx, t, y, weights, nx, grid, options, out, out_len) }
-}
-
-/// As `kp_lombscargle_device_f64`, on the uniform grid `f0 + k df`.
-///
-/// # Safety
-/// As `kp_lombscargle_device_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    let grid = Freqs::Uniform(UniformGrid::new(f0, df, nf));
-    unsafe {
-        lombscargle_device::<f64>(ctx, t, y, weights, nx, grid, options, out, out_len, stream)
-    }
-}
-
-/// The host inputs of a batched call, checked and converted: what
-/// [`Batch`] and [`BatchGrid`] borrow.
+/// The host inputs of a batched call as checked views: what [`Batch`] and
+/// the batch's grids borrow.
 struct HostBatch<'a, T> {
+    /// The caller's offsets, as indices.
     offsets: Vec<usize>,
-    /// The caller's offsets (copied into `offsets`), for the overlap check.
-    offsets_in: &'a [i64],
+    /// The caller's buffers, for the overlap check.
+    spans: [Span<'static>; 6],
     t: &'a [T],
     y: &'a [T],
     weights: Option<&'a [T]>,
     f0: &'a [f64],
     df: &'a [f64],
-    nf: usize,
+    opts: LombScargleOptions,
+}
+
+impl<T: Float> BatchInputs<*const T, *const i64, *const f64> {
+    /// # Safety
+    /// Every pointer valid for its stated count (the samples' count is the
+    /// last offset).
+    unsafe fn view<'a>(self) -> Result<HostBatch<'a, T>, Failure> {
+        let opts = unsafe { options_from(self.options) }?;
+        let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, self.nseries) }?;
+        let nx = *offsets.last().unwrap_or(&0);
+        // The API's check, before t, y and weights are sized by the last
+        // offset (and checked for overlap by that size).
+        check_series_offsets(&offsets, nx)?;
+        let ngrids = self.ngrids;
+        Ok(HostBatch {
+            spans: [
+                Span::of("offsets", given.as_ptr(), given.len()),
+                Span::of("t", self.t, nx),
+                Span::of("y", self.y, nx),
+                Span::of("weights", self.weights, nx),
+                Span::of("f0", self.f0, ngrids),
+                Span::of("df", self.df, ngrids),
+            ],
+            t: unsafe { raw::host("t", self.t, nx) }?,
+            y: unsafe { raw::host("y", self.y, nx) }?,
+            weights: unsafe { raw::optional_host("weights", self.weights, nx) }?,
+            offsets,
+            f0: unsafe { raw::host("f0", self.f0, ngrids) }?,
+            df: unsafe { raw::host("df", self.df, ngrids) }?,
+            opts,
+        })
+    }
 }
 
 impl<T> HostBatch<'_, T> {
@@ -491,68 +439,37 @@ impl<T> HostBatch<'_, T> {
             offsets: &self.offsets,
         }
     }
-    /// The caller's buffers this batch reads.
-    fn spans(&self) -> [Span<'static>; 6] {
-        let of = |name, s: &[T]| Span::of(name, s.as_ptr(), s.len());
-        [
-            Span::of("offsets", self.offsets_in.as_ptr(), self.offsets_in.len()),
-            of("t", self.t),
-            of("y", self.y),
-            self.weights
-                .map_or(Span::of("weights", std::ptr::null::<T>(), 0), |w| {
-                    of("weights", w)
-                }),
-            Span::of("f0", self.f0.as_ptr(), self.f0.len()),
-            Span::of("df", self.df.as_ptr(), self.df.len()),
-        ]
-    }
-    fn grids(&self) -> BatchGrid<'_> {
-        match self.f0.len() {
-            1 => BatchGrid::Shared(UniformGrid::new(self.f0[0], self.df[0], self.nf)),
-            _ => BatchGrid::PerSeries {
-                f0: self.f0,
-                df: self.df,
-                nf: self.nf,
-            },
-        }
+}
+
+impl BatchInputs<u64, u64, u64> {
+    /// The device buffers (`out`: 0 for the peaks).
+    fn buffers(&self, out: u64) -> Result<BatchDeviceBuffers, Failure> {
+        Ok(BatchDeviceBuffers {
+            t: raw::device("t", self.t)?,
+            y: raw::device("y", self.y)?,
+            weights: (self.weights != 0).then_some(self.weights),
+            offsets: raw::device("offsets", self.offsets)?,
+            f0: raw::device("f0", self.f0)?,
+            df: raw::device("df", self.df)?,
+            per_series_grid: raw::per_series_grid(self.ngrids, self.nseries)?,
+            out,
+        })
     }
 }
 
+/// Periodograms of `nseries` series in one call, on the context's backend,
+/// in {precision}. Series `s` is samples `offsets[s] .. offsets[s+1]-1` of
+/// the concatenated `t`, `y` and `weights` (NULL: all 1); `offsets` has
+/// `nseries + 1` entries, from 0 to the total sample count, increasing
+/// (every series has at least one sample: an empty one is
+/// KP_ERROR_INVALID_ARGUMENT naming it). Its grid is `f0[s] + k df[s]`
+/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
+/// `out` receives `nseries` periodograms one after another:
+/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
+///
 /// # Safety
-/// As the host batch entry points: every pointer valid for its stated count
-/// (the samples' count is the last offset).
-#[allow(clippy::too_many_arguments)]
-unsafe fn host_batch<'a, T>(
-    t: *const T,
-    y: *const T,
-    weights: *const T,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-) -> Result<HostBatch<'a, T>, Failure> {
-    let offsets_in = unsafe { host_slice("offsets", offsets, count_plus_one(nseries)?) }?;
-    let offsets = offsets_from(offsets_in)?;
-    let nx = *offsets.last().unwrap_or(&0);
-    // Before t, y and weights are sized by the last offset (and checked for
-    // overlap by that size).
-    check_series_offsets(&offsets, nx)?;
-    Ok(HostBatch {
-        t: unsafe { host_slice("t", t, nx) }?,
-        y: unsafe { host_slice("y", y, nx) }?,
-        weights: unsafe { optional_host_slice("weights", weights, nx) }?,
-        offsets,
-        offsets_in,
-        f0: unsafe { host_slice("f0", f0, ngrids) }?,
-        df: unsafe { host_slice("df", df, ngrids) }?,
-        nf,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn batch_host<T: Float>(
+/// Every pointer must be valid for the stated number of values.
+pub(crate) struct kp_lombscargle_batch<T> {
     ctx: *const kp_context,
     t: *const T,
     y: *const T,
@@ -566,31 +483,84 @@ unsafe fn batch_host<T: Float>(
     options: *const kp_lombscargle_options,
     out: *mut T,
     out_len: usize,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let opts = unsafe { options_from(options) }?;
-        let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
-        check_apart(&[Span::of("out", out, out_len)], &inputs.spans())?;
-        let out = unsafe { host_slice_mut("out", out, out_len) }?;
-        let total = nf
-            .checked_mul(nseries)
-            .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
-        check_out_len(out_len, total, &opts)?;
-        // Computed in full before a single value is written to `out`.
-        let result = ctx
-            .kernpack
-            .lombscargle_batch(&inputs.batch(), &inputs.grids(), &opts)?;
-        let per_series = output_len(nf, &opts);
-        for (slot, periodogram) in out.chunks_exact_mut(per_series).zip(result) {
-            write_periodogram(periodogram, slot);
-        }
-        Ok(())
-    })
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn batch_peaks_host<T: Float>(
+impl<T: Float> Entry for kp_lombscargle_batch<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_batch { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len } = self;
+        let ctx = unsafe { context(ctx) }?;
+        #[rustfmt::skip]
+        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
+        check_apart(&[Span::of("out", out, out_len)], &inputs.spans)?;
+        let out = unsafe { raw::host_mut("out", out, out_len) }?;
+        raw::check_periodogram_len(out_len, nseries, nf, &inputs.opts)?;
+        // Computed in full before a single value is written to `out`.
+        let grid = raw::batch_grid(inputs.f0, inputs.df, nf);
+        let result = ctx
+            .kernpack
+            .lombscargle_batch(&inputs.batch(), &grid, &inputs.opts)?;
+        raw::write_periodograms(&result, out, output_len(nf, &inputs.opts));
+        Ok(())
+    }
+}
+
+/// As `kp_lombscargle_batch_{dtype}`, on device arrays (`offsets`: `int64_t`,
+/// `f0`/`df`: `double`, all in device memory), in {precision}, enqueued on
+/// `stream` with no synchronisation. Counts and pointers are checked here;
+/// the device offsets by the kernels: a series whose offsets decrease or
+/// pass the end of the samples' allocations reads nothing, and its
+/// periodogram is NaN.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes.
+pub(crate) struct kp_lombscargle_batch_device<T> {
+    ctx: *const kp_context,
+    t: u64,
+    y: u64,
+    weights: u64,
+    offsets: u64,
+    nseries: usize,
+    f0: u64,
+    df: u64,
+    ngrids: usize,
+    nf: usize,
+    options: *const kp_lombscargle_options,
+    out: u64,
+    out_len: usize,
+    stream: u64,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_batch_device { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, .. } = self;
+        let ctx = unsafe { context(ctx) }?;
+        let gpu = ctx.gpu()?;
+        let opts = unsafe { options_from(options) }?;
+        raw::check_periodogram_len(out_len, nseries, nf, &opts)?;
+        let stream = unsafe { ctx.stream(stream) }?;
+        let out = raw::device("out", out)?;
+        #[rustfmt::skip]
+        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(out)?;
+        unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
+        Ok(())
+    }
+}
+
+/// The highest peak of each of `nseries` periodograms, on the context's
+/// backend, in {precision}, without keeping the periodograms (a batch of any
+/// size runs in bounded memory): inputs as `kp_lombscargle_batch_{dtype}`.
+/// `index[s]` receives the index in series `s`'s grid of its highest non-NaN
+/// value (the modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones),
+/// -1 when every value is NaN; `value[s]` that value (NaN then). Each holds
+/// `nseries` values; both untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values.
+pub(crate) struct kp_lombscargle_batch_peaks<T> {
     ctx: *const kp_context,
     t: *const T,
     y: *const T,
@@ -604,101 +574,45 @@ unsafe fn batch_peaks_host<T: Float>(
     options: *const kp_lombscargle_options,
     index: *mut i64,
     value: *mut f64,
-) -> kp_status {
-    boundary(|| {
+}
+
+impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_batch_peaks { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value } = self;
         let ctx = unsafe { context(ctx) }?;
-        let opts = unsafe { options_from(options) }?;
-        let inputs = unsafe { host_batch(t, y, weights, offsets, nseries, f0, df, ngrids, nf) }?;
-        check_apart(
-            &[
-                Span::of("index", index, nseries),
-                Span::of("value", value, nseries),
-            ],
-            &inputs.spans(),
-        )?;
-        let index = unsafe { host_slice_mut("index", index, nseries) }?;
-        let value = unsafe { host_slice_mut("value", value, nseries) }?;
+        #[rustfmt::skip]
+        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
+        let outputs = [
+            Span::of("index", index, nseries),
+            Span::of("value", value, nseries),
+        ];
+        check_apart(&outputs, &inputs.spans)?;
+        let index = unsafe { raw::host_mut("index", index, nseries) }?;
+        let value = unsafe { raw::host_mut("value", value, nseries) }?;
         // Computed in full before a single value is written.
-        let peaks =
-            ctx.kernpack
-                .lombscargle_batch_peaks(&inputs.batch(), &inputs.grids(), &opts)?;
-        for ((i, v), peak) in index.iter_mut().zip(value.iter_mut()).zip(peaks) {
-            (*i, *v) = peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
-        }
+        let grid = raw::batch_grid(inputs.f0, inputs.df, nf);
+        let peaks = ctx
+            .kernpack
+            .lombscargle_batch_peaks(&inputs.batch(), &grid, &inputs.opts)?;
+        raw::write_peaks(&peaks, index, value);
         Ok(())
-    })
+    }
 }
 
-/// The device inputs of a batched call (`out`: 0 for the peaks).
-#[allow(clippy::too_many_arguments)]
-fn device_batch(
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    out: u64,
-) -> Result<BatchDeviceBuffers, Failure> {
-    Ok(BatchDeviceBuffers {
-        t: device_address("t", t)?,
-        y: device_address("y", y)?,
-        weights: (weights != 0).then_some(weights),
-        offsets: device_address("offsets", offsets)?,
-        f0: device_address("f0", f0)?,
-        df: device_address("df", df)?,
-        // The device entry names grids by a flag: one shared, or one per series.
-        per_series_grid: match ngrids {
-            1 => false,
-            n if n == nseries => true,
-            n => {
-                return Err(Error::invalid(format!(
-                    "ngrids is {n}: 1 (shared) or nseries ({nseries})"
-                ))
-                .into())
-            }
-        },
-        out,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn batch_device<T: Float>(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let opts = unsafe { options_from(options) }?;
-        let total = nf
-            .checked_mul(nseries)
-            .ok_or_else(|| Failure::from(Error::invalid("nf * nseries overflows")))?;
-        check_out_len(out_len, total, &opts)?;
-        let stream = unsafe { ctx.stream(stream) }?;
-        let out = device_address("out", out)?;
-        let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, out)?;
-        unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
-        Ok(())
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn batch_peaks_device<T: Float>(
+/// As `kp_lombscargle_batch_peaks_{dtype}`, on device arrays (inputs as
+/// `kp_lombscargle_batch_device_{dtype}`; `index`: `nseries` `int64_t`,
+/// `value`: `nseries` `double`, in device memory, apart from each other and
+/// the inputs), in {precision}, enqueued on `stream` with no
+/// synchronisation. The periodograms are computed in chunks of series into
+/// scratch of at most 256 MiB. A series whose device offsets decrease or
+/// pass the end of the samples' allocations reads nothing: index -1, value
+/// NaN.
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes.
+pub(crate) struct kp_lombscargle_batch_peaks_device<T> {
     ctx: *const kp_context,
     t: u64,
     y: u64,
@@ -713,16 +627,22 @@ unsafe fn batch_peaks_device<T: Float>(
     index: u64,
     value: u64,
     stream: u64,
-) -> kp_status {
-    boundary(|| {
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lombscargle_batch_peaks_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lombscargle_batch_peaks_device { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, .. } = self;
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
         let opts = unsafe { options_from(options) }?;
         let stream = unsafe { ctx.stream(stream) }?;
-        let buffers = device_batch(t, y, weights, offsets, nseries, f0, df, ngrids, 0)?;
+        #[rustfmt::skip]
+        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(0)?;
         let peaks = PeakBuffers {
-            index: device_address("index", index)?,
-            value: device_address("value", value)?,
+            index: raw::device("index", index)?,
+            value: raw::device("value", value)?,
         };
         unsafe {
             gpu.lombscargle_batch_peaks_raw::<T>(
@@ -730,277 +650,5 @@ unsafe fn batch_peaks_device<T: Float>(
             )
         }?;
         Ok(())
-    })
-}
-
-/// Periodograms of `nseries` series in one call, on the context's backend.
-/// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
-/// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
-/// entries, from 0 to the total sample count, increasing (every series has
-/// at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
-/// Its grid is `f0[s] + k df[s]`
-/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
-/// `out` receives `nseries` periodograms one after another:
-/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
-///
-/// # Safety
-/// Every pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f32,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        batch_host(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len,
-        )
-    }
-}
-
-/// As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
-/// `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
-/// synchronisation. Counts and pointers are checked here; the device offsets
-/// by the kernels: a series whose offsets decrease or pass the end of the
-/// samples' allocations reads nothing, and its periodogram is NaN.
-///
-/// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        batch_device::<f32>(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream,
-        )
-    }
-}
-
-/// Periodograms of `nseries` series in one call, on the context's backend.
-/// Series `s` is samples `offsets[s] .. offsets[s+1]-1` of the concatenated
-/// `t`, `y` and `weights` (NULL: all 1); `offsets` has `nseries + 1`
-/// entries, from 0 to the total sample count, increasing (every series has
-/// at least one sample: an empty one is KP_ERROR_INVALID_ARGUMENT naming it).
-/// Its grid is `f0[s] + k df[s]`
-/// (angular, `k < nf`), or `f0[0] + k df[0]` for all when `ngrids` is 1.
-/// `out` receives `nseries` periodograms one after another:
-/// `out_len = nseries * kp_lombscargle_output_len(nf, options)`; untouched on failure.
-///
-/// # Safety
-/// Every pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut f64,
-    out_len: usize,
-) -> kp_status {
-    unsafe {
-        batch_host(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len,
-        )
-    }
-}
-
-/// As `kp_lombscargle_batch_f64`, on device arrays (`offsets`: `int64_t`,
-/// `f0`/`df`: `double`, all in device memory), enqueued on `stream` with no
-/// synchronisation. Counts and pointers are checked here; the device offsets
-/// by the kernels: a series whose offsets decrease or pass the end of the
-/// samples' allocations reads nothing, and its periodogram is NaN.
-///
-/// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        batch_device::<f64>(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream,
-        )
-    }
-}
-
-/// The highest peak of each of `nseries` periodograms, on the context's
-/// backend, without keeping the periodograms (a batch of any size runs in
-/// bounded memory): inputs as `kp_lombscargle_batch_f32`. `index[s]`
-/// receives the index in series `s`'s grid of its highest non-NaN value (the
-/// modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
-/// every value is NaN; `value[s]` that value (NaN then). Each holds
-/// `nseries` values; both untouched on failure.
-///
-/// # Safety
-/// Every pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(
-    ctx: *const kp_context,
-    t: *const f32,
-    y: *const f32,
-    weights: *const f32,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: *mut i64,
-    value: *mut f64,
-) -> kp_status {
-    unsafe {
-        batch_peaks_host(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value,
-        )
-    }
-}
-
-/// As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
-/// `kp_lombscargle_batch_device_f32`; `index`: `nseries` `int64_t`, `value`:
-/// `nseries` `double`, in device memory, apart from each other and the
-/// inputs), enqueued on `stream` with no synchronisation. The periodograms
-/// are computed in chunks of series into scratch of at most 256 MiB. A
-/// series whose device offsets decrease or pass the end of the samples'
-/// allocations reads nothing: index -1, value NaN.
-///
-/// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: u64,
-    value: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        batch_peaks_device::<f32>(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream,
-        )
-    }
-}
-
-/// The highest peak of each of `nseries` periodograms, on the context's
-/// backend, without keeping the periodograms (a batch of any size runs in
-/// bounded memory): inputs as `kp_lombscargle_batch_f64`. `index[s]`
-/// receives the index in series `s`'s grid of its highest non-NaN value (the
-/// modulus for KP_NORMALIZE_AMPLITUDE; the first of equal ones), -1 when
-/// every value is NaN; `value[s]` that value (NaN then). Each holds
-/// `nseries` values; both untouched on failure.
-///
-/// # Safety
-/// Every pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(
-    ctx: *const kp_context,
-    t: *const f64,
-    y: *const f64,
-    weights: *const f64,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: *mut i64,
-    value: *mut f64,
-) -> kp_status {
-    unsafe {
-        batch_peaks_host(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value,
-        )
-    }
-}
-
-/// As `kp_lombscargle_batch_peaks_f64`, on device arrays (inputs as
-/// `kp_lombscargle_batch_device_f64`; `index`: `nseries` `int64_t`, `value`:
-/// `nseries` `double`, in device memory, apart from each other and the
-/// inputs), enqueued on `stream` with no synchronisation. The periodograms
-/// are computed in chunks of series into scratch of at most 256 MiB. A
-/// series whose device offsets decrease or pass the end of the samples'
-/// allocations reads nothing: index -1, value NaN.
-///
-/// # Safety
-/// Non-zero pointers must be device allocations of this GPU with the stated
-/// sizes, alive until the work completes.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f64(
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    index: u64,
-    value: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        batch_peaks_device::<f64>(
-            ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream,
-        )
     }
 }

@@ -1,14 +1,19 @@
 //! C ABI of the ODE ensembles (Lorenz 96, Lorenz 2005 Model II / III) and
 //! of the periodic window sum: host-pointer and device-pointer entry points
-//! per dtype, thin wrappers over one generic body each.
-use super::{
-    boundary, check_apart, context, device_address, host_slice, host_slice_mut, kp_context,
-    kp_status, value_boundary, Failure, Span,
-};
+//! per dtype, declared once each (the per-dtype functions are in
+//! `entry_points.rs`).
+use std::marker::PhantomData;
+
+use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
 use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use crate::error::Error;
 use crate::float::Float;
+use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+
+#[rustfmt::skip] // generated, one line per signature
+mod entry_points;
+pub use entry_points::*;
 
 /// Lorenz 96 parameters; start from `kp_lorenz96_default_params()`.
 #[repr(C)]
@@ -116,15 +121,15 @@ enum Model {
 }
 
 impl Model {
-    unsafe fn l96(params: *const kp_lorenz96_params) -> Model {
+    unsafe fn l96(params: *const kp_lorenz96_params) -> Result<Model, Failure> {
         let c = unsafe { params.as_ref() }
             .copied()
             .unwrap_or_else(|| kp_lorenz96_default_params());
-        Model::L96(Lorenz96Params {
+        Ok(Model::L96(Lorenz96Params {
             n: c.n,
             forcing: c.forcing,
             dt: c.dt,
-        })
+        }))
     }
 
     unsafe fn l05(params: *const kp_lorenz05_params) -> Result<Model, Failure> {
@@ -143,55 +148,18 @@ impl Model {
         }))
     }
 
-    fn n(&self) -> usize {
-        match self {
+    /// Values of the states, members x N.
+    fn state_len(&self, members: usize) -> Result<usize, Error> {
+        let n = match self {
             Model::L96(p) => p.n,
             Model::L05(p) => p.n,
-        }
+        };
+        raw::product("members", members, "N", n)
     }
 }
 
-/// Values of members x n (the states) and of the trajectory the call writes:
-/// the C side's buffer lengths, computed with checked arithmetic (the API
-/// validates the run itself).
-fn run_lengths(
-    model: &Model,
-    members: usize,
-    steps: u64,
-    every: u64,
-) -> Result<(usize, usize), Failure> {
-    let impossible = || {
-        Failure::from(Error::invalid(format!(
-            "{members} members of N = {} is impossible",
-            model.n()
-        )))
-    };
-    let len = members.checked_mul(model.n()).ok_or_else(impossible)?;
-    let frames = frame_count(steps, every);
-    let traj = frames.checked_mul(len).ok_or_else(|| {
-        Failure::from(Error::invalid(format!(
-            "a trajectory of {frames} frames (steps {steps}, every {every}) of {len} values \
-             does not fit in memory"
-        )))
-    })?;
-    Ok((len, traj))
-}
-
-/// `trajectory_len` must be what the run writes (the C side's length of `trajectory`).
-fn check_trajectory_len(expected: usize, every: u64, len: usize) -> Result<(), Failure> {
-    if every > 0 && len != expected {
-        return Err(Error::invalid(format!(
-            "trajectory_len is {len}, {expected} values are written (kp_lorenz_trajectory_len)"
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn ensemble_host<T: Float>(
-    ctx: *const kp_context,
-    model: Result<Model, Failure>,
+/// An ensemble run on host buffers, as the entry points give it.
+struct HostRun<T> {
     initial: *const T,
     members: usize,
     steps: u64,
@@ -199,29 +167,35 @@ unsafe fn ensemble_host<T: Float>(
     out: *mut T,
     trajectory: *mut T,
     trajectory_len: usize,
-) -> kp_status {
-    boundary(|| {
+}
+
+impl<T: Float> HostRun<T> {
+    unsafe fn call(
+        self,
+        ctx: *const kp_context,
+        model: Result<Model, Failure>,
+    ) -> Result<(), Failure> {
         let ctx = unsafe { context(ctx) }?;
         let model = model?;
-        let (len, traj_len) = run_lengths(&model, members, steps, every)?;
-        let traj_span = Span::of(
-            "trajectory",
-            trajectory,
-            if every > 0 { trajectory_len } else { 0 },
-        );
+        let (steps, every) = (self.steps, self.every);
+        let len = model.state_len(self.members)?;
+        let traj_len = if every > 0 { self.trajectory_len } else { 0 };
         check_apart(
-            &[Span::of("out", out, len), traj_span],
-            &[Span::of("initial", initial, len)],
+            &[
+                Span::of("out", self.out, len),
+                Span::of("trajectory", self.trajectory, traj_len),
+            ],
+            &[Span::of("initial", self.initial, len)],
         )?;
-        let initial = unsafe { host_slice("initial", initial, len) }?;
-        let out = unsafe { host_slice_mut("out", out, len) }?;
+        let initial = unsafe { raw::host("initial", self.initial, len) }?;
+        let out = unsafe { raw::host_mut("out", self.out, len) }?;
         let trajectory = match every {
             0 => None,
-            _ => Some(unsafe {
-                host_slice_mut("trajectory (every > 0)", trajectory, trajectory_len)
-            }?),
+            _ => {
+                Some(unsafe { raw::host_mut("trajectory (every > 0)", self.trajectory, traj_len) }?)
+            }
         };
-        check_trajectory_len(traj_len, every, trajectory_len)?;
+        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         // Computed in full before anything is written to the outputs.
         let run = match model {
             Model::L96(p) => ctx.kernpack.lorenz96(&p, initial, steps, every),
@@ -232,13 +206,11 @@ unsafe fn ensemble_host<T: Float>(
             dst.copy_from_slice(&src);
         }
         Ok(())
-    })
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn ensemble_device<T: Float>(
-    ctx: *const kp_context,
-    model: Result<Model, Failure>,
+/// An ensemble run on device buffers, as the entry points give it.
+struct DeviceRun<T> {
     initial: u64,
     members: usize,
     steps: u64,
@@ -247,22 +219,30 @@ unsafe fn ensemble_device<T: Float>(
     trajectory: u64,
     trajectory_len: usize,
     stream: u64,
-) -> kp_status {
-    boundary(|| {
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> DeviceRun<T> {
+    unsafe fn call(
+        self,
+        ctx: *const kp_context,
+        model: Result<Model, Failure>,
+    ) -> Result<(), Failure> {
         let ctx = unsafe { context(ctx) }?;
         let gpu = ctx.gpu()?;
         let model = model?;
-        let (_, traj_len) = run_lengths(&model, members, steps, every)?;
+        let (members, steps, every) = (self.members, self.steps, self.every);
         let buffers = EnsembleDeviceBuffers {
-            initial: device_address("initial", initial)?,
-            out: device_address("out", out)?,
+            initial: raw::device("initial", self.initial)?,
+            out: raw::device("out", self.out)?,
             trajectory: match every {
                 0 => None,
-                _ => Some(device_address("trajectory (every > 0)", trajectory)?),
+                _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
             },
         };
-        check_trajectory_len(traj_len, every, trajectory_len)?;
-        let stream = unsafe { ctx.stream(stream) }?;
+        let len = model.state_len(members)?;
+        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
+        let stream = unsafe { ctx.stream(self.stream) }?;
         match model {
             Model::L96(p) => unsafe {
                 gpu.lorenz96_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
@@ -272,13 +252,13 @@ unsafe fn ensemble_device<T: Float>(
             },
         }?;
         Ok(())
-    })
+    }
 }
 
-/// Integrates a Lorenz 96 ensemble of host arrays in double precision:
-/// `initial` and `out` hold `members` x `params->n` values (member m at
-/// m * n), `steps` RK4 steps of `params->dt`, all members in one launch on a
-/// GPU context. With `every` > 0, `trajectory` receives
+/// Integrates a Lorenz 96 ensemble of host arrays in {precision}: `initial`
+/// and `out` hold `members` x `params->n` values (member m at m * n),
+/// `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
+/// context. With `every` > 0, `trajectory` receives
 /// `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
 /// frames of members x n, frame f after f * every steps (frame 0: `initial`);
 /// with `every` = 0 it may be NULL. `params` NULL means the defaults.
@@ -286,23 +266,23 @@ unsafe fn ensemble_device<T: Float>(
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_f64(
+pub(crate) struct kp_lorenz96<T> {
     ctx: *const kp_context,
     params: *const kp_lorenz96_params,
-    initial: *const f64,
+    initial: *const T,
     members: usize,
     steps: u64,
     every: u64,
-    out: *mut f64,
-    trajectory: *mut f64,
+    out: *mut T,
+    trajectory: *mut T,
     trajectory_len: usize,
-) -> kp_status {
-    let model = Ok(unsafe { Model::l96(params) });
-    unsafe {
-        ensemble_host(
-            ctx,
-            model,
+}
+
+impl<T: Float> Entry for kp_lorenz96<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lorenz96 { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len } = self;
+        let run = HostRun {
             initial,
             members,
             steps,
@@ -310,63 +290,33 @@ pub unsafe extern "C" fn kp_lorenz96_f64(
             out,
             trajectory,
             trajectory_len,
-        )
+        };
+        unsafe { run.call(ctx, Model::l96(params)) }
     }
 }
 
-/// As `kp_lorenz96_f64`, in single precision.
+/// As `kp_lorenz96_{dtype}`, for Lorenz (2005) Model II / III
+/// (`params->model`), in {precision}.
 ///
 /// # Safety
-/// As `kp_lorenz96_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: *const f32,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f32,
-    trajectory: *mut f32,
-    trajectory_len: usize,
-) -> kp_status {
-    let model = Ok(unsafe { Model::l96(params) });
-    unsafe {
-        ensemble_host(
-            ctx,
-            model,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        )
-    }
-}
-
-/// As `kp_lorenz96_f64`, for Lorenz (2005) Model II / III (`params->model`).
-///
-/// # Safety
-/// As `kp_lorenz96_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_f64(
+/// As `kp_lorenz96_{dtype}`.
+pub(crate) struct kp_lorenz05<T> {
     ctx: *const kp_context,
     params: *const kp_lorenz05_params,
-    initial: *const f64,
+    initial: *const T,
     members: usize,
     steps: u64,
     every: u64,
-    out: *mut f64,
-    trajectory: *mut f64,
+    out: *mut T,
+    trajectory: *mut T,
     trajectory_len: usize,
-) -> kp_status {
-    let model = unsafe { Model::l05(params) };
-    unsafe {
-        ensemble_host(
-            ctx,
-            model,
+}
+
+impl<T: Float> Entry for kp_lorenz05<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lorenz05 { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len } = self;
+        let run = HostRun {
             initial,
             members,
             steps,
@@ -374,54 +324,22 @@ pub unsafe extern "C" fn kp_lorenz05_f64(
             out,
             trajectory,
             trajectory_len,
-        )
+        };
+        unsafe { run.call(ctx, Model::l05(params)) }
     }
 }
 
-/// As `kp_lorenz05_f64`, in single precision.
-///
-/// # Safety
-/// As `kp_lorenz96_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: *const f32,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut f32,
-    trajectory: *mut f32,
-    trajectory_len: usize,
-) -> kp_status {
-    let model = unsafe { Model::l05(params) };
-    unsafe {
-        ensemble_host(
-            ctx,
-            model,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        )
-    }
-}
-
-/// Lorenz 96 ensemble on device arrays (CUdeviceptr values), double
-/// precision, enqueued on `stream` (0: the default stream) with no
-/// synchronisation. Shapes as `kp_lorenz96_f64`; `trajectory` 0 when `every`
-/// is 0. Needs a GPU context. Only shapes and pointers are checked (device
-/// data cannot be inspected without a synchronisation).
+/// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in {precision},
+/// enqueued on `stream` (0: the default stream) with no synchronisation.
+/// Shapes as `kp_lorenz96_{dtype}`; `trajectory` 0 when `every` is 0. Needs a
+/// GPU context. Only shapes and pointers are checked (device data cannot be
+/// inspected without a synchronisation).
 ///
 /// # Safety
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_device_f64(
+pub(crate) struct kp_lorenz96_device<T> {
     ctx: *const kp_context,
     params: *const kp_lorenz96_params,
     initial: u64,
@@ -432,12 +350,14 @@ pub unsafe extern "C" fn kp_lorenz96_device_f64(
     trajectory: u64,
     trajectory_len: usize,
     stream: u64,
-) -> kp_status {
-    let model = Ok(unsafe { Model::l96(params) });
-    unsafe {
-        ensemble_device::<f64>(
-            ctx,
-            model,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lorenz96_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lorenz96_device { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype } = self;
+        let run = DeviceRun {
             initial,
             members,
             steps,
@@ -446,50 +366,18 @@ pub unsafe extern "C" fn kp_lorenz96_device_f64(
             trajectory,
             trajectory_len,
             stream,
-        )
+            _dtype,
+        };
+        unsafe { run.call(ctx, Model::l96(params)) }
     }
 }
 
-/// As `kp_lorenz96_device_f64`, in single precision.
+/// As `kp_lorenz96_device_{dtype}`, for Lorenz (2005) Model II / III, in
+/// {precision}.
 ///
 /// # Safety
-/// As `kp_lorenz96_device_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz96_device_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    let model = Ok(unsafe { Model::l96(params) });
-    unsafe {
-        ensemble_device::<f32>(
-            ctx,
-            model,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-        )
-    }
-}
-
-/// As `kp_lorenz96_device_f64`, for Lorenz (2005) Model II / III.
-///
-/// # Safety
-/// As `kp_lorenz96_device_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_device_f64(
+/// As `kp_lorenz96_device_{dtype}`.
+pub(crate) struct kp_lorenz05_device<T> {
     ctx: *const kp_context,
     params: *const kp_lorenz05_params,
     initial: u64,
@@ -500,12 +388,14 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(
     trajectory: u64,
     trajectory_len: usize,
     stream: u64,
-) -> kp_status {
-    let model = unsafe { Model::l05(params) };
-    unsafe {
-        ensemble_device::<f64>(
-            ctx,
-            model,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_lorenz05_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        #[rustfmt::skip]
+        let kp_lorenz05_device { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype } = self;
+        let run = DeviceRun {
             initial,
             members,
             steps,
@@ -514,45 +404,22 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(
             trajectory,
             trajectory_len,
             stream,
-        )
+            _dtype,
+        };
+        unsafe { run.call(ctx, Model::l05(params)) }
     }
 }
 
-/// As `kp_lorenz05_device_f64`, in single precision.
+/// Periodic weighted window sum of `rows` contiguous rows of `n` host
+/// values, in {precision}:
+/// `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
+/// with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
+/// (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
+/// `out` (rows x n values) is untouched on failure.
 ///
 /// # Safety
-/// As `kp_lorenz96_device_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_device_f32(
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-) -> kp_status {
-    let model = unsafe { Model::l05(params) };
-    unsafe {
-        ensemble_device::<f32>(
-            ctx,
-            model,
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-        )
-    }
-}
-
-unsafe fn window_sum_host<T: Float>(
+/// `x` and `out` valid for rows x n values, `w` for `w_len`.
+pub(crate) struct kp_window_sum<T> {
     ctx: *const kp_context,
     x: *const T,
     w: *const T,
@@ -560,96 +427,37 @@ unsafe fn window_sum_host<T: Float>(
     rows: usize,
     n: usize,
     out: *mut T,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let len = rows
-            .checked_mul(n)
-            .ok_or_else(|| Error::invalid("rows x n overflows"))?;
+}
+
+impl<T: Float> Entry for kp_window_sum<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        let ctx = unsafe { context(self.ctx) }?;
+        let len = raw::product("rows", self.rows, "n", self.n)?;
         check_apart(
-            &[Span::of("out", out, len)],
-            &[Span::of("x", x, len), Span::of("w", w, w_len)],
+            &[Span::of("out", self.out, len)],
+            &[
+                Span::of("x", self.x, len),
+                Span::of("w", self.w, self.w_len),
+            ],
         )?;
-        let x = unsafe { host_slice("x", x, len) }?;
-        let w = unsafe { host_slice("w", w, w_len) }?;
-        let out = unsafe { host_slice_mut("out", out, len) }?;
-        let result = ctx.kernpack.window_sum(x, w, rows, n)?;
+        let x = unsafe { raw::host("x", self.x, len) }?;
+        let w = unsafe { raw::host("w", self.w, self.w_len) }?;
+        let out = unsafe { raw::host_mut("out", self.out, len) }?;
+        let result = ctx.kernpack.window_sum(x, w, self.rows, self.n)?;
         out.copy_from_slice(&result);
         Ok(())
-    })
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn window_sum_device<T: Float>(
-    ctx: *const kp_context,
-    x: u64,
-    w: u64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    pitch: usize,
-    out: u64,
-    stream: u64,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let (x, w) = (device_address("x", x)?, device_address("w", w)?);
-        let out = device_address("out", out)?;
-        let stream = unsafe { ctx.stream(stream) }?;
-        unsafe { gpu.window_sum_raw::<T>(&stream, x, w, w_len, out, rows, n, pitch) }?;
-        Ok(())
-    })
-}
-
-/// Periodic weighted window sum of `rows` contiguous rows of `n` host values,
-/// double precision: `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`
-/// with `w_len = 2J + 1` odd, summed in m order. With the Model III weights
-/// (end weights halved) this is the smoothing X of Lorenz (2005) Model III.
-/// `out` (rows x n values) is untouched on failure.
-///
-/// # Safety
-/// `x` and `out` valid for rows x n values, `w` for `w_len`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_f64(
-    ctx: *const kp_context,
-    x: *const f64,
-    w: *const f64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    out: *mut f64,
-) -> kp_status {
-    unsafe { window_sum_host(ctx, x, w, w_len, rows, n, out) }
-}
-
-/// As `kp_window_sum_f64`, in single precision.
-///
-/// # Safety
-/// As `kp_window_sum_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_f32(
-    ctx: *const kp_context,
-    x: *const f32,
-    w: *const f32,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    out: *mut f32,
-) -> kp_status {
-    unsafe { window_sum_host(ctx, x, w, w_len, rows, n, out) }
-}
-
-/// Window sums of device arrays, double precision, enqueued on `stream` with
-/// no synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
+/// Window sums of device arrays in {precision}, enqueued on `stream` with no
+/// synchronisation: row r of `x` and `out` starts at r * `pitch` (>= n);
 /// values between n and pitch are not written. Needs a GPU context.
 ///
 /// # Safety
 /// `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
 /// `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-#[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_device_f64(
+pub(crate) struct kp_window_sum_device<T> {
     ctx: *const kp_context,
     x: u64,
     w: u64,
@@ -659,25 +467,18 @@ pub unsafe extern "C" fn kp_window_sum_device_f64(
     pitch: usize,
     out: u64,
     stream: u64,
-) -> kp_status {
-    unsafe { window_sum_device::<f64>(ctx, x, w, w_len, rows, n, pitch, out, stream) }
+    _dtype: PhantomData<T>,
 }
 
-/// As `kp_window_sum_device_f64`, in single precision.
-///
-/// # Safety
-/// As `kp_window_sum_device_f64`.
-#[no_mangle]
-pub unsafe extern "C" fn kp_window_sum_device_f32(
-    ctx: *const kp_context,
-    x: u64,
-    w: u64,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    pitch: usize,
-    out: u64,
-    stream: u64,
-) -> kp_status {
-    unsafe { window_sum_device::<f32>(ctx, x, w, w_len, rows, n, pitch, out, stream) }
+impl<T: Float> Entry for kp_window_sum_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        let ctx = unsafe { context(self.ctx) }?;
+        let gpu = ctx.gpu()?;
+        let (x, w) = (raw::device("x", self.x)?, raw::device("w", self.w)?);
+        let out = raw::device("out", self.out)?;
+        let stream = unsafe { ctx.stream(self.stream) }?;
+        let (rows, n, pitch) = (self.rows, self.n, self.pitch);
+        unsafe { gpu.window_sum_raw::<T>(&stream, x, w, self.w_len, out, rows, n, pitch) }?;
+        Ok(())
+    }
 }

@@ -10,13 +10,18 @@
 //!   accepts NULL; streams, events, pinned memory and device allocations made
 //!   through a context belong to it (refused by another, released with it).
 //!
-//! This layer only converts: C pointers and counts become slices (each count
-//! checked against [`KP_MAX_ARRAY_BYTES`] first, so no slice is ever formed
-//! from an impossible size), option structs become the API's options, and the
-//! C side's output lengths are matched against what the call writes. Every
-//! check of the call itself is the safe API's, done once per family in its
-//! lowest entry point (`Gpu::*_raw` on device pointers, which also checks each
-//! pointer against the driver's record of the GPU's allocations).
+//! This layer holds names, docs, status codes and the per-dtype entry points,
+//! and no validation of its own: C pointers and counts become views through
+//! the checked boundary ([`crate::raw`]: NULL, size cap, alignment, overlap,
+//! stated output lengths, the caller's stream), option structs become the
+//! API's options, and every check of the call itself is the safe API's.
+//!
+//! Per-dtype entry points: each operation is declared once, as a struct of its
+//! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`) whose
+//! `Entry::call` does the work; `tests/ffi_entry_points.rs` expands every
+//! declaration into the `extern "C"` functions of its family's
+//! `entry_points.rs` (committed, because cbindgen does not expand macros) and
+//! fails when they are stale.
 #![allow(non_camel_case_types)]
 
 pub mod devices;
@@ -36,10 +41,10 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
-pub(crate) use crate::api::{check_apart, Span};
 use crate::api::{Backend, Kernpack};
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::raw::{self, RawError};
 
 /// Result of every kernpack C function.
 #[repr(C)]
@@ -76,7 +81,7 @@ pub const KP_BACKEND_AUTO: kp_backend = 0;
 /// GPU 0; creation fails with KP_ERROR_NO_GPU without one. (Another GPU:
 /// kp_context_create_on_device.)
 pub const KP_BACKEND_GPU: kp_backend = 1;
-/// The multi-threaded CPU reference.
+/// The multi-threaded CPU backend.
 pub const KP_BACKEND_CPU: kp_backend = 2;
 
 /// Opaque handle: a backend choice and, on the GPU, the loaded kernels.
@@ -173,6 +178,15 @@ impl From<Error> for Failure {
     }
 }
 
+impl From<RawError> for Failure {
+    fn from(e: RawError) -> Self {
+        match e {
+            RawError::NullPointer(name) => null_pointer(&name),
+            RawError::Api(e) => e.into(),
+        }
+    }
+}
+
 pub(crate) fn null_pointer(name: &str) -> Failure {
     Failure(
         kp_status::KP_ERROR_NULL_POINTER,
@@ -181,105 +195,29 @@ pub(crate) fn null_pointer(name: &str) -> Failure {
     )
 }
 
-/// Checks that `len` values of `T` can exist at all: at most
-/// [`KP_MAX_ARRAY_BYTES`]. Run on every count before a slice is formed or
-/// memory is sized from it, so an impossible count is an error, never a
-/// wrapped size, an abort on allocation or a read past the caller's buffer.
-pub(crate) fn check_count<T>(name: &str, len: usize) -> Result<(), Failure> {
-    crate::api::check_array_size::<T>(name, len).map_err(Failure::from)
-}
-
-/// `len` values of `T` at host `ptr`: NULL is KP_ERROR_NULL_POINTER, an
-/// impossible count or a misaligned pointer KP_ERROR_INVALID_ARGUMENT.
-///
-/// # Safety
-/// A non-NULL `ptr` must be readable for `len` values (the caller's contract).
-pub(crate) unsafe fn host_slice<'a, T>(
-    name: &str,
-    ptr: *const T,
-    len: usize,
-) -> Result<&'a [T], Failure> {
-    check_host_pointer(name, ptr, len)?;
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
-
-/// As [`host_slice`], writable.
-///
-/// # Safety
-/// A non-NULL `ptr` must be writable for `len` values, not aliased by another slice.
-pub(crate) unsafe fn host_slice_mut<'a, T>(
-    name: &str,
-    ptr: *mut T,
-    len: usize,
-) -> Result<&'a mut [T], Failure> {
-    check_host_pointer(name, ptr, len)?;
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
-}
-
-/// As [`host_slice`], where NULL means "not given".
-///
-/// # Safety
-/// As [`host_slice`].
-pub(crate) unsafe fn optional_host_slice<'a, T>(
-    name: &str,
-    ptr: *const T,
-    len: usize,
-) -> Result<Option<&'a [T]>, Failure> {
-    if ptr.is_null() {
-        return Ok(None);
-    }
-    unsafe { host_slice(name, ptr, len) }.map(Some)
-}
-
-pub(crate) fn check_host_pointer<T>(name: &str, ptr: *const T, len: usize) -> Result<(), Failure> {
-    if ptr.is_null() {
-        return Err(null_pointer(name));
-    }
-    check_count::<T>(name, len)?;
-    if (ptr as usize) % std::mem::align_of::<T>() != 0 {
-        return Err(Error::invalid(format!(
-            "{name} ({ptr:p}) is not aligned to {} bytes",
-            std::mem::align_of::<T>()
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-/// `count + 1` (the length of an offsets array), or an error when it overflows.
-pub(crate) fn count_plus_one(count: usize) -> Result<usize, Failure> {
-    count
-        .checked_add(1)
-        .ok_or_else(|| Error::invalid(format!("count {count} is impossible")).into())
-}
-
-/// Host offsets (`int64_t`, as on the device paths) as indices: negative
-/// values are an error; the copy is allocated fallibly.
-pub(crate) fn offsets_from(offsets: &[i64]) -> Result<Vec<usize>, Failure> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(offsets.len())
-        .map_err(|_| Error::OutOfMemory(format!("copying {} offsets", offsets.len())))?;
-    for (i, &o) in offsets.iter().enumerate() {
-        let o = usize::try_from(o)
-            .map_err(|_| Error::invalid(format!("offsets[{i}] = {o} is negative")))?;
-        out.push(o);
-    }
-    Ok(out)
-}
-
-/// A non-zero device address, or KP_ERROR_NULL_POINTER naming it. (Whether it
-/// is device memory of the right size is checked by the API before launch.)
-pub(crate) fn device_address(name: &str, ptr: u64) -> Result<u64, Failure> {
-    if ptr == 0 {
-        return Err(null_pointer(name));
-    }
-    Ok(ptr)
-}
-
 /// Runs the body of an exported function that returns a value rather than a
 /// status: a panic (a bug) returns `fallback()` instead of unwinding into C.
 pub(crate) fn value_boundary<T>(fallback: impl FnOnce() -> T, body: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
+}
+
+/// The arguments of one call of a per-dtype entry point, as the C caller
+/// passed them, and the work they ask for. The exported functions (generated,
+/// see the module doc) only gather their arguments and [`Entry::run`] them.
+pub(crate) trait Entry: Sized {
+    /// The call: views through [`crate::raw`], then the safe API.
+    ///
+    /// # Safety
+    /// The pointers must hold what the entry point's docs state.
+    unsafe fn call(self) -> Result<(), Failure>;
+
+    /// [`Entry::call`] inside the boundary.
+    ///
+    /// # Safety
+    /// As [`Entry::call`].
+    unsafe fn run(self) -> kp_status {
+        boundary(|| unsafe { self.call() })
+    }
 }
 
 /// Runs the body of an entry point: panics become KP_ERROR_INTERNAL, failures
@@ -334,10 +272,7 @@ impl kp_context {
     pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, Failure> {
         let gpu = self.gpu()?;
         streams::check_usable_stream(self.id, stream)?;
-        Ok(unsafe {
-            gpu.context()
-                .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
-        })
+        Ok(unsafe { raw::stream(gpu, stream) })
     }
 }
 
@@ -469,8 +404,8 @@ pub unsafe extern "C" fn kp_memcpy_htod(
 ) -> kp_status {
     boundary(|| {
         let gpu = unsafe { context(ctx) }?.gpu()?;
-        let src = unsafe { host_slice("src", src.cast::<u8>(), bytes) }?;
-        gpu.check_device_buffer("dst", device_address("dst", dst)?, bytes)?;
+        let src = unsafe { raw::host("src", src.cast::<u8>(), bytes) }?;
+        raw::check_device::<u8>(gpu, "dst", dst, bytes)?;
         let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .bind_to_thread()
@@ -500,8 +435,8 @@ pub unsafe extern "C" fn kp_memcpy_dtoh(
 ) -> kp_status {
     boundary(|| {
         let gpu = unsafe { context(ctx) }?.gpu()?;
-        let dst = unsafe { host_slice_mut("dst", dst.cast::<u8>(), bytes) }?;
-        gpu.check_device_buffer("src", device_address("src", src)?, bytes)?;
+        let dst = unsafe { raw::host_mut("dst", dst.cast::<u8>(), bytes) }?;
+        raw::check_device::<u8>(gpu, "src", src, bytes)?;
         let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .synchronize()

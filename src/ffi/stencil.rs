@@ -1,12 +1,15 @@
 //! C ABI of the 2D box filter: host pointers (any context; the CPU backend
-//! runs the reference) and device pointers enqueued on a stream (GPU contexts).
-use super::{
-    boundary, check_apart, check_host_pointer, context, device_address, host_slice, host_slice_mut,
-    kp_context, kp_status, value_boundary, Failure, Span,
-};
+//! runs the same filter) and device pointers enqueued on a stream (GPU contexts).
+use std::marker::PhantomData;
+
+use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
 use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
-use crate::error::Error;
 use crate::float::Float;
+use crate::raw::{self, check_apart, Span};
+
+#[rustfmt::skip] // generated, one line per signature
+mod entry_points;
+pub use entry_points::*;
 
 /// `d c b a | a b c d | d c b a` (SciPy's default).
 pub const KP_BOX_REFLECT: u32 = 0;
@@ -76,8 +79,15 @@ unsafe fn parse(
     Ok((layout, opts))
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn box_filter_host<T: Float>(
+/// Box filter of a `rows` x `cols` row-major image in {precision}: `input`
+/// holds `(rows - 1) * in_pitch + cols` values, `output` (which must not
+/// overlap it) `(rows - 1) * out_pitch + cols`; pitches are in elements. Only
+/// the first `cols` values of each output row are written, and nothing on
+/// failure. Waits for the result. NULL options: the defaults.
+///
+/// # Safety
+/// `ctx` is a live context; the pointers hold the spans above.
+pub(crate) struct kp_box_filter<T> {
     ctx: *const kp_context,
     input: *const T,
     in_pitch: usize,
@@ -86,149 +96,42 @@ unsafe fn box_filter_host<T: Float>(
     rows: usize,
     cols: usize,
     options: *const kp_box_filter_options,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let (layout, opts) = unsafe { parse(options, rows, cols, in_pitch, out_pitch) }?;
-        let span = |pitch| {
-            layout
-                .span(pitch)
-                .ok_or_else(|| Failure::from(Error::invalid("the image is too large")))
-        };
-        let (n_in, n_out) = (span(in_pitch)?, span(out_pitch)?);
-        // NULL and impossible sizes first (as every entry point, an empty
-        // image included), so that the overlap check sees real spans.
-        check_host_pointer("input", input, n_in)?;
-        check_host_pointer("output", output, n_out)?;
-        check_apart(
-            &[Span::of("output", output, n_out)],
-            &[Span::of("input", input, n_in)],
-        )?;
-        // SAFETY: the caller provides these spans (documented); they do not overlap.
-        let (input, output) = unsafe {
-            (
-                host_slice("input", input, n_in)?,
-                host_slice_mut("output", output, n_out)?,
+}
+
+impl<T: Float> Entry for kp_box_filter<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        let ctx = unsafe { context(self.ctx) }?;
+        let (layout, opts) = unsafe {
+            parse(
+                self.options,
+                self.rows,
+                self.cols,
+                self.in_pitch,
+                self.out_pitch,
             )
-        };
+        }?;
+        let (n_in, n_out) = (layout.input_len(), layout.output_len());
+        check_apart(
+            &[Span::of("output", self.output, n_out)],
+            &[Span::of("input", self.input, n_in)],
+        )?;
+        let input = unsafe { raw::host("input", self.input, n_in) }?;
+        let output = unsafe { raw::host_mut("output", self.output, n_out) }?;
         ctx.kernpack
             .box_filter_into(input, output, &layout, &opts)?;
         Ok(())
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn box_filter_device<T: Float>(
-    ctx: *const kp_context,
-    input: u64,
-    in_pitch: usize,
-    output: u64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-    stream: u64,
-) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let (layout, opts) = unsafe { parse(options, rows, cols, in_pitch, out_pitch) }?;
-        let (input, output) = (
-            device_address("input", input)?,
-            device_address("output", output)?,
-        );
-        let stream = unsafe { ctx.stream(stream) }?;
-        // SAFETY: the caller provides device spans of the layout's lengths.
-        unsafe { gpu.box_filter_raw::<T>(&stream, input, output, &layout, &opts) }?;
-        Ok(())
-    })
-}
-
-/// Box filter of a `rows` x `cols` row-major image: `input` holds
-/// `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
-/// `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
-/// `cols` values of each output row are written, and nothing on failure.
-/// Waits for the result. NULL options: the defaults.
-///
-/// # Safety
-/// `ctx` is a live context; the pointers hold the spans above.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kp_box_filter_f32(
-    ctx: *const kp_context,
-    input: *const f32,
-    in_pitch: usize,
-    output: *mut f32,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-) -> kp_status {
-    unsafe { box_filter_host(ctx, input, in_pitch, output, out_pitch, rows, cols, options) }
-}
-
-/// The box filter of device buffers (spans as for kp_box_filter_f32, overlap
-/// rejected), enqueued on `stream` (0: the default stream) with no
-/// synchronisation. GPU contexts only.
-///
-/// # Safety
-/// `ctx` is a live GPU context; `input` and `output` are device pointers of its
-/// GPU holding the spans, alive until the stream's work completes; `stream` is
-/// 0 or a live stream of that GPU.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kp_box_filter_device_f32(
-    ctx: *const kp_context,
-    input: u64,
-    in_pitch: usize,
-    output: u64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-    stream: u64,
-) -> kp_status {
-    unsafe {
-        box_filter_device::<f32>(
-            ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream,
-        )
     }
 }
 
-/// Box filter of a `rows` x `cols` row-major image: `input` holds
-/// `(rows - 1) * in_pitch + cols` values, `output` (which must not overlap it)
-/// `(rows - 1) * out_pitch + cols`; pitches are in elements. Only the first
-/// `cols` values of each output row are written, and nothing on failure.
-/// Waits for the result. NULL options: the defaults.
-///
-/// # Safety
-/// `ctx` is a live context; the pointers hold the spans above.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kp_box_filter_f64(
-    ctx: *const kp_context,
-    input: *const f64,
-    in_pitch: usize,
-    output: *mut f64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-) -> kp_status {
-    unsafe { box_filter_host(ctx, input, in_pitch, output, out_pitch, rows, cols, options) }
-}
-
-/// The box filter of device buffers (spans as for kp_box_filter_f32, overlap
-/// rejected), enqueued on `stream` (0: the default stream) with no
-/// synchronisation. GPU contexts only.
+/// The box filter of device buffers in {precision} (spans as for
+/// kp_box_filter_{dtype}, overlap rejected), enqueued on `stream` (0: the
+/// default stream) with no synchronisation. GPU contexts only.
 ///
 /// # Safety
 /// `ctx` is a live GPU context; `input` and `output` are device pointers of its
 /// GPU holding the spans, alive until the stream's work completes; `stream` is
 /// 0 or a live stream of that GPU.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn kp_box_filter_device_f64(
+pub(crate) struct kp_box_filter_device<T> {
     ctx: *const kp_context,
     input: u64,
     in_pitch: usize,
@@ -238,10 +141,27 @@ pub unsafe extern "C" fn kp_box_filter_device_f64(
     cols: usize,
     options: *const kp_box_filter_options,
     stream: u64,
-) -> kp_status {
-    unsafe {
-        box_filter_device::<f64>(
-            ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream,
-        )
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> Entry for kp_box_filter_device<T> {
+    unsafe fn call(self) -> Result<(), Failure> {
+        let ctx = unsafe { context(self.ctx) }?;
+        let gpu = ctx.gpu()?;
+        let (layout, opts) = unsafe {
+            parse(
+                self.options,
+                self.rows,
+                self.cols,
+                self.in_pitch,
+                self.out_pitch,
+            )
+        }?;
+        let input = raw::device("input", self.input)?;
+        let output = raw::device("output", self.output)?;
+        let stream = unsafe { ctx.stream(self.stream) }?;
+        // SAFETY: the caller provides device spans of the layout's lengths.
+        unsafe { gpu.box_filter_raw::<T>(&stream, input, output, &layout, &opts) }?;
+        Ok(())
     }
 }

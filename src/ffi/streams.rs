@@ -21,12 +21,10 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
 
-use super::{
-    boundary, context, device_address, host_slice, host_slice_mut, kp_context, kp_status,
-    null_pointer, Failure,
-};
+use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
 use crate::error::Error;
 use crate::gpu::Gpu;
+use crate::raw;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -400,8 +398,8 @@ pub unsafe extern "C" fn kp_memcpy_htod_async(
 ) -> kp_status {
     boundary(|| {
         let (ctx, gpu) = unsafe { bound_gpu(ctx) }?;
-        let src = unsafe { host_slice("src", src.cast::<u8>(), bytes) }?;
-        gpu.check_device_buffer("dst", device_address("dst", dst)?, bytes)?;
+        let src = unsafe { raw::host("src", src.cast::<u8>(), bytes) }?;
+        raw::check_device::<u8>(gpu, "dst", dst, bytes)?;
         check_usable_stream(ctx.id, stream)?;
         unsafe { cu::memcpy_htod_async(dst, src, stream as sys::CUstream) }
             .map_err(cuda("enqueuing a copy to the device"))
@@ -427,8 +425,8 @@ pub unsafe extern "C" fn kp_memcpy_dtoh_async(
 ) -> kp_status {
     boundary(|| {
         let (ctx, gpu) = unsafe { bound_gpu(ctx) }?;
-        let dst = unsafe { host_slice_mut("dst", dst.cast::<u8>(), bytes) }?;
-        gpu.check_device_buffer("src", device_address("src", src)?, bytes)?;
+        let dst = unsafe { raw::host_mut("dst", dst.cast::<u8>(), bytes) }?;
+        raw::check_device::<u8>(gpu, "src", src, bytes)?;
         check_usable_stream(ctx.id, stream)?;
         unsafe { cu::memcpy_dtoh_async(dst, src, stream as sys::CUstream) }
             .map_err(cuda("enqueuing a copy from the device"))
