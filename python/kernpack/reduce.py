@@ -3,7 +3,7 @@
 of one array or of many in one call."""
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 import functools
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 

@@ -83,13 +83,9 @@ impl Context {
         &self,
         stream: usize,
     ) -> PyResult<std::sync::Arc<cudarc::driver::CudaStream>> {
-        let gpu = self.gpu()?;
         // SAFETY: the Python layer passes the current stream of the library
         // that owns the arrays (CuPy, PyTorch), on this GPU's primary context.
-        Ok(unsafe {
-            gpu.context()
-                .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
-        })
+        Ok(unsafe { kernpack::raw::stream(self.gpu()?, stream as u64) })
     }
 }
 

@@ -3,11 +3,11 @@
 use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
-use kernpack::api::fg::interleaved;
-use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
-use kernpack::{Float, LombScargleOptions, Periodogram, Series};
+use kernpack::raw::{batch_grid, write_peaks, write_periodogram, write_periodograms};
+use kernpack::{LombScargleOptions, Series};
 
 use crate::arrays::{by_dtype, Dtype, In};
 use crate::{to_py, Context};
@@ -30,15 +30,6 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Options {
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let (normalize, floating_mean, precenter): (String, bool, bool) = obj.extract()?;
         Ok(Options(options(&normalize, floating_mean, precenter)?))
-    }
-}
-
-/// A periodogram's values, re and im interleaved for 'amplitude' (the
-/// Python layer views them as complex).
-fn values<T: Float>(p: &Periodogram<T>) -> &[T] {
-    match p {
-        Periodogram::Real(v) => v,
-        Periodogram::Complex(v) => interleaved(v),
     }
 }
 
@@ -105,7 +96,10 @@ fn lombscargle<'py>(
             }
         }
         .map_err(to_py)?;
-        Ok(values(&p).to_vec().into_pyarray(py).into_any())
+        // Amplitudes as re and im interleaved: the Python layer views them as complex.
+        let mut out = vec![T::default(); output_len(p.len(), &opts)];
+        write_periodogram(&p, &mut out);
+        Ok(out.into_pyarray(py).into_any())
     })
 }
 
@@ -135,10 +129,7 @@ fn lombscargle_batch<'py>(
     let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
     let (f0, df, nf) = grids;
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
-    let grids = match (f0.values(), df.values()) {
-        ([f0], [df]) => BatchGrid::Shared(UniformGrid::new(*f0, *df, nf)),
-        (f0, df) => BatchGrid::PerSeries { f0, df, nf },
-    };
+    let grids = batch_grid(f0.values(), df.values(), nf);
     let offsets = In::<usize>::new("offsets", offsets)?;
     by_dtype!(samples.dtype()?, T => {
         let (t, y, weights) = samples.read::<T>()?;
@@ -150,17 +141,17 @@ fn lombscargle_batch<'py>(
         };
         if best {
             let peaks = py.detach(|| kp.lombscargle_batch_peaks(&batch, &grids, &opts)).map_err(to_py)?;
-            let (index, value): (Vec<i64>, Vec<f64>) = peaks
-                .into_iter()
-                .map(|peak| peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value)))
-                .unzip();
+            let (mut index, mut value) = (vec![0; peaks.len()], vec![0.0; peaks.len()]);
+            write_peaks(&peaks, &mut index, &mut value);
             return Ok((index.into_pyarray(py), value.into_pyarray(py)).into_pyobject(py)?.into_any());
         }
         let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(nf, &opts));
         let out = py
             .detach(|| {
                 let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
-                Ok(periodograms.iter().map(values).collect::<Vec<_>>().concat())
+                let mut out = vec![T::default(); nseries * per];
+                write_periodograms(&periodograms, &mut out, per);
+                Ok(out)
             })
             .map_err(to_py)?;
         Ok(out.into_pyarray(py).reshape([nseries, per])?.into_any())
