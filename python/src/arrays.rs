@@ -146,8 +146,10 @@ fn image_span(shape: &[usize], pitch: usize) -> usize {
 fn borrow_error(name: &str, e: BorrowError) -> PyErr {
     match e {
         BorrowError::NotWriteable => PyValueError::new_err(format!("{name} is read-only")),
+        // The borrows of a call that runs on another thread count too.
         _ => PyValueError::new_err(format!(
-            "{name} shares memory with another array of this call: pass a copy"
+            "{name} shares memory with another array of this call or of a call running \
+             on another thread: pass a copy"
         )),
     }
 }
@@ -179,8 +181,9 @@ impl<'py, T: Element, D: Dimension> In<'py, T, D> {
             return &[];
         }
         // SAFETY: the array holds `span` aligned elements from its first
-        // (checked when made); the borrow keeps it alive and refuses any
-        // writer of an overlapping span while the slice lives.
+        // (checked when made); the borrow keeps it alive and, while the slice
+        // lives, refuses any writer of an overlapping span among arrays of
+        // one element type (the calls that write borrow no other type).
         unsafe { std::slice::from_raw_parts(self.array.data(), self.span) }
     }
 }

@@ -39,12 +39,13 @@ fn normalize_batched<'py>(
     offsets: &Bound<'py, PyUntypedArray>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Vec<usize>)> {
     let (py, kp) = (x.py(), &ctx.kp);
-    let offsets = In::<usize>::new("offsets", offsets)?;
-    let offsets = offsets.values();
+    // Copied, so that `x` is the call's only borrow: rust-numpy's overlap
+    // check is exact only between arrays of one element type.
+    let offsets = In::<usize>::new("offsets", offsets)?.values().to_vec();
     let result = by_dtype!(Dtype::of("x", x)?, T => {
         let mut x = Out::<T, Ix1>::new("x", x)?;
         let x = x.values();
-        py.detach(|| kp.normalize_batched(x, offsets))
+        py.detach(|| kp.normalize_batched(x, &offsets))
     })
     .map_err(to_py)?;
     Ok((result.sums.into_pyarray(py), result.failed))
