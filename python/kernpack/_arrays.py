@@ -1,8 +1,8 @@
 """How arrays reach the native layer.
 
 Host arrays (anything ``np.asarray`` accepts) are converted the way SciPy
-converts them and passed as addresses of C-contiguous, native-endian NumPy
-buffers that stay referenced for the whole call.
+converts them and passed as C-contiguous, native-endian NumPy arrays; the
+native layer checks their dtype, layout, alignment and writability.
 
 Device arrays (``__cuda_array_interface__``: CuPy, Numba, PyTorch; or
 ``__dlpack__`` on a CUDA device: JAX, ...) are passed as device addresses with
@@ -336,16 +336,11 @@ def same_device(arrays: Sequence[Tuple[str, DeviceArray]]) -> Optional[int]:
     return devices.pop() if devices else None
 
 
-def host_float(a: Any, dtype) -> np.ndarray:
-    """``a`` as a C-contiguous, native-endian NumPy array of ``dtype``."""
-    return np.ascontiguousarray(np.asarray(a, dtype=dtype))
-
-
-def address(a: Optional[np.ndarray]) -> Optional[int]:
-    """The data address of a NumPy array, or None."""
-    if a is None:
-        return None
-    return a.__array_interface__["data"][0]
+def host_array(a: Any, dtype) -> np.ndarray:
+    """``a`` as a C-contiguous, aligned NumPy array of ``dtype`` (native
+    endian): ``a`` itself when it is one, else a copy. Arrays that Dask or
+    Arrow hand over may be misaligned, which the native layer refuses."""
+    return np.require(np.asarray(a, dtype=dtype), requirements="CA")
 
 
 def split(args: Sequence[Tuple[str, Any]]):

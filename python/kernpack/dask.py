@@ -55,7 +55,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 import numpy as np
 
 from . import _context, _parquet_tasks
-from ._arrays import cupy_device, device_array
+from ._arrays import cupy_device, device_array, host_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -308,8 +308,7 @@ def _layout(ids: np.ndarray, t: np.ndarray) -> Optional[Tuple[np.ndarray, np.nda
     times (the usual survey columns), NumPy passes otherwise."""
     if (ids.dtype.name in _NATIVE_IDS and t.dtype.name in ("float32", "float64")
             and ids.dtype.isnative and t.dtype.isnative and ids.size == t.size):
-        ids, t = np.ascontiguousarray(ids), np.ascontiguousarray(t)
-        got = _series_layout(ids.dtype.name, ids.ctypes.data, t.dtype.name, t.ctypes.data, ids.size)
+        got = _series_layout(host_array(ids, ids.dtype), host_array(t, t.dtype))
         if got is None:
             return None
         return np.asarray(got[0], dtype=np.intp), np.asarray(got[1], dtype=np.intp)

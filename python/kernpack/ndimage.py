@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _native
-from ._arrays import FLOAT_DTYPES, address, as_result, copy, cupy_device, current_stream, device_array, empty, split
+from ._arrays import FLOAT_DTYPES, as_result, copy, cupy_device, current_stream, device_array, empty, split
 from ._context import _CPU_FOR_DEVICE_ARRAYS, _check, context, device_context, get_backend
 
 __all__ = ["uniform_filter"]
@@ -267,25 +267,14 @@ def _host(image, output, size, mode, cval, backend, device):
     if image.size == 0:
         return result  # nothing to filter, as SciPy
     src = _pitched(image, dtype)
-    if src is None or np.shares_memory(src, result):
+    # The native layer refuses an output whose span overlaps the input's:
+    # np.may_share_memory compares the same spans.
+    if src is None or np.may_share_memory(src, result):
         # A copy, always: ascontiguousarray returns `image` itself when it is
-        # already contiguous, and the output must not alias the input.
+        # already contiguous.
         src = np.array(image, dtype=dtype, order="C", copy=True)
     dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
-    rows, cols = image.shape
-    _native.box_filter(
-        context(backend, device),
-        dtype.name,
-        address(src),
-        address(dst),
-        rows,
-        cols,
-        _pitch(src.strides, src.shape, dtype.itemsize),
-        _pitch(dst.strides, dst.shape, dtype.itemsize),
-        size,
-        mode,
-        cval,
-    )
+    _native.box_filter(context(backend, device), src, dst, size, mode, cval)
     if dst is not result:
         result[...] = dst
     return result
@@ -337,20 +326,20 @@ def _host_output(output: Any, shape, dtype):
 
 
 def _pitched(a: np.ndarray, dtype: np.dtype) -> Optional[np.ndarray]:
-    """``a`` when it can be read as rows with a pitch (unit column stride, row
-    stride a multiple of the item and at least a row), else None."""
-    if a.dtype != dtype or a.ndim != 2 or a.size == 0:
+    """``a`` when the native layer reads or writes it in place, as rows with
+    a pitch (its rule: aligned, unit column stride, row stride a multiple of
+    the item and at least a row), else None: then a contiguous copy goes."""
+    if a.dtype != dtype or a.ndim != 2 or a.size == 0 or not a.flags.aligned:
         return None
     rows, cols = a.shape
     item = dtype.itemsize
-    col_ok = cols == 1 or a.strides[1] == item
+    col_ok = a.size == 1 or a.strides[1] == item
     row_ok = rows == 1 or (a.strides[0] % item == 0 and a.strides[0] >= cols * item)
-    aligned = a.__array_interface__["data"][0] % item == 0
-    return a if (col_ok and row_ok and aligned) else None
+    return a if (col_ok and row_ok) else None
 
 
 def _pitch(strides, shape, item: int) -> int:
-    """Row pitch in elements (a single row has no stride to speak of)."""
+    """Row pitch in elements of a device image (a single row has no stride to speak of)."""
     return strides[0] // item if shape[0] > 1 else shape[1]
 
 

@@ -9,13 +9,12 @@ import numpy as np
 
 from . import _native
 from ._arrays import (
-    address,
     as_result,
     copy,
     current_stream,
     device_array,
     empty,
-    host_float,
+    host_array,
     pointer,
     require_device_float,
 )
@@ -42,7 +41,7 @@ def _states(initial: Any, name: str = "initial"):
     else:
         a = np.asarray(initial)
         dtype = np.float32 if a.dtype == np.float32 else np.float64
-        dev = host_float(a, dtype)
+        dev = host_array(a, dtype)
         shape = dev.shape
     if len(shape) == 1:
         shape = (1, shape[0])
@@ -51,21 +50,14 @@ def _states(initial: Any, name: str = "initial"):
     return dev, shape
 
 
-def _run(initial, steps, every, backend, device, model_number, n_params):
+def _run(initial, steps, every, backend, device, model_number, params):
     steps, every = _steps(steps, every)
     src, (members, n) = _states(initial)
-    frames = _native.frame_count(steps, every)
-    params = dict(n_params, n=n)
-    args = (params["n"], params["forcing"], params["dt"], params["k"], params["j"], params["b"], params["c"])
     if isinstance(src, np.ndarray):
-        dtype = src.dtype
-        final = np.empty((members, n), dtype)
-        traj = np.empty((frames, members, n), dtype) if every else None
-        _native.ensemble(
-            context(backend, device), dtype.name, model_number, *args, address(src), members, steps, every,
-            address(final), address(traj),
-        )
-        return Ensemble(final, traj)
+        model = dict(params, model=model_number)
+        return Ensemble(*_native.ensemble(context(backend, device), model, src.reshape(members, n), steps, every))
+    frames = _native.frame_count(steps, every)
+    args = (n, params["forcing"], params["dt"], params["k"], params["j"], params["b"], params["c"])
     ctx = device_context({"initial": src}, backend, device)
     final = empty(src, (members, n), src.dtype)
     traj = empty(src, (frames, members, n), src.dtype) if every else None
@@ -212,13 +204,11 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optiona
         return as_result(dx, out)
     a = np.asarray(x)
     dtype = np.dtype(np.float32 if a.dtype == np.float32 else np.float64)
-    xs, ws = host_float(a, dtype), host_float(w, dtype)
+    xs, ws = host_array(a, dtype), host_array(w, dtype)
     if xs.ndim not in (1, 2) or ws.ndim != 1:
         raise ValueError("x must be (rows, N) or (N,), w 1-D")
     rows, n = (1, xs.shape[0]) if xs.ndim == 1 else xs.shape
-    out = np.empty(xs.shape, dtype)
-    _native.window_sum(context(backend, device), dtype.name, address(xs), address(ws), ws.size, rows, n, address(out))
-    return out
+    return _native.window_sum(context(backend, device), xs.reshape(rows, n), ws).reshape(xs.shape)
 
 
 class FgRun(NamedTuple):
@@ -297,15 +287,11 @@ def fg_integrate(
         return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))
     fa, ga = np.asarray(f), np.asarray(g)
     dtype = np.dtype(np.complex64 if fa.dtype == np.complex64 and ga.dtype == np.complex64 else np.complex128)
-    fs, gs = np.ascontiguousarray(fa, dtype=dtype), np.ascontiguousarray(ga, dtype=dtype)
+    fs, gs = host_array(fa, dtype), host_array(ga, dtype)
     if fs.ndim != 2 or fs.shape[0] != fs.shape[1] or gs.shape != fs.shape:
         raise ValueError(f"f and g must be (N, N) arrays, got {fs.shape} and {gs.shape}")
-    n = fs.shape[0]
-    f_out, g_out = np.empty_like(fs), np.empty_like(gs)
-    delta = np.empty(nsteps + 1, dtype)
-    real = "float32" if dtype == np.complex64 else "float64"
-    _native.fg_integrate(
-        context(backend, device), real, n, address(fs), address(gs), delta0.real, delta0.imag, float(dt), nsteps, path,
-        address(f_out), address(g_out), address(delta),
-    )
-    return FgRun(delta, f_out, g_out)
+    # Complex values cross as re and im interleaved in their float dtype.
+    real = np.float32 if dtype == np.complex64 else np.float64
+    got = _native.fg_integrate(context(backend, device), fs.view(real), gs.view(real), delta0, float(dt), nsteps, path)
+    f_out, g_out, delta = (a.view(dtype) for a in got)
+    return FgRun(delta, f_out.reshape(fs.shape), g_out.reshape(gs.shape))

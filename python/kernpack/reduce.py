@@ -3,18 +3,18 @@
 of one array or of many in one call."""
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
 from . import _native
 from ._arrays import (
     FLOAT_DTYPES,
-    address,
     as_result,
     current_stream,
     device_array,
     empty,
+    host_array,
     pointer,
     require_device_float,
     upload,
@@ -53,8 +53,7 @@ def sum(x: Any, *, backend: Optional[str] = None, device: Optional[int] = None) 
         return as_result(dev, out)
     a = np.asarray(x)
     dtype = a.dtype.newbyteorder("=") if a.dtype.newbyteorder("=") in FLOAT_DTYPES else np.dtype(np.float64)
-    a = np.ascontiguousarray(a, dtype=dtype)
-    return _native.sum(context(backend, device), dtype.name, address(a), a.size)
+    return _native.sum(context(backend, device), host_array(a, dtype))
 
 
 def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = None) -> Any:
@@ -96,8 +95,8 @@ def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = 
         )
         return as_result(dev, total)
     a = _writable_float("x", x)
-    work = a if a.flags.c_contiguous and a.dtype.isnative else np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
-    total = _native.normalize(context(backend, device), work.dtype.name, address(work), work.size)
+    work = host_array(a, a.dtype.newbyteorder("="))  # `a` itself where the native layer can write it
+    total = _native.normalize(context(backend, device), work)
     if work is not a:
         a[...] = work
     return total
@@ -175,12 +174,9 @@ def normalize_batched(
     a = _writable_float("x", x)
     if a.ndim != 1:
         raise ValueError("x must be 1-D")
-    work = a if a.flags.c_contiguous and a.dtype.isnative else np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("="))
-    offs = np.ascontiguousarray(o, dtype=np.intp)
-    sums = np.empty(narrays, dtype=np.float64)
-    failed = _native.normalize_batched(
-        context(backend, device), work.dtype.name, address(work), work.size, address(offs), narrays, address(sums)
-    )
+    work = host_array(a, a.dtype.newbyteorder("="))  # `a` itself where the native layer can write it
+    # Checked non-negative above: as uintp they are the same values.
+    sums, failed = _native.normalize_batched(context(backend, device), work, host_array(o, np.uintp))
     if work is not a:
         a[...] = work
     return NormalizedBatch(sums, np.asarray(failed, dtype=np.intp))

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import warnings
 import functools
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
 from . import _native
 from ._arrays import (
-    address,
     as_result,
     cupy_device,
     current_stream,
     empty,
-    host_float,
+    host_array,
     pointer,
     require_device_float,
     split,
@@ -257,8 +256,8 @@ def lombscargle_uniform(
     if on_device is not None:
         return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=grid)
     dtype = _host_dtype(x, y)
-    xs, ys = host_float(x, dtype), host_float(y, dtype)
-    ws = None if weights is None else host_float(weights, dtype)
+    xs, ys = host_array(x, dtype), host_array(y, dtype)
+    ws = None if weights is None else host_array(weights, dtype)
     _check_series(xs, ys, ws)
     return _host_call(dtype, xs, ys, ws, grid, mode, precenter, floating_mean, backend, device)
 
@@ -283,34 +282,14 @@ def _check_series(x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> None
 
 
 def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend, device):
+    """`freqs`: an array, or the uniform grid (f0, df, nf)."""
     dtype = np.dtype(dtype)
-    x, y = host_float(x, dtype), host_float(y, dtype)
-    w = None if w is None else host_float(w, dtype)
-    if isinstance(freqs, tuple):
-        f0, df, nf = freqs
-        faddr = None
-    else:
-        freqs = host_float(freqs, dtype)
-        f0, df, nf = 0.0, 0.0, freqs.size
-        faddr = address(freqs)
-    out = np.empty(nf, dtype=_result_dtype(dtype, mode))
-    _native.lombscargle(
-        context(backend, device),
-        dtype.name,
-        address(x),
-        address(y),
-        address(w),
-        x.size,
-        faddr,
-        f0,
-        df,
-        nf,
-        mode,
-        bool(floating_mean),
-        bool(precenter),
-        address(out),
-    )
-    return out
+    x, y = host_array(x, dtype), host_array(y, dtype)
+    w = None if w is None else host_array(w, dtype)
+    if not isinstance(freqs, tuple):
+        freqs = host_array(freqs, dtype)
+    out = _native.lombscargle(context(backend, device), (x, y, w), freqs, (mode, bool(floating_mean), bool(precenter)))
+    return out.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
 
 
 def _device_call(arrays, mode, precenter, floating_mean, backend, device, grid):
@@ -450,36 +429,22 @@ def lombscargle_batch(
         return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device)
 
     dtype = _host_dtype(x, y)
-    xs, ys = host_float(x, dtype), host_float(y, dtype)
-    ws = None if weights is None else host_float(weights, dtype)
+    xs, ys = host_array(x, dtype), host_array(y, dtype)
+    ws = None if weights is None else host_array(weights, dtype)
     if xs.ndim != 1 or ys.shape != xs.shape or (ws is not None and ws.shape != xs.shape):
         raise ValueError("x, y and weights must be flat 1-D arrays of one length")
     _check_offsets(offsets, xs.size)
-    out = None if best else np.empty((nseries, nf), dtype=_result_dtype(dtype, mode))
-    index = np.empty(nseries, dtype=np.int64) if best else None
-    power = np.empty(nseries, dtype=np.float64) if best else None
-    _native.lombscargle_batch(
+    got = _native.lombscargle_batch(
         context(backend, device),
-        dtype.name,
-        address(xs),
-        address(ys),
-        address(ws),
-        xs.size,
-        address(offsets),
-        nseries,
-        address(f0s),
-        address(dfs),
-        f0s.size,
-        nf,
-        mode,
-        bool(floating_mean),
-        bool(precenter),
-        address(out),
-        address(index),
-        address(power),
+        (xs, ys, ws),
+        offsets.view(np.uintp),  # just checked non-negative: as uintp they are the same values
+        (f0s, dfs, nf),
+        (mode, bool(floating_mean), bool(precenter)),
+        best,
     )
     if not best:
-        return out
+        return got.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
+    index, power = got
     return BestPeaks(_peak_frequency(f0s, dfs, index), power, index)
 
 
@@ -507,7 +472,7 @@ def _host_offsets(offsets: Any) -> np.ndarray:
     o = np.asarray(offsets)
     if o.ndim != 1 or not (np.issubdtype(o.dtype, np.integer)):
         raise TypeError("offsets must be a 1-D array of integers")
-    return np.ascontiguousarray(o, dtype=np.intp)
+    return host_array(o, np.intp)
 
 
 def _check_offsets(offsets: np.ndarray, n: int) -> None:
@@ -519,8 +484,8 @@ def _check_offsets(offsets: np.ndarray, n: int) -> None:
 
 
 def _grids(f0: Any, df: Any, nseries: int):
-    f0s = np.ascontiguousarray(np.atleast_1d(np.asarray(f0, dtype=np.float64)))
-    dfs = np.ascontiguousarray(np.atleast_1d(np.asarray(df, dtype=np.float64)))
+    f0s = np.atleast_1d(host_array(f0, np.float64))
+    dfs = np.atleast_1d(host_array(df, np.float64))
     if f0s.ndim != 1 or dfs.ndim != 1 or f0s.size != dfs.size or f0s.size not in (1, nseries):
         raise ValueError(
             f"f0 and df must both be scalars or both hold one value per series ({nseries}); "

@@ -1,18 +1,20 @@
 //! `kernpack._native`: the PyO3 layer between the Python package and the safe
-//! Rust API. It is private: the Python modules (kernpack/*.py) convert and
-//! check arrays, then pass each buffer here as an address and a length, so
-//! this layer only rebuilds slices, releases the GIL and calls the API.
+//! Rust API. It is private: the Python modules (kernpack/*.py) convert
+//! array-likes the way SciPy does and recognise device arrays; this layer
+//! checks what it is handed, releases the GIL and calls the API.
 //!
-//! Host buffers are NumPy arrays the caller keeps alive, C-contiguous, aligned
-//! and of the stated dtype (kernpack/_arrays.py guarantees it). Device buffers
-//! are device addresses; each is checked against the driver's record of its
-//! allocation (device, size) before anything is launched.
+//! Host arrays are NumPy arrays, checked in `arrays` (dtype, layout,
+//! alignment, writability, aliasing) before any slice is made of them; host
+//! results are returned as new NumPy arrays. Device buffers are device
+//! addresses; each is checked against the driver's record of its allocation
+//! (device, size) before anything is launched.
 use pyo3::create_exception;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use kernpack::{Backend, Error, Kernpack};
 
+mod arrays;
 mod lombscargle;
 mod ode;
 mod reduce;
@@ -41,65 +43,6 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::OutOfMemory(msg) => PyMemoryError::new_err(msg),
         other => CudaError::new_err(other.to_string()),
     }
-}
-
-/// The element types of kernpack's kernels, as NumPy names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dtype {
-    F32,
-    F64,
-}
-
-impl Dtype {
-    pub(crate) fn parse(name: &str) -> PyResult<Self> {
-        match name {
-            "float32" => Ok(Dtype::F32),
-            "float64" => Ok(Dtype::F64),
-            other => Err(PyValueError::new_err(format!(
-                "dtype {other:?}: kernpack computes in float32 or float64"
-            ))),
-        }
-    }
-}
-
-/// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
-macro_rules! by_dtype {
-    ($dtype:expr, $T:ident => $body:expr) => {
-        match $dtype {
-            $crate::Dtype::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::Dtype::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use by_dtype;
-
-/// `len` values of `T` at host address `addr` (0 with `len == 0` is the empty slice).
-///
-/// # Safety
-/// A non-empty slice must be a live, aligned allocation of `len` values that
-/// nothing else writes during the call.
-pub(crate) unsafe fn host<'a, T>(addr: usize, len: usize) -> &'a [T] {
-    if len == 0 {
-        return &[];
-    }
-    unsafe { std::slice::from_raw_parts(addr as *const T, len) }
-}
-
-/// As [`host`], writable; nothing else may read or write it during the call.
-///
-/// # Safety
-/// As [`host`].
-pub(crate) unsafe fn host_mut<'a, T>(addr: usize, len: usize) -> &'a mut [T] {
-    if len == 0 {
-        return &mut [];
-    }
-    unsafe { std::slice::from_raw_parts_mut(addr as *mut T, len) }
 }
 
 /// One GPU ordinal or several.
@@ -140,13 +83,9 @@ impl Context {
         &self,
         stream: usize,
     ) -> PyResult<std::sync::Arc<cudarc::driver::CudaStream>> {
-        let gpu = self.gpu()?;
         // SAFETY: the Python layer passes the current stream of the library
         // that owns the arrays (CuPy, PyTorch), on this GPU's primary context.
-        Ok(unsafe {
-            gpu.context()
-                .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
-        })
+        Ok(unsafe { kernpack::raw::stream(self.gpu()?, stream as u64) })
     }
 }
 

@@ -1,13 +1,16 @@
 //! The Lomb-Scargle family: one series on a frequency array or a uniform
 //! grid, and ragged batches; host buffers and device buffers.
+use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
-use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid};
+use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
-use kernpack::{Float, LombScargleOptions, Periodogram, Series};
+use kernpack::raw::{batch_grid, write_peaks, write_periodogram, write_periodograms};
+use kernpack::{LombScargleOptions, Series};
 
-use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
+use crate::arrays::{by_dtype, Dtype, In};
+use crate::{to_py, Context};
 
 fn options(normalize: &str, floating_mean: bool, precenter: bool) -> PyResult<LombScargleOptions> {
     Ok(LombScargleOptions {
@@ -17,137 +20,142 @@ fn options(normalize: &str, floating_mean: bool, precenter: bool) -> PyResult<Lo
     })
 }
 
-/// Values of one periodogram of `nf` frequencies (2 nf for amplitude: re, im).
-#[pyfunction]
-#[pyo3(signature = (nf, normalize))]
-fn lombscargle_output_len(nf: usize, normalize: &str) -> PyResult<usize> {
-    Ok(output_len(nf, &options(normalize, false, false)?))
-}
+/// The options of a host call, as one tuple `(normalize, floating_mean,
+/// precenter)`: the single series and the batch take the same.
+struct Options(LombScargleOptions);
 
-/// Writes `p` as interleaved values into `out` (exactly `output_len` values).
-fn write_periodogram<T: Float>(p: &Periodogram<T>, out: &mut [T]) {
-    match p {
-        Periodogram::Real(v) => out.copy_from_slice(v),
-        Periodogram::Complex(v) => {
-            for (pair, c) in out.chunks_exact_mut(2).zip(v) {
-                pair[0] = c.re;
-                pair[1] = c.im;
-            }
-        }
+impl<'a, 'py> FromPyObject<'a, 'py> for Options {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let (normalize, floating_mean, precenter): (String, bool, bool) = obj.extract()?;
+        Ok(Options(options(&normalize, floating_mean, precenter)?))
     }
 }
 
-/// One series, host buffers: `freqs` (nf values) or, without it, the uniform
-/// grid `f0 + k df`. `out` receives `output_len(nf)` values.
-#[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, nx, freqs, f0, df, nf, normalize, floating_mean, precenter, out))]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle(
-    py: Python<'_>,
-    ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    nx: usize,
-    freqs: Option<usize>,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: usize,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: the Python layer passes live, contiguous arrays of these lengths.
-            let series = unsafe {
-                Series { t: host::<T>(t, nx), y: host::<T>(y, nx), weights: weights.map(|w| host::<T>(w, nx)) }
-            };
-            let p = match freqs {
-                Some(f) => kp.lombscargle(&series, unsafe { host::<T>(f, nf) }, &opts),
-                None => kp.lombscargle_uniform(&series, &UniformGrid::new(f0, df, nf), &opts),
-            }?;
-            write_periodogram(&p, unsafe { host_mut::<T>(out, output_len(nf, &opts)) });
-            Ok(())
-        })
-    })
-    .map_err(to_py)
+/// The samples of one series or of a batch's series back to back: `(t, y,
+/// weights)`, float arrays of one dtype (weights optional).
+#[derive(FromPyObject)]
+struct Samples<'py>(
+    Bound<'py, PyUntypedArray>,
+    Bound<'py, PyUntypedArray>,
+    Option<Bound<'py, PyUntypedArray>>,
+);
+
+/// [`Samples`] checked and borrowed as arrays of `T`.
+type SampleArrays<'py, T> = (In<'py, T>, In<'py, T>, Option<In<'py, T>>);
+
+impl<'py> Samples<'py> {
+    fn dtype(&self) -> PyResult<Dtype> {
+        Dtype::of("t", &self.0)
+    }
+
+    fn read<T: Element>(&self) -> PyResult<SampleArrays<'py, T>> {
+        let Samples(t, y, weights) = self;
+        Ok((
+            In::new("t", t)?,
+            In::new("y", y)?,
+            weights
+                .as_ref()
+                .map(|w| In::new("weights", w))
+                .transpose()?,
+        ))
+    }
 }
 
-/// A ragged batch, host buffers. `offsets` holds nseries + 1 intp values;
-/// `f0`, `df` hold `ngrids` (1: shared, or nseries) f64. Either `out` receives
-/// nseries x output_len(nf) values, or `best_index` (int64) and `best_value`
-/// (f64) receive the peak of each series (the periodograms are never all
-/// held: `Kernpack::lombscargle_batch_peaks`).
+/// The frequencies of a single series: an array, or the uniform grid
+/// `(f0, df, nf)`.
+#[derive(FromPyObject)]
+enum Freqs<'py> {
+    Array(Bound<'py, PyUntypedArray>),
+    Uniform(f64, f64, usize),
+}
+
+/// One series on host arrays. Returns its periodogram as a new 1-D array
+/// of their dtype, re and im interleaved for 'amplitude'.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, n, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, best_index, best_value))]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle_batch(
-    py: Python<'_>,
+fn lombscargle<'py>(
     ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    n: usize,
-    offsets: usize,
-    nseries: usize,
-    f0: usize,
-    df: usize,
-    ngrids: usize,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: Option<usize>,
-    best_index: Option<usize>,
-    best_value: Option<usize>,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: the Python layer passes live, contiguous arrays of these lengths.
-            let (f0, df) = unsafe { (host::<f64>(f0, ngrids), host::<f64>(df, ngrids)) };
-            let grids = if ngrids == 1 {
-                BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf))
-            } else {
-                BatchGrid::PerSeries { f0, df, nf }
-            };
-            let batch = unsafe {
-                Batch {
-                    t: host::<T>(t, n),
-                    y: host::<T>(y, n),
-                    weights: weights.map(|w| host::<T>(w, n)),
-                    offsets: host::<usize>(offsets, nseries + 1),
-                }
-            };
-            if let (Some(bi), Some(bv)) = (best_index, best_value) {
-                // Only the peaks: the periodograms are never all held (bounded memory).
-                let peaks = kp.lombscargle_batch_peaks(&batch, &grids, &opts)?;
-                let (bi, bv) = unsafe { (host_mut::<i64>(bi, nseries), host_mut::<f64>(bv, nseries)) };
-                for (s, peak) in peaks.into_iter().enumerate() {
-                    (bi[s], bv[s]) = peak.map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
-                }
+    samples: Samples<'py>,
+    freqs: Freqs<'py>,
+    opts: Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
+    by_dtype!(samples.dtype()?, T => {
+        let (t, y, weights) = samples.read::<T>()?;
+        let series = Series { t: t.values(), y: y.values(), weights: weights.as_ref().map(In::values) };
+        let p = match freqs {
+            Freqs::Array(f) => {
+                let f = In::<T>::new("freqs", &f)?;
+                let f = f.values();
+                py.detach(|| kp.lombscargle(&series, f, &opts))
             }
-            if let Some(out) = out {
-                let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
-                let per = output_len(nf, &opts);
-                let out = unsafe { host_mut::<T>(out, nseries * per) };
-                for (p, o) in periodograms.iter().zip(out.chunks_exact_mut(per)) {
-                    write_periodogram(p, o);
-                }
+            Freqs::Uniform(f0, df, nf) => {
+                let grid = UniformGrid::new(f0, df, nf);
+                py.detach(|| kp.lombscargle_uniform(&series, &grid, &opts))
             }
-            Ok(())
-        })
+        }
+        .map_err(to_py)?;
+        // Amplitudes as re and im interleaved: the Python layer views them as complex.
+        let mut out = vec![T::default(); output_len(p.len(), &opts)];
+        write_periodogram(&p, &mut out);
+        Ok(out.into_pyarray(py).into_any())
     })
-    .map_err(to_py)
+}
+
+/// The uniform grid of every series of a batch: `(f0, df, nf)`, `f0` and
+/// `df` float64 arrays of one value (one grid for all) or one per series.
+type Grids<'py> = (
+    Bound<'py, PyUntypedArray>,
+    Bound<'py, PyUntypedArray>,
+    usize,
+);
+
+/// A ragged batch on host arrays: `offsets` (uintp) holds nseries + 1
+/// indices into the samples. Returns the periodograms as a new (nseries,
+/// output_len(nf)) array of the samples' dtype; with `best`, only each
+/// series' peak instead: its index (int64 array, -1 where every value was
+/// NaN) and value (float64 array, NaN there), the periodograms never all
+/// held (`Kernpack::lombscargle_batch_peaks`).
+#[pyfunction]
+fn lombscargle_batch<'py>(
+    ctx: &Context,
+    samples: Samples<'py>,
+    offsets: &Bound<'py, PyUntypedArray>,
+    grids: Grids<'py>,
+    opts: Options,
+    best: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
+    let (f0, df, nf) = grids;
+    let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
+    let grids = batch_grid(f0.values(), df.values(), nf);
+    let offsets = In::<usize>::new("offsets", offsets)?;
+    by_dtype!(samples.dtype()?, T => {
+        let (t, y, weights) = samples.read::<T>()?;
+        let batch = Batch {
+            t: t.values(),
+            y: y.values(),
+            weights: weights.as_ref().map(In::values),
+            offsets: offsets.values(),
+        };
+        if best {
+            let peaks = py.detach(|| kp.lombscargle_batch_peaks(&batch, &grids, &opts)).map_err(to_py)?;
+            let (mut index, mut value) = (vec![0; peaks.len()], vec![0.0; peaks.len()]);
+            write_peaks(&peaks, &mut index, &mut value);
+            return Ok((index.into_pyarray(py), value.into_pyarray(py)).into_pyobject(py)?.into_any());
+        }
+        let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(nf, &opts));
+        let out = py
+            .detach(|| {
+                let periodograms = kp.lombscargle_batch(&batch, &grids, &opts)?;
+                let mut out = vec![T::default(); nseries * per];
+                write_periodograms(&periodograms, &mut out, per);
+                Ok(out)
+            })
+            .map_err(to_py)?;
+        Ok(out.into_pyarray(py).reshape([nseries, per])?.into_any())
+    })
 }
 
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
@@ -266,7 +274,6 @@ fn lombscargle_batch_device(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lombscargle_output_len, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
     m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;

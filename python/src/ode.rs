@@ -1,15 +1,17 @@
 //! ODE integration kept on the device: Lorenz 96 and Lorenz 2005 ensembles,
 //! the periodic window sum they use, and the coupled F/G system.
-use pyo3::exceptions::PyValueError;
+use numpy::{IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
+use pyo3::types::PyComplex;
 
+use kernpack::api::fg::{complexes, interleaved};
 use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
-use kernpack::cpu::copy_parallel;
 use kernpack::{
     Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
 
-use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
+use crate::arrays::{by_dtype, Dtype, In};
+use crate::{to_py, Context};
 
 /// Frames a run of `steps` stores with a trajectory every `every` steps
 /// (0 without a trajectory).
@@ -54,61 +56,53 @@ fn model(
     Ok(m)
 }
 
-/// `members x n` values, after checking members > 0 and the product.
-fn state_len(members: usize, n: usize) -> PyResult<usize> {
-    members
-        .checked_mul(n)
-        .filter(|_| members > 0)
-        .ok_or_else(|| PyValueError::new_err(format!("members must be > 0, got {members}")))
-}
-
-/// An ensemble run on host buffers: `initial` and `out` hold members x n
-/// values; `trajectory` (every > 0) frame_count(steps, every) x members x n.
-#[pyfunction]
-#[pyo3(signature = (ctx, dtype, model_number, n, forcing, dt, k, j, b, c, initial, members, steps, every, out, trajectory))]
-#[allow(clippy::too_many_arguments)]
-fn ensemble(
-    py: Python<'_>,
-    ctx: &Context,
-    dtype: &str,
-    model_number: i64,
-    n: usize,
+/// A model as the host call names it: a dict of `model` (96, 2 or 3),
+/// `forcing`, `dt`, and Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ModelArgs {
+    model: i64,
     forcing: f64,
     dt: f64,
     k: usize,
     j: usize,
     b: f64,
     c: f64,
-    initial: usize,
-    members: usize,
+}
+
+/// An ensemble run on the host array `initial` (members x n, float32 or
+/// float64). Returns the final states (members x n) and, with every > 0,
+/// the trajectory (frame_count(steps, every) x members x n), as new arrays
+/// of that dtype.
+#[pyfunction]
+fn ensemble<'py>(
+    ctx: &Context,
+    model_args: ModelArgs,
+    initial: &Bound<'py, PyUntypedArray>,
     steps: u64,
     every: u64,
-    out: usize,
-    trajectory: Option<usize>,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let m = model(model_number, n, forcing, dt, k, j, b, c)?;
-    let len = state_len(members, n)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: live contiguous arrays of these lengths (the Python layer).
-            let initial = unsafe { host::<T>(initial, len) };
-            let run: Ensemble<T> = match m {
+) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+    let (py, kp) = (initial.py(), &ctx.kp);
+    by_dtype!(Dtype::of("initial", initial)?, T => {
+        let initial = In::<T, Ix2>::new("initial", initial)?;
+        let ModelArgs { model: number, forcing, dt, k, j, b, c } = model_args;
+        let m = model(number, initial.shape()[1], forcing, dt, k, j, b, c)?;
+        let initial = initial.values();
+        let run: Ensemble<T> = py
+            .detach(|| match m {
                 Model::L96(p) => kp.lorenz96(&p, initial, steps, every),
                 Model::L05(p) => kp.lorenz05(&p, initial, steps, every),
-            }?;
-            // On up to 8 threads: the arrays are fresh (their pages fault on
-            // first touch) and may be gigabytes.
-            let threads = kernpack::cpu::copy_threads();
-            copy_parallel(threads, unsafe { host_mut::<T>(out, len) }, &run.final_state);
-            if let (Some(dst), Some(src)) = (trajectory, run.trajectory.as_ref()) {
-                copy_parallel(threads, unsafe { host_mut::<T>(dst, src.len()) }, src);
-            }
-            Ok(())
-        })
+            })
+            .map_err(to_py)?;
+        let [members, n, frames] = [run.members, run.n, run.frames()];
+        // The run's vectors become the arrays (no copy).
+        let last = run.final_state.into_pyarray(py).reshape([members, n])?;
+        let trajectory = run
+            .trajectory
+            .map(|t| t.into_pyarray(py).reshape([frames, members, n]))
+            .transpose()?;
+        Ok((last.into_any(), trajectory.map(Bound::into_any)))
     })
-    .map_err(to_py)
 }
 
 /// As [`ensemble`], on device buffers, enqueued on `stream`.
@@ -160,34 +154,23 @@ fn ensemble_device(
     .map_err(to_py)
 }
 
-/// Periodic weighted window sums of `rows` rows of `n` values (host buffers).
+/// Periodic weighted window sums of each row of the host array `x` (rows x
+/// n, float32 or float64) with the weights `w` (its dtype). Returns a new
+/// rows x n array.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn window_sum(
-    py: Python<'_>,
+fn window_sum<'py>(
     ctx: &Context,
-    dtype: &str,
-    x: usize,
-    w: usize,
-    w_len: usize,
-    rows: usize,
-    n: usize,
-    out: usize,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let len = rows
-        .checked_mul(n)
-        .ok_or_else(|| PyValueError::new_err("rows x n overflows"))?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: live contiguous arrays of these lengths (the Python layer).
-            let result = kp.window_sum(unsafe { host::<T>(x, len) }, unsafe { host::<T>(w, w_len) }, rows, n)?;
-            unsafe { host_mut::<T>(out, len) }.copy_from_slice(&result);
-            Ok(())
-        })
+    x: &Bound<'py, PyUntypedArray>,
+    w: &Bound<'py, PyUntypedArray>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp) = (x.py(), &ctx.kp);
+    by_dtype!(Dtype::of("x", x)?, T => {
+        let (x, w) = (In::<T, Ix2>::new("x", x)?, In::<T>::new("w", w)?);
+        let [rows, n] = [x.shape()[0], x.shape()[1]];
+        let (x, w) = (x.values(), w.values());
+        let out = py.detach(|| kp.window_sum(x, w, rows, n)).map_err(to_py)?;
+        Ok(out.into_pyarray(py).reshape([rows, n])?.into_any())
     })
-    .map_err(to_py)
 }
 
 /// As [`window_sum`], on device buffers, enqueued on `stream`.
@@ -223,59 +206,33 @@ fn fg_options(path: &str) -> PyResult<FgOptions> {
     })
 }
 
-/// The coupled F/G system on host buffers: `f`, `g` hold N*N complex values
-/// (interleaved re, im); `f_out`, `g_out` receive the final state and `delta`
-/// nsteps + 1 complex values.
+/// The coupled F/G system on the host arrays `f`, `g`: N x N complex
+/// values as N x 2N floats (re and im interleaved, float32 or float64).
+/// Returns the final F and G and delta (nsteps + 1 values), as new arrays
+/// of interleaved values of that dtype (the Python layer views them as
+/// complex).
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, n, f, g, delta0_re, delta0_im, dt, nsteps, path, f_out, g_out, delta))]
-#[allow(clippy::too_many_arguments)]
-fn fg_integrate(
-    py: Python<'_>,
+fn fg_integrate<'py>(
     ctx: &Context,
-    dtype: &str,
-    n: usize,
-    f: usize,
-    g: usize,
-    delta0_re: f64,
-    delta0_im: f64,
+    f: &Bound<'py, PyUntypedArray>,
+    g: &Bound<'py, PyUntypedArray>,
+    delta0: &Bound<'py, PyComplex>,
     dt: f64,
     nsteps: usize,
     path: &str,
-    f_out: usize,
-    g_out: usize,
-    delta: usize,
-) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = fg_options(path)?;
-    let elements = n
-        .checked_mul(n)
-        .ok_or_else(|| PyValueError::new_err("N x N overflows"))?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            let delta0 = Complex { re: T::from_f64(delta0_re), im: T::from_f64(delta0_im) };
-            // SAFETY: live contiguous complex arrays of these lengths (the Python layer);
-            // Complex<T> is #[repr(C)] { re, im }, the layout of NumPy's complex types.
-            let run = unsafe {
-                kp.fg_integrate(
-                    n,
-                    host::<Complex<T>>(f, elements),
-                    host::<Complex<T>>(g, elements),
-                    delta0,
-                    T::from_f64(dt),
-                    nsteps,
-                    &opts,
-                )
-            }?;
-            unsafe {
-                host_mut::<Complex<T>>(f_out, elements).copy_from_slice(&run.f);
-                host_mut::<Complex<T>>(g_out, elements).copy_from_slice(&run.g);
-                host_mut::<Complex<T>>(delta, nsteps + 1).copy_from_slice(&run.delta);
-            }
-            Ok(())
-        })
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let (py, kp, opts) = (f.py(), &ctx.kp, fg_options(path)?);
+    by_dtype!(Dtype::of("f", f)?, T => {
+        let (f, g) = (In::<T, Ix2>::new("f", f)?, In::<T, Ix2>::new("g", g)?);
+        let n = f.shape()[0];
+        let (f, g) = (complexes(f.values()), complexes(g.values()));
+        let delta0 = Complex { re: T::from_f64(delta0.real()), im: T::from_f64(delta0.imag()) };
+        let run = py
+            .detach(|| kp.fg_integrate(n, &f, &g, delta0, T::from_f64(dt), nsteps, &opts))
+            .map_err(to_py)?;
+        let to_numpy = |values: &[Complex<T>]| interleaved(values).to_vec().into_pyarray(py).into_any();
+        Ok((to_numpy(&run.f), to_numpy(&run.g), to_numpy(&run.delta)))
     })
-    .map_err(to_py)
 }
 
 /// As [`fg_integrate`], in place on device buffers (`f`, `g` receive the

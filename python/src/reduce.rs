@@ -1,56 +1,54 @@
 //! Deterministic sums and normalisation, of one array or of a batch.
+use numpy::{IntoPyArray, Ix1, IxDyn, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
 
-use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
+use crate::arrays::{by_dtype, Dtype, In, Out};
+use crate::{to_py, Context};
 
-/// The sum of `n` values, accumulated in f64 (the same bits on every run).
+/// The sum of a float array's values, accumulated in f64 (the same bits on
+/// every run).
 #[pyfunction]
-fn sum(py: Python<'_>, ctx: &Context, dtype: &str, x: usize, n: usize) -> PyResult<f64> {
-    let dtype = Dtype::parse(dtype)?;
-    let kp = &ctx.kp;
-    // SAFETY: a live contiguous array of n values (the Python layer).
-    py.detach(|| by_dtype!(dtype, T => kp.sum(unsafe { host::<T>(x, n) })))
-        .map_err(to_py)
+fn sum(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
+    let (py, kp) = (x.py(), &ctx.kp);
+    by_dtype!(Dtype::of("x", x)?, T => {
+        let x = In::<T, IxDyn>::new("x", x)?;
+        let x = x.values();
+        py.detach(|| kp.sum(x)).map_err(to_py)
+    })
 }
 
 /// `x <- x / sum(x)` in place; returns the sum. A zero or non-finite sum is
 /// a ValueError and leaves `x` unchanged.
 #[pyfunction]
-fn normalize(py: Python<'_>, ctx: &Context, dtype: &str, x: usize, n: usize) -> PyResult<f64> {
-    let dtype = Dtype::parse(dtype)?;
-    let kp = &ctx.kp;
-    // SAFETY: a live contiguous array of n values that only this call touches.
-    py.detach(|| by_dtype!(dtype, T => kp.normalize(unsafe { host_mut::<T>(x, n) })))
-        .map_err(to_py)
+fn normalize(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
+    let (py, kp) = (x.py(), &ctx.kp);
+    by_dtype!(Dtype::of("x", x)?, T => {
+        let mut x = Out::<T, IxDyn>::new("x", x)?;
+        let x = x.values();
+        py.detach(|| kp.normalize(x)).map_err(to_py)
+    })
 }
 
-/// Normalises array a = x[offsets[a]..offsets[a+1]] for every a in place;
-/// `sums` receives narrays f64. Returns the indices of the arrays left
-/// unchanged (zero or non-finite sum).
+/// Normalises array a = x[offsets[a]..offsets[a+1]] for every a in place
+/// (`offsets`: uintp). Returns the sums (float64, one per array) and the
+/// indices of the arrays left unchanged (zero or non-finite sum).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn normalize_batched(
-    py: Python<'_>,
+fn normalize_batched<'py>(
     ctx: &Context,
-    dtype: &str,
-    x: usize,
-    n: usize,
-    offsets: usize,
-    narrays: usize,
-    sums: usize,
-) -> PyResult<Vec<usize>> {
-    let dtype = Dtype::parse(dtype)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: live contiguous arrays of these lengths (the Python layer).
-            let (x, offsets) = unsafe { (host_mut::<T>(x, n), host::<usize>(offsets, narrays + 1)) };
-            let result = kp.normalize_batched(x, offsets)?;
-            unsafe { host_mut::<f64>(sums, narrays) }.copy_from_slice(&result.sums);
-            Ok(result.failed)
-        })
+    x: &Bound<'py, PyUntypedArray>,
+    offsets: &Bound<'py, PyUntypedArray>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Vec<usize>)> {
+    let (py, kp) = (x.py(), &ctx.kp);
+    // Copied, so that `x` is the call's only borrow: rust-numpy's overlap
+    // check is exact only between arrays of one element type.
+    let offsets = In::<usize>::new("offsets", offsets)?.values().to_vec();
+    let result = by_dtype!(Dtype::of("x", x)?, T => {
+        let mut x = Out::<T, Ix1>::new("x", x)?;
+        let x = x.values();
+        py.detach(|| kp.normalize_batched(x, &offsets))
     })
-    .map_err(to_py)
+    .map_err(to_py)?;
+    Ok((result.sums.into_pyarray(py), result.failed))
 }
 
 /// Device sum of `n` values into the f64 at `sum`, enqueued on `stream`.

@@ -2,10 +2,11 @@
 //! that kernpack.dask otherwise makes in about ten NumPy passes.
 use std::cmp::Ordering;
 
-use pyo3::exceptions::PyTypeError;
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::{by_dtype, host, Dtype};
+use crate::arrays::{by_dtype, holds, Dtype, In};
 
 /// Where the rows, in their stored order, begin a new series, and which
 /// neighbours share id and time; None unless they are ordered by (id, t)
@@ -35,34 +36,44 @@ fn layout<I: PartialOrd + Copy, F: PartialOrd + Copy>(
     Some((starts, ties))
 }
 
-/// `(starts, ties)` of [`layout`] for `n` ids of `id_dtype` ("int32",
-/// "int64", "uint32", "uint64") at `ids` and `n` times of `t_dtype` at `t`:
-/// the rows (after the first) that begin a series, and the rows i whose
-/// next row has the same id and time. None where the rows are not ordered
-/// by (id, t).
+/// `(starts, ties)` of [`layout`] for the 1-D host arrays `ids` (int32,
+/// int64, uint32 or uint64) and `t` (float32 or float64, as long): the rows
+/// (after the first) that begin a series, and the rows i whose next row has
+/// the same id and time. None where the rows are not ordered by (id, t).
 #[pyfunction]
 pub(crate) fn series_layout(
-    py: Python<'_>,
-    id_dtype: &str,
-    ids: usize,
-    t_dtype: &str,
-    t: usize,
-    n: usize,
+    ids: &Bound<'_, PyUntypedArray>,
+    t: &Bound<'_, PyUntypedArray>,
 ) -> PyResult<Option<(Vec<usize>, Vec<usize>)>> {
-    let t_dtype = Dtype::parse(t_dtype)?;
+    if ids.len() != t.len() {
+        return Err(PyValueError::new_err(format!(
+            "ids and t must be as long: {} and {}",
+            ids.len(),
+            t.len()
+        )));
+    }
+    let py = ids.py();
     macro_rules! with_ids {
         ($I:ty) => {
-            // SAFETY: live contiguous arrays of n values (the Python layer).
-            Ok(py.detach(|| by_dtype!(t_dtype, F => layout(unsafe { host::<$I>(ids, n) }, unsafe { host::<F>(t, n) }))))
+            by_dtype!(Dtype::of("t", t)?, F => {
+                let (ids, t) = (In::<$I>::new("ids", ids)?, In::<F>::new("t", t)?);
+                let (ids, t) = (ids.values(), t.values());
+                Ok(py.detach(|| layout(ids, t)))
+            })
         };
     }
-    match id_dtype {
-        "int32" => with_ids!(i32),
-        "int64" => with_ids!(i64),
-        "uint32" => with_ids!(u32),
-        "uint64" => with_ids!(u64),
-        other => Err(PyTypeError::new_err(format!(
-            "series_layout takes 32- and 64-bit integer ids, not {other}"
-        ))),
+    if holds::<i32>(ids) {
+        with_ids!(i32)
+    } else if holds::<i64>(ids) {
+        with_ids!(i64)
+    } else if holds::<u32>(ids) {
+        with_ids!(u32)
+    } else if holds::<u64>(ids) {
+        with_ids!(u64)
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "series_layout takes 32- and 64-bit integer ids, not {}",
+            ids.dtype()
+        )))
     }
 }

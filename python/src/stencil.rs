@@ -1,69 +1,52 @@
 //! The box filter (`uniform_filter` on 2-D images), host and device buffers,
 //! with row pitches so that row-strided views need no copy.
+use numpy::{Ix2, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use kernpack::{BoxFilterOptions, ImageLayout};
 
-use crate::{by_dtype, host, host_mut, to_py, Context, Dtype};
+use crate::arrays::{by_dtype, Dtype, In, Out};
+use crate::{to_py, Context};
 
-/// The filter's options and the image's layout, as both entry points take them.
-#[allow(clippy::too_many_arguments)]
-fn plan(
-    size: usize,
-    mode: &str,
-    cval: f64,
-    rows: usize,
-    cols: usize,
-    in_pitch: usize,
-    out_pitch: usize,
-) -> PyResult<(BoxFilterOptions, ImageLayout)> {
-    let opts = BoxFilterOptions {
+/// The filter's options, as both entry points take them.
+fn options(size: usize, mode: &str, cval: f64) -> PyResult<BoxFilterOptions> {
+    Ok(BoxFilterOptions {
         size,
         mode: mode.parse().map_err(to_py)?,
         cval,
-    };
-    let layout = ImageLayout {
-        rows,
-        cols,
-        in_pitch,
-        out_pitch,
-    };
-    Ok((opts, layout))
+    })
 }
 
-/// Filters `rows x cols` values read with row pitch `in_pitch` (elements)
-/// into `output` written with `out_pitch`; nothing is written on error.
+/// Filters the 2-D float image `input` into `output` (its shape and
+/// dtype), both read or written in place with their row pitch; nothing is
+/// written on error. `output` sharing memory with `input` is refused (the
+/// Python layer filters from a copy then).
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, input, output, rows, cols, in_pitch, out_pitch, size, mode, cval))]
-#[allow(clippy::too_many_arguments)]
 fn box_filter(
-    py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    input: usize,
-    output: usize,
-    rows: usize,
-    cols: usize,
-    in_pitch: usize,
-    out_pitch: usize,
+    input: &Bound<'_, PyUntypedArray>,
+    output: &Bound<'_, PyUntypedArray>,
     size: usize,
     mode: &str,
     cval: f64,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let (opts, layout) = plan(size, mode, cval, rows, cols, in_pitch, out_pitch)?;
-    let kp = &ctx.kp;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: the Python layer passes live arrays spanning the layout,
-            // and output never overlaps input (it copies the input if they share memory).
-            let (i, o) = unsafe {
-                (host::<T>(input, layout.input_len()), host_mut::<T>(output, layout.output_len()))
-            };
-            kp.box_filter_into(i, o, &layout, &opts)
-        })
+    let (py, kp, opts) = (input.py(), &ctx.kp, options(size, mode, cval)?);
+    by_dtype!(Dtype::of("input", input)?, T => {
+        let (src, in_pitch) = In::<T, Ix2>::image("input", input)?;
+        let (mut dst, out_pitch) = Out::<T, Ix2>::image("output", output)?;
+        let [rows, cols] = [src.shape()[0], src.shape()[1]];
+        if dst.shape() != src.shape() {
+            return Err(PyValueError::new_err(format!(
+                "output has shape {:?} but input {:?}: they must be equal",
+                dst.shape(),
+                src.shape()
+            )));
+        }
+        let layout = ImageLayout { rows, cols, in_pitch, out_pitch };
+        let (i, o) = (src.values(), dst.values());
+        py.detach(|| kp.box_filter_into(i, o, &layout, &opts)).map_err(to_py)
     })
-    .map_err(to_py)
 }
 
 /// As [`box_filter`], on device buffers, enqueued on `stream`.
@@ -86,7 +69,13 @@ fn box_filter_device(
     stream: usize,
 ) -> PyResult<()> {
     let dtype = Dtype::parse(dtype)?;
-    let (opts, layout) = plan(size, mode, cval, rows, cols, in_pitch, out_pitch)?;
+    let opts = options(size, mode, cval)?;
+    let layout = ImageLayout {
+        rows,
+        cols,
+        in_pitch,
+        out_pitch,
+    };
     let gpu = ctx.gpu()?;
     let stream = ctx.stream(stream)?;
     py.detach(|| {
