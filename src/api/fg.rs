@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation};
 use super::{check_disjoint, check_host_room, Kernpack};
 use crate::error::{Error, Result};
@@ -234,6 +235,87 @@ fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> Result<&Kernel> {
     gpu.kernel(&kernels::fg_cooperative::<T>(k))
 }
 
+/// The F/G run on device memory, in place ([`Gpu::enqueue`]): `f`, `g`
+/// hold N*N complex values as interleaved (re, im) `T` (2 N*N values each)
+/// and receive the final state; `delta` (2 (nsteps + 1) values) receives
+/// delta[0..=nsteps]. The three buffers must be apart (each is written).
+/// The device data is not inspected: non-finite values propagate into the
+/// results.
+#[derive(Debug, Clone, Copy)]
+pub struct FgOnDevice<T> {
+    pub n: usize,
+    pub f: CUdeviceptr,
+    pub g: CUdeviceptr,
+    pub delta0: Complex<T>,
+    pub dt: T,
+    pub nsteps: usize,
+    pub delta: CUdeviceptr,
+    pub opts: FgOptions,
+}
+
+impl<T: Float> FgOnDevice<T> {
+    /// The run on cudarc buffers; `call` holds everything but the buffers
+    /// (its addresses are ignored).
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        call: &FgOnDevice<T>,
+        f: &'a mut impl DevicePtrMut<T>,
+        g: &'a mut impl DevicePtrMut<T>,
+        delta: &'a mut impl DevicePtrMut<T>,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let lengths = (f.len(), g.len(), delta.len());
+        check_call(call.n, call.delta0, call.dt, call.nsteps, lengths)?;
+        let mut guards = Guards::new(stream);
+        let op = FgOnDevice {
+            f: guards.write(f),
+            g: guards.write(g),
+            delta: guards.write(delta),
+            ..*call
+        };
+        Ok(guards.with(op))
+    }
+
+    /// The lengths of F, G (2 N*N each) and delta (2 (nsteps + 1)), saturated.
+    fn lengths(&self) -> (usize, usize, usize) {
+        let state_len = self.n.saturating_mul(self.n).saturating_mul(2);
+        let delta_len = self.nsteps.saturating_add(1).saturating_mul(2);
+        (state_len, state_len, delta_len)
+    }
+}
+
+impl<T: Float> DeviceOperation for FgOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_call(self.n, self.delta0, self.dt, self.nsteps, self.lengths()).map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let (state_len, _, delta_len) = self.lengths();
+        let (f, g, delta) = (self.f, self.g, self.delta);
+        check_disjoint::<T>(f, state_len, g, state_len)?;
+        check_disjoint::<T>(f, state_len, delta, delta_len)?;
+        check_disjoint::<T>(g, state_len, delta, delta_len)?;
+        gpu.check_device_array::<T>("f", f, state_len)?;
+        gpu.check_device_array::<T>("g", g, state_len)?;
+        gpu.check_device_array::<T>("delta", delta, delta_len)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let FgOnDevice {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            delta,
+            ref opts,
+        } = *self;
+        unsafe { gpu.launch_fg(stream, n * n, f, g, delta0, dt, nsteps, delta, opts) }
+    }
+}
+
 impl Gpu {
     /// The path this GPU takes for N*N = `elements` with `opts`, or why the
     /// requested path is unavailable.
@@ -272,69 +354,6 @@ impl Gpu {
                 "this GPU does not support cooperative launch".to_owned()
             })),
         }
-    }
-
-    /// Integrates device buffers in place, enqueued on `stream` with no
-    /// synchronisation: `f`, `g` hold N*N complex values as interleaved
-    /// (re, im) `T` (2 N*N values each) and receive the final state; `delta`
-    /// (2 (nsteps + 1) values) receives delta[0..=nsteps]. The device data is
-    /// not inspected: non-finite values propagate into the results.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fg_integrate_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        f: &mut impl DevicePtrMut<T>,
-        g: &mut impl DevicePtrMut<T>,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: &mut impl DevicePtrMut<T>,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let lengths = (f.len(), g.len(), delta.len());
-        let elements = check_call(n, delta0, dt, nsteps, lengths)?;
-        let (f_ptr, _f) = f.device_ptr_mut(stream);
-        let (g_ptr, _g) = g.device_ptr_mut(stream);
-        let (d_ptr, _d) = delta.device_ptr_mut(stream);
-        // SAFETY: the pointers come from live, distinct buffers of the checked lengths.
-        unsafe {
-            self.launch_fg(
-                stream, elements, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts,
-            )
-        }
-    }
-
-    /// The F/G run on raw device pointers (the C ABI's and Python's device
-    /// path): validated (`check_call`), the three buffers checked apart
-    /// (each is written), and every pointer against the driver's record of
-    /// this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` has finished.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn fg_integrate_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        f: CUdeviceptr,
-        g: CUdeviceptr,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: CUdeviceptr,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let state_len = n.saturating_mul(n).saturating_mul(2);
-        let delta_len = nsteps.saturating_add(1).saturating_mul(2);
-        let elements = check_call(n, delta0, dt, nsteps, (state_len, state_len, delta_len))?;
-        check_disjoint::<T>(f, state_len, g, state_len)?;
-        check_disjoint::<T>(f, state_len, delta, delta_len)?;
-        check_disjoint::<T>(g, state_len, delta, delta_len)?;
-        self.check_device_array::<T>("f", f, state_len)?;
-        self.check_device_array::<T>("g", g, state_len)?;
-        self.check_device_array::<T>("delta", delta, delta_len)?;
-        unsafe { self.launch_fg(stream, elements, f, g, delta0, dt, nsteps, delta, opts) }
     }
 
     /// The launches, after validation, for N*N = `elements`.

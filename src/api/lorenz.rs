@@ -7,6 +7,7 @@
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`
 //! steps (frame 0: the initial state), `steps / every + 1` frames.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -17,6 +18,7 @@ pub use crate::params::lorenz::{
 };
 use crate::params::lorenz::{model3_weights, FixedWeights};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split};
 use super::multi::MultiGpu;
 use super::{check_disjoint, check_host_room, Kernpack};
@@ -558,130 +560,213 @@ fn host_run<T: Float>(
     })
 }
 
-/// Device buffers checked against a run's shapes.
-#[allow(clippy::too_many_arguments)]
-fn device_buffers<T: Float>(
-    stream: &Arc<CudaStream>,
+/// The device descriptions of the two ensemble models, alike but for the
+/// kernel knob.
+macro_rules! ensemble_on_device {
+    ($name:ident, $params:ty, $knob:ident, $launch:ident, $knob_doc:literal) => {
+        #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
+        #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
+        #[doc = "`buffers.trajectory` (given exactly when `every > 0`) frames x members x N."]
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name<T> {
+            pub p: $params,
+            pub buffers: EnsembleDeviceBuffers,
+            pub members: usize,
+            pub steps: u64,
+            pub every: u64,
+            #[doc = $knob_doc]
+            pub $knob: Option<usize>,
+            pub dtype: PhantomData<T>,
+        }
+
+        impl<T: Float> $name<T> {
+            /// The run on cudarc buffers: the members are `initial`'s
+            /// length over N, `out` holds as many values, `trajectory` (with
+            /// `every > 0` only) the frames. `call` holds everything else
+            /// (its buffers and members are ignored).
+            pub fn buffers<'a>(
+                stream: &'a Arc<CudaStream>,
+                call: &Self,
+                initial: &'a impl DevicePtr<T>,
+                out: &'a mut impl DevicePtrMut<T>,
+                trajectory: Option<&'a mut CudaSlice<T>>,
+            ) -> Result<OnBuffers<'a, Self>> {
+                let lens = (initial.len(), out.len(), trajectory.as_ref().map(|t| t.len()));
+                let members = check_ensemble_lengths(&call.p, call.steps, call.every, lens)?;
+                let mut g = Guards::new(stream);
+                let buffers = EnsembleDeviceBuffers {
+                    initial: g.read(initial),
+                    out: g.write(out),
+                    trajectory: trajectory.map(|t| g.write(t)),
+                };
+                Ok(g.with($name {
+                    buffers,
+                    members,
+                    ..*call
+                }))
+            }
+        }
+
+        impl<T: Float> DeviceOperation for $name<T> {
+            type Checked = ();
+
+            fn check_shapes(&self) -> Result<()> {
+                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, self.every)
+                    .map(drop)
+            }
+
+            fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+                let (p, b) = (&self.p, &self.buffers);
+                let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, self.every)?;
+                gpu.check_device_array::<T>("initial", b.initial, len)?;
+                gpu.check_device_array::<T>("out", b.out, len)?;
+                if let Some(trajectory) = b.trajectory {
+                    gpu.check_device_array::<T>("trajectory", trajectory, traj_len)?;
+                }
+                Ok(())
+            }
+
+            unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+                let (p, b, members) = (&self.p, &self.buffers, self.members);
+                let (steps, every) = (self.steps, self.every);
+                unsafe { gpu.$launch::<T>(stream, p, b, members, steps, every, self.$knob) }
+            }
+        }
+    };
+}
+
+ensemble_on_device!(
+    Lorenz96OnDevice,
+    Lorenz96Params,
+    members_per_block,
+    launch_lorenz96,
+    "Members per block, a bench knob (members_per_block x N at most the 2048 sites a \
+     block holds); None picks enough blocks to spread small ensembles over every SM."
+);
+ensemble_on_device!(
+    Lorenz05OnDevice,
+    Lorenz05Params,
+    sites_per_thread,
+    launch_lorenz05,
+    "None picks the kernel (a specialised one where it covers `p`); Some(1) the \
+     generic kernel; Some(2) or Some(4) a specialised one with that many sites per \
+     thread (an error where none covers `p`). A bench and test knob: every choice \
+     gives the same result to the tolerance of the tests."
+);
+
+/// A device run's lengths from its counts: members x N (`members` too many
+/// is refused) and the trajectory's, with a trajectory buffer exactly when
+/// `every > 0`.
+fn ensemble_lengths(
+    p: &impl EnsembleParams,
+    buffers: &EnsembleDeviceBuffers,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize)> {
+    let len = members
+        .checked_mul(p.sites())
+        .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
+    let (_, traj_len) = check_ensemble(p, len, steps, every)?;
+    match (buffers.trajectory, every) {
+        (Some(_), 0) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0",
+        )),
+        (None, e) if e > 0 => Err(Error::invalid("every > 0 needs a trajectory buffer")),
+        _ => Ok((len, traj_len)),
+    }
+}
+
+/// The lengths of a run's cudarc buffers (initial, out, trajectory) against
+/// its shape; returns the members.
+fn check_ensemble_lengths(
     p: &impl EnsembleParams,
     steps: u64,
     every: u64,
-    initial: &impl DevicePtr<T>,
-    out: &mut impl DevicePtrMut<T>,
-    trajectory: Option<&mut CudaSlice<T>>,
-    run: impl FnOnce(&EnsembleDeviceBuffers, usize) -> Result<()>,
-) -> Result<()> {
-    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
-    if out.len() != initial.len() {
+    (initial, out, trajectory): (usize, usize, Option<usize>),
+) -> Result<usize> {
+    let (members, traj_len) = check_ensemble(p, initial, steps, every)?;
+    if out != initial {
         return Err(Error::invalid(format!(
-            "out holds {} values, the initial states {}",
-            out.len(),
-            initial.len()
+            "out holds {out} values, the initial states {initial}"
         )));
     }
-    match (&trajectory, every) {
-        (None, 0) => {}
-        (Some(t), e) if e > 0 && t.len() == traj_len => {}
-        (Some(t), e) if e > 0 => {
-            return Err(Error::invalid(format!(
-                "the trajectory buffer holds {} values, {traj_len} are written",
-                t.len()
-            )))
-        }
-        (Some(_), _) => {
-            return Err(Error::invalid(
-                "a trajectory buffer was given but every = 0",
-            ))
-        }
-        (None, _) => return Err(Error::invalid("every > 0 needs a trajectory buffer")),
+    match (trajectory, every) {
+        (None, 0) => Ok(members),
+        (Some(t), e) if e > 0 && t == traj_len => Ok(members),
+        (Some(t), e) if e > 0 => Err(Error::invalid(format!(
+            "the trajectory buffer holds {t} values, {traj_len} are written"
+        ))),
+        (Some(_), _) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0",
+        )),
+        (None, _) => Err(Error::invalid("every > 0 needs a trajectory buffer")),
     }
-    let (initial_ptr, _i) = initial.device_ptr(stream);
-    let (out_ptr, _o) = out.device_ptr_mut(stream);
-    let mut traj_guard = trajectory.map(|t| t.device_ptr_mut(stream));
-    let buffers = EnsembleDeviceBuffers {
-        initial: initial_ptr,
-        out: out_ptr,
-        trajectory: traj_guard.as_mut().map(|(p, _)| *p),
-    };
-    run(&buffers, members)
+}
+
+/// Window sums on device memory ([`Gpu::enqueue`]): row r of `x` and `out`
+/// starts at `r * pitch` (both hold [`window_extent`] values, apart: the
+/// kernel reads whole rows of `x` while it writes `out`), `w` holds `w_len`
+/// weights.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSumOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub w: CUdeviceptr,
+    pub w_len: usize,
+    pub out: CUdeviceptr,
+    pub rows: usize,
+    pub n: usize,
+    pub pitch: usize,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> WindowSumOnDevice<T> {
+    /// Window sums of cudarc buffers: `call` holds the shape (its buffers
+    /// and `w_len` are ignored); `x` and `out` hold at least its extent.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        call: &Self,
+        x: &'a impl DevicePtr<T>,
+        w: &'a impl DevicePtr<T>,
+        out: &'a mut impl DevicePtrMut<T>,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let (rows, n, pitch) = (call.rows, call.n, call.pitch);
+        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
+        let mut g = Guards::new(stream);
+        let op = WindowSumOnDevice {
+            x: g.read(x),
+            w: g.read(w),
+            w_len: w.len(),
+            out: g.write(out),
+            ..*call
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        window_extent(self.w_len, self.rows, self.n, self.pitch).map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let need = window_extent(self.w_len, self.rows, self.n, self.pitch)?;
+        check_disjoint::<T>(self.x, need, self.out, need)?;
+        gpu.check_device_array::<T>("x", self.x, need)?;
+        gpu.check_device_array::<T>("w", self.w, self.w_len)?;
+        gpu.check_device_array::<T>("out", self.out, need)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (x, w, w_len, out) = (self.x, self.w, self.w_len, self.out);
+        let (rows, n, pitch) = (self.rows, self.n, self.pitch);
+        unsafe { gpu.launch_window_sum::<T>(stream, x, w, w_len, out, rows, n, pitch) }
+    }
 }
 
 impl Gpu {
-    /// Lorenz 96 on device buffers, enqueued on `stream` with no
-    /// synchronisation: `initial` and `out` hold members x N values,
-    /// `trajectory` (with `every > 0` only) frames x members x N.
-    /// `members_per_block`: None picks it (see [`Gpu::lorenz96_raw`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lorenz96_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        initial: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        trajectory: Option<&mut CudaSlice<T>>,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        device_buffers(
-            stream,
-            p,
-            steps,
-            every,
-            initial,
-            out,
-            trajectory,
-            |b, members| {
-                // SAFETY: pointers from live buffers of the checked lengths.
-                unsafe {
-                    self.launch_lorenz96::<T>(
-                        stream,
-                        p,
-                        b,
-                        members,
-                        steps,
-                        every,
-                        members_per_block,
-                    )
-                }
-            },
-        )
-    }
-
-    /// Lorenz 2005 on device buffers; as [`Gpu::lorenz96_device`].
-    /// `sites_per_thread`: None picks the kernel (a specialised one where it
-    /// covers `p`); Some(1) the generic kernel; Some(2) or Some(4) a
-    /// specialised one with that many sites per thread (an error where none
-    /// covers `p`). A bench and test knob: every choice gives the same result
-    /// to the tolerance of the tests.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lorenz05_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        initial: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        trajectory: Option<&mut CudaSlice<T>>,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        device_buffers(
-            stream,
-            p,
-            steps,
-            every,
-            initial,
-            out,
-            trajectory,
-            |b, members| {
-                // SAFETY: pointers from live buffers of the checked lengths.
-                unsafe {
-                    self.launch_lorenz05::<T>(stream, p, b, members, steps, every, sites_per_thread)
-                }
-            },
-        )
-    }
-
     /// The kernel for validated `p`: `sites_per_thread` None picks a
     /// specialised one when it covers `p` (see
     /// [`Lorenz05Params::has_fixed_kernel`]), the generic one otherwise;
@@ -737,89 +822,9 @@ impl Gpu {
     /// Members per block of the Lorenz 96 kernel: a block holds up to
     /// `L96_CAPACITY` sites; enough blocks to spread small ensembles over
     /// every SM (two resident blocks each), as many members as fit otherwise.
-    pub fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
+    pub(crate) fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
         let fit = (L96_CAPACITY / n).max(1);
         members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
-    }
-
-    /// Lorenz 96 on raw device pointers (the C ABI's and Python's device
-    /// path): validated (`check_ensemble`), and every pointer checked
-    /// against the driver's record of this GPU's allocations for the length
-    /// the run implies (`initial`, `out`: members x N; the trajectory, present
-    /// exactly when `every > 0`: frames x members x N).
-    /// `members_per_block`: None picks [`Gpu::lorenz96_members_per_block`].
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz96_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
-        unsafe {
-            self.launch_lorenz96::<T>(stream, p, buffers, members, steps, every, members_per_block)
-        }
-    }
-
-    /// Lorenz 2005 on raw device pointers; as [`Gpu::lorenz96_raw`].
-    /// `sites_per_thread`: None picks the kernel, else as in [`Gpu::lorenz05_device`].
-    ///
-    /// # Safety
-    /// As [`Gpu::lorenz96_raw`].
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz05_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
-        unsafe {
-            self.launch_lorenz05::<T>(stream, p, buffers, members, steps, every, sites_per_thread)
-        }
-    }
-
-    /// The raw entry points' validation: the run, then each pointer.
-    fn check_ensemble_buffers<T: Float>(
-        &self,
-        p: &impl EnsembleParams,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-    ) -> Result<()> {
-        let len = members
-            .checked_mul(p.sites())
-            .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
-        let (_, traj_len) = check_ensemble(p, len, steps, every)?;
-        match (buffers.trajectory, every) {
-            (Some(_), 0) => {
-                return Err(Error::invalid(
-                    "a trajectory buffer was given but every = 0",
-                ))
-            }
-            (None, e) if e > 0 => {
-                return Err(Error::invalid("every > 0 needs a trajectory buffer"))
-            }
-            _ => {}
-        }
-        self.check_device_array::<T>("initial", buffers.initial, len)?;
-        self.check_device_array::<T>("out", buffers.out, len)?;
-        if let Some(trajectory) = buffers.trajectory {
-            self.check_device_array::<T>("trajectory", trajectory, traj_len)?;
-        }
-        Ok(())
     }
 
     /// The Lorenz 96 launch, after validation. `members_per_block`: a given
@@ -956,58 +961,6 @@ impl Gpu {
         let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
         unsafe { self.launch(&kernel, config, stream, args) }
     }
-    /// Window sums on device buffers, enqueued on `stream` with no
-    /// synchronisation: row r of `x` and `out` starts at `r * pitch`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn window_sum_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &impl DevicePtr<T>,
-        w: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
-        let (x_ptr, _x) = x.device_ptr(stream);
-        let (w_ptr, _w) = w.device_ptr(stream);
-        let (out_ptr, _o) = out.device_ptr_mut(stream);
-        // SAFETY: pointers from live buffers of the checked lengths; a `&` and
-        // a `&mut` borrow cannot be the same buffer.
-        unsafe {
-            self.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch)
-        }
-    }
-
-    /// Window sums on raw device pointers (the C ABI's and Python's device
-    /// path): the shape validated ([`window_extent`], which also gives the
-    /// span every pointer must cover), `x` and `out` checked not to
-    /// overlap (the kernel reads whole rows of `x` while it writes `out`), and
-    /// every pointer against the driver's record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn window_sum_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        w: CUdeviceptr,
-        w_len: usize,
-        out: CUdeviceptr,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        let need = window_extent(w_len, rows, n, pitch)?;
-        check_disjoint::<T>(x, need, out, need)?;
-        self.check_device_array::<T>("x", x, need)?;
-        self.check_device_array::<T>("w", w, w_len)?;
-        self.check_device_array::<T>("out", out, need)?;
-        unsafe { self.launch_window_sum::<T>(stream, x, w, w_len, out, rows, n, pitch) }
-    }
-
     /// The window-sum launch, after validation.
     ///
     /// # Safety

@@ -1,11 +1,13 @@
 //! Deterministic sums and normalisation in place, `a <- a / sum(a)`: f64
 //! accumulation for every input type, the same bits on every run (no atomics;
 //! the split into blocks depends on the length only).
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, NOTHING_TO_LAUNCH};
 use super::Kernpack;
 use crate::cpu;
@@ -162,61 +164,105 @@ impl Kernpack {
     }
 }
 
-impl Gpu {
-    /// `sum[0] = sum(x)` in f64, enqueued on `stream` with no synchronisation.
-    pub fn sum_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &impl DevicePtr<T>,
-        sum: &mut CudaSlice<f64>,
-    ) -> Result<()> {
+/// The sum on device memory: `sum[0] = sum(x)` in f64, `x` holding `n`
+/// values of `T` ([`Gpu::enqueue`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SumOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub sum: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> SumOnDevice<T> {
+    /// The sum of a cudarc buffer into `sum` (at least one value).
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a impl DevicePtr<T>,
+        sum: &'a mut impl DevicePtrMut<f64>,
+    ) -> Result<OnBuffers<'a, Self>> {
         check_reduce(x.len(), sum.len(), None)?;
-        let (x_ptr, _x) = x.device_ptr(stream);
-        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-        // SAFETY: both pointers come from live buffers of the checked lengths.
-        unsafe { self.launch_sum::<T>(stream, x_ptr, x.len(), sum_ptr) }
+        let mut g = Guards::new(stream);
+        let (x, n, sum) = (g.read(x), x.len(), g.write(sum));
+        let dtype = PhantomData;
+        Ok(g.with(SumOnDevice { x, n, sum, dtype }))
+    }
+}
+
+impl<T: Float> DeviceOperation for SumOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_reduce(self.n, 1, None)
     }
 
-    /// `x <- x / sum(x)` on the device, `sum[0]` = the sum, `status[0]` = 0, or
-    /// 1 with `x` untouched when the sum is zero, not finite or too small to invert. Enqueued on
-    /// `stream` with no synchronisation: read `status` before trusting `x`.
-    pub fn normalize_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &mut impl DevicePtrMut<T>,
-        sum: &mut CudaSlice<f64>,
-        status: &mut CudaSlice<i32>,
-    ) -> Result<()> {
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<f64>("sum", self.sum, 1)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        unsafe { gpu.launch_sum::<T>(stream, self.x, self.n, self.sum) }
+    }
+}
+
+/// Normalisation in place on device memory ([`Gpu::enqueue`]):
+/// `x <- x / sum(x)` for the `n` values of `T` at `x`, `sum[0]` = the sum,
+/// `status[0]` = 0, or 1 with `x` untouched when the sum is zero, not
+/// finite or too small to invert: read `status` before trusting `x`.
+#[derive(Debug, Clone, Copy)]
+pub struct NormalizeOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub sum: CUdeviceptr,
+    pub status: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> NormalizeOnDevice<T> {
+    /// The normalisation of a cudarc buffer; `sum` and `status` hold at
+    /// least one value each.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a mut impl DevicePtrMut<T>,
+        sum: &'a mut impl DevicePtrMut<f64>,
+        status: &'a mut impl DevicePtrMut<i32>,
+    ) -> Result<OnBuffers<'a, Self>> {
         check_reduce(x.len(), sum.len(), Some(status.len()))?;
         let n = x.len();
-        let (x_ptr, _x) = x.device_ptr_mut(stream);
-        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-        let (status_ptr, _t) = status.device_ptr_mut(stream);
-        // SAFETY: all pointers come from live buffers of the checked lengths.
-        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+        let mut g = Guards::new(stream);
+        let (x, sum, status) = (g.write(x), g.write(sum), g.write(status));
+        let dtype = PhantomData;
+        Ok(g.with(NormalizeOnDevice {
+            x,
+            n,
+            sum,
+            status,
+            dtype,
+        }))
+    }
+}
+
+impl<T: Float> DeviceOperation for NormalizeOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_reduce(self.n, 1, Some(1))
     }
 
-    /// [`Gpu::normalize_device`] on raw pointers (the C ABI's and Python's
-    /// device path): the count is checked, and every pointer against the
-    /// driver's record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    pub unsafe fn normalize_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x_ptr: CUdeviceptr,
-        n: usize,
-        sum_ptr: CUdeviceptr,
-        status_ptr: CUdeviceptr,
-    ) -> Result<()> {
-        check_reduce(n, 1, Some(1))?;
-        self.check_device_array::<T>("x", x_ptr, n)?;
-        self.check_device_array::<f64>("sum", sum_ptr, 1)?;
-        self.check_device_array::<i32>("status", status_ptr, 1)?;
-        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<f64>("sum", self.sum, 1)?;
+        gpu.check_device_array::<i32>("status", self.status, 1)
     }
 
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (x, n, sum, status) = (self.x, self.n, self.sum, self.status);
+        unsafe { gpu.launch_normalize::<T>(stream, x, n, sum, status) }
+    }
+}
+
+impl Gpu {
     /// The normalisation, after validation.
     ///
     /// # Safety
@@ -259,25 +305,6 @@ impl Gpu {
             let grid = self.kernel(&normalize)?.grid_for(vectors, BLOCK);
             self.launch(&normalize, LaunchConfig::grid(grid), stream, args)
         }
-    }
-
-    /// [`Gpu::sum_device`] on raw pointers (the C ABI's and Python's device
-    /// path): the count is checked, and both pointers against the driver's
-    /// record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    pub unsafe fn sum_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        sum: CUdeviceptr,
-    ) -> Result<()> {
-        check_reduce(n, 1, None)?;
-        self.check_device_array::<T>("x", x, n)?;
-        self.check_device_array::<f64>("sum", sum, 1)?;
-        unsafe { self.launch_sum::<T>(stream, x, n, sum) }
     }
 
     /// The two passes, after validation.

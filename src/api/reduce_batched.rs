@@ -12,11 +12,14 @@
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend each array's sum has the bits of the CPU
 //! [`Kernpack::sum`] of that array alone, on any thread count.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
+
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::MultiGpu;
 use super::reduce::{MAX_BLOCKS, PER_BLOCK};
@@ -200,64 +203,74 @@ impl Kernpack {
     }
 }
 
-impl Gpu {
-    /// The batch on device buffers, enqueued on `stream` with no
-    /// synchronisation: `offsets` holds narrays + 1 entries (from 0 to at most
-    /// `x.len()`, non-decreasing), `sums` and `status` at least narrays.
-    /// `status[a]` is [`BATCH_OK`], [`BATCH_BAD_SUM`] (array a untouched) or
-    /// [`BATCH_BAD_OFFSETS`] (offsets that do not fit `x`: nothing touched,
-    /// sums NaN). The offsets live on the device, so they are checked there.
-    pub fn normalize_batched_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &mut impl DevicePtrMut<T>,
-        offsets: &impl DevicePtr<i64>,
-        sums: &mut CudaSlice<f64>,
-        status: &mut CudaSlice<i32>,
-    ) -> Result<()> {
+/// The batch on device memory ([`Gpu::enqueue`]): `x` holds `n` values of
+/// `T`, `offsets` narrays + 1 `i64` (from 0 to at most `n`, non-decreasing),
+/// `sums` and `status` narrays f64 and i32. `status[a]` is [`BATCH_OK`],
+/// [`BATCH_BAD_SUM`] (array a untouched) or [`BATCH_BAD_OFFSETS`] (offsets
+/// that do not fit `x`: nothing touched, sums NaN). The offsets live on the
+/// device, so they are checked there, never followed.
+#[derive(Debug, Clone, Copy)]
+pub struct NormalizeBatchedOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub offsets: CUdeviceptr,
+    pub narrays: usize,
+    pub sums: CUdeviceptr,
+    pub status: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> NormalizeBatchedOnDevice<T> {
+    /// The batch on cudarc buffers: `offsets` holds narrays + 1 entries,
+    /// `sums` and `status` at least narrays.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a mut impl DevicePtrMut<T>,
+        offsets: &'a impl DevicePtr<i64>,
+        sums: &'a mut impl DevicePtrMut<f64>,
+        status: &'a mut impl DevicePtrMut<i32>,
+    ) -> Result<OnBuffers<'a, Self>> {
         let Some(narrays) = offsets.len().checked_sub(1) else {
             return Err(Error::invalid("offsets needs narrays + 1 entries"));
         };
         check_batched_call(x.len(), narrays, sums.len(), status.len())?;
         let n = x.len();
-        let (x_ptr, _x) = x.device_ptr_mut(stream);
-        let (offsets_ptr, _o) = offsets.device_ptr(stream);
-        let (sums_ptr, _s) = sums.device_ptr_mut(stream);
-        let (status_ptr, _t) = status.device_ptr_mut(stream);
-        // SAFETY: every pointer comes from a live buffer of the checked length;
-        // the offsets are validated on the device against n.
-        unsafe {
-            self.launch_batched::<T>(stream, x_ptr, n, offsets_ptr, narrays, sums_ptr, status_ptr)
-        }
+        let mut g = Guards::new(stream);
+        let op = NormalizeBatchedOnDevice {
+            x: g.write(x),
+            n,
+            offsets: g.read(offsets),
+            narrays,
+            sums: g.write(sums),
+            status: g.write(status),
+            dtype: PhantomData,
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for NormalizeBatchedOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_batched_call(self.n, self.narrays, self.narrays, self.narrays)
     }
 
-    /// The batch on raw pointers (the C ABI's and Python's device path): the
-    /// counts are checked, and every pointer against the driver's record of
-    /// this GPU's allocations for the length the call implies.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    /// Offsets outside `0..=n` or decreasing are detected on the device
-    /// (status 2), never followed.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn normalize_batched_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
-    ) -> Result<()> {
-        check_batched_call(n, narrays, narrays, narrays)?;
-        self.check_device_array::<T>("x", x, n)?;
-        self.check_device_array::<i64>("offsets", offsets, narrays + 1)?;
-        self.check_device_array::<f64>("sums", sums, narrays)?;
-        self.check_device_array::<i32>("status", status, narrays)?;
-        unsafe { self.launch_batched::<T>(stream, x, n, offsets, narrays, sums, status) }
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let narrays = self.narrays;
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<i64>("offsets", self.offsets, narrays + 1)?;
+        gpu.check_device_array::<f64>("sums", self.sums, narrays)?;
+        gpu.check_device_array::<i32>("status", self.status, narrays)
     }
 
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (x, n, offsets, narrays) = (self.x, self.n, self.offsets, self.narrays);
+        unsafe { gpu.launch_batched::<T>(stream, x, n, offsets, narrays, self.sums, self.status) }
+    }
+}
+
+impl Gpu {
     /// The four launches, after validation.
     ///
     /// # Safety
@@ -534,8 +547,14 @@ impl<T: Float> StreamedNormalize<T> {
                 .memcpy_htod(&*array, &mut slot.x)
                 .map_err(cuda("copying to the GPU"))?;
             mark(1)?;
-            self.gpu
-                .normalize_device(&stream, &mut slot.x, &mut slot.sum, &mut slot.status)?;
+            {
+                let n = slot.x.len();
+                let (x, _x) = slot.x.device_ptr_mut(&stream);
+                let (sum, _s) = slot.sum.device_ptr_mut(&stream);
+                let (status, _t) = slot.status.device_ptr_mut(&stream);
+                // SAFETY: the slot's buffers, allocated for this array's length.
+                unsafe { self.gpu.launch_normalize::<T>(&stream, x, n, sum, status) }?;
+            }
             mark(2)?;
             stream
                 .memcpy_dtoh(&slot.x, array)

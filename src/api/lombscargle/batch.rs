@@ -1,6 +1,7 @@
 //! Many short series in one launch: the survey workload (millions of light
 //! curves of a few hundred samples), each with its own uniform grid or one
 //! shared grid, all periodograms out of one call.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -11,6 +12,7 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, STATS_LEN,
 };
+use crate::api::device::DeviceOperation;
 use crate::api::exec::{CpuRun, Operation, Split};
 use crate::api::multi::MultiGpu;
 use crate::api::{check_apart, check_host_room, Kernpack, Span};
@@ -278,6 +280,60 @@ impl BatchDeviceBuffers {
     }
 }
 
+/// Periodograms of a batch on device memory ([`Gpu::enqueue`]): `nseries`
+/// series of `nf` frequencies each, into `buffers.out` (nseries x
+/// [`output_len`]`(nf)` values). The counts are checked, and every pointer
+/// against the driver's record of the GPU's allocations: offsets, grids and
+/// output for their exact sizes, the samples for at least one per series
+/// (their count is in the device's offsets); the output apart from the
+/// inputs. Offsets, grids and data on the device are the caller's to get
+/// right (see [`validate_batch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleBatchOnDevice<T> {
+    pub buffers: BatchDeviceBuffers,
+    pub nseries: usize,
+    pub nf: usize,
+    pub opts: LombScargleOptions,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> LombScargleBatchOnDevice<T> {
+    pub(crate) fn ngrids(&self) -> usize {
+        if self.buffers.per_series_grid {
+            self.nseries
+        } else {
+            1
+        }
+    }
+
+    /// The counts (`check_batch_call`); returns the values the output holds.
+    pub(crate) fn check_counts(&self) -> Result<usize> {
+        check_batch_call(self.nseries, self.nf, self.ngrids(), None, &self.opts)
+    }
+}
+
+impl<T: Float> DeviceOperation for LombScargleBatchOnDevice<T> {
+    /// How many samples t, y and weights can all be read for.
+    type Checked = usize;
+
+    fn check_shapes(&self) -> Result<()> {
+        self.check_counts().map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<usize> {
+        let (b, nseries, total) = (&self.buffers, self.nseries, self.check_counts()?);
+        let samples = gpu.check_batch_inputs::<T>(b, nseries)?;
+        gpu.check_device_array::<T>("out", b.out, total)?;
+        b.check_outputs_apart::<T>(nseries, &[Span::at::<T>("out", b.out, total)])?;
+        Ok(samples)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
+        let (b, nseries, nf, opts) = (&self.buffers, self.nseries, self.nf, &self.opts);
+        unsafe { gpu.launch_batch::<T>(stream, b, nseries, nf, opts, samples) }
+    }
+}
+
 impl Gpu {
     /// Host slices in, one periodogram per series out (waits for the
     /// result), after validation.
@@ -342,32 +398,6 @@ impl Gpu {
             .collect())
     }
 
-    /// The batched launch on raw device pointers, enqueued on `stream` with no
-    /// synchronisation. The counts are checked (`check_batch_call`), and every
-    /// pointer against the driver's record of this GPU's allocations: offsets,
-    /// grids and output for their exact sizes, the samples for at least one per
-    /// series (their count is in the device's offsets). Offsets, grids and
-    /// data on the device are the caller's to get right (see [`validate_batch`]).
-    ///
-    /// # Safety
-    /// Every pointer in `buffers` must be a live device allocation of this GPU
-    /// of the documented size, until the work on `stream` has finished.
-    pub unsafe fn lombscargle_batch_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
-        let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
-        let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
-        self.check_device_array::<T>("out", buffers.out, total)?;
-        buffers.check_outputs_apart::<T>(nseries, &[Span::at::<T>("out", buffers.out, total)])?;
-        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts, samples) }
-    }
-
     /// The inputs of a batch on this GPU against the driver's record: the
     /// offsets and grids for their exact sizes, the samples for at least one
     /// per series (their count is in the device's offsets). Returns how many
@@ -395,7 +425,7 @@ impl Gpu {
     /// The batched launch, after validation.
     ///
     /// # Safety
-    /// As [`Gpu::lombscargle_batch_raw`], with every size as documented there.
+    /// As [`LombScargleBatchOnDevice`], with every size as documented there.
     unsafe fn launch_batch<T: Float>(
         &self,
         stream: &Arc<CudaStream>,
@@ -423,7 +453,7 @@ impl Gpu {
     /// leave that range (or decrease) reads nothing and its periodogram is NaN.
     ///
     /// # Safety
-    /// As [`Gpu::lombscargle_batch_raw`]; `stats` as above, on this GPU.
+    /// As [`LombScargleBatchOnDevice`]; `stats` as above, on this GPU.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn launch_batch_with_stats<T: Float>(
         &self,
