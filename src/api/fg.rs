@@ -254,8 +254,24 @@ pub struct FgOnDevice<T> {
 }
 
 impl<T: Float> FgOnDevice<T> {
+    /// A run of `nsteps` steps of `dt` from `delta0` on N = `n`, with no
+    /// buffers yet (what [`FgOnDevice::buffers`] takes).
+    pub fn new(n: usize, delta0: Complex<T>, dt: T, nsteps: usize, opts: FgOptions) -> Self {
+        let (f, g, delta) = (0, 0, 0);
+        FgOnDevice {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            delta,
+            opts,
+        }
+    }
+
     /// The run on cudarc buffers; `call` holds everything but the buffers
-    /// (its addresses are ignored).
+    /// (its addresses are ignored: [`FgOnDevice::new`] makes one).
     pub fn buffers<'a>(
         stream: &'a Arc<CudaStream>,
         call: &FgOnDevice<T>,

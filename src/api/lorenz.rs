@@ -580,6 +580,26 @@ macro_rules! ensemble_on_device {
         }
 
         impl<T: Float> $name<T> {
+            /// A run of `p` for `steps` steps keeping a frame every `every`
+            /// (0: the final state only), the kernel picked, with no
+            /// buffers yet (what [`Self::buffers`] takes).
+            pub fn new(p: $params, steps: u64, every: u64) -> Self {
+                let buffers = EnsembleDeviceBuffers {
+                    initial: 0,
+                    out: 0,
+                    trajectory: None,
+                };
+                $name {
+                    p,
+                    buffers,
+                    members: 0,
+                    steps,
+                    every,
+                    $knob: None,
+                    dtype: PhantomData,
+                }
+            }
+
             /// The run on cudarc buffers: the members are `initial`'s
             /// length over N, `out` holds as many values, `trajectory` (with
             /// `every > 0` only) the frames. `call` holds everything else
@@ -721,16 +741,17 @@ pub struct WindowSumOnDevice<T> {
 }
 
 impl<T: Float> WindowSumOnDevice<T> {
-    /// Window sums of cudarc buffers: `call` holds the shape (its buffers
-    /// and `w_len` are ignored); `x` and `out` hold at least its extent.
+    /// Window sums of cudarc buffers, `rows` rows of `n` every `pitch`:
+    /// `x` and `out` hold at least their extent.
     pub fn buffers<'a>(
         stream: &'a Arc<CudaStream>,
-        call: &Self,
         x: &'a impl DevicePtr<T>,
         w: &'a impl DevicePtr<T>,
         out: &'a mut impl DevicePtrMut<T>,
+        rows: usize,
+        n: usize,
+        pitch: usize,
     ) -> Result<OnBuffers<'a, Self>> {
-        let (rows, n, pitch) = (call.rows, call.n, call.pitch);
         check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
         let mut g = Guards::new(stream);
         let op = WindowSumOnDevice {
@@ -738,7 +759,10 @@ impl<T: Float> WindowSumOnDevice<T> {
             w: g.read(w),
             w_len: w.len(),
             out: g.write(out),
-            ..*call
+            rows,
+            n,
+            pitch,
+            dtype: PhantomData,
         };
         Ok(g.with(op))
     }
