@@ -1,7 +1,7 @@
 //! `kernpack bench box-filter`: the 2D box filter against a device-to-device
 //! copy of the same image (one read, one write: the memory roofline) timed in
 //! the same process. benches/compare_stencil.py runs it beside cupyx and Numba.
-use kernpack::{BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout};
+use kernpack::{BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, Float, Gpu, ImageLayout};
 
 use crate::bench::{event_median, Reps};
 use crate::options::{BenchBackend, Dtype};
@@ -105,7 +105,8 @@ fn bench<T: Float>(
             .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
     let filter_ms = event_median(&gpu, reps, || {
-        gpu.box_filter_device(stream, &input, &mut output, &layout, opts)
+        let call = BoxFilterOnDevice::buffers(stream, &input, &mut output, &layout, opts);
+        gpu.enqueue_buffers(call?)
     })?;
     let bytes = 2.0 * (host.len() * std::mem::size_of::<T>()) as f64;
     say!(
