@@ -7,8 +7,8 @@ use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffer
 use kernpack::api::lombscargle::peaks::{Peak, PeakBuffers};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{
-    Backend, Float, Kernpack, LombScargleBatchOnDevice, LombScargleOptions, LombScarglePeaksOnDevice,
-    MultiGpu, MultiGpuOptions, Normalize,
+    Backend, Float, Kernpack, LombScargleBatchOnDevice, LombScargleOptions,
+    LombScarglePeaksOnDevice, MultiGpu, MultiGpuOptions, Normalize,
 };
 
 fn batch<'a, T>(t: &'a [T], y: &'a [T], w: &'a [T], offsets: &'a [usize]) -> Batch<'a, T> {

@@ -52,8 +52,10 @@ fn timer_measures_real_work_and_unrecorded_events_are_errors() {
     let mut status = stream.alloc_zeros::<i32>(1).unwrap();
 
     let timer = GpuTimer::start(&stream).unwrap();
-    gpu.enqueue_buffers(NormalizeOnDevice::buffers(&stream, &mut x, &mut sum, &mut status).unwrap())
-        .unwrap();
+    gpu.enqueue_buffers(
+        NormalizeOnDevice::buffers(&stream, &mut x, &mut sum, &mut status).unwrap(),
+    )
+    .unwrap();
     let ms = timer.stop().unwrap();
     // 80 MB read twice and written once: microseconds at least, seconds never.
     assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
@@ -160,8 +162,13 @@ fn device_calls_do_not_synchronise() {
         gpu.enqueue_buffers(call.unwrap()).unwrap();
         let call = NormalizeOnDevice::buffers(&stream, &mut x_small, &mut sum, &mut one_status);
         gpu.enqueue_buffers(call.unwrap()).unwrap();
-        let call =
-            NormalizeBatchedOnDevice::buffers(&stream, &mut x_small, &offsets, &mut sums, &mut status);
+        let call = NormalizeBatchedOnDevice::buffers(
+            &stream,
+            &mut x_small,
+            &offsets,
+            &mut sums,
+            &mut status,
+        );
         gpu.enqueue_buffers(call.unwrap()).unwrap();
         let opts = LombScargleOptions::default();
         let call = LombScargleOnDevice::buffers(&stream, &t, &y, None, &freqs, &mut pgram, &opts);

@@ -208,7 +208,9 @@ fn bench<T: Float>(
     let run = |out: &mut Buf<T>, dt: &Buf<T>, dy: &Buf<T>, df: &Buf<T>| {
         let stream = gpu.stream();
         gpu.enqueue_buffers(match &grid {
-            Some(grid) => LombScargleOnDevice::uniform_buffers(stream, dt, dy, None, grid, out, opts),
+            Some(grid) => {
+                LombScargleOnDevice::uniform_buffers(stream, dt, dy, None, grid, out, opts)
+            }
             None => LombScargleOnDevice::buffers(stream, dt, dy, None, df, out, opts),
         }?)
     };
@@ -499,7 +501,8 @@ fn bench_batch<T: Float>(
         .alloc_zeros::<T>(output_len(grid.nf, opts))
         .map_err(cuda)?;
     let single_ms = event_median(&gpu, reps, || {
-        let call = LombScargleOnDevice::uniform_buffers(stream, &st, &sy, None, &grid, &mut sout, opts);
+        let call =
+            LombScargleOnDevice::uniform_buffers(stream, &st, &sy, None, &grid, &mut sout, opts);
         gpu.enqueue_buffers(call?)
     })?;
     let single_rate = 1024.0 * grid.nf as f64 / (single_ms * 1e-3);
@@ -567,7 +570,12 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
     })?;
     // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).
     let norm_ms = event_median(&gpu, reps, || {
-        gpu.enqueue_buffers(NormalizeOnDevice::buffers(stream, &mut y, &mut sum, &mut status)?)
+        gpu.enqueue_buffers(NormalizeOnDevice::buffers(
+            stream,
+            &mut y,
+            &mut sum,
+            &mut status,
+        )?)
     })?;
     let copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
     say!(
@@ -600,9 +608,8 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
         rounds.sort_by(f64::total_cmp);
         Ok(rounds[3])
     };
-    let buffers_us = per_call_us(&mut || {
-        gpu.enqueue_buffers(SumOnDevice::buffers(stream, &x, &mut sum)?)
-    })?;
+    let buffers_us =
+        per_call_us(&mut || gpu.enqueue_buffers(SumOnDevice::buffers(stream, &x, &mut sum)?))?;
     #[rustfmt::skip]
     let op = SumOnDevice::<T> { x: x_ptr, n, sum: sum_ptr, dtype: PhantomData };
     // SAFETY: x and sum are live allocations of this GPU holding n and 1 values.
@@ -730,13 +737,17 @@ fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
                     members_per_block: mpb,
                     ..Lorenz96OnDevice::new(*p96, steps, 0)
                 };
-                gpu.enqueue_buffers(Lorenz96OnDevice::buffers(stream, &call, &d_in, &mut out, None)?)
+                gpu.enqueue_buffers(Lorenz96OnDevice::buffers(
+                    stream, &call, &d_in, &mut out, None,
+                )?)
             } else {
                 let call = Lorenz05OnDevice {
                     sites_per_thread: spt,
                     ..Lorenz05OnDevice::new(*p05, steps, 0)
                 };
-                gpu.enqueue_buffers(Lorenz05OnDevice::buffers(stream, &call, &d_in, &mut out, None)?)
+                gpu.enqueue_buffers(Lorenz05OnDevice::buffers(
+                    stream, &call, &d_in, &mut out, None,
+                )?)
             }
         };
         run().map_err(|e| e.to_string())?;

@@ -202,7 +202,8 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), S
     };
     // Normalising again keeps the data valid (every array then sums to 1).
     let batched_ms = timed(&mut || {
-        let call = NormalizeBatchedOnDevice::buffers(&stream, &mut x, &doff, &mut sums, &mut status);
+        let call =
+            NormalizeBatchedOnDevice::buffers(&stream, &mut x, &doff, &mut sums, &mut status);
         gpu.enqueue_buffers(call?)
     })?;
     let loop_ms = timed(&mut || {

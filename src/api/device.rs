@@ -41,8 +41,12 @@ pub trait DeviceOperation {
     /// # Safety
     /// The allocations must stay alive, and not be written by other work,
     /// until the work on `stream` has finished.
-    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, checked: Self::Checked)
-        -> Result<()>;
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        checked: Self::Checked,
+    ) -> Result<()>;
 }
 
 impl Gpu {

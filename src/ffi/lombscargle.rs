@@ -656,7 +656,11 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks_device<T> {
         let dtype = PhantomData::<T>;
         #[rustfmt::skip]
         let batch = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
-        let op = LombScarglePeaksOnDevice { batch, peaks, max_scratch_bytes: None };
+        let op = LombScarglePeaksOnDevice {
+            batch,
+            peaks,
+            max_scratch_bytes: None,
+        };
         unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }

@@ -373,7 +373,13 @@ impl<T: Float> LombScargleOnDevice<T> {
     ) -> Result<OnBuffers<'a, Self>> {
         let mut g = Guards::new(stream);
         let (ptr, len) = (g.read(freqs), freqs.len());
-        Self::on_buffers(g, (t, y, weights), DeviceFreqs::Array { ptr, len }, out, opts)
+        Self::on_buffers(
+            g,
+            (t, y, weights),
+            DeviceFreqs::Array { ptr, len },
+            out,
+            opts,
+        )
     }
 
     /// As [`LombScargleOnDevice::buffers`], on a uniform grid.

@@ -12,9 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
-use super::batch::{
-    batch_split, validate_batch, Batch, BatchGrid, LombScargleBatchOnDevice,
-};
+use super::batch::{batch_split, validate_batch, Batch, BatchGrid, LombScargleBatchOnDevice};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
 use crate::api::device::DeviceOperation;
 use crate::api::exec::{CpuRun, Operation, Split};
