@@ -189,23 +189,13 @@ impl<T: Float> Operation for FgIntegrate<'_, T> {
             .alloc_zeros::<T>(2 * (nsteps + 1))
             .map_err(cuda("allocating delta"))?;
         {
-            let (f_ptr, _f) = df.device_ptr_mut(stream);
-            let (g_ptr, _g) = dg.device_ptr_mut(stream);
-            let (d_ptr, _d) = delta.device_ptr_mut(stream);
+            let (f, _f) = df.device_ptr_mut(stream);
+            let (g, _g) = dg.device_ptr_mut(stream);
+            let (delta, _d) = delta.device_ptr_mut(stream);
+            #[rustfmt::skip]
+            let op = FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts };
             // SAFETY: buffers just allocated with the validated lengths.
-            unsafe {
-                gpu.launch_fg(
-                    stream,
-                    n * n,
-                    f_ptr,
-                    g_ptr,
-                    delta0,
-                    dt,
-                    nsteps,
-                    d_ptr,
-                    &opts,
-                )
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
             Ok(complexes(
@@ -328,7 +318,69 @@ impl<T: Float> DeviceOperation for FgOnDevice<T> {
             delta,
             ref opts,
         } = *self;
-        unsafe { gpu.launch_fg(stream, n * n, f, g, delta0, dt, nsteps, delta, opts) }
+        let elements = n * n;
+        let plan = gpu.fg_plan::<T>(elements, opts)?;
+        let chunks = elements.div_ceil(CHUNK) as i64;
+        // Chunk sums: two halves for the cooperative path (double buffered).
+        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
+        let mut partials = stream
+            .alloc::<f64>(2 * 2 * chunks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (p_ptr, _p) = partials.device_ptr_mut(stream);
+        let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
+        let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
+        let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
+        match plan {
+            FgPlan::Cooperative {
+                chunks_per_block,
+                blocks,
+            } => {
+                let kernel = kernels::fg_cooperative::<T>(chunks_per_block);
+                let args = (
+                    f,
+                    g,
+                    n_arg,
+                    chunks,
+                    steps_arg,
+                    dt_arg,
+                    d0_re,
+                    d0_im,
+                    history,
+                    Out::new(p_ptr),
+                );
+                unsafe { gpu.launch(&kernel, LaunchConfig::cooperative(blocks), stream, args) }
+            }
+            FgPlan::Launches { blocks } => {
+                let step = kernels::fg_step::<T>();
+                let finish = kernels::fg_finish::<T>();
+                // nsteps = 0: one step launch over no chunks writes delta[0].
+                let (last, step_chunks) = if nsteps == 0 {
+                    (1, 0)
+                } else {
+                    (nsteps as i64, chunks)
+                };
+                for s in 0..last {
+                    let args = (
+                        f,
+                        g,
+                        n_arg,
+                        step_chunks,
+                        s,
+                        dt_arg,
+                        d0_re,
+                        d0_im,
+                        history,
+                        Out::new(p_ptr),
+                    );
+                    unsafe { gpu.launch(&step, LaunchConfig::grid(blocks), stream, args) }?;
+                    if nsteps > 0 {
+                        let args = (In::new(p_ptr), chunks, s, history);
+                        unsafe { gpu.launch(&finish, LaunchConfig::grid(1), stream, args) }?;
+                    }
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -369,88 +421,6 @@ impl Gpu {
             } else {
                 "this GPU does not support cooperative launch".to_owned()
             })),
-        }
-    }
-
-    /// The launches, after validation, for N*N = `elements`.
-    ///
-    /// # Safety
-    /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
-    /// this GPU, distinct, live until the work on `stream` has finished.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_fg<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        elements: usize,
-        f: CUdeviceptr,
-        g: CUdeviceptr,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: CUdeviceptr,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let plan = self.fg_plan::<T>(elements, opts)?;
-        let chunks = elements.div_ceil(CHUNK) as i64;
-        // Chunk sums: two halves for the cooperative path (double buffered).
-        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
-        let mut partials = stream
-            .alloc::<f64>(2 * 2 * chunks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (p_ptr, _p) = partials.device_ptr_mut(stream);
-        let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
-        let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
-        let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
-        match plan {
-            FgPlan::Cooperative {
-                chunks_per_block,
-                blocks,
-            } => {
-                let kernel = kernels::fg_cooperative::<T>(chunks_per_block);
-                let args = (
-                    f,
-                    g,
-                    n_arg,
-                    chunks,
-                    steps_arg,
-                    dt_arg,
-                    d0_re,
-                    d0_im,
-                    history,
-                    Out::new(p_ptr),
-                );
-                unsafe { self.launch(&kernel, LaunchConfig::cooperative(blocks), stream, args) }
-            }
-            FgPlan::Launches { blocks } => {
-                let step = kernels::fg_step::<T>();
-                let finish = kernels::fg_finish::<T>();
-                // nsteps = 0: one step launch over no chunks writes delta[0].
-                let (last, step_chunks) = if nsteps == 0 {
-                    (1, 0)
-                } else {
-                    (nsteps as i64, chunks)
-                };
-                for s in 0..last {
-                    let args = (
-                        f,
-                        g,
-                        n_arg,
-                        step_chunks,
-                        s,
-                        dt_arg,
-                        d0_re,
-                        d0_im,
-                        history,
-                        Out::new(p_ptr),
-                    );
-                    unsafe { self.launch(&step, LaunchConfig::grid(blocks), stream, args) }?;
-                    if nsteps > 0 {
-                        let args = (In::new(p_ptr), chunks, s, history);
-                        unsafe { self.launch(&finish, LaunchConfig::grid(1), stream, args) }?;
-                    }
-                }
-                Ok(())
-            }
         }
     }
 }

@@ -141,7 +141,7 @@ pub(crate) trait EnsembleParams: Sync {
         cpu: &CpuRun<'_>,
     ) -> cpu::lorenz::Run<T>;
     /// # Safety
-    /// As [`Gpu::launch_lorenz96`].
+    /// As [`Lorenz96OnDevice::run_on`].
     unsafe fn launch<T: Float>(
         &self,
         gpu: &Gpu,
@@ -175,7 +175,12 @@ impl EnsembleParams for Lorenz96Params {
         buffers: &EnsembleDeviceBuffers,
         (members, steps, every): (usize, u64, u64),
     ) -> Result<()> {
-        unsafe { gpu.launch_lorenz96::<T>(stream, self, buffers, members, steps, every, None) }
+        let op = Lorenz96OnDevice {
+            buffers: *buffers,
+            members,
+            ..Lorenz96OnDevice::<T>::new(*self, steps, every)
+        };
+        unsafe { op.run_on(gpu, stream) }
     }
     fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
         crate::api::multi::ensemble::Model::L96(self)
@@ -205,7 +210,12 @@ impl EnsembleParams for Lorenz05Params {
         buffers: &EnsembleDeviceBuffers,
         (members, steps, every): (usize, u64, u64),
     ) -> Result<()> {
-        unsafe { gpu.launch_lorenz05::<T>(stream, self, buffers, members, steps, every, None) }
+        let op = Lorenz05OnDevice {
+            buffers: *buffers,
+            members,
+            ..Lorenz05OnDevice::<T>::new(*self, steps, every)
+        };
+        unsafe { op.run_on(gpu, stream) }
     }
     fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
         crate::api::multi::ensemble::Model::L05(self)
@@ -484,6 +494,7 @@ impl<T: Float> Operation for WindowSum<'_, T> {
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
         let WindowSum { x, w, rows, n } = self;
+        let w_len = w.len();
         let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
@@ -492,13 +503,14 @@ impl<T: Float> Operation for WindowSum<'_, T> {
             .alloc_zeros::<T>(x.len())
             .map_err(cuda("allocating the output"))?;
         {
-            let (x_ptr, _x) = dx.device_ptr(stream);
-            let (w_ptr, _w) = dw.device_ptr(stream);
-            let (out_ptr, _o) = out.device_ptr_mut(stream);
+            let (x, _x) = dx.device_ptr(stream);
+            let (w, _w) = dw.device_ptr(stream);
+            let (out, _o) = out.device_ptr_mut(stream);
+            let (pitch, dtype) = (n, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = WindowSumOnDevice { x, w, w_len, out, rows, n, pitch, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe {
-                gpu.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, n)
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         stream
             .clone_dtoh(&out)
@@ -563,7 +575,7 @@ fn host_run<T: Float>(
 /// The device descriptions of the two ensemble models, alike but for the
 /// kernel knob.
 macro_rules! ensemble_on_device {
-    ($name:ident, $params:ty, $knob:ident, $launch:ident, $knob_doc:literal) => {
+    ($name:ident, $params:ty, $knob:ident, $knob_doc:literal) => {
         #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
         #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
         #[doc = "`buffers.trajectory` (given exactly when `every > 0`) frames x members x N."]
@@ -647,9 +659,7 @@ macro_rules! ensemble_on_device {
             }
 
             unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-                let (p, b, members) = (&self.p, &self.buffers, self.members);
-                let (steps, every) = (self.steps, self.every);
-                unsafe { gpu.$launch::<T>(stream, p, b, members, steps, every, self.$knob) }
+                unsafe { self.run_on(gpu, stream) }
             }
         }
     };
@@ -659,7 +669,6 @@ ensemble_on_device!(
     Lorenz96OnDevice,
     Lorenz96Params,
     members_per_block,
-    launch_lorenz96,
     "Members per block, a bench knob (members_per_block x N at most the 2048 sites a \
      block holds); None picks enough blocks to spread small ensembles over every SM."
 );
@@ -667,12 +676,134 @@ ensemble_on_device!(
     Lorenz05OnDevice,
     Lorenz05Params,
     sites_per_thread,
-    launch_lorenz05,
     "None picks the kernel (a specialised one where it covers `p`); Some(1) the \
      generic kernel; Some(2) or Some(4) a specialised one with that many sites per \
      thread (an error where none covers `p`). A bench and test knob: every choice \
      gives the same result to the tolerance of the tests."
 );
+
+impl<T: Float> Lorenz96OnDevice<T> {
+    /// The launch, after the checks. A given `members_per_block` must keep
+    /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
+    ///
+    /// # Safety
+    /// The buffers hold members x N (trajectory: frames x members x N) values
+    /// of `T` on `gpu`, live until the work on `stream` completes; `p` validated.
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
+        check_l96_capacity(p.n)?;
+        let mpb = match members_per_block {
+            None => gpu.lorenz96_members_per_block(p.n, members),
+            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
+            Some(m) => {
+                return Err(Error::invalid(format!(
+                    "members_per_block = {m}: 1 to {} for N = {}",
+                    L96_CAPACITY / p.n,
+                    p.n
+                )))
+            }
+        };
+        let kernel = kernels::lorenz96::<T>();
+        let traj = buffers.trajectory.unwrap_or(0);
+        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let args = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+            members_arg,
+            n_arg,
+            mpb_arg,
+            p.forcing,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
+        unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+impl<T: Float> Lorenz05OnDevice<T> {
+    /// The launch, after the checks: one block per member.
+    ///
+    /// # Safety
+    /// As [`Lorenz96OnDevice::run_on`].
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, sites_per_thread) = (self.steps, self.every, self.sites_per_thread);
+        let plan = gpu.lorenz05_plan::<T>(p, sites_per_thread)?;
+        let traj = buffers.trajectory.unwrap_or(0);
+        let members_arg = members as i64;
+        let n_arg = p.n as i32;
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let grid = members.min(i32::MAX as usize) as u32;
+        let (z0, out, traj) = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+        );
+        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
+        // steps, every); <model> is the weights by value for a specialised
+        // kernel, (K, J, model, alpha, beta) for the generic one.
+        if plan.sites_per_thread > 1 {
+            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
+            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
+            debug_assert_eq!(kernel.name(), plan.name);
+            let (_, _, w) = model3_weights(p.j);
+            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
+                w: std::array::from_fn(|m| T::from_f64(w[m])),
+            };
+            let args = (
+                z0,
+                out,
+                traj,
+                members_arg,
+                n_arg,
+                weights,
+                p.forcing,
+                p.b,
+                p.c,
+                p.dt,
+                steps_arg,
+                every_arg,
+            );
+            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+            return unsafe { gpu.launch(&kernel, config, stream, args) };
+        }
+        let (alpha, beta) = match p.model {
+            Lorenz05Model::III => {
+                let (a, b, _) = model3_weights(p.j);
+                (a, b)
+            }
+            Lorenz05Model::II => (0.0, 0.0),
+        };
+        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
+        let kernel = kernels::lorenz05::<T>();
+        debug_assert_eq!(kernel.name(), plan.name);
+        let args = (
+            z0,
+            out,
+            traj,
+            members_arg,
+            n_arg,
+            k_arg,
+            j_arg,
+            model_arg,
+            alpha,
+            beta,
+            p.forcing,
+            p.b,
+            p.c,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+        unsafe { gpu.launch(&kernel, config, stream, args) }
+    }
+}
 
 /// A device run's lengths from its counts: members x N (`members` too many
 /// is refused) and the trajectory's, with a trajectory buffer exactly when
@@ -784,9 +915,20 @@ impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (x, w, w_len, out) = (self.x, self.w, self.w_len, self.out);
-        let (rows, n, pitch) = (self.rows, self.n, self.pitch);
-        unsafe { gpu.launch_window_sum::<T>(stream, x, w, w_len, out, rows, n, pitch) }
+        let window_sum = kernels::window_sum::<T>();
+        let (rows, n) = (self.rows, self.n);
+        let args = (
+            In::new(self.x),
+            In::new(self.w),
+            self.w_len as i32,
+            Out::new(self.out),
+            rows as i64,
+            n as i64,
+            self.pitch as i64,
+        );
+        let kernel = gpu.kernel(&window_sum)?;
+        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
+        unsafe { gpu.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }
 }
 
@@ -849,174 +991,6 @@ impl Gpu {
     pub(crate) fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
         let fit = (L96_CAPACITY / n).max(1);
         members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
-    }
-
-    /// The Lorenz 96 launch, after validation. `members_per_block`: a given
-    /// value must keep `members_per_block * N <= L96_CAPACITY` (a bench knob).
-    ///
-    /// # Safety
-    /// The pointers hold members x N (trajectory: frames x members x N) values
-    /// of `T` on this GPU, live until the work on `stream` completes; `p` validated.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_lorenz96<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        check_l96_capacity(p.n)?;
-        let mpb = match members_per_block {
-            None => self.lorenz96_members_per_block(p.n, members),
-            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
-            Some(m) => {
-                return Err(Error::invalid(format!(
-                    "members_per_block = {m}: 1 to {} for N = {}",
-                    L96_CAPACITY / p.n,
-                    p.n
-                )))
-            }
-        };
-        let kernel = kernels::lorenz96::<T>();
-        let traj = buffers.trajectory.unwrap_or(0);
-        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let args = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
-            Out::new(traj),
-            members_arg,
-            n_arg,
-            mpb_arg,
-            p.forcing,
-            p.dt,
-            steps_arg,
-            every_arg,
-        );
-        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
-        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
-    }
-
-    /// The Lorenz 2005 launch, after validation: one block per member.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch_lorenz96`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_lorenz05<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        let plan = self.lorenz05_plan::<T>(p, sites_per_thread)?;
-        let traj = buffers.trajectory.unwrap_or(0);
-        let members_arg = members as i64;
-        let n_arg = p.n as i32;
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let grid = members.min(i32::MAX as usize) as u32;
-        let (z0, out, traj) = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
-            Out::new(traj),
-        );
-        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
-        // steps, every); <model> is the weights by value for a specialised
-        // kernel, (K, J, model, alpha, beta) for the generic one.
-        if plan.sites_per_thread > 1 {
-            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
-            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
-            debug_assert_eq!(kernel.name(), plan.name);
-            let (_, _, w) = model3_weights(p.j);
-            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
-                w: std::array::from_fn(|m| T::from_f64(w[m])),
-            };
-            let args = (
-                z0,
-                out,
-                traj,
-                members_arg,
-                n_arg,
-                weights,
-                p.forcing,
-                p.b,
-                p.c,
-                p.dt,
-                steps_arg,
-                every_arg,
-            );
-            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
-            return unsafe { self.launch(&kernel, config, stream, args) };
-        }
-        let (alpha, beta) = match p.model {
-            Lorenz05Model::III => {
-                let (a, b, _) = model3_weights(p.j);
-                (a, b)
-            }
-            Lorenz05Model::II => (0.0, 0.0),
-        };
-        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
-        let kernel = kernels::lorenz05::<T>();
-        debug_assert_eq!(kernel.name(), plan.name);
-        let args = (
-            z0,
-            out,
-            traj,
-            members_arg,
-            n_arg,
-            k_arg,
-            j_arg,
-            model_arg,
-            alpha,
-            beta,
-            p.forcing,
-            p.b,
-            p.c,
-            p.dt,
-            steps_arg,
-            every_arg,
-        );
-        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
-        unsafe { self.launch(&kernel, config, stream, args) }
-    }
-    /// The window-sum launch, after validation.
-    ///
-    /// # Safety
-    /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
-    /// (odd), all on this GPU and live until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_window_sum<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        w: CUdeviceptr,
-        w_len: usize,
-        out: CUdeviceptr,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        let window_sum = kernels::window_sum::<T>();
-        let (l_arg, rows_arg, n_arg, pitch_arg) =
-            (w_len as i32, rows as i64, n as i64, pitch as i64);
-        let args = (
-            In::new(x),
-            In::new(w),
-            l_arg,
-            Out::new(out),
-            rows_arg,
-            n_arg,
-            pitch_arg,
-        );
-        let kernel = self.kernel(&window_sum)?;
-        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
-        unsafe { self.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }
 }
 

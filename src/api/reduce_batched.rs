@@ -133,22 +133,14 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
             .map_err(cuda("allocating the statuses"))?;
         {
             let (x_ptr, _x) = dx.device_ptr_mut(stream);
-            let (offsets_ptr, _o) = doffsets.device_ptr(stream);
-            let (sums_ptr, _s) = sums.device_ptr_mut(stream);
-            let (status_ptr, _t) = status.device_ptr_mut(stream);
-            let n = x.len();
+            let (offsets, _o) = doffsets.device_ptr(stream);
+            let (sums, _s) = sums.device_ptr_mut(stream);
+            let (status, _t) = status.device_ptr_mut(stream);
+            let (n, dtype) = (x.len(), PhantomData);
+            #[rustfmt::skip]
+            let op = NormalizeBatchedOnDevice::<T> { x: x_ptr, n, offsets, narrays, sums, status, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe {
-                gpu.launch_batched::<T>(
-                    stream,
-                    x_ptr,
-                    n,
-                    offsets_ptr,
-                    narrays,
-                    sums_ptr,
-                    status_ptr,
-                )
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let sums = stream
             .clone_dtoh(&sums)
@@ -265,29 +257,7 @@ impl<T: Float> DeviceOperation for NormalizeBatchedOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (x, n, offsets, narrays) = (self.x, self.n, self.offsets, self.narrays);
-        unsafe { gpu.launch_batched::<T>(stream, x, n, offsets, narrays, self.sums, self.status) }
-    }
-}
-
-impl Gpu {
-    /// The four launches, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T`, `offsets` narrays + 1 `i64`, `sums` and
-    /// `status` narrays f64 and i32, all on this GPU and live until the work
-    /// on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batched<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
-    ) -> Result<()> {
+        let (n, narrays) = (self.n, self.narrays);
         if narrays == 0 {
             return Ok(());
         }
@@ -301,38 +271,26 @@ impl Gpu {
             .map_err(scratch("allocating scratch"))?;
         let (plan_ptr, _p) = plan.device_ptr_mut(stream);
         let (partials_ptr, _q) = partials.device_ptr_mut(stream);
-        unsafe {
-            self.launch_batched_with_scratch::<T>(
-                stream,
-                x,
-                n,
-                offsets,
-                narrays,
-                sums,
-                status,
-                (plan_ptr, partials_ptr),
-            )
-        }
+        unsafe { self.launch_with_scratch(gpu, stream, (plan_ptr, partials_ptr)) }
     }
+}
 
+impl<T: Float> NormalizeBatchedOnDevice<T> {
     /// The four launches with the caller's scratch: `scratch.0` holds the
     /// plan's and `scratch.1` the partials' [`batched_scratch_len`] values
     /// (the multi-GPU pipeline carves them out of its own arena).
     ///
     /// # Safety
-    /// As [`Gpu::launch_batched`], `narrays > 0`, and the scratch as above on this GPU.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batched_with_scratch<T: Float>(
+    /// As [`DeviceOperation::launch`], `narrays > 0`, and the scratch as
+    /// above on `gpu`.
+    pub(crate) unsafe fn launch_with_scratch(
         &self,
+        gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
         (plan_ptr, partials_ptr): (CUdeviceptr, CUdeviceptr),
     ) -> Result<()> {
+        let (x, n, offsets, narrays) = (self.x, self.n, self.offsets, self.narrays);
+        let (sums, status) = (self.sums, self.status);
         let capacity = batched_scratch_len(n, narrays).1 as u64;
         let (n, narrays_arg) = (n as i64, narrays as i64);
         let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
@@ -347,10 +305,10 @@ impl Gpu {
             max_blocks,
             Out::new(plan_ptr),
         );
-        unsafe { self.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
+        unsafe { gpu.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
 
         let partial = kernels::reduce_batched_partial::<T>();
-        let piece_grid = self.kernel(&partial)?.grid_for(capacity, 1);
+        let piece_grid = gpu.kernel(&partial)?.grid_for(capacity, 1);
         let args = (
             In::new(x),
             offsets,
@@ -360,10 +318,10 @@ impl Gpu {
             In::new(plan_ptr),
             Out::new(partials_ptr),
         );
-        unsafe { self.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
+        unsafe { gpu.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
 
         let last = kernels::reduce_batched_final();
-        let grid = self.kernel(&last)?.grid_for(narrays as u64, 1);
+        let grid = gpu.kernel(&last)?.grid_for(narrays as u64, 1);
         let args = (
             In::new(plan_ptr),
             narrays_arg,
@@ -371,7 +329,7 @@ impl Gpu {
             Out::new(sums),
             Out::new(status),
         );
-        unsafe { self.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
+        unsafe { gpu.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
 
         let scale = kernels::normalize_batched::<T>();
         let args = (
@@ -384,9 +342,11 @@ impl Gpu {
             In::new(sums),
             In::new(status),
         );
-        unsafe { self.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
+        unsafe { gpu.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
     }
+}
 
+impl Gpu {
     /// Normalises host arrays on `nstreams` streams (array i on stream
     /// i mod nstreams): see [`StreamedNormalize`], which keeps its device
     /// buffers for repeated calls.
