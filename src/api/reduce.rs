@@ -84,10 +84,11 @@ impl<T: Float> Operation for Sum<'_, T> {
             .alloc_zeros::<f64>(1)
             .map_err(cuda("allocating the sum"))?;
         {
-            let (x_ptr, _x) = dx.device_ptr(stream);
-            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+            let (x, _x) = dx.device_ptr(stream);
+            let (sum, _s) = sum.device_ptr_mut(stream);
+            let (n, dtype) = (self.x.len(), PhantomData::<T>);
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { gpu.launch_sum::<T>(stream, x_ptr, self.x.len(), sum_ptr) }?;
+            unsafe { SumOnDevice { x, n, sum, dtype }.launch(gpu, stream, ()) }?;
         }
         Ok(stream
             .clone_dtoh(&sum)
@@ -129,10 +130,13 @@ impl<T: Float> Operation for NormalizeInPlace<'_, T> {
             .map_err(cuda("allocating the status"))?;
         {
             let (x_ptr, _x) = dx.device_ptr_mut(stream);
-            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-            let (status_ptr, _t) = status.device_ptr_mut(stream);
+            let (sum, _s) = sum.device_ptr_mut(stream);
+            let (status, _t) = status.device_ptr_mut(stream);
+            let (n, dtype) = (x.len(), PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = NormalizeOnDevice { x: x_ptr, n, sum, status, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { gpu.launch_normalize::<T>(stream, x_ptr, x.len(), sum_ptr, status_ptr) }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let total = stream
             .clone_dtoh(&sum)
@@ -202,7 +206,18 @@ impl<T: Float> DeviceOperation for SumOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        unsafe { gpu.launch_sum::<T>(stream, self.x, self.n, self.sum) }
+        let (x, n, sum) = (self.x, self.n, self.sum);
+        let (blocks, chunk) = split(n as u64);
+        let mut partials = stream
+            .alloc::<f64>(blocks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (partials_ptr, _p) = partials.device_ptr_mut(stream);
+        let partial = kernels::reduce_partial::<T>();
+        let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
+        unsafe { gpu.launch(&partial, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        let last = kernels::reduce_final();
+        let args = (In::new(partials_ptr), blocks as i64, Out::new(sum));
+        unsafe { gpu.launch(&last, LaunchConfig::grid(1), stream, args) }
     }
 }
 
@@ -257,33 +272,15 @@ impl<T: Float> DeviceOperation for NormalizeOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (x, n, sum, status) = (self.x, self.n, self.sum, self.status);
-        unsafe { gpu.launch_normalize::<T>(stream, x, n, sum, status) }
-    }
-}
-
-impl Gpu {
-    /// The normalisation, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T`, `sum` one f64 and `status` one i32, on this
-    /// GPU, live until the work on `stream` completes.
-    pub(crate) unsafe fn launch_normalize<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x_ptr: CUdeviceptr,
-        n: usize,
-        sum_ptr: CUdeviceptr,
-        status_ptr: CUdeviceptr,
-    ) -> Result<()> {
+        let (x_ptr, n, sum_ptr, status_ptr) = (self.x, self.n, self.sum, self.status);
         let (x, n_arg, status) = (Out::new(x_ptr), n as i64, Out::new(status_ptr));
         // Arrays that fit in L2: one cooperative launch
         // whose second pass reads from L2 (normalize_fused in csrc/reduce.cu).
         // Larger ones: two reduction passes and a wide scaling pass, which
         // stream from DRAM at the copy rate.
-        if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
+        if gpu.cooperative_launch() && n * std::mem::size_of::<T>() <= gpu.l2_bytes() {
             let fused = kernels::normalize_fused::<T>();
-            let kernel = self.kernel(&fused)?;
+            let kernel = gpu.kernel(&fused)?;
             // Uninitialised: every block writes its partial before the grid
             // sync that precedes any read (a memset would cost a launch).
             // SAFETY: f64 has no invalid bit patterns and is written before it is read.
@@ -293,42 +290,23 @@ impl Gpu {
             let args = (x, n_arg, Out::new(partials_ptr), Out::new(sum_ptr), status);
             let config = LaunchConfig::cooperative(kernel.full_grid);
             // SAFETY: all pointers come from live buffers of the checked lengths.
-            return unsafe { self.launch(&fused, config, stream, args) };
+            return unsafe { gpu.launch(&fused, config, stream, args) };
         }
         // SAFETY: all pointers come from live buffers of the checked lengths.
         unsafe {
-            self.launch_sum::<T>(stream, x_ptr, n, sum_ptr)?;
+            let sum = SumOnDevice::<T> {
+                x: x_ptr,
+                n,
+                sum: sum_ptr,
+                dtype: PhantomData,
+            };
+            sum.launch(gpu, stream, ())?;
             let normalize = kernels::normalize::<T>();
             let args = (x, n_arg, In::new(sum_ptr), status);
             // One 16-byte vector per thread and pass (the kernel grid-strides).
             let vectors = (n.max(1) as u64).div_ceil((16 / std::mem::size_of::<T>()) as u64);
-            let grid = self.kernel(&normalize)?.grid_for(vectors, BLOCK);
-            self.launch(&normalize, LaunchConfig::grid(grid), stream, args)
+            let grid = gpu.kernel(&normalize)?.grid_for(vectors, BLOCK);
+            gpu.launch(&normalize, LaunchConfig::grid(grid), stream, args)
         }
-    }
-
-    /// The two passes, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T` and `sum` one f64, on this GPU, live until
-    /// the work on `stream` completes.
-    pub(crate) unsafe fn launch_sum<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        sum: CUdeviceptr,
-    ) -> Result<()> {
-        let (blocks, chunk) = split(n as u64);
-        let mut partials = stream
-            .alloc::<f64>(blocks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (partials_ptr, _p) = partials.device_ptr_mut(stream);
-        let partial = kernels::reduce_partial::<T>();
-        let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
-        unsafe { self.launch(&partial, LaunchConfig::grid(blocks as u32), stream, args) }?;
-        let last = kernels::reduce_final();
-        let args = (In::new(partials_ptr), blocks as i64, Out::new(sum));
-        unsafe { self.launch(&last, LaunchConfig::grid(1), stream, args) }
     }
 }

@@ -22,7 +22,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, 
 use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::MultiGpu;
-use super::reduce::{MAX_BLOCKS, PER_BLOCK};
+use super::reduce::{NormalizeOnDevice, MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
@@ -512,8 +512,11 @@ impl<T: Float> StreamedNormalize<T> {
                 let (x, _x) = slot.x.device_ptr_mut(&stream);
                 let (sum, _s) = slot.sum.device_ptr_mut(&stream);
                 let (status, _t) = slot.status.device_ptr_mut(&stream);
+                let dtype = PhantomData::<T>;
+                #[rustfmt::skip]
+                let op = NormalizeOnDevice { x, n, sum, status, dtype };
                 // SAFETY: the slot's buffers, allocated for this array's length.
-                unsafe { self.gpu.launch_normalize::<T>(&stream, x, n, sum, status) }?;
+                unsafe { op.launch(&self.gpu, &stream, ()) }?;
             }
             mark(2)?;
             stream

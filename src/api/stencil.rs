@@ -196,10 +196,13 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
         let out = &mut self.output[..layout.output_len()];
         let mut dy = stream.clone_htod(out).map_err(cuda("copying to the GPU"))?;
         {
-            let (in_ptr, _i) = dx.device_ptr(stream);
-            let (out_ptr, _o) = dy.device_ptr_mut(stream);
+            let (input, _i) = dx.device_ptr(stream);
+            let (output, _o) = dy.device_ptr_mut(stream);
+            let (layout, opts, dtype) = (*layout, self.opts, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = BoxFilterOnDevice { input, output, layout, opts, dtype };
             // SAFETY: two buffers just allocated with the layout's lengths.
-            unsafe { gpu.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, &self.opts) }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         stream
             .memcpy_dtoh(&dy, out)
@@ -261,31 +264,12 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        if self.layout.is_empty() {
+        let (input, output, layout, opts) = (self.input, self.output, &self.layout, &self.opts);
+        if layout.is_empty() {
             return Ok(());
         }
-        let (input, output) = (self.input, self.output);
-        unsafe { gpu.launch_box_filter::<T>(stream, input, output, &self.layout, &self.opts) }
-    }
-}
-
-impl Gpu {
-    /// The launch, after validation.
-    ///
-    /// # Safety
-    /// `input` and `output` hold `layout.input_len()` and `layout.output_len()`
-    /// values of `T` on this GPU, do not overlap, and stay live until the work
-    /// on `stream` completes; the image is not empty.
-    unsafe fn launch_box_filter<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        input: CUdeviceptr,
-        output: CUdeviceptr,
-        layout: &ImageLayout,
-        opts: &BoxFilterOptions,
-    ) -> Result<()> {
         let box_filter = box_kernel::<T>(opts.size);
-        let kernel = self.kernel(&box_filter)?;
+        let kernel = gpu.kernel(&box_filter)?;
         let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
@@ -312,14 +296,14 @@ impl Gpu {
             params.cval = 0.0;
         }
         let args = (In::new(input), Out::new(output), params);
-        unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
         if pad_after {
             let pad = kernels::box_filter_pad::<T>();
-            let kernel = self.kernel(&pad)?;
+            let kernel = gpu.kernel(&pad)?;
             let grid = kernel.grid_for((layout.rows * layout.cols) as u64, kernel.block as u64);
             params.cval = opts.cval;
             let args = (Out::new(output), params);
-            unsafe { self.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
+            unsafe { gpu.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
         }
         Ok(())
     }

@@ -329,8 +329,67 @@ impl<T: Float> DeviceOperation for LombScargleBatchOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
-        let (b, nseries, nf, opts) = (&self.buffers, self.nseries, self.nf, &self.opts);
-        unsafe { gpu.launch_batch::<T>(stream, b, nseries, nf, opts, samples) }
+        let nseries = self.nseries;
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN * nseries)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        unsafe { self.launch_with_stats(gpu, stream, samples, stats_ptr) }
+    }
+}
+
+impl<T: Float> LombScargleBatchOnDevice<T> {
+    /// The batched launch with the caller's scratch: `stats` holds
+    /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
+    /// its own arena, so its memory is counted against its limit). `samples`
+    /// values can be read at t, y and weights: a series whose device offsets
+    /// leave that range (or decrease) reads nothing and its periodogram is NaN.
+    ///
+    /// # Safety
+    /// As [`DeviceOperation::launch`]; `stats` as above, on `gpu`.
+    pub(crate) unsafe fn launch_with_stats(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        samples: usize,
+        stats_ptr: CUdeviceptr,
+    ) -> Result<()> {
+        let (buffers, nseries, nf, opts) = (&self.buffers, self.nseries, self.nf, &self.opts);
+        // A series' nx comes from the offsets on the device, within `samples`.
+        let samples = samples.min(i64::MAX as usize);
+        let params = LsParams::new(samples, nf, buffers.weights.is_some(), opts);
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let offsets = In::new(buffers.offsets);
+        let nseries_arg = nseries as i64;
+        let per_series_grid = buffers.per_series_grid as i32;
+
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let grid = gpu.kernel(&prepare)?.grid_for(nseries as u64, 1);
+        let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
+        gpu.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
+
+        let uniform = kernels::lombscargle_uniform::<T>();
+        let kernel = gpu.kernel(&uniform)?;
+        let per_thread = uniform_freqs_per_thread(opts);
+        let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
+        let blocks = kernel.grid_for(chunks * nseries as u64, 1);
+        let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
+        let args = (
+            params,
+            unused_grid,
+            nseries_arg,
+            offsets,
+            In::new(buffers.f0),
+            In::new(buffers.df),
+            per_series_grid,
+            t,
+            y,
+            w,
+            In::new(stats_ptr),
+            Out::new(buffers.out),
+        );
+        gpu.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
     }
 }
 
@@ -383,11 +442,11 @@ impl Gpu {
                 per_series_grid: matches!(grids, BatchGrid::PerSeries { .. }),
                 out: o,
             };
+            let (nseries, nf, opts, dtype) = (batch.len(), grids.nf(), *opts, PhantomData);
+            #[rustfmt::skip]
+            let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype };
             // SAFETY: all buffers are live device allocations of the validated sizes.
-            let (nseries, samples) = (batch.len(), batch.t.len());
-            unsafe {
-                self.launch_batch::<T>(stream, &buffers, nseries, grids.nf(), opts, samples)
-            }?;
+            unsafe { op.launch(self, stream, batch.t.len()) }?;
         }
         let values = stream
             .clone_dtoh(&out)
@@ -420,85 +479,5 @@ impl Gpu {
         self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;
         self.check_device_array::<f64>("df", buffers.df, ngrids)?;
         Ok(readable)
-    }
-
-    /// The batched launch, after validation.
-    ///
-    /// # Safety
-    /// As [`LombScargleBatchOnDevice`], with every size as documented there.
-    unsafe fn launch_batch<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        samples: usize,
-    ) -> Result<()> {
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN * nseries)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        unsafe {
-            self.launch_batch_with_stats::<T>(
-                stream, buffers, nseries, nf, opts, samples, stats_ptr,
-            )
-        }
-    }
-
-    /// The batched launch with the caller's scratch: `stats` holds
-    /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
-    /// its own arena, so its memory is counted against its limit). `samples`
-    /// values can be read at t, y and weights: a series whose device offsets
-    /// leave that range (or decrease) reads nothing and its periodogram is NaN.
-    ///
-    /// # Safety
-    /// As [`LombScargleBatchOnDevice`]; `stats` as above, on this GPU.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batch_with_stats<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        samples: usize,
-        stats_ptr: CUdeviceptr,
-    ) -> Result<()> {
-        // A series' nx comes from the offsets on the device, within `samples`.
-        let samples = samples.min(i64::MAX as usize);
-        let params = LsParams::new(samples, nf, buffers.weights.is_some(), opts);
-        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
-        let w = In::new(buffers.weights.unwrap_or(0));
-        let offsets = In::new(buffers.offsets);
-        let nseries_arg = nseries as i64;
-        let per_series_grid = buffers.per_series_grid as i32;
-
-        let prepare = kernels::lombscargle_prepare::<T>();
-        let grid = self.kernel(&prepare)?.grid_for(nseries as u64, 1);
-        let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
-        self.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
-
-        let uniform = kernels::lombscargle_uniform::<T>();
-        let kernel = self.kernel(&uniform)?;
-        let per_thread = uniform_freqs_per_thread(opts);
-        let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
-        let blocks = kernel.grid_for(chunks * nseries as u64, 1);
-        let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
-        let args = (
-            params,
-            unused_grid,
-            nseries_arg,
-            offsets,
-            In::new(buffers.f0),
-            In::new(buffers.df),
-            per_series_grid,
-            t,
-            y,
-            w,
-            In::new(stats_ptr),
-            Out::new(buffers.out),
-        );
-        self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
     }
 }

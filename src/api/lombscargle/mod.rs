@@ -448,8 +448,63 @@ impl<T: Float> DeviceOperation for LombScargleOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (b, nx, freqs, opts) = (&self.buffers, self.nx, self.freqs, &self.opts);
-        unsafe { gpu.launch_periodogram::<T>(stream, b, nx, freqs, opts) }
+        let (buffers, nx, freqs, opts) = (&self.buffers, self.nx, self.freqs, &self.opts);
+        let nf = freqs.len();
+        let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
+        // Per-series statistics stay on the device: no host round trip. The
+        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let out = Out::new(buffers.out);
+
+        // One series: no offsets (the kernels then take nseries = 1 and p.nx).
+        let (nseries, offsets) = (1, In::null());
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let args = (params, nseries, offsets, t, y, w, Out::new(stats_ptr));
+        gpu.launch(&prepare, LaunchConfig::grid(1), stream, args)?;
+        let stats = In::new(stats_ptr);
+
+        match freqs {
+            DeviceFreqs::Array { ptr, .. } => {
+                let direct = kernels::lombscargle_direct::<T>();
+                let kernel = gpu.kernel(&direct)?;
+                let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
+                let grid = kernel.grid_for(nf as u64, per_block);
+                let args = (params, t, y, w, In::new(ptr), stats, out);
+                gpu.launch(&direct, LaunchConfig::grid(grid), stream, args)
+            }
+            DeviceFreqs::Uniform(grid) => {
+                let uniform = kernels::lombscargle_uniform::<T>();
+                let kernel = gpu.kernel(&uniform)?;
+                let per_thread = uniform_freqs_per_thread(opts);
+                let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
+                let grid = LsGrid {
+                    f0: grid.f0,
+                    df: grid.df,
+                };
+                // One grid for the one series: no per-series grids.
+                let (f0, df, per_series_grid) = (In::null(), In::null(), 0);
+                let args = (
+                    params,
+                    grid,
+                    nseries,
+                    offsets,
+                    f0,
+                    df,
+                    per_series_grid,
+                    t,
+                    y,
+                    w,
+                    stats,
+                    out,
+                );
+                gpu.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
+            }
+        }
     }
 }
 
@@ -483,85 +538,16 @@ impl Gpu {
                 weights: w.as_ref().map(|(ptr, _)| *ptr),
                 out: out_ptr,
             };
+            let (nx, opts, dtype) = (series.t.len(), *opts, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = LombScargleOnDevice { buffers, nx, freqs, opts, dtype };
             // SAFETY: buffers just allocated with the validated lengths.
-            unsafe { self.launch_periodogram::<T>(stream, &buffers, series.t.len(), freqs, opts) }?;
+            unsafe { op.launch(self, stream, ()) }?;
         }
         let values = stream
             .clone_dtoh(&out)
             .map_err(|e| Error::cuda("copying the periodogram back", e))?;
         Ok(Periodogram::from_interleaved(values, opts.normalize))
-    }
-
-    /// The launch itself, after validation.
-    ///
-    /// # Safety
-    /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
-    /// `T`, an array `freqs` to its `len`, and `out` to [`output_len`] writable
-    /// ones, all on this GPU, live until the work on `stream` has finished.
-    unsafe fn launch_periodogram<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &LsDeviceBuffers,
-        nx: usize,
-        freqs: DeviceFreqs,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let nf = freqs.len();
-        let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
-        // Per-series statistics stay on the device: no host round trip. The
-        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
-        let w = In::new(buffers.weights.unwrap_or(0));
-        let out = Out::new(buffers.out);
-
-        // One series: no offsets (the kernels then take nseries = 1 and p.nx).
-        let (nseries, offsets) = (1, In::null());
-        let prepare = kernels::lombscargle_prepare::<T>();
-        let args = (params, nseries, offsets, t, y, w, Out::new(stats_ptr));
-        self.launch(&prepare, LaunchConfig::grid(1), stream, args)?;
-        let stats = In::new(stats_ptr);
-
-        match freqs {
-            DeviceFreqs::Array { ptr, .. } => {
-                let direct = kernels::lombscargle_direct::<T>();
-                let kernel = self.kernel(&direct)?;
-                let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
-                let grid = kernel.grid_for(nf as u64, per_block);
-                let args = (params, t, y, w, In::new(ptr), stats, out);
-                self.launch(&direct, LaunchConfig::grid(grid), stream, args)
-            }
-            DeviceFreqs::Uniform(grid) => {
-                let uniform = kernels::lombscargle_uniform::<T>();
-                let kernel = self.kernel(&uniform)?;
-                let per_thread = uniform_freqs_per_thread(opts);
-                let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
-                let grid = LsGrid {
-                    f0: grid.f0,
-                    df: grid.df,
-                };
-                // One grid for the one series: no per-series grids.
-                let (f0, df, per_series_grid) = (In::null(), In::null(), 0);
-                let args = (
-                    params,
-                    grid,
-                    nseries,
-                    offsets,
-                    f0,
-                    df,
-                    per_series_grid,
-                    t,
-                    y,
-                    w,
-                    stats,
-                    out,
-                );
-                self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
-            }
-        }
     }
 }
 

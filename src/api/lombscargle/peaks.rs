@@ -196,9 +196,12 @@ impl<T: Float> DeviceOperation for LombScarglePeaksOnDevice<T> {
             };
             // SAFETY: checked; the scratch holds `chunk` periodograms and their stats.
             unsafe {
-                gpu.launch_batch_with_stats::<T>(
-                    stream, &shifted, count, nf, opts, samples, stats,
-                )?;
+                let chunk = LombScargleBatchOnDevice {
+                    buffers: shifted,
+                    nseries: count,
+                    ..self.batch
+                };
+                chunk.launch_with_stats(gpu, stream, samples, stats)?;
                 gpu.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
             }
         }

@@ -10,6 +10,7 @@ use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, R
 use crate::api::exec::Operation;
 use crate::api::lombscargle::batch::{
     validate_batch, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch,
+    LombScargleBatchOnDevice,
 };
 use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
@@ -171,15 +172,10 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
         // SAFETY: the caller's arena holds this layout, inputs copied in.
         unsafe {
-            gpu.launch_batch_with_stats::<T>(
-                stream,
-                &buffers,
-                r.len(),
-                nf,
-                self.opts,
-                samples,
-                at(lay.stats),
-            )?;
+            let (nseries, opts, dtype) = (r.len(), *self.opts, std::marker::PhantomData);
+            #[rustfmt::skip]
+            let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype };
+            op.launch_with_stats(gpu, stream, samples, at(lay.stats))?;
             if self.peaks {
                 let peaks = PeakBuffers {
                     index: at(lay.peak_index),
