@@ -90,13 +90,6 @@ pub struct OnBuffers<'a, O> {
     _guards: Vec<SyncOnDrop<'a>>,
 }
 
-impl<O> OnBuffers<'_, O> {
-    /// The description, as its addresses and counts.
-    pub fn op(&self) -> &O {
-        &self.op
-    }
-}
-
 /// The guards of the buffers of one call, collected while its description
 /// is made from cudarc buffers.
 pub(crate) struct Guards<'a> {
