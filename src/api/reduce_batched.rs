@@ -4,10 +4,10 @@
 //! kernels overlap ([`StreamedNormalize`]).
 //!
 //! What is guaranteed for the one-call batch: each array's sum has exactly
-//! the bits [`Kernpack::sum`] / [`Gpu::sum`] gives for that array alone (same
+//! the bits [`Kernpack::sum`] on a GPU gives for that array alone (same
 //! chunks, same order: csrc/reduce.cuh), on every run, and each value becomes
 //! `x * (1 / sum)` computed in f64 and rounded once to `T`, the arithmetic of
-//! the single-array normalise. The single-array [`Gpu::normalize`] may take a
+//! the single-array normalise. The single-array [`Kernpack::normalize`] may take a
 //! fused path for arrays that fit in L2, which adds its partial sums in
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend each array's sum has the bits of the CPU

@@ -349,7 +349,7 @@ pub struct BatchDeviceBuffers {
     pub f0: CUdeviceptr,
     pub df: CUdeviceptr,
     pub per_series_grid: bool,
-    /// nseries x [`output_len`]`(nf)` values.
+    /// nseries x `output_len(nf)` values.
     pub out: CUdeviceptr,
 }
 

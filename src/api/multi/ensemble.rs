@@ -133,7 +133,7 @@ struct EnsembleOut<'o, T> {
 
 impl MultiGpu {
     /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
-    /// what [`Gpu::lorenz96`] gives on one GPU of the same model.
+    /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one GPU of the same model.
     pub fn lorenz96<T: Float>(
         &self,
         p: &Lorenz96Params,
@@ -168,7 +168,7 @@ impl MultiGpu {
     }
 
     /// Lorenz 2005 Model II / III on every GPU of this handle; as
-    /// [`MultiGpu::lorenz96`] against [`Gpu::lorenz05`].
+    /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
     pub fn lorenz05<T: Float>(
         &self,
         p: &Lorenz05Params,

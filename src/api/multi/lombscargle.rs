@@ -243,7 +243,7 @@ impl<T: Float> LsJob<'_, T> {
 
 impl MultiGpu {
     /// One periodogram per series of `batch`, in input order, on every GPU of
-    /// this handle: bitwise what [`Gpu::lombscargle_batch`] gives on one GPU
+    /// this handle: bitwise what [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch) gives on one GPU
     /// of the same model (see the module documentation). Validated as the
     /// one-GPU call validates, before any GPU work.
     pub fn lombscargle_batch<T: Float>(

@@ -134,7 +134,7 @@ struct NormalizeOut<'o, T> {
 impl MultiGpu {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
     /// every GPU of this handle, arrays split by their lengths: bitwise what
-    /// [`Gpu::normalize_batched`] gives on one GPU of the same model. `x` is
+    /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched) gives on one GPU of the same model. `x` is
     /// written only when every GPU has succeeded (the results are gathered
     /// in a scratch copy of `x` first). Bad offsets are an error before any
     /// GPU work.
