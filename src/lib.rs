@@ -25,11 +25,23 @@ pub mod reference;
 #[cfg(test)]
 mod test_rng;
 
-pub use api::fg::{FgOptions, FgPath, FgRun};
-pub use api::lombscargle::{LombScargleOptions, Normalize, Periodogram, Series};
-pub use api::lorenz::{Ensemble, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+pub use api::device::{DeviceOperation, OnBuffers};
+pub use api::fg::{FgOnDevice, FgOptions, FgPath, FgRun};
+pub use api::lombscargle::batch::LombScargleBatchOnDevice;
+pub use api::lombscargle::peaks::LombScarglePeaksOnDevice;
+pub use api::lombscargle::{
+    LombScargleOnDevice, LombScargleOptions, Normalize, Periodogram, Series,
+};
+pub use api::lorenz::{
+    Ensemble, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
+    WindowSumOnDevice,
+};
 pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
-pub use api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
+pub use api::reduce::{NormalizeOnDevice, SumOnDevice};
+pub use api::reduce_batched::NormalizeBatchedOnDevice;
+pub use api::stencil::{
+    BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE,
+};
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};
 pub use float::{Complex, Float};

@@ -12,7 +12,7 @@
 //!   what the call writes), [`check_periodogram_len`], [`check_trajectory_len`].
 //! - Device memory: [`device`] refuses NULL; [`check_device`] checks a span
 //!   against the driver's record of the GPU's allocations (as the safe API's
-//!   `Gpu::*_raw` entry points do for every buffer they are given).
+//!   device path, `Gpu::enqueue`, does for every buffer it is given).
 //! - Streams: [`stream`] wraps the caller's `CUstream` for cudarc.
 //!
 //! It also holds what both bindings do with results, so that neither keeps a

@@ -8,7 +8,8 @@ use std::str::FromStr;
 use common::{gpu_or_skip, proptest_cases, Rng};
 use kernpack::reference::stencil;
 use kernpack::{
-    Backend, BoundaryMode, BoxFilterOptions, Error, Float, ImageLayout, Kernpack, MAX_BOX_SIZE,
+    Backend, BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, Error, Float, ImageLayout,
+    Kernpack, MAX_BOX_SIZE,
 };
 use proptest::prelude::*;
 
@@ -425,7 +426,14 @@ fn gpu_rejects_overlapping_device_buffers() {
     let (ptr, _guard) = cudarc::driver::DevicePtr::device_ptr(&buf, stream);
     // SAFETY: both ranges lie inside the 200-element buffer.
     let err = unsafe {
-        gpu.box_filter_raw::<f32>(stream, ptr, ptr + 40, &layout, &BoxFilterOptions::default())
+        let op = BoxFilterOnDevice::<f32> {
+            input: ptr,
+            output: ptr + 40,
+            layout,
+            opts: BoxFilterOptions::default(),
+            dtype: std::marker::PhantomData,
+        };
+        gpu.enqueue(stream, &op)
     }
     .unwrap_err();
     assert!(err.to_string().contains("overlap"), "{err}");

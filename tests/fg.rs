@@ -5,7 +5,7 @@ mod common;
 
 use common::{gpu_or_skip, Rng};
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
-use kernpack::{Backend, Complex, Error, FgOptions, FgPath, FgRun, Float, Kernpack};
+use kernpack::{Backend, Complex, Error, FgOnDevice, FgOptions, FgPath, FgRun, Float, Kernpack};
 use proptest::prelude::*;
 
 fn c<T: Float>(re: f64, im: f64) -> Complex<T> {
@@ -355,17 +355,10 @@ fn device_run<T: Float>(
     let mut dd = stream
         .clone_htod(&vec![T::from_f64(f64::NAN); 2 * (steps + 1)])
         .unwrap();
-    gpu.fg_integrate_device(
-        stream,
-        n,
-        &mut df,
-        &mut dg,
-        d0,
-        dt,
-        steps,
-        &mut dd,
-        &opts(path),
-    )?;
+    let call = FgOnDevice::new(n, d0, dt, steps, opts(path));
+    gpu.enqueue_buffers(FgOnDevice::buffers(
+        stream, &call, &mut df, &mut dg, &mut dd,
+    )?)?;
     Ok(FgRun {
         delta: complexes(&stream.clone_dtoh(&dd).unwrap()),
         f: complexes(&stream.clone_dtoh(&df).unwrap()),
@@ -429,19 +422,16 @@ fn gpu_device_call_rejects_bad_lengths_and_changes_nothing() {
     let mut dd = stream.clone_htod(&poison).unwrap();
     let o = FgOptions::default();
     let d0 = c::<f32>(1.0, 0.0);
+    let mut run = |n, dt, steps| {
+        let call = FgOnDevice::new(n, d0, dt, steps, o);
+        gpu.enqueue_buffers(FgOnDevice::buffers(
+            stream, &call, &mut df, &mut dg, &mut dd,
+        )?)
+    };
     // delta holds 4 complex values: 3 steps fit, 4 do not.
-    expect_invalid(
-        gpu.fg_integrate_device(stream, 4, &mut df, &mut dg, d0, 1e-3, 4, &mut dd, &o),
-        "delta holds 8",
-    );
-    expect_invalid(
-        gpu.fg_integrate_device(stream, 5, &mut df, &mut dg, d0, 1e-3, 3, &mut dd, &o),
-        "F holds 32",
-    );
-    expect_invalid(
-        gpu.fg_integrate_device(stream, 4, &mut df, &mut dg, d0, f32::NAN, 3, &mut dd, &o),
-        "dt",
-    );
+    expect_invalid(run(4, 1e-3, 4), "delta holds 8");
+    expect_invalid(run(5, 1e-3, 3), "F holds 32");
+    expect_invalid(run(4, f32::NAN, 3), "dt");
     assert!(same_bits(&complexes(&stream.clone_dtoh(&df).unwrap()), &f));
     assert!(same_bits(&complexes(&stream.clone_dtoh(&dg).unwrap()), &g));
     assert!(stream.clone_dtoh(&dd).unwrap().iter().all(|v| v.is_nan()));

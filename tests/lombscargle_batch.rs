@@ -7,7 +7,8 @@ use kernpack::api::lombscargle::batch::{validate_batch, Batch, BatchDeviceBuffer
 use kernpack::api::lombscargle::peaks::{Peak, PeakBuffers};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{
-    Backend, Float, Kernpack, LombScargleOptions, MultiGpu, MultiGpuOptions, Normalize,
+    Backend, Float, Kernpack, LombScargleBatchOnDevice, LombScargleOptions,
+    LombScarglePeaksOnDevice, MultiGpu, MultiGpuOptions, Normalize,
 };
 
 fn batch<'a, T>(t: &'a [T], y: &'a [T], w: &'a [T], offsets: &'a [usize]) -> Batch<'a, T> {
@@ -252,8 +253,20 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
         // The device peaks of `b` into `p`, in scratch of `scratch` bytes
         // (None: the default). SAFETY: every buffer here is a live device
         // allocation of the documented size.
+        let batch = |buffers: BatchDeviceBuffers| LombScargleBatchOnDevice::<T> {
+            buffers,
+            nseries,
+            nf: grids.nf(),
+            opts,
+            dtype: std::marker::PhantomData,
+        };
         let device_peaks = |b: &BatchDeviceBuffers, p: &PeakBuffers, scratch: Option<usize>| unsafe {
-            gpu.lombscargle_batch_peaks_raw::<T>(stream, b, nseries, grids.nf(), &opts, p, scratch)
+            let op = LombScarglePeaksOnDevice {
+                batch: batch(*b),
+                peaks: *p,
+                max_scratch_bytes: scratch,
+            };
+            gpu.enqueue(stream, &op)
         };
         let per_series = grids.nf() * std::mem::size_of::<T>() * if amplitude { 2 } else { 1 };
         device_peaks(&buffers, &peaks, Some(7 * per_series)).unwrap();
@@ -296,8 +309,7 @@ fn gpu_peaks_are_those_of_the_periodograms<T: Float>(normalize: Normalize, float
             out: ptr(both.device_ptr(stream)),
             ..buffers
         };
-        let e = unsafe { gpu.lombscargle_batch_raw::<T>(stream, &out, nseries, grids.nf(), &opts) }
-            .unwrap_err();
+        let e = unsafe { gpu.enqueue(stream, &batch(out)) }.unwrap_err();
         assert!(e.to_string().contains("out and t overlap"), "{e}");
         assert_eq!(stream.clone_dtoh(&dt).unwrap(), t, "t written over");
         assert_eq!(

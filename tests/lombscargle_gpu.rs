@@ -8,7 +8,7 @@ use std::sync::Arc;
 use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, Kernpack, LombScargleOptions, Normalize, Series};
+use kernpack::{Float, Gpu, Kernpack, LombScargleOnDevice, LombScargleOptions, Normalize, Series};
 use proptest::prelude::*;
 
 /// A random case: everything derived from `seed`, so a failure reproduces.
@@ -112,8 +112,9 @@ fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
     let mut out = stream
         .clone_htod(&vec![T::from_f64(f64::NAN); n_out])
         .unwrap();
-    gpu.lombscargle_device(stream, &dt, &dy, dw.as_ref(), &df, &mut out, &case.opts)
-        .unwrap();
+    let call =
+        LombScargleOnDevice::buffers(stream, &dt, &dy, dw.as_ref(), &df, &mut out, &case.opts);
+    gpu.enqueue_buffers(call.unwrap()).unwrap();
     let got: Vec<f64> = stream
         .clone_dtoh(&out)
         .unwrap()
@@ -300,15 +301,17 @@ fn gpu_device_api_rejects_bad_shapes_and_leaves_output_alone() {
     let poison = vec![-7.0f32; 2];
     let mut out = stream.clone_htod(&poison).unwrap();
     let opts = LombScargleOptions::default();
-    let err = gpu
-        .lombscargle_device(stream, &t, &y, None, &f, &mut out, &opts)
+    let err = LombScargleOnDevice::buffers(stream, &t, &y, None, &f, &mut out, &opts)
+        .and_then(|call| gpu.enqueue_buffers(call))
         .unwrap_err();
     assert!(err.to_string().contains("y has 2"), "{err}");
     let y3 = stream.clone_htod(&[1.0f32, -1.0, 0.5]).unwrap();
     let mut short = stream.clone_htod(&[-7.0f32; 1]).unwrap();
-    assert!(gpu
-        .lombscargle_device(stream, &t, &y3, None, &f, &mut short, &opts)
-        .is_err());
+    assert!(
+        LombScargleOnDevice::buffers(stream, &t, &y3, None, &f, &mut short, &opts)
+            .and_then(|call| gpu.enqueue_buffers(call))
+            .is_err()
+    );
     assert_eq!(stream.clone_dtoh(&out).unwrap(), poison);
     assert_eq!(stream.clone_dtoh(&short).unwrap(), vec![-7.0f32]);
 }

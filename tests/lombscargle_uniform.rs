@@ -9,7 +9,7 @@ use std::sync::Arc;
 use common::{flat, gpu_or_skip, options, Rng};
 use kernpack::api::lombscargle::{output_len, validate_uniform, UniformGrid};
 use kernpack::reference::lombscargle::lombscargle as reference;
-use kernpack::{Float, Gpu, Kernpack, LombScargleOptions, Series};
+use kernpack::{Float, Gpu, Kernpack, LombScargleOnDevice, LombScargleOptions, Series};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -77,7 +77,7 @@ fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
     let mut out = stream
         .clone_htod(&vec![T::from_f64(f64::NAN); n_out])
         .unwrap();
-    gpu.lombscargle_uniform_device(
+    let call = LombScargleOnDevice::uniform_buffers(
         stream,
         &dt,
         &dy,
@@ -85,8 +85,8 @@ fn run<T: Float>(gpu: &Arc<Gpu>, case: &Case) -> (Vec<f64>, Vec<f64>) {
         &case.grid,
         &mut out,
         &case.opts,
-    )
-    .unwrap();
+    );
+    gpu.enqueue_buffers(call.unwrap()).unwrap();
     let got: Vec<f64> = stream
         .clone_dtoh(&out)
         .unwrap()

@@ -8,7 +8,8 @@ use cudarc::driver::CudaSlice;
 use kernpack::api::lorenz::{dart_initial_state, frame_count};
 use kernpack::reference::lorenz::{self as reference, model3_weights, Lorenz05Work};
 use kernpack::{
-    Backend, Error, Float, Gpu, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+    Backend, Error, Float, Gpu, Kernpack, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params,
+    Lorenz96OnDevice, Lorenz96Params, WindowSumOnDevice,
 };
 use proptest::prelude::*;
 
@@ -487,16 +488,17 @@ fn check_l05<T: Float>(
         every,
         want,
         |d_in, out, traj| {
-            gpu.lorenz05_device(
+            let call = Lorenz05OnDevice {
+                sites_per_thread,
+                ..Lorenz05OnDevice::new(*p, steps, every)
+            };
+            gpu.enqueue_buffers(Lorenz05OnDevice::buffers(
                 gpu.stream(),
-                p,
+                &call,
                 d_in,
                 out,
                 traj,
-                steps,
-                every,
-                sites_per_thread,
-            )
+            )?)
         },
     )
 }
@@ -517,7 +519,19 @@ fn check_l96<T: Float>(
         steps,
         every,
         want,
-        |d_in, out, traj| gpu.lorenz96_device(gpu.stream(), p, d_in, out, traj, steps, every, mpb),
+        |d_in, out, traj| {
+            let call = Lorenz96OnDevice {
+                members_per_block: mpb,
+                ..Lorenz96OnDevice::new(*p, steps, every)
+            };
+            gpu.enqueue_buffers(Lorenz96OnDevice::buffers(
+                gpu.stream(),
+                &call,
+                d_in,
+                out,
+                traj,
+            )?)
+        },
     )
 }
 
@@ -630,8 +644,10 @@ fn window_case<T: Float>(
         stream.clone_htod(&w).unwrap(),
     );
     let mut out = poisoned::<T>(gpu, x.len());
-    gpu.window_sum_device(stream, &dx, &dw, &mut out, rows, n, pitch)
-        .unwrap();
+    gpu.enqueue_buffers(
+        WindowSumOnDevice::buffers(stream, &dx, &dw, &mut out, rows, n, pitch).unwrap(),
+    )
+    .unwrap();
     let got = stream.clone_dtoh(&out).unwrap();
     let wsum: f64 = w.iter().map(|v| v.to_f64().abs()).sum::<f64>() * 2.0;
     for r in 0..rows {
@@ -710,25 +726,25 @@ fn gpu_rejects_bad_buffers_and_sizes() {
         .clone_htod(&dart_initial_state(p.n, p.forcing))
         .unwrap();
     let mut short = poisoned::<f64>(&gpu, p.n - 1);
-    let err = gpu
-        .lorenz05_device(stream, &p, &z, &mut short, None, 1, 0, None)
-        .unwrap_err();
+    // The run of `call` on `z` into `out`, as the device path takes it.
+    let l05 = |call: Lorenz05OnDevice<f64>, out: &mut CudaSlice<f64>| {
+        gpu.enqueue_buffers(Lorenz05OnDevice::buffers(stream, &call, &z, out, None)?)
+    };
+    let err = l05(Lorenz05OnDevice::new(p, 1, 0), &mut short).unwrap_err();
     assert!(err.to_string().contains("out holds"), "{err}");
     let mut out = poisoned::<f64>(&gpu, p.n);
-    let err = gpu
-        .lorenz05_device(stream, &p, &z, &mut out, None, 4, 2, None)
-        .unwrap_err();
+    let err = l05(Lorenz05OnDevice::new(p, 4, 2), &mut out).unwrap_err();
     assert!(err.to_string().contains("trajectory buffer"), "{err}");
     // A specialised kernel asked for where none covers the parameters.
     let mut out2 = poisoned::<f64>(&gpu, p.n);
     let off = Lorenz05Params { j: 11, ..p };
-    let err = gpu
-        .lorenz05_device(stream, &off, &z, &mut out2, None, 1, 0, Some(4))
-        .unwrap_err();
+    let spt = |p, sites| Lorenz05OnDevice {
+        sites_per_thread: Some(sites),
+        ..Lorenz05OnDevice::new(p, 1, 0)
+    };
+    let err = l05(spt(off, 4), &mut out2).unwrap_err();
     assert!(err.to_string().contains("specialised"), "{err}");
-    let err = gpu
-        .lorenz05_device(stream, &p, &z, &mut out2, None, 1, 0, Some(3))
-        .unwrap_err();
+    let err = l05(spt(p, 3), &mut out2).unwrap_err();
     assert!(err.to_string().contains("sites_per_thread = 3"), "{err}");
     assert!(
         stream.clone_dtoh(&out2).unwrap().iter().all(|v| v.is_nan()),

@@ -27,8 +27,9 @@ use kernpack::api::lorenz::EnsembleRun;
 use kernpack::api::multi::GpuProfile;
 use kernpack::api::reduce_batched::NormalizeBatched;
 use kernpack::{
-    Error, Float, Gpu, Kernpack, LombScargleOptions, Lorenz05Model, Lorenz05Params, Lorenz96Params,
-    MultiGpu, MultiGpuOptions, Normalize, Periodogram,
+    Error, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOptions,
+    LombScarglePeaksOnDevice, Lorenz05Model, Lorenz05Params, Lorenz96Params, MultiGpu,
+    MultiGpuOptions, Normalize, Periodogram,
 };
 
 // ---- gating ----
@@ -791,15 +792,19 @@ fn bench_multi_gpu_peaks() {
             stream.synchronize().unwrap();
             let started = Instant::now();
             unsafe {
-                gpu.lombscargle_batch_peaks_raw::<f32>(
-                    stream,
-                    &buffers,
-                    n,
+                let batch = LombScargleBatchOnDevice::<f32> {
+                    buffers,
+                    nseries: n,
                     nf,
-                    &opts,
-                    &peak_buffers,
-                    None,
-                )
+                    opts,
+                    dtype: std::marker::PhantomData,
+                };
+                let op = LombScarglePeaksOnDevice {
+                    batch,
+                    peaks: peak_buffers,
+                    max_scratch_bytes: None,
+                };
+                gpu.enqueue(stream, &op)
             }
             .unwrap();
             stream.synchronize().unwrap();
@@ -812,7 +817,7 @@ fn bench_multi_gpu_peaks() {
             .zip(&results[0].0)
             .all(|(&i, p)| p.map(|p| p.index as i64) == Some(i)));
         println!(
-            "  {n:>8} series on the device already (Gpu::lombscargle_batch_peaks_raw, best of 3): \
+            "  {n:>8} series on the device already (LombScarglePeaksOnDevice, best of 3): \
              {best:.3} s, {:.0} light curves/s; the host pipeline's first call ran at {:.0}% of it",
             n as f64 / best,
             100.0 * best * results[0].1 / n as f64

@@ -3,7 +3,7 @@ mod common;
 
 use common::{gpu_or_skip, Rng};
 use kernpack::reference::reduce;
-use kernpack::{Backend, Error, Float, Kernpack};
+use kernpack::{Backend, Error, Float, Kernpack, NormalizeOnDevice};
 use proptest::prelude::*;
 
 fn data<T: Float>(seed: u64, n: usize, offset: f64) -> Vec<T> {
@@ -130,8 +130,10 @@ fn gpu_normalize_matches_the_reference_and_rejects_bad_sums() {
     let mut dx = stream.clone_htod(&[3.0f32, f32::NAN, 1.0]).unwrap();
     let mut sum = stream.alloc_zeros::<f64>(1).unwrap();
     let mut status = stream.alloc_zeros::<i32>(1).unwrap();
-    gpu.normalize_device(stream, &mut dx, &mut sum, &mut status)
-        .unwrap();
+    gpu.enqueue_buffers(
+        NormalizeOnDevice::buffers(stream, &mut dx, &mut sum, &mut status).unwrap(),
+    )
+    .unwrap();
     assert_eq!(stream.clone_dtoh(&status).unwrap(), vec![1]);
     let back = stream.clone_dtoh(&dx).unwrap();
     assert!(back[0] == 3.0 && back[1].is_nan() && back[2] == 1.0);
@@ -149,8 +151,10 @@ fn gpu_normalize_of_an_unaligned_view_matches_the_reference() {
     let mut status = stream.alloc_zeros::<i32>(1).unwrap();
     // Elements 1.. start 4 bytes into the allocation: the scalar path.
     let mut view = dx.slice_mut(1..);
-    gpu.normalize_device(stream, &mut view, &mut sum, &mut status)
-        .unwrap();
+    gpu.enqueue_buffers(
+        NormalizeOnDevice::buffers(stream, &mut view, &mut sum, &mut status).unwrap(),
+    )
+    .unwrap();
     assert_eq!(stream.clone_dtoh(&status).unwrap(), vec![0]);
     let got = stream.clone_dtoh(&dx).unwrap();
     let mut want = x.clone();

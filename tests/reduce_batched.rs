@@ -9,7 +9,7 @@ use kernpack::api::reduce_batched::{
 };
 use kernpack::reference::reduce;
 use kernpack::reference::reduce::normalize_batched as reference_batched;
-use kernpack::{Backend, Error, Float, Kernpack};
+use kernpack::{Backend, Error, Float, Kernpack, NormalizeBatchedOnDevice};
 use proptest::prelude::*;
 
 /// What kind of array a case draws.
@@ -310,8 +310,8 @@ fn gpu_batched_device_statuses_and_bad_offsets() {
     let doff = stream.clone_htod(&offsets64).unwrap();
     let mut sums = stream.clone_htod(&vec![f64::NAN; 1000]).unwrap();
     let mut status = stream.clone_htod(&vec![-7i32; 1000]).unwrap();
-    gpu.normalize_batched_device(&stream, &mut dx, &doff, &mut sums, &mut status)
-        .unwrap();
+    let call = NormalizeBatchedOnDevice::buffers(&stream, &mut dx, &doff, &mut sums, &mut status);
+    gpu.enqueue_buffers(call.unwrap()).unwrap();
     let (got, got_status) = (
         stream.clone_dtoh(&dx).unwrap(),
         stream.clone_dtoh(&status).unwrap(),
@@ -350,8 +350,8 @@ fn gpu_batched_device_statuses_and_bad_offsets() {
     bad[500] = x.len() as i64 + 5;
     let dbad = stream.clone_htod(&bad).unwrap();
     let mut dx = stream.clone_htod(&x).unwrap();
-    gpu.normalize_batched_device(&stream, &mut dx, &dbad, &mut sums, &mut status)
-        .unwrap();
+    let call = NormalizeBatchedOnDevice::buffers(&stream, &mut dx, &dbad, &mut sums, &mut status);
+    gpu.enqueue_buffers(call.unwrap()).unwrap();
     assert!(same_bits(&stream.clone_dtoh(&dx).unwrap(), &x));
     assert!(stream
         .clone_dtoh(&status)
@@ -362,8 +362,8 @@ fn gpu_batched_device_statuses_and_bad_offsets() {
 
     // Too few sums for the arrays: an error before any launch.
     let mut short = stream.alloc_zeros::<f64>(10).unwrap();
-    let err = gpu
-        .normalize_batched_device(&stream, &mut dx, &doff, &mut short, &mut status)
+    let err = NormalizeBatchedOnDevice::buffers(&stream, &mut dx, &doff, &mut short, &mut status)
+        .and_then(|call| gpu.enqueue_buffers(call))
         .unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
 }

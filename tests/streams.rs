@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use common::{gpu_or_skip, Rng};
 use kernpack::api::reduce_batched::StreamedNormalize;
 use kernpack::api::streams::{elapsed_ms, time, GpuTimer};
-use kernpack::{Error, Float, Kernpack, LombScargleOptions};
+use kernpack::{
+    Error, Float, Kernpack, LombScargleOnDevice, LombScargleOptions, NormalizeBatchedOnDevice,
+    NormalizeOnDevice, SumOnDevice,
+};
 
 /// The tests of this file one at a time: a driver call that synchronises
 /// (allocating or freeing pinned or device memory, creating a stream) from
@@ -49,14 +52,21 @@ fn timer_measures_real_work_and_unrecorded_events_are_errors() {
     let mut status = stream.alloc_zeros::<i32>(1).unwrap();
 
     let timer = GpuTimer::start(&stream).unwrap();
-    gpu.normalize_device(&stream, &mut x, &mut sum, &mut status)
-        .unwrap();
+    gpu.enqueue_buffers(
+        NormalizeOnDevice::buffers(&stream, &mut x, &mut sum, &mut status).unwrap(),
+    )
+    .unwrap();
     let ms = timer.stop().unwrap();
     // 80 MB read twice and written once: microseconds at least, seconds never.
     assert!(ms > 0.0 && ms < 10_000.0, "{ms} ms");
 
     let ((), ms2) = time(&stream, || {
-        gpu.normalize_device(&stream, &mut x, &mut sum, &mut status)
+        gpu.enqueue_buffers(NormalizeOnDevice::buffers(
+            &stream,
+            &mut x,
+            &mut sum,
+            &mut status,
+        )?)
     })
     .unwrap();
     assert!(ms2 > 0.0, "{ms2} ms");
@@ -146,23 +156,23 @@ fn device_calls_do_not_synchronise() {
         stream.alloc_zeros::<i32>(1).unwrap(),
     );
     let mut calls = || {
-        gpu.sum_device(&stream, &x_big, &mut sum).unwrap();
-        gpu.normalize_device(&stream, &mut x_big, &mut sum, &mut one_status)
-            .unwrap();
-        gpu.normalize_device(&stream, &mut x_small, &mut sum, &mut one_status)
-            .unwrap();
-        gpu.normalize_batched_device(&stream, &mut x_small, &offsets, &mut sums, &mut status)
-            .unwrap();
-        gpu.lombscargle_device(
+        let call = SumOnDevice::buffers(&stream, &x_big, &mut sum);
+        gpu.enqueue_buffers(call.unwrap()).unwrap();
+        let call = NormalizeOnDevice::buffers(&stream, &mut x_big, &mut sum, &mut one_status);
+        gpu.enqueue_buffers(call.unwrap()).unwrap();
+        let call = NormalizeOnDevice::buffers(&stream, &mut x_small, &mut sum, &mut one_status);
+        gpu.enqueue_buffers(call.unwrap()).unwrap();
+        let call = NormalizeBatchedOnDevice::buffers(
             &stream,
-            &t,
-            &y,
-            None,
-            &freqs,
-            &mut pgram,
-            &LombScargleOptions::default(),
-        )
-        .unwrap();
+            &mut x_small,
+            &offsets,
+            &mut sums,
+            &mut status,
+        );
+        gpu.enqueue_buffers(call.unwrap()).unwrap();
+        let opts = LombScargleOptions::default();
+        let call = LombScargleOnDevice::buffers(&stream, &t, &y, None, &freqs, &mut pgram, &opts);
+        gpu.enqueue_buffers(call.unwrap()).unwrap();
     };
     // JIT-compiled PTX (CUDA_FORCE_PTX_JIT=1, or a GPU with no SASS here):
     // the driver puts each kernel on the GPU at its first launch, which waits

@@ -5,12 +5,16 @@
 //! `--backend cpu`, each times the CPU backend instead: wall-clock medians on
 //! host slices, against a threaded host copy of the same bytes (the memory
 //! roofline) where the work is memory-bound; same inputs and RESULT lines.
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::{output_len, UniformGrid};
-use kernpack::{Backend, Float, Gpu, Kernpack, LombScargleOptions, Periodogram, Series};
+use kernpack::{
+    Backend, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOnDevice,
+    LombScargleOptions, NormalizeOnDevice, Periodogram, Series, SumOnDevice,
+};
 
 use crate::io::{check_output, read_raw_f64, write_raw_f64};
 use crate::memory::check_room;
@@ -147,9 +151,14 @@ fn bench<T: Float>(
     let started = Instant::now();
     let gpu = Gpu::get(0).map_err(err)?;
     type Buf<T> = cudarc::driver::CudaSlice<T>;
-    let run = |out: &mut Buf<T>, dt: &Buf<T>, dy: &Buf<T>, df: &Buf<T>| match &grid {
-        Some(grid) => gpu.lombscargle_uniform_device(gpu.stream(), dt, dy, None, grid, out, opts),
-        None => gpu.lombscargle_device(gpu.stream(), dt, dy, None, df, out, opts),
+    let run = |out: &mut Buf<T>, dt: &Buf<T>, dy: &Buf<T>, df: &Buf<T>| {
+        let stream = gpu.stream();
+        gpu.enqueue_buffers(match &grid {
+            Some(grid) => {
+                LombScargleOnDevice::uniform_buffers(stream, dt, dy, None, grid, out, opts)
+            }
+            None => LombScargleOnDevice::buffers(stream, dt, dy, None, df, out, opts),
+        }?)
     };
     let context = started.elapsed().as_secs_f64() * 1e3;
     let stream = gpu.stream();
@@ -401,9 +410,9 @@ fn bench_batch<T: Float>(
         out: o,
     };
     // SAFETY: every buffer above is live for the whole measurement.
-    let batch_ms = event_median(&gpu, reps, || unsafe {
-        gpu.lombscargle_batch_raw::<T>(stream, &buffers, nseries, nf, opts)
-    })?;
+    #[rustfmt::skip]
+    let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts: *opts, dtype: PhantomData };
+    let batch_ms = event_median(&gpu, reps, || unsafe { gpu.enqueue(stream, &op) })?;
     let batch_rate = t.len() as f64 * nf as f64 / (batch_ms * 1e-3);
 
     // The same kernel on one long series: nx = 1024, nf = 2^20.
@@ -418,7 +427,9 @@ fn bench_batch<T: Float>(
         .alloc_zeros::<T>(output_len(grid.nf, opts))
         .map_err(cuda)?;
     let single_ms = event_median(&gpu, reps, || {
-        gpu.lombscargle_uniform_device(stream, &st, &sy, None, &grid, &mut sout, opts)
+        let call =
+            LombScargleOnDevice::uniform_buffers(stream, &st, &sy, None, &grid, &mut sout, opts);
+        gpu.enqueue_buffers(call?)
     })?;
     let single_rate = 1024.0 * grid.nf as f64 / (single_ms * 1e-3);
     say!(
@@ -501,10 +512,17 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
             .memcpy_dtod(&x, &mut copy)
             .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
-    let sum_ms = event_median(&gpu, reps, || gpu.sum_device(stream, &x, &mut sum))?;
+    let sum_ms = event_median(&gpu, reps, || {
+        gpu.enqueue_buffers(SumOnDevice::buffers(stream, &x, &mut sum)?)
+    })?;
     // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).
     let norm_ms = event_median(&gpu, reps, || {
-        gpu.normalize_device(stream, &mut y, &mut sum, &mut status)
+        gpu.enqueue_buffers(NormalizeOnDevice::buffers(
+            stream,
+            &mut y,
+            &mut sum,
+            &mut status,
+        )?)
     })?;
     let copy_bw = 2.0 * bytes / (copy_ms * 1e-3);
     say!(
@@ -514,10 +532,11 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
         (bytes / (sum_ms * 1e-3)) / copy_bw,
         (3.0 * bytes / copy_bw) / (norm_ms * 1e-3)
     );
-    // The host cost of the raw entry point's pointer checks (the C ABI's and
-    // Python's device path): enqueueing the same sum through cudarc buffers
-    // (no checks) and through raw pointers (two checked against the driver),
-    // wall clock per call, median of 7 rounds of 2000 calls each.
+    // The host cost of the device path's pointer checks: enqueueing the same
+    // sum through cudarc buffers (guards, then the two pointers checked
+    // against the driver) and through raw pointers (the C ABI's and Python's
+    // path: the checks alone), wall clock per call, median of 7 rounds of
+    // 2000 calls each.
     let (x_ptr, sum_ptr) = {
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         (x.device_ptr(stream).0, sum.device_ptr_mut(stream).0)
@@ -536,9 +555,12 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
         rounds.sort_by(f64::total_cmp);
         Ok(rounds[3])
     };
-    let buffers_us = per_call_us(&mut || gpu.sum_device(stream, &x, &mut sum))?;
+    let buffers_us =
+        per_call_us(&mut || gpu.enqueue_buffers(SumOnDevice::buffers(stream, &x, &mut sum)?))?;
+    #[rustfmt::skip]
+    let op = SumOnDevice::<T> { x: x_ptr, n, sum: sum_ptr, dtype: PhantomData };
     // SAFETY: x and sum are live allocations of this GPU holding n and 1 values.
-    let raw_us = per_call_us(&mut || unsafe { gpu.sum_raw::<T>(stream, x_ptr, n, sum_ptr) })?;
+    let raw_us = per_call_us(&mut || unsafe { gpu.enqueue(stream, &op) })?;
     // One pointer check alone (cuPointerGetAttributes and the range test).
     let check_us = per_call_us(&mut || gpu.check_device_array::<T>("x", x_ptr, n))?;
     say!(
@@ -614,7 +636,7 @@ pub struct BenchLorenzArgs {
 /// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
 pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     use kernpack::api::lorenz::dart_initial_state;
-    use kernpack::{Lorenz05Params, Lorenz96Params};
+    use kernpack::{Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params};
     let l96 = family == "lorenz96";
     let on_cpu = args.backend == BenchBackend::Cpu;
     let d05 = Lorenz05Params::default();
@@ -680,9 +702,21 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
         let started = Instant::now();
         let mut run = || {
             if l96 {
-                gpu.lorenz96_device(stream, p96, &d_in, &mut out, None, steps, 0, mpb)
+                let call = Lorenz96OnDevice {
+                    members_per_block: mpb,
+                    ..Lorenz96OnDevice::new(*p96, steps, 0)
+                };
+                gpu.enqueue_buffers(Lorenz96OnDevice::buffers(
+                    stream, &call, &d_in, &mut out, None,
+                )?)
             } else {
-                gpu.lorenz05_device(stream, p05, &d_in, &mut out, None, steps, 0, spt)
+                let call = Lorenz05OnDevice {
+                    sites_per_thread: spt,
+                    ..Lorenz05OnDevice::new(*p05, steps, 0)
+                };
+                gpu.enqueue_buffers(Lorenz05OnDevice::buffers(
+                    stream, &call, &d_in, &mut out, None,
+                )?)
             }
         };
         run().map_err(|e| e.to_string())?;

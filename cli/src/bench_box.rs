@@ -3,7 +3,9 @@
 //! the same process. benches/compare_stencil.py runs it beside cupyx and Numba.
 //! With `--backend cpu`: the CPU backend, wall clock, against a threaded host
 //! copy of the same image.
-use kernpack::{Backend, BoundaryMode, BoxFilterOptions, Float, Gpu, ImageLayout, Kernpack};
+use kernpack::{
+    Backend, BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, Float, Gpu, ImageLayout, Kernpack,
+};
 
 use crate::options::{BenchBackend, Dtype};
 use crate::synthetic::Uniform;
@@ -107,7 +109,8 @@ fn bench<T: Float>(
             .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
     let filter_ms = event_median(&gpu, reps, || {
-        gpu.box_filter_device(stream, &input, &mut output, &layout, opts)
+        let call = BoxFilterOnDevice::buffers(stream, &input, &mut output, &layout, opts);
+        gpu.enqueue_buffers(call?)
     })?;
     let bytes = 2.0 * (host.len() * std::mem::size_of::<T>()) as f64;
     say!(

@@ -4,7 +4,7 @@
 //! normalize-batched`: one batched call against a loop of single calls.
 use kernpack::api::reduce_batched::{ArrayTimeline, StreamedNormalize};
 use kernpack::api::streams::time;
-use kernpack::{Float, Gpu};
+use kernpack::{Float, Gpu, NormalizeBatchedOnDevice, NormalizeOnDevice};
 
 use crate::options::Dtype;
 use crate::synthetic::Uniform;
@@ -197,12 +197,15 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), S
     };
     // Normalising again keeps the data valid (every array then sums to 1).
     let batched_ms = timed(&mut || {
-        gpu.normalize_batched_device(&stream, &mut x, &doff, &mut sums, &mut status)
+        let call =
+            NormalizeBatchedOnDevice::buffers(&stream, &mut x, &doff, &mut sums, &mut status);
+        gpu.enqueue_buffers(call?)
     })?;
     let loop_ms = timed(&mut || {
         for a in 0..arrays {
             let mut view = x.slice_mut(offsets[a]..offsets[a + 1]);
-            gpu.normalize_device(&stream, &mut view, &mut one_sum[a], &mut one_status[a])?;
+            let (sum, status) = (&mut one_sum[a], &mut one_status[a]);
+            gpu.enqueue_buffers(NormalizeOnDevice::buffers(&stream, &mut view, sum, status)?)?;
         }
         Ok(())
     })?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
-use kernpack::{Backend, Complex, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
+use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::figures;
 use crate::io::{check_output, write_csv};
@@ -299,7 +299,8 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
         },
         |(df, dg, delta)| {
             let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
-            gpu.fg_integrate_device(stream, p.n, df, dg, delta0, dt, p.steps, delta, &opts)
+            let call = FgOnDevice::new(p.n, delta0, dt, p.steps, opts);
+            gpu.enqueue_buffers(FgOnDevice::buffers(stream, &call, df, dg, delta)?)
         },
     )?;
     let delta = &state.2;

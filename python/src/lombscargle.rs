@@ -1,5 +1,7 @@
 //! The Lomb-Scargle family: one series on a frequency array or a uniform
 //! grid, and ragged batches; host buffers and device buffers.
+use std::marker::PhantomData;
+
 use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
@@ -7,7 +9,10 @@ use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use kernpack::raw::{batch_grid, write_peaks, write_periodogram, write_periodograms};
-use kernpack::{LombScargleOptions, Series};
+use kernpack::{
+    LombScargleBatchOnDevice, LombScargleOnDevice, LombScargleOptions, LombScarglePeaksOnDevice,
+    Series,
+};
 
 use crate::arrays::{by_dtype, Dtype, In};
 use crate::{to_py, Context};
@@ -200,7 +205,7 @@ fn lombscargle_device(
     py.detach(|| {
         // SAFETY: every buffer was checked to be a device allocation of this
         // GPU holding the stated length; the caller keeps them alive.
-        by_dtype!(dtype, T => unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, nx, freqs, &opts) })
+        by_dtype!(dtype, T => unsafe { gpu.enqueue(&stream, &LombScargleOnDevice::<T> { buffers, nx, freqs, opts, dtype: PhantomData }) })
     })
     .map_err(to_py)
 }
@@ -264,9 +269,10 @@ fn lombscargle_batch_device(
         // SAFETY: checked device allocations of the stated lengths; the
         // offsets were validated on the host by the Python layer.
         by_dtype!(dtype, T => unsafe {
-            match &peaks {
-                None => gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts),
-                Some(peaks) => gpu.lombscargle_batch_peaks_raw::<T>(&stream, &buffers, nseries, nf, &opts, peaks, None),
+            let batch = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype: PhantomData };
+            match peaks {
+                None => gpu.enqueue(&stream, &batch),
+                Some(peaks) => gpu.enqueue(&stream, &LombScarglePeaksOnDevice { batch, peaks, max_scratch_bytes: None }),
             }
         })
     })

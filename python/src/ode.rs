@@ -1,5 +1,7 @@
 //! ODE integration kept on the device: Lorenz 96 and Lorenz 2005 ensembles,
 //! the periodic window sum they use, and the coupled F/G system.
+use std::marker::PhantomData;
+
 use numpy::{IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::PyComplex;
@@ -7,7 +9,8 @@ use pyo3::types::PyComplex;
 use kernpack::api::fg::{complexes, interleaved};
 use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
 use kernpack::{
-    Complex, Ensemble, FgOptions, Float, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+    Complex, Ensemble, FgOnDevice, FgOptions, Float, Lorenz05Model, Lorenz05OnDevice,
+    Lorenz05Params, Lorenz96OnDevice, Lorenz96Params, WindowSumOnDevice,
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
@@ -143,10 +146,12 @@ fn ensemble_device(
             // SAFETY: checked device allocations of the stated lengths.
             match m {
                 Model::L96(p) => unsafe {
-                    gpu.lorenz96_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
+                    let op = Lorenz96OnDevice::<T> { buffers, members, ..Lorenz96OnDevice::new(p, steps, every) };
+                    gpu.enqueue(&stream, &op)
                 },
                 Model::L05(p) => unsafe {
-                    gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
+                    let op = Lorenz05OnDevice::<T> { buffers, members, ..Lorenz05OnDevice::new(p, steps, every) };
+                    gpu.enqueue(&stream, &op)
                 },
             }
         })
@@ -194,7 +199,8 @@ fn window_sum_device(
     py.detach(|| {
         // SAFETY: checked device allocations of the stated lengths.
         by_dtype!(dtype, T => unsafe {
-            gpu.window_sum_raw::<T>(&stream, x as u64, w as u64, w_len, out as u64, rows, n, n)
+            let (x, w, out, pitch) = (x as u64, w as u64, out as u64, n);
+            gpu.enqueue(&stream, &WindowSumOnDevice::<T> { x, w, w_len, out, rows, n, pitch, dtype: PhantomData })
         })
     })
     .map_err(to_py)
@@ -264,9 +270,8 @@ fn fg_integrate_device(
             let delta0 = Complex { re: T::from_f64(delta0_re), im: T::from_f64(delta0_im) };
             // SAFETY: checked device allocations of the stated lengths.
             unsafe {
-                gpu.fg_integrate_raw::<T>(
-                    &stream, n, f as u64, g as u64, delta0, T::from_f64(dt), nsteps, delta as u64, &opts,
-                )
+                let (f, g, delta, dt) = (f as u64, g as u64, delta as u64, T::from_f64(dt));
+                gpu.enqueue(&stream, &FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts })
             }
         })
     })

@@ -1,4 +1,7 @@
 //! Deterministic sums and normalisation, of one array or of a batch.
+use std::marker::PhantomData;
+
+use kernpack::{NormalizeBatchedOnDevice, NormalizeOnDevice, SumOnDevice};
 use numpy::{IntoPyArray, Ix1, IxDyn, PyArray1, PyUntypedArray};
 use pyo3::prelude::*;
 
@@ -67,7 +70,7 @@ fn sum_device(
     let stream = ctx.stream(stream)?;
     // SAFETY: checked device allocations of the stated lengths.
     py.detach(
-        || by_dtype!(dtype, T => unsafe { gpu.sum_raw::<T>(&stream, x as u64, n, sum as u64) }),
+        || by_dtype!(dtype, T => unsafe { gpu.enqueue(&stream, &SumOnDevice::<T> { x: x as u64, n, sum: sum as u64, dtype: PhantomData }) }),
     )
     .map_err(to_py)
 }
@@ -92,7 +95,8 @@ fn normalize_device(
     py.detach(|| {
         by_dtype!(dtype, T => {
             // SAFETY: checked device allocations of the stated lengths.
-            unsafe { gpu.normalize_raw::<T>(&stream, x as u64, n, sum as u64, status as u64) }
+            unsafe { let (x, sum, status) = (x as u64, sum as u64, status as u64);
+                gpu.enqueue(&stream, &NormalizeOnDevice::<T> { x, n, sum, status, dtype: PhantomData }) }
         })
     })
     .map_err(to_py)
@@ -121,9 +125,9 @@ fn normalize_batched_device(
         by_dtype!(dtype, T => {
             // SAFETY: checked device allocations; offsets are checked on the device.
             unsafe {
-                gpu.normalize_batched_raw::<T>(
-                    &stream, x as u64, n, offsets as u64, narrays, sums as u64, status as u64,
-                )
+                let (x, offsets, sums, status) = (x as u64, offsets as u64, sums as u64, status as u64);
+                let op = NormalizeBatchedOnDevice::<T> { x, n, offsets, narrays, sums, status, dtype: PhantomData };
+                gpu.enqueue(&stream, &op)
             }
         })
     })

@@ -4,7 +4,9 @@ use numpy::{Ix2, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use kernpack::{BoxFilterOptions, ImageLayout};
+use std::marker::PhantomData;
+
+use kernpack::{BoxFilterOnDevice, BoxFilterOptions, ImageLayout};
 
 use crate::arrays::{by_dtype, Dtype, In, Out};
 use crate::{to_py, Context};
@@ -81,7 +83,8 @@ fn box_filter_device(
     py.detach(|| {
         // SAFETY: both buffers are checked device allocations spanning the layout.
         by_dtype!(dtype, T => unsafe {
-            gpu.box_filter_raw::<T>(&stream, input as u64, output as u64, &layout, &opts)
+            let (input, output) = (input as u64, output as u64);
+            gpu.enqueue(&stream, &BoxFilterOnDevice::<T> { input, output, layout, opts, dtype: PhantomData })
         })
     })
     .map_err(to_py)

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation};
 use super::{check_disjoint, check_host_room, Kernpack};
 use crate::error::{Error, Result};
@@ -188,23 +189,13 @@ impl<T: Float> Operation for FgIntegrate<'_, T> {
             .alloc_zeros::<T>(2 * (nsteps + 1))
             .map_err(cuda("allocating delta"))?;
         {
-            let (f_ptr, _f) = df.device_ptr_mut(stream);
-            let (g_ptr, _g) = dg.device_ptr_mut(stream);
-            let (d_ptr, _d) = delta.device_ptr_mut(stream);
+            let (f, _f) = df.device_ptr_mut(stream);
+            let (g, _g) = dg.device_ptr_mut(stream);
+            let (delta, _d) = delta.device_ptr_mut(stream);
+            #[rustfmt::skip]
+            let op = FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts };
             // SAFETY: buffers just allocated with the validated lengths.
-            unsafe {
-                gpu.launch_fg(
-                    stream,
-                    n * n,
-                    f_ptr,
-                    g_ptr,
-                    delta0,
-                    dt,
-                    nsteps,
-                    d_ptr,
-                    &opts,
-                )
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let back = |v: &cudarc::driver::CudaSlice<T>| -> Result<Vec<Complex<T>>> {
             Ok(complexes(
@@ -232,6 +223,165 @@ const COOPERATIVE_K: [u32; 3] = [1, 2, 4];
 
 fn cooperative_kernel<T: Float>(gpu: &Gpu, k: u32) -> Result<&Kernel> {
     gpu.kernel(&kernels::fg_cooperative::<T>(k))
+}
+
+/// The F/G run on device memory, in place ([`Gpu::enqueue`]): `f`, `g`
+/// hold N*N complex values as interleaved (re, im) `T` (2 N*N values each)
+/// and receive the final state; `delta` (2 (nsteps + 1) values) receives
+/// delta[0..=nsteps]. The three buffers must be apart (each is written).
+/// The device data is not inspected: non-finite values propagate into the
+/// results.
+#[derive(Debug, Clone, Copy)]
+pub struct FgOnDevice<T> {
+    pub n: usize,
+    pub f: CUdeviceptr,
+    pub g: CUdeviceptr,
+    pub delta0: Complex<T>,
+    pub dt: T,
+    pub nsteps: usize,
+    pub delta: CUdeviceptr,
+    pub opts: FgOptions,
+}
+
+impl<T: Float> FgOnDevice<T> {
+    /// A run of `nsteps` steps of `dt` from `delta0` on N = `n`, with no
+    /// buffers yet (what [`FgOnDevice::buffers`] takes).
+    pub fn new(n: usize, delta0: Complex<T>, dt: T, nsteps: usize, opts: FgOptions) -> Self {
+        let (f, g, delta) = (0, 0, 0);
+        FgOnDevice {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            delta,
+            opts,
+        }
+    }
+
+    /// The run on cudarc buffers; `call` holds everything but the buffers
+    /// (its addresses are ignored: [`FgOnDevice::new`] makes one).
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        call: &FgOnDevice<T>,
+        f: &'a mut impl DevicePtrMut<T>,
+        g: &'a mut impl DevicePtrMut<T>,
+        delta: &'a mut impl DevicePtrMut<T>,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let lengths = (f.len(), g.len(), delta.len());
+        check_call(call.n, call.delta0, call.dt, call.nsteps, lengths)?;
+        let mut guards = Guards::new(stream);
+        let op = FgOnDevice {
+            f: guards.write(f),
+            g: guards.write(g),
+            delta: guards.write(delta),
+            ..*call
+        };
+        Ok(guards.with(op))
+    }
+
+    /// The lengths of F, G (2 N*N each) and delta (2 (nsteps + 1)), saturated.
+    fn lengths(&self) -> (usize, usize, usize) {
+        let state_len = self.n.saturating_mul(self.n).saturating_mul(2);
+        let delta_len = self.nsteps.saturating_add(1).saturating_mul(2);
+        (state_len, state_len, delta_len)
+    }
+}
+
+impl<T: Float> DeviceOperation for FgOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_call(self.n, self.delta0, self.dt, self.nsteps, self.lengths()).map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let (state_len, _, delta_len) = self.lengths();
+        let (f, g, delta) = (self.f, self.g, self.delta);
+        check_disjoint::<T>(f, state_len, g, state_len)?;
+        check_disjoint::<T>(f, state_len, delta, delta_len)?;
+        check_disjoint::<T>(g, state_len, delta, delta_len)?;
+        gpu.check_device_array::<T>("f", f, state_len)?;
+        gpu.check_device_array::<T>("g", g, state_len)?;
+        gpu.check_device_array::<T>("delta", delta, delta_len)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let FgOnDevice {
+            n,
+            f,
+            g,
+            delta0,
+            dt,
+            nsteps,
+            delta,
+            ref opts,
+        } = *self;
+        let elements = n * n;
+        let plan = gpu.fg_plan::<T>(elements, opts)?;
+        let chunks = elements.div_ceil(CHUNK) as i64;
+        // Chunk sums: two halves for the cooperative path (double buffered).
+        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
+        let mut partials = stream
+            .alloc::<f64>(2 * 2 * chunks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (p_ptr, _p) = partials.device_ptr_mut(stream);
+        let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
+        let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
+        let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
+        match plan {
+            FgPlan::Cooperative {
+                chunks_per_block,
+                blocks,
+            } => {
+                let kernel = kernels::fg_cooperative::<T>(chunks_per_block);
+                let args = (
+                    f,
+                    g,
+                    n_arg,
+                    chunks,
+                    steps_arg,
+                    dt_arg,
+                    d0_re,
+                    d0_im,
+                    history,
+                    Out::new(p_ptr),
+                );
+                unsafe { gpu.launch(&kernel, LaunchConfig::cooperative(blocks), stream, args) }
+            }
+            FgPlan::Launches { blocks } => {
+                let step = kernels::fg_step::<T>();
+                let finish = kernels::fg_finish::<T>();
+                // nsteps = 0: one step launch over no chunks writes delta[0].
+                let (last, step_chunks) = if nsteps == 0 {
+                    (1, 0)
+                } else {
+                    (nsteps as i64, chunks)
+                };
+                for s in 0..last {
+                    let args = (
+                        f,
+                        g,
+                        n_arg,
+                        step_chunks,
+                        s,
+                        dt_arg,
+                        d0_re,
+                        d0_im,
+                        history,
+                        Out::new(p_ptr),
+                    );
+                    unsafe { gpu.launch(&step, LaunchConfig::grid(blocks), stream, args) }?;
+                    if nsteps > 0 {
+                        let args = (In::new(p_ptr), chunks, s, history);
+                        unsafe { gpu.launch(&finish, LaunchConfig::grid(1), stream, args) }?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Gpu {
@@ -271,151 +421,6 @@ impl Gpu {
             } else {
                 "this GPU does not support cooperative launch".to_owned()
             })),
-        }
-    }
-
-    /// Integrates device buffers in place, enqueued on `stream` with no
-    /// synchronisation: `f`, `g` hold N*N complex values as interleaved
-    /// (re, im) `T` (2 N*N values each) and receive the final state; `delta`
-    /// (2 (nsteps + 1) values) receives delta[0..=nsteps]. The device data is
-    /// not inspected: non-finite values propagate into the results.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fg_integrate_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        f: &mut impl DevicePtrMut<T>,
-        g: &mut impl DevicePtrMut<T>,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: &mut impl DevicePtrMut<T>,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let lengths = (f.len(), g.len(), delta.len());
-        let elements = check_call(n, delta0, dt, nsteps, lengths)?;
-        let (f_ptr, _f) = f.device_ptr_mut(stream);
-        let (g_ptr, _g) = g.device_ptr_mut(stream);
-        let (d_ptr, _d) = delta.device_ptr_mut(stream);
-        // SAFETY: the pointers come from live, distinct buffers of the checked lengths.
-        unsafe {
-            self.launch_fg(
-                stream, elements, f_ptr, g_ptr, delta0, dt, nsteps, d_ptr, opts,
-            )
-        }
-    }
-
-    /// The F/G run on raw device pointers (the C ABI's and Python's device
-    /// path): validated (`check_call`), the three buffers checked apart
-    /// (each is written), and every pointer against the driver's record of
-    /// this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` has finished.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn fg_integrate_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        f: CUdeviceptr,
-        g: CUdeviceptr,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: CUdeviceptr,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let state_len = n.saturating_mul(n).saturating_mul(2);
-        let delta_len = nsteps.saturating_add(1).saturating_mul(2);
-        let elements = check_call(n, delta0, dt, nsteps, (state_len, state_len, delta_len))?;
-        check_disjoint::<T>(f, state_len, g, state_len)?;
-        check_disjoint::<T>(f, state_len, delta, delta_len)?;
-        check_disjoint::<T>(g, state_len, delta, delta_len)?;
-        self.check_device_array::<T>("f", f, state_len)?;
-        self.check_device_array::<T>("g", g, state_len)?;
-        self.check_device_array::<T>("delta", delta, delta_len)?;
-        unsafe { self.launch_fg(stream, elements, f, g, delta0, dt, nsteps, delta, opts) }
-    }
-
-    /// The launches, after validation, for N*N = `elements`.
-    ///
-    /// # Safety
-    /// `f`, `g` must hold 2 N*N and `delta` 2 (nsteps + 1) values of `T` on
-    /// this GPU, distinct, live until the work on `stream` has finished.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_fg<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        elements: usize,
-        f: CUdeviceptr,
-        g: CUdeviceptr,
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        delta: CUdeviceptr,
-        opts: &FgOptions,
-    ) -> Result<()> {
-        let plan = self.fg_plan::<T>(elements, opts)?;
-        let chunks = elements.div_ceil(CHUNK) as i64;
-        // Chunk sums: two halves for the cooperative path (double buffered).
-        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
-        let mut partials = stream
-            .alloc::<f64>(2 * 2 * chunks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (p_ptr, _p) = partials.device_ptr_mut(stream);
-        let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
-        let (n_arg, steps_arg) = (elements as i64, nsteps as i64);
-        let (dt_arg, d0_re, d0_im) = (dt.to_f64(), delta0.re.to_f64(), delta0.im.to_f64());
-        match plan {
-            FgPlan::Cooperative {
-                chunks_per_block,
-                blocks,
-            } => {
-                let kernel = kernels::fg_cooperative::<T>(chunks_per_block);
-                let args = (
-                    f,
-                    g,
-                    n_arg,
-                    chunks,
-                    steps_arg,
-                    dt_arg,
-                    d0_re,
-                    d0_im,
-                    history,
-                    Out::new(p_ptr),
-                );
-                unsafe { self.launch(&kernel, LaunchConfig::cooperative(blocks), stream, args) }
-            }
-            FgPlan::Launches { blocks } => {
-                let step = kernels::fg_step::<T>();
-                let finish = kernels::fg_finish::<T>();
-                // nsteps = 0: one step launch over no chunks writes delta[0].
-                let (last, step_chunks) = if nsteps == 0 {
-                    (1, 0)
-                } else {
-                    (nsteps as i64, chunks)
-                };
-                for s in 0..last {
-                    let args = (
-                        f,
-                        g,
-                        n_arg,
-                        step_chunks,
-                        s,
-                        dt_arg,
-                        d0_re,
-                        d0_im,
-                        history,
-                        Out::new(p_ptr),
-                    );
-                    unsafe { self.launch(&step, LaunchConfig::grid(blocks), stream, args) }?;
-                    if nsteps > 0 {
-                        let args = (In::new(p_ptr), chunks, s, history);
-                        unsafe { self.launch(&finish, LaunchConfig::grid(1), stream, args) }?;
-                    }
-                }
-                Ok(())
-            }
         }
     }
 }

@@ -7,6 +7,7 @@
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`
 //! steps (frame 0: the initial state), `steps / every + 1` frames.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -17,6 +18,7 @@ pub use crate::params::lorenz::{
 };
 use crate::params::lorenz::{model3_weights, FixedWeights};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split};
 use super::multi::MultiGpu;
 use super::{check_disjoint, check_host_room, Kernpack};
@@ -139,7 +141,7 @@ pub(crate) trait EnsembleParams: Sync {
         cpu: &CpuRun<'_>,
     ) -> cpu::lorenz::Run<T>;
     /// # Safety
-    /// As [`Gpu::launch_lorenz96`].
+    /// As [`Lorenz96OnDevice::run_on`].
     unsafe fn launch<T: Float>(
         &self,
         gpu: &Gpu,
@@ -173,7 +175,12 @@ impl EnsembleParams for Lorenz96Params {
         buffers: &EnsembleDeviceBuffers,
         (members, steps, every): (usize, u64, u64),
     ) -> Result<()> {
-        unsafe { gpu.launch_lorenz96::<T>(stream, self, buffers, members, steps, every, None) }
+        let op = Lorenz96OnDevice {
+            buffers: *buffers,
+            members,
+            ..Lorenz96OnDevice::<T>::new(*self, steps, every)
+        };
+        unsafe { op.run_on(gpu, stream) }
     }
     fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
         crate::api::multi::ensemble::Model::L96(self)
@@ -203,7 +210,12 @@ impl EnsembleParams for Lorenz05Params {
         buffers: &EnsembleDeviceBuffers,
         (members, steps, every): (usize, u64, u64),
     ) -> Result<()> {
-        unsafe { gpu.launch_lorenz05::<T>(stream, self, buffers, members, steps, every, None) }
+        let op = Lorenz05OnDevice {
+            buffers: *buffers,
+            members,
+            ..Lorenz05OnDevice::<T>::new(*self, steps, every)
+        };
+        unsafe { op.run_on(gpu, stream) }
     }
     fn pipeline_model(&self) -> crate::api::multi::ensemble::Model<'_> {
         crate::api::multi::ensemble::Model::L05(self)
@@ -482,6 +494,7 @@ impl<T: Float> Operation for WindowSum<'_, T> {
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
         let WindowSum { x, w, rows, n } = self;
+        let w_len = w.len();
         let stream = gpu.stream();
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let dx = stream.clone_htod(x).map_err(cuda("copying x"))?;
@@ -490,13 +503,14 @@ impl<T: Float> Operation for WindowSum<'_, T> {
             .alloc_zeros::<T>(x.len())
             .map_err(cuda("allocating the output"))?;
         {
-            let (x_ptr, _x) = dx.device_ptr(stream);
-            let (w_ptr, _w) = dw.device_ptr(stream);
-            let (out_ptr, _o) = out.device_ptr_mut(stream);
+            let (x, _x) = dx.device_ptr(stream);
+            let (w, _w) = dw.device_ptr(stream);
+            let (out, _o) = out.device_ptr_mut(stream);
+            let (pitch, dtype) = (n, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = WindowSumOnDevice { x, w, w_len, out, rows, n, pitch, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe {
-                gpu.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, n)
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         stream
             .clone_dtoh(&out)
@@ -558,130 +572,367 @@ fn host_run<T: Float>(
     })
 }
 
-/// Device buffers checked against a run's shapes.
-#[allow(clippy::too_many_arguments)]
-fn device_buffers<T: Float>(
-    stream: &Arc<CudaStream>,
+/// The device descriptions of the two ensemble models, alike but for the
+/// kernel knob.
+macro_rules! ensemble_on_device {
+    ($name:ident, $params:ty, $knob:ident, $knob_doc:literal) => {
+        #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
+        #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
+        #[doc = "`buffers.trajectory` (given exactly when `every > 0`) frames x members x N."]
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name<T> {
+            pub p: $params,
+            pub buffers: EnsembleDeviceBuffers,
+            pub members: usize,
+            pub steps: u64,
+            pub every: u64,
+            #[doc = $knob_doc]
+            pub $knob: Option<usize>,
+            pub dtype: PhantomData<T>,
+        }
+
+        impl<T: Float> $name<T> {
+            /// A run of `p` for `steps` steps keeping a frame every `every`
+            /// (0: the final state only), the kernel picked, with no
+            /// buffers yet (what [`Self::buffers`] takes).
+            pub fn new(p: $params, steps: u64, every: u64) -> Self {
+                let buffers = EnsembleDeviceBuffers {
+                    initial: 0,
+                    out: 0,
+                    trajectory: None,
+                };
+                $name {
+                    p,
+                    buffers,
+                    members: 0,
+                    steps,
+                    every,
+                    $knob: None,
+                    dtype: PhantomData,
+                }
+            }
+
+            /// The run on cudarc buffers: the members are `initial`'s
+            /// length over N, `out` holds as many values, `trajectory` (with
+            /// `every > 0` only) the frames. `call` holds everything else
+            /// (its buffers and members are ignored).
+            pub fn buffers<'a>(
+                stream: &'a Arc<CudaStream>,
+                call: &Self,
+                initial: &'a impl DevicePtr<T>,
+                out: &'a mut impl DevicePtrMut<T>,
+                trajectory: Option<&'a mut CudaSlice<T>>,
+            ) -> Result<OnBuffers<'a, Self>> {
+                let lens = (initial.len(), out.len(), trajectory.as_ref().map(|t| t.len()));
+                let members = check_ensemble_lengths(&call.p, call.steps, call.every, lens)?;
+                let mut g = Guards::new(stream);
+                let buffers = EnsembleDeviceBuffers {
+                    initial: g.read(initial),
+                    out: g.write(out),
+                    trajectory: trajectory.map(|t| g.write(t)),
+                };
+                Ok(g.with($name {
+                    buffers,
+                    members,
+                    ..*call
+                }))
+            }
+        }
+
+        impl<T: Float> DeviceOperation for $name<T> {
+            type Checked = ();
+
+            fn check_shapes(&self) -> Result<()> {
+                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, self.every)
+                    .map(drop)
+            }
+
+            fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+                let (p, b) = (&self.p, &self.buffers);
+                let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, self.every)?;
+                gpu.check_device_array::<T>("initial", b.initial, len)?;
+                gpu.check_device_array::<T>("out", b.out, len)?;
+                if let Some(trajectory) = b.trajectory {
+                    gpu.check_device_array::<T>("trajectory", trajectory, traj_len)?;
+                }
+                Ok(())
+            }
+
+            unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+                unsafe { self.run_on(gpu, stream) }
+            }
+        }
+    };
+}
+
+ensemble_on_device!(
+    Lorenz96OnDevice,
+    Lorenz96Params,
+    members_per_block,
+    "Members per block, a bench knob (members_per_block x N at most the 2048 sites a \
+     block holds); None picks enough blocks to spread small ensembles over every SM."
+);
+ensemble_on_device!(
+    Lorenz05OnDevice,
+    Lorenz05Params,
+    sites_per_thread,
+    "None picks the kernel (a specialised one where it covers `p`); Some(1) the \
+     generic kernel; Some(2) or Some(4) a specialised one with that many sites per \
+     thread (an error where none covers `p`). A bench and test knob: every choice \
+     gives the same result to the tolerance of the tests."
+);
+
+impl<T: Float> Lorenz96OnDevice<T> {
+    /// The launch, after the checks. A given `members_per_block` must keep
+    /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
+    ///
+    /// # Safety
+    /// The buffers hold members x N (trajectory: frames x members x N) values
+    /// of `T` on `gpu`, live until the work on `stream` completes; `p` validated.
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
+        check_l96_capacity(p.n)?;
+        let mpb = match members_per_block {
+            None => gpu.lorenz96_members_per_block(p.n, members),
+            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
+            Some(m) => {
+                return Err(Error::invalid(format!(
+                    "members_per_block = {m}: 1 to {} for N = {}",
+                    L96_CAPACITY / p.n,
+                    p.n
+                )))
+            }
+        };
+        let kernel = kernels::lorenz96::<T>();
+        let traj = buffers.trajectory.unwrap_or(0);
+        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let args = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+            members_arg,
+            n_arg,
+            mpb_arg,
+            p.forcing,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
+        unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+impl<T: Float> Lorenz05OnDevice<T> {
+    /// The launch, after the checks: one block per member.
+    ///
+    /// # Safety
+    /// As [`Lorenz96OnDevice::run_on`].
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, sites_per_thread) = (self.steps, self.every, self.sites_per_thread);
+        let plan = gpu.lorenz05_plan::<T>(p, sites_per_thread)?;
+        let traj = buffers.trajectory.unwrap_or(0);
+        let members_arg = members as i64;
+        let n_arg = p.n as i32;
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let grid = members.min(i32::MAX as usize) as u32;
+        let (z0, out, traj) = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+        );
+        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
+        // steps, every); <model> is the weights by value for a specialised
+        // kernel, (K, J, model, alpha, beta) for the generic one.
+        if plan.sites_per_thread > 1 {
+            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
+            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
+            debug_assert_eq!(kernel.name(), plan.name);
+            let (_, _, w) = model3_weights(p.j);
+            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
+                w: std::array::from_fn(|m| T::from_f64(w[m])),
+            };
+            let args = (
+                z0,
+                out,
+                traj,
+                members_arg,
+                n_arg,
+                weights,
+                p.forcing,
+                p.b,
+                p.c,
+                p.dt,
+                steps_arg,
+                every_arg,
+            );
+            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+            return unsafe { gpu.launch(&kernel, config, stream, args) };
+        }
+        let (alpha, beta) = match p.model {
+            Lorenz05Model::III => {
+                let (a, b, _) = model3_weights(p.j);
+                (a, b)
+            }
+            Lorenz05Model::II => (0.0, 0.0),
+        };
+        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
+        let kernel = kernels::lorenz05::<T>();
+        debug_assert_eq!(kernel.name(), plan.name);
+        let args = (
+            z0,
+            out,
+            traj,
+            members_arg,
+            n_arg,
+            k_arg,
+            j_arg,
+            model_arg,
+            alpha,
+            beta,
+            p.forcing,
+            p.b,
+            p.c,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+        unsafe { gpu.launch(&kernel, config, stream, args) }
+    }
+}
+
+/// A device run's lengths from its counts: members x N (`members` too many
+/// is refused) and the trajectory's, with a trajectory buffer exactly when
+/// `every > 0`.
+fn ensemble_lengths(
+    p: &impl EnsembleParams,
+    buffers: &EnsembleDeviceBuffers,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize)> {
+    let len = members
+        .checked_mul(p.sites())
+        .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
+    let (_, traj_len) = check_ensemble(p, len, steps, every)?;
+    match (buffers.trajectory, every) {
+        (Some(_), 0) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0",
+        )),
+        (None, e) if e > 0 => Err(Error::invalid("every > 0 needs a trajectory buffer")),
+        _ => Ok((len, traj_len)),
+    }
+}
+
+/// The lengths of a run's cudarc buffers (initial, out, trajectory) against
+/// its shape; returns the members.
+fn check_ensemble_lengths(
     p: &impl EnsembleParams,
     steps: u64,
     every: u64,
-    initial: &impl DevicePtr<T>,
-    out: &mut impl DevicePtrMut<T>,
-    trajectory: Option<&mut CudaSlice<T>>,
-    run: impl FnOnce(&EnsembleDeviceBuffers, usize) -> Result<()>,
-) -> Result<()> {
-    let (members, traj_len) = check_ensemble(p, initial.len(), steps, every)?;
-    if out.len() != initial.len() {
+    (initial, out, trajectory): (usize, usize, Option<usize>),
+) -> Result<usize> {
+    let (members, traj_len) = check_ensemble(p, initial, steps, every)?;
+    if out != initial {
         return Err(Error::invalid(format!(
-            "out holds {} values, the initial states {}",
-            out.len(),
-            initial.len()
+            "out holds {out} values, the initial states {initial}"
         )));
     }
-    match (&trajectory, every) {
-        (None, 0) => {}
-        (Some(t), e) if e > 0 && t.len() == traj_len => {}
-        (Some(t), e) if e > 0 => {
-            return Err(Error::invalid(format!(
-                "the trajectory buffer holds {} values, {traj_len} are written",
-                t.len()
-            )))
-        }
-        (Some(_), _) => {
-            return Err(Error::invalid(
-                "a trajectory buffer was given but every = 0",
-            ))
-        }
-        (None, _) => return Err(Error::invalid("every > 0 needs a trajectory buffer")),
+    match (trajectory, every) {
+        (None, 0) => Ok(members),
+        (Some(t), e) if e > 0 && t == traj_len => Ok(members),
+        (Some(t), e) if e > 0 => Err(Error::invalid(format!(
+            "the trajectory buffer holds {t} values, {traj_len} are written"
+        ))),
+        (Some(_), _) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0",
+        )),
+        (None, _) => Err(Error::invalid("every > 0 needs a trajectory buffer")),
     }
-    let (initial_ptr, _i) = initial.device_ptr(stream);
-    let (out_ptr, _o) = out.device_ptr_mut(stream);
-    let mut traj_guard = trajectory.map(|t| t.device_ptr_mut(stream));
-    let buffers = EnsembleDeviceBuffers {
-        initial: initial_ptr,
-        out: out_ptr,
-        trajectory: traj_guard.as_mut().map(|(p, _)| *p),
-    };
-    run(&buffers, members)
+}
+
+/// Window sums on device memory ([`Gpu::enqueue`]): row r of `x` and `out`
+/// starts at `r * pitch` (both hold [`window_extent`] values, apart: the
+/// kernel reads whole rows of `x` while it writes `out`), `w` holds `w_len`
+/// weights.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSumOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub w: CUdeviceptr,
+    pub w_len: usize,
+    pub out: CUdeviceptr,
+    pub rows: usize,
+    pub n: usize,
+    pub pitch: usize,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> WindowSumOnDevice<T> {
+    /// Window sums of cudarc buffers, `rows` rows of `n` every `pitch`:
+    /// `x` and `out` hold at least their extent.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a impl DevicePtr<T>,
+        w: &'a impl DevicePtr<T>,
+        out: &'a mut impl DevicePtrMut<T>,
+        rows: usize,
+        n: usize,
+        pitch: usize,
+    ) -> Result<OnBuffers<'a, Self>> {
+        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
+        let mut g = Guards::new(stream);
+        let op = WindowSumOnDevice {
+            x: g.read(x),
+            w: g.read(w),
+            w_len: w.len(),
+            out: g.write(out),
+            rows,
+            n,
+            pitch,
+            dtype: PhantomData,
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        window_extent(self.w_len, self.rows, self.n, self.pitch).map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let need = window_extent(self.w_len, self.rows, self.n, self.pitch)?;
+        check_disjoint::<T>(self.x, need, self.out, need)?;
+        gpu.check_device_array::<T>("x", self.x, need)?;
+        gpu.check_device_array::<T>("w", self.w, self.w_len)?;
+        gpu.check_device_array::<T>("out", self.out, need)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let window_sum = kernels::window_sum::<T>();
+        let (rows, n) = (self.rows, self.n);
+        let args = (
+            In::new(self.x),
+            In::new(self.w),
+            self.w_len as i32,
+            Out::new(self.out),
+            rows as i64,
+            n as i64,
+            self.pitch as i64,
+        );
+        let kernel = gpu.kernel(&window_sum)?;
+        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
+        unsafe { gpu.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
+    }
 }
 
 impl Gpu {
-    /// Lorenz 96 on device buffers, enqueued on `stream` with no
-    /// synchronisation: `initial` and `out` hold members x N values,
-    /// `trajectory` (with `every > 0` only) frames x members x N.
-    /// `members_per_block`: None picks it (see [`Gpu::lorenz96_raw`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn lorenz96_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        initial: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        trajectory: Option<&mut CudaSlice<T>>,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        device_buffers(
-            stream,
-            p,
-            steps,
-            every,
-            initial,
-            out,
-            trajectory,
-            |b, members| {
-                // SAFETY: pointers from live buffers of the checked lengths.
-                unsafe {
-                    self.launch_lorenz96::<T>(
-                        stream,
-                        p,
-                        b,
-                        members,
-                        steps,
-                        every,
-                        members_per_block,
-                    )
-                }
-            },
-        )
-    }
-
-    /// Lorenz 2005 on device buffers; as [`Gpu::lorenz96_device`].
-    /// `sites_per_thread`: None picks the kernel (a specialised one where it
-    /// covers `p`); Some(1) the generic kernel; Some(2) or Some(4) a
-    /// specialised one with that many sites per thread (an error where none
-    /// covers `p`). A bench and test knob: every choice gives the same result
-    /// to the tolerance of the tests.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lorenz05_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        initial: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        trajectory: Option<&mut CudaSlice<T>>,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        device_buffers(
-            stream,
-            p,
-            steps,
-            every,
-            initial,
-            out,
-            trajectory,
-            |b, members| {
-                // SAFETY: pointers from live buffers of the checked lengths.
-                unsafe {
-                    self.launch_lorenz05::<T>(stream, p, b, members, steps, every, sites_per_thread)
-                }
-            },
-        )
-    }
-
     /// The kernel for validated `p`: `sites_per_thread` None picks a
     /// specialised one when it covers `p` (see
     /// [`Lorenz05Params::has_fixed_kernel`]), the generic one otherwise;
@@ -737,309 +988,9 @@ impl Gpu {
     /// Members per block of the Lorenz 96 kernel: a block holds up to
     /// `L96_CAPACITY` sites; enough blocks to spread small ensembles over
     /// every SM (two resident blocks each), as many members as fit otherwise.
-    pub fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
+    pub(crate) fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
         let fit = (L96_CAPACITY / n).max(1);
         members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
-    }
-
-    /// Lorenz 96 on raw device pointers (the C ABI's and Python's device
-    /// path): validated (`check_ensemble`), and every pointer checked
-    /// against the driver's record of this GPU's allocations for the length
-    /// the run implies (`initial`, `out`: members x N; the trajectory, present
-    /// exactly when `every > 0`: frames x members x N).
-    /// `members_per_block`: None picks [`Gpu::lorenz96_members_per_block`].
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz96_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
-        unsafe {
-            self.launch_lorenz96::<T>(stream, p, buffers, members, steps, every, members_per_block)
-        }
-    }
-
-    /// Lorenz 2005 on raw device pointers; as [`Gpu::lorenz96_raw`].
-    /// `sites_per_thread`: None picks the kernel, else as in [`Gpu::lorenz05_device`].
-    ///
-    /// # Safety
-    /// As [`Gpu::lorenz96_raw`].
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lorenz05_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        self.check_ensemble_buffers::<T>(p, buffers, members, steps, every)?;
-        unsafe {
-            self.launch_lorenz05::<T>(stream, p, buffers, members, steps, every, sites_per_thread)
-        }
-    }
-
-    /// The raw entry points' validation: the run, then each pointer.
-    fn check_ensemble_buffers<T: Float>(
-        &self,
-        p: &impl EnsembleParams,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-    ) -> Result<()> {
-        let len = members
-            .checked_mul(p.sites())
-            .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
-        let (_, traj_len) = check_ensemble(p, len, steps, every)?;
-        match (buffers.trajectory, every) {
-            (Some(_), 0) => {
-                return Err(Error::invalid(
-                    "a trajectory buffer was given but every = 0",
-                ))
-            }
-            (None, e) if e > 0 => {
-                return Err(Error::invalid("every > 0 needs a trajectory buffer"))
-            }
-            _ => {}
-        }
-        self.check_device_array::<T>("initial", buffers.initial, len)?;
-        self.check_device_array::<T>("out", buffers.out, len)?;
-        if let Some(trajectory) = buffers.trajectory {
-            self.check_device_array::<T>("trajectory", trajectory, traj_len)?;
-        }
-        Ok(())
-    }
-
-    /// The Lorenz 96 launch, after validation. `members_per_block`: a given
-    /// value must keep `members_per_block * N <= L96_CAPACITY` (a bench knob).
-    ///
-    /// # Safety
-    /// The pointers hold members x N (trajectory: frames x members x N) values
-    /// of `T` on this GPU, live until the work on `stream` completes; `p` validated.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_lorenz96<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz96Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        members_per_block: Option<usize>,
-    ) -> Result<()> {
-        check_l96_capacity(p.n)?;
-        let mpb = match members_per_block {
-            None => self.lorenz96_members_per_block(p.n, members),
-            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
-            Some(m) => {
-                return Err(Error::invalid(format!(
-                    "members_per_block = {m}: 1 to {} for N = {}",
-                    L96_CAPACITY / p.n,
-                    p.n
-                )))
-            }
-        };
-        let kernel = kernels::lorenz96::<T>();
-        let traj = buffers.trajectory.unwrap_or(0);
-        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let args = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
-            Out::new(traj),
-            members_arg,
-            n_arg,
-            mpb_arg,
-            p.forcing,
-            p.dt,
-            steps_arg,
-            every_arg,
-        );
-        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
-        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
-    }
-
-    /// The Lorenz 2005 launch, after validation: one block per member.
-    ///
-    /// # Safety
-    /// As [`Gpu::launch_lorenz96`].
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_lorenz05<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        p: &Lorenz05Params,
-        buffers: &EnsembleDeviceBuffers,
-        members: usize,
-        steps: u64,
-        every: u64,
-        sites_per_thread: Option<usize>,
-    ) -> Result<()> {
-        let plan = self.lorenz05_plan::<T>(p, sites_per_thread)?;
-        let traj = buffers.trajectory.unwrap_or(0);
-        let members_arg = members as i64;
-        let n_arg = p.n as i32;
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let grid = members.min(i32::MAX as usize) as u32;
-        let (z0, out, traj) = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
-            Out::new(traj),
-        );
-        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
-        // steps, every); <model> is the weights by value for a specialised
-        // kernel, (K, J, model, alpha, beta) for the generic one.
-        if plan.sites_per_thread > 1 {
-            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
-            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
-            debug_assert_eq!(kernel.name(), plan.name);
-            let (_, _, w) = model3_weights(p.j);
-            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
-                w: std::array::from_fn(|m| T::from_f64(w[m])),
-            };
-            let args = (
-                z0,
-                out,
-                traj,
-                members_arg,
-                n_arg,
-                weights,
-                p.forcing,
-                p.b,
-                p.c,
-                p.dt,
-                steps_arg,
-                every_arg,
-            );
-            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
-            return unsafe { self.launch(&kernel, config, stream, args) };
-        }
-        let (alpha, beta) = match p.model {
-            Lorenz05Model::III => {
-                let (a, b, _) = model3_weights(p.j);
-                (a, b)
-            }
-            Lorenz05Model::II => (0.0, 0.0),
-        };
-        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
-        let kernel = kernels::lorenz05::<T>();
-        debug_assert_eq!(kernel.name(), plan.name);
-        let args = (
-            z0,
-            out,
-            traj,
-            members_arg,
-            n_arg,
-            k_arg,
-            j_arg,
-            model_arg,
-            alpha,
-            beta,
-            p.forcing,
-            p.b,
-            p.c,
-            p.dt,
-            steps_arg,
-            every_arg,
-        );
-        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
-        unsafe { self.launch(&kernel, config, stream, args) }
-    }
-    /// Window sums on device buffers, enqueued on `stream` with no
-    /// synchronisation: row r of `x` and `out` starts at `r * pitch`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn window_sum_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &impl DevicePtr<T>,
-        w: &impl DevicePtr<T>,
-        out: &mut impl DevicePtrMut<T>,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
-        let (x_ptr, _x) = x.device_ptr(stream);
-        let (w_ptr, _w) = w.device_ptr(stream);
-        let (out_ptr, _o) = out.device_ptr_mut(stream);
-        // SAFETY: pointers from live buffers of the checked lengths; a `&` and
-        // a `&mut` borrow cannot be the same buffer.
-        unsafe {
-            self.launch_window_sum::<T>(stream, x_ptr, w_ptr, w.len(), out_ptr, rows, n, pitch)
-        }
-    }
-
-    /// Window sums on raw device pointers (the C ABI's and Python's device
-    /// path): the shape validated ([`window_extent`], which also gives the
-    /// span every pointer must cover), `x` and `out` checked not to
-    /// overlap (the kernel reads whole rows of `x` while it writes `out`), and
-    /// every pointer against the driver's record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn window_sum_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        w: CUdeviceptr,
-        w_len: usize,
-        out: CUdeviceptr,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        let need = window_extent(w_len, rows, n, pitch)?;
-        check_disjoint::<T>(x, need, out, need)?;
-        self.check_device_array::<T>("x", x, need)?;
-        self.check_device_array::<T>("w", w, w_len)?;
-        self.check_device_array::<T>("out", out, need)?;
-        unsafe { self.launch_window_sum::<T>(stream, x, w, w_len, out, rows, n, pitch) }
-    }
-
-    /// The window-sum launch, after validation.
-    ///
-    /// # Safety
-    /// `x` and `out` hold `(rows - 1) * pitch + n` values, `w` holds `w_len`
-    /// (odd), all on this GPU and live until the work on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_window_sum<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        w: CUdeviceptr,
-        w_len: usize,
-        out: CUdeviceptr,
-        rows: usize,
-        n: usize,
-        pitch: usize,
-    ) -> Result<()> {
-        let window_sum = kernels::window_sum::<T>();
-        let (l_arg, rows_arg, n_arg, pitch_arg) =
-            (w_len as i32, rows as i64, n as i64, pitch as i64);
-        let args = (
-            In::new(x),
-            In::new(w),
-            l_arg,
-            Out::new(out),
-            rows_arg,
-            n_arg,
-            pitch_arg,
-        );
-        let kernel = self.kernel(&window_sum)?;
-        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
-        unsafe { self.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }
 }
 

@@ -3,6 +3,7 @@
 //! operations (an [`exec::Operation`] each: validation, the CPU path, the
 //! one-GPU path, the split for the pipeline) and the one-line facade
 //! methods over them; [`exec`] decides where they run.
+pub mod device;
 pub mod exec;
 pub mod fg;
 pub mod lombscargle;

@@ -1,11 +1,13 @@
 //! Deterministic sums and normalisation in place, `a <- a / sum(a)`: f64
 //! accumulation for every input type, the same bits on every run (no atomics;
 //! the split into blocks depends on the length only).
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, NOTHING_TO_LAUNCH};
 use super::Kernpack;
 use crate::cpu;
@@ -82,10 +84,11 @@ impl<T: Float> Operation for Sum<'_, T> {
             .alloc_zeros::<f64>(1)
             .map_err(cuda("allocating the sum"))?;
         {
-            let (x_ptr, _x) = dx.device_ptr(stream);
-            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
+            let (x, _x) = dx.device_ptr(stream);
+            let (sum, _s) = sum.device_ptr_mut(stream);
+            let (n, dtype) = (self.x.len(), PhantomData::<T>);
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { gpu.launch_sum::<T>(stream, x_ptr, self.x.len(), sum_ptr) }?;
+            unsafe { SumOnDevice { x, n, sum, dtype }.launch(gpu, stream, ()) }?;
         }
         Ok(stream
             .clone_dtoh(&sum)
@@ -127,10 +130,13 @@ impl<T: Float> Operation for NormalizeInPlace<'_, T> {
             .map_err(cuda("allocating the status"))?;
         {
             let (x_ptr, _x) = dx.device_ptr_mut(stream);
-            let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-            let (status_ptr, _t) = status.device_ptr_mut(stream);
+            let (sum, _s) = sum.device_ptr_mut(stream);
+            let (status, _t) = status.device_ptr_mut(stream);
+            let (n, dtype) = (x.len(), PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = NormalizeOnDevice { x: x_ptr, n, sum, status, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { gpu.launch_normalize::<T>(stream, x_ptr, x.len(), sum_ptr, status_ptr) }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let total = stream
             .clone_dtoh(&sum)
@@ -162,82 +168,119 @@ impl Kernpack {
     }
 }
 
-impl Gpu {
-    /// `sum[0] = sum(x)` in f64, enqueued on `stream` with no synchronisation.
-    pub fn sum_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &impl DevicePtr<T>,
-        sum: &mut CudaSlice<f64>,
-    ) -> Result<()> {
+/// The sum on device memory: `sum[0] = sum(x)` in f64, `x` holding `n`
+/// values of `T` ([`Gpu::enqueue`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SumOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub sum: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> SumOnDevice<T> {
+    /// The sum of a cudarc buffer into `sum` (at least one value).
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a impl DevicePtr<T>,
+        sum: &'a mut impl DevicePtrMut<f64>,
+    ) -> Result<OnBuffers<'a, Self>> {
         check_reduce(x.len(), sum.len(), None)?;
-        let (x_ptr, _x) = x.device_ptr(stream);
-        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-        // SAFETY: both pointers come from live buffers of the checked lengths.
-        unsafe { self.launch_sum::<T>(stream, x_ptr, x.len(), sum_ptr) }
+        let mut g = Guards::new(stream);
+        let (x, n, sum) = (g.read(x), x.len(), g.write(sum));
+        let dtype = PhantomData;
+        Ok(g.with(SumOnDevice { x, n, sum, dtype }))
+    }
+}
+
+impl<T: Float> DeviceOperation for SumOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_reduce(self.n, 1, None)
     }
 
-    /// `x <- x / sum(x)` on the device, `sum[0]` = the sum, `status[0]` = 0, or
-    /// 1 with `x` untouched when the sum is zero, not finite or too small to invert. Enqueued on
-    /// `stream` with no synchronisation: read `status` before trusting `x`.
-    pub fn normalize_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &mut impl DevicePtrMut<T>,
-        sum: &mut CudaSlice<f64>,
-        status: &mut CudaSlice<i32>,
-    ) -> Result<()> {
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<f64>("sum", self.sum, 1)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (x, n, sum) = (self.x, self.n, self.sum);
+        let (blocks, chunk) = split(n as u64);
+        let mut partials = stream
+            .alloc::<f64>(blocks as usize)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (partials_ptr, _p) = partials.device_ptr_mut(stream);
+        let partial = kernels::reduce_partial::<T>();
+        let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
+        unsafe { gpu.launch(&partial, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        let last = kernels::reduce_final();
+        let args = (In::new(partials_ptr), blocks as i64, Out::new(sum));
+        unsafe { gpu.launch(&last, LaunchConfig::grid(1), stream, args) }
+    }
+}
+
+/// Normalisation in place on device memory ([`Gpu::enqueue`]):
+/// `x <- x / sum(x)` for the `n` values of `T` at `x`, `sum[0]` = the sum,
+/// `status[0]` = 0, or 1 with `x` untouched when the sum is zero, not
+/// finite or too small to invert: read `status` before trusting `x`.
+#[derive(Debug, Clone, Copy)]
+pub struct NormalizeOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub sum: CUdeviceptr,
+    pub status: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> NormalizeOnDevice<T> {
+    /// The normalisation of a cudarc buffer; `sum` and `status` hold at
+    /// least one value each.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a mut impl DevicePtrMut<T>,
+        sum: &'a mut impl DevicePtrMut<f64>,
+        status: &'a mut impl DevicePtrMut<i32>,
+    ) -> Result<OnBuffers<'a, Self>> {
         check_reduce(x.len(), sum.len(), Some(status.len()))?;
         let n = x.len();
-        let (x_ptr, _x) = x.device_ptr_mut(stream);
-        let (sum_ptr, _s) = sum.device_ptr_mut(stream);
-        let (status_ptr, _t) = status.device_ptr_mut(stream);
-        // SAFETY: all pointers come from live buffers of the checked lengths.
-        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+        let mut g = Guards::new(stream);
+        let (x, sum, status) = (g.write(x), g.write(sum), g.write(status));
+        let dtype = PhantomData;
+        Ok(g.with(NormalizeOnDevice {
+            x,
+            n,
+            sum,
+            status,
+            dtype,
+        }))
+    }
+}
+
+impl<T: Float> DeviceOperation for NormalizeOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_reduce(self.n, 1, Some(1))
     }
 
-    /// [`Gpu::normalize_device`] on raw pointers (the C ABI's and Python's
-    /// device path): the count is checked, and every pointer against the
-    /// driver's record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    pub unsafe fn normalize_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x_ptr: CUdeviceptr,
-        n: usize,
-        sum_ptr: CUdeviceptr,
-        status_ptr: CUdeviceptr,
-    ) -> Result<()> {
-        check_reduce(n, 1, Some(1))?;
-        self.check_device_array::<T>("x", x_ptr, n)?;
-        self.check_device_array::<f64>("sum", sum_ptr, 1)?;
-        self.check_device_array::<i32>("status", status_ptr, 1)?;
-        unsafe { self.launch_normalize::<T>(stream, x_ptr, n, sum_ptr, status_ptr) }
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<f64>("sum", self.sum, 1)?;
+        gpu.check_device_array::<i32>("status", self.status, 1)
     }
 
-    /// The normalisation, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T`, `sum` one f64 and `status` one i32, on this
-    /// GPU, live until the work on `stream` completes.
-    pub(crate) unsafe fn launch_normalize<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x_ptr: CUdeviceptr,
-        n: usize,
-        sum_ptr: CUdeviceptr,
-        status_ptr: CUdeviceptr,
-    ) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (x_ptr, n, sum_ptr, status_ptr) = (self.x, self.n, self.sum, self.status);
         let (x, n_arg, status) = (Out::new(x_ptr), n as i64, Out::new(status_ptr));
         // Arrays that fit in L2: one cooperative launch
         // whose second pass reads from L2 (normalize_fused in csrc/reduce.cu).
         // Larger ones: two reduction passes and a wide scaling pass, which
         // stream from DRAM at the copy rate.
-        if self.cooperative_launch() && n * std::mem::size_of::<T>() <= self.l2_bytes() {
+        if gpu.cooperative_launch() && n * std::mem::size_of::<T>() <= gpu.l2_bytes() {
             let fused = kernels::normalize_fused::<T>();
-            let kernel = self.kernel(&fused)?;
+            let kernel = gpu.kernel(&fused)?;
             // Uninitialised: every block writes its partial before the grid
             // sync that precedes any read (a memset would cost a launch).
             // SAFETY: f64 has no invalid bit patterns and is written before it is read.
@@ -247,61 +290,23 @@ impl Gpu {
             let args = (x, n_arg, Out::new(partials_ptr), Out::new(sum_ptr), status);
             let config = LaunchConfig::cooperative(kernel.full_grid);
             // SAFETY: all pointers come from live buffers of the checked lengths.
-            return unsafe { self.launch(&fused, config, stream, args) };
+            return unsafe { gpu.launch(&fused, config, stream, args) };
         }
         // SAFETY: all pointers come from live buffers of the checked lengths.
         unsafe {
-            self.launch_sum::<T>(stream, x_ptr, n, sum_ptr)?;
+            let sum = SumOnDevice::<T> {
+                x: x_ptr,
+                n,
+                sum: sum_ptr,
+                dtype: PhantomData,
+            };
+            sum.launch(gpu, stream, ())?;
             let normalize = kernels::normalize::<T>();
             let args = (x, n_arg, In::new(sum_ptr), status);
             // One 16-byte vector per thread and pass (the kernel grid-strides).
             let vectors = (n.max(1) as u64).div_ceil((16 / std::mem::size_of::<T>()) as u64);
-            let grid = self.kernel(&normalize)?.grid_for(vectors, BLOCK);
-            self.launch(&normalize, LaunchConfig::grid(grid), stream, args)
+            let grid = gpu.kernel(&normalize)?.grid_for(vectors, BLOCK);
+            gpu.launch(&normalize, LaunchConfig::grid(grid), stream, args)
         }
-    }
-
-    /// [`Gpu::sum_device`] on raw pointers (the C ABI's and Python's device
-    /// path): the count is checked, and both pointers against the driver's
-    /// record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    pub unsafe fn sum_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        sum: CUdeviceptr,
-    ) -> Result<()> {
-        check_reduce(n, 1, None)?;
-        self.check_device_array::<T>("x", x, n)?;
-        self.check_device_array::<f64>("sum", sum, 1)?;
-        unsafe { self.launch_sum::<T>(stream, x, n, sum) }
-    }
-
-    /// The two passes, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T` and `sum` one f64, on this GPU, live until
-    /// the work on `stream` completes.
-    pub(crate) unsafe fn launch_sum<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        sum: CUdeviceptr,
-    ) -> Result<()> {
-        let (blocks, chunk) = split(n as u64);
-        let mut partials = stream
-            .alloc::<f64>(blocks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (partials_ptr, _p) = partials.device_ptr_mut(stream);
-        let partial = kernels::reduce_partial::<T>();
-        let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
-        unsafe { self.launch(&partial, LaunchConfig::grid(blocks as u32), stream, args) }?;
-        let last = kernels::reduce_final();
-        let args = (In::new(partials_ptr), blocks as i64, Out::new(sum));
-        unsafe { self.launch(&last, LaunchConfig::grid(1), stream, args) }
     }
 }

@@ -4,22 +4,25 @@
 //! kernels overlap ([`StreamedNormalize`]).
 //!
 //! What is guaranteed for the one-call batch: each array's sum has exactly
-//! the bits [`Kernpack::sum`] / [`Gpu::sum`] gives for that array alone (same
+//! the bits [`Kernpack::sum`] on a GPU gives for that array alone (same
 //! chunks, same order: csrc/reduce.cuh), on every run, and each value becomes
 //! `x * (1 / sum)` computed in f64 and rounded once to `T`, the arithmetic of
-//! the single-array normalise. The single-array [`Gpu::normalize`] may take a
+//! the single-array normalise. The single-array [`Kernpack::normalize`] may take a
 //! fused path for arrays that fit in L2, which adds its partial sums in
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend each array's sum has the bits of the CPU
 //! [`Kernpack::sum`] of that array alone, on any thread count.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
+
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::MultiGpu;
-use super::reduce::{MAX_BLOCKS, PER_BLOCK};
+use super::reduce::{NormalizeOnDevice, MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
@@ -130,22 +133,14 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
             .map_err(cuda("allocating the statuses"))?;
         {
             let (x_ptr, _x) = dx.device_ptr_mut(stream);
-            let (offsets_ptr, _o) = doffsets.device_ptr(stream);
-            let (sums_ptr, _s) = sums.device_ptr_mut(stream);
-            let (status_ptr, _t) = status.device_ptr_mut(stream);
-            let n = x.len();
+            let (offsets, _o) = doffsets.device_ptr(stream);
+            let (sums, _s) = sums.device_ptr_mut(stream);
+            let (status, _t) = status.device_ptr_mut(stream);
+            let (n, dtype) = (x.len(), PhantomData);
+            #[rustfmt::skip]
+            let op = NormalizeBatchedOnDevice::<T> { x: x_ptr, n, offsets, narrays, sums, status, dtype };
             // SAFETY: buffers just allocated with the checked lengths.
-            unsafe {
-                gpu.launch_batched::<T>(
-                    stream,
-                    x_ptr,
-                    n,
-                    offsets_ptr,
-                    narrays,
-                    sums_ptr,
-                    status_ptr,
-                )
-            }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         let sums = stream
             .clone_dtoh(&sums)
@@ -200,81 +195,69 @@ impl Kernpack {
     }
 }
 
-impl Gpu {
-    /// The batch on device buffers, enqueued on `stream` with no
-    /// synchronisation: `offsets` holds narrays + 1 entries (from 0 to at most
-    /// `x.len()`, non-decreasing), `sums` and `status` at least narrays.
-    /// `status[a]` is [`BATCH_OK`], [`BATCH_BAD_SUM`] (array a untouched) or
-    /// [`BATCH_BAD_OFFSETS`] (offsets that do not fit `x`: nothing touched,
-    /// sums NaN). The offsets live on the device, so they are checked there.
-    pub fn normalize_batched_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: &mut impl DevicePtrMut<T>,
-        offsets: &impl DevicePtr<i64>,
-        sums: &mut CudaSlice<f64>,
-        status: &mut CudaSlice<i32>,
-    ) -> Result<()> {
+/// The batch on device memory ([`Gpu::enqueue`]): `x` holds `n` values of
+/// `T`, `offsets` narrays + 1 `i64` (from 0 to at most `n`, non-decreasing),
+/// `sums` and `status` narrays f64 and i32. `status[a]` is [`BATCH_OK`],
+/// [`BATCH_BAD_SUM`] (array a untouched) or [`BATCH_BAD_OFFSETS`] (offsets
+/// that do not fit `x`: nothing touched, sums NaN). The offsets live on the
+/// device, so they are checked there, never followed.
+#[derive(Debug, Clone, Copy)]
+pub struct NormalizeBatchedOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub n: usize,
+    pub offsets: CUdeviceptr,
+    pub narrays: usize,
+    pub sums: CUdeviceptr,
+    pub status: CUdeviceptr,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> NormalizeBatchedOnDevice<T> {
+    /// The batch on cudarc buffers: `offsets` holds narrays + 1 entries,
+    /// `sums` and `status` at least narrays.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a mut impl DevicePtrMut<T>,
+        offsets: &'a impl DevicePtr<i64>,
+        sums: &'a mut impl DevicePtrMut<f64>,
+        status: &'a mut impl DevicePtrMut<i32>,
+    ) -> Result<OnBuffers<'a, Self>> {
         let Some(narrays) = offsets.len().checked_sub(1) else {
             return Err(Error::invalid("offsets needs narrays + 1 entries"));
         };
         check_batched_call(x.len(), narrays, sums.len(), status.len())?;
         let n = x.len();
-        let (x_ptr, _x) = x.device_ptr_mut(stream);
-        let (offsets_ptr, _o) = offsets.device_ptr(stream);
-        let (sums_ptr, _s) = sums.device_ptr_mut(stream);
-        let (status_ptr, _t) = status.device_ptr_mut(stream);
-        // SAFETY: every pointer comes from a live buffer of the checked length;
-        // the offsets are validated on the device against n.
-        unsafe {
-            self.launch_batched::<T>(stream, x_ptr, n, offsets_ptr, narrays, sums_ptr, status_ptr)
-        }
+        let mut g = Guards::new(stream);
+        let op = NormalizeBatchedOnDevice {
+            x: g.write(x),
+            n,
+            offsets: g.read(offsets),
+            narrays,
+            sums: g.write(sums),
+            status: g.write(status),
+            dtype: PhantomData,
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for NormalizeBatchedOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_batched_call(self.n, self.narrays, self.narrays, self.narrays)
     }
 
-    /// The batch on raw pointers (the C ABI's and Python's device path): the
-    /// counts are checked, and every pointer against the driver's record of
-    /// this GPU's allocations for the length the call implies.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    /// Offsets outside `0..=n` or decreasing are detected on the device
-    /// (status 2), never followed.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn normalize_batched_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
-    ) -> Result<()> {
-        check_batched_call(n, narrays, narrays, narrays)?;
-        self.check_device_array::<T>("x", x, n)?;
-        self.check_device_array::<i64>("offsets", offsets, narrays + 1)?;
-        self.check_device_array::<f64>("sums", sums, narrays)?;
-        self.check_device_array::<i32>("status", status, narrays)?;
-        unsafe { self.launch_batched::<T>(stream, x, n, offsets, narrays, sums, status) }
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let narrays = self.narrays;
+        gpu.check_device_array::<T>("x", self.x, self.n)?;
+        gpu.check_device_array::<i64>("offsets", self.offsets, narrays + 1)?;
+        gpu.check_device_array::<f64>("sums", self.sums, narrays)?;
+        gpu.check_device_array::<i32>("status", self.status, narrays)
     }
 
-    /// The four launches, after validation.
-    ///
-    /// # Safety
-    /// `x` holds `n` values of `T`, `offsets` narrays + 1 `i64`, `sums` and
-    /// `status` narrays f64 and i32, all on this GPU and live until the work
-    /// on `stream` completes.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batched<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
-    ) -> Result<()> {
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (n, narrays) = (self.n, self.narrays);
         if narrays == 0 {
             return Ok(());
         }
@@ -288,38 +271,26 @@ impl Gpu {
             .map_err(scratch("allocating scratch"))?;
         let (plan_ptr, _p) = plan.device_ptr_mut(stream);
         let (partials_ptr, _q) = partials.device_ptr_mut(stream);
-        unsafe {
-            self.launch_batched_with_scratch::<T>(
-                stream,
-                x,
-                n,
-                offsets,
-                narrays,
-                sums,
-                status,
-                (plan_ptr, partials_ptr),
-            )
-        }
+        unsafe { self.launch_with_scratch(gpu, stream, (plan_ptr, partials_ptr)) }
     }
+}
 
+impl<T: Float> NormalizeBatchedOnDevice<T> {
     /// The four launches with the caller's scratch: `scratch.0` holds the
     /// plan's and `scratch.1` the partials' [`batched_scratch_len`] values
     /// (the multi-GPU pipeline carves them out of its own arena).
     ///
     /// # Safety
-    /// As [`Gpu::launch_batched`], `narrays > 0`, and the scratch as above on this GPU.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batched_with_scratch<T: Float>(
+    /// As [`DeviceOperation::launch`], `narrays > 0`, and the scratch as
+    /// above on `gpu`.
+    pub(crate) unsafe fn launch_with_scratch(
         &self,
+        gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        x: CUdeviceptr,
-        n: usize,
-        offsets: CUdeviceptr,
-        narrays: usize,
-        sums: CUdeviceptr,
-        status: CUdeviceptr,
         (plan_ptr, partials_ptr): (CUdeviceptr, CUdeviceptr),
     ) -> Result<()> {
+        let (x, n, offsets, narrays) = (self.x, self.n, self.offsets, self.narrays);
+        let (sums, status) = (self.sums, self.status);
         let capacity = batched_scratch_len(n, narrays).1 as u64;
         let (n, narrays_arg) = (n as i64, narrays as i64);
         let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
@@ -334,10 +305,10 @@ impl Gpu {
             max_blocks,
             Out::new(plan_ptr),
         );
-        unsafe { self.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
+        unsafe { gpu.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
 
         let partial = kernels::reduce_batched_partial::<T>();
-        let piece_grid = self.kernel(&partial)?.grid_for(capacity, 1);
+        let piece_grid = gpu.kernel(&partial)?.grid_for(capacity, 1);
         let args = (
             In::new(x),
             offsets,
@@ -347,10 +318,10 @@ impl Gpu {
             In::new(plan_ptr),
             Out::new(partials_ptr),
         );
-        unsafe { self.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
+        unsafe { gpu.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
 
         let last = kernels::reduce_batched_final();
-        let grid = self.kernel(&last)?.grid_for(narrays as u64, 1);
+        let grid = gpu.kernel(&last)?.grid_for(narrays as u64, 1);
         let args = (
             In::new(plan_ptr),
             narrays_arg,
@@ -358,7 +329,7 @@ impl Gpu {
             Out::new(sums),
             Out::new(status),
         );
-        unsafe { self.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
+        unsafe { gpu.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
 
         let scale = kernels::normalize_batched::<T>();
         let args = (
@@ -371,9 +342,11 @@ impl Gpu {
             In::new(sums),
             In::new(status),
         );
-        unsafe { self.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
+        unsafe { gpu.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
     }
+}
 
+impl Gpu {
     /// Normalises host arrays on `nstreams` streams (array i on stream
     /// i mod nstreams): see [`StreamedNormalize`], which keeps its device
     /// buffers for repeated calls.
@@ -534,8 +507,17 @@ impl<T: Float> StreamedNormalize<T> {
                 .memcpy_htod(&*array, &mut slot.x)
                 .map_err(cuda("copying to the GPU"))?;
             mark(1)?;
-            self.gpu
-                .normalize_device(&stream, &mut slot.x, &mut slot.sum, &mut slot.status)?;
+            {
+                let n = slot.x.len();
+                let (x, _x) = slot.x.device_ptr_mut(&stream);
+                let (sum, _s) = slot.sum.device_ptr_mut(&stream);
+                let (status, _t) = slot.status.device_ptr_mut(&stream);
+                let dtype = PhantomData::<T>;
+                #[rustfmt::skip]
+                let op = NormalizeOnDevice { x, n, sum, status, dtype };
+                // SAFETY: the slot's buffers, allocated for this array's length.
+                unsafe { op.launch(&self.gpu, &stream, ()) }?;
+            }
             mark(2)?;
             stream
                 .memcpy_dtoh(&slot.x, array)

@@ -1,5 +1,6 @@
 //! 2D box filter (smoothing stencil) with the semantics of
 //! `scipy.ndimage.uniform_filter`, plus an interior-only mode.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -7,6 +8,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 pub use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation};
 use super::{check_disjoint, Kernpack};
 use crate::error::{Error, Result};
@@ -194,10 +196,13 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
         let out = &mut self.output[..layout.output_len()];
         let mut dy = stream.clone_htod(out).map_err(cuda("copying to the GPU"))?;
         {
-            let (in_ptr, _i) = dx.device_ptr(stream);
-            let (out_ptr, _o) = dy.device_ptr_mut(stream);
+            let (input, _i) = dx.device_ptr(stream);
+            let (output, _o) = dy.device_ptr_mut(stream);
+            let (layout, opts, dtype) = (*layout, self.opts, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = BoxFilterOnDevice { input, output, layout, opts, dtype };
             // SAFETY: two buffers just allocated with the layout's lengths.
-            unsafe { gpu.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, &self.opts) }?;
+            unsafe { op.launch(gpu, stream, ()) }?;
         }
         stream
             .memcpy_dtoh(&dy, out)
@@ -205,69 +210,66 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
     }
 }
 
-impl Gpu {
-    /// Box filter of device buffers, enqueued on `stream` with no synchronisation.
-    pub fn box_filter_device<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        input: &impl DevicePtr<T>,
-        output: &mut impl DevicePtrMut<T>,
+/// The box filter on device memory ([`Gpu::enqueue`]): `input` and
+/// `output` hold `layout.input_len()` and `layout.output_len()` values of
+/// `T`, apart (the kernels read `input` and write `output` through
+/// `__restrict__` pointers).
+#[derive(Debug, Clone, Copy)]
+pub struct BoxFilterOnDevice<T> {
+    pub input: CUdeviceptr,
+    pub output: CUdeviceptr,
+    pub layout: ImageLayout,
+    pub opts: BoxFilterOptions,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> BoxFilterOnDevice<T> {
+    /// The box filter of cudarc buffers that hold at least the layout's spans.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        input: &'a impl DevicePtr<T>,
+        output: &'a mut impl DevicePtrMut<T>,
         layout: &ImageLayout,
         opts: &BoxFilterOptions,
-    ) -> Result<()> {
+    ) -> Result<OnBuffers<'a, Self>> {
         validate(layout, opts, input.len(), output.len())?;
+        let mut g = Guards::new(stream);
+        let op = BoxFilterOnDevice {
+            input: g.read(input),
+            output: g.write(output),
+            layout: *layout,
+            opts: *opts,
+            dtype: PhantomData,
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        let layout = &self.layout;
+        validate(layout, &self.opts, layout.input_len(), layout.output_len())
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let (n_in, n_out) = (self.layout.input_len(), self.layout.output_len());
+        if self.layout.is_empty() {
+            return Ok(());
+        }
+        check_disjoint::<T>(self.input, n_in, self.output, n_out)?;
+        gpu.check_device_array::<T>("input", self.input, n_in)?;
+        gpu.check_device_array::<T>("output", self.output, n_out)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (input, output, layout, opts) = (self.input, self.output, &self.layout, &self.opts);
         if layout.is_empty() {
             return Ok(());
         }
-        let (in_ptr, _i) = input.device_ptr(stream);
-        let (out_ptr, _o) = output.device_ptr_mut(stream);
-        // SAFETY: both buffers are live and hold the layout's spans (checked);
-        // a `&` and a `&mut` borrow cannot be the same buffer.
-        unsafe { self.launch_box_filter::<T>(stream, in_ptr, out_ptr, layout, opts) }
-    }
-
-    /// The box filter on raw pointers (the C ABI's and Python's device path):
-    /// validated, the two spans checked not to overlap (the kernels read
-    /// `input` and write `output` through `__restrict__` pointers), and both
-    /// pointers checked against the driver's record of this GPU's allocations.
-    ///
-    /// # Safety
-    /// The allocations must stay alive until the work on `stream` completes.
-    pub unsafe fn box_filter_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        input: CUdeviceptr,
-        output: CUdeviceptr,
-        layout: &ImageLayout,
-        opts: &BoxFilterOptions,
-    ) -> Result<()> {
-        let (n_in, n_out) = (layout.input_len(), layout.output_len());
-        validate(layout, opts, n_in, n_out)?;
-        if layout.is_empty() {
-            return Ok(());
-        }
-        check_disjoint::<T>(input, n_in, output, n_out)?;
-        self.check_device_array::<T>("input", input, n_in)?;
-        self.check_device_array::<T>("output", output, n_out)?;
-        unsafe { self.launch_box_filter::<T>(stream, input, output, layout, opts) }
-    }
-
-    /// The launch, after validation.
-    ///
-    /// # Safety
-    /// `input` and `output` hold `layout.input_len()` and `layout.output_len()`
-    /// values of `T` on this GPU, do not overlap, and stay live until the work
-    /// on `stream` completes; the image is not empty.
-    unsafe fn launch_box_filter<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        input: CUdeviceptr,
-        output: CUdeviceptr,
-        layout: &ImageLayout,
-        opts: &BoxFilterOptions,
-    ) -> Result<()> {
         let box_filter = box_kernel::<T>(opts.size);
-        let kernel = self.kernel(&box_filter)?;
+        let kernel = gpu.kernel(&box_filter)?;
         let (tw, th) = box_tile::<T>(opts.size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
@@ -294,14 +296,14 @@ impl Gpu {
             params.cval = 0.0;
         }
         let args = (In::new(input), Out::new(output), params);
-        unsafe { self.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
+        unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
         if pad_after {
             let pad = kernels::box_filter_pad::<T>();
-            let kernel = self.kernel(&pad)?;
+            let kernel = gpu.kernel(&pad)?;
             let grid = kernel.grid_for((layout.rows * layout.cols) as u64, kernel.block as u64);
             params.cval = opts.cval;
             let args = (Out::new(output), params);
-            unsafe { self.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
+            unsafe { gpu.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
         }
         Ok(())
     }

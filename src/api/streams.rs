@@ -1,7 +1,7 @@
 //! Streams, timing events, pinned host memory and asynchronous copies (what
 //! normalising arrays on several streams needs), as thin helpers over cudarc's
 //! own types, which are re-exported here:
-//! a kernpack stream *is* a cudarc [`CudaStream`], so every `_device` method
+//! a kernpack stream *is* a cudarc [`CudaStream`], so every device operation
 //! of kernpack and every cudarc operation can be mixed on it.
 //!
 //! Why helpers rather than new types: cudarc already owns the lifetimes
@@ -15,7 +15,7 @@
 //!   inputs only); [`Gpu::alloc_pinned`] allocates ordinary cached pinned
 //!   memory, zeroed, so results can be read back at full speed.
 //!
-//! No `_device` method of kernpack synchronises: launches and scratch
+//! No device operation of kernpack (`Gpu::enqueue`) synchronises: launches and scratch
 //! allocations are stream-ordered (`cuMemAllocAsync` / `cuMemFreeAsync` on
 //! the caller's stream). The one exception is in cudarc, on a GPU without
 //! memory pools (`CudaContext::has_async_alloc() == false`, pre-Pascal or

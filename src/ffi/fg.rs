@@ -3,7 +3,7 @@
 //! per-dtype functions are in `entry_points.rs`). Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
 use super::{context, kp_context, kp_status, Entry, Failure};
-use crate::api::fg::{complexes, interleaved, FgOptions};
+use crate::api::fg::{complexes, interleaved, FgOnDevice, FgOptions};
 use crate::error::Error;
 use crate::float::{Complex, Float};
 use crate::raw::{self, check_apart, Span};
@@ -132,20 +132,10 @@ impl<T: Float> Entry for kp_fg_integrate_device<T> {
             im: self.delta0_im,
         };
         let stream = unsafe { ctx.stream(self.stream) }?;
-        let options = FgOptions::default();
-        unsafe {
-            gpu.fg_integrate_raw(
-                &stream,
-                self.n,
-                f,
-                g,
-                delta0,
-                self.dt,
-                self.nsteps,
-                delta,
-                &options,
-            )
-        }?;
+        let (n, dt, nsteps, opts) = (self.n, self.dt, self.nsteps, FgOptions::default());
+        #[rustfmt::skip]
+        let op = FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }

@@ -4,10 +4,13 @@
 use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
-use crate::api::lombscargle::batch::{check_series_offsets, Batch, BatchDeviceBuffers};
-use crate::api::lombscargle::peaks::PeakBuffers;
+use crate::api::lombscargle::batch::{
+    check_series_offsets, Batch, BatchDeviceBuffers, LombScargleBatchOnDevice,
+};
+use crate::api::lombscargle::peaks::{LombScarglePeaksOnDevice, PeakBuffers};
 use crate::api::lombscargle::{
-    output_len, values_per_frequency, DeviceFreqs, LsDeviceBuffers, UniformGrid,
+    output_len, values_per_frequency, DeviceFreqs, LombScargleOnDevice, LsDeviceBuffers,
+    UniformGrid,
 };
 use crate::error::Error;
 use crate::float::Float;
@@ -200,7 +203,10 @@ impl DeviceSeries {
         };
         raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
-        unsafe { gpu.lombscargle_raw::<T>(&stream, &buffers, self.nx, freqs, &opts) }?;
+        let (nx, dtype) = (self.nx, PhantomData::<T>);
+        #[rustfmt::skip]
+        let op = LombScargleOnDevice { buffers, nx, freqs, opts, dtype };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }
@@ -545,7 +551,10 @@ impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
         let out = raw::device("out", out)?;
         #[rustfmt::skip]
         let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(out)?;
-        unsafe { gpu.lombscargle_batch_raw::<T>(&stream, &buffers, nseries, nf, &opts) }?;
+        let dtype = PhantomData::<T>;
+        #[rustfmt::skip]
+        let op = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }
@@ -644,11 +653,15 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks_device<T> {
             index: raw::device("index", index)?,
             value: raw::device("value", value)?,
         };
-        unsafe {
-            gpu.lombscargle_batch_peaks_raw::<T>(
-                &stream, &buffers, nseries, nf, &opts, &peaks, None,
-            )
-        }?;
+        let dtype = PhantomData::<T>;
+        #[rustfmt::skip]
+        let batch = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
+        let op = LombScarglePeaksOnDevice {
+            batch,
+            peaks,
+            max_scratch_bytes: None,
+        };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }

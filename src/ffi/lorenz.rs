@@ -5,7 +5,9 @@
 use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
-use crate::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use crate::api::lorenz::{
+    frame_count, EnsembleDeviceBuffers, Lorenz05OnDevice, Lorenz96OnDevice, WindowSumOnDevice,
+};
 use crate::error::Error;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
@@ -243,12 +245,17 @@ impl<T: Float> DeviceRun<T> {
         let len = model.state_len(members)?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
+        let dtype = PhantomData::<T>;
         match model {
+            #[rustfmt::skip]
             Model::L96(p) => unsafe {
-                gpu.lorenz96_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
+                let op = Lorenz96OnDevice { p, buffers, members, steps, every, members_per_block: None, dtype };
+                gpu.enqueue(&stream, &op)
             },
+            #[rustfmt::skip]
             Model::L05(p) => unsafe {
-                gpu.lorenz05_raw::<T>(&stream, &p, &buffers, members, steps, every, None)
+                let op = Lorenz05OnDevice { p, buffers, members, steps, every, sites_per_thread: None, dtype };
+                gpu.enqueue(&stream, &op)
             },
         }?;
         Ok(())
@@ -477,8 +484,11 @@ impl<T: Float> Entry for kp_window_sum_device<T> {
         let (x, w) = (raw::device("x", self.x)?, raw::device("w", self.w)?);
         let out = raw::device("out", self.out)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
-        let (rows, n, pitch) = (self.rows, self.n, self.pitch);
-        unsafe { gpu.window_sum_raw::<T>(&stream, x, w, self.w_len, out, rows, n, pitch) }?;
+        let (w_len, rows, n, pitch) = (self.w_len, self.rows, self.n, self.pitch);
+        let dtype = PhantomData::<T>;
+        #[rustfmt::skip]
+        let op = WindowSumOnDevice { x, w, w_len, out, rows, n, pitch, dtype };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }

@@ -5,7 +5,10 @@
 use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, null_pointer, Entry, Failure};
-use crate::api::reduce_batched::{check_offsets, BATCH_BAD_SUM, BATCH_OK};
+use crate::api::reduce::{NormalizeOnDevice, SumOnDevice};
+use crate::api::reduce_batched::{
+    check_offsets, NormalizeBatchedOnDevice, BATCH_BAD_SUM, BATCH_OK,
+};
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
@@ -59,7 +62,8 @@ impl<T: Float> Entry for kp_sum_device<T> {
         let gpu = ctx.gpu()?;
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
         let stream = unsafe { ctx.stream(self.stream) }?;
-        unsafe { gpu.sum_raw::<T>(&stream, x, self.n, sum) }?;
+        let (n, dtype) = (self.n, PhantomData::<T>);
+        unsafe { gpu.enqueue(&stream, &SumOnDevice { x, n, sum, dtype }) }?;
         Ok(())
     }
 }
@@ -118,7 +122,10 @@ impl<T: Float> Entry for kp_normalize_device<T> {
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
         let status = raw::device("status", self.status)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
-        unsafe { gpu.normalize_raw::<T>(&stream, x, self.n, sum, status) }?;
+        let (n, dtype) = (self.n, PhantomData::<T>);
+        #[rustfmt::skip]
+        let op = NormalizeOnDevice { x, n, sum, status, dtype };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }
@@ -206,10 +213,10 @@ impl<T: Float> Entry for kp_normalize_batched_device<T> {
         let sums = raw::device("sums", self.sums)?;
         let status = raw::device("status", self.status)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
-        let narrays = self.narrays;
-        unsafe {
-            gpu.normalize_batched_raw::<T>(&stream, x, self.n, offsets, narrays, sums, status)
-        }?;
+        let (n, narrays, dtype) = (self.n, self.narrays, PhantomData::<T>);
+        #[rustfmt::skip]
+        let op = NormalizeBatchedOnDevice { x, n, offsets, narrays, sums, status, dtype };
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
-use crate::api::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
+use crate::api::stencil::{BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout};
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
@@ -160,8 +160,16 @@ impl<T: Float> Entry for kp_box_filter_device<T> {
         let input = raw::device("input", self.input)?;
         let output = raw::device("output", self.output)?;
         let stream = unsafe { ctx.stream(self.stream) }?;
+        let dtype = PhantomData::<T>;
+        let op = BoxFilterOnDevice {
+            input,
+            output,
+            layout,
+            opts,
+            dtype,
+        };
         // SAFETY: the caller provides device spans of the layout's lengths.
-        unsafe { gpu.box_filter_raw::<T>(&stream, input, output, &layout, &opts) }?;
+        unsafe { gpu.enqueue(&stream, &op) }?;
         Ok(())
     }
 }

@@ -613,7 +613,7 @@ impl Gpu {
     /// Loads every kernel family and resolves every kernel now. Families load
     /// on first use otherwise (a fast start: only what a call needs), and a
     /// module load waits for work already queued on the GPU; after this no
-    /// call loads anything, so every `_device` call returns without waiting.
+    /// call loads anything, so every `Gpu::enqueue` returns without waiting.
     /// `KERNPACK_PRELOAD=1` does this when the GPU is first opened.
     pub fn load_all_kernels(&self) -> Result<()> {
         self.kernel_infos().map(|_| ())

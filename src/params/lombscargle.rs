@@ -259,7 +259,7 @@ impl DeviceFreqs {
     }
 }
 
-/// Raw device pointers of one Lomb-Scargle call (see [`Gpu::lombscargle_raw`]).
+/// Raw device pointers of one Lomb-Scargle call (`LombScargleOnDevice`, run by `Gpu::enqueue`).
 #[derive(Debug, Clone, Copy)]
 pub struct LsDeviceBuffers {
     pub t: CUdeviceptr,
@@ -337,7 +337,7 @@ impl BatchGrid<'_> {
     }
 }
 
-/// Raw device pointers of a batched call (see [`Gpu::lombscargle_batch_raw`]).
+/// Raw device pointers of a batched call (`LombScargleBatchOnDevice`, run by `Gpu::enqueue`).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchDeviceBuffers {
     pub t: CUdeviceptr,
@@ -349,11 +349,11 @@ pub struct BatchDeviceBuffers {
     pub f0: CUdeviceptr,
     pub df: CUdeviceptr,
     pub per_series_grid: bool,
-    /// nseries x [`output_len`]`(nf)` values.
+    /// nseries x `output_len(nf)` values.
     pub out: CUdeviceptr,
 }
 
-/// Where [`Gpu::lombscargle_batch_peaks_raw`] writes: one `i64` index (-1
+/// Where the peaks of a batch on the device (`LombScarglePeaksOnDevice`) go: one `i64` index (-1
 /// when every value of the series' periodogram is NaN) and one `f64` value
 /// (NaN then) per series.
 #[derive(Debug, Clone, Copy)]

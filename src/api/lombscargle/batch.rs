@@ -1,6 +1,7 @@
 //! Many short series in one launch: the survey workload (millions of light
 //! curves of a few hundred samples), each with its own uniform grid or one
 //! shared grid, all periodograms out of one call.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
@@ -11,6 +12,7 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 use super::{
     check_values, output_len, uniform_freqs_per_thread, LombScargleOptions, Periodogram, STATS_LEN,
 };
+use crate::api::device::DeviceOperation;
 use crate::api::exec::{CpuRun, Operation, Split};
 use crate::api::multi::MultiGpu;
 use crate::api::{check_apart, check_host_room, Kernpack, Span};
@@ -278,6 +280,119 @@ impl BatchDeviceBuffers {
     }
 }
 
+/// Periodograms of a batch on device memory ([`Gpu::enqueue`]): `nseries`
+/// series of `nf` frequencies each, into `buffers.out` (nseries x
+/// [`output_len`]`(nf)` values). The counts are checked, and every pointer
+/// against the driver's record of the GPU's allocations: offsets, grids and
+/// output for their exact sizes, the samples for at least one per series
+/// (their count is in the device's offsets); the output apart from the
+/// inputs. Offsets, grids and data on the device are the caller's to get
+/// right (see [`validate_batch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleBatchOnDevice<T> {
+    pub buffers: BatchDeviceBuffers,
+    pub nseries: usize,
+    pub nf: usize,
+    pub opts: LombScargleOptions,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> LombScargleBatchOnDevice<T> {
+    pub(crate) fn ngrids(&self) -> usize {
+        if self.buffers.per_series_grid {
+            self.nseries
+        } else {
+            1
+        }
+    }
+
+    /// The counts (`check_batch_call`); returns the values the output holds.
+    pub(crate) fn check_counts(&self) -> Result<usize> {
+        check_batch_call(self.nseries, self.nf, self.ngrids(), None, &self.opts)
+    }
+}
+
+impl<T: Float> DeviceOperation for LombScargleBatchOnDevice<T> {
+    /// How many samples t, y and weights can all be read for.
+    type Checked = usize;
+
+    fn check_shapes(&self) -> Result<()> {
+        self.check_counts().map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<usize> {
+        let (b, nseries, total) = (&self.buffers, self.nseries, self.check_counts()?);
+        let samples = gpu.check_batch_inputs::<T>(b, nseries)?;
+        gpu.check_device_array::<T>("out", b.out, total)?;
+        b.check_outputs_apart::<T>(nseries, &[Span::at::<T>("out", b.out, total)])?;
+        Ok(samples)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
+        let nseries = self.nseries;
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN * nseries)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        unsafe { self.launch_with_stats(gpu, stream, samples, stats_ptr) }
+    }
+}
+
+impl<T: Float> LombScargleBatchOnDevice<T> {
+    /// The batched launch with the caller's scratch: `stats` holds
+    /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
+    /// its own arena, so its memory is counted against its limit). `samples`
+    /// values can be read at t, y and weights: a series whose device offsets
+    /// leave that range (or decrease) reads nothing and its periodogram is NaN.
+    ///
+    /// # Safety
+    /// As [`DeviceOperation::launch`]; `stats` as above, on `gpu`.
+    pub(crate) unsafe fn launch_with_stats(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        samples: usize,
+        stats_ptr: CUdeviceptr,
+    ) -> Result<()> {
+        let (buffers, nseries, nf, opts) = (&self.buffers, self.nseries, self.nf, &self.opts);
+        // A series' nx comes from the offsets on the device, within `samples`.
+        let samples = samples.min(i64::MAX as usize);
+        let params = LsParams::new(samples, nf, buffers.weights.is_some(), opts);
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let offsets = In::new(buffers.offsets);
+        let nseries_arg = nseries as i64;
+        let per_series_grid = buffers.per_series_grid as i32;
+
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let grid = gpu.kernel(&prepare)?.grid_for(nseries as u64, 1);
+        let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
+        gpu.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
+
+        let uniform = kernels::lombscargle_uniform::<T>();
+        let kernel = gpu.kernel(&uniform)?;
+        let per_thread = uniform_freqs_per_thread(opts);
+        let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
+        let blocks = kernel.grid_for(chunks * nseries as u64, 1);
+        let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
+        let args = (
+            params,
+            unused_grid,
+            nseries_arg,
+            offsets,
+            In::new(buffers.f0),
+            In::new(buffers.df),
+            per_series_grid,
+            t,
+            y,
+            w,
+            In::new(stats_ptr),
+            Out::new(buffers.out),
+        );
+        gpu.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
+    }
+}
+
 impl Gpu {
     /// Host slices in, one periodogram per series out (waits for the
     /// result), after validation.
@@ -327,11 +442,11 @@ impl Gpu {
                 per_series_grid: matches!(grids, BatchGrid::PerSeries { .. }),
                 out: o,
             };
+            let (nseries, nf, opts, dtype) = (batch.len(), grids.nf(), *opts, PhantomData);
+            #[rustfmt::skip]
+            let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype };
             // SAFETY: all buffers are live device allocations of the validated sizes.
-            let (nseries, samples) = (batch.len(), batch.t.len());
-            unsafe {
-                self.launch_batch::<T>(stream, &buffers, nseries, grids.nf(), opts, samples)
-            }?;
+            unsafe { op.launch(self, stream, batch.t.len()) }?;
         }
         let values = stream
             .clone_dtoh(&out)
@@ -340,32 +455,6 @@ impl Gpu {
             .chunks_exact(per_series)
             .map(|v| Periodogram::from_interleaved(v.to_vec(), opts.normalize))
             .collect())
-    }
-
-    /// The batched launch on raw device pointers, enqueued on `stream` with no
-    /// synchronisation. The counts are checked (`check_batch_call`), and every
-    /// pointer against the driver's record of this GPU's allocations: offsets,
-    /// grids and output for their exact sizes, the samples for at least one per
-    /// series (their count is in the device's offsets). Offsets, grids and
-    /// data on the device are the caller's to get right (see [`validate_batch`]).
-    ///
-    /// # Safety
-    /// Every pointer in `buffers` must be a live device allocation of this GPU
-    /// of the documented size, until the work on `stream` has finished.
-    pub unsafe fn lombscargle_batch_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
-        let total = check_batch_call(nseries, nf, ngrids, None, opts)?;
-        let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
-        self.check_device_array::<T>("out", buffers.out, total)?;
-        buffers.check_outputs_apart::<T>(nseries, &[Span::at::<T>("out", buffers.out, total)])?;
-        unsafe { self.launch_batch::<T>(stream, buffers, nseries, nf, opts, samples) }
     }
 
     /// The inputs of a batch on this GPU against the driver's record: the
@@ -390,85 +479,5 @@ impl Gpu {
         self.check_device_array::<f64>("f0", buffers.f0, ngrids)?;
         self.check_device_array::<f64>("df", buffers.df, ngrids)?;
         Ok(readable)
-    }
-
-    /// The batched launch, after validation.
-    ///
-    /// # Safety
-    /// As [`Gpu::lombscargle_batch_raw`], with every size as documented there.
-    unsafe fn launch_batch<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        samples: usize,
-    ) -> Result<()> {
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN * nseries)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        unsafe {
-            self.launch_batch_with_stats::<T>(
-                stream, buffers, nseries, nf, opts, samples, stats_ptr,
-            )
-        }
-    }
-
-    /// The batched launch with the caller's scratch: `stats` holds
-    /// `STATS_LEN * nseries` doubles (the multi-GPU pipeline carves it out of
-    /// its own arena, so its memory is counted against its limit). `samples`
-    /// values can be read at t, y and weights: a series whose device offsets
-    /// leave that range (or decrease) reads nothing and its periodogram is NaN.
-    ///
-    /// # Safety
-    /// As [`Gpu::lombscargle_batch_raw`]; `stats` as above, on this GPU.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn launch_batch_with_stats<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        samples: usize,
-        stats_ptr: CUdeviceptr,
-    ) -> Result<()> {
-        // A series' nx comes from the offsets on the device, within `samples`.
-        let samples = samples.min(i64::MAX as usize);
-        let params = LsParams::new(samples, nf, buffers.weights.is_some(), opts);
-        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
-        let w = In::new(buffers.weights.unwrap_or(0));
-        let offsets = In::new(buffers.offsets);
-        let nseries_arg = nseries as i64;
-        let per_series_grid = buffers.per_series_grid as i32;
-
-        let prepare = kernels::lombscargle_prepare::<T>();
-        let grid = self.kernel(&prepare)?.grid_for(nseries as u64, 1);
-        let args = (params, nseries_arg, offsets, t, y, w, Out::new(stats_ptr));
-        self.launch(&prepare, LaunchConfig::grid(grid), stream, args)?;
-
-        let uniform = kernels::lombscargle_uniform::<T>();
-        let kernel = self.kernel(&uniform)?;
-        let per_thread = uniform_freqs_per_thread(opts);
-        let chunks = (nf as u64).div_ceil(kernel.block as u64 * per_thread);
-        let blocks = kernel.grid_for(chunks * nseries as u64, 1);
-        let unused_grid = LsGrid { f0: 0.0, df: 0.0 }; // the grids come from f0 / df
-        let args = (
-            params,
-            unused_grid,
-            nseries_arg,
-            offsets,
-            In::new(buffers.f0),
-            In::new(buffers.df),
-            per_series_grid,
-            t,
-            y,
-            w,
-            In::new(stats_ptr),
-            Out::new(buffers.out),
-        );
-        self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
     }
 }

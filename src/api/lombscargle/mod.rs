@@ -2,6 +2,7 @@
 //! semantics, on angular frequencies, in f32 or f64.
 pub mod batch;
 pub mod peaks;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
@@ -10,6 +11,7 @@ pub use crate::params::lombscargle::{
     DeviceFreqs, LombScargleOptions, LsDeviceBuffers, Normalize, Periodogram, Series, UniformGrid,
 };
 
+use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation};
 use super::{check_host_room, Kernpack};
 use crate::cpu;
@@ -343,6 +345,169 @@ impl Kernpack {
     }
 }
 
+/// The periodogram of one series on device memory ([`Gpu::enqueue`]):
+/// `t`, `y` (and `weights` when given) hold `nx` values of `T`, an array
+/// `freqs` its `len`, `out` [`output_len`] values. Only shapes are checked
+/// (device data cannot be inspected without a sync): NaN/Inf, negative
+/// weights or frequencies give NaN or meaningless output rather than an error.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleOnDevice<T> {
+    pub buffers: LsDeviceBuffers,
+    pub nx: usize,
+    pub freqs: DeviceFreqs,
+    pub opts: LombScargleOptions,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> LombScargleOnDevice<T> {
+    /// The periodogram of cudarc buffers at the angular frequencies `freqs`;
+    /// their lengths are the call's shapes (`out` holds [`output_len`]).
+    pub fn buffers<'a, In: DevicePtr<T>>(
+        stream: &'a Arc<CudaStream>,
+        t: &'a In,
+        y: &'a In,
+        weights: Option<&'a In>,
+        freqs: &'a In,
+        out: &'a mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let mut g = Guards::new(stream);
+        let (ptr, len) = (g.read(freqs), freqs.len());
+        Self::on_buffers(
+            g,
+            (t, y, weights),
+            DeviceFreqs::Array { ptr, len },
+            out,
+            opts,
+        )
+    }
+
+    /// As [`LombScargleOnDevice::buffers`], on a uniform grid.
+    pub fn uniform_buffers<'a, In: DevicePtr<T>>(
+        stream: &'a Arc<CudaStream>,
+        t: &'a In,
+        y: &'a In,
+        weights: Option<&'a In>,
+        grid: &UniformGrid,
+        out: &'a mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let freqs = DeviceFreqs::Uniform(*grid);
+        Self::on_buffers(Guards::new(stream), (t, y, weights), freqs, out, opts)
+    }
+
+    fn on_buffers<'a, In: DevicePtr<T>>(
+        mut g: Guards<'a>,
+        (t, y, weights): (&'a In, &'a In, Option<&'a In>),
+        freqs: DeviceFreqs,
+        out: &'a mut impl DevicePtrMut<T>,
+        opts: &LombScargleOptions,
+    ) -> Result<OnBuffers<'a, Self>> {
+        let nw = weights.map(|w| w.len());
+        let (nf, grid) = freqs.count_and_grid();
+        let (nx, ny, out_len) = (t.len(), y.len(), Some(out.len()));
+        check_call(nx, ny, nw, nf, grid.as_ref(), out_len, opts)?;
+        let buffers = LsDeviceBuffers {
+            t: g.read(t),
+            y: g.read(y),
+            weights: weights.map(|w| g.read(w)),
+            out: g.write(out),
+        };
+        let (opts, dtype) = (*opts, PhantomData);
+        Ok(g.with(LombScargleOnDevice {
+            buffers,
+            nx,
+            freqs,
+            opts,
+            dtype,
+        }))
+    }
+}
+
+impl<T: Float> DeviceOperation for LombScargleOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        let (nf, grid) = self.freqs.count_and_grid();
+        check_call(self.nx, self.nx, None, nf, grid.as_ref(), None, &self.opts)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let (b, nx) = (&self.buffers, self.nx);
+        for (name, ptr) in [("t", b.t), ("y", b.y)]
+            .into_iter()
+            .chain(b.weights.map(|w| ("weights", w)))
+        {
+            gpu.check_device_array::<T>(name, ptr, nx)?;
+        }
+        if let DeviceFreqs::Array { ptr, len } = self.freqs {
+            gpu.check_device_array::<T>("freqs", ptr, len)?;
+        }
+        let out_len = output_len(self.freqs.len(), &self.opts);
+        gpu.check_device_array::<T>("out", b.out, out_len)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (buffers, nx, freqs, opts) = (&self.buffers, self.nx, self.freqs, &self.opts);
+        let nf = freqs.len();
+        let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
+        // Per-series statistics stay on the device: no host round trip. The
+        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
+        let mut stats = stream
+            .alloc::<f64>(STATS_LEN)
+            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
+        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
+        let w = In::new(buffers.weights.unwrap_or(0));
+        let out = Out::new(buffers.out);
+
+        // One series: no offsets (the kernels then take nseries = 1 and p.nx).
+        let (nseries, offsets) = (1, In::null());
+        let prepare = kernels::lombscargle_prepare::<T>();
+        let args = (params, nseries, offsets, t, y, w, Out::new(stats_ptr));
+        gpu.launch(&prepare, LaunchConfig::grid(1), stream, args)?;
+        let stats = In::new(stats_ptr);
+
+        match freqs {
+            DeviceFreqs::Array { ptr, .. } => {
+                let direct = kernels::lombscargle_direct::<T>();
+                let kernel = gpu.kernel(&direct)?;
+                let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
+                let grid = kernel.grid_for(nf as u64, per_block);
+                let args = (params, t, y, w, In::new(ptr), stats, out);
+                gpu.launch(&direct, LaunchConfig::grid(grid), stream, args)
+            }
+            DeviceFreqs::Uniform(grid) => {
+                let uniform = kernels::lombscargle_uniform::<T>();
+                let kernel = gpu.kernel(&uniform)?;
+                let per_thread = uniform_freqs_per_thread(opts);
+                let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
+                let grid = LsGrid {
+                    f0: grid.f0,
+                    df: grid.df,
+                };
+                // One grid for the one series: no per-series grids.
+                let (f0, df, per_series_grid) = (In::null(), In::null(), 0);
+                let args = (
+                    params,
+                    grid,
+                    nseries,
+                    offsets,
+                    f0,
+                    df,
+                    per_series_grid,
+                    t,
+                    y,
+                    w,
+                    stats,
+                    out,
+                );
+                gpu.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
+            }
+        }
+    }
+}
+
 impl Gpu {
     /// Uploads the validated series, runs, downloads.
     fn lombscargle_host<T: Float>(
@@ -373,193 +538,16 @@ impl Gpu {
                 weights: w.as_ref().map(|(ptr, _)| *ptr),
                 out: out_ptr,
             };
+            let (nx, opts, dtype) = (series.t.len(), *opts, PhantomData::<T>);
+            #[rustfmt::skip]
+            let op = LombScargleOnDevice { buffers, nx, freqs, opts, dtype };
             // SAFETY: buffers just allocated with the validated lengths.
-            unsafe { self.launch_periodogram::<T>(stream, &buffers, series.t.len(), freqs, opts) }?;
+            unsafe { op.launch(self, stream, ()) }?;
         }
         let values = stream
             .clone_dtoh(&out)
             .map_err(|e| Error::cuda("copying the periodogram back", e))?;
         Ok(Periodogram::from_interleaved(values, opts.normalize))
-    }
-
-    /// Device buffers in and out, enqueued on `stream` with no synchronisation.
-    /// `out` holds [`output_len`] values. Only shapes are checked here (device
-    /// data cannot be inspected without a sync): NaN/Inf, negative weights or
-    /// frequencies give NaN or meaningless output rather than an error.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lombscargle_device<T: Float, In: DevicePtr<T>>(
-        &self,
-        stream: &Arc<CudaStream>,
-        t: &In,
-        y: &In,
-        weights: Option<&In>,
-        freqs: &In,
-        out: &mut impl DevicePtrMut<T>,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let (ptr, _f) = freqs.device_ptr(stream);
-        let freqs = DeviceFreqs::Array {
-            ptr,
-            len: freqs.len(),
-        };
-        self.lombscargle_buffers(stream, t, y, weights, freqs, out, opts)
-    }
-
-    /// As [`Gpu::lombscargle_device`], on a uniform grid.
-    #[allow(clippy::too_many_arguments)]
-    pub fn lombscargle_uniform_device<T: Float, In: DevicePtr<T>>(
-        &self,
-        stream: &Arc<CudaStream>,
-        t: &In,
-        y: &In,
-        weights: Option<&In>,
-        grid: &UniformGrid,
-        out: &mut impl DevicePtrMut<T>,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let freqs = DeviceFreqs::Uniform(*grid);
-        self.lombscargle_buffers(stream, t, y, weights, freqs, out, opts)
-    }
-
-    /// The cudarc-buffer entry points: their lengths are the call's shapes.
-    #[allow(clippy::too_many_arguments)]
-    fn lombscargle_buffers<T: Float, In: DevicePtr<T>>(
-        &self,
-        stream: &Arc<CudaStream>,
-        t: &In,
-        y: &In,
-        weights: Option<&In>,
-        freqs: DeviceFreqs,
-        out: &mut impl DevicePtrMut<T>,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let nw = weights.map(|w| w.len());
-        let (nf, grid) = freqs.count_and_grid();
-        check_call(
-            t.len(),
-            y.len(),
-            nw,
-            nf,
-            grid.as_ref(),
-            Some(out.len()),
-            opts,
-        )?;
-        let (t_ptr, _t) = t.device_ptr(stream);
-        let (y_ptr, _y) = y.device_ptr(stream);
-        let w = weights.map(|w| w.device_ptr(stream));
-        let (out_ptr, _o) = out.device_ptr_mut(stream);
-        let buffers = LsDeviceBuffers {
-            t: t_ptr,
-            y: y_ptr,
-            weights: w.as_ref().map(|(ptr, _)| *ptr),
-            out: out_ptr,
-        };
-        // SAFETY: every pointer comes from a live device buffer of the checked length.
-        unsafe { self.launch_periodogram::<T>(stream, &buffers, t.len(), freqs, opts) }
-    }
-
-    /// The C ABI's and Python's device-pointer path: the shapes are checked
-    /// (`check_call`), then every pointer against the driver's record of
-    /// this GPU's allocations for the length the call implies
-    /// ([`Gpu::check_device_buffer`]), so a wrong pointer is an error rather
-    /// than a fault that poisons the context.
-    ///
-    /// # Safety
-    /// The allocations behind the pointers must stay alive, and must not be
-    /// written by other work, until the work on `stream` has finished.
-    pub unsafe fn lombscargle_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &LsDeviceBuffers,
-        nx: usize,
-        freqs: DeviceFreqs,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let (nf, grid) = freqs.count_and_grid();
-        check_call(nx, nx, None, nf, grid.as_ref(), None, opts)?;
-        for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
-            .into_iter()
-            .chain(buffers.weights.map(|w| ("weights", w)))
-        {
-            self.check_device_array::<T>(name, ptr, nx)?;
-        }
-        if let DeviceFreqs::Array { ptr, len } = freqs {
-            self.check_device_array::<T>("freqs", ptr, len)?;
-        }
-        self.check_device_array::<T>("out", buffers.out, output_len(nf, opts))?;
-        unsafe { self.launch_periodogram::<T>(stream, buffers, nx, freqs, opts) }
-    }
-
-    /// The launch itself, after validation.
-    ///
-    /// # Safety
-    /// `t`, `y` (and `weights` when given) must point to `nx` readable values of
-    /// `T`, an array `freqs` to its `len`, and `out` to [`output_len`] writable
-    /// ones, all on this GPU, live until the work on `stream` has finished.
-    unsafe fn launch_periodogram<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &LsDeviceBuffers,
-        nx: usize,
-        freqs: DeviceFreqs,
-        opts: &LombScargleOptions,
-    ) -> Result<()> {
-        let nf = freqs.len();
-        let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
-        // Per-series statistics stay on the device: no host round trip. The
-        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
-        let (stats_ptr, _s) = stats.device_ptr_mut(stream);
-        let (t, y) = (In::new(buffers.t), In::new(buffers.y));
-        let w = In::new(buffers.weights.unwrap_or(0));
-        let out = Out::new(buffers.out);
-
-        // One series: no offsets (the kernels then take nseries = 1 and p.nx).
-        let (nseries, offsets) = (1, In::null());
-        let prepare = kernels::lombscargle_prepare::<T>();
-        let args = (params, nseries, offsets, t, y, w, Out::new(stats_ptr));
-        self.launch(&prepare, LaunchConfig::grid(1), stream, args)?;
-        let stats = In::new(stats_ptr);
-
-        match freqs {
-            DeviceFreqs::Array { ptr, .. } => {
-                let direct = kernels::lombscargle_direct::<T>();
-                let kernel = self.kernel(&direct)?;
-                let per_block = kernel.block as u64 * u64::from(KP_LS_FREQS_PER_THREAD);
-                let grid = kernel.grid_for(nf as u64, per_block);
-                let args = (params, t, y, w, In::new(ptr), stats, out);
-                self.launch(&direct, LaunchConfig::grid(grid), stream, args)
-            }
-            DeviceFreqs::Uniform(grid) => {
-                let uniform = kernels::lombscargle_uniform::<T>();
-                let kernel = self.kernel(&uniform)?;
-                let per_thread = uniform_freqs_per_thread(opts);
-                let blocks = kernel.grid_for(nf as u64, kernel.block as u64 * per_thread);
-                let grid = LsGrid {
-                    f0: grid.f0,
-                    df: grid.df,
-                };
-                // One grid for the one series: no per-series grids.
-                let (f0, df, per_series_grid) = (In::null(), In::null(), 0);
-                let args = (
-                    params,
-                    grid,
-                    nseries,
-                    offsets,
-                    f0,
-                    df,
-                    per_series_grid,
-                    t,
-                    y,
-                    w,
-                    stats,
-                    out,
-                );
-                self.launch(&uniform, LaunchConfig::grid(blocks), stream, args)
-            }
-        }
     }
 }
 

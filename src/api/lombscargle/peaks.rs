@@ -12,10 +12,9 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtrMut};
 
-use super::batch::{
-    batch_split, check_batch_call, validate_batch, Batch, BatchDeviceBuffers, BatchGrid,
-};
+use super::batch::{batch_split, validate_batch, Batch, BatchGrid, LombScargleBatchOnDevice};
 use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
+use crate::api::device::DeviceOperation;
 use crate::api::exec::{CpuRun, Operation, Split};
 use crate::api::multi::DEFAULT_CHUNK_BYTES;
 use crate::api::multi::{Exec, MultiGpu};
@@ -123,39 +122,37 @@ fn check_cpu_workspace(nf: usize, threads: usize) -> Result<()> {
     )
 }
 
-impl Gpu {
-    /// The peaks of a batch already on this GPU, enqueued on `stream` with no
-    /// synchronisation: as [`Gpu::lombscargle_batch_raw`] with `buffers.out`
-    /// unused (it must be 0), each chunk of series computed into scratch of
-    /// at most `max_scratch_bytes` (None: [`DEFAULT_CHUNK_BYTES`]; at least
-    /// one series' periodogram) and reduced into `peaks`. Pointers are
-    /// checked as there, and `peaks` for nseries values each, apart from
-    /// each other and from the inputs.
-    ///
-    /// # Safety
-    /// As [`Gpu::lombscargle_batch_raw`], and `peaks` live allocations of
-    /// this GPU of the documented sizes until the work on `stream` has finished.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn lombscargle_batch_peaks_raw<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        buffers: &BatchDeviceBuffers,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        peaks: &PeakBuffers,
-        max_scratch_bytes: Option<usize>,
-    ) -> Result<()> {
-        if buffers.out != 0 {
+/// The peaks of a batch already on the GPU ([`Gpu::enqueue`]): as
+/// [`LombScargleBatchOnDevice`] with `batch.buffers.out` unused (it must be
+/// 0), each chunk of series computed into scratch of at most
+/// `max_scratch_bytes` (None: [`DEFAULT_CHUNK_BYTES`]; at least one series'
+/// periodogram) and reduced into `peaks` (nseries values each, apart from
+/// each other and from the inputs).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScarglePeaksOnDevice<T> {
+    pub batch: LombScargleBatchOnDevice<T>,
+    pub peaks: PeakBuffers,
+    pub max_scratch_bytes: Option<usize>,
+}
+
+impl<T: Float> DeviceOperation for LombScarglePeaksOnDevice<T> {
+    /// How many samples t, y and weights can all be read for.
+    type Checked = usize;
+
+    fn check_shapes(&self) -> Result<()> {
+        if self.batch.buffers.out != 0 {
             return Err(Error::invalid(
                 "the peaks of a batch need no periodogram output: pass out = 0",
             ));
         }
-        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
-        check_batch_call(nseries, nf, ngrids, None, opts)?;
-        let samples = self.check_batch_inputs::<T>(buffers, nseries)?;
-        self.check_device_array::<i64>("index", peaks.index, nseries)?;
-        self.check_device_array::<f64>("value", peaks.value, nseries)?;
+        self.batch.check_counts().map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<usize> {
+        let (buffers, nseries, peaks) = (&self.batch.buffers, self.batch.nseries, &self.peaks);
+        let samples = gpu.check_batch_inputs::<T>(buffers, nseries)?;
+        gpu.check_device_array::<i64>("index", peaks.index, nseries)?;
+        gpu.check_device_array::<f64>("value", peaks.value, nseries)?;
         buffers.check_outputs_apart::<T>(
             nseries,
             &[
@@ -163,14 +160,25 @@ impl Gpu {
                 Span::at::<f64>("value", peaks.value, nseries),
             ],
         )?;
+        Ok(samples)
+    }
 
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
+        let LombScargleBatchOnDevice {
+            ref buffers,
+            nseries,
+            nf,
+            ref opts,
+            ..
+        } = self.batch;
+        let peaks = &self.peaks;
         // A series' periodogram and statistics in the scratch.
         let values_per_series = output_len(nf, opts)
             .checked_mul(std::mem::size_of::<T>())
             .filter(|&b| b <= crate::api::MAX_ARRAY_BYTES)
             .ok_or_else(|| Error::invalid(format!("{nf} frequencies per series is too many")))?;
         let per_series = values_per_series + STATS_LEN * 8;
-        let limit = max_scratch_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
+        let limit = self.max_scratch_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
         let chunk = (limit / per_series).clamp(1, nseries);
         let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let values_bytes = chunk * values_per_series;
@@ -186,17 +194,22 @@ impl Gpu {
                 index: peaks.index + (first * 8) as u64,
                 value: peaks.value + (first * 8) as u64,
             };
-            // SAFETY: checked above; the scratch holds `chunk` periodograms and their stats.
+            // SAFETY: checked; the scratch holds `chunk` periodograms and their stats.
             unsafe {
-                self.launch_batch_with_stats::<T>(
-                    stream, &shifted, count, nf, opts, samples, stats,
-                )?;
-                self.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
+                let chunk = LombScargleBatchOnDevice {
+                    buffers: shifted,
+                    nseries: count,
+                    ..self.batch
+                };
+                chunk.launch_with_stats(gpu, stream, samples, stats)?;
+                gpu.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
             }
         }
         Ok(())
     }
+}
 
+impl Gpu {
     /// The peaks of `nseries` periodograms of `nf` frequencies at `pgrams`.
     ///
     /// # Safety

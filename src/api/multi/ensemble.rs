@@ -9,8 +9,8 @@ use super::plan::{split_even, Arena};
 use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::exec::Operation;
 use crate::api::lorenz::{
-    check_ensemble, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers, EnsembleRun,
-    Lorenz05Params, Lorenz96Params,
+    check_ensemble, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers,
+    EnsembleParams, EnsembleRun, Lorenz05Params, Lorenz96Params,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -99,13 +99,10 @@ impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated (check_ensemble) on the host.
         unsafe {
+            let run = (members, steps, every);
             match self.model {
-                Model::L96(p) => {
-                    gpu.launch_lorenz96::<T>(stream, p, &buffers, members, steps, every, None)
-                }
-                Model::L05(p) => {
-                    gpu.launch_lorenz05::<T>(stream, p, &buffers, members, steps, every, None)
-                }
+                Model::L96(p) => p.launch::<T>(gpu, stream, &buffers, run),
+                Model::L05(p) => p.launch::<T>(gpu, stream, &buffers, run),
             }
         }
     }
@@ -136,7 +133,7 @@ struct EnsembleOut<'o, T> {
 
 impl MultiGpu {
     /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
-    /// what [`Gpu::lorenz96`] gives on one GPU of the same model.
+    /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one GPU of the same model.
     pub fn lorenz96<T: Float>(
         &self,
         p: &Lorenz96Params,
@@ -171,7 +168,7 @@ impl MultiGpu {
     }
 
     /// Lorenz 2005 Model II / III on every GPU of this handle; as
-    /// [`MultiGpu::lorenz96`] against [`Gpu::lorenz05`].
+    /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
     pub fn lorenz05<T: Float>(
         &self,
         p: &Lorenz05Params,

@@ -10,6 +10,7 @@ use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, R
 use crate::api::exec::Operation;
 use crate::api::lombscargle::batch::{
     validate_batch, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch,
+    LombScargleBatchOnDevice,
 };
 use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
@@ -171,15 +172,10 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
         // SAFETY: the caller's arena holds this layout, inputs copied in.
         unsafe {
-            gpu.launch_batch_with_stats::<T>(
-                stream,
-                &buffers,
-                r.len(),
-                nf,
-                self.opts,
-                samples,
-                at(lay.stats),
-            )?;
+            let (nseries, opts, dtype) = (r.len(), *self.opts, std::marker::PhantomData);
+            #[rustfmt::skip]
+            let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype };
+            op.launch_with_stats(gpu, stream, samples, at(lay.stats))?;
             if self.peaks {
                 let peaks = PeakBuffers {
                     index: at(lay.peak_index),
@@ -247,7 +243,7 @@ impl<T: Float> LsJob<'_, T> {
 
 impl MultiGpu {
     /// One periodogram per series of `batch`, in input order, on every GPU of
-    /// this handle: bitwise what [`Gpu::lombscargle_batch`] gives on one GPU
+    /// this handle: bitwise what [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch) gives on one GPU
     /// of the same model (see the module documentation). Validated as the
     /// one-GPU call validates, before any GPU work.
     pub fn lombscargle_batch<T: Float>(

@@ -10,7 +10,8 @@ use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, R
 use crate::api::check_host_room;
 use crate::api::exec::{Operation, NOTHING_TO_LAUNCH};
 use crate::api::reduce_batched::{
-    batched_scratch_len, check_offsets, BatchNormalized, NormalizeBatched, BATCH_OK,
+    batched_scratch_len, check_offsets, BatchNormalized, NormalizeBatched,
+    NormalizeBatchedOnDevice, BATCH_OK,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -90,18 +91,16 @@ impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
         let n = self.offsets[r.end] - self.offsets[r.start];
         // SAFETY: the caller's arena holds this layout (scratch of
         // batched_scratch_len included), inputs copied in; chunks are never empty.
-        unsafe {
-            gpu.launch_batched_with_scratch::<T>(
-                stream,
-                at(lay.x),
-                n,
-                at(lay.offsets),
-                r.len(),
-                at(lay.sums),
-                at(lay.status),
-                (at(lay.plan), at(lay.partials)),
-            )
-        }
+        let op = NormalizeBatchedOnDevice::<T> {
+            x: at(lay.x),
+            n,
+            offsets: at(lay.offsets),
+            narrays: r.len(),
+            sums: at(lay.sums),
+            status: at(lay.status),
+            dtype: std::marker::PhantomData,
+        };
+        unsafe { op.launch_with_scratch(gpu, stream, (at(lay.plan), at(lay.partials))) }
     }
 
     #[cfg(test)]
@@ -135,7 +134,7 @@ struct NormalizeOut<'o, T> {
 impl MultiGpu {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
     /// every GPU of this handle, arrays split by their lengths: bitwise what
-    /// [`Gpu::normalize_batched`] gives on one GPU of the same model. `x` is
+    /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched) gives on one GPU of the same model. `x` is
     /// written only when every GPU has succeeded (the results are gathered
     /// in a scratch copy of `x` first). Bad offsets are an error before any
     /// GPU work.
