@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Before/after on the GPU machine in one call: two builds of kernpack, staged
-# here (the GPU machine has no Rust toolchain) as .gpu/base/ and .gpu/new/,
+# here (the GPU machine has no Rust toolchain) as .gpu-cmp/base/ and .gpu-cmp/new/ (git-ignored),
 # each holding the CLI (`kernpack`), examples/host_calls and the Python wheel
 # (*.whl). Both are timed in the same process order, alternating, twice:
 # the CLI's kernel benchmarks (CUDA events on device buffers), host_calls
@@ -9,8 +9,8 @@
 #
 #   stage:  cargo build --release --bin kernpack --example host_calls, and
 #           maturin build (scripts/gpu-python.sh) in each tree; copy the three
-#           into .gpu/base/ and .gpu/new/
-#   run:    device tool, carry [".gpu"], command: bash scripts/gpu-compare.sh
+#           into .gpu-cmp/base/ and .gpu-cmp/new/
+#   run:    device tool, carry [".gpu-cmp"], command: bash scripts/gpu-compare.sh
 #
 # RESULT lines and tables go to stdout; logs to $OUT.
 set -u
@@ -20,8 +20,8 @@ out=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for v in base new; do
   site=$(mktemp -d)
-  python3 -c "import sys, zipfile, glob; zipfile.ZipFile(glob.glob(sys.argv[2] + '/*.whl')[0]).extractall(sys.argv[1])" "$site" ".gpu/$v"
-  echo "$site" > ".gpu/$v/site"
+  python3 -c "import sys, zipfile, glob; zipfile.ZipFile(glob.glob(sys.argv[2] + '/*.whl')[0]).extractall(sys.argv[1])" "$site" ".gpu-cmp/$v"
+  echo "$site" > ".gpu-cmp/$v/site"
 done
 cli_benches=(
   "lombscargle --nx 150 --nf 10000 --uniform"
@@ -39,10 +39,10 @@ for round in 1 2; do
     echo "== $v, round $round"
     for b in "${cli_benches[@]}"; do
       # shellcheck disable=SC2086
-      ".gpu/$v/kernpack" bench $b 2>>"$out/$v.err" | grep '^RESULT' | sed "s/^RESULT/RESULT $v/"
+      ".gpu-cmp/$v/kernpack" bench $b 2>>"$out/$v.err" | grep '^RESULT' | sed "s/^RESULT/RESULT $v/"
     done
-    ".gpu/$v/host_calls" gpu 11 | sed "s/^|/| $v |/"
-    PYTHONPATH=$(cat ".gpu/$v/site") python3 -c "
+    ".gpu-cmp/$v/host_calls" gpu 11 | sed "s/^|/| $v |/"
+    PYTHONPATH=$(cat ".gpu-cmp/$v/site") python3 -c "
 import sys; sys.path.insert(0, 'python/benches'); import numpy as np
 np.row_stack = np.vstack
 import bench_python as b; b.overhead()" 2>>"$out/$v.err" | sed "s/^/PY $v /"
