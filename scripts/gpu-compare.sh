@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Before/after on the GPU machine in one call: two builds of kernpack, staged
-# here (the GPU machine has no Rust toolchain) as .gpu-cmp/base/ and .gpu-cmp/new/ (git-ignored),
+# here (the GPU machine has no Rust toolchain) as .gpu-cmp/base/ and .gpu-cmp/new/,
 # each holding the CLI (`kernpack`), examples/host_calls and the Python wheel
 # (*.whl). Both are timed in the same process order, alternating, twice:
 # the CLI's kernel benchmarks (CUDA events on device buffers), host_calls
