@@ -8,7 +8,9 @@ use pyo3::prelude::*;
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
-use kernpack::raw::{batch_grid, write_peaks, write_periodogram, write_periodograms};
+use kernpack::raw::{
+    batch_grid, per_series_grid, write_peaks, write_periodogram, write_periodograms,
+};
 use kernpack::{
     LombScargleBatchOnDevice, LombScargleOnDevice, LombScargleOptions, LombScarglePeaksOnDevice,
     Series,
@@ -250,7 +252,7 @@ fn lombscargle_batch_device(
         offsets: offsets as u64,
         f0: f0 as u64,
         df: df as u64,
-        per_series_grid: ngrids != 1,
+        per_series_grid: per_series_grid(ngrids, nseries).map_err(to_py)?,
         out: out.unwrap_or(0) as u64,
     };
     let peaks = match (out, best_index, best_value) {
