@@ -1,7 +1,9 @@
 //! kernpack: precompiled CUDA kernels in one multi-architecture fatbin, loaded
 //! with no JIT, behind a safe Rust API and a C ABI, with a CPU backend for
 //! machines without a GPU; every kernel is held to a plain Rust reference
-//! implementation (`src/reference`, the oracle the tests compare with).
+//! implementation (`src/reference`, the oracle the tests compare with; it is
+//! compiled for the crate's own tests and benches, or with the `reference`
+//! feature, and is not part of the shipped library).
 //!
 //! ```no_run
 //! use kernpack::{Backend, Kernpack, LombScargleOptions, Series};
@@ -21,6 +23,7 @@ pub mod float;
 pub mod gpu;
 pub mod params;
 pub mod raw;
+#[cfg(any(test, feature = "reference"))]
 pub mod reference;
 #[cfg(test)]
 mod test_rng;

@@ -1,5 +1,5 @@
 //! The fast CPU backend: what [`crate::Backend::Cpu`] (and `Auto` on a machine
-//! without a GPU) runs. It is separate from [`crate::reference`], the literal
+//! without a GPU) runs. It is separate from `crate::reference`, the literal
 //! and readable oracle: every path here is property-tested against it.
 //!
 //! Threads: every family splits its work over [`threads`] scoped threads (the

@@ -5,7 +5,7 @@
 //! from the array's start); each chunk is summed in [`ACCS`] x [`LANES`] f64
 //! lane accumulators (value `i` of the chunk goes to lane `i % 32`), the lanes
 //! are combined in a fixed tree, and the chunk sums pairwise, exactly as
-//! [`crate::reference::reduce::sum`] combines its chunk sums. Every step is
+//! the reference's `reduce::sum` combines its chunk sums. Every step is
 //! fixed by the length alone, so the result has the same bits on any thread
 //! count and any SIMD target (only IEEE adds, never fused or reordered), and
 //! a batched array gets the bits the single-array sum gives it.

@@ -1,5 +1,6 @@
 //! CPU references: readable, f64 accumulation, multi-threaded where it pays.
-//! They are the oracle of the property tests and the backend when no GPU is present.
+//! They are the oracle of the property tests and benches, never a backend:
+//! compiled only for the crate's tests or with the `reference` feature.
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;

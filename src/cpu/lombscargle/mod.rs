@@ -1,4 +1,4 @@
-//! The fast CPU Lomb-Scargle: SciPy's periodogram (as [`crate::reference::lombscargle`]
+//! The fast CPU Lomb-Scargle: SciPy's periodogram (as `crate::reference::lombscargle`
 //! defines it) in one pass over the data per frequency.
 //!
 //! Every method reduces a series to six weighted trigonometric sums per
