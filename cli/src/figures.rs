@@ -188,9 +188,12 @@ pub fn fg_delta(title: &str, t: &[f64], abs_delta: &[f64]) -> Figure {
     Figure::new(title).with_panel(panel)
 }
 
-/// Writes .svg or .png by extension (case-insensitive); other extensions are an error naming the supported ones.
-pub fn write(figure: &Figure, path: &std::path::Path) -> std::io::Result<()> {
-    plot::write(figure, path)
+/// Writes .svg or .png by extension (case-insensitive) and says so on stderr;
+/// errors name the path (another extension is one, naming the supported ones).
+pub fn write(figure: &Figure, path: &std::path::Path) -> Result<(), String> {
+    plot::write(figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
+    Ok(())
 }
 
 /// Refuses, before any work, a plot path that cannot be written: an unknown
@@ -675,9 +678,11 @@ mod tests {
     #[test]
     fn write_refuses_unknown_extensions_by_name() {
         let figure = fg_delta("t", &[0.0, 1.0], &[1.0, 2.0]);
-        let err = write(&figure, std::path::Path::new("/nonexistent/plot.jpeg")).unwrap_err();
+        let path = std::path::Path::new("/nonexistent/plot.jpeg");
+        let err = plot::write(&figure, path).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-        assert!(err.to_string().contains(".svg") && err.to_string().contains(".png"));
+        let err = write(&figure, path).unwrap_err();
+        assert!(err.contains("plot.jpeg") && err.contains(".svg") && err.contains(".png"));
     }
 
     #[test]
