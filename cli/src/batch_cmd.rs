@@ -223,8 +223,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
             args.input.display()
         );
         let figure = figures::best_periods(&title, &periods);
-        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
-        eprintln!("plot written to {}", path.display());
+        figures::write(&figure, path)?;
     }
     if let (Some(path), Computed::Periodograms(result)) = (&args.periodograms, &computed) {
         let rows = result.iter().enumerate().flat_map(|(s, p)| {

@@ -192,8 +192,7 @@ fn integrate<T: Float>(
         let abs: Vec<f64> = run.delta.iter().map(|d| d.norm().to_f64()).collect();
         let title = format!("the coupled F/G system, N = {}, dt = {}", p.n, p.dt);
         let figure = figures::fg_delta(&title, &t, &abs);
-        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
-        eprintln!("plot written to {}", path.display());
+        figures::write(&figure, path)?;
     }
     Ok(())
 }

@@ -188,9 +188,12 @@ pub fn fg_delta(title: &str, t: &[f64], abs_delta: &[f64]) -> Figure {
     Figure::new(title).with_panel(panel)
 }
 
-/// Writes .svg or .png by extension (case-insensitive); other extensions are an error naming the supported ones.
-pub fn write(figure: &Figure, path: &std::path::Path) -> std::io::Result<()> {
-    plot::write(figure, path)
+/// Writes .svg or .png by extension (case-insensitive) and says so on stderr;
+/// errors name the path (another extension is one, naming the supported ones).
+pub fn write(figure: &Figure, path: &std::path::Path) -> Result<(), String> {
+    plot::write(figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("plot written to {}", path.display());
+    Ok(())
 }
 
 /// Refuses, before any work, a plot path that cannot be written: an unknown
@@ -307,7 +310,7 @@ fn significant(v: f64, digits: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::testing::{Image, Layout};
+    use crate::plot::testing::{render, svg_lines, svg_texts, Image};
     use crate::plot::{to_png, to_svg};
     use crate::synthetic::Uniform;
 
@@ -400,13 +403,10 @@ mod tests {
             &lc.y,
             Some(&lc.w),
         );
-        let layout = Layout::new(&figure);
-        let image = Image::decode(&to_png(&figure));
-        assert_eq!(
-            (image.width, image.height),
-            (layout.width as usize, layout.height as usize)
-        );
-        let (top, folded) = (&layout.panels[0], &layout.panels[1]);
+        let (image, frames) = render(&figure);
+        assert_eq!(image.width, figure.width as usize);
+        assert!(image.height > 2 * figure.panel_height as usize);
+        let (top, folded) = (&frames[0], &frames[1]);
 
         // The dashed marker runs down the best frequency's column, under the
         // spectrum: visible above its peak and below its floor, and nowhere else.
@@ -486,6 +486,7 @@ mod tests {
         let png = to_png(&figure);
         assert!(png.len() < 200_000, "{} bytes", png.len());
         let svg = to_svg(&figure);
+        let texts = svg_texts(&svg);
         for text in [
             "a synthetic light curve",
             "Lomb-Scargle periodogram",
@@ -497,10 +498,16 @@ mod tests {
             "samples",
             "fitted sinusoid",
         ] {
-            assert!(svg.contains(&format!(">{text}</text>")), "{text}");
+            assert!(texts.contains(&text), "{text}");
         }
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+        // One line each for the spectrum and the fit, besides their legend swatches.
+        assert_eq!(svg_lines(&svg, LINE).len(), 1);
+        assert_eq!(svg_lines(&svg, CURVE).len(), 2);
+        // One dashed marker: its dashes all lie on one column.
+        let dashes = svg_lines(&svg, MARKER);
+        assert!(dashes.len() > 2);
+        let x = dashes[0][0].0;
+        assert!(dashes.iter().flatten().all(|p| p.0 == x));
     }
 
     #[test]
@@ -524,9 +531,8 @@ mod tests {
         periods.extend([1.8, 1.8, 1.9, 1.9, 1.95, 2.0]);
         periods.extend([f64::NAN, -1.0]);
         let figure = best_periods("survey", &periods);
-        let layout = Layout::new(&figure);
-        let frame = &layout.panels[0];
-        let image = Image::decode(&to_png(&figure));
+        let (image, frames) = render(&figure);
+        let frame = &frames[0];
         let height = |centre: f64| {
             image
                 .rows_with(frame.px(centre), frame.top..frame.bottom + 1.0, LINE)
@@ -540,7 +546,7 @@ mod tests {
                 height(centre)
             );
         }
-        assert!(to_svg(&figure).contains(">best periods of 16 series (2 without one)</text>"));
+        assert!(svg_texts(&to_svg(&figure)).contains(&"best periods of 16 series (2 without one)"));
     }
 
     #[test]
@@ -559,8 +565,8 @@ mod tests {
             "{:?}",
             bars.y
         );
-        let layout = Layout::new(&figure);
-        let frame = &layout.panels[0];
+        let (_, frames) = render(&figure);
+        let frame = &frames[0];
         // Equal widths on the page: the bins are equal in log space.
         let (w0, w1) = (
             frame.px(bars.x[1]) - frame.px(bars.x[0]),
@@ -581,9 +587,8 @@ mod tests {
         let t: Vec<f64> = (0..=100).map(|i| i as f64 * 0.01).collect();
         let d: Vec<f64> = t.iter().map(|t| 10f64.powf(-6.0 * t)).collect();
         let figure = fg_delta("the coupled F/G system", &t, &d);
-        let layout = Layout::new(&figure);
-        let frame = &layout.panels[0];
-        let image = Image::decode(&to_png(&figure));
+        let (image, frames) = render(&figure);
+        let frame = &frames[0];
         let row_at = |t: f64| {
             let rows = image.rows_with(frame.px(t), frame.top..frame.bottom, LINE);
             rows.iter().sum::<usize>() as f64 / rows.len() as f64
@@ -598,8 +603,8 @@ mod tests {
             );
         }
         let svg = to_svg(&figure);
-        for label in [">1e-6<", ">0.0001<", ">1<", ">the coupled F/G system<"] {
-            assert!(svg.contains(label), "{label}");
+        for label in ["1e-6", "0.0001", "1", "the coupled F/G system"] {
+            assert!(svg_texts(&svg).contains(&label), "{label}");
         }
     }
 
@@ -643,9 +648,8 @@ mod tests {
             .collect();
         let figure = lorenz("Lorenz 96", frames, n, &mean, &times, &spread);
         assert_eq!(figure.panels[1].y_scale, plot::Scale::Log);
-        let layout = Layout::new(&figure);
-        let (heat, line) = (&layout.panels[0], &layout.panels[1]);
-        let image = Image::decode(&to_png(&figure));
+        let (image, frames) = render(&figure);
+        let (heat, line) = (&frames[0], &frames[1]);
         let low = [33, 102, 172];
         let high = [178, 24, 43];
         // Site 0 before frame 25 is the lowest value, sites 0..20 after it the highest.
@@ -667,16 +671,18 @@ mod tests {
         assert!(rows(2.0)[0] > rows(12.0)[0] + 20 && rows(12.0)[0] > rows(22.0)[0] + 20);
         let svg = to_svg(&figure);
         for text in ["Lorenz 96", "ensemble mean", "site", "time", "spread"] {
-            assert!(svg.contains(&format!(">{text}</text>")), "{text}");
+            assert!(svg_texts(&svg).contains(&text), "{text}");
         }
     }
 
     #[test]
     fn write_refuses_unknown_extensions_by_name() {
         let figure = fg_delta("t", &[0.0, 1.0], &[1.0, 2.0]);
-        let err = write(&figure, std::path::Path::new("/nonexistent/plot.jpeg")).unwrap_err();
+        let path = std::path::Path::new("/nonexistent/plot.jpeg");
+        let err = plot::write(&figure, path).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-        assert!(err.to_string().contains(".svg") && err.to_string().contains(".png"));
+        let err = write(&figure, path).unwrap_err();
+        assert!(err.contains("plot.jpeg") && err.contains(".svg") && err.contains(".png"));
     }
 
     #[test]

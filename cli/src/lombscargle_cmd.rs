@@ -257,8 +257,7 @@ fn plot(
         &data.y,
         data.w.as_deref(),
     );
-    figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("plot written to {}", path.display());
+    figures::write(&figure, path)?;
     Ok(())
 }
 

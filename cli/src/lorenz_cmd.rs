@@ -280,8 +280,7 @@ fn run(
             steps as f64 * dt
         );
         let figure = figures::lorenz(&title, frames, n, &mean, &times, &spread);
-        figures::write(&figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
-        eprintln!("plot written to {}", path.display());
+        figures::write(&figure, path)?;
     }
     Ok(())
 }

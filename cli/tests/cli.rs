@@ -313,7 +313,7 @@ fn the_library_has_no_cli_dependency() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert!(crates.contains(&"cudarc"), "unexpected tree:\n{tree}");
-    for cli_only in ["clap", "clap_complete", "indicatif", "png"] {
+    for cli_only in ["clap", "clap_complete", "indicatif", "png", "plotters"] {
         assert!(
             !crates.contains(&cli_only),
             "the library depends on {cli_only}:\n{tree}"

@@ -1,11 +1,10 @@
-//! Dependency-free figures as SVG or PNG: panels stacked vertically (or in a
-//! grid), each with its own axes, title and labels, holding line, point and bar
-//! series, labelled vertical markers, and optionally a heat map underneath.
+//! Figures as SVG or PNG, drawn with the plotters crate: panels stacked
+//! vertically (or in a grid), each with its own axes, title and labels, holding
+//! line, point and bar series, labelled vertical markers, and optionally a heat
+//! map underneath.
 //!
-//! Everything geometric — plot areas, ticks, data-to-pixel mapping, decimation,
-//! text placement — is decided once in [`layout::Layout`], a display list in pixel
-//! coordinates. The SVG writer and the PNG rasteriser only translate that list,
-//! so the two outputs cannot drift apart.
+//! This module describes a figure; [`draw`] lays it out and draws it with
+//! plotters, once for either backend, so the two outputs cannot drift apart.
 //!
 //! Degenerate data is drawn, not rejected: `to_svg`/`to_png` always return a valid
 //! file (a series whose `x` and `y` do not match draws nothing, non-finite values
@@ -14,17 +13,12 @@
 //! `InvalidInput`, because a CLI that writes an empty plot almost certainly has a
 //! bug upstream.
 
-mod axis;
-mod font;
-mod heatmap;
-mod layout;
-mod raster;
-mod svg;
+mod draw;
 
 use std::io;
 use std::path::Path;
 
-pub use heatmap::HeatMap;
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 
 /// An sRGB colour.
 pub type Rgb = [u8; 3];
@@ -224,7 +218,7 @@ impl Series {
         self
     }
 
-    /// The drawable data in axis space (see [`axis::to_axis`]) as ((x, y),
+    /// The drawable data in axis space (see [`draw::to_axis`]) as ((x, y),
     /// right): for bars x is the left edge and y the height, for lines and
     /// points right is x itself. Lengths that do not match the kind yield
     /// nothing rather than a silently truncated series.
@@ -237,10 +231,10 @@ impl Series {
             _ => (0, false),
         };
         (0..n).filter_map(move |i| {
-            let x = axis::to_axis(xs, self.x[i])?;
-            let y = axis::to_axis(ys, self.y[i])?;
+            let x = draw::to_axis(xs, self.x[i])?;
+            let y = draw::to_axis(ys, self.y[i])?;
             let right = if bars {
-                axis::to_axis(xs, self.x[i + 1]).filter(|r| *r > x)?
+                draw::to_axis(xs, self.x[i + 1]).filter(|r| *r > x)?
             } else {
                 x
             };
@@ -258,28 +252,123 @@ pub struct Marker {
     pub colour: Rgb,
 }
 
+/// Most cells drawn per axis (rows and columns are block-averaged beyond), so
+/// that either file stays small.
+const MAX_CELLS: usize = 160;
+
+/// A heat map (a Hovmoller diagram: time down, site across, colour = value):
+/// colours run blue (low) - white - red (high) over the finite range of the data.
+///
+/// `values` holds `rows` x `cols`, row-major; row 0 is drawn at the top.
+/// Cell (r, c) covers an equal share of `x_extent` (left to right) and
+/// `y_extent` (top to bottom), so for samples at x = 0, 1, .. the extent
+/// -0.5 .. cols - 0.5 centres each cell on its coordinate.
+#[derive(Clone, Debug)]
+pub struct HeatMap {
+    pub rows: usize,
+    pub cols: usize,
+    pub values: Vec<f64>,
+    pub x_extent: (f64, f64),
+    pub y_extent: (f64, f64),
+}
+
+impl HeatMap {
+    /// Whether the grid is well formed and holds a finite value.
+    pub fn has_data(&self) -> bool {
+        self.is_well_formed() && self.values.iter().any(|v| v.is_finite())
+    }
+
+    fn is_well_formed(&self) -> bool {
+        self.rows > 0
+            && self.cols > 0
+            && self.rows.checked_mul(self.cols) == Some(self.values.len())
+    }
+
+    /// Block averages: (drawn rows, drawn cols, values), non-finite values
+    /// skipped (a block without any is NaN). A malformed grid gives no cells.
+    pub(crate) fn cells(&self) -> (usize, usize, Vec<f64>) {
+        if !self.is_well_formed() {
+            return (0, 0, Vec::new());
+        }
+        let (r, c) = (self.rows.min(MAX_CELLS), self.cols.min(MAX_CELLS));
+        let block = |i: usize, drawn: usize, total: usize| {
+            let start = i * total / drawn;
+            start..((i + 1) * total / drawn).max(start + 1)
+        };
+        let mut out = vec![f64::NAN; r * c];
+        for (k, cell) in out.iter_mut().enumerate() {
+            let (rows, cols) = (block(k / c, r, self.rows), block(k % c, c, self.cols));
+            let (mut sum, mut count) = (0.0, 0usize);
+            for row in rows {
+                for v in &self.values[row * self.cols..][cols.clone()] {
+                    if v.is_finite() {
+                        sum += v;
+                        count += 1;
+                    }
+                }
+            }
+            if count > 0 {
+                *cell = sum / count as f64;
+            }
+        }
+        (r, c, out)
+    }
+}
+
+/// The canvas of `figure` in pixels: its width, and the title band over the rows
+/// of panels.
+fn canvas_size(figure: &Figure) -> (u32, u32) {
+    let columns = figure.columns.clamp(1, figure.panels.len().max(1));
+    let rows = figure.panels.len().div_ceil(columns) as u32;
+    let band = if figure.title.is_empty() {
+        draw::NO_TITLE_BAND
+    } else {
+        draw::TITLE_BAND
+    };
+    let height = band.saturating_add(rows.saturating_mul(figure.panel_height.max(1)));
+    (figure.width.max(1), height)
+}
+
 pub fn to_svg(figure: &Figure) -> String {
-    svg::render(&layout::Layout::new(figure))
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, canvas_size(figure)).into_drawing_area();
+        // Only a figure too small for its margins fails part-way; it keeps what was drawn.
+        let _ = draw::figure(figure, &root);
+        // Writing to a string cannot fail.
+        let _ = root.present();
+    }
+    svg
 }
 
 /// A PNG file: 8-bit RGB, compressed.
 pub fn to_png(figure: &Figure) -> Vec<u8> {
-    let canvas = raster::render(&layout::Layout::new(figure));
+    render_png(figure).0
+}
+
+/// The PNG and the panels' frames (empty where the figure was too small to draw).
+fn render_png(figure: &Figure) -> (Vec<u8>, Vec<draw::Frame>) {
+    let (width, height) = canvas_size(figure);
+    let mut rgb = vec![0; width as usize * height as usize * 3];
+    let frames = {
+        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        let frames = draw::figure(figure, &root).unwrap_or_default();
+        let _ = root.present();
+        frames
+    };
     let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, canvas.width, canvas.height);
+    let mut encoder = png::Encoder::new(&mut out, width, height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     // The default: on plots (large flat areas) High saves about 3% for 30% more time.
     encoder.set_compression(png::Compression::Balanced);
-    // The canvas is at least 1 x 1 and its buffer matches its size, and writing
-    // to memory cannot fail, so neither call can.
+    // The buffer matches the size, and writing to memory cannot fail, so neither call can.
     encoder
         .write_header()
-        .and_then(|mut writer| writer.write_image_data(&canvas.pixels))
+        .and_then(|mut writer| writer.write_image_data(&rgb))
         .expect("a well-formed RGB canvas encodes");
-    out
+    (out, frames)
 }
-
 /// Writes by extension: ".svg" or ".png" (case-insensitive). Fails with
 /// `InvalidInput` for any other extension and for a figure with nothing to draw.
 pub fn write(figure: &Figure, path: &Path) -> io::Result<()> {
@@ -323,7 +412,55 @@ pub fn is_svg(path: &Path) -> io::Result<bool> {
 /// Decoding and pixel queries for the tests of this module and of the figures.
 #[cfg(test)]
 pub(crate) mod testing {
-    pub(crate) use super::layout::Layout;
+    pub(crate) use super::draw::Frame;
+
+    /// The figure as a decoded PNG, with its panels' plot areas.
+    pub(crate) fn render(figure: &super::Figure) -> (Image, Vec<Frame>) {
+        let (png, frames) = super::render_png(figure);
+        (Image::decode(&png), frames)
+    }
+
+    /// The text of every `<text>` element of an SVG, in order.
+    pub(crate) fn svg_texts(svg: &str) -> Vec<&str> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>')?.1.split_once("</text>"))
+            .map(|(text, _)| text.trim())
+            .collect()
+    }
+
+    /// The stroke colour and points of every `<polyline>` of an SVG, in order.
+    pub(crate) fn svg_polylines(svg: &str) -> Vec<(super::Rgb, Vec<(f64, f64)>)> {
+        let attribute = |tag: &str, name: &str| -> String {
+            let value = tag.split(&format!(" {name}=\"")).nth(1).unwrap_or("");
+            value.split('"').next().unwrap_or("").to_string()
+        };
+        svg.split("<polyline")
+            .skip(1)
+            .map(|tag| {
+                let hex = attribute(tag, "stroke");
+                let channel = |i: usize| u8::from_str_radix(&hex[1 + 2 * i..3 + 2 * i], 16);
+                let rgb = [0, 1, 2].map(|i| channel(i).expect("a #RRGGBB stroke"));
+                let points = attribute(tag, "points")
+                    .split_whitespace()
+                    .map(|xy| {
+                        let (x, y) = xy.split_once(',').expect("x,y");
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect();
+                (rgb, points)
+            })
+            .collect()
+    }
+
+    /// The points of the SVG's polylines of colour `rgb`.
+    pub(crate) fn svg_lines(svg: &str, rgb: super::Rgb) -> Vec<Vec<(f64, f64)>> {
+        svg_polylines(svg)
+            .into_iter()
+            .filter(|(c, _)| *c == rgb)
+            .map(|(_, points)| points)
+            .collect()
+    }
 
     /// A decoded 8-bit RGB PNG.
     pub(crate) struct Image {
@@ -353,7 +490,15 @@ pub(crate) mod testing {
             [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
         }
 
-        /// Rows in `rows` of column `x` (rounded) that have colour `rgb`.
+        /// Whether pixel (x, y) is at least half ink of colour `rgb` over the white
+        /// background (lines are anti-aliased, so few of their pixels are exact).
+        pub(crate) fn is(&self, x: usize, y: usize, rgb: super::Rgb) -> bool {
+            let contrast = rgb.iter().map(|c| 255 - i32::from(*c)).max().unwrap_or(0);
+            let pixel = self.at(x, y);
+            (0..3).all(|i| (i32::from(pixel[i]) - i32::from(rgb[i])).abs() * 2 <= contrast)
+        }
+
+        /// Rows in `rows` of column `x` (rounded) that are ink of colour `rgb` (see [`Image::is`]).
         pub(crate) fn rows_with(
             &self,
             x: f64,
@@ -362,7 +507,7 @@ pub(crate) mod testing {
         ) -> Vec<usize> {
             let x = x.round() as usize;
             (rows.start.round() as usize..rows.end.round() as usize)
-                .filter(|&y| self.at(x, y) == rgb)
+                .filter(|&y| self.is(x, y, rgb))
                 .collect()
         }
     }
@@ -370,7 +515,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{Image, Layout};
+    use super::testing::{render, svg_lines, Image};
     use super::*;
 
     fn line_panel(x: Vec<f64>, y: Vec<f64>) -> Panel {
@@ -452,15 +597,114 @@ mod tests {
             figure = figure.with_panel(line_panel(vec![0.0, 1.0], vec![0.0, scale]));
         }
         figure.columns = 2;
-        let layout = Layout::new(&figure);
-        assert_eq!(layout.panels.len(), 4);
-        let title_band = layout.height - 2 * Figure::DEFAULT_PANEL_HEIGHT;
+        let (image, f) = render(&figure);
+        assert_eq!(f.len(), 4);
+        let title_band = image.height - 2 * Figure::DEFAULT_PANEL_HEIGHT as usize;
         assert!((1..60).contains(&title_band), "{title_band}");
-        let f = &layout.panels;
         // Same column: the same left edge, however wide the tick labels are.
         assert_eq!(f[0].left, f[2].left);
         assert_eq!(f[1].left, f[3].left);
         assert!(f[0].right < f[1].left && f[0].bottom < f[2].top);
-        assert!(f.iter().all(|f| f.right <= f64::from(layout.width)));
+        assert!(f.iter().all(|f| f.right <= image.width as f64));
+    }
+
+    #[test]
+    fn non_finite_non_positive_and_mismatched_data_is_not_drawn() {
+        let lines = |panel| svg_lines(&to_svg(&Figure::new("t").with_panel(panel)), palette::BLUE);
+        let x = vec![0.0, 1.0, 2.0, 3.0];
+        let y = vec![1.0, f64::NAN, f64::INFINITY, 2.0];
+        assert_eq!(lines(line_panel(x, y))[0].len(), 2);
+        assert!(lines(line_panel(vec![0.0, 1.0], vec![1.0])).is_empty());
+        let log = line_panel(vec![1.0, 2.0, 3.0], vec![-1.0, 0.0, 5.0]).log_y();
+        assert_eq!(lines(log)[0].len(), 2);
+        // Bars need one more edge than heights.
+        let bars = Series::bars("", vec![0.0, 1.0], vec![1.0, 2.0]).with_colour([1, 2, 3]);
+        let svg = to_svg(&Figure::new("t").with_panel(Panel::new("b", "", "").with_series(bars)));
+        assert!(!svg.contains("#010203"));
+    }
+
+    #[test]
+    fn decimation_keeps_the_global_peak_of_a_million_points() {
+        let n = 1_000_000;
+        let peak = 654_321;
+        let x: Vec<f64> = (0..n).map(|i| i as f64 * 1e-6).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| {
+                if i == peak {
+                    50.0
+                } else {
+                    ((i as u64 * 7919) % 1000) as f64 / 100.0
+                }
+            })
+            .collect();
+        let figure =
+            Figure::new("t").with_panel(line_panel(x, y).with_marker(peak as f64 * 1e-6, "peak"));
+        let svg = to_svg(&figure);
+        let points = svg_lines(&svg, palette::BLUE).remove(0);
+        assert!(
+            points.len() <= 2 * figure.width as usize,
+            "{} points",
+            points.len()
+        );
+        let top = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let (peak_px, peak_py) = *points.iter().find(|p| p.1 == top).unwrap();
+        let frame = &render(&figure).1[0];
+        assert!((peak_px - frame.px(peak as f64 * 1e-6)).abs() <= 1.0);
+        // 50 lies on the top tick, so the peak must sit on the top of the plot area.
+        assert!(
+            (peak_py - frame.top).abs() <= 1.0,
+            "{peak_py} vs {}",
+            frame.top
+        );
+        // The marker runs down the peak's column.
+        let marker = svg_lines(&svg, palette::RED);
+        assert!(marker.iter().flatten().all(|p| p.0 == peak_px));
+    }
+
+    #[test]
+    fn points_are_one_dot_per_pixel_and_markers_widen_the_axis() {
+        let x: Vec<f64> = (0..100_000).map(|i| (i % 7) as f64).collect();
+        let y = x.clone();
+        let mut panel = Panel::new("p", "x", "y").with_series(Series::points("dots", x, y));
+        panel.markers.push(Marker {
+            x: 20.0,
+            label: "far".into(),
+            colour: [0, 0, 0],
+        });
+        let figure = Figure::new("t").with_panel(panel);
+        // The 7 distinct points, and the legend's swatch.
+        assert_eq!(to_svg(&figure).matches("<circle").count(), 8);
+        let (_, frames) = render(&figure);
+        assert!((frames[0].px(20.0) - frames[0].right).abs() <= 1.0);
+    }
+
+    #[test]
+    fn large_heat_maps_are_averaged_down_and_malformed_ones_give_no_cells() {
+        let (rows, cols) = (500, 960);
+        let values: Vec<f64> = (0..rows * cols)
+            .map(|k| ((k % cols) as f64 * 0.05).sin())
+            .collect();
+        let map = HeatMap {
+            rows,
+            cols,
+            values,
+            x_extent: (0.0, 1.0),
+            y_extent: (0.0, 1.0),
+        };
+        let (r, c, cells) = map.cells();
+        assert_eq!((r, c), (MAX_CELLS, MAX_CELLS));
+        assert!(cells.iter().all(|v| v.is_finite() && v.abs() <= 1.0));
+        // Column 0 of the cells averages sites 0..6 of every row.
+        let expected = (0..6).map(|i| (i as f64 * 0.05).sin()).sum::<f64>() / 6.0;
+        assert!((cells[0] - expected).abs() < 1e-12);
+
+        let bad = HeatMap {
+            rows: 2,
+            cols: 3,
+            values: vec![1.0; 5],
+            ..map
+        };
+        assert_eq!(bad.cells().0, 0);
+        assert!(!bad.has_data());
     }
 }
