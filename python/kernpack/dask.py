@@ -441,11 +441,6 @@ def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
     return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
 
 
-def _peaks_partition(source, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
-    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
-                      functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts))
-
-
 def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
@@ -500,15 +495,17 @@ def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, norm
     return frame, grid, opts, index_dtype
 
 
-def _per_partition(source, fn, meta, id_col: str, *args) -> "dd.DataFrame":
-    """``fn(partition, meta, id_col, *args)`` on every partition of a frame,
-    or on every task of a Parquet plan (whose id ranges are the divisions)."""
+def _per_partition(source, label: str, meta, id_col: str, *args) -> "dd.DataFrame":
+    """``_per_piece(partition, meta, id_col, *args)`` on every partition of
+    a frame, or on every task (named `label`) of a Parquet plan (whose id
+    ranges are the divisions)."""
+    fn = _per_piece
     if isinstance(source, _parquet_tasks.Plan):
         # Not Dask's string conversion of a reader's object columns: the
         # periodogram column holds arrays.
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(fn, source.tasks, args=[meta, id_col, *args], meta=meta, divisions=source.divisions,
-                               label=fn.__name__.strip("_").replace("_", "-"), enforce_metadata=False)
+                               label=label, enforce_metadata=False)
     # The output is indexed by id: the input's divisions stay valid only when
     # they were divisions of the id.
     if source.index.name == id_col and source.known_divisions:
@@ -691,7 +688,8 @@ def lombscargle_peaks(
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _peaks_meta(index_dtype, id_col, top_k)
-    return _per_partition(source, _peaks_partition, meta, id_col, t_col, y_col, w_col, grid, top_k, opts)
+    table_of = functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts)
+    return _per_partition(source, "peaks-partition", meta, id_col, t_col, y_col, w_col, table_of)
 
 
 def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
@@ -704,11 +702,6 @@ def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
         },
         index=pd.Index([], dtype=index_dtype, name=id_col),
     )
-
-
-def _pgram_partition(source, meta, id_col, t_col, y_col, w_col, grid, opts):
-    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
-                      functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts))
 
 
 def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
@@ -774,7 +767,8 @@ def lombscargle_periodograms(
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _pgram_meta(index_dtype, id_col)
-    return _per_partition(source, _pgram_partition, meta, id_col, t_col, y_col, w_col, grid, opts)
+    table_of = functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts)
+    return _per_partition(source, "pgram-partition", meta, id_col, t_col, y_col, w_col, table_of)
 
 
 # --------------------------------------------------------------------------
@@ -924,7 +918,7 @@ def _ensemble_block(block, fn, steps, every, kwargs):
 
 
 def _ensemble(fn, initial, steps, every, kwargs) -> "_ode.Ensemble":
-    steps, every = _ode._steps(steps, every)
+    steps, every = _ode._counts(steps=steps, every=every)
     x = da.asarray(initial)
     if x.ndim == 1:
         x = x[None, :]
