@@ -428,15 +428,10 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     return index, value
 
 
-def _peak_columns(top_k: int) -> List[str]:
+def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
     cols = ["n", "frequency", "period", "power"]
     for r in range(2, top_k + 1):
         cols += [f"frequency_{r}", f"period_{r}", f"power_{r}"]
-    return cols
-
-
-def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
-    cols = _peak_columns(top_k)
     data = {c: np.empty(0, dtype=np.int64 if c == "n" else np.float64) for c in cols}
     return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
 
@@ -444,26 +439,21 @@ def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
 def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
-    out = {"n": np.diff(offsets).astype(np.int64)}
-    if top_k == 1:
+    if top_k == 1:  # (nseries, 1) frequencies and powers of the peaks
         best = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=True)
-        freq = [np.asarray(best.frequency, dtype=np.float64)]
-        power = [np.asarray(best.power, dtype=np.float64)]
-    else:
+        freq, power = best.frequency[:, None], best.power[:, None]
+    else:  # (nseries, top_k)
         pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
-        index, value = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
-        f0s = np.broadcast_to(np.asarray(f0, dtype=np.float64), (len(ids),))[:, None]
-        dfs = np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),))[:, None]
-        fr = np.where(index >= 0, f0s + dfs * np.maximum(index, 0), np.nan)
-        freq = [fr[:, r] for r in range(top_k)]
-        power = [value[:, r] for r in range(top_k)]
+        index, power = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
+        freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
+    with np.errstate(divide="ignore"):
+        period = _TWO_PI / freq
+    out = {"n": np.diff(offsets).astype(np.int64)}
     for r in range(top_k):
         suffix = "" if r == 0 else f"_{r + 1}"
-        with np.errstate(divide="ignore"):
-            period = _TWO_PI / freq[r]
-        out["frequency" + suffix] = freq[r]
-        out["period" + suffix] = period
-        out["power" + suffix] = power[r]
+        out["frequency" + suffix] = freq[:, r]
+        out["period" + suffix] = period[:, r]
+        out["power" + suffix] = power[:, r]
     return pd.DataFrame(out, index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))[list(meta.columns)]
 
 

@@ -55,15 +55,6 @@ enum Devices {
     Many(Vec<usize>),
 }
 
-/// A handle over `ordinals` whose batched host calls are chunked under the limit.
-fn on_gpus(ordinals: &[usize], max_device_bytes: Option<usize>) -> kernpack::Result<Kernpack> {
-    let mut multi = kernpack::MultiGpu::new(ordinals)?;
-    if let Some(bytes) = max_device_bytes {
-        multi = multi.with_max_device_bytes(bytes);
-    }
-    Ok(Kernpack::from(multi))
-}
-
 /// A kernpack handle: the CPU backend or one GPU with its loaded kernels.
 /// Shared by every thread (the GIL is released during the work).
 #[pyclass(frozen, module = "kernpack._native")]
@@ -97,22 +88,15 @@ impl Context {
     /// "cpu". A `device` past the GPUs present is a ValueError naming their
     /// count; with no GPU at all, "gpu" is a NoGpuError and "auto" the CPU.
     /// `device` may list several GPUs: the batched calls on host arrays then
-    /// split their work over all of them, in chunks of at most
-    /// `max_device_bytes` per GPU (None: 80% of its free memory), the rest
-    /// runs on the first.
+    /// split their work over all of them, in chunks of at most 80% of each
+    /// GPU's free memory, the rest runs on the first.
     #[new]
-    #[pyo3(signature = (backend = "auto", device = Devices::One(0), max_device_bytes = None))]
-    fn new(
-        py: Python<'_>,
-        backend: &str,
-        device: Devices,
-        max_device_bytes: Option<usize>,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (backend = "auto", device = Devices::One(0)))]
+    fn new(py: Python<'_>, backend: &str, device: Devices) -> PyResult<Self> {
         let backend: Backend = backend.parse().map_err(to_py)?;
         let on_gpus = || match &device {
-            Devices::One(k) if max_device_bytes.is_none() => Kernpack::with_gpu(*k),
-            Devices::One(k) => on_gpus(&[*k], max_device_bytes),
-            Devices::Many(ks) => on_gpus(ks, max_device_bytes),
+            Devices::One(k) => Kernpack::with_gpu(*k),
+            Devices::Many(ks) => Kernpack::with_gpus(ks),
         };
         let kp = py
             .detach(|| match backend {
@@ -125,13 +109,6 @@ impl Context {
             })
             .map_err(to_py)?;
         Ok(Context { kp })
-    }
-
-    /// The GPUs the batched host calls split their work over (several
-    /// ordinals given, or a memory limit), else None.
-    #[getter]
-    fn devices(&self) -> Option<Vec<usize>> {
-        self.kp.spread().map(|m| m.ordinals())
     }
 
     /// "gpu" or "cpu": where this context runs work.
