@@ -150,8 +150,8 @@ def overhead(nx=150, nf=10_000, calls=2000):
     stream = cp.cuda.get_current_stream().ptr
 
     def native():  # the native entry point alone, no Python array handling
-        kernpack._native.lombscargle_device(ctx, "float32", t.data.ptr, y.data.ptr, None, nx, None, 0.01, 0.001, nf,
-                                            "power", False, False, out.data.ptr, stream)
+        kernpack._native.lombscargle_device(ctx, "float32", (t.data.ptr, y.data.ptr, None), nx, (0.01, 0.001, nf),
+                                            ("power", False, False), out.data.ptr, stream)
 
     def full():
         kernpack.signal.lombscargle_uniform(t, y, 0.01, 0.001, nf)

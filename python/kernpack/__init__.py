@@ -61,9 +61,7 @@ def set_num_threads(threads: int) -> None:
     n = _integer(threads, "threads must be an integer")
     if n < 0:
         raise ValueError(f"threads must be >= 0 (0 means the default), got {n}")
-    if n > 4096:
-        raise ValueError(f"{n} CPU threads: at most 4096 (0 means every core)")
-    _native.set_cpu_threads(n)
+    _native.set_cpu_threads(n)  # ValueError above 4096
 
 
 def release_staging() -> None:
@@ -107,7 +105,7 @@ def devices() -> List[DeviceInfo]:
     CuPy, PyTorch and kernpack use), which is created for the query when
     nothing in the process holds it yet. Other driver failures raise
     :class:`CudaError`."""
-    return [DeviceInfo(**d) for d in _native.devices()]
+    return [DeviceInfo(*d) for d in _native.devices()]
 
 
 def info() -> Dict[str, Any]:

@@ -12,6 +12,7 @@ enqueued on that library's current stream.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from typing import Any, Optional, Sequence, Tuple
 
@@ -40,10 +41,7 @@ class DeviceArray:
 
     @property
     def size(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -65,21 +63,6 @@ def _c_strides(shape: Sequence[int], itemsize: int) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-_TORCH_DTYPES = {
-    "torch.float32": np.float32,
-    "torch.float64": np.float64,
-    "torch.float16": np.float16,
-    "torch.complex64": np.complex64,
-    "torch.complex128": np.complex128,
-    "torch.int32": np.int32,
-    "torch.int64": np.int64,
-    "torch.int16": np.int16,
-    "torch.int8": np.int8,
-    "torch.uint8": np.uint8,
-    "torch.bool": np.bool_,
-}
-
-
 def _from_cupy(obj) -> DeviceArray:
     return DeviceArray(
         obj, "cupy", obj.data.ptr, obj.shape, obj.strides, obj.dtype, obj.device.id,
@@ -90,10 +73,10 @@ def _from_cupy(obj) -> DeviceArray:
 def _from_torch(obj) -> Optional[DeviceArray]:
     if not obj.is_cuda:
         return None
-    dtype = _TORCH_DTYPES.get(str(obj.dtype))
-    if dtype is None:
-        raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}")
-    dtype = np.dtype(dtype)
+    try:  # torch.float32 is np.float32, ...
+        dtype = np.dtype(str(obj.dtype).replace("torch.", ""))
+    except TypeError:
+        raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}") from None
     itemsize = dtype.itemsize
     return DeviceArray(
         obj, "torch", obj.data_ptr(), tuple(obj.shape), tuple(s * itemsize for s in obj.stride()), dtype,
@@ -196,7 +179,9 @@ def current_stream(arr: DeviceArray) -> int:
         return int(torch.cuda.current_stream(_base(arr).device).cuda_stream)
     if arr.lib == "cupy":
         with cupy_device(arr.device):  # CuPy's current stream is per device
-            return _cupy().cuda.get_current_stream().ptr
+            import cupy
+
+            return cupy.cuda.get_current_stream().ptr
     cai = getattr(arr.obj, "__cuda_array_interface__", {})
     stream = cai.get("stream") or 0
     return 0 if stream == 1 else int(stream)  # 1 is CAI's name for the legacy default stream
@@ -207,25 +192,15 @@ def empty(like: DeviceArray, shape, dtype) -> Any:
     if like.lib == "torch":
         import torch
 
-        base = _base(like)
-        tdtype = {
-            "float32": torch.float32,
-            "float64": torch.float64,
-            "complex64": torch.complex64,
-            "complex128": torch.complex128,
-            "int64": torch.int64,
-            "int32": torch.int32,
-        }[np.dtype(dtype).name]
-        return torch.empty(tuple(shape), dtype=tdtype, device=base.device)
+        return torch.empty(tuple(shape), dtype=getattr(torch, np.dtype(dtype).name), device=_base(like).device)
     if like.lib == "numba":
         from numba import cuda
 
         return cuda.device_array(tuple(shape), dtype=dtype)
+    import cupy
+
     with cupy_device(like.device):
-        return _cupy().empty(shape, dtype=dtype)
-
-
-_CUPY = None
+        return cupy.empty(shape, dtype=dtype)
 
 
 def cupy_device(device: Optional[int]):
@@ -234,19 +209,11 @@ def cupy_device(device: Optional[int]):
     the device that is already current."""
     if device is None:
         return contextlib.nullcontext()
-    cupy = _cupy()
+    import cupy
+
     if device == cupy.cuda.runtime.getDevice():
         return contextlib.nullcontext()
     return cupy.cuda.Device(device)
-
-
-def _cupy():
-    global _CUPY
-    if _CUPY is None:
-        import cupy
-
-        _CUPY = cupy
-    return _CUPY
 
 
 def _base(arr: DeviceArray) -> Any:
@@ -280,8 +247,10 @@ def upload(like: DeviceArray, host: np.ndarray) -> Any:
         import torch
 
         return torch.as_tensor(host, device=_base(like).device)
+    import cupy
+
     with cupy_device(like.device):
-        return _cupy().asarray(host)
+        return cupy.asarray(host)
 
 
 def as_result(like: DeviceArray, out: Any) -> Any:

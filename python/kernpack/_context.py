@@ -162,4 +162,16 @@ def device_context(arrays, backend: Optional[str] = None, device: Optional[int] 
     return context("gpu", ordinal)
 
 
+def device_float_context(arrays, backend: Optional[str] = None, device: Optional[int] = None) -> "_native.Context":
+    """:func:`device_context` of C-contiguous float32/float64 device arrays
+    (a dict by name; None values skipped), all of the first one's dtype."""
+    from ._arrays import require_device_float
+
+    arrays = {name: a for name, a in arrays.items() if a is not None}
+    first = next(iter(arrays.values()))
+    for name, a in arrays.items():
+        require_device_float(name, a, None if a is first else first.dtype)
+    return device_context(arrays, backend, device)
+
+
 __all__ = ["set_backend", "get_backend", "set_device", "get_device", "context", "device_context", "DeviceArray"]

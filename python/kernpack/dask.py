@@ -428,47 +428,32 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     return index, value
 
 
-def _peak_columns(top_k: int) -> List[str]:
+def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
     cols = ["n", "frequency", "period", "power"]
     for r in range(2, top_k + 1):
         cols += [f"frequency_{r}", f"period_{r}", f"power_{r}"]
-    return cols
-
-
-def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
-    cols = _peak_columns(top_k)
     data = {c: np.empty(0, dtype=np.int64 if c == "n" else np.float64) for c in cols}
     return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
-
-
-def _peaks_partition(source, meta, id_col, t_col, y_col, w_col, grid, top_k, opts):
-    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
-                      functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts))
 
 
 def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
     nf, fmin, fmax, oversample = grid
     f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
-    out = {"n": np.diff(offsets).astype(np.int64)}
-    if top_k == 1:
+    if top_k == 1:  # (nseries, 1) frequencies and powers of the peaks
         best = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=True)
-        freq = [np.asarray(best.frequency, dtype=np.float64)]
-        power = [np.asarray(best.power, dtype=np.float64)]
-    else:
+        freq, power = best.frequency[:, None], best.power[:, None]
+    else:  # (nseries, top_k)
         pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
-        index, value = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
-        f0s = np.broadcast_to(np.asarray(f0, dtype=np.float64), (len(ids),))[:, None]
-        dfs = np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),))[:, None]
-        fr = np.where(index >= 0, f0s + dfs * np.maximum(index, 0), np.nan)
-        freq = [fr[:, r] for r in range(top_k)]
-        power = [value[:, r] for r in range(top_k)]
+        index, power = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
+        freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
+    with np.errstate(divide="ignore"):
+        period = _TWO_PI / freq
+    out = {"n": np.diff(offsets).astype(np.int64)}
     for r in range(top_k):
         suffix = "" if r == 0 else f"_{r + 1}"
-        with np.errstate(divide="ignore"):
-            period = _TWO_PI / freq[r]
-        out["frequency" + suffix] = freq[r]
-        out["period" + suffix] = period
-        out["power" + suffix] = power[r]
+        out["frequency" + suffix] = freq[:, r]
+        out["period" + suffix] = period[:, r]
+        out["power" + suffix] = power[:, r]
     return pd.DataFrame(out, index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))[list(meta.columns)]
 
 
@@ -500,15 +485,17 @@ def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, norm
     return frame, grid, opts, index_dtype
 
 
-def _per_partition(source, fn, meta, id_col: str, *args) -> "dd.DataFrame":
-    """``fn(partition, meta, id_col, *args)`` on every partition of a frame,
-    or on every task of a Parquet plan (whose id ranges are the divisions)."""
+def _per_partition(source, label: str, meta, id_col: str, *args) -> "dd.DataFrame":
+    """``_per_piece(partition, meta, id_col, *args)`` on every partition of
+    a frame, or on every task (named `label`) of a Parquet plan (whose id
+    ranges are the divisions)."""
+    fn = _per_piece
     if isinstance(source, _parquet_tasks.Plan):
         # Not Dask's string conversion of a reader's object columns: the
         # periodogram column holds arrays.
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_map(fn, source.tasks, args=[meta, id_col, *args], meta=meta, divisions=source.divisions,
-                               label=fn.__name__.strip("_").replace("_", "-"), enforce_metadata=False)
+                               label=label, enforce_metadata=False)
     # The output is indexed by id: the input's divisions stay valid only when
     # they were divisions of the id.
     if source.index.name == id_col and source.known_divisions:
@@ -691,7 +678,8 @@ def lombscargle_peaks(
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _peaks_meta(index_dtype, id_col, top_k)
-    return _per_partition(source, _peaks_partition, meta, id_col, t_col, y_col, w_col, grid, top_k, opts)
+    table_of = functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts)
+    return _per_partition(source, "peaks-partition", meta, id_col, t_col, y_col, w_col, table_of)
 
 
 def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
@@ -704,11 +692,6 @@ def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
         },
         index=pd.Index([], dtype=index_dtype, name=id_col),
     )
-
-
-def _pgram_partition(source, meta, id_col, t_col, y_col, w_col, grid, opts):
-    return _per_piece(source, meta, id_col, t_col, y_col, w_col,
-                      functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts))
 
 
 def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
@@ -774,7 +757,8 @@ def lombscargle_periodograms(
         backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
     meta = _pgram_meta(index_dtype, id_col)
-    return _per_partition(source, _pgram_partition, meta, id_col, t_col, y_col, w_col, grid, opts)
+    table_of = functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts)
+    return _per_partition(source, "pgram-partition", meta, id_col, t_col, y_col, w_col, table_of)
 
 
 # --------------------------------------------------------------------------
@@ -924,7 +908,7 @@ def _ensemble_block(block, fn, steps, every, kwargs):
 
 
 def _ensemble(fn, initial, steps, every, kwargs) -> "_ode.Ensemble":
-    steps, every = _ode._steps(steps, every)
+    steps, every = _ode._counts(steps=steps, every=every)
     x = da.asarray(initial)
     if x.ndim == 1:
         x = x[None, :]

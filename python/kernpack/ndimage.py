@@ -338,17 +338,12 @@ def _pitched(a: np.ndarray, dtype: np.dtype) -> Optional[np.ndarray]:
     return a if (col_ok and row_ok) else None
 
 
-def _pitch(strides, shape, item: int) -> int:
-    """Row pitch in elements of a device image (a single row has no stride to speak of)."""
-    return strides[0] // item if shape[0] > 1 else shape[1]
-
-
 def _device(arrays, output, size, mode, cval, backend, device):
     ctx = device_context(arrays, backend, device)
     src = arrays["input"]
     # Layouts and dtypes the kernels do not take: CuPy arrays run cupyx's
     # filter instead, other libraries get a TypeError saying what to pass.
-    if not _device_pitched(src):
+    if _device_pitch(src) is None:
         raise _NotComputed(
             "input is a device array whose rows are not contiguous: pass a contiguous copy "
             "(cupy.ascontiguousarray(input) or input.contiguous())",
@@ -370,40 +365,29 @@ def _device(arrays, output, size, mode, cval, backend, device):
             raise _NotComputed(
                 f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype", TypeError
             )
-        if not _device_pitched(dst):
+        if _device_pitch(dst) is None:
             raise _NotComputed("output is a device array whose rows are not contiguous: pass a contiguous one", TypeError)
-    rows, cols = src.shape
-    item = src.dtype.itemsize
     if src.size == 0:
         return as_result(arrays["input"], result)
     if dst.ptr == src.ptr or _overlap(src, dst):
         # In place, as SciPy allows: filter from a copy made on the same stream.
         src = device_array(copy(src))
-    _native.box_filter_device(
-        ctx,
-        src.dtype.name,
-        src.ptr,
-        dst.ptr,
-        rows,
-        cols,
-        _pitch(src.strides, src.shape, item),
-        _pitch(dst.strides, dst.shape, item),
-        size,
-        mode,
-        cval,
-        current_stream(src),
-    )
+    layout = (*src.shape, _device_pitch(src), _device_pitch(dst))
+    _native.box_filter_device(ctx, src.dtype.name, src.ptr, dst.ptr, layout, size, mode, cval, current_stream(src))
     return as_result(arrays["input"], result)
 
 
-def _device_pitched(a) -> bool:
+def _device_pitch(a) -> Optional[int]:
+    """The row pitch in elements of a device image that the kernels read or
+    write in place (aligned, unit column stride, row stride a multiple of the
+    item and at least a row), else None."""
     rows, cols = a.shape
     item = a.dtype.itemsize
-    if rows == 0 or cols == 0:
-        return True
     col_ok = cols == 1 or a.strides[1] == item
     row_ok = rows == 1 or (a.strides[0] % item == 0 and a.strides[0] >= cols * item)
-    return col_ok and row_ok and a.ptr % item == 0
+    if rows == 0 or cols == 0 or (col_ok and row_ok and a.ptr % item == 0):
+        return a.strides[0] // item if rows > 1 else cols
+    return None
 
 
 def _overlap(a, b) -> bool:

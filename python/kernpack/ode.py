@@ -18,7 +18,7 @@ from ._arrays import (
     pointer,
     require_device_float,
 )
-from ._context import context, device_context
+from ._context import context, device_context, device_float_context
 
 __all__ = ["lorenz96", "lorenz05", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
 
@@ -51,28 +51,28 @@ def _states(initial: Any, name: str = "initial"):
 
 
 def _run(initial, steps, every, backend, device, model_number, params):
-    steps, every = _steps(steps, every)
+    steps, every = _counts(steps=steps, every=every)
     src, (members, n) = _states(initial)
+    model = dict(params, model=model_number)
     if isinstance(src, np.ndarray):
-        model = dict(params, model=model_number)
         return Ensemble(*_native.ensemble(context(backend, device), model, src.reshape(members, n), steps, every))
     frames = _native.frame_count(steps, every)
-    args = (n, params["forcing"], params["dt"], params["k"], params["j"], params["b"], params["c"])
     ctx = device_context({"initial": src}, backend, device)
     final = empty(src, (members, n), src.dtype)
     traj = empty(src, (frames, members, n), src.dtype) if every else None
     _native.ensemble_device(
-        ctx, src.dtype.name, model_number, *args, src.ptr, members, steps, every, pointer(final),
+        ctx, src.dtype.name, model, src.ptr, (members, n), steps, every, pointer(final),
         None if traj is None else pointer(traj), current_stream(src),
     )
     return Ensemble(as_result(src, final), None if traj is None else as_result(src, traj))
 
 
-def _steps(steps: Any, every: Any):
-    for name, v in (("steps", steps), ("every", every)):
+def _counts(**counts: Any):
+    """The counts as ints; anything but a non-negative integer is a ValueError."""
+    for name, v in counts.items():
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
-    return int(steps), int(every)
+    return tuple(int(v) for v in counts.values())
 
 
 def lorenz96(
@@ -191,12 +191,10 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optiona
     if (dx is None) != (dw is None):
         raise TypeError("x and w must both be host arrays or both device arrays")
     if dx is not None:
-        require_device_float("x", dx)
-        require_device_float("w", dw, dx.dtype)
+        ctx = device_float_context({"x": dx, "w": dw}, backend, device)
         rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape
         if dx.ndim not in (1, 2) or dw.ndim != 1:
             raise ValueError("x must be (rows, N) or (N,), w 1-D")
-        ctx = device_context({"x": dx, "w": dw}, backend, device)
         out = empty(dx, dx.shape, dx.dtype)
         _native.window_sum_device(
             ctx, dx.dtype.name, dx.ptr, dw.ptr, dw.size, rows, n, pointer(out), current_stream(dx)
@@ -263,9 +261,7 @@ def fg_integrate(
     FgRun
         delta over time and the final F and G, in the input's dtype and library.
     """
-    if isinstance(nsteps, (bool, np.bool_)) or not isinstance(nsteps, (int, np.integer)) or nsteps < 0:
-        raise ValueError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    nsteps = int(nsteps)
+    (nsteps,) = _counts(nsteps=nsteps)
     delta0 = complex(delta0)
     df, dg = device_array(f), device_array(g)
     if (df is None) != (dg is None):
@@ -281,7 +277,7 @@ def fg_integrate(
         f_out, g_out = copy(df), copy(dg)
         delta = empty(df, (nsteps + 1,), df.dtype)
         _native.fg_integrate_device(
-            ctx, real, df.shape[0], pointer(f_out), pointer(g_out), delta0.real, delta0.imag, float(dt), nsteps,
+            ctx, real, df.shape[0], pointer(f_out), pointer(g_out), (delta0.real, delta0.imag), float(dt), nsteps,
             path, pointer(delta), current_stream(df),
         )
         return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))

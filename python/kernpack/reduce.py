@@ -16,10 +16,9 @@ from ._arrays import (
     empty,
     host_array,
     pointer,
-    require_device_float,
     upload,
 )
-from ._context import context, device_context
+from ._context import context, device_float_context
 
 __all__ = ["sum", "normalize", "normalize_batched", "NormalizedBatch"]
 
@@ -46,8 +45,7 @@ def sum(x: Any, *, backend: Optional[str] = None, device: Optional[int] = None) 
     """
     dev = device_array(x)
     if dev is not None:
-        require_device_float("x", dev)
-        ctx = device_context({"x": dev}, backend, device)
+        ctx = device_float_context({"x": dev}, backend, device)
         out = empty(dev, (), np.float64)
         _native.sum_device(ctx, dev.dtype.name, dev.ptr, dev.size, pointer(out), current_stream(dev))
         return as_result(dev, out)
@@ -86,20 +84,24 @@ def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = 
     """
     dev = device_array(x)
     if dev is not None:
-        require_device_float("x", dev)
-        ctx = device_context({"x": dev}, backend, device)
+        ctx = device_float_context({"x": dev}, backend, device)
         total = empty(dev, (), np.float64)
         status = empty(dev, (), np.int32)
         _native.normalize_device(
             ctx, dev.dtype.name, dev.ptr, dev.size, pointer(total), pointer(status), current_stream(dev)
         )
         return as_result(dev, total)
-    a = _writable_float("x", x)
-    work = host_array(a, a.dtype.newbyteorder("="))  # `a` itself where the native layer can write it
-    total = _native.normalize(context(backend, device), work)
+    return _in_place(_native.normalize, _writable_float("x", x), backend, device)
+
+
+def _in_place(native: Any, a: np.ndarray, backend: Optional[str], device: Any, *args: Any) -> Any:
+    """``native(context, a, *args)``, on `a` itself where the native layer can
+    write it, else on a native-endian contiguous copy written back."""
+    work = host_array(a, a.dtype.newbyteorder("="))
+    got = native(context(backend, device), work, *args)
     if work is not a:
         a[...] = work
-    return total
+    return got
 
 
 def _writable_float(name: str, x: Any) -> np.ndarray:
@@ -159,10 +161,9 @@ def normalize_batched(
     if o[0] != 0 or o[-1] != n or np.any(np.diff(o) < 0):
         raise ValueError(f"offsets must rise from 0 to len(x) = {n}")
     if dev is not None:
-        require_device_float("x", dev)
+        ctx = device_float_context({"x": dev}, backend, device)
         if dev.ndim != 1:
             raise ValueError("x must be 1-D")
-        ctx = device_context({"x": dev}, backend, device)
         d_offsets = upload(dev, o.astype(np.int64))
         sums = empty(dev, (narrays,), np.float64)
         status = empty(dev, (narrays,), np.int32)
@@ -174,9 +175,6 @@ def normalize_batched(
     a = _writable_float("x", x)
     if a.ndim != 1:
         raise ValueError("x must be 1-D")
-    work = host_array(a, a.dtype.newbyteorder("="))  # `a` itself where the native layer can write it
     # Checked non-negative above: as uintp they are the same values.
-    sums, failed = _native.normalize_batched(context(backend, device), work, host_array(o, np.uintp))
-    if work is not a:
-        a[...] = work
+    sums, failed = _in_place(_native.normalize_batched, a, backend, device, host_array(o, np.uintp))
     return NormalizedBatch(sums, np.asarray(failed, dtype=np.intp))

@@ -16,11 +16,10 @@ from ._arrays import (
     empty,
     host_array,
     pointer,
-    require_device_float,
     split,
     upload,
 )
-from ._context import context, device_context
+from ._context import context, device_float_context
 
 __all__ = ["lombscargle", "lombscargle_uniform", "lombscargle_batch", "BestPeaks"]
 
@@ -152,24 +151,15 @@ def lombscargle(
     if on_device is not None:
         return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=None)
 
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    freqs = np.asarray(freqs, dtype=np.float64)
-    if w is None:
-        w_shape = y.shape
-    else:
-        w_shape = w.shape
-    if not (x.ndim == 1 and x.size > 0 and x.shape == y.shape == w_shape):
-        raise ValueError("Parameters x, y, weights must be 1-D arrays of equal non-zero length!")
+    x, y, w, freqs = (None if a is None else host_array(a, np.float64) for a in (x, y, weights, freqs))
+    _check_series(x, y, w)
     if not (freqs.ndim == 1 and freqs.size > 0):
         raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
     if w is not None and not (np.all(w >= 0) and np.sum(w) > 0):
         raise ValueError("Parameter weights must have only non-negative entries which sum to a positive value!")
     negative = freqs < 0
-    out = _host_call(
-        np.float64, x, y, w, np.abs(freqs) if negative.any() else freqs, mode, precenter, floating_mean, backend, device
-    )
+    freqs = np.abs(freqs) if negative.any() else freqs
+    out = _host_call(np.dtype(np.float64), x, y, w, freqs, mode, precenter, floating_mean, backend, device)
     if mode == "amplitude" and negative.any():
         out[negative] = np.conj(out[negative])
     return out.reshape(()) if out.size == 1 else out  # SciPy squeezes one frequency to 0-d
@@ -256,10 +246,9 @@ def lombscargle_uniform(
     if on_device is not None:
         return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=grid)
     dtype = _host_dtype(x, y)
-    xs, ys = host_array(x, dtype), host_array(y, dtype)
-    ws = None if weights is None else host_array(weights, dtype)
-    _check_series(xs, ys, ws)
-    return _host_call(dtype, xs, ys, ws, grid, mode, precenter, floating_mean, backend, device)
+    x, y, w = (None if a is None else host_array(a, dtype) for a in (x, y, weights))
+    _check_series(x, y, w)
+    return _host_call(dtype, x, y, w, grid, mode, precenter, floating_mean, backend, device)
 
 
 def _count(name: str, n: Any) -> int:
@@ -282,52 +271,27 @@ def _check_series(x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> None
 
 
 def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend, device):
-    """`freqs`: an array, or the uniform grid (f0, df, nf)."""
-    dtype = np.dtype(dtype)
-    x, y = host_array(x, dtype), host_array(y, dtype)
-    w = None if w is None else host_array(w, dtype)
-    if not isinstance(freqs, tuple):
-        freqs = host_array(freqs, dtype)
+    """Host arrays of `dtype`; `freqs`: an array, or the uniform grid (f0, df, nf)."""
     out = _native.lombscargle(context(backend, device), (x, y, w), freqs, (mode, bool(floating_mean), bool(precenter)))
     return out.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
 
 
 def _device_call(arrays, mode, precenter, floating_mean, backend, device, grid):
-    ctx = device_context(arrays, backend, device)
     x, y = arrays["x"], arrays["y"]
     w, f = arrays.get("weights"), arrays.get("freqs")
-    require_device_float("x", x)
-    for name, a in (("y", y), ("weights", w), ("freqs", f)):
-        if a is not None:
-            require_device_float(name, a, x.dtype)
+    ctx = device_float_context({"x": x, "y": y, "weights": w, "freqs": f}, backend, device)
     for name, a in (("x", x), ("y", y), ("weights", w), ("freqs", f)):
         if a is not None and a.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-    if not (x.size > 0 and x.shape == y.shape and (w is None or w.shape == x.shape)):
-        raise ValueError("Parameters x, y, weights must be 1-D arrays of equal non-zero length!")
-    if grid is None:
-        if f.size == 0:
-            raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
-        f0, df, nf = 0.0, 0.0, f.size
-    else:
-        f0, df, nf = grid
+    _check_series(x, y, w)
+    if grid is None and f.size == 0:
+        raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
+    nf = f.size if grid is None else grid[2]
     out = empty(x, (nf,), _result_dtype(x.dtype, mode))
+    samples = (x.ptr, y.ptr, None if w is None else w.ptr)
+    freqs = (f.ptr, f.size) if grid is None else grid
     _native.lombscargle_device(
-        ctx,
-        x.dtype.name,
-        x.ptr,
-        y.ptr,
-        None if w is None else w.ptr,
-        x.size,
-        None if f is None else f.ptr,
-        f0,
-        df,
-        nf,
-        mode,
-        floating_mean,
-        precenter,
-        pointer(out),
-        current_stream(x),
+        ctx, x.dtype.name, samples, x.size, freqs, (mode, floating_mean, precenter), pointer(out), current_stream(x)
     )
     return as_result(x, out)
 
@@ -494,18 +458,17 @@ def _grids(f0: Any, df: Any, nseries: int):
     return f0s, dfs
 
 
-def _peak_frequency(f0s, dfs, index):
-    freq = f0s + dfs * np.maximum(index, 0)
-    return np.where(index >= 0, freq, np.nan)
+def _peak_frequency(f0, df, index):
+    """The frequency of each series' peak, in the arrays' library (NaN where
+    the index is -1: every value was NaN)."""
+    frequency = f0 + df * index
+    frequency[index < 0] = float("nan")
+    return frequency
 
 
 def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device):
-    ctx = device_context(arrays, backend, device)
     x, y, w = arrays["x"], arrays["y"], arrays.get("weights")
-    require_device_float("x", x)
-    require_device_float("y", y, x.dtype)
-    if w is not None:
-        require_device_float("weights", w, x.dtype)
+    ctx = device_float_context({"x": x, "y": y, "weights": w}, backend, device)
     if x.ndim != 1 or y.shape != x.shape or (w is not None and w.shape != x.shape):
         raise ValueError("x, y and weights must be flat 1-D arrays of one length")
     _check_offsets(offsets, x.size)
@@ -513,37 +476,24 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))
     d_f0, d_df = upload(x, f0s), upload(x, dfs)
-    common = (ctx, x.dtype.name, x.ptr, y.ptr, None if w is None else w.ptr, pointer(d_offsets), nseries,
-              pointer(d_f0), pointer(d_df), f0s.size, nf, mode, bool(floating_mean), bool(precenter))
+    samples = (x.ptr, y.ptr, None if w is None else w.ptr)
+    grids = (pointer(d_f0), pointer(d_df), f0s.size, nf)
+    opts = (mode, bool(floating_mean), bool(precenter))
+    common = (ctx, x.dtype.name, samples, pointer(d_offsets), nseries, grids, opts)
     if not best:
         out = empty(x, (nseries, nf), _result_dtype(x.dtype, mode))
-        _native.lombscargle_batch_device(*common, pointer(out), None, None, stream)
+        _native.lombscargle_batch_device(*common, pointer(out), stream)
         return as_result(x, out)
     # The peaks on the device, in chunks of series: no periodogram leaves it,
     # and only a chunk's periodograms exist at a time.
     index = empty(x, (nseries,), np.int64)
     power = empty(x, (nseries,), np.float64)
-    _native.lombscargle_batch_device(*common, None, pointer(index), pointer(power), stream)
-    if x.lib == "torch":
-        import torch
+    _native.lombscargle_batch_device(*common, (pointer(index), pointer(power)), stream)
+    if x.lib == "numba":  # CuPy computes the frequencies on Numba's arrays (zero copy), handed back as Numba's
+        import cupy
+        from numba import cuda
 
-        f0d = torch.as_tensor(f0s, device=index.device)
-        dfd = torch.as_tensor(dfs, device=index.device)
-        return _best_peaks(x, index, power, f0d, dfd)
-    import cupy
-
-    with cupy_device(x.device):  # CuPy works on its current device: the arrays' one
-        if x.lib == "numba":  # CuPy computes the frequencies on Numba's arrays (zero copy), handed back as Numba's
-            from numba import cuda
-
-            peaks = _best_peaks(x, cupy.asarray(index), cupy.asarray(power), cupy.asarray(f0s), cupy.asarray(dfs))
-            return BestPeaks(cuda.as_cuda_array(peaks.frequency), power, index)
-        return _best_peaks(x, index, power, cupy.asarray(f0s), cupy.asarray(dfs))
-
-
-def _best_peaks(x, index, power, f0d, dfd):
-    """BestPeaks of device results, in the arrays' library (index -1 and a
-    NaN power where every value was NaN: the frequency is NaN there)."""
-    frequency = f0d + dfd * index
-    frequency[index < 0] = float("nan")
+        return BestPeaks(cuda.as_cuda_array(_peak_frequency(d_f0, d_df, cupy.asarray(index))), power, index)
+    with cupy_device(x.device if x.lib == "cupy" else None):  # CuPy works on its current device: the arrays' one
+        frequency = _peak_frequency(d_f0, d_df, index)
     return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))

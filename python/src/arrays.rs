@@ -19,10 +19,12 @@ pub(crate) enum Dtype {
     F64,
 }
 
-impl Dtype {
-    /// The dtype a device call names (device arrays are not NumPy arrays).
-    pub(crate) fn parse(name: &str) -> PyResult<Self> {
-        match name {
+/// The dtype a device call names (device arrays are not NumPy arrays).
+impl<'a, 'py> FromPyObject<'a, 'py> for Dtype {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match &*obj.extract::<String>()? {
             "float32" => Ok(Dtype::F32),
             "float64" => Ok(Dtype::F64),
             other => Err(PyValueError::new_err(format!(
@@ -30,7 +32,9 @@ impl Dtype {
             ))),
         }
     }
+}
 
+impl Dtype {
     /// The float type of host array `name`; any other dtype is a TypeError.
     pub(crate) fn of(name: &str, array: &Bound<'_, PyUntypedArray>) -> PyResult<Self> {
         if holds::<f32>(array) {

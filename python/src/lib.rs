@@ -8,11 +8,14 @@
 //! results are returned as new NumPy arrays. Device buffers are device
 //! addresses; each is checked against the driver's record of its allocation
 //! (device, size) before anything is launched.
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use kernpack::{Backend, Error, Kernpack};
+use kernpack::{Backend, Error, Gpu, Kernpack};
 
 mod arrays;
 mod lombscargle;
@@ -52,15 +55,6 @@ enum Devices {
     Many(Vec<usize>),
 }
 
-/// A handle over `ordinals` whose batched host calls are chunked under the limit.
-fn on_gpus(ordinals: &[usize], max_device_bytes: Option<usize>) -> kernpack::Result<Kernpack> {
-    let mut multi = kernpack::MultiGpu::new(ordinals)?;
-    if let Some(bytes) = max_device_bytes {
-        multi = multi.with_max_device_bytes(bytes);
-    }
-    Ok(Kernpack::from(multi))
-}
-
 /// A kernpack handle: the CPU backend or one GPU with its loaded kernels.
 /// Shared by every thread (the GIL is released during the work).
 #[pyclass(frozen, module = "kernpack._native")]
@@ -69,23 +63,22 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    /// The GPU of this context, or NoGpuError for device arrays on the CPU.
-    pub(crate) fn gpu(&self) -> PyResult<&std::sync::Arc<kernpack::Gpu>> {
-        self.kp.gpu().ok_or_else(|| {
+    /// Runs `launch` (device work on this context's GPU) with the GIL
+    /// released, on the caller's `stream` (a CUstream address; 0 is the
+    /// legacy default stream). NoGpuError on the CPU backend.
+    pub(crate) fn enqueue<F>(&self, py: Python<'_>, stream: usize, launch: F) -> PyResult<()>
+    where
+        F: FnOnce(&Gpu, &Arc<CudaStream>) -> kernpack::Result<()> + Send,
+    {
+        let gpu = self.kp.gpu().ok_or_else(|| {
             NoGpuError::new_err(
                 "device arrays need a GPU context: this one runs on the CPU backend",
             )
-        })
-    }
-
-    /// The caller's stream (a CUstream address; 0 is the legacy default stream).
-    pub(crate) fn stream(
-        &self,
-        stream: usize,
-    ) -> PyResult<std::sync::Arc<cudarc::driver::CudaStream>> {
+        })?;
         // SAFETY: the Python layer passes the current stream of the library
         // that owns the arrays (CuPy, PyTorch), on this GPU's primary context.
-        Ok(unsafe { kernpack::raw::stream(self.gpu()?, stream as u64) })
+        let stream = unsafe { kernpack::raw::stream(gpu, stream as u64) };
+        py.detach(|| launch(gpu, &stream)).map_err(to_py)
     }
 }
 
@@ -95,22 +88,15 @@ impl Context {
     /// "cpu". A `device` past the GPUs present is a ValueError naming their
     /// count; with no GPU at all, "gpu" is a NoGpuError and "auto" the CPU.
     /// `device` may list several GPUs: the batched calls on host arrays then
-    /// split their work over all of them, in chunks of at most
-    /// `max_device_bytes` per GPU (None: 80% of its free memory), the rest
-    /// runs on the first.
+    /// split their work over all of them, in chunks of at most 80% of each
+    /// GPU's free memory, the rest runs on the first.
     #[new]
-    #[pyo3(signature = (backend = "auto", device = Devices::One(0), max_device_bytes = None))]
-    fn new(
-        py: Python<'_>,
-        backend: &str,
-        device: Devices,
-        max_device_bytes: Option<usize>,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (backend = "auto", device = Devices::One(0)))]
+    fn new(py: Python<'_>, backend: &str, device: Devices) -> PyResult<Self> {
         let backend: Backend = backend.parse().map_err(to_py)?;
         let on_gpus = || match &device {
-            Devices::One(k) if max_device_bytes.is_none() => Kernpack::with_gpu(*k),
-            Devices::One(k) => on_gpus(&[*k], max_device_bytes),
-            Devices::Many(ks) => on_gpus(ks, max_device_bytes),
+            Devices::One(k) => Kernpack::with_gpu(*k),
+            Devices::Many(ks) => Kernpack::with_gpus(ks),
         };
         let kp = py
             .detach(|| match backend {
@@ -123,13 +109,6 @@ impl Context {
             })
             .map_err(to_py)?;
         Ok(Context { kp })
-    }
-
-    /// The GPUs the batched host calls split their work over (several
-    /// ordinals given, or a memory limit), else None.
-    #[getter]
-    fn devices(&self) -> Option<Vec<usize>> {
-        self.kp.spread().map(|m| m.ordinals())
     }
 
     /// "gpu" or "cpu": where this context runs work.
@@ -211,27 +190,31 @@ impl Context {
 /// CUDA devices visible to the driver (0 without a driver).
 #[pyfunction]
 fn device_count() -> usize {
-    kernpack::Gpu::device_count()
+    Gpu::device_count()
 }
 
-/// Every CUDA device (none without a driver or a device), as dicts of
-/// ordinal, name, compute_capability, multiprocessors, total_memory and
-/// free_memory (bytes). Loads no kernels; the GIL is released meanwhile.
+/// A CUDA device: ordinal, name, compute capability, multiprocessors, total
+/// and free memory (bytes).
+type DeviceInfo = (usize, String, (i32, i32), u32, usize, usize);
+
+/// Every CUDA device (none without a driver or a device), as
+/// [`DeviceInfo`] tuples. Loads no kernels; the GIL is released meanwhile.
 #[pyfunction]
-fn devices(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyAny>>> {
+fn devices(py: Python<'_>) -> PyResult<Vec<DeviceInfo>> {
     let list = py.detach(kernpack::devices).map_err(to_py)?;
-    list.into_iter()
+    Ok(list
+        .into_iter()
         .map(|d| {
-            let info = pyo3::types::PyDict::new(py);
-            info.set_item("ordinal", d.ordinal)?;
-            info.set_item("name", d.name)?;
-            info.set_item("compute_capability", d.compute_capability)?;
-            info.set_item("multiprocessors", d.multiprocessors)?;
-            info.set_item("total_memory", d.total_memory)?;
-            info.set_item("free_memory", d.free_memory)?;
-            Ok(info.into_any())
+            (
+                d.ordinal,
+                d.name,
+                d.compute_capability,
+                d.multiprocessors,
+                d.total_memory,
+                d.free_memory,
+            )
         })
-        .collect()
+        .collect())
 }
 
 /// Sets the CPU backend's thread count for the process; 0 restores the
@@ -262,18 +245,13 @@ fn fatbin_info(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     info.set_item("bytes", gpu::FATBIN.len())?;
     info.set_item("origin", gpu::FATBIN_ORIGIN)?;
     info.set_item("toolkit", gpu::FATBIN_TOOLKIT)?;
-    let sass: Vec<String> = gpu::FATBIN_SASS
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| format!("sm_{s}"))
-        .collect();
-    info.set_item("sass", sass)?;
-    let ptx: Vec<String> = gpu::FATBIN_PTX
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| format!("compute_{s}"))
-        .collect();
-    info.set_item("ptx", ptx)?;
+    // "90,100" as ["sm_90", "sm_100"] (`prefix` "sm_").
+    let archs = |list: &str, prefix: &str| -> Vec<String> {
+        let archs = list.split(',').filter(|s| !s.is_empty());
+        archs.map(|s| format!("{prefix}{s}")).collect()
+    };
+    info.set_item("sass", archs(gpu::FATBIN_SASS, "sm_"))?;
+    info.set_item("ptx", archs(gpu::FATBIN_PTX, "compute_"))?;
     info.set_item("legacy_toolkit", gpu::FATBIN_LEGACY_TOOLKIT)?;
     info.set_item(
         "families",

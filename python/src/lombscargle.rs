@@ -19,16 +19,8 @@ use kernpack::{
 use crate::arrays::{by_dtype, Dtype, In};
 use crate::{to_py, Context};
 
-fn options(normalize: &str, floating_mean: bool, precenter: bool) -> PyResult<LombScargleOptions> {
-    Ok(LombScargleOptions {
-        normalize: normalize.parse().map_err(to_py)?,
-        floating_mean,
-        precenter,
-    })
-}
-
-/// The options of a host call, as one tuple `(normalize, floating_mean,
-/// precenter)`: the single series and the batch take the same.
+/// The options of a call, as one tuple `(normalize, floating_mean,
+/// precenter)`: every entry point takes the same.
 struct Options(LombScargleOptions);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Options {
@@ -36,7 +28,11 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Options {
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let (normalize, floating_mean, precenter): (String, bool, bool) = obj.extract()?;
-        Ok(Options(options(&normalize, floating_mean, precenter)?))
+        Ok(Options(LombScargleOptions {
+            normalize: normalize.parse().map_err(to_py)?,
+            floating_mean,
+            precenter,
+        }))
     }
 }
 
@@ -165,120 +161,97 @@ fn lombscargle_batch<'py>(
     })
 }
 
+/// Device buffers of samples: `(t, y, weights)` addresses (weights optional).
+type DeviceSamples = (u64, u64, Option<u64>);
+
+/// The frequencies of a series on the device: `(freqs, nf)`, an array of
+/// `nf` values, or the uniform grid `(f0, df, nf)`.
+#[derive(FromPyObject)]
+enum DeviceGrid {
+    Array(u64, usize),
+    Uniform(f64, f64, usize),
+}
+
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, nx, freqs, f0, df, nf, normalize, floating_mean, precenter, out, stream))]
 #[allow(clippy::too_many_arguments)]
 fn lombscargle_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
+    dtype: Dtype,
+    samples: DeviceSamples,
     nx: usize,
-    freqs: Option<usize>,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: usize,
+    freqs: DeviceGrid,
+    opts: Options,
+    out: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    let buffers = LsDeviceBuffers {
-        t: t as u64,
-        y: y as u64,
-        weights: weights.map(|w| w as u64),
-        out: out as u64,
-    };
+    let ((t, y, weights), opts) = (samples, opts.0);
+    let buffers = LsDeviceBuffers { t, y, weights, out };
     let freqs = match freqs {
-        Some(ptr) => DeviceFreqs::Array {
-            ptr: ptr as u64,
-            len: nf,
-        },
-        None => DeviceFreqs::Uniform(UniformGrid::new(f0, df, nf)),
+        DeviceGrid::Array(ptr, len) => DeviceFreqs::Array { ptr, len },
+        DeviceGrid::Uniform(f0, df, nf) => DeviceFreqs::Uniform(UniformGrid::new(f0, df, nf)),
     };
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         // SAFETY: every buffer was checked to be a device allocation of this
         // GPU holding the stated length; the caller keeps them alive.
-        by_dtype!(dtype, T => unsafe { gpu.enqueue(&stream, &LombScargleOnDevice::<T> { buffers, nx, freqs, opts, dtype: PhantomData }) })
+        by_dtype!(dtype, T => unsafe { gpu.enqueue(stream, &LombScargleOnDevice::<T> { buffers, nx, freqs, opts, dtype: PhantomData }) })
     })
-    .map_err(to_py)
 }
 
-/// A ragged batch on device buffers: `offsets` nseries + 1 int64, `f0`/`df`
-/// 1 (shared grid) or nseries f64 each. Either `out` receives nseries x
-/// output_len(nf) values, or `best_index` (nseries int64) and `best_value`
-/// (nseries f64) the peak of each series, the periodograms computed in
-/// chunks of series into scratch and reduced there.
+/// Where a device batch writes: `out` (nseries x output_len(nf) values), or
+/// `(best_index, best_value)` (nseries int64 and f64) for the peak of each
+/// series, the periodograms computed in chunks of series into scratch and
+/// reduced there.
+#[derive(FromPyObject)]
+enum BatchOut {
+    Periodograms(u64),
+    Peaks(u64, u64),
+}
+
+/// A ragged batch on device buffers: `offsets` nseries + 1 int64, and the
+/// grids `(f0, df, ngrids, nf)`: `f0`/`df` 1 (shared grid) or nseries f64 each.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, t, y, weights, offsets, nseries, f0, df, ngrids, nf, normalize, floating_mean, precenter, out, best_index, best_value, stream))]
 #[allow(clippy::too_many_arguments)]
 fn lombscargle_batch_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    t: usize,
-    y: usize,
-    weights: Option<usize>,
-    offsets: usize,
+    dtype: Dtype,
+    samples: DeviceSamples,
+    offsets: u64,
     nseries: usize,
-    f0: usize,
-    df: usize,
-    ngrids: usize,
-    nf: usize,
-    normalize: &str,
-    floating_mean: bool,
-    precenter: bool,
-    out: Option<usize>,
-    best_index: Option<usize>,
-    best_value: Option<usize>,
+    grids: (u64, u64, usize, usize),
+    opts: Options,
+    out: BatchOut,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let opts = options(normalize, floating_mean, precenter)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
+    let ((t, y, weights), (f0, df, ngrids, nf), opts) = (samples, grids, opts.0);
+    let per_series_grid = per_series_grid(ngrids, nseries).map_err(to_py)?;
+    let (out, peaks) = match out {
+        BatchOut::Periodograms(out) => (out, None),
+        BatchOut::Peaks(index, value) => (0, Some(PeakBuffers { index, value })),
+    };
     let buffers = BatchDeviceBuffers {
-        t: t as u64,
-        y: y as u64,
-        weights: weights.map(|w| w as u64),
-        offsets: offsets as u64,
-        f0: f0 as u64,
-        df: df as u64,
-        per_series_grid: per_series_grid(ngrids, nseries).map_err(to_py)?,
-        out: out.unwrap_or(0) as u64,
+        t,
+        y,
+        weights,
+        offsets,
+        f0,
+        df,
+        per_series_grid,
+        out,
     };
-    let peaks = match (out, best_index, best_value) {
-        (Some(_), None, None) => None,
-        (None, Some(index), Some(value)) => Some(PeakBuffers {
-            index: index as u64,
-            value: value as u64,
-        }),
-        _ => {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "pass either out or both best_index and best_value",
-            ))
-        }
-    };
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         // SAFETY: checked device allocations of the stated lengths; the
         // offsets were validated on the host by the Python layer.
         by_dtype!(dtype, T => unsafe {
             let batch = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype: PhantomData };
             match peaks {
-                None => gpu.enqueue(&stream, &batch),
-                Some(peaks) => gpu.enqueue(&stream, &LombScarglePeaksOnDevice { batch, peaks, max_scratch_bytes: None }),
+                None => gpu.enqueue(stream, &batch),
+                Some(peaks) => gpu.enqueue(stream, &LombScarglePeaksOnDevice { batch, peaks, max_scratch_bytes: None }),
             }
         })
     })
-    .map_err(to_py)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

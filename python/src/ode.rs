@@ -30,38 +30,9 @@ enum Model {
     L05(Lorenz05Params),
 }
 
-#[allow(clippy::too_many_arguments)]
-fn model(
-    model: i64,
-    n: usize,
-    forcing: f64,
-    dt: f64,
-    k: usize,
-    j: usize,
-    b: f64,
-    c: f64,
-) -> PyResult<Model> {
-    let m = if model == 96 {
-        Model::L96(Lorenz96Params { n, forcing, dt })
-    } else {
-        let p = Lorenz05Params {
-            n,
-            forcing,
-            k,
-            j,
-            b,
-            c,
-            dt,
-            model: Lorenz05Model::from_number(model).map_err(to_py)?,
-        };
-        Model::L05(p)
-    };
-    Ok(m)
-}
-
-/// A model as the host call names it: a dict of `model` (96, 2 or 3),
-/// `forcing`, `dt`, and Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96).
-#[derive(FromPyObject)]
+/// A model as a call names it: a dict of `model` (96, 2 or 3), `forcing`,
+/// `dt`, and Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96).
+#[derive(FromPyObject, Clone, Copy)]
 #[pyo3(from_item_all)]
 struct ModelArgs {
     model: i64,
@@ -71,6 +42,35 @@ struct ModelArgs {
     j: usize,
     b: f64,
     c: f64,
+}
+
+impl ModelArgs {
+    /// The model of states of `n` values.
+    fn of_size(self, n: usize) -> PyResult<Model> {
+        let ModelArgs {
+            model,
+            forcing,
+            dt,
+            k,
+            j,
+            b,
+            c,
+        } = self;
+        if model == 96 {
+            return Ok(Model::L96(Lorenz96Params { n, forcing, dt }));
+        }
+        let model = Lorenz05Model::from_number(model).map_err(to_py)?;
+        Ok(Model::L05(Lorenz05Params {
+            n,
+            forcing,
+            k,
+            j,
+            b,
+            c,
+            dt,
+            model,
+        }))
+    }
 }
 
 /// An ensemble run on the host array `initial` (members x n, float32 or
@@ -88,8 +88,7 @@ fn ensemble<'py>(
     let (py, kp) = (initial.py(), &ctx.kp);
     by_dtype!(Dtype::of("initial", initial)?, T => {
         let initial = In::<T, Ix2>::new("initial", initial)?;
-        let ModelArgs { model: number, forcing, dt, k, j, b, c } = model_args;
-        let m = model(number, initial.shape()[1], forcing, dt, k, j, b, c)?;
+        let m = model_args.of_size(initial.shape()[1])?;
         let initial = initial.values();
         let run: Ensemble<T> = py
             .detach(|| match m {
@@ -108,55 +107,47 @@ fn ensemble<'py>(
     })
 }
 
-/// As [`ensemble`], on device buffers, enqueued on `stream`.
+/// As [`ensemble`], on device buffers, enqueued on `stream`: `shape` is
+/// `(members, n)`, `trajectory` given with every > 0.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, model_number, n, forcing, dt, k, j, b, c, initial, members, steps, every, out, trajectory, stream))]
+#[pyo3(signature = (ctx, dtype, model_args, initial, shape, steps, every, out, trajectory, stream))]
 #[allow(clippy::too_many_arguments)]
 fn ensemble_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    model_number: i64,
-    n: usize,
-    forcing: f64,
-    dt: f64,
-    k: usize,
-    j: usize,
-    b: f64,
-    c: f64,
-    initial: usize,
-    members: usize,
+    dtype: Dtype,
+    model_args: ModelArgs,
+    initial: u64,
+    shape: (usize, usize),
     steps: u64,
     every: u64,
-    out: usize,
-    trajectory: Option<usize>,
+    out: u64,
+    trajectory: Option<u64>,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let m = model(model_number, n, forcing, dt, k, j, b, c)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
+    let (members, n) = shape;
+    let m = model_args.of_size(n)?;
+    let trajectory = trajectory.filter(|_| every > 0);
     let buffers = EnsembleDeviceBuffers {
-        initial: initial as u64,
-        out: out as u64,
-        trajectory: trajectory.filter(|_| every > 0).map(|t| t as u64),
+        initial,
+        out,
+        trajectory,
     };
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         by_dtype!(dtype, T => {
             // SAFETY: checked device allocations of the stated lengths.
             match m {
                 Model::L96(p) => unsafe {
                     let op = Lorenz96OnDevice::<T> { buffers, members, ..Lorenz96OnDevice::new(p, steps, every) };
-                    gpu.enqueue(&stream, &op)
+                    gpu.enqueue(stream, &op)
                 },
                 Model::L05(p) => unsafe {
                     let op = Lorenz05OnDevice::<T> { buffers, members, ..Lorenz05OnDevice::new(p, steps, every) };
-                    gpu.enqueue(&stream, &op)
+                    gpu.enqueue(stream, &op)
                 },
             }
         })
     })
-    .map_err(to_py)
 }
 
 /// Periodic weighted window sums of each row of the host array `x` (rows x
@@ -184,26 +175,21 @@ fn window_sum<'py>(
 fn window_sum_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    x: usize,
-    w: usize,
+    dtype: Dtype,
+    x: u64,
+    w: u64,
     w_len: usize,
     rows: usize,
     n: usize,
-    out: usize,
+    out: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         // SAFETY: checked device allocations of the stated lengths.
         by_dtype!(dtype, T => unsafe {
-            let (x, w, out, pitch) = (x as u64, w as u64, out as u64, n);
-            gpu.enqueue(&stream, &WindowSumOnDevice::<T> { x, w, w_len, out, rows, n, pitch, dtype: PhantomData })
+            gpu.enqueue(stream, &WindowSumOnDevice::<T> { x, w, w_len, out, rows, n, pitch: n, dtype: PhantomData })
         })
     })
-    .map_err(to_py)
 }
 
 fn fg_options(path: &str) -> PyResult<FgOptions> {
@@ -244,38 +230,30 @@ fn fg_integrate<'py>(
 /// As [`fg_integrate`], in place on device buffers (`f`, `g` receive the
 /// final state), enqueued on `stream`.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, n, f, g, delta0_re, delta0_im, dt, nsteps, path, delta, stream))]
 #[allow(clippy::too_many_arguments)]
 fn fg_integrate_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
+    dtype: Dtype,
     n: usize,
-    f: usize,
-    g: usize,
-    delta0_re: f64,
-    delta0_im: f64,
+    f: u64,
+    g: u64,
+    delta0: (f64, f64),
     dt: f64,
     nsteps: usize,
     path: &str,
-    delta: usize,
+    delta: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
     let opts = fg_options(path)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         by_dtype!(dtype, T => {
-            let delta0 = Complex { re: T::from_f64(delta0_re), im: T::from_f64(delta0_im) };
+            let delta0 = Complex { re: T::from_f64(delta0.0), im: T::from_f64(delta0.1) };
+            let dt = T::from_f64(dt);
             // SAFETY: checked device allocations of the stated lengths.
-            unsafe {
-                let (f, g, delta, dt) = (f as u64, g as u64, delta as u64, T::from_f64(dt));
-                gpu.enqueue(&stream, &FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts })
-            }
+            unsafe { gpu.enqueue(stream, &FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts }) }
         })
     })
-    .map_err(to_py)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -59,20 +59,16 @@ fn normalize_batched<'py>(
 fn sum_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    x: usize,
+    dtype: Dtype,
+    x: u64,
     n: usize,
-    sum: usize,
+    sum: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    // SAFETY: checked device allocations of the stated lengths.
-    py.detach(
-        || by_dtype!(dtype, T => unsafe { gpu.enqueue(&stream, &SumOnDevice::<T> { x: x as u64, n, sum: sum as u64, dtype: PhantomData }) }),
-    )
-    .map_err(to_py)
+    ctx.enqueue(py, stream, |gpu, stream| {
+        // SAFETY: checked device allocations of the stated lengths.
+        by_dtype!(dtype, T => unsafe { gpu.enqueue(stream, &SumOnDevice::<T> { x, n, sum, dtype: PhantomData }) })
+    })
 }
 
 /// Device normalisation in place: the f64 `sum` and the int32 `status` (0 ok,
@@ -82,24 +78,19 @@ fn sum_device(
 fn normalize_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    x: usize,
+    dtype: Dtype,
+    x: u64,
     n: usize,
-    sum: usize,
-    status: usize,
+    sum: u64,
+    status: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: checked device allocations of the stated lengths.
-            unsafe { let (x, sum, status) = (x as u64, sum as u64, status as u64);
-                gpu.enqueue(&stream, &NormalizeOnDevice::<T> { x, n, sum, status, dtype: PhantomData }) }
+    ctx.enqueue(py, stream, |gpu, stream| {
+        // SAFETY: checked device allocations of the stated lengths.
+        by_dtype!(dtype, T => unsafe {
+            gpu.enqueue(stream, &NormalizeOnDevice::<T> { x, n, sum, status, dtype: PhantomData })
         })
     })
-    .map_err(to_py)
 }
 
 /// Device batch: `offsets` narrays + 1 int64, `sums` f64 and `status` int32
@@ -109,29 +100,22 @@ fn normalize_device(
 fn normalize_batched_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    x: usize,
+    dtype: Dtype,
+    x: u64,
     n: usize,
-    offsets: usize,
+    offsets: u64,
     narrays: usize,
-    sums: usize,
-    status: usize,
+    sums: u64,
+    status: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    py.detach(|| {
-        by_dtype!(dtype, T => {
-            // SAFETY: checked device allocations; offsets are checked on the device.
-            unsafe {
-                let (x, offsets, sums, status) = (x as u64, offsets as u64, sums as u64, status as u64);
-                let op = NormalizeBatchedOnDevice::<T> { x, n, offsets, narrays, sums, status, dtype: PhantomData };
-                gpu.enqueue(&stream, &op)
-            }
+    ctx.enqueue(py, stream, |gpu, stream| {
+        // SAFETY: checked device allocations; offsets are checked on the device.
+        by_dtype!(dtype, T => unsafe {
+            let op = NormalizeBatchedOnDevice::<T> { x, n, offsets, narrays, sums, status, dtype: PhantomData };
+            gpu.enqueue(stream, &op)
         })
     })
-    .map_err(to_py)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -2,7 +2,7 @@
 //! that kernpack.dask otherwise makes in about ten NumPy passes.
 use std::cmp::Ordering;
 
-use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{Element, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -52,28 +52,31 @@ pub(crate) fn series_layout(
             t.len()
         )));
     }
-    let py = ids.py();
-    macro_rules! with_ids {
-        ($I:ty) => {
-            by_dtype!(Dtype::of("t", t)?, F => {
-                let (ids, t) = (In::<$I>::new("ids", ids)?, In::<F>::new("t", t)?);
-                let (ids, t) = (ids.values(), t.values());
-                Ok(py.detach(|| layout(ids, t)))
-            })
-        };
-    }
     if holds::<i32>(ids) {
-        with_ids!(i32)
+        layout_of::<i32>(ids, t)
     } else if holds::<i64>(ids) {
-        with_ids!(i64)
+        layout_of::<i64>(ids, t)
     } else if holds::<u32>(ids) {
-        with_ids!(u32)
+        layout_of::<u32>(ids, t)
     } else if holds::<u64>(ids) {
-        with_ids!(u64)
+        layout_of::<u64>(ids, t)
     } else {
         Err(PyTypeError::new_err(format!(
             "series_layout takes 32- and 64-bit integer ids, not {}",
             ids.dtype()
         )))
     }
+}
+
+/// [`layout`] of ids of type `I` and float times, with the GIL released.
+fn layout_of<I: Element + PartialOrd + Copy + Sync>(
+    ids: &Bound<'_, PyUntypedArray>,
+    t: &Bound<'_, PyUntypedArray>,
+) -> PyResult<Option<(Vec<usize>, Vec<usize>)>> {
+    let py = ids.py();
+    by_dtype!(Dtype::of("t", t)?, F => {
+        let (ids, t) = (In::<I>::new("ids", ids)?, In::<F>::new("t", t)?);
+        let (ids, t) = (ids.values(), t.values());
+        Ok(py.detach(|| layout(ids, t)))
+    })
 }

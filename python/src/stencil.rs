@@ -53,41 +53,33 @@ fn box_filter(
 
 /// As [`box_filter`], on device buffers, enqueued on `stream`.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, input, output, rows, cols, in_pitch, out_pitch, size, mode, cval, stream))]
 #[allow(clippy::too_many_arguments)]
 fn box_filter_device(
     py: Python<'_>,
     ctx: &Context,
-    dtype: &str,
-    input: usize,
-    output: usize,
-    rows: usize,
-    cols: usize,
-    in_pitch: usize,
-    out_pitch: usize,
+    dtype: Dtype,
+    input: u64,
+    output: u64,
+    layout: (usize, usize, usize, usize),
     size: usize,
     mode: &str,
     cval: f64,
     stream: usize,
 ) -> PyResult<()> {
-    let dtype = Dtype::parse(dtype)?;
     let opts = options(size, mode, cval)?;
+    let (rows, cols, in_pitch, out_pitch) = layout;
     let layout = ImageLayout {
         rows,
         cols,
         in_pitch,
         out_pitch,
     };
-    let gpu = ctx.gpu()?;
-    let stream = ctx.stream(stream)?;
-    py.detach(|| {
+    ctx.enqueue(py, stream, |gpu, stream| {
         // SAFETY: both buffers are checked device allocations spanning the layout.
         by_dtype!(dtype, T => unsafe {
-            let (input, output) = (input as u64, output as u64);
-            gpu.enqueue(&stream, &BoxFilterOnDevice::<T> { input, output, layout, opts, dtype: PhantomData })
+            gpu.enqueue(stream, &BoxFilterOnDevice::<T> { input, output, layout, opts, dtype: PhantomData })
         })
     })
-    .map_err(to_py)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
