@@ -43,6 +43,22 @@ pub struct LombScargleOptions {
     pub precenter: bool,
 }
 
+/// Number of `T` values the output holds per frequency: 1, or 2 interleaved
+/// (re, im) for `Amplitude`.
+pub fn values_per_frequency(opts: &LombScargleOptions) -> usize {
+    match opts.normalize {
+        Normalize::Amplitude => 2,
+        _ => 1,
+    }
+}
+
+/// Number of `T` values the output holds for `nf` frequencies: nf, or 2 nf
+/// interleaved (re, im) for `Amplitude`. `nf` is at most `i64::MAX / 2`, as
+/// validation requires, so this cannot overflow.
+pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
+    values_per_frequency(opts) * nf
+}
+
 /// One time series: times, values and optional non-negative weights (default 1).
 #[derive(Debug, Clone, Copy)]
 pub struct Series<'a, T> {
