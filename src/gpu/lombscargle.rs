@@ -304,7 +304,7 @@ impl BatchDeviceBuffers {
         nseries: usize,
         outputs: &[Span],
     ) -> Result<()> {
-        let ngrids = if self.per_series_grid { nseries } else { 1 };
+        let ngrids = self.ngrids(nseries);
         let mut inputs = vec![
             Span::at::<T>("t", self.t, nseries),
             Span::at::<T>("y", self.y, nseries),
@@ -351,17 +351,10 @@ pub struct LombScargleBatchOnDevice<T> {
 }
 
 impl<T: Float> LombScargleBatchOnDevice<T> {
-    pub(crate) fn ngrids(&self) -> usize {
-        if self.buffers.per_series_grid {
-            self.nseries
-        } else {
-            1
-        }
-    }
-
     /// The counts (`check_batch_call`); returns the values the output holds.
     pub(crate) fn check_counts(&self) -> Result<usize> {
-        check_batch_call(self.nseries, self.nf, self.ngrids(), None, &self.opts)
+        let ngrids = self.buffers.ngrids(self.nseries);
+        check_batch_call(self.nseries, self.nf, ngrids, None, &self.opts)
     }
 }
 
@@ -457,7 +450,7 @@ impl Gpu {
         buffers: &BatchDeviceBuffers,
         nseries: usize,
     ) -> Result<usize> {
-        let ngrids = if buffers.per_series_grid { nseries } else { 1 };
+        let ngrids = buffers.ngrids(nseries);
         let mut readable = usize::MAX;
         for (name, ptr) in [("t", buffers.t), ("y", buffers.y)]
             .into_iter()

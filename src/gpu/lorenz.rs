@@ -504,13 +504,8 @@ fn ensemble_lengths(
         .checked_mul(p.sites())
         .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
     let (_, traj_len) = check_ensemble(p, len, steps, every)?;
-    match (buffers.trajectory, every) {
-        (Some(_), 0) => Err(Error::invalid(
-            "a trajectory buffer was given but every = 0",
-        )),
-        (None, e) if e > 0 => Err(Error::invalid("every > 0 needs a trajectory buffer")),
-        _ => Ok((len, traj_len)),
-    }
+    check_trajectory(buffers.trajectory.map(|_| traj_len), every, traj_len)?;
+    Ok((len, traj_len))
 }
 
 /// The lengths of a run's cudarc buffers (initial, out, trajectory) against
@@ -527,9 +522,15 @@ fn check_ensemble_lengths(
             "out holds {out} values, the initial states {initial}"
         )));
     }
-    match (trajectory, every) {
-        (None, 0) => Ok(members),
-        (Some(t), e) if e > 0 && t == traj_len => Ok(members),
+    check_trajectory(trajectory, every, traj_len).map(|()| members)
+}
+
+/// A trajectory buffer of `given` values (None: none given) where a run
+/// writes `traj_len`: given exactly when `every > 0`, and that long.
+fn check_trajectory(given: Option<usize>, every: u64, traj_len: usize) -> Result<()> {
+    match (given, every) {
+        (None, 0) => Ok(()),
+        (Some(t), e) if e > 0 && t == traj_len => Ok(()),
         (Some(t), e) if e > 0 => Err(Error::invalid(format!(
             "the trajectory buffer holds {t} values, {traj_len} are written"
         ))),

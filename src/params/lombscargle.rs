@@ -369,6 +369,17 @@ pub struct BatchDeviceBuffers {
     pub out: CUdeviceptr,
 }
 
+impl BatchDeviceBuffers {
+    /// The grids of a batch of `nseries` series: one each, or one shared.
+    pub(crate) fn ngrids(&self, nseries: usize) -> usize {
+        if self.per_series_grid {
+            nseries
+        } else {
+            1
+        }
+    }
+}
+
 /// Where the peaks of a batch on the device (`LombScarglePeaksOnDevice`) go: one `i64` index (-1
 /// when every value of the series' periodogram is NaN) and one `f64` value
 /// (NaN then) per series.
