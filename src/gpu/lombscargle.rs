@@ -340,7 +340,7 @@ impl BatchDeviceBuffers {
 /// output for their exact sizes, the samples for at least one per series
 /// (their count is in the device's offsets); the output apart from the
 /// inputs. Offsets, grids and data on the device are the caller's to get
-/// right (see [`validate_batch`]).
+/// right (see the host API's `validate_batch`).
 #[derive(Debug, Clone, Copy)]
 pub struct LombScargleBatchOnDevice<T> {
     pub buffers: BatchDeviceBuffers,

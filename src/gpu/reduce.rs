@@ -221,8 +221,8 @@ pub(crate) fn batched_scratch_len(n: usize, narrays: usize) -> (usize, usize) {
 
 /// The batch on device memory ([`Gpu::enqueue`]): `x` holds `n` values of
 /// `T`, `offsets` narrays + 1 `i64` (from 0 to at most `n`, non-decreasing),
-/// `sums` and `status` narrays f64 and i32. `status[a]` is [`BATCH_OK`],
-/// [`BATCH_BAD_SUM`] (array a untouched) or [`BATCH_BAD_OFFSETS`] (offsets
+/// `sums` and `status` narrays f64 and i32. `status[a]` is [`BATCH_OK`](crate::params::reduce::BATCH_OK),
+/// [`BATCH_BAD_SUM`](crate::params::reduce::BATCH_BAD_SUM) (array a untouched) or [`BATCH_BAD_OFFSETS`](crate::params::reduce::BATCH_BAD_OFFSETS) (offsets
 /// that do not fit `x`: nothing touched, sums NaN). The offsets live on the
 /// device, so they are checked there, never followed.
 #[derive(Debug, Clone, Copy)]
