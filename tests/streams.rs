@@ -278,7 +278,8 @@ fn multi_stream_normalize_equals_single_stream() {
         }
     }
     let mut arrays: Vec<_> = inputs.iter().map(|v| gpu.pinned_from(v).unwrap()).collect();
-    let results = gpu.normalize_on_streams(&mut arrays, 4).unwrap();
+    let mut streamed = StreamedNormalize::<f32>::new(gpu.clone(), 4).unwrap();
+    let results = streamed.run(&mut arrays).unwrap();
     assert!(results[5].is_err() && results.iter().filter(|r| r.is_err()).count() == 1);
     assert!(matches!(
         StreamedNormalize::<f64>::new(gpu.clone(), 0),

@@ -3,7 +3,6 @@
 //! operations (an [`exec::Operation`] each: validation, the CPU path, the
 //! one-GPU path, the split for the pipeline) and the one-line facade
 //! methods over them; [`exec`] decides where they run.
-pub mod device;
 pub mod exec;
 pub mod fg;
 pub mod lombscargle;
@@ -13,6 +12,8 @@ pub mod reduce;
 pub mod reduce_batched;
 pub mod stencil;
 pub mod streams;
+
+pub use crate::gpu::device;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -185,22 +186,6 @@ impl From<multi::MultiGpu> for Kernpack {
             cpu_threads: 0,
         }
     }
-}
-
-// The one overlap checker lives at the boundary for foreign memory.
-pub(crate) use crate::raw::{check_apart, Span};
-
-/// Input and output spans (addresses in host or device memory, `n_in` and
-/// `n_out` values of `T`) must not overlap, for kernels that read one while
-/// writing the other (`__restrict__`, or reading neighbours of the output).
-pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
-    let spans = [
-        Span::at::<T>("input", input, n_in),
-        Span::at::<T>("output", output, n_out),
-    ];
-    check_apart(&spans[1..], &spans[..1]).map_err(|_| {
-        Error::invalid("the input and output overlap: this operation cannot run in place")
-    })
 }
 
 /// The largest array kernpack accepts, in bytes: 2^56, the largest user

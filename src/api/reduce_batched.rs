@@ -15,56 +15,19 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PinnedHostSlice};
-
-use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::MultiGpu;
-use super::reduce::{NormalizeOnDevice, MAX_BLOCKS, PER_BLOCK};
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::gpu::kernels;
-use crate::gpu::launch::{In, LaunchConfig, Out};
+use crate::gpu::device::DeviceOperation;
+pub use crate::gpu::reduce::NormalizeBatchedOnDevice;
+use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice, PER_BLOCK};
 use crate::gpu::Gpu;
 pub use crate::params::reduce::{BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK};
-
-/// The one validation of a batched normalise's counts: what the kernels'
-/// 64-bit indexing holds, and sums and statuses for every array.
-pub(crate) fn check_batched_call(
-    n: usize,
-    narrays: usize,
-    sums_len: usize,
-    status_len: usize,
-) -> Result<()> {
-    let limit = i64::MAX as usize / 4;
-    if n > limit || narrays > limit / MAX_BLOCKS as usize {
-        return Err(Error::invalid(format!(
-            "{narrays} arrays of {n} values in all are too many"
-        )));
-    }
-    if sums_len < narrays || status_len < narrays {
-        return Err(Error::invalid(format!(
-            "{narrays} arrays need {narrays} sums and statuses; the buffers hold {sums_len} and {status_len}"
-        )));
-    }
-    Ok(())
-}
-
-/// Scratch of a batch of `narrays` (> 0) arrays of `n` values in all: the
-/// plan's `i64` values and the partial sums' `f64` values.
-pub(crate) fn batched_scratch_len(n: usize, narrays: usize) -> (usize, usize) {
-    // Pieces per array: at most ceil(len / PER_BLOCK), and 1 for an empty
-    // one, so n / PER_BLOCK + narrays bounds them all.
-    let capacity = (n as u64).div_ceil(PER_BLOCK) + narrays as u64;
-    (
-        narrays + 2,
-        capacity.min(narrays as u64 * MAX_BLOCKS) as usize,
-    )
-}
 
 /// `offsets` must run from 0 to `n`, non-decreasing: array a is
 /// `offsets[a] .. offsets[a+1]`.
@@ -118,39 +81,21 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
         if narrays == 0 || x.is_empty() {
             return NormalizeBatched { x, offsets }.on_cpu(&NOTHING_TO_LAUNCH);
         }
-        let stream = gpu.stream();
-        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
         let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-        let mut dx = stream.clone_htod(x).map_err(cuda("copying to the GPU"))?;
-        let doffsets = stream
-            .clone_htod(&offsets)
-            .map_err(cuda("copying the offsets"))?;
-        let mut sums = stream
-            .alloc_zeros::<f64>(narrays)
-            .map_err(cuda("allocating the sums"))?;
-        let mut status = stream
-            .alloc_zeros::<i32>(narrays)
-            .map_err(cuda("allocating the statuses"))?;
-        {
-            let (x_ptr, _x) = dx.device_ptr_mut(stream);
-            let (offsets, _o) = doffsets.device_ptr(stream);
-            let (sums, _s) = sums.device_ptr_mut(stream);
-            let (status, _t) = status.device_ptr_mut(stream);
-            let (n, dtype) = (x.len(), PhantomData);
-            #[rustfmt::skip]
-            let op = NormalizeBatchedOnDevice::<T> { x: x_ptr, n, offsets, narrays, sums, status, dtype };
-            // SAFETY: buffers just allocated with the checked lengths.
-            unsafe { op.launch(gpu, stream, ()) }?;
-        }
-        let sums = stream
-            .clone_dtoh(&sums)
-            .map_err(cuda("copying the sums back"))?;
-        let status = stream
-            .clone_dtoh(&status)
-            .map_err(cuda("copying the statuses back"))?;
-        stream
-            .memcpy_dtoh(&dx, x)
-            .map_err(cuda("copying the result back"))?;
+        let (mut dx, doffsets) = (gpu.upload(x)?, gpu.upload(&offsets)?);
+        let (mut sums, mut status) = (gpu.zeros::<f64>(narrays)?, gpu.zeros::<i32>(narrays)?);
+        let stream = gpu.stream();
+        let call = NormalizeBatchedOnDevice::<T>::buffers(
+            stream,
+            &mut dx,
+            &doffsets,
+            &mut sums,
+            &mut status,
+        )?;
+        // SAFETY: buffers just allocated on this GPU.
+        unsafe { gpu.launch_fresh(call, ()) }?;
+        let (sums, status) = (gpu.download(&sums)?, gpu.download(&status)?);
+        gpu.download_into(&dx, x)?;
         Ok(BatchNormalized::from_statuses(sums, &status))
     }
 
@@ -192,170 +137,6 @@ impl Kernpack {
         offsets: &[usize],
     ) -> Result<BatchNormalized> {
         self.run(NormalizeBatched { x, offsets })
-    }
-}
-
-/// The batch on device memory ([`Gpu::enqueue`]): `x` holds `n` values of
-/// `T`, `offsets` narrays + 1 `i64` (from 0 to at most `n`, non-decreasing),
-/// `sums` and `status` narrays f64 and i32. `status[a]` is [`BATCH_OK`],
-/// [`BATCH_BAD_SUM`] (array a untouched) or [`BATCH_BAD_OFFSETS`] (offsets
-/// that do not fit `x`: nothing touched, sums NaN). The offsets live on the
-/// device, so they are checked there, never followed.
-#[derive(Debug, Clone, Copy)]
-pub struct NormalizeBatchedOnDevice<T> {
-    pub x: CUdeviceptr,
-    pub n: usize,
-    pub offsets: CUdeviceptr,
-    pub narrays: usize,
-    pub sums: CUdeviceptr,
-    pub status: CUdeviceptr,
-    pub dtype: PhantomData<T>,
-}
-
-impl<T: Float> NormalizeBatchedOnDevice<T> {
-    /// The batch on cudarc buffers: `offsets` holds narrays + 1 entries,
-    /// `sums` and `status` at least narrays.
-    pub fn buffers<'a>(
-        stream: &'a Arc<CudaStream>,
-        x: &'a mut impl DevicePtrMut<T>,
-        offsets: &'a impl DevicePtr<i64>,
-        sums: &'a mut impl DevicePtrMut<f64>,
-        status: &'a mut impl DevicePtrMut<i32>,
-    ) -> Result<OnBuffers<'a, Self>> {
-        let Some(narrays) = offsets.len().checked_sub(1) else {
-            return Err(Error::invalid("offsets needs narrays + 1 entries"));
-        };
-        check_batched_call(x.len(), narrays, sums.len(), status.len())?;
-        let n = x.len();
-        let mut g = Guards::new(stream);
-        let op = NormalizeBatchedOnDevice {
-            x: g.write(x),
-            n,
-            offsets: g.read(offsets),
-            narrays,
-            sums: g.write(sums),
-            status: g.write(status),
-            dtype: PhantomData,
-        };
-        Ok(g.with(op))
-    }
-}
-
-impl<T: Float> DeviceOperation for NormalizeBatchedOnDevice<T> {
-    type Checked = ();
-
-    fn check_shapes(&self) -> Result<()> {
-        check_batched_call(self.n, self.narrays, self.narrays, self.narrays)
-    }
-
-    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
-        let narrays = self.narrays;
-        gpu.check_device_array::<T>("x", self.x, self.n)?;
-        gpu.check_device_array::<i64>("offsets", self.offsets, narrays + 1)?;
-        gpu.check_device_array::<f64>("sums", self.sums, narrays)?;
-        gpu.check_device_array::<i32>("status", self.status, narrays)
-    }
-
-    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (n, narrays) = (self.n, self.narrays);
-        if narrays == 0 {
-            return Ok(());
-        }
-        let (plan_len, capacity) = batched_scratch_len(n, narrays);
-        let scratch = |during| move |e| Error::cuda(during, e);
-        let mut plan = stream
-            .alloc::<i64>(plan_len)
-            .map_err(scratch("allocating scratch"))?;
-        let mut partials = stream
-            .alloc::<f64>(capacity)
-            .map_err(scratch("allocating scratch"))?;
-        let (plan_ptr, _p) = plan.device_ptr_mut(stream);
-        let (partials_ptr, _q) = partials.device_ptr_mut(stream);
-        unsafe { self.launch_with_scratch(gpu, stream, (plan_ptr, partials_ptr)) }
-    }
-}
-
-impl<T: Float> NormalizeBatchedOnDevice<T> {
-    /// The four launches with the caller's scratch: `scratch.0` holds the
-    /// plan's and `scratch.1` the partials' [`batched_scratch_len`] values
-    /// (the multi-GPU pipeline carves them out of its own arena).
-    ///
-    /// # Safety
-    /// As [`DeviceOperation::launch`], `narrays > 0`, and the scratch as
-    /// above on `gpu`.
-    pub(crate) unsafe fn launch_with_scratch(
-        &self,
-        gpu: &Gpu,
-        stream: &Arc<CudaStream>,
-        (plan_ptr, partials_ptr): (CUdeviceptr, CUdeviceptr),
-    ) -> Result<()> {
-        let (x, n, offsets, narrays) = (self.x, self.n, self.offsets, self.narrays);
-        let (sums, status) = (self.sums, self.status);
-        let capacity = batched_scratch_len(n, narrays).1 as u64;
-        let (n, narrays_arg) = (n as i64, narrays as i64);
-        let (per_block, max_blocks) = (PER_BLOCK as i64, MAX_BLOCKS as i64);
-        let offsets = In::new(offsets);
-
-        let plan_kernel = kernels::reduce_batched_plan();
-        let args = (
-            offsets,
-            narrays_arg,
-            n,
-            per_block,
-            max_blocks,
-            Out::new(plan_ptr),
-        );
-        unsafe { gpu.launch(&plan_kernel, LaunchConfig::grid(1), stream, args) }?;
-
-        let partial = kernels::reduce_batched_partial::<T>();
-        let piece_grid = gpu.kernel(&partial)?.grid_for(capacity, 1);
-        let args = (
-            In::new(x),
-            offsets,
-            narrays_arg,
-            per_block,
-            max_blocks,
-            In::new(plan_ptr),
-            Out::new(partials_ptr),
-        );
-        unsafe { gpu.launch(&partial, LaunchConfig::grid(piece_grid), stream, args) }?;
-
-        let last = kernels::reduce_batched_final();
-        let grid = gpu.kernel(&last)?.grid_for(narrays as u64, 1);
-        let args = (
-            In::new(plan_ptr),
-            narrays_arg,
-            In::new(partials_ptr),
-            Out::new(sums),
-            Out::new(status),
-        );
-        unsafe { gpu.launch(&last, LaunchConfig::grid(grid), stream, args) }?;
-
-        let scale = kernels::normalize_batched::<T>();
-        let args = (
-            Out::new(x),
-            offsets,
-            narrays_arg,
-            per_block,
-            max_blocks,
-            In::new(plan_ptr),
-            In::new(sums),
-            In::new(status),
-        );
-        unsafe { gpu.launch(&scale, LaunchConfig::grid(piece_grid), stream, args) }
-    }
-}
-
-impl Gpu {
-    /// Normalises host arrays on `nstreams` streams (array i on stream
-    /// i mod nstreams): see [`StreamedNormalize`], which keeps its device
-    /// buffers for repeated calls.
-    pub fn normalize_on_streams<T: Float>(
-        self: &Arc<Self>,
-        arrays: &mut [PinnedHostSlice<T>],
-        nstreams: usize,
-    ) -> Result<ArrayResults> {
-        StreamedNormalize::new(self.clone(), nstreams)?.run(arrays)
     }
 }
 

@@ -9,10 +9,16 @@
 #[allow(non_camel_case_types, non_snake_case)]
 #[rustfmt::skip]
 pub(crate) mod c_params;
+pub mod device;
 pub(crate) mod devices;
+pub mod fg;
 pub mod image;
 pub(crate) mod kernels;
 pub(crate) mod launch;
+pub mod lombscargle;
+pub mod lorenz;
+pub mod reduce;
+pub mod stencil;
 
 pub use devices::{device_info, devices, DeviceInfo};
 pub use image::Image;

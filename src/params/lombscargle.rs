@@ -43,6 +43,22 @@ pub struct LombScargleOptions {
     pub precenter: bool,
 }
 
+/// Number of `T` values the output holds per frequency: 1, or 2 interleaved
+/// (re, im) for `Amplitude`.
+pub fn values_per_frequency(opts: &LombScargleOptions) -> usize {
+    match opts.normalize {
+        Normalize::Amplitude => 2,
+        _ => 1,
+    }
+}
+
+/// Number of `T` values the output holds for `nf` frequencies: nf, or 2 nf
+/// interleaved (re, im) for `Amplitude`. `nf` is at most `i64::MAX / 2`, as
+/// validation requires, so this cannot overflow.
+pub fn output_len(nf: usize, opts: &LombScargleOptions) -> usize {
+    values_per_frequency(opts) * nf
+}
+
 /// One time series: times, values and optional non-negative weights (default 1).
 #[derive(Debug, Clone, Copy)]
 pub struct Series<'a, T> {
@@ -351,6 +367,17 @@ pub struct BatchDeviceBuffers {
     pub per_series_grid: bool,
     /// nseries x `output_len(nf)` values.
     pub out: CUdeviceptr,
+}
+
+impl BatchDeviceBuffers {
+    /// The grids of a batch of `nseries` series: one each, or one shared.
+    pub(crate) fn ngrids(&self, nseries: usize) -> usize {
+        if self.per_series_grid {
+            nseries
+        } else {
+            1
+        }
+    }
 }
 
 /// Where the peaks of a batch on the device (`LombScarglePeaksOnDevice`) go: one `i64` index (-1

@@ -10,3 +10,6 @@ pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;
 pub mod stencil;
+
+/// The default pipelining target of one chunk: inputs, outputs and scratch.
+pub const DEFAULT_CHUNK_BYTES: usize = 256 << 20;

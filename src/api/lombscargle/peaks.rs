@@ -9,21 +9,15 @@
 //! has just computed.
 use std::sync::Arc;
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaStream, DevicePtrMut};
-
-use super::batch::{batch_split, validate_batch, Batch, BatchGrid, LombScargleBatchOnDevice};
-use super::{output_len, LombScargleOptions, Normalize, Periodogram, STATS_LEN};
-use crate::api::device::DeviceOperation;
+use super::batch::{batch_split, validate_batch, Batch, BatchGrid};
+use super::{output_len, LombScargleOptions, Periodogram};
 use crate::api::exec::{CpuRun, Operation, Split};
-use crate::api::multi::DEFAULT_CHUNK_BYTES;
 use crate::api::multi::{Exec, MultiGpu};
-use crate::api::{check_host_room, Kernpack, Span};
+use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::gpu::kernels;
-use crate::gpu::launch::{In, LaunchConfig, Out};
+pub use crate::gpu::lombscargle::LombScarglePeaksOnDevice;
 use crate::gpu::Gpu;
 pub use crate::params::lombscargle::{Peak, PeakBuffers};
 
@@ -120,123 +114,6 @@ fn check_cpu_workspace(nf: usize, threads: usize) -> Result<()> {
         &format!("{nf} frequencies per series, as working memory of {threads} threads"),
         bytes,
     )
-}
-
-/// The peaks of a batch already on the GPU ([`Gpu::enqueue`]): as
-/// [`LombScargleBatchOnDevice`] with `batch.buffers.out` unused (it must be
-/// 0), each chunk of series computed into scratch of at most
-/// `max_scratch_bytes` (None: [`DEFAULT_CHUNK_BYTES`]; at least one series'
-/// periodogram) and reduced into `peaks` (nseries values each, apart from
-/// each other and from the inputs).
-#[derive(Debug, Clone, Copy)]
-pub struct LombScarglePeaksOnDevice<T> {
-    pub batch: LombScargleBatchOnDevice<T>,
-    pub peaks: PeakBuffers,
-    pub max_scratch_bytes: Option<usize>,
-}
-
-impl<T: Float> DeviceOperation for LombScarglePeaksOnDevice<T> {
-    /// How many samples t, y and weights can all be read for.
-    type Checked = usize;
-
-    fn check_shapes(&self) -> Result<()> {
-        if self.batch.buffers.out != 0 {
-            return Err(Error::invalid(
-                "the peaks of a batch need no periodogram output: pass out = 0",
-            ));
-        }
-        self.batch.check_counts().map(drop)
-    }
-
-    fn check_memory(&self, gpu: &Gpu) -> Result<usize> {
-        let (buffers, nseries, peaks) = (&self.batch.buffers, self.batch.nseries, &self.peaks);
-        let samples = gpu.check_batch_inputs::<T>(buffers, nseries)?;
-        gpu.check_device_array::<i64>("index", peaks.index, nseries)?;
-        gpu.check_device_array::<f64>("value", peaks.value, nseries)?;
-        buffers.check_outputs_apart::<T>(
-            nseries,
-            &[
-                Span::at::<i64>("index", peaks.index, nseries),
-                Span::at::<f64>("value", peaks.value, nseries),
-            ],
-        )?;
-        Ok(samples)
-    }
-
-    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
-        let LombScargleBatchOnDevice {
-            ref buffers,
-            nseries,
-            nf,
-            ref opts,
-            ..
-        } = self.batch;
-        let peaks = &self.peaks;
-        // A series' periodogram and statistics in the scratch.
-        let values_per_series = output_len(nf, opts)
-            .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b <= crate::api::MAX_ARRAY_BYTES)
-            .ok_or_else(|| Error::invalid(format!("{nf} frequencies per series is too many")))?;
-        let per_series = values_per_series + STATS_LEN * 8;
-        let limit = self.max_scratch_bytes.unwrap_or(DEFAULT_CHUNK_BYTES);
-        let chunk = (limit / per_series).clamp(1, nseries);
-        let cuda = |during: &'static str| move |e| Error::cuda(during, e);
-        let values_bytes = chunk * values_per_series;
-        let stats_at = values_bytes.next_multiple_of(8);
-        let mut scratch = unsafe { stream.alloc::<u8>(stats_at + chunk * STATS_LEN * 8) }
-            .map_err(cuda("allocating the periodograms' scratch"))?;
-        let (base, _guard) = scratch.device_ptr_mut(stream);
-        let stats = base + stats_at as u64;
-        for first in (0..nseries).step_by(chunk) {
-            let count = chunk.min(nseries - first);
-            let shifted = buffers.starting_at_series(first, base);
-            let at = PeakBuffers {
-                index: peaks.index + (first * 8) as u64,
-                value: peaks.value + (first * 8) as u64,
-            };
-            // SAFETY: checked; the scratch holds `chunk` periodograms and their stats.
-            unsafe {
-                let chunk = LombScargleBatchOnDevice {
-                    buffers: shifted,
-                    nseries: count,
-                    ..self.batch
-                };
-                chunk.launch_with_stats(gpu, stream, samples, stats)?;
-                gpu.launch_peaks::<T>(stream, base, count, nf, opts, &at)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Gpu {
-    /// The peaks of `nseries` periodograms of `nf` frequencies at `pgrams`.
-    ///
-    /// # Safety
-    /// `pgrams` holds nseries x [`output_len`]`(nf)` values of `T` and `peaks`
-    /// nseries values each, on this GPU, until the work on `stream` has finished.
-    pub(crate) unsafe fn launch_peaks<T: Float>(
-        &self,
-        stream: &Arc<CudaStream>,
-        pgrams: CUdeviceptr,
-        nseries: usize,
-        nf: usize,
-        opts: &LombScargleOptions,
-        peaks: &PeakBuffers,
-    ) -> Result<()> {
-        let kernel = kernels::lombscargle_peaks::<T>();
-        let grid = self.kernel(&kernel)?.grid_for(nseries as u64, 1);
-        let amplitude = i32::from(opts.normalize == Normalize::Amplitude);
-        let args = (
-            nseries as i64,
-            nf as i64,
-            amplitude,
-            In::new(pgrams),
-            Out::new(peaks.index),
-            Out::new(peaks.value),
-        );
-        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
-    }
 }
 
 #[cfg(test)]

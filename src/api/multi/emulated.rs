@@ -230,13 +230,7 @@ mod tests {
                 (3, 6000, 1000),
                 (5, 1, 1 << 30),
             ] {
-                let got = ensemble::ensemble(
-                    &exec(parts, limit, chunk),
-                    ensemble::Model::L96(&p),
-                    &initial,
-                    steps,
-                    every,
-                );
+                let got = ensemble::ensemble(&exec(parts, limit, chunk), p, &initial, steps, every);
                 if limit == 1 {
                     let err = got.unwrap_err().to_string();
                     assert!(err.contains("GPU 0: member 0 alone needs"), "{err}");
@@ -258,14 +252,7 @@ mod tests {
         };
         let initial: Vec<f32> = (0..9 * p.n).map(|_| (5.0 * rng.next()) as f32).collect();
         let want = cpu.lorenz05(&p, &initial, 10, 5).unwrap();
-        let (got, _) = ensemble::ensemble(
-            &exec(4, 3000, 1 << 30),
-            ensemble::Model::L05(&p),
-            &initial,
-            10,
-            5,
-        )
-        .unwrap();
+        let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), p, &initial, 10, 5).unwrap();
         assert_eq!(got, want);
     }
 

@@ -9,23 +9,18 @@ use super::plan::{split_even, Arena};
 use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::exec::Operation;
 use crate::api::lorenz::{
-    check_ensemble, check_l96_capacity, frame_count, Ensemble, EnsembleDeviceBuffers,
-    EnsembleParams, EnsembleRun, Lorenz05Params, Lorenz96Params,
+    frame_count, Ensemble, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05Params,
+    Lorenz96Params,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
 use crate::float::Float;
+use crate::gpu::device::DeviceOperation;
 use crate::gpu::Gpu;
 
-#[derive(Clone, Copy)]
-pub(crate) enum Model<'a> {
-    L96(&'a Lorenz96Params),
-    L05(&'a Lorenz05Params),
-}
-
-/// A validated ensemble run, as the chunks see it.
-struct EnsembleJob<'a, T> {
-    model: Model<'a>,
+/// A validated ensemble run of model `P`, as the chunks see it.
+struct EnsembleJob<'a, P, T> {
+    params: P,
     initial: &'a [T],
     /// Sites per member.
     n: usize,
@@ -42,7 +37,7 @@ struct EnsembleLayout {
     trajectory: Option<usize>,
 }
 
-impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
+impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
     type Layout = EnsembleLayout;
     const WHAT: &'static str = "member";
 
@@ -95,16 +90,10 @@ impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
             out: at(lay.out),
             trajectory: lay.trajectory.map(at),
         };
-        let (members, steps, every) = (r.len(), self.steps, self.every);
+        let op = (self.params).on_device::<T>(buffers, r.len(), self.steps, self.every);
         // SAFETY: the caller's arena holds this layout, the initial states
-        // copied in; the run was validated (check_ensemble) on the host.
-        unsafe {
-            let run = (members, steps, every);
-            match self.model {
-                Model::L96(p) => p.launch::<T>(gpu, stream, &buffers, run),
-                Model::L05(p) => p.launch::<T>(gpu, stream, &buffers, run),
-            }
-        }
+        // copied in; the run was validated on the host.
+        unsafe { op.launch(gpu, stream, ()) }
     }
 
     #[cfg(test)]
@@ -112,10 +101,8 @@ impl<T: Float> ChunkJob for EnsembleJob<'_, T> {
         // As the CPU backend computes (in T), which the tests compare with.
         let values = r.len() * self.n;
         let z = get::<T>(arena, lay.initial, values).to_vec();
-        let run = match self.model {
-            Model::L96(p) => crate::cpu::lorenz::lorenz96(p, &z, self.steps, self.every, 1, None),
-            Model::L05(p) => crate::cpu::lorenz05::lorenz05(p, &z, self.steps, self.every, 1, None),
-        };
+        let one_thread = crate::api::exec::NOTHING_TO_LAUNCH;
+        let run = self.params.on_cpu(&z, self.steps, self.every, &one_thread);
         put(arena, lay.out, &run.final_state);
         if let (Some(at), Some(traj)) = (lay.trajectory, run.trajectory) {
             put(arena, at, &traj);
@@ -157,14 +144,7 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        }
-        .validate()?;
-        ensemble(&Exec::Gpus(self), Model::L96(p), initial, steps, every)
+        self.ensemble_profiled(p, initial, steps, every)
     }
 
     /// Lorenz 2005 Model II / III on every GPU of this handle; as
@@ -192,14 +172,19 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        }
-        .validate()?;
-        ensemble(&Exec::Gpus(self), Model::L05(p), initial, steps, every)
+        self.ensemble_profiled(p, initial, steps, every)
+    }
+
+    fn ensemble_profiled<P: EnsembleParams, T: Float>(
+        &self,
+        params: &P,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        #[rustfmt::skip]
+        EnsembleRun { params, initial, steps, every }.validate()?;
+        ensemble(&Exec::Gpus(self), *params, initial, steps, every)
     }
 
     /// The plan an ensemble run of `members` members of `n` sites of `T`
@@ -215,46 +200,32 @@ impl MultiGpu {
             n,
             ..Default::default()
         };
-        let job = EnsembleJob::<T> {
-            model: Model::L96(&p),
+        let job = EnsembleJob::<_, T> {
+            params: p,
             initial: &[],
             n,
             steps,
             every,
-            frames: frames(steps, every),
+            frames: frame_count(steps, every),
         };
         Exec::Gpus(self).plan(&job, split_even(members, self.len()))
     }
 }
 
-fn frames(steps: u64, every: u64) -> usize {
-    if every > 0 {
-        frame_count(steps, every)
-    } else {
-        0
-    }
-}
-
 /// The pipeline's ensemble run, after validation.
-pub(crate) fn ensemble<T: Float>(
+pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
     exec: &Exec<'_>,
-    model: Model<'_>,
+    params: P,
     initial: &[T],
     steps: u64,
     every: u64,
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-    // Validated by the caller; the counts, then the kernel's limit.
-    let (members, traj_len) = match model {
-        Model::L96(p) => check_ensemble(p, initial.len(), steps, every)?,
-        Model::L05(p) => check_ensemble(p, initial.len(), steps, every)?,
-    };
-    if let Model::L96(p) = model {
-        check_l96_capacity(p.n)?;
-    }
-    let n = initial.len() / members;
-    let frames = frames(steps, every);
+    params.check_kernel()?; // an error before any GPU work
+    let n = params.sites();
+    let (members, frames) = (initial.len() / n, frame_count(steps, every));
+    let traj_len = frames * initial.len();
     let job = EnsembleJob {
-        model,
+        params,
         initial,
         n,
         steps,

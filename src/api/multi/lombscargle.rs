@@ -13,9 +13,10 @@ use crate::api::lombscargle::batch::{
     LombScargleBatchOnDevice,
 };
 use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
-use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram, STATS_LEN};
+use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram};
 use crate::error::Result;
 use crate::float::Float;
+use crate::gpu::lombscargle::STATS_LEN;
 use crate::gpu::Gpu;
 
 /// A validated batch, as the chunks see it.

@@ -98,8 +98,7 @@ use crate::gpu::Gpu;
 /// a call may use when [`MultiGpuOptions::max_device_bytes`] is not set.
 pub const DEFAULT_FREE_FRACTION: f64 = 0.8;
 
-/// The default pipelining target of one chunk: inputs, outputs and scratch.
-pub const DEFAULT_CHUNK_BYTES: usize = 256 << 20;
+pub use crate::params::DEFAULT_CHUNK_BYTES;
 
 /// Limits of a multi-GPU call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

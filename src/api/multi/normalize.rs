@@ -10,12 +10,12 @@ use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, R
 use crate::api::check_host_room;
 use crate::api::exec::{Operation, NOTHING_TO_LAUNCH};
 use crate::api::reduce_batched::{
-    batched_scratch_len, check_offsets, BatchNormalized, NormalizeBatched,
-    NormalizeBatchedOnDevice, BATCH_OK,
+    check_offsets, BatchNormalized, NormalizeBatched, NormalizeBatchedOnDevice, BATCH_OK,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
 use crate::float::Float;
+use crate::gpu::reduce::batched_scratch_len;
 use crate::gpu::Gpu;
 
 /// A validated batch of arrays, as the chunks see it.

@@ -18,10 +18,13 @@
 //! refused) and records the buffers' events after the launch.
 use std::sync::Arc;
 
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use cudarc::driver::{
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop, ValidAsZeroBits,
+};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::raw::{check_apart, Span};
 
 /// One operation on device memory (see the module docs).
 pub trait DeviceOperation {
@@ -79,6 +82,79 @@ impl Gpu {
         // and freeing after the work on the stream.
         unsafe { self.enqueue(call.stream, &call.op) }
     }
+
+    /// The host path of an operation (its `Operation::on_gpu`): runs a call
+    /// made by a description's `buffers` constructor (which checked the
+    /// shapes) on buffers just allocated on this GPU's stream by
+    /// [`Gpu::upload`] and [`Gpu::zeros`], with no check against the
+    /// driver's record (it has nothing to find in fresh buffers).
+    ///
+    /// # Safety
+    /// The call's buffers are this GPU's, and `checked` is what
+    /// [`DeviceOperation::check_memory`] would return for them.
+    pub(crate) unsafe fn launch_fresh<O: DeviceOperation>(
+        &self,
+        call: OnBuffers<'_, O>,
+        checked: O::Checked,
+    ) -> Result<()> {
+        unsafe { call.op.launch(self, call.stream, checked) }
+    }
+
+    /// A host slice copied to a new buffer on this GPU's stream.
+    pub(crate) fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        self.stream()
+            .clone_htod(host)
+            .map_err(|e| Error::cuda("copying inputs to the GPU", e))
+    }
+
+    /// `len` zeroed values on this GPU's stream.
+    pub(crate) fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<CudaSlice<T>> {
+        self.stream()
+            .alloc_zeros(len)
+            .map_err(|e| Error::cuda("allocating device memory", e))
+    }
+
+    /// `len` uninitialised values on this GPU's stream.
+    ///
+    /// # Safety
+    /// Nothing reads them before a launch has written them.
+    pub(crate) unsafe fn uninit<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        unsafe { self.stream().alloc(len) }.map_err(|e| Error::cuda("allocating device memory", e))
+    }
+
+    /// A buffer of this GPU's stream copied back to a new host vector.
+    pub(crate) fn download<T: DeviceRepr>(&self, device: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream()
+            .clone_dtoh(device)
+            .map_err(|e| Error::cuda("copying results back", e))
+    }
+
+    /// A buffer of this GPU's stream copied back into `host` (as long).
+    pub(crate) fn download_into<T: DeviceRepr>(
+        &self,
+        device: &CudaSlice<T>,
+        host: &mut [T],
+    ) -> Result<()> {
+        self.stream()
+            .memcpy_dtoh(device, host)
+            .map_err(|e| Error::cuda("copying results back", e))
+    }
+}
+
+/// Input and output spans (addresses in host or device memory, `n_in` and
+/// `n_out` values of `T`) must not overlap, for kernels that read one while
+/// writing the other (`__restrict__`, or reading neighbours of the output).
+pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
+    let spans = [
+        Span::at::<T>("input", input, n_in),
+        Span::at::<T>("output", output, n_out),
+    ];
+    check_apart(&spans[1..], &spans[..1]).map_err(|_| {
+        Error::invalid("the input and output overlap: this operation cannot run in place")
+    })
 }
 
 /// A device operation on cudarc buffers: the description, the stream, and

@@ -1,0 +1,709 @@
+//! The Lorenz models' device descriptions (csrc/lorenz.cu): the ensemble
+//! runs of Lorenz 96 and Lorenz 2005, the window sum, and their checks.
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+
+use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
+use super::kernels;
+use super::launch::{In, LaunchConfig, Out};
+use super::Gpu;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::params::lorenz::{
+    frame_count, model3_weights, EnsembleDeviceBuffers, FixedWeights, Lorenz05Model,
+    Lorenz05Params, Lorenz96Params,
+};
+
+/// The step and the forcing of either model.
+fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(Error::invalid(format!(
+            "dt must be finite and > 0, not {dt}"
+        )));
+    }
+    if !forcing.is_finite() {
+        return Err(Error::invalid(format!(
+            "the forcing F must be finite, not {forcing}"
+        )));
+    }
+    Ok(())
+}
+
+impl Lorenz96Params {
+    /// N >= 4: the stencil reads sites k-2, k-1, k, k+1, which must be distinct.
+    pub fn validate(&self) -> Result<()> {
+        if self.n < 4 || self.n > i32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "Lorenz 96 needs N >= 4 sites (the stencil spans k-2..k+1), got N = {}",
+                self.n
+            )));
+        }
+        check_dt_and_forcing(self.dt, self.forcing)
+    }
+}
+
+impl Lorenz05Params {
+    pub fn validate(&self) -> Result<()> {
+        let (n, k, j) = (self.n, self.k, self.j);
+        if k == 0 || k % 2 != 0 {
+            return Err(Error::invalid(format!(
+                "K must be even and > 0 (H = K/2 halves it), got K = {k}"
+            )));
+        }
+        // The bracket reads W at i - 2K and X up to i + K + H: with N > 2K every
+        // offset is below N (one wrap), and the W average of K + 1 sites never
+        // meets itself.
+        // Checked: K (and J) come from callers and 2K must not wrap.
+        let exceeds_twice = |m: usize| m.checked_mul(2).is_some_and(|m2| n > m2);
+        if !exceeds_twice(k) || n > i32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "N must exceed 2K (the bracket reaches W at i - 2K), got N = {n}, K = {k}"
+            )));
+        }
+        if self.model == Lorenz05Model::III {
+            if j == 0 {
+                return Err(Error::invalid(
+                    "J must be >= 1 for Model III (J = 0 makes the weights 3/0; \
+                     Model II is the unsmoothed model, X = Z)",
+                ));
+            }
+            if !exceeds_twice(j) {
+                return Err(Error::invalid(format!(
+                    "N must exceed 2J (the smoothing window of 2J+1 sites must not wrap onto itself), got N = {n}, J = {j}"
+                )));
+            }
+        }
+        check_dt_and_forcing(self.dt, self.forcing)?;
+        if !self.b.is_finite() || !self.c.is_finite() {
+            return Err(Error::invalid(format!(
+                "b and c must be finite, got b = {}, c = {}",
+                self.b, self.c
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether the specialised Model III kernel (`l05_fixed_run` of
+    /// csrc/lorenz.cu) covers these parameters: Model III with a compiled
+    /// (K, J) pair and N <= [`L05_FIXED_SITES`].
+    pub fn has_fixed_kernel(&self) -> bool {
+        self.model == Lorenz05Model::III
+            && L05_FIXED_KJ.contains(&(self.k, self.j))
+            && self.n <= L05_FIXED_SITES
+    }
+
+    /// Dynamic shared memory of one member block of the generic `T` kernel
+    /// (`l05_run` of csrc/lorenz.cu); the specialised kernels use a fixed
+    /// static allocation (< 48 KB) instead.
+    pub fn shared_bytes<T: Float>(&self) -> usize {
+        let values = match self.model {
+            Lorenz05Model::III => 2 * self.j + 1 + 6 * self.n,
+            Lorenz05Model::II => 5 * self.n,
+        };
+        values * std::mem::size_of::<T>()
+    }
+}
+
+/// What the device path needs of an ensemble's model: its checks, and its
+/// device description on given buffers.
+pub(crate) trait EnsembleModel: Copy + Sync {
+    type OnDevice<T: Float>: DeviceOperation<Checked = ()>;
+    /// Sites per member, N.
+    fn sites(&self) -> usize;
+    fn validate(&self) -> Result<()>;
+    /// What the model's kernel cannot run (beyond [`EnsembleModel::validate`]),
+    /// checked before the pipeline's first chunk.
+    fn check_kernel(&self) -> Result<()>;
+    /// The run of `members` members on `buffers`, the kernel picked.
+    fn on_device<T: Float>(
+        self,
+        buffers: EnsembleDeviceBuffers,
+        members: usize,
+        steps: u64,
+        every: u64,
+    ) -> Self::OnDevice<T>;
+}
+
+/// The one validation of an ensemble run: the model's parameters, `len`
+/// initial values (members x N), the trajectory interval. Returns the
+/// members and the trajectory's length (0 without one).
+pub(crate) fn check_ensemble(
+    p: &impl EnsembleModel,
+    len: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize)> {
+    p.validate()?;
+    let n = p.sites();
+    if len == 0 || len % n != 0 {
+        return Err(Error::invalid(format!(
+            "the initial states hold {len} values: a positive multiple of N = {n} (members x N) is needed"
+        )));
+    }
+    if every > 0 && every > steps {
+        return Err(Error::invalid(format!(
+            "the trajectory interval every = {every} exceeds steps = {steps} (0 keeps the final state only)"
+        )));
+    }
+    if steps > i64::MAX as u64 {
+        return Err(Error::invalid(format!("steps = {steps} is too many")));
+    }
+    let members = len / n;
+    if members > i32::MAX as usize || len > i64::MAX as usize / 8 {
+        return Err(Error::invalid(format!(
+            "{members} members: at most {}",
+            i32::MAX
+        )));
+    }
+    let traj = frame_count(steps, every)
+        .checked_mul(len)
+        .filter(|t| *t <= i64::MAX as usize / 8)
+        .ok_or_else(|| Error::invalid("the trajectory would not fit in memory"))?;
+    Ok((members, traj))
+}
+
+/// N within what one block of the Lorenz 96 kernel holds.
+pub(crate) fn check_l96_capacity(n: usize) -> Result<()> {
+    if n > L96_CAPACITY {
+        return Err(Error::invalid(format!(
+            "the Lorenz 96 kernel holds at most {L96_CAPACITY} sites per block, N = {n} (the CPU backend has no limit)"
+        )));
+    }
+    Ok(())
+}
+
+/// The one validation of a window sum: an odd weight count, rows of n values
+/// every `pitch` ([`window_extent`]) in an input of `x_len` and an output of
+/// `out_len` values; host rows (`contiguous`) are exactly rows x n values.
+pub(crate) fn check_window(
+    w_len: usize,
+    rows: usize,
+    n: usize,
+    pitch: usize,
+    (x_len, out_len): (usize, usize),
+    contiguous: bool,
+) -> Result<()> {
+    let need = window_extent(w_len, rows, n, pitch)?;
+    if contiguous && x_len != need {
+        return Err(Error::invalid(format!(
+            "x holds {x_len} values, {rows} rows of {n} were given"
+        )));
+    }
+    let len = x_len.min(out_len);
+    if len < need {
+        return Err(Error::invalid(format!(
+            "{rows} rows of {n} with pitch {pitch} need {need} values, the buffers hold {len}"
+        )));
+    }
+    Ok(())
+}
+
+/// The values a window sum of `rows` rows of `n` every `pitch` spans in `x`
+/// and `out`, after checking the weight count and the shape.
+pub fn window_extent(w_len: usize, rows: usize, n: usize, pitch: usize) -> Result<usize> {
+    if w_len % 2 == 0 || w_len > i32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "the window needs an odd number of weights (L = 2J + 1), got {w_len}"
+        )));
+    }
+    if n == 0 || rows == 0 {
+        return Err(Error::invalid(format!(
+            "rows ({rows}) and n ({n}) must be > 0"
+        )));
+    }
+    if pitch < n {
+        return Err(Error::invalid(format!(
+            "the row pitch {pitch} is shorter than a row of {n}"
+        )));
+    }
+    (rows - 1)
+        .checked_mul(pitch)
+        .and_then(|v| v.checked_add(n))
+        .ok_or_else(|| Error::invalid("rows x pitch overflows"))
+}
+
+/// The device descriptions of the two ensemble models, alike but for the
+/// kernel knob.
+macro_rules! ensemble_on_device {
+    ($name:ident, $params:ty, $knob:ident, $knob_doc:literal, $check_kernel:expr) => {
+        #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
+        #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
+        #[doc = "`buffers.trajectory` (given exactly when `every > 0`) frames x members x N."]
+        #[derive(Debug, Clone, Copy)]
+        pub struct $name<T> {
+            pub p: $params,
+            pub buffers: EnsembleDeviceBuffers,
+            pub members: usize,
+            pub steps: u64,
+            pub every: u64,
+            #[doc = $knob_doc]
+            pub $knob: Option<usize>,
+            pub dtype: PhantomData<T>,
+        }
+
+        impl<T: Float> $name<T> {
+            /// A run of `p` for `steps` steps keeping a frame every `every`
+            /// (0: the final state only), the kernel picked, with no
+            /// buffers yet (what [`Self::buffers`] takes).
+            pub fn new(p: $params, steps: u64, every: u64) -> Self {
+                let buffers = EnsembleDeviceBuffers {
+                    initial: 0,
+                    out: 0,
+                    trajectory: None,
+                };
+                $name {
+                    p,
+                    buffers,
+                    members: 0,
+                    steps,
+                    every,
+                    $knob: None,
+                    dtype: PhantomData,
+                }
+            }
+
+            /// The run on cudarc buffers: the members are `initial`'s
+            /// length over N, `out` holds as many values, `trajectory` (with
+            /// `every > 0` only) the frames. `call` holds everything else
+            /// (its buffers and members are ignored).
+            pub fn buffers<'a>(
+                stream: &'a Arc<CudaStream>,
+                call: &Self,
+                initial: &'a impl DevicePtr<T>,
+                out: &'a mut impl DevicePtrMut<T>,
+                trajectory: Option<&'a mut CudaSlice<T>>,
+            ) -> Result<OnBuffers<'a, Self>> {
+                let lens = (initial.len(), out.len(), trajectory.as_ref().map(|t| t.len()));
+                let members = check_ensemble_lengths(&call.p, call.steps, call.every, lens)?;
+                let mut g = Guards::new(stream);
+                let buffers = EnsembleDeviceBuffers {
+                    initial: g.read(initial),
+                    out: g.write(out),
+                    trajectory: trajectory.map(|t| g.write(t)),
+                };
+                Ok(g.with($name {
+                    buffers,
+                    members,
+                    ..*call
+                }))
+            }
+        }
+
+        impl<T: Float> DeviceOperation for $name<T> {
+            type Checked = ();
+
+            fn check_shapes(&self) -> Result<()> {
+                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, self.every)
+                    .map(drop)
+            }
+
+            fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+                let (p, b) = (&self.p, &self.buffers);
+                let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, self.every)?;
+                gpu.check_device_array::<T>("initial", b.initial, len)?;
+                gpu.check_device_array::<T>("out", b.out, len)?;
+                if let Some(trajectory) = b.trajectory {
+                    gpu.check_device_array::<T>("trajectory", trajectory, traj_len)?;
+                }
+                Ok(())
+            }
+
+            unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+                unsafe { self.run_on(gpu, stream) }
+            }
+        }
+
+        impl EnsembleModel for $params {
+            type OnDevice<T: Float> = $name<T>;
+
+            fn sites(&self) -> usize {
+                self.n
+            }
+
+            fn validate(&self) -> Result<()> {
+                <$params>::validate(self)
+            }
+
+            fn check_kernel(&self) -> Result<()> {
+                $check_kernel(self)
+            }
+
+            fn on_device<T: Float>(
+                self,
+                buffers: EnsembleDeviceBuffers,
+                members: usize,
+                steps: u64,
+                every: u64,
+            ) -> $name<T> {
+                $name {
+                    buffers,
+                    members,
+                    ..$name::new(self, steps, every)
+                }
+            }
+        }
+    };
+}
+
+ensemble_on_device!(
+    Lorenz96OnDevice,
+    Lorenz96Params,
+    members_per_block,
+    "Members per block, a bench knob (members_per_block x N at most the 2048 sites a \
+     block holds); None picks enough blocks to spread small ensembles over every SM.",
+    |p: &Lorenz96Params| check_l96_capacity(p.n)
+);
+ensemble_on_device!(
+    Lorenz05OnDevice,
+    Lorenz05Params,
+    sites_per_thread,
+    "None picks the kernel (a specialised one where it covers `p`); Some(1) the \
+     generic kernel; Some(2) or Some(4) a specialised one with that many sites per \
+     thread (an error where none covers `p`). A bench and test knob: every choice \
+     gives the same result to the tolerance of the tests.",
+    |_: &Lorenz05Params| Ok(())
+);
+
+impl<T: Float> Lorenz96OnDevice<T> {
+    /// The launch, after the checks. A given `members_per_block` must keep
+    /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
+    ///
+    /// # Safety
+    /// The buffers hold members x N (trajectory: frames x members x N) values
+    /// of `T` on `gpu`, live until the work on `stream` completes; `p` validated.
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
+        check_l96_capacity(p.n)?;
+        let mpb = match members_per_block {
+            None => gpu.lorenz96_members_per_block(p.n, members),
+            Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
+            Some(m) => {
+                return Err(Error::invalid(format!(
+                    "members_per_block = {m}: 1 to {} for N = {}",
+                    L96_CAPACITY / p.n,
+                    p.n
+                )))
+            }
+        };
+        let kernel = kernels::lorenz96::<T>();
+        let traj = buffers.trajectory.unwrap_or(0);
+        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let args = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+            members_arg,
+            n_arg,
+            mpb_arg,
+            p.forcing,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
+        unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+impl<T: Float> Lorenz05OnDevice<T> {
+    /// The launch, after the checks: one block per member.
+    ///
+    /// # Safety
+    /// As [`Lorenz96OnDevice::run_on`].
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
+        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+        let (steps, every, sites_per_thread) = (self.steps, self.every, self.sites_per_thread);
+        let plan = gpu.lorenz05_plan::<T>(p, sites_per_thread)?;
+        let traj = buffers.trajectory.unwrap_or(0);
+        let members_arg = members as i64;
+        let n_arg = p.n as i32;
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        let grid = members.min(i32::MAX as usize) as u32;
+        let (z0, out, traj) = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+        );
+        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
+        // steps, every); <model> is the weights by value for a specialised
+        // kernel, (K, J, model, alpha, beta) for the generic one.
+        if plan.sites_per_thread > 1 {
+            // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
+            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
+            debug_assert_eq!(kernel.name(), plan.name);
+            let (_, _, w) = model3_weights(p.j);
+            let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
+                w: std::array::from_fn(|m| T::from_f64(w[m])),
+            };
+            let args = (
+                z0,
+                out,
+                traj,
+                members_arg,
+                n_arg,
+                weights,
+                p.forcing,
+                p.b,
+                p.c,
+                p.dt,
+                steps_arg,
+                every_arg,
+            );
+            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+            return unsafe { gpu.launch(&kernel, config, stream, args) };
+        }
+        let (alpha, beta) = match p.model {
+            Lorenz05Model::III => {
+                let (a, b, _) = model3_weights(p.j);
+                (a, b)
+            }
+            Lorenz05Model::II => (0.0, 0.0),
+        };
+        let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
+        let kernel = kernels::lorenz05::<T>();
+        debug_assert_eq!(kernel.name(), plan.name);
+        let args = (
+            z0,
+            out,
+            traj,
+            members_arg,
+            n_arg,
+            k_arg,
+            j_arg,
+            model_arg,
+            alpha,
+            beta,
+            p.forcing,
+            p.b,
+            p.c,
+            p.dt,
+            steps_arg,
+            every_arg,
+        );
+        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+        unsafe { gpu.launch(&kernel, config, stream, args) }
+    }
+}
+
+/// A device run's lengths from its counts: members x N (`members` too many
+/// is refused) and the trajectory's, with a trajectory buffer exactly when
+/// `every > 0`.
+fn ensemble_lengths(
+    p: &impl EnsembleModel,
+    buffers: &EnsembleDeviceBuffers,
+    members: usize,
+    steps: u64,
+    every: u64,
+) -> Result<(usize, usize)> {
+    let len = members
+        .checked_mul(p.sites())
+        .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
+    let (_, traj_len) = check_ensemble(p, len, steps, every)?;
+    check_trajectory(buffers.trajectory.map(|_| traj_len), every, traj_len)?;
+    Ok((len, traj_len))
+}
+
+/// The lengths of a run's cudarc buffers (initial, out, trajectory) against
+/// its shape; returns the members.
+fn check_ensemble_lengths(
+    p: &impl EnsembleModel,
+    steps: u64,
+    every: u64,
+    (initial, out, trajectory): (usize, usize, Option<usize>),
+) -> Result<usize> {
+    let (members, traj_len) = check_ensemble(p, initial, steps, every)?;
+    if out != initial {
+        return Err(Error::invalid(format!(
+            "out holds {out} values, the initial states {initial}"
+        )));
+    }
+    check_trajectory(trajectory, every, traj_len).map(|()| members)
+}
+
+/// A trajectory buffer of `given` values (None: none given) where a run
+/// writes `traj_len`: given exactly when `every > 0`, and that long.
+fn check_trajectory(given: Option<usize>, every: u64, traj_len: usize) -> Result<()> {
+    match (given, every) {
+        (None, 0) => Ok(()),
+        (Some(t), e) if e > 0 && t == traj_len => Ok(()),
+        (Some(t), e) if e > 0 => Err(Error::invalid(format!(
+            "the trajectory buffer holds {t} values, {traj_len} are written"
+        ))),
+        (Some(_), _) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0",
+        )),
+        (None, _) => Err(Error::invalid("every > 0 needs a trajectory buffer")),
+    }
+}
+
+/// Window sums on device memory ([`Gpu::enqueue`]): row r of `x` and `out`
+/// starts at `r * pitch` (both hold [`window_extent`] values, apart: the
+/// kernel reads whole rows of `x` while it writes `out`), `w` holds `w_len`
+/// weights.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowSumOnDevice<T> {
+    pub x: CUdeviceptr,
+    pub w: CUdeviceptr,
+    pub w_len: usize,
+    pub out: CUdeviceptr,
+    pub rows: usize,
+    pub n: usize,
+    pub pitch: usize,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> WindowSumOnDevice<T> {
+    /// Window sums of cudarc buffers, `rows` rows of `n` every `pitch`:
+    /// `x` and `out` hold at least their extent.
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        x: &'a impl DevicePtr<T>,
+        w: &'a impl DevicePtr<T>,
+        out: &'a mut impl DevicePtrMut<T>,
+        rows: usize,
+        n: usize,
+        pitch: usize,
+    ) -> Result<OnBuffers<'a, Self>> {
+        check_window(w.len(), rows, n, pitch, (x.len(), out.len()), false)?;
+        let mut g = Guards::new(stream);
+        let op = WindowSumOnDevice {
+            x: g.read(x),
+            w: g.read(w),
+            w_len: w.len(),
+            out: g.write(out),
+            rows,
+            n,
+            pitch,
+            dtype: PhantomData,
+        };
+        Ok(g.with(op))
+    }
+}
+
+impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        window_extent(self.w_len, self.rows, self.n, self.pitch).map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let need = window_extent(self.w_len, self.rows, self.n, self.pitch)?;
+        check_disjoint::<T>(self.x, need, self.out, need)?;
+        gpu.check_device_array::<T>("x", self.x, need)?;
+        gpu.check_device_array::<T>("w", self.w, self.w_len)?;
+        gpu.check_device_array::<T>("out", self.out, need)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let window_sum = kernels::window_sum::<T>();
+        let (rows, n) = (self.rows, self.n);
+        let args = (
+            In::new(self.x),
+            In::new(self.w),
+            self.w_len as i32,
+            Out::new(self.out),
+            rows as i64,
+            n as i64,
+            self.pitch as i64,
+        );
+        let kernel = gpu.kernel(&window_sum)?;
+        let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
+        unsafe { gpu.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+impl Gpu {
+    /// The kernel for validated `p`: `sites_per_thread` None picks a
+    /// specialised one when it covers `p` (see
+    /// [`Lorenz05Params::has_fixed_kernel`]), the generic one otherwise;
+    /// Some(1) forces the generic kernel, Some(P) the specialised one with P
+    /// sites per thread (a bench and test knob). An error when this GPU's
+    /// shared memory cannot hold a member of the generic kernel.
+    fn lorenz05_plan<T: Float>(
+        &self,
+        p: &Lorenz05Params,
+        sites_per_thread: Option<usize>,
+    ) -> Result<L05Plan> {
+        let fixed = |sites: usize| L05Plan {
+            name: format!("lorenz05_k{}j{}_p{sites}_{}", p.k, p.j, T::NAME),
+            sites_per_thread: sites,
+            shared: 0,
+        };
+        match sites_per_thread {
+            None if p.has_fixed_kernel() => return Ok(fixed(L05_SITES_PER_THREAD[0])),
+            None | Some(1) => {}
+            Some(sites) if L05_SITES_PER_THREAD.contains(&sites) => {
+                if !p.has_fixed_kernel() {
+                    return Err(Error::invalid(format!(
+                        "sites_per_thread = {sites} needs the specialised Model III kernel: \
+                         (K, J) one of {L05_FIXED_KJ:?} and N <= {L05_FIXED_SITES}, got {:?} K = {}, J = {}, N = {}",
+                        p.model, p.k, p.j, p.n
+                    )));
+                }
+                return Ok(fixed(sites));
+            }
+            Some(sites) => {
+                return Err(Error::invalid(format!(
+                "sites_per_thread = {sites}: 1 (generic kernel) or one of {L05_SITES_PER_THREAD:?}"
+            )))
+            }
+        }
+        let need = p.shared_bytes::<T>();
+        // What the kernel was allowed at load: the opt-in maximum less its static shared memory.
+        let limit = self.kernel(&kernels::lorenz05::<T>())?.max_dynamic_shared as usize;
+        if need > limit {
+            return Err(Error::invalid(format!(
+                "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
+                p.n,
+                T::NAME
+            )));
+        }
+        Ok(L05Plan {
+            name: format!("lorenz05_{}", T::NAME),
+            sites_per_thread: 1,
+            shared: need,
+        })
+    }
+
+    /// Members per block of the Lorenz 96 kernel: a block holds up to
+    /// `L96_CAPACITY` sites; enough blocks to spread small ensembles over
+    /// every SM (two resident blocks each), as many members as fit otherwise.
+    pub(crate) fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
+        let fit = (L96_CAPACITY / n).max(1);
+        members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
+    }
+}
+
+/// Sites one Lorenz 96 block holds: `L96_POINTS * L96_BLOCK` of csrc/lorenz.cu.
+pub const L96_CAPACITY: usize = 8 * 256;
+
+/// Most sites of a specialised Model III kernel: `L05_FIXED_SITES` of csrc/lorenz.cu.
+pub const L05_FIXED_SITES: usize = 1024;
+/// The (K, J) pairs with specialised Model III kernels (csrc/lorenz.cu
+/// `KP_LORENZ05_FIXED` lines): DART's defaults.
+pub const L05_FIXED_KJ: &[(usize, usize)] = &[(32, 12)];
+/// Sites per thread of the specialised kernels, the first the default: 4
+/// loads the fewest shared values per site ((2J + P) / P for the smoothing);
+/// 2 keeps twice the warps per member, for a bench to compare.
+pub const L05_SITES_PER_THREAD: &[usize] = &[4, 2];
+
+/// 2J + 1 of the compiled pairs: every pair so far has J = 12 (a second J
+/// needs a launch per weight count).
+const L05_FIXED_WEIGHTS: usize = 25;
+const _: () = assert!(L05_FIXED_KJ.len() == 1 && 2 * L05_FIXED_KJ[0].1 + 1 == L05_FIXED_WEIGHTS);
+
+/// The kernel that runs a Lorenz 2005 ensemble.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct L05Plan {
+    name: String,
+    /// 1: the generic kernel; 2 or 4: a specialised one.
+    sites_per_thread: usize,
+    /// Dynamic shared memory per block.
+    shared: usize,
+}
