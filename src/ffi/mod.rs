@@ -17,8 +17,10 @@
 //! API's options, and every check of the call itself is the safe API's.
 //!
 //! Per-dtype entry points: each operation is declared once, as a struct of its
-//! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`) whose
-//! `Entry::call` does the work; `tests/ffi_entry_points.rs` expands every
+//! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`), or an
+//! alias of one several operations share, whose [`Entry::call`] does the work
+//! (or whose [`DeviceEntry::op`] is the device operation, enqueued on the
+//! caller's stream); `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
 //! fails when they are stale.
@@ -41,6 +43,7 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+use crate::api::device::DeviceOperation;
 use crate::api::{Backend, Kernpack};
 use crate::error::Error;
 use crate::gpu::Gpu;
@@ -201,22 +204,52 @@ pub(crate) fn value_boundary<T>(fallback: impl FnOnce() -> T, body: impl FnOnce(
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
 }
 
-/// The arguments of one call of a per-dtype entry point, as the C caller
-/// passed them, and the work they ask for. The exported functions (generated,
-/// see the module doc) only gather their arguments and [`Entry::run`] them.
+/// A host entry point: its C arguments after `ctx`, as the C caller passed
+/// them, and the work they ask for. The exported functions (generated, see
+/// the module doc) only gather their arguments and [`Entry::run`] them.
 pub(crate) trait Entry: Sized {
     /// The call: views through [`crate::raw`], then the safe API.
     ///
     /// # Safety
     /// The pointers must hold what the entry point's docs state.
-    unsafe fn call(self) -> Result<(), Failure>;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure>;
 
-    /// [`Entry::call`] inside the boundary.
+    /// [`Entry::call`] on the context behind `ctx`, inside the boundary.
     ///
     /// # Safety
-    /// As [`Entry::call`].
-    unsafe fn run(self) -> kp_status {
-        boundary(|| unsafe { self.call() })
+    /// `ctx` as in [`context`]; the rest as [`Entry::call`].
+    unsafe fn run(self, ctx: *const kp_context) -> kp_status {
+        boundary(|| unsafe { self.call(&context(ctx)?.kernpack) })
+    }
+}
+
+/// A device entry point: its C arguments between `ctx` and `stream`, as the
+/// device operation they describe. The exported functions (generated) only
+/// gather their arguments and [`DeviceEntry::enqueue`] them.
+pub(crate) trait DeviceEntry: Sized {
+    type Op: DeviceOperation;
+
+    /// The operation: device pointers NULL-checked through [`crate::raw`],
+    /// stated output lengths checked; [`Gpu::enqueue`] checks the rest.
+    ///
+    /// # Safety
+    /// The host pointers (options, parameters) NULL or valid for reads.
+    unsafe fn op(self) -> Result<Self::Op, Failure>;
+
+    /// [`DeviceEntry::op`] enqueued on the GPU of the context behind `ctx`,
+    /// on the caller's `stream` (0: the default stream), inside the boundary.
+    ///
+    /// # Safety
+    /// `ctx` as in [`context`], `stream` as in [`kp_context::stream`], the
+    /// device pointers as the entry point's docs state.
+    unsafe fn enqueue(self, ctx: *const kp_context, stream: u64) -> kp_status {
+        boundary(|| {
+            let ctx = unsafe { context(ctx) }?;
+            let gpu = ctx.gpu()?;
+            let op = unsafe { self.op() }?;
+            unsafe { gpu.enqueue(&ctx.stream(stream)?, &op) }?;
+            Ok(())
+        })
     }
 }
 
@@ -242,6 +275,24 @@ pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status 
             kp_status::KP_ERROR_INTERNAL
         }
     }
+}
+
+/// The struct at `ptr` (options, parameters), or `default()` for NULL.
+///
+/// # Safety
+/// `ptr` is NULL or valid for reads.
+pub(crate) unsafe fn or_default<P: Copy>(ptr: *const P, default: extern "C" fn() -> P) -> P {
+    unsafe { ptr.as_ref() }
+        .copied()
+        .unwrap_or_else(|| default())
+}
+
+/// The out-parameter `name`, or KP_ERROR_NULL_POINTER.
+///
+/// # Safety
+/// `ptr` is NULL or valid for one write.
+pub(crate) unsafe fn out_param<'a, T>(name: &str, ptr: *mut T) -> Result<&'a mut T, Failure> {
+    unsafe { ptr.as_mut() }.ok_or_else(|| null_pointer(name))
 }
 
 /// The context behind a handle, or KP_ERROR_NULL_POINTER.
@@ -286,17 +337,14 @@ pub unsafe extern "C" fn kp_context_create(
     out: *mut *mut kp_context,
 ) -> kp_status {
     boundary(|| {
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
+        let out = unsafe { out_param("out", out) }?;
         let backend = match backend {
             KP_BACKEND_AUTO => Backend::Auto,
             KP_BACKEND_GPU => Backend::Gpu,
             KP_BACKEND_CPU => Backend::Cpu,
             other => return Err(Error::invalid(format!("unknown backend {other}")).into()),
         };
-        let kernpack = Kernpack::new(backend)?;
-        unsafe { *out = new_context(kernpack) };
+        *out = new_context(Kernpack::new(backend)?);
         Ok(())
     })
 }
@@ -328,8 +376,7 @@ pub unsafe extern "C" fn kp_context_destroy(ctx: *mut kp_context) {
 pub unsafe extern "C" fn kp_context_is_gpu(ctx: *const kp_context, is_gpu: *mut i32) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let out = unsafe { is_gpu.as_mut() }.ok_or_else(|| null_pointer("is_gpu"))?;
-        *out = ctx.kernpack.gpu().is_some() as i32;
+        *unsafe { out_param("is_gpu", is_gpu) }? = ctx.kernpack.gpu().is_some() as i32;
         Ok(())
     })
 }
@@ -346,22 +393,13 @@ pub unsafe extern "C" fn kp_device_alloc(
     bytes: usize,
     dptr: *mut u64,
 ) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let out = unsafe { dptr.as_mut() }.ok_or_else(|| null_pointer("dptr"))?;
-        if bytes == 0 {
-            return Err(Error::invalid("cannot allocate 0 bytes").into());
-        }
-        gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        let dptr = unsafe { cudarc::driver::result::malloc_sync(bytes) }
-            .map_err(|e| Error::cuda("allocating device memory", e))?;
-        streams::register(ctx.id, dptr, streams::Kind::Device);
-        *out = dptr;
-        Ok(())
-    })
+    let make = || {
+        let bytes = streams::nonzero(bytes)?;
+        unsafe { cudarc::driver::result::malloc_sync(bytes) }
+            .map_err(streams::cuda("allocating device memory"))
+    };
+    let kind = streams::Kind::Device;
+    boundary(|| unsafe { streams::create(ctx, ("dptr", dptr), kind, make, |d| d) })
 }
 
 /// Frees memory from `kp_device_alloc` (synchronous); 0 is ignored. An
@@ -375,18 +413,11 @@ pub unsafe extern "C" fn kp_device_alloc(
 #[no_mangle]
 pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp_status {
     boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
         if dptr == 0 {
+            unsafe { context(ctx) }?; // a NULL context is still an error
             return Ok(()); // as free(NULL), on any context
         }
-        let gpu = ctx.gpu()?;
-        streams::take_live(ctx.id, "dptr", dptr, streams::Kind::Device)?;
-        gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        unsafe { cudarc::driver::result::free_sync(dptr) }
-            .map_err(|e| Error::cuda("freeing device memory", e))?;
-        Ok(())
+        unsafe { streams::destroy(ctx, "dptr", dptr, streams::Kind::Device) }
     })
 }
 
