@@ -1,7 +1,7 @@
 //! Devices: how many, what each is, and a context on a chosen one.
 use std::ffi::c_char;
 
-use super::{boundary, kp_context, kp_status, new_context, out_param, Failure};
+use super::{boundary, kp_context, kp_status, new_context, out_param, RawError};
 use crate::api::multi::MultiGpu;
 use crate::api::Kernpack;
 use crate::error::Error;
@@ -58,7 +58,7 @@ impl From<&DeviceInfo> for kp_device_info {
 /// KP_ERROR_INVALID_ARGUMENT, as is one not below the count when there are
 /// devices; with no driver or no device, KP_ERROR_NO_GPU. Each message names
 /// the ordinal and the count (or why there are none).
-fn device_ordinal(ordinal: i32) -> Result<usize, Failure> {
+fn device_ordinal(ordinal: i32) -> Result<usize, RawError> {
     let Ok(index) = usize::try_from(ordinal) else {
         let count = gpu::devices::count().unwrap_or(0);
         let s = if count == 1 { "" } else { "s" };

@@ -2,7 +2,7 @@
 //! entry points for complex64 and complex128, declared once each (the
 //! per-dtype functions are in `entry_points.rs`). Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
-use super::{kp_context, kp_status, DeviceEntry, Entry, Failure};
+use super::{kp_context, kp_status, DeviceEntry, Entry, RawError};
 use crate::api::fg::{complexes, interleaved, FgOnDevice, FgOptions};
 use crate::api::Kernpack;
 use crate::error::Error;
@@ -53,7 +53,7 @@ fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Error> {
 }
 
 impl<T: Float> Entry for kp_fg_integrate<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         // Reals of an N x N complex state.
         let values = raw::product("N", self.n, "N", self.n)?;
         let state_len = raw::product("N x N", values, "2 reals", 2)?;
@@ -120,7 +120,7 @@ struct kp_fg_integrate_device<T> {
 impl<T: Float> DeviceEntry for kp_fg_integrate_device<T> {
     type Op = FgOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (f, g) = (raw::device("f", self.f)?, raw::device("g", self.g)?);
         let delta = raw::device("delta", self.delta)?;
         check_delta_len(self.delta_len, self.nsteps)?;

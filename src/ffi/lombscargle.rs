@@ -3,7 +3,7 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
-use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lombscargle::batch::{
     check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatchOnDevice,
 };
@@ -43,7 +43,7 @@ pub struct kp_lombscargle_options {
 }
 
 impl kp_lombscargle_options {
-    fn to_options(self) -> Result<LombScargleOptions, Failure> {
+    fn to_options(self) -> Result<LombScargleOptions, RawError> {
         let normalize = match self.normalize {
             KP_NORMALIZE_POWER => Normalize::Power,
             KP_NORMALIZE_NORMALIZE => Normalize::Normalize,
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn kp_lombscargle_output_len(
 /// NULL means the defaults.
 unsafe fn options_from(
     options: *const kp_lombscargle_options,
-) -> Result<LombScargleOptions, Failure> {
+) -> Result<LombScargleOptions, RawError> {
     unsafe { or_default(options, kp_lombscargle_options_default) }.to_options()
 }
 
@@ -156,7 +156,7 @@ struct HostSeries<T, F> {
 }
 
 impl<T: Float, F: Into<Freqs<*const T>>> Entry for HostSeries<T, F> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let freqs: Freqs<*const T> = self.freqs.into();
         let opts = unsafe { options_from(self.options) }?;
         // A wrong length first: buffers sized by it may well touch others.
@@ -211,7 +211,7 @@ struct DeviceSeries<T, F> {
 impl<T: Float, F: Into<Freqs<u64>>> DeviceEntry for DeviceSeries<T, F> {
     type Op = LombScargleOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let opts = unsafe { options_from(self.options) }?;
         let buffers = LsDeviceBuffers {
             t: raw::device("t", self.t)?,
@@ -312,7 +312,7 @@ impl<T: Float> BatchInputs<*const T, *const i64, *const f64> {
     /// # Safety
     /// Every pointer valid for its stated count (the samples' count is the
     /// last offset).
-    unsafe fn view<'a>(&self) -> Result<HostBatch<'a, T>, Failure> {
+    unsafe fn view<'a>(&self) -> Result<HostBatch<'a, T>, RawError> {
         let opts = unsafe { options_from(self.options) }?;
         let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, self.nseries) }?;
         let nx = *offsets.last().unwrap_or(&0);
@@ -361,7 +361,7 @@ impl BatchInputs<u64, u64, u64> {
         &self,
         opts: LombScargleOptions,
         out: u64,
-    ) -> Result<LombScargleBatchOnDevice<T>, Failure> {
+    ) -> Result<LombScargleBatchOnDevice<T>, RawError> {
         let buffers = BatchDeviceBuffers {
             t: raw::device("t", self.t)?,
             y: raw::device("y", self.y)?,
@@ -398,7 +398,7 @@ struct kp_lombscargle_batch<T> {
 }
 
 impl<T: Float> Entry for kp_lombscargle_batch<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let (nseries, nf, out_len) = (self.inputs.nseries, self.inputs.nf, self.out_len);
         let inputs = unsafe { self.inputs.view() }?;
         check_apart(&[Span::of("out", self.out, out_len)], &inputs.spans)?;
@@ -432,7 +432,7 @@ struct kp_lombscargle_batch_device<T> {
 impl<T: Float> DeviceEntry for kp_lombscargle_batch_device<T> {
     type Op = LombScargleBatchOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let opts = unsafe { options_from(self.inputs.options) }?;
         let (nseries, nf) = (self.inputs.nseries, self.inputs.nf);
         raw::check_periodogram_len(self.out_len, nseries, nf, &opts)?;
@@ -457,7 +457,7 @@ struct kp_lombscargle_batch_peaks<T> {
 }
 
 impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let (nseries, nf) = (self.inputs.nseries, self.inputs.nf);
         let inputs = unsafe { self.inputs.view() }?;
         let outputs = [
@@ -497,7 +497,7 @@ struct kp_lombscargle_batch_peaks_device<T> {
 impl<T: Float> DeviceEntry for kp_lombscargle_batch_peaks_device<T> {
     type Op = LombScarglePeaksOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let opts = unsafe { options_from(self.inputs.options) }?;
         let batch = self.inputs.op(opts, 0)?;
         let peaks = PeakBuffers {

@@ -4,7 +4,7 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
-use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::device::DeviceOperation;
 use crate::api::lorenz::{
     frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05OnDevice,
@@ -129,7 +129,7 @@ trait CParams: Copy {
     ///
     /// # Safety
     /// `p` is NULL or valid for reads.
-    unsafe fn read(p: *const Self) -> Result<Self::Params, Failure>;
+    unsafe fn read(p: *const Self) -> Result<Self::Params, RawError>;
 
     /// The run of `p` on `buffers`: `run` is (members, steps, every).
     fn on_device<T: Float>(
@@ -143,7 +143,7 @@ impl CParams for kp_lorenz96_params {
     type Params = Lorenz96Params;
     type Op<T: Float> = Lorenz96OnDevice<T>;
 
-    unsafe fn read(p: *const Self) -> Result<Lorenz96Params, Failure> {
+    unsafe fn read(p: *const Self) -> Result<Lorenz96Params, RawError> {
         let c = unsafe { or_default(p, kp_lorenz96_default_params) };
         Ok(Lorenz96Params {
             n: c.n,
@@ -170,7 +170,7 @@ impl CParams for kp_lorenz05_params {
     type Params = Lorenz05Params;
     type Op<T: Float> = Lorenz05OnDevice<T>;
 
-    unsafe fn read(p: *const Self) -> Result<Lorenz05Params, Failure> {
+    unsafe fn read(p: *const Self) -> Result<Lorenz05Params, RawError> {
         let c = unsafe { or_default(p, kp_lorenz05_default_params) };
         Ok(Lorenz05Params {
             n: c.n,
@@ -212,7 +212,7 @@ struct HostRun<T, P> {
 }
 
 impl<T: Float, P: CParams> Entry for HostRun<T, P> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let params = unsafe { P::read(self.params) }?;
         let (steps, every) = (self.steps, self.every);
         let len = raw::product("members", self.members, "N", params.sites())?;
@@ -266,7 +266,7 @@ struct DeviceRun<T, P> {
 impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
     type Op = P::Op<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let params = unsafe { P::read(self.params) }?;
         let (members, steps, every) = (self.members, self.steps, self.every);
         let buffers = EnsembleDeviceBuffers {
@@ -341,7 +341,7 @@ struct kp_window_sum<T> {
 }
 
 impl<T: Float> Entry for kp_window_sum<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let len = raw::product("rows", self.rows, "n", self.n)?;
         check_apart(
             &[Span::of("out", self.out, len)],
@@ -381,7 +381,7 @@ struct kp_window_sum_device<T> {
 impl<T: Float> DeviceEntry for kp_window_sum_device<T> {
     type Op = WindowSumOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, w) = (raw::device("x", self.x)?, raw::device("w", self.w)?);
         let out = raw::device("out", self.out)?;
         let (w_len, rows, n, pitch) = (self.w_len, self.rows, self.n, self.pitch);

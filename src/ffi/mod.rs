@@ -48,6 +48,7 @@ use crate::api::{Backend, Kernpack};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::raw::{self, RawError};
+use streams::cuda;
 
 /// Result of every kernpack C function.
 #[repr(C)]
@@ -165,37 +166,20 @@ pub extern "C" fn kp_version() -> *const c_char {
     )
 }
 
-/// What the boundary reports: the status, the message for
-/// kp_last_error_message and the driver's code for kp_last_cuda_error.
-pub(crate) struct Failure(kp_status, String, i32);
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        let status = match &e {
-            Error::InvalidInput(_) => kp_status::KP_ERROR_INVALID_ARGUMENT,
-            Error::NoGpu(_) => kp_status::KP_ERROR_NO_GPU,
-            Error::Cuda { .. } => kp_status::KP_ERROR_CUDA,
-            Error::OutOfMemory(_) => kp_status::KP_ERROR_OUT_OF_MEMORY,
-        };
-        Failure(status, e.to_string(), e.cuda_code().unwrap_or(0))
+/// The status a failure reports (its message, `RawError`'s display, goes
+/// to kp_last_error_message).
+fn status_of(e: &RawError) -> kp_status {
+    match e {
+        RawError::NullPointer(_) => kp_status::KP_ERROR_NULL_POINTER,
+        RawError::Api(Error::InvalidInput(_)) => kp_status::KP_ERROR_INVALID_ARGUMENT,
+        RawError::Api(Error::NoGpu(_)) => kp_status::KP_ERROR_NO_GPU,
+        RawError::Api(Error::Cuda { .. }) => kp_status::KP_ERROR_CUDA,
+        RawError::Api(Error::OutOfMemory(_)) => kp_status::KP_ERROR_OUT_OF_MEMORY,
     }
 }
 
-impl From<RawError> for Failure {
-    fn from(e: RawError) -> Self {
-        match e {
-            RawError::NullPointer(name) => null_pointer(&name),
-            RawError::Api(e) => e.into(),
-        }
-    }
-}
-
-pub(crate) fn null_pointer(name: &str) -> Failure {
-    Failure(
-        kp_status::KP_ERROR_NULL_POINTER,
-        format!("{name} is NULL"),
-        0,
-    )
+pub(crate) fn null_pointer(name: &str) -> RawError {
+    RawError::NullPointer(name.into())
 }
 
 /// Runs the body of an exported function that returns a value rather than a
@@ -212,7 +196,7 @@ pub(crate) trait Entry: Sized {
     ///
     /// # Safety
     /// The pointers must hold what the entry point's docs state.
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure>;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError>;
 
     /// [`Entry::call`] on the context behind `ctx`, inside the boundary.
     ///
@@ -234,7 +218,7 @@ pub(crate) trait DeviceEntry: Sized {
     ///
     /// # Safety
     /// The host pointers (options, parameters) NULL or valid for reads.
-    unsafe fn op(self) -> Result<Self::Op, Failure>;
+    unsafe fn op(self) -> Result<Self::Op, RawError>;
 
     /// [`DeviceEntry::op`] enqueued on the GPU of the context behind `ctx`,
     /// on the caller's `stream` (0: the default stream), inside the boundary.
@@ -255,15 +239,19 @@ pub(crate) trait DeviceEntry: Sized {
 
 /// Runs the body of an entry point: panics become KP_ERROR_INTERNAL, failures
 /// set the thread's last error message.
-pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status {
+pub(crate) fn boundary(body: impl FnOnce() -> Result<(), RawError>) -> kp_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => {
             set_last_error("", 0);
             kp_status::KP_OK
         }
-        Ok(Err(Failure(status, message, cuda_code))) => {
-            set_last_error(&message, cuda_code);
-            status
+        Ok(Err(e)) => {
+            let cuda_code = match &e {
+                RawError::Api(e) => e.cuda_code().unwrap_or(0),
+                RawError::NullPointer(_) => 0,
+            };
+            set_last_error(&e.to_string(), cuda_code);
+            status_of(&e)
         }
         Err(panic) => {
             let what = panic
@@ -291,7 +279,7 @@ pub(crate) unsafe fn or_default<P: Copy>(ptr: *const P, default: extern "C" fn()
 ///
 /// # Safety
 /// `ptr` is NULL or valid for one write.
-pub(crate) unsafe fn out_param<'a, T>(name: &str, ptr: *mut T) -> Result<&'a mut T, Failure> {
+pub(crate) unsafe fn out_param<'a, T>(name: &str, ptr: *mut T) -> Result<&'a mut T, RawError> {
     unsafe { ptr.as_mut() }.ok_or_else(|| null_pointer(name))
 }
 
@@ -299,20 +287,16 @@ pub(crate) unsafe fn out_param<'a, T>(name: &str, ptr: *mut T) -> Result<&'a mut
 ///
 /// # Safety
 /// `ctx` is NULL or a live pointer from `kp_context_create`.
-pub(crate) unsafe fn context<'a>(ctx: *const kp_context) -> Result<&'a kp_context, Failure> {
+pub(crate) unsafe fn context<'a>(ctx: *const kp_context) -> Result<&'a kp_context, RawError> {
     unsafe { ctx.as_ref() }.ok_or_else(|| null_pointer("ctx"))
 }
 
 impl kp_context {
-    pub(crate) fn gpu(&self) -> Result<&Arc<Gpu>, Failure> {
-        self.kernpack.gpu().ok_or_else(|| {
-            Failure(
-                kp_status::KP_ERROR_NO_GPU,
-                "this function needs a GPU context (KP_BACKEND_GPU or AUTO on a GPU machine)"
-                    .into(),
-                0,
-            )
-        })
+    pub(crate) fn gpu(&self) -> Result<&Arc<Gpu>, RawError> {
+        let needs = "this function needs a GPU context (KP_BACKEND_GPU or AUTO on a GPU machine)";
+        self.kernpack
+            .gpu()
+            .ok_or_else(|| Error::NoGpu(needs.into()).into())
     }
 
     /// `stream` as a cudarc stream of this context: 0 is CUDA's default (NULL) stream.
@@ -320,7 +304,7 @@ impl kp_context {
     /// # Safety
     /// A non-zero `stream` must be a live CUstream of this GPU's primary context
     /// (CuPy, PyTorch and the CUDA runtime use that context).
-    pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, Failure> {
+    pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, RawError> {
         let gpu = self.gpu()?;
         streams::check_usable_stream(self.id, stream)?;
         Ok(unsafe { raw::stream(gpu, stream) })
@@ -396,7 +380,7 @@ pub unsafe extern "C" fn kp_device_alloc(
     let make = || {
         let bytes = streams::nonzero(bytes)?;
         unsafe { cudarc::driver::result::malloc_sync(bytes) }
-            .map_err(streams::cuda("allocating device memory"))
+            .map_err(cuda("allocating device memory"))
     };
     let kind = streams::Kind::Device;
     boundary(|| unsafe { streams::create(ctx, ("dptr", dptr), kind, make, |d| d) })
@@ -434,21 +418,16 @@ pub unsafe extern "C" fn kp_memcpy_htod(
     bytes: usize,
 ) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let (_, gpu) = unsafe { streams::bound_gpu(ctx) }?;
         let src = unsafe { raw::host("src", src.cast::<u8>(), bytes) }?;
         raw::check_device::<u8>(gpu, "dst", dst, bytes)?;
-        let cuda = |during| move |e| Error::cuda(during, e);
-        gpu.context()
-            .bind_to_thread()
-            .map_err(cuda("binding the context"))?;
         unsafe { cudarc::driver::result::memcpy_htod_sync(dst, src) }
             .map_err(cuda("copying to the device"))?;
         // From pageable memory the copy may return before the DMA has landed,
         // and it is ordered only with the legacy default stream.
         gpu.context()
             .synchronize()
-            .map_err(cuda("waiting for the copy"))?;
-        Ok(())
+            .map_err(cuda("waiting for the copy"))
     })
 }
 
@@ -465,16 +444,14 @@ pub unsafe extern "C" fn kp_memcpy_dtoh(
     bytes: usize,
 ) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let (_, gpu) = unsafe { streams::bound_gpu(ctx) }?;
         let dst = unsafe { raw::host_mut("dst", dst.cast::<u8>(), bytes) }?;
         raw::check_device::<u8>(gpu, "src", src, bytes)?;
-        let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .synchronize()
             .map_err(cuda("waiting for enqueued work"))?;
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(dst, src) }
-            .map_err(cuda("copying from the device"))?;
-        Ok(())
+            .map_err(cuda("copying from the device"))
     })
 }
 
@@ -488,8 +465,7 @@ pub unsafe extern "C" fn kp_stream_synchronize(ctx: *const kp_context, stream: u
         let stream = unsafe { context(ctx)?.stream(stream) }?;
         stream
             .synchronize()
-            .map_err(|e| Error::cuda("synchronizing the stream", e))?;
-        Ok(())
+            .map_err(cuda("synchronizing the stream"))
     })
 }
 

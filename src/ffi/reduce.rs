@@ -4,7 +4,7 @@
 //! declaration per operation; the per-dtype functions are in `entry_points.rs`.
 use std::marker::PhantomData;
 
-use super::{kp_context, kp_status, out_param, DeviceEntry, Entry, Failure};
+use super::{kp_context, kp_status, out_param, DeviceEntry, Entry, RawError};
 use crate::api::reduce::{NormalizeOnDevice, SumOnDevice};
 use crate::api::reduce_batched::{
     check_offsets, NormalizeBatchedOnDevice, BATCH_BAD_SUM, BATCH_OK,
@@ -30,7 +30,7 @@ struct kp_sum<T> {
 }
 
 impl<T: Float> Entry for kp_sum<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let x = unsafe { raw::host("x", self.x, self.n) }?;
         let out = unsafe { out_param("sum", self.sum) }?;
         *out = kp.sum(x)?;
@@ -56,7 +56,7 @@ struct kp_sum_device<T> {
 impl<T: Float> DeviceEntry for kp_sum_device<T> {
     type Op = SumOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
         let (n, dtype) = (self.n, PhantomData);
         Ok(SumOnDevice { x, n, sum, dtype })
@@ -78,7 +78,7 @@ struct kp_normalize<T> {
 }
 
 impl<T: Float> Entry for kp_normalize<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let x = unsafe { raw::host_mut("x", self.x, self.n) }?;
         let total = kp.normalize(x)?;
         if let Some(out) = unsafe { self.sum.as_mut() } {
@@ -109,7 +109,7 @@ struct kp_normalize_device<T> {
 impl<T: Float> DeviceEntry for kp_normalize_device<T> {
     type Op = NormalizeOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
         let status = raw::device("status", self.status)?;
         let (n, dtype) = (self.n, PhantomData);
@@ -140,7 +140,7 @@ struct kp_normalize_batched<T> {
 }
 
 impl<T: Float> Entry for kp_normalize_batched<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let narrays = self.narrays;
         let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, narrays) }?;
         let n = *offsets.last().unwrap_or(&0);
@@ -192,7 +192,7 @@ struct kp_normalize_batched_device<T> {
 impl<T: Float> DeviceEntry for kp_normalize_batched_device<T> {
     type Op = NormalizeBatchedOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let x = raw::device("x", self.x)?;
         let offsets = raw::device("offsets", self.offsets)?;
         let sums = raw::device("sums", self.sums)?;

@@ -2,7 +2,7 @@
 //! runs the same filter) and device pointers enqueued on a stream (GPU contexts).
 use std::marker::PhantomData;
 
-use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::stencil::{BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout};
 use crate::api::Kernpack;
 use crate::float::Float;
@@ -72,7 +72,7 @@ struct BoxFilter<T, I, O> {
 impl<T, I, O> BoxFilter<T, I, O> {
     /// The layout and options (validated by the API); NULL options mean the
     /// defaults.
-    unsafe fn parse(&self) -> Result<(ImageLayout, BoxFilterOptions), Failure> {
+    unsafe fn parse(&self) -> Result<(ImageLayout, BoxFilterOptions), RawError> {
         let o = unsafe { or_default(self.options, kp_box_filter_options_default) };
         let opts = BoxFilterOptions {
             size: o.size as usize,
@@ -98,7 +98,7 @@ impl<T, I, O> BoxFilter<T, I, O> {
 type kp_box_filter<T> = BoxFilter<T, *const T, *mut T>;
 
 impl<T: Float> Entry for BoxFilter<T, *const T, *mut T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), Failure> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let (layout, opts) = unsafe { self.parse() }?;
         let (n_in, n_out) = (layout.input_len(), layout.output_len());
         check_apart(
@@ -125,7 +125,7 @@ type kp_box_filter_device<T> = BoxFilter<T, u64, u64>;
 impl<T: Float> DeviceEntry for BoxFilter<T, u64, u64> {
     type Op = BoxFilterOnDevice<T>;
 
-    unsafe fn op(self) -> Result<Self::Op, Failure> {
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (layout, opts) = unsafe { self.parse() }?;
         let input = raw::device("input", self.input)?;
         let output = raw::device("output", self.output)?;

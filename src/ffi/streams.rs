@@ -21,7 +21,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
 
-use super::{boundary, context, kp_context, kp_status, null_pointer, out_param, Failure};
+use super::{boundary, context, kp_context, kp_status, null_pointer, out_param, RawError};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::raw;
@@ -49,7 +49,7 @@ impl Kind {
     /// # Safety
     /// `handle` is made by kernpack and not yet released, its GPU bound to
     /// this thread, and no enqueued work still uses it.
-    unsafe fn release(self, handle: u64) -> Result<(), Failure> {
+    unsafe fn release(self, handle: u64) -> Result<(), RawError> {
         let (done, during) = unsafe {
             match self {
                 Kind::Stream => (cu::stream::destroy(handle as _), "destroying a stream"),
@@ -79,7 +79,7 @@ pub(crate) fn register(owner: u64, handle: u64, kind: Kind) {
 /// Checks that `handle` is a live handle of `kind` made by context `owner`;
 /// with `take`, also removes it (in the same lock, so two threads cannot both
 /// destroy it).
-fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> {
+fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), RawError> {
     if handle == 0 {
         return Err(null_pointer(name));
     }
@@ -103,18 +103,18 @@ fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(
     }
 }
 
-pub(crate) fn check_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+pub(crate) fn check_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), RawError> {
     live(owner, name, handle, kind, false)
 }
 
-pub(crate) fn take_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+pub(crate) fn take_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), RawError> {
     live(owner, name, handle, kind, true)
 }
 
 /// A `stream` argument: 0 (the default stream), a stream of this context, or
 /// a stream kernpack did not make (CuPy's, PyTorch's); a stream of another
 /// kernpack context, or one destroyed here and not handed out again, is refused.
-pub(crate) fn check_usable_stream(owner: u64, stream: u64) -> Result<(), Failure> {
+pub(crate) fn check_usable_stream(owner: u64, stream: u64) -> Result<(), RawError> {
     match registry().get(&stream) {
         Some(&(o, Kind::Stream)) if o != owner => Err(Error::invalid(format!(
             "stream {stream:#x} belongs to another kernpack context"
@@ -154,19 +154,21 @@ pub(crate) fn release_all(owner: u64, gpu: &Gpu) {
 }
 
 /// A byte count to allocate: 0 is an invalid argument.
-pub(crate) fn nonzero(bytes: usize) -> Result<usize, Failure> {
+pub(crate) fn nonzero(bytes: usize) -> Result<usize, RawError> {
     match bytes {
         0 => Err(Error::invalid("cannot allocate 0 bytes").into()),
         _ => Ok(bytes),
     }
 }
 
-pub(crate) fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> Failure {
+pub(crate) fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> RawError {
     move |e| Error::cuda(during, e).into()
 }
 
 /// The context and its GPU, bound to this thread for raw driver calls.
-unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<(&'a kp_context, &'a Gpu), Failure> {
+pub(crate) unsafe fn bound_gpu<'a>(
+    ctx: *const kp_context,
+) -> Result<(&'a kp_context, &'a Gpu), RawError> {
     let ctx = unsafe { context(ctx) }?;
     let gpu = ctx.gpu()?;
     gpu.context()
@@ -184,9 +186,9 @@ pub(crate) unsafe fn create<H: Copy>(
     ctx: *const kp_context,
     (name, out): (&str, *mut H),
     kind: Kind,
-    make: impl FnOnce() -> Result<H, Failure>,
+    make: impl FnOnce() -> Result<H, RawError>,
     key: impl FnOnce(H) -> u64,
-) -> Result<(), Failure> {
+) -> Result<(), RawError> {
     let (ctx, _) = unsafe { bound_gpu(ctx) }?;
     let out = unsafe { out_param(name, out) }?;
     let handle = make()?;
@@ -205,7 +207,7 @@ pub(crate) unsafe fn destroy(
     name: &str,
     handle: u64,
     kind: Kind,
-) -> Result<(), Failure> {
+) -> Result<(), RawError> {
     let (ctx, _) = unsafe { bound_gpu(ctx) }?;
     take_live(ctx.id, name, handle, kind)?;
     unsafe { kind.release(handle) }
@@ -321,7 +323,7 @@ pub unsafe extern "C" fn kp_event_elapsed_ms(
             unsafe { cu::event::synchronize(e) }.map_err(cuda("waiting for an event"))?;
         }
         let elapsed = unsafe { cu::event::elapsed(start, end) }.map_err(|e| match e.0 {
-            CUresult::CUDA_ERROR_INVALID_HANDLE => Failure::from(Error::invalid(
+            CUresult::CUDA_ERROR_INVALID_HANDLE => RawError::from(Error::invalid(
                 "cannot time between start and end: one of them was never recorded",
             )),
             _ => Error::cuda("reading the time between two events", e).into(),
