@@ -18,8 +18,8 @@
 //!
 //! Per-dtype entry points: each operation is declared once, as a struct of its
 //! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`), or an
-//! alias of one several operations share, whose [`Entry::call`] does the work
-//! (or whose [`DeviceEntry::op`] is the device operation, enqueued on the
+//! alias of one several operations share, whose `Entry::call` does the work
+//! (or whose `DeviceEntry::op` is the device operation, enqueued on the
 //! caller's stream); `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
