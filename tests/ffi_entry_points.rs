@@ -4,13 +4,15 @@
 //!
 //! ```text
 //! /// Sum of the `n` values at host `x`, in {precision}, ...
-//! pub(crate) struct kp_sum<T> {
-//!     ctx: *const kp_context,
+//! struct kp_sum<T> {
 //!     x: *const T,
-//!     ...
+//!     n: usize,
+//!     sum: *mut f64,
 //! }
 //! ```
 //!
+//! or as an alias of a struct that several operations share, with the
+//! function's docs (`type kp_lorenz05<T> = HostRun<T, kp_lorenz05_params>;`),
 //! and this test expands each declaration into one `#[no_mangle] extern "C"`
 //! function per dtype (`kp_sum_f32`, `kp_sum_f64`) in the family's
 //! `entry_points.rs`, which is committed because cbindgen, which makes
@@ -18,22 +20,89 @@
 //! is not what the declarations give; regenerate with
 //! `KERNPACK_BLESS=1 cargo test --test ffi_entry_points`.
 //!
-//! The rules: `T` in a field's type becomes the dtype's Rust type; `{dtype}`
-//! and `{precision}` in the docs become the name suffix and "single
-//! precision" / "double precision"; a field whose name starts with `_` is
-//! not a C argument (a marker of `T`); a `// dtypes: c64 = f32, c128 = f64`
-//! line just above the docs names the suffixes (default: f32 and f64).
+//! The rules: every function takes `ctx: *const kp_context` first, then the
+//! declaration's fields; a device entry point (its name ends in `_device`,
+//! its struct implements `DeviceEntry`) also takes `stream: u64` last and
+//! calls `.enqueue(ctx, stream)`, the others (`Entry`) `.run(ctx)`. `T` in a field's type becomes the dtype's Rust type,
+//! an alias's arguments its struct's type parameters; a field whose type is
+//! another struct of the same file stands for that struct's fields (in
+//! order, as C arguments); a field whose name starts with `_` is not a C
+//! argument (a marker of `T`). `{dtype}` and `{precision}` in the docs become
+//! the name suffix and "single precision" / "double precision"; a
+//! `// dtypes: c64 = f32, c128 = f64` line just above the docs names the
+//! suffixes (default: f32 and f64).
+use std::collections::HashMap;
 use std::path::Path;
 
 const FAMILIES: &[&str] = &["fg", "lombscargle", "lorenz", "reduce", "stencil"];
+
+/// A struct of a family's source: its type parameters and (name, type) fields.
+struct Struct {
+    params: Vec<String>,
+    fields: Vec<(String, String)>,
+}
 
 struct Declaration {
     name: String,
     docs: Vec<String>,
     /// (suffix, Rust type) per generated function.
     dtypes: Vec<(String, String)>,
-    /// (name, type) of each field, markers included.
-    fields: Vec<(String, String)>,
+    /// The struct whose fields are the C arguments, and its type arguments
+    /// (in terms of the declaration's `T`).
+    base: String,
+    args: Vec<String>,
+}
+
+/// `Name<A, B<C>>` as ("Name", ["A", "B<C>"]); no `<`: no arguments.
+fn split_generic(ty: &str) -> (String, Vec<String>) {
+    let Some(open) = ty.find('<') else {
+        return (ty.trim().to_string(), Vec::new());
+    };
+    let inner = &ty[open + 1..ty.rfind('>').expect("a closing `>`")];
+    let (mut args, mut depth, mut current) = (Vec::new(), 0, String::new());
+    for c in inner.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(current.trim().to_string());
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    args.push(current.trim().to_string());
+    (ty[..open].trim().to_string(), args)
+}
+
+/// Every struct of a family's source, by name.
+fn structs(source: &str) -> HashMap<String, Struct> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut found = HashMap::new();
+    for (at, line) in lines.iter().enumerate() {
+        let line = line.trim_start_matches("pub(crate) ");
+        let Some(head) = line
+            .strip_prefix("struct ")
+            .and_then(|h| h.strip_suffix(" {"))
+        else {
+            continue;
+        };
+        let (name, params) = split_generic(head);
+        let fields = lines[at + 1..]
+            .iter()
+            .take_while(|l| **l != "}")
+            .map(|l| l.trim())
+            .filter(|l| !l.starts_with("//") && !l.starts_with('#'))
+            .map(|l| {
+                let (field, ty) = l.trim_end_matches(',').split_once(": ").expect("a field");
+                (field.to_string(), ty.to_string())
+            })
+            .collect();
+        found.insert(name, Struct { params, fields });
+    }
+    found
 }
 
 /// The declarations of one family's source, in order.
@@ -41,10 +110,18 @@ fn declarations(source: &str) -> Vec<Declaration> {
     let lines: Vec<&str> = source.lines().collect();
     let mut found = Vec::new();
     for (at, line) in lines.iter().enumerate() {
-        let Some(rest) = line.strip_prefix("pub(crate) struct kp_") else {
-            continue;
-        };
-        let Some(name) = rest.strip_suffix("<T> {") else {
+        let line = line.trim_start_matches("pub(crate) ");
+        let (name, base, args) = if let Some(rest) = line.strip_prefix("struct kp_") {
+            let Some(name) = rest.strip_suffix("<T> {") else {
+                continue;
+            };
+            let name = format!("kp_{name}");
+            (name.clone(), name, vec!["T".to_string()])
+        } else if let Some(rest) = line.strip_prefix("type kp_") {
+            let (name, target) = rest.split_once("<T> = ").expect("`type kp_name<T> = ...`");
+            let (base, args) = split_generic(target.trim_end_matches(';'));
+            (format!("kp_{name}"), base, args)
+        } else {
             continue;
         };
         let mut first_doc = at;
@@ -62,30 +139,19 @@ fn declarations(source: &str) -> Vec<Declaration> {
                 .collect(),
             _ => vec![("f32".into(), "f32".into()), ("f64".into(), "f64".into())],
         };
-        let fields = lines[at + 1..]
-            .iter()
-            .take_while(|l| **l != "}")
-            .map(|l| {
-                let (field, ty) = l
-                    .trim()
-                    .trim_end_matches(',')
-                    .split_once(": ")
-                    .expect("a field");
-                (field.to_string(), ty.to_string())
-            })
-            .collect();
         found.push(Declaration {
-            name: format!("kp_{name}"),
+            name,
             docs,
             dtypes,
-            fields,
+            base,
+            args,
         });
     }
     found
 }
 
-/// `ty` with the type parameter `T` (a whole word) replaced by `with`.
-fn substitute(ty: &str, with: &str) -> String {
+/// `ty` with each type parameter of `map` (a whole word) replaced.
+fn substitute(ty: &str, map: &HashMap<String, String>) -> String {
     let mut out = String::new();
     let mut word = String::new();
     for c in ty.chars().chain(std::iter::once(' ')) {
@@ -93,7 +159,7 @@ fn substitute(ty: &str, with: &str) -> String {
             word.push(c);
             continue;
         }
-        out.push_str(if word == "T" { with } else { &word });
+        out.push_str(map.get(&word).unwrap_or(&word));
         word.clear();
         out.push(c);
     }
@@ -101,16 +167,46 @@ fn substitute(ty: &str, with: &str) -> String {
     out
 }
 
+/// The C parameters (`name: type`) and the struct literal's fields of
+/// struct `name` with type arguments `args`, nested structs flattened.
+fn arguments(
+    structs: &HashMap<String, Struct>,
+    name: &str,
+    args: &[String],
+    params: &mut Vec<String>,
+) -> Vec<String> {
+    let s = structs
+        .get(name)
+        .unwrap_or_else(|| panic!("no struct {name}"));
+    let map: HashMap<String, String> = s.params.iter().cloned().zip(args.iter().cloned()).collect();
+    let mut inits = Vec::new();
+    for (field, ty) in &s.fields {
+        let ty = substitute(ty, &map);
+        let (head, nested_args) = split_generic(&ty);
+        if field.starts_with('_') {
+            inits.push(format!("{field}: PhantomData"));
+        } else if structs.contains_key(&head) {
+            let nested = arguments(structs, &head, &nested_args, params);
+            inits.push(format!("{field}: {head} {{ {} }}", nested.join(", ")));
+        } else {
+            params.push(format!("{field}: {ty}"));
+            inits.push(field.clone());
+        }
+    }
+    inits
+}
+
 /// The family's entry_points.rs. The first dtype's function carries the
 /// declaration's docs, the others point to it (as the hand-written pairs
 /// did). One line per signature: the file is generated, and rustfmt skips
 /// it (its `mod` item is `#[rustfmt::skip]`).
-fn expand(family: &str, declarations: &[Declaration]) -> String {
+fn expand(family: &str, source: &str) -> String {
+    let structs = structs(source);
     let mut out = format!(
         "//! Generated by tests/ffi_entry_points.rs from the declarations in \
          src/ffi/{family}.rs: do not edit.\nuse super::*;\n"
     );
-    for d in declarations {
+    for d in declarations(source) {
         let first = format!("{}_{}", d.name, d.dtypes[0].0);
         for (i, (suffix, ty)) in d.dtypes.iter().enumerate() {
             let precision = match ty.as_str() {
@@ -129,24 +225,21 @@ fn expand(family: &str, declarations: &[Declaration]) -> String {
                     "/// As `{first}`, in {precision}.\n///\n/// # Safety\n/// As `{first}`.\n"
                 ));
             }
-            let params: Vec<_> = d
-                .fields
-                .iter()
-                .filter(|(f, _)| !f.starts_with('_'))
-                .map(|(f, t)| format!("{f}: {}", substitute(t, ty)))
-                .collect();
-            let inits: Vec<_> = d
-                .fields
-                .iter()
-                .map(|(f, _)| match f.starts_with('_') {
-                    true => format!("{f}: PhantomData"),
-                    false => f.clone(),
-                })
-                .collect();
+            let dtype = HashMap::from([("T".to_string(), ty.clone())]);
+            let args: Vec<_> = d.args.iter().map(|a| substitute(a, &dtype)).collect();
+            let mut params = vec!["ctx: *const kp_context".to_string()];
+            let inits = arguments(&structs, &d.base, &args, &mut params);
+            let call = match d.name.ends_with("_device") {
+                true => {
+                    params.push("stream: u64".into());
+                    "enqueue(ctx, stream)"
+                }
+                false => "run(ctx)",
+            };
             let name = &d.name;
             out.push_str(&format!(
                 "#[no_mangle]\npub unsafe extern \"C\" fn {name}_{suffix}({}) -> kp_status {{\n    \
-                 unsafe {{ {name}::<{ty}> {{ {} }}.run() }}\n}}\n",
+                 unsafe {{ {name}::<{ty}> {{ {} }}.{call} }}\n}}\n",
                 params.join(", "),
                 inits.join(", ")
             ));
@@ -162,12 +255,11 @@ fn generated_entry_points_are_fresh() {
     let mut stale = Vec::new();
     for family in FAMILIES {
         let source = std::fs::read_to_string(root.join(format!("{family}.rs"))).unwrap();
-        let found = declarations(&source);
         assert!(
-            !found.is_empty(),
+            !declarations(&source).is_empty(),
             "src/ffi/{family}.rs declares no entry point"
         );
-        let generated = expand(family, &found);
+        let generated = expand(family, &source);
         let path = root.join(family).join("entry_points.rs");
         if bless {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -187,15 +279,14 @@ fn a_declaration_expands_to_one_function_per_dtype() {
     let source = "\
 // dtypes: c64 = f32, c128 = f64
 /// Adds in {precision}; see `kp_add_{dtype}`.
-pub(crate) struct kp_add<T> {
+struct kp_add<T> {
     x: *const T,
     n: usize,
     _dtype: PhantomData<T>,
 }
 ";
-    let found = declarations(source);
-    assert_eq!(found.len(), 1);
-    let code = expand("demo", &found);
+    assert_eq!(declarations(source).len(), 1);
+    let code = expand("demo", source);
     assert!(
         code.contains("/// Adds in single precision; see `kp_add_c64`.\n"),
         "{code}"
@@ -205,12 +296,53 @@ pub(crate) struct kp_add<T> {
         "{code}"
     );
     assert!(
-        code.contains("fn kp_add_c128(x: *const f64, n: usize) -> kp_status"),
+        code.contains(
+            "fn kp_add_c128(ctx: *const kp_context, x: *const f64, n: usize) -> kp_status"
+        ),
         "{code}"
     );
     assert!(
-        code.contains("kp_add::<f64> { x, n, _dtype: PhantomData }.run()"),
+        code.contains("kp_add::<f64> { x, n, _dtype: PhantomData }.run(ctx)"),
         "{code}"
     );
-    assert_eq!(substitute("*const Tx<T>", "f32"), "*const Tx<f32>");
+    let t = HashMap::from([("T".to_string(), "f32".to_string())]);
+    assert_eq!(substitute("*const Tx<T>", &t), "*const Tx<f32>");
+}
+
+#[test]
+fn an_alias_takes_its_struct_s_fields_and_nested_structs_are_flattened() {
+    let source = "\
+/// The grid.
+struct Grid<G> {
+    f0: G,
+    nf: usize,
+}
+
+/// Shared.
+pub(crate) struct Run<T, P> {
+    params: *const P,
+    /// The grid's arguments.
+    grid: Grid<f64>,
+    out: u64,
+    _dtype: PhantomData<T>,
+}
+
+/// Runs in {precision}.
+type kp_run_device<T> = Run<T, kp_params>;
+";
+    let code = expand("demo", source);
+    assert!(
+        code.contains(
+            "fn kp_run_device_f64(ctx: *const kp_context, params: *const kp_params, \
+             f0: f64, nf: usize, out: u64, stream: u64) -> kp_status"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains(
+            "kp_run_device::<f32> { params, grid: Grid { f0, nf }, out, _dtype: PhantomData }\
+             .enqueue(ctx, stream)"
+        ),
+        "{code}"
+    );
 }

@@ -1,7 +1,7 @@
 //! Devices: how many, what each is, and a context on a chosen one.
 use std::ffi::c_char;
 
-use super::{boundary, kp_context, kp_status, new_context, null_pointer, Failure};
+use super::{boundary, kp_context, kp_status, new_context, out_param, RawError};
 use crate::api::multi::MultiGpu;
 use crate::api::Kernpack;
 use crate::error::Error;
@@ -58,7 +58,7 @@ impl From<&DeviceInfo> for kp_device_info {
 /// KP_ERROR_INVALID_ARGUMENT, as is one not below the count when there are
 /// devices; with no driver or no device, KP_ERROR_NO_GPU. Each message names
 /// the ordinal and the count (or why there are none).
-fn device_ordinal(ordinal: i32) -> Result<usize, Failure> {
+fn device_ordinal(ordinal: i32) -> Result<usize, RawError> {
     let Ok(index) = usize::try_from(ordinal) else {
         let count = gpu::devices::count().unwrap_or(0);
         let s = if count == 1 { "" } else { "s" };
@@ -84,7 +84,7 @@ fn device_ordinal(ordinal: i32) -> Result<usize, Failure> {
 #[no_mangle]
 pub unsafe extern "C" fn kp_device_count(count: *mut i32) -> kp_status {
     boundary(|| {
-        let out = unsafe { count.as_mut() }.ok_or_else(|| null_pointer("count"))?;
+        let out = unsafe { out_param("count", count) }?;
         let n = gpu::devices::count()?;
         *out = n.min(i32::MAX as usize) as i32;
         Ok(())
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn kp_device_count(count: *mut i32) -> kp_status {
 #[no_mangle]
 pub unsafe extern "C" fn kp_device_get_info(ordinal: i32, out: *mut kp_device_info) -> kp_status {
     boundary(|| {
-        let out = unsafe { out.as_mut() }.ok_or_else(|| null_pointer("out"))?;
+        let out = unsafe { out_param("out", out) }?;
         let info = gpu::device_info(device_ordinal(ordinal)?)?;
         *out = kp_device_info::from(&info);
         Ok(())
@@ -124,11 +124,8 @@ pub unsafe extern "C" fn kp_context_create_on_device(
     out: *mut *mut kp_context,
 ) -> kp_status {
     boundary(|| {
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
-        let kernpack = Kernpack::with_gpu(device_ordinal(ordinal)?)?;
-        unsafe { *out = new_context(kernpack) };
+        let out = unsafe { out_param("out", out) }?;
+        *out = new_context(Kernpack::with_gpu(device_ordinal(ordinal)?)?);
         Ok(())
     })
 }
@@ -159,9 +156,7 @@ pub unsafe extern "C" fn kp_context_create_on_devices(
     out: *mut *mut kp_context,
 ) -> kp_status {
     boundary(|| {
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
+        let out = unsafe { out_param("out", out) }?;
         if count == 0 {
             return Err(Error::invalid("ordinals: at least one GPU ordinal is needed").into());
         }
@@ -174,7 +169,7 @@ pub unsafe extern "C" fn kp_context_create_on_devices(
         if max_device_bytes > 0 {
             multi = multi.with_max_device_bytes(max_device_bytes);
         }
-        unsafe { *out = new_context(Kernpack::from(multi)) };
+        *out = new_context(Kernpack::from(multi));
         Ok(())
     })
 }

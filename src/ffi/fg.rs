@@ -2,8 +2,9 @@
 //! entry points for complex64 and complex128, declared once each (the
 //! per-dtype functions are in `entry_points.rs`). Complex arrays are interleaved (re, im) pairs, the
 //! layout of C99 `float _Complex` / `double _Complex` and `std::complex<T>`.
-use super::{context, kp_context, kp_status, Entry, Failure};
+use super::{kp_context, kp_status, DeviceEntry, Entry, RawError};
 use crate::api::fg::{complexes, interleaved, FgOnDevice, FgOptions};
+use crate::api::Kernpack;
 use crate::error::Error;
 use crate::float::{Complex, Float};
 use crate::raw::{self, check_apart, Span};
@@ -33,8 +34,7 @@ pub use entry_points::*;
 /// # Safety
 /// `f` and `g` valid for reading and writing 2 N*N reals, `delta` for
 /// writing 2 `delta_len` reals (or NULL, which is an error).
-pub(crate) struct kp_fg_integrate<T> {
-    ctx: *const kp_context,
+struct kp_fg_integrate<T> {
     n: usize,
     f: *mut T,
     g: *mut T,
@@ -53,8 +53,7 @@ fn check_delta_len(delta_len: usize, nsteps: usize) -> Result<(), Error> {
 }
 
 impl<T: Float> Entry for kp_fg_integrate<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         // Reals of an N x N complex state.
         let values = raw::product("N", self.n, "N", self.n)?;
         let state_len = raw::product("N x N", values, "2 reals", 2)?;
@@ -76,7 +75,7 @@ impl<T: Float> Entry for kp_fg_integrate<T> {
             im: self.delta0_im,
         };
         // Computed in full before anything is written back.
-        let run = ctx.kernpack.fg_integrate(
+        let run = kp.fg_integrate(
             self.n,
             &complexes(f),
             &complexes(g),
@@ -106,8 +105,7 @@ impl<T: Float> Entry for kp_fg_integrate<T> {
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-pub(crate) struct kp_fg_integrate_device<T> {
-    ctx: *const kp_context,
+struct kp_fg_integrate_device<T> {
     n: usize,
     f: u64,
     g: u64,
@@ -117,13 +115,12 @@ pub(crate) struct kp_fg_integrate_device<T> {
     nsteps: usize,
     delta: u64,
     delta_len: usize,
-    stream: u64,
 }
 
-impl<T: Float> Entry for kp_fg_integrate_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float> DeviceEntry for kp_fg_integrate_device<T> {
+    type Op = FgOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (f, g) = (raw::device("f", self.f)?, raw::device("g", self.g)?);
         let delta = raw::device("delta", self.delta)?;
         check_delta_len(self.delta_len, self.nsteps)?;
@@ -131,11 +128,9 @@ impl<T: Float> Entry for kp_fg_integrate_device<T> {
             re: self.delta0_re,
             im: self.delta0_im,
         };
-        let stream = unsafe { ctx.stream(self.stream) }?;
         let (n, dt, nsteps, opts) = (self.n, self.dt, self.nsteps, FgOptions::default());
         #[rustfmt::skip]
         let op = FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        Ok(op)
     }
 }

@@ -3,15 +3,16 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
-use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lombscargle::batch::{
-    check_series_offsets, Batch, BatchDeviceBuffers, LombScargleBatchOnDevice,
+    check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatchOnDevice,
 };
 use crate::api::lombscargle::peaks::{LombScarglePeaksOnDevice, PeakBuffers};
 use crate::api::lombscargle::{
     output_len, values_per_frequency, DeviceFreqs, LombScargleOnDevice, LsDeviceBuffers,
     UniformGrid,
 };
+use crate::api::Kernpack;
 use crate::error::Error;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
@@ -42,7 +43,7 @@ pub struct kp_lombscargle_options {
 }
 
 impl kp_lombscargle_options {
-    fn to_options(self) -> Result<LombScargleOptions, Failure> {
+    fn to_options(self) -> Result<LombScargleOptions, RawError> {
         let normalize = match self.normalize {
             KP_NORMALIZE_POWER => Normalize::Power,
             KP_NORMALIZE_NORMALIZE => Normalize::Normalize,
@@ -94,11 +95,8 @@ pub unsafe extern "C" fn kp_lombscargle_output_len(
 /// NULL means the defaults.
 unsafe fn options_from(
     options: *const kp_lombscargle_options,
-) -> Result<LombScargleOptions, Failure> {
-    let options = unsafe { options.as_ref() }.copied();
-    options
-        .unwrap_or_else(|| kp_lombscargle_options_default())
-        .to_options()
+) -> Result<LombScargleOptions, RawError> {
+    unsafe { or_default(options, kp_lombscargle_options_default) }.to_options()
 }
 
 /// A call's frequencies, as the C caller gave them.
@@ -117,20 +115,49 @@ impl<P> Freqs<P> {
     }
 }
 
-/// One series on host buffers (either kind of frequencies).
-struct HostSeries<T> {
+/// The C arguments of an array of frequencies: `nf` of them at `freqs` (a
+/// host pointer or a device address).
+struct FreqArray<P> {
+    freqs: P,
+    nf: usize,
+}
+
+/// The C arguments of a uniform grid, `f0 + k df` for `k < nf`.
+struct Grid {
+    f0: f64,
+    df: f64,
+    nf: usize,
+}
+
+impl<P> From<FreqArray<P>> for Freqs<P> {
+    fn from(a: FreqArray<P>) -> Self {
+        Freqs::Array(a.freqs, a.nf)
+    }
+}
+
+impl<P> From<Grid> for Freqs<P> {
+    fn from(g: Grid) -> Self {
+        Freqs::Uniform(UniformGrid::new(g.f0, g.df, g.nf))
+    }
+}
+
+/// One series on host buffers, `F` its frequencies ([`FreqArray`] or
+/// [`Grid`]): the C arguments of kp_lombscargle_{dtype} and
+/// kp_lombscargle_uniform_{dtype}.
+struct HostSeries<T, F> {
     t: *const T,
     y: *const T,
     weights: *const T,
     nx: usize,
+    freqs: F,
     options: *const kp_lombscargle_options,
     out: *mut T,
     out_len: usize,
 }
 
-impl<T: Float> HostSeries<T> {
-    unsafe fn call(self, ctx: *const kp_context, freqs: Freqs<*const T>) -> Result<(), Failure> {
-        let ctx = unsafe { context(ctx) }?;
+impl<T: Float, F: Into<Freqs<*const T>>> Entry for HostSeries<T, F> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let freqs: Freqs<*const T> = self.freqs.into();
         let opts = unsafe { options_from(self.options) }?;
         // A wrong length first: buffers sized by it may well touch others.
         raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
@@ -158,35 +185,33 @@ impl<T: Float> HostSeries<T> {
         let result = match freqs {
             Freqs::Array(ptr, nf) => {
                 let freqs = unsafe { raw::host("freqs", ptr, nf) }?;
-                ctx.kernpack.lombscargle(&series, freqs, &opts)
+                kp.lombscargle(&series, freqs, &opts)
             }
-            Freqs::Uniform(grid) => ctx.kernpack.lombscargle_uniform(&series, &grid, &opts),
+            Freqs::Uniform(grid) => kp.lombscargle_uniform(&series, &grid, &opts),
         }?;
         raw::write_periodogram(&result, out);
         Ok(())
     }
 }
 
-/// One series on device buffers (either kind of frequencies).
-struct DeviceSeries {
+/// One series on device buffers, `F` its frequencies: the C arguments of
+/// kp_lombscargle_device_{dtype} and kp_lombscargle_uniform_device_{dtype}.
+struct DeviceSeries<T, F> {
     t: u64,
     y: u64,
     weights: u64,
     nx: usize,
+    freqs: F,
     options: *const kp_lombscargle_options,
     out: u64,
     out_len: usize,
-    stream: u64,
+    _dtype: PhantomData<T>,
 }
 
-impl DeviceSeries {
-    unsafe fn call<T: Float>(
-        self,
-        ctx: *const kp_context,
-        freqs: Freqs<u64>,
-    ) -> Result<(), Failure> {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float, F: Into<Freqs<u64>>> DeviceEntry for DeviceSeries<T, F> {
+    type Op = LombScargleOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let opts = unsafe { options_from(self.options) }?;
         let buffers = LsDeviceBuffers {
             t: raw::device("t", self.t)?,
@@ -194,7 +219,7 @@ impl DeviceSeries {
             weights: (self.weights != 0).then_some(self.weights),
             out: raw::device("out", self.out)?,
         };
-        let freqs = match freqs {
+        let freqs = match self.freqs.into() {
             Freqs::Array(ptr, len) => DeviceFreqs::Array {
                 ptr: raw::device("freqs", ptr)?,
                 len,
@@ -202,12 +227,10 @@ impl DeviceSeries {
             Freqs::Uniform(grid) => DeviceFreqs::Uniform(grid),
         };
         raw::check_periodogram_len(self.out_len, 1, freqs.len(), &opts)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let (nx, dtype) = (self.nx, PhantomData::<T>);
+        let (nx, dtype) = (self.nx, PhantomData);
         #[rustfmt::skip]
         let op = LombScargleOnDevice { buffers, nx, freqs, opts, dtype };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        Ok(op)
     }
 }
 
@@ -221,35 +244,7 @@ impl DeviceSeries {
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-pub(crate) struct kp_lombscargle<T> {
-    ctx: *const kp_context,
-    t: *const T,
-    y: *const T,
-    weights: *const T,
-    nx: usize,
-    freqs: *const T,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut T,
-    out_len: usize,
-}
-
-impl<T: Float> Entry for kp_lombscargle<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle { ctx, t, y, weights, nx, freqs, nf, options, out, out_len } = self;
-        let series = HostSeries {
-            t,
-            y,
-            weights,
-            nx,
-            options,
-            out,
-            out_len,
-        };
-        unsafe { series.call(ctx, Freqs::Array(freqs, nf)) }
-    }
-}
+type kp_lombscargle<T> = HostSeries<T, FreqArray<*const T>>;
 
 /// As `kp_lombscargle_{dtype}`, on the uniform grid of angular frequencies
 /// `f0 + k df`, `k = 0 .. nf-1` (f0 >= 0, df > 0 when nf > 1), in
@@ -258,36 +253,7 @@ impl<T: Float> Entry for kp_lombscargle<T> {
 ///
 /// # Safety
 /// As `kp_lombscargle_{dtype}`.
-pub(crate) struct kp_lombscargle_uniform<T> {
-    ctx: *const kp_context,
-    t: *const T,
-    y: *const T,
-    weights: *const T,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: *mut T,
-    out_len: usize,
-}
-
-impl<T: Float> Entry for kp_lombscargle_uniform<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_uniform { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len } = self;
-        let series = HostSeries {
-            t,
-            y,
-            weights,
-            nx,
-            options,
-            out,
-            out_len,
-        };
-        unsafe { series.call(ctx, Freqs::Uniform(UniformGrid::new(f0, df, nf))) }
-    }
-}
+type kp_lombscargle_uniform<T> = HostSeries<T, Grid>;
 
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
 /// CuPy's `.data.ptr` or PyTorch's `.data_ptr()`), in {precision},
@@ -303,77 +269,14 @@ impl<T: Float> Entry for kp_lombscargle_uniform<T> {
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-pub(crate) struct kp_lombscargle_device<T> {
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    freqs: u64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float> Entry for kp_lombscargle_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_device { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, .. } = self;
-        let series = DeviceSeries {
-            t,
-            y,
-            weights,
-            nx,
-            options,
-            out,
-            out_len,
-            stream,
-        };
-        unsafe { series.call::<T>(ctx, Freqs::Array(freqs, nf)) }
-    }
-}
+type kp_lombscargle_device<T> = DeviceSeries<T, FreqArray<u64>>;
 
 /// As `kp_lombscargle_device_{dtype}`, on the uniform grid `f0 + k df`, in
 /// {precision}.
 ///
 /// # Safety
 /// As `kp_lombscargle_device_{dtype}`.
-pub(crate) struct kp_lombscargle_uniform_device<T> {
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    nx: usize,
-    f0: f64,
-    df: f64,
-    nf: usize,
-    options: *const kp_lombscargle_options,
-    out: u64,
-    out_len: usize,
-    stream: u64,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float> Entry for kp_lombscargle_uniform_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_uniform_device { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, .. } = self;
-        let series = DeviceSeries {
-            t,
-            y,
-            weights,
-            nx,
-            options,
-            out,
-            out_len,
-            stream,
-        };
-        unsafe { series.call::<T>(ctx, Freqs::Uniform(UniformGrid::new(f0, df, nf))) }
-    }
-}
+type kp_lombscargle_uniform_device<T> = DeviceSeries<T, Grid>;
 
 /// The inputs of a batched call, as the entry points give them: host
 /// pointers to samples `S`, offsets `O` and grids `G`, or device addresses.
@@ -386,6 +289,7 @@ struct BatchInputs<S, O, G> {
     f0: G,
     df: G,
     ngrids: usize,
+    nf: usize,
     options: *const kp_lombscargle_options,
 }
 
@@ -408,7 +312,7 @@ impl<T: Float> BatchInputs<*const T, *const i64, *const f64> {
     /// # Safety
     /// Every pointer valid for its stated count (the samples' count is the
     /// last offset).
-    unsafe fn view<'a>(self) -> Result<HostBatch<'a, T>, Failure> {
+    unsafe fn view<'a>(&self) -> Result<HostBatch<'a, T>, RawError> {
         let opts = unsafe { options_from(self.options) }?;
         let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, self.nseries) }?;
         let nx = *offsets.last().unwrap_or(&0);
@@ -437,6 +341,10 @@ impl<T: Float> BatchInputs<*const T, *const i64, *const f64> {
 }
 
 impl<T> HostBatch<'_, T> {
+    fn grid(&self, nf: usize) -> BatchGrid<'_> {
+        raw::batch_grid(self.f0, self.df, nf)
+    }
+
     fn batch(&self) -> Batch<'_, T> {
         Batch {
             t: self.t,
@@ -448,9 +356,13 @@ impl<T> HostBatch<'_, T> {
 }
 
 impl BatchInputs<u64, u64, u64> {
-    /// The device buffers (`out`: 0 for the peaks).
-    fn buffers(&self, out: u64) -> Result<BatchDeviceBuffers, Failure> {
-        Ok(BatchDeviceBuffers {
+    /// The device operation (`out`: 0 for the peaks).
+    fn op<T>(
+        &self,
+        opts: LombScargleOptions,
+        out: u64,
+    ) -> Result<LombScargleBatchOnDevice<T>, RawError> {
+        let buffers = BatchDeviceBuffers {
             t: raw::device("t", self.t)?,
             y: raw::device("y", self.y)?,
             weights: (self.weights != 0).then_some(self.weights),
@@ -459,7 +371,11 @@ impl BatchInputs<u64, u64, u64> {
             df: raw::device("df", self.df)?,
             per_series_grid: raw::per_series_grid(self.ngrids, self.nseries)?,
             out,
-        })
+        };
+        let (nseries, nf, dtype) = (self.nseries, self.nf, PhantomData);
+        #[rustfmt::skip]
+        let op = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
+        Ok(op)
     }
 }
 
@@ -475,37 +391,22 @@ impl BatchInputs<u64, u64, u64> {
 ///
 /// # Safety
 /// Every pointer must be valid for the stated number of values.
-pub(crate) struct kp_lombscargle_batch<T> {
-    ctx: *const kp_context,
-    t: *const T,
-    y: *const T,
-    weights: *const T,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
+struct kp_lombscargle_batch<T> {
+    inputs: BatchInputs<*const T, *const i64, *const f64>,
     out: *mut T,
     out_len: usize,
 }
 
 impl<T: Float> Entry for kp_lombscargle_batch<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_batch { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len } = self;
-        let ctx = unsafe { context(ctx) }?;
-        #[rustfmt::skip]
-        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
-        check_apart(&[Span::of("out", out, out_len)], &inputs.spans)?;
-        let out = unsafe { raw::host_mut("out", out, out_len) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let (nseries, nf, out_len) = (self.inputs.nseries, self.inputs.nf, self.out_len);
+        let inputs = unsafe { self.inputs.view() }?;
+        check_apart(&[Span::of("out", self.out, out_len)], &inputs.spans)?;
+        let out = unsafe { raw::host_mut("out", self.out, out_len) }?;
         raw::check_periodogram_len(out_len, nseries, nf, &inputs.opts)?;
         // Computed in full before a single value is written to `out`.
-        let grid = raw::batch_grid(inputs.f0, inputs.df, nf);
-        let result = ctx
-            .kernpack
-            .lombscargle_batch(&inputs.batch(), &grid, &inputs.opts)?;
+        let grid = inputs.grid(nf);
+        let result = kp.lombscargle_batch(&inputs.batch(), &grid, &inputs.opts)?;
         raw::write_periodograms(&result, out, output_len(nf, &inputs.opts));
         Ok(())
     }
@@ -521,41 +422,21 @@ impl<T: Float> Entry for kp_lombscargle_batch<T> {
 /// # Safety
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes.
-pub(crate) struct kp_lombscargle_batch_device<T> {
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
+struct kp_lombscargle_batch_device<T> {
+    inputs: BatchInputs<u64, u64, u64>,
     out: u64,
     out_len: usize,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_batch_device { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, .. } = self;
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let opts = unsafe { options_from(options) }?;
-        raw::check_periodogram_len(out_len, nseries, nf, &opts)?;
-        let stream = unsafe { ctx.stream(stream) }?;
-        let out = raw::device("out", out)?;
-        #[rustfmt::skip]
-        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(out)?;
-        let dtype = PhantomData::<T>;
-        #[rustfmt::skip]
-        let op = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+impl<T: Float> DeviceEntry for kp_lombscargle_batch_device<T> {
+    type Op = LombScargleBatchOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let opts = unsafe { options_from(self.inputs.options) }?;
+        let (nseries, nf) = (self.inputs.nseries, self.inputs.nf);
+        raw::check_periodogram_len(self.out_len, nseries, nf, &opts)?;
+        self.inputs.op(opts, raw::device("out", self.out)?)
     }
 }
 
@@ -569,41 +450,26 @@ impl<T: Float> Entry for kp_lombscargle_batch_device<T> {
 ///
 /// # Safety
 /// Every pointer must be valid for the stated number of values.
-pub(crate) struct kp_lombscargle_batch_peaks<T> {
-    ctx: *const kp_context,
-    t: *const T,
-    y: *const T,
-    weights: *const T,
-    offsets: *const i64,
-    nseries: usize,
-    f0: *const f64,
-    df: *const f64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
+struct kp_lombscargle_batch_peaks<T> {
+    inputs: BatchInputs<*const T, *const i64, *const f64>,
     index: *mut i64,
     value: *mut f64,
 }
 
 impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_batch_peaks { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value } = self;
-        let ctx = unsafe { context(ctx) }?;
-        #[rustfmt::skip]
-        let inputs = unsafe { BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.view() }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let (nseries, nf) = (self.inputs.nseries, self.inputs.nf);
+        let inputs = unsafe { self.inputs.view() }?;
         let outputs = [
-            Span::of("index", index, nseries),
-            Span::of("value", value, nseries),
+            Span::of("index", self.index, nseries),
+            Span::of("value", self.value, nseries),
         ];
         check_apart(&outputs, &inputs.spans)?;
-        let index = unsafe { raw::host_mut("index", index, nseries) }?;
-        let value = unsafe { raw::host_mut("value", value, nseries) }?;
+        let index = unsafe { raw::host_mut("index", self.index, nseries) }?;
+        let value = unsafe { raw::host_mut("value", self.value, nseries) }?;
         // Computed in full before a single value is written.
-        let grid = raw::batch_grid(inputs.f0, inputs.df, nf);
-        let peaks = ctx
-            .kernpack
-            .lombscargle_batch_peaks(&inputs.batch(), &grid, &inputs.opts)?;
+        let grid = inputs.grid(nf);
+        let peaks = kp.lombscargle_batch_peaks(&inputs.batch(), &grid, &inputs.opts)?;
         raw::write_peaks(&peaks, index, value);
         Ok(())
     }
@@ -621,47 +487,25 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
 /// # Safety
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes.
-pub(crate) struct kp_lombscargle_batch_peaks_device<T> {
-    ctx: *const kp_context,
-    t: u64,
-    y: u64,
-    weights: u64,
-    offsets: u64,
-    nseries: usize,
-    f0: u64,
-    df: u64,
-    ngrids: usize,
-    nf: usize,
-    options: *const kp_lombscargle_options,
+struct kp_lombscargle_batch_peaks_device<T> {
+    inputs: BatchInputs<u64, u64, u64>,
     index: u64,
     value: u64,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_lombscargle_batch_peaks_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lombscargle_batch_peaks_device { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, .. } = self;
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let opts = unsafe { options_from(options) }?;
-        let stream = unsafe { ctx.stream(stream) }?;
-        #[rustfmt::skip]
-        let buffers = BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, options }.buffers(0)?;
+impl<T: Float> DeviceEntry for kp_lombscargle_batch_peaks_device<T> {
+    type Op = LombScarglePeaksOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let opts = unsafe { options_from(self.inputs.options) }?;
+        let batch = self.inputs.op(opts, 0)?;
         let peaks = PeakBuffers {
-            index: raw::device("index", index)?,
-            value: raw::device("value", value)?,
+            index: raw::device("index", self.index)?,
+            value: raw::device("value", self.value)?,
         };
-        let dtype = PhantomData::<T>;
         #[rustfmt::skip]
-        let batch = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
-        let op = LombScarglePeaksOnDevice {
-            batch,
-            peaks,
-            max_scratch_bytes: None,
-        };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        let op = LombScarglePeaksOnDevice { batch, peaks, max_scratch_bytes: None };
+        Ok(op)
     }
 }

@@ -4,11 +4,13 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
-use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
+use crate::api::device::DeviceOperation;
 use crate::api::lorenz::{
-    frame_count, EnsembleDeviceBuffers, Lorenz05OnDevice, Lorenz96OnDevice, WindowSumOnDevice,
+    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05OnDevice,
+    Lorenz96OnDevice, WindowSumOnDevice,
 };
-use crate::error::Error;
+use crate::api::Kernpack;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -115,30 +117,62 @@ pub extern "C" fn kp_lorenz_trajectory_len(
     )
 }
 
-/// Which model a call integrates, from the C parameters (NULL: defaults).
-#[derive(Clone, Copy)]
-enum Model {
-    L96(Lorenz96Params),
-    L05(Lorenz05Params),
+/// What the ensemble entry points need of their C parameter struct
+/// (kp_lorenz96_params, kp_lorenz05_params).
+trait CParams: Copy {
+    /// The model's parameters.
+    type Params: EnsembleParams + Copy;
+    /// The model's run on device memory.
+    type Op<T: Float>: DeviceOperation;
+
+    /// The parameters at `p` (NULL: the defaults).
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for reads.
+    unsafe fn read(p: *const Self) -> Result<Self::Params, RawError>;
+
+    /// The run of `p` on `buffers`: `run` is (members, steps, every).
+    fn on_device<T: Float>(
+        p: Self::Params,
+        buffers: EnsembleDeviceBuffers,
+        run: (usize, u64, u64),
+    ) -> Self::Op<T>;
 }
 
-impl Model {
-    unsafe fn l96(params: *const kp_lorenz96_params) -> Result<Model, Failure> {
-        let c = unsafe { params.as_ref() }
-            .copied()
-            .unwrap_or_else(|| kp_lorenz96_default_params());
-        Ok(Model::L96(Lorenz96Params {
+impl CParams for kp_lorenz96_params {
+    type Params = Lorenz96Params;
+    type Op<T: Float> = Lorenz96OnDevice<T>;
+
+    unsafe fn read(p: *const Self) -> Result<Lorenz96Params, RawError> {
+        let c = unsafe { or_default(p, kp_lorenz96_default_params) };
+        Ok(Lorenz96Params {
             n: c.n,
             forcing: c.forcing,
             dt: c.dt,
-        }))
+        })
     }
 
-    unsafe fn l05(params: *const kp_lorenz05_params) -> Result<Model, Failure> {
-        let c = unsafe { params.as_ref() }
-            .copied()
-            .unwrap_or_else(|| kp_lorenz05_default_params());
-        Ok(Model::L05(Lorenz05Params {
+    fn on_device<T: Float>(
+        p: Lorenz96Params,
+        buffers: EnsembleDeviceBuffers,
+        (members, steps, every): (usize, u64, u64),
+    ) -> Lorenz96OnDevice<T> {
+        let op = Lorenz96OnDevice::new(p, steps, every);
+        Lorenz96OnDevice {
+            buffers,
+            members,
+            ..op
+        }
+    }
+}
+
+impl CParams for kp_lorenz05_params {
+    type Params = Lorenz05Params;
+    type Op<T: Float> = Lorenz05OnDevice<T>;
+
+    unsafe fn read(p: *const Self) -> Result<Lorenz05Params, RawError> {
+        let c = unsafe { or_default(p, kp_lorenz05_default_params) };
+        Ok(Lorenz05Params {
             n: c.n,
             forcing: c.forcing,
             k: c.k,
@@ -147,21 +181,27 @@ impl Model {
             c: c.c,
             dt: c.dt,
             model: Lorenz05Model::from_number(c.model as i64)?,
-        }))
+        })
     }
 
-    /// Values of the states, members x N.
-    fn state_len(&self, members: usize) -> Result<usize, Error> {
-        let n = match self {
-            Model::L96(p) => p.n,
-            Model::L05(p) => p.n,
-        };
-        raw::product("members", members, "N", n)
+    fn on_device<T: Float>(
+        p: Lorenz05Params,
+        buffers: EnsembleDeviceBuffers,
+        (members, steps, every): (usize, u64, u64),
+    ) -> Lorenz05OnDevice<T> {
+        let op = Lorenz05OnDevice::new(p, steps, every);
+        Lorenz05OnDevice {
+            buffers,
+            members,
+            ..op
+        }
     }
 }
 
-/// An ensemble run on host buffers, as the entry points give it.
-struct HostRun<T> {
+/// An ensemble run on host buffers, `P` its C parameters: the C arguments
+/// of kp_lorenz96_{dtype} and kp_lorenz05_{dtype}.
+struct HostRun<T, P> {
+    params: *const P,
     initial: *const T,
     members: usize,
     steps: u64,
@@ -171,16 +211,11 @@ struct HostRun<T> {
     trajectory_len: usize,
 }
 
-impl<T: Float> HostRun<T> {
-    unsafe fn call(
-        self,
-        ctx: *const kp_context,
-        model: Result<Model, Failure>,
-    ) -> Result<(), Failure> {
-        let ctx = unsafe { context(ctx) }?;
-        let model = model?;
+impl<T: Float, P: CParams> Entry for HostRun<T, P> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let params = unsafe { P::read(self.params) }?;
         let (steps, every) = (self.steps, self.every);
-        let len = model.state_len(self.members)?;
+        let len = raw::product("members", self.members, "N", params.sites())?;
         let traj_len = if every > 0 { self.trajectory_len } else { 0 };
         check_apart(
             &[
@@ -199,10 +234,13 @@ impl<T: Float> HostRun<T> {
         };
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
         // Computed in full before anything is written to the outputs.
-        let run = match model {
-            Model::L96(p) => ctx.kernpack.lorenz96(&p, initial, steps, every),
-            Model::L05(p) => ctx.kernpack.lorenz05(&p, initial, steps, every),
-        }?;
+        let params = &params;
+        let run = kp.run(EnsembleRun {
+            params,
+            initial,
+            steps,
+            every,
+        })?;
         out.copy_from_slice(&run.final_state);
         if let (Some(dst), Some(src)) = (trajectory, run.trajectory) {
             dst.copy_from_slice(&src);
@@ -211,8 +249,10 @@ impl<T: Float> HostRun<T> {
     }
 }
 
-/// An ensemble run on device buffers, as the entry points give it.
-struct DeviceRun<T> {
+/// An ensemble run on device buffers, `P` its C parameters: the C arguments
+/// of kp_lorenz96_device_{dtype} and kp_lorenz05_device_{dtype}.
+struct DeviceRun<T, P> {
+    params: *const P,
     initial: u64,
     members: usize,
     steps: u64,
@@ -220,19 +260,14 @@ struct DeviceRun<T> {
     out: u64,
     trajectory: u64,
     trajectory_len: usize,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> DeviceRun<T> {
-    unsafe fn call(
-        self,
-        ctx: *const kp_context,
-        model: Result<Model, Failure>,
-    ) -> Result<(), Failure> {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let model = model?;
+impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
+    type Op = P::Op<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let params = unsafe { P::read(self.params) }?;
         let (members, steps, every) = (self.members, self.steps, self.every);
         let buffers = EnsembleDeviceBuffers {
             initial: raw::device("initial", self.initial)?,
@@ -242,23 +277,9 @@ impl<T: Float> DeviceRun<T> {
                 _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
             },
         };
-        let len = model.state_len(members)?;
+        let len = raw::product("members", members, "N", params.sites())?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let dtype = PhantomData::<T>;
-        match model {
-            #[rustfmt::skip]
-            Model::L96(p) => unsafe {
-                let op = Lorenz96OnDevice { p, buffers, members, steps, every, members_per_block: None, dtype };
-                gpu.enqueue(&stream, &op)
-            },
-            #[rustfmt::skip]
-            Model::L05(p) => unsafe {
-                let op = Lorenz05OnDevice { p, buffers, members, steps, every, sites_per_thread: None, dtype };
-                gpu.enqueue(&stream, &op)
-            },
-        }?;
-        Ok(())
+        Ok(P::on_device(params, buffers, (members, steps, every)))
     }
 }
 
@@ -273,68 +294,14 @@ impl<T: Float> DeviceRun<T> {
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-pub(crate) struct kp_lorenz96<T> {
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: *const T,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut T,
-    trajectory: *mut T,
-    trajectory_len: usize,
-}
-
-impl<T: Float> Entry for kp_lorenz96<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lorenz96 { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len } = self;
-        let run = HostRun {
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        };
-        unsafe { run.call(ctx, Model::l96(params)) }
-    }
-}
+type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params>;
 
 /// As `kp_lorenz96_{dtype}`, for Lorenz (2005) Model II / III
 /// (`params->model`), in {precision}.
 ///
 /// # Safety
 /// As `kp_lorenz96_{dtype}`.
-pub(crate) struct kp_lorenz05<T> {
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: *const T,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut T,
-    trajectory: *mut T,
-    trajectory_len: usize,
-}
-
-impl<T: Float> Entry for kp_lorenz05<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lorenz05 { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len } = self;
-        let run = HostRun {
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-        };
-        unsafe { run.call(ctx, Model::l05(params)) }
-    }
-}
+type kp_lorenz05<T> = HostRun<T, kp_lorenz05_params>;
 
 /// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in {precision},
 /// enqueued on `stream` (0: the default stream) with no synchronisation.
@@ -346,76 +313,14 @@ impl<T: Float> Entry for kp_lorenz05<T> {
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-pub(crate) struct kp_lorenz96_device<T> {
-    ctx: *const kp_context,
-    params: *const kp_lorenz96_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float> Entry for kp_lorenz96_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lorenz96_device { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype } = self;
-        let run = DeviceRun {
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype,
-        };
-        unsafe { run.call(ctx, Model::l96(params)) }
-    }
-}
+type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params>;
 
 /// As `kp_lorenz96_device_{dtype}`, for Lorenz (2005) Model II / III, in
 /// {precision}.
 ///
 /// # Safety
 /// As `kp_lorenz96_device_{dtype}`.
-pub(crate) struct kp_lorenz05_device<T> {
-    ctx: *const kp_context,
-    params: *const kp_lorenz05_params,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    stream: u64,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float> Entry for kp_lorenz05_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        #[rustfmt::skip]
-        let kp_lorenz05_device { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype } = self;
-        let run = DeviceRun {
-            initial,
-            members,
-            steps,
-            every,
-            out,
-            trajectory,
-            trajectory_len,
-            stream,
-            _dtype,
-        };
-        unsafe { run.call(ctx, Model::l05(params)) }
-    }
-}
+type kp_lorenz05_device<T> = DeviceRun<T, kp_lorenz05_params>;
 
 /// Periodic weighted window sum of `rows` contiguous rows of `n` host
 /// values, in {precision}:
@@ -426,8 +331,7 @@ impl<T: Float> Entry for kp_lorenz05_device<T> {
 ///
 /// # Safety
 /// `x` and `out` valid for rows x n values, `w` for `w_len`.
-pub(crate) struct kp_window_sum<T> {
-    ctx: *const kp_context,
+struct kp_window_sum<T> {
     x: *const T,
     w: *const T,
     w_len: usize,
@@ -437,8 +341,7 @@ pub(crate) struct kp_window_sum<T> {
 }
 
 impl<T: Float> Entry for kp_window_sum<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let len = raw::product("rows", self.rows, "n", self.n)?;
         check_apart(
             &[Span::of("out", self.out, len)],
@@ -450,7 +353,7 @@ impl<T: Float> Entry for kp_window_sum<T> {
         let x = unsafe { raw::host("x", self.x, len) }?;
         let w = unsafe { raw::host("w", self.w, self.w_len) }?;
         let out = unsafe { raw::host_mut("out", self.out, len) }?;
-        let result = ctx.kernpack.window_sum(x, w, self.rows, self.n)?;
+        let result = kp.window_sum(x, w, self.rows, self.n)?;
         out.copy_from_slice(&result);
         Ok(())
     }
@@ -464,8 +367,7 @@ impl<T: Float> Entry for kp_window_sum<T> {
 /// `x` and `out` device allocations of (rows - 1) * pitch + n values, `w` of
 /// `w_len`, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-pub(crate) struct kp_window_sum_device<T> {
-    ctx: *const kp_context,
+struct kp_window_sum_device<T> {
     x: u64,
     w: u64,
     w_len: usize,
@@ -473,22 +375,19 @@ pub(crate) struct kp_window_sum_device<T> {
     n: usize,
     pitch: usize,
     out: u64,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_window_sum_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float> DeviceEntry for kp_window_sum_device<T> {
+    type Op = WindowSumOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, w) = (raw::device("x", self.x)?, raw::device("w", self.w)?);
         let out = raw::device("out", self.out)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
         let (w_len, rows, n, pitch) = (self.w_len, self.rows, self.n, self.pitch);
-        let dtype = PhantomData::<T>;
+        let dtype = PhantomData;
         #[rustfmt::skip]
         let op = WindowSumOnDevice { x, w, w_len, out, rows, n, pitch, dtype };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        Ok(op)
     }
 }

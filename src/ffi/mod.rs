@@ -17,8 +17,10 @@
 //! API's options, and every check of the call itself is the safe API's.
 //!
 //! Per-dtype entry points: each operation is declared once, as a struct of its
-//! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`) whose
-//! `Entry::call` does the work; `tests/ffi_entry_points.rs` expands every
+//! C arguments generic over the element type (e.g. `reduce::kp_sum<T>`), or an
+//! alias of one several operations share, whose `Entry::call` does the work
+//! (or whose `DeviceEntry::op` is the device operation, enqueued on the
+//! caller's stream); `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
 //! fails when they are stale.
@@ -41,10 +43,12 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+use crate::api::device::DeviceOperation;
 use crate::api::{Backend, Kernpack};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::raw::{self, RawError};
+use streams::cuda;
 
 /// Result of every kernpack C function.
 #[repr(C)]
@@ -162,37 +166,20 @@ pub extern "C" fn kp_version() -> *const c_char {
     )
 }
 
-/// What the boundary reports: the status, the message for
-/// kp_last_error_message and the driver's code for kp_last_cuda_error.
-pub(crate) struct Failure(kp_status, String, i32);
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        let status = match &e {
-            Error::InvalidInput(_) => kp_status::KP_ERROR_INVALID_ARGUMENT,
-            Error::NoGpu(_) => kp_status::KP_ERROR_NO_GPU,
-            Error::Cuda { .. } => kp_status::KP_ERROR_CUDA,
-            Error::OutOfMemory(_) => kp_status::KP_ERROR_OUT_OF_MEMORY,
-        };
-        Failure(status, e.to_string(), e.cuda_code().unwrap_or(0))
+/// The status a failure reports (its message, `RawError`'s display, goes
+/// to kp_last_error_message).
+fn status_of(e: &RawError) -> kp_status {
+    match e {
+        RawError::NullPointer(_) => kp_status::KP_ERROR_NULL_POINTER,
+        RawError::Api(Error::InvalidInput(_)) => kp_status::KP_ERROR_INVALID_ARGUMENT,
+        RawError::Api(Error::NoGpu(_)) => kp_status::KP_ERROR_NO_GPU,
+        RawError::Api(Error::Cuda { .. }) => kp_status::KP_ERROR_CUDA,
+        RawError::Api(Error::OutOfMemory(_)) => kp_status::KP_ERROR_OUT_OF_MEMORY,
     }
 }
 
-impl From<RawError> for Failure {
-    fn from(e: RawError) -> Self {
-        match e {
-            RawError::NullPointer(name) => null_pointer(&name),
-            RawError::Api(e) => e.into(),
-        }
-    }
-}
-
-pub(crate) fn null_pointer(name: &str) -> Failure {
-    Failure(
-        kp_status::KP_ERROR_NULL_POINTER,
-        format!("{name} is NULL"),
-        0,
-    )
+pub(crate) fn null_pointer(name: &str) -> RawError {
+    RawError::NullPointer(name.into())
 }
 
 /// Runs the body of an exported function that returns a value rather than a
@@ -201,36 +188,70 @@ pub(crate) fn value_boundary<T>(fallback: impl FnOnce() -> T, body: impl FnOnce(
     catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| fallback())
 }
 
-/// The arguments of one call of a per-dtype entry point, as the C caller
-/// passed them, and the work they ask for. The exported functions (generated,
-/// see the module doc) only gather their arguments and [`Entry::run`] them.
+/// A host entry point: its C arguments after `ctx`, as the C caller passed
+/// them, and the work they ask for. The exported functions (generated, see
+/// the module doc) only gather their arguments and [`Entry::run`] them.
 pub(crate) trait Entry: Sized {
     /// The call: views through [`crate::raw`], then the safe API.
     ///
     /// # Safety
     /// The pointers must hold what the entry point's docs state.
-    unsafe fn call(self) -> Result<(), Failure>;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError>;
 
-    /// [`Entry::call`] inside the boundary.
+    /// [`Entry::call`] on the context behind `ctx`, inside the boundary.
     ///
     /// # Safety
-    /// As [`Entry::call`].
-    unsafe fn run(self) -> kp_status {
-        boundary(|| unsafe { self.call() })
+    /// `ctx` as in [`context`]; the rest as [`Entry::call`].
+    unsafe fn run(self, ctx: *const kp_context) -> kp_status {
+        boundary(|| unsafe { self.call(&context(ctx)?.kernpack) })
+    }
+}
+
+/// A device entry point: its C arguments between `ctx` and `stream`, as the
+/// device operation they describe. The exported functions (generated) only
+/// gather their arguments and [`DeviceEntry::enqueue`] them.
+pub(crate) trait DeviceEntry: Sized {
+    type Op: DeviceOperation;
+
+    /// The operation: device pointers NULL-checked through [`crate::raw`],
+    /// stated output lengths checked; [`Gpu::enqueue`] checks the rest.
+    ///
+    /// # Safety
+    /// The host pointers (options, parameters) NULL or valid for reads.
+    unsafe fn op(self) -> Result<Self::Op, RawError>;
+
+    /// [`DeviceEntry::op`] enqueued on the GPU of the context behind `ctx`,
+    /// on the caller's `stream` (0: the default stream), inside the boundary.
+    ///
+    /// # Safety
+    /// `ctx` as in [`context`], `stream` as in [`kp_context::stream`], the
+    /// device pointers as the entry point's docs state.
+    unsafe fn enqueue(self, ctx: *const kp_context, stream: u64) -> kp_status {
+        boundary(|| {
+            let ctx = unsafe { context(ctx) }?;
+            let gpu = ctx.gpu()?;
+            let op = unsafe { self.op() }?;
+            unsafe { gpu.enqueue(&ctx.stream(stream)?, &op) }?;
+            Ok(())
+        })
     }
 }
 
 /// Runs the body of an entry point: panics become KP_ERROR_INTERNAL, failures
 /// set the thread's last error message.
-pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status {
+pub(crate) fn boundary(body: impl FnOnce() -> Result<(), RawError>) -> kp_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => {
             set_last_error("", 0);
             kp_status::KP_OK
         }
-        Ok(Err(Failure(status, message, cuda_code))) => {
-            set_last_error(&message, cuda_code);
-            status
+        Ok(Err(e)) => {
+            let cuda_code = match &e {
+                RawError::Api(e) => e.cuda_code().unwrap_or(0),
+                RawError::NullPointer(_) => 0,
+            };
+            set_last_error(&e.to_string(), cuda_code);
+            status_of(&e)
         }
         Err(panic) => {
             let what = panic
@@ -244,24 +265,38 @@ pub(crate) fn boundary(body: impl FnOnce() -> Result<(), Failure>) -> kp_status 
     }
 }
 
+/// The struct at `ptr` (options, parameters), or `default()` for NULL.
+///
+/// # Safety
+/// `ptr` is NULL or valid for reads.
+pub(crate) unsafe fn or_default<P: Copy>(ptr: *const P, default: extern "C" fn() -> P) -> P {
+    unsafe { ptr.as_ref() }
+        .copied()
+        .unwrap_or_else(|| default())
+}
+
+/// The out-parameter `name`, or KP_ERROR_NULL_POINTER.
+///
+/// # Safety
+/// `ptr` is NULL or valid for one write.
+pub(crate) unsafe fn out_param<'a, T>(name: &str, ptr: *mut T) -> Result<&'a mut T, RawError> {
+    unsafe { ptr.as_mut() }.ok_or_else(|| null_pointer(name))
+}
+
 /// The context behind a handle, or KP_ERROR_NULL_POINTER.
 ///
 /// # Safety
 /// `ctx` is NULL or a live pointer from `kp_context_create`.
-pub(crate) unsafe fn context<'a>(ctx: *const kp_context) -> Result<&'a kp_context, Failure> {
+pub(crate) unsafe fn context<'a>(ctx: *const kp_context) -> Result<&'a kp_context, RawError> {
     unsafe { ctx.as_ref() }.ok_or_else(|| null_pointer("ctx"))
 }
 
 impl kp_context {
-    pub(crate) fn gpu(&self) -> Result<&Arc<Gpu>, Failure> {
-        self.kernpack.gpu().ok_or_else(|| {
-            Failure(
-                kp_status::KP_ERROR_NO_GPU,
-                "this function needs a GPU context (KP_BACKEND_GPU or AUTO on a GPU machine)"
-                    .into(),
-                0,
-            )
-        })
+    pub(crate) fn gpu(&self) -> Result<&Arc<Gpu>, RawError> {
+        let needs = "this function needs a GPU context (KP_BACKEND_GPU or AUTO on a GPU machine)";
+        self.kernpack
+            .gpu()
+            .ok_or_else(|| Error::NoGpu(needs.into()).into())
     }
 
     /// `stream` as a cudarc stream of this context: 0 is CUDA's default (NULL) stream.
@@ -269,7 +304,7 @@ impl kp_context {
     /// # Safety
     /// A non-zero `stream` must be a live CUstream of this GPU's primary context
     /// (CuPy, PyTorch and the CUDA runtime use that context).
-    pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, Failure> {
+    pub(crate) unsafe fn stream(&self, stream: u64) -> Result<Arc<CudaStream>, RawError> {
         let gpu = self.gpu()?;
         streams::check_usable_stream(self.id, stream)?;
         Ok(unsafe { raw::stream(gpu, stream) })
@@ -286,17 +321,14 @@ pub unsafe extern "C" fn kp_context_create(
     out: *mut *mut kp_context,
 ) -> kp_status {
     boundary(|| {
-        if out.is_null() {
-            return Err(null_pointer("out"));
-        }
+        let out = unsafe { out_param("out", out) }?;
         let backend = match backend {
             KP_BACKEND_AUTO => Backend::Auto,
             KP_BACKEND_GPU => Backend::Gpu,
             KP_BACKEND_CPU => Backend::Cpu,
             other => return Err(Error::invalid(format!("unknown backend {other}")).into()),
         };
-        let kernpack = Kernpack::new(backend)?;
-        unsafe { *out = new_context(kernpack) };
+        *out = new_context(Kernpack::new(backend)?);
         Ok(())
     })
 }
@@ -328,8 +360,7 @@ pub unsafe extern "C" fn kp_context_destroy(ctx: *mut kp_context) {
 pub unsafe extern "C" fn kp_context_is_gpu(ctx: *const kp_context, is_gpu: *mut i32) -> kp_status {
     boundary(|| {
         let ctx = unsafe { context(ctx) }?;
-        let out = unsafe { is_gpu.as_mut() }.ok_or_else(|| null_pointer("is_gpu"))?;
-        *out = ctx.kernpack.gpu().is_some() as i32;
+        *unsafe { out_param("is_gpu", is_gpu) }? = ctx.kernpack.gpu().is_some() as i32;
         Ok(())
     })
 }
@@ -346,22 +377,13 @@ pub unsafe extern "C" fn kp_device_alloc(
     bytes: usize,
     dptr: *mut u64,
 ) -> kp_status {
-    boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
-        let gpu = ctx.gpu()?;
-        let out = unsafe { dptr.as_mut() }.ok_or_else(|| null_pointer("dptr"))?;
-        if bytes == 0 {
-            return Err(Error::invalid("cannot allocate 0 bytes").into());
-        }
-        gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        let dptr = unsafe { cudarc::driver::result::malloc_sync(bytes) }
-            .map_err(|e| Error::cuda("allocating device memory", e))?;
-        streams::register(ctx.id, dptr, streams::Kind::Device);
-        *out = dptr;
-        Ok(())
-    })
+    let make = || {
+        let bytes = streams::nonzero(bytes)?;
+        unsafe { cudarc::driver::result::malloc_sync(bytes) }
+            .map_err(cuda("allocating device memory"))
+    };
+    let kind = streams::Kind::Device;
+    boundary(|| unsafe { streams::create(ctx, ("dptr", dptr), kind, make, |d| d) })
 }
 
 /// Frees memory from `kp_device_alloc` (synchronous); 0 is ignored. An
@@ -375,18 +397,11 @@ pub unsafe extern "C" fn kp_device_alloc(
 #[no_mangle]
 pub unsafe extern "C" fn kp_device_free(ctx: *const kp_context, dptr: u64) -> kp_status {
     boundary(|| {
-        let ctx = unsafe { context(ctx) }?;
         if dptr == 0 {
+            unsafe { context(ctx) }?; // a NULL context is still an error
             return Ok(()); // as free(NULL), on any context
         }
-        let gpu = ctx.gpu()?;
-        streams::take_live(ctx.id, "dptr", dptr, streams::Kind::Device)?;
-        gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
-        unsafe { cudarc::driver::result::free_sync(dptr) }
-            .map_err(|e| Error::cuda("freeing device memory", e))?;
-        Ok(())
+        unsafe { streams::destroy(ctx, "dptr", dptr, streams::Kind::Device) }
     })
 }
 
@@ -403,21 +418,16 @@ pub unsafe extern "C" fn kp_memcpy_htod(
     bytes: usize,
 ) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let (_, gpu) = unsafe { streams::bound_gpu(ctx) }?;
         let src = unsafe { raw::host("src", src.cast::<u8>(), bytes) }?;
         raw::check_device::<u8>(gpu, "dst", dst, bytes)?;
-        let cuda = |during| move |e| Error::cuda(during, e);
-        gpu.context()
-            .bind_to_thread()
-            .map_err(cuda("binding the context"))?;
         unsafe { cudarc::driver::result::memcpy_htod_sync(dst, src) }
             .map_err(cuda("copying to the device"))?;
         // From pageable memory the copy may return before the DMA has landed,
         // and it is ordered only with the legacy default stream.
         gpu.context()
             .synchronize()
-            .map_err(cuda("waiting for the copy"))?;
-        Ok(())
+            .map_err(cuda("waiting for the copy"))
     })
 }
 
@@ -434,16 +444,14 @@ pub unsafe extern "C" fn kp_memcpy_dtoh(
     bytes: usize,
 ) -> kp_status {
     boundary(|| {
-        let gpu = unsafe { context(ctx) }?.gpu()?;
+        let (_, gpu) = unsafe { streams::bound_gpu(ctx) }?;
         let dst = unsafe { raw::host_mut("dst", dst.cast::<u8>(), bytes) }?;
         raw::check_device::<u8>(gpu, "src", src, bytes)?;
-        let cuda = |during| move |e| Error::cuda(during, e);
         gpu.context()
             .synchronize()
             .map_err(cuda("waiting for enqueued work"))?;
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(dst, src) }
-            .map_err(cuda("copying from the device"))?;
-        Ok(())
+            .map_err(cuda("copying from the device"))
     })
 }
 
@@ -457,8 +465,7 @@ pub unsafe extern "C" fn kp_stream_synchronize(ctx: *const kp_context, stream: u
         let stream = unsafe { context(ctx)?.stream(stream) }?;
         stream
             .synchronize()
-            .map_err(|e| Error::cuda("synchronizing the stream", e))?;
-        Ok(())
+            .map_err(cuda("synchronizing the stream"))
     })
 }
 

@@ -4,11 +4,12 @@
 //! declaration per operation; the per-dtype functions are in `entry_points.rs`.
 use std::marker::PhantomData;
 
-use super::{context, kp_context, kp_status, null_pointer, Entry, Failure};
+use super::{kp_context, kp_status, out_param, DeviceEntry, Entry, RawError};
 use crate::api::reduce::{NormalizeOnDevice, SumOnDevice};
 use crate::api::reduce_batched::{
     check_offsets, NormalizeBatchedOnDevice, BATCH_BAD_SUM, BATCH_OK,
 };
+use crate::api::Kernpack;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
@@ -22,19 +23,17 @@ pub use entry_points::*;
 ///
 /// # Safety
 /// `x` readable for `n` values; `sum` valid for one write.
-pub(crate) struct kp_sum<T> {
-    ctx: *const kp_context,
+struct kp_sum<T> {
     x: *const T,
     n: usize,
     sum: *mut f64,
 }
 
 impl<T: Float> Entry for kp_sum<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let x = unsafe { raw::host("x", self.x, self.n) }?;
-        let out = unsafe { self.sum.as_mut() }.ok_or_else(|| null_pointer("sum"))?;
-        *out = ctx.kernpack.sum(x)?;
+        let out = unsafe { out_param("sum", self.sum) }?;
+        *out = kp.sum(x)?;
         Ok(())
     }
 }
@@ -47,24 +46,20 @@ impl<T: Float> Entry for kp_sum<T> {
 /// `x` (n values) and `sum` (one double) device allocations of this GPU,
 /// alive until the work completes; `stream` 0 or a CUstream of the GPU's
 /// primary context.
-pub(crate) struct kp_sum_device<T> {
-    ctx: *const kp_context,
+struct kp_sum_device<T> {
     x: u64,
     n: usize,
     sum: u64,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_sum_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float> DeviceEntry for kp_sum_device<T> {
+    type Op = SumOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let (n, dtype) = (self.n, PhantomData::<T>);
-        unsafe { gpu.enqueue(&stream, &SumOnDevice { x, n, sum, dtype }) }?;
-        Ok(())
+        let (n, dtype) = (self.n, PhantomData);
+        Ok(SumOnDevice { x, n, sum, dtype })
     }
 }
 
@@ -76,18 +71,16 @@ impl<T: Float> Entry for kp_sum_device<T> {
 ///
 /// # Safety
 /// `x` readable and writable for `n` values; `sum` NULL or valid for one write.
-pub(crate) struct kp_normalize<T> {
-    ctx: *const kp_context,
+struct kp_normalize<T> {
     x: *mut T,
     n: usize,
     sum: *mut f64,
 }
 
 impl<T: Float> Entry for kp_normalize<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let x = unsafe { raw::host_mut("x", self.x, self.n) }?;
-        let total = ctx.kernpack.normalize(x)?;
+        let total = kp.normalize(x)?;
         if let Some(out) = unsafe { self.sum.as_mut() } {
             *out = total;
         }
@@ -105,28 +98,24 @@ impl<T: Float> Entry for kp_normalize<T> {
 /// `x` (n values), `sum` (one double), `status` (one int) device allocations
 /// of this GPU, alive until the work completes; `stream` 0 or a CUstream of
 /// the GPU's primary context.
-pub(crate) struct kp_normalize_device<T> {
-    ctx: *const kp_context,
+struct kp_normalize_device<T> {
     x: u64,
     n: usize,
     sum: u64,
     status: u64,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_normalize_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float> DeviceEntry for kp_normalize_device<T> {
+    type Op = NormalizeOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let (x, sum) = (raw::device("x", self.x)?, raw::device("sum", self.sum)?);
         let status = raw::device("status", self.status)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let (n, dtype) = (self.n, PhantomData::<T>);
+        let (n, dtype) = (self.n, PhantomData);
         #[rustfmt::skip]
         let op = NormalizeOnDevice { x, n, sum, status, dtype };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        Ok(op)
     }
 }
 
@@ -142,8 +131,7 @@ impl<T: Float> Entry for kp_normalize_device<T> {
 /// # Safety
 /// `offsets` readable for narrays + 1 values, `x` for `offsets[narrays]`
 /// (readable and writable), `sums` and `status` writable for narrays.
-pub(crate) struct kp_normalize_batched<T> {
-    ctx: *const kp_context,
+struct kp_normalize_batched<T> {
     x: *mut T,
     offsets: *const i64,
     narrays: usize,
@@ -152,8 +140,7 @@ pub(crate) struct kp_normalize_batched<T> {
 }
 
 impl<T: Float> Entry for kp_normalize_batched<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let narrays = self.narrays;
         let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, narrays) }?;
         let n = *offsets.last().unwrap_or(&0);
@@ -171,7 +158,7 @@ impl<T: Float> Entry for kp_normalize_batched<T> {
         let x = unsafe { raw::host_mut("x", self.x, n) }?;
         let sums = unsafe { raw::host_mut("sums", self.sums, narrays) }?;
         let status = unsafe { raw::host_mut("status", self.status, narrays) }?;
-        let done = ctx.kernpack.normalize_batched(x, &offsets)?;
+        let done = kp.normalize_batched(x, &offsets)?;
         sums.copy_from_slice(&done.sums);
         status.fill(BATCH_OK);
         for &a in &done.failed {
@@ -192,31 +179,27 @@ impl<T: Float> Entry for kp_normalize_batched<T> {
 /// # Safety
 /// Device allocations of this GPU with the stated sizes, alive until the
 /// work completes; `stream` 0 or a CUstream of the GPU's primary context.
-pub(crate) struct kp_normalize_batched_device<T> {
-    ctx: *const kp_context,
+struct kp_normalize_batched_device<T> {
     x: u64,
     n: usize,
     offsets: u64,
     narrays: usize,
     sums: u64,
     status: u64,
-    stream: u64,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float> Entry for kp_normalize_batched_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
+impl<T: Float> DeviceEntry for kp_normalize_batched_device<T> {
+    type Op = NormalizeBatchedOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
         let x = raw::device("x", self.x)?;
         let offsets = raw::device("offsets", self.offsets)?;
         let sums = raw::device("sums", self.sums)?;
         let status = raw::device("status", self.status)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let (n, narrays, dtype) = (self.n, self.narrays, PhantomData::<T>);
+        let (n, narrays, dtype) = (self.n, self.narrays, PhantomData);
         #[rustfmt::skip]
         let op = NormalizeBatchedOnDevice { x, n, offsets, narrays, sums, status, dtype };
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        Ok(op)
     }
 }

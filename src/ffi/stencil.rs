@@ -2,8 +2,9 @@
 //! runs the same filter) and device pointers enqueued on a stream (GPU contexts).
 use std::marker::PhantomData;
 
-use super::{context, kp_context, kp_status, value_boundary, Entry, Failure};
+use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::stencil::{BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout};
+use crate::api::Kernpack;
 use crate::float::Float;
 use crate::raw::{self, check_apart, Span};
 
@@ -54,29 +55,36 @@ pub extern "C" fn kp_box_filter_options_default() -> kp_box_filter_options {
     )
 }
 
-/// The options and layout (validated by the API); NULL options mean the defaults.
-unsafe fn parse(
-    options: *const kp_box_filter_options,
+/// A box filter's C arguments, `I` and `O` the input and output pointers
+/// (host or device): the arguments of kp_box_filter_{dtype} and
+/// kp_box_filter_device_{dtype}.
+struct BoxFilter<T, I, O> {
+    input: I,
+    in_pitch: usize,
+    output: O,
+    out_pitch: usize,
     rows: usize,
     cols: usize,
-    in_pitch: usize,
-    out_pitch: usize,
-) -> Result<(ImageLayout, BoxFilterOptions), Failure> {
-    let o = unsafe { options.as_ref() }
-        .copied()
-        .unwrap_or_else(|| kp_box_filter_options_default());
-    let opts = BoxFilterOptions {
-        size: o.size as usize,
-        mode: BoundaryMode::from_code(o.mode)?,
-        cval: o.cval,
-    };
-    let layout = ImageLayout {
-        rows,
-        cols,
-        in_pitch,
-        out_pitch,
-    };
-    Ok((layout, opts))
+    options: *const kp_box_filter_options,
+    _dtype: PhantomData<T>,
+}
+
+impl<T, I, O> BoxFilter<T, I, O> {
+    /// The layout and options (validated by the API); NULL options mean the
+    /// defaults.
+    unsafe fn parse(&self) -> Result<(ImageLayout, BoxFilterOptions), RawError> {
+        let o = unsafe { or_default(self.options, kp_box_filter_options_default) };
+        let opts = BoxFilterOptions {
+            size: o.size as usize,
+            mode: BoundaryMode::from_code(o.mode)?,
+            cval: o.cval,
+        };
+        let (rows, cols, in_pitch, out_pitch) =
+            (self.rows, self.cols, self.in_pitch, self.out_pitch);
+        #[rustfmt::skip]
+        let layout = ImageLayout { rows, cols, in_pitch, out_pitch };
+        Ok((layout, opts))
+    }
 }
 
 /// Box filter of a `rows` x `cols` row-major image in {precision}: `input`
@@ -87,29 +95,11 @@ unsafe fn parse(
 ///
 /// # Safety
 /// `ctx` is a live context; the pointers hold the spans above.
-pub(crate) struct kp_box_filter<T> {
-    ctx: *const kp_context,
-    input: *const T,
-    in_pitch: usize,
-    output: *mut T,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-}
+type kp_box_filter<T> = BoxFilter<T, *const T, *mut T>;
 
-impl<T: Float> Entry for kp_box_filter<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let (layout, opts) = unsafe {
-            parse(
-                self.options,
-                self.rows,
-                self.cols,
-                self.in_pitch,
-                self.out_pitch,
-            )
-        }?;
+impl<T: Float> Entry for BoxFilter<T, *const T, *mut T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let (layout, opts) = unsafe { self.parse() }?;
         let (n_in, n_out) = (layout.input_len(), layout.output_len());
         check_apart(
             &[Span::of("output", self.output, n_out)],
@@ -117,8 +107,7 @@ impl<T: Float> Entry for kp_box_filter<T> {
         )?;
         let input = unsafe { raw::host("input", self.input, n_in) }?;
         let output = unsafe { raw::host_mut("output", self.output, n_out) }?;
-        ctx.kernpack
-            .box_filter_into(input, output, &layout, &opts)?;
+        kp.box_filter_into(input, output, &layout, &opts)?;
         Ok(())
     }
 }
@@ -131,45 +120,18 @@ impl<T: Float> Entry for kp_box_filter<T> {
 /// `ctx` is a live GPU context; `input` and `output` are device pointers of its
 /// GPU holding the spans, alive until the stream's work completes; `stream` is
 /// 0 or a live stream of that GPU.
-pub(crate) struct kp_box_filter_device<T> {
-    ctx: *const kp_context,
-    input: u64,
-    in_pitch: usize,
-    output: u64,
-    out_pitch: usize,
-    rows: usize,
-    cols: usize,
-    options: *const kp_box_filter_options,
-    stream: u64,
-    _dtype: PhantomData<T>,
-}
+type kp_box_filter_device<T> = BoxFilter<T, u64, u64>;
 
-impl<T: Float> Entry for kp_box_filter_device<T> {
-    unsafe fn call(self) -> Result<(), Failure> {
-        let ctx = unsafe { context(self.ctx) }?;
-        let gpu = ctx.gpu()?;
-        let (layout, opts) = unsafe {
-            parse(
-                self.options,
-                self.rows,
-                self.cols,
-                self.in_pitch,
-                self.out_pitch,
-            )
-        }?;
+impl<T: Float> DeviceEntry for BoxFilter<T, u64, u64> {
+    type Op = BoxFilterOnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let (layout, opts) = unsafe { self.parse() }?;
         let input = raw::device("input", self.input)?;
         let output = raw::device("output", self.output)?;
-        let stream = unsafe { ctx.stream(self.stream) }?;
-        let dtype = PhantomData::<T>;
-        let op = BoxFilterOnDevice {
-            input,
-            output,
-            layout,
-            opts,
-            dtype,
-        };
-        // SAFETY: the caller provides device spans of the layout's lengths.
-        unsafe { gpu.enqueue(&stream, &op) }?;
-        Ok(())
+        let dtype = PhantomData;
+        #[rustfmt::skip]
+        let op = BoxFilterOnDevice { input, output, layout, opts, dtype };
+        Ok(op)
     }
 }

@@ -21,7 +21,7 @@ use std::sync::{Mutex, OnceLock};
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{self, CUevent_flags, CUresult};
 
-use super::{boundary, context, kp_context, kp_status, null_pointer, Failure};
+use super::{boundary, context, kp_context, kp_status, null_pointer, out_param, RawError};
 use crate::error::Error;
 use crate::gpu::Gpu;
 use crate::raw;
@@ -43,6 +43,23 @@ impl Kind {
             Kind::Device => "an allocation from kp_device_alloc",
         }
     }
+
+    /// Releases `handle`, a live handle of this kind.
+    ///
+    /// # Safety
+    /// `handle` is made by kernpack and not yet released, its GPU bound to
+    /// this thread, and no enqueued work still uses it.
+    unsafe fn release(self, handle: u64) -> Result<(), RawError> {
+        let (done, during) = unsafe {
+            match self {
+                Kind::Stream => (cu::stream::destroy(handle as _), "destroying a stream"),
+                Kind::Event => (cu::event::destroy(handle as _), "destroying an event"),
+                Kind::Pinned => (cu::free_host(handle as _), "freeing pinned host memory"),
+                Kind::Device => (cu::free_sync(handle), "freeing device memory"),
+            }
+        };
+        done.map_err(cuda(during))
+    }
 }
 
 /// Handles created here and not yet destroyed: their kind and the id of the
@@ -62,7 +79,7 @@ pub(crate) fn register(owner: u64, handle: u64, kind: Kind) {
 /// Checks that `handle` is a live handle of `kind` made by context `owner`;
 /// with `take`, also removes it (in the same lock, so two threads cannot both
 /// destroy it).
-fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), Failure> {
+fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(), RawError> {
     if handle == 0 {
         return Err(null_pointer(name));
     }
@@ -86,18 +103,18 @@ fn live(owner: u64, name: &str, handle: u64, kind: Kind, take: bool) -> Result<(
     }
 }
 
-pub(crate) fn check_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+pub(crate) fn check_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), RawError> {
     live(owner, name, handle, kind, false)
 }
 
-pub(crate) fn take_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), Failure> {
+pub(crate) fn take_live(owner: u64, name: &str, handle: u64, kind: Kind) -> Result<(), RawError> {
     live(owner, name, handle, kind, true)
 }
 
 /// A `stream` argument: 0 (the default stream), a stream of this context, or
 /// a stream kernpack did not make (CuPy's, PyTorch's); a stream of another
 /// kernpack context, or one destroyed here and not handed out again, is refused.
-pub(crate) fn check_usable_stream(owner: u64, stream: u64) -> Result<(), Failure> {
+pub(crate) fn check_usable_stream(owner: u64, stream: u64) -> Result<(), RawError> {
     match registry().get(&stream) {
         Some(&(o, Kind::Stream)) if o != owner => Err(Error::invalid(format!(
             "stream {stream:#x} belongs to another kernpack context"
@@ -132,23 +149,26 @@ pub(crate) fn release_all(owner: u64, gpu: &Gpu) {
     for (handle, kind) in mine {
         // SAFETY: made by this context and not yet released (removed from the
         // registry above, so no other call can release it twice).
-        let _ = unsafe {
-            match kind {
-                Kind::Stream => cu::stream::destroy(handle as sys::CUstream),
-                Kind::Event => cu::event::destroy(handle as sys::CUevent),
-                Kind::Pinned => cu::free_host(handle as *mut c_void),
-                Kind::Device => cu::free_sync(handle),
-            }
-        };
+        let _ = unsafe { kind.release(handle) };
     }
 }
 
-fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> Failure {
+/// A byte count to allocate: 0 is an invalid argument.
+pub(crate) fn nonzero(bytes: usize) -> Result<usize, RawError> {
+    match bytes {
+        0 => Err(Error::invalid("cannot allocate 0 bytes").into()),
+        _ => Ok(bytes),
+    }
+}
+
+pub(crate) fn cuda(during: &'static str) -> impl Fn(cu::DriverError) -> RawError {
     move |e| Error::cuda(during, e).into()
 }
 
 /// The context and its GPU, bound to this thread for raw driver calls.
-unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<(&'a kp_context, &'a Gpu), Failure> {
+pub(crate) unsafe fn bound_gpu<'a>(
+    ctx: *const kp_context,
+) -> Result<(&'a kp_context, &'a Gpu), RawError> {
     let ctx = unsafe { context(ctx) }?;
     let gpu = ctx.gpu()?;
     gpu.context()
@@ -157,10 +177,40 @@ unsafe fn bound_gpu<'a>(ctx: *const kp_context) -> Result<(&'a kp_context, &'a G
     Ok((ctx, gpu))
 }
 
-fn write_out<T>(name: &str, out: *mut T, value: T) -> Result<(), Failure> {
-    let out = unsafe { out.as_mut() }.ok_or_else(|| null_pointer(name))?;
-    *out = value;
+/// Makes a handle of `kind` with `make` on the context's GPU, registers it
+/// as the context's and writes it to the out-parameter `out` (named `name`).
+///
+/// # Safety
+/// As [`bound_gpu`]; `out` NULL or valid for one write.
+pub(crate) unsafe fn create<H: Copy>(
+    ctx: *const kp_context,
+    (name, out): (&str, *mut H),
+    kind: Kind,
+    make: impl FnOnce() -> Result<H, RawError>,
+    key: impl FnOnce(H) -> u64,
+) -> Result<(), RawError> {
+    let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+    let out = unsafe { out_param(name, out) }?;
+    let handle = make()?;
+    register(ctx.id, key(handle), kind);
+    *out = handle;
     Ok(())
+}
+
+/// Releases `handle` (the argument `name`), a live handle of `kind` of the
+/// context, after taking it out of the registry.
+///
+/// # Safety
+/// As [`bound_gpu`]; no enqueued work may still use the handle.
+pub(crate) unsafe fn destroy(
+    ctx: *const kp_context,
+    name: &str,
+    handle: u64,
+    kind: Kind,
+) -> Result<(), RawError> {
+    let (ctx, _) = unsafe { bound_gpu(ctx) }?;
+    take_live(ctx.id, name, handle, kind)?;
+    unsafe { kind.release(handle) }
 }
 
 /// Creates a stream on the context's GPU (non-blocking: it does not
@@ -172,16 +222,11 @@ fn write_out<T>(name: &str, out: *mut T, value: T) -> Result<(), Failure> {
 /// `ctx` from `kp_context_create`; `stream` valid for one write.
 #[no_mangle]
 pub unsafe extern "C" fn kp_stream_create(ctx: *const kp_context, stream: *mut u64) -> kp_status {
-    boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        if stream.is_null() {
-            return Err(null_pointer("stream"));
-        }
-        let raw = cu::stream::create(cu::stream::StreamKind::NonBlocking)
-            .map_err(cuda("creating a stream"))? as u64;
-        register(ctx.id, raw, Kind::Stream);
-        write_out("stream", stream, raw)
-    })
+    let make = || match cu::stream::create(cu::stream::StreamKind::NonBlocking) {
+        Ok(s) => Ok(s as u64),
+        Err(e) => Err(cuda("creating a stream")(e)),
+    };
+    boundary(|| unsafe { create(ctx, ("stream", stream), Kind::Stream, make, |s| s) })
 }
 
 /// Destroys a stream from `kp_stream_create`. Work already enqueued on it
@@ -193,11 +238,7 @@ pub unsafe extern "C" fn kp_stream_create(ctx: *const kp_context, stream: *mut u
 /// `ctx` from `kp_context_create`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_stream_destroy(ctx: *const kp_context, stream: u64) -> kp_status {
-    boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        take_live(ctx.id, "stream", stream, Kind::Stream)?;
-        unsafe { cu::stream::destroy(stream as sys::CUstream) }.map_err(cuda("destroying a stream"))
-    })
+    boundary(|| unsafe { destroy(ctx, "stream", stream, Kind::Stream) })
 }
 
 /// Creates an event that can time (CU_EVENT_DEFAULT) and writes its CUevent
@@ -207,16 +248,11 @@ pub unsafe extern "C" fn kp_stream_destroy(ctx: *const kp_context, stream: u64) 
 /// `ctx` from `kp_context_create`; `event` valid for one write.
 #[no_mangle]
 pub unsafe extern "C" fn kp_event_create(ctx: *const kp_context, event: *mut u64) -> kp_status {
-    boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        if event.is_null() {
-            return Err(null_pointer("event"));
-        }
-        let raw = cu::event::create(CUevent_flags::CU_EVENT_DEFAULT)
-            .map_err(cuda("creating an event"))? as u64;
-        register(ctx.id, raw, Kind::Event);
-        write_out("event", event, raw)
-    })
+    let make = || match cu::event::create(CUevent_flags::CU_EVENT_DEFAULT) {
+        Ok(e) => Ok(e as u64),
+        Err(e) => Err(cuda("creating an event")(e)),
+    };
+    boundary(|| unsafe { create(ctx, ("event", event), Kind::Event, make, |e| e) })
 }
 
 /// Destroys an event from `kp_event_create` (if it is still pending, its
@@ -227,11 +263,7 @@ pub unsafe extern "C" fn kp_event_create(ctx: *const kp_context, event: *mut u64
 /// `ctx` from `kp_context_create`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_event_destroy(ctx: *const kp_context, event: u64) -> kp_status {
-    boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        take_live(ctx.id, "event", event, Kind::Event)?;
-        unsafe { cu::event::destroy(event as sys::CUevent) }.map_err(cuda("destroying an event"))
-    })
+    boundary(|| unsafe { destroy(ctx, "event", event, Kind::Event) })
 }
 
 /// Records `event` at the current end of `stream` (0: the default stream).
@@ -285,20 +317,19 @@ pub unsafe extern "C" fn kp_event_elapsed_ms(
         let (ctx, _) = unsafe { bound_gpu(ctx) }?;
         check_live(ctx.id, "start", start, Kind::Event)?;
         check_live(ctx.id, "end", end, Kind::Event)?;
-        if ms.is_null() {
-            return Err(null_pointer("ms"));
-        }
+        let ms = unsafe { out_param("ms", ms) }?;
         let (start, end) = (start as sys::CUevent, end as sys::CUevent);
         for e in [start, end] {
             unsafe { cu::event::synchronize(e) }.map_err(cuda("waiting for an event"))?;
         }
         let elapsed = unsafe { cu::event::elapsed(start, end) }.map_err(|e| match e.0 {
-            CUresult::CUDA_ERROR_INVALID_HANDLE => Failure::from(Error::invalid(
+            CUresult::CUDA_ERROR_INVALID_HANDLE => RawError::from(Error::invalid(
                 "cannot time between start and end: one of them was never recorded",
             )),
             _ => Error::cuda("reading the time between two events", e).into(),
         })?;
-        write_out("ms", ms, elapsed)
+        *ms = elapsed;
+        Ok(())
     })
 }
 
@@ -342,19 +373,12 @@ pub unsafe extern "C" fn kp_host_alloc_pinned(
     bytes: usize,
     ptr: *mut *mut c_void,
 ) -> kp_status {
-    boundary(|| {
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        if ptr.is_null() {
-            return Err(null_pointer("ptr"));
-        }
-        if bytes == 0 {
-            return Err(Error::invalid("cannot allocate 0 bytes").into());
-        }
-        let host = unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
-            .map_err(cuda("allocating pinned host memory"))?;
-        register(ctx.id, host as u64, Kind::Pinned);
-        write_out("ptr", ptr, host)
-    })
+    let make = || {
+        let bytes = nonzero(bytes)?;
+        unsafe { cu::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE) }
+            .map_err(cuda("allocating pinned host memory"))
+    };
+    boundary(|| unsafe { create(ctx, ("ptr", ptr), Kind::Pinned, make, |p| p as u64) })
 }
 
 /// Frees memory from `kp_host_alloc_pinned`; NULL is accepted and ignored.
@@ -372,9 +396,7 @@ pub unsafe extern "C" fn kp_host_free_pinned(
             unsafe { super::context(ctx) }?; // a NULL context is still an error
             return Ok(()); // as free(NULL), on any context
         }
-        let (ctx, _) = unsafe { bound_gpu(ctx) }?;
-        take_live(ctx.id, "ptr", ptr as u64, Kind::Pinned)?;
-        unsafe { cu::free_host(ptr) }.map_err(cuda("freeing pinned host memory"))
+        unsafe { destroy(ctx, "ptr", ptr as u64, Kind::Pinned) }
     })
 }
 

@@ -1,6 +1,6 @@
 //! The CPU backend's thread count, process-wide (as `openblas_set_num_threads`
 //! or `omp_set_num_threads`): contexts on the CPU backend all use it.
-use super::{boundary, kp_status, null_pointer};
+use super::{boundary, kp_status, out_param};
 use crate::cpu;
 
 /// Sets the number of threads CPU-backend work runs on, for the whole
@@ -36,8 +36,7 @@ pub extern "C" fn kp_release_staging() -> kp_status {
 #[no_mangle]
 pub unsafe extern "C" fn kp_get_cpu_threads(threads: *mut usize) -> kp_status {
     boundary(|| {
-        let out = unsafe { threads.as_mut() }.ok_or_else(|| null_pointer("threads"))?;
-        *out = cpu::threads();
+        *unsafe { out_param("threads", threads) }? = cpu::threads();
         Ok(())
     })
 }

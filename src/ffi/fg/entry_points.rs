@@ -23,7 +23,7 @@ use super::*;
 /// writing 2 `delta_len` reals (or NULL, which is an error).
 #[no_mangle]
 pub unsafe extern "C" fn kp_fg_integrate_c64(ctx: *const kp_context, n: usize, f: *mut f32, g: *mut f32, delta0_re: f32, delta0_im: f32, dt: f32, nsteps: usize, delta: *mut f32, delta_len: usize) -> kp_status {
-    unsafe { kp_fg_integrate::<f32> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run() }
+    unsafe { kp_fg_integrate::<f32> { n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run(ctx) }
 }
 
 /// As `kp_fg_integrate_c64`, in double precision.
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn kp_fg_integrate_c64(ctx: *const kp_context, n: usize, f
 /// As `kp_fg_integrate_c64`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_fg_integrate_c128(ctx: *const kp_context, n: usize, f: *mut f64, g: *mut f64, delta0_re: f64, delta0_im: f64, dt: f64, nsteps: usize, delta: *mut f64, delta_len: usize) -> kp_status {
-    unsafe { kp_fg_integrate::<f64> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run() }
+    unsafe { kp_fg_integrate::<f64> { n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.run(ctx) }
 }
 
 /// As `kp_fg_integrate_c64` on device arrays (CUdeviceptr values, e.g.
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn kp_fg_integrate_c128(ctx: *const kp_context, n: usize, 
 /// GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_fg_integrate_device_c64(ctx: *const kp_context, n: usize, f: u64, g: u64, delta0_re: f32, delta0_im: f32, dt: f32, nsteps: usize, delta: u64, delta_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_fg_integrate_device::<f32> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len, stream }.run() }
+    unsafe { kp_fg_integrate_device::<f32> { n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.enqueue(ctx, stream) }
 }
 
 /// As `kp_fg_integrate_device_c64`, in double precision.
@@ -59,5 +59,5 @@ pub unsafe extern "C" fn kp_fg_integrate_device_c64(ctx: *const kp_context, n: u
 /// As `kp_fg_integrate_device_c64`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_fg_integrate_device_c128(ctx: *const kp_context, n: usize, f: u64, g: u64, delta0_re: f64, delta0_im: f64, dt: f64, nsteps: usize, delta: u64, delta_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_fg_integrate_device::<f64> { ctx, n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len, stream }.run() }
+    unsafe { kp_fg_integrate_device::<f64> { n, f, g, delta0_re, delta0_im, dt, nsteps, delta, delta_len }.enqueue(ctx, stream) }
 }

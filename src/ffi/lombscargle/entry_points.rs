@@ -13,7 +13,7 @@ use super::*;
 /// Every non-NULL pointer must be valid for the stated number of values.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, nx: usize, freqs: *const f32, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle::<f32> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle::<f32> { t, y, weights, nx, freqs: FreqArray { freqs, nf }, options, out, out_len }.run(ctx) }
 }
 
 /// As `kp_lombscargle_f32`, in double precision.
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn kp_lombscargle_f32(ctx: *const kp_context, t: *const f3
 /// As `kp_lombscargle_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, nx: usize, freqs: *const f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle::<f64> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle::<f64> { t, y, weights, nx, freqs: FreqArray { freqs, nf }, options, out, out_len }.run(ctx) }
 }
 
 /// As `kp_lombscargle_f32`, on the uniform grid of angular frequencies
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn kp_lombscargle_f64(ctx: *const kp_context, t: *const f6
 /// As `kp_lombscargle_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_uniform_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle_uniform::<f32> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle_uniform::<f32> { t, y, weights, nx, freqs: Grid { f0, df, nf }, options, out, out_len }.run(ctx) }
 }
 
 /// As `kp_lombscargle_uniform_f32`, in double precision.
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_f32(ctx: *const kp_context, t: *
 /// As `kp_lombscargle_uniform_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_uniform_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle_uniform::<f64> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle_uniform::<f64> { t, y, weights, nx, freqs: Grid { f0, df, nf }, options, out, out_len }.run(ctx) }
 }
 
 /// Lomb-Scargle periodogram of device arrays (CUdeviceptr values, e.g. from
@@ -62,7 +62,7 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_f64(ctx: *const kp_context, t: *
 /// GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, freqs: u64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_device::<f32> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_device::<f32> { t, y, weights, nx, freqs: FreqArray { freqs, nf }, options, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lombscargle_device_f32`, in double precision.
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn kp_lombscargle_device_f32(ctx: *const kp_context, t: u6
 /// As `kp_lombscargle_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, freqs: u64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_device::<f64> { ctx, t, y, weights, nx, freqs, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_device::<f64> { t, y, weights, nx, freqs: FreqArray { freqs, nf }, options, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lombscargle_device_f32`, on the uniform grid `f0 + k df`, in
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn kp_lombscargle_device_f64(ctx: *const kp_context, t: u6
 /// As `kp_lombscargle_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_uniform_device::<f32> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_uniform_device::<f32> { t, y, weights, nx, freqs: Grid { f0, df, nf }, options, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lombscargle_uniform_device_f32`, in double precision.
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f32(ctx: *const kp_contex
 /// As `kp_lombscargle_uniform_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, nx: usize, f0: f64, df: f64, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_uniform_device::<f64> { ctx, t, y, weights, nx, f0, df, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_uniform_device::<f64> { t, y, weights, nx, freqs: Grid { f0, df, nf }, options, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// Periodograms of `nseries` series in one call, on the context's backend,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn kp_lombscargle_uniform_device_f64(ctx: *const kp_contex
 /// Every pointer must be valid for the stated number of values.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: *mut f32, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle_batch::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle_batch::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, out, out_len }.run(ctx) }
 }
 
 /// As `kp_lombscargle_batch_f32`, in double precision.
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_f32(ctx: *const kp_context, t: *co
 /// As `kp_lombscargle_batch_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: *mut f64, out_len: usize) -> kp_status {
-    unsafe { kp_lombscargle_batch::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len }.run() }
+    unsafe { kp_lombscargle_batch::<f64> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, out, out_len }.run(ctx) }
 }
 
 /// As `kp_lombscargle_batch_f32`, on device arrays (`offsets`: `int64_t`,
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_f64(ctx: *const kp_context, t: *co
 /// sizes, alive until the work completes.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_batch_device::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_batch_device::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lombscargle_batch_device_f32`, in double precision.
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_device_f32(ctx: *const kp_context,
 /// As `kp_lombscargle_batch_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, out: u64, out_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_batch_device::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, out, out_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_batch_device::<f64> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, out, out_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// The highest peak of each of `nseries` periodograms, on the context's
@@ -155,7 +155,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_device_f64(ctx: *const kp_context,
 /// Every pointer must be valid for the stated number of values.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_lombscargle_batch_peaks::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value }.run() }
+    unsafe { kp_lombscargle_batch_peaks::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, index, value }.run(ctx) }
 }
 
 /// As `kp_lombscargle_batch_peaks_f32`, in double precision.
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f32(ctx: *const kp_context, 
 /// As `kp_lombscargle_batch_peaks_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_lombscargle_batch_peaks::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value }.run() }
+    unsafe { kp_lombscargle_batch_peaks::<f64> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, index, value }.run(ctx) }
 }
 
 /// As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as
@@ -181,7 +181,7 @@ pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(ctx: *const kp_context, 
 /// sizes, alive until the work completes.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: u64, value: u64, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_batch_peaks_device::<f32> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_batch_peaks_device::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, index, value, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lombscargle_batch_peaks_device_f32`, in double precision.
@@ -190,5 +190,5 @@ pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(ctx: *const kp_co
 /// As `kp_lombscargle_batch_peaks_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f64(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: u64, value: u64, stream: u64) -> kp_status {
-    unsafe { kp_lombscargle_batch_peaks_device::<f64> { ctx, t, y, weights, offsets, nseries, f0, df, ngrids, nf, options, index, value, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lombscargle_batch_peaks_device::<f64> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, index, value, _dtype: PhantomData }.enqueue(ctx, stream) }
 }

@@ -14,7 +14,7 @@ use super::*;
 /// Every non-NULL pointer must be valid for the stated number of values.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz96::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
+    unsafe { kp_lorenz96::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
 }
 
 /// As `kp_lorenz96_f32`, in double precision.
@@ -23,7 +23,7 @@ pub unsafe extern "C" fn kp_lorenz96_f32(ctx: *const kp_context, params: *const 
 /// As `kp_lorenz96_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz96::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
+    unsafe { kp_lorenz96::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
 }
 
 /// As `kp_lorenz96_f32`, for Lorenz (2005) Model II / III
@@ -33,7 +33,7 @@ pub unsafe extern "C" fn kp_lorenz96_f64(ctx: *const kp_context, params: *const 
 /// As `kp_lorenz96_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz05::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
+    unsafe { kp_lorenz05::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
 }
 
 /// As `kp_lorenz05_f32`, in double precision.
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn kp_lorenz05_f32(ctx: *const kp_context, params: *const 
 /// As `kp_lorenz05_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz05::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len }.run() }
+    unsafe { kp_lorenz05::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
 }
 
 /// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in single precision,
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn kp_lorenz05_f64(ctx: *const kp_context, params: *const 
 /// GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_device::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lorenz96_device::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lorenz96_device_f32`, in double precision.
@@ -66,7 +66,7 @@ pub unsafe extern "C" fn kp_lorenz96_device_f32(ctx: *const kp_context, params: 
 /// As `kp_lorenz96_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_device_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_device::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lorenz96_device::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lorenz96_device_f32`, for Lorenz (2005) Model II / III, in
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn kp_lorenz96_device_f64(ctx: *const kp_context, params: 
 /// As `kp_lorenz96_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_device::<f32> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lorenz05_device::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_lorenz05_device_f32`, in double precision.
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn kp_lorenz05_device_f32(ctx: *const kp_context, params: 
 /// As `kp_lorenz05_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_device::<f64> { ctx, params, initial, members, steps, every, out, trajectory, trajectory_len, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_lorenz05_device::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// Periodic weighted window sum of `rows` contiguous rows of `n` host
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(ctx: *const kp_context, params: 
 /// `x` and `out` valid for rows x n values, `w` for `w_len`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_window_sum_f32(ctx: *const kp_context, x: *const f32, w: *const f32, w_len: usize, rows: usize, n: usize, out: *mut f32) -> kp_status {
-    unsafe { kp_window_sum::<f32> { ctx, x, w, w_len, rows, n, out }.run() }
+    unsafe { kp_window_sum::<f32> { x, w, w_len, rows, n, out }.run(ctx) }
 }
 
 /// As `kp_window_sum_f32`, in double precision.
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn kp_window_sum_f32(ctx: *const kp_context, x: *const f32
 /// As `kp_window_sum_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_window_sum_f64(ctx: *const kp_context, x: *const f64, w: *const f64, w_len: usize, rows: usize, n: usize, out: *mut f64) -> kp_status {
-    unsafe { kp_window_sum::<f64> { ctx, x, w, w_len, rows, n, out }.run() }
+    unsafe { kp_window_sum::<f64> { x, w, w_len, rows, n, out }.run(ctx) }
 }
 
 /// Window sums of device arrays in single precision, enqueued on `stream` with no
@@ -121,7 +121,7 @@ pub unsafe extern "C" fn kp_window_sum_f64(ctx: *const kp_context, x: *const f64
 /// GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_window_sum_device_f32(ctx: *const kp_context, x: u64, w: u64, w_len: usize, rows: usize, n: usize, pitch: usize, out: u64, stream: u64) -> kp_status {
-    unsafe { kp_window_sum_device::<f32> { ctx, x, w, w_len, rows, n, pitch, out, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_window_sum_device::<f32> { x, w, w_len, rows, n, pitch, out, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_window_sum_device_f32`, in double precision.
@@ -130,5 +130,5 @@ pub unsafe extern "C" fn kp_window_sum_device_f32(ctx: *const kp_context, x: u64
 /// As `kp_window_sum_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_window_sum_device_f64(ctx: *const kp_context, x: u64, w: u64, w_len: usize, rows: usize, n: usize, pitch: usize, out: u64, stream: u64) -> kp_status {
-    unsafe { kp_window_sum_device::<f64> { ctx, x, w, w_len, rows, n, pitch, out, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_window_sum_device::<f64> { x, w, w_len, rows, n, pitch, out, _dtype: PhantomData }.enqueue(ctx, stream) }
 }

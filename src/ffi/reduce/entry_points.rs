@@ -9,7 +9,7 @@ use super::*;
 /// `x` readable for `n` values; `sum` valid for one write.
 #[no_mangle]
 pub unsafe extern "C" fn kp_sum_f32(ctx: *const kp_context, x: *const f32, n: usize, sum: *mut f64) -> kp_status {
-    unsafe { kp_sum::<f32> { ctx, x, n, sum }.run() }
+    unsafe { kp_sum::<f32> { x, n, sum }.run(ctx) }
 }
 
 /// As `kp_sum_f32`, in double precision.
@@ -18,7 +18,7 @@ pub unsafe extern "C" fn kp_sum_f32(ctx: *const kp_context, x: *const f32, n: us
 /// As `kp_sum_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_sum_f64(ctx: *const kp_context, x: *const f64, n: usize, sum: *mut f64) -> kp_status {
-    unsafe { kp_sum::<f64> { ctx, x, n, sum }.run() }
+    unsafe { kp_sum::<f64> { x, n, sum }.run(ctx) }
 }
 
 /// Sum of the `n` values (single precision) at device `x` into the device double
@@ -31,7 +31,7 @@ pub unsafe extern "C" fn kp_sum_f64(ctx: *const kp_context, x: *const f64, n: us
 /// primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_sum_device_f32(ctx: *const kp_context, x: u64, n: usize, sum: u64, stream: u64) -> kp_status {
-    unsafe { kp_sum_device::<f32> { ctx, x, n, sum, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_sum_device::<f32> { x, n, sum, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_sum_device_f32`, in double precision.
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn kp_sum_device_f32(ctx: *const kp_context, x: u64, n: us
 /// As `kp_sum_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_sum_device_f64(ctx: *const kp_context, x: u64, n: usize, sum: u64, stream: u64) -> kp_status {
-    unsafe { kp_sum_device::<f64> { ctx, x, n, sum, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_sum_device::<f64> { x, n, sum, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// Normalises the `n` values (single precision) at host `x` in place,
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn kp_sum_device_f64(ctx: *const kp_context, x: u64, n: us
 /// `x` readable and writable for `n` values; `sum` NULL or valid for one write.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_f32(ctx: *const kp_context, x: *mut f32, n: usize, sum: *mut f64) -> kp_status {
-    unsafe { kp_normalize::<f32> { ctx, x, n, sum }.run() }
+    unsafe { kp_normalize::<f32> { x, n, sum }.run(ctx) }
 }
 
 /// As `kp_normalize_f32`, in double precision.
@@ -62,7 +62,7 @@ pub unsafe extern "C" fn kp_normalize_f32(ctx: *const kp_context, x: *mut f32, n
 /// As `kp_normalize_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_f64(ctx: *const kp_context, x: *mut f64, n: usize, sum: *mut f64) -> kp_status {
-    unsafe { kp_normalize::<f64> { ctx, x, n, sum }.run() }
+    unsafe { kp_normalize::<f64> { x, n, sum }.run(ctx) }
 }
 
 /// Normalises the `n` values (single precision) at device `x` in place, enqueued
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn kp_normalize_f64(ctx: *const kp_context, x: *mut f64, n
 /// the GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_device_f32(ctx: *const kp_context, x: u64, n: usize, sum: u64, status: u64, stream: u64) -> kp_status {
-    unsafe { kp_normalize_device::<f32> { ctx, x, n, sum, status, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_normalize_device::<f32> { x, n, sum, status, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_normalize_device_f32`, in double precision.
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn kp_normalize_device_f32(ctx: *const kp_context, x: u64,
 /// As `kp_normalize_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_device_f64(ctx: *const kp_context, x: u64, n: usize, sum: u64, status: u64, stream: u64) -> kp_status {
-    unsafe { kp_normalize_device::<f64> { ctx, x, n, sum, status, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_normalize_device::<f64> { x, n, sum, status, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// Normalises `narrays` arrays of host values (single precision) in place in one
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn kp_normalize_device_f64(ctx: *const kp_context, x: u64,
 /// (readable and writable), `sums` and `status` writable for narrays.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_batched_f32(ctx: *const kp_context, x: *mut f32, offsets: *const i64, narrays: usize, sums: *mut f64, status: *mut i32) -> kp_status {
-    unsafe { kp_normalize_batched::<f32> { ctx, x, offsets, narrays, sums, status }.run() }
+    unsafe { kp_normalize_batched::<f32> { x, offsets, narrays, sums, status }.run(ctx) }
 }
 
 /// As `kp_normalize_batched_f32`, in double precision.
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn kp_normalize_batched_f32(ctx: *const kp_context, x: *mu
 /// As `kp_normalize_batched_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_batched_f64(ctx: *const kp_context, x: *mut f64, offsets: *const i64, narrays: usize, sums: *mut f64, status: *mut i32) -> kp_status {
-    unsafe { kp_normalize_batched::<f64> { ctx, x, offsets, narrays, sums, status }.run() }
+    unsafe { kp_normalize_batched::<f64> { x, offsets, narrays, sums, status }.run(ctx) }
 }
 
 /// The batch on device memory (single precision), enqueued on `stream` (0: the
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn kp_normalize_batched_f64(ctx: *const kp_context, x: *mu
 /// work completes; `stream` 0 or a CUstream of the GPU's primary context.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_batched_device_f32(ctx: *const kp_context, x: u64, n: usize, offsets: u64, narrays: usize, sums: u64, status: u64, stream: u64) -> kp_status {
-    unsafe { kp_normalize_batched_device::<f32> { ctx, x, n, offsets, narrays, sums, status, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_normalize_batched_device::<f32> { x, n, offsets, narrays, sums, status, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_normalize_batched_device_f32`, in double precision.
@@ -137,5 +137,5 @@ pub unsafe extern "C" fn kp_normalize_batched_device_f32(ctx: *const kp_context,
 /// As `kp_normalize_batched_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_normalize_batched_device_f64(ctx: *const kp_context, x: u64, n: usize, offsets: u64, narrays: usize, sums: u64, status: u64, stream: u64) -> kp_status {
-    unsafe { kp_normalize_batched_device::<f64> { ctx, x, n, offsets, narrays, sums, status, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_normalize_batched_device::<f64> { x, n, offsets, narrays, sums, status, _dtype: PhantomData }.enqueue(ctx, stream) }
 }

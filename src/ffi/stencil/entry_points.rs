@@ -11,7 +11,7 @@ use super::*;
 /// `ctx` is a live context; the pointers hold the spans above.
 #[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_f32(ctx: *const kp_context, input: *const f32, in_pitch: usize, output: *mut f32, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options) -> kp_status {
-    unsafe { kp_box_filter::<f32> { ctx, input, in_pitch, output, out_pitch, rows, cols, options }.run() }
+    unsafe { kp_box_filter::<f32> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.run(ctx) }
 }
 
 /// As `kp_box_filter_f32`, in double precision.
@@ -20,7 +20,7 @@ pub unsafe extern "C" fn kp_box_filter_f32(ctx: *const kp_context, input: *const
 /// As `kp_box_filter_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_f64(ctx: *const kp_context, input: *const f64, in_pitch: usize, output: *mut f64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options) -> kp_status {
-    unsafe { kp_box_filter::<f64> { ctx, input, in_pitch, output, out_pitch, rows, cols, options }.run() }
+    unsafe { kp_box_filter::<f64> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.run(ctx) }
 }
 
 /// The box filter of device buffers in single precision (spans as for
@@ -33,7 +33,7 @@ pub unsafe extern "C" fn kp_box_filter_f64(ctx: *const kp_context, input: *const
 /// 0 or a live stream of that GPU.
 #[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_device_f32(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
-    unsafe { kp_box_filter_device::<f32> { ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_box_filter_device::<f32> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 /// As `kp_box_filter_device_f32`, in double precision.
@@ -42,5 +42,5 @@ pub unsafe extern "C" fn kp_box_filter_device_f32(ctx: *const kp_context, input:
 /// As `kp_box_filter_device_f32`.
 #[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_device_f64(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
-    unsafe { kp_box_filter_device::<f64> { ctx, input, in_pitch, output, out_pitch, rows, cols, options, stream, _dtype: PhantomData }.run() }
+    unsafe { kp_box_filter_device::<f64> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
