@@ -603,7 +603,7 @@ mod tests {
             );
         }
         let svg = to_svg(&figure);
-        for label in ["1e-6", "0.0001", "1", "the coupled F/G system"] {
+        for label in ["1e-6", "1e-4", "1", "the coupled F/G system"] {
             assert!(svg_texts(&svg).contains(&label), "{label}");
         }
     }
