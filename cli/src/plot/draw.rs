@@ -471,6 +471,7 @@ where
         .for_each(|v| values.include(*v));
     let values = values.axis(Scale::Linear);
     let level = |v: f64| (v - values.lo) / (values.hi - values.lo);
+    let heat_colour = heat_colours();
     // The y axis runs down: row 0 at the end of its range, the top.
     let (xr, yr) = (chart.x_range(), chart.y_range());
     let w = (xr.end - xr.start) / cols as f64;
@@ -481,7 +482,7 @@ where
             (xr.start + c * w, yr.end + r * h),
             (xr.start + (c + 1.0) * w, yr.end + (r + 1.0) * h),
         ];
-        Rectangle::new(corners, colour(heat_colour(level(*v))).filled())
+        Rectangle::new(corners, heat_colour(level(*v)).filled())
     }))?;
 
     let (x0, y0) = cell.get_base_pixel();
@@ -502,7 +503,7 @@ where
     bar.draw_series((0..BAR_LEVELS).map(|k| {
         let lo = values.lo + k as f64 * step;
         let rgb = heat_colour(k as f64 / (BAR_LEVELS - 1) as f64);
-        Rectangle::new([(0.0, lo), (1.0, lo + step)], colour(rgb).filled())
+        Rectangle::new([(0.0, lo), (1.0, lo + step)], rgb.filled())
     }))?;
     bar.configure_mesh()
         .disable_mesh()
@@ -514,27 +515,12 @@ where
         .draw()
 }
 
-/// Blue - white - red for t in [0, 1]; grey for NaN.
-pub(crate) fn heat_colour(t: f64) -> Rgb {
-    if !t.is_finite() {
-        return [128, 128, 128];
-    }
-    let t = t.clamp(0.0, 1.0);
-    let mix = |a: f64, b: f64, s: f64| (a + (b - a) * s).round() as u8;
-    if t < 0.5 {
-        let s = t * 2.0;
-        [
-            mix(33.0, 255.0, s),
-            mix(102.0, 255.0, s),
-            mix(172.0, 255.0, s),
-        ]
-    } else {
-        let s = (t - 0.5) * 2.0;
-        [
-            mix(255.0, 178.0, s),
-            mix(255.0, 24.0, s),
-            mix(255.0, 43.0, s),
-        ]
+/// Blue (0) - white - red (1); grey for NaN.
+fn heat_colours() -> impl Fn(f64) -> RGBColor {
+    let map = DerivedColorMap::new(&[RGBColor(33, 102, 172), WHITE, RGBColor(178, 24, 43)]);
+    move |t| match t.is_finite() {
+        true => map.get_color_normalized(t, 0.0, 1.0),
+        false => RGBColor(128, 128, 128),
     }
 }
 
@@ -563,9 +549,10 @@ mod tests {
 
     #[test]
     fn the_heat_colour_scale_runs_blue_white_red() {
-        assert_eq!(heat_colour(0.0), [33, 102, 172]);
-        assert_eq!(heat_colour(0.5), [255, 255, 255]);
-        assert_eq!(heat_colour(1.0), [178, 24, 43]);
-        assert_eq!(heat_colour(f64::NAN), [128, 128, 128]);
+        let heat_colour = heat_colours();
+        assert_eq!(heat_colour(0.0), RGBColor(33, 102, 172));
+        assert_eq!(heat_colour(0.5), RGBColor(255, 255, 255));
+        assert_eq!(heat_colour(1.0), RGBColor(178, 24, 43));
+        assert_eq!(heat_colour(f64::NAN), RGBColor(128, 128, 128));
     }
 }
