@@ -13,7 +13,7 @@ use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 use crate::figures;
 use crate::io::{check_output, records, write_csv};
 use crate::lombscargle_cmd::{best_peak, check_band, time_span};
-use crate::options::{Dtype, NormalizeArg, PeriodogramArgs, Placement};
+use crate::options::{cast, Dtype, NormalizeArg, PeriodogramArgs, Placement};
 
 /// Periodograms of many series in one batched call; the best period of each.
 #[derive(clap::Args, Debug)]
@@ -170,10 +170,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     } else {
         Route::Peaks
     };
-    let computed = match args.dtype {
-        Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts, route),
-        Dtype::F64 => compute::<f64>(&kp, &table, &grids, nf, &opts, route),
-    }?;
+    let computed = by_dtype!(args.dtype, compute(&kp, &table, &grids, nf, &opts, route))?;
     // (frequency, power) of each series' highest peak at a non-zero frequency.
     let best: Vec<Option<(f64, f64)>> = match &computed {
         Computed::Periodograms(result) => result
@@ -270,9 +267,8 @@ fn compute<T: Float>(
 
 /// `run` on the table's samples in precision `T`.
 fn with_batch<T: Float, R>(table: &Table, run: impl FnOnce(&Batch<'_, T>) -> R) -> R {
-    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-    let (t, y) = (cast(&table.t), cast(&table.y));
-    let w = table.w.as_deref().map(cast);
+    let (t, y) = (cast::<T>(&table.t), cast::<T>(&table.y));
+    let w = table.w.as_deref().map(cast::<T>);
     run(&Batch {
         t: &t,
         y: &y,

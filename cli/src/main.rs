@@ -15,6 +15,16 @@ macro_rules! say_raw {
     };
 }
 
+/// `$f::<f32>(args)` or `$f::<f64>(args)`, as the [`options::Dtype`] `$dtype` says.
+macro_rules! by_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $dtype {
+            $crate::options::Dtype::F32 => $f::<f32>($($arg),*),
+            $crate::options::Dtype::F64 => $f::<f64>($($arg),*),
+        }
+    };
+}
+
 mod batch_cmd;
 mod bench;
 mod bench_box;

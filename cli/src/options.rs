@@ -1,7 +1,9 @@
 //! Option values shared by several subcommands, as clap value enums: clap then
 //! lists the accepted values in `--help` and in the error for a bad one.
 use clap::{Args, ValueEnum};
-use kernpack::{Backend, Error, FgPath, Kernpack, LombScargleOptions, Lorenz05Model, Normalize};
+use kernpack::{
+    Backend, Error, FgPath, Float, Kernpack, LombScargleOptions, Lorenz05Model, Normalize,
+};
 
 /// Where a command computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +88,11 @@ impl Dtype {
     }
 }
 
+/// `values` in precision `T`.
+pub fn cast<T: Float>(values: &[f64]) -> Vec<T> {
+    values.iter().map(|v| T::from_f64(*v)).collect()
+}
+
 /// Complex precision (the F/G system).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ComplexDtype {
@@ -93,6 +100,16 @@ pub enum ComplexDtype {
     C64,
     /// Double-precision parts.
     C128,
+}
+
+impl ComplexDtype {
+    /// The precision of the real and imaginary parts.
+    pub fn parts(self) -> Dtype {
+        match self {
+            ComplexDtype::C64 => Dtype::F32,
+            ComplexDtype::C128 => Dtype::F64,
+        }
+    }
 }
 
 /// What a periodogram holds (SciPy's `normalize`).
