@@ -11,7 +11,7 @@ use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
-use crate::io::{check_output, records, write_csv};
+use crate::io::{records, write_csv};
 use crate::lombscargle_cmd::{best_peak, check_band, time_span};
 use crate::options::{cast, Dtype, NormalizeArg, PeriodogramArgs, Placement};
 
@@ -127,13 +127,8 @@ fn read_batch(path: &Path) -> Result<Table, String> {
 }
 
 pub fn run(args: &BatchArgs) -> Result<(), String> {
-    check_output(&args.output)?;
-    if let Some(path) = &args.periodograms {
-        check_output(path)?;
-    }
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    let outputs = [Some(args.output.as_path()), args.periodograms.as_deref()];
+    figures::check_outputs(&outputs, args.plot.as_deref())?;
     let table = read_batch(&args.input)?;
     let nf = args.nf as usize;
     let opts = args.periodogram.options();

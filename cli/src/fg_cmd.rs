@@ -7,7 +7,7 @@ use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::figures;
-use crate::io::{check_output, write_csv};
+use crate::io::write_csv;
 use crate::memory::check_room;
 use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
@@ -147,10 +147,7 @@ impl Problem {
 }
 
 pub fn run(args: &FgArgs) -> Result<(), String> {
-    check_output(&args.out)?;
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[Some(&args.out)], args.plot.as_deref())?;
     let problem = Problem::from(&args.problem);
     let kp = args.at.open()?;
     let opts = FgOptions {

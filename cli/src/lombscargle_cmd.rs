@@ -8,7 +8,7 @@ use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::figures;
-use crate::io::{check_output, read_column, read_series, write_csv, SeriesData};
+use crate::io::{read_column, read_series, write_csv, SeriesData};
 use crate::memory::check_room;
 use crate::options::{cast, Dtype, PeriodogramArgs, Placement};
 use crate::progress;
@@ -57,10 +57,7 @@ pub struct LombScargleArgs {
 }
 
 pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
-    check_output(&args.output)?;
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[Some(&args.output)], args.plot.as_deref())?;
     let data = read_series(&args.input)?;
     let freqs = frequencies(args, &data)?;
     let opts = args.periodogram.options();
@@ -283,7 +280,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
         ));
     }
     let plot_path = &args.plot;
-    figures::check_plot(plot_path)?;
+    figures::check_outputs(&[], Some(plot_path))?;
     let nf = args.nf as usize;
     check_room::<f64>("--nf", &[nf])?;
 

@@ -8,7 +8,7 @@ use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use crate::figures;
-use crate::io::{check_output, read_table, write_csv};
+use crate::io::{read_table, write_csv};
 use crate::memory::check_room;
 use crate::options::{cast, Dtype, ModelArg, Placement};
 use crate::progress;
@@ -189,12 +189,7 @@ fn run(
     if args.plot.is_some() && every == 0 {
         return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
     }
-    if let Some(path) = &args.out {
-        check_output(path)?;
-    }
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[args.out.as_deref()], args.plot.as_deref())?;
     let initial = match &args.init {
         Some(path) => {
             let rows = read_table(path)?;
