@@ -11,33 +11,21 @@ use crate::options::{BenchBackend, Dtype};
 use crate::synthetic::Uniform;
 use crate::timing::{event_median, host_copy_median, wall_median, BenchResult, Reps};
 
-/// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BoxModeArg {
-    /// d c b a | a b c d | d c b a
-    Reflect,
-    /// k k k k | a b c d | k k k k (k = 0 here)
-    Constant,
-    /// a a a a | a b c d | d d d d
-    Nearest,
-    /// d c b | a b c d | c b a
-    Mirror,
-    /// a b c d | a b c d | a b c d
-    Wrap,
-    /// Only points whose whole window lies inside; the others keep their value.
-    Interior,
-}
-
-impl From<BoxModeArg> for BoundaryMode {
-    fn from(m: BoxModeArg) -> BoundaryMode {
-        match m {
-            BoxModeArg::Reflect => BoundaryMode::Reflect,
-            BoxModeArg::Constant => BoundaryMode::Constant,
-            BoxModeArg::Nearest => BoundaryMode::Nearest,
-            BoxModeArg::Mirror => BoundaryMode::Mirror,
-            BoxModeArg::Wrap => BoundaryMode::Wrap,
-            BoxModeArg::Interior => BoundaryMode::Interior,
-        }
+value_enum! {
+    /// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
+    BoxModeArg => BoundaryMode {
+        /// d c b a | a b c d | d c b a
+        Reflect => Reflect,
+        /// k k k k | a b c d | k k k k (k = 0 here)
+        Constant => Constant,
+        /// a a a a | a b c d | d d d d
+        Nearest => Nearest,
+        /// d c b | a b c d | c b a
+        Mirror => Mirror,
+        /// a b c d | a b c d | a b c d
+        Wrap => Wrap,
+        /// Only points whose whole window lies inside; the others keep their value.
+        Interior => Interior,
     }
 }
 

@@ -25,6 +25,28 @@ macro_rules! by_dtype {
     };
 }
 
+/// A clap value enum with a variant for each variant of the library's enum
+/// `$target` (its values and their help listed by clap), and the conversion.
+macro_rules! value_enum {
+    ($(#[$meta:meta])* $name:ident => $target:ident {
+        $($(#[$vmeta:meta])* $variant:ident => $to:ident,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl From<$name> for $target {
+            fn from(v: $name) -> $target {
+                match v {
+                    $($name::$variant => $target::$to,)*
+                }
+            }
+        }
+    };
+}
+
 mod batch_cmd;
 mod bench;
 mod bench_box;

@@ -5,24 +5,15 @@ use kernpack::{
     Backend, Error, FgPath, Float, Kernpack, LombScargleOptions, Lorenz05Model, Normalize,
 };
 
-/// Where a command computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// The GPU when one is present, else the CPU.
-    Auto,
-    /// The GPU; an error without one.
-    Gpu,
-    /// The CPU backend.
-    Cpu,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(b: BackendArg) -> Backend {
-        match b {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Gpu => Backend::Gpu,
-            BackendArg::Cpu => Backend::Cpu,
-        }
+value_enum! {
+    /// Where a command computes.
+    BackendArg => Backend {
+        /// The GPU when one is present, else the CPU.
+        Auto => Auto,
+        /// The GPU; an error without one.
+        Gpu => Gpu,
+        /// The CPU backend.
+        Cpu => Cpu,
     }
 }
 
@@ -112,24 +103,15 @@ impl ComplexDtype {
     }
 }
 
-/// What a periodogram holds (SciPy's `normalize`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NormalizeArg {
-    /// (A^2) N / 4.
-    Power,
-    /// Power relative to the residuals of a constant model, in [0, 1].
-    Normalize,
-    /// Complex amplitude and phase.
-    Amplitude,
-}
-
-impl From<NormalizeArg> for Normalize {
-    fn from(n: NormalizeArg) -> Normalize {
-        match n {
-            NormalizeArg::Power => Normalize::Power,
-            NormalizeArg::Normalize => Normalize::Normalize,
-            NormalizeArg::Amplitude => Normalize::Amplitude,
-        }
+value_enum! {
+    /// What a periodogram holds (SciPy's `normalize`).
+    NormalizeArg => Normalize {
+        /// (A^2) N / 4.
+        Power => Power,
+        /// Power relative to the residuals of a constant model, in [0, 1].
+        Normalize => Normalize,
+        /// Complex amplitude and phase.
+        Amplitude => Amplitude,
     }
 }
 
@@ -157,43 +139,26 @@ impl PeriodogramArgs {
     }
 }
 
-/// How the F/G system's step loop runs on the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FgPathArg {
-    /// Cooperative where the GPU supports it and the state fits in registers, else launches.
-    Auto,
-    /// One cooperative launch for the whole run, one grid-wide barrier per step.
-    Cooperative,
-    /// Two launches per step, the state in global memory.
-    Launches,
-}
-
-impl From<FgPathArg> for FgPath {
-    fn from(p: FgPathArg) -> FgPath {
-        match p {
-            FgPathArg::Auto => FgPath::Auto,
-            FgPathArg::Cooperative => FgPath::Cooperative,
-            FgPathArg::Launches => FgPath::Launches,
-        }
+value_enum! {
+    /// How the F/G system's step loop runs on the GPU.
+    FgPathArg => FgPath {
+        /// Cooperative where the GPU supports it and the state fits in registers, else launches.
+        Auto => Auto,
+        /// One cooperative launch for the whole run, one grid-wide barrier per step.
+        Cooperative => Cooperative,
+        /// Two launches per step, the state in global memory.
+        Launches => Launches,
     }
 }
 
-/// Lorenz 2005 model number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ModelArg {
-    /// Model II: smoothed advection.
-    #[value(name = "2")]
-    Two,
-    /// Model III: Model II plus small-scale activity.
-    #[value(name = "3")]
-    Three,
-}
-
-impl From<ModelArg> for Lorenz05Model {
-    fn from(m: ModelArg) -> Lorenz05Model {
-        match m {
-            ModelArg::Two => Lorenz05Model::II,
-            ModelArg::Three => Lorenz05Model::III,
-        }
+value_enum! {
+    /// Lorenz 2005 model number.
+    ModelArg => Lorenz05Model {
+        /// Model II: smoothed advection.
+        #[value(name = "2")]
+        Two => II,
+        /// Model III: Model II plus small-scale activity.
+        #[value(name = "3")]
+        Three => III,
     }
 }
