@@ -11,9 +11,9 @@ use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
 use crate::figures;
-use crate::io::{check_output, records, write_csv};
+use crate::io::{records, write_csv};
 use crate::lombscargle_cmd::{best_peak, check_band, time_span};
-use crate::options::{Dtype, NormalizeArg, PeriodogramArgs, Placement};
+use crate::options::{cast, Dtype, NormalizeArg, PeriodogramArgs, Placement};
 
 /// Periodograms of many series in one batched call; the best period of each.
 #[derive(clap::Args, Debug)]
@@ -127,13 +127,8 @@ fn read_batch(path: &Path) -> Result<Table, String> {
 }
 
 pub fn run(args: &BatchArgs) -> Result<(), String> {
-    check_output(&args.output)?;
-    if let Some(path) = &args.periodograms {
-        check_output(path)?;
-    }
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    let outputs = [Some(args.output.as_path()), args.periodograms.as_deref()];
+    figures::check_outputs(&outputs, args.plot.as_deref())?;
     let table = read_batch(&args.input)?;
     let nf = args.nf as usize;
     let opts = args.periodogram.options();
@@ -170,10 +165,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     } else {
         Route::Peaks
     };
-    let computed = match args.dtype {
-        Dtype::F32 => compute::<f32>(&kp, &table, &grids, nf, &opts, route),
-        Dtype::F64 => compute::<f64>(&kp, &table, &grids, nf, &opts, route),
-    }?;
+    let computed = by_dtype!(args.dtype, compute(&kp, &table, &grids, nf, &opts, route))?;
     // (frequency, power) of each series' highest peak at a non-zero frequency.
     let best: Vec<Option<(f64, f64)>> = match &computed {
         Computed::Periodograms(result) => result
@@ -270,9 +262,8 @@ fn compute<T: Float>(
 
 /// `run` on the table's samples in precision `T`.
 fn with_batch<T: Float, R>(table: &Table, run: impl FnOnce(&Batch<'_, T>) -> R) -> R {
-    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-    let (t, y) = (cast(&table.t), cast(&table.y));
-    let w = table.w.as_deref().map(cast);
+    let (t, y) = (cast::<T>(&table.t), cast::<T>(&table.y));
+    let w = table.w.as_deref().map(cast::<T>);
     run(&Batch {
         t: &t,
         y: &y,

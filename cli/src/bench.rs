@@ -6,21 +6,23 @@
 //! host slices, against a threaded host copy of the same bytes (the memory
 //! roofline) where the work is memory-bound; same inputs and RESULT lines.
 use std::marker::PhantomData;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::{output_len, UniformGrid};
+use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{
     Backend, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOnDevice,
-    LombScargleOptions, NormalizeOnDevice, Periodogram, Series, SumOnDevice,
+    LombScargleOptions, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
+    NormalizeOnDevice, Periodogram, Series, SumOnDevice,
 };
 
 use crate::io::{check_output, read_raw_f64, write_raw_f64};
 use crate::memory::check_room;
-use crate::options::{BenchBackend, Dtype, ModelArg, NormalizeArg};
+use crate::options::{cast, BenchBackend, Dtype, ModelArg, NormalizeArg};
 use crate::synthetic::Uniform;
-use crate::timing::{event_median, event_times, host_copy_median, wall_median, Reps};
+use crate::timing::{event_median, event_times, host_copy_median, wall_median, BenchResult, Reps};
 
 /// One periodogram on given (raw little-endian f64 files) or synthetic inputs.
 #[derive(clap::Args, Debug)]
@@ -62,7 +64,7 @@ pub struct BenchLombScargleArgs {
     pub reps: Reps,
 }
 
-pub fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
+pub fn lombscargle(args: &BenchLombScargleArgs) -> BenchResult {
     if let Some(path) = &args.out {
         check_output(path)?;
     }
@@ -87,32 +89,14 @@ pub fn lombscargle(args: &BenchLombScargleArgs) -> Result<(), String> {
     let grid = args
         .uniform
         .then(|| UniformGrid::spanning(f[0], f[f.len() - 1], f.len()));
-    let out = args.out.as_deref();
-    if args.backend == BenchBackend::Cpu {
-        fn go<T: Float>(
-            t: &[f64],
-            y: &[f64],
-            f: &[f64],
-            grid: Option<UniformGrid>,
-            opts: &LombScargleOptions,
-            reps: usize,
-        ) -> Result<Vec<f64>, String> {
-            let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-            lombscargle_cpu(&cast(t), &cast(y), &cast(f), grid, opts, reps)
-        }
-        let values = match args.dtype {
-            Dtype::F32 => go::<f32>(&t, &y, &f, grid, &opts, reps)?,
-            Dtype::F64 => go::<f64>(&t, &y, &f, grid, &opts, reps)?,
-        };
-        return match out {
-            Some(path) => write_raw_f64(path, &values),
-            None => Ok(()),
-        };
+    let values = match args.backend {
+        BenchBackend::Cpu => by_dtype!(args.dtype, lombscargle_cpu(&t, &y, &f, grid, &opts, reps)),
+        BenchBackend::Gpu => by_dtype!(args.dtype, bench(&t, &y, &f, grid, &opts, reps)),
+    }?;
+    if let Some(path) = &args.out {
+        write_raw_f64(path, &values)?;
     }
-    match args.dtype {
-        Dtype::F32 => bench::<f32>(&t, &y, &f, grid, &opts, reps, out),
-        Dtype::F64 => bench::<f64>(&t, &y, &f, grid, &opts, reps, out),
-    }
+    Ok(())
 }
 
 /// An irregular light curve over 100 time units and a uniform grid up to ~60 rad/unit.
@@ -137,19 +121,15 @@ fn bench<T: Float>(
     grid: Option<UniformGrid>,
     opts: &LombScargleOptions,
     reps: usize,
-    out_path: Option<&Path>,
-) -> Result<(), String> {
-    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-    let (t, y, f) = (cast(t), cast(y), cast(f));
-    let err = |e: kernpack::Error| e.to_string();
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+) -> BenchResult<Vec<f64>> {
+    let (t, y, f) = (cast::<T>(t), cast::<T>(y), cast::<T>(f));
 
     // Cold start: context creation, then the first result of a device-buffer
     // call (inputs already on the GPU, as cupyx and Numba are timed), which
     // loads the Lomb-Scargle family and resolves its kernels on the way, then
     // a host-slice call with its copies.
     let started = Instant::now();
-    let gpu = Gpu::get(0).map_err(err)?;
+    let gpu = Gpu::get(0)?;
     type Buf<T> = cudarc::driver::CudaSlice<T>;
     let run = |out: &mut Buf<T>, dt: &Buf<T>, dy: &Buf<T>, df: &Buf<T>| {
         let stream = gpu.stream();
@@ -162,23 +142,23 @@ fn bench<T: Float>(
     };
     let context = started.elapsed().as_secs_f64() * 1e3;
     let stream = gpu.stream();
-    let dt = stream.clone_htod(&t).map_err(cuda)?;
-    let dy = stream.clone_htod(&y).map_err(cuda)?;
-    let df = stream.clone_htod(&f).map_err(cuda)?;
-    let mut out = stream
-        .clone_htod(&vec![T::from_f64(f64::NAN); output_len(f.len(), opts)])
-        .map_err(cuda)?;
-    stream.synchronize().map_err(cuda)?;
+    let (dt, dy, df) = (
+        stream.clone_htod(&t)?,
+        stream.clone_htod(&y)?,
+        stream.clone_htod(&f)?,
+    );
+    let mut out = stream.clone_htod(&vec![T::from_f64(f64::NAN); output_len(f.len(), opts)])?;
+    stream.synchronize()?;
     let first_started = Instant::now();
-    run(&mut out, &dt, &dy, &df).map_err(err)?;
-    stream.synchronize().map_err(cuda)?;
+    run(&mut out, &dt, &dy, &df)?;
+    stream.synchronize()?;
     let first_call = first_started.elapsed().as_secs_f64() * 1e3;
     let image = gpu.image_time().as_secs_f64() * 1e3;
     let load = gpu.module_load_time().as_secs_f64() * 1e3;
     let resolve = gpu.kernel_resolve_time().as_secs_f64() * 1e3;
     let second_started = Instant::now();
-    run(&mut out, &dt, &dy, &df).map_err(err)?;
-    stream.synchronize().map_err(cuda)?;
+    run(&mut out, &dt, &dy, &df)?;
+    stream.synchronize()?;
     let second_call = second_started.elapsed().as_secs_f64() * 1e3;
     let host_started = Instant::now();
     let series = Series::new(&t, &y);
@@ -186,8 +166,7 @@ fn bench<T: Float>(
     let first = match &grid {
         Some(grid) => kp.lombscargle_uniform(&series, grid, opts),
         None => kp.lombscargle(&series, &f, opts),
-    }
-    .map_err(err)?;
+    }?;
     let host_call = host_started.elapsed().as_secs_f64() * 1e3;
     say!(
         "cold start: context {context:.2} ms; module load + first result {first_call:.3} ms \
@@ -222,34 +201,31 @@ fn bench<T: Float>(
         image + load
     );
     let values: Vec<f64> = stream
-        .clone_dtoh(&out)
-        .map_err(cuda)?
+        .clone_dtoh(&out)?
         .iter()
         .map(|v| v.to_f64())
         .collect();
     debug_assert_eq!(values.len(), output_len(first.len(), opts));
-    if let Some(path) = out_path {
-        write_raw_f64(path, &values)?;
-    }
-    Ok(())
+    Ok(values)
 }
 
 /// One periodogram on the CPU: `grid` for the uniform-grid path, else `f`.
 fn lombscargle_cpu<T: Float>(
-    t: &[T],
-    y: &[T],
-    f: &[T],
+    t: &[f64],
+    y: &[f64],
+    f: &[f64],
     grid: Option<UniformGrid>,
     opts: &LombScargleOptions,
     reps: usize,
-) -> Result<Vec<f64>, String> {
-    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
-    let series = Series::new(t, y);
+) -> BenchResult<Vec<f64>> {
+    let kp = Kernpack::new(Backend::Cpu)?;
+    let (t, y, f) = (cast::<T>(t), cast::<T>(y), cast::<T>(f));
+    let series = Series::new(&t, &y);
     let mut last = None;
     let median = wall_median(reps, || {
         last = Some(match &grid {
             Some(grid) => kp.lombscargle_uniform(&series, grid, opts)?,
-            None => kp.lombscargle(&series, f, opts)?,
+            None => kp.lombscargle(&series, &f, opts)?,
         });
         Ok(())
     })?;
@@ -305,16 +281,14 @@ pub struct BenchBatchArgs {
     pub reps: u32,
 }
 
-pub fn batch(args: &BenchBatchArgs) -> Result<(), String> {
+pub fn batch(args: &BenchBatchArgs) -> BenchResult {
     let opts = LombScargleOptions {
         floating_mean: args.floating_mean,
         ..Default::default()
     };
     if args.min == 0 || args.min > args.max {
-        return Err(format!(
-            "need 1 <= --min <= --max, got --min {} --max {}",
-            args.min, args.max
-        ));
+        let (min, max) = (args.min, args.max);
+        return Err(format!("need 1 <= --min <= --max, got --min {min} --max {max}").into());
     }
     let (nseries, lo, hi, nf, reps) = (
         args.nseries,
@@ -325,10 +299,10 @@ pub fn batch(args: &BenchBatchArgs) -> Result<(), String> {
     );
     check_room::<f64>("the samples (--nseries x --max)", &[nseries, hi, 2])?;
     let on_cpu = args.backend == BenchBackend::Cpu;
-    match args.dtype {
-        Dtype::F32 => bench_batch::<f32>(nseries, lo, hi, nf, &opts, reps, on_cpu),
-        Dtype::F64 => bench_batch::<f64>(nseries, lo, hi, nf, &opts, reps, on_cpu),
-    }
+    by_dtype!(
+        args.dtype,
+        bench_batch(nseries, lo, hi, nf, &opts, reps, on_cpu)
+    )
 }
 
 /// Synthetic batch: series of random lengths in [lo, hi] over random spans,
@@ -364,7 +338,7 @@ fn bench_batch<T: Float>(
     opts: &LombScargleOptions,
     reps: usize,
     on_cpu: bool,
-) -> Result<(), String> {
+) -> BenchResult {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
     let (t, y, offsets, f0, df) = synthetic_batch::<T>(nseries, lo, hi);
@@ -383,21 +357,12 @@ fn bench_batch<T: Float>(
         return batch_cpu(&batch, &grids, opts, reps);
     }
     let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
-    let (dt, dy) = (
-        stream.clone_htod(&t).map_err(cuda)?,
-        stream.clone_htod(&y).map_err(cuda)?,
-    );
-    let doff = stream.clone_htod(&offsets).map_err(cuda)?;
-    let (df0, ddf) = (
-        stream.clone_htod(&f0).map_err(cuda)?,
-        stream.clone_htod(&df).map_err(cuda)?,
-    );
-    let mut out = stream
-        .alloc_zeros::<T>(nseries * output_len(nf, opts))
-        .map_err(cuda)?;
+    let (dt, dy) = (stream.clone_htod(&t)?, stream.clone_htod(&y)?);
+    let doff = stream.clone_htod(&offsets)?;
+    let (df0, ddf) = (stream.clone_htod(&f0)?, stream.clone_htod(&df)?);
+    let mut out = stream.alloc_zeros::<T>(nseries * output_len(nf, opts))?;
     let (o, _o) = out.device_ptr_mut(stream);
     let buffers = BatchDeviceBuffers {
         t: dt.device_ptr(stream).0,
@@ -417,15 +382,12 @@ fn bench_batch<T: Float>(
 
     // The same kernel on one long series: nx = 1024, nf = 2^20.
     let (st, sy, sf) = synthetic(1024, 1 << 20);
-    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
     let (st, sy) = (
-        stream.clone_htod(&cast(&st)).map_err(cuda)?,
-        stream.clone_htod(&cast(&sy)).map_err(cuda)?,
+        stream.clone_htod(&cast::<T>(&st))?,
+        stream.clone_htod(&cast::<T>(&sy))?,
     );
     let grid = UniformGrid::spanning(sf[0], sf[sf.len() - 1], sf.len());
-    let mut sout = stream
-        .alloc_zeros::<T>(output_len(grid.nf, opts))
-        .map_err(cuda)?;
+    let mut sout = stream.alloc_zeros::<T>(output_len(grid.nf, opts))?;
     let single_ms = event_median(&gpu, reps, || {
         let call =
             LombScargleOnDevice::uniform_buffers(stream, &st, &sy, None, &grid, &mut sout, opts);
@@ -449,8 +411,8 @@ fn batch_cpu<T: Float>(
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
     reps: usize,
-) -> Result<(), String> {
-    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+) -> BenchResult {
+    let kp = Kernpack::new(Backend::Cpu)?;
     let (t, nf) = (batch.t, grids.nf());
     let median = wall_median(reps, || kp.lombscargle_batch(batch, grids, opts).map(drop))?;
     say!(
@@ -482,30 +444,26 @@ pub struct BenchReduceArgs {
     pub reps: Reps,
 }
 
-pub fn reduce(args: &BenchReduceArgs) -> Result<(), String> {
+pub fn reduce(args: &BenchReduceArgs) -> BenchResult {
     let (n, reps) = (args.n, args.reps.reps as usize);
     check_room::<f64>("--n", &[n])?;
     let on_cpu = args.backend == BenchBackend::Cpu;
-    match args.dtype {
-        Dtype::F32 => bench_reduce::<f32>(n, reps, on_cpu),
-        Dtype::F64 => bench_reduce::<f64>(n, reps, on_cpu),
-    }
+    by_dtype!(args.dtype, bench_reduce(n, reps, on_cpu))
 }
 
-fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), String> {
+fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> BenchResult {
     let mut rng = Uniform::new(0x0dd5_eed5);
     let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
     if on_cpu {
         return reduce_cpu(&host, reps);
     }
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
-    let x = stream.clone_htod(&host).map_err(cuda)?;
-    let mut y = stream.clone_htod(&host).map_err(cuda)?;
-    let mut copy = stream.clone_htod(&host).map_err(cuda)?;
-    let mut sum = stream.alloc_zeros::<f64>(1).map_err(cuda)?;
-    let mut status = stream.alloc_zeros::<i32>(1).map_err(cuda)?;
+    let x = stream.clone_htod(&host)?;
+    let mut y = stream.clone_htod(&host)?;
+    let mut copy = stream.clone_htod(&host)?;
+    let mut sum = stream.alloc_zeros::<f64>(1)?;
+    let mut status = stream.alloc_zeros::<i32>(1)?;
     let bytes = (n * std::mem::size_of::<T>()) as f64;
     let copy_ms = event_median(&gpu, reps, || {
         stream
@@ -541,16 +499,16 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
         use cudarc::driver::{DevicePtr, DevicePtrMut};
         (x.device_ptr(stream).0, sum.device_ptr_mut(stream).0)
     };
-    let per_call_us = |f: &mut dyn FnMut() -> kernpack::Result<()>| -> Result<f64, String> {
+    let per_call_us = |f: &mut dyn FnMut() -> kernpack::Result<()>| -> BenchResult<f64> {
         let mut rounds = Vec::new();
         for _ in 0..7 {
-            stream.synchronize().map_err(cuda)?;
+            stream.synchronize()?;
             let start = std::time::Instant::now();
             for _ in 0..2000 {
-                f().map_err(|e| e.to_string())?;
+                f()?;
             }
             rounds.push(start.elapsed().as_secs_f64() * 1e6 / 2000.0);
-            stream.synchronize().map_err(cuda)?;
+            stream.synchronize()?;
         }
         rounds.sort_by(f64::total_cmp);
         Ok(rounds[3])
@@ -570,8 +528,8 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> Result<(), Str
     Ok(())
 }
 /// Sum and normalise against a copy of the same bytes.
-fn reduce_cpu<T: Float>(host: &[T], reps: usize) -> Result<(), String> {
-    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+fn reduce_cpu<T: Float>(host: &[T], reps: usize) -> BenchResult {
+    let kp = Kernpack::new(Backend::Cpu)?;
     let mut scratch = host.to_vec();
     let copy = host_copy_median(host, &mut scratch, reps)?;
     let sum = wall_median(reps, || kp.sum(host).map(drop))?;
@@ -634,9 +592,7 @@ pub struct BenchLorenzArgs {
 /// `--members-per-block B` (Lorenz 96) overrides the packing, to measure
 /// alternatives (1: a block per member); `--sites-per-thread P` (Lorenz 2005)
 /// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
-pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
-    use kernpack::api::lorenz::dart_initial_state;
-    use kernpack::{Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params};
+pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> BenchResult {
     let l96 = family == "lorenz96";
     let on_cpu = args.backend == BenchBackend::Cpu;
     let d05 = Lorenz05Params::default();
@@ -657,8 +613,7 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
         (p05.n, p05.forcing)
     };
     let members = args.members.unwrap_or(if l96 { 100_000 } else { 40 });
-    let (steps, reps) = (args.steps, args.reps as usize);
-    let (mpb, spt) = (args.members_per_block, args.sites_per_thread);
+    let steps = args.steps;
     check_room::<f64>("the initial states (--members x --n)", &[members, n, 2])?;
     let mut rng = Uniform::new(1);
     let base = dart_initial_state(n, forcing);
@@ -669,69 +624,8 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    #[allow(clippy::too_many_arguments)]
-    fn go<T: Float>(
-        l96: bool,
-        p96: &Lorenz96Params,
-        p05: &Lorenz05Params,
-        initial: &[f64],
-        steps: u64,
-        reps: usize,
-        mpb: Option<usize>,
-        spt: Option<usize>,
-        on_cpu: bool,
-    ) -> Result<f64, String> {
-        if on_cpu {
-            // The CPU backend (members in blocks over threads): wall clock.
-            let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
-            let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
-            return wall_median(reps, || {
-                if l96 {
-                    kp.lorenz96(p96, &host, steps, 0).map(drop)
-                } else {
-                    kp.lorenz05(p05, &host, steps, 0).map(drop)
-                }
-            });
-        }
-        let cuda = |e: cudarc::driver::DriverError| e.to_string();
-        let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
-        let stream = gpu.stream();
-        let host: Vec<T> = initial.iter().map(|v| T::from_f64(*v)).collect();
-        let d_in = stream.clone_htod(&host).map_err(cuda)?;
-        let mut out = stream.alloc_zeros::<T>(host.len()).map_err(cuda)?;
-        let started = Instant::now();
-        let mut run = || {
-            if l96 {
-                let call = Lorenz96OnDevice {
-                    members_per_block: mpb,
-                    ..Lorenz96OnDevice::new(*p96, steps, 0)
-                };
-                gpu.enqueue_buffers(Lorenz96OnDevice::buffers(
-                    stream, &call, &d_in, &mut out, None,
-                )?)
-            } else {
-                let call = Lorenz05OnDevice {
-                    sites_per_thread: spt,
-                    ..Lorenz05OnDevice::new(*p05, steps, 0)
-                };
-                gpu.enqueue_buffers(Lorenz05OnDevice::buffers(
-                    stream, &call, &d_in, &mut out, None,
-                )?)
-            }
-        };
-        run().map_err(|e| e.to_string())?;
-        stream.synchronize().map_err(cuda)?;
-        eprintln!(
-            "first run {:.3} ms (wall clock)",
-            started.elapsed().as_secs_f64() * 1e3
-        );
-        event_median(&gpu, reps, run)
-    }
     let dtype = args.dtype.name();
-    let median = match args.dtype {
-        Dtype::F32 => go::<f32>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
-        Dtype::F64 => go::<f64>(l96, &p96, &p05, &initial, steps, reps, mpb, spt, on_cpu),
-    }?;
+    let median = by_dtype!(args.dtype, lorenz_median(args, l96, &p96, &p05, &initial))?;
     let site_steps = members as f64 * n as f64 * steps as f64;
     let model = if l96 {
         "96".to_owned()
@@ -741,9 +635,54 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> Result<(), String> {
     say!(
         "RESULT kernpack {family} backend={} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
         if on_cpu { "cpu" } else { "gpu" },
-        mpb.map_or("auto".to_owned(), |m| m.to_string()),
-        spt.map_or("auto".to_owned(), |m| m.to_string()),
+        args.members_per_block.map_or("auto".to_owned(), |m| m.to_string()),
+        args.sites_per_thread.map_or("auto".to_owned(), |m| m.to_string()),
         median * 1e6 / site_steps
     );
     Ok(())
+}
+
+/// The median time of one whole run of Lorenz 96 (`l96`) or 2005 from `initial`.
+fn lorenz_median<T: Float>(
+    args: &BenchLorenzArgs,
+    l96: bool,
+    p96: &Lorenz96Params,
+    p05: &Lorenz05Params,
+    initial: &[f64],
+) -> BenchResult<f64> {
+    let (steps, reps, host) = (args.steps, args.reps as usize, cast::<T>(initial));
+    if args.backend == BenchBackend::Cpu {
+        // The CPU backend (members in blocks over threads): wall clock.
+        let kp = Kernpack::new(Backend::Cpu)?;
+        return wall_median(reps, || match l96 {
+            true => kp.lorenz96(p96, &host, steps, 0).map(drop),
+            false => kp.lorenz05(p05, &host, steps, 0).map(drop),
+        });
+    }
+    let gpu = Gpu::get(0)?;
+    let stream = gpu.stream();
+    let d_in = stream.clone_htod(&host)?;
+    let mut out = stream.alloc_zeros::<T>(host.len())?;
+    let started = Instant::now();
+    let mut run = || {
+        let out = &mut out;
+        if l96 {
+            let call = Lorenz96OnDevice {
+                members_per_block: args.members_per_block,
+                ..Lorenz96OnDevice::new(*p96, steps, 0)
+            };
+            gpu.enqueue_buffers(Lorenz96OnDevice::buffers(stream, &call, &d_in, out, None)?)
+        } else {
+            let call = Lorenz05OnDevice {
+                sites_per_thread: args.sites_per_thread,
+                ..Lorenz05OnDevice::new(*p05, steps, 0)
+            };
+            gpu.enqueue_buffers(Lorenz05OnDevice::buffers(stream, &call, &d_in, out, None)?)
+        }
+    };
+    run()?;
+    stream.synchronize()?;
+    let first = started.elapsed().as_secs_f64() * 1e3;
+    eprintln!("first run {first:.3} ms (wall clock)");
+    event_median(&gpu, reps, run)
 }

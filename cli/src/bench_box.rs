@@ -9,35 +9,23 @@ use kernpack::{
 
 use crate::options::{BenchBackend, Dtype};
 use crate::synthetic::Uniform;
-use crate::timing::{event_median, host_copy_median, wall_median, Reps};
+use crate::timing::{event_median, host_copy_median, wall_median, BenchResult, Reps};
 
-/// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BoxModeArg {
-    /// d c b a | a b c d | d c b a
-    Reflect,
-    /// k k k k | a b c d | k k k k (k = 0 here)
-    Constant,
-    /// a a a a | a b c d | d d d d
-    Nearest,
-    /// d c b | a b c d | c b a
-    Mirror,
-    /// a b c d | a b c d | a b c d
-    Wrap,
-    /// Only points whose whole window lies inside; the others keep their value.
-    Interior,
-}
-
-impl From<BoxModeArg> for BoundaryMode {
-    fn from(m: BoxModeArg) -> BoundaryMode {
-        match m {
-            BoxModeArg::Reflect => BoundaryMode::Reflect,
-            BoxModeArg::Constant => BoundaryMode::Constant,
-            BoxModeArg::Nearest => BoundaryMode::Nearest,
-            BoxModeArg::Mirror => BoundaryMode::Mirror,
-            BoxModeArg::Wrap => BoundaryMode::Wrap,
-            BoxModeArg::Interior => BoundaryMode::Interior,
-        }
+value_enum! {
+    /// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
+    BoxModeArg => BoundaryMode {
+        /// d c b a | a b c d | d c b a
+        Reflect => Reflect,
+        /// k k k k | a b c d | k k k k (k = 0 here)
+        Constant => Constant,
+        /// a a a a | a b c d | d d d d
+        Nearest => Nearest,
+        /// d c b | a b c d | c b a
+        Mirror => Mirror,
+        /// a b c d | a b c d | a b c d
+        Wrap => Wrap,
+        /// Only points whose whole window lies inside; the others keep their value.
+        Interior => Interior,
     }
 }
 
@@ -66,7 +54,7 @@ pub struct BenchBoxArgs {
     pub reps: Reps,
 }
 
-pub fn run(args: &BenchBoxArgs) -> Result<(), String> {
+pub fn run(args: &BenchBoxArgs) -> BenchResult {
     let (rows, cols) = (args.rows, args.cols.unwrap_or(args.rows));
     crate::memory::check_room::<f64>(
         "the image and its output (--rows x --cols)",
@@ -79,10 +67,7 @@ pub fn run(args: &BenchBoxArgs) -> Result<(), String> {
     };
     let reps = args.reps.reps as usize;
     let on_cpu = args.backend == BenchBackend::Cpu;
-    match args.dtype {
-        Dtype::F32 => bench::<f32>(rows, cols, &opts, reps, on_cpu),
-        Dtype::F64 => bench::<f64>(rows, cols, &opts, reps, on_cpu),
-    }
+    by_dtype!(args.dtype, bench(rows, cols, &opts, reps, on_cpu))
 }
 
 fn bench<T: Float>(
@@ -91,17 +76,16 @@ fn bench<T: Float>(
     opts: &BoxFilterOptions,
     reps: usize,
     on_cpu: bool,
-) -> Result<(), String> {
+) -> BenchResult {
     let mut rng = Uniform::new(0x5eed_b0c5);
     let host: Vec<T> = (0..rows * cols).map(|_| T::from_f64(rng.next())).collect();
     if on_cpu {
         return bench_cpu(&host, rows, cols, opts, reps);
     }
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let gpu = Gpu::get(0).map_err(|e| e.to_string())?;
+    let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
-    let input = stream.clone_htod(&host).map_err(cuda)?;
-    let mut output = stream.alloc_zeros::<T>(host.len()).map_err(cuda)?;
+    let input = stream.clone_htod(&host)?;
+    let mut output = stream.alloc_zeros::<T>(host.len())?;
     let layout = ImageLayout::contiguous(rows, cols);
     let copy_ms = event_median(&gpu, reps, || {
         stream
@@ -132,8 +116,8 @@ fn bench_cpu<T: Float>(
     cols: usize,
     opts: &BoxFilterOptions,
     reps: usize,
-) -> Result<(), String> {
-    let kp = Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+) -> BenchResult {
+    let kp = Kernpack::new(Backend::Cpu)?;
     let mut out = vec![T::default(); image.len()];
     let copy = host_copy_median(image, &mut out, reps)?;
     let layout = ImageLayout::contiguous(rows, cols);

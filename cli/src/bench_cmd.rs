@@ -33,14 +33,17 @@ pub fn run(command: BenchCommand) -> Result<(), String> {
         command,
         BenchCommand::NormalizeStreams(_) | BenchCommand::NormalizeBatched(_)
     );
-    timed(command).map_err(|e| match (e.contains("no usable GPU"), streams) {
-        (false, _) => e,
-        (true, false) => format!("{e} (benchmarks time the GPU unless given --backend cpu)"),
-        (true, true) => format!("{e} (this benchmark times GPU streams only)"),
+    timed(command).map_err(|e| {
+        let e = e.to_string();
+        match (e.contains("no usable GPU"), streams) {
+            (false, _) => e,
+            (true, false) => format!("{e} (benchmarks time the GPU unless given --backend cpu)"),
+            (true, true) => format!("{e} (this benchmark times GPU streams only)"),
+        }
     })
 }
 
-fn timed(command: BenchCommand) -> Result<(), String> {
+fn timed(command: BenchCommand) -> crate::timing::BenchResult {
     match command {
         BenchCommand::Lombscargle(args) => bench::lombscargle(&args),
         BenchCommand::LombscargleBatch(args) => bench::batch(&args),

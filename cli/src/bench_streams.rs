@@ -8,7 +8,7 @@ use kernpack::{Float, Gpu, NormalizeBatchedOnDevice, NormalizeOnDevice};
 
 use crate::options::Dtype;
 use crate::synthetic::Uniform;
-use crate::timing::{median, Reps};
+use crate::timing::{median, BenchResult, Reps};
 
 /// Arrays of random values, normalised on 1 vs k streams.
 #[derive(clap::Args, Debug)]
@@ -30,31 +30,22 @@ pub struct BenchStreamsArgs {
     pub reps: u32,
 }
 
-pub fn normalize_streams(args: &BenchStreamsArgs) -> Result<(), String> {
+pub fn normalize_streams(args: &BenchStreamsArgs) -> BenchResult {
     let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps as usize);
     crate::memory::check_room::<f64>("the arrays (--arrays x --n)", &[arrays, n])?;
     let streams: Vec<usize> = args.streams.iter().map(|&s| s as usize).collect();
-    match args.dtype {
-        Dtype::F32 => bench_streams::<f32>(arrays, n, &streams, reps),
-        Dtype::F64 => bench_streams::<f64>(arrays, n, &streams, reps),
-    }
+    by_dtype!(args.dtype, bench_streams(arrays, n, &streams, reps))
 }
 
-fn bench_streams<T: Float>(
-    arrays: usize,
-    n: usize,
-    streams: &[usize],
-    reps: usize,
-) -> Result<(), String> {
-    let err = |e: kernpack::Error| e.to_string();
-    let gpu = Gpu::get(0).map_err(err)?;
+fn bench_streams<T: Float>(arrays: usize, n: usize, streams: &[usize], reps: usize) -> BenchResult {
+    let gpu = Gpu::get(0)?;
     let mut rng = Uniform::new(0x0004_5eed);
     let mut host = Vec::with_capacity(arrays);
     for a in 0..arrays {
         let values: Vec<T> = (0..n)
             .map(|_| T::from_f64((a + 1) as f64 * (0.5 + rng.next())))
             .collect();
-        host.push(gpu.pinned_from(&values).map_err(err)?);
+        host.push(gpu.pinned_from(&values)?);
     }
     let mb = (arrays * n * std::mem::size_of::<T>()) as f64 / 1e6;
     say!(
@@ -62,15 +53,15 @@ fn bench_streams<T: Float>(
         T::NAME
     );
     for &k in streams {
-        let mut work = StreamedNormalize::<T>::new(gpu.clone(), k).map_err(err)?;
+        let mut work = StreamedNormalize::<T>::new(gpu.clone(), k)?;
         let (mut totals, mut walls, mut runs) = (Vec::new(), Vec::new(), Vec::new());
         for rep in 0..reps + 2 {
             let started = std::time::Instant::now();
             // Values stay valid: after the first run every array sums to 1.
-            let (results, timeline) = work.run_traced(&mut host).map_err(err)?;
+            let (results, timeline) = work.run_traced(&mut host)?;
             let wall = started.elapsed().as_secs_f64() * 1e3;
             if let Some(bad) = results.iter().position(|r| r.is_err()) {
-                return Err(format!("array {bad} could not be normalised"));
+                return Err(format!("array {bad} could not be normalised").into());
             }
             if rep >= 2 {
                 let total = timeline.iter().map(|t| t.d2h.1 as f64).fold(0.0, f64::max);
@@ -149,23 +140,18 @@ pub struct BenchBatchedArgs {
     pub reps: Reps,
 }
 
-pub fn normalize_batched(args: &BenchBatchedArgs) -> Result<(), String> {
+pub fn normalize_batched(args: &BenchBatchedArgs) -> BenchResult {
     let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps.reps as usize);
     // Lengths up to 3n/2 each: at most 2n.
     crate::memory::check_room::<f64>("the arrays (--arrays x --n)", &[arrays, n, 2])?;
-    match args.dtype {
-        Dtype::F32 => bench_batched::<f32>(arrays, n, reps),
-        Dtype::F64 => bench_batched::<f64>(arrays, n, reps),
-    }
+    by_dtype!(args.dtype, bench_batched(arrays, n, reps))
 }
 
 /// Arrays of random lengths in [n/2, 3n/2] in one flat device buffer:
 /// the batched call against one normalize_device per array on a view.
-fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), String> {
-    let err = |e: kernpack::Error| e.to_string();
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let gpu = Gpu::get(0).map_err(err)?;
-    let stream = gpu.new_stream().map_err(err)?;
+fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> BenchResult {
+    let gpu = Gpu::get(0)?;
+    let stream = gpu.new_stream()?;
     let mut rng = Uniform::new(0x0ba7_c4ed);
     let mut offsets = vec![0usize];
     for _ in 0..arrays {
@@ -174,21 +160,21 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> Result<(), S
     }
     let total = *offsets.last().unwrap();
     let host: Vec<T> = (0..total).map(|_| T::from_f64(0.5 + rng.next())).collect();
-    let mut x = stream.clone_htod(&host).map_err(cuda)?;
+    let mut x = stream.clone_htod(&host)?;
     let off64: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
-    let doff = stream.clone_htod(&off64).map_err(cuda)?;
-    let mut sums = stream.alloc_zeros::<f64>(arrays).map_err(cuda)?;
-    let mut status = stream.alloc_zeros::<i32>(arrays).map_err(cuda)?;
+    let doff = stream.clone_htod(&off64)?;
+    let mut sums = stream.alloc_zeros::<f64>(arrays)?;
+    let mut status = stream.alloc_zeros::<i32>(arrays)?;
     let mut one_sum = Vec::new();
     let mut one_status = Vec::new();
     for _ in 0..arrays {
-        one_sum.push(stream.alloc_zeros::<f64>(1).map_err(cuda)?);
-        one_status.push(stream.alloc_zeros::<i32>(1).map_err(cuda)?);
+        one_sum.push(stream.alloc_zeros::<f64>(1)?);
+        one_status.push(stream.alloc_zeros::<i32>(1)?);
     }
-    let timed = |work: &mut dyn FnMut() -> kernpack::Result<()>| -> Result<f64, String> {
+    let timed = |work: &mut dyn FnMut() -> kernpack::Result<()>| -> BenchResult<f64> {
         let mut times = Vec::with_capacity(reps);
         for rep in 0..reps + 3 {
-            let ((), ms) = time(&stream, &mut *work).map_err(err)?;
+            let ((), ms) = time(&stream, &mut *work)?;
             if rep >= 3 {
                 times.push(ms as f64);
             }

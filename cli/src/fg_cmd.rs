@@ -7,10 +7,11 @@ use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
 use crate::figures;
-use crate::io::{check_output, write_csv};
+use crate::io::write_csv;
 use crate::memory::check_room;
 use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
+use crate::timing::{event_times, wall_median, BenchResult};
 
 /// How F and G start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -146,19 +147,16 @@ impl Problem {
 }
 
 pub fn run(args: &FgArgs) -> Result<(), String> {
-    check_output(&args.out)?;
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[Some(&args.out)], args.plot.as_deref())?;
     let problem = Problem::from(&args.problem);
     let kp = args.at.open()?;
     let opts = FgOptions {
         path: args.path.into(),
     };
-    match args.problem.dtype {
-        ComplexDtype::C64 => integrate::<f32>(&kp, &problem, &opts, args),
-        ComplexDtype::C128 => integrate::<f64>(&kp, &problem, &opts, args),
-    }
+    by_dtype!(
+        args.problem.dtype.parts(),
+        integrate(&kp, &problem, &opts, args)
+    )
 }
 
 fn integrate<T: Float>(
@@ -201,14 +199,11 @@ fn integrate<T: Float>(
 /// state is restored from a pristine copy before each run, outside the
 /// timing), after warm-up; median per step, for one path or both. With
 /// `--backend cpu`: the CPU backend's whole runs on host slices, wall clock.
-pub fn bench(args: &BenchFgArgs) -> Result<(), String> {
-    let problem = Problem::from(&args.problem);
+pub fn bench(args: &BenchFgArgs) -> BenchResult {
+    let (problem, dtype) = (Problem::from(&args.problem), args.problem.dtype.parts());
     let reps = args.reps as usize;
     if args.backend == BenchBackend::Cpu {
-        return match args.problem.dtype {
-            ComplexDtype::C64 => bench_cpu::<f32>(&problem, reps),
-            ComplexDtype::C128 => bench_cpu::<f64>(&problem, reps),
-        };
+        return by_dtype!(dtype, bench_cpu(&problem, reps));
     }
     let paths = match args.path {
         BenchFgPath::Both => vec![FgPath::Cooperative, FgPath::Launches],
@@ -217,10 +212,7 @@ pub fn bench(args: &BenchFgArgs) -> Result<(), String> {
         BenchFgPath::Launches => vec![FgPath::Launches],
     };
     for path in paths {
-        match args.problem.dtype {
-            ComplexDtype::C64 => bench_path::<f32>(&problem, path, reps)?,
-            ComplexDtype::C128 => bench_path::<f64>(&problem, path, reps)?,
-        }
+        by_dtype!(dtype, bench_path(&problem, path, reps))?;
     }
     Ok(())
 }
@@ -254,11 +246,11 @@ pub struct BenchFgArgs {
     pub backend: BenchBackend,
 }
 
-fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
-    let kp = &Kernpack::new(Backend::Cpu).map_err(|e| e.to_string())?;
+fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> BenchResult {
+    let kp = &Kernpack::new(Backend::Cpu)?;
     let (f, g) = p.state::<T>()?;
     let opts = FgOptions::default();
-    let median_ms = crate::timing::wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
+    let median_ms = wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
     say!(
         "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
         if T::NAME == "f32" { "c64" } else { "c128" },
@@ -269,32 +261,25 @@ fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), String> {
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
-    let err = |e: kernpack::Error| e.to_string();
-    let gpu = Gpu::get(0).map_err(err)?;
+fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> BenchResult {
+    let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
     let opts = FgOptions { path };
-    let plan = gpu.fg_plan::<T>(p.n * p.n, &opts).map_err(err)?;
+    let plan = gpu.fg_plan::<T>(p.n * p.n, &opts)?;
     let (f, g) = p.state::<T>()?;
-    let (f0, g0) = (
-        stream.clone_htod(interleaved(&f)).map_err(cuda)?,
-        stream.clone_htod(interleaved(&g)).map_err(cuda)?,
-    );
+    let (f, g) = (interleaved(&f), interleaved(&g));
+    let (f0, g0) = (stream.clone_htod(f)?, stream.clone_htod(g)?);
     // The state the runs advance: F, G and delta's history.
-    let mut state = (
-        stream.clone_htod(interleaved(&f)).map_err(cuda)?,
-        stream.clone_htod(interleaved(&g)).map_err(cuda)?,
-        stream.alloc_zeros::<T>(2 * (p.steps + 1)).map_err(cuda)?,
-    );
-    let times = crate::timing::event_times(
+    let delta = stream.alloc_zeros::<T>(2 * (p.steps + 1))?;
+    let mut state = (stream.clone_htod(f)?, stream.clone_htod(g)?, delta);
+    let times = event_times(
         &gpu,
         reps,
         &mut state,
         // Every run starts from the same F and G, restored outside the timing.
         |(df, dg, _)| {
-            stream.memcpy_dtod(&f0, df).map_err(cuda)?;
-            stream.memcpy_dtod(&g0, dg).map_err(cuda)
+            stream.memcpy_dtod(&f0, df)?;
+            Ok(stream.memcpy_dtod(&g0, dg)?)
         },
         |(df, dg, delta)| {
             let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
@@ -305,7 +290,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> Result<(), St
     let delta = &state.2;
     let median_ms = times[times.len() / 2];
     let per_step_us = median_ms * 1e3 / p.steps.max(1) as f64;
-    let history = complexes(&stream.clone_dtoh(delta).map_err(cuda)?);
+    let history = complexes(&stream.clone_dtoh(delta)?);
     let plan = match plan {
         FgPlan::Cooperative {
             chunks_per_block,

@@ -2,6 +2,7 @@
 //! This module only arranges data into panels; layout and drawing live in plot/.
 
 use std::f64::consts::TAU;
+use std::path::Path;
 
 use crate::plot::{self, palette, Figure, HeatMap, Panel, Series};
 
@@ -190,17 +191,24 @@ pub fn fg_delta(title: &str, t: &[f64], abs_delta: &[f64]) -> Figure {
 
 /// Writes .svg or .png by extension (case-insensitive) and says so on stderr;
 /// errors name the path (another extension is one, naming the supported ones).
-pub fn write(figure: &Figure, path: &std::path::Path) -> Result<(), String> {
+pub fn write(figure: &Figure, path: &Path) -> Result<(), String> {
     plot::write(figure, path).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("plot written to {}", path.display());
     Ok(())
 }
 
-/// Refuses, before any work, a plot path that cannot be written: an unknown
-/// extension, or what [`crate::io::check_output`] refuses.
-pub fn check_plot(path: &std::path::Path) -> Result<(), String> {
-    plot::is_svg(path).map_err(|e| e.to_string())?;
-    crate::io::check_output(path)
+/// Refuses, before any work, the `outputs` given and the `plot` path if they
+/// cannot be written: what [`crate::io::check_output`] refuses, and a plot's
+/// unknown extension.
+pub fn check_outputs(outputs: &[Option<&Path>], plot: Option<&Path>) -> Result<(), String> {
+    for path in outputs.iter().flatten() {
+        crate::io::check_output(path)?;
+    }
+    if let Some(path) = plot {
+        plot::is_svg(path).map_err(|e| e.to_string())?;
+        crate::io::check_output(path)?;
+    }
+    Ok(())
 }
 
 /// The ensemble mean (`frames` x `n`, row-major) and spread per frame (RMS over
@@ -603,7 +611,7 @@ mod tests {
             );
         }
         let svg = to_svg(&figure);
-        for label in ["1e-6", "0.0001", "1", "the coupled F/G system"] {
+        for label in ["1e-6", "1e-4", "1", "the coupled F/G system"] {
             assert!(svg_texts(&svg).contains(&label), "{label}");
         }
     }

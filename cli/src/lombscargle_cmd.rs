@@ -8,9 +8,9 @@ use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
 use crate::figures;
-use crate::io::{check_output, read_column, read_series, write_csv, SeriesData};
+use crate::io::{read_column, read_series, write_csv, SeriesData};
 use crate::memory::check_room;
-use crate::options::{Dtype, PeriodogramArgs, Placement};
+use crate::options::{cast, Dtype, PeriodogramArgs, Placement};
 use crate::progress;
 use crate::synthetic::Uniform;
 
@@ -57,19 +57,13 @@ pub struct LombScargleArgs {
 }
 
 pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
-    check_output(&args.output)?;
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[Some(&args.output)], args.plot.as_deref())?;
     let data = read_series(&args.input)?;
     let freqs = frequencies(args, &data)?;
     let opts = args.periodogram.options();
     let kp = handle(&args.at)?;
     let started = Instant::now();
-    let result = match args.dtype {
-        Dtype::F32 => compute::<f32>(&kp, &data, &freqs, &opts),
-        Dtype::F64 => compute::<f64>(&kp, &data, &freqs, &opts),
-    }?;
+    let result = by_dtype!(args.dtype, compute(&kp, &data, &freqs, &opts))?;
     eprintln!(
         "lombscargle: {} samples x {} frequencies on the {} in {:.1} ms",
         data.t.len(),
@@ -180,9 +174,8 @@ fn compute<T: Float>(
     freqs: &Frequencies,
     opts: &LombScargleOptions,
 ) -> Result<Periodogram<f64>, String> {
-    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
-    let (t, y) = (cast(&data.t), cast(&data.y));
-    let w = data.w.as_deref().map(cast);
+    let (t, y) = (cast::<T>(&data.t), cast::<T>(&data.y));
+    let w = data.w.as_deref().map(cast::<T>);
     let series = Series {
         t: &t,
         y: &y,
@@ -196,7 +189,7 @@ fn compute<T: Float>(
         ),
         None => kp.lombscargle(
             &series,
-            &cast(&freqs.values.iter().map(|f| f * TAU).collect::<Vec<f64>>()),
+            &cast::<T>(&freqs.values.iter().map(|f| f * TAU).collect::<Vec<f64>>()),
             opts,
         ),
     };
@@ -287,7 +280,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
         ));
     }
     let plot_path = &args.plot;
-    figures::check_plot(plot_path)?;
+    figures::check_outputs(&[], Some(plot_path))?;
     let nf = args.nf as usize;
     check_room::<f64>("--nf", &[nf])?;
 

@@ -8,9 +8,9 @@ use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
 use crate::figures;
-use crate::io::{check_output, read_table, write_csv};
+use crate::io::{read_table, write_csv};
 use crate::memory::check_room;
-use crate::options::{Dtype, ModelArg, Placement};
+use crate::options::{cast, Dtype, ModelArg, Placement};
 use crate::progress;
 use crate::synthetic::Uniform;
 
@@ -109,21 +109,7 @@ pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
         forcing: args.forcing,
         dt: args.dt,
     };
-    run(
-        &args.ensemble,
-        p.n,
-        p.forcing,
-        p.dt,
-        "Lorenz 96",
-        |kp, z, steps, every, f32| {
-            if f32 {
-                widen(kp.lorenz96::<f32>(&p, &narrow(z), steps, every))
-            } else {
-                kp.lorenz96::<f64>(&p, z, steps, every)
-                    .map_err(|e| e.to_string())
-            }
-        },
-    )
+    run(&args.ensemble, &p, p.n, p.forcing, p.dt, "Lorenz 96")
 }
 
 pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
@@ -142,61 +128,68 @@ pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
     } else {
         "Lorenz 2005 Model II"
     };
-    run(
-        &args.ensemble,
-        p.n,
-        p.forcing,
-        p.dt,
-        name,
-        |kp, z, steps, every, f32| {
-            if f32 {
-                widen(kp.lorenz05::<f32>(&p, &narrow(z), steps, every))
-            } else {
-                kp.lorenz05::<f64>(&p, z, steps, every)
-                    .map_err(|e| e.to_string())
-            }
-        },
-    )
+    run(&args.ensemble, &p, p.n, p.forcing, p.dt, name)
 }
 
-fn narrow(z: &[f64]) -> Vec<f32> {
-    z.iter().map(|v| *v as f32).collect()
+/// A model the ensemble commands integrate.
+trait Model {
+    fn integrate<T: Float>(
+        &self,
+        kp: &Kernpack,
+        initial: &[T],
+        steps: u64,
+        every: u64,
+    ) -> kernpack::Result<Ensemble<T>>;
 }
 
-fn widen(r: kernpack::Result<Ensemble<f32>>) -> Result<Ensemble<f64>, String> {
-    let r = r.map_err(|e| e.to_string())?;
-    let wide = |v: Vec<f32>| v.into_iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+impl Model for Lorenz96Params {
+    fn integrate<T: Float>(&self, kp: &Kernpack, z: &[T], steps: u64, every: u64) -> Res<T> {
+        kp.lorenz96(self, z, steps, every)
+    }
+}
+
+impl Model for Lorenz05Params {
+    fn integrate<T: Float>(&self, kp: &Kernpack, z: &[T], steps: u64, every: u64) -> Res<T> {
+        kp.lorenz05(self, z, steps, every)
+    }
+}
+
+type Res<T> = kernpack::Result<Ensemble<T>>;
+
+/// `model` integrated in precision `T`, the result in f64.
+fn integrate<T: Float>(
+    model: &impl Model,
+    kp: &Kernpack,
+    initial: &[f64],
+    steps: u64,
+    every: u64,
+) -> Result<Ensemble<f64>, String> {
+    let run = model
+        .integrate(kp, &cast::<T>(initial), steps, every)
+        .map_err(|e| e.to_string())?;
+    let wide = |v: Vec<T>| v.into_iter().map(T::to_f64).collect::<Vec<f64>>();
     Ok(Ensemble {
-        members: r.members,
-        n: r.n,
-        final_state: wide(r.final_state),
-        trajectory: r.trajectory.map(wide),
-        every: r.every,
+        members: run.members,
+        n: run.n,
+        final_state: wide(run.final_state),
+        trajectory: run.trajectory.map(wide),
+        every: run.every,
     })
 }
 
-type Integrate<'a> =
-    dyn Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String> + 'a;
-
 fn run(
     args: &EnsembleArgs,
+    model: &impl Model,
     n: usize,
     forcing: f64,
     dt: f64,
     name: &str,
-    integrate: impl Fn(&Kernpack, &[f64], u64, u64, bool) -> Result<Ensemble<f64>, String>,
 ) -> Result<(), String> {
-    let integrate: &Integrate<'_> = &integrate;
     let (steps, every) = (args.steps, args.every);
     if args.plot.is_some() && every == 0 {
         return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
     }
-    if let Some(path) = &args.out {
-        check_output(path)?;
-    }
-    if let Some(path) = &args.plot {
-        figures::check_plot(path)?;
-    }
+    figures::check_outputs(&[args.out.as_deref()], args.plot.as_deref())?;
     let initial = match &args.init {
         Some(path) => {
             let rows = read_table(path)?;
@@ -225,10 +218,9 @@ fn run(
                 .collect()
         }
     };
-    let f32 = args.dtype == Dtype::F32;
     let kp = progress::on_cpu(args.at.open()?, &format!("{name} on the CPU"));
     let started = Instant::now();
-    let run = integrate(&kp, &initial, steps, every, f32)?;
+    let run = by_dtype!(args.dtype, integrate(model, &kp, &initial, steps, every))?;
     eprintln!(
         "{name}: {} members x {steps} steps (N = {n}) on the {} in {:.1} ms",
         run.members,

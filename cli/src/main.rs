@@ -15,6 +15,38 @@ macro_rules! say_raw {
     };
 }
 
+/// `$f::<f32>(args)` or `$f::<f64>(args)`, as the [`options::Dtype`] `$dtype` says.
+macro_rules! by_dtype {
+    ($dtype:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $dtype {
+            $crate::options::Dtype::F32 => $f::<f32>($($arg),*),
+            $crate::options::Dtype::F64 => $f::<f64>($($arg),*),
+        }
+    };
+}
+
+/// A clap value enum with a variant for each variant of the library's enum
+/// `$target` (its values and their help listed by clap), and the conversion.
+macro_rules! value_enum {
+    ($(#[$meta:meta])* $name:ident => $target:ident {
+        $($(#[$vmeta:meta])* $variant:ident => $to:ident,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl From<$name> for $target {
+            fn from(v: $name) -> $target {
+                match v {
+                    $($name::$variant => $target::$to,)*
+                }
+            }
+        }
+    };
+}
+
 mod batch_cmd;
 mod bench;
 mod bench_box;

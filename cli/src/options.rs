@@ -1,26 +1,19 @@
 //! Option values shared by several subcommands, as clap value enums: clap then
 //! lists the accepted values in `--help` and in the error for a bad one.
 use clap::{Args, ValueEnum};
-use kernpack::{Backend, Error, FgPath, Kernpack, LombScargleOptions, Lorenz05Model, Normalize};
+use kernpack::{
+    Backend, Error, FgPath, Float, Kernpack, LombScargleOptions, Lorenz05Model, Normalize,
+};
 
-/// Where a command computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// The GPU when one is present, else the CPU.
-    Auto,
-    /// The GPU; an error without one.
-    Gpu,
-    /// The CPU backend.
-    Cpu,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(b: BackendArg) -> Backend {
-        match b {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Gpu => Backend::Gpu,
-            BackendArg::Cpu => Backend::Cpu,
-        }
+value_enum! {
+    /// Where a command computes.
+    BackendArg => Backend {
+        /// The GPU when one is present, else the CPU.
+        Auto => Auto,
+        /// The GPU; an error without one.
+        Gpu => Gpu,
+        /// The CPU backend.
+        Cpu => Cpu,
     }
 }
 
@@ -86,6 +79,11 @@ impl Dtype {
     }
 }
 
+/// `values` in precision `T`.
+pub fn cast<T: Float>(values: &[f64]) -> Vec<T> {
+    values.iter().map(|v| T::from_f64(*v)).collect()
+}
+
 /// Complex precision (the F/G system).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ComplexDtype {
@@ -95,24 +93,25 @@ pub enum ComplexDtype {
     C128,
 }
 
-/// What a periodogram holds (SciPy's `normalize`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum NormalizeArg {
-    /// (A^2) N / 4.
-    Power,
-    /// Power relative to the residuals of a constant model, in [0, 1].
-    Normalize,
-    /// Complex amplitude and phase.
-    Amplitude,
+impl ComplexDtype {
+    /// The precision of the real and imaginary parts.
+    pub fn parts(self) -> Dtype {
+        match self {
+            ComplexDtype::C64 => Dtype::F32,
+            ComplexDtype::C128 => Dtype::F64,
+        }
+    }
 }
 
-impl From<NormalizeArg> for Normalize {
-    fn from(n: NormalizeArg) -> Normalize {
-        match n {
-            NormalizeArg::Power => Normalize::Power,
-            NormalizeArg::Normalize => Normalize::Normalize,
-            NormalizeArg::Amplitude => Normalize::Amplitude,
-        }
+value_enum! {
+    /// What a periodogram holds (SciPy's `normalize`).
+    NormalizeArg => Normalize {
+        /// (A^2) N / 4.
+        Power => Power,
+        /// Power relative to the residuals of a constant model, in [0, 1].
+        Normalize => Normalize,
+        /// Complex amplitude and phase.
+        Amplitude => Amplitude,
     }
 }
 
@@ -140,43 +139,26 @@ impl PeriodogramArgs {
     }
 }
 
-/// How the F/G system's step loop runs on the GPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FgPathArg {
-    /// Cooperative where the GPU supports it and the state fits in registers, else launches.
-    Auto,
-    /// One cooperative launch for the whole run, one grid-wide barrier per step.
-    Cooperative,
-    /// Two launches per step, the state in global memory.
-    Launches,
-}
-
-impl From<FgPathArg> for FgPath {
-    fn from(p: FgPathArg) -> FgPath {
-        match p {
-            FgPathArg::Auto => FgPath::Auto,
-            FgPathArg::Cooperative => FgPath::Cooperative,
-            FgPathArg::Launches => FgPath::Launches,
-        }
+value_enum! {
+    /// How the F/G system's step loop runs on the GPU.
+    FgPathArg => FgPath {
+        /// Cooperative where the GPU supports it and the state fits in registers, else launches.
+        Auto => Auto,
+        /// One cooperative launch for the whole run, one grid-wide barrier per step.
+        Cooperative => Cooperative,
+        /// Two launches per step, the state in global memory.
+        Launches => Launches,
     }
 }
 
-/// Lorenz 2005 model number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ModelArg {
-    /// Model II: smoothed advection.
-    #[value(name = "2")]
-    Two,
-    /// Model III: Model II plus small-scale activity.
-    #[value(name = "3")]
-    Three,
-}
-
-impl From<ModelArg> for Lorenz05Model {
-    fn from(m: ModelArg) -> Lorenz05Model {
-        match m {
-            ModelArg::Two => Lorenz05Model::II,
-            ModelArg::Three => Lorenz05Model::III,
-        }
+value_enum! {
+    /// Lorenz 2005 model number.
+    ModelArg => Lorenz05Model {
+        /// Model II: smoothed advection.
+        #[value(name = "2")]
+        Two => II,
+        /// Model III: Model II plus small-scale activity.
+        #[value(name = "3")]
+        Three => III,
     }
 }

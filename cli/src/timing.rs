@@ -7,6 +7,9 @@ use std::time::Instant;
 use cudarc::driver::sys::CUevent_flags;
 use kernpack::{Float, Gpu};
 
+/// What a benchmark returns: any error, reported by its message.
+pub type BenchResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
 /// Timed runs after 3 warm-up runs; the median is reported.
 #[derive(clap::Args, Debug)]
 pub struct Reps {
@@ -28,26 +31,21 @@ pub fn event_times<S>(
     gpu: &Gpu,
     reps: usize,
     state: &mut S,
-    mut before: impl FnMut(&mut S) -> Result<(), String>,
+    mut before: impl FnMut(&mut S) -> BenchResult,
     mut work: impl FnMut(&mut S) -> kernpack::Result<()>,
-) -> Result<Vec<f64>, String> {
-    let cuda = |e: cudarc::driver::DriverError| e.to_string();
+) -> BenchResult<Vec<f64>> {
     let (ctx, stream) = (gpu.context(), gpu.stream());
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
-    let stop = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .map_err(cuda)?;
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let mut times = Vec::with_capacity(reps);
     for rep in 0..reps.max(1) + 3 {
         before(state)?;
-        start.record(stream).map_err(cuda)?;
-        work(state).map_err(|e| e.to_string())?;
-        stop.record(stream).map_err(cuda)?;
-        stop.synchronize().map_err(cuda)?;
+        start.record(stream)?;
+        work(state)?;
+        stop.record(stream)?;
+        stop.synchronize()?;
         if rep >= 3 {
-            times.push(start.elapsed_ms(&stop).map_err(cuda)? as f64);
+            times.push(start.elapsed_ms(&stop)? as f64);
         }
     }
     times.sort_by(f64::total_cmp);
@@ -59,7 +57,7 @@ pub fn event_median(
     gpu: &Gpu,
     reps: usize,
     mut work: impl FnMut() -> kernpack::Result<()>,
-) -> Result<f64, String> {
+) -> BenchResult<f64> {
     let times = event_times(gpu, reps, &mut (), |_| Ok(()), |_| work())?;
     Ok(median(times))
 }
@@ -69,12 +67,12 @@ pub fn event_median(
 pub fn wall_median(
     reps: usize,
     mut work: impl FnMut() -> kernpack::Result<()>,
-) -> Result<f64, String> {
-    work().map_err(|e| e.to_string())?;
+) -> BenchResult<f64> {
+    work()?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let started = Instant::now();
-        work().map_err(|e| e.to_string())?;
+        work()?;
         times.push(started.elapsed().as_secs_f64() * 1e3);
     }
     Ok(median(times))
@@ -84,7 +82,7 @@ pub fn wall_median(
 /// in contiguous pieces (one read and one write of every byte): the host's
 /// memory roofline, which the CPU side of a memory-bound benchmark is
 /// measured against.
-pub fn host_copy_median<T: Float>(src: &[T], dst: &mut [T], reps: usize) -> Result<f64, String> {
+pub fn host_copy_median<T: Float>(src: &[T], dst: &mut [T], reps: usize) -> BenchResult<f64> {
     let threads = kernpack::cpu::threads();
     let piece = src.len().div_ceil(threads).max(1);
     wall_median(reps, || {

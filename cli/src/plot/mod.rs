@@ -218,7 +218,7 @@ impl Series {
         self
     }
 
-    /// The drawable data in axis space (see [`draw::to_axis`]) as ((x, y),
+    /// The drawable data (see [`draw::shown`]) as ((x, y),
     /// right): for bars x is the left edge and y the height, for lines and
     /// points right is x itself. Lengths that do not match the kind yield
     /// nothing rather than a silently truncated series.
@@ -231,10 +231,10 @@ impl Series {
             _ => (0, false),
         };
         (0..n).filter_map(move |i| {
-            let x = draw::to_axis(xs, self.x[i])?;
-            let y = draw::to_axis(ys, self.y[i])?;
+            let x = draw::shown(xs, self.x[i])?;
+            let y = draw::shown(ys, self.y[i])?;
             let right = if bars {
-                draw::to_axis(xs, self.x[i + 1]).filter(|r| *r > x)?
+                draw::shown(xs, self.x[i + 1]).filter(|r| *r > x)?
             } else {
                 x
             };
@@ -515,7 +515,7 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{render, svg_lines, Image};
+    use super::testing::{render, svg_lines, svg_texts, Image};
     use super::*;
 
     fn line_panel(x: Vec<f64>, y: Vec<f64>) -> Panel {
@@ -609,6 +609,35 @@ mod tests {
     }
 
     #[test]
+    fn tick_labels_are_short_numbers_and_log_ticks_powers_of_ten() {
+        // The tick labels of a panel "p" with axes "x" and "y".
+        let labels = |panel| {
+            let svg = to_svg(&Figure::new("t").with_panel(panel));
+            let texts = svg_texts(&svg).into_iter().map(str::to_owned);
+            texts.skip(4).collect::<Vec<_>>()
+        };
+        // Log axes end on whole decades and are labelled at each.
+        let log = labels(line_panel(vec![3e-4, 2e5], vec![0.03, 0.4]).log_x().log_y());
+        let decades = [
+            "0.01", "0.1", "1", "1e-4", "0.001", "0.01", "0.1", "1", "10",
+        ];
+        assert_eq!(log[..9], decades);
+        assert_eq!(log[9..], ["100", "1000", "1e4", "1e5", "1e6"]);
+        // Linear ticks: round steps, in e-notation for extreme magnitudes.
+        let lin = labels(line_panel(vec![0.0, 2e9], vec![1e-7, 3e-7]));
+        for label in ["1e-7", "1.2e-7", "3e-7", "0", "2e8", "1.2e9", "2e9"] {
+            assert!(lin.contains(&label.to_owned()), "{label}: {lin:?}");
+        }
+        assert!(lin.iter().all(|l| l.len() <= 6), "{lin:?}");
+        let lin = labels(line_panel(vec![12345.0, 12400.0], vec![-3.2, 7.9]));
+        assert_eq!(lin[..6], ["-2", "0", "2", "4", "6", "8"]);
+        assert_eq!(
+            lin[6..],
+            ["12350", "12360", "12370", "12380", "12390", "12400"]
+        );
+    }
+
+    #[test]
     fn non_finite_non_positive_and_mismatched_data_is_not_drawn() {
         let lines = |panel| svg_lines(&to_svg(&Figure::new("t").with_panel(panel)), palette::BLUE);
         let x = vec![0.0, 1.0, 2.0, 3.0];
@@ -650,11 +679,10 @@ mod tests {
         let (peak_px, peak_py) = *points.iter().find(|p| p.1 == top).unwrap();
         let frame = &render(&figure).1[0];
         assert!((peak_px - frame.px(peak as f64 * 1e-6)).abs() <= 1.0);
-        // 50 lies on the top tick, so the peak must sit on the top of the plot area.
         assert!(
-            (peak_py - frame.top).abs() <= 1.0,
+            (peak_py - frame.py(50.0)).abs() <= 1.0,
             "{peak_py} vs {}",
-            frame.top
+            frame.py(50.0)
         );
         // The marker runs down the peak's column.
         let marker = svg_lines(&svg, palette::RED);
