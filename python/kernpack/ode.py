@@ -3,7 +3,7 @@ whole RK4 runs in one call, the periodic window sum they use, and the coupled
 F/G system with its per-step reduction."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -33,21 +33,24 @@ class Ensemble(NamedTuple):
     steps (frame 0 is the initial state); else None."""
 
 
-def _states(initial: Any, name: str = "initial"):
-    dev = device_array(initial)
-    if dev is not None:
-        require_device_float(name, dev)
-        shape = dev.shape
-    else:
-        a = np.asarray(initial)
-        dtype = np.float32 if a.dtype == np.float32 else np.float64
-        dev = host_array(a, dtype)
-        shape = dev.shape
+def _state_shape(shape) -> Tuple[int, int]:
+    """(members, N) of initial states shaped `shape`: (members, N), or one state of N."""
+    shape = tuple(shape)
     if len(shape) == 1:
         shape = (1, shape[0])
     if len(shape) != 2 or shape[0] == 0:
-        raise ValueError(f"{name} must be (members, N) states (or one state of N), got shape {tuple(shape)}")
-    return dev, shape
+        raise ValueError(f"initial must be (members, N) states (or one state of N), got shape {shape}")
+    return shape
+
+
+def _states(initial: Any):
+    dev = device_array(initial)
+    if dev is not None:
+        require_device_float("initial", dev)
+    else:
+        a = np.asarray(initial)
+        dev = host_array(a, np.float32 if a.dtype == np.float32 else np.float64)
+    return dev, _state_shape(dev.shape)
 
 
 def _run(initial, steps, every, backend, device, model_number, params):
