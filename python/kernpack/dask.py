@@ -97,15 +97,6 @@ def _grid_spec(nf: Any, fmin: Any, fmax: Any, oversample: Any) -> Tuple[int, Any
     return nf, fmin, None, oversample
 
 
-def _read_parquet_options(read_parquet_kwargs: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """The caller's options for ``dd.read_parquet``, over kernpack's default of
-    one pandas block per column (``arrow_to_pandas={"split_blocks": True}``):
-    the partitions are only read column by column, and pyarrow's default
-    consolidation copies every value once more (a quarter of a worker's host
-    time per partition, measured on survey files)."""
-    return {"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})}
-
-
 def _is_paths(data: Any) -> bool:
     return isinstance(data, (str, os.PathLike)) or (
         isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, (str, os.PathLike)) for p in data)
@@ -124,7 +115,11 @@ def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kw
     """A Dask DataFrame with the value columns, and the id as column or index."""
     if _is_paths(data):
         paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
-        data = dd.read_parquet(paths, **_read_parquet_options(read_parquet_kwargs))
+        # The caller's options over kernpack's default of one pandas block per
+        # column: the partitions are only read column by column, and pyarrow's
+        # default consolidation copies every value once more (a quarter of a
+        # worker's host time per partition, measured on survey files).
+        data = dd.read_parquet(paths, **{"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})})
     elif read_parquet_kwargs:
         raise ValueError("read_parquet_kwargs apply only to a Parquet path")
     if not isinstance(data, dd.DataFrame):
@@ -930,8 +925,7 @@ def lorenz96(
         are independent, so the blocks equal the one-call result bitwise on
         the same backend.
     """
-    kwargs = dict(forcing=float(forcing), dt=float(dt), backend=backend)
-    return _ensemble(_ode.lorenz96, initial, steps, every, kwargs)
+    return _ensemble(_ode.lorenz96, initial, steps, every, dict(forcing=forcing, dt=dt, backend=backend))
 
 
 def lorenz05(
@@ -951,6 +945,5 @@ def lorenz05(
     """:func:`kernpack.ode.lorenz05` (Model II or III) of an ensemble chunked
     by members; parameters and result as :func:`lorenz96` and
     :func:`kernpack.ode.lorenz05`."""
-    kwargs = dict(model=int(model), forcing=float(forcing), k=int(k), j=int(j), b=float(b), c=float(c),
-                  dt=float(dt), backend=backend)
+    kwargs = dict(model=model, forcing=forcing, k=k, j=j, b=b, c=c, dt=dt, backend=backend)
     return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)
