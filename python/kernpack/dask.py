@@ -399,28 +399,21 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     left = np.concatenate([ninf, m[:, :-1]], axis=1)
     right = np.concatenate([m[:, 1:], ninf], axis=1)
     score = np.where((m > left) & (m >= right), m, -np.inf)
-    kk = min(k, nf)
-    if kk < nf:
-        cand = np.argpartition(-score, kk - 1, axis=1)[:, :kk]
-        # argpartition picks any of equal values at the k-th place: rows with
-        # such ties take the k first of a stable sort instead.
-        kth = np.take_along_axis(score, cand, axis=1).min(axis=1)
-        tied = np.flatnonzero((score >= kth[:, None]).sum(axis=1) > kk)
-        if tied.size:
-            cand[tied] = np.argsort(-score[tied], axis=1, kind="stable")[:, :kk]
-    else:
-        cand = np.tile(np.arange(nf), (rows, 1))
+    if nf < k:  # ranks past the grid's points: none
+        score = np.concatenate([score, np.full((rows, k - nf), -np.inf)], axis=1)
+    cand = np.argpartition(-score, k - 1, axis=1)[:, :k]
+    # argpartition picks any of equal values at the k-th place: rows with
+    # such ties take the k first of a stable sort instead.
+    kth = np.take_along_axis(score, cand, axis=1).min(axis=1)
+    tied = np.flatnonzero((score >= kth[:, None]).sum(axis=1) > k)
+    if tied.size:
+        cand[tied] = np.argsort(-score[tied], axis=1, kind="stable")[:, :k]
     cscore = np.take_along_axis(score, cand, axis=1)
-    order = np.lexsort((cand, -cscore), axis=1)[:, :kk]
+    order = np.lexsort((cand, -cscore), axis=1)
     index = np.take_along_axis(cand, order, axis=1)
     value = np.take_along_axis(cscore, order, axis=1)
     missing = value == -np.inf
-    index = np.where(missing, -1, index)
-    value = np.where(missing, np.nan, value)
-    if kk < k:
-        index = np.concatenate([index, np.full((rows, k - kk), -1)], axis=1)
-        value = np.concatenate([value, np.full((rows, k - kk), np.nan)], axis=1)
-    return index, value
+    return np.where(missing, -1, index), np.where(missing, np.nan, value)
 
 
 def _peaks_columns(top_k: int) -> Dict[str, Any]:
@@ -442,13 +435,11 @@ def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
-    out = {"n": np.diff(offsets).astype(np.int64)}
-    for r in range(top_k):
-        suffix = "" if r == 0 else f"_{r + 1}"
-        out["frequency" + suffix] = freq[:, r]
-        out["period" + suffix] = period[:, r]
-        out["power" + suffix] = power[:, r]
-    return pd.DataFrame(out, index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))[list(meta.columns)]
+    # Per series: frequency, period and power of rank 1, then of rank 2, ...
+    ranks = np.stack([freq, period, power], axis=2).reshape(len(ids), 3 * top_k)
+    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))
+    table.insert(0, "n", np.diff(offsets).astype(np.int64))
+    return table
 
 
 def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize,
