@@ -755,15 +755,11 @@ def uniform_filter(
     darr : dask.array.Array (or array_like)
         NumPy or CuPy blocks.
     size, mode, cval, origin, backend
-        As in :func:`kernpack.ndimage.uniform_filter`: kernpack computes 2-D
-        float32/float64 arrays with one odd size (1 to 33), one mode
-        ('reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior' and
-        the 'grid-' aliases) and origin 0 for both axes. Any other call
-        SciPy accepts (other ranks and dtypes, even or per-axis sizes, modes
-        per axis, origins) runs ``scipy.ndimage.uniform_filter`` on each
-        NumPy block and ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy
-        block, with the overlap it needs; NumPy blocks with the GPU backend
-        asked for, and 'interior' with these, raise NotImplementedError.
+        As in :func:`kernpack.ndimage.uniform_filter`, which filters each
+        block: what kernpack's kernels do not compute runs
+        ``scipy.ndimage.uniform_filter`` on each NumPy block and
+        ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy block, with the
+        overlap it needs.
 
     Returns
     -------
