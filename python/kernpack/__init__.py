@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Tuple
 
-from . import _native
+from . import _context, _native
 from ._context import _integer, get_backend, get_device, set_backend, set_device
 
 CudaError = _native.CudaError
@@ -113,12 +113,10 @@ def info() -> Dict[str, Any]:
     architectures, PTX), the default backend and, per GPU, its name, compute
     capability and whether each kernel runs SASS built for it or JIT-compiled
     PTX. Loads each GPU's kernels (once per process)."""
-    from ._context import context
-
     gpus = []
     for ordinal in range(_native.device_count()):
         try:
-            gpus.append(context("gpu", ordinal).gpu_info())
+            gpus.append(_context.context("gpu", ordinal).gpu_info())
         except Exception as e:  # a GPU that cannot load is reported, not raised
             gpus.append({"ordinal": ordinal, "error": str(e)})
     return {

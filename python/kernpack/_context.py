@@ -8,7 +8,7 @@ import threading
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._arrays import DeviceArray
+from ._arrays import require_device_float, same_device
 
 BACKENDS = ("auto", "gpu", "cpu")
 
@@ -138,8 +138,6 @@ def device_context(arrays, backend: Optional[str] = None, device: Optional[int] 
     not say where they live (Numba) run on ``device``, else on
     :func:`get_device`; the native layer checks every pointer against the
     driver's record before anything runs."""
-    from ._arrays import same_device
-
     name = _check(backend if backend is not None else _default)
     if name == "cpu":
         raise ValueError(_CPU_FOR_DEVICE_ARRAYS)
@@ -165,8 +163,6 @@ def device_context(arrays, backend: Optional[str] = None, device: Optional[int] 
 def device_float_context(arrays, backend: Optional[str] = None, device: Optional[int] = None) -> "_native.Context":
     """:func:`device_context` of C-contiguous float32/float64 device arrays
     (a dict by name; None values skipped), all of the first one's dtype."""
-    from ._arrays import require_device_float
-
     arrays = {name: a for name, a in arrays.items() if a is not None}
     first = next(iter(arrays.values()))
     for name, a in arrays.items():
@@ -174,4 +170,4 @@ def device_float_context(arrays, backend: Optional[str] = None, device: Optional
     return device_context(arrays, backend, device)
 
 
-__all__ = ["set_backend", "get_backend", "set_device", "get_device", "context", "device_context", "DeviceArray"]
+__all__ = ["set_backend", "get_backend", "set_device", "get_device", "context", "device_context"]

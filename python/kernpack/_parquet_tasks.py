@@ -74,14 +74,10 @@ def local_files(data) -> Optional[List[str]]:
             return None
         p = os.path.abspath(p)
         files.extend(sorted(ds.dataset(p, format="parquet").files) if os.path.isdir(p) else [p])
-    seen = set()
-    unique = []
+    unique: Dict[str, str] = {}
     for f in files:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique
+        unique.setdefault(os.path.realpath(f), f)
+    return list(unique.values())
 
 
 def _row_groups(path: str, id_col: str, columns: Sequence[str]) -> Optional[Tuple[List[RowGroup], tuple]]:

@@ -55,7 +55,7 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 import numpy as np
 
 from . import _context, _parquet_tasks
-from ._arrays import cupy_device, device_array, host_array
+from ._arrays import device_array, host_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
@@ -97,15 +97,6 @@ def _grid_spec(nf: Any, fmin: Any, fmax: Any, oversample: Any) -> Tuple[int, Any
     return nf, fmin, None, oversample
 
 
-def _read_parquet_options(read_parquet_kwargs: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """The caller's options for ``dd.read_parquet``, over kernpack's default of
-    one pandas block per column (``arrow_to_pandas={"split_blocks": True}``):
-    the partitions are only read column by column, and pyarrow's default
-    consolidation copies every value once more (a quarter of a worker's host
-    time per partition, measured on survey files)."""
-    return {"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})}
-
-
 def _is_paths(data: Any) -> bool:
     return isinstance(data, (str, os.PathLike)) or (
         isinstance(data, (list, tuple)) and bool(data) and all(isinstance(p, (str, os.PathLike)) for p in data)
@@ -124,7 +115,11 @@ def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kw
     """A Dask DataFrame with the value columns, and the id as column or index."""
     if _is_paths(data):
         paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
-        data = dd.read_parquet(paths, **_read_parquet_options(read_parquet_kwargs))
+        # The caller's options over kernpack's default of one pandas block per
+        # column: the partitions are only read column by column, and pyarrow's
+        # default consolidation copies every value once more (a quarter of a
+        # worker's host time per partition, measured on survey files).
+        data = dd.read_parquet(paths, **{"arrow_to_pandas": {"split_blocks": True}, **(read_parquet_kwargs or {})})
     elif read_parquet_kwargs:
         raise ValueError("read_parquet_kwargs apply only to a Parquet path")
     if not isinstance(data, dd.DataFrame):
@@ -404,36 +399,28 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     left = np.concatenate([ninf, m[:, :-1]], axis=1)
     right = np.concatenate([m[:, 1:], ninf], axis=1)
     score = np.where((m > left) & (m >= right), m, -np.inf)
-    kk = min(k, nf)
-    if kk < nf:
-        cand = np.argpartition(-score, kk - 1, axis=1)[:, :kk]
-        # argpartition picks any of equal values at the k-th place: rows with
-        # such ties take the k first of a stable sort instead.
-        kth = np.take_along_axis(score, cand, axis=1).min(axis=1)
-        tied = np.flatnonzero((score >= kth[:, None]).sum(axis=1) > kk)
-        if tied.size:
-            cand[tied] = np.argsort(-score[tied], axis=1, kind="stable")[:, :kk]
-    else:
-        cand = np.tile(np.arange(nf), (rows, 1))
+    if nf < k:  # ranks past the grid's points: none
+        score = np.concatenate([score, np.full((rows, k - nf), -np.inf)], axis=1)
+    cand = np.argpartition(-score, k - 1, axis=1)[:, :k]
+    # argpartition picks any of equal values at the k-th place: rows with
+    # such ties take the k first of a stable sort instead.
+    kth = np.take_along_axis(score, cand, axis=1).min(axis=1)
+    tied = np.flatnonzero((score >= kth[:, None]).sum(axis=1) > k)
+    if tied.size:
+        cand[tied] = np.argsort(-score[tied], axis=1, kind="stable")[:, :k]
     cscore = np.take_along_axis(score, cand, axis=1)
-    order = np.lexsort((cand, -cscore), axis=1)[:, :kk]
+    order = np.lexsort((cand, -cscore), axis=1)
     index = np.take_along_axis(cand, order, axis=1)
     value = np.take_along_axis(cscore, order, axis=1)
     missing = value == -np.inf
-    index = np.where(missing, -1, index)
-    value = np.where(missing, np.nan, value)
-    if kk < k:
-        index = np.concatenate([index, np.full((rows, k - kk), -1)], axis=1)
-        value = np.concatenate([value, np.full((rows, k - kk), np.nan)], axis=1)
-    return index, value
+    return np.where(missing, -1, index), np.where(missing, np.nan, value)
 
 
-def _peaks_meta(index_dtype, id_col: str, top_k: int) -> "pd.DataFrame":
-    cols = ["n", "frequency", "period", "power"]
+def _peaks_columns(top_k: int) -> Dict[str, Any]:
+    cols = ["frequency", "period", "power"]
     for r in range(2, top_k + 1):
         cols += [f"frequency_{r}", f"period_{r}", f"power_{r}"]
-    data = {c: np.empty(0, dtype=np.int64 if c == "n" else np.float64) for c in cols}
-    return pd.DataFrame(data, index=pd.Index([], dtype=index_dtype, name=id_col))
+    return {"n": np.int64, **dict.fromkeys(cols, np.float64)}
 
 
 def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
@@ -448,26 +435,24 @@ def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
-    out = {"n": np.diff(offsets).astype(np.int64)}
-    for r in range(top_k):
-        suffix = "" if r == 0 else f"_{r + 1}"
-        out["frequency" + suffix] = freq[:, r]
-        out["period" + suffix] = period[:, r]
-        out["power" + suffix] = power[:, r]
-    return pd.DataFrame(out, index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))[list(meta.columns)]
+    # Per series: frequency, period and power of rank 1, then of rank 2, ...
+    ranks = np.stack([freq, period, power], axis=2).reshape(len(ids), 3 * top_k)
+    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))
+    table.insert(0, "n", np.diff(offsets).astype(np.int64))
+    return table
 
 
-def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
-             backend, assume_partitioned, npartitions, read_parquet_kwargs):
+def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize,
+                floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs, **extra):
+    """The checked arguments' frame (or Parquet plan) with each id in one
+    partition, and per partition the table of `out_columns` (dtypes) indexed by
+    id that ``table(ids, offsets, t, y, w, meta=, id_col=, grid=, opts=,
+    **extra)`` makes of its series, in a task named `label`."""
     grid = _grid_spec(nf, fmin, fmax, oversample)
     opts = dict(
         normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
-        backend=None if backend is None else str(backend).lower(),
+        backend=None if backend is None else _context._check(backend),
     )
-    if opts["backend"] is not None:
-        from ._context import _check
-
-        _check(opts["backend"])
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
     if len({id_col, *columns}) != len(columns) + 1:
         raise ValueError(f"id_col, t_col, y_col and w_col must name different columns, got {id_col!r}, "
@@ -475,14 +460,18 @@ def _prepare(data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, norm
     if npartitions is not None and (isinstance(npartitions, (bool, np.bool_))
                                     or not isinstance(npartitions, (int, np.integer)) or npartitions < 1):
         raise ValueError(f"npartitions must be an integer >= 1 (or None), got {npartitions!r}")
-    if _is_paths(data) and read_parquet_kwargs is None and npartitions is None:
-        planned = _parquet_plan(data, id_col, columns)
-        if planned is not None:
-            return planned, grid, opts, planned.id_dtype
-    frame, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
-    frame = _partitioned_by_id(frame, id_col, id_is_index, bool(assume_partitioned), npartitions)
-    index_dtype = frame[id_col].dtype if id_col in frame.columns else frame.index.dtype
-    return frame, grid, opts, index_dtype
+    paths = _is_paths(data) and read_parquet_kwargs is None and npartitions is None
+    source = _parquet_plan(data, id_col, columns) if paths else None
+    if source is not None:
+        index_dtype = source.id_dtype
+    else:
+        source, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
+        source = _partitioned_by_id(source, id_col, id_is_index, bool(assume_partitioned), npartitions)
+        index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
+    meta = pd.DataFrame({c: np.empty(0, dtype=d) for c, d in out_columns.items()},
+                        index=pd.Index([], dtype=index_dtype, name=id_col))
+    table_of = functools.partial(table, meta=meta, id_col=id_col, grid=grid, opts=opts, **extra)
+    return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
 
 
 def _per_partition(source, label: str, meta, id_col: str, *args) -> "dd.DataFrame":
@@ -673,24 +662,10 @@ def lombscargle_peaks(
     if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
     top_k = int(top_k)
-    source, grid, opts, index_dtype = _prepare(
-        data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
-        backend, assume_partitioned, npartitions, read_parquet_kwargs,
-    )
-    meta = _peaks_meta(index_dtype, id_col, top_k)
-    table_of = functools.partial(_peaks_table, meta=meta, id_col=id_col, grid=grid, top_k=top_k, opts=opts)
-    return _per_partition(source, "peaks-partition", meta, id_col, t_col, y_col, w_col, table_of)
-
-
-def _pgram_meta(index_dtype, id_col: str) -> "pd.DataFrame":
-    return pd.DataFrame(
-        {
-            "n": np.empty(0, np.int64),
-            "f0": np.empty(0, np.float64),
-            "df": np.empty(0, np.float64),
-            "periodogram": np.empty(0, object),
-        },
-        index=pd.Index([], dtype=index_dtype, name=id_col),
+    return _per_series(
+        "peaks-partition", _peaks_columns(top_k), _peaks_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col,
+        w_col, normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,
+        top_k=top_k,
     )
 
 
@@ -752,30 +727,16 @@ def lombscargle_periodograms(
     frame that went through Dask's P2P shuffle fail (dask/dask#11825, still
     so with dask and distributed 2026.8).
     """
-    source, grid, opts, index_dtype = _prepare(
-        data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize, floating_mean, precenter,
-        backend, assume_partitioned, npartitions, read_parquet_kwargs,
+    pgram_columns = {"n": np.int64, "f0": np.float64, "df": np.float64, "periodogram": object}
+    return _per_series(
+        "pgram-partition", pgram_columns, _pgram_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col,
+        normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
-    meta = _pgram_meta(index_dtype, id_col)
-    table_of = functools.partial(_pgram_table, meta=meta, id_col=id_col, grid=grid, opts=opts)
-    return _per_partition(source, "pgram-partition", meta, id_col, t_col, y_col, w_col, table_of)
 
 
 # --------------------------------------------------------------------------
 # Box filter of large arrays
 # --------------------------------------------------------------------------
-
-
-def _filter_block(block, size, mode, cval, backend):
-    return _ndimage.uniform_filter(block, size, mode=mode, cval=cval, backend=backend)
-
-
-def _scipy_filter_block(block, size, mode, cval, origin, standing_in):
-    # `standing_in`: SciPy's filter for NumPy blocks, cupyx's for CuPy's,
-    # run on the block's own GPU (CuPy works on its current device).
-    device = getattr(getattr(block, "device", None), "id", None)
-    with cupy_device(device):
-        return standing_in(block, size, mode=mode, cval=cval, origin=origin)
 
 
 def uniform_filter(
@@ -794,15 +755,11 @@ def uniform_filter(
     darr : dask.array.Array (or array_like)
         NumPy or CuPy blocks.
     size, mode, cval, origin, backend
-        As in :func:`kernpack.ndimage.uniform_filter`: kernpack computes 2-D
-        float32/float64 arrays with one odd size (1 to 33), one mode
-        ('reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior' and
-        the 'grid-' aliases) and origin 0 for both axes. Any other call
-        SciPy accepts (other ranks and dtypes, even or per-axis sizes, modes
-        per axis, origins) runs ``scipy.ndimage.uniform_filter`` on each
-        NumPy block and ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy
-        block, with the overlap it needs; NumPy blocks with the GPU backend
-        asked for, and 'interior' with these, raise NotImplementedError.
+        As in :func:`kernpack.ndimage.uniform_filter`, which filters each
+        block: what kernpack's kernels do not compute runs
+        ``scipy.ndimage.uniform_filter`` on each NumPy block and
+        ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy block, with the
+        overlap it needs.
 
     Returns
     -------
@@ -833,35 +790,40 @@ def uniform_filter(
     try:
         # The single-array function's checks and errors, for an array of this
         # rank and dtype.
-        size, mode, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode, cval,
-                                                  origin, None)
+        size_, mode_, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode, cval,
+                                                    origin, None)
+        depths, boundaries = [size_ // 2] * 2, ["periodic" if mode_ == "wrap" else "none"] * 2
     except _ndimage._NotComputed as e:
-        return _scipy_uniform_filter(darr, size, mode, cval, origin, backend, e)
-    if size // 2 == 0 or darr.size == 0:
-        return darr.map_blocks(_filter_block, size, mode, cval, backend, dtype=darr.dtype, meta=meta_from_array(darr))
-    block = functools.partial(_filter_block, size=size, mode=mode, cval=cval, backend=backend)
-    return _overlapped(darr, block, [size // 2] * 2, ["periodic" if mode == "wrap" else "none"] * 2)
+        depths, boundaries = _scipy_overlap(darr, size, mode, cval, origin, backend, e)
+    if darr.size == 0:
+        return darr.copy()
+    # Each block as a single array: kernpack's kernels, or what stands in for
+    # them (SciPy for NumPy blocks, cupyx.scipy for CuPy's, on their own GPU).
+    block = functools.partial(_ndimage.uniform_filter, size=size, mode=mode, cval=cval, origin=origin, backend=backend)
+    if not any(depths):
+        return darr.map_blocks(block, dtype=darr.dtype, meta=meta_from_array(darr))
+    return _overlapped(darr, block, depths, boundaries)
 
 
-def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed):
-    """What kernpack's kernels do not compute, by SciPy on each NumPy block
-    (cupyx.scipy on each CuPy block)."""
+def _scipy_overlap(darr, size, mode, cval, origin, backend, not_computed):
+    """The overlap (depths, boundaries) of a call that kernpack's kernels do
+    not compute, SciPy on each NumPy block (cupyx.scipy on each CuPy block),
+    once their checks have passed (their errors raised here, before anything
+    is computed)."""
     meta = meta_from_array(darr)
     if type(meta) is np.ndarray:
         library = None
     else:
         view = device_array(meta)  # None for blocks of no device library (sparse, masked): nothing stands in
         library = type(meta).__module__ if view is None else _ndimage._library([view])
-    standing_in = _ndimage._scipy_standing_in(not_computed, mode, backend, library)
-    # SciPy's own checks and errors (cupyx makes SciPy's), before anything is
-    # computed: on a tiny host array, so the client needs no GPU.
+    _ndimage._scipy_standing_in(not_computed, mode, backend, library)
+    # SciPy's own checks and errors (cupyx makes SciPy's), on a tiny host
+    # array, so the client needs no GPU.
     # (The dtype is checked by SciPy for NumPy blocks only: cupyx takes more.)
     checked = darr.dtype if library is None else np.float64
     with contextlib.suppress(ImportError):
         _ndimage._defined_filter("scipy.ndimage")(np.zeros((1,) * darr.ndim, dtype=checked), size, mode=mode,
                                                   cval=cval, origin=origin)
-    if darr.size == 0:
-        return darr.copy()
 
     def per_axis(value):
         return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * darr.ndim
@@ -869,10 +831,7 @@ def _scipy_uniform_filter(darr, size, mode, cval, origin, backend, not_computed)
     sizes, modes, origins = per_axis(size), per_axis(mode), per_axis(origin)
     # SciPy leaves an axis with a size below 2 unfiltered.
     depths = [int(s) // 2 + abs(int(o)) if int(s) > 1 else 0 for s, o in zip(sizes, origins)]
-    boundaries = ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
-    block = functools.partial(_scipy_filter_block, size=size, mode=mode, cval=cval, origin=origin,
-                              standing_in=standing_in)
-    return _overlapped(darr, block, depths, boundaries)
+    return depths, ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
 
 
 def _overlapped(darr, block, depths, boundaries):
@@ -897,34 +856,23 @@ def _overlapped(darr, block, depths, boundaries):
 
 def _ensemble_block(block, fn, steps, every, kwargs):
     run = fn(block, steps, every=every, **kwargs)
-    if not every:
-        return run.final
-    xp = type(run.final)
-    if xp is np.ndarray:
-        return np.concatenate([run.trajectory, run.final[None]], axis=0)
-    import cupy  # device blocks: CuPy (the library Dask arrays of GPU blocks use)
-
-    return cupy.concatenate([run.trajectory, run.final[None]], axis=0)
+    # With a trajectory, the block holds it and then the final states (NumPy
+    # hands CuPy blocks to CuPy's concatenate).
+    return np.concatenate([run.trajectory, run.final[None]], axis=0) if every else run.final
 
 
 def _ensemble(fn, initial, steps, every, kwargs) -> "_ode.Ensemble":
     steps, every = _ode._counts(steps=steps, every=every)
     x = da.asarray(initial)
-    if x.ndim == 1:
-        x = x[None, :]
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise ValueError(f"initial must be (members, N) states (or one state of N), got shape {x.shape}")
     dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
-    if x.dtype != dtype:
-        x = x.astype(dtype)
-    if len(x.chunks[1]) > 1:
-        x = x.rechunk({1: -1})  # one block = whole member states
+    _ode._state_shape(x.shape)
+    # One block = whole member states.
+    x = (x[None, :] if x.ndim == 1 else x).astype(dtype).rechunk({1: -1})
     # The single-process function's checks and errors, on one member for zero steps.
     params = {k: v for k, v in kwargs.items() if k != "backend"}
     fn(np.zeros((1, x.shape[1]), dtype), 0, every=0, backend="cpu", **params)
-    meta = meta_from_array(x)
     if not every:
-        final = x.map_blocks(_ensemble_block, fn, steps, 0, kwargs, dtype=dtype, meta=meta)
+        final = x.map_blocks(_ensemble_block, fn, steps, 0, kwargs, dtype=dtype, meta=meta_from_array(x))
         return _ode.Ensemble(final, None)
     frames = _frame_count(steps, every)
     both = x.map_blocks(
@@ -964,8 +912,7 @@ def lorenz96(
         are independent, so the blocks equal the one-call result bitwise on
         the same backend.
     """
-    kwargs = dict(forcing=float(forcing), dt=float(dt), backend=backend)
-    return _ensemble(_ode.lorenz96, initial, steps, every, kwargs)
+    return _ensemble(_ode.lorenz96, initial, steps, every, dict(forcing=forcing, dt=dt, backend=backend))
 
 
 def lorenz05(
@@ -985,6 +932,5 @@ def lorenz05(
     """:func:`kernpack.ode.lorenz05` (Model II or III) of an ensemble chunked
     by members; parameters and result as :func:`lorenz96` and
     :func:`kernpack.ode.lorenz05`."""
-    kwargs = dict(model=int(model), forcing=float(forcing), k=int(k), j=int(j), b=float(b), c=float(c),
-                  dt=float(dt), backend=backend)
+    kwargs = dict(model=model, forcing=forcing, k=k, j=j, b=b, c=c, dt=dt, backend=backend)
     return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)

@@ -3,7 +3,7 @@ whole RK4 runs in one call, the periodic window sum they use, and the coupled
 F/G system with its per-step reduction."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -33,21 +33,24 @@ class Ensemble(NamedTuple):
     steps (frame 0 is the initial state); else None."""
 
 
-def _states(initial: Any, name: str = "initial"):
-    dev = device_array(initial)
-    if dev is not None:
-        require_device_float(name, dev)
-        shape = dev.shape
-    else:
-        a = np.asarray(initial)
-        dtype = np.float32 if a.dtype == np.float32 else np.float64
-        dev = host_array(a, dtype)
-        shape = dev.shape
+def _state_shape(shape) -> Tuple[int, int]:
+    """(members, N) of initial states shaped `shape`: (members, N), or one state of N."""
+    shape = tuple(shape)
     if len(shape) == 1:
         shape = (1, shape[0])
     if len(shape) != 2 or shape[0] == 0:
-        raise ValueError(f"{name} must be (members, N) states (or one state of N), got shape {tuple(shape)}")
-    return dev, shape
+        raise ValueError(f"initial must be (members, N) states (or one state of N), got shape {shape}")
+    return shape
+
+
+def _states(initial: Any):
+    dev = device_array(initial)
+    if dev is not None:
+        require_device_float("initial", dev)
+    else:
+        a = np.asarray(initial)
+        dev = host_array(a, np.float32 if a.dtype == np.float32 else np.float64)
+    return dev, _state_shape(dev.shape)
 
 
 def _run(initial, steps, every, backend, device, model_number, params):
@@ -101,11 +104,9 @@ def lorenz96(
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
     device : int or list of int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`),
+        or a list of GPUs to split their work over (see :func:`kernpack.set_device`);
         device arrays run on their own.
-        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
-        over all of them, in chunks that fit each GPU's memory; results
-        are bitwise those of one GPU.
 
     Returns
     -------
@@ -139,28 +140,18 @@ def lorenz05(
     initial : array_like or device array
         ``(members, N)`` initial states, float32 or float64 (N > 2K, and
         N > 2J for Model III).
-    steps : int
-        RK4 steps of `dt`.
     model : {2, 3}, optional
         Model II (single scale) or Model III (large and small scales).
     forcing, k, j, b, c, dt : optional
         F, K (even), J (Model III smoothing half-width), b, c and the time step;
         defaults as NCAR DART (N = 960: 15, 32, 12, 10, 3, 0.001).
-    every : int, optional
-        Store the trajectory every `every` steps (0: final states only).
-    backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host arrays run.
-    device : int or list of int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
-        device arrays run on their own.
-        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
-        over all of them, in chunks that fit each GPU's memory; results
-        are bitwise those of one GPU.
+    steps, every, backend, device
+        As in :func:`lorenz96`.
 
     Returns
     -------
     Ensemble
-        Final states and the optional trajectory.
+        Final states and the optional trajectory, as :func:`lorenz96`.
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c))
     return _run(initial, steps, every, backend, device, int(model), params)
@@ -176,11 +167,8 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optiona
         ``(rows, N)`` (or ``(N,)``) values, float32 or float64.
     w : array_like or device array
         An odd number of weights, on the same side as `x`.
-    backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host arrays run.
-    device : int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
-        device arrays run on their own.
+    backend, device
+        As in :func:`lorenz96` (one GPU).
 
     Returns
     -------
@@ -190,23 +178,19 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optiona
     dx, dw = device_array(x), device_array(w)
     if (dx is None) != (dw is None):
         raise TypeError("x and w must both be host arrays or both device arrays")
-    if dx is not None:
-        ctx = device_float_context({"x": dx, "w": dw}, backend, device)
-        rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape
-        if dx.ndim not in (1, 2) or dw.ndim != 1:
-            raise ValueError("x must be (rows, N) or (N,), w 1-D")
-        out = empty(dx, dx.shape, dx.dtype)
-        _native.window_sum_device(
-            ctx, dx.dtype.name, dx.ptr, dw.ptr, dw.size, rows, n, pointer(out), current_stream(dx)
-        )
-        return as_result(dx, out)
-    a = np.asarray(x)
-    dtype = np.dtype(np.float32 if a.dtype == np.float32 else np.float64)
-    xs, ws = host_array(a, dtype), host_array(w, dtype)
-    if xs.ndim not in (1, 2) or ws.ndim != 1:
+    if dx is None:
+        a = np.asarray(x)
+        dtype = np.float32 if a.dtype == np.float32 else np.float64
+        dx, dw = host_array(a, dtype), host_array(w, dtype)
+    if dx.ndim not in (1, 2) or dw.ndim != 1:
         raise ValueError("x must be (rows, N) or (N,), w 1-D")
-    rows, n = (1, xs.shape[0]) if xs.ndim == 1 else xs.shape
-    return _native.window_sum(context(backend, device), xs.reshape(rows, n), ws).reshape(xs.shape)
+    rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape
+    if isinstance(dx, np.ndarray):
+        return _native.window_sum(context(backend, device), dx.reshape(rows, n), dw).reshape(dx.shape)
+    ctx = device_float_context({"x": dx, "w": dw}, backend, device)
+    out = empty(dx, dx.shape, dx.dtype)
+    _native.window_sum_device(ctx, dx.dtype.name, dx.ptr, dw.ptr, dw.size, rows, n, pointer(out), current_stream(dx))
+    return as_result(dx, out)
 
 
 class FgRun(NamedTuple):
@@ -250,11 +234,8 @@ def fg_integrate(
     path : {'auto', 'cooperative', 'launches'}, optional
         GPU only: one cooperative launch for the whole run, or a launch pair
         per step.
-    backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host arrays run.
-    device : int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
-        device arrays run on their own.
+    backend, device
+        As in :func:`lorenz96` (one GPU).
 
     Returns
     -------
@@ -266,28 +247,29 @@ def fg_integrate(
     df, dg = device_array(f), device_array(g)
     if (df is None) != (dg is None):
         raise TypeError("f and g must both be host arrays or both device arrays")
-    if df is not None:
-        for name, a in (("f", df), ("g", dg)):
-            if a.dtype not in (np.dtype(np.complex64), np.dtype(np.complex128)) or not a.is_c_contiguous():
-                raise TypeError(f"{name} must be a contiguous complex64 or complex128 device array")
-        if dg.dtype != df.dtype or df.ndim != 2 or df.shape[0] != df.shape[1] or dg.shape != df.shape:
-            raise ValueError("f and g must be (N, N) arrays of one complex dtype")
-        ctx = device_context({"f": df, "g": dg}, backend, device)
-        real = "float32" if df.dtype == np.complex64 else "float64"
-        f_out, g_out = copy(df), copy(dg)
-        delta = empty(df, (nsteps + 1,), df.dtype)
-        _native.fg_integrate_device(
-            ctx, real, df.shape[0], pointer(f_out), pointer(g_out), (delta0.real, delta0.imag), float(dt), nsteps,
-            path, pointer(delta), current_stream(df),
-        )
-        return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))
-    fa, ga = np.asarray(f), np.asarray(g)
-    dtype = np.dtype(np.complex64 if fa.dtype == np.complex64 and ga.dtype == np.complex64 else np.complex128)
-    fs, gs = host_array(fa, dtype), host_array(ga, dtype)
-    if fs.ndim != 2 or fs.shape[0] != fs.shape[1] or gs.shape != fs.shape:
-        raise ValueError(f"f and g must be (N, N) arrays, got {fs.shape} and {gs.shape}")
+    if df is None:
+        fa, ga = np.asarray(f), np.asarray(g)
+        dtype = np.dtype(np.complex64 if fa.dtype == np.complex64 and ga.dtype == np.complex64 else np.complex128)
+        df, dg = host_array(fa, dtype), host_array(ga, dtype)
+    if df.ndim != 2 or df.shape[0] != df.shape[1] or dg.shape != df.shape:
+        raise ValueError(f"f and g must be (N, N) arrays, got {df.shape} and {dg.shape}")
     # Complex values cross as re and im interleaved in their float dtype.
-    real = np.float32 if dtype == np.complex64 else np.float64
-    got = _native.fg_integrate(context(backend, device), fs.view(real), gs.view(real), delta0, float(dt), nsteps, path)
-    f_out, g_out, delta = (a.view(dtype) for a in got)
-    return FgRun(delta, f_out.reshape(fs.shape), g_out.reshape(gs.shape))
+    real = np.dtype(np.float32 if df.dtype == np.complex64 else np.float64)
+    if isinstance(df, np.ndarray):
+        got = _native.fg_integrate(context(backend, device), df.view(real), dg.view(real), delta0, float(dt), nsteps,
+                                   path)
+        f_out, g_out, delta = (a.view(df.dtype) for a in got)
+        return FgRun(delta, f_out.reshape(df.shape), g_out.reshape(dg.shape))
+    for name, a in (("f", df), ("g", dg)):
+        if a.dtype not in (np.dtype(np.complex64), np.dtype(np.complex128)) or not a.is_c_contiguous():
+            raise TypeError(f"{name} must be a contiguous complex64 or complex128 device array")
+    if dg.dtype != df.dtype:
+        raise ValueError("f and g must be (N, N) arrays of one complex dtype")
+    ctx = device_context({"f": df, "g": dg}, backend, device)
+    f_out, g_out = copy(df), copy(dg)
+    delta = empty(df, (nsteps + 1,), df.dtype)
+    _native.fg_integrate_device(
+        ctx, real.name, df.shape[0], pointer(f_out), pointer(g_out), (delta0.real, delta0.imag), float(dt), nsteps,
+        path, pointer(delta), current_stream(df),
+    )
+    return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))

@@ -61,11 +61,8 @@ def normalize(x: Any, *, backend: Optional[str] = None, device: Optional[int] = 
     ----------
     x : ndarray or device array
         A writable float32 or float64 array (any shape).
-    backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host arrays are computed.
-    device : int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
-        device arrays run on their own.
+    backend, device
+        As in :func:`sum`.
 
     Returns
     -------
@@ -138,13 +135,11 @@ def normalize_batched(
         ``a`` is ``x[offsets[a]:offsets[a + 1]]``. Empty arrays are allowed
         (their sum is 0, so they are reported as failed). Host data.
     backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host arrays are computed.
+        As in :func:`sum`.
     device : int or list of int, optional
-        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`),
+        or a list of GPUs to split their work over (see :func:`kernpack.set_device`);
         device arrays run on their own.
-        A list of GPUs (e.g. ``[0, 1]``) splits the work of host arrays
-        over all of them, in chunks that fit each GPU's memory; results
-        are bitwise those of one GPU.
 
     Returns
     -------

@@ -152,9 +152,7 @@ def lombscargle(
         return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=None)
 
     x, y, w, freqs = (None if a is None else host_array(a, np.float64) for a in (x, y, weights, freqs))
-    _check_series(x, y, w)
-    if not (freqs.ndim == 1 and freqs.size > 0):
-        raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
+    _check_series(x, y, w, freqs)
     if w is not None and not (np.all(w >= 0) and np.sum(w) > 0):
         raise ValueError("Parameter weights must have only non-negative entries which sum to a positive value!")
     negative = freqs < 0
@@ -265,9 +263,13 @@ def _host_dtype(*arrays: Any) -> np.dtype:
     return np.dtype(np.float32) if all(k == np.float32 for k in kinds) else np.dtype(np.float64)
 
 
-def _check_series(x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> None:
+def _check_series(x: Any, y: Any, w: Optional[Any], freqs: Optional[Any] = None) -> None:
+    """SciPy's checks of one series (host or device arrays) and of its
+    frequency array, with SciPy's messages."""
     if not (x.ndim == 1 and x.size > 0 and x.shape == y.shape and (w is None or w.shape == x.shape)):
         raise ValueError("Parameters x, y, weights must be 1-D arrays of equal non-zero length!")
+    if freqs is not None and not (freqs.ndim == 1 and freqs.size > 0):
+        raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
 
 
 def _host_call(dtype, x, y, w, freqs, mode, precenter, floating_mean, backend, device):
@@ -280,12 +282,7 @@ def _device_call(arrays, mode, precenter, floating_mean, backend, device, grid):
     x, y = arrays["x"], arrays["y"]
     w, f = arrays.get("weights"), arrays.get("freqs")
     ctx = device_float_context({"x": x, "y": y, "weights": w, "freqs": f}, backend, device)
-    for name, a in (("x", x), ("y", y), ("weights", w), ("freqs", f)):
-        if a is not None and a.ndim != 1:
-            raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
-    _check_series(x, y, w)
-    if grid is None and f.size == 0:
-        raise ValueError("Parameter freqs must be a 1-D array of non-zero length!")
+    _check_series(x, y, w, f)
     nf = f.size if grid is None else grid[2]
     out = empty(x, (nf,), _result_dtype(x.dtype, mode))
     samples = (x.ptr, y.ptr, None if w is None else w.ptr)
@@ -395,9 +392,7 @@ def lombscargle_batch(
     dtype = _host_dtype(x, y)
     xs, ys = host_array(x, dtype), host_array(y, dtype)
     ws = None if weights is None else host_array(weights, dtype)
-    if xs.ndim != 1 or ys.shape != xs.shape or (ws is not None and ws.shape != xs.shape):
-        raise ValueError("x, y and weights must be flat 1-D arrays of one length")
-    _check_offsets(offsets, xs.size)
+    _check_flat(xs, ys, ws, offsets)
     got = _native.lombscargle_batch(
         context(backend, device),
         (xs, ys, ws),
@@ -439,7 +434,11 @@ def _host_offsets(offsets: Any) -> np.ndarray:
     return host_array(o, np.intp)
 
 
-def _check_offsets(offsets: np.ndarray, n: int) -> None:
+def _check_flat(x: Any, y: Any, w: Optional[Any], offsets: np.ndarray) -> None:
+    """A batch's flat samples (host or device arrays) and its offsets into them."""
+    if x.ndim != 1 or y.shape != x.shape or (w is not None and w.shape != x.shape):
+        raise ValueError("x, y and weights must be flat 1-D arrays of one length")
+    n = x.size
     if offsets[0] != 0 or offsets[-1] != n:
         raise ValueError(f"offsets must start at 0 and end at the sample count {n}")
     empty_at = np.flatnonzero(np.diff(offsets) <= 0)
@@ -469,9 +468,7 @@ def _peak_frequency(f0, df, index):
 def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device):
     x, y, w = arrays["x"], arrays["y"], arrays.get("weights")
     ctx = device_float_context({"x": x, "y": y, "weights": w}, backend, device)
-    if x.ndim != 1 or y.shape != x.shape or (w is not None and w.shape != x.shape):
-        raise ValueError("x, y and weights must be flat 1-D arrays of one length")
-    _check_offsets(offsets, x.size)
+    _check_flat(x, y, w, offsets)
     nseries = offsets.size - 1
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))

@@ -47,28 +47,19 @@ struct ModelArgs {
 impl ModelArgs {
     /// The model of states of `n` values.
     fn of_size(self, n: usize) -> PyResult<Model> {
-        let ModelArgs {
-            model,
-            forcing,
-            dt,
-            k,
-            j,
-            b,
-            c,
-        } = self;
-        if model == 96 {
+        let (forcing, dt) = (self.forcing, self.dt);
+        if self.model == 96 {
             return Ok(Model::L96(Lorenz96Params { n, forcing, dt }));
         }
-        let model = Lorenz05Model::from_number(model).map_err(to_py)?;
         Ok(Model::L05(Lorenz05Params {
+            model: Lorenz05Model::from_number(self.model).map_err(to_py)?,
             n,
             forcing,
-            k,
-            j,
-            b,
-            c,
             dt,
-            model,
+            k: self.k,
+            j: self.j,
+            b: self.b,
+            c: self.c,
         }))
     }
 }
@@ -110,7 +101,6 @@ fn ensemble<'py>(
 /// As [`ensemble`], on device buffers, enqueued on `stream`: `shape` is
 /// `(members, n)`, `trajectory` given with every > 0.
 #[pyfunction]
-#[pyo3(signature = (ctx, dtype, model_args, initial, shape, steps, every, out, trajectory, stream))]
 #[allow(clippy::too_many_arguments)]
 fn ensemble_device(
     py: Python<'_>,
