@@ -274,10 +274,7 @@ impl DeviceFreqs {
         }
     }
     pub fn len(&self) -> usize {
-        match self {
-            DeviceFreqs::Array { len, .. } => *len,
-            DeviceFreqs::Uniform(grid) => grid.nf,
-        }
+        self.count_and_grid().0
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

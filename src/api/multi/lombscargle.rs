@@ -65,16 +65,6 @@ impl<'a, T: Float> LsJob<'a, T> {
     fn per_series_grid(&self) -> bool {
         matches!(self.grids, BatchGrid::PerSeries { .. })
     }
-
-    /// Work of each series for the split: samples x frequencies.
-    fn work(&self) -> Vec<u64> {
-        let nf = self.grids.nf() as u64;
-        self.batch
-            .offsets
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as u64 * nf)
-            .collect()
-    }
 }
 
 impl<T: Float> ChunkJob for LsJob<'_, T> {
@@ -316,8 +306,12 @@ fn unpack_threads(gpus: usize) -> usize {
     (cores / gpus.max(1)).clamp(1, 8)
 }
 
+/// The plan of `job`: its series split by work (samples x frequencies), chunked.
 fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
-    exec.plan(job, split_by_work(&job.work(), exec.parts()))
+    let nf = job.grids.nf() as u64;
+    let offsets = job.batch.offsets.windows(2);
+    let work: Vec<u64> = offsets.map(|w| (w[1] - w[0]) as u64 * nf).collect();
+    exec.plan(job, split_by_work(&work, exec.parts()))
 }
 
 pub(crate) fn lombscargle_batch<T: Float>(

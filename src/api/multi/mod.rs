@@ -639,7 +639,7 @@ static SPARE_SETS: Mutex<Vec<(usize, BufferSet)>> = Mutex::new(Vec::new());
 const SPARE_SETS_PER_GPU: usize = 4;
 
 fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
-    SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
+    crate::gpu::lock(&SPARE_SETS)
 }
 
 /// A kept set of this GPU with an arena of at least `need.0` bytes and a
