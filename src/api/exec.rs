@@ -23,7 +23,7 @@
 //! one-piece run on the same GPU model (see [`super::multi`]).
 use std::sync::Arc;
 
-use super::multi::{MultiGpu, DEFAULT_CHUNK_BYTES};
+use super::multi::{GpuProfile, MultiGpu, DEFAULT_CHUNK_BYTES};
 use super::Kernpack;
 use crate::error::Result;
 use crate::gpu::Gpu;
@@ -75,10 +75,11 @@ pub trait Operation: Sized {
         None
     }
 
-    /// The chunked pipeline over `gpus`, after [`Operation::validate`]. An
-    /// operation that does not split runs in one piece on the first GPU.
-    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Self::Output> {
-        self.on_gpu(&gpus.gpus()[0])
+    /// The chunked pipeline over `gpus`, after [`Operation::validate`], with
+    /// each GPU's plan and times. An operation that does not split runs in
+    /// one piece on the first GPU (and has no profile).
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        Ok((self.on_gpu(&gpus.gpus()[0])?, Vec::new()))
     }
 }
 
@@ -94,7 +95,8 @@ impl Kernpack {
                         if split.device_bytes > PIPELINE_BYTES
                             && split.largest_item_bytes <= PIPELINE_BYTES =>
                     {
-                        op.on_pipeline(&MultiGpu::of(vec![gpu.clone()]))
+                        let one = MultiGpu::of(vec![gpu.clone()]);
+                        op.on_pipeline(&one).map(|(output, _)| output)
                     }
                     _ => op.on_gpu(gpu),
                 }
@@ -114,6 +116,12 @@ impl MultiGpu {
     /// Runs `op` over these GPUs: through the pipeline when it splits, else
     /// in one piece on the first GPU.
     pub fn run<O: Operation>(&self, op: O) -> Result<O::Output> {
+        self.run_profiled(op).map(|(output, _)| output)
+    }
+
+    /// As [`MultiGpu::run`], with each GPU's plan and times (none for an
+    /// operation that does not split).
+    pub fn run_profiled<O: Operation>(&self, op: O) -> Result<(O::Output, Vec<GpuProfile>)> {
         op.validate()?;
         op.on_pipeline(self)
     }

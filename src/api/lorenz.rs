@@ -18,7 +18,7 @@ pub use crate::params::lorenz::{
 };
 
 use super::exec::{CpuRun, Operation, Split};
-use super::multi::MultiGpu;
+use super::multi::{self, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -124,11 +124,8 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         })
     }
 
-    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Ensemble<T>> {
-        let exec = crate::api::multi::Exec::Gpus(gpus);
-        let (params, initial) = (*self.params, self.initial);
-        crate::api::multi::ensemble::ensemble(&exec, params, initial, self.steps, self.every)
-            .map(|(ensemble, _)| ensemble)
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
+        multi::ensemble::ensemble(&Exec::Gpus(gpus), self)
     }
 }
 

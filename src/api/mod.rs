@@ -84,12 +84,17 @@ impl Kernpack {
                 Err(other) => return Err(other),
             },
         };
-        Ok(Kernpack {
+        Ok(Kernpack::on(gpu, None))
+    }
+
+    /// A handle on `gpu`, its batched host calls spread over `spread`.
+    fn on(gpu: Option<Arc<Gpu>>, spread: Option<multi::MultiGpu>) -> Self {
+        Kernpack {
             gpu,
-            spread: None,
+            spread,
             progress: None,
             cpu_threads: 0,
-        })
+        }
     }
 
     /// A handle on GPU `ordinal` (see [`crate::devices`] for what is present).
@@ -166,12 +171,7 @@ impl Kernpack {
 impl From<Arc<Gpu>> for Kernpack {
     /// A handle on `gpu` (as [`Kernpack::with_gpu`] of its ordinal).
     fn from(gpu: Arc<Gpu>) -> Self {
-        Kernpack {
-            gpu: Some(gpu),
-            spread: None,
-            progress: None,
-            cpu_threads: 0,
-        }
+        Kernpack::on(Some(gpu), None)
     }
 }
 
@@ -179,12 +179,7 @@ impl From<multi::MultiGpu> for Kernpack {
     /// A handle whose batched host calls run on `multi` (with its options),
     /// the rest on its first GPU; see [`Kernpack::with_gpus`].
     fn from(multi: multi::MultiGpu) -> Self {
-        Kernpack {
-            gpu: Some(multi.gpus()[0].clone()),
-            spread: Some(multi),
-            progress: None,
-            cpu_threads: 0,
-        }
+        Kernpack::on(Some(multi.gpus()[0].clone()), Some(multi))
     }
 }
 

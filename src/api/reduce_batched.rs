@@ -18,7 +18,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
 
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
-use super::multi::MultiGpu;
+use super::multi::{self, Exec, GpuProfile, MultiGpu};
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
@@ -119,10 +119,8 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
         })
     }
 
-    fn on_pipeline(self, gpus: &MultiGpu) -> Result<BatchNormalized> {
-        let exec = crate::api::multi::Exec::Gpus(gpus);
-        crate::api::multi::normalize::normalize_batched(&exec, self.x, self.offsets)
-            .map(|(done, _)| done)
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
+        multi::normalize::normalize_batched(&Exec::Gpus(gpus), self)
     }
 }
 

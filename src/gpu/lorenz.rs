@@ -379,7 +379,11 @@ impl<T: Float> Lorenz96OnDevice<T> {
         let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
         check_l96_capacity(p.n)?;
         let mpb = match members_per_block {
-            None => gpu.lorenz96_members_per_block(p.n, members),
+            // Enough blocks to spread small ensembles over every SM (two
+            // resident blocks each), as many members as fit otherwise.
+            None => members
+                .div_ceil(2 * gpu.sm_count() as usize)
+                .clamp(1, (L96_CAPACITY / p.n).max(1)),
             Some(m) if m >= 1 && m * p.n <= L96_CAPACITY => m,
             Some(m) => {
                 return Err(Error::invalid(format!(
@@ -411,19 +415,20 @@ impl<T: Float> Lorenz96OnDevice<T> {
 }
 
 impl<T: Float> Lorenz05OnDevice<T> {
-    /// The launch, after the checks: one block per member.
+    /// The launch, after the checks: one block per member, on the kernel
+    /// [`fixed_sites`] picks.
     ///
     /// # Safety
     /// As [`Lorenz96OnDevice::run_on`].
     unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
         let (p, buffers, members) = (&self.p, &self.buffers, self.members);
-        let (steps, every, sites_per_thread) = (self.steps, self.every, self.sites_per_thread);
-        let plan = gpu.lorenz05_plan::<T>(p, sites_per_thread)?;
+        let (steps, every) = (self.steps, self.every);
+        let fixed = fixed_sites(p, self.sites_per_thread)?;
         let traj = buffers.trajectory.unwrap_or(0);
         let members_arg = members as i64;
         let n_arg = p.n as i32;
         let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        let grid = members.min(i32::MAX as usize) as u32;
+        let config = LaunchConfig::grid(members.min(i32::MAX as usize) as u32);
         let (z0, out, traj) = (
             In::new(buffers.initial),
             Out::new(buffers.out),
@@ -432,10 +437,9 @@ impl<T: Float> Lorenz05OnDevice<T> {
         // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
         // steps, every); <model> is the weights by value for a specialised
         // kernel, (K, J, model, alpha, beta) for the generic one.
-        if plan.sites_per_thread > 1 {
+        if let Some(sites) = fixed {
             // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
-            let kernel = kernels::lorenz05_k32j12::<T>(plan.sites_per_thread);
-            debug_assert_eq!(kernel.name(), plan.name);
+            let kernel = kernels::lorenz05_k32j12::<T>(sites);
             let (_, _, w) = model3_weights(p.j);
             let weights = FixedWeights::<T, L05_FIXED_WEIGHTS> {
                 w: std::array::from_fn(|m| T::from_f64(w[m])),
@@ -454,8 +458,18 @@ impl<T: Float> Lorenz05OnDevice<T> {
                 steps_arg,
                 every_arg,
             );
-            let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
             return unsafe { gpu.launch(&kernel, config, stream, args) };
+        }
+        let kernel = kernels::lorenz05::<T>();
+        let need = p.shared_bytes::<T>();
+        // What the kernel was allowed at load: the opt-in maximum less its static shared memory.
+        let limit = gpu.kernel(&kernel)?.max_dynamic_shared as usize;
+        if need > limit {
+            return Err(Error::invalid(format!(
+                "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
+                p.n,
+                T::NAME
+            )));
         }
         let (alpha, beta) = match p.model {
             Lorenz05Model::III => {
@@ -465,8 +479,6 @@ impl<T: Float> Lorenz05OnDevice<T> {
             Lorenz05Model::II => (0.0, 0.0),
         };
         let (k_arg, j_arg, model_arg) = (p.k as i32, p.j as i32, p.model.number());
-        let kernel = kernels::lorenz05::<T>();
-        debug_assert_eq!(kernel.name(), plan.name);
         let args = (
             z0,
             out,
@@ -485,8 +497,33 @@ impl<T: Float> Lorenz05OnDevice<T> {
             steps_arg,
             every_arg,
         );
-        let config = LaunchConfig::grid(grid).shared(plan.shared as u32);
+        let config = config.shared(need as u32);
         unsafe { gpu.launch(&kernel, config, stream, args) }
+    }
+}
+
+/// The sites per thread of the specialised kernel that runs validated `p`,
+/// None for the generic kernel: `sites_per_thread` None picks a specialised
+/// one when it covers `p` (see [`Lorenz05Params::has_fixed_kernel`]), the
+/// generic one otherwise; Some(1) forces the generic kernel, Some(P) the
+/// specialised one with P sites per thread (a bench and test knob).
+fn fixed_sites(p: &Lorenz05Params, sites_per_thread: Option<usize>) -> Result<Option<usize>> {
+    match sites_per_thread {
+        None if p.has_fixed_kernel() => Ok(Some(L05_SITES_PER_THREAD[0])),
+        None | Some(1) => Ok(None),
+        Some(sites) if L05_SITES_PER_THREAD.contains(&sites) => {
+            if !p.has_fixed_kernel() {
+                return Err(Error::invalid(format!(
+                    "sites_per_thread = {sites} needs the specialised Model III kernel: \
+                     (K, J) one of {L05_FIXED_KJ:?} and N <= {L05_FIXED_SITES}, got {:?} K = {}, J = {}, N = {}",
+                    p.model, p.k, p.j, p.n
+                )));
+            }
+            Ok(Some(sites))
+        }
+        Some(sites) => Err(Error::invalid(format!(
+            "sites_per_thread = {sites}: 1 (generic kernel) or one of {L05_SITES_PER_THREAD:?}"
+        ))),
     }
 }
 
@@ -618,68 +655,6 @@ impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
     }
 }
 
-impl Gpu {
-    /// The kernel for validated `p`: `sites_per_thread` None picks a
-    /// specialised one when it covers `p` (see
-    /// [`Lorenz05Params::has_fixed_kernel`]), the generic one otherwise;
-    /// Some(1) forces the generic kernel, Some(P) the specialised one with P
-    /// sites per thread (a bench and test knob). An error when this GPU's
-    /// shared memory cannot hold a member of the generic kernel.
-    fn lorenz05_plan<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        sites_per_thread: Option<usize>,
-    ) -> Result<L05Plan> {
-        let fixed = |sites: usize| L05Plan {
-            name: format!("lorenz05_k{}j{}_p{sites}_{}", p.k, p.j, T::NAME),
-            sites_per_thread: sites,
-            shared: 0,
-        };
-        match sites_per_thread {
-            None if p.has_fixed_kernel() => return Ok(fixed(L05_SITES_PER_THREAD[0])),
-            None | Some(1) => {}
-            Some(sites) if L05_SITES_PER_THREAD.contains(&sites) => {
-                if !p.has_fixed_kernel() {
-                    return Err(Error::invalid(format!(
-                        "sites_per_thread = {sites} needs the specialised Model III kernel: \
-                         (K, J) one of {L05_FIXED_KJ:?} and N <= {L05_FIXED_SITES}, got {:?} K = {}, J = {}, N = {}",
-                        p.model, p.k, p.j, p.n
-                    )));
-                }
-                return Ok(fixed(sites));
-            }
-            Some(sites) => {
-                return Err(Error::invalid(format!(
-                "sites_per_thread = {sites}: 1 (generic kernel) or one of {L05_SITES_PER_THREAD:?}"
-            )))
-            }
-        }
-        let need = p.shared_bytes::<T>();
-        // What the kernel was allowed at load: the opt-in maximum less its static shared memory.
-        let limit = self.kernel(&kernels::lorenz05::<T>())?.max_dynamic_shared as usize;
-        if need > limit {
-            return Err(Error::invalid(format!(
-                "N = {} needs {need} bytes of shared memory per member ({}), this GPU allows {limit}",
-                p.n,
-                T::NAME
-            )));
-        }
-        Ok(L05Plan {
-            name: format!("lorenz05_{}", T::NAME),
-            sites_per_thread: 1,
-            shared: need,
-        })
-    }
-
-    /// Members per block of the Lorenz 96 kernel: a block holds up to
-    /// `L96_CAPACITY` sites; enough blocks to spread small ensembles over
-    /// every SM (two resident blocks each), as many members as fit otherwise.
-    pub(crate) fn lorenz96_members_per_block(&self, n: usize, members: usize) -> usize {
-        let fit = (L96_CAPACITY / n).max(1);
-        members.div_ceil(2 * self.sm_count() as usize).clamp(1, fit)
-    }
-}
-
 /// Sites one Lorenz 96 block holds: `L96_POINTS * L96_BLOCK` of csrc/lorenz.cu.
 pub const L96_CAPACITY: usize = 8 * 256;
 
@@ -697,13 +672,3 @@ pub const L05_SITES_PER_THREAD: &[usize] = &[4, 2];
 /// needs a launch per weight count).
 const L05_FIXED_WEIGHTS: usize = 25;
 const _: () = assert!(L05_FIXED_KJ.len() == 1 && 2 * L05_FIXED_KJ[0].1 + 1 == L05_FIXED_WEIGHTS);
-
-/// The kernel that runs a Lorenz 2005 ensemble.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct L05Plan {
-    name: String,
-    /// 1: the generic kernel; 2 or 4: a specialised one.
-    sites_per_thread: usize,
-    /// Dynamic shared memory per block.
-    shared: usize,
-}

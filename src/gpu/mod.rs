@@ -226,10 +226,13 @@ fn driver_library_present() -> bool {
 /// The GPUs loaded by [`Gpu::get`], by ordinal (locked while one loads).
 fn loaded_gpus() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<Gpu>>> {
     static LOADED: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
-    LOADED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    lock(LOADED.get_or_init(Default::default))
+}
+
+/// `mutex` locked; a poisoned one is taken as it is (every lock here guards
+/// data that a panicking holder leaves consistent: caches, timers, turns).
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `ordinal` names one of the `count` devices: with none at all that is
@@ -266,11 +269,12 @@ fn no_device_is_no_gpu(during: &str, err: DriverError) -> Error {
 /// on a helper thread while the driver creates the context.
 type Images = Vec<std::result::Result<image::Choice, String>>;
 
-/// The helper thread until its images are first needed, then the images.
-enum PreparedImages {
-    Pending(std::thread::JoinHandle<Images>),
-    Ready(Vec<Option<std::result::Result<image::Choice, String>>>),
-}
+/// The helper thread until its images are first needed, then the images
+/// (each taken once, by its family's load).
+type PreparedImages = (
+    Option<std::thread::JoinHandle<Images>>,
+    Vec<Option<std::result::Result<image::Choice, String>>>,
+);
 
 /// Chooses (and decompresses) family `family`'s image (index into
 /// [`KERNEL_FAMILIES`]) for a GPU of compute capability `cc` under driver `driver`.
@@ -325,11 +329,7 @@ fn driver_version() -> Result<i32> {
 impl Gpu {
     /// Number of CUDA devices; 0 when there is no driver.
     pub fn device_count() -> usize {
-        guarded("counting devices", || {
-            CudaContext::device_count().map_err(|e| no_device_is_no_gpu("counting devices", e))
-        })
-        .map(|n| n.max(0) as usize)
-        .unwrap_or(0)
+        devices::counted().unwrap_or(0)
     }
 
     /// The loaded GPU `ordinal`: created on first use, then shared. GPUs are
@@ -412,7 +412,7 @@ impl Gpu {
             stream,
             kernels,
             loading: Mutex::new(()),
-            prepared: Mutex::new(PreparedImages::Pending(prepared)),
+            prepared: Mutex::new((Some(prepared), Vec::new())),
             name,
             compute_capability,
             sm_count,
@@ -434,7 +434,7 @@ impl Gpu {
         if let Some(loaded) = self.modules[family].get() {
             return Ok(loaded);
         }
-        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        let _loading = lock(&self.loading);
         if let Some(loaded) = self.modules[family].get() {
             return Ok(loaded);
         }
@@ -443,7 +443,7 @@ impl Gpu {
         let choice = self.take_prepared(family).map_err(|msg| {
             Error::NoGpu(format!("{} (GPU {}): {msg}", self.name, self.ordinal()))
         })?;
-        *self.image_time.lock().unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        *lock(&self.image_time) += started.elapsed();
         let started = Instant::now();
         self.ctx
             .bind_to_thread()
@@ -457,10 +457,7 @@ impl Gpu {
             ctx: self.ctx.clone(),
             raw,
         };
-        *self
-            .module_load_time
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        *lock(&self.module_load_time) += started.elapsed();
         let _ = self.modules[family].set((module, choice.image));
         Ok(self.modules[family].get().expect("just set"))
     }
@@ -468,18 +465,14 @@ impl Gpu {
     /// Family `family`'s image: from the helper thread started at load (waiting
     /// for it if it is still at work), or prepared now if it failed.
     fn take_prepared(&self, family: usize) -> std::result::Result<image::Choice, String> {
-        let mut prepared = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
-        let ready = match std::mem::replace(&mut *prepared, PreparedImages::Ready(Vec::new())) {
-            PreparedImages::Pending(thread) => match thread.join() {
+        let mut prepared = lock(&self.prepared);
+        let (thread, ready) = &mut *prepared;
+        if let Some(thread) = thread.take() {
+            *ready = match thread.join() {
                 Ok(images) => images.into_iter().map(Some).collect(),
                 Err(_) => Vec::new(),
-            },
-            PreparedImages::Ready(ready) => ready,
-        };
-        *prepared = PreparedImages::Ready(ready);
-        let PreparedImages::Ready(ready) = &mut *prepared else {
-            unreachable!("set just above")
-        };
+            };
+        }
         match ready.get_mut(family).and_then(Option::take) {
             Some(choice) => choice,
             None => {
@@ -499,7 +492,7 @@ impl Gpu {
             return Ok(kernel);
         }
         let (module, image) = self.family_module(*family)?;
-        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        let _loading = lock(&self.loading);
         if let Some(kernel) = cell.get() {
             return Ok(kernel);
         }
@@ -523,10 +516,7 @@ impl Gpu {
             self.sm_count,
             optin,
         )?;
-        *self
-            .kernel_resolve_time
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) += started.elapsed();
+        *lock(&self.kernel_resolve_time) += started.elapsed();
         let _ = cell.set(kernel);
         Ok(cell.get().expect("just set"))
     }
@@ -557,7 +547,7 @@ impl Gpu {
         stream: &CudaStream,
         kernels: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        let mut turn = self.kernel_turn.lock().unwrap_or_else(|e| e.into_inner());
+        let mut turn = lock(&self.kernel_turn);
         if let Some(previous) = turn.as_ref() {
             stream
                 .wait(previous)
@@ -599,21 +589,15 @@ impl Gpu {
     /// Time spent so far on images at first use: waiting for the helper thread
     /// that prepares them during context creation (or preparing them, if it failed).
     pub fn image_time(&self) -> Duration {
-        *self.image_time.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.image_time)
     }
     /// Time spent so far in `cuModuleLoadData`, over the families loaded.
     pub fn module_load_time(&self) -> Duration {
-        *self
-            .module_load_time
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        *lock(&self.module_load_time)
     }
     /// Time spent so far resolving kernels and reading their attributes.
     pub fn kernel_resolve_time(&self) -> Duration {
-        *self
-            .kernel_resolve_time
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        *lock(&self.kernel_resolve_time)
     }
 
     /// Loads every kernel family and resolves every kernel now. Families load

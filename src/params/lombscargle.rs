@@ -121,6 +121,15 @@ impl<T: Float> Periodogram<T> {
         }
     }
 
+    /// The periodograms of consecutive series, `per_series` values each in
+    /// `values` (as the kernels write them: interleaved for 'amplitude').
+    pub(crate) fn split(values: &[T], per_series: usize, normalize: Normalize) -> Vec<Self> {
+        values
+            .chunks_exact(per_series)
+            .map(|v| Periodogram::from_interleaved(v.to_vec(), normalize))
+            .collect()
+    }
+
     pub(crate) fn from_interleaved(values: Vec<T>, normalize: Normalize) -> Self {
         match normalize {
             Normalize::Amplitude => Periodogram::Complex(
@@ -265,10 +274,7 @@ impl DeviceFreqs {
         }
     }
     pub fn len(&self) -> usize {
-        match self {
-            DeviceFreqs::Array { len, .. } => *len,
-            DeviceFreqs::Uniform(grid) => grid.nf,
-        }
+        self.count_and_grid().0
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

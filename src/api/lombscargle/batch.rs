@@ -9,7 +9,7 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 
 use super::{check_values, output_len, LombScargleOptions, Periodogram};
 use crate::api::exec::{CpuRun, Operation, Split};
-use crate::api::multi::MultiGpu;
+use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -144,10 +144,7 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
         // SAFETY: buffers just allocated on this GPU, t, y and weights with every sample.
         unsafe { gpu.launch_fresh(call, batch.t.len()) }?;
         let values = gpu.download(&out)?;
-        Ok(values
-            .chunks_exact(per_series)
-            .map(|v| Periodogram::from_interleaved(v.to_vec(), opts.normalize))
-            .collect())
+        Ok(Periodogram::split(&values, per_series, opts.normalize))
     }
 
     fn split(&self) -> Option<Split> {
@@ -155,15 +152,9 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
         Some(batch_split(&self.batch, &self.grids, out_values))
     }
 
-    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Self::Output> {
-        let exec = crate::api::multi::Exec::Gpus(gpus);
-        crate::api::multi::lombscargle::lombscargle_batch(
-            &exec,
-            &self.batch,
-            &self.grids,
-            &self.opts,
-        )
-        .map(|(periodograms, _)| periodograms)
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
+        multi::lombscargle::lombscargle_batch(&Exec::Gpus(gpus), batch, grids, opts)
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::batch::{batch_split, validate_batch, Batch, BatchGrid};
 use super::{output_len, LombScargleOptions, Periodogram};
 use crate::api::exec::{CpuRun, Operation, Split};
-use crate::api::multi::{Exec, MultiGpu};
+use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -53,7 +53,8 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
-        self.on_pipeline(&MultiGpu::of(vec![gpu.clone()]))
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
     }
 
     fn split(&self) -> Option<Split> {
@@ -61,15 +62,9 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
         Some(batch_split(&self.batch, &self.grids, out_values))
     }
 
-    fn on_pipeline(self, gpus: &MultiGpu) -> Result<Self::Output> {
-        let exec = Exec::Gpus(gpus);
-        crate::api::multi::lombscargle::lombscargle_batch_peaks(
-            &exec,
-            &self.batch,
-            &self.grids,
-            &self.opts,
-        )
-        .map(|(peaks, _)| peaks)
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
+        multi::lombscargle::lombscargle_batch_peaks(&Exec::Gpus(gpus), batch, grids, opts)
     }
 }
 

@@ -31,7 +31,7 @@ pub(super) fn run<J, O, U>(
 ) -> Result<Vec<GpuProfile>>
 where
     J: ChunkJob,
-    U: Fn(&mut O, &Range<usize>, &J::Layout, &[u8]) -> Result<()>,
+    U: Fn(&mut O, &Range<usize>, Range<usize>, &J::Layout, &[u8]) -> Result<()>,
 {
     let mut profiles = Vec::new();
     for (plan, mut out) in plans.iter().zip(outs) {
@@ -53,15 +53,11 @@ where
             dev[regions.h2d.clone()].copy_from_slice(&host[regions.h2d.clone()]);
             job.emulate(chunk, &layout, dev);
             host[regions.d2h.clone()].copy_from_slice(&dev[regions.d2h.clone()]);
-            unpack(&mut out, chunk, &layout, host)?;
+            unpack(&mut out, chunk, plan.local(chunk), &layout, host)?;
         }
         profiles.push(GpuProfile {
             plan: plan.clone(),
-            h2d_ms: 0.0,
-            kernel_ms: 0.0,
-            d2h_ms: 0.0,
-            host_ms: 0.0,
-            wall_ms: 0.0,
+            ..GpuProfile::default()
         });
     }
     Ok(profiles)
@@ -75,6 +71,8 @@ mod tests {
     use crate::api::lombscargle::batch::{Batch, BatchGrid};
     use crate::api::lombscargle::peaks::Peak;
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
+    use crate::api::lorenz::EnsembleRun;
+    use crate::api::reduce_batched::NormalizeBatched;
     use crate::test_rng::Rng;
     use crate::{Backend, Error, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
@@ -230,7 +228,9 @@ mod tests {
                 (3, 6000, 1000),
                 (5, 1, 1 << 30),
             ] {
-                let got = ensemble::ensemble(&exec(parts, limit, chunk), p, &initial, steps, every);
+                #[rustfmt::skip]
+                let run = EnsembleRun { params: &p, initial: &initial, steps, every };
+                let got = ensemble::ensemble(&exec(parts, limit, chunk), run);
                 if limit == 1 {
                     let err = got.unwrap_err().to_string();
                     assert!(err.contains("GPU 0: member 0 alone needs"), "{err}");
@@ -252,7 +252,9 @@ mod tests {
         };
         let initial: Vec<f32> = (0..9 * p.n).map(|_| (5.0 * rng.next()) as f32).collect();
         let want = cpu.lorenz05(&p, &initial, 10, 5).unwrap();
-        let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), p, &initial, 10, 5).unwrap();
+        #[rustfmt::skip]
+        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 5 };
+        let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), run).unwrap();
         assert_eq!(got, want);
     }
 
@@ -285,9 +287,12 @@ mod tests {
             (8, 20_000, 1 << 30),
         ] {
             let mut got_x = x.clone();
+            let run = NormalizeBatched {
+                x: &mut got_x,
+                offsets: &offsets,
+            };
             let (got, profiles) =
-                normalize::normalize_batched(&exec(parts, limit, chunk), &mut got_x, &offsets)
-                    .unwrap();
+                normalize::normalize_batched(&exec(parts, limit, chunk), run).unwrap();
             assert_eq!(got, want, "{parts} parts, limit {limit}");
             assert_eq!(got_x, want_x, "{parts} parts, limit {limit}");
             if limit == 12_000 {
@@ -296,13 +301,16 @@ mod tests {
         }
         // An error (an array too large for the limit) leaves x untouched.
         let mut got_x = x.clone();
-        let err = normalize::normalize_batched(&exec(2, 1000, 1 << 30), &mut got_x, &offsets)
-            .unwrap_err();
+        let run = NormalizeBatched {
+            x: &mut got_x,
+            offsets: &offsets,
+        };
+        let err = normalize::normalize_batched(&exec(2, 1000, 1 << 30), run).unwrap_err();
         assert!(err.to_string().contains("array"), "{err}");
         assert_eq!(got_x, x);
         // Bad offsets: an error before anything runs.
         let offsets = &[0, 5, 2];
-        let op = crate::api::reduce_batched::NormalizeBatched {
+        let op = NormalizeBatched {
             x: &mut got_x,
             offsets,
         };

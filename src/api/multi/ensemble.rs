@@ -6,8 +6,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_even, Arena};
-use super::{get, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
-use crate::api::exec::Operation;
+use super::{get, per_gpu, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
     frame_count, Ensemble, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05Params,
     Lorenz96Params,
@@ -18,39 +17,29 @@ use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 use crate::gpu::Gpu;
 
-/// A validated ensemble run of model `P`, as the chunks see it.
-struct EnsembleJob<'a, P, T> {
-    params: P,
-    initial: &'a [T],
-    /// Sites per member.
-    n: usize,
-    steps: u64,
-    every: u64,
-    /// Trajectory frames (0 without one).
-    frames: usize,
-}
-
 #[derive(Debug, Clone, Copy)]
-struct EnsembleLayout {
+pub(crate) struct EnsembleLayout {
     initial: usize,
     out: usize,
     trajectory: Option<usize>,
 }
 
-impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
+/// A validated run, as the chunks see it: chunks of members.
+impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
     type Layout = EnsembleLayout;
     const WHAT: &'static str = "member";
 
     fn layout(&self, r: Range<usize>) -> (EnsembleLayout, Regions) {
-        let values = r.len() * self.n;
+        let values = r.len() * self.params.sites();
+        let frames = frame_count(self.steps, self.every);
         let mut a = Arena::default();
         let initial = a.push_values::<T>(values);
         let h2d = 0..a.bytes;
         let out = a.push_values::<T>(values);
-        let trajectory = (self.every > 0).then(|| a.push_values::<T>(self.frames * values));
+        let trajectory = (self.every > 0).then(|| a.push_values::<T>(frames * values));
         let size = std::mem::size_of::<T>();
         let d2h_end = match trajectory {
-            Some(at) => at + self.frames * values * size,
+            Some(at) => at + frames * values * size,
             None => out + values * size,
         };
         let layout = EnsembleLayout {
@@ -69,11 +58,8 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
     }
 
     fn pack(&self, r: &Range<usize>, lay: &EnsembleLayout, host: &mut [u8]) {
-        put(
-            host,
-            lay.initial,
-            &self.initial[r.start * self.n..r.end * self.n],
-        );
+        let n = self.params.sites();
+        put(host, lay.initial, &self.initial[r.start * n..r.end * n]);
     }
 
     unsafe fn launch(
@@ -90,7 +76,7 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
             out: at(lay.out),
             trajectory: lay.trajectory.map(at),
         };
-        let op = (self.params).on_device::<T>(buffers, r.len(), self.steps, self.every);
+        let op = (*self.params).on_device::<T>(buffers, r.len(), self.steps, self.every);
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated on the host.
         unsafe { op.launch(gpu, stream, ()) }
@@ -99,7 +85,7 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
     #[cfg(test)]
     fn emulate(&self, r: &Range<usize>, lay: &EnsembleLayout, arena: &mut [u8]) {
         // As the CPU backend computes (in T), which the tests compare with.
-        let values = r.len() * self.n;
+        let values = r.len() * self.params.sites();
         let z = get::<T>(arena, lay.initial, values).to_vec();
         let one_thread = crate::api::exec::NOTHING_TO_LAUNCH;
         let run = self.params.on_cpu(&z, self.steps, self.every, &one_thread);
@@ -108,14 +94,6 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleJob<'_, P, T> {
             put(arena, at, &traj);
         }
     }
-}
-
-/// One GPU's share of the outputs: its members' final states, and its
-/// members' part of every trajectory frame.
-struct EnsembleOut<'o, T> {
-    first: usize,
-    final_state: &'o mut [T],
-    frames: Vec<&'o mut [T]>,
 }
 
 impl MultiGpu {
@@ -144,7 +122,12 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.ensemble_profiled(p, initial, steps, every)
+        self.run_profiled(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// Lorenz 2005 Model II / III on every GPU of this handle; as
@@ -172,19 +155,12 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.ensemble_profiled(p, initial, steps, every)
-    }
-
-    fn ensemble_profiled<P: EnsembleParams, T: Float>(
-        &self,
-        params: &P,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        #[rustfmt::skip]
-        EnsembleRun { params, initial, steps, every }.validate()?;
-        ensemble(&Exec::Gpus(self), *params, initial, steps, every)
+        self.run_profiled(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+        })
     }
 
     /// The plan an ensemble run of `members` members of `n` sites of `T`
@@ -196,18 +172,12 @@ impl MultiGpu {
         steps: u64,
         every: u64,
     ) -> Result<Vec<GpuPlan>> {
-        let p = Lorenz96Params {
+        let params = &Lorenz96Params {
             n,
             ..Default::default()
         };
-        let job = EnsembleJob::<_, T> {
-            params: p,
-            initial: &[],
-            n,
-            steps,
-            every,
-            frames: frame_count(steps, every),
-        };
+        #[rustfmt::skip]
+        let job = EnsembleRun::<_, T> { params, initial: &[], steps, every };
         Exec::Gpus(self).plan(&job, split_even(members, self.len()))
     }
 }
@@ -215,61 +185,35 @@ impl MultiGpu {
 /// The pipeline's ensemble run, after validation.
 pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
     exec: &Exec<'_>,
-    params: P,
-    initial: &[T],
-    steps: u64,
-    every: u64,
+    job: EnsembleRun<'_, P, T>,
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-    params.check_kernel()?; // an error before any GPU work
-    let n = params.sites();
-    let (members, frames) = (initial.len() / n, frame_count(steps, every));
-    let traj_len = frames * initial.len();
-    let job = EnsembleJob {
-        params,
-        initial,
-        n,
-        steps,
-        every,
-        frames,
-    };
+    job.params.check_kernel()?; // an error before any GPU work
+    let (n, every) = (job.params.sites(), job.every);
+    let (members, frames) = (job.initial.len() / n, frame_count(job.steps, every));
     let plans = exec.plan(&job, split_even(members, exec.parts()))?;
 
-    let mut final_state = vec![T::default(); initial.len()];
-    let mut trajectory = vec![T::default(); traj_len];
-    // Per GPU: its slice of the final states and of every frame (ranges
-    // are contiguous and in order, empty ones left out).
-    let mut outs: Vec<EnsembleOut<'_, T>> = Vec::with_capacity(plans.len());
-    let mut rest = final_state.as_mut_slice();
-    for plan in &plans {
-        let (mine, tail) = rest.split_at_mut(plan.items.len() * n);
-        rest = tail;
-        outs.push(EnsembleOut {
-            first: plan.items.start,
-            final_state: mine,
-            frames: Vec::with_capacity(frames),
-        });
-    }
-    if every > 0 {
-        for frame in trajectory.chunks_exact_mut(members * n) {
-            let mut rest = frame;
-            for (plan, out) in plans.iter().zip(outs.iter_mut()) {
-                let (mine, tail) = rest.split_at_mut(plan.items.len() * n);
-                rest = tail;
-                out.frames.push(mine);
-            }
+    let mut final_state = vec![T::default(); job.initial.len()];
+    let mut trajectory = vec![T::default(); frames * job.initial.len()];
+    // Per GPU: its slice of the final states and of every frame.
+    let values = |items: &Range<usize>| items.len() * n;
+    let mut outs: Vec<(&mut [T], Vec<&mut [T]>)> = per_gpu(&mut final_state, &plans, values)
+        .into_iter()
+        .map(|mine| (mine, Vec::with_capacity(frames)))
+        .collect();
+    for frame in trajectory.chunks_exact_mut(members * n) {
+        for (out, mine) in outs.iter_mut().zip(per_gpu(frame, &plans, values)) {
+            out.1.push(mine);
         }
     }
-    let profiles = exec.run(&job, &plans, outs, |out, r, lay: &EnsembleLayout, host| {
-        let values = r.len() * n;
-        let local = (r.start - out.first) * n;
+    let profiles = exec.run(&job, &plans, outs, |out, _, local, lay, host| {
+        let (values, at) = (local.len() * n, local.start * n);
         let threads = copy_threads();
-        let final_state = &mut out.final_state[local..local + values];
+        let final_state = &mut out.0[at..at + values];
         copy_parallel(threads, final_state, get::<T>(host, lay.out, values));
-        if let Some(at) = lay.trajectory {
-            let chunk = get::<T>(host, at, frames * values);
-            for (f, frame) in out.frames.iter_mut().enumerate() {
-                let src = &chunk[f * values..(f + 1) * values];
-                copy_parallel(threads, &mut frame[local..local + values], src);
+        if let Some(traj) = lay.trajectory {
+            let chunk = get::<T>(host, traj, frames * values);
+            for (frame, src) in out.1.iter_mut().zip(chunk.chunks_exact(values)) {
+                copy_parallel(threads, &mut frame[at..at + values], src);
             }
         }
         Ok(())

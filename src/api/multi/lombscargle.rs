@@ -6,8 +6,8 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
-use crate::api::exec::Operation;
+use super::Regions;
+use super::{get, per_gpu, put, put_offsets, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu};
 use crate::api::lombscargle::batch::{
     validate_batch, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch,
     LombScargleBatchOnDevice,
@@ -64,16 +64,6 @@ impl<'a, T: Float> LsJob<'a, T> {
 
     fn per_series_grid(&self) -> bool {
         matches!(self.grids, BatchGrid::PerSeries { .. })
-    }
-
-    /// Work of each series for the split: samples x frequencies.
-    fn work(&self) -> Vec<u64> {
-        let nf = self.grids.nf() as u64;
-        self.batch
-            .offsets
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as u64 * nf)
-            .collect()
     }
 }
 
@@ -136,8 +126,7 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         if let (Some(at), Some(w)) = (lay.w, b.weights) {
             put(host, at, &w[lo..hi]);
         }
-        let rebased = b.offsets[r.start..=r.end].iter().map(|&o| (o - lo) as i64);
-        put_iter(host, lay.offsets, r.len() + 1, rebased);
+        put_offsets(host, lay.offsets, &b.offsets[r.start..=r.end]);
         match self.grids {
             BatchGrid::Shared(grid) => {
                 put(host, lay.f0, &[grid.f0]);
@@ -264,13 +253,8 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-        LombScargleBatch {
-            batch: *batch,
-            grids: *grids,
-            opts: *opts,
-        }
-        .validate()?;
-        lombscargle_batch(&Exec::Gpus(self), batch, grids, opts)
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run_profiled(LombScargleBatch { batch, grids, opts })
     }
 
     /// The plan [`MultiGpu::lombscargle_batch`] would follow for `batch` now
@@ -306,8 +290,8 @@ impl MultiGpu {
         grids: &BatchGrid<'_>,
         opts: &LombScargleOptions,
     ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-        validate_batch(batch, grids, opts)?;
-        lombscargle_batch_peaks(&Exec::Gpus(self), batch, grids, opts)
+        let (batch, grids, opts) = (*batch, *grids, *opts);
+        self.run_profiled(LombScargleBatchPeaks { batch, grids, opts })
     }
 }
 
@@ -322,8 +306,12 @@ fn unpack_threads(gpus: usize) -> usize {
     (cores / gpus.max(1)).clamp(1, 8)
 }
 
+/// The plan of `job`: its series split by work (samples x frequencies), chunked.
 fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
-    exec.plan(job, split_by_work(&job.work(), exec.parts()))
+    let nf = job.grids.nf() as u64;
+    let offsets = job.batch.offsets.windows(2);
+    let work: Vec<u64> = offsets.map(|w| (w[1] - w[0]) as u64 * nf).collect();
+    exec.plan(job, split_by_work(&work, exec.parts()))
 }
 
 pub(crate) fn lombscargle_batch<T: Float>(
@@ -342,14 +330,9 @@ pub(crate) fn lombscargle_batch<T: Float>(
         .collect();
     let slots: Vec<&mut Vec<Periodogram<T>>> = outs.iter_mut().collect();
     let helpers = unpack_threads(plans.len());
-    let profiles = exec.run(&job, &plans, slots, |out, r, lay: &LsLayout, host| {
+    let profiles = exec.run(&job, &plans, slots, |out, r, _, lay: &LsLayout, host| {
         let values = get::<T>(host, lay.out, r.len() * out_len);
-        let periodograms = |values: &[T]| {
-            values
-                .chunks_exact(out_len)
-                .map(|v| Periodogram::from_interleaved(v.to_vec(), normalize))
-                .collect::<Vec<_>>()
-        };
+        let periodograms = |values: &[T]| Periodogram::split(values, out_len, normalize);
         // One vector per series: for large chunks this host copy (into
         // fresh, not yet faulted-in memory) outlasts the GPU's work on the
         // next chunk, so it is spread over a few threads.
@@ -386,29 +369,15 @@ pub(crate) fn lombscargle_batch_peaks<T: Float>(
     // Each GPU writes its own slice of the result, in place: no gather of
     // per-GPU vectors afterwards (10^6 peaks and more).
     let mut peaks: Vec<Option<Peak>> = vec![None; batch.len()];
-    // The plans' items are contiguous and in order (empty ranges have no plan).
-    let mut slots: Vec<(usize, &mut [Option<Peak>])> = Vec::with_capacity(plans.len());
-    let mut rest = peaks.as_mut_slice();
-    for p in &plans {
-        debug_assert_eq!(
-            p.items.start,
-            batch.len() - rest.len(),
-            "plans in order, no gap"
-        );
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(p.items.len());
-        slots.push((p.items.start, mine));
-        rest = tail;
-    }
-    debug_assert!(rest.is_empty(), "the plans cover every series");
+    let slots = per_gpu(&mut peaks, &plans, Range::len);
     let profiles = exec.run(
         &job,
         &plans,
         slots,
-        |(first, out), r, lay: &LsLayout, host| {
+        |out, r, local, lay: &LsLayout, host| {
             let index = get::<i64>(host, lay.peak_index, r.len());
             let value = get::<f64>(host, lay.peak_value, r.len());
-            let chunk = &mut out[r.start - *first..r.end - *first];
-            for (slot, (&i, &v)) in chunk.iter_mut().zip(index.iter().zip(value)) {
+            for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
                 *slot = Peak::from_raw(i, v);
             }
             Ok(())

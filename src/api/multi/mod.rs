@@ -140,7 +140,7 @@ impl std::fmt::Debug for MultiGpu {
 }
 
 /// What one GPU does in one call: its items, their chunks, and the memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GpuPlan {
     pub ordinal: usize,
     /// The items (series, members, arrays) of this GPU, in input order.
@@ -154,10 +154,38 @@ pub struct GpuPlan {
     pub arena_bytes: [usize; 2],
 }
 
+impl GpuPlan {
+    /// Items `r` of this GPU counted from its first.
+    fn local(&self, r: &Range<usize>) -> Range<usize> {
+        r.start - self.items.start..r.end - self.items.start
+    }
+}
+
+/// `out` cut into one slice per plan, in order, `len(items)` values for
+/// each: the plans' items are contiguous and in order (empty ranges have no
+/// plan), so each GPU writes its own slice of a result in place.
+pub(crate) fn per_gpu<'o, T>(
+    out: &'o mut [T],
+    plans: &[GpuPlan],
+    len: impl Fn(&Range<usize>) -> usize,
+) -> Vec<&'o mut [T]> {
+    let mut rest = out;
+    let slices = plans
+        .iter()
+        .map(|p| {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len(&p.items));
+            rest = tail;
+            mine
+        })
+        .collect();
+    debug_assert!(rest.is_empty(), "the plans cover every item");
+    slices
+}
+
 /// How one GPU's part of a call went: its plan, and where the time went.
 /// GPU times are sums over chunks of CUDA-event intervals on the two
 /// streams, which overlap: their total can exceed the wall time.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GpuProfile {
     pub plan: GpuPlan,
     /// From each chunk's copy in (host pinned staging to device) to its
@@ -249,27 +277,13 @@ pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T
     crate::cpu::copy_parallel(crate::cpu::copy_threads(), dst, values);
 }
 
-/// `len` values from `values` written at byte `at` of `host`.
-pub(crate) fn put_iter<T: Copy>(
-    host: &mut [u8],
-    at: usize,
-    len: usize,
-    values: impl IntoIterator<Item = T>,
-) {
-    let size = std::mem::size_of::<T>();
-    let dst = &mut host[at..at + len * size];
-    let mut written = 0;
-    for (i, v) in values.into_iter().take(len).enumerate() {
-        // SAFETY: i < len, inside dst; unaligned writes need no alignment.
-        unsafe {
-            dst.as_mut_ptr()
-                .add(i * size)
-                .cast::<T>()
-                .write_unaligned(v)
-        };
-        written += 1;
+/// `offsets` rebased to start at 0, as `i64`, written at byte `at` of
+/// `host`: a chunk's offsets into its own samples (values).
+pub(crate) fn put_offsets(host: &mut [u8], at: usize, offsets: &[usize]) {
+    let dst = &mut host[at..at + offsets.len() * std::mem::size_of::<i64>()];
+    for (d, &o) in dst.chunks_exact_mut(8).zip(offsets) {
+        d.copy_from_slice(&((o - offsets[0]) as i64).to_ne_bytes());
     }
-    assert_eq!(written, len, "put_iter: too few values");
 }
 
 /// The `len` values of `T` at byte `at` of `host`.
@@ -444,7 +458,9 @@ impl Exec<'_> {
     }
 
     /// Runs `plans` (one thread per GPU), each GPU's results read back by
-    /// `unpack` into its own `outs` entry. The first error in GPU order wins.
+    /// `unpack` into its own `outs` entry: `unpack(out, chunk, local, layout,
+    /// staging)`, `local` the chunk's items counted from the GPU's first (its
+    /// place in `out`, see [`per_gpu`]). The first error in GPU order wins.
     fn run<J, O, U>(
         &self,
         job: &J,
@@ -455,7 +471,7 @@ impl Exec<'_> {
     where
         J: ChunkJob,
         O: Send,
-        U: Fn(&mut O, &Range<usize>, &J::Layout, &[u8]) -> Result<()> + Sync,
+        U: Fn(&mut O, &Range<usize>, Range<usize>, &J::Layout, &[u8]) -> Result<()> + Sync,
     {
         assert_eq!(plans.len(), outs.len());
         // One arm outside unit tests.
@@ -480,7 +496,7 @@ impl Exec<'_> {
                         let (abort, unpack) = (&abort, &unpack);
                         scope.spawn(move || {
                             let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
-                                unpack(&mut out, r, lay, host)
+                                unpack(&mut out, r, plan.local(r), lay, host)
                             });
                             if result.is_err() {
                                 abort.store(true, Ordering::Relaxed);
@@ -623,7 +639,7 @@ static SPARE_SETS: Mutex<Vec<(usize, BufferSet)>> = Mutex::new(Vec::new());
 const SPARE_SETS_PER_GPU: usize = 4;
 
 fn spare_sets() -> std::sync::MutexGuard<'static, Vec<(usize, BufferSet)>> {
-    SPARE_SETS.lock().unwrap_or_else(|e| e.into_inner())
+    crate::gpu::lock(&SPARE_SETS)
 }
 
 /// A kept set of this GPU with an arena of at least `need.0` bytes and a
@@ -719,15 +735,6 @@ impl MultiGpu {
     }
 }
 
-/// Times and counts of one GPU's run.
-#[derive(Default)]
-struct Times {
-    h2d: f64,
-    kernel: f64,
-    d2h: f64,
-    host: f64,
-}
-
 /// One GPU's part: its chunks through two buffer sets (see the module
 /// documentation). `Ok(None)` when it stopped because another GPU failed.
 fn pipeline<J: ChunkJob>(
@@ -742,10 +749,14 @@ fn pipeline<J: ChunkJob>(
     let mut sets: [Option<BufferSet>; 2] = [None, None];
     // Each set's pinned mirror holds its largest copied part (scratch stays on the GPU).
     let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
-    let mut times = Times::default();
+    // Its times accumulate chunk by chunk.
+    let mut times = GpuProfile {
+        plan: plan.clone(),
+        ..GpuProfile::default()
+    };
 
     // Waits for the chunk in flight on `set`, then reads it back.
-    let mut finish = |set: &mut BufferSet, times: &mut Times| -> Result<()> {
+    let mut finish = |set: &mut BufferSet, times: &mut GpuProfile| -> Result<()> {
         let Some(j) = set.pending.take() else {
             return Ok(());
         };
@@ -754,13 +765,13 @@ fn pipeline<J: ChunkJob>(
             .synchronize()
             .map_err(|e| Error::cuda(format!("running chunk {j} ({} {chunk:?})", J::WHAT), e))?;
         let ev = &set.events;
-        times.h2d += elapsed_ms(&ev[H2D_START], &ev[KERNELS_START])? as f64;
-        times.kernel += elapsed_ms(&ev[KERNELS_START], &ev[KERNELS_END])? as f64;
-        times.d2h += elapsed_ms(&ev[KERNELS_END], &ev[D2H_END])? as f64;
+        times.h2d_ms += elapsed_ms(&ev[H2D_START], &ev[KERNELS_START])? as f64;
+        times.kernel_ms += elapsed_ms(&ev[KERNELS_START], &ev[KERNELS_END])? as f64;
+        times.d2h_ms += elapsed_ms(&ev[KERNELS_END], &ev[D2H_END])? as f64;
         let host_started = Instant::now();
         let (layout, _) = job.layout(chunk.clone());
         unpack(chunk, &layout, set.host())?;
-        times.host += host_started.elapsed().as_secs_f64() * 1e3;
+        times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
         Ok(())
     };
 
@@ -782,7 +793,7 @@ fn pipeline<J: ChunkJob>(
         debug_assert!(regions.total <= set.bytes && regions.staging() <= set.host_bytes);
         let host_started = Instant::now();
         job.pack(chunk, &layout, set.host());
-        times.host += host_started.elapsed().as_secs_f64() * 1e3;
+        times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
 
         gpu.context()
             .bind_to_thread()
@@ -828,14 +839,8 @@ fn pipeline<J: ChunkJob>(
     for set in sets.into_iter().flatten() {
         keep_set(gpu.ordinal(), set);
     }
-    Ok(Some(GpuProfile {
-        plan: plan.clone(),
-        h2d_ms: times.h2d,
-        kernel_ms: times.kernel,
-        d2h_ms: times.d2h,
-        host_ms: times.host,
-        wall_ms: started.elapsed().as_secs_f64() * 1e3,
-    }))
+    times.wall_ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(Some(times))
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{get, put, put_iter, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
+use super::{
+    get, per_gpu, put, put_offsets, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions,
+};
 use crate::api::check_host_room;
 use crate::api::exec::{Operation, NOTHING_TO_LAUNCH};
 use crate::api::reduce_batched::{
@@ -18,14 +20,8 @@ use crate::float::Float;
 use crate::gpu::reduce::batched_scratch_len;
 use crate::gpu::Gpu;
 
-/// A validated batch of arrays, as the chunks see it.
-struct NormalizeJob<'a, T> {
-    x: &'a [T],
-    offsets: &'a [usize],
-}
-
 #[derive(Debug, Clone, Copy)]
-struct NormalizeLayout {
+pub(crate) struct NormalizeLayout {
     offsets: usize,
     x: usize,
     sums: usize,
@@ -34,7 +30,8 @@ struct NormalizeLayout {
     partials: usize,
 }
 
-impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
+/// A validated batch, as the chunks see it: chunks of arrays.
+impl<T: Float> ChunkJob for NormalizeBatched<'_, T> {
     type Layout = NormalizeLayout;
     const WHAT: &'static str = "array";
 
@@ -72,10 +69,7 @@ impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
 
     fn pack(&self, r: &Range<usize>, lay: &NormalizeLayout, host: &mut [u8]) {
         let (lo, hi) = (self.offsets[r.start], self.offsets[r.end]);
-        let rebased = self.offsets[r.start..=r.end]
-            .iter()
-            .map(|&o| (o - lo) as i64);
-        put_iter(host, lay.offsets, r.len() + 1, rebased);
+        put_offsets(host, lay.offsets, &self.offsets[r.start..=r.end]);
         put(host, lay.x, &self.x[lo..hi]);
     }
 
@@ -121,16 +115,6 @@ impl<T: Float> ChunkJob for NormalizeJob<'_, T> {
     }
 }
 
-/// One GPU's share of the outputs.
-struct NormalizeOut<'o, T> {
-    /// Its first array, and the index of that array's first value.
-    first: usize,
-    first_value: usize,
-    x: &'o mut [T],
-    sums: &'o mut [f64],
-    status: &'o mut [i32],
-}
-
 impl MultiGpu {
     /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
     /// every GPU of this handle, arrays split by their lengths: bitwise what
@@ -152,12 +136,7 @@ impl MultiGpu {
         x: &mut [T],
         offsets: &[usize],
     ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
-        NormalizeBatched {
-            x: &mut *x,
-            offsets,
-        }
-        .validate()?;
-        normalize_batched(&Exec::Gpus(self), x, offsets)
+        self.run_profiled(NormalizeBatched { x, offsets })
     }
 
     /// The plan [`MultiGpu::normalize_batched`] would follow for arrays of
@@ -165,7 +144,10 @@ impl MultiGpu {
     pub fn plan_normalize_batched<T: Float>(&self, offsets: &[usize]) -> Result<Vec<GpuPlan>> {
         let n = offsets.last().copied().unwrap_or(0);
         check_offsets(offsets, n)?;
-        let job = NormalizeJob::<T> { x: &[], offsets };
+        let job = NormalizeBatched::<T> {
+            x: &mut [],
+            offsets,
+        };
         Exec::Gpus(self).plan(&job, split_by_work(&work(offsets), self.len()))
     }
 }
@@ -173,57 +155,37 @@ impl MultiGpu {
 /// The pipeline's batched normalise, after validation.
 pub(crate) fn normalize_batched<T: Float>(
     exec: &Exec<'_>,
-    x: &mut [T],
-    offsets: &[usize],
+    job: NormalizeBatched<'_, T>,
 ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
+    let (len, offsets) = (job.x.len(), job.offsets);
     let narrays = offsets.len() - 1;
-    if narrays == 0 || x.is_empty() {
+    if narrays == 0 || len == 0 {
         // What the one-GPU call does: nothing for the GPU to do.
-        let nothing = NormalizeBatched { x, offsets }.on_cpu(&NOTHING_TO_LAUNCH)?;
-        return Ok((nothing, Vec::new()));
+        return Ok((job.on_cpu(&NOTHING_TO_LAUNCH)?, Vec::new()));
     }
-    check_host_room::<T>("the normalised copy", x.len())?;
-    let job = NormalizeJob { x: &*x, offsets };
+    check_host_room::<T>("the normalised copy", len)?;
     let plans = exec.plan(&job, split_by_work(&work(offsets), exec.parts()))?;
 
-    let mut result = vec![T::default(); x.len()];
+    let mut result = vec![T::default(); len];
     let mut sums = vec![0.0f64; narrays];
     let mut status = vec![0i32; narrays];
-    let mut outs = Vec::with_capacity(plans.len());
-    let (mut x_rest, mut sums_rest, mut status_rest) = (
-        result.as_mut_slice(),
-        sums.as_mut_slice(),
-        status.as_mut_slice(),
-    );
-    for plan in &plans {
-        // Ranges are contiguous and in order, empty ones left out.
-        let values = offsets[plan.items.end] - offsets[plan.items.start];
-        let (x_mine, x_tail) = x_rest.split_at_mut(values);
-        let (s_mine, s_tail) = sums_rest.split_at_mut(plan.items.len());
-        let (st_mine, st_tail) = status_rest.split_at_mut(plan.items.len());
-        (x_rest, sums_rest, status_rest) = (x_tail, s_tail, st_tail);
-        outs.push(NormalizeOut {
-            first: plan.items.start,
-            first_value: offsets[plan.items.start],
-            x: x_mine,
-            sums: s_mine,
-            status: st_mine,
-        });
-    }
-    let profiles = exec.run(&job, &plans, outs, |out, r, lay: &NormalizeLayout, host| {
+    let values = |items: &Range<usize>| offsets[items.end] - offsets[items.start];
+    let outs = per_gpu(&mut result, &plans, values)
+        .into_iter()
+        .zip(per_gpu(&mut sums, &plans, Range::len))
+        .zip(per_gpu(&mut status, &plans, Range::len));
+    let outs: Vec<_> = outs.map(|((x, sums), status)| (x, sums, status)).collect();
+    let profiles = exec.run(&job, &plans, outs, |out, r, local, lay, host| {
+        // The chunk's values, counted from the GPU's first.
         let (lo, hi) = (offsets[r.start], offsets[r.end]);
-        let local = lo - out.first_value;
-        copy_parallel(
-            copy_threads(),
-            &mut out.x[local..local + hi - lo],
-            get::<T>(host, lay.x, hi - lo),
-        );
-        let a = r.start - out.first;
-        out.sums[a..a + r.len()].copy_from_slice(get::<f64>(host, lay.sums, r.len()));
-        out.status[a..a + r.len()].copy_from_slice(get::<i32>(host, lay.status, r.len()));
+        let at = lo - offsets[r.start - local.start];
+        let x = &mut out.0[at..at + hi - lo];
+        copy_parallel(copy_threads(), x, get::<T>(host, lay.x, hi - lo));
+        out.1[local.clone()].copy_from_slice(get::<f64>(host, lay.sums, r.len()));
+        out.2[local].copy_from_slice(get::<i32>(host, lay.status, r.len()));
         Ok(())
     })?;
-    copy_parallel(copy_threads(), x, &result);
+    copy_parallel(copy_threads(), job.x, &result);
     let failed = (0..narrays).filter(|&a| status[a] != BATCH_OK).collect();
     Ok((BatchNormalized { sums, failed }, profiles))
 }
