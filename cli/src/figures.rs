@@ -253,7 +253,7 @@ pub fn fit_sinusoid(t: &[f64], y: &[f64], w: Option<&[f64]>, f: f64) -> Option<(
         return None;
     }
     // Normal equations: (sum w b b^T) x = sum w y b, with b = (1, cos, sin).
-    let mut m = [[0.0f64; 4]; 3];
+    let (mut m, mut rhs) = ([[0.0f64; 3]; 3], [0.0; 3]);
     for i in 0..t.len() {
         let wi = w.map_or(1.0, |w| w[i]);
         if !(t[i].is_finite() && y[i].is_finite() && wi.is_finite() && wi > 0.0) {
@@ -265,39 +265,27 @@ pub fn fit_sinusoid(t: &[f64], y: &[f64], w: Option<&[f64]>, f: f64) -> Option<(
             for c in 0..3 {
                 m[r][c] += wi * basis[r] * basis[c];
             }
-            m[r][3] += wi * basis[r] * y[i];
+            rhs[r] += wi * basis[r] * y[i];
         }
     }
-    solve3(m).map(|[c, a, b]| (c, a, b))
+    solve3(m, rhs).map(|[c, a, b]| (c, a, b))
 }
 
-/// Gaussian elimination with partial pivoting on an augmented 3 x 4 matrix;
-/// `None` when it is (numerically) singular.
-fn solve3(mut m: [[f64; 4]; 3]) -> Option<[f64; 3]> {
-    let scale = m
-        .iter()
-        .flat_map(|row| row[..3].iter())
-        .fold(0.0f64, |s, v| s.max(v.abs()));
-    for col in 0..3 {
-        let pivot = (col..3).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-        // NaN (from overflowing sums) passes here and fails the final check.
-        if m[pivot][col].abs() <= 1e-12 * scale {
-            return None;
-        }
-        m.swap(col, pivot);
-        let pivot_row = m[col];
-        for row in m.iter_mut().skip(col + 1) {
-            let factor = row[col] / pivot_row[col];
-            for (v, p) in row.iter_mut().zip(pivot_row).skip(col) {
-                *v -= factor * p;
-            }
-        }
+/// The solution of `m x = rhs` by Cramer's rule: the cross products of the
+/// rows of `m` are the columns of its adjugate. `None` when `m` is
+/// (numerically) singular.
+fn solve3(m: [[f64; 3]; 3], rhs: [f64; 3]) -> Option<[f64; 3]> {
+    let cross = |u: [f64; 3], v: [f64; 3]| {
+        [0, 1, 2].map(|i| u[(i + 1) % 3] * v[(i + 2) % 3] - u[(i + 2) % 3] * v[(i + 1) % 3])
+    };
+    let adjugate = [cross(m[1], m[2]), cross(m[2], m[0]), cross(m[0], m[1])];
+    let det: f64 = (0..3).map(|i| m[0][i] * adjugate[0][i]).sum();
+    let scale = m.iter().flatten().fold(0.0f64, |s, v| s.max(v.abs()));
+    // NaN (from overflowing sums) passes here and fails the final check.
+    if det.abs() <= 1e-12 * scale.powi(3) {
+        return None;
     }
-    let mut x = [0.0; 3];
-    for row in (0..3).rev() {
-        let rest: f64 = (row + 1..3).map(|k| m[row][k] * x[k]).sum();
-        x[row] = (m[row][3] - rest) / m[row][row];
-    }
+    let x = [0, 1, 2].map(|i| (0..3).map(|k| adjugate[k][i] * rhs[k]).sum::<f64>() / det);
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 

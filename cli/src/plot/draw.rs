@@ -243,6 +243,7 @@ fn draw_panel<DB: DrawingBackend>(
         (true, true) => draw_on(panel, heat, cell, xr.log_scale(), yr.log_scale(), frame),
     }
 }
+
 /// Everything of one panel on axes `x` and `y`, bottom layer first: heat map or
 /// grid, markers (under the data, so that the peak one marks stays visible),
 /// series, axes and legend; the title and the marker labels above the plot area.
