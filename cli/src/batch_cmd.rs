@@ -10,10 +10,10 @@ use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
-use crate::figures;
 use crate::io::{records, write_csv};
 use crate::lombscargle_cmd::{best_peak, check_band, time_span};
 use crate::options::{cast, Dtype, NormalizeArg, PeriodogramArgs, Placement};
+use crate::{figures, plot};
 
 /// Periodograms of many series in one batched call; the best period of each.
 #[derive(clap::Args, Debug)]
@@ -215,7 +215,7 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
             args.input.display()
         );
         let figure = figures::best_periods(&title, &periods);
-        figures::write(&figure, path)?;
+        plot::write(&figure, path)?;
     }
     if let (Some(path), Computed::Periodograms(result)) = (&args.periodograms, &computed) {
         let rows = result.iter().enumerate().flat_map(|(s, p)| {

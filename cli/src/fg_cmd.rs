@@ -6,12 +6,12 @@ use std::time::Instant;
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
 use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gpu, Kernpack};
 
-use crate::figures;
 use crate::io::write_csv;
 use crate::memory::check_room;
 use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
 use crate::timing::{event_times, wall_median, BenchResult};
+use crate::{figures, plot};
 
 /// How F and G start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -190,7 +190,7 @@ fn integrate<T: Float>(
         let abs: Vec<f64> = run.delta.iter().map(|d| d.norm().to_f64()).collect();
         let title = format!("the coupled F/G system, N = {}, dt = {}", p.n, p.dt);
         let figure = figures::fg_delta(&title, &t, &abs);
-        figures::write(&figure, path)?;
+        plot::write(&figure, path)?;
     }
     Ok(())
 }

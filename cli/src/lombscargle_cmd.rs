@@ -7,12 +7,12 @@ use kernpack::api::lombscargle::UniformGrid;
 use kernpack::error::readable;
 use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
 
-use crate::figures;
 use crate::io::{read_column, read_series, write_csv, SeriesData};
 use crate::memory::check_room;
 use crate::options::{cast, Dtype, PeriodogramArgs, Placement};
 use crate::progress;
 use crate::synthetic::Uniform;
+use crate::{figures, plot};
 
 /// Lomb-Scargle periodogram of one time series.
 #[derive(clap::Args, Debug)]
@@ -250,7 +250,7 @@ fn plot(
         &data.y,
         data.w.as_deref(),
     );
-    figures::write(&figure, path)?;
+    plot::write(&figure, path)?;
     Ok(())
 }
 

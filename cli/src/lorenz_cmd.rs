@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
-use crate::figures;
 use crate::io::{read_table, write_csv};
 use crate::memory::check_room;
 use crate::options::{cast, Dtype, ModelArg, Placement};
 use crate::progress;
 use crate::synthetic::Uniform;
+use crate::{figures, plot};
 
 /// What every ensemble command takes.
 #[derive(clap::Args, Debug)]
@@ -272,7 +272,7 @@ fn run(
             steps as f64 * dt
         );
         let figure = figures::lorenz(&title, frames, n, &mean, &times, &spread);
-        figures::write(&figure, path)?;
+        plot::write(&figure, path)?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use plotters::data::float::pretty_print_float;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{Figure, HeatMap, Panel, Rgb, Scale, Series, SeriesKind};
+use super::{palette, Figure, HeatMap, Panel, Series, SeriesKind};
 
 /// The family name under which the embedded font is registered.
 const FONT: &str = "sans-serif";
@@ -30,7 +30,7 @@ const DENSE_LINE_WIDTH: u32 = 1;
 /// Radius of the dot drawn per point.
 const POINT_RADIUS: i32 = 2;
 /// Room left of every plot area for the y tick labels and the axis description,
-/// the same in every panel, so that the panels of a column line up.
+/// the same in every panel, so that the panels line up.
 const Y_LABEL_AREA: i32 = 80;
 /// Room under every plot area for the x tick labels and the axis description.
 const X_LABEL_AREA: i32 = TICK_LEN + GAP / 2 + 2 * TEXT_SIZE as i32 + 2 * GAP;
@@ -41,35 +41,43 @@ const COLOUR_BAR_WIDTH: i32 = 14;
 const COLOUR_BAR_LABELS: i32 = 80;
 /// Distinct colours of the heat map's colour bar.
 const BAR_LEVELS: usize = 64;
-/// Height of the figure's title row, and of the band above the panels without one.
-pub(crate) const TITLE_BAND: u32 = 40;
-pub(crate) const NO_TITLE_BAND: u32 = 8;
 
 type DrawResult<T, DB> = Result<T, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// `v` as an axis of `scale` draws it, or `None` where it cannot (non-finite, or
-/// not positive on a log axis). Linear values are pinned to +-1e300, so that
-/// spans and pixel offsets never overflow to infinity.
-pub(crate) fn shown(scale: Scale, v: f64) -> Option<f64> {
-    match scale {
+/// Height of the figure's title row, or of the band above the panels without one.
+pub(super) fn title_band(figure: &Figure) -> u32 {
+    if figure.title.is_empty() {
+        8
+    } else {
+        40
+    }
+}
+
+/// `v` as an axis (log10 if `log`) draws it, or `None` where it cannot
+/// (non-finite, or not positive on a log axis). Linear values are pinned to
+/// +-1e300, so that spans and pixel offsets never overflow to infinity.
+pub(super) fn shown(log: bool, v: f64) -> Option<f64> {
+    match log {
         _ if !v.is_finite() => None,
-        Scale::Linear => Some(v.clamp(-1e300, 1e300)),
-        Scale::Log => (v > 0.0).then_some(v),
+        false => Some(v.clamp(-1e300, 1e300)),
+        true => (v > 0.0).then_some(v),
     }
 }
 
-/// A shown value in axis space, where the axis is linear: log10 on a log axis.
-fn to_axis(scale: Scale, v: f64) -> f64 {
-    match scale {
-        Scale::Linear => v,
-        Scale::Log => v.log10(),
+/// A value in axis space, where the axis is linear: log10 on a log axis.
+fn to_axis(log: bool, v: f64) -> f64 {
+    if log {
+        v.log10()
+    } else {
+        v
     }
 }
 
-fn from_axis(scale: Scale, a: f64) -> f64 {
-    match scale {
-        Scale::Linear => a,
-        Scale::Log => 10f64.powf(a),
+fn from_axis(log: bool, a: f64) -> f64 {
+    if log {
+        10f64.powf(a)
+    } else {
+        a
     }
 }
 
@@ -88,78 +96,52 @@ fn text(size: f64, colour: RGBColor) -> TextStyle<'static> {
     (FONT, size).into_font().color(&colour)
 }
 
-fn colour([r, g, b]: Rgb) -> RGBColor {
-    RGBColor(r, g, b)
-}
-
 /// A tick label: plain decimals, or "2e-7" where that is shorter.
 fn tick_label(v: &f64) -> String {
     pretty_print_float(*v, true)
 }
 
-/// The lowest and highest values seen, in axis space.
-#[derive(Clone, Copy, Debug)]
-struct Extent {
-    lo: f64,
-    hi: f64,
-}
-
-impl Extent {
-    const EMPTY: Extent = Extent {
-        lo: f64::INFINITY,
-        hi: f64::NEG_INFINITY,
+/// The span in axis space of an axis (log10 if `log`) over the `values` it can
+/// show: none gives 0..1, a single value is padded around it, and a log axis
+/// extends to whole decades (where plotters puts its ticks; the 1e-9 keeps
+/// rounding from dropping the end ones).
+fn span(log: bool, values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter_map(|v| shown(log, v))
+        .map(|v| to_axis(log, v))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
+    let mid = lo / 2.0 + hi / 2.0;
+    let (lo, hi) = if hi - lo > mid.abs() * 1e-12 && hi - lo > 1e-300 {
+        (lo, hi)
+    } else {
+        let pad = if mid.abs() > 1e-300 {
+            mid.abs() * 0.1
+        } else {
+            1.0
+        };
+        (mid - pad, mid + pad)
     };
-
-    fn include(&mut self, v: f64) {
-        self.lo = self.lo.min(v);
-        self.hi = self.hi.max(v);
+    if !log {
+        return (lo, hi);
     }
-
-    /// The span of an axis over these values: empty gives 0..1, a single value
-    /// is padded around it, and a log axis extends to whole decades (where
-    /// plotters puts its ticks; the 1e-9 keeps rounding from dropping the end
-    /// ones).
-    fn axis(self, scale: Scale) -> Extent {
-        let (lo, hi) = if self.lo > self.hi {
-            (0.0, 1.0)
-        } else {
-            (self.lo, self.hi)
-        };
-        let mid = lo / 2.0 + hi / 2.0;
-        let (lo, hi) = if hi - lo > mid.abs() * 1e-12 && hi - lo > 1e-300 {
-            (lo, hi)
-        } else {
-            let pad = if mid.abs() > 1e-300 {
-                mid.abs() * 0.1
-            } else {
-                1.0
-            };
-            (mid - pad, mid + pad)
-        };
-        match scale {
-            Scale::Linear => Extent { lo, hi },
-            Scale::Log => {
-                let lo = (lo + 1e-9).floor();
-                let hi = (hi - 1e-9).ceil().max(lo + 1.0);
-                Extent {
-                    lo: lo - 1e-9,
-                    hi: hi + 1e-9,
-                }
-            }
-        }
-    }
+    let lo = (lo + 1e-9).floor();
+    let hi = (hi - 1e-9).ceil().max(lo + 1.0);
+    (lo - 1e-9, hi + 1e-9)
 }
 
 /// A panel's plot area in canvas pixels and the data-to-pixel mapping onto it:
 /// what the tests need to find data in the rendered pixels.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Frame {
     pub left: f64,
     pub right: f64,
     pub top: f64,
     pub bottom: f64,
-    scales: (Scale, Scale),
+    log: (bool, bool),
     /// Axis-space values at the left and right edges.
     x: (f64, f64),
     /// Axis-space values at the bottom and top edges (reversed on a heat map,
@@ -167,47 +149,46 @@ pub(crate) struct Frame {
     y: (f64, f64),
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg(test)]
 impl Frame {
     /// Pixel column of data value `x`; NaN where the axis cannot show it.
     pub(crate) fn px(&self, x: f64) -> f64 {
-        let a = shown(self.scales.0, x).map_or(f64::NAN, |x| to_axis(self.scales.0, x));
+        let a = shown(self.log.0, x).map_or(f64::NAN, |x| to_axis(self.log.0, x));
         self.left + (a - self.x.0) / (self.x.1 - self.x.0) * (self.right - self.left)
     }
 
     /// Pixel row of data value `y` (rows grow downwards); NaN where the axis
     /// cannot show it.
     pub(crate) fn py(&self, y: f64) -> f64 {
-        let a = shown(self.scales.1, y).map_or(f64::NAN, |y| to_axis(self.scales.1, y));
+        let a = shown(self.log.1, y).map_or(f64::NAN, |y| to_axis(self.log.1, y));
         self.bottom + (a - self.y.0) / (self.y.1 - self.y.0) * (self.top - self.bottom)
     }
 }
 
-/// Draws `figure` onto `root` (sized by [`super::canvas_size`]); the panels' frames.
-pub(crate) fn figure<DB: DrawingBackend>(
+/// Draws `figure` onto `root` and presents it: the panels' frames (none if the
+/// drawing failed part-way, which keeps what was drawn).
+pub(super) fn figure<DB: DrawingBackend>(
     figure: &Figure,
-    root: &DrawingArea<DB, Shift>,
-) -> DrawResult<Vec<Frame>, DB> {
+    root: DrawingArea<DB, Shift>,
+) -> Vec<Frame> {
     register_font();
-    root.fill(&WHITE)?;
-    let band = if figure.title.is_empty() {
-        NO_TITLE_BAND
-    } else {
-        TITLE_BAND
+    let draw = || -> DrawResult<Vec<Frame>, DB> {
+        root.fill(&WHITE)?;
+        let band = title_band(figure);
+        let (title, body) = root.split_vertically(band);
+        let centred = Pos::new(HPos::Center, VPos::Center);
+        let at = (title.dim_in_pixel().0 as i32 / 2, band as i32 / 2);
+        title.draw_text(&figure.title, &text(TITLE_SIZE, TEXT_RGB).pos(centred), at)?;
+        let cells = body.split_evenly((figure.panels.len().max(1), 1));
+        let panels = figure.panels.iter().zip(&cells);
+        panels
+            .map(|(panel, cell)| draw_panel(panel, cell))
+            .collect()
     };
-    let (title, body) = root.split_vertically(band);
-    let centred = Pos::new(HPos::Center, VPos::Center);
-    let at = (title.dim_in_pixel().0 as i32 / 2, band as i32 / 2);
-    title.draw_text(&figure.title, &text(TITLE_SIZE, TEXT_RGB).pos(centred), at)?;
-    let columns = figure.columns.clamp(1, figure.panels.len().max(1));
-    let rows = figure.panels.len().div_ceil(columns).max(1);
-    let cells = body.split_evenly((rows, columns));
-    figure
-        .panels
-        .iter()
-        .zip(&cells)
-        .map(|(panel, cell)| draw_panel(panel, cell))
-        .collect()
+    let frames = draw().unwrap_or_default();
+    // Writing to a string or a buffer cannot fail.
+    let _ = root.present();
+    frames
 }
 
 /// Chooses the axes of `panel` from what it holds, and draws it on them.
@@ -215,70 +196,51 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &Panel,
     cell: &DrawingArea<DB, Shift>,
 ) -> DrawResult<Frame, DB> {
-    let scales = panel.scales();
-    let (mut x, mut y) = (Extent::EMPTY, Extent::EMPTY);
+    let log = (panel.log_x, panel.log_y);
     let heat = panel.heat.as_ref().filter(|h| h.has_data());
-    if let Some(map) = heat {
-        let extent = |(lo, hi): (f64, f64), count: usize| match (
-            shown(Scale::Linear, lo),
-            shown(Scale::Linear, hi),
-        ) {
-            (Some(lo), Some(hi)) if lo < hi => [lo, hi],
-            _ => [0.0, count as f64],
-        };
-        extent(map.x_extent, map.cols)
+    let data = || {
+        panel
+            .series
             .iter()
-            .for_each(|v| x.include(*v));
-        extent(map.y_extent, map.rows)
-            .iter()
-            .for_each(|v| y.include(*v));
-    }
-    for series in &panel.series {
-        for ((px, py), right) in series.drawable(scales.0, scales.1) {
-            x.include(to_axis(scales.0, px));
-            x.include(to_axis(scales.0, right));
-            y.include(to_axis(scales.1, py));
-            if series.kind == SeriesKind::Bars && scales.1 == Scale::Linear {
-                y.include(0.0);
-            }
-        }
-    }
-    let include = panel.x_include.map_or(vec![], |(lo, hi)| vec![lo, hi]);
-    let marked = panel.markers.iter().map(|m| m.x);
-    for v in marked.chain(include).filter_map(|v| shown(scales.0, v)) {
-        x.include(to_axis(scales.0, v));
-    }
-    let (x, mut y) = (x.axis(scales.0), y.axis(scales.1));
+            .flat_map(|s| s.drawable(panel).map(move |p| (s, p)))
+    };
+    let heat_x = heat.into_iter().flat_map(|h| [h.x_extent.0, h.x_extent.1]);
+    let include = panel.x_include.into_iter().flat_map(|(lo, hi)| [lo, hi]);
+    let marked = panel.markers.iter().map(|m| m.0);
+    let xs = data().flat_map(|(_, ((x, _), right))| [x, right]);
+    let x = span(log.0, xs.chain(heat_x).chain(include).chain(marked));
+    // Bars rise from zero on a linear axis.
+    let ys = data().flat_map(|(s, ((_, y), _))| {
+        let from_zero = s.kind == SeriesKind::Bars && !log.1;
+        [Some(y), from_zero.then_some(0.0)].into_iter().flatten()
+    });
+    let heat_y = heat.into_iter().flat_map(|h| [h.y_extent.0, h.y_extent.1]);
+    let mut y = span(log.1, ys.chain(heat_y));
     if heat.is_some() {
         // A heat map's first row is at the top.
-        (y.lo, y.hi) = (y.hi, y.lo);
-    } else if scales.1 == Scale::Linear {
+        y = (y.1, y.0);
+    } else if !log.1 {
         // Room around the data, where a marker shows above the highest peak
         // (an axis from zero, where bars rise from, keeps it).
-        let pad = (y.hi - y.lo) / 20.0;
-        y.hi += pad;
-        if y.lo != 0.0 {
-            y.lo -= pad;
+        let pad = (y.1 - y.0) / 20.0;
+        y.1 += pad;
+        if y.0 != 0.0 {
+            y.0 -= pad;
         }
     }
     let frame = Frame {
-        left: 0.0,
-        right: 0.0,
-        top: 0.0,
-        bottom: 0.0,
-        scales,
-        x: (x.lo, x.hi),
-        y: (y.lo, y.hi),
+        log,
+        x,
+        y,
+        ..Frame::default()
     };
-    let xr = from_axis(scales.0, x.lo)..from_axis(scales.0, x.hi);
-    let yr = from_axis(scales.1, y.lo)..from_axis(scales.1, y.hi);
-    match scales {
-        (Scale::Linear, Scale::Linear) => draw_on(panel, heat, cell, xr, yr, frame),
-        (Scale::Log, Scale::Linear) => draw_on(panel, heat, cell, xr.log_scale(), yr, frame),
-        (Scale::Linear, Scale::Log) => draw_on(panel, heat, cell, xr, yr.log_scale(), frame),
-        (Scale::Log, Scale::Log) => {
-            draw_on(panel, heat, cell, xr.log_scale(), yr.log_scale(), frame)
-        }
+    let xr = from_axis(log.0, x.0)..from_axis(log.0, x.1);
+    let yr = from_axis(log.1, y.0)..from_axis(log.1, y.1);
+    match log {
+        (false, false) => draw_on(panel, heat, cell, xr, yr, frame),
+        (true, false) => draw_on(panel, heat, cell, xr.log_scale(), yr, frame),
+        (false, true) => draw_on(panel, heat, cell, xr, yr.log_scale(), frame),
+        (true, true) => draw_on(panel, heat, cell, xr.log_scale(), yr.log_scale(), frame),
     }
 }
 
@@ -342,25 +304,24 @@ where
     (frame.right, frame.top) = pixel(chart.backend_coord(&(xr.end, yr.end)));
     let (x0, y0) = cell.get_base_pixel();
     let width = cell.dim_in_pixel().0 as i32;
-    for marker in &panel.markers {
-        let Some(at) = shown(frame.scales.0, marker.x) else {
+    for (at, label) in &panel.markers {
+        let Some(at) = shown(frame.log.0, *at) else {
             continue;
         };
-        let rgb = colour(marker.colour);
         let line = [(at, yr.start), (at, yr.end)];
-        let stroke = rgb.stroke_width(LINE_WIDTH);
+        let stroke = palette::RED.stroke_width(LINE_WIDTH);
         chart.draw_series(DashedLineSeries::new(line, 6, 4, stroke))?;
         // Above the plot area, where no data can hide it, centred on the line
         // but pushed sideways rather than out of the panel.
-        let half = cell.estimate_text_size(&marker.label, &style)?.0 as i32 / 2;
+        let half = cell.estimate_text_size(label, &style)?.0 as i32 / 2;
         let px = chart.backend_coord(&(at, yr.start)).0 - x0;
         let px = px.min(width - GAP - half).max(GAP + half);
-        let label = text(TEXT_SIZE, rgb).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let style = text(TEXT_SIZE, palette::RED).pos(Pos::new(HPos::Center, VPos::Bottom));
         let py = frame.top as i32 - y0 - GAP / 2;
-        cell.draw_text(&marker.label, &label, (px, py))?;
+        cell.draw_text(label, &style, (px, py))?;
     }
     for series in &panel.series {
-        draw_series(series, frame.scales, &mut chart)?;
+        draw_series(series, panel, &mut chart)?;
     }
     if panel.series.iter().any(|s| !s.name.is_empty()) {
         chart
@@ -380,7 +341,7 @@ fn pixel((x, y): (i32, i32)) -> (f64, f64) {
 
 fn draw_series<'c, DB, X, Y>(
     series: &Series,
-    (x_scale, y_scale): (Scale, Scale),
+    panel: &Panel,
     chart: &mut ChartContext<'c, DB, Cartesian2d<X, Y>>,
 ) -> DrawResult<(), DB>
 where
@@ -388,8 +349,8 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let rgb = colour(series.colour);
-    let data = series.drawable(x_scale, y_scale);
+    let rgb = series.colour;
+    let data = series.drawable(panel);
     let bottom = chart.y_range().start;
     let annotation = match series.kind {
         SeriesKind::Line => {
@@ -420,10 +381,7 @@ where
         }
         SeriesKind::Bars => {
             // Bars rise from zero on a linear axis, from its bottom on a log one.
-            let base = match y_scale {
-                Scale::Linear => 0.0,
-                Scale::Log => bottom,
-            };
+            let base = if panel.log_y { bottom } else { 0.0 };
             chart.draw_series(data.map(|((left, height), right)| {
                 let mut bar = Rectangle::new([(left, base), (right, height)], rgb.filled());
                 // A pixel of background between neighbouring bars.
@@ -464,13 +422,8 @@ where
     Y: Ranged<ValueType = f64>,
 {
     let (rows, cols, cells) = map.cells();
-    let mut values = Extent::EMPTY;
-    cells
-        .iter()
-        .filter(|v| v.is_finite())
-        .for_each(|v| values.include(*v));
-    let values = values.axis(Scale::Linear);
-    let level = |v: f64| (v - values.lo) / (values.hi - values.lo);
+    let (lo, hi) = span(false, cells.iter().copied());
+    let level = |v: f64| (v - lo) / (hi - lo);
     let heat_colour = heat_colours();
     // The y axis runs down: row 0 at the end of its range, the top.
     let (xr, yr) = (chart.x_range(), chart.y_range());
@@ -498,12 +451,12 @@ where
     let labels = width as i32 - left - COLOUR_BAR_WIDTH;
     let mut bar = ChartBuilder::on(&bar_area)
         .right_y_label_area_size(labels.max(0))
-        .build_cartesian_2d(0.0..1.0, values.lo..values.hi)?;
-    let step = (values.hi - values.lo) / BAR_LEVELS as f64;
+        .build_cartesian_2d(0.0..1.0, lo..hi)?;
+    let step = (hi - lo) / BAR_LEVELS as f64;
     bar.draw_series((0..BAR_LEVELS).map(|k| {
-        let lo = values.lo + k as f64 * step;
+        let from = lo + k as f64 * step;
         let rgb = heat_colour(k as f64 / (BAR_LEVELS - 1) as f64);
-        Rectangle::new([(0.0, lo), (1.0, lo + step)], rgb.filled())
+        Rectangle::new([(0.0, from), (1.0, from + step)], rgb.filled())
     }))?;
     bar.configure_mesh()
         .disable_mesh()
