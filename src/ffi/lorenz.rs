@@ -12,6 +12,7 @@ use crate::api::lorenz::{
 };
 use crate::api::Kernpack;
 use crate::float::Float;
+use crate::gpu::lorenz::EnsembleModel;
 use crate::raw::{self, check_apart, Span};
 use crate::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
