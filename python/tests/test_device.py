@@ -111,8 +111,9 @@ def test_cupy_lombscargle_matches_scipy_and_stays_on_device(cp, spy, dtype, norm
     name, args = spy[-1]
     assert name == "lombscargle_device"
     # Zero copy: the kernel got the caller's own buffers and wrote into the result.
-    assert args[2] == dt.data.ptr and args[3] == dy.data.ptr and args[4] == dw.data.ptr
-    assert args[6] == df.data.ptr and args[13] == out.data.ptr
+    # Arguments: ctx, dtype, (t, y, weights), nx, (freqs, nf), options, out, stream.
+    assert args[2] == (dt.data.ptr, dy.data.ptr, dw.data.ptr)
+    assert args[4] == (df.data.ptr, df.size) and args[6] == out.data.ptr
 
 
 def test_cupy_runs_on_the_current_stream(cp, spy):
@@ -141,7 +142,8 @@ def test_torch_in_torch_out_on_current_stream(torch, spy):
         dt, dy, dw, df = (torch.as_tensor(a, device="cuda") for a in (t, y, w, f))
         out = kernpack.signal.lombscargle(dt, dy, df, weights=dw, normalize="amplitude")
         assert spy[-1][1][-1] == stream.cuda_stream
-        assert spy[-1][1][2] == dt.data_ptr() and spy[-1][1][13] == out.data_ptr()
+        assert spy[-1][1][2] == (dt.data_ptr(), dy.data_ptr(), dw.data_ptr())
+        assert spy[-1][1][4] == (df.data_ptr(), df.numel()) and spy[-1][1][6] == out.data_ptr()
     stream.synchronize()
     assert isinstance(out, torch.Tensor) and out.dtype == torch.complex128 and out.is_cuda
     assert _rel_l2(out.cpu().numpy(), _scipy_ls(t, y, f, weights=w, normalize="amplitude")) <= 1e-9
