@@ -58,15 +58,21 @@ fn chunk_sum<T: Float>(x: &[T]) -> f64 {
     for (a, v) in acc.iter_mut().zip(blocks.remainder()) {
         *a += v.to_f64();
     }
-    // Fixed tree: 32 -> 16 -> 8 -> 4 -> 2 -> 1.
-    let mut width = BLOCK;
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            acc[i] += acc[i + width];
+    lane_tree(acc)
+}
+
+/// The fixed tree of 32 values (the kernels' warp tree): at each level value
+/// i adds value i + off, off = 16 .. 1.
+#[inline(always)]
+pub(crate) fn lane_tree(mut v: [f64; BLOCK]) -> f64 {
+    let mut off = BLOCK / 2;
+    while off > 0 {
+        for i in 0..off {
+            v[i] += v[i + off];
         }
+        off /= 2;
     }
-    acc[0]
+    v[0]
 }
 
 /// `sums[k]` = the sum of chunk `k` of `x`.
