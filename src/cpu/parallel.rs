@@ -121,9 +121,10 @@ pub(crate) fn for_each_range_mut<V: Send>(
 /// spawn costs tens of microseconds; one core moves a few GB/s).
 const BYTES_PER_THREAD: usize = 8 << 20;
 
-/// Threads worth using on `bytes` of memory traffic, at most `threads`.
-fn threads_for(bytes: usize, threads: usize) -> usize {
-    threads.clamp(1, (bytes / BYTES_PER_THREAD).max(1))
+/// Threads worth using on `work` (bytes, values...) when a thread is worth
+/// its start from `per_thread` on, at most `threads`.
+pub(crate) fn threads_for(threads: usize, work: usize, per_thread: usize) -> usize {
+    threads.clamp(1, (work / per_thread).max(1))
 }
 
 /// Threads for large host copies (the GPU pipeline's staging, results into
@@ -138,7 +139,7 @@ pub fn copy_threads() -> usize {
 /// touch) go at one core's speed otherwise, far below memory bandwidth.
 pub fn copy_parallel<V: Copy + Send + Sync>(threads: usize, dst: &mut [V], src: &[V]) {
     assert_eq!(dst.len(), src.len(), "copy_parallel: lengths differ");
-    let threads = threads_for(std::mem::size_of_val(src), threads);
+    let threads = threads_for(threads, std::mem::size_of_val(src), BYTES_PER_THREAD);
     for_each_range_mut(threads, dst, 1, |first, piece| {
         piece.copy_from_slice(&src[first..first + piece.len()]);
     });
@@ -152,7 +153,7 @@ pub(crate) fn first_position<V: Sync>(
     values: &[V],
     find: impl Fn(&[V]) -> Option<usize> + Sync,
 ) -> Option<usize> {
-    let threads = threads_for(std::mem::size_of_val(values), threads);
+    let threads = threads_for(threads, std::mem::size_of_val(values), BYTES_PER_THREAD);
     map_ranges(threads, values.len(), 1, |r| {
         let start = r.start;
         find(&values[r]).map(|i| start + i)

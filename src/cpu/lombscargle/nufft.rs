@@ -79,6 +79,52 @@ struct Plan {
 }
 
 impl Plan {
+    fn new(
+        nf: usize,
+        parts: usize,
+        sigma: f64,
+        width: usize,
+        planner: &mut FftPlanner<f64>,
+    ) -> Plan {
+        let width = width.clamp(2, MAX_WIDTH);
+        let beta = beta_for(sigma, width);
+        let n = smooth_size(grid_min(nf, sigma, width), parts);
+        let fft = planner.plan_fft_inverse(n / parts);
+        let k0 = nf / 2;
+        let max_m = k0.max(nf.saturating_sub(1 + k0));
+        let phihat = phihat_for(width, beta, n, max_m, QUAD_NODES);
+        let deconv = (0..nf)
+            .map(|k| 1.0 / phihat[(k as i64 - k0 as i64).unsigned_abs() as usize])
+            .collect();
+        let twiddle = if parts > 1 {
+            let step = Complex64::from_polar(1.0, TAU / n as f64);
+            let mut tw = Vec::with_capacity(nf);
+            for k in 0..nf {
+                if k % 64 == 0 {
+                    let m = k as f64 - k0 as f64;
+                    tw.push(Complex64::from_polar(1.0, TAU * m / n as f64));
+                } else {
+                    let last = tw[k - 1];
+                    tw.push(last * step);
+                }
+            }
+            tw
+        } else {
+            Vec::new()
+        };
+        Plan {
+            nf,
+            parts,
+            width,
+            beta,
+            n,
+            fft,
+            deconv,
+            twiddle,
+            spare: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Room for a grid of n points, a spare one when there is one; zeroed
     /// by `zeroed`, on the thread that spreads into it (a fresh grid's first
     /// touch, 21 MB at nf = 2e5, cost 8 ms on the caller's thread alone).
@@ -265,54 +311,6 @@ fn phihat_for(width: usize, beta: f64, n: usize, max_m: usize, quad_nodes: usize
 /// sample's taps never wrap onto themselves.
 fn grid_min(nf: usize, sigma: f64, width: usize) -> usize {
     ((sigma * nf as f64).ceil() as usize).max(2 * width.clamp(2, MAX_WIDTH))
-}
-
-impl Plan {
-    fn new(
-        nf: usize,
-        parts: usize,
-        sigma: f64,
-        width: usize,
-        planner: &mut FftPlanner<f64>,
-    ) -> Plan {
-        let width = width.clamp(2, MAX_WIDTH);
-        let beta = beta_for(sigma, width);
-        let n = smooth_size(grid_min(nf, sigma, width), parts);
-        let fft = planner.plan_fft_inverse(n / parts);
-        let k0 = nf / 2;
-        let max_m = k0.max(nf.saturating_sub(1 + k0));
-        let phihat = phihat_for(width, beta, n, max_m, QUAD_NODES);
-        let deconv = (0..nf)
-            .map(|k| 1.0 / phihat[(k as i64 - k0 as i64).unsigned_abs() as usize])
-            .collect();
-        let twiddle = if parts > 1 {
-            let step = Complex64::from_polar(1.0, TAU / n as f64);
-            let mut tw = Vec::with_capacity(nf);
-            for k in 0..nf {
-                if k % 64 == 0 {
-                    let m = k as f64 - k0 as f64;
-                    tw.push(Complex64::from_polar(1.0, TAU * m / n as f64));
-                } else {
-                    let last = tw[k - 1];
-                    tw.push(last * step);
-                }
-            }
-            tw
-        } else {
-            Vec::new()
-        };
-        Plan {
-            nf,
-            parts,
-            width,
-            beta,
-            n,
-            fft,
-            deconv,
-            twiddle,
-            spare: Mutex::new(Vec::new()),
-        }
-    }
 }
 
 /// Recently used plans (a batch of series shares one) and the FFT planner
