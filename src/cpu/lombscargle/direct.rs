@@ -68,14 +68,8 @@ impl KernelInput {
 /// The six sums of lane `j` from the kernels' C, S, YC, YS, CC, CS.
 #[inline(always)]
 fn to_sums<const N: usize>(a: &[[f64; N]; 6], j: usize) -> TrigSums {
-    [
-        a[0][j],
-        a[1][j],
-        a[2][j],
-        a[3][j],
-        2.0 * a[4][j] - 1.0,
-        2.0 * a[5][j],
-    ]
+    let [c, s, yc, ys, cc, cs] = std::array::from_fn(|q| a[q][j]);
+    [c, s, yc, ys, 2.0 * cc - 1.0, 2.0 * cs]
 }
 
 /// Sums at the arbitrary angular frequencies `freqs` into `out` (same length).
