@@ -10,12 +10,13 @@ use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
 use super::real::Real;
+use super::reduce::lane_tree;
 use crate::float::Complex;
 use crate::params::fg::CHUNK;
 
 /// Elements per vectorised group.
 const V: usize = 16;
-/// Lanes of the kernels' warp tree.
+/// Lanes of the kernels' warp tree ([`lane_tree`]).
 const WARP: usize = 32;
 
 /// One chunk of the state and its F sum after the step.
@@ -147,19 +148,6 @@ fn step_chunk<T: Real>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>
             gs[l].re = next[2][l];
         }
     }
-}
-
-/// The kernels' warp tree: at each level lane i adds lane i + off, off = 16 .. 1.
-#[inline(always)]
-fn lane_tree(mut v: [f64; WARP]) -> f64 {
-    let mut off = WARP / 2;
-    while off > 0 {
-        for i in 0..off {
-            v[i] += v[i + off];
-        }
-        off /= 2;
-    }
-    v[0]
 }
 
 /// Sum of one chunk's F: each warp of 32 by the lane tree, then the warp

@@ -103,32 +103,23 @@ pub(crate) fn lorenz96<T: Real>(
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Run<T> {
-    // One 512-bit vector of members per block (two 256-bit ones with AVX2).
-    if T::VECTOR == 16 {
-        lorenz96_lanes::<T, 16>(p, initial, steps, every, threads, progress)
-    } else {
-        lorenz96_lanes::<T, 8>(p, initial, steps, every, threads, progress)
-    }
-}
-
-fn lorenz96_lanes<T: Real, const L: usize>(
-    p: &Lorenz96Params,
-    initial: &[T],
-    steps: u64,
-    every: u64,
-    threads: usize,
-    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-) -> Run<T> {
     let (n, forcing, dt) = (p.n, T::from_f64(p.forcing), T::from_f64(p.dt));
+    // One 512-bit vector of members per block (two 256-bit ones with AVX2).
     run_blocks(
         n,
         initial,
-        L,
+        T::VECTOR,
         steps,
         every,
         threads,
         progress,
-        |init, out, frames| l96_block::<T, L>(n, forcing, dt, init, out, frames, steps, every),
+        |init, out, frames| {
+            if T::VECTOR == 16 {
+                l96_block::<T, 16>(n, forcing, dt, init, out, frames, steps, every)
+            } else {
+                l96_block::<T, 8>(n, forcing, dt, init, out, frames, steps, every)
+            }
+        },
     )
 }
 

@@ -25,29 +25,22 @@ pub use parallel::{copy_parallel, copy_threads};
 pub use threads::{set_threads, threads, MAX_THREADS, THREADS_ENV};
 
 /// The widest SIMD instruction set the CPU paths use on this machine (the
-/// run-time choice of `multiversion`), for `kernpack info`.
-pub fn simd_name() -> &'static str {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
-            return "AVX-512";
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            return "AVX2 + FMA";
-        }
-        "SSE2"
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        "NEON"
-    }
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        "scalar"
+/// run-time choice of `multiversion` among the targets the kernels are
+/// compiled for), for `kernpack info`.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+fma",
+    "x86_64+avx2+fma",
+    "aarch64+neon"
+))]
+pub fn simd_name() -> Name {
+    multiversion::target::match_target! {
+        "x86_64+avx512f+avx512dq+avx512vl+fma" => "AVX-512",
+        "x86_64+avx2+fma" => "AVX2 + FMA",
+        "x86_64" => "SSE2",
+        "aarch64+neon" => "NEON",
+        _ => "scalar",
     }
 }
+
+/// (An alias: `multiversion` cannot take `'static` in a signature.)
+type Name = &'static str;

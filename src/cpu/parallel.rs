@@ -18,47 +18,32 @@ pub(crate) fn for_each_chunk<V: Send>(
     f: impl Fn(usize, &mut [V]) + Sync,
 ) {
     let chunk = chunk.max(1);
-    let total = out.len() as u64;
-    let pieces = out.len().div_ceil(chunk);
-    let threads = threads.clamp(1, pieces.max(1));
-    if threads == 1 {
-        let len = out.len();
-        for (index, piece) in out.chunks_mut(chunk).enumerate() {
-            f(index * chunk, piece);
-            if let Some(report) = progress {
-                report(((index + 1) * chunk).min(len) as u64, total);
-            }
-        }
-        return;
-    }
+    let len = out.len();
+    let pieces = len.div_ceil(chunk);
     // Each piece is claimed by exactly one thread through `next`.
     let base = SendPtr(out.as_mut_ptr());
-    let len = out.len();
     let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let base = &base;
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= pieces {
-                        break;
-                    }
-                    let first = index * chunk;
-                    let n = chunk.min(len - first);
-                    // SAFETY: pieces are disjoint and each index is taken once;
-                    // `out` outlives the scope.
-                    let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(first), n) };
-                    f(first, piece);
-                    let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-                    if let Some(report) = progress {
-                        report(finished, total);
-                    }
-                }
-            });
+    let work = |_| {
+        let base = &base;
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= pieces {
+                break;
+            }
+            let first = index * chunk;
+            let n = chunk.min(len - first);
+            // SAFETY: pieces are disjoint and each index is taken once;
+            // `out` outlives the threads.
+            let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(first), n) };
+            f(first, piece);
+            let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if let Some(report) = progress {
+                report(finished, len as u64);
+            }
         }
-    });
+    };
+    run_each(vec![(); threads.clamp(1, pieces.max(1))], work);
 }
 
 struct SendPtr<V>(*mut V);
@@ -82,6 +67,27 @@ pub(crate) fn static_ranges(n: usize, parts: usize, align: usize) -> Vec<Range<u
         .collect()
 }
 
+/// `f(item)` for each item, one scoped thread each (the caller's thread
+/// when there is only one), results in item order.
+fn run_each<I: Send, R: Send>(items: Vec<I>, f: impl Fn(I) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let f = &f;
+                scope.spawn(move || f(item))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// `f(range)` for each of [`static_ranges`]`(n, threads, align)`, one thread
 /// each, results in range order: deterministic for a given `threads`.
 pub(crate) fn map_ranges<R: Send>(
@@ -90,23 +96,7 @@ pub(crate) fn map_ranges<R: Send>(
     align: usize,
     f: impl Fn(Range<usize>) -> R + Sync,
 ) -> Vec<R> {
-    let ranges = static_ranges(n, threads, align);
-    if ranges.len() <= 1 {
-        return ranges.into_iter().map(&f).collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .into_iter()
-            .map(|r| {
-                let f = &f;
-                scope.spawn(move || f(r))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    run_each(static_ranges(n, threads, align), f)
 }
 
 /// `f(first, piece)` over `out` cut by [`static_ranges`]`(out.len(), threads,
@@ -117,35 +107,24 @@ pub(crate) fn for_each_range_mut<V: Send>(
     align: usize,
     f: impl Fn(usize, &mut [V]) + Sync,
 ) {
-    let ranges = static_ranges(out.len(), threads, align);
     let mut rest = out;
-    let mut pieces = Vec::with_capacity(ranges.len());
-    for r in &ranges {
+    let mut pieces = Vec::new();
+    for r in static_ranges(rest.len(), threads, align) {
         let (piece, tail) = rest.split_at_mut(r.len());
         pieces.push((r.start, piece));
         rest = tail;
     }
-    if pieces.len() <= 1 {
-        for (first, piece) in pieces {
-            f(first, piece);
-        }
-        return;
-    }
-    std::thread::scope(|scope| {
-        for (first, piece) in pieces {
-            let f = &f;
-            scope.spawn(move || f(first, piece));
-        }
-    });
+    run_each(pieces, |(first, piece)| f(first, piece));
 }
 
 /// Bytes per thread below which a copy or scan is not worth a thread (a
 /// spawn costs tens of microseconds; one core moves a few GB/s).
 const BYTES_PER_THREAD: usize = 8 << 20;
 
-/// Threads worth using on `bytes` of memory traffic, at most `threads`.
-fn threads_for(bytes: usize, threads: usize) -> usize {
-    threads.clamp(1, (bytes / BYTES_PER_THREAD).max(1))
+/// Threads worth using on `work` (bytes, values...) when a thread is worth
+/// its start from `per_thread` on, at most `threads`.
+pub(crate) fn threads_for(threads: usize, work: usize, per_thread: usize) -> usize {
+    threads.clamp(1, (work / per_thread).max(1))
 }
 
 /// Threads for large host copies (the GPU pipeline's staging, results into
@@ -160,7 +139,7 @@ pub fn copy_threads() -> usize {
 /// touch) go at one core's speed otherwise, far below memory bandwidth.
 pub fn copy_parallel<V: Copy + Send + Sync>(threads: usize, dst: &mut [V], src: &[V]) {
     assert_eq!(dst.len(), src.len(), "copy_parallel: lengths differ");
-    let threads = threads_for(std::mem::size_of_val(src), threads);
+    let threads = threads_for(threads, std::mem::size_of_val(src), BYTES_PER_THREAD);
     for_each_range_mut(threads, dst, 1, |first, piece| {
         piece.copy_from_slice(&src[first..first + piece.len()]);
     });
@@ -174,7 +153,7 @@ pub(crate) fn first_position<V: Sync>(
     values: &[V],
     find: impl Fn(&[V]) -> Option<usize> + Sync,
 ) -> Option<usize> {
-    let threads = threads_for(std::mem::size_of_val(values), threads);
+    let threads = threads_for(threads, std::mem::size_of_val(values), BYTES_PER_THREAD);
     map_ranges(threads, values.len(), 1, |r| {
         let start = r.start;
         find(&values[r]).map(|i| start + i)

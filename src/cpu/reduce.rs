@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use multiversion::multiversion;
 
-use super::parallel::{for_each_range_mut, map_ranges};
+use super::parallel::{for_each_range_mut, threads_for};
 use crate::float::Float;
 
 /// Values per chunk: the reference's chunk, so both add the same pieces.
@@ -30,11 +30,6 @@ const ACCS: usize = 4;
 const BLOCK: usize = LANES * ACCS;
 /// Fewer values than this per thread are not worth a thread's start (tens of µs).
 const MIN_PER_THREAD: usize = 1 << 16;
-
-/// Threads worth using for `n` values.
-fn threads_for(threads: usize, n: usize) -> usize {
-    threads.clamp(1, (n / MIN_PER_THREAD).max(1))
-}
 
 /// The same pairwise tree as the reference's.
 fn pairwise(v: &[f64]) -> f64 {
@@ -58,15 +53,21 @@ fn chunk_sum<T: Float>(x: &[T]) -> f64 {
     for (a, v) in acc.iter_mut().zip(blocks.remainder()) {
         *a += v.to_f64();
     }
-    // Fixed tree: 32 -> 16 -> 8 -> 4 -> 2 -> 1.
-    let mut width = BLOCK;
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            acc[i] += acc[i + width];
+    lane_tree(acc)
+}
+
+/// The fixed tree of 32 values (the kernels' warp tree): at each level value
+/// i adds value i + off, off = 16 .. 1.
+#[inline(always)]
+pub(crate) fn lane_tree(mut v: [f64; BLOCK]) -> f64 {
+    let mut off = BLOCK / 2;
+    while off > 0 {
+        for i in 0..off {
+            v[i] += v[i + off];
         }
+        off /= 2;
     }
-    acc[0]
+    v[0]
 }
 
 /// `sums[k]` = the sum of chunk `k` of `x`.
@@ -97,7 +98,7 @@ fn scale<T: Float>(x: &mut [T], inv: f64) {
 fn all_chunk_sums<T: Float>(x: &[T], threads: usize) -> Vec<f64> {
     let mut sums = vec![0.0; x.len().div_ceil(CHUNK)];
     let per_chunk = MIN_PER_THREAD / CHUNK;
-    let threads = threads_for(threads, x.len());
+    let threads = threads_for(threads, x.len(), MIN_PER_THREAD);
     for_each_range_mut(threads, &mut sums, per_chunk, |first, piece| {
         let start = first * CHUNK;
         let end = ((first + piece.len()) * CHUNK).min(x.len());
@@ -120,7 +121,7 @@ pub fn normalize<T: Float>(x: &mut [T], threads: usize) -> Result<f64, f64> {
         return Err(total);
     }
     let inv = 1.0 / total;
-    let threads = threads_for(threads, x.len());
+    let threads = threads_for(threads, x.len(), MIN_PER_THREAD);
     for_each_range_mut(threads, x, CHUNK, |_, piece| scale(piece, inv));
     Ok(total)
 }
@@ -149,18 +150,15 @@ pub fn normalize_batched<T: Float>(
                 .map(move |s| s..(s + CHUNK).min(w[1]))
         })
         .collect();
-    let threads = threads_for(threads, x.len());
-    let data: &[T] = x;
-    let parts = map_ranges(threads, pieces.len(), 1, |r| {
-        let mut sums = vec![0.0; r.len()];
-        for (s, p) in sums.iter_mut().zip(&pieces[r]) {
+    let threads = threads_for(threads, x.len(), MIN_PER_THREAD);
+    let mut piece_sums = vec![0.0; pieces.len()];
+    for_each_range_mut(threads, &mut piece_sums, 1, |first, sums| {
+        for (s, p) in sums.iter_mut().zip(&pieces[first..]) {
             // One chunk each: chunk_sums dispatches once per piece, which is
             // an atomic load, negligible against a chunk (or a tiny array).
-            chunk_sums(&data[p.clone()], std::slice::from_mut(s));
+            chunk_sums(&x[p.clone()], std::slice::from_mut(s));
         }
-        sums
     });
-    let piece_sums: Vec<f64> = parts.concat();
     let mut sums = Vec::with_capacity(offsets.len().saturating_sub(1));
     let mut next = 0;
     for w in offsets.windows(2) {

@@ -50,18 +50,12 @@ pub(crate) fn check_threads(n: usize) -> Result<()> {
 fn default_threads() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
     *DEFAULT.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        match std::env::var(THREADS_ENV) {
-            Ok(text) => match text.trim().parse::<usize>() {
-                Ok(n) if (1..=MAX_THREADS).contains(&n) => n,
-                _ => {
-                    // A library must not print; the count stays usable and
-                    // `kernpack info` shows what was taken.
-                    cores
-                }
-            },
-            Err(_) => cores,
-        }
+        let set = std::env::var(THREADS_ENV).ok();
+        // A library must not print: any other value falls back to the
+        // cores, and `kernpack info` shows what was taken.
+        set.and_then(|text| text.trim().parse().ok())
+            .filter(|n| (1..=MAX_THREADS).contains(n))
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     })
 }
 

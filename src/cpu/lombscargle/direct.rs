@@ -65,10 +65,10 @@ impl KernelInput {
     }
 }
 
-/// The six sums of one frequency from the kernels' C, S, YC, YS, CC, CS.
+/// The six sums of lane `j` from the kernels' C, S, YC, YS, CC, CS.
 #[inline(always)]
-fn to_sums(acc: [f64; 6]) -> TrigSums {
-    let [c, s, yc, ys, cc, cs] = acc;
+fn to_sums<const N: usize>(a: &[[f64; N]; 6], j: usize) -> TrigSums {
+    let [c, s, yc, ys, cc, cs] = std::array::from_fn(|q| a[q][j]);
     [c, s, yc, ys, 2.0 * cc - 1.0, 2.0 * cs]
 }
 
@@ -118,9 +118,7 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
             }
         }
         for (k, o) in os.iter_mut().enumerate() {
-            let a = &acc[k / LANES];
-            let j = k % LANES;
-            *o = to_sums([a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]]);
+            *o = to_sums(&acc[k / LANES], k % LANES);
         }
     }
 }
@@ -224,9 +222,7 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
             }
         }
         for (k, o) in out.iter_mut().enumerate() {
-            let a = &acc[k / W];
-            let j = k % W;
-            *o = to_sums([a[0][j], a[1][j], a[2][j], a[3][j], a[4][j], a[5][j]]);
+            *o = to_sums(&acc[k / W], k % W);
         }
     }
 }

@@ -79,6 +79,52 @@ struct Plan {
 }
 
 impl Plan {
+    fn new(
+        nf: usize,
+        parts: usize,
+        sigma: f64,
+        width: usize,
+        planner: &mut FftPlanner<f64>,
+    ) -> Plan {
+        let width = width.clamp(2, MAX_WIDTH);
+        let beta = beta_for(sigma, width);
+        let n = smooth_size(grid_min(nf, sigma, width), parts);
+        let fft = planner.plan_fft_inverse(n / parts);
+        let k0 = nf / 2;
+        let max_m = k0.max(nf.saturating_sub(1 + k0));
+        let phihat = phihat_for(width, beta, n, max_m, QUAD_NODES);
+        let deconv = (0..nf)
+            .map(|k| 1.0 / phihat[(k as i64 - k0 as i64).unsigned_abs() as usize])
+            .collect();
+        let twiddle = if parts > 1 {
+            let step = Complex64::from_polar(1.0, TAU / n as f64);
+            let mut tw = Vec::with_capacity(nf);
+            for k in 0..nf {
+                if k % 64 == 0 {
+                    let m = k as f64 - k0 as f64;
+                    tw.push(Complex64::from_polar(1.0, TAU * m / n as f64));
+                } else {
+                    let last = tw[k - 1];
+                    tw.push(last * step);
+                }
+            }
+            tw
+        } else {
+            Vec::new()
+        };
+        Plan {
+            nf,
+            parts,
+            width,
+            beta,
+            n,
+            fft,
+            deconv,
+            twiddle,
+            spare: Mutex::new(Vec::new()),
+        }
+    }
+
     /// Room for a grid of n points, a spare one when there is one; zeroed
     /// by `zeroed`, on the thread that spreads into it (a fresh grid's first
     /// touch, 21 MB at nf = 2e5, cost 8 ms on the caller's thread alone).
@@ -267,54 +313,6 @@ fn grid_min(nf: usize, sigma: f64, width: usize) -> usize {
     ((sigma * nf as f64).ceil() as usize).max(2 * width.clamp(2, MAX_WIDTH))
 }
 
-impl Plan {
-    fn new(
-        nf: usize,
-        parts: usize,
-        sigma: f64,
-        width: usize,
-        planner: &mut FftPlanner<f64>,
-    ) -> Plan {
-        let width = width.clamp(2, MAX_WIDTH);
-        let beta = beta_for(sigma, width);
-        let n = smooth_size(grid_min(nf, sigma, width), parts);
-        let fft = planner.plan_fft_inverse(n / parts);
-        let k0 = nf / 2;
-        let max_m = k0.max(nf.saturating_sub(1 + k0));
-        let phihat = phihat_for(width, beta, n, max_m, QUAD_NODES);
-        let deconv = (0..nf)
-            .map(|k| 1.0 / phihat[(k as i64 - k0 as i64).unsigned_abs() as usize])
-            .collect();
-        let twiddle = if parts > 1 {
-            let step = Complex64::from_polar(1.0, TAU / n as f64);
-            let mut tw = Vec::with_capacity(nf);
-            for k in 0..nf {
-                if k % 64 == 0 {
-                    let m = k as f64 - k0 as f64;
-                    tw.push(Complex64::from_polar(1.0, TAU * m / n as f64));
-                } else {
-                    let last = tw[k - 1];
-                    tw.push(last * step);
-                }
-            }
-            tw
-        } else {
-            Vec::new()
-        };
-        Plan {
-            nf,
-            parts,
-            width,
-            beta,
-            n,
-            fft,
-            deconv,
-            twiddle,
-            spare: Mutex::new(Vec::new()),
-        }
-    }
-}
-
 /// Recently used plans (a batch of series shares one) and the FFT planner
 /// (which reuses its own sub-plans across sizes).
 struct Cache {
@@ -400,42 +398,26 @@ impl Transform {
         let fc = (fc, fc_err + q_err);
         let nx = t.len().min(w.len()).min(wy.len());
 
-        let mut grid1 = plan.take_grid(); // w at θ
-        let mut grid2 = plan.take_grid(); // wy at θ
-        let mut grid3 = plan.take_grid(); // w at 2θ
-                                          // Each grid is spread by one thread in sample order: the same sums
-                                          // in the same order whichever thread, and however many, run.
-        let spread_first = |g1: &mut Vec<Complex64>, g2: &mut Vec<Complex64>| {
-            plan.zeroed(g1);
-            plan.zeroed(g2);
-            spread(&t[..nx], &w[..nx], &wy[..nx], fc, df, false, &plan, g1, g2)
-        };
-        let spread_second = |g3: &mut Vec<Complex64>| {
-            plan.zeroed(g3);
-            spread(&t[..nx], &w[..nx], &[], fc, df, true, &plan, g3, &mut [])
-        };
-        if threads > 1 {
-            std::thread::scope(|scope| {
-                let g3 = &mut grid3;
-                let other = scope.spawn(|| spread_second(g3));
-                spread_first(&mut grid1, &mut grid2);
-                other
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
-            });
-        } else {
-            spread_first(&mut grid1, &mut grid2);
-            spread_second(&mut grid3);
-        }
+        // w at θ, wy at θ (sharing the kernel values), w at 2θ. Each grid is
+        // spread by one thread in sample order: the same sums in the same
+        // order whichever thread, and however many, run.
+        let mut grids = [(); 3].map(|_| plan.take_grid());
+        let (theta, twice) = grids.split_at_mut(2);
+        let mut jobs = [(theta, &wy[..nx], false), (twice, &[][..], true)];
+        for_each_range_mut(threads, &mut jobs, 1, |_, mine| {
+            for (g, wy, doubled) in mine.iter_mut() {
+                g.iter_mut().for_each(|g| plan.zeroed(g));
+                let (ga, gb) = g.split_first_mut().expect("a grid");
+                let gb = gb.first_mut().map_or(&mut [][..], |g| &mut g[..]);
+                spread(&t[..nx], &w[..nx], wy, fc, df, *doubled, &plan, ga, gb);
+            }
+        });
 
         // 3 parts independent FFTs (the same plan, so the same bits, on
         // whichever thread), a static split over threads.
         let sub = n / plan.parts;
-        let mut jobs: Vec<&mut [Complex64]> = grid1
-            .chunks_mut(sub)
-            .chain(grid2.chunks_mut(sub))
-            .chain(grid3.chunks_mut(sub))
-            .collect();
+        let mut jobs: Vec<&mut [Complex64]> =
+            grids.iter_mut().flat_map(|g| g.chunks_mut(sub)).collect();
         let fft = &plan.fft;
         for_each_range_mut(threads, &mut jobs, 1, |_, mine| {
             let mut scratch = vec![Complex64::default(); fft.get_inplace_scratch_len()];
@@ -444,29 +426,15 @@ impl Transform {
             }
         });
         drop(jobs);
-        Transform {
-            plan,
-            grids: [grid1, grid2, grid3],
-        }
+        Transform { plan, grids }
     }
 
     /// out[i] = [Σ w cos a t, Σ w sin a t, Σ wy cos a t, Σ wy sin a t,
     /// Σ w cos 2at, Σ w sin 2at] at a = f0 + (first + i) df. Each output
     /// depends on its index only, not on how the outputs are cut.
     pub(crate) fn sums(&self, first: usize, out: &mut [[f64; 6]]) {
-        let plan = &self.plan;
-        debug_assert!(first + out.len() <= plan.nf);
-        let [g1, g2, g3] = &self.grids;
-        combine(
-            out,
-            first,
-            plan.nf / 2,
-            plan.n / plan.parts,
-            plan.parts,
-            [g1, g2, g3],
-            &plan.deconv,
-            &plan.twiddle,
-        )
+        debug_assert!(first + out.len() <= self.plan.nf);
+        combine(out, first, &self.plan, &self.grids)
     }
 }
 
@@ -525,17 +493,9 @@ fn uniform_sums_with(
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-#[allow(clippy::too_many_arguments)]
-fn combine(
-    piece: &mut [[f64; 6]],
-    first: usize,
-    k0: usize,
-    sub: usize,
-    parts: usize,
-    grids: [&[Complex64]; 3],
-    deconv: &[f64],
-    twiddle: &[Complex64],
-) {
+fn combine(piece: &mut [[f64; 6]], first: usize, plan: &Plan, grids: &[Vec<Complex64>; 3]) {
+    let (k0, sub, parts) = (plan.nf / 2, plan.n / plan.parts, plan.parts);
+    let (deconv, twiddle) = (&plan.deconv, &plan.twiddle);
     const B: usize = 64;
     let mut start = 0;
     while start < piece.len() {
