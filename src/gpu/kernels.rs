@@ -277,9 +277,9 @@ pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out
     KernelFn::new(per_complex!(T, "fg_finish"))
 }
 
+#[cfg(test)]
 /// The entry points of csrc/ with their parameter types (macros expanded),
 /// for the tests.
-#[cfg(test)]
 #[allow(dead_code)]
 #[path = "../../tests/support/csrc_kernels.rs"]
 mod csrc_kernels;
