@@ -1,7 +1,8 @@
 //! What the fatbins hold: the embedded one (built now or copied from fatbin/)
 //! and the committed one, which must hold every arch from Kepler to Blackwell
-//! and match today's csrc/; both hold exactly the kernels of the list that
-//! build.rs read from csrc/ ([`KERNEL_FAMILIES`]).
+//! and match today's csrc/; every entry of both holds exactly the kernels of
+//! the list that build.rs read from the embedded fatbin ([`KERNEL_FAMILIES`],
+//! held to csrc/ by tests/kernel_list.rs).
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -12,6 +13,9 @@ use kernpack::gpu::{
 };
 
 include!("../src/build_support/source_hash.rs");
+#[path = "../src/build_support/kernel_list.rs"]
+mod kernel_list;
+use kernel_list::cubin_kernels;
 
 /// CUDA 11.8's SASS (sm_35..sm_72), then the pinned CUDA 13.0's (`nvcc --list-gpu-code`).
 const ALL_SASS: &[u32] = &[
@@ -83,9 +87,9 @@ fn ptx_kernels(ptx: &str) -> BTreeSet<&str> {
 }
 
 /// Each family's container defines exactly the kernels the generated list
-/// gives it: every PTX entry by its `.entry` directives, and every SASS entry
-/// (an ELF cubin) has each name among its strings (the symbol table's names),
-/// so a kernel missing from any arch's code is found without a GPU.
+/// gives it: every PTX entry by its `.entry` directives, every SASS entry (an
+/// ELF cubin) by its symbol table's entry points, so a kernel missing from
+/// any arch's code is found without a GPU.
 fn assert_every_family_holds_its_kernels(bytes: &[u8], entries: &[FatbinEntry]) {
     for (i, (family, kernels)) in KERNEL_FAMILIES.iter().enumerate() {
         let listed: BTreeSet<&str> = kernels.iter().copied().collect();
@@ -100,23 +104,18 @@ fn assert_every_family_holds_its_kernels(bytes: &[u8], entries: &[FatbinEntry]) 
                         ptx_kernels(&ptx),
                         listed,
                         "kernels of the {family} container's compute_{} PTX (left) \
-                         vs the list build.rs read from csrc/{family}.cu (right)",
+                         vs the list build.rs read from the fatbin (right)",
                         e.arch
                     );
                 }
                 EntryKind::Sass => {
-                    let wanted: BTreeSet<&[u8]> = listed.iter().map(|n| n.as_bytes()).collect();
-                    let found: BTreeSet<&[u8]> = plain
-                        .split(|&b| b == 0)
-                        .filter(|s| wanted.contains(s))
-                        .collect();
-                    let missing: Vec<_> = wanted
-                        .difference(&found)
-                        .map(|n| String::from_utf8_lossy(n))
-                        .collect();
-                    assert!(
-                        missing.is_empty(),
-                        "missing from the {family} container's sm_{} SASS: {missing:?}",
+                    let found = cubin_kernels(&plain)
+                        .unwrap_or_else(|| panic!("{family} sm_{}: not an ELF64 cubin", e.arch));
+                    assert_eq!(
+                        found.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+                        listed,
+                        "kernels of the {family} container's sm_{} SASS (left) vs the list \
+                         build.rs read from the fatbin (right)",
                         e.arch
                     );
                 }

@@ -3,8 +3,9 @@
 //! type (`const T*` is [`In`], `T*` is [`Out`], `int64_t` is `i64`, `int`
 //! is `i32`, `double` is `f64`, the `kp_*` structs their bindgen translations
 //! in [`super::c_params`]). The tests hold every declaration to its C
-//! prototype, as build.rs read it from csrc/*.cu, and every name to
-//! [`super::KERNEL_FAMILIES`], the list build.rs generated from the same read.
+//! prototype, as tests/support/csrc_kernels.rs reads it from csrc/*.cu, and
+//! every name to [`super::KERNEL_FAMILIES`], the list build.rs read from the
+//! fatbin.
 // The tuple types are the C parameter lists, spelled out on purpose.
 #![allow(clippy::type_complexity)]
 
@@ -277,6 +278,13 @@ pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out
 }
 
 #[cfg(test)]
+/// The entry points of csrc/ with their parameter types (macros expanded),
+/// for the tests.
+#[allow(dead_code)]
+#[path = "../../tests/support/csrc_kernels.rs"]
+mod csrc_kernels;
+
+#[cfg(test)]
 mod tests {
     use super::super::kernel_names;
     use super::super::launch::{KernelArgs, Param};
@@ -349,11 +357,6 @@ mod tests {
         }
     }
 
-    /// The parameter types of every entry point of csrc/, by name, as build.rs
-    /// read them (macros expanded; src/build_support/kernel_list.rs).
-    const PROTOTYPES: &[(&str, &[&str])] =
-        include!(concat!(env!("OUT_DIR"), "/kernel_prototypes.rs"));
-
     /// Each declaration has the parameter list of its C prototype in csrc/,
     /// and csrc/ has no entry point that is not declared.
     #[test]
@@ -362,12 +365,16 @@ mod tests {
             .into_iter()
             .map(|(n, p)| (n, p.into_iter().map(|p| p.c_type).collect()))
             .collect();
-        let c_names: BTreeSet<&str> = PROTOTYPES.iter().map(|(n, _)| *n).collect();
+        let csrc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc");
+        let families = super::csrc_kernels::read_families(&csrc).unwrap();
+        let prototypes: Vec<_> = families.iter().flat_map(|f| &f.kernels).collect();
+        let c_names: BTreeSet<&str> = prototypes.iter().map(|k| k.name.as_str()).collect();
         let rust_names: BTreeSet<&str> = declared.keys().copied().collect();
         assert_eq!(c_names, rust_names, "entry points of csrc/ vs declarations");
-        for (name, c_params) in PROTOTYPES {
+        for kernel in prototypes {
+            let name = kernel.name.as_str();
             assert_eq!(
-                &declared[name], c_params,
+                declared[name], kernel.params,
                 "parameters of {name}: the declaration in src/gpu/kernels.rs (left) \
                  against the prototype in csrc/ (right)"
             );

@@ -73,10 +73,11 @@ pub const FATBIN_ONLY: &str = env!("KERNPACK_FATBIN_ONLY");
 pub const FATBIN_FAMILIES: &str = env!("KERNPACK_FATBIN_FAMILIES");
 
 /// Every entry point of csrc/, by family: the `extern "C"` kernels of
-/// `csrc/<family>.cu`, read from the sources by build.rs
+/// `csrc/<family>.cu` (sorted by name), read by build.rs from the symbol
+/// table of a cubin of the family's container in [`FATBIN`]
 /// (src/build_support/kernel_list.rs), families in the order of their
-/// containers in [`FATBIN`]. A family is one module, loaded whole on the first
-/// use of any of its kernels.
+/// containers. A family is one module, loaded whole on the first use of any
+/// of its kernels.
 pub const KERNEL_FAMILIES: &[(&str, &[&str])] =
     include!(concat!(env!("OUT_DIR"), "/kernel_families.rs"));
 
