@@ -34,16 +34,20 @@ cli_benches=(
   "lorenz96 --members 100000 --steps 1000"
   "fg --n 512 --steps 100"
 )
-for round in 1 2; do
+for round in $(seq "${ROUNDS:-2}"); do
   for v in base new; do
     echo "== $v, round $round"
-    for b in "${cli_benches[@]}"; do
+    # PY_ONLY=1: the Python overhead rows alone (ROUNDS=n: n rounds, default 2).
+    [ -n "${PY_ONLY:-}" ] || for b in "${cli_benches[@]}"; do
       # shellcheck disable=SC2086
       ".gpu-cmp/$v/kernpack" bench $b 2>>"$out/$v.err" | grep '^RESULT' | sed "s/^RESULT/RESULT $v/"
     done
-    ".gpu-cmp/$v/host_calls" gpu 11 | sed "s/^|/| $v |/"
+    [ -n "${PY_ONLY:-}" ] || ".gpu-cmp/$v/host_calls" gpu 11 | sed "s/^|/| $v |/"
     PYTHONPATH=$(cat ".gpu-cmp/$v/site") python3 -c "
-import sys; sys.path.insert(0, 'python/benches'); import numpy as np
+import sys, os; sys.path.insert(0, 'python/benches')
+# A build whose native signatures differ brings its own copy of the bench.
+if os.path.exists('.gpu-cmp/$v/bench_python.py'): sys.path.insert(0, '.gpu-cmp/$v')
+import numpy as np
 np.row_stack = np.vstack
 import bench_python as b; b.overhead()" 2>>"$out/$v.err" | sed "s/^/PY $v /"
   done
