@@ -8,7 +8,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
-from . import _native
+from . import _arrow, _native
 from ._arrays import (
     as_result,
     cupy_device,
@@ -324,9 +324,12 @@ def lombscargle_batch(
 
     Parameters
     ----------
-    x, y : array or list of arrays
+    x, y : array, list of arrays, or Arrow list column
         Either one flat array of all series back to back with `offsets`, or a
-        list with one array per series (then `offsets` must be None).
+        list with one array per series (then `offsets` must be None), or a
+        ``pyarrow`` ``ListArray``, ``LargeListArray`` or ``ChunkedArray`` of
+        lists with one row per series (then `offsets` must be None; see
+        Arrow columns below).
     f0, df : float or array of float
         Uniform angular-frequency grid ``f0 + k * df``: one for all series, or
         one value per series.
@@ -337,7 +340,7 @@ def lombscargle_batch(
         their length; series ``s`` is ``x[offsets[s]:offsets[s + 1]]`` (each
         non-empty). Host data, also for device `x` and `y` (they are checked
         before anything runs, then copied to the device).
-    weights : array or list of arrays, optional
+    weights : array, list of arrays or Arrow list column, optional
         Shaped as `x`.
     normalize, floating_mean, precenter
         As in :func:`lombscargle`.
@@ -360,10 +363,51 @@ def lombscargle_batch(
         held: they are computed in chunks of series and reduced where they
         are made (on the GPU only the peaks cross the bus), so memory stays
         bounded for any batch size; on device arrays the peaks are found on
-        the device and returned as device arrays.
+        the device and returned as device arrays. Arrow inputs: see below. An
+        empty batch (no series: ``offsets=[0]``, empty lists or Arrow columns
+        of no rows, e.g. a Dask partition with no rows) returns empty results
+        of these shapes and dtypes (``(0, nf)``; peaks of length 0) without
+        calling the kernels.
+
+    Arrow columns
+    -------------
+    `x`, `y` and `weights` given as Arrow list columns (``pyarrow``, imported
+    only when one is passed) are read with no copy of their values: the NumPy
+    arrays handed to the native layer are views of each column's values
+    buffer, from its first row's first value (sliced arrays, and lists over
+    sliced values, included). The offsets are a view of the offsets buffer
+    for an unsliced ``LargeListArray`` (int64 from 0); otherwise
+    (``ListArray``'s int32 offsets, which the native layer takes as 64-bit,
+    or a slice not starting at value 0) a new int64 array of ``nseries + 1``
+    entries: a copy of the offsets only. Values of another numeric type than
+    float32/float64 are converted (a copy), as NumPy inputs are.
+
+    * Every column must have the same rows, each of the same length in every
+      column, or a ValueError names the column and the first differing row.
+    * Null rows, and null values inside rows, are a ValueError (drop or fill
+      them first); an empty row is one as with NumPy inputs.
+    * A ``ChunkedArray`` is not combined (that would copy it): the batch runs
+      as one call per piece of rows that lies within one chunk of every
+      column (a single piece, and one call, for one chunk or plain arrays),
+      and the pieces' results are concatenated. Per-series `f0`/`df` are
+      split with the rows.
+    * The result is aligned with the input rows: a
+      ``pyarrow.FixedSizeListArray`` (``fixed_size_list<float, nf>``, one row's
+      periodogram per row, a view of the NumPy result) in the input's float
+      type; 'amplitude' (Arrow has no complex type) gives each row ``nf``
+      ``(re, im)`` pairs, ``fixed_size_list<fixed_size_list<float, 2>, nf>``.
+      With ``best=True``: a :class:`BestPeaks` of ``pyarrow`` arrays
+      (float64, float64, int64). A ``ChunkedArray`` input gives a
+      ``ChunkedArray`` result with one chunk per piece. A column for pandas:
+      ``pd.Series(result, dtype=pd.ArrowDtype(result.type))``.
     """
     mode = _mode(normalize)
     nf = _count("nf", nf)
+    if _arrow.is_lists(x) or _arrow.is_lists(y) or _arrow.is_lists(weights):
+        if offsets is not None:
+            raise ValueError("Arrow list columns carry their own offsets: pass offsets=None")
+        opts = dict(normalize=normalize, floating_mean=floating_mean, precenter=precenter, best=best)
+        return _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device)
     if isinstance(x, (list, tuple)):
         if offsets is not None:
             raise ValueError("pass either lists of series or flat arrays with offsets, not both")
@@ -381,8 +425,8 @@ def lombscargle_batch(
         raise ValueError("flat arrays need offsets (nseries + 1 indices); or pass lists of series")
     offsets = _host_offsets(offsets)
     nseries = offsets.size - 1
-    if nseries < 1:
-        raise ValueError("offsets must hold at least two entries (one series)")
+    if nseries < 0:
+        raise ValueError("offsets must hold nseries + 1 entries (at least [0]: an empty batch)")
     f0s, dfs = _grids(f0, df, nseries)
 
     on_device = split([("x", x), ("y", y), ("weights", weights)])
@@ -393,6 +437,11 @@ def lombscargle_batch(
     xs, ys = host_array(x, dtype), host_array(y, dtype)
     ws = None if weights is None else host_array(weights, dtype)
     _check_flat(xs, ys, ws, offsets)
+    if nseries == 0:  # an empty batch (e.g. a Dask partition with no rows): the native layer wants a series
+        context(backend, device)  # the same errors for a bad backend or device as a non-empty batch
+        if not best:
+            return np.empty((0, nf), _result_dtype(dtype, mode))
+        return BestPeaks(np.empty(0, np.float64), np.empty(0, np.float64), np.empty(0, np.int64))
     got = _native.lombscargle_batch(
         context(backend, device),
         (xs, ys, ws),
@@ -405,6 +454,48 @@ def lombscargle_batch(
         return got.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
     index, power = got
     return BestPeaks(_peak_frequency(f0s, dfs, index), power, index)
+
+
+def _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device):
+    """:func:`lombscargle_batch` of Arrow list columns: one call per piece of
+    rows that lies within one chunk of every column, on zero-copy views of
+    the values."""
+    pieces = _arrow.pieces([("x", x), ("y", y), ("weights", weights)])
+    nrows = sum(n for _, n, _ in pieces)
+    f0s, dfs = _grids(f0, df, nrows)
+    results = []
+    for start, n, (xa, ya, wa) in pieces:
+        xs, offsets = _arrow.flat("x", xa)
+        ys, y_offsets = _arrow.flat("y", ya)
+        _same_rows("y", y_offsets, offsets, start)
+        ws = None
+        if wa is not None:
+            ws, w_offsets = _arrow.flat("weights", wa)
+            _same_rows("weights", w_offsets, offsets, start)
+        grid = (f0s, dfs) if f0s.size == 1 else (f0s[start : start + n], dfs[start : start + n])
+        results.append(lombscargle_batch(xs, ys, *grid, nf, offsets=offsets, weights=ws, backend=backend,
+                                         device=device, **opts))
+    if not pieces:  # a ChunkedArray of no chunks: an empty batch
+        results.append(lombscargle_batch(np.empty(0), np.empty(0), f0s, dfs, nf, offsets=np.zeros(1, np.intp),
+                                         backend=backend, device=device, **opts))
+    chunked = any(_arrow.is_chunked(a) for a in (x, y, weights) if a is not None)
+    if opts["best"]:
+        columns = [[_arrow.column(getattr(r, field)) for r in results] for field in BestPeaks._fields]
+        if chunked:
+            return BestPeaks(*(_arrow.chunked(c, c[0].type) for c in columns))
+        return BestPeaks(*(c[0] for c in columns))
+    arrays = [_arrow.periodograms(r) for r in results]
+    return _arrow.chunked(arrays, arrays[0].type) if chunked else arrays[0]
+
+
+def _same_rows(name: str, offsets: np.ndarray, x_offsets: np.ndarray, start: int) -> None:
+    if not np.array_equal(offsets, x_offsets):
+        row = int(np.flatnonzero(np.diff(offsets) != np.diff(x_offsets))[0])
+        lengths = int(offsets[row + 1] - offsets[row]), int(x_offsets[row + 1] - x_offsets[row])
+        raise ValueError(
+            f"{name}'s rows must have the lengths of x's: row {start + row} holds {lengths[0]} samples in {name} "
+            f"but {lengths[1]} in x"
+        )
 
 
 def _concat(series: Sequence[Any]) -> Any:
@@ -470,6 +561,11 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     ctx = device_float_context({"x": x, "y": y, "weights": w}, backend, device)
     _check_flat(x, y, w, offsets)
     nseries = offsets.size - 1
+    if nseries == 0:  # an empty batch: empty results in the inputs' library, nothing runs
+        if not best:
+            return as_result(x, empty(x, (0, nf), _result_dtype(x.dtype, mode)))
+        frequency, power, index = (empty(x, (0,), d) for d in (np.float64, np.float64, np.int64))
+        return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))
     d_f0, d_df = upload(x, f0s), upload(x, dfs)

@@ -397,3 +397,17 @@ def test_jax_arrays_through_dlpack(cp):
     smooth = kernpack.ndimage.uniform_filter(jnp.asarray(image), 5)
     assert isinstance(smooth, jax.Array)
     np.testing.assert_allclose(np.asarray(smooth), scipy.ndimage.uniform_filter(image.astype(np.float64), 5), atol=2e-5)
+
+
+@pytest.mark.parametrize("best", [False, True])
+def test_empty_batch_of_device_arrays(cp, spy, best):
+    """No series (a Dask partition with no rows): empty results on the device,
+    no kernel call."""
+    x = cp.empty(0, dtype=cp.float32)
+    got = kernpack.signal.lombscargle_batch(x, x, 0.1, 0.01, 50, offsets=np.zeros(1, np.int64), best=best)
+    assert not spy
+    if best:
+        assert [(type(a), a.shape, a.dtype) for a in got] == [
+            (cp.ndarray, (0,), np.float64), (cp.ndarray, (0,), np.float64), (cp.ndarray, (0,), np.int64)]
+    else:
+        assert type(got) is cp.ndarray and got.shape == (0, 50) and got.dtype == np.float32
