@@ -67,9 +67,7 @@ impl Kind {
 /// one context can be recognised, and refused, by another).
 fn registry() -> std::sync::MutexGuard<'static, HashMap<u64, (u64, Kind)>> {
     static LIVE: OnceLock<Mutex<HashMap<u64, (u64, Kind)>>> = OnceLock::new();
-    LIVE.get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    crate::gpu::lock(LIVE.get_or_init(Default::default))
 }
 
 pub(crate) fn register(owner: u64, handle: u64, kind: Kind) {
