@@ -11,7 +11,6 @@ use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::{output_len, UniformGrid};
-use kernpack::api::lorenz::dart_initial_state;
 use kernpack::{
     Backend, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOnDevice,
     LombScargleOptions, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
@@ -19,10 +18,13 @@ use kernpack::{
 };
 
 use crate::io::{check_output, read_raw_f64, write_raw_f64};
+use crate::lorenz_cmd::perturbed_states;
 use crate::memory::check_room;
-use crate::options::{cast, BenchBackend, Dtype, ModelArg, NormalizeArg};
+use crate::options::{cast, Dtype, ModelArg, NormalizeArg};
 use crate::synthetic::Uniform;
-use crate::timing::{event_median, event_times, host_copy_median, wall_median, BenchResult, Reps};
+use crate::timing::{
+    event_median, event_times, host_copy_median, wall_median, BenchResult, Timing,
+};
 
 /// One periodogram on given (raw little-endian f64 files) or synthetic inputs.
 #[derive(clap::Args, Debug)]
@@ -57,11 +59,8 @@ pub struct BenchLombScargleArgs {
     /// Write the result (raw little-endian f64) here, for comparison with other tools.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
     #[command(flatten)]
-    pub reps: Reps,
+    pub timing: Timing,
 }
 
 pub fn lombscargle(args: &BenchLombScargleArgs) -> BenchResult {
@@ -84,14 +83,14 @@ pub fn lombscargle(args: &BenchLombScargleArgs) -> BenchResult {
         floating_mean: args.floating_mean,
         precenter: false,
     };
-    let reps = args.reps.reps as usize;
+    let reps = args.timing.reps();
     // --uniform: the recurrence kernel on the grid from f[0] to f[nf-1].
     let grid = args
         .uniform
         .then(|| UniformGrid::spanning(f[0], f[f.len() - 1], f.len()));
-    let values = match args.backend {
-        BenchBackend::Cpu => by_dtype!(args.dtype, lombscargle_cpu(&t, &y, &f, grid, &opts, reps)),
-        BenchBackend::Gpu => by_dtype!(args.dtype, bench(&t, &y, &f, grid, &opts, reps)),
+    let values = match args.timing.on_cpu() {
+        true => by_dtype!(args.dtype, lombscargle_cpu(&t, &y, &f, grid, &opts, reps)),
+        false => by_dtype!(args.dtype, bench(&t, &y, &f, grid, &opts, reps)),
     }?;
     if let Some(path) = &args.out {
         write_raw_f64(path, &values)?;
@@ -182,7 +181,7 @@ fn bench<T: Float>(
     );
 
     let times = event_times(
-        &gpu,
+        stream,
         reps,
         &mut out,
         |_| Ok(()),
@@ -273,12 +272,8 @@ pub struct BenchBatchArgs {
     /// Fit an offset per frequency.
     #[arg(long)]
     pub floating_mean: bool,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
-    /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
+    #[command(flatten)]
+    pub timing: Timing<10>,
 }
 
 pub fn batch(args: &BenchBatchArgs) -> BenchResult {
@@ -290,19 +285,11 @@ pub fn batch(args: &BenchBatchArgs) -> BenchResult {
         let (min, max) = (args.min, args.max);
         return Err(format!("need 1 <= --min <= --max, got --min {min} --max {max}").into());
     }
-    let (nseries, lo, hi, nf, reps) = (
-        args.nseries,
-        args.min,
-        args.max,
-        args.nf,
-        args.reps as usize,
-    );
-    check_room::<f64>("the samples (--nseries x --max)", &[nseries, hi, 2])?;
-    let on_cpu = args.backend == BenchBackend::Cpu;
-    by_dtype!(
-        args.dtype,
-        bench_batch(nseries, lo, hi, nf, &opts, reps, on_cpu)
-    )
+    check_room::<f64>(
+        "the samples (--nseries x --max)",
+        &[args.nseries, args.max, 2],
+    )?;
+    by_dtype!(args.dtype, bench_batch(args, &opts))
 }
 
 /// Synthetic batch: series of random lengths in [lo, hi] over random spans,
@@ -330,31 +317,20 @@ fn synthetic_batch<T: Float>(nseries: usize, lo: usize, hi: usize) -> SyntheticB
     (t, y, offsets, f0, df)
 }
 
-fn bench_batch<T: Float>(
-    nseries: usize,
-    lo: usize,
-    hi: usize,
-    nf: usize,
-    opts: &LombScargleOptions,
-    reps: usize,
-    on_cpu: bool,
-) -> BenchResult {
+fn bench_batch<T: Float>(args: &BenchBatchArgs, opts: &LombScargleOptions) -> BenchResult {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
     use kernpack::api::lombscargle::batch::BatchDeviceBuffers;
-    let (t, y, offsets, f0, df) = synthetic_batch::<T>(nseries, lo, hi);
-    if on_cpu {
+    let (nseries, nf, reps) = (args.nseries, args.nf, args.timing.reps());
+    let (t, y, offsets, f0, df) = synthetic_batch::<T>(nseries, args.min, args.max);
+    if args.timing.on_cpu() {
         let batch = Batch {
             t: &t,
             y: &y,
             weights: None,
             offsets: &offsets,
         };
-        let grids = BatchGrid::PerSeries {
-            f0: &f0,
-            df: &df,
-            nf,
-        };
-        return batch_cpu(&batch, &grids, opts, reps);
+        let (f0, df) = (&f0, &df);
+        return batch_cpu(&batch, &BatchGrid::PerSeries { f0, df, nf }, opts, reps);
     }
     let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
     let gpu = Gpu::get(0)?;
@@ -377,7 +353,7 @@ fn bench_batch<T: Float>(
     // SAFETY: every buffer above is live for the whole measurement.
     #[rustfmt::skip]
     let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts: *opts, dtype: PhantomData };
-    let batch_ms = event_median(&gpu, reps, || unsafe { gpu.enqueue(stream, &op) })?;
+    let batch_ms = event_median(stream, reps, || unsafe { gpu.enqueue(stream, &op) })?;
     let batch_rate = t.len() as f64 * nf as f64 / (batch_ms * 1e-3);
 
     // The same kernel on one long series: nx = 1024, nf = 2^20.
@@ -388,7 +364,7 @@ fn bench_batch<T: Float>(
     );
     let grid = UniformGrid::spanning(sf[0], sf[sf.len() - 1], sf.len());
     let mut sout = stream.alloc_zeros::<T>(output_len(grid.nf, opts))?;
-    let single_ms = event_median(&gpu, reps, || {
+    let single_ms = event_median(stream, reps, || {
         let call =
             LombScargleOnDevice::uniform_buffers(stream, &st, &sy, None, &grid, &mut sout, opts);
         gpu.enqueue_buffers(call?)
@@ -437,24 +413,20 @@ pub struct BenchReduceArgs {
     /// Precision.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
     #[command(flatten)]
-    pub reps: Reps,
+    pub timing: Timing,
 }
 
 pub fn reduce(args: &BenchReduceArgs) -> BenchResult {
-    let (n, reps) = (args.n, args.reps.reps as usize);
-    check_room::<f64>("--n", &[n])?;
-    let on_cpu = args.backend == BenchBackend::Cpu;
-    by_dtype!(args.dtype, bench_reduce(n, reps, on_cpu))
+    check_room::<f64>("--n", &[args.n])?;
+    by_dtype!(args.dtype, bench_reduce(args.n, &args.timing))
 }
 
-fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> BenchResult {
+fn bench_reduce<T: Float>(n: usize, timing: &Timing) -> BenchResult {
+    let reps = timing.reps();
     let mut rng = Uniform::new(0x0dd5_eed5);
     let host: Vec<T> = (0..n).map(|_| T::from_f64(0.5 + rng.next())).collect();
-    if on_cpu {
+    if timing.on_cpu() {
         return reduce_cpu(&host, reps);
     }
     let gpu = Gpu::get(0)?;
@@ -465,16 +437,16 @@ fn bench_reduce<T: Float>(n: usize, reps: usize, on_cpu: bool) -> BenchResult {
     let mut sum = stream.alloc_zeros::<f64>(1)?;
     let mut status = stream.alloc_zeros::<i32>(1)?;
     let bytes = (n * std::mem::size_of::<T>()) as f64;
-    let copy_ms = event_median(&gpu, reps, || {
+    let copy_ms = event_median(stream, reps, || {
         stream
             .memcpy_dtod(&x, &mut copy)
             .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
-    let sum_ms = event_median(&gpu, reps, || {
+    let sum_ms = event_median(stream, reps, || {
         gpu.enqueue_buffers(SumOnDevice::buffers(stream, &x, &mut sum)?)
     })?;
     // Normalising repeatedly keeps the data valid (the sum stays 1 after the first).
-    let norm_ms = event_median(&gpu, reps, || {
+    let norm_ms = event_median(stream, reps, || {
         gpu.enqueue_buffers(NormalizeOnDevice::buffers(
             stream,
             &mut y,
@@ -579,12 +551,8 @@ pub struct BenchLorenzArgs {
     /// Lorenz 2005 kernel: 1 the generic one, 2 or 4 a specialised one [default: automatic].
     #[arg(long)]
     pub sites_per_thread: Option<usize>,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
-    /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
+    #[command(flatten)]
+    pub timing: Timing<10>,
 }
 
 /// `kernpack bench lorenz96|lorenz05`: one whole ensemble run (all members,
@@ -593,8 +561,11 @@ pub struct BenchLorenzArgs {
 /// alternatives (1: a block per member); `--sites-per-thread P` (Lorenz 2005)
 /// picks the kernel: 1 the generic one, 2 or 4 a specialised one (DART's K and J).
 pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> BenchResult {
+    by_dtype!(args.dtype, bench_lorenz(family, args))
+}
+
+fn bench_lorenz<T: Float>(family: &str, args: &BenchLorenzArgs) -> BenchResult {
     let l96 = family == "lorenz96";
-    let on_cpu = args.backend == BenchBackend::Cpu;
     let d05 = Lorenz05Params::default();
     let p05 = Lorenz05Params {
         n: args.n.unwrap_or(d05.n),
@@ -615,17 +586,8 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> BenchResult {
     let members = args.members.unwrap_or(if l96 { 100_000 } else { 40 });
     let steps = args.steps;
     check_room::<f64>("the initial states (--members x --n)", &[members, n, 2])?;
-    let mut rng = Uniform::new(1);
-    let base = dart_initial_state(n, forcing);
-    let initial: Vec<f64> = (0..members)
-        .flat_map(|_| {
-            base.iter()
-                .map(|v| v + 1e-3 * (2.0 * rng.next() - 1.0))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let dtype = args.dtype.name();
-    let median = by_dtype!(args.dtype, lorenz_median(args, l96, &p96, &p05, &initial))?;
+    let initial = cast::<T>(&perturbed_states(members, n, forcing, 1e-3, 1));
+    let median = lorenz_median(args, l96, &p96, &p05, &initial)?;
     let site_steps = members as f64 * n as f64 * steps as f64;
     let model = if l96 {
         "96".to_owned()
@@ -633,8 +595,9 @@ pub fn lorenz(family: &str, args: &BenchLorenzArgs) -> BenchResult {
         p05.model.number().to_string()
     };
     say!(
-        "RESULT kernpack {family} backend={} model={model} dtype={dtype} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
-        if on_cpu { "cpu" } else { "gpu" },
+        "RESULT kernpack {family} backend={} model={model} dtype={} n={n} members={members} steps={steps} members_per_block={} sites_per_thread={} median_ms={median:.4} ns_per_site_step={:.4}",
+        if args.timing.on_cpu() { "cpu" } else { "gpu" },
+        T::NAME,
         args.members_per_block.map_or("auto".to_owned(), |m| m.to_string()),
         args.sites_per_thread.map_or("auto".to_owned(), |m| m.to_string()),
         median * 1e6 / site_steps
@@ -648,20 +611,20 @@ fn lorenz_median<T: Float>(
     l96: bool,
     p96: &Lorenz96Params,
     p05: &Lorenz05Params,
-    initial: &[f64],
+    host: &[T],
 ) -> BenchResult<f64> {
-    let (steps, reps, host) = (args.steps, args.reps as usize, cast::<T>(initial));
-    if args.backend == BenchBackend::Cpu {
+    let (steps, reps) = (args.steps, args.timing.reps());
+    if args.timing.on_cpu() {
         // The CPU backend (members in blocks over threads): wall clock.
         let kp = Kernpack::new(Backend::Cpu)?;
         return wall_median(reps, || match l96 {
-            true => kp.lorenz96(p96, &host, steps, 0).map(drop),
-            false => kp.lorenz05(p05, &host, steps, 0).map(drop),
+            true => kp.lorenz96(p96, host, steps, 0).map(drop),
+            false => kp.lorenz05(p05, host, steps, 0).map(drop),
         });
     }
     let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
-    let d_in = stream.clone_htod(&host)?;
+    let d_in = stream.clone_htod(host)?;
     let mut out = stream.alloc_zeros::<T>(host.len())?;
     let started = Instant::now();
     let mut run = || {
@@ -684,5 +647,5 @@ fn lorenz_median<T: Float>(
     stream.synchronize()?;
     let first = started.elapsed().as_secs_f64() * 1e3;
     eprintln!("first run {first:.3} ms (wall clock)");
-    event_median(&gpu, reps, run)
+    event_median(stream, reps, run)
 }

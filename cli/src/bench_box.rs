@@ -7,9 +7,9 @@ use kernpack::{
     Backend, BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, Float, Gpu, ImageLayout, Kernpack,
 };
 
-use crate::options::{BenchBackend, Dtype};
+use crate::options::Dtype;
 use crate::synthetic::Uniform;
-use crate::timing::{event_median, host_copy_median, wall_median, BenchResult, Reps};
+use crate::timing::{event_median, host_copy_median, wall_median, BenchResult, Timing};
 
 value_enum! {
     /// Boundary handling of the box filter (scipy.ndimage's modes, plus interior-only).
@@ -47,11 +47,8 @@ pub struct BenchBoxArgs {
     /// Precision.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
     #[command(flatten)]
-    pub reps: Reps,
+    pub timing: Timing,
 }
 
 pub fn run(args: &BenchBoxArgs) -> BenchResult {
@@ -65,21 +62,19 @@ pub fn run(args: &BenchBoxArgs) -> BenchResult {
         mode: args.mode.into(),
         cval: 0.0,
     };
-    let reps = args.reps.reps as usize;
-    let on_cpu = args.backend == BenchBackend::Cpu;
-    by_dtype!(args.dtype, bench(rows, cols, &opts, reps, on_cpu))
+    by_dtype!(args.dtype, bench(rows, cols, &opts, &args.timing))
 }
 
 fn bench<T: Float>(
     rows: usize,
     cols: usize,
     opts: &BoxFilterOptions,
-    reps: usize,
-    on_cpu: bool,
+    timing: &Timing,
 ) -> BenchResult {
+    let reps = timing.reps();
     let mut rng = Uniform::new(0x5eed_b0c5);
     let host: Vec<T> = (0..rows * cols).map(|_| T::from_f64(rng.next())).collect();
-    if on_cpu {
+    if timing.on_cpu() {
         return bench_cpu(&host, rows, cols, opts, reps);
     }
     let gpu = Gpu::get(0)?;
@@ -87,12 +82,12 @@ fn bench<T: Float>(
     let input = stream.clone_htod(&host)?;
     let mut output = stream.alloc_zeros::<T>(host.len())?;
     let layout = ImageLayout::contiguous(rows, cols);
-    let copy_ms = event_median(&gpu, reps, || {
+    let copy_ms = event_median(stream, reps, || {
         stream
             .memcpy_dtod(&input, &mut output)
             .map_err(|e| kernpack::Error::cuda("copying", e))
     })?;
-    let filter_ms = event_median(&gpu, reps, || {
+    let filter_ms = event_median(stream, reps, || {
         let call = BoxFilterOnDevice::buffers(stream, &input, &mut output, &layout, opts);
         gpu.enqueue_buffers(call?)
     })?;

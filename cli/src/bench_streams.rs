@@ -3,12 +3,11 @@
 //! per-stream timeline that shows the overlap; `kernpack bench
 //! normalize-batched`: one batched call against a loop of single calls.
 use kernpack::api::reduce_batched::{ArrayTimeline, StreamedNormalize};
-use kernpack::api::streams::time;
 use kernpack::{Float, Gpu, NormalizeBatchedOnDevice, NormalizeOnDevice};
 
 use crate::options::Dtype;
 use crate::synthetic::Uniform;
-use crate::timing::{median, BenchResult, Reps};
+use crate::timing::{event_median, median, BenchResult, Reps};
 
 /// Arrays of random values, normalised on 1 vs k streams.
 #[derive(clap::Args, Debug)]
@@ -25,13 +24,12 @@ pub struct BenchStreamsArgs {
     /// Precision.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
-    /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
+    #[command(flatten)]
+    pub reps: Reps<10>,
 }
 
 pub fn normalize_streams(args: &BenchStreamsArgs) -> BenchResult {
-    let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps as usize);
+    let (arrays, n, reps) = (args.arrays as usize, args.n, args.reps.reps as usize);
     crate::memory::check_room::<f64>("the arrays (--arrays x --n)", &[arrays, n])?;
     let streams: Vec<usize> = args.streams.iter().map(|&s| s as usize).collect();
     by_dtype!(args.dtype, bench_streams(arrays, n, &streams, reps))
@@ -171,23 +169,13 @@ fn bench_batched<T: Float>(arrays: usize, n: usize, reps: usize) -> BenchResult 
         one_sum.push(stream.alloc_zeros::<f64>(1)?);
         one_status.push(stream.alloc_zeros::<i32>(1)?);
     }
-    let timed = |work: &mut dyn FnMut() -> kernpack::Result<()>| -> BenchResult<f64> {
-        let mut times = Vec::with_capacity(reps);
-        for rep in 0..reps + 3 {
-            let ((), ms) = time(&stream, &mut *work)?;
-            if rep >= 3 {
-                times.push(ms as f64);
-            }
-        }
-        Ok(median(times))
-    };
     // Normalising again keeps the data valid (every array then sums to 1).
-    let batched_ms = timed(&mut || {
+    let batched_ms = event_median(&stream, reps, || {
         let call =
             NormalizeBatchedOnDevice::buffers(&stream, &mut x, &doff, &mut sums, &mut status);
         gpu.enqueue_buffers(call?)
     })?;
-    let loop_ms = timed(&mut || {
+    let loop_ms = event_median(&stream, reps, || {
         for a in 0..arrays {
             let mut view = x.slice_mut(offsets[a]..offsets[a + 1]);
             let (sum, status) = (&mut one_sum[a], &mut one_status[a]);

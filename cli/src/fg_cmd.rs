@@ -8,9 +8,9 @@ use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gp
 
 use crate::io::write_csv;
 use crate::memory::check_room;
-use crate::options::{BenchBackend, ComplexDtype, FgPathArg, Placement};
+use crate::options::{ComplexDtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
-use crate::timing::{event_times, wall_median, BenchResult};
+use crate::timing::{event_times, wall_median, BenchResult, Timing};
 use crate::{figures, plot};
 
 /// How F and G start.
@@ -85,36 +85,23 @@ fn parse_complex(text: &str) -> Result<(f64, f64), String> {
 /// Initial F and G.
 type State<T> = (Vec<Complex<T>>, Vec<Complex<T>>);
 
-struct Problem {
-    n: usize,
-    steps: usize,
-    dt: f64,
-    delta0: (f64, f64),
-    random: Option<u64>,
-}
-
-impl Problem {
-    fn from(args: &FgProblemArgs) -> Problem {
-        Problem {
-            n: args.n as usize,
-            steps: args.steps,
-            dt: args.dt,
-            delta0: args.delta0,
-            random: (args.init == InitArg::Random).then_some(args.seed),
-        }
+impl FgProblemArgs {
+    /// N, the matrices' size.
+    fn n(&self) -> usize {
+        self.n as usize
     }
 
     fn state<T: Float>(&self) -> Result<State<T>, String> {
-        check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n, self.n])?;
-        let elements = self.n * self.n;
+        check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n(), self.n()])?;
+        let elements = self.n() * self.n();
         let one = Complex {
             re: T::from_f64(1.0),
             im: T::from_f64(0.0),
         };
-        Ok(match self.random {
-            None => (vec![one; elements], vec![one; elements]),
-            Some(seed) => {
-                let mut rng = Uniform::new(seed);
+        Ok(match self.init {
+            InitArg::Ones => (vec![one; elements], vec![one; elements]),
+            InitArg::Random => {
+                let mut rng = Uniform::new(self.seed);
                 let mut draw = |_| Complex {
                     re: T::from_f64(2.0 * rng.next() - 1.0),
                     im: T::from_f64(2.0 * rng.next() - 1.0),
@@ -142,26 +129,33 @@ impl Problem {
         opts: &FgOptions,
     ) -> kernpack::Result<FgRun<T>> {
         let (dt, delta0) = (T::from_f64(self.dt), self.delta0::<T>());
-        kp.fg_integrate(self.n, f, g, delta0, dt, self.steps, opts)
+        kp.fg_integrate(self.n(), f, g, delta0, dt, self.steps, opts)
+    }
+
+    /// The precision's name in RESULT lines.
+    fn dtype_name(&self) -> &'static str {
+        match self.dtype {
+            ComplexDtype::C64 => "c64",
+            ComplexDtype::C128 => "c128",
+        }
     }
 }
 
 pub fn run(args: &FgArgs) -> Result<(), String> {
     figures::check_outputs(&[Some(&args.out)], args.plot.as_deref())?;
-    let problem = Problem::from(&args.problem);
     let kp = args.at.open()?;
     let opts = FgOptions {
         path: args.path.into(),
     };
     by_dtype!(
         args.problem.dtype.parts(),
-        integrate(&kp, &problem, &opts, args)
+        integrate(&kp, &args.problem, &opts, args)
     )
 }
 
 fn integrate<T: Float>(
     kp: &Kernpack,
-    p: &Problem,
+    p: &FgProblemArgs,
     opts: &FgOptions,
     args: &FgArgs,
 ) -> Result<(), String> {
@@ -200,10 +194,10 @@ fn integrate<T: Float>(
 /// timing), after warm-up; median per step, for one path or both. With
 /// `--backend cpu`: the CPU backend's whole runs on host slices, wall clock.
 pub fn bench(args: &BenchFgArgs) -> BenchResult {
-    let (problem, dtype) = (Problem::from(&args.problem), args.problem.dtype.parts());
-    let reps = args.reps as usize;
-    if args.backend == BenchBackend::Cpu {
-        return by_dtype!(dtype, bench_cpu(&problem, reps));
+    let (problem, dtype) = (&args.problem, args.problem.dtype.parts());
+    let reps = args.timing.reps();
+    if args.timing.on_cpu() {
+        return by_dtype!(dtype, bench_cpu(problem, reps));
     }
     let paths = match args.path {
         BenchFgPath::Both => vec![FgPath::Cooperative, FgPath::Launches],
@@ -212,7 +206,7 @@ pub fn bench(args: &BenchFgArgs) -> BenchResult {
         BenchFgPath::Launches => vec![FgPath::Launches],
     };
     for path in paths {
-        by_dtype!(dtype, bench_path(&problem, path, reps))?;
+        by_dtype!(dtype, bench_path(problem, path, reps))?;
     }
     Ok(())
 }
@@ -238,22 +232,18 @@ pub struct BenchFgArgs {
     /// GPU path(s) to time.
     #[arg(long, value_enum, default_value_t = BenchFgPath::Auto)]
     pub path: BenchFgPath,
-    /// Timed runs (after 3 warm-up runs); the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
-    /// What to time.
-    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
-    pub backend: BenchBackend,
+    #[command(flatten)]
+    pub timing: Timing,
 }
 
-fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> BenchResult {
+fn bench_cpu<T: Float>(p: &FgProblemArgs, reps: usize) -> BenchResult {
     let kp = &Kernpack::new(Backend::Cpu)?;
     let (f, g) = p.state::<T>()?;
     let opts = FgOptions::default();
     let median_ms = wall_median(reps, || p.integrate(kp, &f, &g, &opts).map(drop))?;
     say!(
         "RESULT kernpack fg backend=cpu dtype={} n={} steps={} median_ms={median_ms:.4} us_per_step={:.3}",
-        if T::NAME == "f32" { "c64" } else { "c128" },
+        p.dtype_name(),
         p.n,
         p.steps,
         median_ms * 1e3 / p.steps.max(1) as f64,
@@ -261,11 +251,11 @@ fn bench_cpu<T: Float>(p: &Problem, reps: usize) -> BenchResult {
     Ok(())
 }
 
-fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> BenchResult {
+fn bench_path<T: Float>(p: &FgProblemArgs, path: FgPath, reps: usize) -> BenchResult {
     let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
     let opts = FgOptions { path };
-    let plan = gpu.fg_plan::<T>(p.n * p.n, &opts)?;
+    let plan = gpu.fg_plan::<T>(p.n() * p.n(), &opts)?;
     let (f, g) = p.state::<T>()?;
     let (f, g) = (interleaved(&f), interleaved(&g));
     let (f0, g0) = (stream.clone_htod(f)?, stream.clone_htod(g)?);
@@ -273,7 +263,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> BenchResult {
     let delta = stream.alloc_zeros::<T>(2 * (p.steps + 1))?;
     let mut state = (stream.clone_htod(f)?, stream.clone_htod(g)?, delta);
     let times = event_times(
-        &gpu,
+        stream,
         reps,
         &mut state,
         // Every run starts from the same F and G, restored outside the timing.
@@ -283,7 +273,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> BenchResult {
         },
         |(df, dg, delta)| {
             let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
-            let call = FgOnDevice::new(p.n, delta0, dt, p.steps, opts);
+            let call = FgOnDevice::new(p.n(), delta0, dt, p.steps, opts);
             gpu.enqueue_buffers(FgOnDevice::buffers(stream, &call, df, dg, delta)?)
         },
     )?;
@@ -300,7 +290,7 @@ fn bench_path<T: Float>(p: &Problem, path: FgPath, reps: usize) -> BenchResult {
     };
     say!(
         "RESULT kernpack fg path={path:?} plan={plan} dtype={} n={} steps={} median_ms={median_ms:.4} min_ms={:.4} us_per_step={per_step_us:.3}",
-        if T::NAME == "f32" { "c64" } else { "c128" },
+        p.dtype_name(),
         p.n,
         p.steps,
         times[0],

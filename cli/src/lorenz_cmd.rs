@@ -177,6 +177,15 @@ fn integrate<T: Float>(
     })
 }
 
+/// `members` copies of DART's initial state of `n` sites under `forcing`,
+/// each value plus uniform noise in [-eps, eps] drawn from `seed`.
+pub fn perturbed_states(members: usize, n: usize, forcing: f64, eps: f64, seed: u64) -> Vec<f64> {
+    let mut rng = Uniform::new(seed);
+    let base = dart_initial_state(n, forcing);
+    let noise = |v: &f64| v + eps * (2.0 * rng.next() - 1.0);
+    base.iter().cycle().take(members * n).map(noise).collect()
+}
+
 fn run(
     args: &EnsembleArgs,
     model: &impl Model,
@@ -206,16 +215,7 @@ fn run(
         None => {
             let members = args.members as usize;
             check_room::<f64>("the initial states (--members x --n)", &[members, n])?;
-            let eps = args.perturb;
-            let mut rng = Uniform::new(args.seed);
-            let base = dart_initial_state(n, forcing);
-            (0..members)
-                .flat_map(|_| {
-                    base.iter()
-                        .map(|v| v + eps * (2.0 * rng.next() - 1.0))
-                        .collect::<Vec<_>>()
-                })
-                .collect()
+            perturbed_states(members, n, forcing, args.perturb, args.seed)
         }
     };
     let kp = progress::on_cpu(args.at.open()?, &format!("{name} on the CPU"));

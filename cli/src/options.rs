@@ -70,15 +70,6 @@ pub enum Dtype {
     F64,
 }
 
-impl Dtype {
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "f32",
-            Dtype::F64 => "f64",
-        }
-    }
-}
-
 /// `values` in precision `T`.
 pub fn cast<T: Float>(values: &[f64]) -> Vec<T> {
     values.iter().map(|v| T::from_f64(*v)).collect()

@@ -2,20 +2,44 @@
 //! bench_box.rs, bench_streams.rs, fg_cmd.rs): GPU work with CUDA events on
 //! the GPU's stream after 3 warm-up runs, CPU-backend work by the wall clock
 //! after one, and the median of the timed runs reported.
+use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
-use kernpack::{Float, Gpu};
+use cudarc::driver::CudaStream;
+use kernpack::Float;
+
+use crate::options::BenchBackend;
 
 /// What a benchmark returns: any error, reported by its message.
 pub type BenchResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
-/// Timed runs after 3 warm-up runs; the median is reported.
+/// Timed runs after 3 warm-up runs (`DEFAULT` unless given); the median is reported.
 #[derive(clap::Args, Debug)]
-pub struct Reps {
+pub struct Reps<const DEFAULT: u32 = 20> {
     /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = DEFAULT, value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: u32,
+}
+
+/// What a benchmark times, and how many runs (`REPS` unless given).
+#[derive(clap::Args, Debug)]
+pub struct Timing<const REPS: u32 = 20> {
+    /// What to time.
+    #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
+    pub backend: BenchBackend,
+    #[command(flatten)]
+    pub reps: Reps<REPS>,
+}
+
+impl<const REPS: u32> Timing<REPS> {
+    pub fn on_cpu(&self) -> bool {
+        self.backend == BenchBackend::Cpu
+    }
+
+    pub fn reps(&self) -> usize {
+        self.reps.reps as usize
+    }
 }
 
 /// The median of `times` (the upper one of an even count); `times` is not empty.
@@ -24,17 +48,17 @@ pub fn median(mut times: Vec<f64>) -> f64 {
     times[times.len() / 2]
 }
 
-/// CUDA-event times of `work` on the GPU's stream, in ms, sorted, after 3
-/// warm-up runs; `before` runs ahead of each, outside the timed interval (to
-/// restore a `state` that the work changes, for instance).
+/// CUDA-event times of `work` on `stream`, in ms, sorted, after 3 warm-up
+/// runs; `before` runs ahead of each, outside the timed interval (to restore
+/// a `state` that the work changes, for instance).
 pub fn event_times<S>(
-    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
     reps: usize,
     state: &mut S,
     mut before: impl FnMut(&mut S) -> BenchResult,
     mut work: impl FnMut(&mut S) -> kernpack::Result<()>,
 ) -> BenchResult<Vec<f64>> {
-    let (ctx, stream) = (gpu.context(), gpu.stream());
+    let ctx = stream.context();
     let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let stop = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     let mut times = Vec::with_capacity(reps);
@@ -52,13 +76,13 @@ pub fn event_times<S>(
     Ok(times)
 }
 
-/// Median CUDA-event time of `work` on the GPU's stream, after 3 warm-up runs.
+/// Median CUDA-event time of `work` on `stream`, after 3 warm-up runs.
 pub fn event_median(
-    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
     reps: usize,
     mut work: impl FnMut() -> kernpack::Result<()>,
 ) -> BenchResult<f64> {
-    let times = event_times(gpu, reps, &mut (), |_| Ok(()), |_| work())?;
+    let times = event_times(stream, reps, &mut (), |_| Ok(()), |_| work())?;
     Ok(median(times))
 }
 
