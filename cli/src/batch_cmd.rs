@@ -10,7 +10,7 @@ use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
-use crate::io::{records, write_csv};
+use crate::io::{numbers, records, write_csv};
 use crate::lombscargle_cmd::{best_peak, check_band, time_span};
 use crate::options::{cast, Dtype, NormalizeArg, PeriodogramArgs, Placement};
 use crate::{figures, plot};
@@ -70,20 +70,13 @@ type Sample = (f64, f64, Option<f64>);
 /// Groups rows by id, keeping the order in which ids first appear.
 fn read_batch(path: &Path) -> Result<Table, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let path = path.display();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut rows: Vec<(String, Vec<Sample>)> = Vec::new();
     let mut width = None;
     for (number, fields) in records(&text, 1) {
-        let values = fields
-            .iter()
-            .skip(1)
-            .map(|f| {
-                f.parse::<f64>()
-                    .map_err(|e| format!("{path}:{number}: {e}: {f:?}"))
-            })
-            .collect::<Result<Vec<f64>, String>>()?;
+        let values = numbers(path, number, &fields[1..])?;
         if !(2..=3).contains(&values.len()) || *width.get_or_insert(values.len()) != values.len() {
+            let path = path.display();
             return Err(format!(
                 "{path}:{number}: expected id, t, y[, weight] in every row"
             ));
@@ -102,7 +95,7 @@ fn read_batch(path: &Path) -> Result<Table, String> {
             .push((values[0], values[1], values.get(2).copied()));
     }
     if rows.is_empty() {
-        return Err(format!("{path}: no data rows"));
+        return Err(format!("{}: no data rows", path.display()));
     }
     let weighted = width == Some(3);
     let mut table = Table {
@@ -160,12 +153,8 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     let kp = args.at.open()?;
     let started = Instant::now();
     let grid_of = |s: usize| grids[if grids.len() == 1 { 0 } else { s }];
-    let route = if args.periodograms.is_some() {
-        Route::Periodograms
-    } else {
-        Route::Peaks
-    };
-    let computed = by_dtype!(args.dtype, compute(&kp, &table, &grids, nf, &opts, route))?;
+    let all = args.periodograms.is_some();
+    let computed = by_dtype!(args.dtype, compute(&kp, &table, &grids, nf, &opts, all))?;
     // (frequency, power) of each series' highest peak at a non-zero frequency.
     let best: Vec<Option<(f64, f64)>> = match &computed {
         Computed::Periodograms(result) => result
@@ -231,45 +220,37 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// What is computed. Peaks without --periodograms: a batch's periodograms
-/// need not fit in memory (10^6 series x 10^4 frequencies would be 80 GB),
-/// and on a GPU only one index and value per series come back.
-#[derive(Clone, Copy)]
-enum Route {
-    Periodograms,
-    Peaks,
-}
-
+/// What is computed: the periodograms with --periodograms, else each
+/// series' best peak, since a batch's periodograms need not fit in memory
+/// (10^6 series x 10^4 frequencies would be 80 GB), and on a GPU only one
+/// index and value per series come back.
 enum Computed {
     Periodograms(Vec<Periodogram<f64>>),
     /// Each series' best peak: index in its grid, value.
     Peaks(Vec<Option<(usize, f64)>>),
 }
 
+/// The periodograms (`all`) or peaks of the table's series in precision `T`.
 fn compute<T: Float>(
     kp: &Kernpack,
     table: &Table,
     grids: &[UniformGrid],
     nf: usize,
     opts: &LombScargleOptions,
-    route: Route,
+    all: bool,
 ) -> Result<Computed, String> {
-    with_batch::<T, _>(table, |batch| match route {
-        Route::Periodograms => periodograms(kp, batch, grids, nf, opts).map(Computed::Periodograms),
-        Route::Peaks => peaks(kp, batch, grids, nf, opts).map(Computed::Peaks),
-    })
-}
-
-/// `run` on the table's samples in precision `T`.
-fn with_batch<T: Float, R>(table: &Table, run: impl FnOnce(&Batch<'_, T>) -> R) -> R {
     let (t, y) = (cast::<T>(&table.t), cast::<T>(&table.y));
     let w = table.w.as_deref().map(cast::<T>);
-    run(&Batch {
+    let batch = Batch {
         t: &t,
         y: &y,
         weights: w.as_deref(),
         offsets: &table.offsets,
-    })
+    };
+    match all {
+        true => periodograms(kp, &batch, grids, nf, opts).map(Computed::Periodograms),
+        false => peaks(kp, &batch, grids, nf, opts).map(Computed::Peaks),
+    }
 }
 
 /// The grids (cycles per time unit; one shared, or one per series) in the

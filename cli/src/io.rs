@@ -43,16 +43,20 @@ pub fn records(text: &str, skip: usize) -> impl Iterator<Item = (usize, Vec<&str
 /// error naming its line.
 pub fn read_table(path: &Path) -> Result<Vec<Vec<f64>>, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let path = path.display();
     records(&text, 0)
-        .map(|(number, fields)| {
-            fields
-                .iter()
-                .map(|f| {
-                    f.parse::<f64>()
-                        .map_err(|e| format!("{path}:{number}: {e}: {f:?}"))
-                })
-                .collect()
+        .map(|(number, fields)| numbers(path, number, &fields))
+        .collect()
+}
+
+/// The `fields` of line `number` of `path` as numbers; a field that is not a
+/// number is an error naming the file and the line.
+pub fn numbers(path: &Path, number: usize, fields: &[&str]) -> Result<Vec<f64>, String> {
+    let path = path.display();
+    fields
+        .iter()
+        .map(|f| {
+            f.parse::<f64>()
+                .map_err(|e| format!("{path}:{number}: {e}: {f:?}"))
         })
         .collect()
 }
@@ -121,13 +125,12 @@ pub fn write_raw_f64(path: &Path, values: &[f64]) -> Result<(), String> {
 }
 
 /// Writes a file whole or not at all. A new or regular file is written into
-/// a hidden staging file beside it (created afresh, never followed through
-/// a link), given the old file's permissions, and renamed over it once
-/// every byte is written; on failure the staging file is removed. A run
-/// that fails half way (a full disk, a size limit) then leaves no truncated
-/// output, and an older file of that name stays as it was. Anything else
-/// (a device such as /dev/null, a pipe, a symbolic link) is written in
-/// place, as it always was.
+/// a hidden staging file beside it (see [`staging`]), given the old file's
+/// permissions, and renamed over it once every byte is written; on failure
+/// the staging file is removed. A run that fails half way (a full disk, a
+/// size limit) then leaves no truncated output, and an older file of that
+/// name stays as it was. Anything else (a device such as /dev/null, a pipe,
+/// a symbolic link) is written in place, as it always was.
 pub fn write_file(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -146,49 +149,32 @@ pub fn write_file(
         // Refused where writing the file itself would be (read-only).
         fs::OpenOptions::new().write(true).open(path)?;
     }
-    let (staging, file) = create_staging(path)?;
-    let written = (|| {
-        let mut out = BufWriter::new(file);
-        fill(&mut out)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        if let Some(meta) = &existing {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        fs::rename(&staging, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&staging);
+    // Dropped on any error below, the staging file is removed.
+    let mut staging = staging(path)?;
+    let mut out = BufWriter::new(staging.as_file_mut());
+    fill(&mut out)?;
+    out.flush()?;
+    drop(out);
+    if let Some(meta) = &existing {
+        staging.as_file().set_permissions(meta.permissions())?;
     }
-    written
+    staging.as_file().sync_all()?;
+    staging.persist(path).map(drop).map_err(|e| e.error)
 }
 
-/// A new hidden file beside `path`, named after it, this process and the
-/// clock: created exclusively (an existing file or link of that name is
-/// never opened), so nothing planted there is written through.
-fn create_staging(path: &Path) -> std::io::Result<(std::path::PathBuf, fs::File)> {
-    let name = path
-        .file_name()
-        .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
-    let mut attempt = 0u32;
-    loop {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let staging = path.with_file_name(format!(
-            ".{name}.kernpack-{}-{nanos:09}-{attempt}.part",
-            std::process::id()
-        ));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&staging)
-        {
-            Ok(file) => return Ok((staging, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
-            Err(e) => return Err(e),
-        }
-    }
+/// A new hidden file beside `path`, named after it (`.NAME.kernpack-*.part`),
+/// created exclusively (an existing file or link of that name is never
+/// opened, so nothing planted there is written through) with the
+/// permissions a plain create gives, and removed when dropped unless
+/// persisted.
+fn staging(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.kernpack-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".part");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(path.parent().unwrap_or(Path::new("")))
 }
 
 /// Refuses, before any work, an output that cannot be written: a missing or
@@ -218,10 +204,8 @@ pub fn check_output(path: &Path) -> Result<(), String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(fail(&e)),
     }
-    // Creating the staging file is what writing a regular file does first.
-    let (staging, _) = create_staging(path).map_err(|e| fail(&e))?;
-    let _ = fs::remove_file(&staging);
-    Ok(())
+    // Creating the staging file (removed again) is what writing a regular file does first.
+    staging(path).map(drop).map_err(|e| fail(&e))
 }
 
 /// Writes a CSV with `header` and one row per item; "-" means stdout, where a
