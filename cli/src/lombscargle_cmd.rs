@@ -61,7 +61,8 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     let data = read_series(&args.input)?;
     let freqs = frequencies(args, &data)?;
     let opts = args.periodogram.options();
-    let kp = handle(&args.at)?;
+    // Progress on stderr when a CPU run is long.
+    let kp = progress::on_cpu(args.at.open()?, "periodogram on the CPU");
     let started = Instant::now();
     let result = by_dtype!(args.dtype, compute(&kp, &data, &freqs, &opts))?;
     eprintln!(
@@ -77,12 +78,6 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
         plot(path, &freqs.values, &result, &title, &data)?;
     }
     Ok(())
-}
-
-/// The handle `at` names, reporting progress on stderr when a CPU run is long.
-fn handle(at: &Placement) -> Result<Kernpack, String> {
-    let kp = at.open()?;
-    Ok(progress::on_cpu(kp, "periodogram on the CPU"))
 }
 
 /// Frequencies in cycles per time unit (the kernels take angular ones).
@@ -308,7 +303,8 @@ pub fn demo(args: &DemoArgs) -> Result<(), String> {
         floating_mean: true,
         precenter: false,
     };
-    let kp = handle(&args.at)?;
+    // Progress on stderr when a CPU run is long.
+    let kp = progress::on_cpu(args.at.open()?, "periodogram on the CPU");
     let started = Instant::now();
     let result = compute::<f64>(&kp, &data, &freqs, &opts)?;
     let elapsed = started.elapsed().as_secs_f64() * 1e3;

@@ -109,7 +109,14 @@ pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
         forcing: args.forcing,
         dt: args.dt,
     };
-    run(&args.ensemble, &p, p.n, p.forcing, p.dt, "Lorenz 96")
+    run(
+        &args.ensemble,
+        &Model::L96(p),
+        p.n,
+        p.forcing,
+        p.dt,
+        "Lorenz 96",
+    )
 }
 
 pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
@@ -128,45 +135,29 @@ pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
     } else {
         "Lorenz 2005 Model II"
     };
-    run(&args.ensemble, &p, p.n, p.forcing, p.dt, name)
+    run(&args.ensemble, &Model::L05(p), p.n, p.forcing, p.dt, name)
 }
 
 /// A model the ensemble commands integrate.
-trait Model {
-    fn integrate<T: Float>(
-        &self,
-        kp: &Kernpack,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> kernpack::Result<Ensemble<T>>;
+enum Model {
+    L96(Lorenz96Params),
+    L05(Lorenz05Params),
 }
-
-impl Model for Lorenz96Params {
-    fn integrate<T: Float>(&self, kp: &Kernpack, z: &[T], steps: u64, every: u64) -> Res<T> {
-        kp.lorenz96(self, z, steps, every)
-    }
-}
-
-impl Model for Lorenz05Params {
-    fn integrate<T: Float>(&self, kp: &Kernpack, z: &[T], steps: u64, every: u64) -> Res<T> {
-        kp.lorenz05(self, z, steps, every)
-    }
-}
-
-type Res<T> = kernpack::Result<Ensemble<T>>;
 
 /// `model` integrated in precision `T`, the result in f64.
 fn integrate<T: Float>(
-    model: &impl Model,
+    model: &Model,
     kp: &Kernpack,
     initial: &[f64],
     steps: u64,
     every: u64,
 ) -> Result<Ensemble<f64>, String> {
-    let run = model
-        .integrate(kp, &cast::<T>(initial), steps, every)
-        .map_err(|e| e.to_string())?;
+    let z = cast::<T>(initial);
+    let run = match model {
+        Model::L96(p) => kp.lorenz96(p, &z, steps, every),
+        Model::L05(p) => kp.lorenz05(p, &z, steps, every),
+    }
+    .map_err(|e| e.to_string())?;
     let wide = |v: Vec<T>| v.into_iter().map(T::to_f64).collect::<Vec<f64>>();
     Ok(Ensemble {
         members: run.members,
@@ -188,7 +179,7 @@ pub fn perturbed_states(members: usize, n: usize, forcing: f64, eps: f64, seed: 
 
 fn run(
     args: &EnsembleArgs,
-    model: &impl Model,
+    model: &Model,
     n: usize,
     forcing: f64,
     dt: f64,
