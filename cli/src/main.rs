@@ -190,4 +190,26 @@ mod tests {
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
     }
+
+    #[test]
+    fn each_benchmark_keeps_its_own_default_number_of_runs() {
+        let cli = Cli::command();
+        let bench = cli.find_subcommand("bench").unwrap();
+        for (name, reps) in [
+            ("lombscargle", "20"),
+            ("lombscargle-batch", "10"),
+            ("reduce", "20"),
+            ("box-filter", "20"),
+            ("normalize-streams", "10"),
+            ("normalize-batched", "20"),
+            ("lorenz96", "10"),
+            ("lorenz05", "10"),
+            ("fg", "20"),
+        ] {
+            let command = bench.find_subcommand(name).unwrap();
+            let arg = command.get_arguments().find(|a| a.get_id() == "reps");
+            let defaults = arg.unwrap().get_default_values();
+            assert_eq!(defaults, [reps], "{name}");
+        }
+    }
 }

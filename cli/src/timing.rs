@@ -18,7 +18,9 @@ pub type BenchResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 #[derive(clap::Args, Debug)]
 pub struct Reps<const DEFAULT: u32 = 20> {
     /// Timed runs (after warm-up); the median is reported.
-    #[arg(long, default_value_t = DEFAULT, value_parser = clap::value_parser!(u32).range(1..))]
+    // Not default_value_t: clap keeps its text in a static, which every
+    // `DEFAULT` would share.
+    #[arg(long, default_value = DEFAULT.to_string(), value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: u32,
 }
 
