@@ -23,7 +23,9 @@
 //! caller's stream); `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
-//! fails when they are stale.
+//! fails when they are stale. The functions' docs are written once, on the
+//! declarations; `tests/header_fresh.rs` puts them on the functions of the
+//! copy of this module that cbindgen reads, so they are in the header.
 #![allow(non_camel_case_types)]
 
 pub mod devices;
