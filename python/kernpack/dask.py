@@ -237,59 +237,51 @@ def _sorted_series(ids, t, y, w, id_col: str):
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
     keys = [ids, t, y] + ([w] if w is not None else [])
-    ties, starts = _ties_out_of_order(keys)
-    if ties is None:  # not ordered by (id, t): pandas' stable sort on every key
+    layout = _ties_out_of_order(keys)
+    if layout is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
         order = pd.DataFrame(dict(zip(names, keys))).sort_values(names, kind="mergesort").index.to_numpy()
         keys = [k[order] for k in keys]
         starts = np.flatnonzero(keys[0][1:] != keys[0][:-1]) + 1
-    elif ties is not _IN_ORDER:
-        # Tied rows share id and t: only their values (and weights) move.
-        rows, source = ties
-        keys[2:] = [k.copy() for k in keys[2:]]
-        for k in keys[2:]:
-            k[rows] = k[source]
+    else:
+        starts, (rows, source) = layout
+        if rows.size:  # Tied rows share id and t: only their values (and weights) move.
+            keys[2:] = [k.copy() for k in keys[2:]]
+            for k in keys[2:]:
+                k[rows] = k[source]
     id_values, t, y = keys[:3]
-    w = keys[3] if w is not None else None
-    offsets = np.empty(starts.size + 2, dtype=np.intp)
-    offsets[0], offsets[-1] = 0, id_values.size
-    offsets[1:-1] = starts
-    return id_values[offsets[:-1]], offsets, t, y, w
-
-
-_IN_ORDER = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
+    offsets = np.concatenate([[0], starts, [id_values.size]]).astype(np.intp)
+    return id_values[offsets[:-1]], offsets, t, y, keys[3] if w is not None else None
 
 
 def _ties_out_of_order(keys: List[np.ndarray]):
     """For rows already ordered by (id, t) (the usual survey layout: a
     dataset written curve by curve, in time), the order by all of `keys`
     without a full sort: only runs of equal (id, t) are sorted, on their
-    other keys. Returns (order, starts): order is (rows, source), row
-    ``rows[i]`` taking the values of row ``source[i]``, or `_IN_ORDER` when
-    the rows are in order as they are, or None when they are not ordered by
-    (id, t) (then the caller sorts everything); starts are the rows (after
-    the first) that begin a series, where the ids stay in place. A
-    multi-key sort of millions of rows costs seconds, far more than their
-    periodograms; the check is one pass over the rows."""
+    other keys. Returns (starts, (rows, source)), or None when the rows are
+    not ordered by (id, t) (then the caller sorts everything): starts are
+    the rows (after the first) that begin a series, where the ids stay in
+    place, and row ``rows[i]`` takes the values of row ``source[i]`` (none
+    when the rows are in order as they are). A multi-key sort of millions
+    of rows costs seconds, far more than their periodograms; the check is
+    one pass over the rows."""
     ids, t = keys[0], keys[1]
     if ids.size < 2:
-        return _IN_ORDER, np.empty(0, dtype=np.intp)
+        none = np.empty(0, dtype=np.intp)
+        return none, (none, none)
     try:
         layout = _layout(ids, t)
         if layout is None:
-            return None, None
+            return None
         starts, tie_first = layout
-        if tie_first.size == 0:
-            return _IN_ORDER, starts
         rows = np.union1d(tie_first, tie_first + 1)  # rows i and i + 1 share id and t
         # The tied rows keep their places as a set: sorting them by every key
         # orders each run and leaves the runs where they are.
         within = np.lexsort(tuple(k[rows] for k in reversed(keys)))
     except TypeError:  # ids of mixed types: the full sort decides
-        return None, None
-    if np.array_equal(within, np.arange(rows.size)):
-        return _IN_ORDER, starts
-    return (rows, rows[within]), starts
+        return None
+    moved = within != np.arange(rows.size)
+    return starts, (rows[moved], rows[within[moved]])
 
 
 _NATIVE_IDS = ("int32", "int64", "uint32", "uint64")
