@@ -368,10 +368,13 @@ def _calls(backend: Optional[str], best: bool):
     return _GPU_CALLS if best else _alone_on_the_gpu()
 
 
-def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
+def _batch(ids, offsets, t, y, w, grid, opts, best):
+    """(f0, df, the batched call's result) for the series on their grids."""
+    f0, df = _series_grids(ids, offsets, t, *grid)
     try:
         with _calls(opts["backend"], best):
-            return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
+            got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **opts)
+            return f0, df, got
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))
         if m and int(m.group(1)) < len(ids):
@@ -415,21 +418,18 @@ def _peaks_columns(top_k: int) -> Dict[str, Any]:
     return {"n": np.int64, **dict.fromkeys(cols, np.float64)}
 
 
-def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
-    nf, fmin, fmax, oversample = grid
-    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
+def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, opts):
+    f0, df, got = _batch(ids, offsets, t, y, w, grid, opts, best=top_k == 1)
     if top_k == 1:  # (nseries, 1) frequencies and powers of the peaks
-        best = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=True)
-        freq, power = best.frequency[:, None], best.power[:, None]
+        freq, power = got.frequency[:, None], got.power[:, None]
     else:  # (nseries, top_k)
-        pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
-        index, power = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
+        index, power = _top_peaks(np.abs(got) if np.iscomplexobj(got) else got, top_k)
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
     # Per series: frequency, period and power of rank 1, then of rank 2, ...
     ranks = np.stack([freq, period, power], axis=2).reshape(len(ids), 3 * top_k)
-    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))
+    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
     table.insert(0, "n", np.diff(offsets).astype(np.int64))
     return table
 
@@ -437,9 +437,9 @@ def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
 def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize,
                 floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs, **extra):
     """The checked arguments' frame (or Parquet plan) with each id in one
-    partition, and per partition the table of `out_columns` (dtypes) indexed by
-    id that ``table(ids, offsets, t, y, w, meta=, id_col=, grid=, opts=,
-    **extra)`` makes of its series, in a task named `label`."""
+    partition, and per partition the table of `out_columns` (dtypes) indexed
+    by id that ``table(ids, offsets, t, y, w, meta=, grid=, opts=, **extra)``
+    makes of its series, in a task named `label`."""
     grid = _grid_spec(nf, fmin, fmax, oversample)
     opts = dict(
         normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
@@ -462,7 +462,7 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
         index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
     meta = pd.DataFrame({c: np.empty(0, dtype=d) for c, d in out_columns.items()},
                         index=pd.Index([], dtype=index_dtype, name=id_col))
-    table_of = functools.partial(table, meta=meta, id_col=id_col, grid=grid, opts=opts, **extra)
+    table_of = functools.partial(table, meta=meta, grid=grid, opts=opts, **extra)
     return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
 
 
@@ -661,10 +661,8 @@ def lombscargle_peaks(
     )
 
 
-def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
-    nf, fmin, fmax, oversample = grid
-    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
-    pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
+def _pgram_table(ids, offsets, t, y, w, *, meta, grid, opts):
+    f0, df, pgrams = _batch(ids, offsets, t, y, w, grid, opts, best=False)
     column = np.empty(len(ids), dtype=object)
     column[:] = list(pgrams)  # one row view of the (nseries, nf) result per series
     return pd.DataFrame(
@@ -674,7 +672,7 @@ def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
             "df": np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),)),
             "periodogram": column,
         },
-        index=pd.Index(ids, dtype=meta.index.dtype, name=id_col),
+        index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name),
     )
 
 
