@@ -28,16 +28,6 @@ def is_lists(a: Any) -> bool:
     return isinstance(type_, pa.DataType) and (pa.types.is_list(type_) or pa.types.is_large_list(type_))
 
 
-def _list_array(name: str, a: Any) -> Any:
-    import pyarrow as pa
-
-    if isinstance(a, pa.ChunkedArray):
-        raise AssertionError("chunked arrays are split into chunks first")
-    if not isinstance(a, (pa.ListArray, pa.LargeListArray)):
-        raise TypeError(f"{name} must be a pyarrow ListArray, LargeListArray or ChunkedArray of lists, not {a.type}")
-    return a
-
-
 def flat(name: str, a: Any) -> Tuple[np.ndarray, np.ndarray]:
     """The flat values and the offsets (from 0) of a ``ListArray`` or
     ``LargeListArray``, sliced or not: ``(values, offsets)``.
@@ -48,14 +38,19 @@ def flat(name: str, a: Any) -> Tuple[np.ndarray, np.ndarray]:
     otherwise a new int64 array of ``len(a) + 1`` entries (int32 offsets
     widened, a slice's offsets moved to start at 0): a copy of the offsets
     only. Null rows, and nulls among the values, are a ValueError."""
-    a = _list_array(name, a)
+    import pyarrow as pa
+
+    if isinstance(a, pa.ChunkedArray):
+        raise AssertionError("chunked arrays are split into chunks first")
+    if not isinstance(a, (pa.ListArray, pa.LargeListArray)):
+        raise TypeError(f"{name} must be a pyarrow ListArray, LargeListArray or ChunkedArray of lists, not {a.type}")
     if a.null_count:
         row = int(np.flatnonzero(~np.asarray(a.is_valid().to_numpy(zero_copy_only=False)))[0])
         raise ValueError(
             f"{name} has {a.null_count} null row(s) (the first is row {row}): "
             "drop them or fill them with non-empty series before the call"
         )
-    dtype = np.int32 if a.type.id == _list_type_id() else np.int64
+    dtype = np.int32 if pa.types.is_list(a.type) else np.int64
     buffer = a.buffers()[1]
     offsets = np.frombuffer(buffer, dtype=dtype)[a.offset : a.offset + len(a) + 1] if buffer is not None else None
     if offsets is None or offsets.size == 0:  # no rows: an empty array may come without offsets
@@ -64,7 +59,7 @@ def flat(name: str, a: Any) -> Tuple[np.ndarray, np.ndarray]:
     values = a.values.slice(start, stop - start)  # zero-copy; offsets index a.values, itself maybe sliced
     if values.null_count:
         raise ValueError(f"{name} holds {values.null_count} null value(s) inside its rows: every sample needs a value")
-    if values.type.id not in _numeric_type_ids():
+    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
         raise TypeError(f"{name} must be a list of numbers, not of {values.type}")
     values = values.to_numpy(zero_copy_only=True)
     if start != 0 or offsets.dtype != np.int64:
@@ -72,26 +67,12 @@ def flat(name: str, a: Any) -> Tuple[np.ndarray, np.ndarray]:
     return values, offsets
 
 
-def _list_type_id() -> int:
-    import pyarrow as pa
-
-    return pa.list_(pa.float64()).id
-
-
-def _numeric_type_ids() -> frozenset:
-    import pyarrow as pa
-
-    types = [pa.float16(), pa.float32(), pa.float64(), pa.int8(), pa.int16(), pa.int32(), pa.int64()]
-    types += [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()]
-    return frozenset(t.id for t in types)
-
-
-def pieces(named: Sequence[Tuple[str, Any]]) -> List[Tuple[int, int, List[Optional[Any]]]]:
-    """The list arrays of the arguments (``None`` passes through) split where
-    any of them starts a new chunk: ``[(first row, row count, arrays)]``, each
-    array one ``ListArray`` / ``LargeListArray`` (a zero-copy slice of a
-    chunk). Arrays, or ChunkedArrays of one chunk, give one piece; the row
-    counts must agree."""
+def pieces(named: Sequence[Tuple[str, Any]]) -> List[Tuple[int, int, List[Optional[np.ndarray]], np.ndarray]]:
+    """The list columns of the arguments (``None`` passes through) split
+    where any of them starts a new chunk, each piece :func:`flat`:
+    ``[(first row, row count, values per argument, offsets)]``. Arrays, or
+    ChunkedArrays of one chunk, give one piece; the row counts, and every
+    row's length, must agree with the first argument's."""
     import pyarrow as pa
 
     present = [(name, a) for name, a in named if a is not None]
@@ -113,7 +94,23 @@ def pieces(named: Sequence[Tuple[str, Any]]) -> List[Tuple[int, int, List[Option
     bounds = sorted(bounds)
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
-        out.append((lo, hi - lo, [None if a is None else _one_chunk(a, lo, hi - lo) for _, a in named]))
+        values, offsets = [], None
+        for name, a in named:
+            if a is None:
+                values.append(None)
+                continue
+            v, o = flat(name, _one_chunk(a, lo, hi - lo))
+            if offsets is None:
+                offsets = o
+            elif not np.array_equal(o, offsets):
+                row = int(np.flatnonzero(np.diff(o) != np.diff(offsets))[0])
+                raise ValueError(
+                    f"{name}'s rows must have the lengths of {first_name}'s: row {lo + row} holds "
+                    f"{int(o[row + 1] - o[row])} samples in {name} but {int(offsets[row + 1] - offsets[row])} "
+                    f"in {first_name}"
+                )
+            values.append(v)
+        out.append((lo, hi - lo, values, offsets))
     return out
 
 
@@ -142,19 +139,13 @@ def periodograms(out: np.ndarray) -> Any:
     return pa.FixedSizeListArray.from_arrays(pa.array(out.reshape(-1)), nf)
 
 
-def column(a: np.ndarray) -> Any:
+def joined(pieces: Sequence[Any], inputs: Sequence[Any]) -> Any:
+    """The pieces' results (NumPy or Arrow arrays) as one Arrow column: a
+    ``ChunkedArray`` of one chunk per piece where any of the `inputs` is
+    chunked, else the single piece's array."""
     import pyarrow as pa
 
-    return pa.array(a)
-
-
-def chunked(chunks: Sequence[Any], type_: Any) -> Any:
-    import pyarrow as pa
-
-    return pa.chunked_array(list(chunks), type=type_)
-
-
-def is_chunked(a: Any) -> bool:
-    import pyarrow as pa
-
-    return isinstance(a, pa.ChunkedArray)
+    arrays = [p if is_arrow(p) else pa.array(p) for p in pieces]
+    if any(isinstance(a, pa.ChunkedArray) for a in inputs):
+        return pa.chunked_array(arrays, type=arrays[0].type)
+    return arrays[0]

@@ -237,59 +237,51 @@ def _sorted_series(ids, t, y, w, id_col: str):
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
     keys = [ids, t, y] + ([w] if w is not None else [])
-    ties, starts = _ties_out_of_order(keys)
-    if ties is None:  # not ordered by (id, t): pandas' stable sort on every key
+    layout = _ties_out_of_order(keys)
+    if layout is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
         order = pd.DataFrame(dict(zip(names, keys))).sort_values(names, kind="mergesort").index.to_numpy()
         keys = [k[order] for k in keys]
         starts = np.flatnonzero(keys[0][1:] != keys[0][:-1]) + 1
-    elif ties is not _IN_ORDER:
-        # Tied rows share id and t: only their values (and weights) move.
-        rows, source = ties
-        keys[2:] = [k.copy() for k in keys[2:]]
-        for k in keys[2:]:
-            k[rows] = k[source]
+    else:
+        starts, (rows, source) = layout
+        if rows.size:  # Tied rows share id and t: only their values (and weights) move.
+            keys[2:] = [k.copy() for k in keys[2:]]
+            for k in keys[2:]:
+                k[rows] = k[source]
     id_values, t, y = keys[:3]
-    w = keys[3] if w is not None else None
-    offsets = np.empty(starts.size + 2, dtype=np.intp)
-    offsets[0], offsets[-1] = 0, id_values.size
-    offsets[1:-1] = starts
-    return id_values[offsets[:-1]], offsets, t, y, w
-
-
-_IN_ORDER = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
+    offsets = np.concatenate([[0], starts, [id_values.size]]).astype(np.intp)
+    return id_values[offsets[:-1]], offsets, t, y, keys[3] if w is not None else None
 
 
 def _ties_out_of_order(keys: List[np.ndarray]):
     """For rows already ordered by (id, t) (the usual survey layout: a
     dataset written curve by curve, in time), the order by all of `keys`
     without a full sort: only runs of equal (id, t) are sorted, on their
-    other keys. Returns (order, starts): order is (rows, source), row
-    ``rows[i]`` taking the values of row ``source[i]``, or `_IN_ORDER` when
-    the rows are in order as they are, or None when they are not ordered by
-    (id, t) (then the caller sorts everything); starts are the rows (after
-    the first) that begin a series, where the ids stay in place. A
-    multi-key sort of millions of rows costs seconds, far more than their
-    periodograms; the check is one pass over the rows."""
+    other keys. Returns (starts, (rows, source)), or None when the rows are
+    not ordered by (id, t) (then the caller sorts everything): starts are
+    the rows (after the first) that begin a series, where the ids stay in
+    place, and row ``rows[i]`` takes the values of row ``source[i]`` (none
+    when the rows are in order as they are). A multi-key sort of millions
+    of rows costs seconds, far more than their periodograms; the check is
+    one pass over the rows."""
     ids, t = keys[0], keys[1]
     if ids.size < 2:
-        return _IN_ORDER, np.empty(0, dtype=np.intp)
+        none = np.empty(0, dtype=np.intp)
+        return none, (none, none)
     try:
         layout = _layout(ids, t)
         if layout is None:
-            return None, None
+            return None
         starts, tie_first = layout
-        if tie_first.size == 0:
-            return _IN_ORDER, starts
         rows = np.union1d(tie_first, tie_first + 1)  # rows i and i + 1 share id and t
         # The tied rows keep their places as a set: sorting them by every key
         # orders each run and leaves the runs where they are.
         within = np.lexsort(tuple(k[rows] for k in reversed(keys)))
     except TypeError:  # ids of mixed types: the full sort decides
-        return None, None
-    if np.array_equal(within, np.arange(rows.size)):
-        return _IN_ORDER, starts
-    return (rows, rows[within]), starts
+        return None
+    moved = within != np.arange(rows.size)
+    return starts, (rows[moved], rows[within[moved]])
 
 
 _NATIVE_IDS = ("int32", "int64", "uint32", "uint64")
@@ -376,10 +368,13 @@ def _calls(backend: Optional[str], best: bool):
     return _GPU_CALLS if best else _alone_on_the_gpu()
 
 
-def _batch(ids, offsets, t, y, w, f0, df, nf, opts, best):
+def _batch(ids, offsets, t, y, w, grid, opts, best):
+    """(f0, df, the batched call's result) for the series on their grids."""
+    f0, df = _series_grids(ids, offsets, t, *grid)
     try:
         with _calls(opts["backend"], best):
-            return _signal.lombscargle_batch(t, y, f0, df, nf, offsets=offsets, weights=w, best=best, **opts)
+            got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **opts)
+            return f0, df, got
     except ValueError as e:  # name the series by its id, not by its place in this partition
         m = re.search(r"series (\d+)", str(e))
         if m and int(m.group(1)) < len(ids):
@@ -423,21 +418,18 @@ def _peaks_columns(top_k: int) -> Dict[str, Any]:
     return {"n": np.int64, **dict.fromkeys(cols, np.float64)}
 
 
-def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
-    nf, fmin, fmax, oversample = grid
-    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
+def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, opts):
+    f0, df, got = _batch(ids, offsets, t, y, w, grid, opts, best=top_k == 1)
     if top_k == 1:  # (nseries, 1) frequencies and powers of the peaks
-        best = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=True)
-        freq, power = best.frequency[:, None], best.power[:, None]
+        freq, power = got.frequency[:, None], got.power[:, None]
     else:  # (nseries, top_k)
-        pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
-        index, power = _top_peaks(np.abs(pgrams) if np.iscomplexobj(pgrams) else pgrams, top_k)
+        index, power = _top_peaks(np.abs(got) if np.iscomplexobj(got) else got, top_k)
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
     # Per series: frequency, period and power of rank 1, then of rank 2, ...
     ranks = np.stack([freq, period, power], axis=2).reshape(len(ids), 3 * top_k)
-    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=id_col))
+    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
     table.insert(0, "n", np.diff(offsets).astype(np.int64))
     return table
 
@@ -445,9 +437,9 @@ def _peaks_table(ids, offsets, t, y, w, *, meta, id_col, grid, top_k, opts):
 def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize,
                 floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs, **extra):
     """The checked arguments' frame (or Parquet plan) with each id in one
-    partition, and per partition the table of `out_columns` (dtypes) indexed by
-    id that ``table(ids, offsets, t, y, w, meta=, id_col=, grid=, opts=,
-    **extra)`` makes of its series, in a task named `label`."""
+    partition, and per partition the table of `out_columns` (dtypes) indexed
+    by id that ``table(ids, offsets, t, y, w, meta=, grid=, opts=, **extra)``
+    makes of its series, in a task named `label`."""
     grid = _grid_spec(nf, fmin, fmax, oversample)
     opts = dict(
         normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
@@ -470,7 +462,7 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
         index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
     meta = pd.DataFrame({c: np.empty(0, dtype=d) for c, d in out_columns.items()},
                         index=pd.Index([], dtype=index_dtype, name=id_col))
-    table_of = functools.partial(table, meta=meta, id_col=id_col, grid=grid, opts=opts, **extra)
+    table_of = functools.partial(table, meta=meta, grid=grid, opts=opts, **extra)
     return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
 
 
@@ -669,10 +661,8 @@ def lombscargle_peaks(
     )
 
 
-def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
-    nf, fmin, fmax, oversample = grid
-    f0, df = _series_grids(ids, offsets, t, nf, fmin, fmax, oversample)
-    pgrams = _batch(ids, offsets, t, y, w, f0, df, nf, opts, best=False)
+def _pgram_table(ids, offsets, t, y, w, *, meta, grid, opts):
+    f0, df, pgrams = _batch(ids, offsets, t, y, w, grid, opts, best=False)
     column = np.empty(len(ids), dtype=object)
     column[:] = list(pgrams)  # one row view of the (nseries, nf) result per series
     return pd.DataFrame(
@@ -682,7 +672,7 @@ def _pgram_table(ids, offsets, t, y, w, *, meta, id_col, grid, opts):
             "df": np.broadcast_to(np.asarray(df, dtype=np.float64), (len(ids),)),
             "periodogram": column,
         },
-        index=pd.Index(ids, dtype=meta.index.dtype, name=id_col),
+        index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name),
     )
 
 

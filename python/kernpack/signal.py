@@ -461,41 +461,17 @@ def _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device):
     rows that lies within one chunk of every column, on zero-copy views of
     the values."""
     pieces = _arrow.pieces([("x", x), ("y", y), ("weights", weights)])
-    nrows = sum(n for _, n, _ in pieces)
-    f0s, dfs = _grids(f0, df, nrows)
+    if not pieces:  # a ChunkedArray of no chunks: an empty batch
+        pieces = [(0, 0, [np.empty(0), np.empty(0), None], np.zeros(1, np.intp))]
+    f0s, dfs = _grids(f0, df, sum(n for _, n, _, _ in pieces))
     results = []
-    for start, n, (xa, ya, wa) in pieces:
-        xs, offsets = _arrow.flat("x", xa)
-        ys, y_offsets = _arrow.flat("y", ya)
-        _same_rows("y", y_offsets, offsets, start)
-        ws = None
-        if wa is not None:
-            ws, w_offsets = _arrow.flat("weights", wa)
-            _same_rows("weights", w_offsets, offsets, start)
+    for start, n, (xs, ys, ws), offsets in pieces:
         grid = (f0s, dfs) if f0s.size == 1 else (f0s[start : start + n], dfs[start : start + n])
         results.append(lombscargle_batch(xs, ys, *grid, nf, offsets=offsets, weights=ws, backend=backend,
                                          device=device, **opts))
-    if not pieces:  # a ChunkedArray of no chunks: an empty batch
-        results.append(lombscargle_batch(np.empty(0), np.empty(0), f0s, dfs, nf, offsets=np.zeros(1, np.intp),
-                                         backend=backend, device=device, **opts))
-    chunked = any(_arrow.is_chunked(a) for a in (x, y, weights) if a is not None)
     if opts["best"]:
-        columns = [[_arrow.column(getattr(r, field)) for r in results] for field in BestPeaks._fields]
-        if chunked:
-            return BestPeaks(*(_arrow.chunked(c, c[0].type) for c in columns))
-        return BestPeaks(*(c[0] for c in columns))
-    arrays = [_arrow.periodograms(r) for r in results]
-    return _arrow.chunked(arrays, arrays[0].type) if chunked else arrays[0]
-
-
-def _same_rows(name: str, offsets: np.ndarray, x_offsets: np.ndarray, start: int) -> None:
-    if not np.array_equal(offsets, x_offsets):
-        row = int(np.flatnonzero(np.diff(offsets) != np.diff(x_offsets))[0])
-        lengths = int(offsets[row + 1] - offsets[row]), int(x_offsets[row + 1] - x_offsets[row])
-        raise ValueError(
-            f"{name}'s rows must have the lengths of x's: row {start + row} holds {lengths[0]} samples in {name} "
-            f"but {lengths[1]} in x"
-        )
+        return BestPeaks(*(_arrow.joined(field, (x, y, weights)) for field in zip(*results)))
+    return _arrow.joined([_arrow.periodograms(r) for r in results], (x, y, weights))
 
 
 def _concat(series: Sequence[Any]) -> Any:
