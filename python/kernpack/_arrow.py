@@ -7,6 +7,7 @@ object is passed: it stays optional).
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -26,6 +27,35 @@ def is_lists(a: Any) -> bool:
 
     type_ = getattr(a, "type", None)
     return isinstance(type_, pa.DataType) and (pa.types.is_list(type_) or pa.types.is_large_list(type_))
+
+
+def from_pandas(a: Any) -> Tuple[Any, Any]:
+    """A pandas Series (or array) of Arrow lists as its pyarrow ChunkedArray
+    (no copy) and its index: ``(lists, index)``, index None for an array.
+    Such columns come from ``pd.ArrowDtype(pa.list_(...))`` data and from
+    nested-pandas (``frame["lc"].nest.to_lists()["t"]``). Anything else is
+    returned as it is, with index None."""
+    pd = sys.modules.get("pandas")  # a pandas object means pandas is imported
+    if pd is None or not isinstance(a, (pd.Series, pd.api.extensions.ExtensionArray)):
+        return a, None
+    array = a.array if isinstance(a, pd.Series) else a
+    if not isinstance(array.dtype, pd.ArrowDtype):
+        return a, None
+    lists = array.__arrow_array__()
+    if not is_lists(lists):
+        return a, None
+    return lists, (a.index if isinstance(a, pd.Series) else None)
+
+
+def to_pandas(column: Any, index: Any) -> Any:
+    """An Arrow result column as a pandas Series on `index`: lists keep their
+    Arrow type (``pd.ArrowDtype``, no copy), numbers become NumPy-backed."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if pa.types.is_fixed_size_list(column.type):
+        return pd.Series(pd.arrays.ArrowExtensionArray(column), index=index, copy=False)
+    return pd.Series(column.to_numpy(), index=index, copy=False)
 
 
 def flat(name: str, a: Any) -> Tuple[np.ndarray, np.ndarray]:

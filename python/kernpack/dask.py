@@ -411,6 +411,12 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     return np.where(missing, -1, index), np.where(missing, np.nan, value)
 
 
+def _top_k(top_k: Any) -> int:
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    return int(top_k)
+
+
 def _peaks_columns(top_k: int) -> Dict[str, Any]:
     cols = ["frequency", "period", "power"]
     for r in range(2, top_k + 1):
@@ -651,9 +657,7 @@ def lombscargle_peaks(
     The output metadata is given to Dask: the kernel never runs on empty or
     fake data to infer it.
     """
-    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
-    top_k = int(top_k)
+    top_k = _top_k(top_k)
     return _per_series(
         "peaks-partition", _peaks_columns(top_k), _peaks_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col,
         w_col, normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,

@@ -328,8 +328,10 @@ def lombscargle_batch(
         Either one flat array of all series back to back with `offsets`, or a
         list with one array per series (then `offsets` must be None), or a
         ``pyarrow`` ``ListArray``, ``LargeListArray`` or ``ChunkedArray`` of
-        lists with one row per series (then `offsets` must be None; see
-        Arrow columns below).
+        lists with one row per series, or a pandas Series of such lists
+        (``pd.ArrowDtype``; a nested-pandas field,
+        ``frame["lc"].nest.to_lists()["t"]``) (then `offsets` must be None;
+        see Arrow columns below).
     f0, df : float or array of float
         Uniform angular-frequency grid ``f0 + k * df``: one for all series, or
         one value per series.
@@ -400,14 +402,26 @@ def lombscargle_batch(
       (float64, float64, int64). A ``ChunkedArray`` input gives a
       ``ChunkedArray`` result with one chunk per piece. A column for pandas:
       ``pd.Series(result, dtype=pd.ArrowDtype(result.type))``.
+    * pandas Series of Arrow lists are read as their Arrow data (no copy) and
+      give pandas results on the input's index: the periodograms as a Series
+      of ``pd.ArrowDtype`` lists (no copy), the peaks as a :class:`BestPeaks`
+      of NumPy-backed Series. For a whole survey table in nested-pandas or
+      LSDB, see :func:`kernpack.lsdb.periods`.
     """
     mode = _mode(normalize)
     nf = _count("nf", nf)
+    (x, index), (y, y_index), (weights, w_index) = (_arrow.from_pandas(a) for a in (x, y, weights))
     if _arrow.is_lists(x) or _arrow.is_lists(y) or _arrow.is_lists(weights):
         if offsets is not None:
             raise ValueError("Arrow list columns carry their own offsets: pass offsets=None")
         opts = dict(normalize=normalize, floating_mean=floating_mean, precenter=precenter, best=best)
-        return _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device)
+        got = _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device)
+        index = next((i for i in (index, y_index, w_index) if i is not None), None)
+        if index is None:
+            return got
+        if best:
+            return BestPeaks(*(_arrow.to_pandas(column, index) for column in got))
+        return _arrow.to_pandas(got, index)
     if isinstance(x, (list, tuple)):
         if offsets is not None:
             raise ValueError("pass either lists of series or flat arrays with offsets, not both")
