@@ -57,30 +57,20 @@ pub fn validate<T: Float>(
 }
 
 impl Kernpack {
-    /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
-    /// with step `dt`, on the GPU or the CPU backend. `nsteps = 0` returns
-    /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fg_integrate<T: Float>(
-        &self,
-        n: usize,
-        f: &[Complex<T>],
-        g: &[Complex<T>],
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        opts: &FgOptions,
-    ) -> Result<FgRun<T>> {
-        let opts = *opts;
-        self.run(FgIntegrate {
-            n,
-            f,
-            g,
-            delta0,
-            dt,
-            nsteps,
-            opts,
-        })
+    facade! {
+        /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
+        /// with step `dt`, on the GPU or the CPU backend. `nsteps = 0` returns
+        /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
+        #[allow(clippy::too_many_arguments)]
+        fn fg_integrate(
+            n: usize,
+            f: &[Complex<T>],
+            g: &[Complex<T>],
+            delta0: Complex<T>,
+            dt: T,
+            nsteps: usize,
+            opts: &FgOptions,
+        ) -> FgRun<T> = FgIntegrate { n, f, g, delta0, dt, nsteps, opts: *opts };
     }
 }
 

@@ -153,46 +153,23 @@ pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
 }
 
 impl Kernpack {
-    /// Integrates every member of `initial` (members x N) for `steps` RK4
-    /// steps; with `every > 0` also returns the trajectory. Large ensembles
-    /// run in chunks of members through pinned staging (the rule in
-    /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
-    /// the staging is kept for later calls, see [`crate::release_staging`]).
-    pub fn lorenz96<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+    facade! {
+        /// Integrates every member of `initial` (members x N) for `steps` RK4
+        /// steps; with `every > 0` also returns the trajectory. Large ensembles
+        /// run in chunks of members through pinned staging (the rule in
+        /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
+        /// the staging is kept for later calls, see [`crate::release_staging`]).
+        fn lorenz96(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every };
 
-    /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
-    pub fn lorenz05<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+        /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
+        fn lorenz05(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every };
 
-    /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
-    /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
-    pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        self.run(WindowSum { x, w, rows, n })
+        /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
+        /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
+        fn window_sum(x: &[T], w: &[T], rows: usize, n: usize) -> Vec<T>
+            = WindowSum { x, w, rows, n };
     }
 }
 

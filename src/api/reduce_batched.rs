@@ -125,16 +125,13 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
 }
 
 impl Kernpack {
-    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
-    /// call. An array whose sum is zero, not finite or too small to invert is left unchanged and
-    /// listed in `failed`; the others are normalised all the same. Bad
-    /// offsets are an error and change nothing.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        self.run(NormalizeBatched { x, offsets })
+    facade! {
+        /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in
+        /// one call. An array whose sum is zero, not finite or too small to
+        /// invert is left unchanged and listed in `failed`; the others are
+        /// normalised all the same. Bad offsets are an error and change nothing.
+        fn normalize_batched(x: &mut [T], offsets: &[usize]) -> BatchNormalized
+            = NormalizeBatched { x, offsets };
     }
 }
 

@@ -194,17 +194,16 @@ pub(crate) fn batch_split<T: Float>(
 }
 
 impl Kernpack {
-    /// One periodogram per series of `batch`, on the GPU in one launch (load
-    /// balanced over (series, frequency chunk) units) or on the CPU (threads
-    /// over series).
-    pub fn lombscargle_batch<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Periodogram<T>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatch { batch, grids, opts })
+    facade! {
+        /// One periodogram per series of `batch`, on the GPU in one launch (load
+        /// balanced over (series, frequency chunk) units) or on the CPU (threads
+        /// over series).
+        fn lombscargle_batch(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Periodogram<T>>
+            = LombScargleBatch { batch: *batch, grids: *grids, opts: *opts };
     }
 }
 

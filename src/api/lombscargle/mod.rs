@@ -229,36 +229,21 @@ impl<T: Float> Operation for LombScargle<'_, T> {
 }
 
 impl Kernpack {
-    /// The periodogram of `series` at the angular frequencies `freqs`, on this
-    /// handle's backend. Inputs are validated first; nothing runs on bad input.
-    pub fn lombscargle<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        freqs: &[T],
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        let (series, freqs, opts) = (*series, Freqs::Array(freqs), *opts);
-        self.run(LombScargle {
-            series,
-            freqs,
-            opts,
-        })
-    }
+    facade! {
+        /// The periodogram of `series` at the angular frequencies `freqs`, on this
+        /// handle's backend. Inputs are validated first; nothing runs on bad input.
+        fn lombscargle(series: &Series<'_, T>, freqs: &[T], opts: &LombScargleOptions)
+            -> Periodogram<T>
+            = LombScargle { series: *series, freqs: Freqs::Array(freqs), opts: *opts };
 
-    /// The periodogram of `series` on the uniform grid `grid` (angular
-    /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
-    pub fn lombscargle_uniform<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        grid: &UniformGrid,
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        let (series, freqs, opts) = (*series, Freqs::Uniform(*grid), *opts);
-        self.run(LombScargle {
-            series,
-            freqs,
-            opts,
-        })
+        /// The periodogram of `series` on the uniform grid `grid` (angular
+        /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
+        fn lombscargle_uniform(
+            series: &Series<'_, T>,
+            grid: &UniformGrid,
+            opts: &LombScargleOptions,
+        ) -> Periodogram<T>
+            = LombScargle { series: *series, freqs: Freqs::Uniform(*grid), opts: *opts };
     }
 }
 

@@ -69,20 +69,19 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
 }
 
 impl Kernpack {
-    /// The highest peak of each series' periodogram ([`Peak::of`] of what
-    /// [`Kernpack::lombscargle_batch`] gives), in input order, without
-    /// keeping the periodograms. On the GPU the batch runs in chunks of
-    /// series through the pipeline ([`crate::api::multi`]: this handle's
-    /// GPUs, see [`Kernpack::with_gpus`], or its one GPU), so a batch of any
-    /// size runs in bounded device memory; on the CPU, threads over series.
-    pub fn lombscargle_batch_peaks<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Option<Peak>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatchPeaks { batch, grids, opts })
+    facade! {
+        /// The highest peak of each series' periodogram ([`Peak::of`] of what
+        /// [`Kernpack::lombscargle_batch`] gives), in input order, without
+        /// keeping the periodograms. On the GPU the batch runs in chunks of
+        /// series through the pipeline ([`crate::api::multi`]: this handle's
+        /// GPUs, see [`Kernpack::with_gpus`], or its one GPU), so a batch of any
+        /// size runs in bounded device memory; on the CPU, threads over series.
+        fn lombscargle_batch_peaks(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Option<Peak>>
+            = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
     }
 }
 

@@ -97,70 +97,17 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
 }
 
 impl MultiGpu {
-    /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
-    /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one GPU of the same model.
-    pub fn lorenz96<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+    facade! {
+        /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
+        /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one
+        /// GPU of the same model.
+        fn lorenz96 / lorenz96_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64)
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
 
-    /// As [`MultiGpu::lorenz96`], with each GPU's plan and times.
-    pub fn lorenz96_profiled<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.run_profiled(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
-
-    /// Lorenz 2005 Model II / III on every GPU of this handle; as
-    /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
-    pub fn lorenz05<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
-
-    /// As [`MultiGpu::lorenz05`], with each GPU's plan and times.
-    pub fn lorenz05_profiled<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.run_profiled(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
+        /// Lorenz 2005 Model II / III on every GPU of this handle; as
+        /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
+        fn lorenz05 / lorenz05_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64)
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
     }
 
     /// The plan an ensemble run of `members` members of `n` sites of `T`

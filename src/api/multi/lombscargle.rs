@@ -232,29 +232,29 @@ impl<T: Float> LsJob<'_, T> {
 }
 
 impl MultiGpu {
-    /// One periodogram per series of `batch`, in input order, on every GPU of
-    /// this handle: bitwise what [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch) gives on one GPU
-    /// of the same model (see the module documentation). Validated as the
-    /// one-GPU call validates, before any GPU work.
-    pub fn lombscargle_batch<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Periodogram<T>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatch { batch, grids, opts })
-    }
+    facade! {
+        /// One periodogram per series of `batch`, in input order, on every GPU of
+        /// this handle: bitwise what
+        /// [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch)
+        /// gives on one GPU of the same model (see the module documentation).
+        /// Validated as the one-GPU call validates, before any GPU work.
+        fn lombscargle_batch / lombscargle_batch_profiled(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Periodogram<T>>
+            = LombScargleBatch { batch: *batch, grids: *grids, opts: *opts };
 
-    /// As [`MultiGpu::lombscargle_batch`], with each GPU's plan and times.
-    pub fn lombscargle_batch_profiled<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run_profiled(LombScargleBatch { batch, grids, opts })
+        /// The highest peak of each series' periodogram, in input order
+        /// ([`Peak::of`] of what [`MultiGpu::lombscargle_batch`] gives, the same
+        /// index and, but for 'amplitude', the same bits): each chunk's
+        /// periodograms are reduced on its GPU, and only the peaks come back.
+        fn lombscargle_batch_peaks / lombscargle_batch_peaks_profiled(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Option<Peak>>
+            = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
     }
 
     /// The plan [`MultiGpu::lombscargle_batch`] would follow for `batch` now
@@ -267,31 +267,6 @@ impl MultiGpu {
     ) -> Result<Vec<GpuPlan>> {
         validate_batch(batch, grids, opts)?;
         plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts, false))
-    }
-
-    /// The highest peak of each series' periodogram, in input order
-    /// ([`Peak::of`] of what [`MultiGpu::lombscargle_batch`] gives, the same
-    /// index and, but for 'amplitude', the same bits): each chunk's
-    /// periodograms are reduced on its GPU, and only the peaks come back.
-    pub fn lombscargle_batch_peaks<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Option<Peak>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatchPeaks { batch, grids, opts })
-    }
-
-    /// As [`MultiGpu::lombscargle_batch_peaks`], with each GPU's plan and times.
-    pub fn lombscargle_batch_peaks_profiled<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run_profiled(LombScargleBatchPeaks { batch, grids, opts })
     }
 }
 

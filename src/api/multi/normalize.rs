@@ -116,27 +116,15 @@ impl<T: Float> ChunkJob for NormalizeBatched<'_, T> {
 }
 
 impl MultiGpu {
-    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
-    /// every GPU of this handle, arrays split by their lengths: bitwise what
-    /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched) gives on one GPU of the same model. `x` is
-    /// written only when every GPU has succeeded (the results are gathered
-    /// in a scratch copy of `x` first). Bad offsets are an error before any
-    /// GPU work.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        self.run(NormalizeBatched { x, offsets })
-    }
-
-    /// As [`MultiGpu::normalize_batched`], with each GPU's plan and times.
-    pub fn normalize_batched_profiled<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
-        self.run_profiled(NormalizeBatched { x, offsets })
+    facade! {
+        /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
+        /// every GPU of this handle, arrays split by their lengths: bitwise what
+        /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched)
+        /// gives on one GPU of the same model. `x` is written only when every
+        /// GPU has succeeded (the results are gathered in a scratch copy of `x`
+        /// first). Bad offsets are an error before any GPU work.
+        fn normalize_batched / normalize_batched_profiled(x: &mut [T], offsets: &[usize])
+            -> BatchNormalized = NormalizeBatched { x, offsets };
     }
 
     /// The plan [`MultiGpu::normalize_batched`] would follow for arrays of
