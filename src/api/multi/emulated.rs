@@ -36,7 +36,7 @@ where
     let mut profiles = Vec::new();
     for (plan, mut out) in plans.iter().zip(outs) {
         for (k, chunk) in plan.chunks.iter().enumerate() {
-            let (layout, regions) = job.layout(chunk.clone());
+            let (layout, regions) = job.layout(chunk.clone(), 0);
             assert!(
                 regions.total <= plan.arena_bytes[k % 2],
                 "chunk {k} needs more than its buffer set"

@@ -228,25 +228,28 @@ impl Regions {
 /// is laid out in an arena, packed into the pinned mirror, and launched.
 /// Reading results back is the caller's closure (it holds the outputs).
 pub(crate) trait ChunkJob: Sync {
-    /// Offsets of the chunk's buffers in its arena.
+    /// The chunk's buffers in its arena, as its kernels' device description
+    /// takes them.
     type Layout: Copy;
     /// What the items are called in messages ("series", ...).
     const WHAT: &'static str;
-    /// The layout of chunk `r` (global item indices); O(1), since the
-    /// planner calls it for every item.
-    fn layout(&self, r: Range<usize>) -> (Self::Layout, Regions);
-    /// Writes the chunk's inputs into `host` (its arena's pinned mirror).
+    /// The layout of chunk `r` (global item indices) in an arena at device
+    /// address `base`; at `base` 0 its addresses are byte offsets, as the
+    /// pinned mirror ([`put`], [`get`]) takes them. O(1), since the planner
+    /// calls it for every item.
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (Self::Layout, Regions);
+    /// Writes the chunk's inputs into `host` (its arena's pinned mirror,
+    /// `layout` at base 0).
     fn pack(&self, r: &Range<usize>, layout: &Self::Layout, host: &mut [u8]);
-    /// Enqueues the kernels of the chunk on `stream`, its arena at `base`.
+    /// Enqueues the kernels of the chunk on `stream`, `layout` at its arena's address.
     ///
     /// # Safety
-    /// `base` is a live device allocation of this GPU of at least the
+    /// The arena is a live device allocation of this GPU of at least the
     /// layout's `total` bytes, with the inputs copied in before on `stream`.
     unsafe fn launch(
         &self,
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        base: CUdeviceptr,
         r: &Range<usize>,
         layout: &Self::Layout,
     ) -> Result<()>;
@@ -267,7 +270,8 @@ fn assert_aligned<T>(bytes: &[u8]) {
 }
 
 /// `values` written at byte `at` of `host` (a pinned mirror).
-pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T]) {
+pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: u64, values: &[T]) {
+    let at = at as usize;
     let bytes = &mut host[at..at + std::mem::size_of_val(values)];
     assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); the bytes are plain staging
@@ -279,7 +283,8 @@ pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T
 
 /// `offsets` rebased to start at 0, as `i64`, written at byte `at` of
 /// `host`: a chunk's offsets into its own samples (values).
-pub(crate) fn put_offsets(host: &mut [u8], at: usize, offsets: &[usize]) {
+pub(crate) fn put_offsets(host: &mut [u8], at: u64, offsets: &[usize]) {
+    let at = at as usize;
     let dst = &mut host[at..at + offsets.len() * std::mem::size_of::<i64>()];
     for (d, &o) in dst.chunks_exact_mut(8).zip(offsets) {
         d.copy_from_slice(&((o - offsets[0]) as i64).to_ne_bytes());
@@ -287,7 +292,8 @@ pub(crate) fn put_offsets(host: &mut [u8], at: usize, offsets: &[usize]) {
 }
 
 /// The `len` values of `T` at byte `at` of `host`.
-pub(crate) fn get<T: Copy>(host: &[u8], at: usize, len: usize) -> &[T] {
+pub(crate) fn get<T: Copy>(host: &[u8], at: u64, len: usize) -> &[T] {
+    let at = at as usize;
     let bytes = &host[at..at + len * std::mem::size_of::<T>()];
     assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); T is plain data, any bits valid.
@@ -423,7 +429,7 @@ impl Exec<'_> {
     /// chunks of every GPU with items. Errors name the GPU.
     fn plan<J: ChunkJob>(&self, job: &J, ranges: Vec<Range<usize>>) -> Result<Vec<GpuPlan>> {
         debug_assert_eq!(ranges.len(), self.parts());
-        let bytes = |r: Range<usize>| job.layout(r).1.total;
+        let bytes = |r: Range<usize>| job.layout(r, 0).1.total;
         let mut plans = Vec::new();
         for (k, items) in ranges.into_iter().enumerate() {
             if items.is_empty() {
@@ -748,7 +754,7 @@ fn pipeline<J: ChunkJob>(
     let chunks = &plan.chunks;
     let mut sets: [Option<BufferSet>; 2] = [None, None];
     // Each set's pinned mirror holds its largest copied part (scratch stays on the GPU).
-    let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
+    let staging = arena_bytes(chunks, |c| job.layout(c, 0).1.staging());
     // Its times accumulate chunk by chunk.
     let mut times = GpuProfile {
         plan: plan.clone(),
@@ -769,7 +775,7 @@ fn pipeline<J: ChunkJob>(
         times.kernel_ms += elapsed_ms(&ev[KERNELS_START], &ev[KERNELS_END])? as f64;
         times.d2h_ms += elapsed_ms(&ev[KERNELS_END], &ev[D2H_END])? as f64;
         let host_started = Instant::now();
-        let (layout, _) = job.layout(chunk.clone());
+        let (layout, _) = job.layout(chunk.clone(), 0);
         unpack(chunk, &layout, set.host())?;
         times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -789,7 +795,7 @@ fn pipeline<J: ChunkJob>(
         }
         let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
-        let (layout, regions) = job.layout(chunk.clone());
+        let (layout, regions) = job.layout(chunk.clone(), 0);
         debug_assert!(regions.total <= set.bytes && regions.staging() <= set.host_bytes);
         let host_started = Instant::now();
         job.pack(chunk, &layout, set.host());
@@ -814,9 +820,10 @@ fn pipeline<J: ChunkJob>(
         // stream's chunks in sequence).
         gpu.in_kernel_turn(&set.stream, || {
             set.record(KERNELS_START)?;
+            let (on_device, _) = job.layout(chunk.clone(), dev_ptr);
             // SAFETY: the arena holds the layout's bytes; the inputs were
             // copied in above, on the same stream.
-            unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
+            unsafe { job.launch(gpu, &set.stream, chunk, &on_device) }?;
             set.record(KERNELS_END)
         })?;
         if !regions.d2h.is_empty() {
