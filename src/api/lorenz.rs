@@ -113,15 +113,8 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     }
 
     fn split(&self) -> Option<Split> {
-        let member = self.params.sites() * std::mem::size_of::<T>();
-        let frames = frame_count(self.steps, self.every);
-        // Per member: its initial and final states and its trajectory frames.
-        let per_member = member.saturating_mul(frames.saturating_add(2));
-        let members = self.initial.len() / self.params.sites().max(1);
-        Some(Split {
-            device_bytes: per_member.saturating_mul(members),
-            largest_item_bytes: per_member,
-        })
+        // Every member is as large as the first.
+        multi::split_of(self, self.initial.len() / self.params.sites(), 0)
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {

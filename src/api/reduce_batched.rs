@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 pub use crate::gpu::reduce::NormalizeBatchedOnDevice;
-use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice, PER_BLOCK};
+use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice};
 use crate::gpu::Gpu;
 pub use crate::params::reduce::{BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK};
 
@@ -100,23 +100,7 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
     }
 
     fn split(&self) -> Option<Split> {
-        let value = std::mem::size_of::<T>();
-        // Per array: its values, an offset, a sum, a status and the partial
-        // sums of its pieces (one f64 per PER_BLOCK values, a bound).
-        let array = |len: usize| len * value + 8 + 8 + 4 + (len / PER_BLOCK as usize + 1) * 8;
-        let largest = self
-            .offsets
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        let narrays = self.offsets.len() - 1;
-        Some(Split {
-            device_bytes: array(0)
-                .saturating_mul(narrays)
-                .saturating_add(std::mem::size_of_val(self.x)),
-            largest_item_bytes: array(largest),
-        })
+        multi::split_of(self, self.offsets.len() - 1, multi::longest(self.offsets))
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(BatchNormalized, Vec<GpuProfile>)> {

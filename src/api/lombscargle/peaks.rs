@@ -9,9 +9,9 @@
 //! has just computed.
 use std::sync::Arc;
 
-use super::batch::{batch_split, validate_batch, Batch, BatchGrid};
-use super::{output_len, LombScargleOptions, Periodogram};
-use crate::api::exec::{CpuRun, Operation, Split};
+use super::batch::{validate_batch, Batch, BatchGrid};
+use super::{LombScargleOptions, Periodogram};
+use crate::api::exec::{CpuRun, Operation};
 use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
@@ -23,8 +23,9 @@ pub use crate::params::lombscargle::{Peak, PeakBuffers};
 
 /// The operation: the highest peak of each series' periodogram
 /// ([`Kernpack::lombscargle_batch_peaks`]). It splits by series, and on a GPU
-/// it always runs through the chunked pipeline: the periodograms live in
-/// device scratch that the chunks bound, so a batch of any size fits.
+/// it always runs through the chunked pipeline (also on a one-GPU handle,
+/// whatever its size, so it needs no [`Operation::split`]): the periodograms
+/// live in device scratch that the chunks bound, so a batch of any size fits.
 #[derive(Debug, Clone, Copy)]
 pub struct LombScargleBatchPeaks<'a, T> {
     pub batch: Batch<'a, T>,
@@ -55,11 +56,6 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
         let one = MultiGpu::of(vec![gpu.clone()]);
         self.on_pipeline(&one).map(|(peaks, _)| peaks)
-    }
-
-    fn split(&self) -> Option<Split> {
-        let out_values = output_len(self.grids.nf(), &self.opts);
-        Some(batch_split(&self.batch, &self.grids, out_values))
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {

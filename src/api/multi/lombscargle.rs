@@ -21,7 +21,7 @@ use crate::gpu::lombscargle::STATS_LEN;
 use crate::gpu::Gpu;
 
 /// A validated batch, as the chunks see it.
-pub(super) struct LsJob<'a, T> {
+pub(crate) struct LsJob<'a, T> {
     pub batch: &'a Batch<'a, T>,
     pub grids: &'a BatchGrid<'a>,
     pub opts: &'a LombScargleOptions,
@@ -35,14 +35,14 @@ pub(super) struct LsJob<'a, T> {
 /// A chunk's batch on the device, its statistics' scratch and (peaks mode)
 /// its peaks.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct LsLayout<T> {
+pub(crate) struct LsLayout<T> {
     batch: LombScargleBatchOnDevice<T>,
     stats: CUdeviceptr,
     peaks: PeakBuffers,
 }
 
 impl<'a, T: Float> LsJob<'a, T> {
-    fn new(
+    pub(crate) fn new(
         batch: &'a Batch<'a, T>,
         grids: &'a BatchGrid<'a>,
         opts: &'a LombScargleOptions,

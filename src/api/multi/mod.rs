@@ -89,6 +89,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice};
 
 use self::plan::{arena_bytes, plan_chunks, ChunkBudget};
+use super::exec::Split;
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
@@ -180,6 +181,24 @@ pub(crate) fn per_gpu<'o, T>(
         .collect();
     debug_assert!(rest.is_empty(), "the plans cover every item");
     slices
+}
+
+/// How `items` items of `job` split, for the one-GPU rule of
+/// [`super::exec`]: the bytes of the arena of all of them in one piece, and
+/// of item `largest` alone. None without items.
+pub(crate) fn split_of<J: ChunkJob>(job: &J, items: usize, largest: usize) -> Option<Split> {
+    let bytes = |r: Range<usize>| job.layout(r, 0).1.total;
+    (items > 0).then(|| Split {
+        device_bytes: bytes(0..items),
+        largest_item_bytes: bytes(largest..largest + 1),
+    })
+}
+
+/// The longest item of CSR `offsets` (series, arrays).
+pub(crate) fn longest(offsets: &[usize]) -> usize {
+    let len = |&i: &usize| offsets[i + 1] - offsets[i];
+    let items = offsets.len().saturating_sub(1);
+    (0..items).max_by_key(len).unwrap_or(0)
 }
 
 /// How one GPU's part of a call went: its plan, and where the time went.
