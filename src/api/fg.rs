@@ -107,18 +107,10 @@ impl<T: Float> Operation for FgIntegrate<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<FgRun<T>> {
-        let FgIntegrate {
-            n,
-            f,
-            g,
-            delta0,
-            dt,
-            nsteps,
-            opts,
-        } = self;
-        let (mut f, mut g) = (gpu.upload(interleaved(f))?, gpu.upload(interleaved(g))?);
-        let mut delta = gpu.zeros::<T>(2 * (nsteps + 1))?;
-        let call = FgOnDevice::new(n, delta0, dt, nsteps, opts);
+        let (f, g) = (interleaved(self.f), interleaved(self.g));
+        let (mut f, mut g) = (gpu.upload(f)?, gpu.upload(g)?);
+        let mut delta = gpu.zeros::<T>(2 * (self.nsteps + 1))?;
+        let call = FgOnDevice::new(self.n, self.delta0, self.dt, self.nsteps, self.opts);
         let call = FgOnDevice::buffers(gpu.stream(), &call, &mut f, &mut g, &mut delta)?;
         // SAFETY: buffers just allocated on this GPU.
         unsafe { gpu.launch_fresh(call, ()) }?;

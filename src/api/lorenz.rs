@@ -108,8 +108,32 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         })
     }
 
+    /// Copy in, run, copy out.
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Ensemble<T>> {
-        host_run(gpu, *self.params, self.initial, self.steps, self.every)
+        let (n, len) = (self.params.sites(), self.initial.len());
+        let (steps, every) = (self.steps, self.every);
+        let d_initial = gpu.upload(self.initial)?;
+        let mut out = gpu.zeros::<T>(len)?;
+        let mut trajectory = match every {
+            0 => None,
+            _ => Some(gpu.zeros::<T>(frame_count(steps, every) * len)?),
+        };
+        let mut g = Guards::new(gpu.stream());
+        let buffers = EnsembleDeviceBuffers {
+            initial: g.read(&d_initial),
+            out: g.write(&mut out),
+            trajectory: trajectory.as_mut().map(|t| g.write(t)),
+        };
+        let call = g.with((*self.params).on_device::<T>(buffers, len / n, steps, every));
+        // SAFETY: buffers just allocated on this GPU with the validated lengths.
+        unsafe { gpu.launch_fresh(call, ()) }?;
+        Ok(Ensemble {
+            members: len / n,
+            n,
+            final_state: gpu.download(&out)?,
+            trajectory: trajectory.map(|t| gpu.download(&t)).transpose()?,
+            every,
+        })
     }
 
     fn split(&self) -> Option<Split> {
@@ -199,38 +223,4 @@ impl<T: Float> Operation for WindowSum<'_, T> {
         unsafe { gpu.launch_fresh(call, ()) }?;
         gpu.download(&out)
     }
-}
-
-/// An ensemble's run on one GPU in one piece, after validation: copy in,
-/// run, copy out.
-fn host_run<P: EnsembleModel, T: Float>(
-    gpu: &Gpu,
-    p: P,
-    initial: &[T],
-    steps: u64,
-    every: u64,
-) -> Result<Ensemble<T>> {
-    let (n, len) = (p.sites(), initial.len());
-    let d_initial = gpu.upload(initial)?;
-    let mut out = gpu.zeros::<T>(len)?;
-    let mut trajectory = match every {
-        0 => None,
-        _ => Some(gpu.zeros::<T>(frame_count(steps, every) * len)?),
-    };
-    let mut g = Guards::new(gpu.stream());
-    let buffers = EnsembleDeviceBuffers {
-        initial: g.read(&d_initial),
-        out: g.write(&mut out),
-        trajectory: trajectory.as_mut().map(|t| g.write(t)),
-    };
-    let call = g.with(p.on_device::<T>(buffers, len / n, steps, every));
-    // SAFETY: buffers just allocated on this GPU with the validated lengths.
-    unsafe { gpu.launch_fresh(call, ()) }?;
-    Ok(Ensemble {
-        members: len / n,
-        n,
-        final_state: gpu.download(&out)?,
-        trajectory: trajectory.map(|t| gpu.download(&t)).transpose()?,
-        every,
-    })
 }

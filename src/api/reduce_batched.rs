@@ -12,10 +12,9 @@
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend each array's sum has the bits of the CPU
 //! [`Kernpack::sum`] of that array alone, on any thread count.
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::{self, Exec, GpuProfile, MultiGpu};
@@ -23,7 +22,6 @@ use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::gpu::device::DeviceOperation;
 pub use crate::gpu::reduce::NormalizeBatchedOnDevice;
 use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice};
 use crate::gpu::Gpu;
@@ -267,17 +265,10 @@ impl<T: Float> StreamedNormalize<T> {
                 .memcpy_htod(&*array, &mut slot.x)
                 .map_err(cuda("copying to the GPU"))?;
             mark(1)?;
-            {
-                let n = slot.x.len();
-                let (x, _x) = slot.x.device_ptr_mut(&stream);
-                let (sum, _s) = slot.sum.device_ptr_mut(&stream);
-                let (status, _t) = slot.status.device_ptr_mut(&stream);
-                let dtype = PhantomData::<T>;
-                #[rustfmt::skip]
-                let op = NormalizeOnDevice { x, n, sum, status, dtype };
-                // SAFETY: the slot's buffers, allocated for this array's length.
-                unsafe { op.launch(&self.gpu, &stream, ()) }?;
-            }
+            let (x, sum, status) = (&mut slot.x, &mut slot.sum, &mut slot.status);
+            let call = NormalizeOnDevice::buffers(&stream, x, sum, status)?;
+            // SAFETY: the slot's buffers, allocated on this GPU for this array's length.
+            unsafe { self.gpu.launch_fresh(call, ()) }?;
             mark(2)?;
             stream
                 .memcpy_dtoh(&slot.x, array)
