@@ -89,10 +89,23 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     type Output = Ensemble<T>;
 
     fn validate(&self) -> Result<()> {
-        let (_, traj_len) =
-            check_ensemble(self.params, self.initial.len(), self.steps, self.every)?;
-        check_result_room::<T>(self.initial.len(), traj_len)?;
-        check_finite(self.initial)
+        let (initial, len) = (self.initial, self.initial.len());
+        let (_, traj_len) = check_ensemble(self.params, len, self.steps, self.every)?;
+        // The host can hold the results: probed before the initial values
+        // are read, so that a run too large for this host is OutOfMemory at once.
+        let what = match traj_len {
+            0 => "the final states",
+            _ => "the final states and the trajectory",
+        };
+        check_host_room::<T>(what, len.saturating_add(traj_len))?;
+        // Every initial value finite (scanned on threads: ensembles reach gigabytes).
+        match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
+            Some(at) => Err(Error::invalid(format!(
+                "initial state value {at} is {}, all must be finite",
+                initial[at]
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
@@ -143,29 +156,6 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
         multi::ensemble::ensemble(&Exec::Gpus(gpus), self)
-    }
-}
-
-/// The host can hold a run's results, the final states (`len` values) and
-/// the trajectory: probed before the initial values are read, so that a
-/// run too large for this host is OutOfMemory at once.
-pub(crate) fn check_result_room<T>(len: usize, traj_len: usize) -> Result<()> {
-    let what = if traj_len > 0 {
-        "the final states and the trajectory"
-    } else {
-        "the final states"
-    };
-    check_host_room::<T>(what, len.saturating_add(traj_len))
-}
-
-/// Every initial value finite (scanned on threads: ensembles reach gigabytes).
-pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
-    match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
-        Some(at) => Err(Error::invalid(format!(
-            "initial state value {at} is {}, all must be finite",
-            initial[at]
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -236,13 +236,7 @@ impl<T: Float> StreamedNormalize<T> {
         }
         let slot = self.slots[i].as_mut().expect("filled above");
         if traced && slot.events.is_none() {
-            let gpu = &self.gpu;
-            slot.events = Some([
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-            ]);
+            slot.events = Some(self.gpu.timing_events()?);
         }
         Ok(())
     }

@@ -104,7 +104,11 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
 
     fn validate(&self) -> Result<()> {
         validate_batch(&self.batch, &self.grids, &self.opts)?;
-        check_periodograms_room::<T>(&self.batch, &self.grids, &self.opts)
+        // The host memory for every periodogram.
+        let total = output_len(self.grids.nf(), &self.opts)
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
+        check_host_room::<T>("the periodograms", total)
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
@@ -171,17 +175,4 @@ impl Kernpack {
         ) -> Vec<Periodogram<T>>
             = LombScargleBatch { batch: *batch, grids: *grids, opts: *opts };
     }
-}
-
-/// The host memory for every periodogram of a validated batch.
-fn check_periodograms_room<T: Float>(
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
-) -> Result<()> {
-    let nseries = batch.offsets.len().saturating_sub(1);
-    let total = output_len(grids.nf(), opts)
-        .checked_mul(nseries)
-        .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
-    check_host_room::<T>("the periodograms", total)
 }

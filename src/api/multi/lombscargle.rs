@@ -15,6 +15,7 @@ use crate::api::lombscargle::batch::{
 };
 use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram};
+use crate::cpu::parallel::{map_ranges, threads_for};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::lombscargle::STATS_LEN;
@@ -282,23 +283,12 @@ pub(crate) fn lombscargle_batch<T: Float>(
         // One vector per series: for large chunks this host copy (into
         // fresh, not yet faulted-in memory) outlasts the GPU's work on the
         // next chunk, so it is spread over a few threads.
-        let threads = (std::mem::size_of_val(values) / UNPACK_BYTES_PER_THREAD).clamp(1, helpers);
-        if threads == 1 {
-            out.extend(periodograms(values));
-        } else {
-            let per_thread = r.len().div_ceil(threads) * out_len;
-            let parts: Vec<Vec<Periodogram<T>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = values
-                    .chunks(per_thread)
-                    .map(|part| scope.spawn(move || periodograms(part)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            out.extend(parts.into_iter().flatten());
-        }
+        let bytes = std::mem::size_of_val(values);
+        let threads = threads_for(helpers, bytes, UNPACK_BYTES_PER_THREAD);
+        let parts = map_ranges(threads, r.len(), 1, |series| {
+            periodograms(&values[series.start * out_len..series.end * out_len])
+        });
+        out.extend(parts.into_iter().flatten());
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))

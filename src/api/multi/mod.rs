@@ -602,12 +602,7 @@ impl BufferSet {
             .as_mut_ptr()
             .map_err(|e| Error::cuda("allocating pinned staging", e))?;
         // Four timing events per chunk cost next to nothing: always profiled.
-        let events = [
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-        ];
+        let events = gpu.timing_events()?;
         Ok(BufferSet {
             stream,
             dev_ptr,
