@@ -34,28 +34,6 @@ fn check_finite_state<T: Float>(name: &str, v: &[Complex<T>]) -> Result<()> {
     Ok(())
 }
 
-/// All checks of a host call: `check_call` and finite states.
-pub fn validate<T: Float>(
-    n: usize,
-    f: &[Complex<T>],
-    g: &[Complex<T>],
-    delta0: Complex<T>,
-    dt: T,
-    nsteps: usize,
-) -> Result<usize> {
-    // Saturating: an impossible nsteps is refused by check_call, never wraps.
-    let lengths = (
-        2 * f.len(),
-        2 * g.len(),
-        nsteps.saturating_add(1).saturating_mul(2),
-    );
-    let elements = check_call(n, delta0, dt, nsteps, lengths)?;
-    check_finite_state("F", f)?;
-    check_finite_state("G", g)?;
-    check_host_room::<Complex<T>>("delta", nsteps.saturating_add(1))?;
-    Ok(elements)
-}
-
 impl Kernpack {
     facade! {
         /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
@@ -89,8 +67,19 @@ pub struct FgIntegrate<'a, T> {
 impl<T: Float> Operation for FgIntegrate<'_, T> {
     type Output = FgRun<T>;
 
+    /// All checks of a host call: `check_call` and finite states.
     fn validate(&self) -> Result<()> {
-        validate(self.n, self.f, self.g, self.delta0, self.dt, self.nsteps).map(drop)
+        let (f, g, nsteps) = (self.f, self.g, self.nsteps);
+        // Saturating: an impossible nsteps is refused by check_call, never wraps.
+        let lengths = (
+            2 * f.len(),
+            2 * g.len(),
+            nsteps.saturating_add(1).saturating_mul(2),
+        );
+        check_call(self.n, self.delta0, self.dt, nsteps, lengths)?;
+        check_finite_state("F", f)?;
+        check_finite_state("G", g)?;
+        check_host_room::<Complex<T>>("delta", nsteps.saturating_add(1))
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<FgRun<T>> {

@@ -69,15 +69,13 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<()> {
         if !self.layout.is_empty() {
-            let (layout, opts) = (&self.layout, &self.opts);
-            let (threads, progress) = (cpu.threads, cpu.progress);
             crate::cpu::stencil::box_filter(
                 self.input,
                 self.output,
-                layout,
-                opts,
-                threads,
-                progress,
+                &self.layout,
+                &self.opts,
+                cpu.threads,
+                cpu.progress,
             );
         }
         Ok(())
