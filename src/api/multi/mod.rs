@@ -507,51 +507,41 @@ impl Exec<'_> {
             Exec::Emulated { .. } => return emulated::run(job, plans, outs, unpack),
         };
         let abort = AtomicBool::new(false);
-        let joined: Vec<std::thread::Result<Result<Option<GpuProfile>>>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(outs)
-                    .map(|(plan, mut out)| {
-                        let gpu = multi
-                            .gpus
-                            .iter()
-                            .find(|g| g.ordinal() == plan.ordinal)
-                            .expect("planned GPUs are ours");
-                        let (abort, unpack) = (&abort, &unpack);
-                        scope.spawn(move || {
-                            let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
-                                unpack(&mut out, r, plan.local(r), lay, host)
-                            });
-                            if result.is_err() {
-                                abort.store(true, Ordering::Relaxed);
-                            }
-                            result
-                        })
+        // Every GPU's thread runs to its end; the first panic, in GPU order,
+        // is resumed then.
+        let results: Vec<Result<Option<GpuProfile>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = plans
+                .iter()
+                .zip(outs)
+                .map(|(plan, mut out)| {
+                    let gpu = multi
+                        .gpus
+                        .iter()
+                        .find(|g| g.ordinal() == plan.ordinal)
+                        .expect("planned GPUs are ours");
+                    let (abort, unpack) = (&abort, &unpack);
+                    scope.spawn(move || {
+                        let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
+                            unpack(&mut out, r, plan.local(r), lay, host)
+                        });
+                        if result.is_err() {
+                            abort.store(true, Ordering::Relaxed);
+                        }
+                        result
                     })
-                    .collect();
-                handles.into_iter().map(|h| h.join()).collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
         let mut profiles = Vec::with_capacity(plans.len());
-        let mut first_error = None;
-        let mut panic = None;
-        for (plan, joined) in plans.iter().zip(joined) {
-            match joined {
-                Err(payload) => panic = panic.or(Some(payload)),
-                Ok(Ok(Some(profile))) => profiles.push(profile),
-                Ok(Ok(None)) => {} // stopped because another GPU failed
-                Ok(Err(e)) => {
-                    first_error = first_error.or_else(|| Some(on_gpu(plan.ordinal, e)));
-                }
-            }
+        for (plan, result) in plans.iter().zip(results) {
+            // None: this GPU stopped because another failed.
+            profiles.extend(result.map_err(|e| on_gpu(plan.ordinal, e))?);
         }
-        if let Some(payload) = panic {
-            std::panic::resume_unwind(payload);
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(profiles),
-        }
+        Ok(profiles)
     }
 }
 
@@ -569,17 +559,14 @@ struct BufferSet {
     stream: Arc<CudaStream>,
     dev_ptr: CUdeviceptr,
     host_ptr: *mut u8,
-    /// Bytes of the device arena.
-    bytes: usize,
-    /// Bytes of the pinned mirror (at most `bytes`).
-    host_bytes: usize,
     pending: Option<usize>,
     /// Recorded around each stage of the chunk in flight (indexed by the
     /// `*_START`/`*_END` constants), for its profile.
     events: [CudaEvent; 4],
-    // Dropped after `Drop::drop` has waited for the stream.
-    _dev: CudaSlice<u8>,
-    _host: PinnedHostSlice<u8>,
+    // The device arena and the pinned mirror (at most as long), dropped
+    // after `Drop::drop` has waited for the stream.
+    device: CudaSlice<u8>,
+    pinned: PinnedHostSlice<u8>,
 }
 
 const H2D_START: usize = 0;
@@ -607,21 +594,19 @@ impl BufferSet {
             stream,
             dev_ptr,
             host_ptr,
-            bytes,
-            host_bytes,
             pending: None,
             events,
-            _dev: dev,
-            _host: host,
+            device: dev,
+            pinned: host,
         })
     }
 
     /// The pinned mirror. Only between a wait on the stream and the next
     /// copy enqueued on it is nothing else touching it.
     fn host(&mut self) -> &mut [u8] {
-        // SAFETY: host_ptr holds `host_bytes` bytes for the life of `_host`;
+        // SAFETY: host_ptr holds `pinned.len()` bytes for the life of `pinned`;
         // the pipeline uses the slice only while no copy on it is in flight.
-        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.host_bytes) }
+        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.pinned.len()) }
     }
 
     fn record(&self, k: usize) -> Result<()> {
@@ -640,7 +625,7 @@ impl Drop for BufferSet {
     }
 }
 
-// SAFETY: `host_ptr` points into the set's own pinned allocation (`_host`),
+// SAFETY: `host_ptr` points into the set's own pinned allocation (`pinned`),
 // which moves with it; the stream, arena and events belong to one GPU's
 // context, which every user binds to its thread before use.
 unsafe impl Send for BufferSet {}
@@ -675,10 +660,10 @@ fn take_set(gpu: &Gpu, need: (usize, usize), most: usize) -> Result<BufferSet> {
             .enumerate()
             .filter(|(_, (ordinal, set))| {
                 *ordinal == gpu.ordinal()
-                    && fits(set.bytes, bytes)
-                    && fits(set.host_bytes, host_bytes)
+                    && fits(set.device.len(), bytes)
+                    && fits(set.pinned.len(), host_bytes)
             })
-            .min_by_key(|(_, (_, set))| (set.bytes, set.host_bytes))
+            .min_by_key(|(_, (_, set))| (set.device.len(), set.pinned.len()))
             .map(|(i, _)| i);
         best.map(|i| spare.remove(i).1) // `remove` keeps the others in keeping order
     };
@@ -810,7 +795,7 @@ fn pipeline<J: ChunkJob>(
         let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
         let (layout, regions) = job.layout(chunk.clone(), 0);
-        debug_assert!(regions.total <= set.bytes && regions.staging() <= set.host_bytes);
+        debug_assert!(regions.total <= set.device.len() && regions.staging() <= set.pinned.len());
         let host_started = Instant::now();
         job.pack(chunk, &layout, set.host());
         times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
