@@ -195,10 +195,7 @@ impl<T: Float> StreamedNormalize<T> {
         };
         let mut timeline = Vec::new();
         if let Some(first) = (0..arrays.len()).find_map(|i| events(i).map(|e| &e[0])) {
-            for i in 0..arrays.len() {
-                let Some(ev) = events(i) else {
-                    continue;
-                };
+            for (i, ev) in (0..arrays.len()).filter_map(|i| Some((i, events(i)?))) {
                 let at = |e: &CudaEvent| elapsed_ms(first, e);
                 timeline.push(ArrayTimeline {
                     array: i,

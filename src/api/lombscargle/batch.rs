@@ -158,8 +158,7 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
-        multi::lombscargle::lombscargle_batch(&Exec::Gpus(gpus), batch, grids, opts)
+        multi::lombscargle::lombscargle_batch(&Exec::Gpus(gpus), self)
     }
 }
 

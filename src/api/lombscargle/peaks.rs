@@ -59,8 +59,7 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
-        multi::lombscargle::lombscargle_batch_peaks(&Exec::Gpus(gpus), batch, grids, opts)
+        multi::lombscargle::lombscargle_batch_peaks(&Exec::Gpus(gpus), self)
     }
 }
 

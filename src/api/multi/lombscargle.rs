@@ -261,15 +261,14 @@ fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
     exec.plan(job, split_by_work(&work, exec.parts()))
 }
 
+/// The pipeline's batch periodograms, after validation.
 pub(crate) fn lombscargle_batch<T: Float>(
     exec: &Exec<'_>,
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
+    op: LombScargleBatch<'_, T>,
 ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(batch, grids, opts, false);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, false);
     let plans = plan(exec, &job)?;
-    let (normalize, out_len) = (opts.normalize, job.out_len);
+    let (normalize, out_len) = (op.opts.normalize, job.out_len);
     // Each GPU's results accumulate in order, chunk after chunk.
     let mut outs: Vec<Vec<Periodogram<T>>> = plans
         .iter()
@@ -277,7 +276,7 @@ pub(crate) fn lombscargle_batch<T: Float>(
         .collect();
     let slots: Vec<&mut Vec<Periodogram<T>>> = outs.iter_mut().collect();
     let helpers = unpack_threads(plans.len());
-    let profiles = exec.run(&job, &plans, slots, |out, r, _, lay: &LsLayout<T>, host| {
+    let profiles = exec.run(&job, &plans, slots, |out, r, _, lay, host| {
         let values = get::<T>(host, lay.batch.buffers.out, r.len() * out_len);
         let periodograms = |values: &[T]| Periodogram::split(values, out_len, normalize);
         // One vector per series: for large chunks this host copy (into
@@ -294,30 +293,24 @@ pub(crate) fn lombscargle_batch<T: Float>(
     Ok((outs.into_iter().flatten().collect(), profiles))
 }
 
+/// The pipeline's batch peaks, after validation.
 pub(crate) fn lombscargle_batch_peaks<T: Float>(
     exec: &Exec<'_>,
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
+    op: LombScargleBatchPeaks<'_, T>,
 ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(batch, grids, opts, true);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, true);
     let plans = plan(exec, &job)?;
     // Each GPU writes its own slice of the result, in place: no gather of
     // per-GPU vectors afterwards (10^6 peaks and more).
-    let mut peaks: Vec<Option<Peak>> = vec![None; batch.len()];
+    let mut peaks: Vec<Option<Peak>> = vec![None; op.batch.len()];
     let slots = per_gpu(&mut peaks, &plans, Range::len);
-    let profiles = exec.run(
-        &job,
-        &plans,
-        slots,
-        |out, r, local, lay: &LsLayout<T>, host| {
-            let index = get::<i64>(host, lay.peaks.index, r.len());
-            let value = get::<f64>(host, lay.peaks.value, r.len());
-            for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
-                *slot = Peak::from_raw(i, v);
-            }
-            Ok(())
-        },
-    )?;
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.peaks.index, r.len());
+        let value = get::<f64>(host, lay.peaks.value, r.len());
+        for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
+            *slot = Peak::from_raw(i, v);
+        }
+        Ok(())
+    })?;
     Ok((peaks, profiles))
 }
