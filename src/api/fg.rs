@@ -34,53 +34,21 @@ fn check_finite_state<T: Float>(name: &str, v: &[Complex<T>]) -> Result<()> {
     Ok(())
 }
 
-/// All checks of a host call: `check_call` and finite states.
-pub fn validate<T: Float>(
-    n: usize,
-    f: &[Complex<T>],
-    g: &[Complex<T>],
-    delta0: Complex<T>,
-    dt: T,
-    nsteps: usize,
-) -> Result<usize> {
-    // Saturating: an impossible nsteps is refused by check_call, never wraps.
-    let lengths = (
-        2 * f.len(),
-        2 * g.len(),
-        nsteps.saturating_add(1).saturating_mul(2),
-    );
-    let elements = check_call(n, delta0, dt, nsteps, lengths)?;
-    check_finite_state("F", f)?;
-    check_finite_state("G", g)?;
-    check_host_room::<Complex<T>>("delta", nsteps.saturating_add(1))?;
-    Ok(elements)
-}
-
 impl Kernpack {
-    /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
-    /// with step `dt`, on the GPU or the CPU backend. `nsteps = 0` returns
-    /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fg_integrate<T: Float>(
-        &self,
-        n: usize,
-        f: &[Complex<T>],
-        g: &[Complex<T>],
-        delta0: Complex<T>,
-        dt: T,
-        nsteps: usize,
-        opts: &FgOptions,
-    ) -> Result<FgRun<T>> {
-        let opts = *opts;
-        self.run(FgIntegrate {
-            n,
-            f,
-            g,
-            delta0,
-            dt,
-            nsteps,
-            opts,
-        })
+    facade! {
+        /// Integrates `nsteps` RK4 steps from F, G (N x N, row-major) and delta0
+        /// with step `dt`, on the GPU or the CPU backend. `nsteps = 0` returns
+        /// `delta = [delta0]` and F, G unchanged. Inputs must be finite.
+        #[allow(clippy::too_many_arguments)]
+        fn fg_integrate(
+            n: usize,
+            f: &[Complex<T>],
+            g: &[Complex<T>],
+            delta0: Complex<T>,
+            dt: T,
+            nsteps: usize,
+            opts: &FgOptions,
+        ) -> FgRun<T> = FgIntegrate { n, f, g, delta0, dt, nsteps, opts: *opts };
     }
 }
 
@@ -99,8 +67,19 @@ pub struct FgIntegrate<'a, T> {
 impl<T: Float> Operation for FgIntegrate<'_, T> {
     type Output = FgRun<T>;
 
+    /// All checks of a host call: `check_call` and finite states.
     fn validate(&self) -> Result<()> {
-        validate(self.n, self.f, self.g, self.delta0, self.dt, self.nsteps).map(drop)
+        let (f, g, nsteps) = (self.f, self.g, self.nsteps);
+        // Saturating: an impossible nsteps is refused by check_call, never wraps.
+        let lengths = (
+            2 * f.len(),
+            2 * g.len(),
+            nsteps.saturating_add(1).saturating_mul(2),
+        );
+        check_call(self.n, self.delta0, self.dt, nsteps, lengths)?;
+        check_finite_state("F", f)?;
+        check_finite_state("G", g)?;
+        check_host_room::<Complex<T>>("delta", nsteps.saturating_add(1))
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<FgRun<T>> {
@@ -117,18 +96,10 @@ impl<T: Float> Operation for FgIntegrate<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<FgRun<T>> {
-        let FgIntegrate {
-            n,
-            f,
-            g,
-            delta0,
-            dt,
-            nsteps,
-            opts,
-        } = self;
-        let (mut f, mut g) = (gpu.upload(interleaved(f))?, gpu.upload(interleaved(g))?);
-        let mut delta = gpu.zeros::<T>(2 * (nsteps + 1))?;
-        let call = FgOnDevice::new(n, delta0, dt, nsteps, opts);
+        let (f, g) = (interleaved(self.f), interleaved(self.g));
+        let (mut f, mut g) = (gpu.upload(f)?, gpu.upload(g)?);
+        let mut delta = gpu.zeros::<T>(2 * (self.nsteps + 1))?;
+        let call = FgOnDevice::new(self.n, self.delta0, self.dt, self.nsteps, self.opts);
         let call = FgOnDevice::buffers(gpu.stream(), &call, &mut f, &mut g, &mut delta)?;
         // SAFETY: buffers just allocated on this GPU.
         unsafe { gpu.launch_fresh(call, ()) }?;

@@ -89,10 +89,23 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     type Output = Ensemble<T>;
 
     fn validate(&self) -> Result<()> {
-        let (_, traj_len) =
-            check_ensemble(self.params, self.initial.len(), self.steps, self.every)?;
-        check_result_room::<T>(self.initial.len(), traj_len)?;
-        check_finite(self.initial)
+        let (initial, len) = (self.initial, self.initial.len());
+        let (_, traj_len) = check_ensemble(self.params, len, self.steps, self.every)?;
+        // The host can hold the results: probed before the initial values
+        // are read, so that a run too large for this host is OutOfMemory at once.
+        let what = match traj_len {
+            0 => "the final states",
+            _ => "the final states and the trajectory",
+        };
+        check_host_room::<T>(what, len.saturating_add(traj_len))?;
+        // Every initial value finite (scanned on threads: ensembles reach gigabytes).
+        match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
+            Some(at) => Err(Error::invalid(format!(
+                "initial state value {at} is {}, all must be finite",
+                initial[at]
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
@@ -108,20 +121,37 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         })
     }
 
+    /// Copy in, run, copy out.
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Ensemble<T>> {
-        host_run(gpu, *self.params, self.initial, self.steps, self.every)
+        let (n, len) = (self.params.sites(), self.initial.len());
+        let (steps, every) = (self.steps, self.every);
+        let d_initial = gpu.upload(self.initial)?;
+        let mut out = gpu.zeros::<T>(len)?;
+        let mut trajectory = match every {
+            0 => None,
+            _ => Some(gpu.zeros::<T>(frame_count(steps, every) * len)?),
+        };
+        let mut g = Guards::new(gpu.stream());
+        let buffers = EnsembleDeviceBuffers {
+            initial: g.read(&d_initial),
+            out: g.write(&mut out),
+            trajectory: trajectory.as_mut().map(|t| g.write(t)),
+        };
+        let call = g.with((*self.params).on_device::<T>(buffers, len / n, steps, every));
+        // SAFETY: buffers just allocated on this GPU with the validated lengths.
+        unsafe { gpu.launch_fresh(call, ()) }?;
+        Ok(Ensemble {
+            members: len / n,
+            n,
+            final_state: gpu.download(&out)?,
+            trajectory: trajectory.map(|t| gpu.download(&t)).transpose()?,
+            every,
+        })
     }
 
     fn split(&self) -> Option<Split> {
-        let member = self.params.sites() * std::mem::size_of::<T>();
-        let frames = frame_count(self.steps, self.every);
-        // Per member: its initial and final states and its trajectory frames.
-        let per_member = member.saturating_mul(frames.saturating_add(2));
-        let members = self.initial.len() / self.params.sites().max(1);
-        Some(Split {
-            device_bytes: per_member.saturating_mul(members),
-            largest_item_bytes: per_member,
-        })
+        // Every member is as large as the first.
+        multi::split_of(self, self.initial.len() / self.params.sites(), 0)
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
@@ -129,70 +159,24 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     }
 }
 
-/// The host can hold a run's results, the final states (`len` values) and
-/// the trajectory: probed before the initial values are read, so that a
-/// run too large for this host is OutOfMemory at once.
-pub(crate) fn check_result_room<T>(len: usize, traj_len: usize) -> Result<()> {
-    let what = if traj_len > 0 {
-        "the final states and the trajectory"
-    } else {
-        "the final states"
-    };
-    check_host_room::<T>(what, len.saturating_add(traj_len))
-}
-
-/// Every initial value finite (scanned on threads: ensembles reach gigabytes).
-pub(crate) fn check_finite<T: Float>(initial: &[T]) -> Result<()> {
-    match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
-        Some(at) => Err(Error::invalid(format!(
-            "initial state value {at} is {}, all must be finite",
-            initial[at]
-        ))),
-        None => Ok(()),
-    }
-}
-
 impl Kernpack {
-    /// Integrates every member of `initial` (members x N) for `steps` RK4
-    /// steps; with `every > 0` also returns the trajectory. Large ensembles
-    /// run in chunks of members through pinned staging (the rule in
-    /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
-    /// the staging is kept for later calls, see [`crate::release_staging`]).
-    pub fn lorenz96<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+    facade! {
+        /// Integrates every member of `initial` (members x N) for `steps` RK4
+        /// steps; with `every > 0` also returns the trajectory. Large ensembles
+        /// run in chunks of members through pinned staging (the rule in
+        /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
+        /// the staging is kept for later calls, see [`crate::release_staging`]).
+        fn lorenz96(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every };
 
-    /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
-    pub fn lorenz05<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+        /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
+        fn lorenz05(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every };
 
-    /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
-    /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
-    pub fn window_sum<T: Float>(&self, x: &[T], w: &[T], rows: usize, n: usize) -> Result<Vec<T>> {
-        self.run(WindowSum { x, w, rows, n })
+        /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
+        /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
+        fn window_sum(x: &[T], w: &[T], rows: usize, n: usize) -> Vec<T>
+            = WindowSum { x, w, rows, n };
     }
 }
 
@@ -229,38 +213,4 @@ impl<T: Float> Operation for WindowSum<'_, T> {
         unsafe { gpu.launch_fresh(call, ()) }?;
         gpu.download(&out)
     }
-}
-
-/// An ensemble's run on one GPU in one piece, after validation: copy in,
-/// run, copy out.
-fn host_run<P: EnsembleModel, T: Float>(
-    gpu: &Gpu,
-    p: P,
-    initial: &[T],
-    steps: u64,
-    every: u64,
-) -> Result<Ensemble<T>> {
-    let (n, len) = (p.sites(), initial.len());
-    let d_initial = gpu.upload(initial)?;
-    let mut out = gpu.zeros::<T>(len)?;
-    let mut trajectory = match every {
-        0 => None,
-        _ => Some(gpu.zeros::<T>(frame_count(steps, every) * len)?),
-    };
-    let mut g = Guards::new(gpu.stream());
-    let buffers = EnsembleDeviceBuffers {
-        initial: g.read(&d_initial),
-        out: g.write(&mut out),
-        trajectory: trajectory.as_mut().map(|t| g.write(t)),
-    };
-    let call = g.with(p.on_device::<T>(buffers, len / n, steps, every));
-    // SAFETY: buffers just allocated on this GPU with the validated lengths.
-    unsafe { gpu.launch_fresh(call, ()) }?;
-    Ok(Ensemble {
-        members: len / n,
-        n,
-        final_state: gpu.download(&out)?,
-        trajectory: trajectory.map(|t| gpu.download(&t)).transpose()?,
-        every,
-    })
 }

@@ -3,6 +3,48 @@
 //! operations (an [`exec::Operation`] each: validation, the CPU path, the
 //! one-GPU path, the split for the pipeline) and the one-line facade
 //! methods over them; [`exec`] decides where they run.
+
+/// Declares facade methods of [`Kernpack`] or [`multi::MultiGpu`] from a
+/// table, one line per method: each, generic over `T: Float`, builds its
+/// operation from its arguments and runs it ([`Kernpack::run`],
+/// [`multi::MultiGpu::run`]). `fn name / name_profiled(..)` also declares
+/// the variant that returns each GPU's plan and times
+/// ([`multi::MultiGpu::run_profiled`]).
+macro_rules! facade {
+    () => {};
+    (
+        $(#[$attr:meta])*
+        fn $name:ident / $profiled:ident($($arg:ident: $ty:ty),* $(,)?) -> $out:ty = $op:expr;
+        $($rest:tt)*
+    ) => {
+        facade! { $(#[$attr])* fn $name($($arg: $ty),*) -> $out = $op; }
+        #[doc = concat!(
+            "As [`MultiGpu::", stringify!($name), "`], with each GPU's plan and times."
+        )]
+        pub fn $profiled<T: $crate::float::Float>(
+            &self,
+            $($arg: $ty),*
+        ) -> $crate::error::Result<($out, Vec<$crate::api::multi::GpuProfile>)> {
+            self.run_profiled($op)
+        }
+        facade! { $($rest)* }
+    };
+    (
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $out:ty = $op:expr;
+        $($rest:tt)*
+    ) => {
+        $(#[$attr])*
+        pub fn $name<T: $crate::float::Float>(
+            &self,
+            $($arg: $ty),*
+        ) -> $crate::error::Result<$out> {
+            self.run($op)
+        }
+        facade! { $($rest)* }
+    };
+}
+
 pub mod exec;
 pub mod fg;
 pub mod lombscargle;

@@ -86,14 +86,12 @@ impl<T: Float> Operation for NormalizeInPlace<'_, T> {
 }
 
 impl Kernpack {
-    /// Sum of `x`, accumulated in f64 (0 for an empty slice).
-    pub fn sum<T: Float>(&self, x: &[T]) -> Result<f64> {
-        self.run(Sum { x })
-    }
+    facade! {
+        /// Sum of `x`, accumulated in f64 (0 for an empty slice).
+        fn sum(x: &[T]) -> f64 = Sum { x };
 
-    /// `x <- x / sum(x)`; returns the sum. A sum that is zero, not finite or
-    /// too small to invert (below 2^-1024) is an error and leaves `x` unchanged.
-    pub fn normalize<T: Float>(&self, x: &mut [T]) -> Result<f64> {
-        self.run(NormalizeInPlace { x })
+        /// `x <- x / sum(x)`; returns the sum. A sum that is zero, not finite or
+        /// too small to invert (below 2^-1024) is an error and leaves `x` unchanged.
+        fn normalize(x: &mut [T]) -> f64 = NormalizeInPlace { x };
     }
 }

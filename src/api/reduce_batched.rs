@@ -12,10 +12,9 @@
 //! another order, so against it the sums (and then the values) can differ in
 //! the last bit. On the CPU backend each array's sum has the bits of the CPU
 //! [`Kernpack::sum`] of that array alone, on any thread count.
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtrMut, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 
 use super::exec::{CpuRun, Operation, Split, NOTHING_TO_LAUNCH};
 use super::multi::{self, Exec, GpuProfile, MultiGpu};
@@ -23,9 +22,8 @@ use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::gpu::device::DeviceOperation;
 pub use crate::gpu::reduce::NormalizeBatchedOnDevice;
-use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice, PER_BLOCK};
+use crate::gpu::reduce::{check_batched_call, NormalizeOnDevice};
 use crate::gpu::Gpu;
 pub use crate::params::reduce::{BatchNormalized, BATCH_BAD_OFFSETS, BATCH_BAD_SUM, BATCH_OK};
 
@@ -100,23 +98,7 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
     }
 
     fn split(&self) -> Option<Split> {
-        let value = std::mem::size_of::<T>();
-        // Per array: its values, an offset, a sum, a status and the partial
-        // sums of its pieces (one f64 per PER_BLOCK values, a bound).
-        let array = |len: usize| len * value + 8 + 8 + 4 + (len / PER_BLOCK as usize + 1) * 8;
-        let largest = self
-            .offsets
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .max()
-            .unwrap_or(0);
-        let narrays = self.offsets.len() - 1;
-        Some(Split {
-            device_bytes: array(0)
-                .saturating_mul(narrays)
-                .saturating_add(std::mem::size_of_val(self.x)),
-            largest_item_bytes: array(largest),
-        })
+        multi::split_of(self, self.offsets.len() - 1, multi::longest(self.offsets))
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
@@ -125,16 +107,13 @@ impl<T: Float> Operation for NormalizeBatched<'_, T> {
 }
 
 impl Kernpack {
-    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in one
-    /// call. An array whose sum is zero, not finite or too small to invert is left unchanged and
-    /// listed in `failed`; the others are normalised all the same. Bad
-    /// offsets are an error and change nothing.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        self.run(NormalizeBatched { x, offsets })
+    facade! {
+        /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place, in
+        /// one call. An array whose sum is zero, not finite or too small to
+        /// invert is left unchanged and listed in `failed`; the others are
+        /// normalised all the same. Bad offsets are an error and change nothing.
+        fn normalize_batched(x: &mut [T], offsets: &[usize]) -> BatchNormalized
+            = NormalizeBatched { x, offsets };
     }
 }
 
@@ -216,10 +195,7 @@ impl<T: Float> StreamedNormalize<T> {
         };
         let mut timeline = Vec::new();
         if let Some(first) = (0..arrays.len()).find_map(|i| events(i).map(|e| &e[0])) {
-            for i in 0..arrays.len() {
-                let Some(ev) = events(i) else {
-                    continue;
-                };
+            for (i, ev) in (0..arrays.len()).filter_map(|i| Some((i, events(i)?))) {
                 let at = |e: &CudaEvent| elapsed_ms(first, e);
                 timeline.push(ArrayTimeline {
                     array: i,
@@ -257,13 +233,7 @@ impl<T: Float> StreamedNormalize<T> {
         }
         let slot = self.slots[i].as_mut().expect("filled above");
         if traced && slot.events.is_none() {
-            let gpu = &self.gpu;
-            slot.events = Some([
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-                gpu.timing_event()?,
-            ]);
+            slot.events = Some(self.gpu.timing_events()?);
         }
         Ok(())
     }
@@ -286,17 +256,10 @@ impl<T: Float> StreamedNormalize<T> {
                 .memcpy_htod(&*array, &mut slot.x)
                 .map_err(cuda("copying to the GPU"))?;
             mark(1)?;
-            {
-                let n = slot.x.len();
-                let (x, _x) = slot.x.device_ptr_mut(&stream);
-                let (sum, _s) = slot.sum.device_ptr_mut(&stream);
-                let (status, _t) = slot.status.device_ptr_mut(&stream);
-                let dtype = PhantomData::<T>;
-                #[rustfmt::skip]
-                let op = NormalizeOnDevice { x, n, sum, status, dtype };
-                // SAFETY: the slot's buffers, allocated for this array's length.
-                unsafe { op.launch(&self.gpu, &stream, ()) }?;
-            }
+            let (x, sum, status) = (&mut slot.x, &mut slot.sum, &mut slot.status);
+            let call = NormalizeOnDevice::buffers(&stream, x, sum, status)?;
+            // SAFETY: the slot's buffers, allocated on this GPU for this array's length.
+            unsafe { self.gpu.launch_fresh(call, ()) }?;
             mark(2)?;
             stream
                 .memcpy_dtoh(&slot.x, array)

@@ -33,22 +33,15 @@ impl Kernpack {
         Ok(out)
     }
 
-    /// Box filter with explicit pitches; only the `cols` first values of each
-    /// output row are written, and nothing on error.
-    pub fn box_filter_into<T: Float>(
-        &self,
-        input: &[T],
-        output: &mut [T],
-        layout: &ImageLayout,
-        opts: &BoxFilterOptions,
-    ) -> Result<()> {
-        let (layout, opts) = (*layout, *opts);
-        self.run(BoxFilter {
-            input,
-            output,
-            layout,
-            opts,
-        })
+    facade! {
+        /// Box filter with explicit pitches; only the `cols` first values of each
+        /// output row are written, and nothing on error.
+        fn box_filter_into(
+            input: &[T],
+            output: &mut [T],
+            layout: &ImageLayout,
+            opts: &BoxFilterOptions,
+        ) -> () = BoxFilter { input, output, layout: *layout, opts: *opts };
     }
 }
 
@@ -76,15 +69,13 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<()> {
         if !self.layout.is_empty() {
-            let (layout, opts) = (&self.layout, &self.opts);
-            let (threads, progress) = (cpu.threads, cpu.progress);
             crate::cpu::stencil::box_filter(
                 self.input,
                 self.output,
-                layout,
-                opts,
-                threads,
-                progress,
+                &self.layout,
+                &self.opts,
+                cpu.threads,
+                cpu.progress,
             );
         }
         Ok(())

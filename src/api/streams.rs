@@ -54,6 +54,14 @@ impl Gpu {
             .map_err(|e| Error::cuda("creating an event", e))
     }
 
+    /// `N` events of [`Gpu::timing_event`].
+    pub(crate) fn timing_events<const N: usize>(&self) -> Result<[CudaEvent; N]> {
+        let events: Vec<CudaEvent> = (0..N).map(|_| self.timing_event()).collect::<Result<_>>()?;
+        Ok(events
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("N events")))
+    }
+
     /// `len` (> 0) zeroed values of page-locked host memory (not write-combined),
     /// for asynchronous copies with `stream.memcpy_htod` / `memcpy_dtoh`.
     /// Reading it (`as_slice`) first waits for the copies pending on it.

@@ -9,13 +9,14 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 
 use super::{check_values, output_len, LombScargleOptions, Periodogram};
 use crate::api::exec::{CpuRun, Operation, Split};
+use crate::api::multi::lombscargle::LsJob;
 use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::device::Guards;
-use crate::gpu::lombscargle::{check_batch_call, STATS_LEN};
+use crate::gpu::lombscargle::check_batch_call;
 use crate::gpu::Gpu;
 
 /// `offsets` of a batch of `n` samples: from 0 to `n`, at least one series,
@@ -103,7 +104,11 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
 
     fn validate(&self) -> Result<()> {
         validate_batch(&self.batch, &self.grids, &self.opts)?;
-        check_periodograms_room::<T>(&self.batch, &self.grids, &self.opts)
+        // The host memory for every periodogram.
+        let total = output_len(self.grids.nf(), &self.opts)
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
+        check_host_room::<T>("the periodograms", total)
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
@@ -148,75 +153,25 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
     }
 
     fn split(&self) -> Option<Split> {
-        let out_values = output_len(self.grids.nf(), &self.opts);
-        Some(batch_split(&self.batch, &self.grids, out_values))
+        let job = LsJob::new(&self.batch, &self.grids, &self.opts, false);
+        multi::split_of(&job, self.batch.len(), multi::longest(self.batch.offsets))
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
-        multi::lombscargle::lombscargle_batch(&Exec::Gpus(gpus), batch, grids, opts)
-    }
-}
-
-/// The device memory of a batch in one piece, and of its largest series,
-/// with `out_values` values of `T` computed per series (its periodogram,
-/// kept or reduced on the device): samples, offsets, grids, statistics and
-/// those values.
-pub(crate) fn batch_split<T: Float>(
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    out_values: usize,
-) -> Split {
-    let columns = 2 + usize::from(batch.weights.is_some());
-    let grid_values = match grids {
-        BatchGrid::Shared(_) => 2,
-        BatchGrid::PerSeries { .. } => 2 * batch.len(),
-    };
-    let value = std::mem::size_of::<T>();
-    let per_series = |samples: usize| {
-        (samples * columns + out_values)
-            .saturating_mul(value)
-            .saturating_add((STATS_LEN + 3) * 8)
-    };
-    let largest = batch
-        .offsets
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .max()
-        .unwrap_or(0);
-    Split {
-        device_bytes: per_series(0)
-            .saturating_mul(batch.len())
-            .saturating_add(batch.t.len().saturating_mul(columns * value))
-            .saturating_add(grid_values * 8),
-        largest_item_bytes: per_series(largest),
+        multi::lombscargle::lombscargle_batch(&Exec::Gpus(gpus), self)
     }
 }
 
 impl Kernpack {
-    /// One periodogram per series of `batch`, on the GPU in one launch (load
-    /// balanced over (series, frequency chunk) units) or on the CPU (threads
-    /// over series).
-    pub fn lombscargle_batch<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Periodogram<T>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatch { batch, grids, opts })
+    facade! {
+        /// One periodogram per series of `batch`, on the GPU in one launch (load
+        /// balanced over (series, frequency chunk) units) or on the CPU (threads
+        /// over series).
+        fn lombscargle_batch(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Periodogram<T>>
+            = LombScargleBatch { batch: *batch, grids: *grids, opts: *opts };
     }
-}
-
-/// The host memory for every periodogram of a validated batch.
-fn check_periodograms_room<T: Float>(
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
-) -> Result<()> {
-    let nseries = batch.offsets.len().saturating_sub(1);
-    let total = output_len(grids.nf(), opts)
-        .checked_mul(nseries)
-        .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
-    check_host_room::<T>("the periodograms", total)
 }

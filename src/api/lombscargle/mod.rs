@@ -35,7 +35,13 @@ pub fn validate<T: Float>(
     freqs: &[T],
     opts: &LombScargleOptions,
 ) -> Result<()> {
-    validate_host(series, freqs.len(), Some(freqs), None, opts)
+    let (series, freqs, opts) = (*series, Freqs::Array(freqs), *opts);
+    LombScargle {
+        series,
+        freqs,
+        opts,
+    }
+    .validate()
 }
 
 /// As [`validate`], for a uniform frequency grid.
@@ -44,26 +50,13 @@ pub fn validate_uniform<T: Float>(
     grid: &UniformGrid,
     opts: &LombScargleOptions,
 ) -> Result<()> {
-    validate_host(series, grid.nf, None, Some(grid), opts)
-}
-
-/// [`validate`] of `nf` frequencies, given (`freqs`) or on a grid (validated
-/// here for `T`, rather than by `check_call`).
-fn validate_host<T: Float>(
-    series: &Series<'_, T>,
-    nf: usize,
-    freqs: Option<&[T]>,
-    grid: Option<&UniformGrid>,
-    opts: &LombScargleOptions,
-) -> Result<()> {
-    let nw = series.weights.map(<[T]>::len);
-    let (nx, ny) = (series.t.len(), series.y.len());
-    check_call(nx, ny, nw, nf, None, None, opts)?;
-    if let Some(grid) = grid {
-        grid.validate_for::<T>()?;
+    let (series, freqs, opts) = (*series, Freqs::Uniform(*grid), *opts);
+    LombScargle {
+        series,
+        freqs,
+        opts,
     }
-    check_values(series, freqs, opts)?;
-    check_host_room::<T>("the periodogram", output_len(nf, opts))
+    .validate()
 }
 
 /// The checks of host values, after `check_call`: non-finite values,
@@ -170,11 +163,21 @@ pub struct LombScargle<'a, T> {
 impl<T: Float> Operation for LombScargle<'_, T> {
     type Output = Periodogram<T>;
 
+    /// [`validate`]: `check_call`, a grid validated here for `T` (rather
+    /// than by `check_call`), the values, and the result's host memory.
     fn validate(&self) -> Result<()> {
-        match self.freqs {
-            Freqs::Array(freqs) => validate(&self.series, freqs, &self.opts),
-            Freqs::Uniform(grid) => validate_uniform(&self.series, &grid, &self.opts),
+        let (series, opts) = (&self.series, &self.opts);
+        let (nf, freqs) = match self.freqs {
+            Freqs::Array(freqs) => (freqs.len(), Some(freqs)),
+            Freqs::Uniform(grid) => (grid.nf, None),
+        };
+        let nw = series.weights.map(<[T]>::len);
+        check_call(series.t.len(), series.y.len(), nw, nf, None, None, opts)?;
+        if let Freqs::Uniform(grid) = self.freqs {
+            grid.validate_for::<T>()?;
         }
+        check_values(series, freqs, opts)?;
+        check_host_room::<T>("the periodogram", output_len(nf, opts))
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Periodogram<T>> {
@@ -229,36 +232,21 @@ impl<T: Float> Operation for LombScargle<'_, T> {
 }
 
 impl Kernpack {
-    /// The periodogram of `series` at the angular frequencies `freqs`, on this
-    /// handle's backend. Inputs are validated first; nothing runs on bad input.
-    pub fn lombscargle<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        freqs: &[T],
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        let (series, freqs, opts) = (*series, Freqs::Array(freqs), *opts);
-        self.run(LombScargle {
-            series,
-            freqs,
-            opts,
-        })
-    }
+    facade! {
+        /// The periodogram of `series` at the angular frequencies `freqs`, on this
+        /// handle's backend. Inputs are validated first; nothing runs on bad input.
+        fn lombscargle(series: &Series<'_, T>, freqs: &[T], opts: &LombScargleOptions)
+            -> Periodogram<T>
+            = LombScargle { series: *series, freqs: Freqs::Array(freqs), opts: *opts };
 
-    /// The periodogram of `series` on the uniform grid `grid` (angular
-    /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
-    pub fn lombscargle_uniform<T: Float>(
-        &self,
-        series: &Series<'_, T>,
-        grid: &UniformGrid,
-        opts: &LombScargleOptions,
-    ) -> Result<Periodogram<T>> {
-        let (series, freqs, opts) = (*series, Freqs::Uniform(*grid), *opts);
-        self.run(LombScargle {
-            series,
-            freqs,
-            opts,
-        })
+        /// The periodogram of `series` on the uniform grid `grid` (angular
+        /// frequencies `f0 + k df`): the recurrence kernels on the GPU and on the CPU.
+        fn lombscargle_uniform(
+            series: &Series<'_, T>,
+            grid: &UniformGrid,
+            opts: &LombScargleOptions,
+        ) -> Periodogram<T>
+            = LombScargle { series: *series, freqs: Freqs::Uniform(*grid), opts: *opts };
     }
 }
 

@@ -9,9 +9,9 @@
 //! has just computed.
 use std::sync::Arc;
 
-use super::batch::{batch_split, validate_batch, Batch, BatchGrid};
-use super::{output_len, LombScargleOptions, Periodogram};
-use crate::api::exec::{CpuRun, Operation, Split};
+use super::batch::{validate_batch, Batch, BatchGrid};
+use super::{LombScargleOptions, Periodogram};
+use crate::api::exec::{CpuRun, Operation};
 use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
@@ -23,8 +23,9 @@ pub use crate::params::lombscargle::{Peak, PeakBuffers};
 
 /// The operation: the highest peak of each series' periodogram
 /// ([`Kernpack::lombscargle_batch_peaks`]). It splits by series, and on a GPU
-/// it always runs through the chunked pipeline: the periodograms live in
-/// device scratch that the chunks bound, so a batch of any size fits.
+/// it always runs through the chunked pipeline (also on a one-GPU handle,
+/// whatever its size, so it needs no [`Operation::split`]): the periodograms
+/// live in device scratch that the chunks bound, so a batch of any size fits.
 #[derive(Debug, Clone, Copy)]
 pub struct LombScargleBatchPeaks<'a, T> {
     pub batch: Batch<'a, T>,
@@ -57,32 +58,25 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
         self.on_pipeline(&one).map(|(peaks, _)| peaks)
     }
 
-    fn split(&self) -> Option<Split> {
-        let out_values = output_len(self.grids.nf(), &self.opts);
-        Some(batch_split(&self.batch, &self.grids, out_values))
-    }
-
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
-        multi::lombscargle::lombscargle_batch_peaks(&Exec::Gpus(gpus), batch, grids, opts)
+        multi::lombscargle::lombscargle_batch_peaks(&Exec::Gpus(gpus), self)
     }
 }
 
 impl Kernpack {
-    /// The highest peak of each series' periodogram ([`Peak::of`] of what
-    /// [`Kernpack::lombscargle_batch`] gives), in input order, without
-    /// keeping the periodograms. On the GPU the batch runs in chunks of
-    /// series through the pipeline ([`crate::api::multi`]: this handle's
-    /// GPUs, see [`Kernpack::with_gpus`], or its one GPU), so a batch of any
-    /// size runs in bounded device memory; on the CPU, threads over series.
-    pub fn lombscargle_batch_peaks<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Option<Peak>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatchPeaks { batch, grids, opts })
+    facade! {
+        /// The highest peak of each series' periodogram ([`Peak::of`] of what
+        /// [`Kernpack::lombscargle_batch`] gives), in input order, without
+        /// keeping the periodograms. On the GPU the batch runs in chunks of
+        /// series through the pipeline ([`crate::api::multi`]: this handle's
+        /// GPUs, see [`Kernpack::with_gpus`], or its one GPU), so a batch of any
+        /// size runs in bounded device memory; on the CPU, threads over series.
+        fn lombscargle_batch_peaks(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Option<Peak>>
+            = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
     }
 }
 

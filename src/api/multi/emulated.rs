@@ -36,7 +36,7 @@ where
     let mut profiles = Vec::new();
     for (plan, mut out) in plans.iter().zip(outs) {
         for (k, chunk) in plan.chunks.iter().enumerate() {
-            let (layout, regions) = job.layout(chunk.clone());
+            let (layout, regions) = job.layout(chunk.clone(), 0);
             assert!(
                 regions.total <= plan.arena_bytes[k % 2],
                 "chunk {k} needs more than its buffer set"
@@ -68,8 +68,8 @@ mod tests {
     use super::super::test_data::ragged;
     use super::super::{ensemble, lombscargle, normalize, Exec};
     use crate::api::exec::Operation;
-    use crate::api::lombscargle::batch::{Batch, BatchGrid};
-    use crate::api::lombscargle::peaks::Peak;
+    use crate::api::lombscargle::batch::{Batch, BatchGrid, LombScargleBatch};
+    use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak};
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
     use crate::api::lorenz::EnsembleRun;
     use crate::api::reduce_batched::NormalizeBatched;
@@ -126,13 +126,9 @@ mod tests {
                 (4, 1 << 30, 2000),
                 (7, 6000, 3000),
             ] {
-                let (got, profiles) = lombscargle::lombscargle_batch(
-                    &exec(parts, limit, chunk),
-                    &batch,
-                    &grids,
-                    &opts,
-                )
-                .unwrap();
+                let op = LombScargleBatch { batch, grids, opts };
+                let (got, profiles) =
+                    lombscargle::lombscargle_batch(&exec(parts, limit, chunk), op).unwrap();
                 assert_eq!(got, want, "{parts} parts, limit {limit}, chunks of {chunk}");
                 let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
                 assert_eq!(covered, 150);
@@ -144,13 +140,9 @@ mod tests {
                     assert!(profiles.iter().all(|p| p.plan.chunks.len() > 3));
                 }
                 // Peaks mode: the same split and chunks, only peaks back.
-                let (peaks, _) = lombscargle::lombscargle_batch_peaks(
-                    &exec(parts, limit, chunk),
-                    &batch,
-                    &grids,
-                    &opts,
-                )
-                .unwrap();
+                let op = LombScargleBatchPeaks { batch, grids, opts };
+                let (peaks, _) =
+                    lombscargle::lombscargle_batch_peaks(&exec(parts, limit, chunk), op).unwrap();
                 assert_eq!(
                     peaks, want_peaks,
                     "{parts} parts, limit {limit}, chunks of {chunk}"
@@ -178,9 +170,11 @@ mod tests {
         };
         let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 3));
         let opts = LombScargleOptions::default();
-        let (_, profiles) =
-            lombscargle::lombscargle_batch(&exec(2, 1 << 30, 1 << 30), &batch, &grids, &opts)
-                .unwrap();
+        let (_, profiles) = lombscargle::lombscargle_batch(
+            &exec(2, 1 << 30, 1 << 30),
+            LombScargleBatch { batch, grids, opts },
+        )
+        .unwrap();
         let items: Vec<_> = profiles.iter().map(|p| p.plan.items.clone()).collect();
         assert_eq!(items, vec![0..10, 10..100]);
     }
@@ -196,8 +190,8 @@ mod tests {
         };
         let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.02, 10_000));
         let opts = LombScargleOptions::default();
-        let err = lombscargle::lombscargle_batch(&exec(2, 40_000, 1 << 20), &batch, &grids, &opts)
-            .unwrap_err();
+        let op = LombScargleBatch { batch, grids, opts };
+        let err = lombscargle::lombscargle_batch(&exec(2, 40_000, 1 << 20), op).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
         assert!(msg.contains("GPU 0: series 0 alone needs"), "{msg}");

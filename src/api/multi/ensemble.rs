@@ -17,47 +17,30 @@ use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 use crate::gpu::Gpu;
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EnsembleLayout {
-    initial: usize,
-    out: usize,
-    trajectory: Option<usize>,
-}
-
 /// A validated run, as the chunks see it: chunks of members.
 impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
-    type Layout = EnsembleLayout;
+    type Layout = EnsembleDeviceBuffers;
     const WHAT: &'static str = "member";
 
-    fn layout(&self, r: Range<usize>) -> (EnsembleLayout, Regions) {
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (EnsembleDeviceBuffers, Regions) {
         let values = r.len() * self.params.sites();
         let frames = frame_count(self.steps, self.every);
-        let mut a = Arena::default();
-        let initial = a.push_values::<T>(values);
+        let mut a = Arena::at(base);
+        let initial = a.take::<T>(values);
         let h2d = 0..a.bytes;
-        let out = a.push_values::<T>(values);
-        let trajectory = (self.every > 0).then(|| a.push_values::<T>(frames * values));
-        let size = std::mem::size_of::<T>();
-        let d2h_end = match trajectory {
-            Some(at) => at + frames * values * size,
-            None => out + values * size,
-        };
-        let layout = EnsembleLayout {
+        let out = a.take::<T>(values);
+        let trajectory = (self.every > 0).then(|| a.take::<T>(frames * values));
+        let d2h = a.offset(out)..a.end;
+        let layout = EnsembleDeviceBuffers {
             initial,
             out,
             trajectory,
         };
-        (
-            layout,
-            Regions {
-                total: a.bytes,
-                h2d,
-                d2h: out..d2h_end,
-            },
-        )
+        let total = a.bytes;
+        (layout, Regions { total, h2d, d2h })
     }
 
-    fn pack(&self, r: &Range<usize>, lay: &EnsembleLayout, host: &mut [u8]) {
+    fn pack(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, host: &mut [u8]) {
         let n = self.params.sites();
         put(host, lay.initial, &self.initial[r.start * n..r.end * n]);
     }
@@ -66,24 +49,17 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
         &self,
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        base: CUdeviceptr,
         r: &Range<usize>,
-        lay: &EnsembleLayout,
+        lay: &EnsembleDeviceBuffers,
     ) -> Result<()> {
-        let at = |offset: usize| base + offset as u64;
-        let buffers = EnsembleDeviceBuffers {
-            initial: at(lay.initial),
-            out: at(lay.out),
-            trajectory: lay.trajectory.map(at),
-        };
-        let op = (*self.params).on_device::<T>(buffers, r.len(), self.steps, self.every);
+        let op = (*self.params).on_device::<T>(*lay, r.len(), self.steps, self.every);
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated on the host.
         unsafe { op.launch(gpu, stream, ()) }
     }
 
     #[cfg(test)]
-    fn emulate(&self, r: &Range<usize>, lay: &EnsembleLayout, arena: &mut [u8]) {
+    fn emulate(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, arena: &mut [u8]) {
         // As the CPU backend computes (in T), which the tests compare with.
         let values = r.len() * self.params.sites();
         let z = get::<T>(arena, lay.initial, values).to_vec();
@@ -97,70 +73,17 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
 }
 
 impl MultiGpu {
-    /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
-    /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one GPU of the same model.
-    pub fn lorenz96<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
+    facade! {
+        /// Lorenz 96 on every GPU of this handle, members split evenly: bitwise
+        /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one
+        /// GPU of the same model.
+        fn lorenz96 / lorenz96_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64)
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
 
-    /// As [`MultiGpu::lorenz96`], with each GPU's plan and times.
-    pub fn lorenz96_profiled<T: Float>(
-        &self,
-        p: &Lorenz96Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.run_profiled(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
-
-    /// Lorenz 2005 Model II / III on every GPU of this handle; as
-    /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
-    pub fn lorenz05<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<Ensemble<T>> {
-        self.run(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
-    }
-
-    /// As [`MultiGpu::lorenz05`], with each GPU's plan and times.
-    pub fn lorenz05_profiled<T: Float>(
-        &self,
-        p: &Lorenz05Params,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-    ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
-        self.run_profiled(EnsembleRun {
-            params: p,
-            initial,
-            steps,
-            every,
-        })
+        /// Lorenz 2005 Model II / III on every GPU of this handle; as
+        /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
+        fn lorenz05 / lorenz05_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64)
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
     }
 
     /// The plan an ensemble run of `members` members of `n` sites of `T`

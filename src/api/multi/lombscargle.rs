@@ -1,4 +1,5 @@
 //! Batched Lomb-Scargle over several GPUs, in chunks of series.
+use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -14,13 +15,14 @@ use crate::api::lombscargle::batch::{
 };
 use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram};
+use crate::cpu::parallel::{map_ranges, threads_for};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::lombscargle::STATS_LEN;
 use crate::gpu::Gpu;
 
 /// A validated batch, as the chunks see it.
-pub(super) struct LsJob<'a, T> {
+pub(crate) struct LsJob<'a, T> {
     pub batch: &'a Batch<'a, T>,
     pub grids: &'a BatchGrid<'a>,
     pub opts: &'a LombScargleOptions,
@@ -31,23 +33,17 @@ pub(super) struct LsJob<'a, T> {
     pub peaks: bool,
 }
 
+/// A chunk's batch on the device, its statistics' scratch and (peaks mode)
+/// its peaks.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct LsLayout {
-    t: usize,
-    y: usize,
-    w: Option<usize>,
-    offsets: usize,
-    f0: usize,
-    df: usize,
-    out: usize,
-    stats: usize,
-    /// Peaks mode: nseries `i64` indices and `f64` values.
-    peak_index: usize,
-    peak_value: usize,
+pub(crate) struct LsLayout<T> {
+    batch: LombScargleBatchOnDevice<T>,
+    stats: CUdeviceptr,
+    peaks: PeakBuffers,
 }
 
 impl<'a, T: Float> LsJob<'a, T> {
-    fn new(
+    pub(crate) fn new(
         batch: &'a Batch<'a, T>,
         grids: &'a BatchGrid<'a>,
         opts: &'a LombScargleOptions,
@@ -68,73 +64,70 @@ impl<'a, T: Float> LsJob<'a, T> {
 }
 
 impl<T: Float> ChunkJob for LsJob<'_, T> {
-    type Layout = LsLayout;
+    type Layout = LsLayout<T>;
     const WHAT: &'static str = "series";
 
-    fn layout(&self, r: Range<usize>) -> (LsLayout, Regions) {
-        let ns = r.len();
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (LsLayout<T>, Regions) {
+        let nseries = r.len();
         let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
-        let ngrids = if self.per_series_grid() { ns } else { 1 };
-        let mut a = Arena::default();
-        let t = a.push_values::<T>(samples);
-        let y = a.push_values::<T>(samples);
-        let w = self.batch.weights.map(|_| a.push_values::<T>(samples));
-        let offsets = a.push_values::<i64>(ns + 1);
-        let f0 = a.push_values::<f64>(ngrids);
-        let df = a.push_values::<f64>(ngrids);
+        let ngrids = if self.per_series_grid() { nseries } else { 1 };
+        let mut a = Arena::at(base);
+        let t = a.take::<T>(samples);
+        let y = a.take::<T>(samples);
+        let weights = self.batch.weights.map(|_| a.take::<T>(samples));
+        let offsets = a.take::<i64>(nseries + 1);
+        let f0 = a.take::<f64>(ngrids);
+        let df = a.take::<f64>(ngrids);
         let h2d = 0..a.bytes;
         // Peaks: nothing but them comes back. Zero-length when not asked
         // for. Before the periodograms, so that the pinned mirror (which
         // ends with the last byte copied) leaves that scratch out.
-        let peaks = if self.peaks { ns } else { 0 };
-        let peak_index = a.push_values::<i64>(peaks);
-        let peak_value = a.push_values::<f64>(peaks);
-        let out = a.push_values::<T>(ns * self.out_len);
-        let stats = a.push_values::<f64>(ns * STATS_LEN);
+        let peaks = if self.peaks { nseries } else { 0 };
+        let index = a.take::<i64>(peaks);
+        let value = a.take::<f64>(peaks);
+        let peaks_end = a.end;
+        let out = a.take::<T>(nseries * self.out_len);
         let d2h = if self.peaks {
-            peak_index..peak_value + ns * std::mem::size_of::<f64>()
+            a.offset(index)..peaks_end
         } else {
-            out..out + ns * self.out_len * std::mem::size_of::<T>()
+            a.offset(out)..a.end
         };
-        let layout = LsLayout {
-            t,
-            y,
-            w,
-            offsets,
-            f0,
-            df,
-            out,
-            stats,
-            peak_index,
-            peak_value,
-        };
+        let stats = a.take::<f64>(nseries * STATS_LEN);
+        let per_series_grid = self.per_series_grid();
+        #[rustfmt::skip]
+        let buffers = BatchDeviceBuffers { t, y, weights, offsets, f0, df, per_series_grid, out };
+        let (nf, opts, dtype) = (self.grids.nf(), *self.opts, PhantomData);
+        #[rustfmt::skip]
+        let batch = LombScargleBatchOnDevice { buffers, nseries, nf, opts, dtype };
+        let peaks = PeakBuffers { index, value };
+        let total = a.bytes;
         (
-            layout,
-            Regions {
-                total: a.bytes,
-                h2d,
-                d2h,
+            LsLayout {
+                batch,
+                stats,
+                peaks,
             },
+            Regions { total, h2d, d2h },
         )
     }
 
-    fn pack(&self, r: &Range<usize>, lay: &LsLayout, host: &mut [u8]) {
-        let b = self.batch;
+    fn pack(&self, r: &Range<usize>, lay: &LsLayout<T>, host: &mut [u8]) {
+        let (b, at) = (self.batch, &lay.batch.buffers);
         let (lo, hi) = (b.offsets[r.start], b.offsets[r.end]);
-        put(host, lay.t, &b.t[lo..hi]);
-        put(host, lay.y, &b.y[lo..hi]);
-        if let (Some(at), Some(w)) = (lay.w, b.weights) {
+        put(host, at.t, &b.t[lo..hi]);
+        put(host, at.y, &b.y[lo..hi]);
+        if let (Some(at), Some(w)) = (at.weights, b.weights) {
             put(host, at, &w[lo..hi]);
         }
-        put_offsets(host, lay.offsets, &b.offsets[r.start..=r.end]);
+        put_offsets(host, at.offsets, &b.offsets[r.start..=r.end]);
         match self.grids {
             BatchGrid::Shared(grid) => {
-                put(host, lay.f0, &[grid.f0]);
-                put(host, lay.df, &[grid.df]);
+                put(host, at.f0, &[grid.f0]);
+                put(host, at.df, &[grid.df]);
             }
             BatchGrid::PerSeries { f0, df, .. } => {
-                put(host, lay.f0, &f0[r.clone()]);
-                put(host, lay.df, &df[r.clone()]);
+                put(host, at.f0, &f0[r.clone()]);
+                put(host, at.df, &df[r.clone()]);
             }
         }
     }
@@ -143,42 +136,24 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         &self,
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        base: CUdeviceptr,
         r: &Range<usize>,
-        lay: &LsLayout,
+        lay: &LsLayout<T>,
     ) -> Result<()> {
-        let at = |offset: usize| base + offset as u64;
-        let buffers = BatchDeviceBuffers {
-            t: at(lay.t),
-            y: at(lay.y),
-            weights: lay.w.map(at),
-            offsets: at(lay.offsets),
-            f0: at(lay.f0),
-            df: at(lay.df),
-            per_series_grid: self.per_series_grid(),
-            out: at(lay.out),
-        };
-        let nf = self.grids.nf();
+        let (nf, out) = (self.grids.nf(), lay.batch.buffers.out);
         let samples = self.batch.offsets[r.end] - self.batch.offsets[r.start];
         // SAFETY: the caller's arena holds this layout, inputs copied in.
         unsafe {
-            let (nseries, opts, dtype) = (r.len(), *self.opts, std::marker::PhantomData);
-            #[rustfmt::skip]
-            let op = LombScargleBatchOnDevice::<T> { buffers, nseries, nf, opts, dtype };
-            op.launch_with_stats(gpu, stream, samples, at(lay.stats))?;
+            lay.batch
+                .launch_with_stats(gpu, stream, samples, lay.stats)?;
             if self.peaks {
-                let peaks = PeakBuffers {
-                    index: at(lay.peak_index),
-                    value: at(lay.peak_value),
-                };
-                gpu.launch_peaks::<T>(stream, at(lay.out), r.len(), nf, self.opts, &peaks)?;
+                gpu.launch_peaks::<T>(stream, out, r.len(), nf, self.opts, &lay.peaks)?;
             }
         }
         Ok(())
     }
 
     #[cfg(test)]
-    fn emulate(&self, r: &Range<usize>, lay: &LsLayout, arena: &mut [u8]) {
+    fn emulate(&self, r: &Range<usize>, lay: &LsLayout<T>, arena: &mut [u8]) {
         self.emulate_chunk(r, lay, arena);
     }
 }
@@ -186,18 +161,18 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
 #[cfg(test)]
 impl<T: Float> LsJob<'_, T> {
     /// The CPU backend on one chunk, on its arena (see [`ChunkJob::emulate`]).
-    fn emulate_chunk(&self, r: &Range<usize>, lay: &LsLayout, arena: &mut [u8]) {
+    fn emulate_chunk(&self, r: &Range<usize>, lay: &LsLayout<T>, arena: &mut [u8]) {
         use crate::api::lombscargle::{Series, UniformGrid};
         use crate::cpu;
-        let ns = r.len();
-        let offsets = get::<i64>(arena, lay.offsets, ns + 1).to_vec();
+        let (ns, b) = (r.len(), &lay.batch.buffers);
+        let offsets = get::<i64>(arena, b.offsets, ns + 1).to_vec();
         let samples = offsets[ns] as usize;
-        let t = get::<T>(arena, lay.t, samples).to_vec();
-        let y = get::<T>(arena, lay.y, samples).to_vec();
-        let w = lay.w.map(|at| get::<T>(arena, at, samples).to_vec());
+        let t = get::<T>(arena, b.t, samples).to_vec();
+        let y = get::<T>(arena, b.y, samples).to_vec();
+        let w = b.weights.map(|at| get::<T>(arena, at, samples).to_vec());
         let ngrids = if self.per_series_grid() { ns } else { 1 };
-        let f0 = get::<f64>(arena, lay.f0, ngrids).to_vec();
-        let df = get::<f64>(arena, lay.df, ngrids).to_vec();
+        let f0 = get::<f64>(arena, b.f0, ngrids).to_vec();
+        let df = get::<f64>(arena, b.df, ngrids).to_vec();
         for s in 0..ns {
             let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
             let g = if self.per_series_grid() { s } else { 0 };
@@ -215,46 +190,43 @@ impl<T: Float> LsJob<'_, T> {
             if self.peaks {
                 let (index, value) =
                     Peak::of(&p).map_or((-1, f64::NAN), |k| (k.index as i64, k.value));
-                put(arena, lay.peak_index + s * 8, &[index]);
-                put(arena, lay.peak_value + s * 8, &[value]);
+                put(arena, lay.peaks.index + s as u64 * 8, &[index]);
+                put(arena, lay.peaks.value + s as u64 * 8, &[value]);
             }
             let values: Vec<T> = match p {
                 Periodogram::Real(v) => v,
                 Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),
             };
-            put(
-                arena,
-                lay.out + s * self.out_len * std::mem::size_of::<T>(),
-                &values,
-            );
+            let at = s * self.out_len * std::mem::size_of::<T>();
+            put(arena, b.out + at as u64, &values);
         }
     }
 }
 
 impl MultiGpu {
-    /// One periodogram per series of `batch`, in input order, on every GPU of
-    /// this handle: bitwise what [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch) gives on one GPU
-    /// of the same model (see the module documentation). Validated as the
-    /// one-GPU call validates, before any GPU work.
-    pub fn lombscargle_batch<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Periodogram<T>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatch { batch, grids, opts })
-    }
+    facade! {
+        /// One periodogram per series of `batch`, in input order, on every GPU of
+        /// this handle: bitwise what
+        /// [`Kernpack::lombscargle_batch`](crate::Kernpack::lombscargle_batch)
+        /// gives on one GPU of the same model (see the module documentation).
+        /// Validated as the one-GPU call validates, before any GPU work.
+        fn lombscargle_batch / lombscargle_batch_profiled(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Periodogram<T>>
+            = LombScargleBatch { batch: *batch, grids: *grids, opts: *opts };
 
-    /// As [`MultiGpu::lombscargle_batch`], with each GPU's plan and times.
-    pub fn lombscargle_batch_profiled<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run_profiled(LombScargleBatch { batch, grids, opts })
+        /// The highest peak of each series' periodogram, in input order
+        /// ([`Peak::of`] of what [`MultiGpu::lombscargle_batch`] gives, the same
+        /// index and, but for 'amplitude', the same bits): each chunk's
+        /// periodograms are reduced on its GPU, and only the peaks come back.
+        fn lombscargle_batch_peaks / lombscargle_batch_peaks_profiled(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+        ) -> Vec<Option<Peak>>
+            = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
     }
 
     /// The plan [`MultiGpu::lombscargle_batch`] would follow for `batch` now
@@ -267,31 +239,6 @@ impl MultiGpu {
     ) -> Result<Vec<GpuPlan>> {
         validate_batch(batch, grids, opts)?;
         plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts, false))
-    }
-
-    /// The highest peak of each series' periodogram, in input order
-    /// ([`Peak::of`] of what [`MultiGpu::lombscargle_batch`] gives, the same
-    /// index and, but for 'amplitude', the same bits): each chunk's
-    /// periodograms are reduced on its GPU, and only the peaks come back.
-    pub fn lombscargle_batch_peaks<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<Vec<Option<Peak>>> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run(LombScargleBatchPeaks { batch, grids, opts })
-    }
-
-    /// As [`MultiGpu::lombscargle_batch_peaks`], with each GPU's plan and times.
-    pub fn lombscargle_batch_peaks_profiled<T: Float>(
-        &self,
-        batch: &Batch<'_, T>,
-        grids: &BatchGrid<'_>,
-        opts: &LombScargleOptions,
-    ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-        let (batch, grids, opts) = (*batch, *grids, *opts);
-        self.run_profiled(LombScargleBatchPeaks { batch, grids, opts })
     }
 }
 
@@ -314,15 +261,14 @@ fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
     exec.plan(job, split_by_work(&work, exec.parts()))
 }
 
+/// The pipeline's batch periodograms, after validation.
 pub(crate) fn lombscargle_batch<T: Float>(
     exec: &Exec<'_>,
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
+    op: LombScargleBatch<'_, T>,
 ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(batch, grids, opts, false);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, false);
     let plans = plan(exec, &job)?;
-    let (normalize, out_len) = (opts.normalize, job.out_len);
+    let (normalize, out_len) = (op.opts.normalize, job.out_len);
     // Each GPU's results accumulate in order, chunk after chunk.
     let mut outs: Vec<Vec<Periodogram<T>>> = plans
         .iter()
@@ -330,58 +276,41 @@ pub(crate) fn lombscargle_batch<T: Float>(
         .collect();
     let slots: Vec<&mut Vec<Periodogram<T>>> = outs.iter_mut().collect();
     let helpers = unpack_threads(plans.len());
-    let profiles = exec.run(&job, &plans, slots, |out, r, _, lay: &LsLayout, host| {
-        let values = get::<T>(host, lay.out, r.len() * out_len);
+    let profiles = exec.run(&job, &plans, slots, |out, r, _, lay, host| {
+        let values = get::<T>(host, lay.batch.buffers.out, r.len() * out_len);
         let periodograms = |values: &[T]| Periodogram::split(values, out_len, normalize);
         // One vector per series: for large chunks this host copy (into
         // fresh, not yet faulted-in memory) outlasts the GPU's work on the
         // next chunk, so it is spread over a few threads.
-        let threads = (std::mem::size_of_val(values) / UNPACK_BYTES_PER_THREAD).clamp(1, helpers);
-        if threads == 1 {
-            out.extend(periodograms(values));
-        } else {
-            let per_thread = r.len().div_ceil(threads) * out_len;
-            let parts: Vec<Vec<Periodogram<T>>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = values
-                    .chunks(per_thread)
-                    .map(|part| scope.spawn(move || periodograms(part)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            });
-            out.extend(parts.into_iter().flatten());
-        }
+        let bytes = std::mem::size_of_val(values);
+        let threads = threads_for(helpers, bytes, UNPACK_BYTES_PER_THREAD);
+        let parts = map_ranges(threads, r.len(), 1, |series| {
+            periodograms(&values[series.start * out_len..series.end * out_len])
+        });
+        out.extend(parts.into_iter().flatten());
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))
 }
 
+/// The pipeline's batch peaks, after validation.
 pub(crate) fn lombscargle_batch_peaks<T: Float>(
     exec: &Exec<'_>,
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
+    op: LombScargleBatchPeaks<'_, T>,
 ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(batch, grids, opts, true);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, true);
     let plans = plan(exec, &job)?;
     // Each GPU writes its own slice of the result, in place: no gather of
     // per-GPU vectors afterwards (10^6 peaks and more).
-    let mut peaks: Vec<Option<Peak>> = vec![None; batch.len()];
+    let mut peaks: Vec<Option<Peak>> = vec![None; op.batch.len()];
     let slots = per_gpu(&mut peaks, &plans, Range::len);
-    let profiles = exec.run(
-        &job,
-        &plans,
-        slots,
-        |out, r, local, lay: &LsLayout, host| {
-            let index = get::<i64>(host, lay.peak_index, r.len());
-            let value = get::<f64>(host, lay.peak_value, r.len());
-            for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
-                *slot = Peak::from_raw(i, v);
-            }
-            Ok(())
-        },
-    )?;
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.peaks.index, r.len());
+        let value = get::<f64>(host, lay.peaks.value, r.len());
+        for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
+            *slot = Peak::from_raw(i, v);
+        }
+        Ok(())
+    })?;
     Ok((peaks, profiles))
 }

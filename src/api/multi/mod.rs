@@ -89,6 +89,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice};
 
 use self::plan::{arena_bytes, plan_chunks, ChunkBudget};
+use super::exec::Split;
 use super::streams::elapsed_ms;
 use super::Kernpack;
 use crate::error::{Error, Result};
@@ -182,6 +183,24 @@ pub(crate) fn per_gpu<'o, T>(
     slices
 }
 
+/// How `items` items of `job` split, for the one-GPU rule of
+/// [`super::exec`]: the bytes of the arena of all of them in one piece, and
+/// of item `largest` alone. None without items.
+pub(crate) fn split_of<J: ChunkJob>(job: &J, items: usize, largest: usize) -> Option<Split> {
+    let bytes = |r: Range<usize>| job.layout(r, 0).1.total;
+    (items > 0).then(|| Split {
+        device_bytes: bytes(0..items),
+        largest_item_bytes: bytes(largest..largest + 1),
+    })
+}
+
+/// The longest item of CSR `offsets` (series, arrays).
+pub(crate) fn longest(offsets: &[usize]) -> usize {
+    let len = |&i: &usize| offsets[i + 1] - offsets[i];
+    let items = offsets.len().saturating_sub(1);
+    (0..items).max_by_key(len).unwrap_or(0)
+}
+
 /// How one GPU's part of a call went: its plan, and where the time went.
 /// GPU times are sums over chunks of CUDA-event intervals on the two
 /// streams, which overlap: their total can exceed the wall time.
@@ -228,25 +247,28 @@ impl Regions {
 /// is laid out in an arena, packed into the pinned mirror, and launched.
 /// Reading results back is the caller's closure (it holds the outputs).
 pub(crate) trait ChunkJob: Sync {
-    /// Offsets of the chunk's buffers in its arena.
+    /// The chunk's buffers in its arena, as its kernels' device description
+    /// takes them.
     type Layout: Copy;
     /// What the items are called in messages ("series", ...).
     const WHAT: &'static str;
-    /// The layout of chunk `r` (global item indices); O(1), since the
-    /// planner calls it for every item.
-    fn layout(&self, r: Range<usize>) -> (Self::Layout, Regions);
-    /// Writes the chunk's inputs into `host` (its arena's pinned mirror).
+    /// The layout of chunk `r` (global item indices) in an arena at device
+    /// address `base`; at `base` 0 its addresses are byte offsets, as the
+    /// pinned mirror ([`put`], [`get`]) takes them. O(1), since the planner
+    /// calls it for every item.
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (Self::Layout, Regions);
+    /// Writes the chunk's inputs into `host` (its arena's pinned mirror,
+    /// `layout` at base 0).
     fn pack(&self, r: &Range<usize>, layout: &Self::Layout, host: &mut [u8]);
-    /// Enqueues the kernels of the chunk on `stream`, its arena at `base`.
+    /// Enqueues the kernels of the chunk on `stream`, `layout` at its arena's address.
     ///
     /// # Safety
-    /// `base` is a live device allocation of this GPU of at least the
+    /// The arena is a live device allocation of this GPU of at least the
     /// layout's `total` bytes, with the inputs copied in before on `stream`.
     unsafe fn launch(
         &self,
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        base: CUdeviceptr,
         r: &Range<usize>,
         layout: &Self::Layout,
     ) -> Result<()>;
@@ -267,7 +289,8 @@ fn assert_aligned<T>(bytes: &[u8]) {
 }
 
 /// `values` written at byte `at` of `host` (a pinned mirror).
-pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T]) {
+pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: u64, values: &[T]) {
+    let at = at as usize;
     let bytes = &mut host[at..at + std::mem::size_of_val(values)];
     assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); the bytes are plain staging
@@ -279,7 +302,8 @@ pub(crate) fn put<T: Copy + Send + Sync>(host: &mut [u8], at: usize, values: &[T
 
 /// `offsets` rebased to start at 0, as `i64`, written at byte `at` of
 /// `host`: a chunk's offsets into its own samples (values).
-pub(crate) fn put_offsets(host: &mut [u8], at: usize, offsets: &[usize]) {
+pub(crate) fn put_offsets(host: &mut [u8], at: u64, offsets: &[usize]) {
+    let at = at as usize;
     let dst = &mut host[at..at + offsets.len() * std::mem::size_of::<i64>()];
     for (d, &o) in dst.chunks_exact_mut(8).zip(offsets) {
         d.copy_from_slice(&((o - offsets[0]) as i64).to_ne_bytes());
@@ -287,7 +311,8 @@ pub(crate) fn put_offsets(host: &mut [u8], at: usize, offsets: &[usize]) {
 }
 
 /// The `len` values of `T` at byte `at` of `host`.
-pub(crate) fn get<T: Copy>(host: &[u8], at: usize, len: usize) -> &[T] {
+pub(crate) fn get<T: Copy>(host: &[u8], at: u64, len: usize) -> &[T] {
+    let at = at as usize;
     let bytes = &host[at..at + len * std::mem::size_of::<T>()];
     assert_aligned::<T>(bytes);
     // SAFETY: in bounds and aligned (asserted); T is plain data, any bits valid.
@@ -423,7 +448,7 @@ impl Exec<'_> {
     /// chunks of every GPU with items. Errors name the GPU.
     fn plan<J: ChunkJob>(&self, job: &J, ranges: Vec<Range<usize>>) -> Result<Vec<GpuPlan>> {
         debug_assert_eq!(ranges.len(), self.parts());
-        let bytes = |r: Range<usize>| job.layout(r).1.total;
+        let bytes = |r: Range<usize>| job.layout(r, 0).1.total;
         let mut plans = Vec::new();
         for (k, items) in ranges.into_iter().enumerate() {
             if items.is_empty() {
@@ -482,51 +507,41 @@ impl Exec<'_> {
             Exec::Emulated { .. } => return emulated::run(job, plans, outs, unpack),
         };
         let abort = AtomicBool::new(false);
-        let joined: Vec<std::thread::Result<Result<Option<GpuProfile>>>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = plans
-                    .iter()
-                    .zip(outs)
-                    .map(|(plan, mut out)| {
-                        let gpu = multi
-                            .gpus
-                            .iter()
-                            .find(|g| g.ordinal() == plan.ordinal)
-                            .expect("planned GPUs are ours");
-                        let (abort, unpack) = (&abort, &unpack);
-                        scope.spawn(move || {
-                            let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
-                                unpack(&mut out, r, plan.local(r), lay, host)
-                            });
-                            if result.is_err() {
-                                abort.store(true, Ordering::Relaxed);
-                            }
-                            result
-                        })
+        // Every GPU's thread runs to its end; the first panic, in GPU order,
+        // is resumed then.
+        let results: Vec<Result<Option<GpuProfile>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = plans
+                .iter()
+                .zip(outs)
+                .map(|(plan, mut out)| {
+                    let gpu = multi
+                        .gpus
+                        .iter()
+                        .find(|g| g.ordinal() == plan.ordinal)
+                        .expect("planned GPUs are ours");
+                    let (abort, unpack) = (&abort, &unpack);
+                    scope.spawn(move || {
+                        let result = pipeline(gpu, job, plan, abort, |r, lay, host| {
+                            unpack(&mut out, r, plan.local(r), lay, host)
+                        });
+                        if result.is_err() {
+                            abort.store(true, Ordering::Relaxed);
+                        }
+                        result
                     })
-                    .collect();
-                handles.into_iter().map(|h| h.join()).collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
         let mut profiles = Vec::with_capacity(plans.len());
-        let mut first_error = None;
-        let mut panic = None;
-        for (plan, joined) in plans.iter().zip(joined) {
-            match joined {
-                Err(payload) => panic = panic.or(Some(payload)),
-                Ok(Ok(Some(profile))) => profiles.push(profile),
-                Ok(Ok(None)) => {} // stopped because another GPU failed
-                Ok(Err(e)) => {
-                    first_error = first_error.or_else(|| Some(on_gpu(plan.ordinal, e)));
-                }
-            }
+        for (plan, result) in plans.iter().zip(results) {
+            // None: this GPU stopped because another failed.
+            profiles.extend(result.map_err(|e| on_gpu(plan.ordinal, e))?);
         }
-        if let Some(payload) = panic {
-            std::panic::resume_unwind(payload);
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(profiles),
-        }
+        Ok(profiles)
     }
 }
 
@@ -544,17 +559,14 @@ struct BufferSet {
     stream: Arc<CudaStream>,
     dev_ptr: CUdeviceptr,
     host_ptr: *mut u8,
-    /// Bytes of the device arena.
-    bytes: usize,
-    /// Bytes of the pinned mirror (at most `bytes`).
-    host_bytes: usize,
     pending: Option<usize>,
     /// Recorded around each stage of the chunk in flight (indexed by the
     /// `*_START`/`*_END` constants), for its profile.
     events: [CudaEvent; 4],
-    // Dropped after `Drop::drop` has waited for the stream.
-    _dev: CudaSlice<u8>,
-    _host: PinnedHostSlice<u8>,
+    // The device arena and the pinned mirror (at most as long), dropped
+    // after `Drop::drop` has waited for the stream.
+    device: CudaSlice<u8>,
+    pinned: PinnedHostSlice<u8>,
 }
 
 const H2D_START: usize = 0;
@@ -577,31 +589,24 @@ impl BufferSet {
             .as_mut_ptr()
             .map_err(|e| Error::cuda("allocating pinned staging", e))?;
         // Four timing events per chunk cost next to nothing: always profiled.
-        let events = [
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-            gpu.timing_event()?,
-        ];
+        let events = gpu.timing_events()?;
         Ok(BufferSet {
             stream,
             dev_ptr,
             host_ptr,
-            bytes,
-            host_bytes,
             pending: None,
             events,
-            _dev: dev,
-            _host: host,
+            device: dev,
+            pinned: host,
         })
     }
 
     /// The pinned mirror. Only between a wait on the stream and the next
     /// copy enqueued on it is nothing else touching it.
     fn host(&mut self) -> &mut [u8] {
-        // SAFETY: host_ptr holds `host_bytes` bytes for the life of `_host`;
+        // SAFETY: host_ptr holds `pinned.len()` bytes for the life of `pinned`;
         // the pipeline uses the slice only while no copy on it is in flight.
-        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.host_bytes) }
+        unsafe { std::slice::from_raw_parts_mut(self.host_ptr, self.pinned.len()) }
     }
 
     fn record(&self, k: usize) -> Result<()> {
@@ -620,7 +625,7 @@ impl Drop for BufferSet {
     }
 }
 
-// SAFETY: `host_ptr` points into the set's own pinned allocation (`_host`),
+// SAFETY: `host_ptr` points into the set's own pinned allocation (`pinned`),
 // which moves with it; the stream, arena and events belong to one GPU's
 // context, which every user binds to its thread before use.
 unsafe impl Send for BufferSet {}
@@ -655,10 +660,10 @@ fn take_set(gpu: &Gpu, need: (usize, usize), most: usize) -> Result<BufferSet> {
             .enumerate()
             .filter(|(_, (ordinal, set))| {
                 *ordinal == gpu.ordinal()
-                    && fits(set.bytes, bytes)
-                    && fits(set.host_bytes, host_bytes)
+                    && fits(set.device.len(), bytes)
+                    && fits(set.pinned.len(), host_bytes)
             })
-            .min_by_key(|(_, (_, set))| (set.bytes, set.host_bytes))
+            .min_by_key(|(_, (_, set))| (set.device.len(), set.pinned.len()))
             .map(|(i, _)| i);
         best.map(|i| spare.remove(i).1) // `remove` keeps the others in keeping order
     };
@@ -748,7 +753,7 @@ fn pipeline<J: ChunkJob>(
     let chunks = &plan.chunks;
     let mut sets: [Option<BufferSet>; 2] = [None, None];
     // Each set's pinned mirror holds its largest copied part (scratch stays on the GPU).
-    let staging = arena_bytes(chunks, |c| job.layout(c).1.staging());
+    let staging = arena_bytes(chunks, |c| job.layout(c, 0).1.staging());
     // Its times accumulate chunk by chunk.
     let mut times = GpuProfile {
         plan: plan.clone(),
@@ -769,7 +774,7 @@ fn pipeline<J: ChunkJob>(
         times.kernel_ms += elapsed_ms(&ev[KERNELS_START], &ev[KERNELS_END])? as f64;
         times.d2h_ms += elapsed_ms(&ev[KERNELS_END], &ev[D2H_END])? as f64;
         let host_started = Instant::now();
-        let (layout, _) = job.layout(chunk.clone());
+        let (layout, _) = job.layout(chunk.clone(), 0);
         unpack(chunk, &layout, set.host())?;
         times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -789,8 +794,8 @@ fn pipeline<J: ChunkJob>(
         }
         let set = sets[s].as_mut().expect("made above");
         finish(set, &mut times)?;
-        let (layout, regions) = job.layout(chunk.clone());
-        debug_assert!(regions.total <= set.bytes && regions.staging() <= set.host_bytes);
+        let (layout, regions) = job.layout(chunk.clone(), 0);
+        debug_assert!(regions.total <= set.device.len() && regions.staging() <= set.pinned.len());
         let host_started = Instant::now();
         job.pack(chunk, &layout, set.host());
         times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
@@ -814,9 +819,10 @@ fn pipeline<J: ChunkJob>(
         // stream's chunks in sequence).
         gpu.in_kernel_turn(&set.stream, || {
             set.record(KERNELS_START)?;
+            let (on_device, _) = job.layout(chunk.clone(), dev_ptr);
             // SAFETY: the arena holds the layout's bytes; the inputs were
             // copied in above, on the same stream.
-            unsafe { job.launch(gpu, &set.stream, dev_ptr, chunk, &layout) }?;
+            unsafe { job.launch(gpu, &set.stream, chunk, &on_device) }?;
             set.record(KERNELS_END)
         })?;
         if !regions.d2h.is_empty() {

@@ -1,4 +1,5 @@
 //! Batched normalise over several GPUs, in chunks of arrays.
+use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -20,123 +21,81 @@ use crate::float::Float;
 use crate::gpu::reduce::batched_scratch_len;
 use crate::gpu::Gpu;
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NormalizeLayout {
-    offsets: usize,
-    x: usize,
-    sums: usize,
-    status: usize,
-    plan: usize,
-    partials: usize,
-}
+/// A chunk's batch on the device and its scratch (the plan and the partial
+/// sums, [`batched_scratch_len`]).
+type NormalizeLayout<T> = (NormalizeBatchedOnDevice<T>, (CUdeviceptr, CUdeviceptr));
 
 /// A validated batch, as the chunks see it: chunks of arrays.
 impl<T: Float> ChunkJob for NormalizeBatched<'_, T> {
-    type Layout = NormalizeLayout;
+    type Layout = NormalizeLayout<T>;
     const WHAT: &'static str = "array";
 
-    fn layout(&self, r: Range<usize>) -> (NormalizeLayout, Regions) {
-        let na = r.len();
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (NormalizeLayout<T>, Regions) {
+        let narrays = r.len();
         let n = self.offsets[r.end] - self.offsets[r.start];
-        let mut a = Arena::default();
+        let mut a = Arena::at(base);
         // Copied in: offsets, x. Copied out: x, sums, status. Scratch last.
-        let offsets = a.push_values::<i64>(na + 1);
-        let x = a.push_values::<T>(n);
-        let x_end = x + n * std::mem::size_of::<T>();
-        let sums = a.push_values::<f64>(na);
-        let status = a.push_values::<i32>(na);
-        let status_end = status + na * std::mem::size_of::<i32>();
-        let (plan_len, partials_len) = batched_scratch_len(n, na.max(1));
-        let plan = a.push_values::<i64>(plan_len);
-        let partials = a.push_values::<f64>(partials_len);
-        let layout = NormalizeLayout {
-            offsets,
-            x,
-            sums,
-            status,
-            plan,
-            partials,
-        };
-        (
-            layout,
-            Regions {
-                total: a.bytes,
-                h2d: 0..x_end,
-                d2h: x..status_end,
-            },
-        )
+        let offsets = a.take::<i64>(narrays + 1);
+        let x = a.take::<T>(n);
+        let h2d = 0..a.end;
+        let sums = a.take::<f64>(narrays);
+        let status = a.take::<i32>(narrays);
+        let d2h = a.offset(x)..a.end;
+        let (plan_len, partials_len) = batched_scratch_len(n, narrays.max(1));
+        let scratch = (a.take::<i64>(plan_len), a.take::<f64>(partials_len));
+        let dtype = PhantomData;
+        #[rustfmt::skip]
+        let op = NormalizeBatchedOnDevice { x, n, offsets, narrays, sums, status, dtype };
+        let total = a.bytes;
+        ((op, scratch), Regions { total, h2d, d2h })
     }
 
-    fn pack(&self, r: &Range<usize>, lay: &NormalizeLayout, host: &mut [u8]) {
+    fn pack(&self, r: &Range<usize>, (op, _): &NormalizeLayout<T>, host: &mut [u8]) {
         let (lo, hi) = (self.offsets[r.start], self.offsets[r.end]);
-        put_offsets(host, lay.offsets, &self.offsets[r.start..=r.end]);
-        put(host, lay.x, &self.x[lo..hi]);
+        put_offsets(host, op.offsets, &self.offsets[r.start..=r.end]);
+        put(host, op.x, &self.x[lo..hi]);
     }
 
     unsafe fn launch(
         &self,
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
-        base: CUdeviceptr,
-        r: &Range<usize>,
-        lay: &NormalizeLayout,
+        _: &Range<usize>,
+        (op, scratch): &NormalizeLayout<T>,
     ) -> Result<()> {
-        let at = |offset: usize| base + offset as u64;
-        let n = self.offsets[r.end] - self.offsets[r.start];
         // SAFETY: the caller's arena holds this layout (scratch of
         // batched_scratch_len included), inputs copied in; chunks are never empty.
-        let op = NormalizeBatchedOnDevice::<T> {
-            x: at(lay.x),
-            n,
-            offsets: at(lay.offsets),
-            narrays: r.len(),
-            sums: at(lay.sums),
-            status: at(lay.status),
-            dtype: std::marker::PhantomData,
-        };
-        unsafe { op.launch_with_scratch(gpu, stream, (at(lay.plan), at(lay.partials))) }
+        unsafe { op.launch_with_scratch(gpu, stream, *scratch) }
     }
 
     #[cfg(test)]
-    fn emulate(&self, r: &Range<usize>, lay: &NormalizeLayout, arena: &mut [u8]) {
+    fn emulate(&self, r: &Range<usize>, (op, _): &NormalizeLayout<T>, arena: &mut [u8]) {
         let na = r.len();
-        let offsets: Vec<usize> = get::<i64>(arena, lay.offsets, na + 1)
+        let offsets: Vec<usize> = get::<i64>(arena, op.offsets, na + 1)
             .iter()
             .map(|&o| o as usize)
             .collect();
-        let mut x = get::<T>(arena, lay.x, offsets[na]).to_vec();
+        let mut x = get::<T>(arena, op.x, offsets[na]).to_vec();
         let done = crate::reference::reduce::normalize_batched(&mut x, &offsets);
         let status: Vec<i32> = (0..na)
             .map(|a| i32::from(done.failed.contains(&a)))
             .collect();
-        put(arena, lay.x, &x);
-        put(arena, lay.sums, &done.sums);
-        put(arena, lay.status, &status);
+        put(arena, op.x, &x);
+        put(arena, op.sums, &done.sums);
+        put(arena, op.status, &status);
     }
 }
 
 impl MultiGpu {
-    /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
-    /// every GPU of this handle, arrays split by their lengths: bitwise what
-    /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched) gives on one GPU of the same model. `x` is
-    /// written only when every GPU has succeeded (the results are gathered
-    /// in a scratch copy of `x` first). Bad offsets are an error before any
-    /// GPU work.
-    pub fn normalize_batched<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<BatchNormalized> {
-        self.run(NormalizeBatched { x, offsets })
-    }
-
-    /// As [`MultiGpu::normalize_batched`], with each GPU's plan and times.
-    pub fn normalize_batched_profiled<T: Float>(
-        &self,
-        x: &mut [T],
-        offsets: &[usize],
-    ) -> Result<(BatchNormalized, Vec<GpuProfile>)> {
-        self.run_profiled(NormalizeBatched { x, offsets })
+    facade! {
+        /// Normalises every array `x[offsets[a] .. offsets[a+1]]` in place on
+        /// every GPU of this handle, arrays split by their lengths: bitwise what
+        /// [`Kernpack::normalize_batched`](crate::Kernpack::normalize_batched)
+        /// gives on one GPU of the same model. `x` is written only when every
+        /// GPU has succeeded (the results are gathered in a scratch copy of `x`
+        /// first). Bad offsets are an error before any GPU work.
+        fn normalize_batched / normalize_batched_profiled(x: &mut [T], offsets: &[usize])
+            -> BatchNormalized = NormalizeBatched { x, offsets };
     }
 
     /// The plan [`MultiGpu::normalize_batched`] would follow for arrays of
@@ -175,14 +134,14 @@ pub(crate) fn normalize_batched<T: Float>(
         .zip(per_gpu(&mut sums, &plans, Range::len))
         .zip(per_gpu(&mut status, &plans, Range::len));
     let outs: Vec<_> = outs.map(|((x, sums), status)| (x, sums, status)).collect();
-    let profiles = exec.run(&job, &plans, outs, |out, r, local, lay, host| {
+    let profiles = exec.run(&job, &plans, outs, |out, r, local, (op, _), host| {
         // The chunk's values, counted from the GPU's first.
         let (lo, hi) = (offsets[r.start], offsets[r.end]);
         let at = lo - offsets[r.start - local.start];
         let x = &mut out.0[at..at + hi - lo];
-        copy_parallel(copy_threads(), x, get::<T>(host, lay.x, hi - lo));
-        out.1[local.clone()].copy_from_slice(get::<f64>(host, lay.sums, r.len()));
-        out.2[local].copy_from_slice(get::<i32>(host, lay.status, r.len()));
+        copy_parallel(copy_threads(), x, get::<T>(host, op.x, hi - lo));
+        out.1[local.clone()].copy_from_slice(get::<f64>(host, op.sums, r.len()));
+        out.2[local].copy_from_slice(get::<i32>(host, op.status, r.len()));
         Ok(())
     })?;
     copy_parallel(copy_threads(), job.x, &result);

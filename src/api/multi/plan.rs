@@ -22,20 +22,40 @@ pub fn align_up(bytes: usize) -> usize {
 /// host mirror, so one copy moves all the inputs and one all the outputs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Arena {
+    /// The arena's address (0 for byte offsets, as in the host mirror).
+    pub base: u64,
     /// Bytes used so far (the end of the last buffer, aligned).
     pub bytes: usize,
+    /// The end of the last buffer, unaligned.
+    pub end: usize,
 }
 
 impl Arena {
+    /// An empty arena at address `base`.
+    pub fn at(base: u64) -> Arena {
+        Arena {
+            base,
+            ..Arena::default()
+        }
+    }
     /// Reserves `bytes` (0 allowed) and returns its offset.
     pub fn push(&mut self, bytes: usize) -> usize {
         let at = self.bytes;
         self.bytes = at + align_up(bytes);
+        self.end = at + bytes;
         at
     }
     /// Reserves `len` values of `T`.
     pub fn push_values<T>(&mut self, len: usize) -> usize {
         self.push(len * std::mem::size_of::<T>())
+    }
+    /// Reserves `len` values of `T` and returns their address.
+    pub fn take<T>(&mut self, len: usize) -> u64 {
+        self.base + self.push_values::<T>(len) as u64
+    }
+    /// The offset of `address` in the arena.
+    pub fn offset(&self, address: u64) -> usize {
+        (address - self.base) as usize
     }
 }
 
@@ -209,7 +229,10 @@ mod tests {
         assert_eq!(a.push_values::<f32>(3), 0);
         assert_eq!(a.push(0), 256);
         assert_eq!(a.push_values::<f64>(33), 256);
-        assert_eq!(a.bytes, 256 + 512);
+        assert_eq!((a.bytes, a.end), (256 + 512, 256 + 264));
+        let mut a = Arena::at(4096);
+        assert_eq!((a.take::<f32>(3), a.take::<u8>(1)), (4096, 4096 + 256));
+        assert_eq!((a.offset(4096 + 256), a.end), (256, 257));
     }
 
     #[test]
