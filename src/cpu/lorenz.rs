@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
-use super::real::Real;
+use crate::float::Float;
 use crate::params::lorenz::{frame_count, Lorenz96Params};
 
 /// Final states (members x n) and, with `every > 0`, the trajectory
@@ -41,7 +41,7 @@ struct Block<'a, T> {
 /// states to `out`. Blocks are independent, so the result does not depend on
 /// the thread count. `progress(members done, members)` after each block.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_blocks<T: Real>(
+pub(crate) fn run_blocks<T: Float>(
     n: usize,
     initial: &[T],
     block: usize,
@@ -95,7 +95,7 @@ pub(crate) fn run_blocks<T: Real>(
 
 /// A Lorenz 96 ensemble (inputs validated by the caller) on `threads`
 /// threads, in `T` arithmetic.
-pub(crate) fn lorenz96<T: Real>(
+pub(crate) fn lorenz96<T: Float>(
     p: &Lorenz96Params,
     initial: &[T],
     steps: u64,
@@ -108,19 +108,25 @@ pub(crate) fn lorenz96<T: Real>(
     run_blocks(
         n,
         initial,
-        T::VECTOR,
+        vector::<T>(),
         steps,
         every,
         threads,
         progress,
         |init, out, frames| {
-            if T::VECTOR == 16 {
+            if vector::<T>() == 16 {
                 l96_block::<T, 16>(n, forcing, dt, init, out, frames, steps, every)
             } else {
                 l96_block::<T, 8>(n, forcing, dt, init, out, frames, steps, every)
             }
         },
     )
+}
+
+/// Values of `T` per 512-bit vector (16 f32, 8 f64): the lane count of the
+/// member-blocked kernels.
+pub(crate) const fn vector<T>() -> usize {
+    64 / std::mem::size_of::<T>()
 }
 
 /// One RK4 stage S (0..=3) at one value, as the reference's `rk4_step`, from
@@ -131,7 +137,7 @@ pub(crate) fn lorenz96<T: Real>(
 /// equality. Every model's loops over sites call it, inlined, so that they
 /// vectorise.
 #[inline(always)]
-pub(crate) fn rk4_stage<T: Real, const S: usize>(k: T, z: T, inc: &mut T, out: &mut T) {
+pub(crate) fn rk4_stage<T: Float, const S: usize>(k: T, z: T, inc: &mut T, out: &mut T) {
     let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
     match S {
         0 => {
@@ -160,7 +166,7 @@ pub(crate) fn rk4_stage<T: Real, const S: usize>(k: T, z: T, inc: &mut T, out: &
 /// slower: partly scalar, partly called outside the target features).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn l96_run<T: Real, const S: usize>(
+fn l96_run<T: Float, const S: usize>(
     forcing: T,
     dt: T,
     (xm2, xm1, x, xp1): (&[T], &[T], &[T], &[T]),
@@ -189,7 +195,7 @@ fn l96_run<T: Real, const S: usize>(
 /// neighbours) one run of L lanes each.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn l96_stage<T: Real, const L: usize, const S: usize>(
+fn l96_stage<T: Float, const L: usize, const S: usize>(
     n: usize,
     forcing: T,
     dt: T,
@@ -228,7 +234,7 @@ fn l96_stage<T: Real, const L: usize, const S: usize>(
 
 /// Writes lane l of `z` (n sites x L lanes) to row l of `dst` (members x n).
 #[inline(always)]
-fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
+fn store<T: Float, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
     for (l, row) in dst.chunks_exact_mut(n).enumerate() {
         for (i, v) in row.iter_mut().enumerate() {
             *v = z[i * L + l];
@@ -244,7 +250,7 @@ fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
     "aarch64+neon"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn l96_block<T: Real, const L: usize>(
+fn l96_block<T: Float, const L: usize>(
     n: usize,
     forcing: T,
     dt: T,

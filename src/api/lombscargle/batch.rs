@@ -113,6 +113,7 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
             batch,
             grids,
             opts,
+            |p| p,
         ))
     }
 

@@ -490,13 +490,13 @@ fn nufft_phase_timing() {
                 }
             }
         });
-        let tr = Transform::new(&s.t, &s.w, &s.wy, 0.0, df, nf, 1);
+        let tr = Transform::new(&s.t, &s.w, &s.wy, &UniformGrid::new(0.0, df, nf), 1);
         let mut out = vec![[0.0; 6]; nf];
         let pass = median_ms(reps, || tr.sums(0, &mut out));
         drop(tr);
         let mut whole = |threads| {
             median_ms(reps, || {
-                let tr = Transform::new(&s.t, &s.w, &s.wy, 0.0, df, nf, threads);
+                let tr = Transform::new(&s.t, &s.w, &s.wy, &UniformGrid::new(0.0, df, nf), threads);
                 crate::cpu::parallel::for_each_chunk(threads, &mut out, 4096, None, |f, p| {
                     tr.sums(f, p)
                 });
