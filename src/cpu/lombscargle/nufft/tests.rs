@@ -464,7 +464,7 @@ fn nufft_phase_timing() {
         let s = series(nx, 3650.0, 1);
         let df = TAU / 3650.0 / 5.0;
         let reps = if nf >= 100_000 { 21 } else { 101 };
-        let plan = plan_for(nf, parts_for(grid_min(nf, SIGMA, WIDTH)), SIGMA, WIDTH);
+        let plan = plan_for(nf, SIGMA, WIDTH);
         let mut g = [
             vec![Complex64::default(); plan.n],
             vec![Complex64::default(); plan.n],
@@ -523,7 +523,7 @@ fn nufft_cold_timing() {
     for nf in [10_000, 100_000, 200_000] {
         *CACHE.lock().unwrap() = None;
         let start = std::time::Instant::now();
-        let plan = plan_for(nf, parts_for(grid_min(nf, SIGMA, WIDTH)), SIGMA, WIDTH);
+        let plan = plan_for(nf, SIGMA, WIDTH);
         let planned = start.elapsed().as_secs_f64() * 1e3;
         let start = std::time::Instant::now();
         let mut g = [plan.take_grid(), plan.take_grid(), plan.take_grid()];
