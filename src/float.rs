@@ -8,7 +8,10 @@ mod sealed {
 }
 
 /// `f32` or `f64`: selects the `_f32` / `_f64` entry point of a kernel.
-/// Its IEEE operators are part of it, so the CPU backend computes in `T`.
+/// Its IEEE operators are part of it, so the CPU backend computes in `T`:
+/// Rust never contracts `a * b + c` into an FMA, so code written with these
+/// operators rounds exactly as scalar code with the same operators in the
+/// same order.
 pub trait Float:
     sealed::Sealed
     + std::ops::Add<Output = Self>

@@ -9,9 +9,8 @@
 use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
-use super::real::Real;
 use super::reduce::lane_tree;
-use crate::float::Complex;
+use crate::float::{Complex, Float};
 use crate::params::fg::CHUNK;
 
 /// Elements per vectorised group.
@@ -28,7 +27,7 @@ struct Chunk<'a, T> {
 
 /// Integrates `nsteps` RK4 steps in place on `threads` threads (inputs
 /// validated by the caller); returns `delta[0..=nsteps]`, as the reference.
-pub(crate) fn integrate<T: Real>(
+pub(crate) fn integrate<T: Float>(
     f: &mut [Complex<T>],
     g: &mut [Complex<T>],
     delta0: Complex<T>,
@@ -70,7 +69,7 @@ pub(crate) fn integrate<T: Real>(
 
 /// dF (re, im) and Re dG: the reference's `rhs`.
 #[inline(always)]
-fn rhs<T: Real>(fr: T, fi: T, gr: T, gi: T, dr: T, di: T) -> [T; 3] {
+fn rhs<T: Float>(fr: T, fi: T, gr: T, gi: T, dr: T, di: T) -> [T; 3] {
     let wr = (gr + gr) - T::from_f64(1.0);
     let wi = gi + gi;
     let dfr = (fi + fi) + (dr * wi + di * wr);
@@ -84,7 +83,7 @@ type Lanes<T> = [[T; V]; 3];
 
 /// `dt rhs(p)` in every lane, with delta `d` and Im G `gi`.
 #[inline(always)]
-fn eval<T: Real>(p: &Lanes<T>, gi: &[T; V], d: Complex<T>, dt: T) -> Lanes<T> {
+fn eval<T: Float>(p: &Lanes<T>, gi: &[T; V], d: Complex<T>, dt: T) -> Lanes<T> {
     let mut k = [[T::default(); V]; 3];
     for l in 0..V {
         let r = rhs(p[0][l], p[1][l], p[2][l], gi[l], d.re, d.im);
@@ -97,7 +96,7 @@ fn eval<T: Real>(p: &Lanes<T>, gi: &[T; V], d: Complex<T>, dt: T) -> Lanes<T> {
 
 /// The stage point z + k/2 (`halve`) or z + k, as the reference's.
 #[inline(always)]
-fn point<T: Real>(z: &Lanes<T>, k: &Lanes<T>, halve: bool) -> Lanes<T> {
+fn point<T: Float>(z: &Lanes<T>, k: &Lanes<T>, halve: bool) -> Lanes<T> {
     let half = T::from_f64(0.5);
     let mut p = *z;
     for c in 0..3 {
@@ -116,7 +115,7 @@ fn point<T: Real>(z: &Lanes<T>, k: &Lanes<T>, halve: bool) -> Lanes<T> {
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-fn step_chunk<T: Real>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>, dt: T) {
+fn step_chunk<T: Float>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>, dt: T) {
     let (sixth, third) = (T::from_f64(1.0 / 6.0), T::from_f64(1.0 / 3.0));
     for (fs, gs) in f.chunks_mut(V).zip(g.chunks_mut(V)) {
         let m = fs.len();
@@ -153,7 +152,7 @@ fn step_chunk<T: Real>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>
 /// Sum of one chunk's F: each warp of 32 by the lane tree, then the warp
 /// sums by the same tree; missing values are 0 (the reference's `chunk_sum`,
 /// re and im apart, as its pairwise adds are).
-fn chunk_sum<T: Real>(f: &[Complex<T>]) -> [f64; 2] {
+fn chunk_sum<T: Float>(f: &[Complex<T>]) -> [f64; 2] {
     let mut warps = [[0.0; WARP]; 2];
     for (w, warp) in f.chunks(WARP).enumerate() {
         let mut re = [0.0; WARP];
@@ -184,7 +183,7 @@ mod tests {
     use crate::reference;
     use proptest::prelude::*;
 
-    fn state<T: Real>(seed: u64, len: usize) -> Vec<Complex<T>> {
+    fn state<T: Float>(seed: u64, len: usize) -> Vec<Complex<T>> {
         let mut s = seed | 1;
         let mut draw = || {
             s ^= s << 13;
@@ -200,7 +199,7 @@ mod tests {
             .collect()
     }
 
-    fn bits<T: Real>(v: &[Complex<T>]) -> Vec<(u64, u64)> {
+    fn bits<T: Float>(v: &[Complex<T>]) -> Vec<(u64, u64)> {
         v.iter()
             .map(|c| (c.re.to_f64().to_bits(), c.im.to_f64().to_bits()))
             .collect()
@@ -208,7 +207,7 @@ mod tests {
 
     /// Bitwise equal to the reference (same operations, same order, same
     /// delta tree) for 1 and 3 threads.
-    fn case<T: Real>(seed: u64, len: usize, nsteps: usize) -> Result<(), TestCaseError> {
+    fn case<T: Float>(seed: u64, len: usize, nsteps: usize) -> Result<(), TestCaseError> {
         let (f0, g0) = (state::<T>(seed, len), state::<T>(seed ^ 0x5555, len));
         let d0 = Complex {
             re: T::from_f64(0.3),

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
-use super::real::Real;
+use crate::float::Float;
 use crate::params::lorenz::{frame_count, Lorenz96Params};
 
 /// Final states (members x n) and, with `every > 0`, the trajectory
@@ -41,7 +41,7 @@ struct Block<'a, T> {
 /// states to `out`. Blocks are independent, so the result does not depend on
 /// the thread count. `progress(members done, members)` after each block.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_blocks<T: Real>(
+pub(crate) fn run_blocks<T: Float>(
     n: usize,
     initial: &[T],
     block: usize,
@@ -95,7 +95,7 @@ pub(crate) fn run_blocks<T: Real>(
 
 /// A Lorenz 96 ensemble (inputs validated by the caller) on `threads`
 /// threads, in `T` arithmetic.
-pub(crate) fn lorenz96<T: Real>(
+pub(crate) fn lorenz96<T: Float>(
     p: &Lorenz96Params,
     initial: &[T],
     steps: u64,
@@ -108,19 +108,25 @@ pub(crate) fn lorenz96<T: Real>(
     run_blocks(
         n,
         initial,
-        T::VECTOR,
+        vector::<T>(),
         steps,
         every,
         threads,
         progress,
         |init, out, frames| {
-            if T::VECTOR == 16 {
+            if vector::<T>() == 16 {
                 l96_block::<T, 16>(n, forcing, dt, init, out, frames, steps, every)
             } else {
                 l96_block::<T, 8>(n, forcing, dt, init, out, frames, steps, every)
             }
         },
     )
+}
+
+/// Values of `T` per 512-bit vector (16 f32, 8 f64): the lane count of the
+/// member-blocked kernels.
+pub(crate) const fn vector<T>() -> usize {
+    64 / std::mem::size_of::<T>()
 }
 
 /// One RK4 stage S (0..=3) at one value, as the reference's `rk4_step`, from
@@ -131,7 +137,7 @@ pub(crate) fn lorenz96<T: Real>(
 /// equality. Every model's loops over sites call it, inlined, so that they
 /// vectorise.
 #[inline(always)]
-pub(crate) fn rk4_stage<T: Real, const S: usize>(k: T, z: T, inc: &mut T, out: &mut T) {
+pub(crate) fn rk4_stage<T: Float, const S: usize>(k: T, z: T, inc: &mut T, out: &mut T) {
     let (half, third, sixth) = (T::from_f64(0.5), T::from_f64(3.0), T::from_f64(6.0));
     match S {
         0 => {
@@ -160,7 +166,7 @@ pub(crate) fn rk4_stage<T: Real, const S: usize>(k: T, z: T, inc: &mut T, out: &
 /// slower: partly scalar, partly called outside the target features).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn l96_run<T: Real, const S: usize>(
+fn l96_run<T: Float, const S: usize>(
     forcing: T,
     dt: T,
     (xm2, xm1, x, xp1): (&[T], &[T], &[T], &[T]),
@@ -184,13 +190,12 @@ fn l96_run<T: Real, const S: usize>(
     }
 }
 
-/// Stage S over every site of `x` (n sites x L lanes, flattened): the
-/// interior sites 2..n-1 in one run, then sites 0, 1 and n-1 (periodic
-/// neighbours) one run of L lanes each.
+/// Stage S over every site: `x`, `z`, `inc` and `out` hold n + 3 sites x L
+/// lanes (flattened), sites 0..n at [`HALO`] `..`, preceded by copies of
+/// sites n-2, n-1 and followed by a copy of site 0 (the periodic neighbours,
+/// see [`fill_halo`]), so every site is one run. Fills `out`'s halo.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn l96_stage<T: Real, const L: usize, const S: usize>(
-    n: usize,
+fn l96_stage<T: Float, const L: usize, const S: usize>(
     forcing: T,
     dt: T,
     x: &[T],
@@ -198,40 +203,32 @@ fn l96_stage<T: Real, const L: usize, const S: usize>(
     inc: &mut [T],
     out: &mut [T],
 ) {
-    let (lo, hi) = (2 * L, (n - 1) * L);
-    l96_run::<T, S>(
-        forcing,
-        dt,
-        (x, &x[L..], &x[lo..], &x[lo + L..]),
-        &z[lo..],
-        &mut inc[lo..hi],
-        &mut out[lo..hi],
-    );
-    for k in [0, 1, n - 1] {
-        let at = |site: usize| &x[site * L..(site + 1) * L];
-        let site = k * L..(k + 1) * L;
-        l96_run::<T, S>(
-            forcing,
-            dt,
-            (
-                at((k + n - 2) % n),
-                at((k + n - 1) % n),
-                at(k),
-                at((k + 1) % n),
-            ),
-            &z[site.clone()],
-            &mut inc[site.clone()],
-            &mut out[site],
-        );
-    }
+    let core = HALO * L..out.len() - L;
+    let neighbours = (x, &x[L..], &x[2 * L..], &x[3 * L..]);
+    let (z, inc, o) = (&z[core.clone()], &mut inc[core.clone()], &mut out[core]);
+    l96_run::<T, S>(forcing, dt, neighbours, z, inc, o);
+    fill_halo::<T, L>(out);
 }
 
-/// Writes lane l of `z` (n sites x L lanes) to row l of `dst` (members x n).
+/// Sites before the first one in the padded arrays of [`l96_stage`].
+const HALO: usize = 2;
+
+/// Copies sites n-2, n-1 of `x` (padded, n + 3 sites x L lanes) before site
+/// 0 and site 0 after site n-1.
 #[inline(always)]
-fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
+fn fill_halo<T: Float, const L: usize>(x: &mut [T]) {
+    let end = x.len() - L;
+    x.copy_within(end - HALO * L..end, 0);
+    x.copy_within(HALO * L..(HALO + 1) * L, end);
+}
+
+/// Writes lane l of `z` (padded, see [`l96_stage`]) to row l of `dst`
+/// (members x n).
+#[inline(always)]
+fn store<T: Float, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
     for (l, row) in dst.chunks_exact_mut(n).enumerate() {
         for (i, v) in row.iter_mut().enumerate() {
-            *v = z[i * L + l];
+            *v = z[(HALO + i) * L + l];
         }
     }
 }
@@ -244,7 +241,7 @@ fn store<T: Real, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
     "aarch64+neon"
 ))]
 #[allow(clippy::too_many_arguments)]
-fn l96_block<T: Real, const L: usize>(
+fn l96_block<T: Float, const L: usize>(
     n: usize,
     forcing: T,
     dt: T,
@@ -255,20 +252,21 @@ fn l96_block<T: Real, const L: usize>(
     every: u64,
 ) {
     let count = initial.len() / n;
-    let mut z = vec![T::default(); n * L];
+    let mut z = vec![T::default(); (n + HALO + 1) * L];
     for i in 0..n {
         for l in 0..L {
-            z[i * L + l] = initial[l.min(count - 1) * n + i];
+            z[(HALO + i) * L + l] = initial[l.min(count - 1) * n + i];
         }
     }
+    fill_halo::<T, L>(&mut z);
     let (mut inc, mut a, mut b) = (z.clone(), z.clone(), z.clone());
     let mut frame = 0;
     for step in 1..=steps {
         // Stage inputs z, a, b, a, as the reference's.
-        l96_stage::<T, L, 0>(n, forcing, dt, &z, &z, &mut inc, &mut a);
-        l96_stage::<T, L, 1>(n, forcing, dt, &a, &z, &mut inc, &mut b);
-        l96_stage::<T, L, 2>(n, forcing, dt, &b, &z, &mut inc, &mut a);
-        l96_stage::<T, L, 3>(n, forcing, dt, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 0>(forcing, dt, &z, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 1>(forcing, dt, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 2>(forcing, dt, &b, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 3>(forcing, dt, &a, &z, &mut inc, &mut b);
         std::mem::swap(&mut z, &mut b);
         if every > 0 && step % every == 0 {
             store::<T, L>(n, &z, frames[frame]);

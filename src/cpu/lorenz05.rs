@@ -15,14 +15,13 @@
 //! those of the reference.
 use multiversion::multiversion;
 
-use super::lorenz::{rk4_stage, run_blocks, Run};
-use super::real::Real;
-use crate::params::lorenz::model3_weights;
-use crate::params::lorenz::{Lorenz05Model, Lorenz05Params};
+use super::lorenz::{rk4_stage, run_blocks, vector, Run};
+use crate::float::Float;
+use crate::params::lorenz::{model3_weights, Lorenz05Model, Lorenz05Params};
 
 /// A Lorenz 2005 ensemble (inputs validated by the caller) on `threads`
 /// threads, in `T` arithmetic.
-pub(crate) fn lorenz05<T: Real>(
+pub(crate) fn lorenz05<T: Float>(
     p: &Lorenz05Params,
     initial: &[T],
     steps: u64,
@@ -30,7 +29,8 @@ pub(crate) fn lorenz05<T: Real>(
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Run<T> {
-    let model = Model::new(p);
+    // Chunks of C = 4 vectors of sites.
+    let model = Model::new(p, 4 * vector::<T>());
     run_blocks(
         p.n,
         initial,
@@ -40,7 +40,7 @@ pub(crate) fn lorenz05<T: Real>(
         threads,
         progress,
         |init, out, frames| {
-            if T::VECTOR == 16 {
+            if vector::<T>() == 16 {
                 member::<T, 64>(&model, init, out, frames, steps, every)
             } else {
                 member::<T, 32>(&model, init, out, frames, steps, every)
@@ -49,7 +49,9 @@ pub(crate) fn lorenz05<T: Real>(
     )
 }
 
-/// The parameters in `T`, as the reference forms them in f64 (then rounded).
+/// The parameters in `T`, as the reference forms them in f64 (then
+/// rounded), and the layout of a member's padded arrays: core sites at
+/// `left..left + core`.
 struct Model<T> {
     n: usize,
     k: usize,
@@ -63,35 +65,6 @@ struct Model<T> {
     b2: T,
     c: T,
     dt: T,
-}
-
-impl<T: Real> Model<T> {
-    fn new(p: &Lorenz05Params) -> Self {
-        let three = p.model == Lorenz05Model::III;
-        let weights = if three {
-            model3_weights(p.j).2.into_iter().map(T::from_f64).collect()
-        } else {
-            Vec::new()
-        };
-        Model {
-            n: p.n,
-            k: p.k,
-            j: if three { p.j } else { 0 },
-            three,
-            weights,
-            kf: T::from_f64(p.k as f64),
-            forcing: T::from_f64(p.forcing),
-            b: T::from_f64(p.b),
-            b2: T::from_f64(p.b * p.b),
-            c: T::from_f64(p.c),
-            dt: T::from_f64(p.dt),
-        }
-    }
-}
-
-/// Padded arrays of one member: core sites at `left..left + core`.
-struct Layout {
-    n: usize,
     /// Sites computed: n rounded up to a multiple of the chunk.
     core: usize,
     /// Halo widths: the farthest reach of any stencil to the left and right
@@ -100,16 +73,33 @@ struct Layout {
     len: usize,
 }
 
-impl Layout {
-    fn new(m: &Model<impl Real>, chunk: usize) -> Self {
-        let (k, h) = (m.k, m.k / 2);
+impl<T: Float> Model<T> {
+    /// The model of `p`, computed in chunks of `chunk` sites.
+    fn new(p: &Lorenz05Params, chunk: usize) -> Self {
+        let three = p.model == Lorenz05Model::III;
+        let weights = if three {
+            model3_weights(p.j).2.into_iter().map(T::from_f64).collect()
+        } else {
+            Vec::new()
+        };
+        let (j, k, h) = (if three { p.j } else { 0 }, p.k, p.k / 2);
         // Reads relative to site i: split i-J..i+J; W i-H..i+H; the bracket
         // W at i-2K..i-K+H and X at i+K-H..i+K+H; the final sum i-2..i+1.
-        let left = m.j.max(2 * k).max(2);
-        let core = m.n.div_ceil(chunk) * chunk;
-        let right = m.j.max(k + h).max(1) + (core - m.n);
-        Layout {
-            n: m.n,
+        let left = j.max(2 * k).max(2);
+        let core = p.n.div_ceil(chunk) * chunk;
+        let right = j.max(k + h).max(1) + (core - p.n);
+        Model {
+            n: p.n,
+            k,
+            j,
+            three,
+            weights,
+            kf: T::from_f64(p.k as f64),
+            forcing: T::from_f64(p.forcing),
+            b: T::from_f64(p.b),
+            b2: T::from_f64(p.b * p.b),
+            c: T::from_f64(p.c),
+            dt: T::from_f64(p.dt),
             core,
             left,
             len: left + core + right,
@@ -117,7 +107,7 @@ impl Layout {
     }
 
     /// Writes the periodic copies of the core sites into both halos.
-    fn fill<T: Copy>(&self, a: &mut [T]) {
+    fn fill(&self, a: &mut [T]) {
         let (n, left) = (self.n as i64, self.left as i64);
         for p in (0..left).chain(left + n..self.len as i64) {
             let site = (p - left).rem_euclid(n);
@@ -146,14 +136,14 @@ struct Work<T> {
 /// Phases 1 to 4 of MODELS.md section 3: `dz = f(z)` on the core (z padded
 /// and filled); fills the halos of X, Y and W on the way.
 #[inline(always)]
-fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mut Work<T>) {
-    let (o, k) = (lay.left, m.k);
+fn tendency<T: Float, const C: usize>(m: &Model<T>, z: &[T], s: &mut Work<T>) {
+    let (o, k) = (m.left, m.k);
     let h = k / 2;
     let two = T::from_f64(2.0);
     // Phase 1: X (Model III smoothing) and Y = Z - X.
     let x: &[T] = if m.three {
         let j = m.j;
-        for i in (0..lay.core).step_by(C) {
+        for i in (0..m.core).step_by(C) {
             let c = o + i;
             let first = lanes::<T, C>(z, c + j);
             let mut acc = [T::default(); C];
@@ -172,14 +162,14 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
                 s.y[c + l] = zc[l] - acc[l];
             }
         }
-        lay.fill(&mut s.x);
-        lay.fill(&mut s.y);
+        m.fill(&mut s.x);
+        m.fill(&mut s.y);
         &s.x
     } else {
         z
     };
     // Phase 2: W = (X[i+H]/2 + sum_{j=-H+1}^{H-1} X[i-j] + X[i-H]/2) / K.
-    for i in (0..lay.core).step_by(C) {
+    for i in (0..m.core).step_by(C) {
         let c = o + i;
         let first = lanes::<T, C>(x, c + h);
         let mut acc = [T::default(); C];
@@ -198,10 +188,10 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
             s.w[c + l] = (acc[l] + last[l] / two) / m.kf;
         }
     }
-    lay.fill(&mut s.w);
+    m.fill(&mut s.w);
     // Phase 3: XX = -W[i-2K] W[i-K] + S / K, S summed j = -H..H with halved ends.
     let w = &s.w;
-    for i in (0..lay.core).step_by(C) {
+    for i in (0..m.core).step_by(C) {
         let c = o + i;
         let (w0, x0) = (lanes::<T, C>(w, c - k - h), lanes::<T, C>(x, c + k - h));
         let mut acc = [T::default(); C];
@@ -227,7 +217,7 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
     }
     // Phase 4: the full tendency.
     let (f, b, b2, cc) = (m.forcing, m.b, m.b2, m.c);
-    for i in (0..lay.core).step_by(C) {
+    for i in (0..m.core).step_by(C) {
         let c = o + i;
         let xi = lanes::<T, C>(x, c);
         let xx: [T; C] = *lanes::<T, C>(&s.dz, c);
@@ -261,7 +251,7 @@ fn tendency<T: Real, const C: usize>(m: &Model<T>, lay: &Layout, z: &[T], s: &mu
 /// RK4 stage S's update ([`rk4_stage`], k = dt dz) on the core sites `r`,
 /// over equal-length slices so that it vectorises.
 #[inline(always)]
-fn rk4_update<T: Real, const S: usize>(
+fn rk4_update<T: Float, const S: usize>(
     dt: T,
     dz: &[T],
     z: &[T],
@@ -289,7 +279,7 @@ fn rk4_update<T: Real, const S: usize>(
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-fn member<T: Real, const C: usize>(
+fn member<T: Float, const C: usize>(
     m: &Model<T>,
     initial: &[T],
     out: &mut [T],
@@ -297,12 +287,12 @@ fn member<T: Real, const C: usize>(
     steps: u64,
     every: u64,
 ) {
-    let lay = Layout::new(m, C);
-    let (o, n) = (lay.left, m.n);
-    let zero = vec![T::default(); lay.len];
+    debug_assert_eq!(m.core % C, 0);
+    let (o, n) = (m.left, m.n);
+    let zero = vec![T::default(); m.len];
     let mut z = zero.clone();
     z[o..o + n].copy_from_slice(initial);
-    lay.fill(&mut z);
+    m.fill(&mut z);
     let (mut a, mut b, mut inc) = (zero.clone(), zero.clone(), zero.clone());
     let mut s = Work {
         x: zero.clone(),
@@ -311,22 +301,22 @@ fn member<T: Real, const C: usize>(
         dz: zero,
     };
     let dt = m.dt;
-    let core = o..o + lay.core;
+    let core = o..o + m.core;
     let mut frame = 0;
     for step in 1..=steps {
-        tendency::<T, C>(m, &lay, &z, &mut s);
+        tendency::<T, C>(m, &z, &mut s);
         rk4_update::<T, 0>(dt, &s.dz, &z, &mut inc, &mut a, core.clone());
-        lay.fill(&mut a);
-        tendency::<T, C>(m, &lay, &a, &mut s);
+        m.fill(&mut a);
+        tendency::<T, C>(m, &a, &mut s);
         rk4_update::<T, 1>(dt, &s.dz, &z, &mut inc, &mut b, core.clone());
-        lay.fill(&mut b);
-        tendency::<T, C>(m, &lay, &b, &mut s);
+        m.fill(&mut b);
+        tendency::<T, C>(m, &b, &mut s);
         rk4_update::<T, 2>(dt, &s.dz, &z, &mut inc, &mut a, core.clone());
-        lay.fill(&mut a);
-        tendency::<T, C>(m, &lay, &a, &mut s);
+        m.fill(&mut a);
+        tendency::<T, C>(m, &a, &mut s);
         rk4_update::<T, 3>(dt, &s.dz, &z, &mut inc, &mut b, core.clone());
         std::mem::swap(&mut z, &mut b);
-        lay.fill(&mut z);
+        m.fill(&mut z);
         if every > 0 && step % every == 0 {
             frames[frame].copy_from_slice(&z[o..o + n]);
             frame += 1;

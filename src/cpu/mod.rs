@@ -13,7 +13,6 @@ pub(crate) mod lombscargle;
 pub(crate) mod lorenz;
 pub(crate) mod lorenz05;
 pub(crate) mod parallel;
-pub(crate) mod real;
 pub(crate) mod reduce;
 pub(crate) mod stencil;
 pub(crate) mod stencil_rows;

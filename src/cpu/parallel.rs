@@ -4,7 +4,8 @@
 //! thread, fixed by the thread count: for reductions, whose rounding then
 //! depends on the count only).
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// Calls `f(first, piece)` for consecutive pieces of `out` of `chunk` items
 /// (the last may be shorter), `first` being the piece's index in `out`, on up
@@ -20,35 +21,24 @@ pub(crate) fn for_each_chunk<V: Send>(
     let chunk = chunk.max(1);
     let len = out.len();
     let pieces = len.div_ceil(chunk);
-    // Each piece is claimed by exactly one thread through `next`.
-    let base = SendPtr(out.as_mut_ptr());
-    let next = AtomicUsize::new(0);
+    // Each piece is claimed by exactly one thread (the lock is held only to
+    // take the next one).
+    let next = Mutex::new(out.chunks_mut(chunk).enumerate());
     let done = AtomicU64::new(0);
-    let work = |_| {
-        let base = &base;
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            if index >= pieces {
-                break;
-            }
-            let first = index * chunk;
-            let n = chunk.min(len - first);
-            // SAFETY: pieces are disjoint and each index is taken once;
-            // `out` outlives the threads.
-            let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(first), n) };
-            f(first, piece);
-            let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-            if let Some(report) = progress {
-                report(finished, len as u64);
-            }
+    let work = |_| loop {
+        let Some((index, piece)) = next.lock().unwrap_or_else(PoisonError::into_inner).next()
+        else {
+            break;
+        };
+        let n = piece.len();
+        f(index * chunk, piece);
+        let finished = done.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        if let Some(report) = progress {
+            report(finished, len as u64);
         }
     };
     run_each(vec![(); threads.clamp(1, pieces.max(1))], work);
 }
-
-struct SendPtr<V>(*mut V);
-// SAFETY: only used to hand disjoint pieces to scoped threads.
-unsafe impl<V: Send> Sync for SendPtr<V> {}
 
 /// `0..n` cut into `parts` contiguous ranges whose lengths differ by at most
 /// one, each a multiple of `align` except the last (`align` >= 1); empty

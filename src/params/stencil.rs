@@ -8,52 +8,50 @@ use crate::error::{Error, Result};
 /// of up to 16 points.
 pub const MAX_BOX_SIZE: usize = 33;
 
-/// What the filter reads outside the image (SciPy's `mode`).
+/// What the filter reads outside the image (SciPy's `mode`). The
+/// discriminants are the `KP_BOX_*` values of the C ABI (include/kernpack.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u32)]
 pub enum BoundaryMode {
     /// `d c b a | a b c d | d c b a` (SciPy's default).
     #[default]
-    Reflect,
+    Reflect = 0,
     /// `k k k k | a b c d | k k k k` with k = `cval`.
-    Constant,
+    Constant = 1,
     /// `a a a a | a b c d | d d d d`.
-    Nearest,
+    Nearest = 2,
     /// `d c b | a b c d | c b a`.
-    Mirror,
+    Mirror = 3,
     /// `a b c d | a b c d | a b c d`.
-    Wrap,
+    Wrap = 4,
     /// Only points whose whole window lies inside the image are filtered; the
     /// others keep their input value (the interior-only stencil of hand-written
     /// 3x3 smoothing kernels).
-    Interior,
+    Interior = 5,
 }
+
+/// Every mode, in the order of its code, with its name.
+const MODES: [(BoundaryMode, &str); 6] = [
+    (BoundaryMode::Reflect, "reflect"),
+    (BoundaryMode::Constant, "constant"),
+    (BoundaryMode::Nearest, "nearest"),
+    (BoundaryMode::Mirror, "mirror"),
+    (BoundaryMode::Wrap, "wrap"),
+    (BoundaryMode::Interior, "interior"),
+];
 
 impl BoundaryMode {
     /// The `KP_BOX_*` value of the C ABI (include/kernpack.h).
     pub fn code(self) -> u32 {
-        match self {
-            BoundaryMode::Reflect => 0,
-            BoundaryMode::Constant => 1,
-            BoundaryMode::Nearest => 2,
-            BoundaryMode::Mirror => 3,
-            BoundaryMode::Wrap => 4,
-            BoundaryMode::Interior => 5,
-        }
+        self as u32
     }
 
     pub fn from_code(code: u32) -> Result<Self> {
-        Ok(match code {
-            0 => BoundaryMode::Reflect,
-            1 => BoundaryMode::Constant,
-            2 => BoundaryMode::Nearest,
-            3 => BoundaryMode::Mirror,
-            4 => BoundaryMode::Wrap,
-            5 => BoundaryMode::Interior,
-            other => {
-                return Err(Error::invalid(format!(
-                    "unknown boundary mode {other}: expected 0 (reflect) .. 5 (interior)"
-                )))
-            }
+        let mode = MODES.get(code as usize).map(|&(mode, _)| mode);
+        mode.ok_or_else(|| {
+            Error::invalid(format!(
+                "unknown boundary mode {code}: expected 0 (reflect) .. 5 (interior)"
+            ))
         })
     }
 }
@@ -61,18 +59,15 @@ impl BoundaryMode {
 impl FromStr for BoundaryMode {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "reflect" => BoundaryMode::Reflect,
-            "constant" => BoundaryMode::Constant,
-            "nearest" => BoundaryMode::Nearest,
-            "mirror" => BoundaryMode::Mirror,
-            "wrap" => BoundaryMode::Wrap,
-            "interior" => BoundaryMode::Interior,
-            other => {
-                return Err(Error::invalid(format!(
-                "unknown boundary mode {other:?}: expected reflect, constant, nearest, mirror, wrap or interior"
-            )))
-            }
+        let name = s.to_ascii_lowercase();
+        let mode = MODES
+            .iter()
+            .find(|&&(_, n)| n == name)
+            .map(|&(mode, _)| mode);
+        mode.ok_or_else(|| {
+            Error::invalid(format!(
+                "unknown boundary mode {name:?}: expected reflect, constant, nearest, mirror, wrap or interior"
+            ))
         })
     }
 }

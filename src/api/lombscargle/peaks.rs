@@ -44,7 +44,7 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
         check_cpu_workspace(self.grids.nf(), cpu.threads)?;
         let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
         let peak = |p: Periodogram<T>| Peak::of(&p);
-        Ok(cpu::lombscargle::lombscargle_batch_map(
+        Ok(cpu::lombscargle::lombscargle_batch(
             cpu.threads,
             batch,
             grids,

@@ -28,6 +28,7 @@ use multiversion::multiversion;
 use super::sincos::{fma, sincos, Lanes, LANES};
 use super::{Prepared, TrigSums};
 use crate::float::Float;
+use crate::params::lombscargle::UniformGrid;
 
 /// Lane arrays of frequencies per block of the uniform kernel: 6 R
 /// accumulator arrays and the phasor fit the 32 AVX-512 registers at R = 3.
@@ -40,10 +41,11 @@ const TILE: usize = 256;
 /// independent sincos chains hide each other's latency.
 const RA: usize = 2;
 
-/// The per-sample inputs of both kernels, from [`Prepared`].
-pub(crate) struct KernelInput {
-    t: Vec<f64>,
-    w: Vec<f64>,
+/// The per-sample inputs of both kernels: [`Prepared`]'s t and w, and
+/// more from them.
+pub(crate) struct KernelInput<'a> {
+    t: &'a [f64],
+    w: &'a [f64],
     /// w y and sqrt(w) y.
     wy: Vec<f64>,
     sqrt_w: Vec<f64>,
@@ -51,14 +53,14 @@ pub(crate) struct KernelInput {
     floating_mean: bool,
 }
 
-impl KernelInput {
-    pub(crate) fn new(p: &Prepared, floating_mean: bool) -> Self {
+impl<'a> KernelInput<'a> {
+    pub(crate) fn new(p: &'a Prepared, floating_mean: bool) -> Self {
         let sqrt_w: Vec<f64> = p.w.iter().map(|w| w.sqrt()).collect();
         KernelInput {
-            t: p.t.clone(),
+            t: &p.t,
             wy: p.w.iter().zip(&p.y).map(|(w, y)| w * y).collect(),
             g: sqrt_w.iter().zip(&p.y).map(|(s, y)| s * y).collect(),
-            w: p.w.clone(),
+            w: &p.w,
             sqrt_w,
             floating_mean,
         }
@@ -73,7 +75,7 @@ fn to_sums<const N: usize>(a: &[[f64; N]; 6], j: usize) -> TrigSums {
 }
 
 /// Sums at the arbitrary angular frequencies `freqs` into `out` (same length).
-pub(crate) fn arbitrary_sums(input: &KernelInput, freqs: &[f64], out: &mut [TrigSums]) {
+pub(crate) fn arbitrary_sums(input: &KernelInput<'_>, freqs: &[f64], out: &mut [TrigSums]) {
     if input.floating_mean {
         arbitrary_kernel::<true>(input, freqs, out)
     } else {
@@ -86,7 +88,7 @@ pub(crate) fn arbitrary_sums(input: &KernelInput, freqs: &[f64], out: &mut [Trig
     "x86_64+avx2+fma",
     "aarch64+neon"
 ))]
-fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mut [TrigSums]) {
+fn arbitrary_kernel<const FM: bool>(input: &KernelInput<'_>, freqs: &[f64], out: &mut [TrigSums]) {
     const GROUP: usize = LANES * RA;
     for (fs, os) in freqs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
         // Padding lanes run at frequency 0 and are dropped.
@@ -96,7 +98,7 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
         }
         // acc[r][sum][lane]: sums C, S, YC, YS, CC, CS.
         let mut acc = [[[0.0; LANES]; 6]; RA];
-        for ((&t, &w), &wy) in input.t.iter().zip(&input.w).zip(&input.wy) {
+        for ((&t, &w), &wy) in input.t.iter().zip(input.w).zip(&input.wy) {
             for r in 0..RA {
                 let mut phase: Lanes = [0.0; LANES];
                 for j in 0..LANES {
@@ -127,8 +129,6 @@ fn arbitrary_kernel<const FM: bool>(input: &KernelInput, freqs: &[f64], out: &mu
 /// the lanes per register; see [`Uniform`] for its accuracy). Conversions
 /// and IEEE operators come from [`Float`].
 pub(crate) trait Element: Float {
-    /// Unit roundoff of the sums (the finish's degenerate-denominator rule).
-    const EPS: f64;
     /// a b + c with one rounding.
     fn mul_add(self, b: Self, c: Self) -> Self;
 }
@@ -136,7 +136,6 @@ pub(crate) trait Element: Float {
 macro_rules! element {
     ($t:ty) => {
         impl Element for $t {
-            const EPS: f64 = <$t>::EPSILON as f64;
             #[inline(always)]
             fn mul_add(self, b: Self, c: Self) -> Self {
                 <$t>::mul_add(self, b, c)
@@ -158,7 +157,8 @@ element!(f64);
 /// That is ~1e-5 against the 1e-4 asked of f32, for twice the pairs per
 /// instruction.
 pub(crate) struct Uniform<'a, E, const W: usize> {
-    input: &'a KernelInput,
+    input: &'a KernelInput<'a>,
+    grid: UniformGrid,
     sqrt_w: Vec<E>,
     g: Vec<E>,
     /// e^{i W df t}: the step from one lane array of frequencies to the next.
@@ -171,7 +171,8 @@ pub(crate) struct Uniform<'a, E, const W: usize> {
 }
 
 impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
-    pub(crate) fn new(input: &'a KernelInput, df: f64) -> Self {
+    pub(crate) fn new(input: &'a KernelInput<'a>, grid: &UniformGrid) -> Self {
+        let df = grid.df;
         let (step_c, step_s) = input
             .t
             .iter()
@@ -193,6 +194,7 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
             .unzip();
         Uniform {
             input,
+            grid: *grid,
             lane_c,
             lane_s,
             sqrt_w: input.sqrt_w.iter().map(|&v| E::from_f64(v)).collect(),
@@ -205,12 +207,13 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
     /// Frequencies per block of the kernel.
     pub(crate) const BLOCK: usize = W * R;
 
-    /// Sums at `f0 + k df` for `k = first .. first + out.len()` into `out`,
+    /// Sums at the grid's `f0 + k df` for `k = first .. first + out.len()` into `out`,
     /// with one exact seed per [`MAX_BLOCKS`] blocks (callers pass pieces of
     /// at most `MAX_BLOCKS * BLOCK` frequencies starting at multiples of
     /// their piece size, so the seeds, and with them the rounding, depend on
     /// the piece size only).
-    pub(crate) fn sums(&self, f0: f64, df: f64, first: usize, out: &mut [TrigSums]) {
+    pub(crate) fn sums(&self, first: usize, out: &mut [TrigSums]) {
+        let (f0, df) = (self.grid.f0, self.grid.df);
         let blocks = out.len().div_ceil(Self::BLOCK);
         let mut acc = vec![[[0.0; W]; 6]; blocks * R];
         for (b, part) in acc.chunks_mut(MAX_BLOCKS * R).enumerate() {

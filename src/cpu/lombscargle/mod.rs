@@ -67,24 +67,20 @@ pub(crate) struct Stats {
 /// first Y. (Only `yy`, used without a floating mean, stays about y_center.)
 pub(crate) fn prepare<T: Float>(series: &Series<'_, T>, opts: &LombScargleOptions) -> Prepared {
     let n = series.t.len();
-    let t: Vec<f64> = series.t.iter().map(|v| v.to_f64()).collect();
-    let t_shift = t.iter().sum::<f64>() / n as f64;
-    let t: Vec<f64> = t.iter().map(|v| v - t_shift).collect();
+    let mean = |v: &[T]| v.iter().map(|v| v.to_f64()).sum::<f64>() / n as f64;
+    let t_shift = mean(series.t);
+    let t: Vec<f64> = series.t.iter().map(|v| v.to_f64() - t_shift).collect();
+    // As the reference: weights times the reciprocal of their sum (of n
+    // ones: exactly n).
     let w: Vec<f64> = match series.weights {
-        Some(w) => w.iter().map(|v| v.to_f64()).collect(),
-        None => vec![1.0; n],
+        Some(w) => {
+            let inv = 1.0 / w.iter().map(|v| v.to_f64()).sum::<f64>();
+            w.iter().map(|v| v.to_f64() * inv).collect()
+        }
+        None => vec![1.0 / n as f64; n],
     };
-    let wsum: f64 = w.iter().sum();
-    // As the reference: multiply by the reciprocal.
-    let inv = 1.0 / wsum;
-    let w: Vec<f64> = w.iter().map(|v| v * inv).collect();
-    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
-    let y_center = if opts.precenter {
-        y.iter().sum::<f64>() / n as f64
-    } else {
-        0.0
-    };
-    let mut y: Vec<f64> = y.iter().map(|v| v - y_center).collect();
+    let y_center = if opts.precenter { mean(series.y) } else { 0.0 };
+    let mut y: Vec<f64> = series.y.iter().map(|v| v.to_f64() - y_center).collect();
     let first: f64 = w.iter().zip(&y).map(|(w, y)| w * y).sum();
     let (mut dev, mut dev2, mut yy) = (0.0, 0.0, 0.0);
     for (w, y) in w.iter().zip(&y) {
@@ -434,53 +430,6 @@ pub(crate) fn lombscargle_uniform<T: Float>(
     uniform_by(method, threads, progress, series, grid, opts)
 }
 
-/// [`lombscargle_uniform`] by the given method (the tests force each).
-pub(crate) fn uniform_by<T: Float>(
-    method: Method,
-    threads: usize,
-    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    series: &Series<'_, T>,
-    grid: &UniformGrid,
-    opts: &LombScargleOptions,
-) -> Periodogram<T> {
-    let p = prepare(series, opts);
-    match method {
-        Method::Nufft => uniform_nufft(threads, progress, &p, grid, opts),
-        Method::Direct => {
-            let input = direct::KernelInput::new(&p, opts.floating_mean);
-            // f32 input: the kernel in f32, 16 lanes (see `direct::Uniform`).
-            if std::mem::size_of::<T>() == 4 {
-                let u = direct::Uniform::<f32, 16>::new(&input, grid.df);
-                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
-            } else {
-                let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
-                uniform_direct(threads, progress, &p.stats, grid, opts, &u)
-            }
-        }
-    }
-}
-
-fn uniform_direct<T: Float, E: direct::Element, const W: usize>(
-    threads: usize,
-    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    stats: &Stats,
-    grid: &UniformGrid,
-    opts: &LombScargleOptions,
-    u: &direct::Uniform<'_, E, W>,
-) -> Periodogram<T> {
-    periodogram(
-        threads,
-        progress,
-        grid.nf,
-        uniform_piece(grid.nf, direct::Uniform::<E, W>::BLOCK),
-        stats,
-        opts,
-        |k| grid.frequency(k),
-        |first, out| u.sums(grid.f0, grid.df, first, out),
-        E::EPS,
-    )
-}
-
 /// Frequencies per work item of the NUFFT's per-output pass and finish.
 const NUFFT_PIECE: usize = 4096;
 
@@ -492,51 +441,65 @@ const NUFFT_PIECE: usize = 4096;
 /// depend on it.
 const NUFFT_THREADED_NF: usize = 32_768;
 
-/// The periodogram from the NUFFT's sums, in f64 whatever `T` (its error,
-/// ~1e-14 of Σ|w y|, is far under f32's bound).
-fn uniform_nufft<T: Float>(
+/// [`lombscargle_uniform`] by the given method (the tests force each).
+pub(crate) fn uniform_by<T: Float>(
+    method: Method,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    p: &Prepared,
+    series: &Series<'_, T>,
     grid: &UniformGrid,
     opts: &LombScargleOptions,
 ) -> Periodogram<T> {
-    let threads = if grid.nf < NUFFT_THREADED_NF {
-        1
-    } else {
-        threads
+    let p = prepare(series, opts);
+    // The periodogram on `threads` from `sums` in pieces of `piece`, the sums
+    // taken with unit roundoff `eps`.
+    let run = |threads, piece, eps, sums: &(dyn Fn(usize, &mut [TrigSums]) + Sync)| {
+        let omega = |k| grid.frequency(k);
+        periodogram(
+            threads, progress, grid.nf, piece, &p.stats, opts, omega, sums, eps,
+        )
     };
-    let wy: Vec<f64> = p.w.iter().zip(&p.y).map(|(w, y)| w * y).collect();
-    let transform = nufft::Transform::new(&p.t, &p.w, &wy, grid.f0, grid.df, grid.nf, threads);
-    periodogram(
-        threads,
-        progress,
-        grid.nf,
-        NUFFT_PIECE,
-        &p.stats,
-        opts,
-        |k| grid.frequency(k),
-        |first, out| transform.sums(first, out),
-        f64::EPSILON,
-    )
+    match method {
+        // The NUFFT's sums are in f64 whatever `T` (its error, ~1e-14 of
+        // Σ|w y|, is far under f32's bound).
+        Method::Nufft => {
+            let threads = if grid.nf < NUFFT_THREADED_NF {
+                1
+            } else {
+                threads
+            };
+            let wy: Vec<f64> = p.w.iter().zip(&p.y).map(|(w, y)| w * y).collect();
+            let transform = nufft::Transform::new(&p.t, &p.w, &wy, grid, threads);
+            run(threads, NUFFT_PIECE, f64::EPSILON, &|first, out| {
+                transform.sums(first, out)
+            })
+        }
+        // f32 input: the kernel in f32, 16 lanes (see `direct::Uniform`).
+        Method::Direct if std::mem::size_of::<T>() == 4 => {
+            let input = direct::KernelInput::new(&p, opts.floating_mean);
+            let u = direct::Uniform::<f32, 16>::new(&input, grid);
+            let piece = uniform_piece(grid.nf, direct::Uniform::<f32, 16>::BLOCK);
+            run(threads, piece, f32::EPSILON.into(), &|first, out| {
+                u.sums(first, out)
+            })
+        }
+        Method::Direct => {
+            let input = direct::KernelInput::new(&p, opts.floating_mean);
+            let u = direct::Uniform::<f64, 8>::new(&input, grid);
+            let piece = uniform_piece(grid.nf, direct::Uniform::<f64, 8>::BLOCK);
+            run(threads, piece, f64::EPSILON, &|first, out| {
+                u.sums(first, out)
+            })
+        }
+    }
 }
 
-/// One periodogram per series (validated input). Many series: one thread
-/// per series at a time (each series' work is small); few: the threads go
-/// into each series. Either way a series gives the bits it gives alone.
-pub(crate) fn lombscargle_batch<T: Float>(
-    threads: usize,
-    batch: &Batch<'_, T>,
-    grids: &BatchGrid<'_>,
-    opts: &LombScargleOptions,
-) -> Vec<Periodogram<T>> {
-    lombscargle_batch_map(threads, batch, grids, opts, |p| p)
-}
-
-/// `reduce` of each series' periodogram, threaded as [`lombscargle_batch`]:
-/// only one periodogram per thread is alive at a time, so a batch's
+/// `reduce` of each series' periodogram (validated input): many series
+/// run one thread per series at a time (each series' work is small), few
+/// get all the threads each; either way a series gives the bits it gives
+/// alone. Only one periodogram per thread is alive at a time, so a batch's
 /// reductions (e.g. its peaks) need no memory for all its periodograms.
-pub(crate) fn lombscargle_batch_map<T: Float, R: Send>(
+pub(crate) fn lombscargle_batch<T: Float, R: Send>(
     threads: usize,
     batch: &Batch<'_, T>,
     grids: &BatchGrid<'_>,
@@ -610,19 +573,19 @@ mod probe {
         let p = prepare(&series, &opts);
         let input = direct::KernelInput::new(&p, true);
         let grid = UniformGrid::new(0.001, 0.01, 10_000);
-        let u = direct::Uniform::<f64, 8>::new(&input, grid.df);
+        let u = direct::Uniform::<f64, 8>::new(&input, &grid);
         let mut sums = vec![[0.0; 6]; grid.nf];
         let piece = uniform_piece(grid.nf, 24);
         let k = min_time(50, || {
             for (i, part) in sums.chunks_mut(piece).enumerate() {
-                u.sums(grid.f0, grid.df, i * piece, part);
+                u.sums(i * piece, part);
             }
         });
-        let u32 = direct::Uniform::<f32, 16>::new(&input, grid.df);
+        let u32 = direct::Uniform::<f32, 16>::new(&input, &grid);
         let piece = uniform_piece(grid.nf, 48);
         let k32 = min_time(50, || {
             for (i, part) in sums.chunks_mut(piece).enumerate() {
-                u32.sums(grid.f0, grid.df, i * piece, part);
+                u32.sums(i * piece, part);
             }
         });
         println!("1 thread: f32 uniform sums {:.3} ms", k32 * 1e3);

@@ -30,7 +30,7 @@
 //! pass ([`Transform::sums`]), which the caller runs over output ranges on
 //! its threads.
 use std::f64::consts::TAU;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use multiversion::multiversion;
 use rustfft::num_complex::Complex64;
@@ -39,6 +39,7 @@ use rustfft::{Fft, FftPlanner};
 #[cfg(test)]
 use crate::cpu::parallel::for_each_chunk;
 use crate::cpu::parallel::for_each_range_mut;
+use crate::params::lombscargle::UniformGrid;
 
 /// Oversampling factor n / nf. sigma 1.25 (width 20) was ~1.7x faster at
 /// nf = 2e5 (3.5 vs 6.0 ms on 2 threads) but stops near 1e-12 of Σ|c| (the
@@ -60,6 +61,8 @@ fn beta_for(sigma: f64, width: usize) -> f64 {
 
 /// What a call needs for a given number of modes, built once and cached.
 struct Plan {
+    /// The modes, oversampling and kernel width asked for (the cache's key).
+    key: (usize, f64, usize),
     nf: usize,
     parts: usize,
     width: usize,
@@ -79,16 +82,13 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(
-        nf: usize,
-        parts: usize,
-        sigma: f64,
-        width: usize,
-        planner: &mut FftPlanner<f64>,
-    ) -> Plan {
+    fn new(nf: usize, sigma: f64, width: usize, planner: &mut FftPlanner<f64>) -> Plan {
+        let key = (nf, sigma, width);
         let width = width.clamp(2, MAX_WIDTH);
         let beta = beta_for(sigma, width);
-        let n = smooth_size(grid_min(nf, sigma, width), parts);
+        let n_min = grid_min(nf, sigma, width);
+        let parts = parts_for(n_min);
+        let n = smooth_size(n_min, parts);
         let fft = planner.plan_fft_inverse(n / parts);
         let k0 = nf / 2;
         let max_m = k0.max(nf.saturating_sub(1 + k0));
@@ -113,6 +113,7 @@ impl Plan {
             Vec::new()
         };
         Plan {
+            key,
             nf,
             parts,
             width,
@@ -129,7 +130,11 @@ impl Plan {
     /// by `zeroed`, on the thread that spreads into it (a fresh grid's first
     /// touch, 21 MB at nf = 2e5, cost 8 ms on the caller's thread alone).
     fn take_grid(&self) -> Vec<Complex64> {
-        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let spare = self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         spare.unwrap_or_else(|| Vec::with_capacity(self.n))
     }
 
@@ -143,7 +148,7 @@ impl Plan {
         // Enough sets for concurrent callers (a batch runs one series per
         // thread), up to 64 MB; always one set.
         let cap = (64 << 20) / (self.n * std::mem::size_of::<Complex64>());
-        let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         for g in grids {
             if spare.len() < cap.max(3) {
                 spare.push(g);
@@ -323,28 +328,24 @@ struct Cache {
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 const CACHED_PLANS: usize = 4;
 
-fn plan_for(nf: usize, parts: usize, sigma: f64, width: usize) -> Arc<Plan> {
+fn plan_for(nf: usize, sigma: f64, width: usize) -> Arc<Plan> {
     // A poisoned lock only means another thread panicked while holding it;
     // the cache is still a valid list of finished plans.
-    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut guard = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     let cache = guard.get_or_insert_with(|| Cache {
         planner: FftPlanner::new(),
         plans: Vec::new(),
     });
-    let n_wanted = |p: &Plan| p.nf == nf && p.parts == parts && p.width == width;
-    if let Some(i) = cache
-        .plans
-        .iter()
-        .position(|p| n_wanted(p) && p.beta == beta_for(sigma, width))
-    {
-        let plan = cache.plans.remove(i);
-        cache.plans.push(plan.clone());
-        return plan;
-    }
-    let plan = Arc::new(Plan::new(nf, parts, sigma, width, &mut cache.planner));
-    if cache.plans.len() >= CACHED_PLANS {
-        cache.plans.remove(0);
-    }
+    let plan = match cache.plans.iter().position(|p| p.key == (nf, sigma, width)) {
+        Some(i) => cache.plans.remove(i),
+        None => {
+            let plan = Arc::new(Plan::new(nf, sigma, width, &mut cache.planner));
+            if cache.plans.len() >= CACHED_PLANS {
+                cache.plans.remove(0);
+            }
+            plan
+        }
+    };
     cache.plans.push(plan.clone());
     plan
 }
@@ -367,28 +368,24 @@ impl Transform {
         t: &[f64],
         w: &[f64],
         wy: &[f64],
-        f0: f64,
-        df: f64,
-        nf: usize,
+        grid: &UniformGrid,
         threads: usize,
-    ) -> Transform {
-        Transform::with(t, w, wy, f0, df, nf, threads, SIGMA, WIDTH)
+    ) -> Self {
+        Transform::with(t, w, wy, grid, threads, (SIGMA, WIDTH))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// [`Transform::new`] with another oversampling and kernel width.
     fn with(
         t: &[f64],
         w: &[f64],
         wy: &[f64],
-        f0: f64,
-        df: f64,
-        nf: usize,
+        grid: &UniformGrid,
         threads: usize,
-        sigma: f64,
-        width: usize,
+        (sigma, width): (f64, usize),
     ) -> Transform {
+        let (f0, df, nf) = (grid.f0, grid.df, grid.nf);
         let threads = threads.max(1);
-        let plan = plan_for(nf, parts_for(grid_min(nf, sigma, width)), sigma, width);
+        let plan = plan_for(nf, sigma, width);
         let n = plan.n;
         let k0 = nf / 2;
         // The centring frequency f0 + k0 df as a double-double, so that with
@@ -479,7 +476,8 @@ fn uniform_sums_with(
     if out.is_empty() {
         return;
     }
-    let tr = Transform::with(t, w, wy, f0, df, out.len(), threads, sigma, width);
+    let grid = UniformGrid::new(f0, df, out.len());
+    let tr = Transform::with(t, w, wy, &grid, threads, (sigma, width));
     for_each_chunk(threads, out, 8192, None, |first, piece| {
         tr.sums(first, piece)
     });

@@ -464,7 +464,7 @@ fn nufft_phase_timing() {
         let s = series(nx, 3650.0, 1);
         let df = TAU / 3650.0 / 5.0;
         let reps = if nf >= 100_000 { 21 } else { 101 };
-        let plan = plan_for(nf, parts_for(grid_min(nf, SIGMA, WIDTH)), SIGMA, WIDTH);
+        let plan = plan_for(nf, SIGMA, WIDTH);
         let mut g = [
             vec![Complex64::default(); plan.n],
             vec![Complex64::default(); plan.n],
@@ -490,13 +490,13 @@ fn nufft_phase_timing() {
                 }
             }
         });
-        let tr = Transform::new(&s.t, &s.w, &s.wy, 0.0, df, nf, 1);
+        let tr = Transform::new(&s.t, &s.w, &s.wy, &UniformGrid::new(0.0, df, nf), 1);
         let mut out = vec![[0.0; 6]; nf];
         let pass = median_ms(reps, || tr.sums(0, &mut out));
         drop(tr);
         let mut whole = |threads| {
             median_ms(reps, || {
-                let tr = Transform::new(&s.t, &s.w, &s.wy, 0.0, df, nf, threads);
+                let tr = Transform::new(&s.t, &s.w, &s.wy, &UniformGrid::new(0.0, df, nf), threads);
                 crate::cpu::parallel::for_each_chunk(threads, &mut out, 4096, None, |f, p| {
                     tr.sums(f, p)
                 });
@@ -523,7 +523,7 @@ fn nufft_cold_timing() {
     for nf in [10_000, 100_000, 200_000] {
         *CACHE.lock().unwrap() = None;
         let start = std::time::Instant::now();
-        let plan = plan_for(nf, parts_for(grid_min(nf, SIGMA, WIDTH)), SIGMA, WIDTH);
+        let plan = plan_for(nf, SIGMA, WIDTH);
         let planned = start.elapsed().as_secs_f64() * 1e3;
         let start = std::time::Instant::now();
         let mut g = [plan.take_grid(), plan.take_grid(), plan.take_grid()];
