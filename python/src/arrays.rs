@@ -72,12 +72,16 @@ pub(crate) fn holds<T: Element>(array: &Bound<'_, PyUntypedArray>) -> bool {
     array.dtype().is_equiv_to(&numpy::dtype::<T>(array.py()))
 }
 
-/// `array` as an array of `T` with `D` dimensions whose values are aligned
-/// for `T`.
-fn typed<'py, T: Element, D: Dimension>(
+/// `array` checked as an array of `T` with `D` dimensions whose values are
+/// aligned for `T`, C-contiguous or, `pitched` (images), with contiguous rows
+/// each at least a row after the last, and borrowed by `borrow`. With its
+/// span (elements from the first to the last) and row pitch in elements.
+fn checked<'py, T: Element, D: Dimension, B>(
     name: &str,
     array: &Bound<'py, PyUntypedArray>,
-) -> PyResult<Bound<'py, PyArray<T, D>>> {
+    pitched: bool,
+    borrow: impl FnOnce(&Bound<'py, PyArray<T, D>>) -> Result<B, BorrowError>,
+) -> PyResult<(B, usize, usize)> {
     let typed = array.cast::<PyArray<T, D>>().map_err(|_| {
         let dims = D::NDIM.map_or(String::new(), |n| format!("{n}-D "));
         PyTypeError::new_err(format!(
@@ -93,32 +97,26 @@ fn typed<'py, T: Element, D: Dimension>(
             numpy::dtype::<T>(array.py())
         )));
     }
-    Ok(typed.clone())
-}
-
-/// As [`typed`], C-contiguous; with its number of values.
-fn contiguous<'py, T: Element, D: Dimension>(
-    name: &str,
-    array: &Bound<'py, PyUntypedArray>,
-) -> PyResult<(Bound<'py, PyArray<T, D>>, usize)> {
-    let typed = typed::<T, D>(name, array)?;
-    if !typed.is_c_contiguous() {
+    let (span, pitch) = if pitched {
+        image_layout::<T>(name, typed.shape(), typed.strides())?
+    } else if typed.is_c_contiguous() {
+        (typed.len(), 0)
+    } else {
         return Err(PyTypeError::new_err(format!(
             "{name} is not C-contiguous (strides {:?}): pass np.ascontiguousarray({name})",
             typed.strides()
         )));
-    }
-    let len = typed.len();
-    Ok((typed, len))
+    };
+    let array = borrow(typed).map_err(|e| borrow_error(name, e))?;
+    Ok((array, span, pitch))
 }
 
-/// The row pitch in elements of `image`, whose rows must be contiguous,
-/// each at least a row after the last.
-fn row_pitch<T: Element>(name: &str, image: &Bound<'_, PyArray<T, Ix2>>) -> PyResult<usize> {
-    let ([rows, cols], [row_stride, col_stride]) = (
-        [image.shape()[0], image.shape()[1]],
-        [image.strides()[0], image.strides()[1]],
-    );
+/// The span (elements from the first to the last: its rows and the gaps
+/// between them) and row pitch in elements of the image `name` of `shape`
+/// and `strides`, whose rows must be contiguous, each at least a row after
+/// the last.
+fn image_layout<T>(name: &str, shape: &[usize], strides: &[isize]) -> PyResult<(usize, usize)> {
+    let ([rows, cols], [row_stride, col_stride]) = ([shape[0], shape[1]], [strides[0], strides[1]]);
     let item = std::mem::size_of::<T>() as isize;
     // Unit column strides also make rust-numpy's borrows refuse every pair of
     // arrays whose spans overlap (it compares the gcd of the strides), so no
@@ -127,23 +125,20 @@ fn row_pitch<T: Element>(name: &str, image: &Bound<'_, PyArray<T, Ix2>>) -> PyRe
     let row_ok = rows <= 1 || (row_stride % item == 0 && row_stride / item >= cols as isize);
     if !(col_ok && row_ok) {
         return Err(PyTypeError::new_err(format!(
-            "{name} has strides {:?}: its rows must be contiguous, each at least a row after the last",
-            image.strides()
+            "{name} has strides {strides:?}: its rows must be contiguous, each at least a row after the last"
         )));
     }
-    Ok(if rows > 1 {
+    let pitch = if rows > 1 {
         (row_stride / item) as usize
     } else {
         cols
-    })
-}
-
-/// Elements from an image's first to its last: its rows and the gaps between them.
-fn image_span(shape: &[usize], pitch: usize) -> usize {
-    match shape {
-        [rows, cols] if rows * cols > 0 => (rows - 1) * pitch + cols,
-        _ => 0,
-    }
+    };
+    let span = if rows * cols > 0 {
+        (rows - 1) * pitch + cols
+    } else {
+        0
+    };
+    Ok((span, pitch))
 }
 
 /// A failed borrow of argument `name`, as the caller can act on it.
@@ -170,8 +165,7 @@ pub(crate) struct In<'py, T: Element, D: Dimension = Ix1> {
 impl<'py, T: Element, D: Dimension> In<'py, T, D> {
     /// A C-contiguous array.
     pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let (typed, span) = contiguous::<T, D>(name, array)?;
-        let array = typed.try_readonly().map_err(|e| borrow_error(name, e))?;
+        let (array, span, _) = checked(name, array, false, PyArrayMethods::try_readonly)?;
         Ok(In { array, span })
     }
 
@@ -195,10 +189,7 @@ impl<'py, T: Element, D: Dimension> In<'py, T, D> {
 impl<'py, T: Element> In<'py, T, Ix2> {
     /// An image read in place, and its row pitch (row-strided views need no copy).
     pub(crate) fn image(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<(Self, usize)> {
-        let image = typed::<T, Ix2>(name, array)?;
-        let pitch = row_pitch(name, &image)?;
-        let span = image_span(image.shape(), pitch);
-        let array = image.try_readonly().map_err(|e| borrow_error(name, e))?;
+        let (array, span, pitch) = checked(name, array, true, PyArrayMethods::try_readonly)?;
         Ok((In { array, span }, pitch))
     }
 }
@@ -214,8 +205,7 @@ pub(crate) struct Out<'py, T: Element, D: Dimension> {
 impl<'py, T: Element, D: Dimension> Out<'py, T, D> {
     /// A C-contiguous array.
     pub(crate) fn new(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<Self> {
-        let (typed, span) = contiguous::<T, D>(name, array)?;
-        let array = typed.try_readwrite().map_err(|e| borrow_error(name, e))?;
+        let (array, span, _) = checked(name, array, false, PyArrayMethods::try_readwrite)?;
         Ok(Out { array, span })
     }
 
@@ -237,10 +227,7 @@ impl<'py, T: Element, D: Dimension> Out<'py, T, D> {
 impl<'py, T: Element> Out<'py, T, Ix2> {
     /// An image written in place, and its row pitch.
     pub(crate) fn image(name: &str, array: &Bound<'py, PyUntypedArray>) -> PyResult<(Self, usize)> {
-        let image = typed::<T, Ix2>(name, array)?;
-        let pitch = row_pitch(name, &image)?;
-        let span = image_span(image.shape(), pitch);
-        let array = image.try_readwrite().map_err(|e| borrow_error(name, e))?;
+        let (array, span, pitch) = checked(name, array, true, PyArrayMethods::try_readwrite)?;
         Ok((Out { array, span }, pitch))
     }
 }

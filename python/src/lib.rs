@@ -8,6 +8,9 @@
 //! results are returned as new NumPy arrays. Device buffers are device
 //! addresses; each is checked against the driver's record of its allocation
 //! (device, size) before anything is launched.
+// The device entry points take one argument per buffer and size, as the
+// Python layer passes them.
+#![allow(clippy::too_many_arguments)]
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
@@ -272,16 +275,35 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NoGpuError", py.get_type::<NoGpuError>())?;
     m.add("MAX_BOX_SIZE", kernpack::MAX_BOX_SIZE)?;
     m.add_class::<Context>()?;
-    m.add_function(wrap_pyfunction!(device_count, m)?)?;
-    m.add_function(wrap_pyfunction!(devices, m)?)?;
-    m.add_function(wrap_pyfunction!(fatbin_info, m)?)?;
-    m.add_function(wrap_pyfunction!(set_cpu_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(cpu_threads, m)?)?;
-    m.add_function(wrap_pyfunction!(release_staging, m)?)?;
-    m.add_function(wrap_pyfunction!(series::series_layout, m)?)?;
-    lombscargle::register(m)?;
-    stencil::register(m)?;
-    reduce::register(m)?;
-    ode::register(m)?;
+    for function in [
+        wrap_pyfunction!(device_count, m)?,
+        wrap_pyfunction!(devices, m)?,
+        wrap_pyfunction!(fatbin_info, m)?,
+        wrap_pyfunction!(set_cpu_threads, m)?,
+        wrap_pyfunction!(cpu_threads, m)?,
+        wrap_pyfunction!(release_staging, m)?,
+        wrap_pyfunction!(series::series_layout, m)?,
+        wrap_pyfunction!(lombscargle::lombscargle, m)?,
+        wrap_pyfunction!(lombscargle::lombscargle_batch, m)?,
+        wrap_pyfunction!(lombscargle::lombscargle_device, m)?,
+        wrap_pyfunction!(lombscargle::lombscargle_batch_device, m)?,
+        wrap_pyfunction!(stencil::box_filter, m)?,
+        wrap_pyfunction!(stencil::box_filter_device, m)?,
+        wrap_pyfunction!(reduce::sum, m)?,
+        wrap_pyfunction!(reduce::normalize, m)?,
+        wrap_pyfunction!(reduce::normalize_batched, m)?,
+        wrap_pyfunction!(reduce::sum_device, m)?,
+        wrap_pyfunction!(reduce::normalize_device, m)?,
+        wrap_pyfunction!(reduce::normalize_batched_device, m)?,
+        wrap_pyfunction!(ode::frames, m)?,
+        wrap_pyfunction!(ode::ensemble, m)?,
+        wrap_pyfunction!(ode::ensemble_device, m)?,
+        wrap_pyfunction!(ode::window_sum, m)?,
+        wrap_pyfunction!(ode::window_sum_device, m)?,
+        wrap_pyfunction!(ode::fg_integrate, m)?,
+        wrap_pyfunction!(ode::fg_integrate_device, m)?,
+    ] {
+        m.add_function(function)?;
+    }
     Ok(())
 }

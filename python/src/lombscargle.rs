@@ -21,7 +21,7 @@ use crate::{to_py, Context};
 
 /// The options of a call, as one tuple `(normalize, floating_mean,
 /// precenter)`: every entry point takes the same.
-struct Options(LombScargleOptions);
+pub(crate) struct Options(LombScargleOptions);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Options {
     type Error = PyErr;
@@ -39,7 +39,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Options {
 /// The samples of one series or of a batch's series back to back: `(t, y,
 /// weights)`, float arrays of one dtype (weights optional).
 #[derive(FromPyObject)]
-struct Samples<'py>(
+pub(crate) struct Samples<'py>(
     Bound<'py, PyUntypedArray>,
     Bound<'py, PyUntypedArray>,
     Option<Bound<'py, PyUntypedArray>>,
@@ -49,10 +49,6 @@ struct Samples<'py>(
 type SampleArrays<'py, T> = (In<'py, T>, In<'py, T>, Option<In<'py, T>>);
 
 impl<'py> Samples<'py> {
-    fn dtype(&self) -> PyResult<Dtype> {
-        Dtype::of("t", &self.0)
-    }
-
     fn read<T: Element>(&self) -> PyResult<SampleArrays<'py, T>> {
         let Samples(t, y, weights) = self;
         Ok((
@@ -69,7 +65,7 @@ impl<'py> Samples<'py> {
 /// The frequencies of a single series: an array, or the uniform grid
 /// `(f0, df, nf)`.
 #[derive(FromPyObject)]
-enum Freqs<'py> {
+pub(crate) enum Freqs<'py> {
     Array(Bound<'py, PyUntypedArray>),
     Uniform(f64, f64, usize),
 }
@@ -77,14 +73,14 @@ enum Freqs<'py> {
 /// One series on host arrays. Returns its periodogram as a new 1-D array
 /// of their dtype, re and im interleaved for 'amplitude'.
 #[pyfunction]
-fn lombscargle<'py>(
+pub(crate) fn lombscargle<'py>(
     ctx: &Context,
     samples: Samples<'py>,
     freqs: Freqs<'py>,
     opts: Options,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
-    by_dtype!(samples.dtype()?, T => {
+    by_dtype!(Dtype::of("t", &samples.0)?, T => {
         let (t, y, weights) = samples.read::<T>()?;
         let series = Series { t: t.values(), y: y.values(), weights: weights.as_ref().map(In::values) };
         let p = match freqs {
@@ -121,7 +117,7 @@ type Grids<'py> = (
 /// NaN) and value (float64 array, NaN there), the periodograms never all
 /// held (`Kernpack::lombscargle_batch_peaks`).
 #[pyfunction]
-fn lombscargle_batch<'py>(
+pub(crate) fn lombscargle_batch<'py>(
     ctx: &Context,
     samples: Samples<'py>,
     offsets: &Bound<'py, PyUntypedArray>,
@@ -134,7 +130,7 @@ fn lombscargle_batch<'py>(
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
     let grids = batch_grid(f0.values(), df.values(), nf);
     let offsets = In::<usize>::new("offsets", offsets)?;
-    by_dtype!(samples.dtype()?, T => {
+    by_dtype!(Dtype::of("t", &samples.0)?, T => {
         let (t, y, weights) = samples.read::<T>()?;
         let batch = Batch {
             t: t.values(),
@@ -167,15 +163,14 @@ type DeviceSamples = (u64, u64, Option<u64>);
 /// The frequencies of a series on the device: `(freqs, nf)`, an array of
 /// `nf` values, or the uniform grid `(f0, df, nf)`.
 #[derive(FromPyObject)]
-enum DeviceGrid {
+pub(crate) enum DeviceGrid {
     Array(u64, usize),
     Uniform(f64, f64, usize),
 }
 
 /// One series, device buffers, enqueued on `stream` with no synchronisation.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle_device(
+pub(crate) fn lombscargle_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -204,7 +199,7 @@ fn lombscargle_device(
 /// series, the periodograms computed in chunks of series into scratch and
 /// reduced there.
 #[derive(FromPyObject)]
-enum BatchOut {
+pub(crate) enum BatchOut {
     Periodograms(u64),
     Peaks(u64, u64),
 }
@@ -212,8 +207,7 @@ enum BatchOut {
 /// A ragged batch on device buffers: `offsets` nseries + 1 int64, and the
 /// grids `(f0, df, ngrids, nf)`: `f0`/`df` 1 (shared grid) or nseries f64 each.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn lombscargle_batch_device(
+pub(crate) fn lombscargle_batch_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -252,12 +246,4 @@ fn lombscargle_batch_device(
             }
         })
     })
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lombscargle, m)?)?;
-    m.add_function(wrap_pyfunction!(lombscargle_batch, m)?)?;
-    m.add_function(wrap_pyfunction!(lombscargle_device, m)?)?;
-    m.add_function(wrap_pyfunction!(lombscargle_batch_device, m)?)?;
-    Ok(())
 }

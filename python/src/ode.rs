@@ -19,7 +19,7 @@ use crate::{to_py, Context};
 /// Frames a run of `steps` stores with a trajectory every `every` steps
 /// (0 without a trajectory).
 #[pyfunction(name = "frame_count")]
-fn frames(steps: u64, every: u64) -> usize {
+pub(crate) fn frames(steps: u64, every: u64) -> usize {
     frame_count(steps, every)
 }
 
@@ -34,7 +34,7 @@ enum Model {
 /// `dt`, and Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96).
 #[derive(FromPyObject, Clone, Copy)]
 #[pyo3(from_item_all)]
-struct ModelArgs {
+pub(crate) struct ModelArgs {
     model: i64,
     forcing: f64,
     dt: f64,
@@ -69,7 +69,7 @@ impl ModelArgs {
 /// the trajectory (frame_count(steps, every) x members x n), as new arrays
 /// of that dtype.
 #[pyfunction]
-fn ensemble<'py>(
+pub(crate) fn ensemble<'py>(
     ctx: &Context,
     model_args: ModelArgs,
     initial: &Bound<'py, PyUntypedArray>,
@@ -101,8 +101,7 @@ fn ensemble<'py>(
 /// As [`ensemble`], on device buffers, enqueued on `stream`: `shape` is
 /// `(members, n)`, `trajectory` given with every > 0.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn ensemble_device(
+pub(crate) fn ensemble_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -144,7 +143,7 @@ fn ensemble_device(
 /// n, float32 or float64) with the weights `w` (its dtype). Returns a new
 /// rows x n array.
 #[pyfunction]
-fn window_sum<'py>(
+pub(crate) fn window_sum<'py>(
     ctx: &Context,
     x: &Bound<'py, PyUntypedArray>,
     w: &Bound<'py, PyUntypedArray>,
@@ -161,8 +160,7 @@ fn window_sum<'py>(
 
 /// As [`window_sum`], on device buffers, enqueued on `stream`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn window_sum_device(
+pub(crate) fn window_sum_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -182,19 +180,13 @@ fn window_sum_device(
     })
 }
 
-fn fg_options(path: &str) -> PyResult<FgOptions> {
-    Ok(FgOptions {
-        path: path.parse().map_err(to_py)?,
-    })
-}
-
 /// The coupled F/G system on the host arrays `f`, `g`: N x N complex
 /// values as N x 2N floats (re and im interleaved, float32 or float64).
 /// Returns the final F and G and delta (nsteps + 1 values), as new arrays
 /// of interleaved values of that dtype (the Python layer views them as
 /// complex).
 #[pyfunction]
-fn fg_integrate<'py>(
+pub(crate) fn fg_integrate<'py>(
     ctx: &Context,
     f: &Bound<'py, PyUntypedArray>,
     g: &Bound<'py, PyUntypedArray>,
@@ -203,7 +195,10 @@ fn fg_integrate<'py>(
     nsteps: usize,
     path: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let (py, kp, opts) = (f.py(), &ctx.kp, fg_options(path)?);
+    let (py, kp) = (f.py(), &ctx.kp);
+    let opts = FgOptions {
+        path: path.parse().map_err(to_py)?,
+    };
     by_dtype!(Dtype::of("f", f)?, T => {
         let (f, g) = (In::<T, Ix2>::new("f", f)?, In::<T, Ix2>::new("g", g)?);
         let n = f.shape()[0];
@@ -220,8 +215,7 @@ fn fg_integrate<'py>(
 /// As [`fg_integrate`], in place on device buffers (`f`, `g` receive the
 /// final state), enqueued on `stream`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn fg_integrate_device(
+pub(crate) fn fg_integrate_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -235,7 +229,9 @@ fn fg_integrate_device(
     delta: u64,
     stream: usize,
 ) -> PyResult<()> {
-    let opts = fg_options(path)?;
+    let opts = FgOptions {
+        path: path.parse().map_err(to_py)?,
+    };
     ctx.enqueue(py, stream, |gpu, stream| {
         by_dtype!(dtype, T => {
             let delta0 = Complex { re: T::from_f64(delta0.0), im: T::from_f64(delta0.1) };
@@ -244,15 +240,4 @@ fn fg_integrate_device(
             unsafe { gpu.enqueue(stream, &FgOnDevice { n, f, g, delta0, dt, nsteps, delta, opts }) }
         })
     })
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(frames, m)?)?;
-    m.add_function(wrap_pyfunction!(ensemble, m)?)?;
-    m.add_function(wrap_pyfunction!(ensemble_device, m)?)?;
-    m.add_function(wrap_pyfunction!(window_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(window_sum_device, m)?)?;
-    m.add_function(wrap_pyfunction!(fg_integrate, m)?)?;
-    m.add_function(wrap_pyfunction!(fg_integrate_device, m)?)?;
-    Ok(())
 }

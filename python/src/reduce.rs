@@ -11,7 +11,7 @@ use crate::{to_py, Context};
 /// The sum of a float array's values, accumulated in f64 (the same bits on
 /// every run).
 #[pyfunction]
-fn sum(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
+pub(crate) fn sum(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
     let (py, kp) = (x.py(), &ctx.kp);
     by_dtype!(Dtype::of("x", x)?, T => {
         let x = In::<T, IxDyn>::new("x", x)?;
@@ -23,7 +23,7 @@ fn sum(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
 /// `x <- x / sum(x)` in place; returns the sum. A zero or non-finite sum is
 /// a ValueError and leaves `x` unchanged.
 #[pyfunction]
-fn normalize(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
+pub(crate) fn normalize(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
     let (py, kp) = (x.py(), &ctx.kp);
     by_dtype!(Dtype::of("x", x)?, T => {
         let mut x = Out::<T, IxDyn>::new("x", x)?;
@@ -36,7 +36,7 @@ fn normalize(ctx: &Context, x: &Bound<'_, PyUntypedArray>) -> PyResult<f64> {
 /// (`offsets`: uintp). Returns the sums (float64, one per array) and the
 /// indices of the arrays left unchanged (zero or non-finite sum).
 #[pyfunction]
-fn normalize_batched<'py>(
+pub(crate) fn normalize_batched<'py>(
     ctx: &Context,
     x: &Bound<'py, PyUntypedArray>,
     offsets: &Bound<'py, PyUntypedArray>,
@@ -56,7 +56,7 @@ fn normalize_batched<'py>(
 
 /// Device sum of `n` values into the f64 at `sum`, enqueued on `stream`.
 #[pyfunction]
-fn sum_device(
+pub(crate) fn sum_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -74,8 +74,7 @@ fn sum_device(
 /// Device normalisation in place: the f64 `sum` and the int32 `status` (0 ok,
 /// 1 zero or non-finite sum: x untouched) are written on the device.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn normalize_device(
+pub(crate) fn normalize_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -96,8 +95,7 @@ fn normalize_device(
 /// Device batch: `offsets` narrays + 1 int64, `sums` f64 and `status` int32
 /// narrays each (status 0 ok, 1 bad sum: array untouched, 2 bad offsets).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn normalize_batched_device(
+pub(crate) fn normalize_batched_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -116,14 +114,4 @@ fn normalize_batched_device(
             gpu.enqueue(stream, &op)
         })
     })
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sum, m)?)?;
-    m.add_function(wrap_pyfunction!(normalize, m)?)?;
-    m.add_function(wrap_pyfunction!(normalize_batched, m)?)?;
-    m.add_function(wrap_pyfunction!(sum_device, m)?)?;
-    m.add_function(wrap_pyfunction!(normalize_device, m)?)?;
-    m.add_function(wrap_pyfunction!(normalize_batched_device, m)?)?;
-    Ok(())
 }

@@ -25,7 +25,7 @@ fn options(size: usize, mode: &str, cval: f64) -> PyResult<BoxFilterOptions> {
 /// written on error. `output` sharing memory with `input` is refused (the
 /// Python layer filters from a copy then).
 #[pyfunction]
-fn box_filter(
+pub(crate) fn box_filter(
     ctx: &Context,
     input: &Bound<'_, PyUntypedArray>,
     output: &Bound<'_, PyUntypedArray>,
@@ -53,8 +53,7 @@ fn box_filter(
 
 /// As [`box_filter`], on device buffers, enqueued on `stream`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn box_filter_device(
+pub(crate) fn box_filter_device(
     py: Python<'_>,
     ctx: &Context,
     dtype: Dtype,
@@ -80,10 +79,4 @@ fn box_filter_device(
             gpu.enqueue(stream, &BoxFilterOnDevice::<T> { input, output, layout, opts, dtype: PhantomData })
         })
     })
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(box_filter, m)?)?;
-    m.add_function(wrap_pyfunction!(box_filter_device, m)?)?;
-    Ok(())
 }
