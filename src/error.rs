@@ -1,21 +1,23 @@
 //! The one error type of the crate; the C ABI maps each variant to a `kp_status`.
-use std::fmt;
-
 use cudarc::driver::DriverError;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// Bad arguments: caught before any launch or allocation, nothing was changed.
+    #[error("invalid input: {0}")]
     InvalidInput(String),
     /// No CUDA driver or no CUDA device: the GPU backend cannot run here.
+    #[error("no usable GPU: {0}")]
     NoGpu(String),
     /// A CUDA driver call failed; `source` is the driver's error (its `CUresult`
     /// is `source.0`), also reachable through [`std::error::Error::source`].
+    #[error("CUDA error while {during}: {source}")]
     Cuda { during: String, source: DriverError },
     /// A host allocation the call needs could not be made (the sizes were
     /// valid but the memory is not there); nothing was changed.
+    #[error("out of host memory: {0}")]
     OutOfMemory(String),
 }
 
@@ -35,26 +37,6 @@ impl Error {
     pub fn cuda_code(&self) -> Option<i32> {
         match self {
             Error::Cuda { source, .. } => Some(source.0 as i32),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::InvalidInput(msg) => write!(f, "invalid input: {msg}"),
-            Error::NoGpu(msg) => write!(f, "no usable GPU: {msg}"),
-            Error::Cuda { during, source } => write!(f, "CUDA error while {during}: {source}"),
-            Error::OutOfMemory(msg) => write!(f, "out of host memory: {msg}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Cuda { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -229,39 +229,21 @@ pub fn build_container<'a>(entries: impl IntoIterator<Item = &'a [u8]>) -> Vec<u
 }
 
 /// Why an input is not a well-formed fatbin.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FatbinError {
     /// The input ends early: `needed` bytes in all are required, it has `have`.
+    #[error("fatbin is truncated: {needed} bytes are needed but the input has only {have}")]
     TooShort { needed: usize, have: usize },
     /// No container magic at `offset`.
+    #[error(
+        "not a fatbin: expected magic {FATBIN_MAGIC:#010x} at byte offset {offset}, \
+         found {found:#010x}"
+    )]
     BadMagic { offset: usize, found: u32 },
     /// The container or entry header at `offset` is inconsistent.
+    #[error("malformed fatbin header at byte offset {offset}: {reason}")]
     BadHeader { offset: usize, reason: &'static str },
 }
-
-impl fmt::Display for FatbinError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FatbinError::TooShort { needed, have } => write!(
-                f,
-                "fatbin is truncated: {needed} bytes are needed but the input has only {have}"
-            ),
-            FatbinError::BadMagic { offset, found } => write!(
-                f,
-                "not a fatbin: expected magic {FATBIN_MAGIC:#010x} at byte offset {offset}, \
-                 found {found:#010x}"
-            ),
-            FatbinError::BadHeader { offset, reason } => {
-                write!(
-                    f,
-                    "malformed fatbin header at byte offset {offset}: {reason}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for FatbinError {}
 
 fn read_array<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
     let end = at.checked_add(N)?;

@@ -34,32 +34,17 @@ use crate::params::lombscargle::{LombScargleOptions, Periodogram};
 use crate::params::lorenz::frame_count;
 
 /// Why the boundary refused an argument.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RawError {
     /// A required pointer is NULL (the C ABI's KP_ERROR_NULL_POINTER); holds
     /// the argument's name.
+    #[error("{0} is NULL")]
     NullPointer(String),
     /// Any other refusal: a size, an alignment, an overlap, a length, or a
     /// failure of the safe API.
-    Api(Error),
+    #[error(transparent)]
+    Api(#[from] Error),
 }
-
-impl From<Error> for RawError {
-    fn from(e: Error) -> Self {
-        RawError::Api(e)
-    }
-}
-
-impl std::fmt::Display for RawError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RawError::NullPointer(name) => write!(f, "{name} is NULL"),
-            RawError::Api(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for RawError {}
 
 /// Checks that `len` values of `T` at host `ptr` can form a slice: NULL is
 /// [`RawError::NullPointer`], a count past [`MAX_ARRAY_BYTES`] or a

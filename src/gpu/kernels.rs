@@ -14,24 +14,17 @@ use super::{BoxParams, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
 use crate::params::lorenz::FixedWeights;
 
-/// The `_f32` / `_f64` entry point of `$base` for the float type `$T`.
+/// The entry point of `$base` for the float type `$T`: suffix `_f32` / `_f64`,
+/// or the two given (`_c64` / `_c128` for complex values of `$T`).
 macro_rules! per_float {
     ($T:ty, $base:literal) => {
-        if <$T as Float>::NAME == "f32" {
-            concat!($base, "_f32")
-        } else {
-            concat!($base, "_f64")
-        }
+        per_float!($T, $base, "_f32", "_f64")
     };
-}
-
-/// The `_c64` / `_c128` entry point of `$base` for complex values of `$T`.
-macro_rules! per_complex {
-    ($T:ty, $base:literal) => {
+    ($T:ty, $base:literal, $f32:literal, $f64:literal) => {
         if <$T as Float>::NAME == "f32" {
-            concat!($base, "_c64")
+            concat!($base, $f32)
         } else {
-            concat!($base, "_c128")
+            concat!($base, $f64)
         }
     };
 }
@@ -259,9 +252,9 @@ pub(crate) type FgStep<T> = KernelFn<(
 /// K = 1, 2 or 4 chunks per block (cooperative).
 pub(crate) fn fg_cooperative<T: Float>(chunks_per_block: u32) -> FgStep<T> {
     KernelFn::new(match chunks_per_block {
-        1 => per_complex!(T, "fg_cooperative_k1"),
-        2 => per_complex!(T, "fg_cooperative_k2"),
-        4 => per_complex!(T, "fg_cooperative_k4"),
+        1 => per_float!(T, "fg_cooperative_k1", "_c64", "_c128"),
+        2 => per_float!(T, "fg_cooperative_k2", "_c64", "_c128"),
+        4 => per_float!(T, "fg_cooperative_k4", "_c64", "_c128"),
         _ => panic!("no cooperative F/G kernel of {chunks_per_block} chunks per block"),
     })
 }
@@ -269,12 +262,12 @@ pub(crate) fn fg_cooperative<T: Float>(chunks_per_block: u32) -> FgStep<T> {
 /// `fg_step_V(V* F, V* G, int64_t n, int64_t nchunks, int64_t s, double dt,
 /// double d0_re, double d0_im, V* history, double2* partials)`
 pub(crate) fn fg_step<T: Float>() -> FgStep<T> {
-    KernelFn::new(per_complex!(T, "fg_step"))
+    KernelFn::new(per_float!(T, "fg_step", "_c64", "_c128"))
 }
 
 /// `fg_finish_V(const double2* partials, int64_t nchunks, int64_t s, V* history)`
 pub(crate) fn fg_finish<T: Float>() -> KernelFn<(In<Complex<f64>>, i64, i64, Out<Complex<T>>)> {
-    KernelFn::new(per_complex!(T, "fg_finish"))
+    KernelFn::new(per_float!(T, "fg_finish", "_c64", "_c128"))
 }
 
 #[cfg(test)]
