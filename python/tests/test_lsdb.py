@@ -134,15 +134,20 @@ def test_pandas_columns_of_arrow_lists_give_pandas_results(backend, rng, receive
     np.testing.assert_array_equal(best.index.to_numpy(), np.argmax(want, axis=1))
 
 
-def test_lsdb_catalog_map_partitions_equals_the_single_process_call(rng, tmp_path):
-    lsdb = pytest.importorskip("lsdb")
-    objects, samples = _survey(rng, 120)
+def _catalog(lsdb, objects, samples, path):
+    """A HATS catalog of the objects with their samples nested as "lc", written to `path` and opened lazily."""
     with_pos = samples.merge(objects, on="id")
     catalog = lsdb.from_dataframe(objects, ra_column="ra", dec_column="dec", catalog_name="objects")
     sources = lsdb.from_dataframe(with_pos, ra_column="ra", dec_column="dec", catalog_name="sources")
     nested = catalog.join_nested(sources, left_on="id", right_on="id", nested_column_name="lc")
-    nested.write_catalog(tmp_path / "lc")
-    catalog = lsdb.open_catalog(tmp_path / "lc")
+    nested.write_catalog(path)
+    return lsdb.open_catalog(path)
+
+
+def test_lsdb_catalog_map_partitions_equals_the_single_process_call(rng, tmp_path):
+    lsdb = pytest.importorskip("lsdb")
+    objects, samples = _survey(rng, 120)
+    catalog = _catalog(lsdb, objects, samples, tmp_path / "lc")
     kwargs = dict(t="lc.t", y="lc.mag", dy="lc.magerr", backend="cpu")
     got = catalog.map_partitions(kernpack.lsdb.periods, nf=NF, fmin=FMIN, fmax=FMAX, **kwargs).compute()
     whole = catalog.compute()
@@ -152,3 +157,22 @@ def test_lsdb_catalog_map_partitions_equals_the_single_process_call(rng, tmp_pat
     by_id = got.assign(id=whole.loc[got.index, "id"].to_numpy()).set_index("id").sort_index()
     ref = kernpack.lsdb.periods(_nested(objects, samples), NF, FMIN, FMAX, **kwargs).sort_index()
     np.testing.assert_array_equal(by_id["frequency"], ref["frequency"])
+
+
+def test_lsdb_on_dask_cuda_workers_equals_the_single_process_gpu_call(rng, tmp_path):
+    """The recipe on the GPU machine: the catalog's partitions computed by a
+    dask-cuda worker on its GPU, equal to one in-process GPU call."""
+    lsdb = pytest.importorskip("lsdb")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    distributed = pytest.importorskip("distributed")
+    if kernpack.device_count() == 0:
+        pytest.skip("no GPU")
+    objects, samples = _survey(rng, 300)
+    catalog = _catalog(lsdb, objects, samples, tmp_path / "lc")
+    kwargs = dict(t="lc.t", y="lc.mag", dy="lc.magerr", top_k=2, backend="gpu")
+    with dask_cuda.LocalCUDACluster(CUDA_VISIBLE_DEVICES="0", n_workers=1, threads_per_worker=2,
+                                    dashboard_address=":0") as cluster, distributed.Client(cluster):
+        got = catalog.map_partitions(kernpack.lsdb.periods, nf=NF, fmin=FMIN, fmax=FMAX, **kwargs).compute()
+    want = kernpack.lsdb.periods(catalog.compute(), NF, FMIN, FMAX, **kwargs)
+    assert len(got) == len(objects)
+    pd.testing.assert_frame_equal(got.sort_index(), want.sort_index(), check_exact=True)
