@@ -64,14 +64,14 @@ struct Table {
     offsets: Vec<usize>,
 }
 
-/// (t, y, weight) of one row.
-type Sample = (f64, f64, Option<f64>);
-
 /// Groups rows by id, keeping the order in which ids first appear.
 fn read_batch(path: &Path) -> Result<Table, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut rows: Vec<(String, Vec<Sample>)> = Vec::new();
+    // Keyed by the ids in `text`: no owned key per row.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut ids = Vec::new();
+    // (series, t, y, weight) per row, in file order.
+    let mut rows: Vec<(usize, f64, f64, f64)> = Vec::new();
     let mut width = None;
     for (number, fields) in records(&text, 1) {
         let values = numbers(path, number, &fields[1..])?;
@@ -81,42 +81,30 @@ fn read_batch(path: &Path) -> Result<Table, String> {
                 "{path}:{number}: expected id, t, y[, weight] in every row"
             ));
         }
-        // Looked up before inserting: an owned key per row would allocate.
-        let slot = match index.get(fields[0]) {
-            Some(&slot) => slot,
-            None => {
-                rows.push((fields[0].to_owned(), Vec::new()));
-                index.insert(fields[0].to_owned(), rows.len() - 1);
-                rows.len() - 1
-            }
-        };
-        rows[slot]
-            .1
-            .push((values[0], values[1], values.get(2).copied()));
+        let series = *index.entry(fields[0]).or_insert_with(|| {
+            ids.push(fields[0].to_owned());
+            ids.len() - 1
+        });
+        let w = values.get(2).copied().unwrap_or(f64::NAN);
+        rows.push((series, values[0], values[1], w));
     }
     if rows.is_empty() {
         return Err(format!("{}: no data rows", path.display()));
     }
-    let weighted = width == Some(3);
-    let mut table = Table {
-        ids: vec![],
-        t: vec![],
-        y: vec![],
-        w: weighted.then(Vec::new),
-        offsets: vec![0],
-    };
-    for (id, samples) in rows {
-        table.ids.push(id);
-        for (t, y, w) in samples {
-            table.t.push(t);
-            table.y.push(y);
-            if let (Some(ws), Some(w)) = (table.w.as_mut(), w) {
-                ws.push(w);
-            }
-        }
-        table.offsets.push(table.t.len());
-    }
-    Ok(table)
+    // Stable: each series keeps its rows' order.
+    rows.sort_by_key(|r| r.0);
+    let ends = rows.chunk_by(|a, b| a.0 == b.0).scan(0, |end, run| {
+        *end += run.len();
+        Some(*end)
+    });
+    let offsets = std::iter::once(0).chain(ends).collect();
+    Ok(Table {
+        ids,
+        t: rows.iter().map(|r| r.1).collect(),
+        y: rows.iter().map(|r| r.2).collect(),
+        w: (width == Some(3)).then(|| rows.iter().map(|r| r.3).collect()),
+        offsets,
+    })
 }
 
 pub fn run(args: &BatchArgs) -> Result<(), String> {

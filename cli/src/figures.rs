@@ -4,6 +4,7 @@
 use std::f64::consts::TAU;
 use std::path::Path;
 
+use crate::io::SeriesData;
 use crate::plot::{self, palette, Figure, HeatMap, Panel, Series, SeriesKind};
 
 /// Phases at which the fitted sinusoid is drawn.
@@ -18,20 +19,18 @@ const MAX_BINS: usize = 40;
 ///
 /// `y_label` labels the periodogram's power axis ("power", "normalized power",
 /// "|amplitude|"); the folded panel's vertical axis is the series' "y". Phase is
-/// frac(best_freq * t). `w` holds the weights of the fit (1/sigma^2); a
+/// frac(best_freq * t). The series' weights (1/sigma^2) are those of the fit; a
 /// non-finite or non-positive best frequency leaves the periodogram unmarked and
 /// the folded panel empty.
-#[allow(clippy::too_many_arguments)]
 pub fn periodogram(
     title: &str,
     y_label: &str,
     freqs: &[f64],
     power: &[f64],
     best_freq: f64,
-    t: &[f64],
-    y: &[f64],
-    w: Option<&[f64]>,
+    series: &SeriesData,
 ) -> Figure {
+    let (t, y, w) = (&series.t[..], &series.y[..], series.w.as_deref());
     let mut spectrum = Panel::new(
         "Lomb-Scargle periodogram",
         "frequency (cycles per time unit)",
@@ -316,27 +315,17 @@ mod tests {
     const LINE: RGBColor = palette::BLUE;
 
     /// The demo's data: an irregular light curve of period 3.7 with uneven errors.
-    struct LightCurve {
-        t: Vec<f64>,
-        y: Vec<f64>,
-        w: Vec<f64>,
-    }
-
-    fn light_curve(samples: usize) -> LightCurve {
+    fn light_curve(samples: usize) -> SeriesData {
         let mut rng = Uniform::new(7);
-        let mut lc = LightCurve {
-            t: vec![],
-            y: vec![],
-            w: vec![],
-        };
+        let (mut t, mut y, mut w) = (vec![], vec![], vec![]);
         for i in 0..samples {
-            let t = (i % 3) as f64 * 365.0 + rng.next() * 120.0;
+            let ti = (i % 3) as f64 * 365.0 + rng.next() * 120.0;
             let sigma = 0.05 + 0.1 * rng.next();
-            lc.t.push(t);
-            lc.y.push(12.0 + 0.8 * (TAU * t / 3.7 + 0.4).sin() + sigma * rng.normal());
-            lc.w.push(1.0 / (sigma * sigma));
+            t.push(ti);
+            y.push(12.0 + 0.8 * (TAU * ti / 3.7 + 0.4).sin() + sigma * rng.normal());
+            w.push(1.0 / (sigma * sigma));
         }
-        lc
+        SeriesData { t, y, w: Some(w) }
     }
 
     /// A periodogram-like spectrum with one sharp peak at `peak`.
@@ -389,16 +378,7 @@ mod tests {
         let lc = light_curve(300);
         let best = 1.0 / 3.7;
         let (freqs, power) = spectrum(20_000, best);
-        let figure = periodogram(
-            "demo",
-            "normalized power",
-            &freqs,
-            &power,
-            best,
-            &lc.t,
-            &lc.y,
-            Some(&lc.w),
-        );
+        let figure = periodogram("demo", "normalized power", &freqs, &power, best, &lc);
         let (image, frames) = render(&figure);
         assert_eq!(image.width, plot::WIDTH as usize);
         assert!(image.height > 2 * plot::PANEL_HEIGHT as usize);
@@ -451,7 +431,7 @@ mod tests {
             assert!(found, "no samples in phase tenth {tenth}");
         }
         // The fitted curve passes through the rows the true sinusoid maps to.
-        let (c, a, b) = fit_sinusoid(&lc.t, &lc.y, Some(&lc.w), best).unwrap();
+        let (c, a, b) = fit_sinusoid(&lc.t, &lc.y, lc.w.as_deref(), best).unwrap();
         for phase in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95] {
             let expected = c + a * (TAU * phase).cos() + b * (TAU * phase).sin();
             // The data: 0.8 sin(2 pi phase + 0.4) around 12.
@@ -469,16 +449,8 @@ mod tests {
     fn periodogram_svg_has_the_labels_and_the_demo_png_is_small() {
         let lc = light_curve(800);
         let (freqs, power) = spectrum(200_000, 1.0 / 3.7);
-        let figure = periodogram(
-            "a synthetic light curve",
-            "normalized power",
-            &freqs,
-            &power,
-            1.0 / 3.7,
-            &lc.t,
-            &lc.y,
-            Some(&lc.w),
-        );
+        let title = "a synthetic light curve";
+        let figure = periodogram(title, "normalized power", &freqs, &power, 1.0 / 3.7, &lc);
         let png = to_png(&figure);
         assert!(png.len() < 200_000, "{} bytes", png.len());
         let svg = to_svg(&figure);
@@ -510,11 +482,21 @@ mod tests {
     fn periodogram_without_a_best_frequency_or_samples_still_draws() {
         let (freqs, power) = spectrum(100, 0.5);
         for best in [f64::NAN, 0.0, -1.0] {
-            let figure = periodogram("t", "power", &freqs, &power, best, &[1.0], &[], None);
+            let one_t = SeriesData {
+                t: vec![1.0],
+                y: vec![],
+                w: None,
+            };
+            let figure = periodogram("t", "power", &freqs, &power, best, &one_t);
             assert!(figure.has_data() && !figure.panels[1].has_data());
             assert!(!to_svg(&figure).contains("best period"));
         }
-        let figure = periodogram("t", "power", &[], &[], 0.5, &[], &[], None);
+        let none = SeriesData {
+            t: vec![],
+            y: vec![],
+            w: None,
+        };
+        let figure = periodogram("t", "power", &[], &[], 0.5, &none);
         assert!(!figure.has_data());
         Image::decode(&to_png(&figure));
     }

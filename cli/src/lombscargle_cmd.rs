@@ -235,18 +235,8 @@ fn plot(
     };
     // No peak (all power NaN): the periodogram is drawn without a marker.
     let best_freq = best_peak(|k| freqs[k], &magnitudes).map_or(f64::NAN, |k| freqs[k]);
-    let figure = figures::periodogram(
-        title,
-        y_label,
-        freqs,
-        &magnitudes,
-        best_freq,
-        &data.t,
-        &data.y,
-        data.w.as_deref(),
-    );
-    plot::write(&figure, path)?;
-    Ok(())
+    let figure = figures::periodogram(title, y_label, freqs, &magnitudes, best_freq, data);
+    plot::write(&figure, path)
 }
 
 /// Recover the period of a synthetic irregular light curve and plot it.

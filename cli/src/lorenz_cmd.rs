@@ -5,7 +5,7 @@ use std::time::Instant;
 use std::path::PathBuf;
 
 use kernpack::api::lorenz::dart_initial_state;
-use kernpack::{Ensemble, Float, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use kernpack::{Ensemble, Float, Kernpack, Lorenz05Params, Lorenz96Params};
 
 use crate::io::{read_table, write_csv};
 use crate::memory::check_room;
@@ -109,14 +109,7 @@ pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
         forcing: args.forcing,
         dt: args.dt,
     };
-    run(
-        &args.ensemble,
-        &Model::L96(p),
-        p.n,
-        p.forcing,
-        p.dt,
-        "Lorenz 96",
-    )
+    run(&args.ensemble, &Model::L96(p))
 }
 
 pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
@@ -130,18 +123,26 @@ pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
         dt: args.dt,
         model: args.model.into(),
     };
-    let name = if p.model == Lorenz05Model::III {
-        "Lorenz 2005 Model III"
-    } else {
-        "Lorenz 2005 Model II"
-    };
-    run(&args.ensemble, &Model::L05(p), p.n, p.forcing, p.dt, name)
+    run(&args.ensemble, &Model::L05(p))
 }
 
 /// A model the ensemble commands integrate.
 enum Model {
     L96(Lorenz96Params),
     L05(Lorenz05Params),
+}
+
+impl Model {
+    /// (sites, forcing, time step, name).
+    fn describe(&self) -> (usize, f64, f64, String) {
+        match self {
+            Model::L96(p) => (p.n, p.forcing, p.dt, "Lorenz 96".into()),
+            Model::L05(p) => {
+                let name = format!("Lorenz 2005 Model {:?}", p.model);
+                (p.n, p.forcing, p.dt, name)
+            }
+        }
+    }
 }
 
 /// `model` integrated in precision `T`, the result in f64.
@@ -177,14 +178,8 @@ pub fn perturbed_states(members: usize, n: usize, forcing: f64, eps: f64, seed: 
     base.iter().cycle().take(members * n).map(noise).collect()
 }
 
-fn run(
-    args: &EnsembleArgs,
-    model: &Model,
-    n: usize,
-    forcing: f64,
-    dt: f64,
-    name: &str,
-) -> Result<(), String> {
+fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
+    let (n, forcing, dt, name) = model.describe();
     let (steps, every) = (args.steps, args.every);
     if args.plot.is_some() && every == 0 {
         return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
@@ -230,21 +225,15 @@ fn run(
     }
     let (members, len) = (run.members, run.members * n);
     if let Some(path) = &args.out {
-        let (values, step_of): (&[f64], Box<dyn Fn(usize) -> u64>) = match &run.trajectory {
-            Some(t) => (t, Box::new(move |frame| frame as u64 * every)),
-            None => (&run.final_state, Box::new(move |_| steps)),
+        let values = run.trajectory.as_deref().unwrap_or(&run.final_state);
+        let step_of = |frame: usize| match run.trajectory {
+            Some(_) => frame as u64 * every,
+            None => steps,
         };
-        let header = std::iter::once("step,member".to_owned())
-            .chain((0..n).map(|i| format!("z_{i}")))
-            .collect::<Vec<_>>()
-            .join(",");
+        let header = (0..n).fold("step,member".to_owned(), |h, i| h + &format!(",z_{i}"));
         let rows = values.chunks(n).enumerate().map(|(row, z)| {
-            let mut line = format!("{},{}", step_of(row / members), row % members);
-            for v in z {
-                line.push(',');
-                line.push_str(&format!("{v:e}"));
-            }
-            line
+            let line = format!("{},{}", step_of(row / members), row % members);
+            z.iter().fold(line, |line, v| line + &format!(",{v:e}"))
         });
         write_csv(path, &header, rows)?;
     }
