@@ -119,7 +119,8 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
             check_band(lo, hi)?;
             vec![UniformGrid::spanning(lo, hi, nf)]
         }
-        (None, None) => (0..table.ids.len())
+        // Neither (clap requires both or neither): a grid per series.
+        _ => (0..table.ids.len())
             .map(|s| {
                 let ts = &table.t[table.offsets[s]..table.offsets[s + 1]];
                 let span = time_span(ts);
@@ -136,7 +137,6 @@ pub fn run(args: &BatchArgs) -> Result<(), String> {
                 Ok(UniformGrid::spanning(fmin, fmax, nf))
             })
             .collect::<Result<_, String>>()?,
-        _ => return Err("give both --fmin and --fmax, or neither".into()),
     };
     let kp = args.at.open()?;
     let started = Instant::now();

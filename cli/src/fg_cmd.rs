@@ -1,6 +1,8 @@
 //! `kernpack fg`: integrate the coupled F/G system and write
 //! delta(t); `kernpack bench fg`: time it per step with CUDA events.
 use std::path::PathBuf;
+
+use clap::builder::RangedU64ValueParser;
 use std::time::Instant;
 
 use kernpack::api::fg::{complexes, interleaved, FgPlan};
@@ -8,7 +10,7 @@ use kernpack::{Backend, Complex, FgOnDevice, FgOptions, FgPath, FgRun, Float, Gp
 
 use crate::io::write_csv;
 use crate::memory::check_room;
-use crate::options::{ComplexDtype, FgPathArg, Placement};
+use crate::options::{ComplexDtype, Dtype, FgPathArg, Placement};
 use crate::synthetic::Uniform;
 use crate::timing::{event_times, wall_median, BenchResult, Timing};
 use crate::{figures, plot};
@@ -26,8 +28,8 @@ pub enum InitArg {
 #[derive(clap::Args, Debug)]
 pub struct FgProblemArgs {
     /// Matrix size: F and G are N x N.
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
-    pub n: u32,
+    #[arg(long, default_value_t = 512, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub n: usize,
     /// RK4 steps.
     #[arg(long, default_value_t = 100)]
     pub steps: usize,
@@ -86,14 +88,9 @@ fn parse_complex(text: &str) -> Result<(f64, f64), String> {
 type State<T> = (Vec<Complex<T>>, Vec<Complex<T>>);
 
 impl FgProblemArgs {
-    /// N, the matrices' size.
-    fn n(&self) -> usize {
-        self.n as usize
-    }
-
     fn state<T: Float>(&self) -> Result<State<T>, String> {
-        check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n(), self.n()])?;
-        let elements = self.n() * self.n();
+        check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n, self.n])?;
+        let elements = self.n * self.n;
         let one = Complex {
             re: T::from_f64(1.0),
             im: T::from_f64(0.0),
@@ -129,15 +126,13 @@ impl FgProblemArgs {
         opts: &FgOptions,
     ) -> kernpack::Result<FgRun<T>> {
         let (dt, delta0) = (T::from_f64(self.dt), self.delta0::<T>());
-        kp.fg_integrate(self.n(), f, g, delta0, dt, self.steps, opts)
+        kp.fg_integrate(self.n, f, g, delta0, dt, self.steps, opts)
     }
 
-    /// The precision's name in RESULT lines.
-    fn dtype_name(&self) -> &'static str {
-        match self.dtype {
-            ComplexDtype::C64 => "c64",
-            ComplexDtype::C128 => "c128",
-        }
+    /// The precision's name in RESULT lines: its --dtype value.
+    fn dtype_name(&self) -> String {
+        let value = clap::ValueEnum::to_possible_value(&self.dtype);
+        value.map_or_else(String::new, |v| v.get_name().to_owned())
     }
 }
 
@@ -148,7 +143,7 @@ pub fn run(args: &FgArgs) -> Result<(), String> {
         path: args.path.into(),
     };
     by_dtype!(
-        args.problem.dtype.parts(),
+        Dtype::from(args.problem.dtype),
         integrate(&kp, &args.problem, &opts, args)
     )
 }
@@ -194,7 +189,7 @@ fn integrate<T: Float>(
 /// timing), after warm-up; median per step, for one path or both. With
 /// `--backend cpu`: the CPU backend's whole runs on host slices, wall clock.
 pub fn bench(args: &BenchFgArgs) -> BenchResult {
-    let (problem, dtype) = (&args.problem, args.problem.dtype.parts());
+    let (problem, dtype) = (&args.problem, Dtype::from(args.problem.dtype));
     let reps = args.timing.reps();
     if args.timing.on_cpu() {
         return by_dtype!(dtype, bench_cpu(problem, reps));
@@ -255,7 +250,7 @@ fn bench_path<T: Float>(p: &FgProblemArgs, path: FgPath, reps: usize) -> BenchRe
     let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
     let opts = FgOptions { path };
-    let plan = gpu.fg_plan::<T>(p.n() * p.n(), &opts)?;
+    let plan = gpu.fg_plan::<T>(p.n * p.n, &opts)?;
     let (f, g) = p.state::<T>()?;
     let (f, g) = (interleaved(&f), interleaved(&g));
     let (f0, g0) = (stream.clone_htod(f)?, stream.clone_htod(g)?);
@@ -273,7 +268,7 @@ fn bench_path<T: Float>(p: &FgProblemArgs, path: FgPath, reps: usize) -> BenchRe
         },
         |(df, dg, delta)| {
             let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
-            let call = FgOnDevice::new(p.n(), delta0, dt, p.steps, opts);
+            let call = FgOnDevice::new(p.n, delta0, dt, p.steps, opts);
             gpu.enqueue_buffers(FgOnDevice::buffers(stream, &call, df, dg, delta)?)
         },
     )?;

@@ -95,14 +95,10 @@ pub fn best_periods(title: &str, periods: &[f64]) -> Figure {
         panel_title.push_str(&format!(" ({missing} without one)"));
     }
     let mut panel = Panel::new(panel_title, "best period (time units)", "number of series");
-    let (lo, hi) = valid
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-            (l.min(*p), h.max(*p))
-        });
     if valid.is_empty() {
         return figure(title, vec![panel]);
     }
+    let (lo, hi) = plot::extent(valid.iter().copied());
     let log = hi > 10.0 * lo;
     // Map to a space where the bins are equal: log10 when they are log-spaced.
     let warp = |p: f64| if log { p.log10() } else { p };
@@ -176,13 +172,9 @@ pub fn lorenz(
         "spread",
     );
     spread_panel.series = vec![Series::new(SeriesKind::Line, "", times, spread)];
-    let finite: Vec<f64> = spread.iter().copied().filter(|s| s.is_finite()).collect();
-    let (lo, hi) = finite
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), s| {
-            (l.min(*s), h.max(*s))
-        });
-    spread_panel.log_y = !finite.is_empty() && lo > 0.0 && hi > 100.0 * lo;
+    // (inf, -inf) without a finite value: linear.
+    let (lo, hi) = plot::extent(spread.iter().copied().filter(|s| s.is_finite()));
+    spread_panel.log_y = lo > 0.0 && hi > 100.0 * lo;
     figure(title, vec![mean_panel, spread_panel])
 }
 

@@ -97,14 +97,14 @@ fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies,
     }
     let span = time_span(&data.t);
     let n = data.t.len();
-    let fmin = args
-        .fmin
-        .unwrap_or(if span > 0.0 { 1.0 / span } else { 1.0 });
-    let fmax = args.fmax.unwrap_or(if span > 0.0 {
-        n as f64 / (2.0 * span)
-    } else {
-        1.0
-    });
+    let defaults = match span > 0.0 {
+        true => (1.0 / span, n as f64 / (2.0 * span)),
+        false => (1.0, 1.0),
+    };
+    let (fmin, fmax) = (
+        args.fmin.unwrap_or(defaults.0),
+        args.fmax.unwrap_or(defaults.1),
+    );
     let nf = match args.nf {
         Some(nf) => usize::try_from(nf).map_err(|_| format!("--nf {nf}: too many"))?,
         None => (10 * n).clamp(2000, 1_000_000),
@@ -148,11 +148,7 @@ pub fn check_band(fmin: f64, fmax: f64) -> Result<(), String> {
 
 /// The time from the first sample to the last (-inf for no samples).
 pub fn time_span(t: &[f64]) -> f64 {
-    let (lo, hi) = t
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &t| {
-            (l.min(t), h.max(t))
-        });
+    let (lo, hi) = plot::extent(t.iter().copied());
     hi - lo
 }
 

@@ -223,7 +223,7 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
             run.final_state.len()
         );
     }
-    let (members, len) = (run.members, run.members * n);
+    let members = run.members;
     if let Some(path) = &args.out {
         let values = run.trajectory.as_deref().unwrap_or(&run.final_state);
         let step_of = |frame: usize| match run.trajectory {
@@ -237,12 +237,9 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
         });
         write_csv(path, &header, rows)?;
     }
-    if let Some(path) = &args.plot {
-        let traj = run
-            .trajectory
-            .as_ref()
-            .ok_or("--plot draws the trajectory: give --every K (K > 0) as well")?;
-        let frames = traj.len() / len;
+    // --every K > 0 (checked above): the trajectory is there.
+    if let (Some(path), Some(traj)) = (&args.plot, &run.trajectory) {
+        let frames = run.frames();
         let (mean, spread) = figures::ensemble_spread(traj, frames, members, n);
         let times: Vec<f64> = (0..frames)
             .map(|f| (f as u64 * every) as f64 * dt)

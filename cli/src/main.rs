@@ -111,7 +111,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    warn_of_a_bad_thread_count(cli.threads.is_some_and(|t| t > 0));
+    if cli.threads.is_none_or(|t| t == 0) {
+        warn_of_a_bad_thread_count(); // else --threads decides
+    }
     if let Some(threads) = cli.threads {
         // In range by the parser, so this cannot fail.
         let _ = kernpack::cpu::set_threads(threads as usize);
@@ -143,10 +145,7 @@ fn main() -> ExitCode {
 
 /// The library ignores a `KERNPACK_NUM_THREADS` that is not a count (a
 /// library does not print); the command says so.
-fn warn_of_a_bad_thread_count(threads_given: bool) {
-    if threads_given {
-        return; // --threads decides
-    }
+fn warn_of_a_bad_thread_count() {
     let env = kernpack::cpu::THREADS_ENV;
     if let Some(value) = std::env::var_os(env) {
         let text = value.to_string_lossy();

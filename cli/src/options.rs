@@ -75,22 +75,13 @@ pub fn cast<T: Float>(values: &[f64]) -> Vec<T> {
     values.iter().map(|v| T::from_f64(*v)).collect()
 }
 
-/// Complex precision (the F/G system).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ComplexDtype {
-    /// Single-precision parts.
-    C64,
-    /// Double-precision parts.
-    C128,
-}
-
-impl ComplexDtype {
-    /// The precision of the real and imaginary parts.
-    pub fn parts(self) -> Dtype {
-        match self {
-            ComplexDtype::C64 => Dtype::F32,
-            ComplexDtype::C128 => Dtype::F64,
-        }
+value_enum! {
+    /// Complex precision (the F/G system), by the precision of its parts.
+    ComplexDtype => Dtype {
+        /// Single-precision parts.
+        C64 => F32,
+        /// Double-precision parts.
+        C128 => F64,
     }
 }
 

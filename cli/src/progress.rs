@@ -13,25 +13,18 @@ use kernpack::Kernpack;
 /// before anyone could read it is noise.
 const QUIET_START: Duration = Duration::from_secs(1);
 
-/// A progress callback for `Kernpack::with_progress`, labelled `label`,
-/// silent for the run's first second.
-pub fn reporter(label: &str) -> Progress {
+/// `kp`, reporting the progress of its long CPU runs (labelled `label`) on
+/// stderr, silent for a run's first second; GPU runs are short and report nothing.
+pub fn on_cpu(kp: Kernpack, label: &str) -> Kernpack {
+    if kp.gpu().is_some() {
+        return kp;
+    }
     let report = if std::io::stderr().is_terminal() {
         bar(label)
     } else {
         plain_lines(label.to_owned(), |line| eprintln!("{line}"))
     };
-    after(QUIET_START, report)
-}
-
-/// `kp`, reporting the progress of its long CPU runs (labelled `label`) on
-/// stderr; GPU runs are short and report nothing.
-pub fn on_cpu(kp: Kernpack, label: &str) -> Kernpack {
-    if kp.gpu().is_some() {
-        kp
-    } else {
-        kp.with_progress(reporter(label))
-    }
+    kp.with_progress(after(QUIET_START, report))
 }
 
 /// `report`, called only once `quiet` has passed since this was made.

@@ -106,12 +106,7 @@ fn tick_label(v: &f64) -> String {
 /// extends to whole decades (where plotters puts its ticks; the 1e-9 keeps
 /// rounding from dropping the end ones).
 fn span(log: bool, values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter_map(|v| shown(log, v))
-        .map(|v| to_axis(log, v))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
+    let (lo, hi) = super::extent(values.filter_map(|v| Some(to_axis(log, shown(log, v)?))));
     let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
     let mid = lo / 2.0 + hi / 2.0;
     let (lo, hi) = if hi - lo > mid.abs() * 1e-12 && hi - lo > 1e-300 {
@@ -263,15 +258,8 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let style = text(TEXT_SIZE, TEXT_RGB);
-    let marker_row = if panel.markers.is_empty() {
-        0
-    } else {
-        TEXT_SIZE as i32 + GAP
-    };
-    let bar = match heat {
-        Some(_) => 2 * GAP + COLOUR_BAR_WIDTH + COLOUR_BAR_LABELS,
-        None => 0,
-    };
+    let marker_row = i32::from(!panel.markers.is_empty()) * (TEXT_SIZE as i32 + GAP);
+    let bar = heat.map_or(0, |_| 2 * GAP + COLOUR_BAR_WIDTH + COLOUR_BAR_LABELS);
     let mut chart = ChartBuilder::on(cell)
         .caption(&panel.title, style.clone())
         .margin(GAP)

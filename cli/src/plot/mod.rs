@@ -218,6 +218,14 @@ impl HeatMap {
     }
 }
 
+/// The smallest and largest of `values`; (inf, -inf) for none.
+pub fn extent(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    let none = (f64::INFINITY, f64::NEG_INFINITY);
+    values
+        .into_iter()
+        .fold(none, |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
 /// `figure` as an SVG (else a PNG: 8-bit RGB, compressed), and its panels' frames.
 fn render(figure: &Figure, svg: bool) -> (Vec<u8>, Vec<draw::Frame>) {
     let panels = figure.panels.len() as u32;
