@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchGrid};
+use kernpack::api::lombscargle::peaks::Peak;
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::{Float, Kernpack, LombScargleOptions, Periodogram};
 
@@ -218,7 +219,12 @@ enum Computed {
     Peaks(Vec<Option<(usize, f64)>>),
 }
 
-/// The periodograms (`all`) or peaks of the table's series in precision `T`.
+/// The periodograms (`all`) or peaks of the table's series in precision `T`,
+/// on the grids (cycles per time unit; one shared, or one per series) in the
+/// kernels' angular frequencies. The peaks (index in the series' grid,
+/// value) follow `best_peak`'s rule without the periodograms: only a shared
+/// grid from `--fmin 0` starts at frequency 0, and that frequency is then
+/// left out of the computed grid.
 fn compute<T: Float>(
     kp: &Kernpack,
     table: &Table,
@@ -235,62 +241,28 @@ fn compute<T: Float>(
         weights: w.as_deref(),
         offsets: &table.offsets,
     };
-    match all {
-        true => periodograms(kp, &batch, grids, nf, opts).map(Computed::Periodograms),
-        false => peaks(kp, &batch, grids, nf, opts).map(Computed::Peaks),
-    }
-}
-
-/// The grids (cycles per time unit; one shared, or one per series) in the
-/// kernels' angular frequencies, `skip` frequencies from each grid's start.
-fn angular(grids: &[UniformGrid], skip: usize) -> (Vec<f64>, Vec<f64>) {
-    grids
-        .iter()
-        .map(|g| (g.frequency(skip) * TAU, g.df * TAU))
-        .unzip()
-}
-
-fn batch_grid<'a>(f0: &'a [f64], df: &'a [f64], nf: usize) -> BatchGrid<'a> {
-    if f0.len() == 1 {
-        BatchGrid::Shared(UniformGrid::new(f0[0], df[0], nf))
-    } else {
-        BatchGrid::PerSeries { f0, df, nf }
-    }
-}
-
-fn periodograms<T: Float>(
-    kp: &Kernpack,
-    batch: &Batch<'_, T>,
-    grids: &[UniformGrid],
-    nf: usize,
-    opts: &LombScargleOptions,
-) -> Result<Vec<Periodogram<f64>>, String> {
-    let (f0, df) = angular(grids, 0);
-    let result = kp
-        .lombscargle_batch(batch, &batch_grid(&f0, &df, nf), opts)
-        .map_err(|e| e.to_string())?;
-    Ok(result.iter().map(|p| p.cast()).collect())
-}
-
-/// Each series' best peak (index in its grid, value) by `best_peak`'s rule,
-/// without the periodograms. Only a shared grid from `--fmin 0` starts at
-/// frequency 0; that frequency is then left out of the computed grid.
-fn peaks<T: Float>(
-    kp: &Kernpack,
-    batch: &Batch<'_, T>,
-    grids: &[UniformGrid],
-    nf: usize,
-    opts: &LombScargleOptions,
-) -> Result<Vec<Option<(usize, f64)>>, String> {
-    let skip = usize::from(grids.len() == 1 && grids[0].f0 == 0.0);
+    let skip = usize::from(!all && grids.len() == 1 && grids[0].f0 == 0.0);
     // With frequency 0 alone there is no peak; the call still checks the input.
-    let first = if nf > skip { skip } else { 0 };
-    let (f0, df) = angular(grids, first);
+    let (first, has_peak) = if nf > skip { (skip, true) } else { (0, false) };
+    let (f0, df): (Vec<f64>, Vec<f64>) = grids
+        .iter()
+        .map(|g| (g.frequency(first) * TAU, g.df * TAU))
+        .unzip();
+    let nf = nf - first;
+    let grid = match (&f0[..], &df[..]) {
+        ([f0], [df]) => BatchGrid::Shared(UniformGrid::new(*f0, *df, nf)),
+        (f0, df) => BatchGrid::PerSeries { f0, df, nf },
+    };
+    let fail = |e: kernpack::Error| e.to_string();
+    if all {
+        let result = kp.lombscargle_batch(&batch, &grid, opts).map_err(fail)?;
+        return Ok(Computed::Periodograms(
+            result.iter().map(|p| p.cast()).collect(),
+        ));
+    }
     let peaks = kp
-        .lombscargle_batch_peaks(batch, &batch_grid(&f0, &df, nf - first), opts)
-        .map_err(|e| e.to_string())?;
-    Ok(peaks
-        .into_iter()
-        .map(|p| p.filter(|_| nf > skip).map(|p| (p.index + skip, p.value)))
-        .collect())
+        .lombscargle_batch_peaks(&batch, &grid, opts)
+        .map_err(fail)?;
+    let peak = |p: Option<Peak>| p.filter(|_| has_peak).map(|p| (p.index + skip, p.value));
+    Ok(Computed::Peaks(peaks.into_iter().map(peak).collect()))
 }

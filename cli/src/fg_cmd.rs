@@ -84,6 +84,12 @@ fn parse_complex(text: &str) -> Result<(f64, f64), String> {
     }
 }
 
+/// `re + i im` in precision `T`.
+fn complex<T: Float>((re, im): (f64, f64)) -> Complex<T> {
+    let (re, im) = (T::from_f64(re), T::from_f64(im));
+    Complex { re, im }
+}
+
 /// Initial F and G.
 type State<T> = (Vec<Complex<T>>, Vec<Complex<T>>);
 
@@ -91,30 +97,17 @@ impl FgProblemArgs {
     fn state<T: Float>(&self) -> Result<State<T>, String> {
         check_room::<Complex<T>>("F and G (2 x --n x --n)", &[2, self.n, self.n])?;
         let elements = self.n * self.n;
-        let one = Complex {
-            re: T::from_f64(1.0),
-            im: T::from_f64(0.0),
-        };
+        let one = complex((1.0, 0.0));
         Ok(match self.init {
             InitArg::Ones => (vec![one; elements], vec![one; elements]),
             InitArg::Random => {
                 let mut rng = Uniform::new(self.seed);
-                let mut draw = |_| Complex {
-                    re: T::from_f64(2.0 * rng.next() - 1.0),
-                    im: T::from_f64(2.0 * rng.next() - 1.0),
-                };
+                let mut draw = |_| complex((2.0 * rng.next() - 1.0, 2.0 * rng.next() - 1.0));
                 let f = (0..elements).map(&mut draw).collect();
                 let g = (0..elements).map(&mut draw).collect();
                 (f, g)
             }
         })
-    }
-
-    fn delta0<T: Float>(&self) -> Complex<T> {
-        Complex {
-            re: T::from_f64(self.delta0.0),
-            im: T::from_f64(self.delta0.1),
-        }
     }
 
     /// The whole run on host slices, on `kp`'s backend.
@@ -125,7 +118,7 @@ impl FgProblemArgs {
         g: &[Complex<T>],
         opts: &FgOptions,
     ) -> kernpack::Result<FgRun<T>> {
-        let (dt, delta0) = (T::from_f64(self.dt), self.delta0::<T>());
+        let (dt, delta0) = (T::from_f64(self.dt), complex(self.delta0));
         kp.fg_integrate(self.n, f, g, delta0, dt, self.steps, opts)
     }
 
@@ -267,7 +260,7 @@ fn bench_path<T: Float>(p: &FgProblemArgs, path: FgPath, reps: usize) -> BenchRe
             Ok(stream.memcpy_dtod(&g0, dg)?)
         },
         |(df, dg, delta)| {
-            let (delta0, dt) = (p.delta0::<T>(), T::from_f64(p.dt));
+            let (delta0, dt) = (complex(p.delta0), T::from_f64(p.dt));
             let call = FgOnDevice::new(p.n, delta0, dt, p.steps, opts);
             gpu.enqueue_buffers(FgOnDevice::buffers(stream, &call, df, dg, delta)?)
         },

@@ -209,10 +209,7 @@ fn write_result(path: &Path, freqs: &[f64], result: &Periodogram<f64>) -> Result
 pub fn best_peak(frequency: impl Fn(usize) -> f64, magnitudes: &[f64]) -> Option<usize> {
     (0..magnitudes.len())
         .filter(|&k| frequency(k) > 0.0 && !magnitudes[k].is_nan())
-        .fold(None, |best: Option<usize>, k| match best {
-            Some(b) if magnitudes[b] >= magnitudes[k] => Some(b),
-            _ => Some(k),
-        })
+        .reduce(|b, k| if magnitudes[k] > magnitudes[b] { k } else { b })
 }
 
 /// The periodogram with its best period marked, above the light curve folded at that period.
