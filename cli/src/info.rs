@@ -20,7 +20,7 @@ pub fn run() -> Result<(), String> {
         kernpack::gpu::FATBIN_FAMILIES.replace(',', " ")
     );
     match fatbin::parse(FATBIN) {
-        Ok(entries) => say_raw!("{}", fatbin::summary(&entries)),
+        Ok(entries) => crate::report(format_args!("{}", fatbin::summary(&entries))),
         Err(e) => say!("  cannot parse the embedded fatbin: {e}"),
     }
     say!(

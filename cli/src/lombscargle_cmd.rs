@@ -221,10 +221,9 @@ fn plot(
     data: &SeriesData,
 ) -> Result<(), String> {
     let magnitudes = result.magnitudes();
-    let y_label = if matches!(result, Periodogram::Complex(_)) {
-        "|amplitude|"
-    } else {
-        "power"
+    let y_label = match result {
+        Periodogram::Complex(_) => "|amplitude|",
+        Periodogram::Real(_) => "power",
     };
     // No peak (all power NaN): the periodogram is drawn without a marker.
     let best_freq = best_peak(|k| freqs[k], &magnitudes).map_or(f64::NAN, |k| freqs[k]);

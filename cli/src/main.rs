@@ -8,13 +8,6 @@ macro_rules! say {
     };
 }
 
-/// `print!` for a command's report on stdout, which never panics: see [`report`].
-macro_rules! say_raw {
-    ($($arg:tt)*) => {
-        $crate::report(format_args!($($arg)*))
-    };
-}
-
 /// `$f::<f32>(args)` or `$f::<f64>(args)`, as the [`options::Dtype`] `$dtype` says.
 macro_rules! by_dtype {
     ($dtype:expr, $f:ident($($arg:expr),* $(,)?)) => {
@@ -130,7 +123,7 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "kernpack", &mut script);
-            say_raw!("{}", String::from_utf8_lossy(&script));
+            report(format_args!("{}", String::from_utf8_lossy(&script)));
             Ok(())
         }
     };
