@@ -48,29 +48,27 @@ pub(crate) trait EnsembleParams: EnsembleModel {
     ) -> cpu::lorenz::Run<T>;
 }
 
-impl EnsembleParams for Lorenz96Params {
-    fn on_cpu<T: Float>(
-        &self,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-        cpu: &CpuRun<'_>,
-    ) -> cpu::lorenz::Run<T> {
-        cpu::lorenz::lorenz96(self, initial, steps, every, cpu.threads, cpu.progress)
-    }
+/// The [`EnsembleParams`] of each model: its CPU integration.
+macro_rules! ensemble_on_cpu {
+    ($($params:ty => $integrate:path),*) => {$(
+        impl EnsembleParams for $params {
+            fn on_cpu<T: Float>(
+                &self,
+                initial: &[T],
+                steps: u64,
+                every: u64,
+                cpu: &CpuRun<'_>,
+            ) -> cpu::lorenz::Run<T> {
+                $integrate(self, initial, steps, every, cpu.threads, cpu.progress)
+            }
+        }
+    )*};
 }
 
-impl EnsembleParams for Lorenz05Params {
-    fn on_cpu<T: Float>(
-        &self,
-        initial: &[T],
-        steps: u64,
-        every: u64,
-        cpu: &CpuRun<'_>,
-    ) -> cpu::lorenz::Run<T> {
-        cpu::lorenz05::lorenz05(self, initial, steps, every, cpu.threads, cpu.progress)
-    }
-}
+ensemble_on_cpu!(
+    Lorenz96Params => cpu::lorenz::lorenz96,
+    Lorenz05Params => cpu::lorenz05::lorenz05
+);
 
 /// The operation: an ensemble run of a Lorenz model from host initial
 /// states ([`Kernpack::lorenz96`], [`Kernpack::lorenz05`]). It splits by member.

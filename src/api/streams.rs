@@ -72,12 +72,7 @@ impl Gpu {
         if len == 0 {
             return Err(Error::invalid("cannot allocate 0 values of pinned memory"));
         }
-        if len.checked_mul(std::mem::size_of::<T>()).is_none() {
-            return Err(Error::invalid(format!(
-                "{len} values of {} do not fit in memory",
-                std::any::type_name::<T>()
-            )));
-        }
+        super::check_array_size::<T>("pinned host memory", len)?;
         // SAFETY: the memory is zeroed below before anything can read it.
         let mut pinned = unsafe { self.context().alloc_pinned_with_flags::<T>(len, 0) }
             .map_err(|e| Error::cuda("allocating pinned host memory", e))?;

@@ -6,7 +6,6 @@
 //! operation to `T`, which for +, -, * is exactly `T`'s own operation (see
 //! its comment), so computing in `T` lanes gives bitwise the reference's
 //! results, in f32 and f64, for any thread count.
-use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
 use super::reduce::lane_tree;
@@ -110,11 +109,7 @@ fn point<T: Float>(z: &Lanes<T>, k: &Lanes<T>, halve: bool) -> Lanes<T> {
 /// One RK4 step of every element of a chunk with delta held at `d`: the
 /// reference's `rk4`, V elements at a time. No closures in the loop:
 /// closures in a multiversioned function are compiled outside its target features.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn step_chunk<T: Float>(f: &mut [Complex<T>], g: &mut [Complex<T>], d: Complex<T>, dt: T) {
     let (sixth, third) = (T::from_f64(1.0 / 6.0), T::from_f64(1.0 / 3.0));
     for (fs, gs) in f.chunks_mut(V).zip(g.chunks_mut(V)) {

@@ -12,8 +12,6 @@
 //! in f32 (as the GPU computes f32).
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use multiversion::multiversion;
-
 use super::parallel::for_each_chunk;
 use crate::float::Float;
 use crate::params::lorenz::{frame_count, Lorenz96Params};
@@ -235,11 +233,7 @@ fn store<T: Float, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
 
 /// One block of up to L members for all steps. Lanes past the block's
 /// members repeat its last member (finite values; never written out).
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 #[allow(clippy::too_many_arguments)]
 fn l96_block<T: Float, const L: usize>(
     n: usize,

@@ -13,7 +13,6 @@
 //! and `rk4_step` in the same order and type (first end term, j ascending,
 //! last end term; divisions kept as divisions), so f64 results are bitwise
 //! those of the reference.
-use multiversion::multiversion;
 
 use super::lorenz::{rk4_stage, run_blocks, vector, Run};
 use crate::float::Float;
@@ -274,11 +273,7 @@ fn rk4_update<T: Float, const S: usize>(
 
 /// One member for all steps: the reference's rk4_step with stage inputs
 /// z, a, b, a (all padded, halos filled before each tendency).
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn member<T: Float, const C: usize>(
     m: &Model<T>,
     initial: &[T],

@@ -8,6 +8,21 @@
 //! fixed-width lane arrays that the compiler vectorises, compiled for AVX-512,
 //! AVX2+FMA or NEON and picked at run time (`multiversion`), with a portable
 //! fallback.
+/// Compiles a function for the SIMD targets of the CPU backend, picked at run
+/// time by `multiversion` (with the portable fallback):
+/// `#[macro_rules_attribute::apply(simd_targets!)]`. The one list of targets
+/// of every kernel.
+macro_rules! simd_targets {
+    ($($item:tt)*) => {
+        #[multiversion::multiversion(targets(
+            "x86_64+avx512f+avx512dq+avx512vl+fma",
+            "x86_64+avx2+fma",
+            "aarch64+neon"
+        ))]
+        $($item)*
+    };
+}
+
 pub(crate) mod fg;
 pub(crate) mod lombscargle;
 pub(crate) mod lorenz;
@@ -26,11 +41,7 @@ pub use threads::{set_threads, threads, MAX_THREADS, THREADS_ENV};
 /// The widest SIMD instruction set the CPU paths use on this machine (the
 /// run-time choice of `multiversion` among the targets the kernels are
 /// compiled for), for `kernpack info`.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 pub fn simd_name() -> Name {
     multiversion::target::match_target! {
         "x86_64+avx512f+avx512dq+avx512vl+fma" => "AVX-512",

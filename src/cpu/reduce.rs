@@ -16,8 +16,6 @@
 //! (it adds a chunk's 4096 values one after another).
 use std::ops::Range;
 
-use multiversion::multiversion;
-
 use super::parallel::{for_each_range_mut, threads_for};
 use crate::float::Float;
 
@@ -71,11 +69,7 @@ pub(crate) fn lane_tree(mut v: [f64; BLOCK]) -> f64 {
 }
 
 /// `sums[k]` = the sum of chunk `k` of `x`.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn chunk_sums<T: Float>(x: &[T], sums: &mut [f64]) {
     for (s, c) in sums.iter_mut().zip(x.chunks(CHUNK)) {
         *s = chunk_sum(c);
@@ -83,11 +77,7 @@ fn chunk_sums<T: Float>(x: &[T], sums: &mut [f64]) {
 }
 
 /// `x[i] <- x[i] * inv`, computed in f64 and rounded once (the reference's arithmetic).
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn scale<T: Float>(x: &mut [T], inv: f64) {
     for v in x.iter_mut() {
         *v = T::from_f64(v.to_f64() * inv);

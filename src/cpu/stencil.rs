@@ -47,8 +47,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use multiversion::multiversion;
-
 use super::parallel::for_each_chunk;
 use super::stencil_rows::{row_sums, RowScratch, ROW_PAD};
 use super::store::{fence, STREAM_MIN_BYTES};
@@ -107,11 +105,7 @@ fn all_finite(v: &[f64]) -> bool {
 
 /// One running step of the column sums `v` (columns `first ..` of the
 /// image): `v += add - sub`; true when all are finite.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn step<T: Float>(
     v: &mut [f64],
     first: usize,
@@ -189,11 +183,7 @@ fn prefetch<T: Float>(ahead: Src<'_, T>, cols: std::ops::Range<usize>) {
 
 /// The column sums `v` (columns `first ..`) summed directly, top to bottom;
 /// true when all are finite.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn seed<T: Float>(v: &mut [f64], first: usize, window: &[Src<'_, T>]) -> bool {
     let n = v.len();
     match window[0] {

@@ -18,7 +18,6 @@
 //! - Elsewhere [`horizontal`]: the direct sum of the `size` terms (vectorised
 //!   over outputs) for small windows, doubling sums for larger ones, into a
 //!   staging row, then copied out.
-use multiversion::multiversion;
 
 use super::store::stream_copy;
 use crate::float::Float;
@@ -108,11 +107,7 @@ fn portable<T: Float>(
 
 /// The portable row sums, into `out` (`v` holds `out.len() + size - 1`
 /// column sums): direct for small windows, doubling for larger ones.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn horizontal<T: Float>(
     v: &[f64],
     size: usize,

@@ -6,7 +6,6 @@
 //! halo, so the sum reads contiguous values. The output is cut into pieces
 //! (whole rows, or parts of one long row) handed to threads; each value is
 //! computed alone, so the result does not depend on the cut.
-use multiversion::multiversion;
 
 use super::parallel::for_each_chunk;
 use crate::float::Float;
@@ -47,11 +46,7 @@ pub(crate) fn window_sum<T: Float>(
 }
 
 /// `dst[t]` = the sum at site `lo + t` of `row`.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn segment<T: Float>(row: &[T], w: &[f64], lo: usize, dst: &mut [T]) {
     let (n, half) = (row.len(), w.len() / 2);
     let len = dst.len().div_ceil(C) * C;

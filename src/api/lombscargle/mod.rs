@@ -151,6 +151,16 @@ pub enum Freqs<'a, T> {
     Uniform(UniformGrid),
 }
 
+impl<T> Freqs<'_, T> {
+    /// The number of frequencies.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Freqs::Array(freqs) => freqs.len(),
+            Freqs::Uniform(grid) => grid.nf,
+        }
+    }
+}
+
 /// The operation: the periodogram of one series ([`Kernpack::lombscargle`],
 /// [`Kernpack::lombscargle_uniform`]).
 #[derive(Debug, Clone, Copy)]
@@ -167,15 +177,12 @@ impl<T: Float> Operation for LombScargle<'_, T> {
     /// than by `check_call`), the values, and the result's host memory.
     fn validate(&self) -> Result<()> {
         let (series, opts) = (&self.series, &self.opts);
-        let (nf, freqs) = match self.freqs {
-            Freqs::Array(freqs) => (freqs.len(), Some(freqs)),
-            Freqs::Uniform(grid) => (grid.nf, None),
-        };
-        let nw = series.weights.map(<[T]>::len);
+        let (nf, nw) = (self.freqs.len(), series.weights.map(<[T]>::len));
         check_call(series.t.len(), series.y.len(), nw, nf, None, None, opts)?;
-        if let Freqs::Uniform(grid) = self.freqs {
-            grid.validate_for::<T>()?;
-        }
+        let freqs = match self.freqs {
+            Freqs::Array(freqs) => Some(freqs),
+            Freqs::Uniform(grid) => grid.validate_for::<T>().map(|()| None)?,
+        };
         check_values(series, freqs, opts)?;
         check_host_room::<T>("the periodogram", output_len(nf, opts))
     }
@@ -197,20 +204,16 @@ impl<T: Float> Operation for LombScargle<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Periodogram<T>> {
-        let (series, opts) = (&self.series, &self.opts);
+        let (series, opts, stream) = (&self.series, &self.opts, gpu.stream());
         let (t, y) = (gpu.upload(series.t)?, gpu.upload(series.y)?);
         let w = series.weights.map(|w| gpu.upload(w)).transpose()?;
-        let (nf, freqs) = match self.freqs {
-            Freqs::Array(freqs) => (freqs.len(), Some(gpu.upload(freqs)?)),
-            Freqs::Uniform(grid) => (grid.nf, None),
-        };
         // SAFETY: the launch writes every value.
-        let mut out = unsafe { gpu.uninit::<T>(output_len(nf, opts)) }?;
-        let stream = gpu.stream();
+        let mut out = unsafe { gpu.uninit::<T>(output_len(self.freqs.len(), opts)) }?;
+        let d_freqs;
         let call = match self.freqs {
-            Freqs::Array(_) => {
-                let freqs = freqs.as_ref().expect("uploaded above");
-                LombScargleOnDevice::buffers(stream, &t, &y, w.as_ref(), freqs, &mut out, opts)
+            Freqs::Array(freqs) => {
+                d_freqs = gpu.upload(freqs)?;
+                LombScargleOnDevice::buffers(stream, &t, &y, w.as_ref(), &d_freqs, &mut out, opts)
             }
             Freqs::Uniform(grid) => LombScargleOnDevice::uniform_buffers(
                 stream,

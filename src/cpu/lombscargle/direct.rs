@@ -23,7 +23,6 @@
 //! phasor), converted by C2 = 2 CC - 1 and S2 = 2 CS (weights sum to 1).
 //! (With a floating mean, y comes already taken about its weighted mean:
 //! see [`super::prepare`].)
-use multiversion::multiversion;
 
 use super::sincos::{fma, sincos, Lanes, LANES};
 use super::{Prepared, TrigSums};
@@ -83,11 +82,7 @@ pub(crate) fn arbitrary_sums(input: &KernelInput<'_>, freqs: &[f64], out: &mut [
     }
 }
 
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn arbitrary_kernel<const FM: bool>(input: &KernelInput<'_>, freqs: &[f64], out: &mut [TrigSums]) {
     const GROUP: usize = LANES * RA;
     for (fs, os) in freqs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
@@ -232,11 +227,7 @@ impl<'a, E: Element, const W: usize> Uniform<'a, E, W> {
 
 /// Adds to `acc` (`acc[lane array][sum][lane]`, R arrays per block) the sums
 /// of the frequencies `k0 ..` from one seed.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn uniform_kernel<E: Element, const W: usize, const FM: bool>(
     u: &Uniform<'_, E, W>,
     f0: f64,

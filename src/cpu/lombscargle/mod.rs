@@ -143,11 +143,7 @@ fn half_angle(y: f64, x: f64) -> (f64, f64) {
 /// referred back from the shifted time origin to t = 0. Vectorised over
 /// frequencies (see [`finish_lanes`]): with libm's atan2 and sincos, the
 /// finish cost more than the sums of a 150-sample series.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn finish_all(
     stats: &Stats,
     opts: &LombScargleOptions,

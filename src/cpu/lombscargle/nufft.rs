@@ -32,7 +32,6 @@
 use std::f64::consts::TAU;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use multiversion::multiversion;
 use rustfft::num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
 
@@ -166,11 +165,7 @@ const QUAD_NODES: usize = 48;
 /// eight nodes per lane array. cos(ang (m0 + j)) = Re(e^{i ang m0} e^{i ang j})
 /// from an exact seed per block of 128 m and an exact table of the 128 steps:
 /// one rounded product each, so no error builds up along m.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn phihat_table(nodes: &[f64], fw: &[f64], n: usize, max_m: usize) -> Vec<f64> {
     const BLOCK: usize = 128;
     let mut out = vec![0.0; max_m + 1];
@@ -486,11 +481,7 @@ fn uniform_sums_with(
 /// decimation-in-time butterfly joining the sub-grid FFTs, times the
 /// deconvolution. Blocks of up to 64 k with contiguous sub-grid indices in
 /// lane arrays.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 fn combine(piece: &mut [[f64; 6]], first: usize, plan: &Plan, grids: &[Vec<Complex64>; 3]) {
     let (k0, sub, parts) = (plan.nf / 2, plan.n / plan.parts, plan.parts);
     let (deconv, twiddle) = (&plan.deconv, &plan.twiddle);
@@ -622,11 +613,7 @@ fn exp_lanes(x: &mut [f64; 8]) {
 /// Adds every sample's c_j (w_j and, unless `wy` is empty, wy_j, times
 /// e^{i fc t_j}, or its square when `doubled`) times the kernel onto the
 /// sub-grid layout: grid point l lives at (l mod parts) n/parts + l / parts.
-#[multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+fma",
-    "x86_64+avx2+fma",
-    "aarch64+neon"
-))]
+#[macro_rules_attribute::apply(simd_targets!)]
 #[allow(clippy::too_many_arguments)]
 fn spread(
     t: &[f64],

@@ -99,11 +99,7 @@ mod tests {
         (got - want).abs() / (scale * f64::EPSILON)
     }
 
-    #[multiversion::multiversion(targets(
-        "x86_64+avx512f+avx512dq+avx512vl+fma",
-        "x86_64+avx2+fma",
-        "aarch64+neon"
-    ))]
+    #[macro_rules_attribute::apply(simd_targets!)]
     fn sincos_all(x: &[f64], s: &mut [f64], c: &mut [f64]) {
         for ((x, s), c) in x
             .chunks_exact(LANES)
