@@ -448,14 +448,11 @@ def lombscargle_batch(
         return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device)
 
     dtype = _host_dtype(x, y)
-    xs, ys = host_array(x, dtype), host_array(y, dtype)
-    ws = None if weights is None else host_array(weights, dtype)
+    xs, ys, ws = (None if a is None else host_array(a, dtype) for a in (x, y, weights))
     _check_flat(xs, ys, ws, offsets)
     if nseries == 0:  # an empty batch (e.g. a Dask partition with no rows): the native layer wants a series
         context(backend, device)  # the same errors for a bad backend or device as a non-empty batch
-        if not best:
-            return np.empty((0, nf), _result_dtype(dtype, mode))
-        return BestPeaks(np.empty(0, np.float64), np.empty(0, np.float64), np.empty(0, np.int64))
+        return _empty_batch(np.empty, _result_dtype(dtype, mode), nf, best)
     got = _native.lombscargle_batch(
         context(backend, device),
         (xs, ys, ws),
@@ -468,6 +465,14 @@ def lombscargle_batch(
         return got.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
     index, power = got
     return BestPeaks(_peak_frequency(f0s, dfs, index), power, index)
+
+
+def _empty_batch(make: Callable[[tuple, Any], Any], dtype: np.dtype, nf: int, best: bool) -> Any:
+    """The results of a batch of no series, of `dtype` (the periodograms'),
+    as arrays that ``make(shape, dtype)`` allocates."""
+    if not best:
+        return make((0, nf), dtype)
+    return BestPeaks(make((0,), np.float64), make((0,), np.float64), make((0,), np.int64))
 
 
 def _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device):
@@ -552,10 +557,8 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     _check_flat(x, y, w, offsets)
     nseries = offsets.size - 1
     if nseries == 0:  # an empty batch: empty results in the inputs' library, nothing runs
-        if not best:
-            return as_result(x, empty(x, (0, nf), _result_dtype(x.dtype, mode)))
-        frequency, power, index = (empty(x, (0,), d) for d in (np.float64, np.float64, np.int64))
-        return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))
+        make = lambda shape, dtype: as_result(x, empty(x, shape, dtype))  # noqa: E731
+        return _empty_batch(make, _result_dtype(x.dtype, mode), nf, best)
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))
     d_f0, d_df = upload(x, f0s), upload(x, dfs)
