@@ -312,6 +312,11 @@ def host_array(a: Any, dtype) -> np.ndarray:
     return np.require(np.asarray(a, dtype=dtype), requirements="CA")
 
 
+def host_float_dtype(*arrays: Any) -> np.dtype:
+    """float32 when every input is float32, else float64 (NumPy's promotion)."""
+    return np.dtype(np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64)
+
+
 def split(args: Sequence[Tuple[str, Any]]):
     """Device views of the arguments, or None when all are host data; mixing
     host and device arrays is a TypeError."""

@@ -15,6 +15,7 @@ from ._arrays import (
     device_array,
     empty,
     host_array,
+    host_float_dtype,
     pointer,
     require_device_float,
 )
@@ -43,22 +44,16 @@ def _state_shape(shape) -> Tuple[int, int]:
     return shape
 
 
-def _states(initial: Any):
-    dev = device_array(initial)
-    if dev is not None:
-        require_device_float("initial", dev)
-    else:
-        a = np.asarray(initial)
-        dev = host_array(a, np.float32 if a.dtype == np.float32 else np.float64)
-    return dev, _state_shape(dev.shape)
-
-
 def _run(initial, steps, every, backend, device, model_number, params):
     steps, every = _counts(steps=steps, every=every)
-    src, (members, n) = _states(initial)
     model = dict(params, model=model_number)
-    if isinstance(src, np.ndarray):
-        return Ensemble(*_native.ensemble(context(backend, device), model, src.reshape(members, n), steps, every))
+    src = device_array(initial)
+    if src is None:
+        states = host_array(initial, host_float_dtype(initial))
+        members, n = _state_shape(states.shape)
+        return Ensemble(*_native.ensemble(context(backend, device), model, states.reshape(members, n), steps, every))
+    require_device_float("initial", src)
+    members, n = _state_shape(src.shape)
     frames = _native.frame_count(steps, every)
     ctx = device_context({"initial": src}, backend, device)
     final = empty(src, (members, n), src.dtype)
@@ -179,9 +174,8 @@ def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optiona
     if (dx is None) != (dw is None):
         raise TypeError("x and w must both be host arrays or both device arrays")
     if dx is None:
-        a = np.asarray(x)
-        dtype = np.float32 if a.dtype == np.float32 else np.float64
-        dx, dw = host_array(a, dtype), host_array(w, dtype)
+        dtype = host_float_dtype(x)
+        dx, dw = host_array(x, dtype), host_array(w, dtype)
     if dx.ndim not in (1, 2) or dw.ndim != 1:
         raise ValueError("x must be (rows, N) or (N,), w 1-D")
     rows, n = (1, dx.shape[0]) if dx.ndim == 1 else dx.shape

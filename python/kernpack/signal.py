@@ -15,6 +15,7 @@ from ._arrays import (
     current_stream,
     empty,
     host_array,
+    host_float_dtype,
     pointer,
     split,
     upload,
@@ -243,7 +244,7 @@ def lombscargle_uniform(
     on_device = split([("x", x), ("y", y), ("weights", weights)])
     if on_device is not None:
         return _device_call(on_device, mode, bool(precenter), bool(floating_mean), backend, device, grid=grid)
-    dtype = _host_dtype(x, y)
+    dtype = host_float_dtype(x, y)
     x, y, w = (None if a is None else host_array(a, dtype) for a in (x, y, weights))
     _check_series(x, y, w)
     return _host_call(dtype, x, y, w, grid, mode, precenter, floating_mean, backend, device)
@@ -255,12 +256,6 @@ def _count(name: str, n: Any) -> int:
     if n <= 0:
         raise ValueError(f"{name} must be > 0, got {n}")
     return int(n)
-
-
-def _host_dtype(*arrays: Any) -> np.dtype:
-    """float32 when every input is float32, else float64 (NumPy's promotion)."""
-    kinds = [np.asarray(a).dtype if not isinstance(a, np.ndarray) else a.dtype for a in arrays]
-    return np.dtype(np.float32) if all(k == np.float32 for k in kinds) else np.dtype(np.float64)
 
 
 def _check_series(x: Any, y: Any, w: Optional[Any], freqs: Optional[Any] = None) -> None:
@@ -447,7 +442,7 @@ def lombscargle_batch(
     if on_device is not None:
         return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device)
 
-    dtype = _host_dtype(x, y)
+    dtype = host_float_dtype(x, y)
     xs, ys, ws = (None if a is None else host_array(a, dtype) for a in (x, y, weights))
     _check_flat(xs, ys, ws, offsets)
     if nseries == 0:  # an empty batch (e.g. a Dask partition with no rows): the native layer wants a series
