@@ -428,8 +428,7 @@ def lombscargle_batch(
         ):
             raise ValueError("weights must be a list of series shaped as x")
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
-        x, y = _concat(x), _concat(y)
-        weights = None if weights is None else _concat(weights)
+        x, y, weights = (None if s is None else _concat(s) for s in (x, y, weights))
     if offsets is None:
         raise ValueError("flat arrays need offsets (nseries + 1 indices); or pass lists of series")
     offsets = _host_offsets(offsets)
