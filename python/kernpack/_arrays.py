@@ -12,6 +12,7 @@ enqueued on that library's current stream.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 from typing import Any, Optional, Sequence, Tuple
@@ -77,9 +78,8 @@ def _from_torch(obj) -> Optional[DeviceArray]:
         dtype = np.dtype(str(obj.dtype).replace("torch.", ""))
     except TypeError:
         raise TypeError(f"kernpack takes float32 or float64 tensors, not {obj.dtype}") from None
-    itemsize = dtype.itemsize
     return DeviceArray(
-        obj, "torch", obj.data_ptr(), tuple(obj.shape), tuple(s * itemsize for s in obj.stride()), dtype,
+        obj, "torch", obj.data_ptr(), tuple(obj.shape), tuple(s * dtype.itemsize for s in obj.stride()), dtype,
         obj.device.index, contiguous=obj.is_contiguous(),
     )
 
@@ -118,6 +118,7 @@ def _host(_obj) -> None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def _handler(cls):
     """How to read arrays of type ``cls`` (decided once per type)."""
     module = cls.__module__.split(".", 1)[0]
@@ -136,17 +137,11 @@ def _handler(cls):
     return _host
 
 
-_HANDLERS: dict = {}
-
-
 def device_array(obj: Any) -> Optional[DeviceArray]:
     """The device array behind ``obj``, or None for host data."""
     if obj is None:
         return None
-    cls = type(obj)
-    handler = _HANDLERS.get(cls)
-    if handler is None:
-        handler = _HANDLERS[cls] = _handler(cls)
+    handler = _handler(type(obj))
     result = handler(obj)
     if result is None and handler is _host and hasattr(obj, "__cuda_array_interface__"):
         return _from_cai(obj)  # an instance attribute (a wrapper object)

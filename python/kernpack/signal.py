@@ -185,8 +185,7 @@ def _scipy_options(args: tuple, *keywords: Any) -> tuple:
             stacklevel=4,
         )
         keywords = tuple(args) + keywords[len(args) :]
-    precenter, normalize, weights, floating_mean = keywords
-    if precenter is not _UNSET:
+    if keywords[0] is not _UNSET:  # precenter
         warnings.warn(
             "The parameter 'precenter' is deprecated (as in SciPy 1.17, which removes it in 1.19). "
             "Please leave 'precenter' unspecified: passing True is exactly passing y - y.mean() as y; "
@@ -194,8 +193,7 @@ def _scipy_options(args: tuple, *keywords: Any) -> tuple:
             DeprecationWarning,
             stacklevel=4,
         )
-    defaults = (False, False, None, False)
-    return tuple(d if v is _UNSET else v for v, d in zip((precenter, normalize, weights, floating_mean), defaults))
+    return tuple(d if v is _UNSET else v for v, d in zip(keywords, (False, False, None, False)))
 
 
 @_times_named_x
