@@ -5,10 +5,8 @@
 use std::marker::PhantomData;
 
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
-use crate::api::device::DeviceOperation;
 use crate::api::lorenz::{
-    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05OnDevice,
-    Lorenz96OnDevice, WindowSumOnDevice,
+    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, WindowSumOnDevice,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
@@ -123,26 +121,16 @@ pub extern "C" fn kp_lorenz_trajectory_len(
 trait CParams: Copy {
     /// The model's parameters.
     type Params: EnsembleParams + Copy;
-    /// The model's run on device memory.
-    type Op<T: Float>: DeviceOperation;
 
     /// The parameters at `p` (NULL: the defaults).
     ///
     /// # Safety
     /// `p` is NULL or valid for reads.
     unsafe fn read(p: *const Self) -> Result<Self::Params, RawError>;
-
-    /// The run of `p` on `buffers`: `run` is (members, steps, every).
-    fn on_device<T: Float>(
-        p: Self::Params,
-        buffers: EnsembleDeviceBuffers,
-        run: (usize, u64, u64),
-    ) -> Self::Op<T>;
 }
 
 impl CParams for kp_lorenz96_params {
     type Params = Lorenz96Params;
-    type Op<T: Float> = Lorenz96OnDevice<T>;
 
     unsafe fn read(p: *const Self) -> Result<Lorenz96Params, RawError> {
         let c = unsafe { or_default(p, kp_lorenz96_default_params) };
@@ -152,24 +140,10 @@ impl CParams for kp_lorenz96_params {
             dt: c.dt,
         })
     }
-
-    fn on_device<T: Float>(
-        p: Lorenz96Params,
-        buffers: EnsembleDeviceBuffers,
-        (members, steps, every): (usize, u64, u64),
-    ) -> Lorenz96OnDevice<T> {
-        let op = Lorenz96OnDevice::new(p, steps, every);
-        Lorenz96OnDevice {
-            buffers,
-            members,
-            ..op
-        }
-    }
 }
 
 impl CParams for kp_lorenz05_params {
     type Params = Lorenz05Params;
-    type Op<T: Float> = Lorenz05OnDevice<T>;
 
     unsafe fn read(p: *const Self) -> Result<Lorenz05Params, RawError> {
         let c = unsafe { or_default(p, kp_lorenz05_default_params) };
@@ -183,19 +157,6 @@ impl CParams for kp_lorenz05_params {
             dt: c.dt,
             model: Lorenz05Model::from_number(c.model as i64)?,
         })
-    }
-
-    fn on_device<T: Float>(
-        p: Lorenz05Params,
-        buffers: EnsembleDeviceBuffers,
-        (members, steps, every): (usize, u64, u64),
-    ) -> Lorenz05OnDevice<T> {
-        let op = Lorenz05OnDevice::new(p, steps, every);
-        Lorenz05OnDevice {
-            buffers,
-            members,
-            ..op
-        }
     }
 }
 
@@ -265,7 +226,7 @@ struct DeviceRun<T, P> {
 }
 
 impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
-    type Op = P::Op<T>;
+    type Op = <P::Params as EnsembleModel>::OnDevice<T>;
 
     unsafe fn op(self) -> Result<Self::Op, RawError> {
         let params = unsafe { P::read(self.params) }?;
@@ -280,7 +241,7 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
         };
         let len = raw::product("members", members, "N", params.sites())?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        Ok(P::on_device(params, buffers, (members, steps, every)))
+        Ok(params.on_device(buffers, members, steps, every))
     }
 }
 

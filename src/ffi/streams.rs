@@ -169,9 +169,7 @@ pub(crate) unsafe fn bound_gpu<'a>(
 ) -> Result<(&'a kp_context, &'a Gpu), RawError> {
     let ctx = unsafe { context(ctx) }?;
     let gpu = ctx.gpu()?;
-    gpu.context()
-        .bind_to_thread()
-        .map_err(cuda("binding the context"))?;
+    gpu.bind()?;
     Ok((ctx, gpu))
 }
 

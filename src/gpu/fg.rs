@@ -7,7 +7,7 @@ use cudarc::driver::{CudaStream, DevicePtrMut};
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::{Gpu, Kernel};
+use super::{scratch, Gpu, Kernel};
 use crate::error::{Error, Result};
 use crate::float::{Complex, Float};
 use crate::params::fg::{FgOptions, FgPath, CHUNK};
@@ -173,10 +173,7 @@ impl<T: Float> DeviceOperation for FgOnDevice<T> {
         let plan = gpu.fg_plan::<T>(elements, opts)?;
         let chunks = elements.div_ceil(CHUNK) as i64;
         // Chunk sums: two halves for the cooperative path (double buffered).
-        // The allocation is stream-ordered: freeing it on drop waits for the kernels.
-        let mut partials = stream
-            .alloc::<f64>(2 * 2 * chunks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let mut partials = unsafe { scratch::<f64>(stream, 2 * 2 * chunks as usize) }?;
         let (p_ptr, _p) = partials.device_ptr_mut(stream);
         let (f, g, history) = (Out::new(f), Out::new(g), Out::new(delta));
         let (n_arg, steps_arg) = (elements as i64, nsteps as i64);

@@ -13,7 +13,7 @@ use super::c_params::{
 use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::{Gpu, LsGrid, LsParams, LsStats};
+use super::{scratch, Gpu, LsGrid, LsParams, LsStats};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lombscargle::{
@@ -201,11 +201,8 @@ impl<T: Float> DeviceOperation for LombScargleOnDevice<T> {
         let (buffers, nx, freqs, opts) = (&self.buffers, self.nx, self.freqs, &self.opts);
         let nf = freqs.len();
         let params = LsParams::new(nx, nf, buffers.weights.is_some(), opts);
-        // Per-series statistics stay on the device: no host round trip. The
-        // allocation is stream-ordered, so freeing it on drop waits for the kernels.
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        // Per-series statistics stay on the device: no host round trip.
+        let mut stats = unsafe { scratch::<f64>(stream, STATS_LEN) }?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
         let (t, y) = (In::new(buffers.t), In::new(buffers.y));
         let w = In::new(buffers.weights.unwrap_or(0));
@@ -376,9 +373,7 @@ impl<T: Float> DeviceOperation for LombScargleBatchOnDevice<T> {
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, samples: usize) -> Result<()> {
         let nseries = self.nseries;
-        let mut stats = stream
-            .alloc::<f64>(STATS_LEN * nseries)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let mut stats = unsafe { scratch::<f64>(stream, STATS_LEN * nseries) }?;
         let (stats_ptr, _s) = stats.device_ptr_mut(stream);
         unsafe { self.launch_with_stats(gpu, stream, samples, stats_ptr) }
     }

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction, CUfunction_attribute, CUmodule};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DeviceRepr, DriverError};
 
 use crate::error::{Error, Result};
 use launch::{KernelArgs, KernelFn, LaunchConfig};
@@ -236,6 +236,18 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// `len` values of stream-ordered, uninitialised device scratch for one
+/// launch: freeing it on drop waits for the stream's kernels.
+///
+/// # Safety
+/// The kernels must write every value before reading it.
+pub(crate) unsafe fn scratch<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>> {
+    unsafe { stream.alloc::<T>(len) }.map_err(|e| Error::cuda("allocating scratch", e))
+}
+
 /// `ordinal` names one of the `count` devices: with none at all that is
 /// [`Error::NoGpu`], otherwise an out-of-range ordinal is [`Error::InvalidInput`]
 /// naming the count (a typo in a device number, not a machine without a GPU).
@@ -368,27 +380,22 @@ impl Gpu {
         // while the driver spends ~100-200 ms creating the context.
         let device = cu::device::get(ordinal as i32)
             .map_err(|e| no_device_is_no_gpu("opening the device", e))?;
-        let cc_attr = |a| {
+        let attr = |a| {
             // SAFETY: a valid device handle and a plain integer attribute.
             unsafe { cu::device::get_attribute(device, a) }
-                .map_err(|e| Error::cuda("reading device attributes", e))
-        };
-        let cc = cc_attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? * 10
-            + cc_attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let prepared = std::thread::Builder::new()
-            .name("kernpack-images".into())
-            .spawn(move || prepare_images(cc as u32, driver_version))
-            .map_err(|e| Error::OutOfMemory(format!("starting a thread: {e}")))?;
-        let ctx = CudaContext::new(ordinal)
-            .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
-        let attr = |a| {
-            ctx.attribute(a)
                 .map_err(|e| Error::cuda("reading device attributes", e))
         };
         let compute_capability = (
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         );
+        let cc = (compute_capability.0 * 10 + compute_capability.1) as u32;
+        let prepared = std::thread::Builder::new()
+            .name("kernpack-images".into())
+            .spawn(move || prepare_images(cc, driver_version))
+            .map_err(|e| Error::OutOfMemory(format!("starting a thread: {e}")))?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         // The test hook plans as a GPU without cooperative launch would.
         let cooperative_launch = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?
@@ -446,9 +453,7 @@ impl Gpu {
         })?;
         *lock(&self.image_time) += started.elapsed();
         let started = Instant::now();
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+        self.bind()?;
         // SAFETY: the choice is a complete, aligned cubin or fatbin image; the
         // driver copies what it keeps.
         let raw = unsafe { cu::module::load_data(choice.as_ptr()) }.map_err(|e| {
@@ -499,9 +504,7 @@ impl Gpu {
         }
         let started = Instant::now();
         let (&name, _) = self.kernels.get_key_value(name).expect("looked up above");
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+        self.bind()?;
         let c_name = std::ffi::CString::new(name).expect("kernel names have no NUL");
         // SAFETY: the module is loaded in this context.
         let func = unsafe { cu::module::get_function(module.raw, c_name) }
@@ -524,6 +527,12 @@ impl Gpu {
 
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+    /// Makes this GPU's context current on the calling thread.
+    pub(crate) fn bind(&self) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::cuda("binding the context", e))
     }
     /// The stream the host-slice functions use.
     pub fn stream(&self) -> &Arc<CudaStream> {
@@ -661,9 +670,7 @@ impl Gpu {
                 k.info.name, config.shared_bytes, k.max_dynamic_shared
             )));
         }
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+        self.bind()?;
         let block = (k.block, 1, 1);
         let cu_stream = stream.cu_stream();
         args.with_pointers(|pointers| {
@@ -832,9 +839,7 @@ impl Gpu {
         if ptr == 0 {
             return Err(Error::invalid(format!("{name} is a null device pointer")));
         }
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+        self.bind()?;
         let (mut memory_type, mut ordinal, mut start, mut size) = (0u32, -1i32, 0u64, 0usize);
         let mut attributes = [
             CU_POINTER_ATTRIBUTE_MEMORY_TYPE,

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::Gpu;
+use super::{scratch, Gpu};
 use crate::error::{Error, Result};
 use crate::float::Float;
 
@@ -82,9 +82,7 @@ impl<T: Float> DeviceOperation for SumOnDevice<T> {
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
         let (x, n, sum) = (self.x, self.n, self.sum);
         let (blocks, chunk) = split(n as u64);
-        let mut partials = stream
-            .alloc::<f64>(blocks as usize)
-            .map_err(|e| Error::cuda("allocating scratch", e))?;
+        let mut partials = unsafe { scratch::<f64>(stream, blocks as usize) }?;
         let (partials_ptr, _p) = partials.device_ptr_mut(stream);
         let partial = kernels::reduce_partial::<T>();
         let args = (In::new(x), n as i64, chunk as i64, Out::new(partials_ptr));
@@ -158,8 +156,7 @@ impl<T: Float> DeviceOperation for NormalizeOnDevice<T> {
             // Uninitialised: every block writes its partial before the grid
             // sync that precedes any read (a memset would cost a launch).
             // SAFETY: f64 has no invalid bit patterns and is written before it is read.
-            let mut partials = unsafe { stream.alloc::<f64>(kernel.full_grid as usize) }
-                .map_err(|e| Error::cuda("allocating scratch", e))?;
+            let mut partials = unsafe { scratch::<f64>(stream, kernel.full_grid as usize) }?;
             let (partials_ptr, _p) = partials.device_ptr_mut(stream);
             let args = (x, n_arg, Out::new(partials_ptr), Out::new(sum_ptr), status);
             let config = LaunchConfig::cooperative(kernel.full_grid);
@@ -286,13 +283,8 @@ impl<T: Float> DeviceOperation for NormalizeBatchedOnDevice<T> {
             return Ok(());
         }
         let (plan_len, capacity) = batched_scratch_len(n, narrays);
-        let scratch = |during| move |e| Error::cuda(during, e);
-        let mut plan = stream
-            .alloc::<i64>(plan_len)
-            .map_err(scratch("allocating scratch"))?;
-        let mut partials = stream
-            .alloc::<f64>(capacity)
-            .map_err(scratch("allocating scratch"))?;
+        let mut plan = unsafe { scratch::<i64>(stream, plan_len) }?;
+        let mut partials = unsafe { scratch::<f64>(stream, capacity) }?;
         let (plan_ptr, _p) = plan.device_ptr_mut(stream);
         let (partials_ptr, _q) = partials.device_ptr_mut(stream);
         unsafe { self.launch_with_scratch(gpu, stream, (plan_ptr, partials_ptr)) }
