@@ -800,9 +800,7 @@ fn pipeline<J: ChunkJob>(
         job.pack(chunk, &layout, set.host());
         times.host_ms += host_started.elapsed().as_secs_f64() * 1e3;
 
-        gpu.context()
-            .bind_to_thread()
-            .map_err(|e| Error::cuda("binding the context", e))?;
+        gpu.bind()?;
         let (cu_stream, dev_ptr) = (set.stream.cu_stream(), set.dev_ptr);
         set.record(H2D_START)?;
         if !regions.h2d.is_empty() {
