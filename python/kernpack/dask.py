@@ -447,10 +447,7 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
     by id that ``table(ids, offsets, t, y, w, meta=, grid=, opts=, **extra)``
     makes of its series, in a task named `label`."""
     grid = _grid_spec(nf, fmin, fmax, oversample)
-    opts = dict(
-        normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
-        backend=None if backend is None else _context._check(backend),
-    )
+    opts = _batch_options(normalize, floating_mean, precenter, backend)
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
     if len({id_col, *columns}) != len(columns) + 1:
         raise ValueError(f"id_col, t_col, y_col and w_col must name different columns, got {id_col!r}, "
@@ -466,10 +463,22 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
         source, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
         source = _partitioned_by_id(source, id_col, id_is_index, bool(assume_partitioned), npartitions)
         index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
-    meta = pd.DataFrame({c: np.empty(0, dtype=d) for c, d in out_columns.items()},
-                        index=pd.Index([], dtype=index_dtype, name=id_col))
+    meta = _empty_table(out_columns, pd.Index([], dtype=index_dtype, name=id_col))
     table_of = functools.partial(table, meta=meta, grid=grid, opts=opts, **extra)
     return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
+
+
+def _batch_options(normalize, floating_mean, precenter, backend) -> Dict[str, Any]:
+    """The batched call's options, checked once before any partition runs."""
+    return dict(
+        normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
+        backend=None if backend is None else _context._check(backend),
+    )
+
+
+def _empty_table(columns: Dict[str, Any], index) -> "pd.DataFrame":
+    """A table of no rows with these columns (name: dtype) on `index` (empty)."""
+    return pd.DataFrame({c: np.empty(0, dtype=d) for c, d in columns.items()}, index=index)
 
 
 def _per_partition(source, label: str, meta, id_col: str, *args) -> "dd.DataFrame":

@@ -27,9 +27,8 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
-from . import _arrow, _context
+from . import _arrow
 from . import dask as _dask
-from . import signal as _signal
 
 __all__ = ["periods"]
 
@@ -88,14 +87,10 @@ def periods(
     top_k = _dask._top_k(top_k)
     if dy is not None and w is not None:
         raise ValueError(f"pass dy ({dy!r}, uncertainties) or w ({w!r}, weights), not both")
-    opts = dict(
-        normalize=_signal._mode(normalize), floating_mean=bool(floating_mean), precenter=bool(precenter),
-        backend=None if backend is None else _context._check(backend),
-    )
+    opts = _dask._batch_options(normalize, floating_mean, precenter, backend)
     named = [("t", t), ("y", y), ("dy", dy) if dy is not None else ("w", w)]
     lists = [(name, None if spec is None else _lists(frame, name, spec)) for name, spec in named]
-    columns = _dask._peaks_columns(top_k)
-    meta = pd.DataFrame({c: np.empty(0, dtype) for c, dtype in columns.items()}, index=frame.index[:0])
+    meta = _dask._empty_table(_dask._peaks_columns(top_k), frame.index[:0])
     tables = []
     for start, n, (ts, ys, ws), offsets in _arrow.pieces(lists):
         if n == 0:
