@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import kernpack  # noqa: E402
+from kernpack import _native  # noqa: E402
 
 REQUIRE_GPU = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
 
@@ -65,3 +66,18 @@ def rng(request):
     # The file name and test name only: the directory part of a node id
     # depends on where pytest was started.
     return np.random.default_rng(seed_of(request.node.nodeid.split("/")[-1]))
+
+
+@pytest.fixture
+def received(monkeypatch):
+    """The arguments of every call of the native batch entry point (the
+    arrays it receives: zero-copy checks compare their addresses)."""
+    calls = []
+    original = _native.lombscargle_batch
+
+    def recorded(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(_native, "lombscargle_batch", recorded)
+    return calls

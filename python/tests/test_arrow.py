@@ -8,26 +8,11 @@ import numpy as np
 import pytest
 
 import kernpack
-from kernpack import _native
 from kernpack.signal import BestPeaks, lombscargle_batch
 
 pa = pytest.importorskip("pyarrow")
 
 F0, DF, NF = 0.05, 0.01, 64
-
-
-@pytest.fixture
-def received(monkeypatch):
-    """The arguments of every call of the native batch entry point."""
-    calls = []
-    original = _native.lombscargle_batch
-
-    def recorded(*args):
-        calls.append(args)
-        return original(*args)
-
-    monkeypatch.setattr(_native, "lombscargle_batch", recorded)
-    return calls
 
 
 def _ragged(rng, nseries, dtype=np.float64):
