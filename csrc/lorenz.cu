@@ -24,17 +24,17 @@ constexpr int L96_POINTS = 8;  // points per thread, held in registers
 // routine: q = x * RN(1/d), then one FMA-computed residual corrects q
 // (Markstein). Checked against IEEE division on 5e7 random values of each
 // divisor used (3, 6, K); the CPU reference divides.
+__device__ inline float reciprocal_rn(float x) { return __frcp_rn(x); }
+__device__ inline double reciprocal_rn(double x) { return __drcp_rn(x); }
 template <typename T> struct Divisor {
     T d, r;
-    __device__ explicit Divisor(T divisor);
+    __device__ explicit Divisor(T divisor) : d(divisor), r(reciprocal_rn(divisor)) {}
     __device__ T operator()(T x) const {
         const T q = x * r;
         const T e = fma(-q, d, x);
         return fma(e, r, q);
     }
 };
-template <> __device__ inline Divisor<float>::Divisor(float divisor) : d(divisor), r(__frcp_rn(divisor)) {}
-template <> __device__ inline Divisor<double>::Divisor(double divisor) : d(divisor), r(__drcp_rn(divisor)) {}
 
 // i in [-n, 2n) mapped to [0, n): the stencils' offsets are below n (validated on the host).
 __device__ __forceinline__ int wrap(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
@@ -486,6 +486,96 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
     }
 }
 
+
+// ---------------------------------------------------------------------------
+// Lorenz 96 with each member in registers of a few lanes of a warp: the N =
+// lanes * P sites of a member sit on `lanes` consecutive lanes (a power of
+// two), P adjacent sites per lane. The stencil reaches two sites to the left
+// and one to the right, so a lane needs three values from its neighbours per
+// stage; they come by warp shuffles (width `lanes`, which also wraps the
+// member's periodic boundary), with no shared memory and no barrier. Each lane
+// then does ~5 FP64 operations per site and stage on registers alone, which
+// is what brings the step to the FP64 units' throughput.
+//
+// RK4 as MODELS.md, with the increment summed first and added once; the
+// increment is accumulated as d1 + 2 d2 + 2 d3 + d4 of the tendencies and
+// scaled by dt / 6 once (the same sum, rounded differently from k1/6 + k2/3
+// + k3/3 + k4/6: ~1 ulp per step, inside the tests' tolerance).
+constexpr int L96_LANES_BLOCK = 128;
+
+template <typename T, int P>
+__device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
+                              int64_t members, int lanes, double forcing, double dt_, int64_t steps,
+                              int64_t every) {
+    static_assert(P >= 2, "the left neighbour lane must hold both sites k-2 and k-1");
+    const int n = lanes * P;
+    const int lane = threadIdx.x & 31;
+    const int part = lane & (lanes - 1);
+    const int per_warp = 32 / lanes;
+    const int64_t warp = ((int64_t)blockIdx.x * L96_LANES_BLOCK + threadIdx.x) >> 5;
+    const int64_t warps = ((int64_t)gridDim.x * L96_LANES_BLOCK) >> 5;
+    const T F = T(forcing), dt = T(dt_), half_dt = T(0.5 * dt_), sixth_dt = T(dt_ / 6.0);
+    const int left = (part + lanes - 1) & (lanes - 1), right = (part + 1) & (lanes - 1);
+    // Every lane of a warp runs the same number of groups and steps, so the
+    // full-mask shuffles below always find their partners; lanes past the
+    // last member carry zeros and store nothing.
+    for (int64_t first = warp * per_warp; first < members; first += warps * per_warp) {
+        const int64_t member = first + lane / lanes;
+        const bool live = member < members;
+        const int64_t at = member * n + (int64_t)part * P;
+        T z[P], s[P], acc[P], d[P];
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            z[p] = live ? z0[at + p] : T(0);
+            s[p] = z[p];
+            if (live && traj) traj[at + p] = z[p];
+        }
+        int64_t until_frame = every;
+        for (int64_t step = 0; step < steps; ++step) {
+#pragma unroll
+            for (int stage = 0; stage < 4; ++stage) {
+                const T m2 = __shfl_sync(0xffffffffu, s[P - 2], left, lanes);
+                const T m1 = __shfl_sync(0xffffffffu, s[P - 1], left, lanes);
+                const T p1 = __shfl_sync(0xffffffffu, s[0], right, lanes);
+#pragma unroll
+                for (int p = 0; p < P; ++p) {
+                    const T xm2 = p >= 2 ? s[p - 2] : (p == 1 ? m1 : m2);
+                    const T xm1 = p >= 1 ? s[p - 1] : m1;
+                    const T xp1 = p + 1 < P ? s[p + 1] : p1;
+                    d[p] = (xp1 - xm2) * xm1 + (F - s[p]);
+                }
+#pragma unroll
+                for (int p = 0; p < P; ++p) {
+                    if (stage == 0) {
+                        acc[p] = d[p];
+                        s[p] = z[p] + half_dt * d[p];
+                    } else if (stage == 1) {
+                        acc[p] = acc[p] + T(2) * d[p];
+                        s[p] = z[p] + half_dt * d[p];
+                    } else if (stage == 2) {
+                        acc[p] = acc[p] + T(2) * d[p];
+                        s[p] = z[p] + dt * d[p];
+                    } else {
+                        acc[p] = acc[p] + d[p];
+                        z[p] = z[p] + sixth_dt * acc[p];
+                        s[p] = z[p];
+                    }
+                }
+            }
+            if (traj && --until_frame == 0) {
+                until_frame = every;
+                T* frame = traj + ((step + 1) / every) * members * n;
+#pragma unroll
+                for (int p = 0; p < P; ++p)
+                    if (live) frame[at + p] = z[p];
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < P; ++p)
+            if (live) out[at + p] = z[p];
+    }
+}
+
 }  // namespace lorenz
 }  // namespace kp
 
@@ -510,6 +600,29 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 
 KP_LORENZ_ENTRY_POINTS(float, f32)
 KP_LORENZ_ENTRY_POINTS(double, f64)
+
+// Lorenz 96 on lanes, one entry point per sites-per-lane P and T (the host
+// picks P and the lane count from N; other N run lorenz96_T).
+#define KP_LORENZ96_LANES(T, SUFFIX, P)                                                              \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_LANES_BLOCK)                        \
+        lorenz96_lanes_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int lanes,     \
+                                       double forcing, double dt, int64_t steps, int64_t every) {    \
+        kp::lorenz::l96_lanes_run<T, P>(z0, out, traj, members, lanes, forcing, dt, steps, every);   \
+    }
+#define KP_LORENZ96_LANES_ALL(P)         \
+    KP_LORENZ96_LANES(float, f32, P)     \
+    KP_LORENZ96_LANES(double, f64, P)
+KP_LORENZ96_LANES_ALL(2)
+KP_LORENZ96_LANES_ALL(3)
+KP_LORENZ96_LANES_ALL(4)
+KP_LORENZ96_LANES_ALL(5)
+KP_LORENZ96_LANES_ALL(6)
+KP_LORENZ96_LANES_ALL(7)
+KP_LORENZ96_LANES_ALL(8)
+KP_LORENZ96_LANES_ALL(9)
+KP_LORENZ96_LANES_ALL(10)
+KP_LORENZ96_LANES_ALL(12)
+KP_LORENZ96_LANES_ALL(16)
 
 // Model III with K and J fixed at compile time, P sites per thread: one entry
 // point per (K, J, P, T), since the loader reads each block size from its

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds a tuning harness, benches/NAME.cu (box_filter_variants or
+# Builds a tuning harness, benches/NAME.cu (box_filter_variants,
+# lorenz96_variants or
 # normalize_variants), here with the pinned toolchain: SASS sm_90 and the CUDA
 # runtime linked statically, so the GPU machine needs only its driver. Output:
 # .gpu/NAME; run it there. For box_filter_variants the box filter of git

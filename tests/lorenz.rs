@@ -614,6 +614,18 @@ proptest! {
     fn gpu_lorenz96_f32(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 1u64..11, every in 0u64..4, mpb in 0usize..60) {
         l96_case::<f32>(seed, n, members, steps, every, mpb)?;
     }
+    /// N = lanes x sites, the layouts of the lane kernels (csrc/lorenz.cu's
+    /// `KP_LORENZ96_LANES_ALL`), library's choice of kernel: members not a
+    /// multiple of the members per warp leave lanes idle.
+    #[test]
+    fn gpu_lorenz96_lanes(seed in any::<u64>(), lanes_log2 in 0u32..6, sites in prop::sample::select(vec![2usize, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]), members in 1usize..200, steps in 1u64..11, every in 0u64..4, f32_case in any::<bool>()) {
+        let n = (1usize << lanes_log2) * sites;
+        if f32_case {
+            l96_case::<f32>(seed, n, members, steps, every, 0)?;
+        } else {
+            l96_case::<f64>(seed, n, members, steps, every, 0)?;
+        }
+    }
     #[test]
     fn gpu_window_sum_matches_reference(seed in any::<u64>(), rows in 1usize..20, n in 1usize..500, half in 0usize..40, pad in 0usize..5, f32_case in any::<bool>()) {
         let Some(gpu) = gpu_or_skip("gpu_window_sum_matches_reference") else { return Ok(()) };

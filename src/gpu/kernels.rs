@@ -169,6 +169,32 @@ pub(crate) fn lorenz96<T: Float>(
     KernelFn::new(per_float!(T, "lorenz96"))
 }
 
+/// Sites per lane of the Lorenz 96 lane kernels (csrc/lorenz.cu's
+/// `KP_LORENZ96_LANES_ALL` list).
+pub(crate) const L96_SITES_PER_LANE: [usize; 11] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16];
+
+/// `lorenz96_lanes_pP_T(const T* z0, T* out, T* traj, int64_t members, int lanes,
+/// double forcing, double dt, int64_t steps, int64_t every)`: a member on
+/// `lanes` lanes of a warp, P = `sites_per_lane` sites each.
+pub(crate) fn lorenz96_lanes<T: Float>(
+    sites_per_lane: usize,
+) -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, f64, f64, i64, i64)> {
+    KernelFn::new(match sites_per_lane {
+        2 => per_float!(T, "lorenz96_lanes_p2"),
+        3 => per_float!(T, "lorenz96_lanes_p3"),
+        4 => per_float!(T, "lorenz96_lanes_p4"),
+        5 => per_float!(T, "lorenz96_lanes_p5"),
+        6 => per_float!(T, "lorenz96_lanes_p6"),
+        7 => per_float!(T, "lorenz96_lanes_p7"),
+        8 => per_float!(T, "lorenz96_lanes_p8"),
+        9 => per_float!(T, "lorenz96_lanes_p9"),
+        10 => per_float!(T, "lorenz96_lanes_p10"),
+        12 => per_float!(T, "lorenz96_lanes_p12"),
+        16 => per_float!(T, "lorenz96_lanes_p16"),
+        _ => panic!("no Lorenz 96 lane kernel of {sites_per_lane} sites per lane"),
+    })
+}
+
 /// The generic Lorenz 2005 kernel's parameters (sixteen).
 pub(crate) type Lorenz05<T> = KernelFn<(
     In<T>,  // z0
@@ -309,6 +335,7 @@ mod tests {
         ]);
         out.extend((1..=4).map(|r| params(box_filter_unrolled::<T>(r))));
         out.extend([2, 4].map(|p| params(lorenz05_k32j12::<T>(p))));
+        out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_lanes::<T>(p))));
         out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
     }
 

@@ -352,8 +352,10 @@ ensemble_on_device!(
     Lorenz96OnDevice,
     Lorenz96Params,
     members_per_block,
-    "Members per block, a bench knob (members_per_block x N at most the 2048 sites a \
-     block holds); None picks enough blocks to spread small ensembles over every SM.",
+    "Members per block of the block kernel, a bench knob (members_per_block x N at \
+     most the 2048 sites a block holds). None runs the lane kernel where N is a power \
+     of two (up to 32) times 2..=10, 12 or 16 (N = 40: 4 lanes of 10 sites), else the \
+     block kernel with enough blocks to spread small ensembles over every SM.",
     |p: &Lorenz96Params| check_l96_capacity(p.n)
 );
 ensemble_on_device!(
@@ -378,6 +380,26 @@ impl<T: Float> Lorenz96OnDevice<T> {
         let (p, buffers, members) = (&self.p, &self.buffers, self.members);
         let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
         check_l96_capacity(p.n)?;
+        let traj = buffers.trajectory.unwrap_or(0);
+        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
+        if let (None, Some((lanes, sites))) = (members_per_block, l96_lanes(p.n)) {
+            let kernel = kernels::lorenz96_lanes::<T>(sites);
+            let args = (
+                In::new(buffers.initial),
+                Out::new(buffers.out),
+                Out::new(traj),
+                members as i64,
+                lanes as i32,
+                p.forcing,
+                p.dt,
+                steps_arg,
+                every_arg,
+            );
+            let threads = members.div_ceil(32 / lanes) * 32;
+            let grid = threads.div_ceil(L96_LANES_BLOCK).min(i32::MAX as usize) as u32;
+            let config = LaunchConfig::grid(grid);
+            return unsafe { gpu.launch(&kernel, config, stream, args) };
+        }
         let mpb = match members_per_block {
             // Enough blocks to spread small ensembles over every SM (two
             // resident blocks each), as many members as fit otherwise.
@@ -394,9 +416,7 @@ impl<T: Float> Lorenz96OnDevice<T> {
             }
         };
         let kernel = kernels::lorenz96::<T>();
-        let traj = buffers.trajectory.unwrap_or(0);
         let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
         let args = (
             In::new(buffers.initial),
             Out::new(buffers.out),
@@ -653,6 +673,21 @@ impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
         let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
         unsafe { gpu.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
     }
+}
+
+/// Threads per block of the Lorenz 96 lane kernels (`L96_LANES_BLOCK` of csrc/lorenz.cu).
+const L96_LANES_BLOCK: usize = 128;
+
+/// The lane layout of a Lorenz 96 member of `n` sites: (lanes, sites per
+/// lane) with `lanes` a power of two up to a warp and as many sites per lane
+/// as a lane kernel takes (fewer shuffles per site), or None where no lane
+/// kernel fits `n` (the block kernel runs).
+pub(crate) fn l96_lanes(n: usize) -> Option<(usize, usize)> {
+    [1, 2, 4, 8, 16, 32]
+        .into_iter()
+        .filter(|lanes| n % lanes == 0)
+        .map(|lanes| (lanes, n / lanes))
+        .find(|(_, sites)| kernels::L96_SITES_PER_LANE.contains(sites))
 }
 
 /// Sites one Lorenz 96 block holds: `L96_POINTS * L96_BLOCK` of csrc/lorenz.cu.
