@@ -3,7 +3,7 @@ whole RK4 runs in one call, the periodic window sum they use, and the coupled
 F/G system with its per-step reduction."""
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from ._arrays import (
 )
 from ._context import context, device_context, device_float_context
 
-__all__ = ["lorenz96", "lorenz05", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
+__all__ = ["lorenz96", "lorenz05", "dapper_step", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
 
 
 class Ensemble(NamedTuple):
@@ -150,6 +150,60 @@ def lorenz05(
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c))
     return _run(initial, steps, every, backend, device, int(model), params)
+
+
+def dapper_step(
+    model: str = "lorenz96",
+    *,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+    **params: Any,
+) -> Callable[[Any, float, float], Any]:
+    """A model step with the interface of DAPPER's models (and of most
+    data-assimilation codes): ``step(E, t, dt)`` advances the states ``E`` by
+    one RK4 step of ``dt`` and returns them.
+
+    ``E`` is an ensemble ``(members, N)`` or one state ``(N,)``; the result has
+    its shape, dtype and library. Given CuPy or PyTorch arrays, the step runs
+    on their GPU and the states stay there between calls. The models are
+    autonomous, so ``t`` is not used.
+
+    Parameters
+    ----------
+    model : {'lorenz96', 'lorenz05', 'lorenz05_model2'}
+        The model: :func:`lorenz96`, or :func:`lorenz05` Model III or II.
+    backend, device
+        As in :func:`lorenz96`, for host arrays.
+    **params
+        The model's parameters, as the keywords of :func:`lorenz96`
+        (``forcing``) or :func:`lorenz05` (``forcing``, ``k``, ``j``, ``b``,
+        ``c``; Model II has no ``j``); ``dt`` comes with each call. Values are
+        checked at the first step, with the state's N.
+
+    Examples
+    --------
+    In a DAPPER hidden Markov model, ``Dyn = {"M": 40, "model":
+    kernpack.ode.dapper_step(forcing=8.0), "noise": 0}``.
+    """
+    runs = {
+        "lorenz96": (lorenz96, {}, {"forcing"}),
+        "lorenz05": (lorenz05, {"model": 3}, {"forcing", "k", "j", "b", "c"}),
+        "lorenz05_model2": (lorenz05, {"model": 2}, {"forcing", "k", "b", "c"}),
+    }
+    if model not in runs:
+        raise ValueError(f"model must be one of {sorted(runs)}, got {model!r}")
+    run, fixed, known = runs[model]
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise TypeError(f"dapper_step({model!r}) takes the parameters {sorted(known)}, not {unknown}")
+    params = dict(params, **fixed)
+
+    def step(E: Any, t: float, dt: float) -> Any:
+        final = run(E, 1, dt=dt, backend=backend, device=device, **params).final
+        return final.reshape(E.shape)
+
+    step.__name__ = step.__qualname__ = f"kernpack_{model}_step"
+    return step
 
 
 def window_sum(x: Any, w: Any, *, backend: Optional[str] = None, device: Optional[int] = None) -> Any:

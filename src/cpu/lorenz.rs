@@ -12,7 +12,7 @@
 //! in f32 (as the GPU computes f32).
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::parallel::for_each_chunk;
+use super::parallel::{for_each_chunk, threads_for};
 use crate::float::Float;
 use crate::params::lorenz::{frame_count, Lorenz96Params};
 
@@ -32,6 +32,9 @@ struct Block<'a, T> {
     /// The block's part of frames 1, 2, ... (frame f after f * every steps).
     frames: Vec<&'a mut [T]>,
 }
+
+/// Site-steps worth a thread of their own: ~100 µs of RK4 at a few ns each.
+const SITE_STEPS_PER_THREAD: usize = 1 << 15;
 
 /// Integrates `initial` (members x n) in blocks of `block` members on
 /// `threads` threads: `integrate(initial, out, frames)` runs one block for
@@ -74,6 +77,11 @@ pub(crate) fn run_blocks<T: Float>(
             }
         }
         let done = AtomicU64::new(0);
+        // Small runs (a data-assimilation step: tens of members, one step)
+        // stay on the caller's thread: a thread's start costs tens of
+        // microseconds, the run itself a few.
+        let site_steps = initial.len().saturating_mul(steps.max(1) as usize);
+        let threads = threads_for(threads, site_steps, SITE_STEPS_PER_THREAD);
         for_each_chunk(threads, &mut blocks, 1, None, |_, piece| {
             for b in piece.iter_mut() {
                 integrate(b.initial, b.out, &mut b.frames);
