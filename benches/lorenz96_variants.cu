@@ -43,26 +43,29 @@ struct Run {
     void launch_lanes(int64_t grid, int lanes_, int64_t steps_) const;
 };
 
+// F = 8, dt = 0.01, no noise, no trajectory.
+static kp_l96_run run_of(int n, int64_t steps) { return kp_l96_run{8.0, 0.01, 0.0, 0, 0, steps, 0, n, 0}; }
+
 template <>
 void Run<double>::launch_block(int64_t grid, int mpb, int64_t s) const {
-    lorenz96_f64<<<grid, kp::lorenz::L96_BLOCK>>>(z0, out, nullptr, members, n, mpb, 8.0, 0.01, s, 0);
+    lorenz96_f64<<<grid, kp::lorenz::L96_BLOCK>>>(z0, out, nullptr, members, mpb, run_of(n, s));
 }
 template <>
 void Run<float>::launch_block(int64_t grid, int mpb, int64_t s) const {
-    lorenz96_f32<<<grid, kp::lorenz::L96_BLOCK>>>(z0, out, nullptr, members, n, mpb, 8.0, 0.01, s, 0);
+    lorenz96_f32<<<grid, kp::lorenz::L96_BLOCK>>>(z0, out, nullptr, members, mpb, run_of(n, s));
 }
 #define LANES(P)                                                                                        \
     template <>                                                                                         \
     template <>                                                                                         \
     void Run<double>::launch_lanes<P>(int64_t grid, int l, int64_t s) const {                           \
         lorenz96_lanes_p##P##_f64<<<grid, kp::lorenz::L96_LANES_BLOCK>>>(z0, out, nullptr, members, l,  \
-                                                                         8.0, 0.01, s, 0);              \
+                                                                         run_of(n, s));                 \
     }                                                                                                   \
     template <>                                                                                         \
     template <>                                                                                         \
     void Run<float>::launch_lanes<P>(int64_t grid, int l, int64_t s) const {                            \
         lorenz96_lanes_p##P##_f32<<<grid, kp::lorenz::L96_LANES_BLOCK>>>(z0, out, nullptr, members, l,  \
-                                                                         8.0, 0.01, s, 0);              \
+                                                                         run_of(n, s));                 \
     }
 LANES(5)
 LANES(10)

@@ -79,4 +79,21 @@ typedef struct kp_box_params {
     int32_t mode;     /* KP_BOX_* */
 } kp_box_params;
 
+/* One Lorenz 96 run (both kernels of csrc/lorenz.cu): the forcing (one F, or
+ * per site in the state after X when `forced`), the noise W = noise * N(0, 1)
+ * per member, step and site (noise = s sqrt(dt); 0: none) drawn for member
+ * first_member + m under `seed`, and a trajectory frame every `every` steps
+ * (0: none). */
+typedef struct kp_l96_run {
+    double forcing;
+    double dt;
+    double noise;
+    uint64_t seed;
+    int64_t first_member;
+    int64_t steps;
+    int64_t every;
+    int32_t n;
+    int32_t forced;
+} kp_l96_run;
+
 #endif

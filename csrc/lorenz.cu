@@ -7,7 +7,9 @@
 // (src/reference/lorenz.rs), term by term; the GPU contracts a*b+c into FMAs
 // where the reference rounds twice, which is why f64 agrees to ~1e-12
 // relative rather than bitwise.
+#include "kernpack_params.h"
 #include "common.cuh"
+#include "counter_rng.cuh"
 
 namespace kp {
 namespace lorenz {
@@ -16,7 +18,8 @@ namespace lorenz {
 // one point per phase, so all 32 warps of an SM are busy even when only 40
 // members (40 SMs) run.
 constexpr int L05_BLOCK = 1024;
-// Lorenz 96 packs several members into one block (see l96_run).
+// Lorenz 96 packs several members into one block (see l96_run) where the
+// lane kernels (l96_lanes_run) do not take its N.
 constexpr int L96_BLOCK = 256;
 constexpr int L96_POINTS = 8;  // points per thread, held in registers
 
@@ -405,6 +408,17 @@ __device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* 
 }
 
 // ---------------------------------------------------------------------------
+// What both Lorenz 96 kernels take beyond the states: kp_l96_run (kernpack_params.h).
+using L96Run = kp_l96_run;
+
+// W for member `member` (in the whole ensemble) at step `step`, site `site`.
+template <typename T>
+__device__ __forceinline__ T l96_noise(const L96Run& r, int64_t member, int64_t step, int site) {
+    const rng::Words d = rng::draw(r.seed, (uint64_t)member, (uint64_t)step, (uint32_t)site);
+    return T(r.noise) * rng::standard_normal(d, T(0));
+}
+
+// ---------------------------------------------------------------------------
 // Lorenz 96: dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F.
 //
 // A member has few points (N = 40 by default) and ~10 flops per point and
@@ -417,19 +431,21 @@ __device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* 
 // z0, out and each trajectory frame.
 template <typename T>
 __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj, int64_t members,
-                        int n, int mpb, double forcing, double dt_, int64_t steps, int64_t every) {
+                        int mpb, const L96Run& r) {
     constexpr int P = L96_POINTS;
     __shared__ T buffers[2][P * L96_BLOCK];
-    const T F = T(forcing), dt = T(dt_);
+    const int n = r.n;
+    const int64_t stride = r.forced ? 2 * (int64_t)n : n;  // values per member
+    const T dt = T(r.dt);
     const Divisor<T> by3{T(3)}, by6{T(6)};
     const int64_t groups = (members + mpb - 1) / mpb;
     for (int64_t group = blockIdx.x; group < groups; group += gridDim.x) {
         const int64_t first = group * mpb;
         const int count = (int)min((int64_t)mpb, members - first);
         const int total = count * n;
-        const int64_t offset = first * n;
-        T z[P], inc[P], s[P];
+        T z[P], inc[P], s[P], F[P];
         int im2[P], im1[P], ip1[P];
+        int64_t at[P];  // the point's X in the states (members x stride)
         T* cur = buffers[0];
         T* nxt = buffers[1];
 #pragma unroll
@@ -441,25 +457,39 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
                 im2[p] = base + wrap(i - 2, n);
                 im1[p] = base + wrap(i - 1, n);
                 ip1[p] = base + wrap(i + 1, n);
-                z[p] = z0[offset + g];
+                at[p] = (first + g / n) * stride + i;
+                z[p] = z0[at[p]];
+                F[p] = r.forced ? z0[at[p] + n] : T(r.forcing);
                 s[p] = z[p];
                 cur[g] = z[p];
-                if (traj) traj[offset + g] = z[p];
+                if (traj) {
+                    traj[at[p]] = z[p];
+                    if (r.forced) traj[at[p] + n] = F[p];
+                }
             } else {
                 im2[p] = im1[p] = ip1[p] = 0;
-                z[p] = s[p] = T(0);
+                at[p] = 0;
+                z[p] = s[p] = F[p] = T(0);
             }
         }
         __syncthreads();
-        int64_t until_frame = every;
-        for (int64_t step = 0; step < steps; ++step) {
+        int64_t until_frame = r.every;
+        for (int64_t step = 0; step < r.steps; ++step) {
+            T w[P];
+#pragma unroll
+            for (int p = 0; p < P; ++p) {
+                const int g = threadIdx.x + p * L96_BLOCK;
+                w[p] = (r.noise != 0.0 && g < total)
+                           ? l96_noise<T>(r, r.first_member + first + g / n, step, g % n)
+                           : T(0);
+            }
             for (int stage = 0; stage < 4; ++stage) {
 #pragma unroll
                 for (int p = 0; p < P; ++p) {
                     const int g = threadIdx.x + p * L96_BLOCK;
                     if (g < total) {
-                        const T d = (cur[ip1[p]] - cur[im2[p]]) * cur[im1[p]] - s[p] + F;
-                        s[p] = rk4_stage(stage, dt * d, z[p], inc[p], by3, by6);
+                        const T d = (cur[ip1[p]] - cur[im2[p]]) * cur[im1[p]] - s[p] + F[p];
+                        s[p] = rk4_stage(stage, dt * d + w[p], z[p], inc[p], by3, by6);
                         nxt[g] = s[p];
                     }
                 }
@@ -468,24 +498,29 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
                 __syncthreads();
             }
             if (traj && --until_frame == 0) {
-                until_frame = every;
-                T* frame = traj + ((step + 1) / every) * members * n + offset;
+                until_frame = r.every;
+                T* frame = traj + ((step + 1) / r.every) * members * stride;
 #pragma unroll
                 for (int p = 0; p < P; ++p) {
                     const int g = threadIdx.x + p * L96_BLOCK;
-                    if (g < total) frame[g] = z[p];
+                    if (g < total) {
+                        frame[at[p]] = z[p];
+                        if (r.forced) frame[at[p] + n] = F[p];
+                    }
                 }
             }
         }
 #pragma unroll
         for (int p = 0; p < P; ++p) {
             const int g = threadIdx.x + p * L96_BLOCK;
-            if (g < total) out[offset + g] = z[p];
+            if (g < total) {
+                out[at[p]] = z[p];
+                if (r.forced) out[at[p] + n] = F[p];
+            }
         }
         __syncthreads();  // the next group reuses the buffers
     }
 }
-
 
 // ---------------------------------------------------------------------------
 // Lorenz 96 with each member in registers of a few lanes of a warp: the N =
@@ -503,18 +538,17 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 // + k3/3 + k4/6: ~1 ulp per step, inside the tests' tolerance).
 constexpr int L96_LANES_BLOCK = 128;
 
-template <typename T, int P>
-__device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
-                              int64_t members, int lanes, double forcing, double dt_, int64_t steps,
-                              int64_t every) {
-    static_assert(P >= 2, "the left neighbour lane must hold both sites k-2 and k-1");
-    const int n = lanes * P;
+template <typename T, int P, bool NOISY>
+__device__ void l96_lanes_loop(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
+                               int64_t members, int lanes, const L96Run& r) {
+    const int n = r.n;
+    const int64_t stride = r.forced ? 2 * (int64_t)n : n;  // values per member
     const int lane = threadIdx.x & 31;
     const int part = lane & (lanes - 1);
     const int per_warp = 32 / lanes;
     const int64_t warp = ((int64_t)blockIdx.x * L96_LANES_BLOCK + threadIdx.x) >> 5;
     const int64_t warps = ((int64_t)gridDim.x * L96_LANES_BLOCK) >> 5;
-    const T F = T(forcing), dt = T(dt_), half_dt = T(0.5 * dt_), sixth_dt = T(dt_ / 6.0);
+    const T dt = T(r.dt), half_dt = T(0.5 * r.dt), sixth_dt = T(r.dt / 6.0);
     const int left = (part + lanes - 1) & (lanes - 1), right = (part + 1) & (lanes - 1);
     // Every lane of a warp runs the same number of groups and steps, so the
     // full-mask shuffles below always find their partners; lanes past the
@@ -522,16 +556,25 @@ __device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* 
     for (int64_t first = warp * per_warp; first < members; first += warps * per_warp) {
         const int64_t member = first + lane / lanes;
         const bool live = member < members;
-        const int64_t at = member * n + (int64_t)part * P;
-        T z[P], s[P], acc[P], d[P];
+        const int64_t at = member * stride + (int64_t)part * P;  // this lane's first X
+        T z[P], s[P], acc[P], d[P], F[P], w[P];
 #pragma unroll
         for (int p = 0; p < P; ++p) {
             z[p] = live ? z0[at + p] : T(0);
+            F[p] = !r.forced ? T(r.forcing) : (live ? z0[at + n + p] : T(0));
             s[p] = z[p];
-            if (live && traj) traj[at + p] = z[p];
+            w[p] = T(0);
+            if (live && traj) {
+                traj[at + p] = z[p];
+                if (r.forced) traj[at + n + p] = F[p];
+            }
         }
-        int64_t until_frame = every;
-        for (int64_t step = 0; step < steps; ++step) {
+        int64_t until_frame = r.every;
+        for (int64_t step = 0; step < r.steps; ++step) {
+            if (NOISY) {
+#pragma unroll
+                for (int p = 0; p < P; ++p) w[p] = l96_noise<T>(r, r.first_member + member, step, part * P + p);
+            }
 #pragma unroll
             for (int stage = 0; stage < 4; ++stage) {
                 const T m2 = __shfl_sync(0xffffffffu, s[P - 2], left, lanes);
@@ -542,38 +585,63 @@ __device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* 
                     const T xm2 = p >= 2 ? s[p - 2] : (p == 1 ? m1 : m2);
                     const T xm1 = p >= 1 ? s[p - 1] : m1;
                     const T xp1 = p + 1 < P ? s[p + 1] : p1;
-                    d[p] = (xp1 - xm2) * xm1 + (F - s[p]);
+                    d[p] = (xp1 - xm2) * xm1 + (F[p] - s[p]);
                 }
+                // k_i = dt d_i + W: stage inputs z + k/2, z + k/2, z + k, and
+                // z + (k1 + 2 k2 + 2 k3 + k4) / 6 = z + dt/6 (d1 + 2 d2 + 2 d3 + d4) + W.
 #pragma unroll
                 for (int p = 0; p < P; ++p) {
+                    const T half_w = NOISY ? T(0.5) * w[p] : T(0);
                     if (stage == 0) {
                         acc[p] = d[p];
                         s[p] = z[p] + half_dt * d[p];
+                        if (NOISY) s[p] += half_w;
                     } else if (stage == 1) {
                         acc[p] = acc[p] + T(2) * d[p];
                         s[p] = z[p] + half_dt * d[p];
+                        if (NOISY) s[p] += half_w;
                     } else if (stage == 2) {
                         acc[p] = acc[p] + T(2) * d[p];
                         s[p] = z[p] + dt * d[p];
+                        if (NOISY) s[p] += w[p];
                     } else {
                         acc[p] = acc[p] + d[p];
                         z[p] = z[p] + sixth_dt * acc[p];
+                        if (NOISY) z[p] += w[p];
                         s[p] = z[p];
                     }
                 }
             }
             if (traj && --until_frame == 0) {
-                until_frame = every;
-                T* frame = traj + ((step + 1) / every) * members * n;
+                until_frame = r.every;
+                T* frame = traj + ((step + 1) / r.every) * members * stride;
 #pragma unroll
-                for (int p = 0; p < P; ++p)
-                    if (live) frame[at + p] = z[p];
+                for (int p = 0; p < P; ++p) {
+                    if (live) {
+                        frame[at + p] = z[p];
+                        if (r.forced) frame[at + n + p] = F[p];
+                    }
+                }
             }
         }
 #pragma unroll
-        for (int p = 0; p < P; ++p)
-            if (live) out[at + p] = z[p];
+        for (int p = 0; p < P; ++p) {
+            if (live) {
+                out[at + p] = z[p];
+                if (r.forced) out[at + n + p] = F[p];
+            }
+        }
     }
+}
+
+template <typename T, int P>
+__device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
+                              int64_t members, int lanes, const L96Run& r) {
+    static_assert(P >= 2, "the left neighbour lane must hold both sites k-2 and k-1");
+    if (r.noise != 0.0)
+        l96_lanes_loop<T, P, true>(z0, out, traj, members, lanes, r);
+    else
+        l96_lanes_loop<T, P, false>(z0, out, traj, members, lanes, r);
 }
 
 }  // namespace lorenz
@@ -593,9 +661,8 @@ __device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* 
                                dt, steps, every);                                                    \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_BLOCK)                              \
-        lorenz96_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n, int mpb,             \
-                          double forcing, double dt, int64_t steps, int64_t every) {                 \
-        kp::lorenz::l96_run<T>(z0, out, traj, members, n, mpb, forcing, dt, steps, every);           \
+        lorenz96_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int mpb, kp_l96_run r) {     \
+        kp::lorenz::l96_run<T>(z0, out, traj, members, mpb, r);                                      \
     }
 
 KP_LORENZ_ENTRY_POINTS(float, f32)
@@ -606,8 +673,8 @@ KP_LORENZ_ENTRY_POINTS(double, f64)
 #define KP_LORENZ96_LANES(T, SUFFIX, P)                                                              \
     extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_LANES_BLOCK)                        \
         lorenz96_lanes_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int lanes,     \
-                                       double forcing, double dt, int64_t steps, int64_t every) {    \
-        kp::lorenz::l96_lanes_run<T, P>(z0, out, traj, members, lanes, forcing, dt, steps, every);   \
+                                       kp_l96_run r) {                                               \
+        kp::lorenz::l96_lanes_run<T, P>(z0, out, traj, members, lanes, r);                           \
     }
 #define KP_LORENZ96_LANES_ALL(P)         \
     KP_LORENZ96_LANES(float, f32, P)     \

@@ -154,9 +154,42 @@ static void check_l96(kp_context *ctx)
     for (size_t i = 0; i < len; ++i) back[i] = out32[i];
     CHECK(rel_err(back, want, len) < 1e-4, "L96 f32 error %g", rel_err(back, want, len));
 
+    /* The forcing in the state, F = 8 at every site: the plain run's X, F kept. */
+    kp_lorenz96_params forced = p;
+    forced.forcing_in_state = 1, forced.forcing = -1e300; /* unused */
+    double zf[2 * MEMBERS * 40], outf[2 * MEMBERS * 40];
+    for (int m = 0; m < MEMBERS; ++m)
+        for (size_t i = 0; i < p.n; ++i)
+            zf[2 * m * p.n + i] = z0[m * p.n + i], zf[(2 * m + 1) * p.n + i] = p.forcing;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &forced, zf, MEMBERS, STEPS, 0, outf, NULL, 0), KP_OK);
+    for (int m = 0; m < MEMBERS; ++m)
+        for (size_t i = 0; i < p.n; ++i) {
+            CHECK(fabs(outf[2 * m * p.n + i] - out[m * p.n + i]) <= 1e-12 * fabs(out[m * p.n + i]) + 1e-12,
+                  "forced member %d site %zu", m, i);
+            CHECK(outf[(2 * m + 1) * p.n + i] == p.forcing, "F changed at member %d site %zu", m, i);
+        }
+
+    /* Noise: the same seed draws the same noise, another seed another. */
+    kp_lorenz96_params noisy = p;
+    noisy.noise = 0.5, noisy.seed = 99;
+    double n1[MEMBERS * 40], n2[MEMBERS * 40];
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, z0, MEMBERS, STEPS, 0, n1, NULL, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, z0, MEMBERS, STEPS, 0, n2, NULL, 0), KP_OK);
+    CHECK(memcmp(n1, n2, sizeof n1) == 0, "a seed drew different noise twice");
+    CHECK(rel_err(n1, out, len) > 1e-6, "noise changed nothing (%g)", rel_err(n1, out, len));
+    noisy.seed = 100;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, z0, MEMBERS, STEPS, 0, n2, NULL, 0), KP_OK);
+    CHECK(memcmp(n1, n2, sizeof n1) != 0, "two seeds drew the same noise");
+
     /* Bad input: an error, and out untouched. */
     for (size_t i = 0; i < len; ++i) out[i] = POISON;
     kp_lorenz96_params bad = p;
+    bad.noise = -1.0;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "noise") != NULL, "message lacks noise");
+    bad.noise = NAN;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    bad = p;
     bad.n = 3;
     EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
     bad = p, bad.dt = -1.0;

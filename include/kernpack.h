@@ -184,6 +184,23 @@ typedef struct kp_lorenz96_params {
    Time step, finite and > 0 (default 0.05).
    */
   double dt;
+  /*
+   Nonzero: the forcing is part of each member's state, which then holds
+   2N values, X_0..X_{N-1} then F_0..F_{N-1} (F_k forces site k and does
+   not change); `forcing` is unused (default 0).
+   */
+  uint32_t forcing_in_state;
+  /*
+   Standard deviation s of the additive noise, finite and >= 0 (default
+   0: none): each step adds W = s sqrt(dt) N(0, 1), drawn per member,
+   step and site, to every RK4 stage's increment.
+   */
+  double noise;
+  /*
+   The noise's seed: the same seed draws the same noise on every backend
+   and GPU count (default 0).
+   */
+  uint64_t seed;
 } kp_lorenz96_params;
 
 /*
@@ -893,7 +910,7 @@ enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ct
                                                      uint64_t stream);
 
 /*
- N = 40, F = 8, dt = 0.05.
+ N = 40, F = 8, dt = 0.05, no forcing in the state, no noise.
  */
 struct kp_lorenz96_params kp_lorenz96_default_params(void);
 

@@ -220,9 +220,17 @@ fn l96_initial(members: usize, n: usize, seed: u64) -> Vec<f64> {
 }
 
 fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuProfile> {
-    let p = Lorenz96Params::default();
-    let initial: Vec<T> = cast(&l96_initial(1500, p.n, 3));
-    for every in [0, 40] {
+    let plain = Lorenz96Params::default();
+    // Noise keyed by the member's index in the whole ensemble and a forcing
+    // per member and site: bitwise the same on one GPU and split.
+    let stochastic = Lorenz96Params {
+        forcing_in_state: true,
+        noise: 0.3,
+        seed: 12345,
+        ..plain
+    };
+    for (p, every) in [(plain, 0), (plain, 40), (stochastic, 40)] {
+        let initial: Vec<T> = cast(&l96_initial(1500, p.values_per_member(), 3));
         let want = in_one_piece(
             reference,
             EnsembleRun {

@@ -3,6 +3,7 @@ whole RK4 runs in one call, the periodic window sum they use, and the coupled
 F/G system with its per-step reduction."""
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -80,6 +81,9 @@ def lorenz96(
     forcing: float = 8.0,
     dt: float = 0.05,
     every: int = 0,
+    forcing_in_state: bool = False,
+    noise: float = 0.0,
+    seed: int = 0,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Ensemble:
@@ -89,11 +93,25 @@ def lorenz96(
     Parameters
     ----------
     initial : array_like or device array
-        ``(members, N)`` initial states (N >= 4), float32 or float64.
+        ``(members, N)`` initial states (N >= 4), float32 or float64; with
+        `forcing_in_state`, ``(members, 2N)``.
     steps : int
         RK4 steps of `dt`.
     forcing, dt : float, optional
         F and the time step (defaults as NCAR DART: 8, 0.05).
+    forcing_in_state : bool, optional
+        Each member's state holds its forcing after X (``x_0..x_{N-1},
+        F_0..F_{N-1}``; F_k forces site k and does not change), as DART's
+        forced Lorenz 96 for parameter estimation: per-member or per-member
+        and per-site forcing. `forcing` is then unused.
+    noise : float, optional
+        Standard deviation s of an additive noise (default 0: none): each
+        step draws ``W = s sqrt(dt) N(0, 1)`` per member and site and adds it
+        to every RK4 stage's increment (DAPPER's ``rk4(..., s=s)``).
+    seed : int, optional
+        The noise's seed, 0 to 2**64 - 1: draws are keyed by (seed, member,
+        step, site), so a seed gives the same noise on every backend, thread
+        count and GPU count.
     every : int, optional
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
@@ -109,7 +127,9 @@ def lorenz96(
         Final states and the optional trajectory, in the input's dtype and
         library.
     """
-    params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0)
+    (seed,) = _counts(seed=seed)
+    params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
+                  forcing_in_state=bool(forcing_in_state), noise=float(noise), seed=seed)
     return _run(initial, steps, every, backend, device, 96, params)
 
 
@@ -148,7 +168,8 @@ def lorenz05(
     Ensemble
         Final states and the optional trajectory, as :func:`lorenz96`.
     """
-    params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c))
+    params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c),
+                  forcing_in_state=False, noise=0.0, seed=0)
     return _run(initial, steps, every, backend, device, int(model), params)
 
 
@@ -178,7 +199,10 @@ def dapper_step(
         The model's parameters, as the keywords of :func:`lorenz96`
         (``forcing``) or :func:`lorenz05` (``forcing``, ``k``, ``j``, ``b``,
         ``c``; Model II has no ``j``); ``dt`` comes with each call. Values are
-        checked at the first step, with the state's N.
+        checked at the first step, with the state's N. With Lorenz 96's
+        ``noise``, call k of the step draws with the key ``seed + k *
+        0x9E3779B97F4A7C15`` (mod 2**64): a fresh noise per step,
+        reproducible from the seed.
 
     Examples
     --------
@@ -186,7 +210,7 @@ def dapper_step(
     kernpack.ode.dapper_step(forcing=8.0), "noise": 0}``.
     """
     runs = {
-        "lorenz96": (lorenz96, {}, {"forcing"}),
+        "lorenz96": (lorenz96, {}, {"forcing", "forcing_in_state", "noise", "seed"}),
         "lorenz05": (lorenz05, {"model": 3}, {"forcing", "k", "j", "b", "c"}),
         "lorenz05_model2": (lorenz05, {"model": 2}, {"forcing", "k", "b", "c"}),
     }
@@ -197,9 +221,15 @@ def dapper_step(
     if unknown:
         raise TypeError(f"dapper_step({model!r}) takes the parameters {sorted(known)}, not {unknown}")
     params = dict(params, **fixed)
+    calls = itertools.count()
 
     def step(E: Any, t: float, dt: float) -> Any:
-        final = run(E, 1, dt=dt, backend=backend, device=device, **params).final
+        call = dict(params)
+        if call.get("noise"):
+            # A fresh key per call: each step's noise differs, and the
+            # sequence is reproducible from the seed.
+            call["seed"] = (call.get("seed", 0) + next(calls) * 0x9E3779B97F4A7C15) % 2**64
+        final = run(E, 1, dt=dt, backend=backend, device=device, **call).final
         return final.reshape(E.shape)
 
     step.__name__ = step.__qualname__ = f"kernpack_{model}_step"

@@ -31,7 +31,8 @@ enum Model {
 }
 
 /// A model as a call names it: a dict of `model` (96, 2 or 3), `forcing`,
-/// `dt`, and Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96).
+/// `dt`, Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96) and Lorenz 96's
+/// `forcing_in_state`, `noise`, `seed` (ignored by 2005).
 #[derive(FromPyObject, Clone, Copy)]
 #[pyo3(from_item_all)]
 pub(crate) struct ModelArgs {
@@ -42,14 +43,30 @@ pub(crate) struct ModelArgs {
     j: usize,
     b: f64,
     c: f64,
+    forcing_in_state: bool,
+    noise: f64,
+    seed: u64,
 }
 
 impl ModelArgs {
-    /// The model of states of `n` values.
+    /// The model of states of `n` values per member.
     fn of_size(self, n: usize) -> PyResult<Model> {
         let (forcing, dt) = (self.forcing, self.dt);
         if self.model == 96 {
-            return Ok(Model::L96(Lorenz96Params { n, forcing, dt }));
+            let in_state = self.forcing_in_state;
+            if in_state && n % 2 != 0 {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "with the forcing in the state a member holds 2N values (X, then F), got {n}"
+                )));
+            }
+            return Ok(Model::L96(Lorenz96Params {
+                n: if in_state { n / 2 } else { n },
+                forcing,
+                dt,
+                forcing_in_state: in_state,
+                noise: self.noise,
+                seed: self.seed,
+            }));
         }
         Ok(Model::L05(Lorenz05Params {
             model: Lorenz05Model::from_number(self.model).map_err(to_py)?,

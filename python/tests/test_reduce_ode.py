@@ -320,6 +320,51 @@ def test_lorenz96_float32(backend, rng):
     assert np.max(np.abs(run.final - ref)) <= 1e-5 * np.max(np.abs(ref))
 
 
+def test_lorenz96_forcing_in_state(backend, rng):
+    # Per-member and per-site forcing carried after X: each member must match
+    # its own NumPy run with that F, and F must come back unchanged.
+    members, n, steps = 3, 40, 20
+    x0 = l96_initial(rng, members, n)
+    forcing = rng.uniform(4, 12, (members, n))
+    run = ode.lorenz96(np.hstack([x0, forcing]), steps, forcing_in_state=True, every=10, backend=backend)
+    assert run.final.shape == (members, 2 * n) and run.trajectory.shape == (3, members, 2 * n)
+    np.testing.assert_array_equal(run.final[:, n:], forcing)
+    np.testing.assert_array_equal(run.trajectory[:, :, n:], np.broadcast_to(forcing, (3, members, n)))
+    ref = l96_numpy(x0, steps, forcing)[-1]
+    assert np.max(np.abs(run.final[:, :n] - ref)) <= 1e-10 * np.max(np.abs(ref))
+    with pytest.raises(ValueError, match="2N values"):
+        ode.lorenz96(np.ones((2, 41)), 1, forcing_in_state=True, backend=backend)
+
+
+def test_lorenz96_noise_is_reproducible_and_scaled(backend, rng):
+    # From rest (x = 0, F = 0) the tendency is O(W^2): one step of dt adds
+    # W = s sqrt(dt) N(0, 1) per site, so the std of the result is s sqrt(dt)
+    # to sampling error (4000 values: 1.1% standard error; 5% allowed).
+    x0 = np.zeros((100, 40))
+    s, dt = 0.7, 1e-4
+    a = ode.lorenz96(x0, 1, forcing=0.0, dt=dt, noise=s, seed=5, backend=backend).final
+    b = ode.lorenz96(x0, 1, forcing=0.0, dt=dt, noise=s, seed=5, backend=backend).final
+    c = ode.lorenz96(x0, 1, forcing=0.0, dt=dt, noise=s, seed=6, backend=backend).final
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert abs(a.std() / (s * math.sqrt(dt)) - 1) < 0.05
+    assert abs(a.mean()) < 5 * s * math.sqrt(dt) / math.sqrt(a.size)
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="noise"):
+            ode.lorenz96(x0, 1, noise=bad, backend=backend)
+    with pytest.raises(ValueError, match="seed"):
+        ode.lorenz96(x0, 1, noise=1.0, seed=-1, backend=backend)
+
+
+def test_noisy_dapper_step_draws_fresh_noise_each_call():
+    step = ode.dapper_step(forcing=0.0, noise=1.0, seed=3, backend="cpu")
+    x = np.zeros((4, 40))
+    first, second = step(x, 0.0, 1e-4), step(x, 0.0, 1e-4)
+    assert not np.array_equal(first, second)
+    again = ode.dapper_step(forcing=0.0, noise=1.0, seed=3, backend="cpu")
+    np.testing.assert_array_equal(again(x, 0.0, 1e-4), first)
+
+
 def test_lorenz96_one_state_and_lists(backend, rng):
     x0 = l96_initial(rng, 1, 20)[0]
     run = ode.lorenz96(x0.tolist(), 5, backend=backend)

@@ -39,9 +39,11 @@ pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
 /// What an ensemble run needs of its model beyond the device path (its
 /// checks and description, [`EnsembleModel`]): the CPU backend's integration.
 pub(crate) trait EnsembleParams: EnsembleModel {
+    /// The run of `initial`, whose first member is member `first_member`
+    /// of the ensemble (the member index of Lorenz 96's noise draws).
     fn on_cpu<T: Float>(
         &self,
-        initial: &[T],
+        initial: (usize, &[T]),
         steps: u64,
         every: u64,
         cpu: &CpuRun<'_>,
@@ -54,7 +56,7 @@ macro_rules! ensemble_on_cpu {
         impl EnsembleParams for $params {
             fn on_cpu<T: Float>(
                 &self,
-                initial: &[T],
+                initial: (usize, &[T]),
                 steps: u64,
                 every: u64,
                 cpu: &CpuRun<'_>,
@@ -109,10 +111,10 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
         let run = self
             .params
-            .on_cpu(self.initial, self.steps, self.every, cpu);
+            .on_cpu((0, self.initial), self.steps, self.every, cpu);
         Ok(Ensemble {
-            members: self.initial.len() / self.params.sites(),
-            n: self.params.sites(),
+            members: self.initial.len() / self.params.values_per_member(),
+            n: self.params.values_per_member(),
             final_state: run.final_state,
             trajectory: run.trajectory,
             every: self.every,
@@ -121,7 +123,7 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
 
     /// Copy in, run, copy out.
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Ensemble<T>> {
-        let (n, len) = (self.params.sites(), self.initial.len());
+        let (n, len) = (self.params.values_per_member(), self.initial.len());
         let (steps, every) = (self.steps, self.every);
         let d_initial = gpu.upload(self.initial)?;
         let mut out = gpu.zeros::<T>(len)?;
@@ -135,7 +137,7 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
             out: g.write(&mut out),
             trajectory: trajectory.as_mut().map(|t| g.write(t)),
         };
-        let call = g.with((*self.params).on_device::<T>(buffers, len / n, steps, every));
+        let call = g.with((*self.params).on_device::<T>(buffers, (0, len / n), steps, every));
         // SAFETY: buffers just allocated on this GPU with the validated lengths.
         unsafe { gpu.launch_fresh(call, ()) }?;
         Ok(Ensemble {
@@ -149,7 +151,11 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
 
     fn split(&self) -> Option<Split> {
         // Every member is as large as the first.
-        multi::split_of(self, self.initial.len() / self.params.sites(), 0)
+        multi::split_of(
+            self,
+            self.initial.len() / self.params.values_per_member(),
+            0,
+        )
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {

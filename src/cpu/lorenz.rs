@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::parallel::{for_each_chunk, threads_for};
 use crate::float::Float;
+use crate::params::counter_rng;
 use crate::params::lorenz::{frame_count, Lorenz96Params};
 
 /// Final states (members x n) and, with `every > 0`, the trajectory
@@ -25,6 +26,8 @@ pub(crate) struct Run<T> {
 
 /// The work of one block of consecutive members.
 struct Block<'a, T> {
+    /// The index of the block's first member in the ensemble.
+    first: usize,
     /// members x n initial states of the block.
     initial: &'a [T],
     /// members x n: receives the final states.
@@ -37,8 +40,8 @@ struct Block<'a, T> {
 const SITE_STEPS_PER_THREAD: usize = 1 << 15;
 
 /// Integrates `initial` (members x n) in blocks of `block` members on
-/// `threads` threads: `integrate(initial, out, frames)` runs one block for
-/// all steps, writing frame f of `frames` after f * every steps and the final
+/// `threads` threads: `integrate(first, initial, out, frames)` runs the
+/// block whose first member is `first` for all steps, writing frame f of `frames` after f * every steps and the final
 /// states to `out`. Blocks are independent, so the result does not depend on
 /// the thread count. `progress(members done, members)` after each block.
 #[allow(clippy::too_many_arguments)]
@@ -50,7 +53,7 @@ pub(crate) fn run_blocks<T: Float>(
     every: u64,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    integrate: impl Fn(&[T], &mut [T], &mut [&mut [T]]) + Sync,
+    integrate: impl Fn(usize, &[T], &mut [T], &mut [&mut [T]]) + Sync,
 ) -> Run<T> {
     let members = initial.len() / n;
     let span = block * n;
@@ -61,7 +64,9 @@ pub(crate) fn run_blocks<T: Float>(
         let mut blocks: Vec<Block<T>> = initial
             .chunks(span)
             .zip(final_state.chunks_mut(span))
-            .map(|(initial, out)| Block {
+            .enumerate()
+            .map(|(b, (initial, out))| Block {
+                first: b * block,
                 initial,
                 out,
                 frames: Vec::with_capacity(frames.saturating_sub(1)),
@@ -84,7 +89,7 @@ pub(crate) fn run_blocks<T: Float>(
         let threads = threads_for(threads, site_steps, SITE_STEPS_PER_THREAD);
         for_each_chunk(threads, &mut blocks, 1, None, |_, piece| {
             for b in piece.iter_mut() {
-                integrate(b.initial, b.out, &mut b.frames);
+                integrate(b.first, b.initial, b.out, &mut b.frames);
                 let count = (b.initial.len() / n) as u64;
                 let finished = done.fetch_add(count, Ordering::Relaxed) + count;
                 if let Some(report) = progress {
@@ -103,27 +108,31 @@ pub(crate) fn run_blocks<T: Float>(
 /// threads, in `T` arithmetic.
 pub(crate) fn lorenz96<T: Float>(
     p: &Lorenz96Params,
-    initial: &[T],
+    (first_member, initial): (usize, &[T]),
     steps: u64,
     every: u64,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Run<T> {
-    let (n, forcing, dt) = (p.n, T::from_f64(p.forcing), T::from_f64(p.dt));
     // One 512-bit vector of members per block (two 256-bit ones with AVX2).
     run_blocks(
-        n,
+        p.values_per_member(),
         initial,
         vector::<T>(),
         steps,
         every,
         threads,
         progress,
-        |init, out, frames| {
+        |first, init, out, frames| {
+            let block = L96Block {
+                p,
+                first: first_member + first,
+                initial: init,
+            };
             if vector::<T>() == 16 {
-                l96_block::<T, 16>(n, forcing, dt, init, out, frames, steps, every)
+                l96_block::<T, 16>(&block, out, frames, steps, every)
             } else {
-                l96_block::<T, 8>(n, forcing, dt, init, out, frames, steps, every)
+                l96_block::<T, 8>(&block, out, frames, steps, every)
             }
         },
     )
@@ -166,44 +175,57 @@ pub(crate) fn rk4_stage<T: Float, const S: usize>(k: T, z: T, inc: &mut T, out: 
 }
 
 /// RK4 stage S ([`rk4_stage`]) on equally long runs of values (sites x
-/// lanes, flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`.
+/// lanes, flattened) whose neighbours k-2, k-1, k+1 are `xm2`, `xm1`, `xp1`,
+/// forced by `forcing` and, with noise, `w` added to each `k`.
 /// A plain loop over equal-length slices, which LLVM vectorises (closures
 /// or per-site lane arrays in a multiversioned function measured 3-10x
 /// slower: partly scalar, partly called outside the target features).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn l96_run<T: Float, const S: usize>(
-    forcing: T,
     dt: T,
     (xm2, xm1, x, xp1): (&[T], &[T], &[T], &[T]),
+    (forcing, w): (&[T], Option<&[T]>),
     z: &[T],
     inc: &mut [T],
     out: &mut [T],
 ) {
     let len = out.len();
-    let (xm2, xm1, x, xp1, z, inc) = (
+    let (xm2, xm1, x, xp1, z, inc, forcing) = (
         &xm2[..len],
         &xm1[..len],
         &x[..len],
         &xp1[..len],
         &z[..len],
         &mut inc[..len],
+        &forcing[..len],
     );
-    for j in 0..len {
-        // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
-        let k = dt * ((xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing);
-        rk4_stage::<T, S>(k, z[j], &mut inc[j], &mut out[j]);
+    // (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F, as the reference.
+    let tendency = |j: usize| (xp1[j] - xm2[j]) * xm1[j] - x[j] + forcing[j];
+    match w {
+        Some(w) => {
+            let w = &w[..len];
+            for j in 0..len {
+                let k = dt * tendency(j) + w[j];
+                rk4_stage::<T, S>(k, z[j], &mut inc[j], &mut out[j]);
+            }
+        }
+        None => {
+            for j in 0..len {
+                rk4_stage::<T, S>(dt * tendency(j), z[j], &mut inc[j], &mut out[j]);
+            }
+        }
     }
 }
 
 /// Stage S over every site: `x`, `z`, `inc` and `out` hold n + 3 sites x L
 /// lanes (flattened), sites 0..n at [`HALO`] `..`, preceded by copies of
 /// sites n-2, n-1 and followed by a copy of site 0 (the periodic neighbours,
-/// see [`fill_halo`]), so every site is one run. Fills `out`'s halo.
+/// see [`fill_halo`]), so every site is one run; `forcing` (and the noise
+/// `w`) hold sites 0..n x L lanes. Fills `out`'s halo.
 #[inline(always)]
 fn l96_stage<T: Float, const L: usize, const S: usize>(
-    forcing: T,
     dt: T,
+    forcing: (&[T], Option<&[T]>),
     x: &[T],
     z: &[T],
     inc: &mut [T],
@@ -212,7 +234,7 @@ fn l96_stage<T: Float, const L: usize, const S: usize>(
     let core = HALO * L..out.len() - L;
     let neighbours = (x, &x[L..], &x[2 * L..], &x[3 * L..]);
     let (z, inc, o) = (&z[core.clone()], &mut inc[core.clone()], &mut out[core]);
-    l96_run::<T, S>(forcing, dt, neighbours, z, inc, o);
+    l96_run::<T, S>(dt, neighbours, forcing, z, inc, o);
     fill_halo::<T, L>(out);
 }
 
@@ -228,54 +250,88 @@ fn fill_halo<T: Float, const L: usize>(x: &mut [T]) {
     x.copy_within(HALO * L..(HALO + 1) * L, end);
 }
 
-/// Writes lane l of `z` (padded, see [`l96_stage`]) to row l of `dst`
-/// (members x n).
+/// Writes lane l of `z` (padded, see [`l96_stage`]) to X of member l of
+/// `dst` (members x `values` per member, X first), and a forcing held in
+/// the state (`f`: sites x lanes) after it.
 #[inline(always)]
-fn store<T: Float, const L: usize>(n: usize, z: &[T], dst: &mut [T]) {
-    for (l, row) in dst.chunks_exact_mut(n).enumerate() {
-        for (i, v) in row.iter_mut().enumerate() {
+fn store<T: Float, const L: usize>(n: usize, z: &[T], f: Option<&[T]>, dst: &mut [T]) {
+    let values = if f.is_some() { 2 * n } else { n };
+    for (l, member) in dst.chunks_exact_mut(values).enumerate() {
+        let (x, forcing) = member.split_at_mut(n);
+        for (i, v) in x.iter_mut().enumerate() {
             *v = z[(HALO + i) * L + l];
         }
+        if let Some(f) = f {
+            for (i, v) in forcing.iter_mut().enumerate() {
+                *v = f[i * L + l];
+            }
+        }
     }
+}
+
+/// One block of up to L consecutive members of a Lorenz 96 ensemble.
+struct L96Block<'a, T> {
+    p: &'a Lorenz96Params,
+    /// The block's first member in the ensemble (the noise's member index).
+    first: usize,
+    /// The block's initial states (members x values per member).
+    initial: &'a [T],
 }
 
 /// One block of up to L members for all steps. Lanes past the block's
 /// members repeat its last member (finite values; never written out).
 #[macro_rules_attribute::apply(simd_targets!)]
-#[allow(clippy::too_many_arguments)]
 fn l96_block<T: Float, const L: usize>(
-    n: usize,
-    forcing: T,
-    dt: T,
-    initial: &[T],
+    block: &L96Block<'_, T>,
     out: &mut [T],
     frames: &mut [&mut [T]],
     steps: u64,
     every: u64,
 ) {
-    let count = initial.len() / n;
+    let (p, initial) = (block.p, block.initial);
+    let (n, values, dt) = (p.n, p.values_per_member(), T::from_f64(p.dt));
+    let count = initial.len() / values;
+    let lane = |l: usize| &initial[l.min(count - 1) * values..][..values];
     let mut z = vec![T::default(); (n + HALO + 1) * L];
-    for i in 0..n {
-        for l in 0..L {
-            z[(HALO + i) * L + l] = initial[l.min(count - 1) * n + i];
+    // F per site and lane: the state's, or the one F.
+    let mut forcing = vec![T::from_f64(p.forcing); n * L];
+    for l in 0..L {
+        for i in 0..n {
+            z[(HALO + i) * L + l] = lane(l)[i];
+            if p.forcing_in_state {
+                forcing[i * L + l] = lane(l)[n + i];
+            }
         }
     }
+    let in_state = p.forcing_in_state.then_some(&forcing[..]);
     fill_halo::<T, L>(&mut z);
     let (mut inc, mut a, mut b) = (z.clone(), z.clone(), z.clone());
+    let mut w = (p.noise > 0.0).then(|| vec![T::default(); n * L]);
+    let scale = p.noise_per_step();
     let mut frame = 0;
     for step in 1..=steps {
+        if let Some(w) = w.as_mut() {
+            for l in 0..count {
+                let member = (block.first + l) as u64;
+                for i in 0..n {
+                    let draw = counter_rng::draw(p.seed, member, step - 1, i as u32);
+                    w[i * L + l] = T::from_f64(scale * counter_rng::standard_normal(draw));
+                }
+            }
+        }
+        let f = (&forcing[..], w.as_deref());
         // Stage inputs z, a, b, a, as the reference's.
-        l96_stage::<T, L, 0>(forcing, dt, &z, &z, &mut inc, &mut a);
-        l96_stage::<T, L, 1>(forcing, dt, &a, &z, &mut inc, &mut b);
-        l96_stage::<T, L, 2>(forcing, dt, &b, &z, &mut inc, &mut a);
-        l96_stage::<T, L, 3>(forcing, dt, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 0>(dt, f, &z, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 1>(dt, f, &a, &z, &mut inc, &mut b);
+        l96_stage::<T, L, 2>(dt, f, &b, &z, &mut inc, &mut a);
+        l96_stage::<T, L, 3>(dt, f, &a, &z, &mut inc, &mut b);
         std::mem::swap(&mut z, &mut b);
         if every > 0 && step % every == 0 {
-            store::<T, L>(n, &z, frames[frame]);
+            store::<T, L>(n, &z, in_state, frames[frame]);
             frame += 1;
         }
     }
-    store::<T, L>(n, &z, out);
+    store::<T, L>(n, &z, in_state, out);
 }
 
 #[cfg(test)]

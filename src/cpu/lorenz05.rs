@@ -22,7 +22,7 @@ use crate::params::lorenz::{model3_weights, Lorenz05Model, Lorenz05Params};
 /// threads, in `T` arithmetic.
 pub(crate) fn lorenz05<T: Float>(
     p: &Lorenz05Params,
-    initial: &[T],
+    (_, initial): (usize, &[T]),
     steps: u64,
     every: u64,
     threads: usize,
@@ -38,7 +38,7 @@ pub(crate) fn lorenz05<T: Float>(
         every,
         threads,
         progress,
-        |init, out, frames| {
+        |_, init, out, frames| {
             if vector::<T>() == 16 {
                 member::<T, 64>(&model, init, out, frames, steps, every)
             } else {

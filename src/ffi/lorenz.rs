@@ -28,6 +28,17 @@ pub struct kp_lorenz96_params {
     pub forcing: f64,
     /// Time step, finite and > 0 (default 0.05).
     pub dt: f64,
+    /// Nonzero: the forcing is part of each member's state, which then holds
+    /// 2N values, X_0..X_{N-1} then F_0..F_{N-1} (F_k forces site k and does
+    /// not change); `forcing` is unused (default 0).
+    pub forcing_in_state: u32,
+    /// Standard deviation s of the additive noise, finite and >= 0 (default
+    /// 0: none): each step adds W = s sqrt(dt) N(0, 1), drawn per member,
+    /// step and site, to every RK4 stage's increment.
+    pub noise: f64,
+    /// The noise's seed: the same seed draws the same noise on every backend
+    /// and GPU count (default 0).
+    pub seed: u64,
 }
 
 /// Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
@@ -53,7 +64,7 @@ pub struct kp_lorenz05_params {
     pub model: i32,
 }
 
-/// N = 40, F = 8, dt = 0.05.
+/// N = 40, F = 8, dt = 0.05, no forcing in the state, no noise.
 #[no_mangle]
 pub extern "C" fn kp_lorenz96_default_params() -> kp_lorenz96_params {
     // SAFETY (fallback): all-zero numbers are a valid value of the struct
@@ -66,6 +77,9 @@ pub extern "C" fn kp_lorenz96_default_params() -> kp_lorenz96_params {
                 n: p.n,
                 forcing: p.forcing,
                 dt: p.dt,
+                forcing_in_state: p.forcing_in_state.into(),
+                noise: p.noise,
+                seed: p.seed,
             }
         },
     )
@@ -138,6 +152,9 @@ impl CParams for kp_lorenz96_params {
             n: c.n,
             forcing: c.forcing,
             dt: c.dt,
+            forcing_in_state: c.forcing_in_state != 0,
+            noise: c.noise,
+            seed: c.seed,
         })
     }
 }
@@ -177,7 +194,7 @@ impl<T: Float, P: CParams> Entry for HostRun<T, P> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let params = unsafe { P::read(self.params) }?;
         let (steps, every) = (self.steps, self.every);
-        let len = raw::product("members", self.members, "N", params.sites())?;
+        let len = raw::product("members", self.members, "N", params.values_per_member())?;
         let traj_len = if every > 0 { self.trajectory_len } else { 0 };
         check_apart(
             &[
@@ -239,9 +256,9 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
                 _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
             },
         };
-        let len = raw::product("members", members, "N", params.sites())?;
+        let len = raw::product("members", members, "N", params.values_per_member())?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        Ok(params.on_device(buffers, members, steps, every))
+        Ok(params.on_device(buffers, (0, members), steps, every))
     }
 }
 

@@ -144,3 +144,44 @@ const _: () = {
         "Offset of field: kp_box_params::mode",
     ][::std::mem::offset_of!(kp_box_params, mode) - 60usize];
 };
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_l96_run {
+    pub forcing: f64,
+    pub dt: f64,
+    pub noise: f64,
+    pub seed: u64,
+    pub first_member: i64,
+    pub steps: i64,
+    pub every: i64,
+    pub n: i32,
+    pub forced: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_l96_run"][::std::mem::size_of::<kp_l96_run>() - 64usize];
+    ["Alignment of kp_l96_run"][::std::mem::align_of::<kp_l96_run>() - 8usize];
+    [
+        "Offset of field: kp_l96_run::forcing",
+    ][::std::mem::offset_of!(kp_l96_run, forcing) - 0usize];
+    ["Offset of field: kp_l96_run::dt"][::std::mem::offset_of!(kp_l96_run, dt) - 8usize];
+    [
+        "Offset of field: kp_l96_run::noise",
+    ][::std::mem::offset_of!(kp_l96_run, noise) - 16usize];
+    [
+        "Offset of field: kp_l96_run::seed",
+    ][::std::mem::offset_of!(kp_l96_run, seed) - 24usize];
+    [
+        "Offset of field: kp_l96_run::first_member",
+    ][::std::mem::offset_of!(kp_l96_run, first_member) - 32usize];
+    [
+        "Offset of field: kp_l96_run::steps",
+    ][::std::mem::offset_of!(kp_l96_run, steps) - 40usize];
+    [
+        "Offset of field: kp_l96_run::every",
+    ][::std::mem::offset_of!(kp_l96_run, every) - 48usize];
+    ["Offset of field: kp_l96_run::n"][::std::mem::offset_of!(kp_l96_run, n) - 56usize];
+    [
+        "Offset of field: kp_l96_run::forced",
+    ][::std::mem::offset_of!(kp_l96_run, forced) - 60usize];
+};

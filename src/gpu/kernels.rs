@@ -10,7 +10,7 @@
 #![allow(clippy::type_complexity)]
 
 use super::launch::{In, KernelFn, Out};
-use super::{BoxParams, LsGrid, LsParams, LsStats};
+use super::{BoxParams, L96Run, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
 use crate::params::lorenz::FixedWeights;
 
@@ -162,10 +162,8 @@ pub(crate) fn window_sum<T: Float>() -> KernelFn<(In<T>, In<T>, i32, Out<T>, i64
     KernelFn::new(per_float!(T, "window_sum"))
 }
 
-/// `lorenz96_T(const T* z0, T* out, T* traj, int64_t members, int n, int mpb,
-/// double forcing, double dt, int64_t steps, int64_t every)`
-pub(crate) fn lorenz96<T: Float>(
-) -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, i32, f64, f64, i64, i64)> {
+/// `lorenz96_T(const T* z0, T* out, T* traj, int64_t members, int mpb, kp_l96_run r)`
+pub(crate) fn lorenz96<T: Float>() -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, L96Run)> {
     KernelFn::new(per_float!(T, "lorenz96"))
 }
 
@@ -174,11 +172,11 @@ pub(crate) fn lorenz96<T: Float>(
 pub(crate) const L96_SITES_PER_LANE: [usize; 11] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16];
 
 /// `lorenz96_lanes_pP_T(const T* z0, T* out, T* traj, int64_t members, int lanes,
-/// double forcing, double dt, int64_t steps, int64_t every)`: a member on
-/// `lanes` lanes of a warp, P = `sites_per_lane` sites each.
+/// kp_l96_run r)`: a member on `lanes` lanes of a warp, P = `sites_per_lane`
+/// sites each.
 pub(crate) fn lorenz96_lanes<T: Float>(
     sites_per_lane: usize,
-) -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, f64, f64, i64, i64)> {
+) -> KernelFn<(In<T>, Out<T>, Out<T>, i64, i32, L96Run)> {
     KernelFn::new(match sites_per_lane {
         2 => per_float!(T, "lorenz96_lanes_p2"),
         3 => per_float!(T, "lorenz96_lanes_p3"),

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::Gpu;
+use super::{Gpu, L96Run};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lorenz::{
@@ -35,12 +35,19 @@ fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
 impl Lorenz96Params {
     /// N >= 4: the stencil reads sites k-2, k-1, k, k+1, which must be distinct.
     pub fn validate(&self) -> Result<()> {
-        if self.n < 4 || self.n > i32::MAX as usize {
+        if self.n < 4 || self.n > i32::MAX as usize / 2 {
             return Err(Error::invalid(format!(
                 "Lorenz 96 needs N >= 4 sites (the stencil spans k-2..k+1), got N = {}",
                 self.n
             )));
         }
+        if !(self.noise.is_finite() && self.noise >= 0.0) {
+            return Err(Error::invalid(format!(
+                "the noise's standard deviation must be finite and >= 0, not {}",
+                self.noise
+            )));
+        }
+        // A forcing in the state is checked with the states (finite, as every value).
         check_dt_and_forcing(self.dt, self.forcing)
     }
 }
@@ -111,17 +118,19 @@ impl Lorenz05Params {
 /// device description on given buffers.
 pub(crate) trait EnsembleModel: Copy + Sync {
     type OnDevice<T: Float>: DeviceOperation<Checked = ()>;
-    /// Sites per member, N.
-    fn sites(&self) -> usize;
+    /// Values per member in a state: N (2N for a Lorenz 96 forcing held
+    /// in the state).
+    fn values_per_member(&self) -> usize;
     fn validate(&self) -> Result<()>;
     /// What the model's kernel cannot run (beyond [`EnsembleModel::validate`]),
     /// checked before the pipeline's first chunk.
     fn check_kernel(&self) -> Result<()>;
-    /// The run of `members` members on `buffers`, the kernel picked.
+    /// The run of `members` members on `buffers`, the first of them member
+    /// `first_member` of the ensemble, the kernel picked.
     fn on_device<T: Float>(
         self,
         buffers: EnsembleDeviceBuffers,
-        members: usize,
+        members: (usize, usize),
         steps: u64,
         every: u64,
     ) -> Self::OnDevice<T>;
@@ -137,10 +146,10 @@ pub(crate) fn check_ensemble(
     every: u64,
 ) -> Result<(usize, usize)> {
     p.validate()?;
-    let n = p.sites();
+    let n = p.values_per_member();
     if len == 0 || len % n != 0 {
         return Err(Error::invalid(format!(
-            "the initial states hold {len} values: a positive multiple of N = {n} (members x N) is needed"
+            "the initial states hold {len} values: a positive multiple of {n} (members x {n} values per member) is needed"
         )));
     }
     if every > 0 && every > steps {
@@ -241,6 +250,10 @@ macro_rules! ensemble_on_device {
             pub every: u64,
             #[doc = $knob_doc]
             pub $knob: Option<usize>,
+            /// The index of `buffers`' first member in the whole ensemble
+            /// (0 for a whole ensemble): the member index of Lorenz 96's
+            /// noise draws, so that a run in chunks draws as one run.
+            pub first_member: usize,
             pub dtype: PhantomData<T>,
         }
 
@@ -261,6 +274,7 @@ macro_rules! ensemble_on_device {
                     steps,
                     every,
                     $knob: None,
+                    first_member: 0,
                     dtype: PhantomData,
                 }
             }
@@ -319,8 +333,8 @@ macro_rules! ensemble_on_device {
         impl EnsembleModel for $params {
             type OnDevice<T: Float> = $name<T>;
 
-            fn sites(&self) -> usize {
-                self.n
+            fn values_per_member(&self) -> usize {
+                <$params>::values_per_member(self)
             }
 
             fn validate(&self) -> Result<()> {
@@ -334,13 +348,14 @@ macro_rules! ensemble_on_device {
             fn on_device<T: Float>(
                 self,
                 buffers: EnsembleDeviceBuffers,
-                members: usize,
+                (first_member, members): (usize, usize),
                 steps: u64,
                 every: u64,
             ) -> $name<T> {
                 $name {
                     buffers,
                     members,
+                    first_member,
                     ..$name::new(self, steps, every)
                 }
             }
@@ -378,29 +393,33 @@ impl<T: Float> Lorenz96OnDevice<T> {
     /// of `T` on `gpu`, live until the work on `stream` completes; `p` validated.
     unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
         let (p, buffers, members) = (&self.p, &self.buffers, self.members);
-        let (steps, every, members_per_block) = (self.steps, self.every, self.members_per_block);
         check_l96_capacity(p.n)?;
         let traj = buffers.trajectory.unwrap_or(0);
-        let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
-        if let (None, Some((lanes, sites))) = (members_per_block, l96_lanes(p.n)) {
+        let run = L96Run {
+            forcing: p.forcing,
+            dt: p.dt,
+            noise: p.noise_per_step(),
+            seed: p.seed,
+            first_member: self.first_member as i64,
+            steps: self.steps as i64,
+            every: if traj == 0 { 0 } else { self.every as i64 },
+            n: p.n as i32,
+            forced: p.forcing_in_state.into(),
+        };
+        let states = (
+            In::new(buffers.initial),
+            Out::new(buffers.out),
+            Out::new(traj),
+        );
+        let (z0, out, traj) = states;
+        if let (None, Some((lanes, sites))) = (self.members_per_block, l96_lanes(p.n)) {
             let kernel = kernels::lorenz96_lanes::<T>(sites);
-            let args = (
-                In::new(buffers.initial),
-                Out::new(buffers.out),
-                Out::new(traj),
-                members as i64,
-                lanes as i32,
-                p.forcing,
-                p.dt,
-                steps_arg,
-                every_arg,
-            );
             let threads = members.div_ceil(32 / lanes) * 32;
             let grid = threads.div_ceil(L96_LANES_BLOCK).min(i32::MAX as usize) as u32;
-            let config = LaunchConfig::grid(grid);
-            return unsafe { gpu.launch(&kernel, config, stream, args) };
+            let args = (z0, out, traj, members as i64, lanes as i32, run);
+            return unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) };
         }
-        let mpb = match members_per_block {
+        let mpb = match self.members_per_block {
             // Enough blocks to spread small ensembles over every SM (two
             // resident blocks each), as many members as fit otherwise.
             None => members
@@ -416,19 +435,7 @@ impl<T: Float> Lorenz96OnDevice<T> {
             }
         };
         let kernel = kernels::lorenz96::<T>();
-        let (members_arg, n_arg, mpb_arg) = (members as i64, p.n as i32, mpb as i32);
-        let args = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
-            Out::new(traj),
-            members_arg,
-            n_arg,
-            mpb_arg,
-            p.forcing,
-            p.dt,
-            steps_arg,
-            every_arg,
-        );
+        let args = (z0, out, traj, members as i64, mpb as i32, run);
         let grid = members.div_ceil(mpb).min(i32::MAX as usize) as u32;
         unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
     }
@@ -558,7 +565,7 @@ fn ensemble_lengths(
     every: u64,
 ) -> Result<(usize, usize)> {
     let len = members
-        .checked_mul(p.sites())
+        .checked_mul(p.values_per_member())
         .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
     let (_, traj_len) = check_ensemble(p, len, steps, every)?;
     check_trajectory(buffers.trajectory.map(|_| traj_len), every, traj_len)?;

@@ -10,18 +10,60 @@ use cudarc::driver::sys::CUdeviceptr;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Lorenz96Params {
     pub n: usize,
+    /// F for every member and site (unused with `forcing_in_state`).
     pub forcing: f64,
     pub dt: f64,
+    /// The forcing is part of each member's state (NCAR DART's forced
+    /// Lorenz 96, for parameter estimation): a member holds 2N values, X_0..
+    /// X_{N-1} then F_0..F_{N-1}, and F_k forces site k. F does not change
+    /// during a run (dF/dt = 0), so this is also per-member (or per-member and
+    /// per-site) forcing.
+    pub forcing_in_state: bool,
+    /// Standard deviation s of an additive noise (0: none): each step draws
+    /// W_k = s sqrt(dt) N(0, 1) per member and site and adds it to every RK4
+    /// stage's increment, `k_i = dt f(...) + W` (the stochastic RK4 of data
+    /// assimilation codes). Not applied to a forcing held in the state.
+    pub noise: f64,
+    /// The noise's seed: the draw of (member, step, site) is
+    /// [`crate::params::counter_rng::draw`]`(seed, member, step, site)`, the same on
+    /// every backend, thread count and GPU count (member: its index in the
+    /// whole ensemble; step: 0 for the first step of a run).
+    pub seed: u64,
 }
 
 impl Default for Lorenz96Params {
-    /// N = 40, F = 8, dt = 0.05 (NCAR DART).
+    /// N = 40, F = 8, dt = 0.05 (NCAR DART), no forcing in the state, no noise.
     fn default() -> Self {
         Lorenz96Params {
             n: 40,
             forcing: 8.0,
             dt: 0.05,
+            forcing_in_state: false,
+            noise: 0.0,
+            seed: 0,
         }
+    }
+}
+
+impl Lorenz96Params {
+    /// Values per member in a state: N, or 2N with the forcing in the state.
+    pub fn values_per_member(&self) -> usize {
+        match self.forcing_in_state {
+            true => 2 * self.n,
+            false => self.n,
+        }
+    }
+
+    /// `s sqrt(dt)`: the noise's scale per step.
+    pub fn noise_per_step(&self) -> f64 {
+        self.noise * self.dt.sqrt()
+    }
+}
+
+impl Lorenz05Params {
+    /// Values per member in a state: N.
+    pub fn values_per_member(&self) -> usize {
+        self.n
     }
 }
 

@@ -5,6 +5,7 @@
 //! Ensembles run one member per task on all cores.
 use super::fill_parallel;
 use crate::float::Float;
+use crate::params::counter_rng::{draw, standard_normal};
 pub use crate::params::lorenz::model3_weights;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
 
@@ -49,10 +50,19 @@ pub fn window_sum<T: Float>(x: &[T], w: &[T], rows: usize, n: usize, pitch: usiz
 
 /// Lorenz 96 tendency: `dX_k/dt = (X_{k+1} - X_{k-2}) X_{k-1} - X_k + F`.
 pub fn lorenz96_tendency(forcing: f64, x: &[f64], dx: &mut [f64]) {
+    tendency_with(x, dx, |_| forcing)
+}
+
+/// [`lorenz96_tendency`] with F_k per site.
+pub fn lorenz96_tendency_per_site(forcing: &[f64], x: &[f64], dx: &mut [f64]) {
+    tendency_with(x, dx, |k| forcing[k])
+}
+
+fn tendency_with(x: &[f64], dx: &mut [f64], forcing: impl Fn(usize) -> f64) {
     let n = x.len();
     for k in 0..n {
         let (km2, km1, kp1) = ((k + n - 2) % n, (k + n - 1) % n, (k + 1) % n);
-        dx[k] = (x[kp1] - x[km2]) * x[km1] - x[k] + forcing;
+        dx[k] = (x[kp1] - x[km2]) * x[km1] - x[k] + forcing(k);
     }
 }
 
@@ -161,7 +171,18 @@ impl Lorenz05Work {
 
 /// One classic RK4 step of `z` (MODELS.md): `k_s = dt f(stage input)`, the
 /// increment `k1/6 + k2/3 + k3/3 + k4/6` summed first, then added once.
-pub fn rk4_step(z: &mut [f64], dt: f64, mut f: impl FnMut(&[f64], &mut [f64])) {
+pub fn rk4_step(z: &mut [f64], dt: f64, f: impl FnMut(&[f64], &mut [f64])) {
+    rk4_step_with_noise(z, dt, None, f)
+}
+
+/// [`rk4_step`] with an additive noise `w` (one value per state value) added
+/// to every stage's `k_s` (stochastic RK4 with additive noise).
+pub fn rk4_step_with_noise(
+    z: &mut [f64],
+    dt: f64,
+    w: Option<&[f64]>,
+    mut f: impl FnMut(&[f64], &mut [f64]),
+) {
     let n = z.len();
     let mut stage = z.to_vec();
     let mut dz = vec![0.0; n];
@@ -169,7 +190,10 @@ pub fn rk4_step(z: &mut [f64], dt: f64, mut f: impl FnMut(&[f64], &mut [f64])) {
     for s in 0..4 {
         f(&stage, &mut dz);
         for i in 0..n {
-            let k = dt * dz[i];
+            let k = match w {
+                Some(w) => dt * dz[i] + w[i],
+                None => dt * dz[i],
+            };
             match s {
                 0 => {
                     inc[i] = k / 6.0;
@@ -201,6 +225,11 @@ pub struct EnsembleRun {
 
 /// Integrates every member of `initial` (members x n) for `steps` RK4 steps
 /// of `tendency` (built per member by `make`), one member per task.
+/// The noise of one step: `noise(member, step, w)` fills `w` (one value per
+/// state value) for step `step` (0 the first) of member `member`.
+type StepNoise<'a> = &'a (dyn Fn(u64, u64, &mut [f64]) + Sync);
+
+#[allow(clippy::too_many_arguments)]
 fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     n: usize,
     initial: &[f64],
@@ -208,6 +237,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     steps: u64,
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    noise: Option<StepNoise<'_>>,
     make: impl Fn() -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
@@ -221,8 +251,12 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
             out.extend_from_slice(&z);
         }
         let mut f = make();
+        let mut w = vec![0.0; n];
         for step in 1..=steps {
-            rk4_step(&mut z, dt, &mut f);
+            if let Some(noise) = noise {
+                noise(m as u64, step - 1, &mut w);
+            }
+            rk4_step_with_noise(&mut z, dt, noise.map(|_| &w[..]), &mut f);
             if every > 0 && step % every == 0 {
                 out.extend_from_slice(&z);
             }
@@ -258,10 +292,34 @@ pub fn lorenz96(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
-    let forcing = p.forcing;
-    run_ensemble(p.n, initial, p.dt, steps, every, progress, || {
-        move |x: &[f64], dx: &mut [f64]| lorenz96_tendency(forcing, x, dx)
-    })
+    let (n, forcing, in_state) = (p.n, p.forcing, p.forcing_in_state);
+    let (seed, scale) = (p.seed, p.noise_per_step());
+    // W on the X sites; none on a forcing held in the state.
+    let noise = move |member: u64, step: u64, w: &mut [f64]| {
+        for (site, v) in w[..n].iter_mut().enumerate() {
+            *v = scale * standard_normal(draw(seed, member, step, site as u32));
+        }
+    };
+    let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
+    run_ensemble(
+        p.values_per_member(),
+        initial,
+        p.dt,
+        steps,
+        every,
+        progress,
+        noise,
+        || {
+            move |z: &[f64], dz: &mut [f64]| match in_state {
+                true => {
+                    let (x, f) = z.split_at(n);
+                    lorenz96_tendency_per_site(f, x, &mut dz[..n]);
+                    dz[n..].fill(0.0);
+                }
+                false => lorenz96_tendency(forcing, z, dz),
+            }
+        },
+    )
 }
 
 /// A Lorenz 2005 Model II / III ensemble; inputs validated by the caller.
@@ -272,7 +330,7 @@ pub fn lorenz05(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
-    run_ensemble(p.n, initial, p.dt, steps, every, progress, || {
+    run_ensemble(p.n, initial, p.dt, steps, every, progress, None, || {
         let mut work = Lorenz05Work::new(p);
         move |z: &[f64], dz: &mut [f64]| work.tendency(p, z, dz)
     })

@@ -207,14 +207,28 @@ mod tests {
     #[test]
     fn lorenz_ensembles_split_and_chunked_equal_the_whole_ensemble() {
         let cpu = Kernpack::new(Backend::Cpu).unwrap();
-        let p = Lorenz96Params {
+        let plain = Lorenz96Params {
             n: 12,
             ..Default::default()
         };
+        // Noise keyed by each member's index in the whole ensemble, and a
+        // forcing per member and site: chunks must draw as the whole run.
+        let forced = Lorenz96Params {
+            forcing_in_state: true,
+            noise: 0.5,
+            seed: 77,
+            ..plain
+        };
         let mut rng = Rng(9);
         let members = 23;
-        let initial: Vec<f64> = (0..members * p.n).map(|_| 8.0 * rng.next()).collect();
-        for (steps, every) in [(20, 0), (20, 3), (21, 7)] {
+        for (p, steps, every) in [
+            (plain, 20, 0),
+            (plain, 20, 3),
+            (plain, 21, 7),
+            (forced, 20, 3),
+        ] {
+            let values = members * p.values_per_member();
+            let initial: Vec<f64> = (0..values).map(|_| 8.0 * rng.next()).collect();
             let want = cpu.lorenz96(&p, &initial, steps, every).unwrap();
             for (parts, limit, chunk) in [
                 (1, 1 << 30, 1 << 30),

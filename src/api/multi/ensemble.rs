@@ -23,7 +23,7 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
     const WHAT: &'static str = "member";
 
     fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (EnsembleDeviceBuffers, Regions) {
-        let values = r.len() * self.params.sites();
+        let values = r.len() * self.params.values_per_member();
         let frames = frame_count(self.steps, self.every);
         let mut a = Arena::at(base);
         let initial = a.take::<T>(values);
@@ -41,7 +41,7 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
     }
 
     fn pack(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, host: &mut [u8]) {
-        let n = self.params.sites();
+        let n = self.params.values_per_member();
         put(host, lay.initial, &self.initial[r.start * n..r.end * n]);
     }
 
@@ -52,7 +52,7 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
         r: &Range<usize>,
         lay: &EnsembleDeviceBuffers,
     ) -> Result<()> {
-        let op = (*self.params).on_device::<T>(*lay, r.len(), self.steps, self.every);
+        let op = (*self.params).on_device::<T>(*lay, (r.start, r.len()), self.steps, self.every);
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated on the host.
         unsafe { op.launch(gpu, stream, ()) }
@@ -61,10 +61,12 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
     #[cfg(test)]
     fn emulate(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, arena: &mut [u8]) {
         // As the CPU backend computes (in T), which the tests compare with.
-        let values = r.len() * self.params.sites();
+        let values = r.len() * self.params.values_per_member();
         let z = get::<T>(arena, lay.initial, values).to_vec();
         let one_thread = crate::api::exec::NOTHING_TO_LAUNCH;
-        let run = self.params.on_cpu(&z, self.steps, self.every, &one_thread);
+        let run = self
+            .params
+            .on_cpu((r.start, &z), self.steps, self.every, &one_thread);
         put(arena, lay.out, &run.final_state);
         if let (Some(at), Some(traj)) = (lay.trajectory, run.trajectory) {
             put(arena, at, &traj);
@@ -111,7 +113,7 @@ pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
     job: EnsembleRun<'_, P, T>,
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
     job.params.check_kernel()?; // an error before any GPU work
-    let (n, every) = (job.params.sites(), job.every);
+    let (n, every) = (job.params.values_per_member(), job.every);
     let (members, frames) = (job.initial.len() / n, frame_count(job.steps, every));
     let plans = exec.plan(&job, split_even(members, exec.parts()))?;
 

@@ -148,17 +148,27 @@ fn l96_case<T: Float>(
     steps: u64,
     every: u64,
 ) -> Result<(), TestCaseError> {
+    // One case in three carries the forcing in the state (per member and
+    // site), one in two adds noise.
+    let mut rng = Rng(seed ^ 0x5eed);
     let p = Lorenz96Params {
         n,
         forcing: 8.0 + Rng(seed).range(-2.0, 2.0),
         dt: 0.05,
+        forcing_in_state: seed % 3 == 0,
+        noise: if seed % 2 == 0 {
+            rng.range(0.0, 1.0)
+        } else {
+            0.0
+        },
+        seed: seed.rotate_left(17),
     };
-    let z = states::<T>(seed, n * members, -5.0, 10.0);
+    let z = states::<T>(seed, p.values_per_member() * members, -5.0, 10.0);
     check_run(
-        &format!("L96 {} n {n} members {members}", T::NAME),
+        &format!("L96 {} {p:?} members {members}", T::NAME),
         seed,
         &f64s(&z),
-        |threads| lorenz::lorenz96(&p, &z, steps, every, threads, None),
+        |threads| lorenz::lorenz96(&p, (0, &z), steps, every, threads, None),
         |start| reference::lorenz96(&p, start, steps, every, None),
     )
 }
@@ -192,7 +202,7 @@ fn l05_case<T: Float>(
         &format!("L05 {} {p:?} members {members}", T::NAME),
         seed,
         &f64s(&z),
-        |threads| lorenz05::lorenz05(&p, &z, steps, every, threads, None),
+        |threads| lorenz05::lorenz05(&p, (0, &z), steps, every, threads, None),
         |start| reference::lorenz05(&p, start, steps, every, None),
     )
 }
@@ -290,7 +300,7 @@ fn lorenz05_dart_defaults_match_the_reference_bitwise() {
             "DART defaults",
             7,
             &z,
-            |threads| lorenz05::lorenz05(&p, &z, 12, 4, threads, None),
+            |threads| lorenz05::lorenz05(&p, (0, &z), 12, 4, threads, None),
             |start| reference::lorenz05(&p, start, 12, 4, None),
         )
         .unwrap();
@@ -305,7 +315,7 @@ fn progress_counts_members_to_completion() {
     let z = states::<f64>(3, p.n * 37, -5.0, 10.0);
     let seen = Mutex::new(Vec::new());
     let report = |done: u64, total: u64| seen.lock().unwrap().push((done, total));
-    lorenz::lorenz96(&p, &z, 3, 0, 2, Some(&report));
+    lorenz::lorenz96(&p, (0, &z), 3, 0, 2, Some(&report));
     let mut seen = seen.into_inner().unwrap();
     seen.sort();
     assert_eq!(seen.len(), 37usize.div_ceil(8));
