@@ -538,11 +538,70 @@ __device__ void l96_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 // + k3/3 + k4/6: ~1 ulp per step, inside the tests' tolerance).
 constexpr int L96_LANES_BLOCK = 128;
 
-template <typename T, int P, bool NOISY>
+// The tangent linear model's perturbations (lorenz96_tangent_lanes_*): K
+// vectors per member, members x K x N, propagated by the derivative of each
+// RK4 step: the RK4 step of the joint system (x, v) with dv/dt = J(x) v, which
+// is exactly that derivative since the stages are linear in v. Lane group g
+// runs member g / K with its perturbation g % K (x is integrated K times, once
+// per group, so that every group keeps all it needs in registers).
+template <typename T>
+struct Tangents {
+    const T* v0;  // members x K x N
+    T* v;         // the same layout, written
+    int k;        // perturbations per member; 0: no tangent run
+};
+
+// x (and v) of P sites, one RK4 stage's shuffles and tendencies.
+template <typename T, int P>
+struct LaneSites {
+    T z[P], s[P], acc[P], d[P];
+
+    // The three values of s from the neighbouring lanes and d = the tendency
+    // (with `x` the base state's stage input, for the tangent: J(x) s).
+    __device__ __forceinline__ void neighbours(int left, int right, int lanes, T& m2, T& m1, T& p1) const {
+        m2 = __shfl_sync(0xffffffffu, s[P - 2], left, lanes);
+        m1 = __shfl_sync(0xffffffffu, s[P - 1], left, lanes);
+        p1 = __shfl_sync(0xffffffffu, s[0], right, lanes);
+    }
+    __device__ __forceinline__ T at(int p, int offset, T m2, T m1, T p1) const {
+        // s at p + offset, offset in {-2, -1, +1}, from the neighbours past the ends.
+        const int q = p + offset;
+        return q >= 0 ? (q < P ? s[q] : p1) : (q == -1 ? m1 : m2);
+    }
+    // RK4 bookkeeping of stage `stage` after d: k = dt d + W (W only for x).
+    __device__ __forceinline__ void advance(int stage, T dt, T half_dt, T sixth_dt, const T* w) {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const T half_w = w ? T(0.5) * w[p] : T(0);
+            if (stage == 0) {
+                acc[p] = d[p];
+                s[p] = z[p] + half_dt * d[p];
+                if (w) s[p] += half_w;
+            } else if (stage == 1) {
+                acc[p] = acc[p] + T(2) * d[p];
+                s[p] = z[p] + half_dt * d[p];
+                if (w) s[p] += half_w;
+            } else if (stage == 2) {
+                acc[p] = acc[p] + T(2) * d[p];
+                s[p] = z[p] + dt * d[p];
+                if (w) s[p] += w[p];
+            } else {
+                acc[p] = acc[p] + d[p];
+                z[p] = z[p] + sixth_dt * acc[p];
+                if (w) z[p] += w[p];
+                s[p] = z[p];
+            }
+        }
+    }
+};
+
+template <typename T, int P, bool NOISY, bool TANGENT>
 __device__ void l96_lanes_loop(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
-                               int64_t members, int lanes, const L96Run& r) {
+                               int64_t members, int lanes, const L96Run& r, Tangents<T> tan) {
     const int n = r.n;
     const int64_t stride = r.forced ? 2 * (int64_t)n : n;  // values per member
+    const int k = TANGENT ? tan.k : 1;                      // lane groups per member
+    const int64_t groups = members * k;
     const int lane = threadIdx.x & 31;
     const int part = lane & (lanes - 1);
     const int per_warp = 32 / lanes;
@@ -552,20 +611,26 @@ __device__ void l96_lanes_loop(const T* __restrict__ z0, T* __restrict__ out, T*
     const int left = (part + lanes - 1) & (lanes - 1), right = (part + 1) & (lanes - 1);
     // Every lane of a warp runs the same number of groups and steps, so the
     // full-mask shuffles below always find their partners; lanes past the
-    // last member carry zeros and store nothing.
-    for (int64_t first = warp * per_warp; first < members; first += warps * per_warp) {
-        const int64_t member = first + lane / lanes;
-        const bool live = member < members;
+    // last group carry zeros and store nothing.
+    for (int64_t first = warp * per_warp; first < groups; first += warps * per_warp) {
+        const int64_t group = first + lane / lanes;
+        const bool live = group < groups;
+        const int64_t member = group / k;
+        // The tangent's x is stored by the member's first group only.
+        const bool owner = live && group % k == 0;
         const int64_t at = member * stride + (int64_t)part * P;  // this lane's first X
-        T z[P], s[P], acc[P], d[P], F[P], w[P];
+        const int64_t vat = group * n + (int64_t)part * P;       // and first v
+        LaneSites<T, P> x, v;
+        T F[P], w[P];
 #pragma unroll
         for (int p = 0; p < P; ++p) {
-            z[p] = live ? z0[at + p] : T(0);
+            x.z[p] = live ? z0[at + p] : T(0);
             F[p] = !r.forced ? T(r.forcing) : (live ? z0[at + n + p] : T(0));
-            s[p] = z[p];
+            x.s[p] = x.z[p];
+            if (TANGENT) v.s[p] = v.z[p] = live ? tan.v0[vat + p] : T(0);
             w[p] = T(0);
-            if (live && traj) {
-                traj[at + p] = z[p];
+            if (owner && traj) {
+                traj[at + p] = x.z[p];
                 if (r.forced) traj[at + n + p] = F[p];
             }
         }
@@ -577,48 +642,30 @@ __device__ void l96_lanes_loop(const T* __restrict__ z0, T* __restrict__ out, T*
             }
 #pragma unroll
             for (int stage = 0; stage < 4; ++stage) {
-                const T m2 = __shfl_sync(0xffffffffu, s[P - 2], left, lanes);
-                const T m1 = __shfl_sync(0xffffffffu, s[P - 1], left, lanes);
-                const T p1 = __shfl_sync(0xffffffffu, s[0], right, lanes);
+                T m2, m1, p1, vm2, vm1, vp1;
+                x.neighbours(left, right, lanes, m2, m1, p1);
+                if (TANGENT) v.neighbours(left, right, lanes, vm2, vm1, vp1);
 #pragma unroll
                 for (int p = 0; p < P; ++p) {
-                    const T xm2 = p >= 2 ? s[p - 2] : (p == 1 ? m1 : m2);
-                    const T xm1 = p >= 1 ? s[p - 1] : m1;
-                    const T xp1 = p + 1 < P ? s[p + 1] : p1;
-                    d[p] = (xp1 - xm2) * xm1 + (F[p] - s[p]);
-                }
-                // k_i = dt d_i + W: stage inputs z + k/2, z + k/2, z + k, and
-                // z + (k1 + 2 k2 + 2 k3 + k4) / 6 = z + dt/6 (d1 + 2 d2 + 2 d3 + d4) + W.
-#pragma unroll
-                for (int p = 0; p < P; ++p) {
-                    const T half_w = NOISY ? T(0.5) * w[p] : T(0);
-                    if (stage == 0) {
-                        acc[p] = d[p];
-                        s[p] = z[p] + half_dt * d[p];
-                        if (NOISY) s[p] += half_w;
-                    } else if (stage == 1) {
-                        acc[p] = acc[p] + T(2) * d[p];
-                        s[p] = z[p] + half_dt * d[p];
-                        if (NOISY) s[p] += half_w;
-                    } else if (stage == 2) {
-                        acc[p] = acc[p] + T(2) * d[p];
-                        s[p] = z[p] + dt * d[p];
-                        if (NOISY) s[p] += w[p];
-                    } else {
-                        acc[p] = acc[p] + d[p];
-                        z[p] = z[p] + sixth_dt * acc[p];
-                        if (NOISY) z[p] += w[p];
-                        s[p] = z[p];
+                    const T xm2 = x.at(p, -2, m2, m1, p1), xm1 = x.at(p, -1, m2, m1, p1);
+                    const T xp1 = x.at(p, 1, m2, m1, p1);
+                    x.d[p] = (xp1 - xm2) * xm1 + (F[p] - x.s[p]);
+                    if (TANGENT) {
+                        const T dm2 = v.at(p, -2, vm2, vm1, vp1), dm1 = v.at(p, -1, vm2, vm1, vp1);
+                        const T dp1 = v.at(p, 1, vm2, vm1, vp1);
+                        v.d[p] = (dp1 - dm2) * xm1 + (xp1 - xm2) * dm1 - v.s[p];
                     }
                 }
+                x.advance(stage, dt, half_dt, sixth_dt, NOISY ? w : nullptr);
+                if (TANGENT) v.advance(stage, dt, half_dt, sixth_dt, nullptr);
             }
             if (traj && --until_frame == 0) {
                 until_frame = r.every;
                 T* frame = traj + ((step + 1) / r.every) * members * stride;
 #pragma unroll
                 for (int p = 0; p < P; ++p) {
-                    if (live) {
-                        frame[at + p] = z[p];
+                    if (owner) {
+                        frame[at + p] = x.z[p];
                         if (r.forced) frame[at + n + p] = F[p];
                     }
                 }
@@ -626,22 +673,23 @@ __device__ void l96_lanes_loop(const T* __restrict__ z0, T* __restrict__ out, T*
         }
 #pragma unroll
         for (int p = 0; p < P; ++p) {
-            if (live) {
-                out[at + p] = z[p];
+            if (owner) {
+                out[at + p] = x.z[p];
                 if (r.forced) out[at + n + p] = F[p];
             }
+            if (TANGENT && live) tan.v[vat + p] = v.z[p];
         }
     }
 }
 
-template <typename T, int P>
+template <typename T, int P, bool TANGENT>
 __device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
-                              int64_t members, int lanes, const L96Run& r) {
+                              int64_t members, int lanes, const L96Run& r, Tangents<T> tan) {
     static_assert(P >= 2, "the left neighbour lane must hold both sites k-2 and k-1");
     if (r.noise != 0.0)
-        l96_lanes_loop<T, P, true>(z0, out, traj, members, lanes, r);
+        l96_lanes_loop<T, P, true, TANGENT>(z0, out, traj, members, lanes, r, tan);
     else
-        l96_lanes_loop<T, P, false>(z0, out, traj, members, lanes, r);
+        l96_lanes_loop<T, P, false, TANGENT>(z0, out, traj, members, lanes, r, tan);
 }
 
 }  // namespace lorenz
@@ -669,12 +717,20 @@ KP_LORENZ_ENTRY_POINTS(float, f32)
 KP_LORENZ_ENTRY_POINTS(double, f64)
 
 // Lorenz 96 on lanes, one entry point per sites-per-lane P and T (the host
-// picks P and the lane count from N; other N run lorenz96_T).
-#define KP_LORENZ96_LANES(T, SUFFIX, P)                                                              \
-    extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_LANES_BLOCK)                        \
-        lorenz96_lanes_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int lanes,     \
-                                       kp_l96_run r) {                                               \
-        kp::lorenz::l96_lanes_run<T, P>(z0, out, traj, members, lanes, r);                           \
+// picks P and the lane count from N; other N run lorenz96_T), and its tangent
+// linear model on the same layout.
+#define KP_LORENZ96_LANES(T, SUFFIX, P)                                                               \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_LANES_BLOCK)                         \
+        lorenz96_lanes_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int lanes,      \
+                                       kp_l96_run r) {                                                \
+        kp::lorenz::l96_lanes_run<T, P, false>(z0, out, traj, members, lanes, r,                      \
+                                               kp::lorenz::Tangents<T>{nullptr, nullptr, 0});         \
+    }                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_LANES_BLOCK)                         \
+        lorenz96_tangent_p##P##_##SUFFIX(const T* z0, T* out, const T* v0, T* v, int k, int64_t members, \
+                                         int lanes, kp_l96_run r) {                                   \
+        kp::lorenz::l96_lanes_run<T, P, true>(z0, out, nullptr, members, lanes, r,                    \
+                                              kp::lorenz::Tangents<T>{v0, v, k});                     \
     }
 #define KP_LORENZ96_LANES_ALL(P)         \
     KP_LORENZ96_LANES(float, f32, P)     \

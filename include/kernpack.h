@@ -201,6 +201,12 @@ typedef struct kp_lorenz96_params {
    and GPU count (default 0).
    */
   uint64_t seed;
+  /*
+   The member index of this call's first member in the noise draws
+   (default 0): pieces of one ensemble run by separate calls draw the
+   whole run's noise when each passes the index of its first member.
+   */
+  uint64_t member_offset;
 } kp_lorenz96_params;
 
 /*
@@ -928,7 +934,8 @@ size_t kp_lorenz_trajectory_len(size_t members, size_t n, uint64_t steps, uint64
 
 /*
  Integrates a Lorenz 96 ensemble of host arrays in single precision: `initial`
- and `out` hold `members` x `params->n` values (member m at m * n),
+ and `out` hold `members` x `params->n` values (member m at m * n; with
+ `params->forcing_in_state`, members x 2n: X then F per member),
  `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
  context. With `every` > 0, `trajectory` receives
  `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
@@ -997,6 +1004,47 @@ enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
                                double *out,
                                double *trajectory,
                                size_t trajectory_len);
+
+/*
+ Lorenz 96's tangent linear model on host arrays in single precision:
+ integrates `initial` (`members` x `params->n` values) for `steps` RK4
+ steps into `out` (as many values) and propagates `perturbations`
+ (`members` x `k` x n values: k vectors per member, member m's at
+ m * k * n) by the exact derivative of the run into `perturbations_out`
+ (as many values). With k = n and identity perturbations, each member's
+ Jacobian of the run, row-major by perturbation. `params->forcing_in_state`
+ must be 0; noise moves the states only. On a GPU context, n must be a
+ power of two (up to 32) times 2..10, 12 or 16. `params` NULL means the
+ defaults. Outputs untouched on failure.
+
+ # Safety
+ Every non-NULL pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lorenz96_tangent_f32(const struct kp_context *ctx,
+                                       const struct kp_lorenz96_params *params,
+                                       const float *initial,
+                                       size_t members,
+                                       const float *perturbations,
+                                       size_t k,
+                                       uint64_t steps,
+                                       float *out,
+                                       float *perturbations_out);
+
+/*
+ As `kp_lorenz96_tangent_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz96_tangent_f32`.
+ */
+enum kp_status kp_lorenz96_tangent_f64(const struct kp_context *ctx,
+                                       const struct kp_lorenz96_params *params,
+                                       const double *initial,
+                                       size_t members,
+                                       const double *perturbations,
+                                       size_t k,
+                                       uint64_t steps,
+                                       double *out,
+                                       double *perturbations_out);
 
 /*
  Lorenz 96 ensemble on device arrays (CUdeviceptr values) in single precision,

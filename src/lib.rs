@@ -37,7 +37,7 @@ pub use api::lombscargle::{
 };
 pub use api::lorenz::{
     Ensemble, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
-    WindowSumOnDevice,
+    Lorenz96TangentOnDevice, Tangent, WindowSumOnDevice,
 };
 pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
 pub use api::reduce::{NormalizeOnDevice, SumOnDevice};

@@ -803,3 +803,160 @@ fn gpu_rejects_bad_buffers_and_sizes() {
         "output written on failure"
     );
 }
+
+// ---- the tangent linear model ----
+
+/// Perturbations: K random unit-scale vectors per member.
+fn tangent_case(
+    seed: u64,
+    n: usize,
+    members: usize,
+    k: usize,
+) -> (Lorenz96Params, Vec<f64>, Vec<f64>) {
+    let mut rng = Rng(seed);
+    let p = Lorenz96Params {
+        n,
+        forcing: rng.range(4.0, 12.0),
+        noise: if seed % 2 == 0 {
+            rng.range(0.0, 0.5)
+        } else {
+            0.0
+        },
+        seed: seed.rotate_left(3),
+        ..Default::default()
+    };
+    let z = l96_states(n, members, &mut rng);
+    let v = (0..members * k * n).map(|_| rng.range(-1.0, 1.0)).collect();
+    (p, z, v)
+}
+
+fn check_tangent<T: Float>(
+    kp: &Kernpack,
+    seed: u64,
+    n: usize,
+    members: usize,
+    k: usize,
+    steps: u64,
+) -> Result<(), TestCaseError> {
+    let (p, z, v) = tangent_case(seed, n, members, k);
+    let (want_x, want_v) = reference::lorenz96_tangent(&p, &z, &v, steps);
+    let got = kp
+        .lorenz96_tangent(&p, &cast::<T>(&z), &cast::<T>(&v), steps)
+        .unwrap();
+    let ex = scaled_max_error(&f64s(&got.final_state), &want_x);
+    let ev = scaled_max_error(&f64s(&got.perturbations), &want_v);
+    // As the ensemble runs' tolerance; the perturbations grow like the
+    // states' differences (the same Lyapunov growth over < 10 steps).
+    prop_assert!(
+        ex <= tolerance::<T>() && ev <= tolerance::<T>(),
+        "{p:?} k {k} steps {steps}: state error {ex}, tangent error {ev}"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(16)))]
+    #[test]
+    fn cpu_lorenz96_tangent_matches_reference(seed in any::<u64>(), n in 4usize..60, members in 1usize..6, k in 1usize..5, steps in 0u64..11, f32_case in any::<bool>()) {
+        let kp = Kernpack::new(Backend::Cpu).unwrap();
+        if f32_case {
+            check_tangent::<f32>(&kp, seed, n, members, k, steps)?;
+        } else {
+            check_tangent::<f64>(&kp, seed, n, members, k, steps)?;
+        }
+    }
+    #[test]
+    fn gpu_lorenz96_tangent_matches_reference(seed in any::<u64>(), lanes_log2 in 0u32..6, sites in prop::sample::select(vec![2usize, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]), members in 1usize..40, k in 1usize..5, steps in 0u64..11, f32_case in any::<bool>()) {
+        let Some(gpu) = gpu_or_skip("gpu_lorenz96_tangent_matches_reference") else { return Ok(()) };
+        let kp = Kernpack::with_gpu(gpu.ordinal()).unwrap();
+        let n = (1usize << lanes_log2) * sites;
+        if f32_case {
+            check_tangent::<f32>(&kp, seed, n, members, k, steps)?;
+        } else {
+            check_tangent::<f64>(&kp, seed, n, members, k, steps)?;
+        }
+    }
+}
+
+/// The tangent is the run's derivative: central differences of the run
+/// along each perturbation approach it with error O(eps^2), so halving eps
+/// divides the error by ~4 (until rounding, ~1e-16 / eps, takes over: eps
+/// stays >= 1e-4 here).
+fn tangent_is_the_derivative(kp: &Kernpack) {
+    let (p, z, v) = tangent_case(7, 40, 2, 3);
+    let p = Lorenz96Params { noise: 0.0, ..p };
+    let steps = 20;
+    let tangent = kp
+        .lorenz96_tangent(&p, &z, &v, steps)
+        .unwrap()
+        .perturbations;
+    let central = |eps: f64| -> Vec<f64> {
+        let mut out = Vec::new();
+        for m in 0..2 {
+            for j in 0..3 {
+                let dir = &v[(m * 3 + j) * 40..(m * 3 + j + 1) * 40];
+                let x = &z[m * 40..(m + 1) * 40];
+                let shift =
+                    |s: f64| -> Vec<f64> { x.iter().zip(dir).map(|(a, b)| a + s * b).collect() };
+                let plus = kp.lorenz96(&p, &shift(eps), steps, 0).unwrap().final_state;
+                let minus = kp.lorenz96(&p, &shift(-eps), steps, 0).unwrap().final_state;
+                out.extend(plus.iter().zip(&minus).map(|(a, b)| (a - b) / (2.0 * eps)));
+            }
+        }
+        out
+    };
+    let errors: Vec<f64> = [4e-3, 2e-3, 1e-3]
+        .iter()
+        .map(|&eps| scaled_max_error(&central(eps), &tangent))
+        .collect();
+    assert!(
+        errors[2] < 1e-4,
+        "central differences far from the tangent: {errors:?}"
+    );
+    for w in errors.windows(2) {
+        let ratio = w[0] / w[1];
+        assert!(
+            (3.0..5.0).contains(&ratio),
+            "not second order: errors {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn cpu_lorenz96_tangent_is_the_derivative() {
+    tangent_is_the_derivative(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn gpu_lorenz96_tangent_is_the_derivative() {
+    if let Some(gpu) = gpu_or_skip("gpu_lorenz96_tangent_is_the_derivative") {
+        tangent_is_the_derivative(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
+    }
+}
+
+#[test]
+fn lorenz96_tangent_refuses_bad_calls() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let p = Lorenz96Params::default();
+    let z = vec![1.0; 80];
+    let err =
+        |v: &[f64], p: &Lorenz96Params| kp.lorenz96_tangent(p, &z, v, 3).unwrap_err().to_string();
+    assert!(err(&[], &p).contains("perturbations"), "{}", err(&[], &p));
+    assert!(
+        err(&[1.0; 81], &p).contains("got 80 and 81"),
+        "{}",
+        err(&[1.0; 81], &p)
+    );
+    let forced = Lorenz96Params {
+        forcing_in_state: true,
+        ..p
+    };
+    assert!(err(&[1.0; 160], &forced).contains("forcing_in_state"));
+    let mut v = vec![1.0; 160];
+    v[17] = f64::NAN;
+    assert!(
+        err(&v, &p).contains("perturbation value 17"),
+        "{}",
+        err(&v, &p)
+    );
+}

@@ -857,7 +857,11 @@ def _overlapped(darr, block, depths, boundaries):
 # --------------------------------------------------------------------------
 
 
-def _ensemble_block(block, fn, steps, every, kwargs):
+def _ensemble_block(block, fn, steps, every, kwargs, block_info=None):
+    if "member_offset" in kwargs:
+        # Lorenz 96's noise is keyed by the member's index in the whole ensemble.
+        first = block_info[0]["array-location"][0][0] if block_info else 0
+        kwargs = dict(kwargs, member_offset=kwargs["member_offset"] + first)
     run = fn(block, steps, every=every, **kwargs)
     # With a trajectory, the block holds it and then the final states (NumPy
     # hands CuPy blocks to CuPy's concatenate).
@@ -892,6 +896,10 @@ def lorenz96(
     forcing: float = 8.0,
     dt: float = 0.05,
     every: int = 0,
+    forcing_in_state: bool = False,
+    noise: float = 0.0,
+    seed: int = 0,
+    member_offset: int = 0,
     backend: Optional[str] = None,
 ) -> "_ode.Ensemble":
     """:func:`kernpack.ode.lorenz96` of an ensemble chunked by members.
@@ -902,8 +910,9 @@ def lorenz96(
         ``(members, N)`` initial states, chunked along members (a chunking
         along N is undone: each block holds whole states); NumPy or CuPy
         blocks.
-    steps, forcing, dt, every, backend
-        As in :func:`kernpack.ode.lorenz96`.
+    steps, forcing, dt, every, forcing_in_state, noise, seed, member_offset, backend
+        As in :func:`kernpack.ode.lorenz96`; each block draws the noise of its
+        members' indices in the whole ensemble.
 
     Returns
     -------
@@ -915,7 +924,9 @@ def lorenz96(
         are independent, so the blocks equal the one-call result bitwise on
         the same backend.
     """
-    return _ensemble(_ode.lorenz96, initial, steps, every, dict(forcing=forcing, dt=dt, backend=backend))
+    kwargs = dict(forcing=forcing, dt=dt, forcing_in_state=forcing_in_state, noise=noise, seed=seed,
+                  member_offset=member_offset, backend=backend)
+    return _ensemble(_ode.lorenz96, initial, steps, every, kwargs)
 
 
 def lorenz05(

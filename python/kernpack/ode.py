@@ -22,7 +22,7 @@ from ._arrays import (
 )
 from ._context import context, device_context, device_float_context
 
-__all__ = ["lorenz96", "lorenz05", "dapper_step", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
+__all__ = ["lorenz96", "lorenz96_tangent", "lorenz05", "dapper_step", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
 
 
 class Ensemble(NamedTuple):
@@ -84,6 +84,7 @@ def lorenz96(
     forcing_in_state: bool = False,
     noise: float = 0.0,
     seed: int = 0,
+    member_offset: int = 0,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Ensemble:
@@ -112,6 +113,10 @@ def lorenz96(
         The noise's seed, 0 to 2**64 - 1: draws are keyed by (seed, member,
         step, site), so a seed gives the same noise on every backend, thread
         count and GPU count.
+    member_offset : int, optional
+        The noise's member index of ``initial``'s first member (default 0):
+        pieces of one ensemble run by separate calls draw the noise of the
+        whole run when each passes the index of its first member.
     every : int, optional
         Store the trajectory every `every` steps (0: final states only).
     backend : {'auto', 'gpu', 'cpu'}, optional
@@ -127,10 +132,68 @@ def lorenz96(
         Final states and the optional trajectory, in the input's dtype and
         library.
     """
-    (seed,) = _counts(seed=seed)
+    seed, member_offset = _counts(seed=seed, member_offset=member_offset)
     params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
-                  forcing_in_state=bool(forcing_in_state), noise=float(noise), seed=seed)
+                  forcing_in_state=bool(forcing_in_state), noise=float(noise), seed=seed,
+                  member_offset=member_offset)
     return _run(initial, steps, every, backend, device, 96, params)
+
+
+def lorenz96_tangent(
+    initial: Any,
+    perturbations: Any,
+    steps: int,
+    *,
+    forcing: float = 8.0,
+    dt: float = 0.05,
+    noise: float = 0.0,
+    seed: int = 0,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Tuple[Any, Any]:
+    """Lorenz 96's tangent linear model: the derivative of an RK4 run applied
+    to perturbations (what ExtKF and 4D-Var propagate).
+
+    Integrates `initial` for `steps` RK4 steps as :func:`lorenz96` and
+    propagates each perturbation by the exact derivative of those steps (the
+    RK4 step of x joined with ``dv/dt = J(x) v``). Identity perturbations
+    (``np.eye(N)`` per member) give each member's Jacobian of the run, row
+    ``j`` the image of unit vector ``j``, i.e. the Jacobian transposed.
+
+    Parameters
+    ----------
+    initial : array_like
+        ``(members, N)`` states (or one state of N), float32 or float64.
+    perturbations : array_like
+        ``(members, K, N)`` vectors (or ``(K, N)`` for one state), the dtype of `initial`.
+    steps : int
+        RK4 steps of `dt`.
+    forcing, dt, noise, seed, backend, device
+        As in :func:`lorenz96` (noise moves the states only: its derivative is 0).
+        On a GPU, N must be a power of two (up to 32) times 2..10, 12 or 16.
+
+    Returns
+    -------
+    (final, perturbations)
+        ``(members, N)`` states and ``(members, K, N)`` propagated perturbations.
+    """
+    (steps, seed) = _counts(steps=steps, seed=seed)
+    dtype = host_float_dtype(initial, perturbations)
+    states = host_array(initial, dtype)
+    members, n = _state_shape(states.shape)
+    vectors = host_array(perturbations, dtype)
+    if vectors.ndim == 2 and states.ndim == 1:
+        vectors = vectors[None]
+    if vectors.ndim != 3 or vectors.shape[0] != members or vectors.shape[2] != n or vectors.shape[1] == 0:
+        raise ValueError(
+            f"perturbations must be (members, K, N) = ({members}, K >= 1, {n}), got shape {vectors.shape}"
+        )
+    params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
+                  forcing_in_state=False, noise=float(noise), seed=seed, member_offset=0, model=96)
+    final, moved = _native.lorenz96_tangent(
+        context(backend, device), params, states.reshape(members, n), vectors, steps
+    )
+    return final, moved
 
 
 def lorenz05(
@@ -169,7 +232,7 @@ def lorenz05(
         Final states and the optional trajectory, as :func:`lorenz96`.
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c),
-                  forcing_in_state=False, noise=0.0, seed=0)
+                  forcing_in_state=False, noise=0.0, seed=0, member_offset=0)
     return _run(initial, steps, every, backend, device, int(model), params)
 
 
@@ -210,7 +273,7 @@ def dapper_step(
     kernpack.ode.dapper_step(forcing=8.0), "noise": 0}``.
     """
     runs = {
-        "lorenz96": (lorenz96, {}, {"forcing", "forcing_in_state", "noise", "seed"}),
+        "lorenz96": (lorenz96, {}, {"forcing", "forcing_in_state", "noise", "seed", "member_offset"}),
         "lorenz05": (lorenz05, {"model": 3}, {"forcing", "k", "j", "b", "c"}),
         "lorenz05_model2": (lorenz05, {"model": 2}, {"forcing", "k", "b", "c"}),
     }

@@ -298,6 +298,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(ode::frames, m)?,
         wrap_pyfunction!(ode::ensemble, m)?,
         wrap_pyfunction!(ode::ensemble_device, m)?,
+        wrap_pyfunction!(ode::lorenz96_tangent, m)?,
         wrap_pyfunction!(ode::window_sum, m)?,
         wrap_pyfunction!(ode::window_sum_device, m)?,
         wrap_pyfunction!(ode::fg_integrate, m)?,

@@ -2,7 +2,7 @@
 //! the periodic window sum they use, and the coupled F/G system.
 use std::marker::PhantomData;
 
-use numpy::{IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
+use numpy::{IntoPyArray, Ix2, Ix3, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::PyComplex;
 
@@ -32,7 +32,7 @@ enum Model {
 
 /// A model as a call names it: a dict of `model` (96, 2 or 3), `forcing`,
 /// `dt`, Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96) and Lorenz 96's
-/// `forcing_in_state`, `noise`, `seed` (ignored by 2005).
+/// `forcing_in_state`, `noise`, `seed`, `member_offset` (ignored by 2005).
 #[derive(FromPyObject, Clone, Copy)]
 #[pyo3(from_item_all)]
 pub(crate) struct ModelArgs {
@@ -46,6 +46,7 @@ pub(crate) struct ModelArgs {
     forcing_in_state: bool,
     noise: f64,
     seed: u64,
+    member_offset: u64,
 }
 
 impl ModelArgs {
@@ -66,6 +67,7 @@ impl ModelArgs {
                 forcing_in_state: in_state,
                 noise: self.noise,
                 seed: self.seed,
+                member_offset: self.member_offset,
             }));
         }
         Ok(Model::L05(Lorenz05Params {
@@ -112,6 +114,41 @@ pub(crate) fn ensemble<'py>(
             .map(|t| t.into_pyarray(py).reshape([frames, members, n]))
             .transpose()?;
         Ok((last.into_any(), trajectory.map(Bound::into_any)))
+    })
+}
+
+/// Lorenz 96's tangent linear model on host arrays: `initial` (members x n)
+/// and `perturbations` (members x k x n) of one dtype. Returns the final
+/// states and the propagated perturbations, as new arrays of that shape.
+#[pyfunction]
+pub(crate) fn lorenz96_tangent<'py>(
+    ctx: &Context,
+    model_args: ModelArgs,
+    initial: &Bound<'py, PyUntypedArray>,
+    perturbations: &Bound<'py, PyUntypedArray>,
+    steps: u64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let (py, kp) = (initial.py(), &ctx.kp);
+    by_dtype!(Dtype::of("initial", initial)?, T => {
+        let initial = In::<T, Ix2>::new("initial", initial)?;
+        let perturbations = In::<T, Ix3>::new("perturbations", perturbations)?;
+        let (shape, vshape) = (initial.shape(), perturbations.shape());
+        let (members, n, vm, k, vn) = (shape[0], shape[1], vshape[0], vshape[1], vshape[2]);
+        if (vm, vn) != (members, n) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "perturbations must be (members, k, N) = ({members}, k, {n}), got ({vm}, {k}, {vn})"
+            )));
+        }
+        let Model::L96(p) = model_args.of_size(n)? else {
+            unreachable!("the Python side asks for model 96")
+        };
+        let (initial, perturbations) = (initial.values(), perturbations.values());
+        let run = py
+            .detach(|| kp.lorenz96_tangent(&p, initial, perturbations, steps))
+            .map_err(to_py)?;
+        let states = run.final_state.into_pyarray(py).reshape([members, n])?;
+        let vectors = run.perturbations.into_pyarray(py).reshape([members, k, n])?;
+        Ok((states.into_any(), vectors.into_any()))
     })
 }
 

@@ -754,6 +754,20 @@ def test_lorenz96_split_by_members_is_bitwise_the_one_call(backend, rng):
     np.testing.assert_array_equal(only_final.final.compute(), one.final)
 
 
+def test_stochastic_forced_lorenz96_split_by_members_is_bitwise_the_one_call(backend, rng):
+    # Each block draws the noise of its members' indices in the whole ensemble.
+    initial = np.hstack([8 + rng.normal(size=(11, 40)), rng.uniform(6, 10, (11, 40))])
+    opts = dict(forcing_in_state=True, noise=0.4, seed=2024, backend=backend)
+    run = kd.lorenz96(da.from_array(initial, chunks=(4, 80)), 100, every=25, **opts)
+    final, trajectory = dask.compute(run.final, run.trajectory)
+    one = kernpack.ode.lorenz96(initial, 100, every=25, **opts)
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(trajectory, one.trajectory)
+    # And the pieces run by hand, with their offsets, are the same run.
+    tail = kernpack.ode.lorenz96(initial[4:], 100, member_offset=4, **opts).final
+    np.testing.assert_array_equal(tail, one.final[4:])
+
+
 def test_lorenz05_split_by_members_is_bitwise_the_one_call(backend, rng):
     initial = rng.normal(size=(5, 120)).astype(np.float32)
     darr = da.from_array(initial, chunks=(2, 120))

@@ -356,6 +356,47 @@ def test_lorenz96_noise_is_reproducible_and_scaled(backend, rng):
         ode.lorenz96(x0, 1, noise=1.0, seed=-1, backend=backend)
 
 
+def l96_tangent_numpy(x, v, steps, forcing=8.0, dt=0.05):
+    """RK4 of the joint system (x, v), dv/dt = J(x) v, per row of x and each of its K vectors."""
+
+    def joint(z):
+        x, v = z[:, :1], z[:, 1:]
+        dx = l96_tendency(x[:, 0], forcing)[:, None]
+        roll = lambda a, k: np.roll(a, k, axis=-1)  # noqa: E731
+        dv = (roll(v, -1) - roll(v, 2)) * roll(x, 1) + (roll(x, -1) - roll(x, 2)) * roll(v, 1) - v
+        return np.concatenate([dx, dv], axis=1)
+
+    z = np.concatenate([x[:, None, :], v], axis=1)
+    for _ in range(steps):
+        k1 = joint(z)
+        k2 = joint(z + 0.5 * dt * k1)
+        k3 = joint(z + 0.5 * dt * k2)
+        k4 = joint(z + dt * k3)
+        z = z + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return z[:, 0], z[:, 1:]
+
+
+def test_lorenz96_tangent(backend, rng):
+    members, k, n, steps = 3, 4, 40, 15
+    x0 = l96_initial(rng, members, n)
+    v0 = rng.normal(size=(members, k, n))
+    final, moved = ode.lorenz96_tangent(x0, v0, steps, backend=backend)
+    want_x, want_v = l96_tangent_numpy(x0, v0, steps)
+    assert final.shape == (members, n) and moved.shape == (members, k, n)
+    assert np.max(np.abs(final - want_x)) <= 1e-10 * np.max(np.abs(want_x))
+    assert np.max(np.abs(moved - want_v)) <= 1e-10 * np.max(np.abs(want_v))
+    # Central differences along a perturbation approach it to O(eps^2).
+    eps = 1e-4
+    plus = ode.lorenz96(x0 + eps * v0[:, 0], steps, backend=backend).final
+    minus = ode.lorenz96(x0 - eps * v0[:, 0], steps, backend=backend).final
+    assert np.max(np.abs((plus - minus) / (2 * eps) - moved[:, 0])) <= 1e-6 * np.max(np.abs(moved[:, 0]))
+    # One state and its Jacobian from identity perturbations.
+    x1, jac = ode.lorenz96_tangent(x0[0], np.eye(n), 2, backend=backend)
+    assert jac.shape == (1, n, n)
+    with pytest.raises(ValueError, match="perturbations must be"):
+        ode.lorenz96_tangent(x0, v0[:, :, :5], steps, backend=backend)
+
+
 def test_noisy_dapper_step_draws_fresh_noise_each_call():
     step = ode.dapper_step(forcing=0.0, noise=1.0, seed=3, backend="cpu")
     x = np.zeros((4, 40))

@@ -7,11 +7,12 @@
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`
 //! steps (frame 0: the initial state), `steps / every + 1` frames.
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 pub use crate::gpu::lorenz::{
-    window_extent, Lorenz05OnDevice, Lorenz96OnDevice, WindowSumOnDevice, L05_FIXED_KJ,
-    L05_FIXED_SITES, L05_SITES_PER_THREAD, L96_CAPACITY,
+    window_extent, Lorenz05OnDevice, Lorenz96OnDevice, Lorenz96TangentOnDevice, WindowSumOnDevice,
+    L05_FIXED_KJ, L05_FIXED_SITES, L05_SITES_PER_THREAD, L96_CAPACITY,
 };
 pub use crate::params::lorenz::{
     frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Model, Lorenz05Params, Lorenz96Params,
@@ -24,7 +25,7 @@ use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
 use crate::gpu::device::Guards;
-use crate::gpu::lorenz::{check_ensemble, check_window, EnsembleModel};
+use crate::gpu::lorenz::{check_ensemble, check_tangent, check_window, EnsembleModel};
 use crate::gpu::Gpu;
 
 /// DART's initial state of one member: every site F, site 0 1.001 F.
@@ -181,6 +182,123 @@ impl Kernpack {
         /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.
         fn window_sum(x: &[T], w: &[T], rows: usize, n: usize) -> Vec<T>
             = WindowSum { x, w, rows, n };
+    }
+}
+
+/// The result of [`Kernpack::lorenz96_tangent`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tangent<T> {
+    /// members x N states after the last step.
+    pub final_state: Vec<T>,
+    /// members x K x N: each perturbation propagated by the derivative of
+    /// the run (the tangent linear model, M dx).
+    pub perturbations: Vec<T>,
+}
+
+/// The operation: [`Kernpack::lorenz96_tangent`].
+#[derive(Debug, Clone, Copy)]
+pub struct Lorenz96Tangent<'a, T> {
+    pub params: &'a Lorenz96Params,
+    /// members x N.
+    pub initial: &'a [T],
+    /// members x K x N.
+    pub perturbations: &'a [T],
+    pub steps: u64,
+}
+
+impl<T: Float> Lorenz96Tangent<'_, T> {
+    /// (members, K) of a call that passed [`Operation::validate`].
+    fn counts(&self) -> (usize, usize) {
+        let members = self.initial.len() / self.params.n;
+        (members, self.perturbations.len() / self.initial.len())
+    }
+}
+
+impl<T: Float> Operation for Lorenz96Tangent<'_, T> {
+    type Output = Tangent<T>;
+
+    fn validate(&self) -> Result<()> {
+        let (p, len, vlen) = (self.params, self.initial.len(), self.perturbations.len());
+        if p.n == 0 || len == 0 || len % p.n != 0 || vlen == 0 || vlen % len != 0 {
+            p.validate()?;
+            return Err(Error::invalid(format!(
+                "the tangent run needs members x N = {} initial values and members x K x N \
+                 perturbations (K >= 1), got {len} and {vlen}",
+                p.n
+            )));
+        }
+        check_tangent(p, len / p.n, vlen / len, self.steps)?;
+        check_host_room::<T>("the states and perturbations", len.saturating_add(vlen))?;
+        for (name, values) in [
+            ("initial state", self.initial),
+            ("perturbation", self.perturbations),
+        ] {
+            if let Some(at) =
+                cpu::parallel::first_position(cpu::threads(), values, first_non_finite)
+            {
+                return Err(Error::invalid(format!(
+                    "{name} value {at} is {}, all must be finite",
+                    values[at]
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Tangent<T>> {
+        let (final_state, perturbations) = cpu::lorenz::lorenz96_tangent(
+            self.params,
+            self.initial,
+            self.perturbations,
+            self.steps,
+            cpu.threads,
+        );
+        Ok(Tangent {
+            final_state,
+            perturbations,
+        })
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Tangent<T>> {
+        let (members, k) = self.counts();
+        let (initial, v0) = (gpu.upload(self.initial)?, gpu.upload(self.perturbations)?);
+        let (mut out, mut v) = (
+            gpu.zeros::<T>(self.initial.len())?,
+            gpu.zeros::<T>(self.perturbations.len())?,
+        );
+        let mut g = Guards::new(gpu.stream());
+        let call = Lorenz96TangentOnDevice::<T> {
+            p: *self.params,
+            initial: g.read(&initial),
+            out: g.write(&mut out),
+            v0: g.read(&v0),
+            v: g.write(&mut v),
+            members,
+            k,
+            steps: self.steps,
+            dtype: PhantomData,
+        };
+        // SAFETY: buffers just allocated on this GPU with the validated lengths.
+        unsafe { gpu.launch_fresh(g.with(call), ()) }?;
+        Ok(Tangent {
+            final_state: gpu.download(&out)?,
+            perturbations: gpu.download(&v)?,
+        })
+    }
+}
+
+impl Kernpack {
+    facade! {
+        /// Lorenz 96's tangent linear model: integrates `initial` (members x
+        /// N) for `steps` RK4 steps and propagates `perturbations` (members x
+        /// K x N, K vectors per member) by the exact derivative of those
+        /// steps (the RK4 step of x joined with `dv/dt = J(x) v`). With
+        /// K = N and identity perturbations the result is each member's
+        /// Jacobian of the run, row-major by perturbation. Noise moves x
+        /// only; the forcing in the state is refused. On the GPU, N must be
+        /// a lane layout (a power of two up to 32 times 2..=10, 12 or 16).
+        fn lorenz96_tangent(p: &Lorenz96Params, initial: &[T], perturbations: &[T], steps: u64) -> Tangent<T>
+            = Lorenz96Tangent { params: p, initial, perturbations, steps };
     }
 }
 

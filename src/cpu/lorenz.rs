@@ -138,6 +138,87 @@ pub(crate) fn lorenz96<T: Float>(
     )
 }
 
+/// Lorenz 96's tangent linear model (inputs validated by the caller) on
+/// `threads` threads, in `T` arithmetic: per member the RK4 run of x joined
+/// with its K perturbations (`perturbations`: members x K x N), in the
+/// reference's order. Returns the final states and perturbations.
+pub(crate) fn lorenz96_tangent<T: Float>(
+    p: &Lorenz96Params,
+    initial: &[T],
+    perturbations: &[T],
+    steps: u64,
+    threads: usize,
+) -> (Vec<T>, Vec<T>) {
+    let n = p.n;
+    let k = perturbations.len() / initial.len();
+    let (mut states, mut vectors) = (initial.to_vec(), perturbations.to_vec());
+    let mut members: Vec<(&mut [T], &mut [T])> = states
+        .chunks_mut(n)
+        .zip(vectors.chunks_mut(k * n))
+        .collect();
+    let work = perturbations.len().saturating_mul(steps.max(1) as usize);
+    let threads = threads_for(threads, work, SITE_STEPS_PER_THREAD);
+    for_each_chunk(threads, &mut members, 1, None, |first, piece| {
+        for (i, (x, v)) in piece.iter_mut().enumerate() {
+            tangent_member(p, (first + i) as u64, x, v, steps);
+        }
+    });
+    (states, vectors)
+}
+
+/// One member's joint run (x, then its perturbations in `v`), in place.
+fn tangent_member<T: Float>(p: &Lorenz96Params, member: u64, x: &mut [T], v: &mut [T], steps: u64) {
+    let (n, dt, forcing) = (p.n, T::from_f64(p.dt), T::from_f64(p.forcing));
+    let mut z: Vec<T> = x.iter().chain(v.iter()).copied().collect();
+    let (mut stage, mut inc, mut dz) = (z.clone(), z.clone(), z.clone());
+    let mut w = vec![T::default(); n];
+    let tendency = |s: &[T], dz: &mut [T]| {
+        let (x, vs) = s.split_at(n);
+        let (dx, dvs) = dz.split_at_mut(n);
+        for i in 0..n {
+            let (m2, m1, p1) = ((i + n - 2) % n, (i + n - 1) % n, (i + 1) % n);
+            dx[i] = (x[p1] - x[m2]) * x[m1] - x[i] + forcing;
+        }
+        for (v, dv) in vs.chunks(n).zip(dvs.chunks_mut(n)) {
+            for i in 0..n {
+                let (m2, m1, p1) = ((i + n - 2) % n, (i + n - 1) % n, (i + 1) % n);
+                dv[i] = (v[p1] - v[m2]) * x[m1] + (x[p1] - x[m2]) * v[m1] - v[i];
+            }
+        }
+    };
+    for step in 0..steps {
+        if p.noise > 0.0 {
+            let scale = p.noise_per_step();
+            for (site, wi) in w.iter_mut().enumerate() {
+                let draw = counter_rng::draw(p.seed, p.member_offset + member, step, site as u32);
+                *wi = T::from_f64(scale * counter_rng::standard_normal(draw));
+            }
+        }
+        for s in 0..4 {
+            tendency(if s == 0 { &z } else { &stage }, &mut dz);
+            for i in 0..z.len() {
+                let kk = dt * dz[i];
+                let kk = if p.noise > 0.0 && i < n {
+                    kk + w[i]
+                } else {
+                    kk
+                };
+                let (zi, inc_i, out) = (z[i], &mut inc[i], &mut stage[i]);
+                match s {
+                    0 => rk4_stage::<T, 0>(kk, zi, inc_i, out),
+                    1 => rk4_stage::<T, 1>(kk, zi, inc_i, out),
+                    2 => rk4_stage::<T, 2>(kk, zi, inc_i, out),
+                    _ => rk4_stage::<T, 3>(kk, zi, inc_i, out),
+                }
+            }
+        }
+        // Stage 3 wrote the new state into `stage`.
+        std::mem::swap(&mut z, &mut stage);
+    }
+    x.copy_from_slice(&z[..n]);
+    v.copy_from_slice(&z[n..]);
+}
+
 /// Values of `T` per 512-bit vector (16 f32, 8 f64): the lane count of the
 /// member-blocked kernels.
 pub(crate) const fn vector<T>() -> usize {
@@ -312,7 +393,7 @@ fn l96_block<T: Float, const L: usize>(
     for step in 1..=steps {
         if let Some(w) = w.as_mut() {
             for l in 0..count {
-                let member = (block.first + l) as u64;
+                let member = p.member_offset + (block.first + l) as u64;
                 for i in 0..n {
                     let draw = counter_rng::draw(p.seed, member, step - 1, i as u32);
                     w[i * L + l] = T::from_f64(scale * counter_rng::standard_normal(draw));

@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lorenz::{
-    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, WindowSumOnDevice,
+    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz96Tangent,
+    WindowSumOnDevice,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
@@ -39,6 +40,10 @@ pub struct kp_lorenz96_params {
     /// The noise's seed: the same seed draws the same noise on every backend
     /// and GPU count (default 0).
     pub seed: u64,
+    /// The member index of this call's first member in the noise draws
+    /// (default 0): pieces of one ensemble run by separate calls draw the
+    /// whole run's noise when each passes the index of its first member.
+    pub member_offset: u64,
 }
 
 /// Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
@@ -80,6 +85,7 @@ pub extern "C" fn kp_lorenz96_default_params() -> kp_lorenz96_params {
                 forcing_in_state: p.forcing_in_state.into(),
                 noise: p.noise,
                 seed: p.seed,
+                member_offset: p.member_offset,
             }
         },
     )
@@ -155,6 +161,7 @@ impl CParams for kp_lorenz96_params {
             forcing_in_state: c.forcing_in_state != 0,
             noise: c.noise,
             seed: c.seed,
+            member_offset: c.member_offset,
         })
     }
 }
@@ -263,7 +270,8 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
 }
 
 /// Integrates a Lorenz 96 ensemble of host arrays in {precision}: `initial`
-/// and `out` hold `members` x `params->n` values (member m at m * n),
+/// and `out` hold `members` x `params->n` values (member m at m * n; with
+/// `params->forcing_in_state`, members x 2n: X then F per member),
 /// `steps` RK4 steps of `params->dt`, all members in one launch on a GPU
 /// context. With `every` > 0, `trajectory` receives
 /// `kp_lorenz_trajectory_len(members, n, steps, every)` values (= `trajectory_len`):
@@ -281,6 +289,62 @@ type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params>;
 /// # Safety
 /// As `kp_lorenz96_{dtype}`.
 type kp_lorenz05<T> = HostRun<T, kp_lorenz05_params>;
+
+/// Lorenz 96's tangent linear model on host arrays in {precision}:
+/// integrates `initial` (`members` x `params->n` values) for `steps` RK4
+/// steps into `out` (as many values) and propagates `perturbations`
+/// (`members` x `k` x n values: k vectors per member, member m's at
+/// m * k * n) by the exact derivative of the run into `perturbations_out`
+/// (as many values). With k = n and identity perturbations, each member's
+/// Jacobian of the run, row-major by perturbation. `params->forcing_in_state`
+/// must be 0; noise moves the states only. On a GPU context, n must be a
+/// power of two (up to 32) times 2..10, 12 or 16. `params` NULL means the
+/// defaults. Outputs untouched on failure.
+///
+/// # Safety
+/// Every non-NULL pointer must be valid for the stated number of values.
+struct kp_lorenz96_tangent<T> {
+    params: *const kp_lorenz96_params,
+    initial: *const T,
+    members: usize,
+    perturbations: *const T,
+    k: usize,
+    steps: u64,
+    out: *mut T,
+    perturbations_out: *mut T,
+}
+
+impl<T: Float> Entry for kp_lorenz96_tangent<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let params = unsafe { <kp_lorenz96_params as CParams>::read(self.params) }?;
+        let len = raw::product("members", self.members, "N", params.n)?;
+        let vlen = raw::product("members x N", len, "k", self.k)?;
+        check_apart(
+            &[
+                Span::of("out", self.out, len),
+                Span::of("perturbations_out", self.perturbations_out, vlen),
+            ],
+            &[
+                Span::of("initial", self.initial, len),
+                Span::of("perturbations", self.perturbations, vlen),
+            ],
+        )?;
+        let initial = unsafe { raw::host("initial", self.initial, len) }?;
+        let perturbations = unsafe { raw::host("perturbations", self.perturbations, vlen) }?;
+        let out = unsafe { raw::host_mut("out", self.out, len) }?;
+        let v = unsafe { raw::host_mut("perturbations_out", self.perturbations_out, vlen) }?;
+        // Computed in full before anything is written to the outputs.
+        let run = kp.run(Lorenz96Tangent {
+            params: &params,
+            initial,
+            perturbations,
+            steps: self.steps,
+        })?;
+        out.copy_from_slice(&run.final_state);
+        v.copy_from_slice(&run.perturbations);
+        Ok(())
+    }
+}
 
 /// Lorenz 96 ensemble on device arrays (CUdeviceptr values) in {precision},
 /// enqueued on `stream` (0: the default stream) with no synchronisation.

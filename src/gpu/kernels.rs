@@ -193,6 +193,28 @@ pub(crate) fn lorenz96_lanes<T: Float>(
     })
 }
 
+/// `lorenz96_tangent_pP_T(const T* z0, T* out, const T* v0, T* v, int k,
+/// int64_t members, int lanes, kp_l96_run r)`: the tangent linear model, K
+/// perturbations per member, on the lanes of [`lorenz96_lanes`].
+pub(crate) fn lorenz96_tangent<T: Float>(
+    sites_per_lane: usize,
+) -> KernelFn<(In<T>, Out<T>, In<T>, Out<T>, i32, i64, i32, L96Run)> {
+    KernelFn::new(match sites_per_lane {
+        2 => per_float!(T, "lorenz96_tangent_p2"),
+        3 => per_float!(T, "lorenz96_tangent_p3"),
+        4 => per_float!(T, "lorenz96_tangent_p4"),
+        5 => per_float!(T, "lorenz96_tangent_p5"),
+        6 => per_float!(T, "lorenz96_tangent_p6"),
+        7 => per_float!(T, "lorenz96_tangent_p7"),
+        8 => per_float!(T, "lorenz96_tangent_p8"),
+        9 => per_float!(T, "lorenz96_tangent_p9"),
+        10 => per_float!(T, "lorenz96_tangent_p10"),
+        12 => per_float!(T, "lorenz96_tangent_p12"),
+        16 => per_float!(T, "lorenz96_tangent_p16"),
+        _ => panic!("no Lorenz 96 tangent kernel of {sites_per_lane} sites per lane"),
+    })
+}
+
 /// The generic Lorenz 2005 kernel's parameters (sixteen).
 pub(crate) type Lorenz05<T> = KernelFn<(
     In<T>,  // z0
@@ -334,6 +356,7 @@ mod tests {
         out.extend((1..=4).map(|r| params(box_filter_unrolled::<T>(r))));
         out.extend([2, 4].map(|p| params(lorenz05_k32j12::<T>(p))));
         out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_lanes::<T>(p))));
+        out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_tangent::<T>(p))));
         out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
     }
 

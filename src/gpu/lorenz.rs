@@ -400,7 +400,7 @@ impl<T: Float> Lorenz96OnDevice<T> {
             dt: p.dt,
             noise: p.noise_per_step(),
             seed: p.seed,
-            first_member: self.first_member as i64,
+            first_member: (p.member_offset + self.first_member as u64) as i64,
             steps: self.steps as i64,
             every: if traj == 0 { 0 } else { self.every as i64 },
             n: p.n as i32,
@@ -679,6 +679,113 @@ impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
         let kernel = gpu.kernel(&window_sum)?;
         let grid = kernel.grid_for((rows * n) as u64, kernel.block as u64);
         unsafe { gpu.launch(&window_sum, LaunchConfig::grid(grid), stream, args) }
+    }
+}
+
+/// Lorenz 96's tangent linear model on device memory: `initial` and `out`
+/// hold members x N states, `v0` and `v` members x K x N perturbations (K =
+/// `k`); `v` receives the perturbations propagated by the derivative of the
+/// `steps` RK4 steps, `out` the states. Runs on the lane layouts only
+/// ([`l96_lanes`]); the forcing in the state is not supported.
+#[derive(Debug, Clone, Copy)]
+pub struct Lorenz96TangentOnDevice<T> {
+    pub p: Lorenz96Params,
+    pub initial: CUdeviceptr,
+    pub out: CUdeviceptr,
+    pub v0: CUdeviceptr,
+    pub v: CUdeviceptr,
+    pub members: usize,
+    pub k: usize,
+    pub steps: u64,
+    pub dtype: PhantomData<T>,
+}
+
+/// The one check of a tangent run's parameters and counts.
+pub(crate) fn check_tangent(
+    p: &Lorenz96Params,
+    members: usize,
+    k: usize,
+    steps: u64,
+) -> Result<()> {
+    p.validate()?;
+    if p.forcing_in_state {
+        return Err(Error::invalid(
+            "the tangent linear model takes the forcing as a parameter: forcing_in_state must be off",
+        ));
+    }
+    if members == 0 || k == 0 {
+        return Err(Error::invalid(format!(
+            "a tangent run needs members and perturbations, got {members} members x {k} perturbations"
+        )));
+    }
+    let groups = members.checked_mul(k).filter(|g| {
+        g.checked_mul(p.n)
+            .is_some_and(|v| v <= i64::MAX as usize / 8)
+    });
+    if groups.is_none() || k > i32::MAX as usize || steps > i64::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "{members} members x {k} perturbations x N = {} (or steps = {steps}) is too large",
+            p.n
+        )));
+    }
+    Ok(())
+}
+
+impl<T: Float> DeviceOperation for Lorenz96TangentOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        check_tangent(&self.p, self.members, self.k, self.steps)?;
+        match l96_lanes(self.p.n) {
+            Some(_) => Ok(()),
+            None => Err(Error::invalid(format!(
+                "the GPU tangent linear model runs N = a power of two (up to 32) times 2..=10, 12 or 16; \
+                 N = {} runs on the CPU backend",
+                self.p.n
+            ))),
+        }
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let states = self.members * self.p.n;
+        let vectors = states * self.k;
+        check_disjoint::<T>(self.initial, states, self.out, states)?;
+        check_disjoint::<T>(self.v0, vectors, self.v, vectors)?;
+        check_disjoint::<T>(self.out, states, self.v, vectors)?;
+        gpu.check_device_array::<T>("initial", self.initial, states)?;
+        gpu.check_device_array::<T>("out", self.out, states)?;
+        gpu.check_device_array::<T>("perturbations", self.v0, vectors)?;
+        gpu.check_device_array::<T>("perturbations out", self.v, vectors)
+    }
+
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (p, members, k) = (&self.p, self.members, self.k);
+        let (lanes, sites) = l96_lanes(p.n).expect("checked by check_shapes");
+        let run = L96Run {
+            forcing: p.forcing,
+            dt: p.dt,
+            noise: p.noise_per_step(),
+            seed: p.seed,
+            first_member: p.member_offset as i64,
+            steps: self.steps as i64,
+            every: 0,
+            n: p.n as i32,
+            forced: 0,
+        };
+        let kernel = kernels::lorenz96_tangent::<T>(sites);
+        let threads = (members * k).div_ceil(32 / lanes) * 32;
+        let grid = threads.div_ceil(L96_LANES_BLOCK).min(i32::MAX as usize) as u32;
+        let args = (
+            In::new(self.initial),
+            Out::new(self.out),
+            In::new(self.v0),
+            Out::new(self.v),
+            k as i32,
+            members as i64,
+            lanes as i32,
+            run,
+        );
+        unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
     }
 }
 

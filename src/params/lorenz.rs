@@ -29,6 +29,11 @@ pub struct Lorenz96Params {
     /// every backend, thread count and GPU count (member: its index in the
     /// whole ensemble; step: 0 for the first step of a run).
     pub seed: u64,
+    /// The member index of this call's first member in the noise draws (0
+    /// by default): pieces of one ensemble run separately (Dask blocks,
+    /// several processes) draw the noise of the whole run when each passes
+    /// the index of its first member.
+    pub member_offset: u64,
 }
 
 impl Default for Lorenz96Params {
@@ -41,6 +46,7 @@ impl Default for Lorenz96Params {
             forcing_in_state: false,
             noise: 0.0,
             seed: 0,
+            member_offset: 0,
         }
     }
 }

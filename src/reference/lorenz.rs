@@ -223,12 +223,13 @@ pub struct EnsembleRun {
     pub trajectory: Option<Vec<f64>>,
 }
 
-/// Integrates every member of `initial` (members x n) for `steps` RK4 steps
-/// of `tendency` (built per member by `make`), one member per task.
 /// The noise of one step: `noise(member, step, w)` fills `w` (one value per
 /// state value) for step `step` (0 the first) of member `member`.
 type StepNoise<'a> = &'a (dyn Fn(u64, u64, &mut [f64]) + Sync);
 
+/// Integrates every member of `initial` (members x n) for `steps` RK4 steps
+/// of `tendency` (built per member by `make`), one member per task, with the
+/// optional additive `noise` in every stage.
 #[allow(clippy::too_many_arguments)]
 fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     n: usize,
@@ -293,11 +294,11 @@ pub fn lorenz96(
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
     let (n, forcing, in_state) = (p.n, p.forcing, p.forcing_in_state);
-    let (seed, scale) = (p.seed, p.noise_per_step());
+    let (seed, scale, offset) = (p.seed, p.noise_per_step(), p.member_offset);
     // W on the X sites; none on a forcing held in the state.
     let noise = move |member: u64, step: u64, w: &mut [f64]| {
         for (site, v) in w[..n].iter_mut().enumerate() {
-            *v = scale * standard_normal(draw(seed, member, step, site as u32));
+            *v = scale * standard_normal(draw(seed, offset + member, step, site as u32));
         }
     };
     let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
@@ -320,6 +321,68 @@ pub fn lorenz96(
             }
         },
     )
+}
+
+/// Lorenz 96's tangent linear model along the RK4 trajectory: `initial`
+/// holds members x N states, `perturbations` members x K x N vectors; returns
+/// the states after `steps` steps and each perturbation propagated by the
+/// derivative of those steps. The RK4 step of the joint system (x, dx) with
+/// `d(dx)/dt = J(x) dx` is exactly the derivative of the RK4 step of x (the
+/// stages are linear in dx), so the tangent is that joint run. Noise, which
+/// does not depend on x, moves x only. The forcing in the state is not
+/// supported (the caller refuses it).
+pub fn lorenz96_tangent(
+    p: &Lorenz96Params,
+    initial: &[f64],
+    perturbations: &[f64],
+    steps: u64,
+) -> (Vec<f64>, Vec<f64>) {
+    let n = p.n;
+    let members = initial.len() / n;
+    let k = perturbations.len() / initial.len();
+    // Member m of the joint run: x, then its K perturbations.
+    let joint: Vec<f64> = (0..members)
+        .flat_map(|m| {
+            let x = &initial[m * n..(m + 1) * n];
+            x.iter()
+                .chain(&perturbations[m * k * n..(m + 1) * k * n])
+                .copied()
+        })
+        .collect();
+    let (forcing, seed, scale, offset) = (p.forcing, p.seed, p.noise_per_step(), p.member_offset);
+    let noise = move |member: u64, step: u64, w: &mut [f64]| {
+        w.fill(0.0);
+        for (site, v) in w[..n].iter_mut().enumerate() {
+            *v = scale * standard_normal(draw(seed, offset + member, step, site as u32));
+        }
+    };
+    let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
+    let run = run_ensemble(n * (1 + k), &joint, p.dt, steps, 0, None, noise, || {
+        move |z: &[f64], dz: &mut [f64]| {
+            let (x, vs) = z.split_at(n);
+            let (dx, dvs) = dz.split_at_mut(n);
+            lorenz96_tendency(forcing, x, dx);
+            for (v, dv) in vs.chunks(n).zip(dvs.chunks_mut(n)) {
+                lorenz96_tangent_tendency(x, v, dv);
+            }
+        }
+    });
+    let (mut states, mut tangents) = (Vec::new(), Vec::new());
+    for member in run.final_state.chunks(n * (1 + k)) {
+        states.extend_from_slice(&member[..n]);
+        tangents.extend_from_slice(&member[n..]);
+    }
+    (states, tangents)
+}
+
+/// The tangent of [`lorenz96_tendency`] at `x` applied to `v`:
+/// `(v_{k+1} - v_{k-2}) x_{k-1} + (x_{k+1} - x_{k-2}) v_{k-1} - v_k`.
+pub fn lorenz96_tangent_tendency(x: &[f64], v: &[f64], dv: &mut [f64]) {
+    let n = x.len();
+    for k in 0..n {
+        let (km2, km1, kp1) = ((k + n - 2) % n, (k + n - 1) % n, (k + 1) % n);
+        dv[k] = (v[kp1] - v[km2]) * x[km1] + (x[kp1] - x[km2]) * v[km1] - v[k];
+    }
 }
 
 /// A Lorenz 2005 Model II / III ensemble; inputs validated by the caller.

@@ -162,6 +162,7 @@ fn l96_case<T: Float>(
             0.0
         },
         seed: seed.rotate_left(17),
+        member_offset: seed % 1000,
     };
     let z = states::<T>(seed, p.values_per_member() * members, -5.0, 10.0);
     check_run(

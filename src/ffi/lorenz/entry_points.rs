@@ -24,6 +24,16 @@ pub unsafe extern "C" fn kp_lorenz05_f64(ctx: *const kp_context, params: *const 
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_tangent_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, perturbations: *const f32, k: usize, steps: u64, out: *mut f32, perturbations_out: *mut f32) -> kp_status {
+    unsafe { kp_lorenz96_tangent::<f32> { params, initial, members, perturbations, k, steps, out, perturbations_out }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_tangent_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, perturbations: *const f64, k: usize, steps: u64, out: *mut f64, perturbations_out: *mut f64) -> kp_status {
+    unsafe { kp_lorenz96_tangent::<f64> { params, initial, members, perturbations, k, steps, out, perturbations_out }.run(ctx) }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
     unsafe { kp_lorenz96_device::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
