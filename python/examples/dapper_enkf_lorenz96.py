@@ -12,11 +12,10 @@ Needs DAPPER (``pip install dapper``). KERNPACK_EXAMPLES_CPU=1: the CPU backend.
 import os
 import time
 
-import numpy as np
-
 import dapper.da_methods as da
 import dapper.mods as modelling
 from dapper.mods.Lorenz96 import sakov2008
+from dapper.tools.seeding import set_seed
 
 import kernpack.ode
 
@@ -28,7 +27,7 @@ def experiment(cycles=CYCLES, seed=3, backend=None):
     hmm = sakov2008.HMM
     hmm.tseq.Ko = cycles
     hmm.tseq.BurnIn = 5  # time units, of 0.05 per cycle: the first 100 cycles
-    np.random.seed(seed)
+    set_seed(seed)
     xx, yy = hmm.simulate(desc="truth")
     step = kernpack.ode.dapper_step("lorenz96", forcing=8.0, backend=backend)
     ours = modelling.HiddenMarkovModel(
@@ -36,7 +35,7 @@ def experiment(cycles=CYCLES, seed=3, backend=None):
     )
     results = {}
     for name, model in (("DAPPER", hmm), ("kernpack", ours)):
-        np.random.seed(seed + 1)
+        set_seed(seed + 1)
         xp = da.EnKF("Sqrt", N=24, infl=1.013, rot=True)
         start = time.perf_counter()
         xp.assimilate(model, xx, yy, liveplots=False, desc=name)

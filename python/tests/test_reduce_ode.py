@@ -385,11 +385,14 @@ def test_lorenz96_tangent(backend, rng):
     assert final.shape == (members, n) and moved.shape == (members, k, n)
     assert np.max(np.abs(final - want_x)) <= 1e-10 * np.max(np.abs(want_x))
     assert np.max(np.abs(moved - want_v)) <= 1e-10 * np.max(np.abs(want_v))
-    # Central differences along a perturbation approach it to O(eps^2).
+    # Central differences along a perturbation approach it to O(eps^2): the
+    # run's third derivative, grown over 15 steps, left 1.3e-6 relative at
+    # eps = 1e-4 in trials; 1e-5 bounds it, while an error in the tangent of
+    # one term's size would be ~1e-2.
     eps = 1e-4
     plus = ode.lorenz96(x0 + eps * v0[:, 0], steps, backend=backend).final
     minus = ode.lorenz96(x0 - eps * v0[:, 0], steps, backend=backend).final
-    assert np.max(np.abs((plus - minus) / (2 * eps) - moved[:, 0])) <= 1e-6 * np.max(np.abs(moved[:, 0]))
+    assert np.max(np.abs((plus - minus) / (2 * eps) - moved[:, 0])) <= 1e-5 * np.max(np.abs(moved[:, 0]))
     # One state and its Jacobian from identity perturbations.
     x1, jac = ode.lorenz96_tangent(x0[0], np.eye(n), 2, backend=backend)
     assert jac.shape == (1, n, n)
