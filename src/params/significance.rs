@@ -391,6 +391,136 @@ pub fn false_alarm_level(
         .collect()
 }
 
+/// The bootstrap's resampling: `resamples` copies of the series, each
+/// drawing its samples with replacement (times fixed, values and errors
+/// drawn together), from the counter-based generator [`resample_index`]
+/// keyed by `seed`, and the periodogram grid astropy's `autopower` takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootstrapOptions {
+    /// Number of resampled periodograms (astropy's `n_bootstraps`, default 1000).
+    pub resamples: usize,
+    pub seed: u64,
+    /// Grid points per peak width `1 / baseline` (astropy's default 5).
+    pub samples_per_peak: f64,
+}
+
+impl Default for BootstrapOptions {
+    fn default() -> Self {
+        BootstrapOptions {
+            resamples: 1000,
+            seed: 0,
+            samples_per_peak: 5.0,
+        }
+    }
+}
+
+/// SplitMix64's finaliser: a bijection of u64 whose output bits each depend
+/// on every input bit. csrc/bootstrap.cu has the same function.
+pub const fn splitmix64(x: u64) -> u64 {
+    let x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// The sample that position `i` of resample `r` takes, of `n`: a pure
+/// function of (seed, r, i), so every backend and any split of the resamples
+/// over GPUs draws the same indices. A 64-bit hash of the counters, mapped
+/// to [0, n) by the high half of `hash * n` (a bias of at most n / 2^64).
+/// csrc/bootstrap.cu computes it the same way.
+pub const fn resample_index(seed: u64, r: u64, i: u64, n: u64) -> u64 {
+    let key = splitmix64(seed ^ splitmix64(r));
+    let hash = splitmix64(key ^ i);
+    ((hash as u128 * n as u128) >> 64) as u64
+}
+
+/// astropy's `autofrequency` for a maximum frequency: cyclic frequencies
+/// `fmin + k df`, `k < nf`, with `df = 1 / (baseline samples_per_peak)`,
+/// `fmin = df / 2` and `nf = 1 + round((fmax - fmin) / df)` (ties to even,
+/// as NumPy rounds). Returns (fmin, df, nf).
+pub fn autofrequency(t: &[f64], fmax: f64, samples_per_peak: f64) -> Result<(f64, f64, usize)> {
+    let (lo, hi) = t
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let baseline = hi - lo;
+    if !(baseline > 0.0 && baseline.is_finite()) {
+        return Err(Error::invalid(format!(
+            "the times span {}: the frequency grid needs a positive, finite baseline",
+            readable(baseline)
+        )));
+    }
+    if !(samples_per_peak.is_finite() && samples_per_peak > 0.0) {
+        return Err(Error::invalid(format!(
+            "samples_per_peak = {} must be positive",
+            readable(samples_per_peak)
+        )));
+    }
+    let df = 1.0 / baseline / samples_per_peak;
+    let fmin = 0.5 * df;
+    let steps = ((fmax - fmin) / df).round_ties_even();
+    if !(fmax.is_finite() && (0.0..1e12).contains(&steps)) {
+        return Err(Error::invalid(format!(
+            "fmax = {} gives no frequency grid from {} in steps of {}",
+            readable(fmax),
+            readable(fmin),
+            readable(df)
+        )));
+    }
+    Ok((fmin, df, 1 + steps as usize))
+}
+
+/// astropy's bootstrap FAP of a power `z` from the maxima of the resampled
+/// periodograms: the fraction of maxima not below `z` (`1 -
+/// searchsorted(sorted, z) / B`). NaN maxima sort last, as NumPy's do.
+pub fn bootstrap_false_alarm_probability(maxima: &[f64], z: f64) -> f64 {
+    let below = maxima.iter().filter(|&&m| m < z).count();
+    1.0 - below as f64 / maxima.len() as f64
+}
+
+/// astropy's bootstrap level of a probability `p`: the sorted maxima at
+/// `clip(floor((1 - p) B), 0, B - 1)`.
+pub fn bootstrap_false_alarm_level(maxima: &[f64], p: f64) -> f64 {
+    let mut sorted = maxima.to_vec();
+    sorted.sort_by(|a, b| {
+        a.partial_cmp(b)
+            .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
+    });
+    let b = sorted.len();
+    let at = ((1.0 - p) * b as f64).floor().clamp(0.0, (b - 1) as f64) as usize;
+    sorted[at]
+}
+
+/// The maximum of a resampled periodogram in `normalization`, from its
+/// maximum in the 'standard' one (the maps to 'model' and 'log' increase,
+/// so they keep the maximum) and, for 'psd', `chi2_ref / 2 = sum w (y - ybar_w)^2 / 2`
+/// of the resample (`w = 1 / dy^2`, 1 without errors).
+pub fn standard_to(normalization: PowerNormalization, standard: f64, half_chi2_ref: f64) -> f64 {
+    match normalization {
+        PowerNormalization::Standard => standard,
+        PowerNormalization::Model => standard / (1.0 - standard),
+        PowerNormalization::Log => -(-standard).ln_1p(),
+        PowerNormalization::Psd => standard * half_chi2_ref,
+    }
+}
+
+/// `sum w (y - ybar_w)^2 / 2` with `ybar_w` the w-weighted mean.
+pub fn half_chi2_ref(
+    y: impl Iterator<Item = f64> + Clone,
+    w: impl Iterator<Item = f64> + Clone,
+) -> f64 {
+    let (sw, swy) = y
+        .clone()
+        .zip(w.clone())
+        .fold((0.0, 0.0), |(sw, swy), (y, w)| (sw + w, swy + w * y));
+    let mean = swy / sw;
+    0.5 * y
+        .zip(w)
+        .map(|(y, w)| w * (y - mean) * (y - mean))
+        .sum::<f64>()
+}
+
 /// `g(n) = sqrt(2 / n) Gamma(n/2) / Gamma((n-1)/2)` (about `1 - 3 / (4n)`).
 fn gamma_factor(n: f64) -> f64 {
     (2.0 / n).sqrt() * ln_gamma_half_step(0.5 * n).exp()
