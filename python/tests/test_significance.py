@@ -153,3 +153,26 @@ def test_bootstrap_fap_is_astropys_in_distribution(rng):
     # The same seed: the same maxima, on every backend.
     again = ks.false_alarm_probability(z, 3.0, t, y, None, "standard", "bootstrap", kw)
     np.testing.assert_array_equal(got, again)
+
+
+def test_astropys_own_statistics_tests_pass_with_kernpack_substituted(tmp_path):
+    """astropy's test_statistics module, from the installed astropy, with its
+    LombScargle's false_alarm_probability / false_alarm_level calling kernpack
+    (the plugin in tests/plugins): every test passes, and kernpack was called."""
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    import kernpack
+
+    path = os.pathsep.join([os.path.dirname(os.path.dirname(kernpack.__file__)), os.path.join(here, "plugins")])
+    env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "kernpack_fap_plugin",
+         "--pyargs", "astropy.timeseries.periodograms.lombscargle.tests.test_statistics"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    calls = [line for line in run.stdout.splitlines() if line.startswith("kernpack significance calls")]
+    assert calls and "'fap': 0" not in calls[0] and "'level': 0" not in calls[0], run.stdout[-2000:]
