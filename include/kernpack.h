@@ -39,6 +39,46 @@
 #define KP_NORMALIZE_AMPLITUDE 2
 
 /*
+ `normalization` value: `1 - chi2 / chi2_ref`, in [0, 1] (astropy's 'standard').
+ */
+#define KP_POWER_STANDARD 0
+
+/*
+ `normalization` value: `chi2_ref / chi2 - 1` ('model').
+ */
+#define KP_POWER_MODEL 1
+
+/*
+ `normalization` value: `ln(chi2_ref / chi2)` ('log').
+ */
+#define KP_POWER_LOG 2
+
+/*
+ `normalization` value: `(chi2_ref - chi2) / 2` ('psd').
+ */
+#define KP_POWER_PSD 3
+
+/*
+ `method` value: Baluev's alias-free approximation (astropy's default).
+ */
+#define KP_FAP_BALUEV 0
+
+/*
+ `method` value: Davies' upper bound.
+ */
+#define KP_FAP_DAVIES 1
+
+/*
+ `method` value: `fmax (max t - min t)` independent frequencies.
+ */
+#define KP_FAP_NAIVE 2
+
+/*
+ `method` value: the single-frequency probability.
+ */
+#define KP_FAP_SINGLE 3
+
+/*
  `d c b a | a b c d | d c b a` (SciPy's default).
  */
 #define KP_BOX_REFLECT 0
@@ -1358,6 +1398,88 @@ enum kp_status kp_normalize_batched_device_f64(const struct kp_context *ctx,
                                                uint64_t sums,
                                                uint64_t status,
                                                uint64_t stream);
+
+/*
+ The false-alarm probability of the highest peak of a single-term
+ Lomb-Scargle periodogram (with a fitted mean) of `n` samples at times `t`
+ with errors `dy` (NULL: equal), up to the cyclic frequency `fmax`, for each
+ of the `count` powers `z` (in `normalization`, a KP_POWER_*), by `method`
+ (a KP_FAP_*): astropy's `false_alarm_probability`. Writes `count` values
+ to `out` (apart from the inputs); nothing on failure.
+
+ # Safety
+ `z`, `out`: `count` doubles; `t`, `dy` (unless NULL): `n` doubles.
+ */
+enum kp_status kp_false_alarm_probability(const double *z,
+                                          size_t count,
+                                          double fmax,
+                                          const double *t,
+                                          const double *dy,
+                                          size_t n,
+                                          uint32_t normalization,
+                                          uint32_t method,
+                                          double *out);
+
+/*
+ The power whose false-alarm probability (as `kp_false_alarm_probability`)
+ is each of the `count` probabilities `p` (in [0, 1]): astropy's
+ `false_alarm_level`. Writes `count` values to `out`; nothing on failure.
+
+ # Safety
+ As `kp_false_alarm_probability`.
+ */
+enum kp_status kp_false_alarm_level(const double *p,
+                                    size_t count,
+                                    double fmax,
+                                    const double *t,
+                                    const double *dy,
+                                    size_t n,
+                                    uint32_t normalization,
+                                    uint32_t method,
+                                    double *out);
+
+/*
+ The maxima of `resamples` periodograms of `n` samples `(t, y, dy)`
+ (`dy` NULL: equal errors) resampled with replacement (t fixed) from the
+ counter-based generator keyed by `seed`, on astropy's `autopower` grid up
+ to the cyclic frequency `fmax` with `samples_per_peak` points per peak
+ (astropy: 5), in `normalization` (a KP_POWER_*), in single precision: astropy's
+ bootstrap false-alarm statistics. Writes `resamples` doubles to `maxima`
+ in resample order (the same for a seed on every backend); the FAP of a
+ power is the fraction of maxima not below it. Nothing is written on failure.
+
+ # Safety
+ `t`, `y`, `dy` (unless NULL): `n` values; `maxima`: `resamples` doubles.
+ */
+enum kp_status kp_lombscargle_bootstrap_f32(const struct kp_context *ctx,
+                                            const float *t,
+                                            const float *y,
+                                            const float *dy,
+                                            size_t n,
+                                            double fmax,
+                                            uint32_t normalization,
+                                            size_t resamples,
+                                            uint64_t seed,
+                                            double samples_per_peak,
+                                            double *maxima);
+
+/*
+ As `kp_lombscargle_bootstrap_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_bootstrap_f32`.
+ */
+enum kp_status kp_lombscargle_bootstrap_f64(const struct kp_context *ctx,
+                                            const double *t,
+                                            const double *y,
+                                            const double *dy,
+                                            size_t n,
+                                            double fmax,
+                                            uint32_t normalization,
+                                            size_t resamples,
+                                            uint64_t seed,
+                                            double samples_per_peak,
+                                            double *maxima);
 
 /*
  3 x 3, KP_BOX_REFLECT, cval 0.

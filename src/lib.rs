@@ -49,3 +49,4 @@ pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};
 pub use float::{Complex, Float};
 pub use gpu::{device_info, devices, DeviceInfo, Gpu};
+pub use params::significance::{FapMethod, NullDistribution, PowerNormalization};

@@ -1,7 +1,7 @@
 //! `kernpack bench`: which benchmark a subcommand runs. Each benchmark module
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
-use crate::{bench, bench_box, bench_streams, fg_cmd};
+use crate::{bench, bench_box, bench_fap, bench_streams, fg_cmd};
 
 /// What `kernpack bench` times.
 #[derive(clap::Subcommand, Debug)]
@@ -24,6 +24,8 @@ pub enum BenchCommand {
     Lorenz05(bench::BenchLorenzArgs),
     /// Whole runs of the coupled F/G system, per RK4 step.
     Fg(fg_cmd::BenchFgArgs),
+    /// The bootstrap false-alarm probability: resampled periodograms reduced to their maxima.
+    FapBootstrap(bench_fap::BenchFapArgs),
 }
 
 pub fn run(command: BenchCommand) -> Result<(), String> {
@@ -54,5 +56,6 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),
         BenchCommand::Lorenz05(args) => bench::lorenz("lorenz05", &args),
         BenchCommand::Fg(args) => fg_cmd::bench(&args),
+        BenchCommand::FapBootstrap(args) => bench_fap::run(&args),
     }
 }

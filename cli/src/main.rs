@@ -44,6 +44,7 @@ mod batch_cmd;
 mod bench;
 mod bench_box;
 mod bench_cmd;
+mod bench_fap;
 mod bench_streams;
 mod fg_cmd;
 mod figures;
@@ -197,6 +198,7 @@ mod tests {
             ("lorenz96", "10"),
             ("lorenz05", "10"),
             ("fg", "20"),
+            ("fap-bootstrap", "20"),
         ] {
             let command = bench.find_subcommand(name).unwrap();
             let arg = command.get_arguments().find(|a| a.get_id() == "reps");

@@ -25,6 +25,7 @@ mod lombscargle;
 mod ode;
 mod reduce;
 mod series;
+mod significance;
 mod stencil;
 
 create_exception!(
@@ -287,6 +288,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(lombscargle::lombscargle_batch, m)?,
         wrap_pyfunction!(lombscargle::lombscargle_device, m)?,
         wrap_pyfunction!(lombscargle::lombscargle_batch_device, m)?,
+        wrap_pyfunction!(significance::false_alarm, m)?,
+        wrap_pyfunction!(significance::lombscargle_bootstrap, m)?,
         wrap_pyfunction!(stencil::box_filter, m)?,
         wrap_pyfunction!(stencil::box_filter_device, m)?,
         wrap_pyfunction!(reduce::sum, m)?,

@@ -33,6 +33,7 @@ pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;
+pub mod significance;
 pub mod stencil;
 pub mod streams;
 pub mod threads;

@@ -75,6 +75,15 @@ pub(crate) fn lombscargle_peaks<T: Float>() -> KernelFn<(i64, i64, i32, In<T>, O
     KernelFn::new(per_float!(T, "lombscargle_peaks"))
 }
 
+// ---- csrc/bootstrap.cu ----
+
+/// `bootstrap_resample_T(int64_t n, int64_t nresamples, int64_t seed, const T* t,
+/// const T* y, const T* w, T* out_t, T* out_y, T* out_w)`
+pub(crate) fn bootstrap_resample<T: Float>(
+) -> KernelFn<(i64, i64, i64, In<T>, In<T>, In<T>, Out<T>, Out<T>, Out<T>)> {
+    KernelFn::new(per_float!(T, "bootstrap_resample"))
+}
+
 // ---- csrc/reduce.cu ----
 
 /// `reduce_partial_T(const T* x, int64_t n, int64_t chunk, double* partials)`
@@ -340,6 +349,7 @@ mod tests {
             params(lombscargle_direct::<T>()),
             params(lombscargle_uniform::<T>()),
             params(lombscargle_peaks::<T>()),
+            params(bootstrap_resample::<T>()),
             params(reduce_partial::<T>()),
             params(normalize::<T>()),
             params(normalize_fused::<T>()),

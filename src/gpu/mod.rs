@@ -9,6 +9,7 @@
 #[allow(non_camel_case_types, non_snake_case)]
 #[rustfmt::skip]
 pub(crate) mod c_params;
+pub(crate) mod bootstrap;
 pub mod device;
 pub(crate) mod devices;
 pub mod fg;

@@ -10,6 +10,7 @@ pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
 pub mod reduce;
+pub mod significance;
 pub mod stencil;
 
 /// The default pipelining target of one chunk: inputs, outputs and scratch.
