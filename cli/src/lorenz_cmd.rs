@@ -108,6 +108,7 @@ pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
         n: args.n,
         forcing: args.forcing,
         dt: args.dt,
+        ..Default::default()
     };
     run(&args.ensemble, &Model::L96(p))
 }
