@@ -4,28 +4,24 @@
 // sample draw(seed, r, i) of the n, with replacement; the times stay in
 // place, values and weights move together.
 //
-// The draws come from a counter-based hash of (seed, r, i), the same as
-// kernpack::params::significance::resample_index on the host: every backend,
-// block size and split of the copies over GPUs draws the same samples.
+// The draws come from the counter-based generator of counter_rng.cuh keyed
+// by (seed, r, i), the same as kernpack::params::significance::resample_index
+// on the host: every backend, block size and split of the copies over GPUs
+// draws the same samples.
 #include <stdint.h>
+
+#include "counter_rng.cuh"
 
 namespace kp {
 namespace bootstrap {
 
 constexpr int BLOCK = 256;
 
-// SplitMix64's finaliser (a bijection of 64-bit values).
-__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-// The sample position i of copy r takes: the high half of hash * n, in [0, n).
+// The sample position i of copy r takes: the high half of bits * n, in [0, n),
+// bits the first 64 of the counter-based draw (seed, r, i, 0).
 __device__ __forceinline__ int64_t draw(uint64_t seed, uint64_t r, uint64_t i, uint64_t n) {
-    const uint64_t key = splitmix64(seed ^ splitmix64(r));
-    return (int64_t)__umul64hi(splitmix64(key ^ i), n);
+    const rng::Words w = rng::draw(seed, r, i, 0);
+    return (int64_t)__umul64hi((uint64_t)w.w[0] << 32 | w.w[1], n);
 }
 
 // w may be NULL (no weights): then out_w is not written.

@@ -101,20 +101,33 @@ def test_errors_are_astropys(rng):
         ks.false_alarm_probability(0.3, 5.0, t, y, method="bootstrap", method_kwds={"n_boot": 3})
 
 
-M64 = (1 << 64) - 1
+
+M32 = (1 << 32) - 1
 
 
-def _splitmix64(x):
-    x = (x + 0x9E3779B97F4A7C15) & M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
-    return x ^ (x >> 31)
+def _philox4x32_10(c, k):
+    """Philox-4x32-10 (Salmon et al. 2011), transcribed from its definition."""
+    c, k = list(c), list(k)
+    for rnd in range(10):
+        if rnd:
+            k = [(k[0] + 0x9E3779B9) & M32, (k[1] + 0xBB67AE85) & M32]
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & M32, (p0 >> 32) ^ c[3] ^ k[1], p0 & M32]
+    return c
+
+
+def test_philox_transcription_knows_the_published_answers():
+    assert _philox4x32_10([0] * 4, [0, 0]) == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
 
 def _draws(seed, r, n):
-    """kernpack's resample indices, transcribed independently."""
-    key = _splitmix64(seed ^ _splitmix64(r))
-    return np.array([(_splitmix64(key ^ i) * n) >> 64 for i in range(n)])
+    """kernpack's resample indices, transcribed independently: the first 64
+    bits of Philox of counter (0, i, r) under the seed, times n, high half."""
+    out = []
+    for i in range(n):
+        w = _philox4x32_10([0, i & M32, i >> 32, r & M32], [seed & M32, seed >> 32])
+        out.append((((w[0] << 32) | w[1]) * n) >> 64)
+    return np.array(out)
 
 
 @pytest.mark.parametrize("norm", NORMS)

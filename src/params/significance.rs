@@ -414,24 +414,16 @@ impl Default for BootstrapOptions {
     }
 }
 
-/// SplitMix64's finaliser: a bijection of u64 whose output bits each depend
-/// on every input bit. csrc/bootstrap.cu has the same function.
-pub const fn splitmix64(x: u64) -> u64 {
-    let x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    let x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
 /// The sample that position `i` of resample `r` takes, of `n`: a pure
 /// function of (seed, r, i), so every backend and any split of the resamples
-/// over GPUs draws the same indices. A 64-bit hash of the counters, mapped
-/// to [0, n) by the high half of `hash * n` (a bias of at most n / 2^64).
-/// csrc/bootstrap.cu computes it the same way.
-pub const fn resample_index(seed: u64, r: u64, i: u64, n: u64) -> u64 {
-    let key = splitmix64(seed ^ splitmix64(r));
-    let hash = splitmix64(key ^ i);
-    ((hash as u128 * n as u128) >> 64) as u64
+/// over GPUs draws the same indices. The first 64 bits of the counter-based
+/// draw ([`crate::params::counter_rng::draw`]`(seed, r, i, 0)`, Philox-4x32-10,
+/// as the Lorenz 96 noise), mapped to [0, n) by the high half of `bits * n`
+/// (a bias of at most n / 2^64). csrc/bootstrap.cu computes it the same way.
+pub fn resample_index(seed: u64, r: u64, i: u64, n: u64) -> u64 {
+    let w = crate::params::counter_rng::draw(seed, r, i, 0);
+    let bits = u64::from(w[0]) << 32 | u64::from(w[1]);
+    ((u128::from(bits) * u128::from(n)) >> 64) as u64
 }
 
 /// astropy's `autofrequency` for a maximum frequency: cyclic frequencies
