@@ -8,7 +8,9 @@
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod reduce;
+pub mod save_at;
 pub mod stencil;
 
 /// The default pipelining target of one chunk: inputs, outputs and scratch.
