@@ -481,7 +481,7 @@ fn gpu_device_errors_name_the_buffer() {
         },
         members: 10,
         steps: 5,
-        save_at: &[],
+        save_at: Vec::new(),
         dtype: std::marker::PhantomData,
     };
     // SAFETY: refused before any launch.

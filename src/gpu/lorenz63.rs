@@ -77,24 +77,24 @@ pub(crate) fn check_lorenz63(
 /// A Lorenz 63 run on device memory ([`Gpu::enqueue`]): `buffers.initial`
 /// and `buffers.out` hold members x 3 values (apart), `buffers.saved`
 /// (given exactly when `save_at` is not empty) frames x members x 3; each
-/// per-member parameter `members` values. `save_at` is host memory: the run
-/// is one launch per segment between saved steps.
-#[derive(Debug, Clone, Copy)]
-pub struct Lorenz63OnDevice<'a, T> {
+/// per-member parameter `members` values. `save_at` is host data, held here:
+/// the run is one launch per segment between saved steps.
+#[derive(Debug, Clone)]
+pub struct Lorenz63OnDevice<T> {
     pub p: Lorenz63Params<CUdeviceptr>,
     pub buffers: Lorenz63DeviceBuffers,
     pub members: usize,
     pub steps: u64,
-    pub save_at: &'a [u64],
+    pub save_at: Vec<u64>,
     pub dtype: PhantomData<T>,
 }
 
-impl<'a, T: Float> Lorenz63OnDevice<'a, T> {
+impl<T: Float> Lorenz63OnDevice<T> {
     /// The run on cudarc buffers: the members are `initial`'s length over 3;
     /// `out` as long, `saved` (with a non-empty `save_at` only) one frame per
     /// saved step; each `Each` parameter of `p` one value per member.
     #[allow(clippy::too_many_arguments)]
-    pub fn buffers(
+    pub fn buffers<'a>(
         stream: &'a Arc<CudaStream>,
         p: &'a Lorenz63Params<&'a CudaSlice<T>>,
         initial: &'a impl DevicePtr<T>,
@@ -130,7 +130,7 @@ impl<'a, T: Float> Lorenz63OnDevice<'a, T> {
             buffers,
             members,
             steps,
-            save_at,
+            save_at: save_at.to_vec(),
             dtype: PhantomData,
         }))
     }
@@ -143,10 +143,10 @@ impl<'a, T: Float> Lorenz63OnDevice<'a, T> {
             .ok_or_else(|| Error::invalid(format!("{} members is too many", self.members)))?;
         let members = self.members;
         let (_, saved_len) =
-            check_lorenz63(&self.p.map(|_| members), len, self.steps, self.save_at)?;
+            check_lorenz63(&self.p.map(|_| members), len, self.steps, &self.save_at)?;
         check_saved(
             self.buffers.saved.map(|_| saved_len),
-            self.save_at,
+            &self.save_at,
             saved_len,
         )?;
         Ok((len, saved_len))
@@ -170,7 +170,7 @@ fn check_saved(given: Option<usize>, save_at: &[u64], saved_len: usize) -> Resul
     }
 }
 
-impl<T: Float> DeviceOperation for Lorenz63OnDevice<'_, T> {
+impl<T: Float> DeviceOperation for Lorenz63OnDevice<T> {
     type Checked = ();
 
     fn check_shapes(&self) -> Result<()> {
@@ -208,7 +208,7 @@ impl<T: Float> DeviceOperation for Lorenz63OnDevice<'_, T> {
         let frame_bytes = (members * 3 * std::mem::size_of::<T>()) as u64;
         let each = |v: &PerMember<CUdeviceptr>| In::<T>::new(v.each().copied().unwrap_or(0));
         let mut input = b.initial;
-        for segment in segments(self.save_at, self.steps) {
+        for segment in segments(&self.save_at, self.steps) {
             let saved = match (segment.frame, b.saved) {
                 (Some(k), Some(saved)) => saved + k as u64 * frame_bytes,
                 _ => 0,

@@ -39,7 +39,14 @@
 //! to it).
 use std::collections::HashMap;
 
-pub const FAMILIES: &[&str] = &["fg", "lombscargle", "lorenz", "reduce", "stencil"];
+pub const FAMILIES: &[&str] = &[
+    "fg",
+    "lombscargle",
+    "lorenz",
+    "lorenz63",
+    "reduce",
+    "stencil",
+];
 
 /// A struct of a family's source: its type parameters and (name, type) fields.
 struct Struct {
