@@ -400,7 +400,7 @@ fn gpu_large_ensemble_matches_cpu() {
         dt: 0.01,
         steps: 100,
         save_at: vec![50],
-        ..Case::random(99, 1 << 18, 1.0)
+        ..Case::random(99, 1 << 16, 1.0)
     };
     let on_gpu = run::<f32>(&Kernpack::from(gpu), &case).unwrap();
     let on_cpu = run::<f32>(&Kernpack::new(Backend::Cpu).unwrap(), &case).unwrap();
