@@ -137,21 +137,11 @@ impl<T: Float> Operation for Lorenz63Run<'_, T> {
 }
 
 /// A parameter whose upload may have failed, as the error of the upload.
-fn transpose<V>(v: crate::params::lorenz63::PerMember<Result<V>>) -> Result<PerMember<V>> {
+fn transpose<V>(v: PerMember<Result<V>>) -> Result<PerMember<V>> {
     Ok(match v {
         PerMember::All(a) => PerMember::All(a),
         PerMember::Each(r) => PerMember::Each(r?),
     })
-}
-
-impl<V> PerMember<V> {
-    /// A reference to the per-member values.
-    fn as_ref(&self) -> PerMember<&V> {
-        match self {
-            PerMember::All(a) => PerMember::All(*a),
-            PerMember::Each(v) => PerMember::Each(v),
-        }
-    }
 }
 
 impl Kernpack {

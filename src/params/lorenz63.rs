@@ -37,6 +37,13 @@ impl<V> PerMember<V> {
             PerMember::Each(_) => 0.0,
         }
     }
+    /// A reference to the per-member values.
+    pub fn as_ref(&self) -> PerMember<&V> {
+        match self {
+            PerMember::All(a) => PerMember::All(*a),
+            PerMember::Each(v) => PerMember::Each(v),
+        }
+    }
     pub fn map<W>(self, f: impl FnOnce(V) -> W) -> PerMember<W> {
         match self {
             PerMember::All(v) => PerMember::All(v),
