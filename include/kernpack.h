@@ -289,6 +289,29 @@ typedef struct kp_lorenz05_params {
 } kp_lorenz05_params;
 
 /*
+ Lorenz 63 parameters shared by every member (a per-member array given to
+ a call replaces its value); start from `kp_lorenz63_default_params()`.
+ */
+typedef struct kp_lorenz63_params {
+  /*
+   sigma, finite (default 10).
+   */
+  double sigma;
+  /*
+   rho, finite (default 28).
+   */
+  double rho;
+  /*
+   beta, finite (default 8/3).
+   */
+  double beta;
+  /*
+   Time step, finite and > 0 (default 0.01).
+   */
+  double dt;
+} kp_lorenz63_params;
+
+/*
  Window and boundary of a box filter; start from kp_box_filter_options_default().
  */
 typedef struct kp_box_filter_options {
@@ -1229,6 +1252,104 @@ enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
                                         size_t pitch,
                                         uint64_t out,
                                         uint64_t stream);
+
+/*
+ sigma = 10, rho = 28, beta = 8/3, dt = 0.01.
+ */
+struct kp_lorenz63_params kp_lorenz63_default_params(void);
+
+/*
+ Integrates a Lorenz 63 ensemble of host arrays in single precision: `initial`
+ and `out` hold `members` x 3 values (x, y, z of member m at 3 m);
+ `steps` classical RK4 steps of `params->dt`. `sigma`, `rho`, `beta`:
+ `members` values each, or NULL for the value in `params` (NULL `params`:
+ the defaults). `save_at`: `save_len` step indices (sorted, unique, each
+ in 0..=steps; NULL when `save_len` is 0) whose states go to `saved`,
+ `save_len` x members x 3 values (frame k after `save_at[k]` steps; NULL
+ when `save_len` is 0). Runs on the context's backend; returns when the
+ results are written, nothing written on failure.
+
+ # Safety
+ Every non-NULL pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lorenz63_f32(const struct kp_context *ctx,
+                               const struct kp_lorenz63_params *params,
+                               const float *initial,
+                               size_t members,
+                               const float *sigma,
+                               const float *rho,
+                               const float *beta,
+                               uint64_t steps,
+                               const uint64_t *save_at,
+                               size_t save_len,
+                               float *out,
+                               float *saved);
+
+/*
+ As `kp_lorenz63_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz63_f32`.
+ */
+enum kp_status kp_lorenz63_f64(const struct kp_context *ctx,
+                               const struct kp_lorenz63_params *params,
+                               const double *initial,
+                               size_t members,
+                               const double *sigma,
+                               const double *rho,
+                               const double *beta,
+                               uint64_t steps,
+                               const uint64_t *save_at,
+                               size_t save_len,
+                               double *out,
+                               double *saved);
+
+/*
+ Lorenz 63 ensemble on device arrays (CUdeviceptr values) in single precision,
+ enqueued on `stream` (0: the default stream) with no synchronisation.
+ Shapes as `kp_lorenz63_f32`; `sigma`, `rho`, `beta` 0 for the value in
+ `params`; `save_at` is host memory (`save_len` values), `saved` 0 when
+ `save_len` is 0. Needs a GPU context. Only shapes and pointers are checked
+ (device data cannot be inspected without a synchronisation).
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; `save_at` valid for `save_len`
+ values; `stream` 0 or a CUstream of the GPU's primary context.
+ */
+enum kp_status kp_lorenz63_device_f32(const struct kp_context *ctx,
+                                      const struct kp_lorenz63_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t sigma,
+                                      uint64_t rho,
+                                      uint64_t beta,
+                                      uint64_t steps,
+                                      const uint64_t *save_at,
+                                      size_t save_len,
+                                      uint64_t out,
+                                      uint64_t saved,
+                                      uint64_t stream);
+
+/*
+ As `kp_lorenz63_device_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz63_device_f32`.
+ */
+enum kp_status kp_lorenz63_device_f64(const struct kp_context *ctx,
+                                      const struct kp_lorenz63_params *params,
+                                      uint64_t initial,
+                                      size_t members,
+                                      uint64_t sigma,
+                                      uint64_t rho,
+                                      uint64_t beta,
+                                      uint64_t steps,
+                                      const uint64_t *save_at,
+                                      size_t save_len,
+                                      uint64_t out,
+                                      uint64_t saved,
+                                      uint64_t stream);
 
 /*
  Sum of the `n` values at host `x`, in single precision, accumulated in double

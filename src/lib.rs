@@ -39,6 +39,7 @@ pub use api::lorenz::{
     Ensemble, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
     Lorenz96TangentOnDevice, Tangent, WindowSumOnDevice,
 };
+pub use api::lorenz63::{Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember};
 pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
 pub use api::reduce::{NormalizeOnDevice, SumOnDevice};
 pub use api::reduce_batched::NormalizeBatchedOnDevice;

@@ -1,7 +1,7 @@
 //! `kernpack bench`: which benchmark a subcommand runs. Each benchmark module
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
-use crate::{bench, bench_box, bench_fap, bench_streams, fg_cmd};
+use crate::{bench, bench_box, bench_fap, bench_streams, fg_cmd, lorenz63_cmd};
 
 /// What `kernpack bench` times.
 #[derive(clap::Subcommand, Debug)]
@@ -22,6 +22,8 @@ pub enum BenchCommand {
     Lorenz96(bench::BenchLorenzArgs),
     /// Whole Lorenz 2005 ensemble runs.
     Lorenz05(bench::BenchLorenzArgs),
+    /// Whole Lorenz 63 ensemble runs (default: 8,388,608 members x 1000 RK4 steps, f32).
+    Lorenz63(lorenz63_cmd::BenchLorenz63Args),
     /// Whole runs of the coupled F/G system, per RK4 step.
     Fg(fg_cmd::BenchFgArgs),
     /// The bootstrap false-alarm probability: resampled periodograms reduced to their maxima.
@@ -55,6 +57,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::NormalizeBatched(args) => bench_streams::normalize_batched(&args),
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),
         BenchCommand::Lorenz05(args) => bench::lorenz("lorenz05", &args),
+        BenchCommand::Lorenz63(args) => lorenz63_cmd::bench(&args),
         BenchCommand::Fg(args) => fg_cmd::bench(&args),
         BenchCommand::FapBootstrap(args) => bench_fap::run(&args),
     }

@@ -51,6 +51,7 @@ mod figures;
 mod info;
 mod io;
 mod lombscargle_cmd;
+mod lorenz63_cmd;
 mod lorenz_cmd;
 mod memory;
 mod options;
@@ -90,6 +91,8 @@ enum Command {
     Lorenz96(lorenz_cmd::Lorenz96Args),
     /// Lorenz 2005 Model II / III ensemble.
     Lorenz05(lorenz_cmd::Lorenz05Args),
+    /// Lorenz 63 ensemble with per-member sigma, rho, beta.
+    Lorenz63(lorenz63_cmd::Lorenz63Args),
     /// Integrate the coupled F/G system and write delta(t).
     Fg(fg_cmd::FgArgs),
     /// Time the kernels (CUDA events on the GPU, wall clock on the CPU).
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
         Command::LombscargleBatch(args) => batch_cmd::run(&args),
         Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
         Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
+        Command::Lorenz63(args) => lorenz63_cmd::run(&args),
         Command::Fg(args) => fg_cmd::run(&args),
         Command::Bench(command) => bench_cmd::run(command),
         Command::Completions { shell } => {
@@ -197,6 +201,7 @@ mod tests {
             ("normalize-batched", "20"),
             ("lorenz96", "10"),
             ("lorenz05", "10"),
+            ("lorenz63", "10"),
             ("fg", "20"),
             ("fap-bootstrap", "20"),
         ] {

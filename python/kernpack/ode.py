@@ -1,5 +1,5 @@
-"""ODE integration kept on the device: Lorenz 96 and Lorenz 2005 ensembles,
-whole RK4 runs in one call, the periodic window sum they use, and the coupled
+"""ODE integration kept on the device: Lorenz 63, Lorenz 96 and Lorenz 2005
+ensembles, whole RK4 runs in one call, the periodic window sum they use, and the coupled
 F/G system with its per-step reduction."""
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ from ._arrays import (
 )
 from ._context import context, device_context, device_float_context
 
-__all__ = ["lorenz96", "lorenz96_tangent", "lorenz05", "dapper_step", "window_sum", "fg_integrate", "Ensemble", "FgRun"]
+__all__ = [
+    "lorenz63", "lorenz96", "lorenz96_tangent", "lorenz05", "dapper_step", "window_sum", "fg_integrate",
+    "Ensemble", "FgRun", "Lorenz63Run",
+]
 
 
 class Ensemble(NamedTuple):
@@ -414,3 +417,120 @@ def fg_integrate(
         path, pointer(delta), current_stream(df),
     )
     return FgRun(as_result(df, delta), as_result(df, f_out), as_result(df, g_out))
+
+
+class Lorenz63Run(NamedTuple):
+    """The result of :func:`lorenz63`."""
+
+    final: Any
+    """Member states after the last step, ``(members, 3)`` (``(3,)`` for one state)."""
+    saved: Optional[Any]
+    """With `save_at`: ``(len(save_at), members, 3)`` (``(len(save_at), 3)`` for one
+    state), entry ``k`` the states after ``save_at[k]`` steps; else None."""
+
+
+def _save_steps(save_at: Any, steps: int) -> list:
+    """`save_at` as a list of step indices (None: none); the native layer
+    checks that they are sorted, unique and at most `steps`."""
+    if save_at is None:
+        return []
+    values = np.asarray(save_at)
+    if values.ndim != 1 or not (values.size == 0 or np.issubdtype(values.dtype, np.integer)):
+        raise ValueError(f"save_at must be a 1-D sequence of step indices, got {save_at!r}")
+    if values.size and values.min() < 0:
+        raise ValueError(f"save_at holds a negative step {int(values.min())}: steps are 0..={steps}")
+    return [int(v) for v in values]
+
+
+def lorenz63(
+    x0: Any,
+    sigma: Any = 10.0,
+    rho: Any = 28.0,
+    beta: Any = 8.0 / 3.0,
+    *,
+    dt: float = 0.01,
+    steps: int,
+    save_at: Any = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Lorenz63Run:
+    """Integrates an ensemble of Lorenz 63 systems with classical fixed-step
+    RK4, the whole run in one call (one member per GPU thread):
+    ``dx/dt = sigma (y - x)``, ``dy/dt = x (rho - z) - y``, ``dz/dt = x y - beta z``.
+
+    Parameters
+    ----------
+    x0 : array_like or device array
+        ``(members, 3)`` initial states (x, y, z), or one state ``(3,)``;
+        float32 or float64.
+    sigma, rho, beta : float or array_like, optional
+        One value for every member, or one per member (``(members,)``, on the
+        same side as `x0`: device arrays for a device `x0`). Defaults 10, 28, 8/3.
+    dt : float, optional
+        Time step (default 0.01).
+    steps : int
+        RK4 steps.
+    save_at : sequence of int, optional
+        Steps whose states are also returned: sorted, unique, each in
+        ``0..steps`` inclusive (0: the initial states).
+    backend, device
+        As in :func:`lorenz96` (one GPU).
+
+    Returns
+    -------
+    Lorenz63Run
+        Final states and the optional saved states, in the input's dtype and
+        library.
+    """
+    (steps,) = _counts(steps=steps)
+    save = _save_steps(save_at, steps)
+    params = {"sigma": sigma, "rho": rho, "beta": beta}
+    shared = {k: v for k, v in params.items() if device_array(v) is None and np.ndim(v) == 0}
+    arrays = {k: v for k, v in params.items() if k not in shared}
+    shared_values = tuple(float(shared.get(k, 0.0)) for k in params)
+    src = device_array(x0)
+    if src is None:
+        for name, a in arrays.items():
+            if device_array(a) is not None:
+                raise TypeError(f"{name} is a device array but x0 is host data: pass both on one side")
+        dtype = host_float_dtype(x0)
+        states = host_array(x0, dtype)
+        if states.shape[-1:] != (3,) or states.ndim not in (1, 2):
+            raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {states.shape}")
+        members = states.size // 3
+        each = {}
+        for name, a in arrays.items():
+            each[name] = host_array(a, dtype)
+            if each[name].shape != (members,):
+                raise ValueError(f"{name} must be one value or {members} values (one per member), got shape "
+                                 f"{each[name].shape}")
+        final, saved = _native.lorenz63(
+            context(backend, device), states.reshape(members, 3), shared_values,
+            each.get("sigma"), each.get("rho"), each.get("beta"), float(dt), steps, save,
+        )
+        if states.ndim == 1:
+            return Lorenz63Run(final.reshape(3), None if saved is None else saved.reshape(len(save), 3))
+        return Lorenz63Run(final, saved)
+    require_device_float("x0", src)
+    if src.ndim not in (1, 2) or src.shape[-1] != 3:
+        raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {tuple(src.shape)}")
+    members = src.size // 3
+    views = {}
+    for name, a in arrays.items():
+        view = device_array(a)
+        if view is None:
+            raise TypeError(f"{name} is host data but x0 is a device array: pass both on one side")
+        require_device_float(name, view, src.dtype)
+        if tuple(view.shape) != (members,):
+            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape "
+                             f"{tuple(view.shape)}")
+        views[name] = view
+    ctx = device_context({"x0": src, **views}, backend, device)
+    final = empty(src, src.shape, src.dtype)
+    saved = empty(src, (len(save),) + tuple(src.shape), src.dtype) if save else None
+    ptr = {name: v.ptr for name, v in views.items()}
+    _native.lorenz63_device(
+        ctx, src.dtype.name, src.ptr, members, shared_values, ptr.get("sigma"), ptr.get("rho"), ptr.get("beta"),
+        float(dt), steps, save, pointer(final), None if saved is None else pointer(saved), current_stream(src),
+    )
+    return Lorenz63Run(as_result(src, final), None if saved is None else as_result(src, saved))

@@ -22,6 +22,7 @@ use kernpack::{Backend, Error, Gpu, Kernpack};
 
 mod arrays;
 mod lombscargle;
+mod lorenz63;
 mod ode;
 mod reduce;
 mod series;
@@ -306,6 +307,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(ode::window_sum_device, m)?,
         wrap_pyfunction!(ode::fg_integrate, m)?,
         wrap_pyfunction!(ode::fg_integrate_device, m)?,
+        wrap_pyfunction!(lorenz63::lorenz63, m)?,
+        wrap_pyfunction!(lorenz63::lorenz63_device, m)?,
     ] {
         m.add_function(function)?;
     }

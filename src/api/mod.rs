@@ -49,6 +49,7 @@ pub mod exec;
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod multi;
 pub mod reduce;
 pub mod reduce_batched;

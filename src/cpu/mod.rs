@@ -27,6 +27,7 @@ pub(crate) mod fg;
 pub(crate) mod lombscargle;
 pub(crate) mod lorenz;
 pub(crate) mod lorenz05;
+pub(crate) mod lorenz63;
 pub(crate) mod parallel;
 pub(crate) mod reduce;
 pub(crate) mod stencil;

@@ -32,6 +32,7 @@ pub mod devices;
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod reduce;
 pub mod significance;
 pub mod stencil;

@@ -285,6 +285,31 @@ pub(crate) fn dynamic_shared() -> [&'static str; 2] {
     [lorenz05::<f32>().name(), lorenz05::<f64>().name()]
 }
 
+// ---- csrc/lorenz63.cu ----
+
+/// The Lorenz 63 RK4 kernel's parameters (twelve).
+pub(crate) type Lorenz63Rk4<T> = KernelFn<(
+    In<T>,  // in
+    Out<T>, // out (may be `in`)
+    Out<T>, // saved (NULL: none)
+    i64,    // members
+    In<T>,  // sigma (NULL: sigma_all for every member)
+    In<T>,  // rho (NULL: rho_all)
+    In<T>,  // beta (NULL: beta_all)
+    f64,    // sigma_all
+    f64,    // rho_all
+    f64,    // beta_all
+    f64,    // dt
+    i64,    // steps
+)>;
+
+/// `lorenz63_rk4_T(const T* in, T* out, T* saved, int64_t members, const T* sigma,
+/// const T* rho, const T* beta, double sigma_all, double rho_all, double beta_all,
+/// double dt, int64_t steps)`: one member per thread, `steps` RK4 steps.
+pub(crate) fn lorenz63_rk4<T: Float>() -> Lorenz63Rk4<T> {
+    KernelFn::new(per_float!(T, "lorenz63_rk4"))
+}
+
 // ---- csrc/fg.cu (V: float2 / double2, interleaved complex) ----
 
 /// The F/G step kernels' parameters (F, G, n, nchunks, nsteps or s, dt,
@@ -360,6 +385,7 @@ mod tests {
             params(window_sum::<T>()),
             params(lorenz96::<T>()),
             params(lorenz05::<T>()),
+            params(lorenz63_rk4::<T>()),
             params(fg_step::<T>()),
             params(fg_finish::<T>()),
         ]);

@@ -18,6 +18,7 @@ pub(crate) mod kernels;
 pub(crate) mod launch;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod reduce;
 pub mod stencil;
 

@@ -9,7 +9,9 @@ pub mod counter_rng;
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod reduce;
+pub mod save_at;
 pub mod significance;
 pub mod stencil;
 

@@ -4,6 +4,7 @@
 pub mod fg;
 pub mod lombscargle;
 pub mod lorenz;
+pub mod lorenz63;
 pub mod reduce;
 pub mod stencil;
 

@@ -43,6 +43,7 @@ pub const FAMILIES: &[&str] = &[
     "fg",
     "lombscargle",
     "lorenz",
+    "lorenz63",
     "reduce",
     "significance",
     "stencil",

@@ -1,0 +1,157 @@
+//! Ensembles of the Lorenz 63 system, a whole fixed-step RK4 run of every
+//! member in one call (one member per GPU thread, the step loop on the
+//! device), with sigma, rho and beta per member or one value for all, and
+//! the states at a list of steps ("save at steps").
+//!
+//! Layouts: states are members x 3, row-major (x, y, z of member m at
+//! `3 m`); saved states are frames x members x 3, frame k the states after
+//! `save_at[k]` steps (0: the initial states).
+use std::sync::Arc;
+
+pub use crate::gpu::lorenz63::Lorenz63OnDevice;
+pub use crate::params::lorenz63::{
+    Lorenz63DeviceBuffers, Lorenz63Ensemble, Lorenz63Params, PerMember,
+};
+pub use crate::params::save_at::check_save_at;
+
+use super::exec::{CpuRun, Operation};
+use super::{check_host_room, Kernpack};
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::float::{first_non_finite, Float};
+use crate::gpu::lorenz63::check_lorenz63;
+use crate::gpu::Gpu;
+
+/// The operation: [`Kernpack::lorenz63`].
+#[derive(Debug, Clone, Copy)]
+pub struct Lorenz63Run<'a, T> {
+    pub params: Lorenz63Params<&'a [T]>,
+    /// members x 3.
+    pub initial: &'a [T],
+    pub steps: u64,
+    /// Steps whose states are returned: sorted, unique, each in 0..=steps.
+    pub save_at: &'a [u64],
+}
+
+/// The index of the first non-finite value of `values`, scanned on threads.
+fn first_bad<T: Float>(values: &[T]) -> Option<usize> {
+    cpu::parallel::first_position(cpu::threads(), values, first_non_finite)
+}
+
+impl<T: Float> Operation for Lorenz63Run<'_, T> {
+    type Output = Lorenz63Ensemble<T>;
+
+    fn validate(&self) -> Result<()> {
+        let lengths = self.params.map(|v| v.len());
+        let (_, saved_len) =
+            check_lorenz63(&lengths, self.initial.len(), self.steps, self.save_at)?;
+        check_host_room::<T>(
+            "the final and saved states",
+            self.initial.len().saturating_add(saved_len),
+        )?;
+        if let Some(at) = first_bad(self.initial) {
+            return Err(Error::invalid(format!(
+                "initial value {at} is {}, all must be finite",
+                self.initial[at]
+            )));
+        }
+        for (name, value) in self.params.named() {
+            if let PerMember::Each(values) = value {
+                if let Some(at) = first_bad(values) {
+                    return Err(Error::invalid(format!(
+                        "{name}[{at}] is {}, all must be finite",
+                        values[at]
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Lorenz63Ensemble<T>> {
+        let (final_state, saved) = cpu::lorenz63::lorenz63(
+            &self.params,
+            self.initial,
+            self.steps,
+            self.save_at,
+            cpu.threads,
+            cpu.progress,
+        );
+        Ok(Lorenz63Ensemble {
+            members: self.initial.len() / 3,
+            final_state,
+            saved,
+            save_at: self.save_at.to_vec(),
+        })
+    }
+
+    /// Copy in, run, copy out.
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Lorenz63Ensemble<T>> {
+        let len = self.initial.len();
+        let upload = |v: &[T]| gpu.upload(v);
+        let d_params = Lorenz63Params {
+            sigma: self.params.sigma.map(upload),
+            rho: self.params.rho.map(upload),
+            beta: self.params.beta.map(upload),
+            dt: self.params.dt,
+        };
+        let d_params = Lorenz63Params {
+            sigma: transpose(d_params.sigma)?,
+            rho: transpose(d_params.rho)?,
+            beta: transpose(d_params.beta)?,
+            dt: d_params.dt,
+        };
+        let p = Lorenz63Params {
+            sigma: d_params.sigma.as_ref(),
+            rho: d_params.rho.as_ref(),
+            beta: d_params.beta.as_ref(),
+            dt: d_params.dt,
+        };
+        let d_initial = gpu.upload(self.initial)?;
+        let mut out = gpu.zeros::<T>(len)?;
+        let mut saved = match self.save_at.len() {
+            0 => None,
+            frames => Some(gpu.zeros::<T>(frames * len)?),
+        };
+        let call = Lorenz63OnDevice::buffers(
+            gpu.stream(),
+            &p,
+            &d_initial,
+            &mut out,
+            saved.as_mut(),
+            self.steps,
+            self.save_at,
+        )?;
+        // SAFETY: buffers just allocated on this GPU with the validated lengths.
+        unsafe { gpu.launch_fresh(call, ()) }?;
+        Ok(Lorenz63Ensemble {
+            members: len / 3,
+            final_state: gpu.download(&out)?,
+            saved: saved
+                .map(|s| gpu.download(&s))
+                .transpose()?
+                .unwrap_or_default(),
+            save_at: self.save_at.to_vec(),
+        })
+    }
+}
+
+/// A parameter whose upload may have failed, as the error of the upload.
+fn transpose<V>(v: PerMember<Result<V>>) -> Result<PerMember<V>> {
+    Ok(match v {
+        PerMember::All(a) => PerMember::All(a),
+        PerMember::Each(r) => PerMember::Each(r?),
+    })
+}
+
+impl Kernpack {
+    facade! {
+        /// Integrates every member of `initial` (members x 3: x, y, z) for
+        /// `steps` classical RK4 steps of the Lorenz 63 system with `p`'s
+        /// sigma, rho, beta (per member or one for all) and dt; also returns
+        /// the states after each step of `save_at` (sorted, unique, each in
+        /// 0..=steps; empty for the final states only).
+        fn lorenz63(p: &Lorenz63Params<&[T]>, initial: &[T], steps: u64, save_at: &[u64]) -> Lorenz63Ensemble<T>
+            = Lorenz63Run { params: *p, initial, steps, save_at };
+    }
+}
