@@ -16,6 +16,7 @@ pub mod image;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 pub mod lombscargle;
+pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod reduce;
 pub mod stencil;

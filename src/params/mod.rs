@@ -7,6 +7,7 @@
 //! re-exports them where users find them.
 pub mod fg;
 pub mod lombscargle;
+pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod reduce;
 pub mod stencil;

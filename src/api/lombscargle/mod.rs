@@ -1,6 +1,7 @@
 //! Lomb-Scargle periodogram with `scipy.signal.lombscargle` (SciPy >= 1.15)
 //! semantics, on angular frequencies, in f32 or f64.
 pub mod batch;
+pub mod chi2;
 pub mod peaks;
 use std::sync::Arc;
 
