@@ -247,3 +247,89 @@ fn batches_match_the_cpu() {
     batch::<f32>();
     batch::<f64>();
 }
+
+/// Median of `reps` CUDA-event timings (ms) of `enqueue` on `gpu`'s stream,
+/// after 3 warm-ups.
+fn event_median_ms(gpu: &kernpack::Gpu, reps: usize, enqueue: impl Fn()) -> f64 {
+    for _ in 0..3 {
+        enqueue();
+    }
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let (start, stop) = (gpu.timing_event().unwrap(), gpu.timing_event().unwrap());
+            start.record(gpu.stream()).unwrap();
+            enqueue();
+            stop.record(gpu.stream()).unwrap();
+            stop.synchronize().unwrap();
+            start.elapsed_ms(&stop).unwrap() as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[reps / 2]
+}
+
+/// The speed target, timed with CUDA events (kernel alone, inputs
+/// prepared on the device): nterms 4, N 3,000, 10^4 frequencies, f64.
+/// `cargo test --release --test lombscargle_chi2 -- --ignored --nocapture bench_`
+#[test]
+#[ignore = "benchmark: run on the GPU machine"]
+fn bench_chi2_kernel() {
+    let Some(gpu) = gpu_or_skip("bench_chi2_kernel") else {
+        return;
+    };
+    for (nterms, n, nf) in [
+        (4usize, 3000usize, 10_000usize),
+        (1, 3000, 10_000),
+        (2, 3000, 10_000),
+    ] {
+        let c = case(1, n, opts(nterms, true, true, 0), true);
+        let prep = Chi2Prepared::of(&c.y, c.dy.as_deref(), &c.opts);
+        let stream = gpu.stream();
+        let d_t = stream.clone_htod(&c.t).unwrap();
+        let d_w = stream.clone_htod(&prep.w).unwrap();
+        let d_wy = stream.clone_htod(&prep.wy).unwrap();
+        let d_offsets = stream.clone_htod(&[0i64, n as i64]).unwrap();
+        let d_stats = stream
+            .clone_htod(&[prep.chi2_ref, prep.weight_sum])
+            .unwrap();
+        let grid = UniformGrid::spanning(c.lo, c.hi, nf);
+        let (d_f0, d_df) = (
+            stream.clone_htod(&[grid.f0]).unwrap(),
+            stream.clone_htod(&[grid.df]).unwrap(),
+        );
+        let mut out = stream.alloc_zeros::<f64>(nf).unwrap();
+        // The addresses stay valid: the buffers live to the end of the loop body.
+        fn ptr<T>(
+            b: &cudarc::driver::CudaSlice<T>,
+            s: &std::sync::Arc<cudarc::driver::CudaStream>,
+        ) -> u64 {
+            b.device_ptr(s).0
+        }
+        let call = LombScargleChi2OnDevice::<f64> {
+            nseries: 1,
+            n,
+            offsets: ptr(&d_offsets, stream),
+            t: ptr(&d_t, stream),
+            w: ptr(&d_w, stream),
+            wy: ptr(&d_wy, stream),
+            stats: ptr(&d_stats, stream),
+            freqs: 0,
+            f0: ptr(&d_f0, stream),
+            df: ptr(&d_df, stream),
+            per_series_grid: false,
+            nf,
+            opts: c.opts,
+            out: out.device_ptr_mut(stream).0,
+            dtype: PhantomData,
+        };
+        // SAFETY: live buffers of this GPU, of the lengths the call names,
+        // alive until the stream is synchronised below.
+        let ms = event_median_ms(&gpu, 20, || unsafe { gpu.enqueue(stream, &call) }.unwrap());
+        stream.synchronize().unwrap();
+        println!(
+            "BENCH chi2 f64 nterms {nterms} N {n} nf {nf} on {}: kernel {ms:.4} ms (median of 20, CUDA events), {:.3e} pairs/s",
+            gpu.name(),
+            (n * nf) as f64 / (ms * 1e-3)
+        );
+    }
+}
