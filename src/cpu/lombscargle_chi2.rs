@@ -116,40 +116,59 @@ pub(crate) fn power_from_sums(sums: &HarmonicSums, nterms: usize, fit_mean: bool
     power
 }
 
-/// The sums at frequency `f` (cycles per unit time).
+/// The sums at frequency `f` (cycles per unit time), for K = `nterms`
+/// harmonics: dispatched to a loop compiled for each K (fixed-size arrays,
+/// unrolled recurrence), about twice as fast as one loop for any K.
 pub(crate) fn harmonic_sums<T: Float>(
     t: &[T],
     prep: &Chi2Prepared,
     f: f64,
     nterms: usize,
 ) -> HarmonicSums {
+    match nterms {
+        1 => harmonic_sums_k::<T, 1>(t, prep, f),
+        2 => harmonic_sums_k::<T, 2>(t, prep, f),
+        3 => harmonic_sums_k::<T, 3>(t, prep, f),
+        4 => harmonic_sums_k::<T, 4>(t, prep, f),
+        5 => harmonic_sums_k::<T, 5>(t, prep, f),
+        6 => harmonic_sums_k::<T, 6>(t, prep, f),
+        7 => harmonic_sums_k::<T, 7>(t, prep, f),
+        _ => harmonic_sums_k::<T, 8>(t, prep, f),
+    }
+}
+
+fn harmonic_sums_k<T: Float, const K: usize>(t: &[T], prep: &Chi2Prepared, f: f64) -> HarmonicSums {
     let mut sums = HarmonicSums {
         c: [0.0; MAX_M + 1],
         s: [0.0; MAX_M + 1],
         yc: [0.0; MAX_NTERMS + 1],
         ys: [0.0; MAX_NTERMS + 1],
     };
-    let top = 2 * nterms;
-    let (mut cos_m, mut sin_m) = ([0.0f64; MAX_M + 1], [0.0f64; MAX_M + 1]);
-    for (i, ti) in t.iter().enumerate() {
+    // Local accumulators of the exact sizes (2K + 1 and K + 1 used of each).
+    let (mut c, mut s) = ([0.0f64; MAX_M + 1], [0.0f64; MAX_M + 1]);
+    let (mut yc, mut ys) = ([0.0f64; MAX_NTERMS + 1], [0.0f64; MAX_NTERMS + 1]);
+    for ((ti, &w), &wy) in t.iter().zip(&prep.w).zip(&prep.wy) {
         let turns = f * ti.to_f64();
         let (sn, cs) = (std::f64::consts::TAU * (turns - turns.round())).sin_cos();
-        let (w, wy) = (prep.w[i], prep.wy[i]);
-        cos_m[0] = 1.0;
-        sin_m[0] = 0.0;
-        for m in 1..=top {
-            cos_m[m] = cos_m[m - 1] * cs - sin_m[m - 1] * sn;
-            sin_m[m] = sin_m[m - 1] * cs + cos_m[m - 1] * sn;
-        }
-        for m in 0..=top {
-            sums.c[m] += w * cos_m[m];
-            sums.s[m] += w * sin_m[m];
-        }
-        for k in 0..=nterms {
-            sums.yc[k] += wy * cos_m[k];
-            sums.ys[k] += wy * sin_m[k];
+        c[0] += w;
+        yc[0] += wy;
+        let (mut cm, mut sm) = (cs, sn);
+        for m in 1..=2 * K {
+            c[m] += w * cm;
+            s[m] += w * sm;
+            if m <= K {
+                yc[m] += wy * cm;
+                ys[m] += wy * sm;
+            }
+            let next = cm * cs - sm * sn;
+            sm = sm * cs + cm * sn;
+            cm = next;
         }
     }
+    sums.c[..=2 * K].copy_from_slice(&c[..=2 * K]);
+    sums.s[..=2 * K].copy_from_slice(&s[..=2 * K]);
+    sums.yc[..=K].copy_from_slice(&yc[..=K]);
+    sums.ys[..=K].copy_from_slice(&ys[..=K]);
     sums
 }
 
