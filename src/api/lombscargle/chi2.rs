@@ -160,6 +160,10 @@ impl<T: Float> Operation for LombScargleChi2<'_, T> {
             &prep,
             freqs.len(),
             |k| freqs.at(k),
+            match freqs {
+                Chi2Freqs::Uniform(grid) => Some(grid.df),
+                Chi2Freqs::Array(_) => None,
+            },
             &self.opts,
         ))
     }
@@ -289,6 +293,7 @@ impl<T: Float> Operation for LombScargleChi2Batch<'_, T> {
                     &preps[s],
                     grid.nf,
                     |k| grid.frequency(k),
+                    Some(grid.df),
                     &self.opts,
                 )
             })
