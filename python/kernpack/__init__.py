@@ -20,7 +20,7 @@ CudaError = _native.CudaError
 NoGpuError = _native.NoGpuError
 __version__: str = _native.__version__
 
-from . import ndimage, ode, reduce, signal  # noqa: E402  (after the exceptions they raise)
+from . import ndimage, ode, reduce, signal, timeseries  # noqa: E402  (after the exceptions they raise)
 
 __all__ = [
     "CudaError",
@@ -40,6 +40,7 @@ __all__ = [
     "set_device",
     "set_num_threads",
     "signal",
+    "timeseries",
 ]
 
 

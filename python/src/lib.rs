@@ -22,6 +22,7 @@ use kernpack::{Backend, Error, Gpu, Kernpack};
 
 mod arrays;
 mod lombscargle;
+mod lombscargle_chi2;
 mod lorenz63;
 mod ode;
 mod reduce;
@@ -291,6 +292,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(lombscargle::lombscargle_batch_device, m)?,
         wrap_pyfunction!(significance::false_alarm, m)?,
         wrap_pyfunction!(significance::lombscargle_bootstrap, m)?,
+        wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2, m)?,
+        wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
         wrap_pyfunction!(stencil::box_filter, m)?,
         wrap_pyfunction!(stencil::box_filter_device, m)?,
         wrap_pyfunction!(reduce::sum, m)?,

@@ -25,6 +25,7 @@ macro_rules! simd_targets {
 
 pub(crate) mod fg;
 pub(crate) mod lombscargle;
+pub(crate) mod lombscargle_chi2;
 pub(crate) mod lorenz;
 pub(crate) mod lorenz05;
 pub(crate) mod lorenz63;

@@ -84,6 +84,44 @@ pub(crate) fn bootstrap_resample<T: Float>(
     KernelFn::new(per_float!(T, "bootstrap_resample"))
 }
 
+// ---- csrc/lombscargle_chi2.cu ----
+
+/// The multi-term periodogram's parameters (fourteen).
+pub(crate) type LombScargleChi2<T> = KernelFn<(
+    i64,     // nseries
+    In<i64>, // offsets
+    In<T>,   // t
+    In<T>,   // w
+    In<T>,   // wy
+    In<f64>, // stats
+    In<T>,   // freqs
+    In<f64>, // f0
+    In<f64>, // df
+    i32,     // per_series_grid
+    i64,     // nf
+    i32,     // fit_mean
+    i32,     // normalization
+    Out<T>,  // out
+)>;
+
+/// `lombscargle_chi2_kK_T(int64_t nseries, const int64_t* offsets, const T* t,
+/// const T* w, const T* wy, const double* stats, const T* freqs, const double* f0,
+/// const double* df, int per_series_grid, int64_t nf, int fit_mean,
+/// int normalization, T* out)` for K = `nterms` harmonics, 1 to 8.
+pub(crate) fn lombscargle_chi2<T: Float>(nterms: usize) -> LombScargleChi2<T> {
+    KernelFn::new(match nterms {
+        1 => per_float!(T, "lombscargle_chi2_k1"),
+        2 => per_float!(T, "lombscargle_chi2_k2"),
+        3 => per_float!(T, "lombscargle_chi2_k3"),
+        4 => per_float!(T, "lombscargle_chi2_k4"),
+        5 => per_float!(T, "lombscargle_chi2_k5"),
+        6 => per_float!(T, "lombscargle_chi2_k6"),
+        7 => per_float!(T, "lombscargle_chi2_k7"),
+        8 => per_float!(T, "lombscargle_chi2_k8"),
+        _ => unreachable!("nterms is validated to 1..=8"),
+    })
+}
+
 // ---- csrc/reduce.cu ----
 
 /// `reduce_partial_T(const T* x, int64_t n, int64_t chunk, double* partials)`
@@ -394,6 +432,7 @@ mod tests {
         out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_lanes::<T>(p))));
         out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_tangent::<T>(p))));
         out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
+        out.extend((1..=8).map(|k| params(lombscargle_chi2::<T>(k))));
     }
 
     /// Every declaration, for both element types: (name, parameters).

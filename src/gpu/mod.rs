@@ -17,6 +17,7 @@ pub mod image;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 pub mod lombscargle;
+pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod reduce;

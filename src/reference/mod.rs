@@ -3,6 +3,7 @@
 //! compiled only for the crate's tests or with the `reference` feature.
 pub mod fg;
 pub mod lombscargle;
+pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod reduce;

@@ -2,6 +2,7 @@
 //! semantics, on angular frequencies, in f32 or f64.
 pub mod batch;
 pub mod bootstrap;
+pub mod chi2;
 pub mod peaks;
 use std::sync::Arc;
 

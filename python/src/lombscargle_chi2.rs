@@ -1,0 +1,108 @@
+//! The multi-term periodogram (astropy's `chi2` semantics): one series on
+//! a frequency array or a uniform grid, and ragged batches, host arrays.
+use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
+use pyo3::prelude::*;
+
+use kernpack::api::lombscargle::batch::BatchGrid;
+use kernpack::api::lombscargle::chi2::{
+    Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series, LombScargleChi2, UniformGrid,
+};
+
+use crate::arrays::{by_dtype, Dtype, In};
+use crate::{to_py, Context};
+
+/// `(nterms, fit_mean, center_data, normalization)`.
+type Options = (usize, bool, bool, String);
+
+fn options((nterms, fit_mean, center_data, normalization): Options) -> PyResult<Chi2Options> {
+    Ok(Chi2Options {
+        nterms,
+        fit_mean,
+        center_data,
+        normalization: normalization.parse().map_err(to_py)?,
+    })
+}
+
+/// Frequencies: an array, or the uniform grid `(f0, df, nf)`.
+#[derive(FromPyObject)]
+pub(crate) enum Freqs<'py> {
+    Array(Bound<'py, PyUntypedArray>),
+    Uniform(f64, f64, usize),
+}
+
+/// One series `(t, y, dy or None)` of one float dtype. Returns the power at
+/// each frequency as a new 1-D array of that dtype.
+#[pyfunction]
+pub(crate) fn lombscargle_chi2<'py>(
+    ctx: &Context,
+    t: Bound<'py, PyUntypedArray>,
+    y: Bound<'py, PyUntypedArray>,
+    dy: Option<Bound<'py, PyUntypedArray>>,
+    freqs: Freqs<'py>,
+    opts: Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
+    by_dtype!(Dtype::of("t", &t)?, T => {
+        let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
+        let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;
+        let series = Chi2Series { t: t.values(), y: y.values(), dy: dy.as_ref().map(In::values) };
+        let f_in;
+        let freqs = match &freqs {
+            Freqs::Array(f) => {
+                f_in = In::<T>::new("frequency", f)?;
+                Chi2Freqs::Array(f_in.values())
+            }
+            Freqs::Uniform(f0, df, nf) => Chi2Freqs::Uniform(UniformGrid::new(*f0, *df, *nf)),
+        };
+        let op = LombScargleChi2 { series, freqs, opts };
+        let p = py.detach(|| kp.run(op)).map_err(to_py)?;
+        Ok(p.into_pyarray(py).into_any())
+    })
+}
+
+/// A ragged batch `(t, y, dy or None)` with `offsets` (uintp, nseries + 1)
+/// on uniform grids `(f0, df, nf)` (float64 arrays of one value, shared, or
+/// one per series). Returns a new (nseries, nf) array.
+#[pyfunction]
+pub(crate) fn lombscargle_chi2_batch<'py>(
+    ctx: &Context,
+    t: Bound<'py, PyUntypedArray>,
+    y: Bound<'py, PyUntypedArray>,
+    dy: Option<Bound<'py, PyUntypedArray>>,
+    offsets: Bound<'py, PyUntypedArray>,
+    grids: (
+        Bound<'py, PyUntypedArray>,
+        Bound<'py, PyUntypedArray>,
+        usize,
+    ),
+    opts: Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
+    let offsets = In::<usize>::new("offsets", &offsets)?;
+    let (f0, df, nf) = grids;
+    let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
+    let grids = if f0.values().len() == 1 && df.values().len() == 1 {
+        BatchGrid::Shared(UniformGrid::new(f0.values()[0], df.values()[0], nf))
+    } else {
+        BatchGrid::PerSeries {
+            f0: f0.values(),
+            df: df.values(),
+            nf,
+        }
+    };
+    by_dtype!(Dtype::of("t", &t)?, T => {
+        let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
+        let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;
+        let batch = Chi2Batch {
+            t: t.values(),
+            y: y.values(),
+            dy: dy.as_ref().map(In::values),
+            offsets: offsets.values(),
+        };
+        let p = py.detach(|| kp.lombscargle_chi2_batch(&batch, &grids, &opts)).map_err(to_py)?;
+        let nseries = p.len();
+        let flat: Vec<T> = p.into_iter().flatten().collect();
+        let array = flat.into_pyarray(py).reshape([nseries, nf])?;
+        Ok(array.into_any())
+    })
+}

@@ -1,0 +1,394 @@
+//! Multi-term generalised Lomb-Scargle with astropy's `chi2` semantics
+//! (`LombScargle(t, y, dy, nterms=K, fit_mean=, center_data=,
+//! normalization=).power(frequency, method='chi2')`): frequencies in cycles
+//! per unit time, weights 1 / dy^2, for one series on a frequency array or a
+//! uniform grid, or for a ragged batch of series.
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+pub use crate::gpu::lombscargle_chi2::LombScargleChi2OnDevice;
+pub use crate::params::lombscargle::{BatchGrid, UniformGrid};
+pub use crate::params::lombscargle_chi2::{
+    Chi2Normalization, Chi2Options, Chi2Prepared, Chi2Series, MAX_NTERMS,
+};
+
+use super::batch::check_series_offsets;
+use crate::api::exec::{CpuRun, Operation};
+use crate::api::{check_host_room, Kernpack};
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::float::{first_non_finite, Float};
+use crate::gpu::device::Guards;
+use crate::gpu::lombscargle_chi2::check_call;
+use crate::gpu::Gpu;
+
+fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
+    match first_non_finite(values) {
+        Some(i) => Err(Error::invalid(format!(
+            "{name}[{i}] = {} is not finite",
+            values[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The values of one series: lengths, finite values, dy > 0 with a usable
+/// sum of dy^-2, and (except for 'psd', which does not divide by it) a
+/// reference chi^2 that is not zero. Returns the series prepared in f64.
+pub fn check_series<T: Float>(
+    series: &Chi2Series<'_, T>,
+    opts: &Chi2Options,
+) -> Result<Chi2Prepared> {
+    let n = series.t.len();
+    if n == 0 {
+        return Err(Error::invalid(
+            "t is empty: a series needs at least one sample",
+        ));
+    }
+    if series.y.len() != n || series.dy.is_some_and(|dy| dy.len() != n) {
+        return Err(Error::invalid(format!(
+            "t, y and dy differ in length: {n}, {} and {}",
+            series.y.len(),
+            series.dy.map_or(n, <[T]>::len)
+        )));
+    }
+    check_finite("t", series.t)?;
+    check_finite("y", series.y)?;
+    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
+    let dy: Option<Vec<f64>> = match series.dy {
+        Some(dy) => {
+            check_finite("dy", dy)?;
+            if let Some(i) = dy.iter().position(|v| v.to_f64() <= 0.0) {
+                return Err(Error::invalid(format!(
+                    "dy[{i}] = {} is not positive",
+                    dy[i]
+                )));
+            }
+            let dy: Vec<f64> = dy.iter().map(|v| v.to_f64()).collect();
+            let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
+            if !(sum.is_finite() && (1.0 / sum).is_finite()) {
+                return Err(Error::invalid(format!(
+                    "the weights 1 / dy^2 sum to {sum:e}, outside the range of f64: scale dy"
+                )));
+            }
+            Some(dy)
+        }
+        None => None,
+    };
+    let prep = Chi2Prepared::of(&y, dy.as_deref(), opts);
+    if opts.normalization != Chi2Normalization::Psd {
+        // A constant series leaves a chi2_ref of (rounding of its mean)^2,
+        // ~(eps y)^2, which must not pass for a signal.
+        let mean_square: f64 = prep.w.iter().zip(&y).map(|(w, y)| w * y * y).sum();
+        if !mean_square.is_finite() {
+            return Err(Error::invalid("y^2 / dy^2 overflows f64: scale y down"));
+        }
+        if prep.chi2_ref <= (64.0 * f64::EPSILON).powi(2) * mean_square {
+            return Err(Error::invalid(format!(
+                "normalization '{}' divides by the reference chi^2, which is zero: y does not vary",
+                normalization_name(opts.normalization)
+            )));
+        }
+    }
+    Ok(prep)
+}
+
+fn normalization_name(n: Chi2Normalization) -> &'static str {
+    match n {
+        Chi2Normalization::Standard => "standard",
+        Chi2Normalization::Model => "model",
+        Chi2Normalization::Log => "log",
+        Chi2Normalization::Psd => "psd",
+    }
+}
+
+/// The frequencies of a single-series periodogram (cycles per unit time).
+#[derive(Debug, Clone, Copy)]
+pub enum Chi2Freqs<'a, T> {
+    Array(&'a [T]),
+    /// `f0 + k df`, `k = 0..nf`.
+    Uniform(UniformGrid),
+}
+
+impl<T: Float> Chi2Freqs<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Chi2Freqs::Array(f) => f.len(),
+            Chi2Freqs::Uniform(g) => g.nf,
+        }
+    }
+    fn validate(&self) -> Result<()> {
+        match self {
+            Chi2Freqs::Array(f) => check_finite("frequency", f),
+            Chi2Freqs::Uniform(g) => g.validate_for::<T>(),
+        }
+    }
+    fn at(&self, k: usize) -> f64 {
+        match self {
+            Chi2Freqs::Array(f) => f[k].to_f64(),
+            Chi2Freqs::Uniform(g) => g.frequency(k),
+        }
+    }
+}
+
+/// The operation: the periodogram of one series
+/// ([`Kernpack::lombscargle_chi2`], [`Kernpack::lombscargle_chi2_uniform`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleChi2<'a, T> {
+    pub series: Chi2Series<'a, T>,
+    pub freqs: Chi2Freqs<'a, T>,
+    pub opts: Chi2Options,
+}
+
+impl<T: Float> Operation for LombScargleChi2<'_, T> {
+    type Output = Vec<T>;
+
+    fn validate(&self) -> Result<()> {
+        check_call(1, self.freqs.len(), &self.opts)?;
+        self.freqs.validate()?;
+        check_series(&self.series, &self.opts)?;
+        check_host_room::<T>("the periodogram", self.freqs.len())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
+        let prep = check_series(&self.series, &self.opts)?;
+        let freqs = self.freqs;
+        Ok(cpu::lombscargle_chi2::lombscargle_chi2(
+            cpu.threads,
+            cpu.progress,
+            self.series.t,
+            &prep,
+            freqs.len(),
+            |k| freqs.at(k),
+            match freqs {
+                Chi2Freqs::Uniform(grid) => Some(grid.df),
+                Chi2Freqs::Array(_) => None,
+            },
+            &self.opts,
+        ))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
+        let prep = check_series(&self.series, &self.opts)?;
+        let offsets = [0, self.series.t.len()];
+        let (array, grid) = match self.freqs {
+            Chi2Freqs::Array(f) => (
+                Some(f),
+                BatchGrid::Shared(UniformGrid::new(0.0, 0.0, f.len())),
+            ),
+            Chi2Freqs::Uniform(g) => (None, BatchGrid::Shared(g)),
+        };
+        run_on_gpu(
+            gpu,
+            self.series.t,
+            &offsets,
+            &[prep],
+            array,
+            &grid,
+            &self.opts,
+        )
+    }
+}
+
+/// A ragged batch: series s holds samples `offsets[s]..offsets[s + 1]` of
+/// `t`, `y` and `dy`.
+#[derive(Debug, Clone, Copy)]
+pub struct Chi2Batch<'a, T> {
+    pub t: &'a [T],
+    pub y: &'a [T],
+    pub dy: Option<&'a [T]>,
+    pub offsets: &'a [usize],
+}
+
+impl<'a, T> Chi2Batch<'a, T> {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Series `s`.
+    pub fn series(&self, s: usize) -> Chi2Series<'a, T> {
+        let r = self.offsets[s]..self.offsets[s + 1];
+        Chi2Series {
+            t: &self.t[r.clone()],
+            y: &self.y[r.clone()],
+            dy: self.dy.map(|dy| &dy[r]),
+        }
+    }
+}
+
+/// The operation: one periodogram per series of a batch
+/// ([`Kernpack::lombscargle_chi2_batch`]), on one uniform grid shared by
+/// every series or one grid per series.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleChi2Batch<'a, T> {
+    pub batch: Chi2Batch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: Chi2Options,
+}
+
+impl<T: Float> LombScargleChi2Batch<'_, T> {
+    /// Every series checked and prepared, errors naming the series.
+    fn prepare(&self) -> Result<Vec<Chi2Prepared>> {
+        (0..self.batch.len())
+            .map(|s| {
+                self.grids
+                    .grid(s)
+                    .validate_for::<T>()
+                    .and_then(|()| check_series(&self.batch.series(s), &self.opts))
+                    .map_err(|e| match e {
+                        Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
+                        other => other,
+                    })
+            })
+            .collect()
+    }
+}
+
+impl<T: Float> Operation for LombScargleChi2Batch<'_, T> {
+    type Output = Vec<Vec<T>>;
+
+    fn validate(&self) -> Result<()> {
+        let (batch, nseries) = (&self.batch, self.batch.len());
+        check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
+        let n = batch.t.len();
+        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
+            return Err(Error::invalid(format!(
+                "t, y and dy of the batch differ in length: {n}, {} and {}",
+                batch.y.len(),
+                batch.dy.map_or(n, <[T]>::len)
+            )));
+        }
+        check_series_offsets(batch.offsets, n)?;
+        if let BatchGrid::PerSeries { f0, df, .. } = self.grids {
+            if f0.len() != nseries || df.len() != nseries {
+                return Err(Error::invalid(format!(
+                    "{nseries} series but {} f0 and {} df values",
+                    f0.len(),
+                    df.len()
+                )));
+            }
+        }
+        self.prepare()?;
+        let total = self
+            .grids
+            .nf()
+            .checked_mul(nseries)
+            .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
+        check_host_room::<T>("the periodograms", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<T>>> {
+        let preps = self.prepare()?;
+        // Threads over frequencies within each series: short series and long
+        // grids (the survey case) keep every thread busy either way.
+        Ok((0..self.batch.len())
+            .map(|s| {
+                let grid = self.grids.grid(s);
+                cpu::lombscargle_chi2::lombscargle_chi2(
+                    cpu.threads,
+                    None,
+                    self.batch.series(s).t,
+                    &preps[s],
+                    grid.nf,
+                    |k| grid.frequency(k),
+                    Some(grid.df),
+                    &self.opts,
+                )
+            })
+            .collect())
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<T>>> {
+        let preps = self.prepare()?;
+        let nf = self.grids.nf();
+        let values = run_on_gpu(
+            gpu,
+            self.batch.t,
+            self.batch.offsets,
+            &preps,
+            None,
+            &self.grids,
+            &self.opts,
+        )?;
+        Ok(values.chunks_exact(nf).map(<[T]>::to_vec).collect())
+    }
+}
+
+/// Uploads prepared series and runs the kernel: frequencies from `array`
+/// (shared by every series) or else from `grids`.
+fn run_on_gpu<T: Float>(
+    gpu: &Arc<Gpu>,
+    t: &[T],
+    offsets: &[usize],
+    preps: &[Chi2Prepared],
+    array: Option<&[T]>,
+    grids: &BatchGrid<'_>,
+    opts: &Chi2Options,
+) -> Result<Vec<T>> {
+    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+    let w: Vec<T> = preps.iter().flat_map(|p| cast(&p.w)).collect();
+    let wy: Vec<T> = preps.iter().flat_map(|p| cast(&p.wy)).collect();
+    let stats: Vec<f64> = preps
+        .iter()
+        .flat_map(|p| [p.chi2_ref, p.weight_sum])
+        .collect();
+    let offsets: Vec<i64> = offsets.iter().map(|&o| o as i64).collect();
+    let (f0, df) = grids.starts_and_steps();
+    let nf = grids.nf();
+    let (d_t, d_w, d_wy) = (gpu.upload(t)?, gpu.upload(&w)?, gpu.upload(&wy)?);
+    let (d_offsets, d_stats) = (gpu.upload(&offsets)?, gpu.upload(&stats)?);
+    let (d_f0, d_df) = (gpu.upload(&f0)?, gpu.upload(&df)?);
+    let d_freqs = array.map(|f| gpu.upload(f)).transpose()?;
+    // SAFETY: the launch writes every value.
+    let mut out = unsafe { gpu.uninit::<T>(preps.len() * nf) }?;
+    let mut g = Guards::new(gpu.stream());
+    let call = LombScargleChi2OnDevice::<T> {
+        nseries: preps.len(),
+        n: t.len(),
+        offsets: g.read(&d_offsets),
+        t: g.read(&d_t),
+        w: g.read(&d_w),
+        wy: g.read(&d_wy),
+        stats: g.read(&d_stats),
+        freqs: d_freqs.as_ref().map_or(0, |f| g.read(f)),
+        f0: g.read(&d_f0),
+        df: g.read(&d_df),
+        per_series_grid: matches!(grids, BatchGrid::PerSeries { .. }),
+        nf,
+        opts: *opts,
+        out: g.write(&mut out),
+        dtype: PhantomData,
+    };
+    // SAFETY: buffers just allocated on this GPU, of the lengths the call names.
+    unsafe { gpu.launch_fresh(g.with(call), ()) }?;
+    gpu.download(&out)
+}
+
+impl Kernpack {
+    facade! {
+        /// The multi-term periodogram of `series` at `freqs` (cycles per unit
+        /// time), astropy's `LombScargle(...).power(method='chi2')`.
+        fn lombscargle_chi2(series: &Chi2Series<'_, T>, freqs: &[T], opts: &Chi2Options) -> Vec<T>
+            = LombScargleChi2 { series: *series, freqs: Chi2Freqs::Array(freqs), opts: *opts };
+
+        /// As [`Kernpack::lombscargle_chi2`], on the uniform grid `f0 + k df`
+        /// (cycles per unit time).
+        fn lombscargle_chi2_uniform(
+            series: &Chi2Series<'_, T>,
+            grid: &UniformGrid,
+            opts: &Chi2Options,
+        ) -> Vec<T>
+            = LombScargleChi2 { series: *series, freqs: Chi2Freqs::Uniform(*grid), opts: *opts };
+
+        /// One multi-term periodogram per series of `batch`, on the GPU in one
+        /// launch or on the CPU.
+        fn lombscargle_chi2_batch(
+            batch: &Chi2Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &Chi2Options,
+        ) -> Vec<Vec<T>>
+            = LombScargleChi2Batch { batch: *batch, grids: *grids, opts: *opts };
+    }
+}
