@@ -76,7 +76,7 @@ pub(crate) fn box_filter_device(
     ctx.enqueue(py, stream, |gpu, stream| {
         // SAFETY: both buffers are checked device allocations spanning the layout.
         by_dtype!(dtype, T => unsafe {
-            gpu.enqueue(stream, &BoxFilterOnDevice::<T> { input, output, layout, opts, dtype: PhantomData })
+            gpu.enqueue(stream, &BoxFilterOnDevice::<T> { input, output, layout, opts: opts.into(), dtype: PhantomData })
         })
     })
 }

@@ -30,6 +30,7 @@ pub(crate) type LsGrid = c_params::kp_ls_grid;
 /// Per-series statistics: written and read on the device only.
 pub(crate) type LsStats = c_params::kp_ls_stats;
 pub(crate) type BoxParams = c_params::kp_box_params;
+pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
