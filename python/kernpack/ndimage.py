@@ -73,7 +73,8 @@ def uniform_filter(
 ) -> Any:
     """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``.
 
-    kernpack computes 2-D float32/float64 images with any window size and
+    kernpack computes 2-D float32/float64 images (and 1-D host arrays, as
+    1 x n images) with any window size and
     origin per axis (odd or even, larger than the image too), one boundary
     mode for the filtered axes, any subset of the two axes, on the GPU or its
     CPU backend, at a cost that does not grow with the window. Any other call
@@ -153,6 +154,15 @@ def uniform_filter(
     """
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     image = on_device["input"] if on_device is not None else np.asarray(input)
+    if on_device is None and image.ndim == 1 and _as_row_computed(image, output, size, mode, origin, axes):
+        # A 1-D host array is the 1 x n image of its values, filtered along its columns.
+        _filtered_axes(axes, 1)  # SciPy's errors for bad axes
+        row_size, row_mode, row_origin = (_per_axis(name, v, 1)[0] for name, v in
+                                          (("size", size), ("mode", mode), ("origin", origin)))
+        row_output = output[None, :] if isinstance(output, np.ndarray) and output.ndim == 1 else output
+        result = uniform_filter(image[None, :], (1, row_size), row_output, row_mode, cval, (0, row_origin),
+                                backend=backend, device=device)
+        return output if row_output is not output else result[0]
     try:
         window = _computed_window(image, size, mode, cval, origin, axes)
         if on_device is not None:
@@ -269,6 +279,24 @@ def _computed_window(image, size, mode, cval, origin, axes):
         return tuple(window), tuple(shift), "constant", float(cval)
     except (TypeError, ValueError):
         raise TypeError(f"cval must be a real number, not {type(cval).__name__}") from None
+
+
+def _as_row_computed(image, output, size, mode, origin, axes) -> bool:
+    """True when the 1-D host call is one kernpack computes as a 1 x n image:
+    a float array, one size, mode and origin (or sequences of one), no axes or
+    its one axis, an output of its shape (or a dtype, or None)."""
+    if image.dtype.newbyteorder("=") not in FLOAT_DTYPES:
+        return False
+    if isinstance(output, np.ndarray) and output.shape != image.shape:
+        return False
+    for value in (size, mode, origin):
+        if isinstance(value, Iterable) and not isinstance(value, str) and len(list(value)) != 1:
+            return False  # SciPy's error, through the 2-D checks or the fallback
+    if axes is not None:
+        listed = list(np.atleast_1d(axes))
+        if len(listed) != 1 or listed[0] not in (0, -1):
+            return False
+    return True
 
 
 def _filtered_axes(axes: Any, ndim: int) -> list:

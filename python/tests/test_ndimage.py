@@ -332,7 +332,6 @@ def test_cval_is_ignored_outside_constant_mode(backend, rng):
 
 NOT_COMPUTED = {
     "3-D input": (lambda a: dict(input=np.stack([a, a])), r"3 dimensions"),
-    "1-D input": (lambda a: dict(input=a[0]), r"1 dimensions"),
     "non-integer size": (lambda a: dict(input=a, size=2.5), r"integer sizes"),
     "per-axis modes": (lambda a: dict(input=a, mode=("reflect", "wrap")), r"mode=\['reflect', 'wrap'\]"),
     "int input": (lambda a: dict(input=np.round(a * 10).astype(np.int64)), r"int64"),
@@ -543,3 +542,26 @@ def test_an_invalid_origin_is_scipys_error(rng):
     # A size-1 axis is not filtered, so its origin is not read (as SciPy).
     want = scipy.ndimage.uniform_filter(image, (1, 3), origin=(5, 0))
     np.testing.assert_allclose(uniform_filter(image, (1, 3), origin=(5, 0), backend="cpu"), want, atol=1e-13)
+
+
+def test_one_dimensional_host_arrays_match_scipy(backend, rng):
+    # Computed as 1 x n images: SciPy's uniform_filter and uniform_filter1d.
+    for case in range(200):
+        n = int(rng.integers(1, 80))
+        size = int(rng.integers(1, 100))
+        origin = int(rng.integers(-(size // 2), (size - 1) // 2 + 1))
+        mode = SCIPY_MODES[int(rng.integers(len(SCIPY_MODES)))]
+        dtype = [np.float32, np.float64][case % 2]
+        x = (rng.normal(size=n) + 2).astype(dtype)
+        want = scipy.ndimage.uniform_filter(x, size, mode=mode, cval=0.25, origin=origin)
+        args = [size, [size], size][case % 3]
+        orig = [origin, [origin], origin][case % 3]
+        got = uniform_filter(x, args, mode=mode, cval=0.25, origin=orig, backend=backend,
+                             **({"axes": (0,)} if case % 3 == 2 else {}))
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert np.max(np.abs(got - want)) <= tolerance(dtype, size, x, 0.25), (case, n, size, origin, mode)
+        out = np.full(n, np.nan, dtype)
+        assert uniform_filter(x, size, out, mode=mode, cval=0.25, origin=origin, backend=backend) is out
+        np.testing.assert_array_equal(out, got)
+    with pytest.raises(RuntimeError, match="sequence argument"):
+        uniform_filter(np.ones(5), (3, 3))
