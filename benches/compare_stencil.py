@@ -3,7 +3,11 @@
 memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
 
-    python3 benches/compare_stencil.py KERNPACK_BINARY [box normalize streams]
+    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes normalize streams]
+
+box-sizes: the box filter of 8192^2 f32 and f64 for windows 3 to 63 (running
+sums for all but square 3-9), each as a % of the device-to-device copy of the
+same bytes, and cupyx.scipy.ndimage.uniform_filter of the same image.
 
 kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
 device-to-device copy of the same bytes timed in the same process); the
@@ -140,6 +144,24 @@ def box_filter(binary):
                 f"{float(f['of_copy_bw']) * 100:.1f}% of copy bw; cupyx {cx:.3f} ms = {cx / ours_k:.2f}x")
 
 
+BOX_SIZES = [3, 5, 9, 15, 31, 33, 63]
+
+
+def box_sizes(binary):
+    """% of copy for every window size (the target: >= 80% for 3 to 63)."""
+    n = 8192
+    for dtype, name in [(np.float32, "f32"), (np.float64, "f64")]:
+        x = cp.random.default_rng(3).random((n, n), dtype=dtype)
+        out = cp.empty_like(x)
+        for size in BOX_SIZES:
+            f, _ = kernpack(binary, "box-filter", "--rows", str(n), "--dtype", name, "--size", str(size))
+            ours, copy_ms = float(f["filter_ms"]), float(f["copy_ms"])
+            cx = cuda_time(lambda: cxn.uniform_filter(x, size=size, mode="reflect", output=out), reps=5)
+            row(f"box filter {size}x{size} {n}x{n} {name}", "kernpack reflect", ours,
+                f"{float(f['of_copy_bw']) * 100:.1f}% of copy ({copy_ms:.3f} ms); "
+                f"cupyx {cx:.3f} ms = {cx / ours:.2f}x")
+
+
 def normalize(binary):
     for n in [10_000_000, 1 << 28]:
         for name, dtype in [("f32", np.float32)] + ([("f64", np.float64)] if n < 1 << 28 else []):
@@ -202,8 +224,9 @@ def streams(binary):
 def main():
     binary = sys.argv[1]
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
-    sections = sys.argv[2:] or ["box", "normalize", "streams"]
-    for name, section in [("box", box_filter), ("normalize", normalize), ("streams", streams)]:
+    sections = sys.argv[2:] or ["box", "box-sizes", "normalize", "streams"]
+    for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("normalize", normalize),
+                          ("streams", streams)]:
         if name in sections:
             section(binary)
     out = os.environ.get("OUT")

@@ -79,6 +79,34 @@ typedef struct kp_box_params {
     int32_t mode;     /* KP_BOX_* */
 } kp_box_params;
 
+/* Columns of the running-sum box filter's strips (one output column per
+ * thread) and the widest extended segment a block holds in shared memory
+ * (box_filter_running_wide; box_filter_running holds 2 KP_BOX_RUN_COLS):
+ * the strip plus size_x - 1 halo columns. */
+#define KP_BOX_RUN_COLS 256
+#define KP_BOX_RUN_SEGMENT 2048
+
+/* One 2D box filter of any window (box_filter_running): out = mean of the
+ * size_y x size_x window of rows y - before_y .. y - before_y + size_y - 1
+ * and columns likewise (SciPy's uniform_filter with an origin). */
+typedef struct kp_box_run_params {
+    int64_t rows;
+    int64_t cols;
+    int64_t in_pitch;
+    int64_t out_pitch;
+    int64_t tiles_x;    /* strips per row: block b is strip b % tiles_x, chunk b / tiles_x */
+    int64_t chunk_rows; /* output rows per block */
+    int64_t size_y;
+    int64_t size_x;
+    int64_t before_y;
+    int64_t before_x;
+    double cval;        /* the value outside, for KP_BOX_CONSTANT (0 when pad_outside) */
+    double pad_cval;    /* with pad_outside: added to every output whose window reaches outside */
+    double scale;       /* 1 / (size_y size_x) */
+    int32_t mode;       /* KP_BOX_* */
+    int32_t pad_outside;
+} kp_box_run_params;
+
 /* One Lorenz 96 run (both kernels of csrc/lorenz.cu): the forcing (one F, or
  * per site in the state after X when `forced`), the noise W = noise * N(0, 1)
  * per member, step and site (noise = s sqrt(dt); 0: none) drawn for member

@@ -1,12 +1,12 @@
 // 2D box filter (a 3x3 smoothing stencil, generalised to scipy.ndimage's
-// uniform_filter): out = the mean of the size x size window around each point,
-// size = 2 r + 1, with SciPy's boundary modes.
+// uniform_filter): out = the mean of the window around each point, any size
+// and origin per axis, with SciPy's boundary modes.
 //
 // Memory-bound: one read and one write of the image, separable (the sums of
-// each row's window, then the sum of 2r + 1 of those row sums). Windows 3 to
-// 9 keep everything in registers (box_filter_strips) and sum in index order,
-// first d = -r, as the CPU reference does; other sizes stage tiles in shared
-// memory and slide their sums (box_filter).
+// each row's window, then the sum of those row sums). Square centred windows
+// 3 to 9 keep everything in registers (box_filter_strips) and sum in index
+// order, first d = -r, as the CPU reference does; every other window runs
+// on running sums whose cost does not grow with it (box_filter_running).
 #include "kernpack_params.h"
 
 namespace kp {
@@ -226,91 +226,182 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
         box_filter_strip_walk<T, R, H, 1, LOAD_GATHER>(in, out, p, x, y0, vector_store, output_lane);
 }
 
-// Windows up to 33, radius at run time: tile of TH x TW outputs, R the largest
-// radius the shared arrays hold. Both passes slide: a thread sums the first
-// window of a run of SEG outputs in index order, then adds the entering and
-// subtracts the leaving term (a few loads per output instead of 2r + 1; the
-// rounding of a run of SEG steps, far inside the tests' tolerance). Staged
-// rows are padded by one element, so threads on consecutive rows of one
-// column hit different banks.
-template <typename T, int R, int TW, int TH>
-__device__ void box_filter(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) {
-    constexpr int SEG = TW * TH / BLOCK;  // outputs per thread and pass
-    static_assert(SEG >= 1 && TW % SEG == 0 && TH % SEG == 0, "tile and block do not divide");
-    __shared__ T staged[TH + 2 * R][TW + 2 * R + 1];
-    __shared__ T row_sums[TH + 2 * R][TW + 1];
-    const int r = p.radius;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * TW;
-    const int64_t y0 = (int64_t)(blockIdx.x / p.tiles_x) * TH;
-    const int staged_rows = TH + 2 * r, staged_cols = TW + 2 * r;
+}  // namespace stencil
+}  // namespace kp
 
-    // Stage rows y0 - r .. y0 + TH + r and columns x0 - r .. x0 + TW + r: one
-    // warp per row, consecutive lanes on consecutive columns (coalesced).
-    const bool inside = x0 - r >= 0 && x0 + TW + r <= p.cols && y0 - r >= 0 && y0 + TH + r <= p.rows;
-    if (inside) {
-        for (int sr = warp; sr < staged_rows; sr += WARPS) {
-            const T* src = in + (y0 - r + sr) * p.in_pitch + (x0 - r);
-            for (int sc = lane; sc < staged_cols; sc += 32) staged[sr][sc] = src[sc];
-        }
-    } else {
-        const T cval = (T)p.cval;
-        for (int sr = warp; sr < staged_rows; sr += WARPS) {
-            const int64_t y = extend(y0 - r + sr, p.rows, p.mode);
-            for (int sc = lane; sc < staged_cols; sc += 32) {
-                const int64_t x = extend(x0 - r + sc, p.cols, p.mode);
-                staged[sr][sc] = (y < 0 || x < 0) ? cval : in[y * p.in_pitch + x];
-            }
-        }
-    }
-    __syncthreads();
 
-    // Horizontal: consecutive threads on consecutive rows, each a run of SEG columns.
-    for (int t = threadIdx.x; t < staged_rows * (TW / SEG); t += BLOCK) {
-        const int sr = t % staged_rows, c0 = t / staged_rows * SEG;
-        T acc = staged[sr][c0];
-        for (int d = 1; d <= 2 * r; ++d) acc += staged[sr][c0 + d];
-        row_sums[sr][c0] = acc;
-#pragma unroll
-        for (int c = c0 + 1; c < c0 + SEG; ++c) {
-            // Size 1 (r = 0) stays exact: the identity.
-            acc = r == 0 ? staged[sr][c] : acc + staged[sr][c + 2 * r] - staged[sr][c - 1];
-            row_sums[sr][c] = acc;
-        }
-    }
-    __syncthreads();
+// Any window, its cost independent of the size (sizes and origins per axis,
+// windows larger than the image): running sums in double. A block owns a
+// strip of KP_BOX_RUN_COLS output columns (one per thread) and a chunk of
+// chunk_rows output rows, and walks down them. It keeps, for every column
+// of its extended segment (the strip plus size_x - 1 halo columns, mapped
+// through the boundary mode), the vertical window sum V of the current
+// output row, in registers: moving down a row adds the entering row's value
+// and subtracts the leaving one's (re-read: the block read it size_y rows
+// ago, an L2 hit). The horizontal window sum of output column t is then the
+// difference of two prefix sums of V over the segment (a block scan in
+// shared memory). So each output costs a few loads and adds, whatever the
+// window: the image is read from DRAM about once (the halo columns and the
+// chunk's first size_y - 1 rows again, mostly from L2, as neighbouring
+// blocks run side by side) and written once.
+//
+// Accuracy: V after k running steps is off by at most (size_y + 2k) eps64
+// size_y M (M the largest |value|); a prefix difference by 2 segment eps64
+// size_y M; the chunk re-seeds V by a direct sum, so the error is bounded by
+// the chunk and the segment, not the image (about 1e-12 M for the largest
+// chunks and segments: below an f32 ulp, some thousand f64 ulps of M).
+//
+// Non-finite values: a running sum that met one stays non-finite (inf - inf),
+// so a block whose sums stop being finite computes the rest of its chunk by
+// direct sums over each window (slow, but exactly the windows that hold the
+// value are spoilt, as in a direct sum). A non-finite cval (constant mode)
+// is summed as 0 and added to the outputs whose window reaches outside.
+namespace kp {
+namespace stencil {
 
-    // Vertical: consecutive threads on consecutive columns, each a run of SEG rows.
-    const T scale = (T)p.scale;
-    const int c = threadIdx.x % TW, tr0 = threadIdx.x / TW * SEG;
-    const int64_t x = x0 + c;
-    T acc = row_sums[tr0][c];
-    for (int d = 1; d <= 2 * r; ++d) acc += row_sums[tr0 + d][c];
-#pragma unroll
-    for (int tr = tr0; tr < tr0 + SEG; ++tr) {
-        if (tr > tr0) acc = r == 0 ? row_sums[tr][c] : acc + row_sums[tr + 2 * r][c] - row_sums[tr - 1][c];
-        const int64_t y = y0 + tr;
-        if (y >= p.rows || x >= p.cols) break;
-        T value = acc * scale;
-        if (p.mode == KP_BOX_INTERIOR && (y < r || y >= p.rows - r || x < r || x >= p.cols - r))
-            value = staged[tr + r][c + r];  // the window does not fit: keep the input
-        out[y * p.out_pitch + x] = value;
-    }
+constexpr int RUN_BLOCK = KP_BOX_RUN_COLS;
+constexpr int RUN_MIN_BLOCKS = 2;
+// Rows whose entering and leaving values are loaded before any is used: 32
+// bytes of each per thread (f32 8 rows, f64 4), with 2 blocks of 256 threads
+// 16 KB of DRAM loads in flight per SM, about what HBM3 needs at its
+// latency (bandwidth x latency / SMs).
+template <typename T>
+struct RunAhead {
+    static constexpr int ROWS = 32 / (int)sizeof(T);
+};
+
+// The value at (row y, mapped column c) of the extended image: c < 0 or a
+// row outside in constant mode give cval.
+template <typename T>
+__device__ __forceinline__ double run_value(const T* __restrict__ in, const kp_box_run_params& p,
+                                            int64_t y, int64_t c) {
+    const int64_t sy = extend(y, p.rows, p.mode);
+    return (sy < 0 || c < 0) ? p.cval : (double)in[sy * p.in_pitch + c];
 }
 
-// Constant mode with a non-finite cval (an infinity or a NaN) for the large
-// windows: box_filter runs with cval 0, whose sliding sums then only ever add
-// and subtract the image's values, and this pass adds cval to every output
-// whose window reaches past the edge. That is the mean of its padded window:
-// x + inf = inf, x + NaN = NaN, -inf + inf = NaN, as the direct sum gives.
-// (Windows 3 to 9 sum every window directly and take the cval as it is.)
+// As run_value, in T (the prefetched rows: half the registers for f32; a
+// cval then rounds to T, as the other kernels read it).
 template <typename T>
-__device__ void box_filter_pad_non_finite(T* out, const kp_box_params p) {
-    const int64_t r = p.radius, n = p.rows * p.cols;
-    const T cval = (T)p.cval;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t y = i / p.cols, x = i % p.cols;
-        if (y < r || y >= p.rows - r || x < r || x >= p.cols - r) out[y * p.out_pitch + x] += cval;
+__device__ __forceinline__ T run_load(const T* __restrict__ in, const kp_box_run_params& p, int64_t y,
+                                      int64_t c) {
+    const int64_t sy = extend(y, p.rows, p.mode);
+    return (sy < 0 || c < 0) ? (T)p.cval : in[sy * p.in_pitch + c];
+}
+
+// The direct sum over the window of output (y, x), rows then columns.
+template <typename T>
+__device__ double run_direct(const T* __restrict__ in, const kp_box_run_params& p, int64_t y, int64_t x) {
+    double acc = 0.0;
+    for (int64_t wy = y - p.before_y; wy < y - p.before_y + p.size_y; ++wy) {
+        double row = 0.0;
+        for (int64_t wx = x - p.before_x; wx < x - p.before_x + p.size_x; ++wx)
+            row += run_value(in, p, wy, extend(wx, p.cols, p.mode));
+        acc += row;
+    }
+    return acc;
+}
+
+// RUN_PER_THREAD segment columns per thread: the segment holds up to
+// RUN_PER_THREAD * RUN_BLOCK columns (2: windows up to 257 columns wide, 8:
+// up to KP_BOX_RUN_SEGMENT - 255; the narrow one needs fewer registers).
+template <typename T, int RUN_PER_THREAD>
+__device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p) {
+    constexpr int RUN_SEG = RUN_PER_THREAD * RUN_BLOCK;
+    constexpr int RUN_AHEAD = RunAhead<T>::ROWS;
+    __shared__ double column_sums[RUN_SEG];
+    __shared__ double prefix[RUN_SEG + 1];  // prefix[j] = column_sums[0] + .. + column_sums[j - 1]
+    __shared__ double warp_totals[RUN_BLOCK / 32];
+    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * RUN_BLOCK;
+    const int64_t y0 = (int64_t)(blockIdx.x / p.tiles_x) * p.chunk_rows;
+    const int64_t y_end = min(y0 + p.chunk_rows, p.rows);
+    const int64_t seg = RUN_BLOCK + p.size_x - 1;  // segment columns, <= RUN_SEG (checked by the host)
+    const int64_t seg_x0 = x0 - p.before_x;
+    const int64_t x = x0 + t;
+
+    // This thread's segment columns j = t + k RUN_BLOCK (consecutive threads,
+    // consecutive columns), mapped through the mode; -1: cval; unused past seg.
+    int64_t col[RUN_PER_THREAD];
+    double v[RUN_PER_THREAD];
+#pragma unroll
+    for (int k = 0; k < RUN_PER_THREAD; ++k) {
+        const int64_t j = t + k * RUN_BLOCK;
+        col[k] = j < seg ? extend(seg_x0 + j, p.cols, p.mode) : -1;
+        v[k] = 0.0;
+        if (j < seg)  // seeded by a direct sum, top to bottom (8 loads in flight)
+#pragma unroll 8
+            for (int64_t wy = y0 - p.before_y; wy < y0 - p.before_y + p.size_y; ++wy)
+                v[k] += run_value(in, p, wy, col[k]);
+    }
+    bool tainted = false;
+
+    for (int64_t base = y0; base < y_end; base += RUN_AHEAD) {
+        // The entering and leaving values of the next RUN_AHEAD rows, loaded
+        // before any is used (bytes in flight for HBM).
+        T enter[RUN_AHEAD][RUN_PER_THREAD], leave[RUN_AHEAD][RUN_PER_THREAD];
+#pragma unroll
+        for (int u = 0; u < RUN_AHEAD; ++u)
+#pragma unroll
+            for (int k = 0; k < RUN_PER_THREAD; ++k) {
+                const int64_t y = base + u;
+                const bool used = y > y0 && y < y_end && t + k * RUN_BLOCK < seg && !tainted;
+                enter[u][k] = used ? run_load(in, p, y - p.before_y + p.size_y - 1, col[k]) : (T)0;
+                leave[u][k] = used ? run_load(in, p, y - p.before_y - 1, col[k]) : (T)0;
+            }
+#pragma unroll
+        for (int u = 0; u < RUN_AHEAD; ++u) {
+            const int64_t y = base + u;
+            if (y >= y_end) continue;  // the whole block (y_end is the block's)
+            bool finite = true;
+#pragma unroll
+            for (int k = 0; k < RUN_PER_THREAD; ++k) {
+                if (y > y0) {
+                    // A window of one row is that row, exactly.
+                    const double in_value = (double)enter[u][k], out_value = (double)leave[u][k];
+                    v[k] = p.size_y == 1 ? in_value : v[k] + in_value - out_value;
+                }
+                finite = finite && isfinite(v[k]);
+                if (t + k * RUN_BLOCK < RUN_SEG) column_sums[t + k * RUN_BLOCK] = v[k];
+            }
+            tainted = __syncthreads_or(tainted || !finite);
+            double h = 0.0;
+            if (!tainted) {
+                // prefix: each thread scans RUN_PER_THREAD consecutive values,
+                // then the warps' and the block's totals.
+                double local[RUN_PER_THREAD], total = 0.0;
+#pragma unroll
+                for (int k = 0; k < RUN_PER_THREAD; ++k) {
+                    total += column_sums[t * RUN_PER_THREAD + k];
+                    local[k] = total;
+                }
+                double scan = total;  // inclusive scan of the totals within the warp
+#pragma unroll
+                for (int d = 1; d < 32; d *= 2) {
+                    const double other = __shfl_up_sync(0xffffffffu, scan, d);
+                    if (lane >= d) scan += other;
+                }
+                if (lane == 31) warp_totals[warp] = scan;
+                __syncthreads();
+                double offset = scan - total;
+                for (int w = 0; w < warp; ++w) offset += warp_totals[w];
+#pragma unroll
+                for (int k = 0; k < RUN_PER_THREAD; ++k) prefix[t * RUN_PER_THREAD + k + 1] = offset + local[k];
+                if (t == 0) prefix[0] = 0.0;
+                __syncthreads();
+                // A window of one column is that column, exactly.
+                h = p.size_x == 1 ? column_sums[t] : prefix[t + p.size_x] - prefix[t];
+            }
+            if (x < p.cols) {
+                if (tainted) h = run_direct(in, p, y, x);
+                T value = (T)(h * p.scale);
+                const bool outside = y - p.before_y < 0 || y - p.before_y + p.size_y > p.rows ||
+                                     x - p.before_x < 0 || x - p.before_x + p.size_x > p.cols;
+                if (p.pad_outside && outside) value = (T)(h * p.scale + p.pad_cval);
+                if (p.mode == KP_BOX_INTERIOR && outside) value = in[y * p.in_pitch + x];
+                out[y * p.out_pitch + x] = value;
+            }
+            __syncthreads();  // column_sums and prefix are rewritten for the next row
+        }
     }
 }
 
@@ -318,32 +409,27 @@ __device__ void box_filter_pad_non_finite(T* out, const kp_box_params p) {
 }  // namespace kp
 
 // Per type: windows 3, 5, 7, 9 unrolled (strips of KP_BOX_STRIP_ROWS rows by
-// 32 - 2 HV lanes of 16 bytes per warp), and windows up to 33 with a run-time radius.
+// 32 - 2 HV lanes of 16 bytes per warp), and any other window on running sums
+// (narrow: up to 257 columns; wide: up to KP_BOX_RUN_SEGMENT - 255).
 #define KP_BOX_FIXED(T, SUFFIX, R)                                                                \
     extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK, kp::stencil::STRIP_MIN_BLOCKS) \
         box_filter_r##R##_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) { \
         kp::stencil::box_filter_strips<T, R, kp::stencil::DefaultStripPolicy>(in, out, p);        \
     }
-#define KP_BOX_LARGE(T, SUFFIX, TW, TH)                                                           \
-    extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK)                             \
-        box_filter_large_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) { \
-        kp::stencil::box_filter<T, 16, TW, TH>(in, out, p);                                      \
+#define KP_BOX_RUNNING(T, SUFFIX, NAME, PER_THREAD)                                               \
+    extern "C" __global__ void __launch_bounds__(kp::stencil::RUN_BLOCK, kp::stencil::RUN_MIN_BLOCKS) \
+        NAME##_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p) { \
+        kp::stencil::box_filter_running<T, PER_THREAD>(in, out, p);                              \
     }
-#define KP_BOX_PAD(T, SUFFIX)                                                                     \
-    extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK)                             \
-        box_filter_pad_##SUFFIX(T* out, const kp_box_params p) {                                 \
-        kp::stencil::box_filter_pad_non_finite<T>(out, p);                                       \
-    }
-#define KP_BOX_ENTRIES(T, SUFFIX, TW, TH)                                                         \
+#define KP_BOX_ENTRIES(T, SUFFIX)                                                         \
     KP_BOX_FIXED(T, SUFFIX, 1)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 2)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 3)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 4)                                                                    \
-    KP_BOX_LARGE(T, SUFFIX, TW, TH)                                                               \
-    KP_BOX_PAD(T, SUFFIX)
-KP_BOX_ENTRIES(float, f32, 64, 32)
-KP_BOX_ENTRIES(double, f64, 32, 16)
+    KP_BOX_RUNNING(T, SUFFIX, box_filter_running, 2)                                              \
+    KP_BOX_RUNNING(T, SUFFIX, box_filter_running_wide, KP_BOX_RUN_SEGMENT / KP_BOX_RUN_COLS)
+KP_BOX_ENTRIES(float, f32)
+KP_BOX_ENTRIES(double, f64)
 #undef KP_BOX_ENTRIES
-#undef KP_BOX_LARGE
-#undef KP_BOX_PAD
 #undef KP_BOX_FIXED
+#undef KP_BOX_RUNNING

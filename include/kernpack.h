@@ -316,7 +316,8 @@ typedef struct kp_lorenz63_params {
  */
 typedef struct kp_box_filter_options {
   /*
-   Odd window size, 1 to 33, along both axes (default 3).
+   Window size along both axes, at least 1 (default 3); an even size
+   places its window as SciPy does (see kp_uniform_filter_options).
    */
   uint32_t size;
   /*
@@ -328,6 +329,40 @@ typedef struct kp_box_filter_options {
    */
   double cval;
 } kp_box_filter_options;
+
+/*
+ Window, origin and boundary of a box filter along each axis, as SciPy's
+ uniform_filter(size=(size_rows, size_cols), origin=(origin_rows,
+ origin_cols)); start from kp_uniform_filter_options_default(). Along an
+ axis of size n and origin o, output i is the mean over inputs
+ i - (n / 2 + o) .. i - (n / 2 + o) + n - 1, o in -(n / 2) .. (n - 1) / 2.
+ */
+typedef struct kp_uniform_filter_options {
+  /*
+   Window size along the rows, at least 1, any size (default 3).
+   */
+  size_t size_rows;
+  /*
+   Window size along the columns, at least 1, any size (default 3).
+   */
+  size_t size_cols;
+  /*
+   SciPy's origin along the rows (default 0).
+   */
+  int64_t origin_rows;
+  /*
+   SciPy's origin along the columns (default 0).
+   */
+  int64_t origin_cols;
+  /*
+   The value outside the image with KP_BOX_CONSTANT (default 0).
+   */
+  double cval;
+  /*
+   One of KP_BOX_* (default KP_BOX_REFLECT).
+   */
+  uint32_t mode;
+} kp_uniform_filter_options;
 
 /*
  The GPU when one is usable, else the CPU.
@@ -1608,6 +1643,11 @@ enum kp_status kp_lombscargle_bootstrap_f64(const struct kp_context *ctx,
 struct kp_box_filter_options kp_box_filter_options_default(void);
 
 /*
+ 3 x 3, centred, KP_BOX_REFLECT, cval 0.
+ */
+struct kp_uniform_filter_options kp_uniform_filter_options_default(void);
+
+/*
  Box filter of a `rows` x `cols` row-major image in single precision: `input`
  holds `(rows - 1) * in_pitch + cols` values, `output` (which must not
  overlap it) `(rows - 1) * out_pitch + cols`; pitches are in elements. Only
@@ -1640,6 +1680,39 @@ enum kp_status kp_box_filter_f64(const struct kp_context *ctx,
                                  size_t rows,
                                  size_t cols,
                                  const struct kp_box_filter_options *options);
+
+/*
+ Box filter of any window (sizes and origins per axis, see
+ kp_uniform_filter_options) of a `rows` x `cols` row-major image in
+ single precision; spans, pitches and failures as for kp_box_filter_f32.
+ Waits for the result. NULL options: the defaults.
+
+ # Safety
+ `ctx` is a live context; the pointers hold the spans of kp_box_filter_f32.
+ */
+enum kp_status kp_uniform_filter_f32(const struct kp_context *ctx,
+                                     const float *input,
+                                     size_t in_pitch,
+                                     float *output,
+                                     size_t out_pitch,
+                                     size_t rows,
+                                     size_t cols,
+                                     const struct kp_uniform_filter_options *options);
+
+/*
+ As `kp_uniform_filter_f32`, in double precision.
+
+ # Safety
+ As `kp_uniform_filter_f32`.
+ */
+enum kp_status kp_uniform_filter_f64(const struct kp_context *ctx,
+                                     const double *input,
+                                     size_t in_pitch,
+                                     double *output,
+                                     size_t out_pitch,
+                                     size_t rows,
+                                     size_t cols,
+                                     const struct kp_uniform_filter_options *options);
 
 /*
  The box filter of device buffers in single precision (spans as for
@@ -1676,6 +1749,41 @@ enum kp_status kp_box_filter_device_f64(const struct kp_context *ctx,
                                         size_t cols,
                                         const struct kp_box_filter_options *options,
                                         uint64_t stream);
+
+/*
+ kp_uniform_filter_f32 on device buffers in single precision, enqueued on
+ `stream` (0: the default stream) with no synchronisation; windows wider
+ than 1793 columns are refused (the host call runs them on the CPU
+ backend). GPU contexts only.
+
+ # Safety
+ As kp_box_filter_device_f32.
+ */
+enum kp_status kp_uniform_filter_device_f32(const struct kp_context *ctx,
+                                            uint64_t input,
+                                            size_t in_pitch,
+                                            uint64_t output,
+                                            size_t out_pitch,
+                                            size_t rows,
+                                            size_t cols,
+                                            const struct kp_uniform_filter_options *options,
+                                            uint64_t stream);
+
+/*
+ As `kp_uniform_filter_device_f32`, in double precision.
+
+ # Safety
+ As `kp_uniform_filter_device_f32`.
+ */
+enum kp_status kp_uniform_filter_device_f64(const struct kp_context *ctx,
+                                            uint64_t input,
+                                            size_t in_pitch,
+                                            uint64_t output,
+                                            size_t out_pitch,
+                                            size_t rows,
+                                            size_t cols,
+                                            const struct kp_uniform_filter_options *options,
+                                            uint64_t stream);
 
 /*
  Creates a stream on the context's GPU (non-blocking: it does not

@@ -44,7 +44,8 @@ pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
 pub use api::reduce::{NormalizeOnDevice, SumOnDevice};
 pub use api::reduce_batched::NormalizeBatchedOnDevice;
 pub use api::stencil::{
-    BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE,
+    BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout, UniformFilterOptions,
+    MAX_BOX_SIZE, MAX_GPU_WINDOW_COLS, MAX_WINDOW,
 };
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};

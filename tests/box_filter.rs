@@ -9,7 +9,7 @@ use common::{gpu_or_skip, proptest_cases, Rng};
 use kernpack::reference::stencil;
 use kernpack::{
     Backend, BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, Error, Float, ImageLayout,
-    Kernpack, MAX_BOX_SIZE,
+    Kernpack, UniformFilterOptions, MAX_BOX_SIZE,
 };
 use proptest::prelude::*;
 
@@ -142,8 +142,9 @@ const MODES: [BoundaryMode; 6] = [
 fn gpu_matches_reference<T: Float>(
     seed: u64,
     layout: ImageLayout,
-    opts: BoxFilterOptions,
+    opts: impl Into<UniformFilterOptions>,
 ) -> Result<(), TestCaseError> {
+    let opts: UniformFilterOptions = opts.into();
     let Some(gpu) = gpu_or_skip("gpu_matches_reference") else {
         return Ok(());
     };
@@ -156,24 +157,29 @@ fn gpu_matches_reference<T: Float>(
     let mut got = vec![poison; layout.output_len()];
     let mut want = got.clone();
     Kernpack::from(gpu.clone())
-        .box_filter_into(&input, &mut got, &layout, &opts)
+        .uniform_filter_into(&input, &mut got, &layout, &opts)
         .unwrap();
-    stencil::box_filter(&input, &mut want, &layout, &opts);
+    stencil::uniform_filter(&input, &mut want, &layout, &opts);
     let inside: Vec<f64> = (0..layout.rows)
         .flat_map(|y| (0..layout.cols).map(move |x| y * layout.in_pitch + x))
         .map(|i| input[i].to_f64())
         .collect();
-    // Windows 3-9 in f64: the same sums in the same order, so only the
-    // rounding of the scale could differ; f32: the kernel sums in f32, the
-    // reference in f64; other windows slide their sums over runs of 2-8
-    // outputs per pass (a few roundings of the window sum per step, divided
-    // by size^2 in the end: tens of eps of the output at most).
+    // Windows 3-9 (square, centred) in f64: the same sums in the same order,
+    // so only the rounding of the scale could differ; f32: the kernel sums
+    // in f32, the reference in f64 (the first term). Other windows: running
+    // sums in f64 (csrc/stencil.cu box_filter_running: off by at most
+    // (size_y + 2 chunk + 2 segment) eps64 m before the rounding to T, with a
+    // chunk of 512 rows and a segment of at most 2048 columns), and cval
+    // read as T.
     let eps = if T::NAME == "f32" {
         f32::EPSILON as f64
     } else {
         f64::EPSILON
     };
-    let tol = tolerance(eps, magnitude(&inside, opts.cval), opts.size, 0, 0);
+    let m = magnitude(&inside, opts.cval);
+    let [sy, sx] = opts.size;
+    let tol = 4.0 * eps * m * (sy + sx) as f64
+        + 8.0 * f64::EPSILON * m * (sy + sx + 2 * 512 + 2 * 2048) as f64;
     for y in 0..layout.rows {
         for x in 0..layout.out_pitch {
             let i = y * layout.out_pitch + x;
@@ -224,6 +230,119 @@ proptest! {
     }
 }
 
+/// Any window: sizes 1 to 70 per axis (odd, even, larger than the image),
+/// any valid origin, every mode.
+fn uniform_strategy() -> impl Strategy<Value = UniformFilterOptions> {
+    let size = prop_oneof![1usize..6, 1usize..71];
+    (
+        size.clone(),
+        size,
+        0.0f64..1.0,
+        0.0f64..1.0,
+        0usize..6,
+        -3.0f64..3.0,
+    )
+        .prop_map(|(sy, sx, oy, ox, m, cval)| {
+            let origin = |n: usize, u: f64| -((n / 2) as i64) + (u * n as f64) as i64;
+            UniformFilterOptions {
+                size: [sy, sx],
+                origin: [origin(sy, oy), origin(sx, ox)],
+                mode: MODES[m],
+                cval,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(48)))]
+    #[test]
+    fn gpu_any_window_f32_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in uniform_strategy()) {
+        gpu_matches_reference::<f32>(seed, layout, opts)?;
+    }
+
+    #[test]
+    fn gpu_any_window_f64_matches_reference(seed in any::<u64>(), layout in layout_strategy(), opts in uniform_strategy()) {
+        gpu_matches_reference::<f64>(seed, layout, opts)?;
+    }
+}
+
+/// The sizes the brief names, per axis and square, on images smaller and
+/// larger than the window, every mode, with origins at both ends of SciPy's
+/// range; 200 x 200 on a 150-row image and a window as wide as the widest
+/// the GPU takes (the wide kernel).
+#[test]
+fn gpu_named_sizes_and_small_images() {
+    if gpu_or_skip("gpu_named_sizes_and_small_images").is_none() {
+        return;
+    }
+    let sizes = [1usize, 2, 4, 33, 34, 63, 64, 200];
+    let mut seed = 500;
+    for (i, &sy) in sizes.iter().enumerate() {
+        let sx = sizes[(i + 3) % sizes.len()];
+        for (rows, cols) in [(3, 5), (40, 37), (150, 700)] {
+            for (k, mode) in MODES.into_iter().enumerate() {
+                let n = |s: usize| s as i64;
+                let origin = match k % 3 {
+                    0 => [0, 0],
+                    1 => [-(n(sy) / 2), (n(sx) - 1) / 2],
+                    _ => [(n(sy) - 1) / 2, -(n(sx) / 2)],
+                };
+                let layout = ImageLayout {
+                    rows,
+                    cols,
+                    in_pitch: cols + 1,
+                    out_pitch: cols + 2,
+                };
+                for size in [[sy, sx], [sy, sy]] {
+                    let origin = if size[0] == size[1] {
+                        [origin[0]; 2]
+                    } else {
+                        origin
+                    };
+                    let opts = UniformFilterOptions {
+                        size,
+                        origin,
+                        mode,
+                        cval: -0.75,
+                    };
+                    seed += 1;
+                    gpu_matches_reference::<f32>(seed, layout, opts).unwrap();
+                    gpu_matches_reference::<f64>(seed, layout, opts).unwrap();
+                }
+            }
+        }
+    }
+    let wide = UniformFilterOptions {
+        size: [5, kernpack::MAX_GPU_WINDOW_COLS],
+        origin: [1, -3],
+        ..Default::default()
+    };
+    gpu_matches_reference::<f32>(9, ImageLayout::contiguous(130, 2100), wide).unwrap();
+}
+
+/// A window wider than the GPU's widest: host calls run it on the CPU
+/// backend (same result), device calls refuse it naming the size.
+#[test]
+fn gpu_wider_windows_than_the_kernels_hold() {
+    let Some(gpu) = gpu_or_skip("gpu_wider_windows_than_the_kernels_hold") else {
+        return;
+    };
+    let opts = UniformFilterOptions {
+        size: [3, kernpack::MAX_GPU_WINDOW_COLS + 1],
+        ..Default::default()
+    };
+    gpu_matches_reference::<f64>(11, ImageLayout::contiguous(20, 30), opts).unwrap();
+    let stream = gpu.stream();
+    let (input, mut output) = (
+        stream.alloc_zeros::<f32>(600).unwrap(),
+        stream.alloc_zeros::<f32>(600).unwrap(),
+    );
+    let layout = ImageLayout::contiguous(20, 30);
+    let call = BoxFilterOnDevice::buffers(stream, &input, &mut output, &layout, opts).unwrap();
+    let err = gpu.enqueue_buffers(call).unwrap_err();
+    assert!(err.to_string().contains("along the columns"), "{err}");
+}
+
 #[test]
 fn gpu_large_image_every_mode() {
     for (i, mode) in MODES.into_iter().enumerate() {
@@ -248,20 +367,11 @@ fn bad_input_is_an_error_and_changes_nothing() {
             (
                 ok,
                 BoxFilterOptions {
-                    size: 4,
+                    size: 0,
                     ..Default::default()
                 },
                 20,
-                "odd number",
-            ),
-            (
-                ok,
-                BoxFilterOptions {
-                    size: 35,
-                    ..Default::default()
-                },
-                20,
-                "odd number",
+                "size 0 along the rows",
             ),
             (
                 ImageLayout { in_pitch: 4, ..ok },
@@ -326,11 +436,11 @@ fn same_class(a: f64, b: f64) -> bool {
 
 /// A non-finite `cval` pads the image in constant mode (every window that
 /// reaches past the edge takes it into its mean) and is ignored by the other
-/// modes; for windows 3-9 a non-finite value inside the image spoils only the
-/// windows that hold it. The reference computes each window's mean directly;
-/// the GPU kernels (windows 3-9 sum directly; larger ones slide their sums,
-/// padding with 0 and adding a non-finite cval afterwards) must agree value
-/// for value.
+/// modes; a non-finite value inside the image spoils only the windows that
+/// hold it. The reference computes each window's mean directly; the GPU
+/// kernels (windows 3-9 sum directly; the others run on running sums, which
+/// pad with 0 and add a non-finite cval at the end, and fall back to direct
+/// sums once a running sum is not finite) must agree value for value.
 #[test]
 fn non_finite_values_stay_in_their_windows() {
     let mut backends = vec![Kernpack::new(Backend::Cpu).unwrap()];
@@ -344,7 +454,7 @@ fn non_finite_values_stay_in_their_windows() {
     spiked[35 * cols + 40] = f64::NAN;
     spiked[10 * cols + 70] = f64::INFINITY;
     let layout = ImageLayout::contiguous(rows, cols);
-    for size in [3, 9, 11, 33] {
+    for size in [3, 9, 11, 33, 34, 63] {
         for (image, cval, mode) in [
             (&clean, f64::INFINITY, BoundaryMode::Constant),
             (&clean, f64::NEG_INFINITY, BoundaryMode::Constant),
@@ -353,21 +463,17 @@ fn non_finite_values_stay_in_their_windows() {
             (&spiked, 0.5, BoundaryMode::Wrap),
             (&spiked, f64::INFINITY, BoundaryMode::Constant),
         ] {
-            // Values inside the image: windows 3-9 sum every window; larger
-            // ones slide their sums along runs of outputs, which may carry a
-            // NaN or an infinity of the image on to the end of the run.
-            if std::ptr::eq(image, &spiked) && size > 9 {
-                continue;
-            }
             let opts = BoxFilterOptions { size, mode, cval };
             let mut want = vec![0.0f64; image.len()];
             stencil::box_filter(image, &mut want, &layout, &opts);
             // The reference itself: windows that reach the padding take cval.
-            let r = size / 2;
+            // An even window reaches size / 2 before its point, size / 2 - 1 after.
+            let (before, after) = (size / 2, (size - 1) / 2);
             if mode == BoundaryMode::Constant && std::ptr::eq(image, &clean) {
                 for y in 0..rows {
                     for x in 0..cols {
-                        let edge = y < r || x < r || y + r >= rows || x + r >= cols;
+                        let edge =
+                            y < before || x < before || y + after >= rows || x + after >= cols;
                         let v = want[y * cols + x];
                         assert!(
                             if edge {
@@ -430,7 +536,7 @@ fn gpu_rejects_overlapping_device_buffers() {
             input: ptr,
             output: ptr + 40,
             layout,
-            opts: BoxFilterOptions::default(),
+            opts: BoxFilterOptions::default().into(),
             dtype: std::marker::PhantomData,
         };
         gpu.enqueue(stream, &op)

@@ -6,7 +6,9 @@ mod common;
 
 use common::{proptest_cases, Rng};
 use kernpack::reference::stencil;
-use kernpack::{Backend, BoundaryMode, BoxFilterOptions, Float, ImageLayout, Kernpack};
+use kernpack::{
+    Backend, BoundaryMode, BoxFilterOptions, Float, ImageLayout, Kernpack, UniformFilterOptions,
+};
 use proptest::prelude::*;
 
 const MODES: [BoundaryMode; 6] = [
@@ -22,17 +24,19 @@ const MODES: [BoundaryMode; 6] = [
 const RESEED: usize = 128;
 
 /// |fast - reference| for an output `w` of the reference, values of
-/// magnitude <= m. Before rounding to T the fast mean is within
-/// (2 size + 2 RESEED + 4) eps64 m of the exact mean (src/cpu/stencil.rs),
-/// the reference's within 2 size eps64 m (size row sums of size terms, then
-/// size adds); rounding both to T moves each by half an ulp of T.
-fn tolerance<T: Float>(size: usize, m: f64, w: f64) -> f64 {
+/// magnitude <= m, window `sy x sx`. Before rounding to T the fast mean is
+/// within (2 size + 2 RESEED + 4) eps64 m of the exact mean for the square
+/// path (src/cpu/stencil.rs) and (sy + sx + 4 RESEED) eps64 m for the
+/// running sums of any window (src/cpu/uniform.rs), the reference's within
+/// (sy + sx) eps64 m (row sums of sx terms, then sy adds); rounding both to
+/// T moves each by half an ulp of T.
+fn tolerance<T: Float>([sy, sx]: [usize; 2], m: f64, w: f64) -> f64 {
     let eps_t = if T::NAME == "f32" {
         f32::EPSILON as f64
     } else {
         f64::EPSILON
     };
-    let before = (4 * size + 2 * RESEED + 4) as f64 * f64::EPSILON * m;
+    let before = (2 * (sy + sx) + 4 * RESEED + 4) as f64 * f64::EPSILON * m;
     before + eps_t * (w.abs() + before)
 }
 
@@ -55,11 +59,12 @@ fn same_class(a: f64, b: f64) -> bool {
 fn check<T: Float>(
     input: &[T],
     layout: ImageLayout,
-    opts: BoxFilterOptions,
+    opts: impl Into<UniformFilterOptions>,
 ) -> Result<(), TestCaseError> {
+    let opts: UniformFilterOptions = opts.into();
     let poison = T::from_f64(f64::NAN);
     let mut want = vec![poison; layout.output_len()];
-    stencil::box_filter(input, &mut want, &layout, &opts);
+    stencil::uniform_filter(input, &mut want, &layout, &opts);
     let m = (0..layout.rows)
         .flat_map(|y| (0..layout.cols).map(move |x| y * layout.in_pitch + x))
         .map(|i| input[i].to_f64())
@@ -76,7 +81,7 @@ fn check<T: Float>(
     for threads in [1, 2, 3] {
         let mut got = vec![poison; layout.output_len()];
         kp(threads)
-            .box_filter_into(input, &mut got, &layout, &opts)
+            .uniform_filter_into(input, &mut got, &layout, &opts)
             .unwrap();
         for y in 0..layout.rows {
             for x in 0..layout.out_pitch {
@@ -259,28 +264,130 @@ fn fast_nan_in_a_large_image_stays_in_its_windows() {
     }
 }
 
-/// Even windows (and 0) are refused on the CPU backend too, with the
-/// output left as it was.
+/// A window of 0 and origins outside SciPy's range are refused on the CPU
+/// backend too, with the output left as it was.
 #[test]
-fn fast_even_windows_are_refused() {
+fn fast_bad_windows_are_refused() {
     let input = vec![1.0f32; 12];
-    for size in (0..=34).step_by(2) {
+    let bad = [
+        ([0, 3], [0, 0], "size 0 along the rows"),
+        ([3, 0], [0, 0], "size 0 along the columns"),
+        ([4, 3], [-3, 0], "origin -3 along the rows"),
+        ([4, 3], [2, 0], "origin 2 along the rows"),
+        ([3, 1], [0, 1], "origin 1 along the columns"),
+    ];
+    for (size, origin, message) in bad {
         let mut out = vec![-7.0f32; 12];
-        let opts = BoxFilterOptions {
+        let opts = UniformFilterOptions {
             size,
+            origin,
             ..Default::default()
         };
         let err = kp(2)
-            .box_filter_into(&input, &mut out, &ImageLayout::contiguous(3, 4), &opts)
+            .uniform_filter_into(&input, &mut out, &ImageLayout::contiguous(3, 4), &opts)
             .unwrap_err();
         assert!(
-            matches!(&err, kernpack::Error::InvalidInput(m) if m.contains("odd number")),
-            "size {size}: {err}"
+            matches!(&err, kernpack::Error::InvalidInput(m) if m.contains(message)),
+            "{opts:?}: {err}"
         );
         assert!(
             out.iter().all(|v| *v == -7.0),
-            "size {size} changed the output"
+            "{opts:?} changed the output"
         );
+    }
+    let err = kp(2)
+        .box_filter(
+            &input,
+            3,
+            4,
+            &BoxFilterOptions {
+                size: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(&err, kernpack::Error::InvalidInput(m) if m.contains("size 0")));
+}
+
+/// Sizes 1 to 70 per axis (even, odd, larger than the image), any valid
+/// origin, every mode, with NaN / inf spikes and non-finite cvals.
+fn uniform_strategy() -> impl Strategy<Value = UniformFilterOptions> {
+    let size = prop_oneof![1usize..6, 1usize..71];
+    (
+        size.clone(),
+        size,
+        0.0f64..1.0,
+        0.0f64..1.0,
+        0usize..6,
+        -3.0f64..3.0,
+    )
+        .prop_map(|(sy, sx, oy, ox, m, cval)| {
+            // An origin drawn uniformly from SciPy's range -(n/2) ..= (n-1)/2.
+            let origin = |n: usize, u: f64| -((n / 2) as i64) + (u * n as f64) as i64;
+            UniformFilterOptions {
+                size: [sy, sx],
+                origin: [origin(sy, oy), origin(sx, ox)],
+                mode: MODES[m],
+                cval,
+            }
+        })
+}
+
+/// Images up to 60 x 60 (the reference costs sy sx per point), often
+/// smaller than the window.
+fn small_layout_strategy() -> impl Strategy<Value = ImageLayout> {
+    let side = prop_oneof![1usize..5, 5usize..61];
+    (side.clone(), side, 0usize..3, 0usize..3).prop_map(|(rows, cols, pi, po)| ImageLayout {
+        rows,
+        cols,
+        in_pitch: cols + pi,
+        out_pitch: cols + po,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(if cfg!(debug_assertions) { 24 } else { 96 })))]
+    /// Any window: the running sums of src/cpu/uniform.rs (and the square
+    /// path where the window is square, odd and centred) against the reference.
+    #[test]
+    fn any_window_matches_reference(
+        seed in any::<u64>(),
+        layout in small_layout_strategy(),
+        opts in uniform_strategy(),
+        spikes in prop_oneof![Just(0usize), 0usize..3],
+        cval in prop_oneof![Just(None), cval_strategy().prop_map(Some)],
+        f32 in any::<bool>(),
+    ) {
+        let opts = UniformFilterOptions { cval: cval.unwrap_or(opts.cval), ..opts };
+        if f32 {
+            check::<f32>(&image(seed, &layout, spikes), layout, opts)?;
+        } else {
+            check::<f64>(&image(seed, &layout, spikes), layout, opts)?;
+        }
+    }
+}
+
+/// Windows wider and taller than RESEED (the running sums' re-seeds) and an
+/// image taller and wider than a few RESEED blocks, every mode, with origins.
+#[test]
+fn any_window_large_image_every_mode() {
+    let layout = ImageLayout {
+        rows: 300,
+        cols: 290,
+        in_pitch: 293,
+        out_pitch: 291,
+    };
+    for (i, mode) in MODES.into_iter().enumerate() {
+        let size = [34, 63, 2, 130, 64, 7][i];
+        let origin: i64 = [-17, 30, 0, 12, 5, -3][i];
+        let opts = UniformFilterOptions {
+            size: [size, 200 - size],
+            origin: [origin, 0],
+            mode,
+            cval: 0.25,
+        };
+        check::<f32>(&image(300 + i as u64, &layout, 0), layout, opts).unwrap();
+        check::<f64>(&image(400 + i as u64, &layout, 1), layout, opts).unwrap();
     }
 }
 

@@ -38,7 +38,8 @@ pub struct BenchBoxArgs {
     /// Image columns [default: --rows].
     #[arg(long)]
     pub cols: Option<usize>,
-    /// Window size (odd, 1 to 33).
+    /// Window size along both axes (any size from 1; square centred 3 to 9
+    /// take the unrolled kernels, the others the running sums).
     #[arg(long, default_value_t = 3)]
     pub size: usize,
     /// Boundary mode.

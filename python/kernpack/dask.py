@@ -793,9 +793,11 @@ def uniform_filter(
     try:
         # The single-array function's checks and errors, for an array of this
         # rank and dtype.
-        size_, mode_, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size, mode, cval,
-                                                    origin, None)
-        depths, boundaries = [size_ // 2] * 2, ["periodic" if mode_ == "wrap" else "none"] * 2
+        window, shift, mode_, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size,
+                                                            mode, cval, origin, None)
+        # A window reaches n // 2 + origin points before its point and the rest after.
+        depths = [max(n // 2 + o, n - 1 - (n // 2 + o)) for n, o in zip(window, shift)]
+        boundaries = ["periodic" if mode_ == "wrap" else "none"] * 2
     except _ndimage._NotComputed as e:
         depths, boundaries = _scipy_overlap(darr, size, mode, cval, origin, backend, e)
     if darr.size == 0:

@@ -1,7 +1,7 @@
 """Smoothing of 2-D images: ``scipy.ndimage.uniform_filter``'s signature and
-semantics. kernpack computes square odd windows of float images; the rest of
-what SciPy accepts runs SciPy for host arrays (unless the GPU was asked for)
-and cupyx.scipy for CuPy arrays."""
+semantics. kernpack computes float images with any size and origin per axis
+(one mode for both); the rest of what SciPy accepts runs SciPy for host
+arrays (unless the GPU was asked for) and cupyx.scipy for CuPy arrays."""
 from __future__ import annotations
 
 import importlib
@@ -31,7 +31,9 @@ _MODES = {
     "interior": "interior",  # kernpack's own: only points whose window fits are filtered
 }
 
-MAX_SIZE = _native.MAX_BOX_SIZE
+# Widest window along the columns the GPU kernels take on device arrays
+# (host arrays: any width, wider ones running on the CPU backend).
+MAX_GPU_WINDOW_COLS = _native.MAX_GPU_WINDOW_COLS
 
 
 class _NotComputed(NotImplementedError):
@@ -44,19 +46,17 @@ class _NotComputed(NotImplementedError):
         self.refusal = refusal
 
 
-def _one(name: str, value: Any, what: str, ndim: int) -> Any:
-    """A scalar, or a sequence of one value per axis, all equal."""
+def _per_axis(name: str, value: Any, ndim: int) -> list:
+    """One value per axis: a scalar for every axis, or a sequence of ``ndim``."""
     if isinstance(value, (str, numbers.Number)) or not isinstance(value, Iterable):
-        return value  # None and other scalars: the checks below refuse them, as SciPy does
+        return [value] * ndim  # None and other scalars: the checks below refuse them, as SciPy does
     values = list(value)
     if len(values) != ndim:
         raise RuntimeError(
             f"{name}: sequence argument must have length equal to input rank ({ndim}, one value per axis), "
             f"got {len(values)}"
         )
-    if len(set(values)) > 1:
-        raise _NotComputed(f"kernpack's uniform_filter takes one {what} for both axes, got {name}={values}")
-    return values[0] if values else value
+    return values
 
 
 def uniform_filter(
@@ -73,10 +73,13 @@ def uniform_filter(
 ) -> Any:
     """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``.
 
-    kernpack computes 2-D float32/float64 images with one odd window size
-    (1 to 33), one boundary mode and origin 0 for both axes, on the GPU or
-    its CPU backend. Any other call that SciPy accepts (other ranks, dtypes,
-    even or per-axis sizes, origins, a subset of axes) runs
+    kernpack computes 2-D float32/float64 images (and 1-D host arrays, as
+    1 x n images) with any window size and
+    origin per axis (odd or even, larger than the image too), one boundary
+    mode for the filtered axes, any subset of the two axes, on the GPU or its
+    CPU backend, at a cost that does not grow with the window. Any other call
+    that SciPy accepts (other ranks, dtypes, a mode per axis, on device
+    arrays a window wider than ``MAX_GPU_WINDOW_COLS`` columns) runs
     ``scipy.ndimage.uniform_filter`` itself for host arrays, unless the GPU
     backend was asked for (``backend='gpu'`` or :func:`kernpack.set_backend`),
     and ``cupyx.scipy.ndimage.uniform_filter`` for CuPy arrays (also for
@@ -90,9 +93,9 @@ def uniform_filter(
         A 2-D float32 or float64 image: a NumPy array (or anything
         ``np.asarray`` accepts) or a device array (CuPy, PyTorch, Numba, JAX).
         Views with a row stride are read in place.
-    size : int or sequence of 2 equal ints, optional
-        Odd window size, 1 to 33, the same along both axes (sizes below 1
-        leave the image unchanged, as in SciPy).
+    size : int or sequence of ints, optional
+        Window size, one for every axis or one per axis (of `axes` when
+        given); sizes below 2 leave their axis unfiltered, as in SciPy.
     output : array or dtype, optional
         Where to write (same shape; NumPy for host input, the same library
         for device input; may be `input` itself) or the float dtype of the
@@ -102,15 +105,19 @@ def uniform_filter(
         device images only into their own dtype (with CuPy, other output
         dtypes run cupyx's filter).
     mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior'}, optional
-        SciPy's boundary modes (and their 'grid-' aliases), the same for both
-        axes; 'interior' filters only points whose window fits and copies the
-        others.
+        SciPy's boundary modes (and their 'grid-' aliases), one for every
+        filtered axis (a sequence of equal modes too); 'interior' filters only
+        points whose window fits and copies the others.
     cval : float, optional
         Value outside the image with ``mode='constant'``.
-    origin : int, optional
-        Only 0.
+    origin : int or sequence of ints, optional
+        SciPy's origin, one for every axis or one per axis: along an axis of
+        size n, the window of point i is ``i - (n // 2 + origin)`` to
+        ``i - (n // 2 + origin) + n - 1``, origin in ``-(n // 2)`` to
+        ``(n - 1) // 2`` (ValueError otherwise, as SciPy).
     axes : sequence of int, optional
-        Only None or both axes of the image.
+        The axes to filter (default both); `size`, `mode` and `origin`
+        sequences then hold one value per axis listed.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host images are filtered (default: :func:`kernpack.get_backend`).
     device : int, optional
@@ -147,6 +154,15 @@ def uniform_filter(
     """
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     image = on_device["input"] if on_device is not None else np.asarray(input)
+    if on_device is None and image.ndim == 1 and _as_row_computed(image, output, size, mode, origin, axes):
+        # A 1-D host array is the 1 x n image of its values, filtered along its columns.
+        _filtered_axes(axes, 1)  # SciPy's errors for bad axes
+        row_size, row_mode, row_origin = (_per_axis(name, v, 1)[0] for name, v in
+                                          (("size", size), ("mode", mode), ("origin", origin)))
+        row_output = output[None, :] if isinstance(output, np.ndarray) and output.ndim == 1 else output
+        result = uniform_filter(image[None, :], (1, row_size), row_output, row_mode, cval, (0, row_origin),
+                                backend=backend, device=device)
+        return output if row_output is not output else result[0]
     try:
         window = _computed_window(image, size, mode, cval, origin, axes)
         if on_device is not None:
@@ -225,41 +241,79 @@ def _is_kernpacks(function: Any) -> bool:
 
 
 def _computed_window(image, size, mode, cval, origin, axes):
-    """The window kernpack computes for this call: (size, kernpack's mode,
-    cval), or _NotComputed. Nothing is written before this has passed."""
-    ndim = image.ndim
-    if axes is not None:
-        _check_axes(axes, ndim)
-        ndim = 2
-    size = _one("size", size, "size", ndim)
-    mode = _one("mode", mode, "mode", ndim)
-    origin = _one("origin", origin, "origin", ndim)
+    """The window kernpack computes for this call: ((rows, cols) sizes,
+    (rows, cols) origins, kernpack's mode, cval), or _NotComputed. Nothing
+    is written before this has passed."""
+    filtered = _filtered_axes(axes, image.ndim)
+    n = len(filtered)
+    sizes = _per_axis("size", size, n)
+    modes = _per_axis("mode", mode, n)
+    origins = _per_axis("origin", origin, n)
     _check_image(image.ndim, image.dtype, "input")
-    if isinstance(size, (bool, np.bool_)) or not float(size).is_integer():
-        raise _NotComputed(f"size={size!r}: kernpack's uniform_filter takes integer sizes")
-    # SciPy leaves an axis with a size below 2 unfiltered: 0 and negative sizes are 1.
-    size = max(int(size), 1)
-    if size % 2 == 0 or size > MAX_SIZE:
-        raise _NotComputed(
-            f"size={size}: kernpack's uniform_filter takes odd sizes 1 to {MAX_SIZE} (windows centred on each point)"
-        )
-    if mode not in _MODES:
-        raise RuntimeError(f"boundary mode not supported: {mode!r}")
-    origin = operator.index(origin)  # TypeError for 0.5, as SciPy
-    if origin != 0:
-        raise _NotComputed(f"origin={origin!r}: kernpack's uniform_filter centres the window (origin=0 only)")
+    window = [1, 1]
+    shift = [0, 0]
+    for axis, s, o in zip(filtered, sizes, origins):
+        if isinstance(s, (bool, np.bool_)) or not float(s).is_integer():
+            raise _NotComputed(f"size={s!r}: kernpack's uniform_filter takes integer sizes")
+        o = operator.index(o)  # TypeError for 0.5, as SciPy
+        # SciPy leaves an axis with a size below 2 unfiltered (its origin unread).
+        s = int(s)
+        if s < 2:
+            continue
+        if not -(s // 2) <= o <= (s - 1) // 2:
+            raise ValueError("invalid origin")
+        window[axis], shift[axis] = s, o
+    for m in modes:
+        if not isinstance(m, str) or m not in _MODES:
+            raise RuntimeError(f"boundary mode not supported: {m!r}")
+    kinds = {_MODES[m] for m in modes}
+    if len(kinds) > 1:
+        raise _NotComputed(f"mode={modes}: kernpack's uniform_filter takes one boundary mode for every axis")
+    kind = kinds.pop() if kinds else "reflect"
     # SciPy reads cval only in 'constant' mode (any value, NaN included, elsewhere).
-    if _MODES[mode] != "constant":
-        return size, _MODES[mode], 0.0
+    if kind != "constant":
+        return tuple(window), tuple(shift), kind, 0.0
     try:
         if isinstance(cval, (str, bytes)):
             raise TypeError
-        return size, "constant", float(cval)
+        return tuple(window), tuple(shift), "constant", float(cval)
     except (TypeError, ValueError):
         raise TypeError(f"cval must be a real number, not {type(cval).__name__}") from None
 
 
-def _host(image, output, size, mode, cval, backend, device):
+def _as_row_computed(image, output, size, mode, origin, axes) -> bool:
+    """True when the 1-D host call is one kernpack computes as a 1 x n image:
+    a float array, one size, mode and origin (or sequences of one), no axes or
+    its one axis, an output of its shape (or a dtype, or None)."""
+    if image.dtype.newbyteorder("=") not in FLOAT_DTYPES:
+        return False
+    if isinstance(output, np.ndarray) and output.shape != image.shape:
+        return False
+    for value in (size, mode, origin):
+        if isinstance(value, Iterable) and not isinstance(value, str) and len(list(value)) != 1:
+            return False  # SciPy's error, through the 2-D checks or the fallback
+    if axes is not None:
+        listed = list(np.atleast_1d(axes))
+        if len(listed) != 1 or listed[0] not in (0, -1):
+            return False
+    return True
+
+
+def _filtered_axes(axes: Any, ndim: int) -> list:
+    """The axes to filter, each in 0..ndim-1, in the order given (SciPy's
+    errors for repeated or out-of-range ones)."""
+    if axes is None:
+        return list(range(ndim))
+    listed = [operator.index(a) for a in np.atleast_1d(axes)]
+    if any(not -ndim <= a < ndim for a in listed):
+        raise ValueError("axis out of range")  # SciPy: an invalid axis
+    listed = [a % ndim for a in listed]
+    if len(set(listed)) != len(listed):
+        raise ValueError("axes must be unique")
+    return listed
+
+
+def _host(image, output, size, origin, mode, cval, backend, device):
     result, out_dtype = _host_output(output, image.shape, image.dtype.newbyteorder("="))
     # Computed in the wider of the input's and the output's dtype: a float64
     # output of float32 input is the exact float64 mean, as SciPy's.
@@ -274,7 +328,7 @@ def _host(image, output, size, mode, cval, backend, device):
         # already contiguous.
         src = np.array(image, dtype=dtype, order="C", copy=True)
     dst = result if (result.dtype == dtype and _pitched(result, dtype) is not None) else np.empty(image.shape, dtype)
-    _native.box_filter(context(backend, device), src, dst, size, mode, cval)
+    _native.box_filter(context(backend, device), src, dst, size, origin, mode, cval)
     if dst is not result:
         result[...] = dst
     return result
@@ -288,13 +342,6 @@ def _is_dtype(output: Any) -> bool:
         return True
     except TypeError:
         return False
-
-
-def _check_axes(axes: Any, ndim: int) -> None:
-    axes = [int(a) for a in np.atleast_1d(axes)]
-    # Out-of-range axes too: SciPy's error for them, through the fallback.
-    if ndim != 2 or not all(-2 <= a < 2 for a in axes) or sorted(a % 2 for a in axes) != [0, 1]:
-        raise _NotComputed(f"axes={axes}: kernpack's uniform_filter filters both axes of a 2-D image")
 
 
 def _check_image(ndim: int, dtype: np.dtype, name: str) -> None:
@@ -338,9 +385,14 @@ def _pitched(a: np.ndarray, dtype: np.dtype) -> Optional[np.ndarray]:
     return a if (col_ok and row_ok) else None
 
 
-def _device(arrays, output, size, mode, cval, backend, device):
+def _device(arrays, output, size, origin, mode, cval, backend, device):
     ctx = device_context(arrays, backend, device)
     src = arrays["input"]
+    if size[1] > MAX_GPU_WINDOW_COLS:
+        raise _NotComputed(
+            f"size={size[1]} along the columns: kernpack's GPU kernels take windows up to "
+            f"{MAX_GPU_WINDOW_COLS} columns wide on device arrays"
+        )
     # Layouts and dtypes the kernels do not take: CuPy arrays run cupyx's
     # filter instead, other libraries get a TypeError saying what to pass.
     if _device_pitch(src) is None:
@@ -373,7 +425,9 @@ def _device(arrays, output, size, mode, cval, backend, device):
         # In place, as SciPy allows: filter from a copy made on the same stream.
         src = device_array(copy(src))
     layout = (*src.shape, _device_pitch(src), _device_pitch(dst))
-    _native.box_filter_device(ctx, src.dtype.name, src.ptr, dst.ptr, layout, size, mode, cval, current_stream(src))
+    _native.box_filter_device(
+        ctx, src.dtype.name, src.ptr, dst.ptr, layout, size, origin, mode, cval, current_stream(src)
+    )
     return as_result(arrays["input"], result)
 
 

@@ -277,6 +277,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CudaError", py.get_type::<CudaError>())?;
     m.add("NoGpuError", py.get_type::<NoGpuError>())?;
     m.add("MAX_BOX_SIZE", kernpack::MAX_BOX_SIZE)?;
+    m.add("MAX_GPU_WINDOW_COLS", kernpack::MAX_GPU_WINDOW_COLS)?;
     m.add_class::<Context>()?;
     for function in [
         wrap_pyfunction!(device_count, m)?,

@@ -6,15 +6,22 @@ use pyo3::prelude::*;
 
 use std::marker::PhantomData;
 
-use kernpack::{BoxFilterOnDevice, BoxFilterOptions, ImageLayout};
+use kernpack::{BoxFilterOnDevice, ImageLayout, UniformFilterOptions};
 
 use crate::arrays::{by_dtype, Dtype, In, Out};
 use crate::{to_py, Context};
 
-/// The filter's options, as both entry points take them.
-fn options(size: usize, mode: &str, cval: f64) -> PyResult<BoxFilterOptions> {
-    Ok(BoxFilterOptions {
-        size,
+/// The filter's options, as both entry points take them: the window size
+/// and SciPy's origin along (rows, columns).
+fn options(
+    size: (usize, usize),
+    origin: (i64, i64),
+    mode: &str,
+    cval: f64,
+) -> PyResult<UniformFilterOptions> {
+    Ok(UniformFilterOptions {
+        size: [size.0, size.1],
+        origin: [origin.0, origin.1],
         mode: mode.parse().map_err(to_py)?,
         cval,
     })
@@ -29,11 +36,12 @@ pub(crate) fn box_filter(
     ctx: &Context,
     input: &Bound<'_, PyUntypedArray>,
     output: &Bound<'_, PyUntypedArray>,
-    size: usize,
+    size: (usize, usize),
+    origin: (i64, i64),
     mode: &str,
     cval: f64,
 ) -> PyResult<()> {
-    let (py, kp, opts) = (input.py(), &ctx.kp, options(size, mode, cval)?);
+    let (py, kp, opts) = (input.py(), &ctx.kp, options(size, origin, mode, cval)?);
     by_dtype!(Dtype::of("input", input)?, T => {
         let (src, in_pitch) = In::<T, Ix2>::image("input", input)?;
         let (mut dst, out_pitch) = Out::<T, Ix2>::image("output", output)?;
@@ -47,7 +55,7 @@ pub(crate) fn box_filter(
         }
         let layout = ImageLayout { rows, cols, in_pitch, out_pitch };
         let (i, o) = (src.values(), dst.values());
-        py.detach(|| kp.box_filter_into(i, o, &layout, &opts)).map_err(to_py)
+        py.detach(|| kp.uniform_filter_into(i, o, &layout, &opts)).map_err(to_py)
     })
 }
 
@@ -60,12 +68,13 @@ pub(crate) fn box_filter_device(
     input: u64,
     output: u64,
     layout: (usize, usize, usize, usize),
-    size: usize,
+    size: (usize, usize),
+    origin: (i64, i64),
     mode: &str,
     cval: f64,
     stream: usize,
 ) -> PyResult<()> {
-    let opts = options(size, mode, cval)?;
+    let opts = options(size, origin, mode, cval)?;
     let (rows, cols, in_pitch, out_pitch) = layout;
     let layout = ImageLayout {
         rows,

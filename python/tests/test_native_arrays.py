@@ -21,7 +21,7 @@ def test_the_same_array_as_input_and_output_is_refused(ctx, rng):
     image = rng.normal(size=(8, 9))
     before = image.copy()
     with pytest.raises(ValueError, match="output shares memory"):
-        _native.box_filter(ctx, image, image, 3, "reflect", 0.0)
+        _native.box_filter(ctx, image, image, (3, 3), (0, 0), "reflect", 0.0)
     assert image.tobytes() == before.tobytes()
 
 
@@ -37,7 +37,7 @@ def test_an_output_overlapping_the_input_is_refused(ctx, rng, views):
     before = buf.copy()
     src, dst = views(buf)
     with pytest.raises(ValueError, match="output shares memory"):
-        _native.box_filter(ctx, src, dst, 3, "reflect", 0.0)
+        _native.box_filter(ctx, src, dst, (3, 3), (0, 0), "reflect", 0.0)
     assert buf.tobytes() == before.tobytes()
 
 
@@ -45,8 +45,8 @@ def test_disjoint_views_of_one_buffer_are_filtered_in_place(ctx, rng):
     buf = rng.normal(size=(12, 10))
     src, dst = buf[:6], buf[6:]
     expected = np.empty((6, 10))
-    _native.box_filter(ctx, src.copy(), expected, 3, "reflect", 0.0)
-    _native.box_filter(ctx, src, dst, 3, "reflect", 0.0)
+    _native.box_filter(ctx, src.copy(), expected, (3, 3), (0, 0), "reflect", 0.0)
+    _native.box_filter(ctx, src, dst, (3, 3), (0, 0), "reflect", 0.0)
     np.testing.assert_array_equal(dst, expected)
 
 
@@ -59,7 +59,7 @@ def test_a_read_only_array_is_not_written(ctx):
     out = np.empty((3, 3))
     out.flags.writeable = False
     with pytest.raises(ValueError, match="output is read-only"):
-        _native.box_filter(ctx, image, out, 3, "reflect", 0.0)
+        _native.box_filter(ctx, image, out, (3, 3), (0, 0), "reflect", 0.0)
 
 
 @pytest.mark.parametrize(
@@ -89,11 +89,11 @@ def test_errors_name_the_argument(ctx):
     with pytest.raises(TypeError, match="x is a 1-D float64 array: expected a 2-D float64 array"):
         _native.window_sum(ctx, t, np.ones(3))
     with pytest.raises(TypeError, match="output is a 2-D float32 array: expected a 2-D float64 array"):
-        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 3), np.float32), 3, "reflect", 0.0)
+        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 3), np.float32), (3, 3), (0, 0), "reflect", 0.0)
     with pytest.raises(TypeError, match="output has strides"):
-        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 6))[:, ::2], 3, "reflect", 0.0)
+        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 6))[:, ::2], (3, 3), (0, 0), "reflect", 0.0)
     with pytest.raises(ValueError, match=r"output has shape \[3, 4\] but input \[3, 3\]"):
-        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 4)), 3, "reflect", 0.0)
+        _native.box_filter(ctx, np.ones((3, 3)), np.ones((3, 4)), (3, 3), (0, 0), "reflect", 0.0)
 
 
 def test_host_results_are_new_arrays_of_the_inputs_dtype(ctx):

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 pub use crate::gpu::stencil::BoxFilterOnDevice;
-pub use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
+pub use crate::gpu::stencil::{MAX_GPU_WINDOW_COLS, MAX_WINDOW};
+pub use crate::params::stencil::{
+    BoundaryMode, BoxFilterOptions, ImageLayout, UniformFilterOptions, MAX_BOX_SIZE,
+};
 
 use super::exec::{CpuRun, Operation};
 use super::Kernpack;
@@ -33,6 +36,27 @@ impl Kernpack {
         Ok(out)
     }
 
+    /// Box filter of any window (`scipy.ndimage.uniform_filter` with a size
+    /// and origin per axis) of a row-major `rows x cols` image into a new image.
+    pub fn uniform_filter<T: Float>(
+        &self,
+        image: &[T],
+        rows: usize,
+        cols: usize,
+        opts: &UniformFilterOptions,
+    ) -> Result<Vec<T>> {
+        let layout = ImageLayout::contiguous(rows, cols);
+        if rows.checked_mul(cols) != Some(image.len()) {
+            return Err(Error::invalid(format!(
+                "the image holds {} values, not {rows} x {cols}",
+                image.len()
+            )));
+        }
+        let mut out = vec![T::default(); image.len()];
+        self.uniform_filter_into(image, &mut out, &layout, opts)?;
+        Ok(out)
+    }
+
     facade! {
         /// Box filter with explicit pitches; only the `cols` first values of each
         /// output row are written, and nothing on error.
@@ -41,6 +65,17 @@ impl Kernpack {
             output: &mut [T],
             layout: &ImageLayout,
             opts: &BoxFilterOptions,
+        ) -> () = BoxFilter { input, output, layout: *layout, opts: opts.into() };
+    }
+
+    facade! {
+        /// [`Kernpack::uniform_filter`] with explicit pitches; only the `cols`
+        /// first values of each output row are written, and nothing on error.
+        fn uniform_filter_into(
+            input: &[T],
+            output: &mut [T],
+            layout: &ImageLayout,
+            opts: &UniformFilterOptions,
         ) -> () = BoxFilter { input, output, layout: *layout, opts: *opts };
     }
 }
@@ -52,7 +87,7 @@ pub struct BoxFilter<'a, T> {
     pub input: &'a [T],
     pub output: &'a mut [T],
     pub layout: ImageLayout,
-    pub opts: BoxFilterOptions,
+    pub opts: UniformFilterOptions,
 }
 
 impl<T: Float> Operation for BoxFilter<'_, T> {
@@ -69,7 +104,7 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<()> {
         if !self.layout.is_empty() {
-            crate::cpu::stencil::box_filter(
+            crate::cpu::stencil::uniform_filter(
                 self.input,
                 self.output,
                 &self.layout,
@@ -86,6 +121,15 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
         if layout.is_empty() {
             return Ok(());
         }
+        if self.opts.size[1] > MAX_GPU_WINDOW_COLS {
+            // Wider than the kernels' shared-memory segment: the CPU
+            // backend's running sums (the same result, within its bound).
+            let threads = crate::cpu::threads::threads();
+            return self.on_cpu(&CpuRun {
+                threads,
+                progress: None,
+            });
+        }
         // The output's gaps between rows must survive: start from its contents.
         let out = &mut self.output[..layout.output_len()];
         let (input, mut output) = (
@@ -93,7 +137,7 @@ impl<T: Float> Operation for BoxFilter<'_, T> {
             gpu.upload(out)?,
         );
         let call =
-            BoxFilterOnDevice::buffers(gpu.stream(), &input, &mut output, layout, &self.opts)?;
+            BoxFilterOnDevice::buffers(gpu.stream(), &input, &mut output, layout, self.opts)?;
         // SAFETY: buffers just allocated on this GPU.
         unsafe { gpu.launch_fresh(call, ()) }?;
         gpu.download_into(&output, out)

@@ -35,6 +35,7 @@ pub(crate) mod stencil;
 pub(crate) mod stencil_rows;
 pub(crate) mod store;
 pub(crate) mod threads;
+pub(crate) mod uniform;
 pub(crate) mod window_sum;
 
 pub use parallel::{copy_parallel, copy_threads};

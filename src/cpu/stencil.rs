@@ -52,7 +52,9 @@ use super::stencil_rows::{row_sums, RowScratch, ROW_PAD};
 use super::store::{fence, STREAM_MIN_BYTES};
 use crate::float::Float;
 use crate::params::stencil::extend;
-use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout};
+use crate::params::stencil::{
+    BoundaryMode, BoxFilterOptions, ImageLayout, UniformFilterOptions, MAX_BOX_SIZE,
+};
 
 /// Rows between exact re-seeds of the running column sums (and the
 /// alignment of the threads' strips).
@@ -203,6 +205,33 @@ fn seed<T: Float>(v: &mut [f64], first: usize, window: &[Src<'_, T>]) -> bool {
         }
     }
     all_finite(v)
+}
+
+/// Filters `input` into `output` (validated, the image not empty) on up to
+/// `threads` threads: square odd windows up to [`MAX_BOX_SIZE`] centred on
+/// their point take this module's fused path, the others the running sums of
+/// super::uniform (any window, its cost independent of the size).
+pub fn uniform_filter<T: Float>(
+    input: &[T],
+    output: &mut [T],
+    layout: &ImageLayout,
+    opts: &UniformFilterOptions,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) {
+    let [sy, sx] = opts.size;
+    if sy == sx && sy % 2 == 1 && sy <= MAX_BOX_SIZE && opts.origin == [0, 0] {
+        let square = BoxFilterOptions {
+            size: sy,
+            mode: opts.mode,
+            cval: opts.cval,
+        };
+        return box_filter(input, output, layout, &square, threads, progress);
+    }
+    super::uniform::uniform_filter(input, output, layout, opts, threads);
+    if let Some(p) = progress {
+        p(layout.rows as u64, layout.rows as u64);
+    }
 }
 
 /// Filters `input` into `output` (layouts, lengths and the window already

@@ -11,6 +11,8 @@ pub const KP_LS_FREQS_PER_THREAD: u32 = 2;
 pub const KP_LS_UNIFORM_FREQS_PER_THREAD: u32 = 16;
 pub const KP_LS_UNIFORM_FREQS_PER_THREAD_FM: u32 = 8;
 pub const KP_BOX_STRIP_ROWS: u32 = 8;
+pub const KP_BOX_RUN_COLS: u32 = 256;
+pub const KP_BOX_RUN_SEGMENT: u32 = 2048;
 pub const KP_LS_POWER: i32 = 0;
 pub const KP_LS_NORMALIZE: i32 = 1;
 pub const KP_LS_AMPLITUDE: i32 = 2;
@@ -143,6 +145,77 @@ const _: () = {
     [
         "Offset of field: kp_box_params::mode",
     ][::std::mem::offset_of!(kp_box_params, mode) - 60usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_box_run_params {
+    pub rows: i64,
+    pub cols: i64,
+    pub in_pitch: i64,
+    pub out_pitch: i64,
+    pub tiles_x: i64,
+    pub chunk_rows: i64,
+    pub size_y: i64,
+    pub size_x: i64,
+    pub before_y: i64,
+    pub before_x: i64,
+    pub cval: f64,
+    pub pad_cval: f64,
+    pub scale: f64,
+    pub mode: i32,
+    pub pad_outside: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_box_run_params"][::std::mem::size_of::<kp_box_run_params>() - 112usize];
+    [
+        "Alignment of kp_box_run_params",
+    ][::std::mem::align_of::<kp_box_run_params>() - 8usize];
+    [
+        "Offset of field: kp_box_run_params::rows",
+    ][::std::mem::offset_of!(kp_box_run_params, rows) - 0usize];
+    [
+        "Offset of field: kp_box_run_params::cols",
+    ][::std::mem::offset_of!(kp_box_run_params, cols) - 8usize];
+    [
+        "Offset of field: kp_box_run_params::in_pitch",
+    ][::std::mem::offset_of!(kp_box_run_params, in_pitch) - 16usize];
+    [
+        "Offset of field: kp_box_run_params::out_pitch",
+    ][::std::mem::offset_of!(kp_box_run_params, out_pitch) - 24usize];
+    [
+        "Offset of field: kp_box_run_params::tiles_x",
+    ][::std::mem::offset_of!(kp_box_run_params, tiles_x) - 32usize];
+    [
+        "Offset of field: kp_box_run_params::chunk_rows",
+    ][::std::mem::offset_of!(kp_box_run_params, chunk_rows) - 40usize];
+    [
+        "Offset of field: kp_box_run_params::size_y",
+    ][::std::mem::offset_of!(kp_box_run_params, size_y) - 48usize];
+    [
+        "Offset of field: kp_box_run_params::size_x",
+    ][::std::mem::offset_of!(kp_box_run_params, size_x) - 56usize];
+    [
+        "Offset of field: kp_box_run_params::before_y",
+    ][::std::mem::offset_of!(kp_box_run_params, before_y) - 64usize];
+    [
+        "Offset of field: kp_box_run_params::before_x",
+    ][::std::mem::offset_of!(kp_box_run_params, before_x) - 72usize];
+    [
+        "Offset of field: kp_box_run_params::cval",
+    ][::std::mem::offset_of!(kp_box_run_params, cval) - 80usize];
+    [
+        "Offset of field: kp_box_run_params::pad_cval",
+    ][::std::mem::offset_of!(kp_box_run_params, pad_cval) - 88usize];
+    [
+        "Offset of field: kp_box_run_params::scale",
+    ][::std::mem::offset_of!(kp_box_run_params, scale) - 96usize];
+    [
+        "Offset of field: kp_box_run_params::mode",
+    ][::std::mem::offset_of!(kp_box_run_params, mode) - 104usize];
+    [
+        "Offset of field: kp_box_run_params::pad_outside",
+    ][::std::mem::offset_of!(kp_box_run_params, pad_outside) - 108usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

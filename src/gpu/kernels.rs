@@ -10,7 +10,7 @@
 #![allow(clippy::type_complexity)]
 
 use super::launch::{In, KernelFn, Out};
-use super::{BoxParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{BoxParams, BoxRunParams, L96Run, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
 use crate::params::lorenz::FixedWeights;
 
@@ -189,16 +189,17 @@ pub(crate) fn box_filter_unrolled<T: Float>(radius: usize) -> BoxFilter<T> {
     })
 }
 
-/// `box_filter_large_T`: any window up to 33, the radius at run time.
-pub(crate) fn box_filter_large<T: Float>() -> BoxFilter<T> {
-    KernelFn::new(per_float!(T, "box_filter_large"))
-}
+/// The running-sum box filter of any window: `(const T* in, T* out, kp_box_run_params p)`.
+pub(crate) type BoxFilterRunning<T> = KernelFn<(In<T>, Out<T>, BoxRunParams)>;
 
-/// `box_filter_pad_T(T* out, kp_box_params p)`: adds a non-finite cval to the
-/// outputs whose window reaches past the edge (after the large filter ran
-/// with cval 0).
-pub(crate) fn box_filter_pad<T: Float>() -> KernelFn<(Out<T>, BoxParams)> {
-    KernelFn::new(per_float!(T, "box_filter_pad"))
+/// `box_filter_running_T`: segments (strip + window - 1 columns) up to 2
+/// KP_BOX_RUN_COLS; `box_filter_running_wide_T`: up to KP_BOX_RUN_SEGMENT.
+pub(crate) fn box_filter_running<T: Float>(wide: bool) -> BoxFilterRunning<T> {
+    KernelFn::new(if wide {
+        per_float!(T, "box_filter_running_wide")
+    } else {
+        per_float!(T, "box_filter_running")
+    })
 }
 
 // ---- csrc/lorenz.cu ----
@@ -418,8 +419,8 @@ mod tests {
             params(normalize_fused::<T>()),
             params(reduce_batched_partial::<T>()),
             params(normalize_batched::<T>()),
-            params(box_filter_large::<T>()),
-            params(box_filter_pad::<T>()),
+            params(box_filter_running::<T>(false)),
+            params(box_filter_running::<T>(true)),
             params(window_sum::<T>()),
             params(lorenz96::<T>()),
             params(lorenz05::<T>()),

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::{BoxParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{BoxParams, BoxRunParams, L96Run, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
 use crate::params::lorenz::FixedWeights;
 
@@ -47,6 +47,7 @@ by_value! {
     LsParams => "kp_ls_params",
     LsGrid => "kp_ls_grid",
     BoxParams => "kp_box_params",
+    BoxRunParams => "kp_box_run_params",
     L96Run => "kp_l96_run",
 }
 

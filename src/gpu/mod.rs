@@ -33,6 +33,7 @@ pub(crate) type LsGrid = c_params::kp_ls_grid;
 /// Per-series statistics: written and read on the device only.
 pub(crate) type LsStats = c_params::kp_ls_stats;
 pub(crate) type BoxParams = c_params::kp_box_params;
+pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 pub(crate) type L96Run = c_params::kp_l96_run;
 
 use std::collections::HashMap;

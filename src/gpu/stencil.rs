@@ -7,15 +7,30 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 use super::c_params::{
     KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT,
-    KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
+    KP_BOX_RUN_COLS, KP_BOX_RUN_SEGMENT, KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
 };
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::{BoxParams, Gpu};
+use super::{BoxParams, BoxRunParams, Gpu};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BOX_SIZE};
+use crate::params::stencil::{BoundaryMode, ImageLayout, UniformFilterOptions};
+
+/// Largest window size along an axis (a bound that keeps every index
+/// arithmetic far from overflow; windows that large are all boundary).
+pub const MAX_WINDOW: usize = i32::MAX as usize;
+
+/// Widest window along the columns the GPU filters: the running-sum kernel
+/// holds a strip of KP_BOX_RUN_COLS columns plus `size - 1` halo columns in
+/// shared memory (wider windows run on the CPU backend in host calls, and
+/// are an error on device memory).
+pub const MAX_GPU_WINDOW_COLS: usize = (KP_BOX_RUN_SEGMENT - KP_BOX_RUN_COLS + 1) as usize;
+
+/// Output rows per block of the running-sum kernel: each block seeds its
+/// vertical sums with a direct sum over its first window (size_y rows), so
+/// taller chunks spend less on that, and shorter ones make more blocks.
+const RUN_CHUNK_ROWS: u64 = 512;
 
 /// The one validation of a box filter call: the window, the layout, and the
 /// buffers' lengths against it. Any `cval` is accepted: constant mode pads
@@ -23,15 +38,25 @@ use crate::params::stencil::{BoundaryMode, BoxFilterOptions, ImageLayout, MAX_BO
 /// columns) is valid, and filtering it does nothing.
 pub(crate) fn validate(
     layout: &ImageLayout,
-    opts: &BoxFilterOptions,
+    opts: &UniformFilterOptions,
     input_len: usize,
     output_len: usize,
 ) -> Result<()> {
-    if opts.size % 2 == 0 || opts.size > MAX_BOX_SIZE {
-        return Err(Error::invalid(format!(
-            "box filter size {} is not an odd number from 1 to {MAX_BOX_SIZE}",
-            opts.size
-        )));
+    for (axis, name) in [(0, "rows"), (1, "columns")] {
+        let (size, origin) = (opts.size[axis], opts.origin[axis]);
+        if !(1..=MAX_WINDOW).contains(&size) {
+            return Err(Error::invalid(format!(
+                "box filter size {size} along the {name} is not from 1 to {MAX_WINDOW}"
+            )));
+        }
+        if !opts.origin_valid(axis) {
+            let n = size as i64;
+            return Err(Error::invalid(format!(
+                "box filter origin {origin} along the {name} is outside {} ..= {} for size {size}",
+                -(n / 2),
+                (n - 1) / 2
+            )));
+        }
     }
     if layout.in_pitch < layout.cols || layout.out_pitch < layout.cols {
         return Err(Error::invalid(format!(
@@ -71,33 +96,26 @@ fn kernel_mode(mode: BoundaryMode) -> i32 {
     }
 }
 
-/// The kernel for a window size, as csrc/stencil.cu names them: windows 3 to
-/// 9 have unrolled kernels (`box_filter_r{radius}`), the others the run-time
-/// radius one.
-fn box_kernel<T: Float>(size: usize) -> kernels::BoxFilter<T> {
-    match size {
-        3..=9 => kernels::box_filter_unrolled::<T>(size / 2),
-        _ => kernels::box_filter_large::<T>(),
-    }
+/// True for the windows of the unrolled small-window kernels
+/// (`box_filter_r{radius}`, measured at 96% of a copy for 3 x 3 on an H200):
+/// square, odd, 3 to 9, centred. Every other window takes the running-sum
+/// kernel.
+fn unrolled_window(opts: &UniformFilterOptions) -> Option<usize> {
+    let [sy, sx] = opts.size;
+    (sy == sx && matches!(sy, 3 | 5 | 7 | 9) && opts.origin == [0, 0]).then_some(sy)
 }
 
-/// The output tile (columns, rows) of one block of that kernel, `block`
-/// threads. Windows 3 to 9: a warp owns 32 lanes of 16 bytes of a row, of
-/// which the `ceil(radius / lane values)` at each end only load the halo.
+/// The output tile (columns, rows) of one block of the unrolled kernels,
+/// `block` threads: a warp owns 32 lanes of 16 bytes of a row, of which the
+/// `ceil(radius / lane values)` at each end only load the halo.
 fn box_tile<T: Float>(size: usize, block: u32) -> (u64, u64) {
     let lane_values = (16 / std::mem::size_of::<T>()) as u64;
-    match size {
-        3..=9 => {
-            let halo_lanes = ((size / 2) as u64).div_ceil(lane_values);
-            // Each warp walks down KP_BOX_STRIP_ROWS output rows; the warps of
-            // a block stack their strips.
-            let warps = u64::from(block / 32);
-            let rows = warps * u64::from(KP_BOX_STRIP_ROWS);
-            ((32 - 2 * halo_lanes) * lane_values, rows)
-        }
-        _ if T::NAME == "f32" => (64, 32),
-        _ => (32, 16),
-    }
+    let halo_lanes = ((size / 2) as u64).div_ceil(lane_values);
+    // Each warp walks down KP_BOX_STRIP_ROWS output rows; the warps of
+    // a block stack their strips.
+    let warps = u64::from(block / 32);
+    let rows = warps * u64::from(KP_BOX_STRIP_ROWS);
+    ((32 - 2 * halo_lanes) * lane_values, rows)
 }
 
 /// The box filter on device memory ([`Gpu::enqueue`]): `input` and
@@ -109,7 +127,7 @@ pub struct BoxFilterOnDevice<T> {
     pub input: CUdeviceptr,
     pub output: CUdeviceptr,
     pub layout: ImageLayout,
-    pub opts: BoxFilterOptions,
+    pub opts: UniformFilterOptions,
     pub dtype: PhantomData<T>,
 }
 
@@ -120,15 +138,16 @@ impl<T: Float> BoxFilterOnDevice<T> {
         input: &'a impl DevicePtr<T>,
         output: &'a mut impl DevicePtrMut<T>,
         layout: &ImageLayout,
-        opts: &BoxFilterOptions,
+        opts: impl Into<UniformFilterOptions>,
     ) -> Result<OnBuffers<'a, Self>> {
-        validate(layout, opts, input.len(), output.len())?;
+        let opts = opts.into();
+        validate(layout, &opts, input.len(), output.len())?;
         let mut g = Guards::new(stream);
         let op = BoxFilterOnDevice {
             input: g.read(input),
             output: g.write(output),
             layout: *layout,
-            opts: *opts,
+            opts,
             dtype: PhantomData,
         };
         Ok(g.with(op))
@@ -140,7 +159,15 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
 
     fn check_shapes(&self) -> Result<()> {
         let layout = &self.layout;
-        validate(layout, &self.opts, layout.input_len(), layout.output_len())
+        validate(layout, &self.opts, layout.input_len(), layout.output_len())?;
+        if self.opts.size[1] > MAX_GPU_WINDOW_COLS {
+            return Err(Error::invalid(format!(
+                "box filter size {} along the columns is wider than the {MAX_GPU_WINDOW_COLS} \
+                 the GPU filters (the host call runs it on the CPU backend)",
+                self.opts.size[1]
+            )));
+        }
+        Ok(())
     }
 
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {
@@ -158,43 +185,76 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
         if layout.is_empty() {
             return Ok(());
         }
-        let box_filter = box_kernel::<T>(opts.size);
+        let Some(size) = unrolled_window(opts) else {
+            return unsafe { launch_running::<T>(gpu, stream, input, output, layout, opts) };
+        };
+        let box_filter = kernels::box_filter_unrolled::<T>(size / 2);
         let kernel = gpu.kernel(&box_filter)?;
-        let (tw, th) = box_tile::<T>(opts.size, kernel.block);
+        let (tw, th) = box_tile::<T>(size, kernel.block);
         let tiles_x = (layout.cols as u64).div_ceil(tw);
         let blocks = tiles_x * (layout.rows as u64).div_ceil(th);
         if blocks > i32::MAX as u64 {
             return Err(Error::invalid("the image is too large for one launch"));
         }
-        let mut params = BoxParams {
+        let params = BoxParams {
             rows: layout.rows as i64,
             cols: layout.cols as i64,
             in_pitch: layout.in_pitch as i64,
             out_pitch: layout.out_pitch as i64,
             tiles_x: tiles_x as i64,
             cval: opts.cval,
-            scale: 1.0 / (opts.size * opts.size) as f64,
-            radius: (opts.size / 2) as i32,
+            scale: opts.scale(),
+            radius: (size / 2) as i32,
             mode: kernel_mode(opts.mode),
         };
-        // The large windows slide their sums, which must never subtract a
-        // non-finite value: they pad with 0, then a second pass adds the
-        // non-finite cval to the outputs whose window reaches past the edge.
-        let pad_after =
-            opts.size > 9 && opts.mode == BoundaryMode::Constant && !opts.cval.is_finite();
-        if pad_after {
-            params.cval = 0.0;
-        }
         let args = (In::new(input), Out::new(output), params);
-        unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }?;
-        if pad_after {
-            let pad = kernels::box_filter_pad::<T>();
-            let kernel = gpu.kernel(&pad)?;
-            let grid = kernel.grid_for((layout.rows * layout.cols) as u64, kernel.block as u64);
-            params.cval = opts.cval;
-            let args = (Out::new(output), params);
-            unsafe { gpu.launch(&pad, LaunchConfig::grid(grid), stream, args) }?;
-        }
-        Ok(())
+        unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
     }
+}
+
+/// The running-sum kernel (any window up to [`MAX_GPU_WINDOW_COLS`] columns
+/// wide, checked before): strips of KP_BOX_RUN_COLS columns by chunks of
+/// [`RUN_CHUNK_ROWS`] rows.
+///
+/// # Safety
+/// As [`DeviceOperation::launch`]: the buffers hold the layout's spans.
+unsafe fn launch_running<T: Float>(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    input: CUdeviceptr,
+    output: CUdeviceptr,
+    layout: &ImageLayout,
+    opts: &UniformFilterOptions,
+) -> Result<()> {
+    let strip = KP_BOX_RUN_COLS as usize;
+    let segment = strip + opts.size[1] - 1;
+    let box_filter = kernels::box_filter_running::<T>(segment > 2 * strip);
+    let tiles_x = (layout.cols as u64).div_ceil(u64::from(KP_BOX_RUN_COLS));
+    let blocks = tiles_x * (layout.rows as u64).div_ceil(RUN_CHUNK_ROWS);
+    if blocks > i32::MAX as u64 {
+        return Err(Error::invalid("the image is too large for one launch"));
+    }
+    // A non-finite cval would spoil the running sums (inf - inf): they pad
+    // with 0, and the kernel adds cval to the outputs whose window reaches
+    // past the edge.
+    let pad_outside = opts.mode == BoundaryMode::Constant && !opts.cval.is_finite();
+    let params = BoxRunParams {
+        rows: layout.rows as i64,
+        cols: layout.cols as i64,
+        in_pitch: layout.in_pitch as i64,
+        out_pitch: layout.out_pitch as i64,
+        tiles_x: tiles_x as i64,
+        chunk_rows: RUN_CHUNK_ROWS as i64,
+        size_y: opts.size[0] as i64,
+        size_x: opts.size[1] as i64,
+        before_y: opts.before(0),
+        before_x: opts.before(1),
+        cval: if pad_outside { 0.0 } else { opts.cval },
+        pad_cval: opts.cval,
+        scale: opts.scale(),
+        mode: kernel_mode(opts.mode),
+        pad_outside: i32::from(pad_outside),
+    };
+    let args = (In::new(input), Out::new(output), params);
+    unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
 }

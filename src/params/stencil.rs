@@ -4,8 +4,9 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// Largest window size: the shared-memory tiles of csrc/stencil.cu hold halos
-/// of up to 16 points.
+/// Largest square window of the CPU backend's fast path for odd square
+/// windows centred on their point (src/cpu/stencil.rs); no longer a limit of
+/// the filter: other windows take the running-sum paths, of any size.
 pub const MAX_BOX_SIZE: usize = 33;
 
 /// What the filter reads outside the image (SciPy's `mode`). The
@@ -73,9 +74,12 @@ impl FromStr for BoundaryMode {
 }
 
 /// Window and boundary of a box filter. Default: 3 x 3, reflect.
+/// The square, centred special case of [`UniformFilterOptions`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BoxFilterOptions {
-    /// Odd window size, 1 ..= [`MAX_BOX_SIZE`], the same along both axes.
+    /// Window size, the same along both axes, at least 1 (an even size
+    /// places its window as SciPy does, see [`UniformFilterOptions`], which
+    /// also takes one size and origin per axis).
     pub size: usize,
     pub mode: BoundaryMode,
     /// The value outside the image in [`BoundaryMode::Constant`].
@@ -89,6 +93,89 @@ impl Default for BoxFilterOptions {
             mode: BoundaryMode::Reflect,
             cval: 0.0,
         }
+    }
+}
+
+/// Window, origin and boundary of a box filter along each axis, as
+/// `scipy.ndimage.uniform_filter(size=(rows, cols), origin=(rows, cols))`.
+/// Along an axis of size `n` and origin `o`, output `i` is the mean over
+/// inputs `i - (n / 2 + o) ..= i - (n / 2 + o) + n - 1` (integer division):
+/// SciPy's convention, so an even window reaches one more point before its
+/// point than after it at origin 0. Valid origins: `-(n / 2) ..= (n - 1) / 2`,
+/// which keep the point itself inside its window. Default: 3 x 3, centred,
+/// reflect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UniformFilterOptions {
+    /// Window size along (rows, columns): at least 1, odd or even, any size
+    /// (larger than the image too: the boundary mode extends it as far as needed).
+    pub size: [usize; 2],
+    /// SciPy's `origin` along (rows, columns).
+    pub origin: [i64; 2],
+    pub mode: BoundaryMode,
+    /// The value outside the image in [`BoundaryMode::Constant`].
+    pub cval: f64,
+}
+
+impl Default for UniformFilterOptions {
+    fn default() -> Self {
+        BoxFilterOptions::default().into()
+    }
+}
+
+impl From<BoxFilterOptions> for UniformFilterOptions {
+    fn from(o: BoxFilterOptions) -> Self {
+        UniformFilterOptions {
+            size: [o.size; 2],
+            origin: [0; 2],
+            mode: o.mode,
+            cval: o.cval,
+        }
+    }
+}
+
+impl From<&BoxFilterOptions> for UniformFilterOptions {
+    fn from(o: &BoxFilterOptions) -> Self {
+        (*o).into()
+    }
+}
+
+impl From<&UniformFilterOptions> for UniformFilterOptions {
+    fn from(o: &UniformFilterOptions) -> Self {
+        *o
+    }
+}
+
+impl UniformFilterOptions {
+    /// Points of the window before its point along `axis` (0: rows, 1:
+    /// columns): `size / 2 + origin`, in `0 ..= size - 1` for a valid origin.
+    pub fn before(&self, axis: usize) -> i64 {
+        (self.size[axis] / 2) as i64 + self.origin[axis]
+    }
+
+    /// Points of the window after its point along `axis`: `size - 1 - before`.
+    pub fn after(&self, axis: usize) -> i64 {
+        self.size[axis] as i64 - 1 - self.before(axis)
+    }
+
+    /// True for SciPy's valid origin range of `axis`:
+    /// `-(size / 2) ..= (size - 1) / 2`.
+    pub fn origin_valid(&self, axis: usize) -> bool {
+        let n = self.size[axis] as i64;
+        (-(n / 2)..=(n - 1) / 2).contains(&self.origin[axis])
+    }
+
+    /// `1 / (rows size * cols size)`, the mean's factor.
+    pub fn scale(&self) -> f64 {
+        1.0 / (self.size[0] as f64 * self.size[1] as f64)
+    }
+
+    /// For [`BoundaryMode::Interior`]: true when the window of output
+    /// `(y, x)` lies inside a `rows x cols` image.
+    pub fn window_fits(&self, y: i64, x: i64, rows: i64, cols: i64) -> bool {
+        y - self.before(0) >= 0
+            && y + self.after(0) < rows
+            && x - self.before(1) >= 0
+            && x + self.after(1) < cols
     }
 }
 

@@ -14,6 +14,16 @@ pub unsafe extern "C" fn kp_box_filter_f64(ctx: *const kp_context, input: *const
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn kp_uniform_filter_f32(ctx: *const kp_context, input: *const f32, in_pitch: usize, output: *mut f32, out_pitch: usize, rows: usize, cols: usize, options: *const kp_uniform_filter_options) -> kp_status {
+    unsafe { kp_uniform_filter::<f32> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_uniform_filter_f64(ctx: *const kp_context, input: *const f64, in_pitch: usize, output: *mut f64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_uniform_filter_options) -> kp_status {
+    unsafe { kp_uniform_filter::<f64> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.run(ctx) }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_device_f32(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
     unsafe { kp_box_filter_device::<f32> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
@@ -21,4 +31,14 @@ pub unsafe extern "C" fn kp_box_filter_device_f32(ctx: *const kp_context, input:
 #[no_mangle]
 pub unsafe extern "C" fn kp_box_filter_device_f64(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_box_filter_options, stream: u64) -> kp_status {
     unsafe { kp_box_filter_device::<f64> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_uniform_filter_device_f32(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_uniform_filter_options, stream: u64) -> kp_status {
+    unsafe { kp_uniform_filter_device::<f32> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_uniform_filter_device_f64(ctx: *const kp_context, input: u64, in_pitch: usize, output: u64, out_pitch: usize, rows: usize, cols: usize, options: *const kp_uniform_filter_options, stream: u64) -> kp_status {
+    unsafe { kp_uniform_filter_device::<f64> { input, in_pitch, output, out_pitch, rows, cols, options, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
