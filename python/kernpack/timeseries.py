@@ -14,14 +14,15 @@ Plain arrays only: astropy ``Quantity`` and ``Time`` inputs are not handled
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from . import _native
+from . import _native, _significance
 from ._context import context
 
-__all__ = ["LombScargle"]
+__all__ = ["LombScargle", "register_astropy_methods"]
 
 _NORMALIZATIONS = ("standard", "model", "log", "psd")
 _KERNPACK_METHODS = ("auto", "kernpack")
@@ -203,6 +204,50 @@ class LombScargle:
             raise ValueError(f"the frequency grid is empty: {nf} frequencies")
         return frequency, self._power((f0, df, nf), normalization, backend, device)
 
+    # -- significance --------------------------------------------------
+
+    def _fap_inputs(self, samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency):
+        """astropy's conditions on a false-alarm calculation, and fmax of the grid it assumes."""
+        if self.nterms != 1:
+            raise NotImplementedError("false alarm probability is not implemented for multiterm periodograms.")
+        if not (self.fit_mean or self.center_data):
+            raise NotImplementedError(
+                "false alarm probability is implemented only for periodograms of centered data."
+            )
+        return self.autofrequency(
+            samples_per_peak=samples_per_peak, nyquist_factor=nyquist_factor,
+            minimum_frequency=minimum_frequency, maximum_frequency=maximum_frequency, return_freq_limits=True,
+        )[1]
+
+    def false_alarm_probability(
+        self, power, method="baluev", samples_per_peak=5, nyquist_factor=5, minimum_frequency=None,
+        maximum_frequency=None, method_kwds=None,
+    ):
+        """The probability that a periodogram of noise alone (on the
+        :meth:`autofrequency` grid these arguments give) peaks at ``power`` or
+        higher, by ``method``: 'baluev' (default), 'davies', 'naive' or
+        'single' analytically, or 'bootstrap' (resampled periodograms computed
+        by kernpack, reproducible from ``method_kwds={'random_seed': s}``).
+        Single-term periodograms only, as astropy."""
+        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency)
+        return _significance.false_alarm_probability(
+            power, fmax=fmax, t=self.t, y=self.y, dy=self.dy, normalization=self.normalization,
+            method=method, method_kwds=method_kwds,
+        )
+
+    def false_alarm_level(
+        self, false_alarm_probability, method="baluev", samples_per_peak=5, nyquist_factor=5,
+        minimum_frequency=None, maximum_frequency=None, method_kwds=None,
+    ):
+        """The power whose false-alarm probability is
+        ``false_alarm_probability``: the inverse of
+        :meth:`false_alarm_probability`, with the same arguments."""
+        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency)
+        return _significance.false_alarm_level(
+            false_alarm_probability, fmax=fmax, t=self.t, y=self.y, dy=self.dy,
+            normalization=self.normalization, method=method, method_kwds=method_kwds,
+        )
+
     # -- the fitted model (NumPy, per frequency, as astropy) ---------------
 
     def _dy(self):
@@ -249,3 +294,36 @@ class LombScargle:
             self.t, self.y, self.dy, fit_mean=self.fit_mean, center_data=self.center_data, nterms=self.nterms,
             normalization=self.normalization,
         )
+
+
+# -- kernpack as a method of astropy's own LombScargle -------------------
+
+_ASTROPY_IMPLEMENTATIONS = "astropy.timeseries.periodograms.lombscargle.implementations.main"
+
+
+def _astropy_method(t, y, dy, frequency, center_data=True, fit_mean=True, normalization="standard", nterms=1,
+                    backend=None, device=None):
+    """astropy's method signature (``METHODS[name](t, y, dy, frequency=...,
+    ...)``) over :class:`LombScargle`."""
+    ls = LombScargle(t, y, dy, fit_mean=fit_mean, center_data=center_data, nterms=nterms,
+                     normalization=normalization)
+    return ls.power(frequency, backend=backend, device=device)
+
+
+def register_astropy_methods() -> None:
+    """Offers kernpack to astropy's ``LombScargle(...).power(method=...)`` and
+    ``autopower``: ``method='kernpack'`` (single-term) and
+    ``method='kernpack_chi2'`` (any ``nterms``), with ``method_kwds`` taking
+    ``backend`` and ``device``. Importing :mod:`kernpack` registers them
+    when astropy is already imported; call this after importing astropy
+    otherwise. ImportError without astropy."""
+    import importlib
+
+    methods = importlib.import_module(_ASTROPY_IMPLEMENTATIONS).METHODS
+    methods["kernpack"] = _astropy_method
+    methods["kernpack_chi2"] = _astropy_method
+
+
+if _ASTROPY_IMPLEMENTATIONS in sys.modules:
+    register_astropy_methods()
+
