@@ -428,6 +428,19 @@ fn tolerance<T: Float>() -> f64 {
     }
 }
 
+/// [`tolerance`] for a run with noise `noise`: the f32 kernels make their
+/// normals in single precision from 24-bit uniforms (the reference: 53-bit,
+/// f64), which for a small first uniform (~1e-4) moves a draw by ~1e-3 of
+/// its size; 2.7e-5 was seen on an H200 after 6 steps, so 5e-4 for f32.
+/// The draws' words are the same; f64 is unchanged.
+fn tolerance_with_noise<T: Float>(noise: f64) -> f64 {
+    if T::NAME == "f32" && noise > 0.0 {
+        5e-4
+    } else {
+        tolerance::<T>()
+    }
+}
+
 fn poisoned<T: Float>(gpu: &Gpu, len: usize) -> CudaSlice<T> {
     gpu.stream()
         .clone_htod(&vec![T::from_f64(f64::NAN); len.max(1)])
@@ -439,7 +452,7 @@ fn poisoned<T: Float>(gpu: &Gpu, len: usize) -> CudaSlice<T> {
 /// the trajectory) against the reference run `want`.
 fn check_device<T: Float>(
     gpu: &Gpu,
-    what: &str,
+    (what, tol): (&str, f64),
     z: &[f64],
     steps: u64,
     every: u64,
@@ -457,14 +470,11 @@ fn check_device<T: Float>(
     launch(&d_in, &mut out, traj.as_mut()).unwrap();
     let got = f64s(&stream.clone_dtoh(&out).unwrap());
     let err = scaled_max_error(&got, &want.final_state);
-    prop_assert!(
-        err <= tolerance::<T>(),
-        "{what} steps {steps}: final error {err}"
-    );
+    prop_assert!(err <= tol, "{what} steps {steps}: final error {err}");
     if let Some(traj) = traj {
         let got = f64s(&stream.clone_dtoh(&traj).unwrap());
         let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
-        prop_assert!(err <= tolerance::<T>(), "{what}: trajectory error {err}");
+        prop_assert!(err <= tol, "{what}: trajectory error {err}");
     }
     Ok(())
 }
@@ -482,7 +492,10 @@ fn check_l05<T: Float>(
     let want = reference::lorenz05(p, z, steps, every, None);
     check_device::<T>(
         gpu,
-        &format!("{p:?} sites_per_thread {sites_per_thread:?}"),
+        (
+            &format!("{p:?} sites_per_thread {sites_per_thread:?}"),
+            tolerance::<T>(),
+        ),
         z,
         steps,
         every,
@@ -514,7 +527,10 @@ fn check_l96<T: Float>(
     let want = reference::lorenz96(p, z, steps, every, None);
     check_device::<T>(
         gpu,
-        &format!("{p:?} mpb {mpb:?}"),
+        (
+            &format!("{p:?} mpb {mpb:?}"),
+            tolerance_with_noise::<T>(p.noise),
+        ),
         z,
         steps,
         every,
@@ -636,7 +652,8 @@ proptest! {
     /// multiple of the members per warp leave lanes idle.
     #[test]
     fn gpu_lorenz96_lanes(seed in any::<u64>(), lanes_log2 in 0u32..6, sites in prop::sample::select(vec![2usize, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]), members in 1usize..200, steps in 1u64..11, every in 0u64..4, f32_case in any::<bool>()) {
-        let n = (1usize << lanes_log2) * sites;
+        // N >= 4 (the model's minimum): 2 and 3 sites on one lane are not models.
+        let n = ((1usize << lanes_log2) * sites).max(4);
         if f32_case {
             l96_case::<f32>(seed, n, members, steps, every, 0)?;
         } else {
@@ -848,7 +865,7 @@ fn check_tangent<T: Float>(
     // As the ensemble runs' tolerance; the perturbations grow like the
     // states' differences (the same Lyapunov growth over < 10 steps).
     prop_assert!(
-        ex <= tolerance::<T>() && ev <= tolerance::<T>(),
+        ex <= tolerance_with_noise::<T>(p.noise) && ev <= tolerance_with_noise::<T>(p.noise),
         "{p:?} k {k} steps {steps}: state error {ex}, tangent error {ev}"
     );
     Ok(())
@@ -869,7 +886,7 @@ proptest! {
     fn gpu_lorenz96_tangent_matches_reference(seed in any::<u64>(), lanes_log2 in 0u32..6, sites in prop::sample::select(vec![2usize, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16]), members in 1usize..40, k in 1usize..5, steps in 0u64..11, f32_case in any::<bool>()) {
         let Some(gpu) = gpu_or_skip("gpu_lorenz96_tangent_matches_reference") else { return Ok(()) };
         let kp = Kernpack::with_gpu(gpu.ordinal()).unwrap();
-        let n = (1usize << lanes_log2) * sites;
+        let n = ((1usize << lanes_log2) * sites).max(4);
         if f32_case {
             check_tangent::<f32>(&kp, seed, n, members, k, steps)?;
         } else {

@@ -246,16 +246,34 @@ def test_torch_uniform_filter(torch):
 CUPY_NOT_COMPUTED = {
     "3-D image": (lambda cp, a: dict(input=cp.asarray(a.reshape(3, 6, 10)), size=3)),
     "uint8 image": (lambda cp, a: dict(input=cp.asarray((a * 40 + 128).astype(np.uint8)), size=3)),
-    "even size": (lambda cp, a: dict(input=cp.asarray(a), size=4)),
-    "per-axis sizes": (lambda cp, a: dict(input=cp.asarray(a), size=(3, 5))),
-    "origin": (lambda cp, a: dict(input=cp.asarray(a), size=5, origin=1)),
-    "one axis": (lambda cp, a: dict(input=cp.asarray(a), size=5, axes=(1,))),
     "modes per axis": (lambda cp, a: dict(input=cp.asarray(a), size=3, mode=("wrap", "nearest"))),
     "float64 output of float32": (lambda cp, a: dict(input=cp.asarray(a, cp.float32), size=3, output=np.float64)),
     "uint8 output array": (lambda cp, a: dict(input=cp.asarray(a), size=3, output=cp.zeros(a.shape, cp.uint8))),
     "Fortran-order input": (lambda cp, a: dict(input=cp.asfortranarray(cp.asarray(a)), size=5)),
     "column-strided output": (lambda cp, a: dict(input=cp.asarray(a), size=5, output=cp.zeros((18, 20))[:, ::2])),
 }
+
+
+# Windows kernpack's running-sum kernel computes on the device since any size
+# and origin per axis came in: even and per-axis sizes, origins, one axis.
+CUPY_NOW_COMPUTED = {
+    "even size": dict(size=4),
+    "per-axis sizes": dict(size=(3, 5)),
+    "origin": dict(size=5, origin=1),
+    "one axis": dict(size=5, axes=(1,)),
+    "wide window": dict(size=(7, 40), mode="wrap"),
+}
+
+
+@pytest.mark.parametrize("case", list(CUPY_NOW_COMPUTED))
+def test_cupy_any_window_runs_kernpacks_kernel(cp, spy, case):
+    image = np.random.default_rng([12, len(case)]).normal(size=(18, 30))
+    got = kernpack.ndimage.uniform_filter(cp.asarray(image), **CUPY_NOW_COMPUTED[case])
+    assert spy, "kernpack's kernel did not run"
+    assert isinstance(got, cp.ndarray)
+    want = scipy.ndimage.uniform_filter(image, **CUPY_NOW_COMPUTED[case])
+    # f64 running sums in another order than SciPy's: a few hundred eps.
+    np.testing.assert_allclose(cp.asnumpy(got), want, rtol=0, atol=1e-12 * np.abs(image).max())
 
 
 @pytest.mark.parametrize("case", list(CUPY_NOT_COMPUTED))
@@ -279,8 +297,8 @@ def test_cupy_what_kernpack_does_not_compute_runs_cupyx(cp, spy, case):
 
 def test_cupy_fallback_keeps_kernpacks_refusals(cp):
     a = cp.asarray(np.random.default_rng(12).normal(size=(16, 12)))
-    with pytest.raises(NotImplementedError, match="odd"):
-        kernpack.ndimage.uniform_filter(a, 4, mode="interior")  # cupyx has no 'interior'
+    with pytest.raises(NotImplementedError, match="2-D images only"):
+        kernpack.ndimage.uniform_filter(a[None], 3, mode="interior")  # cupyx has no 'interior'
     with pytest.raises(ValueError, match="backend='cpu'"):
         kernpack.ndimage.uniform_filter(a, 4, backend="cpu")
     with pytest.raises(RuntimeError, match="boundary mode"):
@@ -298,16 +316,16 @@ def test_other_cuda_array_interface_objects_are_not_handed_to_cupyx(cp):
     class Wrapper:
         __cuda_array_interface__ = a.__cuda_array_interface__
 
-    with pytest.raises(NotImplementedError, match="odd"):
-        kernpack.ndimage.uniform_filter(Wrapper(), 4)
+    with pytest.raises(NotImplementedError, match="one boundary mode"):
+        kernpack.ndimage.uniform_filter(Wrapper(), 3, mode=("wrap", "nearest"))
     got = kernpack.ndimage.uniform_filter(Wrapper(), 3)
     np.testing.assert_allclose(cp.asnumpy(got), scipy.ndimage.uniform_filter(cp.asnumpy(a), 3), rtol=1e-12, atol=1e-12)
 
 
 def test_torch_what_kernpack_does_not_compute_says_so(torch):
     image = torch.as_tensor(np.random.default_rng(13).normal(size=(16, 12)), device="cuda")
-    with pytest.raises(NotImplementedError, match="odd"):
-        kernpack.ndimage.uniform_filter(image, 4)
+    with pytest.raises(NotImplementedError, match="one boundary mode"):
+        kernpack.ndimage.uniform_filter(image, 3, mode=("wrap", "nearest"))
     with pytest.raises(TypeError, match="contiguous"):
         kernpack.ndimage.uniform_filter(image.t(), 3)
     with pytest.raises(TypeError, match="own dtype"):
