@@ -9,7 +9,10 @@
 //! toolkit is absent (CI, most contributors), the 11.8-built entries are taken
 //! from the committed fatbin while it was built from today's csrc/; otherwise
 //! the build warns that the fatbin lacks them. Without any nvcc the committed
-//! fatbin is used whole, and a stale one is reported.
+//! fatbin is used whole, and a stale one is reported; with the pinned nvcc
+//! it is used whole too while it is what that nvcc would build from today's
+//! csrc/ (compiling every arch would only rebuild it, at length), unless
+//! `KERNPACK_CUDA_ARCHS` or a regeneration asks for a compile.
 //!
 //! The list of kernels the loader resolves is read from the fatbin embedded
 //! ([`write_kernel_list`]).
@@ -62,8 +65,11 @@ fn main() {
     let source_hash = csrc_source_hash(&csrc).expect("reading csrc/");
 
     let mut manifest = match find_nvcc(&root) {
-        Some(nvcc) => compile_fatbin(&root, &nvcc, &csrc, &out, &source_hash),
-        None => use_committed_fatbin(&root, &out, &source_hash),
+        Some(nvcc) if must_compile(&root, &nvcc, &source_hash) => {
+            compile_fatbin(&root, &nvcc, &csrc, &out, &source_hash)
+        }
+        Some(_) => use_committed_fatbin(&root, &out, &source_hash, true),
+        None => use_committed_fatbin(&root, &out, &source_hash, false),
     };
     write_kernel_list(&out, &manifest.families);
     let only = env::var("KERNPACK_FATBIN_ONLY").unwrap_or_default();
@@ -653,12 +659,42 @@ fn keep_only(path: &Path, only: &str, manifest: &mut Manifest) {
     println!("cargo:warning=KERNPACK_FATBIN_ONLY={only}: the fatbin keeps only these entries");
 }
 
-fn use_committed_fatbin(root: &Path, out: &Path, source_hash: &str) -> Manifest {
+/// Whether a build with `nvcc` compiles csrc/: when asked to
+/// (`KERNPACK_CUDA_ARCHS`, or a regeneration's `KERNPACK_FATBIN_EXPORT`), or
+/// when the committed fatbin is not what this nvcc would build from today's
+/// csrc/ (sources, flags or toolkit differ, or 11.8's entries are stale).
+/// Otherwise compiling would only rebuild the committed bytes, which takes
+/// minutes per build profile for every arch (an hour on 2 cores for the
+/// kernels of 2026-11-28), so the committed fatbin is used.
+fn must_compile(root: &Path, nvcc: &Path, source_hash: &str) -> bool {
+    let asked = [
+        "KERNPACK_CUDA_ARCHS",
+        "KERNPACK_FATBIN_EXPORT",
+        "KERNPACK_LEGACY_REBUILD",
+    ]
+    .iter()
+    .any(|v| env::var_os(v).is_some_and(|x| !x.is_empty()));
+    let fresh = Manifest::read_committed(root).is_some_and(|(m, _)| {
+        m.source_hash == source_hash
+            && m.legacy_source_hash == source_hash
+            && m.flags == flags_text()
+            && m.toolkit == toolkit_version(nvcc)
+    });
+    asked || !fresh
+}
+
+/// The committed fatbin, whole: without an nvcc (`nvcc_found` false: said in
+/// a warning, and a stale one reported), or with one that would build the
+/// same bytes ([`must_compile`]).
+fn use_committed_fatbin(root: &Path, out: &Path, source_hash: &str, nvcc_found: bool) -> Manifest {
     let (manifest, bytes) = Manifest::read_committed(root).expect(
         "no nvcc found and fatbin/kernpack.fatbin or fatbin/manifest.txt is missing or malformed: \
          run scripts/setup-toolchain.sh",
     );
     fs::write(out.join("kernpack.fatbin"), bytes).unwrap();
+    if nvcc_found {
+        return manifest;
+    }
     println!(
         "cargo:warning=no nvcc found ($NVCC, $CUDA_PATH, $CUDA_HOME, PATH, .toolchain/): using the committed fatbin/kernpack.fatbin"
     );
