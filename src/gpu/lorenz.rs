@@ -685,8 +685,9 @@ impl<T: Float> DeviceOperation for WindowSumOnDevice<T> {
 /// Lorenz 96's tangent linear model on device memory: `initial` and `out`
 /// hold members x N states, `v0` and `v` members x K x N perturbations (K =
 /// `k`); `v` receives the perturbations propagated by the derivative of the
-/// `steps` RK4 steps, `out` the states. Runs on the lane layouts only
-/// ([`l96_lanes`]); the forcing in the state is not supported.
+/// `steps` RK4 steps, `out` the states. Runs on the lane kernels' layouts
+/// only (N a power of two up to 32 times 2..=10, 12 or 16); the forcing in
+/// the state is not supported.
 #[derive(Debug, Clone, Copy)]
 pub struct Lorenz96TangentOnDevice<T> {
     pub p: Lorenz96Params,
