@@ -117,7 +117,9 @@ def test_info():
     # Every GPU from Kepler on: CUDA 11.8's sm_35..sm_72 beside 13.0's sm_75 and newer.
     assert {"sm_35", "sm_37", "sm_50", "sm_61", "sm_70", "sm_72", "sm_75", "sm_121"} <= set(fatbin["sass"])
     assert fatbin["ptx"] == ["compute_35", "compute_121"]
-    assert fatbin["families"] == ["fg", "lombscargle", "lorenz", "reduce", "reduce_batched", "stencil"]
+    assert fatbin["families"] == [
+        "bootstrap", "fg", "lombscargle", "lombscargle_chi2", "lorenz", "lorenz63", "reduce", "reduce_batched", "stencil",
+    ]
     assert fatbin["bytes"] > 0
     assert len(info["gpus"]) == kernpack.device_count()
 
