@@ -554,6 +554,7 @@ fn l96_params(p: L96Params, slot: &mut kp_lorenz96_params) -> (*const kp_lorenz9
                 n: n.get(),
                 forcing: forcing.0,
                 dt: dt.0,
+                ..kp_lorenz96_default_params()
             };
             (slot, slot.n)
         }
@@ -929,6 +930,7 @@ fn helpers(op: &HelperOp) {
                             n: 4,
                             forcing: 8.0,
                             dt: 0.01,
+                            ..kp_lorenz96_default_params()
                         };
                         (
                             "kp_lorenz96_f64",
