@@ -26,7 +26,7 @@ const RESEED: usize = 128;
 /// |fast - reference| for an output `w` of the reference, values of
 /// magnitude <= m, window `sy x sx`. Before rounding to T the fast mean is
 /// within (2 size + 2 RESEED + 4) eps64 m of the exact mean for the square
-/// path (src/cpu/stencil.rs) and (sy + sx + 4 RESEED) eps64 m for the
+/// path (src/cpu/stencil.rs) and (3 sy + 3 sx + 4 RESEED) eps64 m for the
 /// running sums of any window (src/cpu/uniform.rs), the reference's within
 /// (sy + sx) eps64 m (row sums of sx terms, then sy adds); rounding both to
 /// T moves each by half an ulp of T.
@@ -36,7 +36,7 @@ fn tolerance<T: Float>([sy, sx]: [usize; 2], m: f64, w: f64) -> f64 {
     } else {
         f64::EPSILON
     };
-    let before = (2 * (sy + sx) + 4 * RESEED + 4) as f64 * f64::EPSILON * m;
+    let before = (4 * (sy + sx) + 4 * RESEED + 4) as f64 * f64::EPSILON * m;
     before + eps_t * (w.abs() + before)
 }
 
@@ -388,6 +388,75 @@ fn any_window_large_image_every_mode() {
         };
         check::<f32>(&image(300 + i as u64, &layout, 0), layout, opts).unwrap();
         check::<f64>(&image(400 + i as u64, &layout, 1), layout, opts).unwrap();
+    }
+}
+
+/// Windows of up to 2^31 - 1 points on a small image (a hostile size that
+/// once cost a direct sum over the whole window per re-seed): the call
+/// returns at once, and each mode's means are the limit of an ever larger
+/// window, within n / size: the constant for constant mode, the mean over
+/// one period of the line for reflect and wrap (each point equally often)
+/// and mirror (the edges half as often), the mean of the four corners for
+/// nearest (half the window reads each edge), the input for interior (no
+/// window fits).
+#[test]
+fn huge_windows_cost_what_the_image_costs() {
+    let (rows, cols) = (5usize, 7usize);
+    let layout = ImageLayout::contiguous(rows, cols);
+    let input: Vec<f64> = image(77, &layout, 0);
+    let at = |y: usize, x: usize| input[y * cols + x];
+    // Weights of a line's points over one period: edges half in mirror mode.
+    let weights = |n: usize, mirror: bool| -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                if mirror && n > 1 && (i == 0 || i == n - 1) {
+                    0.5
+                } else {
+                    1.0
+                }
+            })
+            .collect()
+    };
+    let huge = i32::MAX as usize;
+    for mode in MODES {
+        for size in [[huge, huge], [huge - 1, 1 << 30]] {
+            let opts = UniformFilterOptions {
+                size,
+                origin: [0, 0],
+                mode,
+                cval: 0.75,
+            };
+            let mut out = vec![f64::NAN; rows * cols];
+            kp(2)
+                .uniform_filter_into(&input, &mut out, &layout, &opts)
+                .unwrap();
+            let (wy, wx) = (
+                weights(rows, mode == BoundaryMode::Mirror),
+                weights(cols, mode == BoundaryMode::Mirror),
+            );
+            let weighted: f64 = (0..rows)
+                .flat_map(|y| (0..cols).map(move |x| (y, x)))
+                .map(|(y, x)| wy[y] * wx[x] * at(y, x))
+                .sum::<f64>()
+                / (wy.iter().sum::<f64>() * wx.iter().sum::<f64>());
+            let corners =
+                (at(0, 0) + at(0, cols - 1) + at(rows - 1, 0) + at(rows - 1, cols - 1)) / 4.0;
+            for y in 0..rows {
+                for x in 0..cols {
+                    let limit = match mode {
+                        BoundaryMode::Constant => 0.75,
+                        BoundaryMode::Nearest => corners,
+                        BoundaryMode::Interior => at(y, x),
+                        _ => weighted,
+                    };
+                    let got = out[y * cols + x];
+                    assert!(
+                        (got - limit).abs() <= 1e-6,
+                        "{mode:?} {size:?} ({y}, {x}): {got} against the limit {limit}"
+                    );
+                }
+            }
+        }
     }
 }
 

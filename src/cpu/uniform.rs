@@ -2,19 +2,24 @@
 //! than the image. Running sums, so the cost does not grow with the window.
 //!
 //! Two passes in f64: the vertical window sums of every column (a running
-//! sum down each strip of [`RESEED`] rows, seeded by a direct sum at the
-//! strip's first row), then along each row the running sum of `sx` of those
-//! column sums over the row extended by the boundary mode (seeded directly
-//! every [`RESEED`] columns), times `1 / (sy sx)`, rounded once to `T`.
+//! sum down each strip of rows, seeded by a direct sum at the strip's first
+//! row), then along each row the running sum of `sx` of those column sums
+//! over the row extended by the boundary mode (seeded directly at the start
+//! of each strip of columns), times `1 / (sy sx)`, rounded once to `T`.
+//! A seed costs at most about `min(window, 4 n)` values along a line of `n`
+//! ([`line_sum`]) and a strip is at least that long ([`strip_len`]), so the
+//! whole filter costs a few passes over the image for any window, however
+//! much larger than the image.
 //!
 //! Error bound (finite data, M the largest |value| in the image or cval): a
-//! column sum after k <= RESEED running steps is off by at most
-//! (sy + 2k) eps64 sy M (each step rounds twice, on values below sy M; the
-//! seed rounds sy times); the horizontal running sum adds (sx + 2 RESEED)
-//! eps64 sx sy M; so the mean, before its rounding to T, is off by at most
-//! (sy + sx + 4 RESEED) eps64 M: for windows up to a few hundred points,
-//! about 1e-13 M (far below an f32 ulp; a few hundred f64 ulps of M). It
-//! grows with the window, not with the image.
+//! column sum after k running steps (k below the strip length, at most
+//! max(RESEED, sy)) is off by at most (sy + 2k) eps64 sy M (each step rounds
+//! twice, on values below sy M; the seed rounds sy times); the horizontal
+//! running sum adds (sx + 2k) eps64 sx sy M; so the mean, before its
+//! rounding to T, is off by at most (3 sy + 3 sx + 4 RESEED) eps64 M: for
+//! windows up to a few hundred points, about 1e-13 M (far below an f32 ulp;
+//! a few hundred f64 ulps of M). It grows with the window, not with the
+//! image.
 //!
 //! Non-finite values (or a non-finite cval in constant mode): a running sum
 //! that met one stays non-finite after it leaves (inf - inf), so then the
@@ -24,10 +29,16 @@
 //! one, else the mean of the finite sum: what the direct sum gives.
 use super::parallel::for_each_chunk;
 use crate::float::Float;
-use crate::params::stencil::{extend, BoundaryMode, ImageLayout, UniformFilterOptions};
+use crate::params::stencil::{extend, line_sum, BoundaryMode, ImageLayout, UniformFilterOptions};
 
-/// Rows (columns) between direct re-seeds of the running sums.
+/// Fewest rows (columns) between direct re-seeds of the running sums.
 const RESEED: usize = 128;
+
+/// Rows (columns) between re-seeds for a window of `size` along a line of
+/// `n`: at least what one seed costs, so seeds cost at most one pass.
+fn strip_len(size: usize, n: usize) -> usize {
+    RESEED.max(size.min(4 * n))
+}
 
 /// Filters `input` into `output` (validated, not empty) on up to `threads`
 /// threads.
@@ -127,12 +138,13 @@ fn window_sums<T: Float>(
             None => cval,
         }
     };
-    // Vertical: strips of RESEED rows, each seeded directly at its first row.
+    // Vertical: strips of rows, each seeded directly at its first row.
+    let strip_rows = strip_len(sy, rows);
     let mut vertical = vec![0.0f64; rows * cols];
     for_each_chunk(
         threads,
         &mut vertical,
-        RESEED * cols,
+        strip_rows * cols,
         None,
         |first, strip| {
             let y0 = first / cols;
@@ -143,7 +155,8 @@ fn window_sums<T: Float>(
                 if k == 0 || sy == 1 {
                     // Seeded directly (a window of one row is that row, exactly).
                     for (x, v) in row.iter_mut().enumerate() {
-                        *v = (top..top + sy as i64).fold(0.0, |s, wy| s + row_value(wy, x));
+                        let at = |y: i64| value(input[y as usize * layout.in_pitch + x]);
+                        *v = line_sum(top, sy as i64, rows as i64, opts.mode, cval, at);
                     }
                 } else {
                     let above = &done[(k - 1) * cols..];
@@ -155,7 +168,8 @@ fn window_sums<T: Float>(
         },
     );
     // Horizontal: along each row extended by the mode, the running sum of sx
-    // column sums, seeded directly every RESEED columns.
+    // column sums, seeded directly at the start of each strip of columns.
+    let strip_cols = strip_len(sx, cols);
     let outside = sy as f64 * cval; // a column outside the image holds only cval
     let mut sums = vec![0.0f64; rows * cols];
     let rows_per_piece = (4096 / cols).max(1);
@@ -177,8 +191,9 @@ fn window_sums<T: Float>(
                 let mut acc = 0.0;
                 for (x, o) in out.iter_mut().enumerate() {
                     let left = x as i64 - before_x;
-                    acc = if x % RESEED == 0 || sx == 1 {
-                        (left..left + sx as i64).fold(0.0, |s, wx| s + column(wx))
+                    acc = if x % strip_cols == 0 || sx == 1 {
+                        let at = |x: i64| v[x as usize];
+                        line_sum(left, sx as i64, cols as i64, opts.mode, outside, at)
                     } else {
                         acc + column(left + sx as i64 - 1) - column(left - 1)
                     };
