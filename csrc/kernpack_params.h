@@ -79,12 +79,14 @@ typedef struct kp_box_params {
     int32_t mode;     /* KP_BOX_* */
 } kp_box_params;
 
-/* Columns of the running-sum box filter's strips (one output column per
- * thread) and the widest extended segment a block holds in shared memory
- * (box_filter_running_wide; box_filter_running holds 2 KP_BOX_RUN_COLS):
- * the strip plus size_x - 1 halo columns. */
-#define KP_BOX_RUN_COLS 256
-#define KP_BOX_RUN_SEGMENT 2048
+/* The running-sum box filter's segments: a warp holds 32 K consecutive
+ * columns of the extended image (its output columns plus size_x - 1 halo
+ * columns), K = KP_BOX_RUN_K_NARROW (box_filter_running) or
+ * KP_BOX_RUN_K_WIDE (box_filter_running_wide, windows wider than the narrow
+ * segment's size_x - 1 + 128); KP_BOX_RUN_WARPS warps per block. */
+#define KP_BOX_RUN_K_NARROW 9
+#define KP_BOX_RUN_K_WIDE 33
+#define KP_BOX_RUN_WARPS 4
 
 /* One 2D box filter of any window (box_filter_running): out = mean of the
  * size_y x size_x window of rows y - before_y .. y - before_y + size_y - 1
@@ -94,8 +96,8 @@ typedef struct kp_box_run_params {
     int64_t cols;
     int64_t in_pitch;
     int64_t out_pitch;
-    int64_t tiles_x;    /* strips per row: block b is strip b % tiles_x, chunk b / tiles_x */
-    int64_t chunk_rows; /* output rows per block */
+    int64_t tiles_x;    /* strips per row: warp w is strip w % tiles_x, chunk w / tiles_x */
+    int64_t chunk_rows; /* output rows per warp */
     int64_t size_y;
     int64_t size_x;
     int64_t before_y;

@@ -231,178 +231,226 @@ __device__ void box_filter_strips(const T* __restrict__ in, T* __restrict__ out,
 
 
 // Any window, its cost independent of the size (sizes and origins per axis,
-// windows larger than the image): running sums in double. A block owns a
-// strip of KP_BOX_RUN_COLS output columns (one per thread) and a chunk of
-// chunk_rows output rows, and walks down them. It keeps, for every column
-// of its extended segment (the strip plus size_x - 1 halo columns, mapped
-// through the boundary mode), the vertical window sum V of the current
-// output row, in registers: moving down a row adds the entering row's value
-// and subtracts the leaving one's (re-read: the block read it size_y rows
-// ago, an L2 hit). The horizontal window sum of output column t is then the
-// difference of two prefix sums of V over the segment (a block scan in
-// shared memory). So each output costs a few loads and adds, whatever the
-// window: the image is read from DRAM about once (the halo columns and the
-// chunk's first size_y - 1 rows again, mostly from L2, as neighbouring
-// blocks run side by side) and written once.
+// windows larger than the image): running sums in double, one warp per strip
+// of columns, with no barrier but __syncwarp. A warp owns SEG = 32 K
+// consecutive columns of the image extended by the boundary mode (its
+// segment: `width = SEG - size_x + 1` output columns plus size_x - 1 halo
+// columns) and a chunk of chunk_rows output rows, and walks down them. Lane
+// l keeps, for segment columns l + 32 i (i < K: consecutive lanes read
+// consecutive addresses), the vertical window sum V of the current output
+// row in registers: moving down a row adds the entering row's value and
+// subtracts the leaving one's (re-read: the warp read it size_y rows ago,
+// an L2 hit), both loaded a row ahead. The horizontal window sum of output
+// column j is P[j + size_x] - P[j], P the exclusive prefix sum of V over the
+// segment: V goes to shared memory in column order, each lane sums K
+// consecutive values (K odd: no bank conflicts), the lanes' totals are
+// scanned with shuffles, and each lane writes its prefixes back. So an
+// output costs a few loads and adds whatever the window: the image is read
+// from DRAM about once (the halo columns again, from L2, and each chunk's
+// first size_y - 1 rows: the host makes chunks long against size_y) and
+// written once.
 //
 // Accuracy: V after k running steps is off by at most (size_y + 2k) eps64
-// size_y M (M the largest |value|); a prefix difference by 2 segment eps64
-// size_y M; the chunk re-seeds V by a direct sum, so the error is bounded by
-// the chunk and the segment, not the image (about 1e-12 M for the largest
-// chunks and segments: below an f32 ulp, some thousand f64 ulps of M).
+// size_y M (M the largest |value|); a prefix difference adds 2 SEG eps64
+// size_y M; each chunk re-seeds V by a direct sum, so the error is bounded
+// by the chunk and the segment, not the image (about 1e-12 M for the
+// longest chunks: below an f32 ulp, some thousand f64 ulps of M).
+//
+// Windows far larger than the image: a direct sum along a line costs at most
+// about 4 line lengths (line_sum counts the points outside that read an edge
+// or the constant, and sums whole periods of the repeating modes once).
 //
 // Non-finite values: a running sum that met one stays non-finite (inf - inf),
-// so a block whose sums stop being finite computes the rest of its chunk by
+// so a warp whose sums stop being finite computes the rest of its chunk by
 // direct sums over each window (slow, but exactly the windows that hold the
 // value are spoilt, as in a direct sum). A non-finite cval (constant mode)
 // is summed as 0 and added to the outputs whose window reaches outside.
 namespace kp {
 namespace stencil {
 
-constexpr int RUN_BLOCK = KP_BOX_RUN_COLS;
-constexpr int RUN_MIN_BLOCKS = 2;
-// Rows whose entering and leaving values are loaded before any is used: 32
-// bytes of each per thread (f32 8 rows, f64 4), with 2 blocks of 256 threads
-// 16 KB of DRAM loads in flight per SM, about what HBM3 needs at its
-// latency (bandwidth x latency / SMs).
-template <typename T>
-struct RunAhead {
-    static constexpr int ROWS = 32 / (int)sizeof(T);
-};
-
-// The value at (row y, mapped column c) of the extended image: c < 0 or a
-// row outside in constant mode give cval.
-template <typename T>
-__device__ __forceinline__ double run_value(const T* __restrict__ in, const kp_box_run_params& p,
-                                            int64_t y, int64_t c) {
-    const int64_t sy = extend(y, p.rows, p.mode);
-    return (sy < 0 || c < 0) ? p.cval : (double)in[sy * p.in_pitch + c];
+// Where a point of the segment reads: its column (the common case, inline)
+// or, outside the image, the mode's (out of line: the modulo arithmetic is
+// for the edges only).
+__device__ __noinline__ int64_t extend_outside(int64_t i, int64_t n, int mode) { return extend(i, n, mode); }
+__device__ __forceinline__ int64_t run_extend(int64_t i, int64_t n, int mode) {
+    return i >= 0 && i < n ? i : extend_outside(i, n, mode);
 }
 
-// As run_value, in T (the prefetched rows: half the registers for f32; a
-// cval then rounds to T, as the other kernels read it).
-template <typename T>
-__device__ __forceinline__ T run_load(const T* __restrict__ in, const kp_box_run_params& p, int64_t y,
-                                      int64_t c) {
-    const int64_t sy = extend(y, p.rows, p.mode);
-    return (sy < 0 || c < 0) ? (T)p.cval : in[sy * p.in_pitch + c];
-}
-
-// The direct sum over the window of output (y, x), rows then columns.
-template <typename T>
-__device__ double run_direct(const T* __restrict__ in, const kp_box_run_params& p, int64_t y, int64_t x) {
-    double acc = 0.0;
-    for (int64_t wy = y - p.before_y; wy < y - p.before_y + p.size_y; ++wy) {
-        double row = 0.0;
-        for (int64_t wx = x - p.before_x; wx < x - p.before_x + p.size_x; ++wx)
-            row += run_value(in, p, wy, extend(wx, p.cols, p.mode));
-        acc += row;
+// The sum of value(i) over points first .. first + len - 1 of a line of n
+// points extended by mode (cval outside in constant mode), at a cost of at
+// most about min(len, 4 n) values.
+template <typename F>
+__device__ double line_sum(int64_t first, int64_t len, int64_t n, int mode, double cval, F value) {
+    auto direct = [&](int64_t lo, int64_t hi) {
+        double sum = 0.0;
+        for (int64_t i = lo; i < hi; ++i) {
+            const int64_t at = run_extend(i, n, mode);
+            sum += at < 0 ? cval : value(at);
+        }
+        return sum;
+    };
+    if (len <= n) return direct(first, first + len);
+    const int64_t below = min(max(-first, (int64_t)0), len), above = min(max(first + len - n, (int64_t)0), len);
+    const int64_t lo = max(first, (int64_t)0), hi = max(min(first + len, n), lo);
+    switch (mode) {
+        case KP_BOX_CONSTANT: return direct(lo, hi) + (double)(below + above) * cval;
+        case KP_BOX_REFLECT:
+        case KP_BOX_MIRROR:
+        case KP_BOX_WRAP: {
+            const int64_t period = mode == KP_BOX_REFLECT ? 2 * n : mode == KP_BOX_WRAP ? n : max(2 * n - 2, (int64_t)1);
+            return (double)(len / period) * direct(0, period) + direct(first, first + len % period);
+        }
+        default: return direct(lo, hi) + (double)below * value(0) + (double)above * value(n - 1);
     }
-    return acc;
 }
 
-// RUN_PER_THREAD segment columns per thread: the segment holds up to
-// RUN_PER_THREAD * RUN_BLOCK columns (2: windows up to 257 columns wide, 8:
-// up to KP_BOX_RUN_SEGMENT - 255; the narrow one needs fewer registers).
-template <typename T, int RUN_PER_THREAD>
-__device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p) {
-    constexpr int RUN_SEG = RUN_PER_THREAD * RUN_BLOCK;
-    constexpr int RUN_AHEAD = RunAhead<T>::ROWS;
-    __shared__ double column_sums[RUN_SEG];
-    __shared__ double prefix[RUN_SEG + 1];  // prefix[j] = column_sums[0] + .. + column_sums[j - 1]
-    __shared__ double warp_totals[RUN_BLOCK / 32];
-    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-    const int64_t x0 = (int64_t)(blockIdx.x % p.tiles_x) * RUN_BLOCK;
-    const int64_t y0 = (int64_t)(blockIdx.x / p.tiles_x) * p.chunk_rows;
-    const int64_t y_end = min(y0 + p.chunk_rows, p.rows);
-    const int64_t seg = RUN_BLOCK + p.size_x - 1;  // segment columns, <= RUN_SEG (checked by the host)
-    const int64_t seg_x0 = x0 - p.before_x;
-    const int64_t x = x0 + t;
+// The sum over the window of rows first_row .. first_row + size_y - 1 of
+// mapped column c (-1: a column of cval): a chunk's seed (out of line, as
+// it runs once per chunk).
+template <typename T>
+__device__ __noinline__ double run_column_sum(const T* __restrict__ in, const kp_box_run_params& p, int64_t c,
+                                              int64_t first_row) {
+    if (c < 0) return (double)p.size_y * p.cval;
+    return line_sum(first_row, p.size_y, p.rows, p.mode, p.cval,
+                    [&](int64_t r) { return (double)in[r * p.in_pitch + c]; });
+}
 
-    // This thread's segment columns j = t + k RUN_BLOCK (consecutive threads,
-    // consecutive columns), mapped through the mode; -1: cval; unused past seg.
-    int64_t col[RUN_PER_THREAD];
-    double v[RUN_PER_THREAD];
+// The sum over the window of row r, columns x - before_x ..
+template <typename T>
+__device__ __noinline__ double run_row_sum(const T* __restrict__ in, const kp_box_run_params& p, int64_t r,
+                                           int64_t x) {
+    return line_sum(x - p.before_x, p.size_x, p.cols, p.mode, p.cval,
+                    [&](int64_t c) { return (double)in[r * p.in_pitch + c]; });
+}
+
+// Output (y, x) from its window sum h: the mean, or with a non-finite cval
+// that cval where the window reaches outside, or in interior mode the input
+// there.
+template <typename T>
+__device__ __forceinline__ void run_store(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params& p,
+                                          int64_t y, int64_t x, double h) {
+    T value = (T)(h * p.scale);
+    const bool outside = y - p.before_y < 0 || y - p.before_y + p.size_y > p.rows || x - p.before_x < 0 ||
+                         x - p.before_x + p.size_x > p.cols;
+    if (p.pad_outside && outside) value = (T)(h * p.scale + p.pad_cval);
+    if (p.mode == KP_BOX_INTERIOR && outside) value = in[y * p.in_pitch + x];
+    out[y * p.out_pitch + x] = value;
+}
+
+// Row y of a warp whose running sums met a non-finite value: each output by
+// a direct sum over its window (rows of row sums).
+template <typename T>
+__device__ __noinline__ void run_direct_row(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params& p,
+                                            int64_t y, int64_t x0, int64_t width, int lane) {
+    for (int64_t j = lane; j < width && x0 + j < p.cols; j += 32) {
+        const int64_t x = x0 + j;
+        const double h = line_sum(y - p.before_y, p.size_y, p.rows, p.mode, (double)p.size_x * p.cval,
+                                  [&](int64_t r) { return run_row_sum(in, p, r, x); });
+        run_store(in, out, p, y, x, h);
+    }
+}
+
+template <typename T, int K>
+__device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p,
+                                   double* __restrict__ sm) {
+    constexpr int SEG = 32 * K;
+    static_assert(K % 2 == 1, "an odd K keeps the lanes' consecutive reads free of bank conflicts");
+    const int lane = threadIdx.x % 32;
+    const int64_t chunks = (p.rows + p.chunk_rows - 1) / p.chunk_rows;
+    const int64_t id = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (id >= p.tiles_x * chunks) return;  // the whole warp
+    const int64_t width = SEG - p.size_x + 1;  // output columns (the host keeps size_x <= SEG - 31)
+    const int64_t x0 = (id % p.tiles_x) * width, seg_x0 = x0 - p.before_x;
+    const int64_t y0 = (id / p.tiles_x) * p.chunk_rows, y_end = min(y0 + p.chunk_rows, p.rows);
+    // Segment column l + 32 i mapped through the mode (-1: cval, constant
+    // mode; 32 bits: the host keeps cols below 2^31), and its vertical window
+    // sum at row y0. Both are computed in a loop that is not unrolled (the
+    // modulo arithmetic and the seeds' sums are out of line), through sm.
+    int col[K];
+    double v[K];
+#pragma unroll 1
+    for (int i = 0; i < K; ++i) sm[lane + 32 * i] = (double)run_extend(seg_x0 + lane + 32 * i, p.cols, p.mode);
 #pragma unroll
-    for (int k = 0; k < RUN_PER_THREAD; ++k) {
-        const int64_t j = t + k * RUN_BLOCK;
-        col[k] = j < seg ? extend(seg_x0 + j, p.cols, p.mode) : -1;
-        v[k] = 0.0;
-        if (j < seg)  // seeded by a direct sum, top to bottom (8 loads in flight)
-#pragma unroll 8
-            for (int64_t wy = y0 - p.before_y; wy < y0 - p.before_y + p.size_y; ++wy)
-                v[k] += run_value(in, p, wy, col[k]);
-    }
+    for (int i = 0; i < K; ++i) col[i] = (int)sm[lane + 32 * i];
+#pragma unroll 1
+    for (int i = 0; i < K; ++i) sm[lane + 32 * i] = run_column_sum(in, p, (int)sm[lane + 32 * i], y0 - p.before_y);
     bool tainted = false;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+        v[i] = sm[lane + 32 * i];
+        tainted = tainted || !isfinite(v[i]);
+    }
+    tainted = __any_sync(0xffffffffu, tainted);
 
-    for (int64_t base = y0; base < y_end; base += RUN_AHEAD) {
-        // The entering and leaving values of the next RUN_AHEAD rows, loaded
-        // before any is used (bytes in flight for HBM).
-        T enter[RUN_AHEAD][RUN_PER_THREAD], leave[RUN_AHEAD][RUN_PER_THREAD];
+    // The entering and leaving rows' values of row y + 1, loaded while row y
+    // is done (narrow segments; the wide one's registers hold only a row:
+    // it loads row y's at row y).
+    constexpr bool AHEAD = K <= 16;
+    T enter[K], leave[K];
+    int64_t enter_row = -1, leave_row = -1;
+    auto load = [&](int64_t y) {
+        enter_row = extend(y - p.before_y + p.size_y - 1, p.rows, p.mode);
+        leave_row = extend(y - p.before_y - 1, p.rows, p.mode);
 #pragma unroll
-        for (int u = 0; u < RUN_AHEAD; ++u)
-#pragma unroll
-            for (int k = 0; k < RUN_PER_THREAD; ++k) {
-                const int64_t y = base + u;
-                const bool used = y > y0 && y < y_end && t + k * RUN_BLOCK < seg && !tainted;
-                enter[u][k] = used ? run_load(in, p, y - p.before_y + p.size_y - 1, col[k]) : (T)0;
-                leave[u][k] = used ? run_load(in, p, y - p.before_y - 1, col[k]) : (T)0;
-            }
-#pragma unroll
-        for (int u = 0; u < RUN_AHEAD; ++u) {
-            const int64_t y = base + u;
-            if (y >= y_end) continue;  // the whole block (y_end is the block's)
+        for (int i = 0; i < K; ++i) {
+            const int c = col[i];
+            enter[i] = enter_row < 0 || c < 0 ? (T)0 : in[enter_row * p.in_pitch + c];
+            leave[i] = leave_row < 0 || c < 0 ? (T)0 : in[leave_row * p.in_pitch + c];
+        }
+    };
+    if (AHEAD && y0 + 1 < y_end && !tainted) load(y0 + 1);
+
+    int64_t y = y0;
+    for (; y < y_end && !tainted; ++y) {
+        if (y > y0) {
+            if (!AHEAD) load(y);
             bool finite = true;
 #pragma unroll
-            for (int k = 0; k < RUN_PER_THREAD; ++k) {
-                if (y > y0) {
-                    // A window of one row is that row, exactly.
-                    const double in_value = (double)enter[u][k], out_value = (double)leave[u][k];
-                    v[k] = p.size_y == 1 ? in_value : v[k] + in_value - out_value;
-                }
-                finite = finite && isfinite(v[k]);
-                if (t + k * RUN_BLOCK < RUN_SEG) column_sums[t + k * RUN_BLOCK] = v[k];
+            for (int i = 0; i < K; ++i) {
+                const bool outside = col[i] < 0;
+                const double e = enter_row < 0 || outside ? p.cval : (double)enter[i];
+                const double l = leave_row < 0 || outside ? p.cval : (double)leave[i];
+                v[i] = p.size_y == 1 ? e : v[i] + e - l;  // a window of one row is that row, exactly
+                finite = finite && isfinite(v[i]);
             }
-            tainted = __syncthreads_or(tainted || !finite);
-            double h = 0.0;
-            if (!tainted) {
-                // prefix: each thread scans RUN_PER_THREAD consecutive values,
-                // then the warps' and the block's totals.
-                double local[RUN_PER_THREAD], total = 0.0;
-#pragma unroll
-                for (int k = 0; k < RUN_PER_THREAD; ++k) {
-                    total += column_sums[t * RUN_PER_THREAD + k];
-                    local[k] = total;
-                }
-                double scan = total;  // inclusive scan of the totals within the warp
-#pragma unroll
-                for (int d = 1; d < 32; d *= 2) {
-                    const double other = __shfl_up_sync(0xffffffffu, scan, d);
-                    if (lane >= d) scan += other;
-                }
-                if (lane == 31) warp_totals[warp] = scan;
-                __syncthreads();
-                double offset = scan - total;
-                for (int w = 0; w < warp; ++w) offset += warp_totals[w];
-#pragma unroll
-                for (int k = 0; k < RUN_PER_THREAD; ++k) prefix[t * RUN_PER_THREAD + k + 1] = offset + local[k];
-                if (t == 0) prefix[0] = 0.0;
-                __syncthreads();
-                // A window of one column is that column, exactly.
-                h = p.size_x == 1 ? column_sums[t] : prefix[t + p.size_x] - prefix[t];
-            }
-            if (x < p.cols) {
-                if (tainted) h = run_direct(in, p, y, x);
-                T value = (T)(h * p.scale);
-                const bool outside = y - p.before_y < 0 || y - p.before_y + p.size_y > p.rows ||
-                                     x - p.before_x < 0 || x - p.before_x + p.size_x > p.cols;
-                if (p.pad_outside && outside) value = (T)(h * p.scale + p.pad_cval);
-                if (p.mode == KP_BOX_INTERIOR && outside) value = in[y * p.in_pitch + x];
-                out[y * p.out_pitch + x] = value;
-            }
-            __syncthreads();  // column_sums and prefix are rewritten for the next row
+            tainted = __any_sync(0xffffffffu, !finite);
+            if (tainted) break;
+            if (AHEAD && y + 1 < y_end) load(y + 1);
         }
+        {
+            // sm[j] = V[0] + .. + V[j - 1] for j <= SEG.
+#pragma unroll
+            for (int i = 0; i < K; ++i) sm[lane + 32 * i] = v[i];
+            __syncwarp();
+            double total = 0.0;
+#pragma unroll
+            for (int i = 0; i < K; ++i) total += sm[lane * K + i];
+            double scan = total;  // inclusive scan of the lanes' totals
+#pragma unroll
+            for (int d = 1; d < 32; d *= 2) {
+                const double other = __shfl_up_sync(0xffffffffu, scan, d);
+                if (lane >= d) scan += other;
+            }
+            double run = scan - total;
+#pragma unroll
+            for (int i = 0; i < K; ++i) {  // each lane rewrites only its own values
+                const double value = sm[lane * K + i];
+                sm[lane * K + i] = run;
+                run += value;
+            }
+            if (lane == 31) sm[SEG] = run;
+            __syncwarp();
+        }
+#pragma unroll
+        for (int i = 0; i < K; ++i) {
+            const int64_t j = lane + 32 * i, x = x0 + j;
+            // A window of one column is that column, exactly.
+            if (j < width && x < p.cols) run_store(in, out, p, y, x, p.size_x == 1 ? v[i] : sm[j + p.size_x] - sm[j]);
+        }
+        __syncwarp();  // sm is rewritten for the next row
     }
+    // The running sums met a non-finite value: the rest by direct sums.
+    for (; y < y_end; ++y) run_direct_row(in, out, p, y, x0, width, lane);
 }
 
 }  // namespace stencil
@@ -410,24 +458,26 @@ __device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out
 
 // Per type: windows 3, 5, 7, 9 unrolled (strips of KP_BOX_STRIP_ROWS rows by
 // 32 - 2 HV lanes of 16 bytes per warp), and any other window on running sums
-// (narrow: up to 257 columns; wide: up to KP_BOX_RUN_SEGMENT - 255).
+// (narrow: segments of 32 KP_BOX_RUN_K_NARROW columns, wide: 32
+// KP_BOX_RUN_K_WIDE; KP_BOX_RUN_WARPS warps per block).
 #define KP_BOX_FIXED(T, SUFFIX, R)                                                                \
     extern "C" __global__ void __launch_bounds__(kp::stencil::BLOCK, kp::stencil::STRIP_MIN_BLOCKS) \
         box_filter_r##R##_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_params p) { \
         kp::stencil::box_filter_strips<T, R, kp::stencil::DefaultStripPolicy>(in, out, p);        \
     }
-#define KP_BOX_RUNNING(T, SUFFIX, NAME, PER_THREAD)                                               \
-    extern "C" __global__ void __launch_bounds__(kp::stencil::RUN_BLOCK, kp::stencil::RUN_MIN_BLOCKS) \
+#define KP_BOX_RUNNING(T, SUFFIX, NAME, K)                                                        \
+    extern "C" __global__ void __launch_bounds__(32 * KP_BOX_RUN_WARPS)                           \
         NAME##_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p) { \
-        kp::stencil::box_filter_running<T, PER_THREAD>(in, out, p);                              \
+        __shared__ double prefix[KP_BOX_RUN_WARPS][32 * K + 1];                                   \
+        kp::stencil::box_filter_running<T, K>(in, out, p, prefix[threadIdx.x / 32]);              \
     }
 #define KP_BOX_ENTRIES(T, SUFFIX)                                                         \
     KP_BOX_FIXED(T, SUFFIX, 1)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 2)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 3)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 4)                                                                    \
-    KP_BOX_RUNNING(T, SUFFIX, box_filter_running, 2)                                              \
-    KP_BOX_RUNNING(T, SUFFIX, box_filter_running_wide, KP_BOX_RUN_SEGMENT / KP_BOX_RUN_COLS)
+    KP_BOX_RUNNING(T, SUFFIX, box_filter_running, KP_BOX_RUN_K_NARROW)                            \
+    KP_BOX_RUNNING(T, SUFFIX, box_filter_running_wide, KP_BOX_RUN_K_WIDE)
 KP_BOX_ENTRIES(float, f32)
 KP_BOX_ENTRIES(double, f64)
 #undef KP_BOX_ENTRIES

@@ -169,8 +169,8 @@ fn gpu_matches_reference<T: Float>(
     // in f32, the reference in f64 (the first term). Other windows: running
     // sums in f64 (csrc/stencil.cu box_filter_running: off by at most
     // (size_y + 2 chunk + 2 segment) eps64 m before the rounding to T, with a
-    // chunk of 512 rows and a segment of at most 2048 columns), and cval
-    // read as T.
+    // chunk of at most the image's rows and a segment of at most
+    // 32 KP_BOX_RUN_K_WIDE = 1056 columns).
     let eps = if T::NAME == "f32" {
         f32::EPSILON as f64
     } else {
@@ -179,7 +179,7 @@ fn gpu_matches_reference<T: Float>(
     let m = magnitude(&inside, opts.cval);
     let [sy, sx] = opts.size;
     let tol = 4.0 * eps * m * (sy + sx) as f64
-        + 8.0 * f64::EPSILON * m * (sy + sx + 2 * 512 + 2 * 2048) as f64;
+        + 8.0 * f64::EPSILON * m * (sy + sx + 2 * layout.rows + 2 * 1056) as f64;
     for y in 0..layout.rows {
         for x in 0..layout.out_pitch {
             let i = y * layout.out_pitch + x;
@@ -341,6 +341,53 @@ fn gpu_wider_windows_than_the_kernels_hold() {
     let call = BoxFilterOnDevice::buffers(stream, &input, &mut output, &layout, opts).unwrap();
     let err = gpu.enqueue_buffers(call).unwrap_err();
     assert!(err.to_string().contains("along the columns"), "{err}");
+}
+
+/// Windows of up to 2^31 - 1 rows (a hostile size whose seeds once summed
+/// the whole window) and as wide as the GPU takes, on small images and every
+/// mode: the GPU's running sums agree with the CPU backend's (both count the
+/// points outside that read an edge or cval, and sum whole periods once).
+#[test]
+fn gpu_huge_windows_match_the_cpu_backend() {
+    let Some(gpu) = gpu_or_skip("gpu_huge_windows_match_the_cpu_backend") else {
+        return;
+    };
+    let (gpu, cpu) = (Kernpack::from(gpu), Kernpack::new(Backend::Cpu).unwrap());
+    let huge = i32::MAX as usize;
+    let mut rng = Rng(0x6a11);
+    for (rows, cols) in [(5, 7), (40, 300)] {
+        let layout = ImageLayout::contiguous(rows, cols);
+        let input: Vec<f64> = (0..rows * cols).map(|_| rng.range(-2.0, 3.0)).collect();
+        for mode in MODES {
+            for size in [
+                [huge, kernpack::MAX_GPU_WINDOW_COLS],
+                [huge - 1, 7],
+                [1 << 30, 1],
+                [3, kernpack::MAX_GPU_WINDOW_COLS - 1],
+            ] {
+                let opts = UniformFilterOptions {
+                    size,
+                    origin: [0, 0],
+                    mode,
+                    cval: 0.75,
+                };
+                let (mut got, mut want) =
+                    (vec![f64::NAN; rows * cols], vec![f64::NAN; rows * cols]);
+                gpu.uniform_filter_into(&input, &mut got, &layout, &opts)
+                    .unwrap();
+                cpu.uniform_filter_into(&input, &mut want, &layout, &opts)
+                    .unwrap();
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-9,
+                        "{rows}x{cols} {mode:?} {size:?} ({}, {}): gpu {g} cpu {w}",
+                        i / cols,
+                        i % cols
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]

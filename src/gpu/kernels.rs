@@ -192,8 +192,8 @@ pub(crate) fn box_filter_unrolled<T: Float>(radius: usize) -> BoxFilter<T> {
 /// The running-sum box filter of any window: `(const T* in, T* out, kp_box_run_params p)`.
 pub(crate) type BoxFilterRunning<T> = KernelFn<(In<T>, Out<T>, BoxRunParams)>;
 
-/// `box_filter_running_T`: segments (strip + window - 1 columns) up to 2
-/// KP_BOX_RUN_COLS; `box_filter_running_wide_T`: up to KP_BOX_RUN_SEGMENT.
+/// `box_filter_running_T`: segments of 32 KP_BOX_RUN_K_NARROW columns per
+/// warp; `box_filter_running_wide_T`: 32 KP_BOX_RUN_K_WIDE.
 pub(crate) fn box_filter_running<T: Float>(wide: bool) -> BoxFilterRunning<T> {
     KernelFn::new(if wide {
         per_float!(T, "box_filter_running_wide")

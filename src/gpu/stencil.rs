@@ -7,7 +7,7 @@ use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 use super::c_params::{
     KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT,
-    KP_BOX_RUN_COLS, KP_BOX_RUN_SEGMENT, KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
+    KP_BOX_RUN_K_NARROW, KP_BOX_RUN_K_WIDE, KP_BOX_RUN_WARPS, KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
 };
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::kernels;
@@ -21,16 +21,20 @@ use crate::params::stencil::{BoundaryMode, ImageLayout, UniformFilterOptions};
 /// arithmetic far from overflow; windows that large are all boundary).
 pub const MAX_WINDOW: usize = i32::MAX as usize;
 
-/// Widest window along the columns the GPU filters: the running-sum kernel
-/// holds a strip of KP_BOX_RUN_COLS columns plus `size - 1` halo columns in
-/// shared memory (wider windows run on the CPU backend in host calls, and
-/// are an error on device memory).
-pub const MAX_GPU_WINDOW_COLS: usize = (KP_BOX_RUN_SEGMENT - KP_BOX_RUN_COLS + 1) as usize;
+/// Widest window along the columns the GPU filters: a warp of the
+/// running-sum kernel holds a segment of 32 KP_BOX_RUN_K_WIDE columns, its
+/// outputs (at least 32) plus `size - 1` halo columns (wider windows run on
+/// the CPU backend in host calls, and are an error on device memory).
+pub const MAX_GPU_WINDOW_COLS: usize = (32 * KP_BOX_RUN_K_WIDE - 31) as usize;
 
-/// Output rows per block of the running-sum kernel: each block seeds its
-/// vertical sums with a direct sum over its first window (size_y rows), so
-/// taller chunks spend less on that, and shorter ones make more blocks.
-const RUN_CHUNK_ROWS: u64 = 512;
+/// Fewest output columns per warp of the narrow running-sum kernel: wider
+/// windows take the wide one.
+const RUN_MIN_NARROW_WIDTH: usize = 128;
+
+/// Warps per streaming multiprocessor the running-sum kernel's chunks aim
+/// at (each keeps a row of loads in flight; fewer when the chunks must be
+/// long to amortise their seeds).
+const RUN_WARPS_PER_SM: u64 = 16;
 
 /// The one validation of a box filter call: the window, the layout, and the
 /// buffers' lengths against it. Any `cval` is accepted: constant mode pads
@@ -160,6 +164,14 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
     fn check_shapes(&self) -> Result<()> {
         let layout = &self.layout;
         validate(layout, &self.opts, layout.input_len(), layout.output_len())?;
+        // The running-sum kernel maps columns in 32 bits.
+        if layout.cols > i32::MAX as usize && unrolled_window(&self.opts).is_none() {
+            return Err(Error::invalid(format!(
+                "an image of {} columns is wider than the {} the GPU filters with this window",
+                layout.cols,
+                i32::MAX
+            )));
+        }
         if self.opts.size[1] > MAX_GPU_WINDOW_COLS {
             return Err(Error::invalid(format!(
                 "box filter size {} along the columns is wider than the {MAX_GPU_WINDOW_COLS} \
@@ -213,8 +225,14 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
 }
 
 /// The running-sum kernel (any window up to [`MAX_GPU_WINDOW_COLS`] columns
-/// wide, checked before): strips of KP_BOX_RUN_COLS columns by chunks of
-/// [`RUN_CHUNK_ROWS`] rows.
+/// wide, checked before): one warp per segment of 32 K columns (its
+/// `32 K - size_x + 1` outputs and the halo) and chunk of rows.
+///
+/// A chunk starts with a direct sum over the window of its first row, which
+/// reads `min(size_y, 4 rows)` rows ([`line_sum`](crate::params::stencil::line_sum)'s
+/// bound); chunks are at least 4 times that long (the seeds cost at most a
+/// quarter of the image's reads), and otherwise as short as gives
+/// [`RUN_WARPS_PER_SM`] warps per multiprocessor.
 ///
 /// # Safety
 /// As [`DeviceOperation::launch`]: the buffers hold the layout's spans.
@@ -226,11 +244,27 @@ unsafe fn launch_running<T: Float>(
     layout: &ImageLayout,
     opts: &UniformFilterOptions,
 ) -> Result<()> {
-    let strip = KP_BOX_RUN_COLS as usize;
-    let segment = strip + opts.size[1] - 1;
-    let box_filter = kernels::box_filter_running::<T>(segment > 2 * strip);
-    let tiles_x = (layout.cols as u64).div_ceil(u64::from(KP_BOX_RUN_COLS));
-    let blocks = tiles_x * (layout.rows as u64).div_ceil(RUN_CHUNK_ROWS);
+    let narrow = 32 * KP_BOX_RUN_K_NARROW as usize;
+    let wide = opts.size[1] + RUN_MIN_NARROW_WIDTH > narrow + 1;
+    let segment = 32
+        * if wide {
+            KP_BOX_RUN_K_WIDE
+        } else {
+            KP_BOX_RUN_K_NARROW
+        } as u64;
+    let box_filter = kernels::box_filter_running::<T>(wide);
+    let width = segment + 1 - opts.size[1] as u64;
+    let rows = layout.rows as u64;
+    let tiles_x = (layout.cols as u64).div_ceil(width);
+    let seed_rows = (opts.size[0] as u64).min(4 * rows);
+    let for_warps = (rows * tiles_x).div_ceil(RUN_WARPS_PER_SM * u64::from(gpu.sm_count().max(1)));
+    let chunk_rows = std::env::var("KERNPACK_BOX_RUN_CHUNK")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(for_warps.max(4 * seed_rows).max(32))
+        .clamp(1, rows);
+    let warps = tiles_x * rows.div_ceil(chunk_rows);
+    let blocks = warps.div_ceil(u64::from(KP_BOX_RUN_WARPS));
     if blocks > i32::MAX as u64 {
         return Err(Error::invalid("the image is too large for one launch"));
     }
@@ -244,7 +278,7 @@ unsafe fn launch_running<T: Float>(
         in_pitch: layout.in_pitch as i64,
         out_pitch: layout.out_pitch as i64,
         tiles_x: tiles_x as i64,
-        chunk_rows: RUN_CHUNK_ROWS as i64,
+        chunk_rows: chunk_rows as i64,
         size_y: opts.size[0] as i64,
         size_x: opts.size[1] as i64,
         before_y: opts.before(0),
