@@ -258,11 +258,7 @@ unsafe fn launch_running<T: Float>(
     let tiles_x = (layout.cols as u64).div_ceil(width);
     let seed_rows = (opts.size[0] as u64).min(4 * rows);
     let for_warps = (rows * tiles_x).div_ceil(RUN_WARPS_PER_SM * u64::from(gpu.sm_count().max(1)));
-    let chunk_rows = std::env::var("KERNPACK_BOX_RUN_CHUNK")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(for_warps.max(4 * seed_rows).max(32))
-        .clamp(1, rows);
+    let chunk_rows = for_warps.max(4 * seed_rows).max(32).min(rows);
     let warps = tiles_x * rows.div_ceil(chunk_rows);
     let blocks = warps.div_ceil(u64::from(KP_BOX_RUN_WARPS));
     if blocks > i32::MAX as u64 {
