@@ -1753,7 +1753,7 @@ enum kp_status kp_box_filter_device_f64(const struct kp_context *ctx,
 /*
  kp_uniform_filter_f32 on device buffers in single precision, enqueued on
  `stream` (0: the default stream) with no synchronisation; windows wider
- than 1793 columns are refused (the host call runs them on the CPU
+ than 1025 columns are refused (the host call runs them on the CPU
  backend). GPU contexts only.
 
  # Safety

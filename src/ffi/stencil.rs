@@ -210,7 +210,7 @@ type kp_box_filter_device<T> = BoxFilter<T, u64, u64, kp_box_filter_options>;
 
 /// kp_uniform_filter_{dtype} on device buffers in {precision}, enqueued on
 /// `stream` (0: the default stream) with no synchronisation; windows wider
-/// than 1793 columns are refused (the host call runs them on the CPU
+/// than 1025 columns are refused (the host call runs them on the CPU
 /// backend). GPU contexts only.
 ///
 /// # Safety
