@@ -198,13 +198,16 @@ fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
         "the CUDA 11.8 entries of fatbin/ are stale: run scripts/regen-fatbin.sh and commit fatbin/"
     );
     // Was 8 MB until 2026-11-28, when the Lorenz 96 lane and tangent kernels
-    // (11 sites-per-lane instantiations x plain/noisy) and the chi2 kernels
-    // (nterms 1..8) took it to 31 MB over 22 archs. Raised so that this
-    // session's kernels land; trimming those instantiations and restoring
-    // 8 MB is the next task (PERF.md, issue notes).
+    // (11 sites-per-lane instantiations, about 2.6 MB of SASS per arch), the
+    // chi2 kernels (nterms 1..8, 0.5 MB) and the box filter's first
+    // running-sum kernel (3.9 MB) took it to 31 MB over 22 archs; the warp
+    // running-sum kernel brought the box filter back to about 1 MB per arch
+    // and the fatbin to 27 MB. Bringing it back toward 8 MB means fewer Lorenz
+    // 96 lane layouts (N = 192, 384, 512 would fall back to the block kernel)
+    // or fewer chi2 instantiations: an open task (PERF.md, issue notes).
     assert!(
-        bytes.len() < 32 << 20,
-        "the committed fatbin is {} bytes; keep it under 32 MB (and bring it back under 8 MB)",
+        bytes.len() < 28 << 20,
+        "the committed fatbin is {} bytes; keep it under 28 MB (and bring it back toward 8 MB)",
         bytes.len()
     );
 }
