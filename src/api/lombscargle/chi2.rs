@@ -13,24 +13,15 @@ pub use crate::params::lombscargle_chi2::{
 };
 
 use super::batch::check_series_offsets;
+use super::check_finite;
 use crate::api::exec::{CpuRun, Operation};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::float::{first_non_finite, Float};
+use crate::float::Float;
 use crate::gpu::device::Guards;
 use crate::gpu::lombscargle_chi2::check_call;
 use crate::gpu::Gpu;
-
-fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
-    match first_non_finite(values) {
-        Some(i) => Err(Error::invalid(format!(
-            "{name}[{i}] = {} is not finite",
-            values[i]
-        ))),
-        None => Ok(()),
-    }
-}
 
 /// The values of one series: lengths, finite values, dy > 0 with a usable
 /// sum of dy^-2, and (except for 'psd', which does not divide by it) a
