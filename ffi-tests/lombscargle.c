@@ -439,6 +439,41 @@ static void check_peaks(const kp_context *ctx, const char *name, double *power64
     group_done();
 }
 
+/* The multi-term periodogram (two harmonics, astropy's standard
+ * normalization, frequencies in cycles per unit time): its peak at the
+ * signal's frequency, powers in [0, 1], and bad calls leaving out alone. */
+static void check_chi2(const kp_context *ctx, const char *name)
+{
+    static char title[64];
+    static double cycles[NF], out[NF + 1];
+    kp_chi2_options opts = kp_chi2_options_default();
+    size_t k;
+
+    snprintf(title, sizeof title, "chi2 multi-term (%s)", name);
+    group = title;
+    for (k = 0; k < NF; k++)
+        cycles[k] = F[k] / (2.0 * 3.14159265358979323846);
+    opts.nterms = 2;
+    fill_d(out, NF + 1, POISON);
+    EXPECT_OK(kp_lombscargle_chi2_f64(ctx, &opts, T, Y, NULL, NX, cycles, NF, out));
+    expect_no_message(__LINE__);
+    CHECK(out[NF] == POISON, "kp_lombscargle_chi2_f64 wrote past nf");
+    for (k = 0; k < NF; k++)
+        CHECK(out[k] >= 0.0 && out[k] <= 1.0 + 1e-12, "power %g at %zu outside [0, 1]", out[k], k);
+    k = argmax_d(out, NF);
+    CHECK(k + 1 >= PEAK && k <= PEAK + 1, "chi2 peak at index %zu, expected %d", k, PEAK);
+    CHECK(out[k] > 0.8, "chi2 peak power %g, expected near 1", out[k]);
+
+    fill_d(out, NF + 1, POISON);
+    EXPECT_ERR(kp_lombscargle_chi2_f64(ctx, &opts, T, NULL, NULL, NX, cycles, NF, out),
+               KP_ERROR_NULL_POINTER, "y");
+    opts.nterms = 0;
+    EXPECT_ERR(kp_lombscargle_chi2_f64(ctx, &opts, T, Y, NULL, NX, cycles, NF, out),
+               KP_ERROR_INVALID_ARGUMENT, "nterms");
+    CHECK(all_equal_d(out, NF + 1, POISON), "a failed chi2 call wrote its output");
+    group_done();
+}
+
 /* Amplitude mode writes exactly 2 nf values: interleaved (re, im). */
 static void check_amplitude(const kp_context *ctx, const char *name, double *amp)
 {
@@ -809,6 +844,8 @@ int main(void)
     check_peaks(cpu, "cpu", power_cpu);
     check_peaks(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu", power_auto);
     check_amplitude(cpu, "cpu", amp_cpu);
+    check_chi2(cpu, "cpu");
+    check_chi2(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_amplitude(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu", amp_auto);
     check_backends_agree(cpu, autoctx, auto_is_gpu);
     check_errors(cpu, "cpu");

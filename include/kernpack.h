@@ -39,6 +39,26 @@
 #define KP_NORMALIZE_AMPLITUDE 2
 
 /*
+ `normalization` value: p / chi2_ref, in [0, 1] (astropy's default).
+ */
+#define KP_CHI2_STANDARD 0
+
+/*
+ `normalization` value: p / (chi2_ref - p).
+ */
+#define KP_CHI2_MODEL 1
+
+/*
+ `normalization` value: -ln(1 - p / chi2_ref).
+ */
+#define KP_CHI2_LOG 2
+
+/*
+ `normalization` value: p / 2 (in units of y^2 / dy^2).
+ */
+#define KP_CHI2_PSD 3
+
+/*
  `normalization` value: `1 - chi2 / chi2_ref`, in [0, 1] (astropy's 'standard').
  */
 #define KP_POWER_STANDARD 0
@@ -207,6 +227,29 @@ typedef struct kp_lombscargle_options {
    */
   uint32_t precenter;
 } kp_lombscargle_options;
+
+/*
+ Options of a multi-term periodogram. Start from
+ `kp_chi2_options_default()`; non-zero flags mean true.
+ */
+typedef struct kp_chi2_options {
+  /*
+   Harmonics of the model, 1 to 8 (sin and cos of 2 pi k f t, k = 1..nterms).
+   */
+  uint32_t nterms;
+  /*
+   Fit a constant offset at each frequency too.
+   */
+  uint32_t fit_mean;
+  /*
+   Subtract the weighted mean of y first.
+   */
+  uint32_t center_data;
+  /*
+   One of KP_CHI2_*.
+   */
+  uint32_t normalization;
+} kp_chi2_options;
 
 /*
  Lorenz 96 parameters; start from `kp_lorenz96_default_params()`.
@@ -1012,6 +1055,127 @@ enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ct
                                                      uint64_t index,
                                                      uint64_t value,
                                                      uint64_t stream);
+
+/*
+ One harmonic, a fitted mean, centred data, the standard normalization
+ (astropy's defaults).
+ */
+struct kp_chi2_options kp_chi2_options_default(void);
+
+/*
+ The multi-term periodogram in single precision of the `n` samples `t`, `y`
+ (errors `dy`, NULL: equal) at the `nf` frequencies `freqs` (cycles per
+ unit time) into `out` (`nf` values), with `options` (NULL: the defaults).
+ Runs on the context's backend; nothing is written on failure.
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `freqs` and `out`: `nf` values,
+ `out` apart from the inputs.
+ */
+enum kp_status kp_lombscargle_chi2_f32(const struct kp_context *ctx,
+                                       const struct kp_chi2_options *options,
+                                       const float *t,
+                                       const float *y,
+                                       const float *dy,
+                                       size_t n,
+                                       const float *freqs,
+                                       size_t nf,
+                                       float *out);
+
+/*
+ As `kp_lombscargle_chi2_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_chi2_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_f64(const struct kp_context *ctx,
+                                       const struct kp_chi2_options *options,
+                                       const double *t,
+                                       const double *y,
+                                       const double *dy,
+                                       size_t n,
+                                       const double *freqs,
+                                       size_t nf,
+                                       double *out);
+
+/*
+ As `kp_lombscargle_chi2_f32`, on the `nf` frequencies `f0 + k df`
+ (cycles per unit time).
+
+ # Safety
+ As `kp_lombscargle_chi2_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_uniform_f32(const struct kp_context *ctx,
+                                               const struct kp_chi2_options *options,
+                                               const float *t,
+                                               const float *y,
+                                               const float *dy,
+                                               size_t n,
+                                               double f0,
+                                               double df,
+                                               size_t nf,
+                                               float *out);
+
+/*
+ As `kp_lombscargle_chi2_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_chi2_uniform_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_uniform_f64(const struct kp_context *ctx,
+                                               const struct kp_chi2_options *options,
+                                               const double *t,
+                                               const double *y,
+                                               const double *dy,
+                                               size_t n,
+                                               double f0,
+                                               double df,
+                                               size_t nf,
+                                               double *out);
+
+/*
+ One multi-term periodogram in single precision per series of a ragged batch,
+ all on the grid `f0 + k df` (`nf` frequencies): series `s` is samples
+ `offsets[s] .. offsets[s+1]-1` of the concatenated `t`, `y` and `dy`
+ (NULL: equal errors); `offsets` holds `nseries + 1` values from 0 up.
+ `out` gets `nseries` x `nf` values, series by series. On the GPU in one
+ launch or on the CPU; nothing is written on failure (an error names the
+ series).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
+ inputs.
+ */
+enum kp_status kp_lombscargle_chi2_batch_f32(const struct kp_context *ctx,
+                                             const struct kp_chi2_options *options,
+                                             const float *t,
+                                             const float *y,
+                                             const float *dy,
+                                             const int64_t *offsets,
+                                             size_t nseries,
+                                             double f0,
+                                             double df,
+                                             size_t nf,
+                                             float *out);
+
+/*
+ As `kp_lombscargle_chi2_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_chi2_batch_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_batch_f64(const struct kp_context *ctx,
+                                             const struct kp_chi2_options *options,
+                                             const double *t,
+                                             const double *y,
+                                             const double *dy,
+                                             const int64_t *offsets,
+                                             size_t nseries,
+                                             double f0,
+                                             double df,
+                                             size_t nf,
+                                             double *out);
 
 /*
  N = 40, F = 8, dt = 0.05, no forcing in the state, no noise.

@@ -31,6 +31,7 @@
 pub mod devices;
 pub mod fg;
 pub mod lombscargle;
+pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod reduce;

@@ -42,6 +42,7 @@ use std::collections::HashMap;
 pub const FAMILIES: &[&str] = &[
     "fg",
     "lombscargle",
+    "lombscargle_chi2",
     "lorenz",
     "lorenz63",
     "reduce",
