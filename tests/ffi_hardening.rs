@@ -358,6 +358,9 @@ fn impossible_sizes(ctx: *const kp_context) {
         assert_eq!(kp_lorenz_trajectory_len(members, n, steps, every), 0);
     }
     assert_eq!(kp_lorenz_trajectory_len(3, 40, 10, 5), 3 * 3 * 40);
+    // A count of exactly SIZE_MAX fits (one frame of SIZE_MAX members): the
+    // fuzzer's oracle found it once reported as 0.
+    assert_eq!(kp_lorenz_trajectory_len(usize::MAX, 1, 16, 197), usize::MAX);
     assert_eq!(kp_lorenz_trajectory_len(3, 40, 10, 0), 0);
 
     // Empty images of any shape: nothing to do, nothing written, KP_OK.

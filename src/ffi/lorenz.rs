@@ -6,8 +6,7 @@ use std::marker::PhantomData;
 
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lorenz::{
-    frame_count, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz96Tangent,
-    WindowSumOnDevice,
+    EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz96Tangent, WindowSumOnDevice,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
@@ -126,11 +125,16 @@ pub extern "C" fn kp_lorenz_trajectory_len(
     value_boundary(
         || 0,
         || {
-            // frame_count saturates at usize::MAX: no run has that many values either.
-            frame_count(steps, every)
-                .checked_mul(members)
+            // The exact count, or 0: frame_count saturates, so it cannot
+            // tell a count of usize::MAX from an overflow.
+            let Some(frames) = steps.checked_div(every) else {
+                return 0;
+            };
+            usize::try_from(frames)
+                .ok()
+                .and_then(|f| f.checked_add(1))
+                .and_then(|f| f.checked_mul(members))
                 .and_then(|v| v.checked_mul(n))
-                .filter(|&v| v != usize::MAX)
                 .unwrap_or(0)
         },
     )
