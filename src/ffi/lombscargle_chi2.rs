@@ -95,7 +95,8 @@ struct Samples<T> {
 
 impl<T: Float> Samples<T> {
     /// The input spans, for the overlap check against the output.
-    fn spans(&self, n: usize) -> Vec<Span<'_>> {
+    fn spans(&self) -> Vec<Span<'_>> {
+        let n = self.n;
         let mut spans = vec![Span::of("t", self.t, n), Span::of("y", self.y, n)];
         if !self.dy.is_null() {
             spans.push(Span::of("dy", self.dy, n));
@@ -105,7 +106,8 @@ impl<T: Float> Samples<T> {
 
     /// # Safety
     /// As the entry points': non-NULL pointers valid for `n` values.
-    unsafe fn series<'a>(&self, n: usize) -> Result<Chi2Series<'a, T>, RawError> {
+    unsafe fn series<'a>(&self) -> Result<Chi2Series<'a, T>, RawError> {
+        let n = self.n;
         Ok(Chi2Series {
             t: unsafe { raw::host("t", self.t, n) }?,
             y: unsafe { raw::host("y", self.y, n) }?,
@@ -142,12 +144,12 @@ struct kp_lombscargle_chi2<T> {
 
 impl<T: Float> Entry for kp_lombscargle_chi2<T> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let (n, nf) = (self.samples.n, self.nf);
-        let mut inputs = self.samples.spans(n);
+        let nf = self.nf;
+        let mut inputs = self.samples.spans();
         inputs.push(Span::of("freqs", self.freqs, nf));
         check_apart(&[Span::of("out", self.out, nf)], &inputs)?;
         let opts = unsafe { options_from(self.options) }?;
-        let series = unsafe { self.samples.series(n) }?;
+        let series = unsafe { self.samples.series() }?;
         let freqs = unsafe { raw::host("freqs", self.freqs, nf) }?;
         raw::check_host("out", self.out as *const T, nf)?;
         let result = kp.lombscargle_chi2(&series, freqs, &opts)?;
@@ -171,10 +173,10 @@ struct kp_lombscargle_chi2_uniform<T> {
 
 impl<T: Float> Entry for kp_lombscargle_chi2_uniform<T> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let (n, nf) = (self.samples.n, self.nf);
-        check_apart(&[Span::of("out", self.out, nf)], &self.samples.spans(n))?;
+        let nf = self.nf;
+        check_apart(&[Span::of("out", self.out, nf)], &self.samples.spans())?;
         let opts = unsafe { options_from(self.options) }?;
-        let series = unsafe { self.samples.series(n) }?;
+        let series = unsafe { self.samples.series() }?;
         raw::check_host("out", self.out as *const T, nf)?;
         let grid = UniformGrid::new(self.f0, self.df, nf);
         let result = kp.lombscargle_chi2_uniform(&series, &grid, &opts)?;
@@ -219,11 +221,11 @@ impl<T: Float> Entry for kp_lombscargle_chi2_batch<T> {
             dy: self.dy,
             n,
         };
-        let mut inputs = samples.spans(n);
+        let mut inputs = samples.spans();
         inputs.push(Span::of("offsets", given.as_ptr(), given.len()));
         check_apart(&[Span::of("out", self.out, len)], &inputs)?;
         let opts = unsafe { options_from(self.options) }?;
-        let series = unsafe { samples.series(n) }?;
+        let series = unsafe { samples.series() }?;
         raw::check_host("out", self.out as *const T, len)?;
         let batch = Chi2Batch {
             t: series.t,

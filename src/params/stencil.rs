@@ -268,7 +268,7 @@ fn period(n: i64, mode: BoundaryMode) -> Option<i64> {
 
 /// The sum of `value` over points `first .. first + len` of a line of `n >= 1`
 /// points extended by `mode` (`cval` outside in constant mode), at a cost of
-/// at most about `min(len, 3 n)` values whatever `len`: the points outside
+/// at most about `min(len, 4 n)` values whatever `len`: the points outside
 /// that read an edge or the constant are counted, not visited, and whole
 /// periods of the repeating modes are summed once and multiplied. Windows
 /// from 1 to any size (a hostile `len` of 2^31 costs what the line costs).
