@@ -4,6 +4,13 @@
 
 namespace kp {
 
+// Filter weights passed by value as a kernel parameter: they sit in the
+// constant bank, read at a uniform index (Model III's sums, the 1-D
+// correlation's taps).
+template <typename T, int L> struct Weights {
+    T w[L];
+};
+
 // A sum x can be divided by, as x * (1 / sum): finite, and its reciprocal
 // too (zero and sums below 2^-1024 are not). The host rules match.
 __device__ __forceinline__ bool normalizable(double s) { return isfinite(s) && isfinite(1.0 / s); }

@@ -126,4 +126,29 @@ typedef struct kp_l96_run {
     int32_t forced;
 } kp_l96_run;
 
+/* The 1-D correlation along one axis (csrc/correlate.cu; Gaussian filters
+ * are passes of it). The weights travel by value as a kernel parameter (in
+ * the constant bank), KP_CORRELATE_MAX_TAPS per launch: a longer filter runs
+ * as launches over slices of its taps, each adding its slice to the output.
+ * Each thread computes KP_CORRELATE_OUTPUTS consecutive outputs along the
+ * axis; blocks of KP_CORRELATE_WARPS warps. */
+#define KP_CORRELATE_MAX_TAPS 256
+#define KP_CORRELATE_OUTPUTS 8
+#define KP_CORRELATE_WARPS 4
+
+/* The array is outer x n x inner (row-major, contiguous), filtered along n:
+ * out[o][i][c] (+)= sum_j w[j] in[o][extend(i + first + j)][c], j < taps. */
+typedef struct kp_correlate_params {
+    int64_t outer;
+    int64_t n;
+    int64_t inner;
+    int64_t first;      /* the input index of tap 0, relative to the output's */
+    int64_t taps;       /* of this launch: 1 .. KP_CORRELATE_MAX_TAPS */
+    int64_t chunk;      /* outputs along n per thread (strided kernel; a multiple of KP_CORRELATE_OUTPUTS) */
+    int64_t units;      /* work items: warps of correlate_lines, threads of correlate_strided */
+    double cval;        /* the value outside, for KP_BOX_CONSTANT */
+    int32_t mode;       /* KP_BOX_* (KP_BOX_INTERIOR is never passed) */
+    int32_t accumulate; /* 1: add to the output's contents (the later slices of a long filter) */
+} kp_correlate_params;
+
 #endif

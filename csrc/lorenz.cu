@@ -225,10 +225,6 @@ __device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
 //   the weights come as a kernel parameter (constant bank operands of the FMAs).
 constexpr int L05_FIXED_SITES = 1024;
 
-template <typename T, int L> struct Weights {
-    T w[L];
-};
-
 template <typename T, int P, int K, int J> struct Fixed {
     static_assert(P == 1 || P == 2 || P == 4 || P == 8, "P: a power of two");
     static_assert(K % 2 == 0 && K > 0 && J > 0, "K even, J >= 1");
@@ -754,7 +750,7 @@ KP_LORENZ96_LANES_ALL(16)
 #define KP_LORENZ05_FIXED(T, SUFFIX, K, J, P)                                                          \
     extern "C" __global__ void __launch_bounds__(kp::lorenz::Fixed<T, P, K, J>::BLOCK, 2)              \
         lorenz05_k##K##j##J##_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n,      \
-                                              kp::lorenz::Weights<T, 2 * J + 1> weights, double forcing, \
+                                              kp::Weights<T, 2 * J + 1> weights, double forcing, \
                                               double b, double c, double dt, int64_t steps,             \
                                               int64_t every) {                                          \
         kp::lorenz::l05_fixed_run<T, P, K, J>(z0, out, traj, members, n, weights, forcing, b, c, dt,    \

@@ -28,6 +28,9 @@ pub mod reference;
 #[cfg(test)]
 mod test_rng;
 
+pub use api::correlate::{
+    CorrelateOnDevice, GaussianFilterOptions, GaussianOptions, Pass as CorrelatePass,
+};
 pub use api::device::{DeviceOperation, OnBuffers};
 pub use api::fg::{FgOnDevice, FgOptions, FgPath, FgRun};
 pub use api::lombscargle::batch::LombScargleBatchOnDevice;

@@ -14,6 +14,9 @@ pub const KP_BOX_STRIP_ROWS: u32 = 8;
 pub const KP_BOX_RUN_K_NARROW: u32 = 9;
 pub const KP_BOX_RUN_K_WIDE: u32 = 33;
 pub const KP_BOX_RUN_WARPS: u32 = 4;
+pub const KP_CORRELATE_MAX_TAPS: u32 = 256;
+pub const KP_CORRELATE_OUTPUTS: u32 = 8;
+pub const KP_CORRELATE_WARPS: u32 = 4;
 pub const KP_LS_POWER: i32 = 0;
 pub const KP_LS_NORMALIZE: i32 = 1;
 pub const KP_LS_AMPLITUDE: i32 = 2;
@@ -258,4 +261,55 @@ const _: () = {
     [
         "Offset of field: kp_l96_run::forced",
     ][::std::mem::offset_of!(kp_l96_run, forced) - 60usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_correlate_params {
+    pub outer: i64,
+    pub n: i64,
+    pub inner: i64,
+    pub first: i64,
+    pub taps: i64,
+    pub chunk: i64,
+    pub units: i64,
+    pub cval: f64,
+    pub mode: i32,
+    pub accumulate: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_correlate_params"][::std::mem::size_of::<kp_correlate_params>() - 72usize];
+    [
+        "Alignment of kp_correlate_params",
+    ][::std::mem::align_of::<kp_correlate_params>() - 8usize];
+    [
+        "Offset of field: kp_correlate_params::outer",
+    ][::std::mem::offset_of!(kp_correlate_params, outer) - 0usize];
+    [
+        "Offset of field: kp_correlate_params::n",
+    ][::std::mem::offset_of!(kp_correlate_params, n) - 8usize];
+    [
+        "Offset of field: kp_correlate_params::inner",
+    ][::std::mem::offset_of!(kp_correlate_params, inner) - 16usize];
+    [
+        "Offset of field: kp_correlate_params::first",
+    ][::std::mem::offset_of!(kp_correlate_params, first) - 24usize];
+    [
+        "Offset of field: kp_correlate_params::taps",
+    ][::std::mem::offset_of!(kp_correlate_params, taps) - 32usize];
+    [
+        "Offset of field: kp_correlate_params::chunk",
+    ][::std::mem::offset_of!(kp_correlate_params, chunk) - 40usize];
+    [
+        "Offset of field: kp_correlate_params::units",
+    ][::std::mem::offset_of!(kp_correlate_params, units) - 48usize];
+    [
+        "Offset of field: kp_correlate_params::cval",
+    ][::std::mem::offset_of!(kp_correlate_params, cval) - 56usize];
+    [
+        "Offset of field: kp_correlate_params::mode",
+    ][::std::mem::offset_of!(kp_correlate_params, mode) - 64usize];
+    [
+        "Offset of field: kp_correlate_params::accumulate",
+    ][::std::mem::offset_of!(kp_correlate_params, accumulate) - 68usize];
 };

@@ -9,10 +9,11 @@
 // The tuple types are the C parameter lists, spelled out on purpose.
 #![allow(clippy::type_complexity)]
 
+use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
-use super::{BoxParams, BoxRunParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
-use crate::params::lorenz::FixedWeights;
+use crate::params::FixedWeights;
 
 /// The entry point of `$base` for the float type `$T`: suffix `_f32` / `_f64`,
 /// or the two given (`_c64` / `_c128` for complex values of `$T`).
@@ -189,6 +190,27 @@ pub(crate) fn box_filter_unrolled<T: Float>(radius: usize) -> BoxFilter<T> {
     })
 }
 
+// ---- csrc/correlate.cu ----
+
+/// The 1-D correlation: `(const T* in, T* out, kp_correlate_params p,
+/// kp::Weights<T, KP_CORRELATE_MAX_TAPS> w)`.
+pub(crate) type Correlate<T> = KernelFn<(
+    In<T>,
+    Out<T>,
+    CorrelateParams,
+    FixedWeights<T, { KP_CORRELATE_MAX_TAPS as usize }>,
+)>;
+
+/// `correlate_strided_T` (the axis is not the last: a thread per column),
+/// `correlate_lines_T` (the last axis: a warp per span of a line).
+pub(crate) fn correlate<T: Float>(strided: bool) -> Correlate<T> {
+    KernelFn::new(if strided {
+        per_float!(T, "correlate_strided")
+    } else {
+        per_float!(T, "correlate_lines")
+    })
+}
+
 /// The running-sum box filter of any window: `(const T* in, T* out, kp_box_run_params p)`.
 pub(crate) type BoxFilterRunning<T> = KernelFn<(In<T>, Out<T>, BoxRunParams)>;
 
@@ -298,7 +320,7 @@ pub(crate) type Lorenz05K32J12<T> = KernelFn<(
     Out<T>,              // traj (NULL: none)
     i64,                 // members
     i32,                 // n
-    FixedWeights<T, 25>, // weights: kp::lorenz::Weights<T, 2 J + 1>
+    FixedWeights<T, 25>, // weights: kp::Weights<T, 2 J + 1>
     f64,                 // forcing
     f64,                 // b
     f64,                 // c
@@ -308,7 +330,7 @@ pub(crate) type Lorenz05K32J12<T> = KernelFn<(
 )>;
 
 /// `lorenz05_k32j12_pP_T(const T* z0, T* out, T* traj, int64_t members, int n,
-/// kp::lorenz::Weights<T, 2 * J + 1> weights, double forcing, double b, double c,
+/// kp::Weights<T, 2 * J + 1> weights, double forcing, double b, double c,
 /// double dt, int64_t steps, int64_t every)`, P = 2 or 4 sites per thread.
 pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J12<T> {
     KernelFn::new(match sites_per_thread {
@@ -422,6 +444,8 @@ mod tests {
             params(box_filter_running::<T>(false)),
             params(box_filter_running::<T>(true)),
             params(window_sum::<T>()),
+            params(correlate::<T>(false)),
+            params(correlate::<T>(true)),
             params(lorenz96::<T>()),
             params(lorenz05::<T>()),
             params(lorenz63_rk4::<T>()),

@@ -8,9 +8,9 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::{BoxParams, BoxRunParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats};
 use crate::float::{Complex, Float};
-use crate::params::lorenz::FixedWeights;
+use crate::params::FixedWeights;
 
 /// A value a kernel takes by value.
 ///
@@ -48,15 +48,16 @@ by_value! {
     LsGrid => "kp_ls_grid",
     BoxParams => "kp_box_params",
     BoxRunParams => "kp_box_run_params",
+    CorrelateParams => "kp_correlate_params",
     L96Run => "kp_l96_run",
 }
 
-// SAFETY: `kp::lorenz::Weights<T, L>` of csrc/lorenz.cu is `struct { T w[L]; }`,
+// SAFETY: `kp::Weights<T, L>` of csrc/common.cuh is `struct { T w[L]; }`,
 // as is the #[repr(C)] FixedWeights.
 unsafe impl<T: Float, const L: usize> KernelParam for FixedWeights<T, L> {
     #[cfg(test)]
     fn c_type() -> String {
-        format!("kp::lorenz::Weights<{},{L}>", T::c_name())
+        format!("kp::Weights<{},{L}>", T::c_name())
     }
 }
 
@@ -331,7 +332,7 @@ mod tests {
                 "double*",
                 "const double2*",
                 "kp_ls_stats*",
-                "kp::lorenz::Weights<float,25>",
+                "kp::Weights<float,25>",
                 "int64_t",
             ]
         );

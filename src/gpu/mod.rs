@@ -10,6 +10,7 @@
 #[rustfmt::skip]
 pub(crate) mod c_params;
 pub(crate) mod bootstrap;
+pub mod correlate;
 pub mod device;
 pub(crate) mod devices;
 pub mod fg;
@@ -35,6 +36,7 @@ pub(crate) type LsStats = c_params::kp_ls_stats;
 pub(crate) type BoxParams = c_params::kp_box_params;
 pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 pub(crate) type L96Run = c_params::kp_l96_run;
+pub(crate) type CorrelateParams = c_params::kp_correlate_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -157,13 +157,7 @@ pub fn frame_count(steps: u64, every: u64) -> usize {
     })
 }
 
-/// Model III weights as the specialised kernels take them: by value, so they
-/// sit in the constant bank (`kp::lorenz::Weights<T, 2J + 1>`).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct FixedWeights<T, const L: usize> {
-    pub(crate) w: [T; L],
-}
+pub(crate) use super::FixedWeights;
 
 /// Model III weights `a'_j`, j = -J..J, as `w[m] = a'_{m-J}`: `a_j = alpha -
 /// beta |j|` with the two end weights halved once. Also returns alpha and beta

@@ -5,6 +5,7 @@
 //! reference, the C ABI and Python) imports them; they import nothing of
 //! those layers, so no layer depends on another through its types. The API
 //! re-exports them where users find them.
+pub mod correlate;
 pub mod counter_rng;
 pub mod fg;
 pub mod lombscargle;
@@ -15,6 +16,15 @@ pub mod reduce;
 pub mod save_at;
 pub mod significance;
 pub mod stencil;
+
+/// Weights as kernels take them: by value, so they sit in the constant bank
+/// (`kp::Weights<T, L>` of csrc/common.cuh: Model III's, the 1-D
+/// correlation's).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct FixedWeights<T, const L: usize> {
+    pub(crate) w: [T; L],
+}
 
 /// The default pipelining target of one chunk: inputs, outputs and scratch.
 pub const DEFAULT_CHUNK_BYTES: usize = 256 << 20;
