@@ -3,11 +3,16 @@
 memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
 
-    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes normalize streams]
+    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes gaussian normalize streams]
 
 box-sizes: the box filter of 8192^2 f32 and f64 for windows 3 to 63 (running
 sums for all but square 3-9), each as a % of the device-to-device copy of the
 same bytes, and cupyx.scipy.ndimage.uniform_filter of the same image.
+
+gaussian: the Gaussian filter of 8192^2 (sigma 4) and 512^3 (sigma 2), f32
+and f64, per axis and whole, as a % of one copy per pass, beside
+cupyx.scipy.ndimage.gaussian_filter(1d); the CPU backend beside
+scipy.ndimage.gaussian_filter on 4096^2.
 
 kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
 device-to-device copy of the same bytes timed in the same process); the
@@ -162,6 +167,52 @@ def box_sizes(binary):
                 f"cupyx {cx:.3f} ms = {cx / ours:.2f}x")
 
 
+GAUSSIAN_CASES = [((8192, 8192), 4.0), ((512, 512, 512), 2.0)]
+
+
+def gaussian(binary):
+    """The Gaussian filter (a pass per axis) as a % of a copy per pass, each
+    axis alone and all together, beside cupyx.scipy.ndimage.gaussian_filter
+    (and gaussian_filter1d per axis) of the same array; then the CPU backend
+    beside scipy.ndimage.gaussian_filter on the 2-D case."""
+    for shape, sigma in GAUSSIAN_CASES:
+        text = ",".join(map(str, shape))
+        for dtype, name in [(np.float32, "f32"), (np.float64, "f64")]:
+            x = cp.random.default_rng(5).random(shape, dtype=dtype)
+            out = cp.empty_like(x)
+            work = f"gaussian sigma {sigma} {'x'.join(map(str, shape))} {name}"
+            for axis in [*range(len(shape)), None]:
+                extra = [] if axis is None else ["--axis", str(axis)]
+                f, _ = kernpack(binary, "gaussian", "--shape", text, "--sigma", str(sigma), "--dtype", name, *extra)
+                ours = float(f["filter_ms"])
+                if axis is None:
+                    cx = cuda_time(lambda: cxn.gaussian_filter(x, sigma, output=out), reps=5)
+                else:
+                    cx = cuda_time(lambda: cxn.gaussian_filter1d(x, sigma, axis=axis, output=out), reps=5)
+                what = "all axes" if axis is None else f"axis {axis}"
+                row(work, f"kernpack {what}", ours,
+                    f"{float(f['of_copy_bw']) * 100:.1f}% of copy per pass ({f['copy_ms']} ms copy); "
+                    f"cupyx {cx:.3f} ms = {cx / ours:.2f}x")
+    import time
+
+    import scipy.ndimage as sn
+
+    for dtype, name in [(np.float32, "f32"), (np.float64, "f64")]:
+        shape = (4096, 4096)
+        x = np.random.default_rng(6).random(shape).astype(dtype)
+        f, _ = kernpack(binary, "gaussian", "--shape", "4096,4096", "--sigma", "4", "--dtype", name,
+                        "--backend", "cpu", "--reps", "5")
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            sn.gaussian_filter(x, 4.0)
+            times.append((time.perf_counter() - t0) * 1e3)
+        sp = sorted(times)[1]
+        ours = float(f["filter_ms"])
+        row(f"gaussian sigma 4 4096x4096 {name} (CPU)", f"kernpack cpu, {f['threads']} threads", ours,
+            f"scipy.ndimage (one thread) {sp:.1f} ms = {sp / ours:.2f}x")
+
+
 def normalize(binary):
     for n in [10_000_000, 1 << 28]:
         for name, dtype in [("f32", np.float32)] + ([("f64", np.float64)] if n < 1 << 28 else []):
@@ -225,7 +276,8 @@ def main():
     binary = sys.argv[1]
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     sections = sys.argv[2:] or ["box", "box-sizes", "normalize", "streams"]
-    for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("normalize", normalize),
+    for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("gaussian", gaussian),
+                          ("normalize", normalize),
                           ("streams", streams)]:
         if name in sections:
             section(binary)

@@ -1,7 +1,7 @@
 //! `kernpack bench`: which benchmark a subcommand runs. Each benchmark module
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
-use crate::{bench, bench_box, bench_fap, bench_streams, fg_cmd, lorenz63_cmd};
+use crate::{bench, bench_box, bench_fap, bench_gaussian, bench_streams, fg_cmd, lorenz63_cmd};
 
 /// What `kernpack bench` times.
 #[derive(clap::Subcommand, Debug)]
@@ -14,6 +14,8 @@ pub enum BenchCommand {
     Reduce(bench::BenchReduceArgs),
     /// The 2D box filter against a device-to-device copy of the same image.
     BoxFilter(bench_box::BenchBoxArgs),
+    /// The Gaussian filter (a pass per axis) against a device-to-device copy per pass.
+    Gaussian(bench_gaussian::BenchGaussianArgs),
     /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
     NormalizeStreams(bench_streams::BenchStreamsArgs),
     /// One batched normalise call against a loop of single calls.
@@ -53,6 +55,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::LombscargleBatch(args) => bench::batch(&args),
         BenchCommand::Reduce(args) => bench::reduce(&args),
         BenchCommand::BoxFilter(args) => bench_box::run(&args),
+        BenchCommand::Gaussian(args) => bench_gaussian::run(&args),
         BenchCommand::NormalizeStreams(args) => bench_streams::normalize_streams(&args),
         BenchCommand::NormalizeBatched(args) => bench_streams::normalize_batched(&args),
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),

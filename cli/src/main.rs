@@ -45,6 +45,7 @@ mod bench;
 mod bench_box;
 mod bench_cmd;
 mod bench_fap;
+mod bench_gaussian;
 mod bench_streams;
 mod fg_cmd;
 mod figures;
@@ -197,6 +198,7 @@ mod tests {
             ("lombscargle-batch", "10"),
             ("reduce", "20"),
             ("box-filter", "20"),
+            ("gaussian", "20"),
             ("normalize-streams", "10"),
             ("normalize-batched", "20"),
             ("lorenz96", "10"),

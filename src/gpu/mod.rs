@@ -243,6 +243,32 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The share of device memory the device's default pool keeps reserved
+/// after stream-ordered frees (`1 / KEPT_POOL_DIVISOR`), for the next
+/// call's scratch and buffers, instead of returning it to the driver at
+/// each synchronisation (the driver's default keeps none): a Gaussian
+/// filter of an 8192^2 f32 image on device memory spent a third of its time
+/// (0.33 of 1.03 ms on an H200) re-allocating its 256 MB of scratch.
+const KEPT_POOL_DIVISOR: usize = 4;
+
+/// Sets the default pool of `device` to keep a [`KEPT_POOL_DIVISOR`]th of
+/// the device's memory; best effort (a driver that refuses leaves the
+/// default, which is only slower).
+fn keep_freed_scratch(device: cudarc::driver::sys::CUdevice) {
+    // SAFETY: a device handle from the driver; the attribute takes a u64.
+    unsafe {
+        let total = cu::device::total_mem(device).unwrap_or(0);
+        if let Ok(pool) = cu::device::get_default_mem_pool(device) {
+            let mut bytes = (total / KEPT_POOL_DIVISOR) as u64;
+            let _ = cu::mem_pool::set_attribute(
+                pool,
+                cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut bytes as *mut u64).cast(),
+            );
+        }
+    }
+}
+
 /// `len` values of stream-ordered, uninitialised device scratch for one
 /// launch: freeing it on drop waits for the stream's kernels.
 ///
@@ -403,6 +429,9 @@ impl Gpu {
             .map_err(|e| Error::OutOfMemory(format!("starting a thread: {e}")))?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| no_device_is_no_gpu("creating the context", e))?;
+        if attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0 {
+            keep_freed_scratch(device);
+        }
         let sm_count = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
         // The test hook plans as a GPU without cooperative launch would.
         let cooperative_launch = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?
