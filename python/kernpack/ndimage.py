@@ -824,7 +824,7 @@ def _gaussian_pass(
     cval = _real(cval)
     # SciPy's kernel divides by sigma ** 2: kernpack takes sigmas whose square
     # is a normal positive number (SciPy divides by zero below ~1.5e-154).
-    if not (math.isfinite(sd) and sys.float_info.min <= sd * sd < math.inf):
+    if not (sd > 0 and sys.float_info.min <= sd * sd < math.inf):
         raise _NotComputed(f"sigma={sigma!r}: kernpack's Gaussian filters take finite positive sigmas")
     if order > MAX_GAUSSIAN_ORDER:
         raise _NotComputed(f"order={order}: kernpack's Gaussian filters take orders up to {MAX_GAUSSIAN_ORDER}")
