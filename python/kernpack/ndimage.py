@@ -818,7 +818,9 @@ def _gaussian_pass(
         raise ValueError("Radius must be a nonnegative integer.")
     if order < 0:
         raise ValueError("order must be non-negative")
-    order = 0 if order == 0 else operator.index(order)  # SciPy takes 0.0, and only integers above
+    if isinstance(order, (bool, np.bool_)) and order:
+        raise TypeError("order must be an integer, not a bool")  # SciPy's np.ones(True) refuses it
+    order = 0 if order == 0 else int(operator.index(order))  # SciPy takes 0.0, and only integers above
     axis = normalize_axis_index(axis, ndim)
     kind = _correlate_mode(mode)
     cval = _real(cval)

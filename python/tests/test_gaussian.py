@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 import os
 import re
 import subprocess
@@ -429,6 +428,7 @@ BAD_CALLS = {
     "float radius": (gaussian_filter, (1.0,), dict(radius=2.5)),
     "negative order": (gaussian_filter1d, (1.0,), dict(order=-1)),
     "float order": (gaussian_filter1d, (1.0,), dict(order=1.5)),
+    "bool order": (gaussian_filter1d, (1.0,), dict(order=True)),
     "NaN sigma": (gaussian_filter1d, (np.nan,), {}),
     "infinite sigma": (gaussian_filter1d, (np.inf,), {}),
     "sigma None": (gaussian_filter, (None,), {}),
@@ -488,7 +488,7 @@ def scipys_tests():
     """SciPy's test functions that call one of the three functions (names,
     for pytest -k), from the installed test module's source."""
     spec = importlib.util.find_spec("scipy.ndimage.tests.test_filters")
-    names, current, body = [], None, {}
+    current, body = None, {}
     for line in open(spec.origin, encoding="utf-8").read().splitlines():
         m = re.match(r"\s*def (test\w+)", line)
         if m:
@@ -532,7 +532,8 @@ def test_scipys_own_tests_pass_with_kernpack_substituted(backend, tmp_path):
         kind = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
         outcomes[case.get("name")] = kind
     failed = {name for name, kind in outcomes.items() if kind in ("failure", "error")}
-    counts = {kind: sum(1 for k in outcomes.values() if k == kind) for kind in ("passed", "failure", "error", "skipped")}
+    kinds = ("passed", "failure", "error", "skipped")
+    counts = {kind: sum(1 for k in outcomes.values() if k == kind) for kind in kinds}
     calls = next((line for line in run.stdout.splitlines() if line.startswith("kernpack ndimage calls")), "")
     print(f"SciPy's own tests on the {backend} backend: {counts}; {calls}")
     assert counts["passed"] > 500, run.stdout[-3000:] + run.stderr[-3000:]
