@@ -5,7 +5,7 @@ import or at the first call: every kernel ships as machine code for each GPU
 generation in one embedded fatbin.
 
 Modules: :mod:`kernpack.signal` (Lomb-Scargle periodograms),
-:mod:`kernpack.ndimage` (box filter), :mod:`kernpack.reduce` (deterministic
+:mod:`kernpack.ndimage` (box filter, correlate1d, Gaussian filters), :mod:`kernpack.reduce` (deterministic
 sums and normalisation), :mod:`kernpack.ode` (Lorenz 96 / 2005 ensembles, the
 coupled F/G system).
 """

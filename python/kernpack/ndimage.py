@@ -1,22 +1,36 @@
-"""Smoothing of 2-D images: ``scipy.ndimage.uniform_filter``'s signature and
-semantics. kernpack computes float images with any size and origin per axis
-(one mode for both); the rest of what SciPy accepts runs SciPy for host
-arrays (unless the GPU was asked for) and cupyx.scipy for CuPy arrays."""
+"""Smoothing with ``scipy.ndimage``'s signatures and semantics:
+
+- ``uniform_filter``: kernpack computes 2-D float images (and 1-D host
+  arrays) with any size and origin per axis, one mode for both axes;
+- ``correlate1d``, ``gaussian_filter1d`` and ``gaussian_filter``: kernpack
+  computes float32 and float64 arrays of any number of dimensions into an
+  output of their own dtype (any axes, a mode, sigma, order and radius per
+  axis; Gaussian kernels computed in Rust with SciPy's formula).
+
+The rest of what SciPy accepts runs SciPy for host arrays (unless the GPU
+was asked for) and cupyx.scipy for CuPy arrays."""
 from __future__ import annotations
 
 import importlib
+import math
 import numbers
 import operator
+import sys
 from collections.abc import Iterable
 from typing import Any, Optional
 
 import numpy as np
 
+try:  # NumPy >= 2
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+
 from . import _native
 from ._arrays import FLOAT_DTYPES, as_result, copy, cupy_device, current_stream, device_array, empty, split
 from ._context import _CPU_FOR_DEVICE_ARRAYS, _check, context, device_context, get_backend
 
-__all__ = ["uniform_filter"]
+__all__ = ["correlate1d", "gaussian_filter", "gaussian_filter1d", "uniform_filter"]
 
 # SciPy's mode names (and aliases that mean the same for a filter) -> kernpack's.
 _MODES = {
@@ -193,8 +207,10 @@ def _is_cupy(a) -> bool:
     return a.lib == "cupy" and a.origin is None and type(a.obj).__module__.split(".")[0] == "cupy"
 
 
-def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[str], library: Optional[str]) -> Any:
-    """The ``uniform_filter`` that computes what kernpack's kernels do not,
+def _scipy_standing_in(
+    not_computed: _NotComputed, mode: Any, backend: Optional[str], library: Optional[str], name: str = "uniform_filter"
+) -> Any:
+    """The filter ``name`` that computes what kernpack's kernels do not,
     where one may: ``scipy.ndimage``'s for host data (``library`` None)
     unless the GPU backend was asked for, ``cupyx.scipy.ndimage``'s for CuPy
     arrays; never for kernpack's own mode 'interior' (neither has it).
@@ -207,33 +223,33 @@ def _scipy_standing_in(not_computed: _NotComputed, mode: Any, backend: Optional[
         if _check(backend if backend is not None else get_backend()) == "cpu":
             raise ValueError(_CPU_FOR_DEVICE_ARRAYS)
         try:
-            return _defined_filter("cupyx.scipy.ndimage")
+            return _defined_filter("cupyx.scipy.ndimage", name)
         except ImportError:
             raise not_computed.refusal(str(not_computed)) from None
     if interior or _check(backend if backend is not None else get_backend()) == "gpu":
         raise NotImplementedError(str(not_computed)) from None
     try:
-        return _defined_filter("scipy.ndimage")
+        return _defined_filter("scipy.ndimage", name)
     except ImportError as e:
         raise NotImplementedError(f"{not_computed} (install SciPy for what kernpack does not compute)") from e
 
 
-def _defined_filter(module_name: str) -> Any:
-    """``uniform_filter`` as ``module_name`` defines it. A caller may have put
+def _defined_filter(module_name: str, name: str = "uniform_filter") -> Any:
+    """The filter ``name`` as ``module_name`` defines it. A caller may have put
     kernpack's in the module's place (to run another project's tests through
     kernpack): then the function of the module's ``_filters``, where SciPy
     and cupyx define it, so that kernpack never calls itself."""
     module = importlib.import_module(module_name)
     try:
-        defined = importlib.import_module(module_name + "._filters").uniform_filter
+        defined = getattr(importlib.import_module(module_name + "._filters"), name)
     except (ImportError, AttributeError):
         defined = None
     # The defining module's function first: a wrapper of kernpack's put in
     # the public name would otherwise call kernpack back.
-    for function in (defined, module.uniform_filter):
+    for function in (defined, getattr(module, name, None)):
         if function is not None and not _is_kernpacks(function):
             return function
-    raise ImportError(f"{module_name}.uniform_filter is kernpack's own")
+    raise ImportError(f"{module_name}.{name} is kernpack's own or missing")
 
 
 def _is_kernpacks(function: Any) -> bool:
@@ -447,3 +463,473 @@ def _device_pitch(a) -> Optional[int]:
 def _overlap(a, b) -> bool:
     span = lambda v: v.ptr + (v.shape[0] - 1) * v.strides[0] + v.shape[1] * v.dtype.itemsize  # noqa: E731
     return a.size > 0 and b.size > 0 and a.ptr < span(b) and b.ptr < span(a)
+
+
+# --------------------------------------------------------------------------
+# 1-D correlations along any axis of an N-D array, and the Gaussian filters
+# made of them
+# --------------------------------------------------------------------------
+
+# The modes of the correlations: SciPy's names and aliases ('interior' is the
+# box filter's own, an unknown mode here as in SciPy).
+_CORRELATE_MODES = {name: kind for name, kind in _MODES.items() if kind != "interior"}
+
+# Most weights of one correlation (a Gaussian of radius up to
+# (MAX_CORRELATE_TAPS - 1) // 2); longer ones run SciPy (cupyx).
+MAX_CORRELATE_TAPS = _native.MAX_CORRELATE_TAPS
+# Highest Gaussian derivative order kernpack computes; higher ones run SciPy (cupyx).
+MAX_GAUSSIAN_ORDER = _native.MAX_GAUSSIAN_ORDER
+
+
+def correlate1d(
+    input: Any,
+    weights: Any,
+    axis: int = -1,
+    output: Optional[Any] = None,
+    mode: str = "reflect",
+    cval: float = 0.0,
+    origin: int = 0,
+    *,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    """1-D correlation along one axis, as ``scipy.ndimage.correlate1d``.
+
+    Output ``i`` along `axis` is ``sum_j weights[j] * input[i + j - (len(weights)
+    // 2 + origin)]``, the input extended past its ends by `mode`. kernpack
+    computes float32 and float64 arrays of any number of dimensions (views and
+    other layouts are copied to C order first) into an output of the input's
+    dtype, summing in that dtype (SciPy sums in float64), on the GPU or its CPU
+    backend. Other calls that SciPy accepts (integer, bool or complex arrays
+    or weights, an output of another dtype, non-finite weights, more than
+    ``MAX_CORRELATE_TAPS`` weights) run ``scipy.ndimage.correlate1d`` for host
+    arrays unless the GPU backend was asked for, and
+    ``cupyx.scipy.ndimage.correlate1d`` for CuPy arrays; as in
+    :func:`uniform_filter`, other device arrays get NotImplementedError (or
+    TypeError for their dtype or layout).
+
+    Parameters
+    ----------
+    input : array_like
+        A float32 or float64 array (NumPy or anything ``np.asarray`` accepts,
+        or a CuPy, PyTorch, Numba or JAX device array), at least 1-D.
+    weights : array_like
+        The 1-D correlation weights (at least one), used as float64 (as
+        float32 by the float32 GPU kernels).
+    axis : int, optional
+        The axis to correlate along (negative counts from the last).
+    output : array or dtype, optional
+        Where to write (same shape; may be `input` itself or overlap it: the
+        filter then reads a copy) or the result's dtype. Default: a new array
+        of the input's dtype.
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap'}, optional
+        SciPy's boundary modes and their 'grid-' aliases.
+    cval : float, optional
+        Value outside the array with ``mode='constant'``.
+    origin : int, optional
+        SciPy's shift of the weights, in ``-(len(weights) // 2)`` to
+        ``(len(weights) - 1) // 2`` (ValueError otherwise, as SciPy).
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays are filtered (default: :func:`kernpack.get_backend`).
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own.
+
+    Returns
+    -------
+    correlate1d : ndarray
+        The correlated array (`output` when one was given).
+
+    Raises
+    ------
+    RuntimeError, ValueError, TypeError
+        SciPy's errors for bad arguments: no weights, an unknown mode, an
+        invalid origin or axis, an output of another shape.
+    NotImplementedError
+        For what kernpack does not compute (above) when no SciPy (cupyx)
+        stands in.
+    """
+
+    def passes(ndim: int) -> list:
+        return [_correlate_pass(weights, axis, ndim, mode, cval, origin)]
+
+    args = (input, weights, axis, output, mode, cval, origin)
+    return _correlated("correlate1d", passes, input, output, backend, device, args, {})
+
+
+def gaussian_filter1d(
+    input: Any,
+    sigma: float,
+    axis: int = -1,
+    order: int = 0,
+    output: Optional[Any] = None,
+    mode: str = "reflect",
+    cval: float = 0.0,
+    truncate: float = 4.0,
+    *,
+    radius: Optional[int] = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    """1-D Gaussian filter along one axis, as ``scipy.ndimage.gaussian_filter1d``.
+
+    The correlation (:func:`correlate1d`) with SciPy's Gaussian kernel of
+    `sigma` (or its `order`-th derivative) over ``-radius .. radius``, where
+    `radius` defaults to ``int(truncate * sigma + 0.5)``; kernpack computes
+    the kernel in Rust with SciPy's formula. kernpack computes what
+    :func:`correlate1d` does, for finite positive sigmas and orders up to
+    ``MAX_GAUSSIAN_ORDER``; other calls SciPy accepts (a negative sigma with a
+    radius given, higher orders, integer arrays, another output dtype) run
+    SciPy (host) or cupyx (CuPy arrays) as :func:`correlate1d` says.
+
+    Parameters
+    ----------
+    input : array_like
+        A float32 or float64 array, at least 1-D (host or device).
+    sigma : float
+        Standard deviation of the Gaussian, in points.
+    axis : int, optional
+        The axis to filter along (negative counts from the last).
+    order : int, optional
+        0 smooths; k > 0 correlates with the k-th derivative of the Gaussian.
+    output : array or dtype, optional
+        As in :func:`correlate1d`.
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap'}, optional
+        SciPy's boundary modes and their 'grid-' aliases.
+    cval : float, optional
+        Value outside the array with ``mode='constant'``.
+    truncate : float, optional
+        The kernel reaches ``truncate`` standard deviations.
+    radius : int, optional
+        The kernel's radius, overriding `truncate`.
+    backend, device
+        As in :func:`correlate1d`.
+
+    Returns
+    -------
+    gaussian_filter1d : ndarray
+        The filtered array (`output` when one was given).
+
+    Raises
+    ------
+    RuntimeError, ValueError, TypeError
+        SciPy's errors for bad arguments (a negative radius, a negative order,
+        an unknown mode, an invalid axis, ...).
+    NotImplementedError
+        As in :func:`correlate1d`.
+    """
+
+    def passes(ndim: int) -> list:
+        return [_gaussian_pass(sigma, axis, order, mode, cval, truncate, radius, ndim)]
+
+    args = (input, sigma, axis, order, output, mode, cval, truncate)
+    # radius only when given: cupyx may not take it.
+    return _correlated("gaussian_filter1d", passes, input, output, backend, device, args,
+                       {} if radius is None else {"radius": radius})
+
+
+def gaussian_filter(
+    input: Any,
+    sigma: Any,
+    order: Any = 0,
+    output: Optional[Any] = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    truncate: float = 4.0,
+    *,
+    radius: Optional[Any] = None,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    """Multidimensional Gaussian filter, as ``scipy.ndimage.gaussian_filter``.
+
+    One :func:`gaussian_filter1d` pass per filtered axis, in order, each
+    reading the previous pass's result stored in the output's dtype (as
+    SciPy); axes whose sigma is not above 1e-15 are skipped (none left: a
+    copy). kernpack computes float32 and float64 arrays of any number of
+    dimensions into an output of their dtype, with the passes of one call run
+    back to back (on the GPU: one upload and one download for host arrays);
+    other calls run SciPy (host) or cupyx (CuPy arrays) as
+    :func:`correlate1d` says.
+
+    Parameters
+    ----------
+    input : array_like
+        A float32 or float64 array (host or device).
+    sigma : float or sequence of floats
+        Standard deviation, one for every axis or one per axis (of `axes`
+        when given).
+    order : int or sequence of ints, optional
+        Derivative order, one for every axis or one per axis.
+    output : array or dtype, optional
+        As in :func:`correlate1d`.
+    mode : str or sequence of str, optional
+        SciPy's boundary modes ('reflect', 'constant', 'nearest', 'mirror',
+        'wrap' and the 'grid-' aliases), one for every axis or one per axis.
+    cval : float, optional
+        Value outside the array with ``mode='constant'``.
+    truncate : float, optional
+        The kernels reach ``truncate`` standard deviations.
+    radius : int or sequence of ints, optional
+        The kernels' radius, overriding `truncate`; one or one per axis.
+    axes : int or sequence of int, optional
+        The axes to filter (default all), in the order given.
+    backend, device
+        As in :func:`correlate1d`.
+
+    Returns
+    -------
+    gaussian_filter : ndarray
+        The filtered array (`output` when one was given).
+
+    Raises
+    ------
+    RuntimeError, ValueError, TypeError
+        SciPy's errors for bad arguments (a sequence of the wrong length,
+        repeated or out-of-range axes, an unknown mode, a negative radius).
+    NotImplementedError
+        As in :func:`correlate1d`.
+    """
+
+    def passes(ndim: int) -> list:
+        filtered = _checked_axes(axes, ndim)
+        n = len(filtered)
+        orders, sigmas, modes, radii = (_normalize_sequence(v, n) for v in (order, sigma, mode, radius))
+        return [
+            _gaussian_pass(s, axis, o, m, cval, truncate, r, ndim)
+            for axis, s, o, m, r in zip(filtered, sigmas, orders, modes, radii)
+            if s > 1e-15  # SciPy's rule (NaN is skipped too)
+        ]
+
+    args = (input, sigma, order, output, mode, cval, truncate)
+    kwargs = {name: v for name, v in (("radius", radius), ("axes", axes)) if v is not None}
+    return _correlated("gaussian_filter", passes, input, output, backend, device, args, kwargs)
+
+
+def _correlated(name, make_passes, input, output, backend, device, args, kwargs):
+    """Runs SciPy's ``name`` as kernpack computes it: ``make_passes(ndim)``
+    checks the arguments (SciPy's errors) and gives the passes, or raises
+    _NotComputed; then kernpack filters host or device arrays, or, for what
+    it does not compute, SciPy (cupyx) runs ``name(*args, **kwargs)`` as
+    :func:`uniform_filter` decides."""
+    on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
+    array = on_device["input"] if on_device is not None else np.asarray(input)
+    try:
+        passes = make_passes(array.ndim)
+        if on_device is not None:
+            return _correlate_device(name, on_device, output, passes, backend, device)
+        return _correlate_host(name, array, output, passes, backend, device)
+    except _NotComputed as e:
+        library = None if on_device is None else _library(on_device.values())
+        if library is not None:
+            device_context(on_device, backend, device)  # the device checks the computed path makes
+        standing_in = _scipy_standing_in(e, None, backend, library, name)
+        with cupy_device(None if on_device is None else array.device):
+            return standing_in(*args, **kwargs)
+
+
+def _normalize_sequence(value: Any, n: int) -> list:
+    """SciPy's per-axis arguments: a string or non-iterable for every axis,
+    else a sequence of exactly ``n``."""
+    if not isinstance(value, str) and np.iterable(value):
+        values = list(value)
+        if len(values) != n:
+            raise RuntimeError(
+                f"sequence argument must have length equal to input rank ({n}, one value per axis), got {len(values)}"
+            )
+        return values
+    return [value] * n
+
+
+def _checked_axes(axes: Any, ndim: int) -> tuple:
+    """SciPy's ``axes`` of ``gaussian_filter``: None for all, one integer
+    (checked by its pass), or a sequence of distinct axes in range."""
+    if axes is None:
+        return tuple(range(ndim))
+    if np.isscalar(axes):
+        listed = (operator.index(axes),)
+    elif isinstance(axes, Iterable):
+        listed = tuple(operator.index(a) for a in axes)
+        for a in listed:
+            if not -ndim <= a < ndim:
+                raise ValueError(f"specified axis: {a} is out of range")
+        listed = tuple(a % ndim for a in listed)
+    else:
+        raise ValueError("axes must be an integer, iterable of integers, or None")
+    if len(set(listed)) != len(listed):
+        raise ValueError("axes must be unique")
+    return listed
+
+
+def _correlate_mode(mode: Any) -> str:
+    if not isinstance(mode, str) or mode not in _CORRELATE_MODES:
+        raise RuntimeError(f"boundary mode not supported: {mode!r}")
+    return _CORRELATE_MODES[mode]
+
+
+def _real(cval: Any) -> float:
+    """``cval`` as SciPy's C layer reads it: a real number (TypeError otherwise)."""
+    try:
+        if isinstance(cval, (str, bytes)):
+            raise TypeError
+        return float(cval)
+    except (TypeError, ValueError):
+        raise TypeError(f"cval must be a real number, not {type(cval).__name__}") from None
+
+
+def _correlate_pass(weights: Any, axis: Any, ndim: int, mode: Any, cval: Any, origin: Any) -> tuple:
+    """The native pass (axis, weights, origin, mode, cval) of SciPy's
+    ``correlate1d(weights, axis, mode=mode, cval=cval, origin=origin)`` on an
+    ``ndim``-D array, with SciPy's errors for bad arguments; _NotComputed for
+    weights kernpack does not take."""
+    w = np.asarray(weights)
+    if w.dtype.kind == "c":
+        raise _NotComputed(f"weights are {w.dtype}: kernpack correlates with real weights")
+    w = np.asarray(w, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] < 1:
+        raise RuntimeError("no filter weights given")
+    axis = normalize_axis_index(axis, ndim)
+    n = len(w)
+    if origin < -(n // 2) or origin > (n - 1) // 2:
+        raise ValueError("Invalid origin; origin must satisfy -(len(weights) // 2) <= origin <= (len(weights)-1) // 2")
+    kind = _correlate_mode(mode)
+    origin = operator.index(origin)  # TypeError for 0.5, as SciPy
+    cval = _real(cval)
+    if n > MAX_CORRELATE_TAPS:
+        raise _NotComputed(f"{n} weights: kernpack correlates with up to {MAX_CORRELATE_TAPS}")
+    if not np.isfinite(w).all():
+        raise _NotComputed("the weights hold NaN or infinity: kernpack correlates with finite weights")
+    return (axis, w.tolist(), origin, kind, cval)
+
+
+def _gaussian_pass(
+    sigma: Any, axis: Any, order: Any, mode: Any, cval: Any, truncate: Any, radius: Any, ndim: int
+) -> tuple:
+    """The native pass of SciPy's ``gaussian_filter1d(sigma, axis, order,
+    mode=mode, cval=cval, truncate=truncate, radius=radius)``: SciPy's radius
+    rule and errors here, the weights from kernpack's Rust kernel;
+    _NotComputed for sigmas, orders and radii kernpack does not take."""
+    sd = float(sigma)
+    lw = int(truncate * sd + 0.5)  # SciPy's radius (its ValueError / OverflowError for NaN / inf)
+    if radius is not None:
+        lw = radius
+    if not isinstance(lw, numbers.Integral) or lw < 0:
+        raise ValueError("Radius must be a nonnegative integer.")
+    if order < 0:
+        raise ValueError("order must be non-negative")
+    if isinstance(order, (bool, np.bool_)) and order:
+        raise TypeError("order must be an integer, not a bool")  # SciPy's np.ones(True) refuses it
+    order = 0 if order == 0 else int(operator.index(order))  # SciPy takes 0.0, and only integers above
+    axis = normalize_axis_index(axis, ndim)
+    kind = _correlate_mode(mode)
+    cval = _real(cval)
+    # SciPy's kernel divides by sigma ** 2: kernpack takes sigmas whose square
+    # is a normal positive number (SciPy divides by zero below ~1.5e-154).
+    if not (sd > 0 and sys.float_info.min <= sd * sd < math.inf):
+        raise _NotComputed(f"sigma={sigma!r}: kernpack's Gaussian filters take finite positive sigmas")
+    if order > MAX_GAUSSIAN_ORDER:
+        raise _NotComputed(f"order={order}: kernpack's Gaussian filters take orders up to {MAX_GAUSSIAN_ORDER}")
+    if lw > (MAX_CORRELATE_TAPS - 1) // 2:
+        raise _NotComputed(f"radius {lw}: kernpack's Gaussian filters take radii up to {(MAX_CORRELATE_TAPS - 1) // 2}")
+    return (axis, _native.gaussian_weights(sd, order, int(lw)), 0, kind, cval)
+
+
+def _correlate_host(name, array, output, passes, backend, device):
+    dtype = array.dtype.newbyteorder("=") if array.dtype.kind == "f" else array.dtype
+    if dtype not in FLOAT_DTYPES:
+        raise _NotComputed(
+            f"input is {array.dtype}: kernpack's {name} computes float32 and float64 arrays; "
+            "pass input.astype(np.float32) or np.float64"
+        )
+    result = _same_dtype_output(name, output, array.shape, dtype)
+    if array.size == 0:
+        return result  # nothing to filter, as SciPy
+    src = array if (array.dtype == dtype and array.flags.c_contiguous and array.flags.aligned) else None
+    # The native layer refuses an output whose span overlaps the input's:
+    # np.may_share_memory compares the same spans.
+    if src is None or np.may_share_memory(src, result):
+        src = np.array(array, dtype=dtype, order="C", copy=True)
+    direct = result.dtype == dtype and result.flags.c_contiguous and result.flags.aligned
+    dst = result if direct else np.empty(array.shape, dtype)
+    _native.correlate(context(backend, device), src, dst, passes)
+    if dst is not result:
+        result[...] = dst
+    return result
+
+
+def _same_dtype_output(name, output, shape, dtype):
+    """The host array to return: a new one of ``dtype`` (the input's) or of
+    ``output`` (a dtype), or ``output`` itself; SciPy's errors for a wrong
+    shape, _NotComputed for another dtype."""
+    if output is None:
+        return np.empty(shape, dtype)
+    if _is_dtype(output):
+        out_dtype = np.dtype(output)
+        if isinstance(output, str) and not issubclass(out_dtype.type, np.number):
+            raise RuntimeError("output must have numeric dtype")
+    elif not isinstance(output, np.ndarray):
+        raise TypeError("output must be None, a dtype or a NumPy array")
+    else:
+        if output.shape != tuple(shape):
+            raise RuntimeError("output shape not correct")
+        if not output.flags.writeable:
+            raise ValueError("output array is read-only")
+        out_dtype = output.dtype
+    if out_dtype.kind != "f" or out_dtype.newbyteorder("=") != dtype:
+        raise _NotComputed(f"output dtype {out_dtype}: kernpack's {name} writes the input's dtype ({dtype})")
+    return output if isinstance(output, np.ndarray) else np.empty(shape, out_dtype)
+
+
+def _correlate_device(name, arrays, output, passes, backend, device):
+    ctx = device_context(arrays, backend, device)
+    src = arrays["input"]
+    if src.dtype not in FLOAT_DTYPES:
+        raise _NotComputed(
+            f"input is a {src.dtype} device array: kernpack's {name} computes float32 and float64; "
+            "pass input.astype('float32') or .astype('float64')",
+            TypeError,
+        )
+    if _is_dtype(output) and np.dtype(output) != src.dtype:
+        raise _NotComputed(
+            f"output dtype {np.dtype(output)}: device arrays are filtered in their own dtype ({src.dtype})", TypeError
+        )
+    dst = arrays.get("output")
+    if dst is None:
+        result = empty(src, src.shape, src.dtype)
+        dst = device_array(result)
+    else:
+        result = output
+        if tuple(dst.shape) != tuple(src.shape):
+            raise RuntimeError("output shape not correct")
+        if dst.dtype != src.dtype:
+            raise _NotComputed(
+                f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype", TypeError
+            )
+        if not dst.is_c_contiguous() or dst.ptr % dst.dtype.itemsize:
+            raise _NotComputed("output is a device array that is not C-contiguous: pass a contiguous one", TypeError)
+    if src.size == 0:
+        return as_result(arrays["input"], result)
+    if not src.is_c_contiguous() or src.ptr % src.dtype.itemsize or _spans_overlap(src, dst):
+        # A C-contiguous copy made on the same stream (in place too, as SciPy allows).
+        src = device_array(copy(src))
+    _native.correlate_device(ctx, src.dtype.name, src.ptr, dst.ptr, list(src.shape), passes, current_stream(src))
+    return as_result(arrays["input"], result)
+
+
+def _byte_span(a) -> tuple:
+    """First and one-past-last byte a device array reaches (any strides)."""
+    lo = hi = a.ptr
+    for n, s in zip(a.shape, a.strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi + a.dtype.itemsize
+
+
+def _spans_overlap(a, b) -> bool:
+    if a.size == 0 or b.size == 0:
+        return False
+    (a_lo, a_hi), (b_lo, b_hi) = _byte_span(a), _byte_span(b)
+    return a_lo < b_hi and b_lo < a_hi

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use kernpack::{Backend, Error, Gpu, Kernpack};
 
 mod arrays;
+mod correlate;
 mod lombscargle;
 mod lombscargle_chi2;
 mod lorenz63;
@@ -278,6 +279,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NoGpuError", py.get_type::<NoGpuError>())?;
     m.add("MAX_BOX_SIZE", kernpack::MAX_BOX_SIZE)?;
     m.add("MAX_GPU_WINDOW_COLS", kernpack::MAX_GPU_WINDOW_COLS)?;
+    m.add("MAX_CORRELATE_TAPS", kernpack::api::correlate::MAX_TAPS)?;
+    m.add(
+        "MAX_GAUSSIAN_ORDER",
+        kernpack::api::correlate::MAX_GAUSSIAN_ORDER,
+    )?;
     m.add_class::<Context>()?;
     for function in [
         wrap_pyfunction!(device_count, m)?,
@@ -297,6 +303,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
         wrap_pyfunction!(stencil::box_filter, m)?,
         wrap_pyfunction!(stencil::box_filter_device, m)?,
+        wrap_pyfunction!(correlate::correlate, m)?,
+        wrap_pyfunction!(correlate::correlate_device, m)?,
+        wrap_pyfunction!(correlate::gaussian_weights, m)?,
         wrap_pyfunction!(reduce::sum, m)?,
         wrap_pyfunction!(reduce::normalize, m)?,
         wrap_pyfunction!(reduce::normalize_batched, m)?,
