@@ -431,7 +431,7 @@ fn device_matches_host<T: Dtype>(ctx: &Ctx, seed: u64) {
     let shape = [16usize, 8];
     let input: Vec<T> = (0..128).map(|i| T::from_f64(i as f64)).collect();
     let din = DeviceBuf::new(ctx, &input);
-    let dout = DeviceBuf::new(ctx, &vec![T::poison(); 128]);
+    let dout = DeviceBuf::new(ctx, &[T::poison(); 128]);
     let w = [1.0, 2.0, 1.0];
     let fake = 0x1234u64;
     let size = std::mem::size_of::<T>() as u64;
