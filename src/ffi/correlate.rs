@@ -142,7 +142,7 @@ impl<T: Float> Array<*const T, *mut T> {
     ///
     /// # Safety
     /// As the host entry points'.
-    unsafe fn run(
+    unsafe fn run_passes(
         &self,
         kp: &Kernpack,
         shape: &[usize],
@@ -240,7 +240,7 @@ impl<T: Float> Entry for Correlate1d<T, *const T, *mut T> {
         let shape = unsafe { self.array.shape() }?;
         let pass = unsafe { self.pass() }?;
         let weights = Span::of("weights", self.weights, self.nweights);
-        unsafe { self.array.run(kp, shape, &[pass], &[weights]) }
+        unsafe { self.array.run_passes(kp, shape, &[pass], &[weights]) }
     }
 }
 
@@ -324,7 +324,7 @@ impl<T: Float> Entry for GaussianFilter<T, *const T, *mut T> {
         let shape = unsafe { self.array.shape() }?;
         let passes = unsafe { self.passes() }?;
         let per_axis = Span::of("per_axis", self.per_axis, self.array.ndim);
-        unsafe { self.array.run(kp, shape, &passes, &[per_axis]) }
+        unsafe { self.array.run_passes(kp, shape, &passes, &[per_axis]) }
     }
 }
 
