@@ -176,6 +176,63 @@ typedef struct kp_context kp_context;
 typedef uint32_t kp_backend;
 
 /*
+ Origin and boundary of a correlation; start from
+ kp_correlate_options_default().
+ */
+typedef struct kp_correlate_options {
+  /*
+   SciPy's origin, in -(nweights / 2) .. (nweights - 1) / 2 (default 0):
+   along the axis, output i is the sum over j of
+   weights[j] * input[i + j - (nweights / 2 + origin)].
+   */
+  int64_t origin;
+  /*
+   The value outside the array with KP_BOX_CONSTANT (default 0).
+   */
+  double cval;
+  /*
+   One of KP_BOX_* but KP_BOX_INTERIOR (default KP_BOX_REFLECT).
+   */
+  uint32_t mode;
+} kp_correlate_options;
+
+/*
+ A Gaussian filter along one axis, as SciPy's `gaussian_filter1d(sigma,
+ order, mode, cval, truncate, radius)`; start from
+ kp_gaussian_options_default().
+ */
+typedef struct kp_gaussian_options {
+  /*
+   Standard deviation in points (default 1): finite and positive, or 0,
+   which skips the axis.
+   */
+  double sigma;
+  /*
+   0 smooths (default); k in 1 .. 10 correlates with the k-th derivative
+   of the Gaussian.
+   */
+  uint32_t order;
+  /*
+   With a negative `radius`, the kernel's radius is
+   floor(truncate * sigma + 0.5) (default 4).
+   */
+  double truncate;
+  /*
+   The kernel's radius (2 radius + 1 weights, at most 524287), or
+   negative: from `truncate` (default -1).
+   */
+  int64_t radius;
+  /*
+   One of KP_BOX_* but KP_BOX_INTERIOR (default KP_BOX_REFLECT).
+   */
+  uint32_t mode;
+  /*
+   The value outside the array with KP_BOX_CONSTANT (default 0).
+   */
+  double cval;
+} kp_gaussian_options;
+
+/*
  One CUDA device, as `kp_device_get_info` reports it.
  */
 typedef struct kp_device_info {
@@ -529,6 +586,172 @@ enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t 
  `stream` is 0 or a live CUstream of the context's GPU.
  */
 enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stream);
+
+/*
+ Origin 0, KP_BOX_REFLECT, cval 0 (SciPy's defaults).
+ */
+struct kp_correlate_options kp_correlate_options_default(void);
+
+/*
+ Sigma 1, order 0, truncate 4, radius -1 (from truncate), KP_BOX_REFLECT,
+ cval 0 (SciPy's defaults, sigma aside).
+ */
+struct kp_gaussian_options kp_gaussian_options_default(void);
+
+/*
+ SciPy's correlate1d in single precision along axis `axis` of the row-major
+ array of the `ndim` sizes at `shape` (the last axis varies fastest):
+ `input` and `output`, which must not overlap, each hold the product of
+ the sizes. Along the axis, output i is the sum over j of
+ `weights[j] * input[i + j - (nweights / 2 + origin)]`, the input extended
+ past its ends by the options' mode; `weights` holds `nweights` finite
+ values (1 to 2^20; doubles whatever the dtype). `axis` counts from 0 (the
+ slowest-varying axis) to `ndim - 1`: a negative, Python-style axis is the
+ caller's to convert. Runs on the context's backend and waits for the
+ result; nothing is written on failure. NULL options: the defaults.
+
+ # Safety
+ `ctx` is a live context; `shape` holds `ndim` values, `weights`
+ `nweights`, `input` and `output` the product of the sizes.
+ */
+enum kp_status kp_correlate1d_f32(const struct kp_context *ctx,
+                                  const float *input,
+                                  float *output,
+                                  const size_t *shape,
+                                  size_t ndim,
+                                  size_t axis,
+                                  const double *weights,
+                                  size_t nweights,
+                                  const struct kp_correlate_options *options);
+
+/*
+ As `kp_correlate1d_f32`, in double precision.
+
+ # Safety
+ As `kp_correlate1d_f32`.
+ */
+enum kp_status kp_correlate1d_f64(const struct kp_context *ctx,
+                                  const double *input,
+                                  double *output,
+                                  const size_t *shape,
+                                  size_t ndim,
+                                  size_t axis,
+                                  const double *weights,
+                                  size_t nweights,
+                                  const struct kp_correlate_options *options);
+
+/*
+ kp_correlate1d_f32 on device buffers in single precision: `input` and
+ `output` are device pointers of the context's GPU, each holding the
+ array, apart; `shape`, `weights` and `options` are host memory, read
+ before the call returns. Enqueued on `stream` (0: the default stream)
+ with no synchronisation. GPU contexts only.
+
+ # Safety
+ `ctx` is a live GPU context; `shape` holds `ndim` values and `weights`
+ `nweights`; `input` and `output` are device pointers of its GPU holding
+ the array, alive until the stream's work completes; `stream` is 0 or a
+ live stream of that GPU.
+ */
+enum kp_status kp_correlate1d_device_f32(const struct kp_context *ctx,
+                                         uint64_t input,
+                                         uint64_t output,
+                                         const size_t *shape,
+                                         size_t ndim,
+                                         size_t axis,
+                                         const double *weights,
+                                         size_t nweights,
+                                         const struct kp_correlate_options *options,
+                                         uint64_t stream);
+
+/*
+ As `kp_correlate1d_device_f32`, in double precision.
+
+ # Safety
+ As `kp_correlate1d_device_f32`.
+ */
+enum kp_status kp_correlate1d_device_f64(const struct kp_context *ctx,
+                                         uint64_t input,
+                                         uint64_t output,
+                                         const size_t *shape,
+                                         size_t ndim,
+                                         size_t axis,
+                                         const double *weights,
+                                         size_t nweights,
+                                         const struct kp_correlate_options *options,
+                                         uint64_t stream);
+
+/*
+ SciPy's gaussian_filter in single precision of the row-major array of the
+ `ndim` sizes at `shape` (`input` and `output` as for
+ kp_correlate1d_f32): one correlation per axis, axis 0 first, with the
+ Gaussian kernel of `per_axis[axis]` (`ndim` structs; NULL: the defaults
+ on every axis), each reading the previous one's output, stored in
+ single precision as SciPy stores it in the output's type. An axis whose sigma
+ is 0 is skipped (none left, or `ndim` 0: a copy); any other sigma must be
+ finite and positive (SciPy also skips negative ones; kernpack refuses
+ them). Runs on the context's backend and waits for the result; nothing is
+ written on failure.
+
+ # Safety
+ `ctx` is a live context; `shape` holds `ndim` values, a non-NULL
+ `per_axis` `ndim` structs, `input` and `output` the product of the sizes.
+ */
+enum kp_status kp_gaussian_filter_f32(const struct kp_context *ctx,
+                                      const float *input,
+                                      float *output,
+                                      const size_t *shape,
+                                      size_t ndim,
+                                      const struct kp_gaussian_options *per_axis);
+
+/*
+ As `kp_gaussian_filter_f32`, in double precision.
+
+ # Safety
+ As `kp_gaussian_filter_f32`.
+ */
+enum kp_status kp_gaussian_filter_f64(const struct kp_context *ctx,
+                                      const double *input,
+                                      double *output,
+                                      const size_t *shape,
+                                      size_t ndim,
+                                      const struct kp_gaussian_options *per_axis);
+
+/*
+ kp_gaussian_filter_f32 on device buffers in single precision: `input` and
+ `output` are device pointers of the context's GPU, each holding the
+ array, apart; `shape` and `per_axis` are host memory, read before the
+ call returns. Enqueued on `stream` (0: the default stream) with no
+ synchronisation; two passes or more go through device scratch of the
+ array's size, allocated on `stream`. GPU contexts only.
+
+ # Safety
+ `ctx` is a live GPU context; `shape` holds `ndim` values and a non-NULL
+ `per_axis` `ndim` structs; `input` and `output` are device pointers of its
+ GPU holding the array, alive until the stream's work completes; `stream`
+ is 0 or a live stream of that GPU.
+ */
+enum kp_status kp_gaussian_filter_device_f32(const struct kp_context *ctx,
+                                             uint64_t input,
+                                             uint64_t output,
+                                             const size_t *shape,
+                                             size_t ndim,
+                                             const struct kp_gaussian_options *per_axis,
+                                             uint64_t stream);
+
+/*
+ As `kp_gaussian_filter_device_f32`, in double precision.
+
+ # Safety
+ As `kp_gaussian_filter_device_f32`.
+ */
+enum kp_status kp_gaussian_filter_device_f64(const struct kp_context *ctx,
+                                             uint64_t input,
+                                             uint64_t output,
+                                             const size_t *shape,
+                                             size_t ndim,
+                                             const struct kp_gaussian_options *per_axis,
+                                             uint64_t stream);
 
 /*
  Writes the number of CUDA devices to `*count`: 0, with KP_OK, when there

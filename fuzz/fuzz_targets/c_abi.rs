@@ -37,6 +37,7 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Result as ArbResult, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
+use kernpack::ffi::correlate::*;
 use kernpack::ffi::devices::*;
 use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
@@ -626,6 +627,7 @@ enum Op {
     Fg(bool, FgOp),
     Device(DeviceOp),
     Streams(StreamOp),
+    Correlate(bool, CorrelateOp),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -686,6 +688,13 @@ fn helpers(op: &HelperOp) {
             assert_eq!((o.normalize, o.floating_mean, o.precenter), (0, 0, 0));
             let b = kp_box_filter_options_default();
             assert_eq!((b.size, b.mode, b.cval), (3, KP_BOX_REFLECT, 0.0));
+            let c = kp_correlate_options_default();
+            assert_eq!((c.origin, c.cval, c.mode), (0, 0.0, KP_BOX_REFLECT));
+            let g = kp_gaussian_options_default();
+            assert_eq!(
+                (g.sigma, g.order, g.truncate, g.radius, g.mode, g.cval),
+                (1.0, 0, 4.0, -1, KP_BOX_REFLECT, 0.0)
+            );
             let p = kp_lorenz96_default_params();
             assert_eq!((p.n, p.forcing, p.dt), (40, 8.0, 0.05));
             let q = kp_lorenz05_default_params();
@@ -1871,6 +1880,272 @@ fn box_filter<T: Real>(f: BoxFn<T>, name: &str, op: &BoxOp) {
     let _ = &mut input;
 }
 
+// --- Correlations and Gaussian filters ------------------------------------------
+
+/// A Gaussian's sigma: small (v / 16, 0 skips the axis), or refused.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Sigma {
+    Small(u8),
+    Zero,
+    Negative(u8),
+    Nan,
+    Inf,
+    Huge,
+}
+
+impl Sigma {
+    fn get(self) -> f64 {
+        match self {
+            Sigma::Small(v) => v as f64 / 16.0,
+            Sigma::Zero => 0.0,
+            Sigma::Negative(v) => -(v as f64 + 1.0) / 16.0,
+            Sigma::Nan => f64::NAN,
+            Sigma::Inf => f64::INFINITY,
+            Sigma::Huge => 1e300,
+        }
+    }
+}
+
+/// A kernel radius: from truncate (negative), small, or past the largest
+/// (refused). Radii between are valid but too much work per input.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Radius {
+    FromTruncate(i8),
+    Small(u8),
+    TooLarge(u8),
+}
+
+impl Radius {
+    fn get(self) -> i64 {
+        match self {
+            Radius::FromTruncate(v) => -1 - (v as i64).abs(),
+            Radius::Small(v) => v as i64,
+            Radius::TooLarge(i) => [1 << 19, 1 << 40, i64::MAX][i as usize % 3],
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+struct GaussSpec {
+    sigma: Sigma,
+    order: Field,
+    /// truncate = v / 16, or NaN for 255.
+    truncate: u8,
+    radius: Radius,
+    mode: Field,
+    cval: FVal,
+}
+
+impl GaussSpec {
+    fn get(self) -> kp_gaussian_options {
+        kp_gaussian_options {
+            sigma: self.sigma.get(),
+            order: self.order.get(13),
+            truncate: if self.truncate == 255 {
+                f64::NAN
+            } else {
+                self.truncate as f64 / 16.0
+            },
+            radius: self.radius.get(),
+            mode: self.mode.get(7),
+            cval: self.cval.0,
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum CorrOpts {
+    Null,
+    Default,
+    Fields { origin: i8, mode: Field, cval: FVal },
+}
+
+/// One size of an array's shape.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Dim {
+    Small(u8),
+    Zero,
+    Huge(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+struct CorrelateOp {
+    input: BufSpec,
+    output: OutSpec,
+    /// At most 4 sizes; NULL for a null flag of 1.
+    dims: Vec<Dim>,
+    shape_null: u8,
+    ndim: Count,
+    axis: Num,
+    weights: BufSpec,
+    nweights: Count,
+    opts: CorrOpts,
+    /// Gaussian filter (else a correlation), with these options per axis
+    /// (None: NULL).
+    gaussian: bool,
+    per_axis: Option<Vec<GaussSpec>>,
+    alias: u8,
+}
+
+const CORRELATE_CAP: usize = 4096;
+const WEIGHTS_CAP: usize = 64;
+
+type CorrelateFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *mut T,
+    *const usize,
+    usize,
+    usize,
+    *const f64,
+    usize,
+    *const kp_correlate_options,
+) -> kp_status;
+type GaussianFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const T,
+    *mut T,
+    *const usize,
+    usize,
+    *const kp_gaussian_options,
+) -> kp_status;
+
+fn correlate<T: Real>(f: (CorrelateFn<T>, GaussianFn<T>), name: &str, op: &CorrelateOp) {
+    let input = op.input.make::<T>(CORRELATE_CAP);
+    let mut output = op.output.make::<T>(CORRELATE_CAP);
+    let shape: Vec<usize> = op
+        .dims
+        .iter()
+        .take(4)
+        .map(|d| match *d {
+            Dim::Small(v) => v as usize % 24,
+            Dim::Zero => 0,
+            Dim::Huge(i) => HUGE[i as usize % HUGE.len()],
+        })
+        .collect();
+    let ndim = op.ndim.resolve(shape.len());
+    if !fits(ndim as u128, shape.len(), size_of::<usize>()) {
+        return;
+    }
+    // The array's values (over the sizes the library reads: the first ndim).
+    let span = shape
+        .iter()
+        .take(ndim)
+        .fold(1u128, |n, &d| n.saturating_mul(d as u128));
+    let alias = op.alias == 1 && !input.null && !output.null;
+    if alias {
+        if !output.fits(span) {
+            return;
+        }
+    } else if !(input.fits(span) && output.fits(span)) {
+        return;
+    }
+    let weights = op.weights.make::<f64>(WEIGHTS_CAP);
+    let nweights = op.nweights.resolve(weights.len());
+    let per_axis: Option<Vec<kp_gaussian_options>> = op
+        .per_axis
+        .as_ref()
+        .map(|v| v.iter().take(4).map(|g| g.get()).collect());
+    let gauss_size = size_of::<kp_gaussian_options>();
+    if op.gaussian {
+        if let Some(p) = &per_axis {
+            if !fits(ndim as u128, p.len(), gauss_size) {
+                return;
+            }
+        }
+    } else if !weights.fits(nweights as u128) {
+        return;
+    }
+    let mut slot = kp_correlate_options_default();
+    let opts: *const kp_correlate_options = match op.opts {
+        CorrOpts::Null => ptr::null(),
+        CorrOpts::Default => &slot as *const _,
+        CorrOpts::Fields { origin, mode, cval } => {
+            slot = kp_correlate_options {
+                origin: origin as i64,
+                cval: cval.0,
+                mode: mode.get(7),
+            };
+            &slot as *const _
+        }
+    };
+    let shape_ptr = if op.shape_null == 1 {
+        ptr::null()
+    } else {
+        shape.as_ptr()
+    };
+    let per_axis_ptr = per_axis.as_ref().map_or(ptr::null(), |p| p.as_ptr());
+    let axis = op.axis.get();
+    let input_name = if alias {
+        "output".to_string()
+    } else {
+        input.describe()
+    };
+    let call = if op.gaussian {
+        format!(
+            "kp_gaussian_filter_{name}(ctx, input={input_name}, output={}, shape={shape:?}, ndim={ndim}, per_axis={per_axis:?})",
+            output.describe()
+        )
+    } else {
+        format!(
+            "kp_correlate1d_{name}(ctx, input={input_name}, output={}, shape={shape:?}, ndim={ndim}, axis={axis}, weights={}, nweights={nweights}, options={:?})",
+            output.describe(),
+            weights.describe(),
+            unsafe { opts.as_ref() }
+        )
+    };
+    trace!("{call}");
+    let in_before = input.snapshot();
+    let weights_before = weights.snapshot();
+    let out_before = output.snapshot();
+    let in_ptr = if alias {
+        output.mut_ptr() as *const T
+    } else {
+        input.ptr()
+    };
+    let status = unsafe {
+        if op.gaussian {
+            f.1(
+                ctx(),
+                in_ptr,
+                output.mut_ptr(),
+                shape_ptr,
+                ndim,
+                per_axis_ptr,
+            )
+        } else {
+            f.0(
+                ctx(),
+                in_ptr,
+                output.mut_ptr(),
+                shape_ptr,
+                ndim,
+                axis,
+                weights.ptr(),
+                nweights,
+                opts,
+            )
+        }
+    };
+    let ok = check_status(&call, status);
+    if alias && span > 0 {
+        assert!(!ok, "{call}: accepted an input that overlaps the output");
+    }
+    check_inputs(
+        &call,
+        &[
+            ("input", in_before, bytes_of(&input.data)),
+            ("weights", weights_before, bytes_of(&weights.data)),
+        ],
+    );
+    let span_bytes = clamp(span.saturating_mul(size_of::<T>() as u128));
+    check_outputs(
+        &call,
+        ok,
+        &[("output", out_before, bytes_of(&output.data), span_bytes)],
+    );
+}
+
 // --- Lorenz ---------------------------------------------------------------------
 
 #[derive(Arbitrary, Debug)]
@@ -2474,6 +2749,12 @@ fn run(op: &Op) {
         Op::Fg(true, o) => fg::<f64>(kp_fg_integrate_c128, "kp_fg_integrate_c128", o),
         Op::Device(o) => device(o),
         Op::Streams(o) => streams(o),
+        Op::Correlate(false, o) => {
+            correlate::<f32>((kp_correlate1d_f32, kp_gaussian_filter_f32), "f32", o)
+        }
+        Op::Correlate(true, o) => {
+            correlate::<f64>((kp_correlate1d_f64, kp_gaussian_filter_f64), "f64", o)
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 //! copy of this module that cbindgen reads, so they are in the header.
 #![allow(non_camel_case_types)]
 
+pub mod correlate;
 pub mod devices;
 pub mod fg;
 pub mod lombscargle;
