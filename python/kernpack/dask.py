@@ -1,5 +1,5 @@
-"""kernpack on Dask: periodograms of survey tables, the box filter on large
-arrays and ensembles split by members, one kernpack call per partition or
+"""kernpack on Dask: periodograms of survey tables, the box and Gaussian
+filters on large arrays and ensembles split by members, one kernpack call per partition or
 block, on each worker's GPU (or its CPU).
 
 Needs the optional extra ``pip install 'kernpack[dask]'`` (dask[dataframe],
@@ -16,6 +16,9 @@ Functions
     DataFrame indexed by id.
 :func:`uniform_filter`
     ``scipy.ndimage.uniform_filter`` of a 2-D Dask array (``map_overlap``).
+:func:`gaussian_filter`, :func:`gaussian_filter1d`
+    ``scipy.ndimage.gaussian_filter`` (``gaussian_filter1d``) of an N-D Dask
+    array (``map_overlap``).
 :func:`lorenz96`, :func:`lorenz05`
     Ensembles chunked by members, one ensemble call per block.
 
@@ -54,15 +57,28 @@ except ImportError as e:  # pragma: no cover - exercised without the extra insta
 
 import numpy as np
 
+try:  # NumPy >= 2
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+
 from . import _context, _parquet_tasks
-from ._arrays import device_array, host_array
+from ._arrays import FLOAT_DTYPES, device_array, host_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
 from ._native import frame_count as _frame_count
 from ._native import series_layout as _series_layout
 
-__all__ = ["lombscargle_peaks", "lombscargle_periodograms", "uniform_filter", "lorenz96", "lorenz05"]
+__all__ = [
+    "lombscargle_peaks",
+    "lombscargle_periodograms",
+    "uniform_filter",
+    "gaussian_filter",
+    "gaussian_filter1d",
+    "lorenz96",
+    "lorenz05",
+]
 
 _TWO_PI = 2.0 * math.pi
 
@@ -738,7 +754,7 @@ def lombscargle_periodograms(
 
 
 # --------------------------------------------------------------------------
-# Box filter of large arrays
+# Box and Gaussian filters of large arrays
 # --------------------------------------------------------------------------
 
 
@@ -815,20 +831,8 @@ def _scipy_overlap(darr, size, mode, cval, origin, backend, not_computed):
     not compute, SciPy on each NumPy block (cupyx.scipy on each CuPy block),
     once their checks have passed (their errors raised here, before anything
     is computed)."""
-    meta = meta_from_array(darr)
-    if type(meta) is np.ndarray:
-        library = None
-    else:
-        view = device_array(meta)  # None for blocks of no device library (sparse, masked): nothing stands in
-        library = type(meta).__module__ if view is None else _ndimage._library([view])
-    _ndimage._scipy_standing_in(not_computed, mode, backend, library)
-    # SciPy's own checks and errors (cupyx makes SciPy's), on a tiny host
-    # array, so the client needs no GPU.
-    # (The dtype is checked by SciPy for NumPy blocks only: cupyx takes more.)
-    checked = darr.dtype if library is None else np.float64
-    with contextlib.suppress(ImportError):
-        _ndimage._defined_filter("scipy.ndimage")(np.zeros((1,) * darr.ndim, dtype=checked), size, mode=mode,
-                                                  cval=cval, origin=origin)
+    _scipy_checks(darr, "uniform_filter", mode, backend, not_computed, (size,),
+                  {"mode": mode, "cval": cval, "origin": origin})
 
     def per_axis(value):
         return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * darr.ndim
@@ -837,6 +841,26 @@ def _scipy_overlap(darr, size, mode, cval, origin, backend, not_computed):
     # SciPy leaves an axis with a size below 2 unfiltered.
     depths = [int(s) // 2 + abs(int(o)) if int(s) > 1 else 0 for s, o in zip(sizes, origins)]
     return depths, ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
+
+
+def _scipy_checks(darr, name, mode, backend, not_computed, args, kwargs):
+    """Where kernpack's kernels do not compute a call: SciPy's ``name`` on
+    each NumPy block (cupyx.scipy's on each CuPy block) where one may stand
+    in (``not_computed.refusal`` otherwise), and its checks and errors raised
+    now, before anything is computed."""
+    meta = meta_from_array(darr)
+    if type(meta) is np.ndarray:
+        library = None
+    else:
+        view = device_array(meta)  # None for blocks of no device library (sparse, masked): nothing stands in
+        library = type(meta).__module__ if view is None else _ndimage._library([view])
+    _ndimage._scipy_standing_in(not_computed, mode, backend, library, name)
+    # SciPy's own checks and errors (cupyx makes SciPy's), on a tiny host
+    # array, so the client needs no GPU.
+    # (The dtype is checked by SciPy for NumPy blocks only: cupyx takes more.)
+    checked = darr.dtype if library is None else np.float64
+    with contextlib.suppress(ImportError):
+        _ndimage._defined_filter("scipy.ndimage", name)(np.zeros((1,) * darr.ndim, dtype=checked), *args, **kwargs)
 
 
 def _overlapped(darr, block, depths, boundaries):
@@ -852,6 +876,161 @@ def _overlapped(darr, block, depths, boundaries):
             depth[axis], boundary[axis] = depths[axis], boundaries[axis]
     return darr.map_overlap(block, depth=depth, boundary=boundary, trim=True, dtype=darr.dtype,
                             meta=meta_from_array(darr))
+
+
+def gaussian_filter(
+    darr: Any,
+    sigma: Any,
+    order: Any = 0,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    truncate: float = 4.0,
+    *,
+    radius: Optional[Any] = None,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.gaussian_filter`` of a large Dask array, chunk by chunk.
+
+    Parameters
+    ----------
+    darr : dask.array.Array (or array_like)
+        NumPy or CuPy blocks, any number of dimensions.
+    sigma, order, mode, cval, truncate, radius, axes, backend
+        As in :func:`kernpack.ndimage.gaussian_filter`, which filters each
+        block (there is no `output`: the result is a new Dask array): what
+        kernpack's kernels do not compute runs
+        ``scipy.ndimage.gaussian_filter`` on each NumPy block and
+        ``cupyx.scipy.ndimage.gaussian_filter`` on each CuPy block, with the
+        overlap it needs.
+
+    Returns
+    -------
+    dask.array.Array
+        The filtered array, the input's dtype: equal to
+        ``scipy.ndimage.gaussian_filter`` of the whole array (to rounding:
+        kernpack sums float32 in float32, SciPy in float64).
+
+    Raises
+    ------
+    NotImplementedError, RuntimeError, TypeError, ValueError
+        As :func:`kernpack.ndimage.gaussian_filter` (and SciPy), before
+        anything is computed.
+
+    Notes
+    -----
+    ``map_overlap`` with depth the Gaussian's radius on each filtered axis
+    (`radius`, or ``int(truncate * sigma + 0.5)``; 0 on the axes not filtered
+    and those whose sigma is not above 1e-15): every block is extended by
+    the neighbouring blocks' edges (corners included, which the later passes
+    read), filtered in one call, and trimmed. The boundary modes act only at
+    the array's outer edges, as in :func:`uniform_filter`: there the filter
+    applies each axis's mode itself (``boundary='none'``), except 'wrap' and
+    'grid-wrap', whose outer sides are extended from the opposite edge
+    (``boundary='periodic'``). Chunks thinner than the depth are merged by
+    Dask first, and an axis not longer than the depth is taken as one chunk,
+    so the result's chunks may differ from the input's.
+    """
+    darr = da.asarray(darr)
+    kwargs = {name: v for name, v in (("radius", radius), ("axes", axes)) if v is not None}
+
+    def computed():
+        return _ndimage._gaussian_passes(sigma, order, mode, cval, truncate, radius, axes, darr.ndim)
+
+    def scipy_depths():
+        filtered = _ndimage._checked_axes(axes, darr.ndim)
+        n = len(filtered)
+        sigmas, modes, radii = (_ndimage._normalize_sequence(v, n) for v in (sigma, mode, radius))
+        return [(axis, s, m, r) for axis, s, m, r in zip(filtered, sigmas, modes, radii) if s > 1e-15]
+
+    block = functools.partial(_ndimage.gaussian_filter, sigma=sigma, order=order, mode=mode, cval=cval,
+                              truncate=truncate, radius=radius, axes=axes, backend=backend)
+    return _gaussian_blocks(darr, "gaussian_filter", computed, scipy_depths, truncate, backend, (sigma, order),
+                            dict(mode=mode, cval=cval, truncate=truncate, **kwargs), block)
+
+
+def gaussian_filter1d(
+    darr: Any,
+    sigma: float,
+    axis: int = -1,
+    order: int = 0,
+    mode: str = "reflect",
+    cval: float = 0.0,
+    truncate: float = 4.0,
+    *,
+    radius: Optional[int] = None,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.gaussian_filter1d`` of a large Dask array, chunk by chunk.
+
+    Parameters
+    ----------
+    darr : dask.array.Array (or array_like)
+        NumPy or CuPy blocks, at least 1-D.
+    sigma, axis, order, mode, cval, truncate, radius, backend
+        As in :func:`kernpack.ndimage.gaussian_filter1d`, which filters each
+        block (no `output`); what kernpack's kernels do not compute runs
+        SciPy (cupyx.scipy) on each block, as in :func:`gaussian_filter`.
+
+    Returns
+    -------
+    dask.array.Array
+        The filtered array, the input's dtype: equal to
+        ``scipy.ndimage.gaussian_filter1d`` of the whole array (to rounding).
+
+    Raises
+    ------
+    NotImplementedError, RuntimeError, TypeError, ValueError
+        As :func:`kernpack.ndimage.gaussian_filter1d` (and SciPy), before
+        anything is computed.
+
+    Notes
+    -----
+    As :func:`gaussian_filter`, with the overlap on `axis` only.
+    """
+    darr = da.asarray(darr)
+    kwargs = {} if radius is None else {"radius": radius}
+
+    def computed():
+        return [_ndimage._gaussian_pass(sigma, axis, order, mode, cval, truncate, radius, darr.ndim)]
+
+    def scipy_depths():
+        # gaussian_filter1d filters whatever its sigma (a negative one with a radius given).
+        return [(normalize_axis_index(axis, darr.ndim), sigma, mode, radius)]
+
+    block = functools.partial(_ndimage.gaussian_filter1d, sigma=sigma, axis=axis, order=order, mode=mode, cval=cval,
+                              truncate=truncate, radius=radius, backend=backend)
+    return _gaussian_blocks(darr, "gaussian_filter1d", computed, scipy_depths, truncate, backend, (sigma, axis, order),
+                            dict(mode=mode, cval=cval, truncate=truncate, **kwargs), block)
+
+
+def _gaussian_blocks(darr, name, computed, scipy_depths, truncate, backend, args, kwargs, block):
+    """`block` (kernpack's ``name`` with the call's arguments) on every block
+    of `darr` with the overlap of its passes. ``computed()``: kernpack's
+    passes (axis, weights, origin, mode, cval), or _NotComputed; then
+    ``scipy_depths()``: (axis, sigma, mode, radius) of each axis SciPy filters
+    once its checks have passed."""
+    depths, boundaries = [0] * darr.ndim, ["none"] * darr.ndim
+    try:
+        passes = computed()
+        if darr.dtype.newbyteorder("=") not in FLOAT_DTYPES:
+            raise _ndimage._NotComputed(
+                f"input is {darr.dtype}: kernpack's {name} computes float32 and float64 arrays; "
+                "pass darr.astype(np.float32) or np.float64"
+            )
+        for axis, weights, _, kind, _ in passes:
+            depths[axis] = max(depths[axis], len(weights) // 2)
+            boundaries[axis] = "periodic" if kind == "wrap" else "none"
+    except _ndimage._NotComputed as e:
+        _scipy_checks(darr, name, None, backend, e, args, kwargs)
+        for axis, s, m, r in scipy_depths():
+            depths[axis] = max(depths[axis], int(truncate * float(s) + 0.5) if r is None else int(r))
+            boundaries[axis] = "periodic" if m in ("wrap", "grid-wrap") else "none"
+    if darr.size == 0:
+        return darr.copy()
+    if not any(depths):
+        return darr.map_blocks(block, dtype=darr.dtype, meta=meta_from_array(darr))
+    return _overlapped(darr, block, depths, boundaries)
 
 
 # --------------------------------------------------------------------------

@@ -693,18 +693,25 @@ def gaussian_filter(
     """
 
     def passes(ndim: int) -> list:
-        filtered = _checked_axes(axes, ndim)
-        n = len(filtered)
-        orders, sigmas, modes, radii = (_normalize_sequence(v, n) for v in (order, sigma, mode, radius))
-        return [
-            _gaussian_pass(s, axis, o, m, cval, truncate, r, ndim)
-            for axis, s, o, m, r in zip(filtered, sigmas, orders, modes, radii)
-            if s > 1e-15  # SciPy's rule (NaN is skipped too)
-        ]
+        return _gaussian_passes(sigma, order, mode, cval, truncate, radius, axes, ndim)
 
     args = (input, sigma, order, output, mode, cval, truncate)
     kwargs = {name: v for name, v in (("radius", radius), ("axes", axes)) if v is not None}
     return _correlated("gaussian_filter", passes, input, output, backend, device, args, kwargs)
+
+
+def _gaussian_passes(sigma, order, mode, cval, truncate, radius, axes, ndim: int) -> list:
+    """The native passes of SciPy's ``gaussian_filter`` of an ``ndim``-D
+    array, one per filtered axis whose sigma is above 1e-15, with SciPy's
+    errors; _NotComputed for what kernpack does not take."""
+    filtered = _checked_axes(axes, ndim)
+    n = len(filtered)
+    orders, sigmas, modes, radii = (_normalize_sequence(v, n) for v in (order, sigma, mode, radius))
+    return [
+        _gaussian_pass(s, axis, o, m, cval, truncate, r, ndim)
+        for axis, s, o, m, r in zip(filtered, sigmas, orders, modes, radii)
+        if s > 1e-15  # SciPy's rule (NaN is skipped too)
+    ]
 
 
 def _correlated(name, make_passes, input, output, backend, device, args, kwargs):

@@ -8,7 +8,10 @@ put in (id, t, y) order before the call, so a partitioned run gives the
 single call's numbers bitwise (compared exactly). On the GPU the powers are
 compared to 1e-12 relative (a batch's launch shape may depend on its
 series). The box filter is compared with ``scipy.ndimage.uniform_filter``
-of the whole array to 1e-12 (float64; the sums run in another order).
+of the whole array to 1e-12 (float64; the sums run in another order), the
+Gaussian filters with ``scipy.ndimage.gaussian_filter`` (``gaussian_filter1d``)
+of the whole array to test_gaussian.py's per-pass bounds (1e-12 of each
+pass's magnitude for float64, (taps + 2) eps32 for float32).
 """
 from __future__ import annotations
 
@@ -733,6 +736,195 @@ def test_uniform_filter_of_cupy_blocks(rng):
         np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=0, atol=1e-12, err_msg=f"{size} {mode}")
     with pytest.raises(NotImplementedError, match="3 dimensions"):
         kd.uniform_filter(da.zeros((4, 4, 4), chunks=2), 4, mode="interior")
+
+
+# --------------------------------------------------------------------------
+# Gaussian filters
+# --------------------------------------------------------------------------
+
+from test_gaussian import scipy_weights, tolerance  # noqa: E402  (the single-array tests' bounds)
+
+GAUSSIAN_CASES = [  # (shape, chunks, sigma, other arguments)
+    ((40, 33), (7, 10), 1.5, {}),  # chunks not multiples of the radius (6)
+    ((17, 15), (2, 3), 2.0, {}),  # chunks thinner than the radius (8): merged
+    ((30, 50), (30, 50), 3.0, {}),  # one chunk
+    ((3, 50), (1, 16), (1.2, 2.5), {}),  # an axis shorter than its radius (5): one chunk along it
+    ((21, 19, 11), (6, 5, 4), (0.8, 1.7, 1.1), {}),  # 3-D, a sigma per axis
+    ((20, 26, 9), (5, 7, 3), (2.0, 0.0, 1.0), {"order": (1, 0, 2)}),  # an axis not filtered, derivatives
+    ((24, 30, 10), (8, 6, 5), (1.3, 2.0), {"axes": (2, 0), "radius": (3, 5)}),  # some axes, in this order; radii
+    ((32, 29), (9, 4), 2.0, {"truncate": 2.5}),  # radius int(2.5 * 2 + 0.5) = 5, chunks of 4 merged
+]
+
+
+def gaussian_bound(dtype, x, sigma, mode, cval, order=0, truncate=4.0, radius=None, axes=None):
+    """test_gaussian.py's bound of ``gaussian_filter(x, sigma, ...)`` (the
+    passes SciPy runs: the axes whose sigma is above 1e-15)."""
+    filtered = list(range(x.ndim)) if axes is None else list(axes)
+
+    def per_axis(value):
+        return list(value) if isinstance(value, (list, tuple)) else [value] * len(filtered)
+
+    weights, modes = [], []
+    for s, o, m, r in zip(per_axis(sigma), per_axis(order), per_axis(mode), per_axis(radius)):
+        if s > 1e-15:
+            weights.append(scipy_weights(s, o, truncate, r))
+            modes.append(m)
+    return tolerance(dtype, weights, x, cval, modes)
+
+
+def assert_within(got, want, bound, what):
+    assert got.shape == want.shape and got.dtype == want.dtype, what
+    err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+    assert err <= bound, f"{what}: error {err:.3e} > {bound:.3e}"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("mode", MODES)  # the 'grid-' aliases: below
+def test_gaussian_filter_equals_scipy_on_the_whole_array(backend, rng, mode, dtype):
+    images = [rng.normal(0, 3, shape).astype(dtype) for shape, _, _, _ in GAUSSIAN_CASES]
+    filtered = [
+        kd.gaussian_filter(da.from_array(image, chunks=chunks), sigma, mode=mode, cval=0.75, backend=backend, **kw)
+        for image, (_, chunks, sigma, kw) in zip(images, GAUSSIAN_CASES)
+    ]
+    for image, (shape, chunks, sigma, kw), got in zip(images, GAUSSIAN_CASES, dask.compute(*filtered)):
+        expected = scipy.ndimage.gaussian_filter(image, sigma, mode=mode, cval=0.75, **kw)
+        assert_within(got, expected, gaussian_bound(dtype, image, sigma, mode, 0.75, **kw),
+                      f"chunks {chunks}, sigma {sigma}, {kw}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gaussian_filter_with_a_mode_per_axis(backend, rng, dtype):
+    """'wrap' on some axes (periodic overlap), the filter's own modes on the
+    others' outer edges."""
+    cases = [  # (shape, chunks, sigma, mode)
+        ((23, 30, 12), (5, 8, 4), (1.0, 1.6, 0.9), ("wrap", "constant", "mirror")),
+        ((31, 27), (6, 7), (2.2, 1.4), ("nearest", "grid-wrap")),
+        ((18, 40), (4, 9), 1.8, ("grid-mirror", "wrap")),
+        ((19, 16), (5, 4), 1.2, ("grid-constant", "reflect")),
+    ]
+    images = [rng.normal(0, 3, shape).astype(dtype) for shape, _, _, _ in cases]
+    filtered = [
+        kd.gaussian_filter(da.from_array(image, chunks=chunks), sigma, mode=mode, cval=-1.5, backend=backend)
+        for image, (_, chunks, sigma, mode) in zip(images, cases)
+    ]
+    for image, (shape, _, sigma, mode), got in zip(images, cases, dask.compute(*filtered)):
+        expected = scipy.ndimage.gaussian_filter(image, sigma, mode=mode, cval=-1.5)
+        assert_within(got, expected, gaussian_bound(dtype, image, sigma, mode, -1.5), f"{shape} {mode}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gaussian_filter1d_equals_scipy_on_the_whole_array(backend, rng, dtype):
+    image = rng.normal(0, 3, (22, 25, 11)).astype(dtype)
+    darr = da.from_array(image, chunks=(6, 7, 4))
+    calls = [  # (sigma, axis, order, mode, other arguments)
+        (1.5, 0, 0, "reflect", {}),
+        (2.5, 1, 1, "wrap", {}),
+        (1.2, -1, 2, "constant", {}),
+        (3.0, 1, 0, "mirror", {"radius": 4}),
+        (0.7, 2, 3, "grid-wrap", {"truncate": 6.0}),
+        (-1.0, 0, 0, "nearest", {"radius": 2}),  # a negative sigma with a radius: SciPy on each block
+    ]
+    filtered = [kd.gaussian_filter1d(darr, sigma, axis, order, mode, 0.25, backend=backend, **kw)
+                for sigma, axis, order, mode, kw in calls]
+    for (sigma, axis, order, mode, kw), got in zip(calls, dask.compute(*filtered)):
+        expected = scipy.ndimage.gaussian_filter1d(image, sigma, axis, order, mode=mode, cval=0.25, **kw)
+        bound = tolerance(dtype, [scipy_weights(sigma, order, kw.get("truncate", 4.0), kw.get("radius"))], image,
+                          0.25, [mode])
+        if sigma < 0:  # SciPy on both sides
+            np.testing.assert_array_equal(got, expected)
+        else:
+            assert_within(got, expected, bound, f"sigma {sigma}, axis {axis}, order {order}, {mode}, {kw}")
+
+
+def test_gaussian_filter_of_nothing_to_filter(rng):
+    x = rng.normal(size=(12, 9))
+    darr = da.from_array(x, chunks=4)
+    np.testing.assert_array_equal(kd.gaussian_filter(darr, 0.0).compute(), x)  # every sigma <= 1e-15: a copy
+    np.testing.assert_array_equal(kd.gaussian_filter(darr, (1e-16, 0)).compute(), x)
+    empty = kd.gaussian_filter(da.zeros((0, 5), chunks=2), 1.0)
+    assert empty.shape == (0, 5) and empty.compute().shape == (0, 5)
+
+
+def test_gaussian_filter_invalid_arguments():
+    """SciPy's errors, raised before anything is computed."""
+    darr = da.zeros((10, 10), chunks=5)
+    ints = da.zeros((10, 10), chunks=5, dtype=np.int32)
+    for arr in (darr, ints):
+        with pytest.raises(RuntimeError, match="boundary mode"):
+            kd.gaussian_filter(arr, 1.0, mode="bogus")
+        with pytest.raises(RuntimeError, match="sequence argument"):
+            kd.gaussian_filter(arr, (1.0, 2.0, 3.0))
+        with pytest.raises(ValueError, match="Radius"):
+            kd.gaussian_filter(arr, 1.0, radius=-1)
+        with pytest.raises(ValueError, match="unique"):
+            kd.gaussian_filter(arr, 1.0, axes=(0, 0))
+        with pytest.raises(ValueError, match="order"):
+            kd.gaussian_filter(arr, 1.0, order=-1)
+        with pytest.raises(ValueError):
+            kd.gaussian_filter1d(arr, 1.0, axis=2)
+        with pytest.raises(TypeError):
+            kd.gaussian_filter1d(arr, 1.0, mode="constant", cval="x")
+    # Where SciPy may not stand in: the GPU backend asked for.
+    with pytest.raises(NotImplementedError, match="float32") as raised:
+        kd.gaussian_filter(ints, 1.0, backend="gpu")
+    assert type(raised.value) is NotImplementedError  # not a private subclass
+    with pytest.raises(NotImplementedError, match="order"):
+        kd.gaussian_filter1d(darr, 1.0, order=kernpack.ndimage.MAX_GAUSSIAN_ORDER + 1, backend="gpu")
+
+
+@pytest.mark.parametrize("dtype, sigma, kw, shape, chunks", [
+    (np.int32, 1.5, {}, (40, 37), 7),
+    (np.uint8, 2.0, {"mode": "wrap"}, (30, 33), 6),
+    (np.int64, (1.0, 0.8, 1.3), {"mode": ("nearest", "wrap", "mirror")}, (12, 10, 9), 4),
+    (np.float64, 1.2, {"order": 11, "mode": "constant", "cval": 2.5}, (25, 21), 5),  # above MAX_GAUSSIAN_ORDER
+    (np.complex128, 1.7, {"mode": "grid-wrap"}, (20, 22), 6),
+])
+def test_gaussian_filter_beyond_kernpacks_kernels_is_scipys(rng, dtype, sigma, kw, shape, chunks):
+    """Other dtypes and orders: SciPy on each block, with the overlap its
+    kernels need."""
+    x = rng.uniform(0, 100, shape)
+    x = (x + 1j * x[::-1] if dtype == np.complex128 else x).astype(dtype)
+    got = kd.gaussian_filter(da.from_array(x, chunks=chunks), sigma, **kw).compute()
+    ref = scipy.ndimage.gaussian_filter(x, sigma, **kw)
+    assert got.dtype == ref.dtype
+    if np.issubdtype(dtype, np.integer):
+        np.testing.assert_array_equal(got, ref)  # SciPy's sums per point, as on the whole array
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(ref))))
+
+
+def test_gaussian_filter_of_cupy_blocks(rng):
+    """CuPy blocks stay on the GPU: kernpack's kernels where they compute the
+    call, cupyx's filter on each block where they do not."""
+    try:
+        import cupy
+    except ImportError:
+        if REQUIRE_GPU:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but cupy is not importable")
+        pytest.skip("cupy not installed")
+    if kernpack.device_count() == 0:
+        if REQUIRE_GPU:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
+        pytest.skip("no GPU")
+    for dtype in (np.float64, np.float32):
+        image = rng.normal(0, 3, (40, 37, 6)).astype(dtype)
+        darr = da.from_array(cupy.asarray(image), chunks=(9, 10, 3))
+        for sigma, mode, kw in (
+            (1.5, "reflect", {}),
+            (2.0, "wrap", {}),
+            ((1.0, 2.5, 0.9), ("nearest", "mirror", "wrap"), {"order": (0, 1, 0)}),
+        ):
+            got = kd.gaussian_filter(darr, sigma, mode=mode, **kw).compute()
+            assert isinstance(got, cupy.ndarray), (sigma, mode)
+            want = scipy.ndimage.gaussian_filter(image, sigma, mode=mode, **kw)
+            assert_within(cupy.asnumpy(got), want, gaussian_bound(dtype, image, sigma, mode, 0.0, **kw),
+                          f"{dtype.__name__} {sigma} {mode}")
+    # cupyx on each block for what kernpack's kernels do not compute.
+    x = rng.normal(size=(30, 31))
+    got = kd.gaussian_filter(da.from_array(cupy.asarray(x), chunks=8), 1.3, order=11).compute()
+    assert isinstance(got, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(got), scipy.ndimage.gaussian_filter(x, 1.3, order=11), rtol=1e-9,
+                               atol=1e-12)
 
 
 # --------------------------------------------------------------------------
