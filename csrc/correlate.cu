@@ -139,10 +139,16 @@ __device__ void correlate_lines(const T* __restrict__ in, T* __restrict__ out, c
     const int64_t i0 = s * 32 * B;
     const int64_t from = i0 + p.first;
     const int count = Tile<T>::span((int)p.taps);
+    // Every load inside the line is issued before any is stored (a loop of
+    // load-then-store waits for each load in turn). A tile inside the line
+    // loads it all; one that reaches past an end (every tile of short lines)
+    // loads what is inside, then maps the rest through the boundary mode,
+    // out of line. On an H200 the split is worth it both ways: the general
+    // path alone took 0.35 ms against 0.30 for 8192^2 f32 along the rows;
+    // the old edge path (a loop of line_value) 0.79 ms against 0.68 for
+    // 512^3 f32 along lines of 512.
+    T v[Tile<T>::PER_LANE];
     if (from >= 0 && from + count <= p.n) {
-        // Inside the line: every load issued before any is stored (a loop
-        // of load-then-store waits for each load in turn).
-        T v[Tile<T>::PER_LANE];
 #pragma unroll
         for (int q = 0; q < Tile<T>::PER_LANE; ++q)
             if (lane + 32 * q < count) v[q] = __ldg(line + from + lane + 32 * q);
@@ -150,10 +156,19 @@ __device__ void correlate_lines(const T* __restrict__ in, T* __restrict__ out, c
         for (int q = 0; q < Tile<T>::PER_LANE; ++q)
             if (lane + 32 * q < count) tile[Tile<T>::at(lane + 32 * q)] = v[q];
     } else {
-        // Reaching past an end: through the boundary mode. (Computing every
-        // source first and then batching the loads was slower on an H200,
-        // 0.93 against 0.78 ms for 512^3 f32 lines of 512.)
-        for (int t = lane; t < count; t += 32) tile[Tile<T>::at(t)] = line_value(line, from + t, p);
+#pragma unroll
+        for (int q = 0; q < Tile<T>::PER_LANE; ++q) {
+            const int64_t i = from + lane + 32 * q;
+            if (lane + 32 * q < count && i >= 0 && i < p.n) v[q] = __ldg(line + i);
+        }
+#pragma unroll
+        for (int q = 0; q < Tile<T>::PER_LANE; ++q) {
+            const int64_t i = from + lane + 32 * q;
+            if (lane + 32 * q < count) {
+                if (i < 0 || i >= p.n) v[q] = line_outside(line, i, p.n, (int64_t)1, p.mode, p.cval);
+                tile[Tile<T>::at(lane + 32 * q)] = v[q];
+            }
+        }
     }
     __syncwarp();
     T acc[B];
