@@ -278,7 +278,9 @@ pub struct kp_correlate_params {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of kp_correlate_params"][::std::mem::size_of::<kp_correlate_params>() - 72usize];
+    [
+        "Size of kp_correlate_params",
+    ][::std::mem::size_of::<kp_correlate_params>() - 72usize];
     [
         "Alignment of kp_correlate_params",
     ][::std::mem::align_of::<kp_correlate_params>() - 8usize];
