@@ -183,7 +183,7 @@ typedef struct kp_correlate_options {
   /*
    SciPy's origin, in -(nweights / 2) .. (nweights - 1) / 2 (default 0):
    along the axis, output i is the sum over j of
-   weights[j] * input[i + j - (nweights / 2 + origin)].
+   weights at j times the input at i + j - (nweights / 2 + origin).
    */
   int64_t origin;
   /*

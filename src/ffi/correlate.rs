@@ -25,7 +25,7 @@ pub use entry_points::*;
 pub struct kp_correlate_options {
     /// SciPy's origin, in -(nweights / 2) .. (nweights - 1) / 2 (default 0):
     /// along the axis, output i is the sum over j of
-    /// weights[j] * input[i + j - (nweights / 2 + origin)].
+    /// weights at j times the input at i + j - (nweights / 2 + origin).
     pub origin: i64,
     /// The value outside the array with KP_BOX_CONSTANT (default 0).
     pub cval: f64,
