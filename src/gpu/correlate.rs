@@ -6,12 +6,10 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
-use super::c_params::{
-    KP_BOX_CONSTANT, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT, KP_BOX_WRAP,
-    KP_CORRELATE_MAX_TAPS, KP_CORRELATE_OUTPUTS, KP_CORRELATE_WARPS,
-};
+use super::c_params::{KP_CORRELATE_MAX_TAPS, KP_CORRELATE_OUTPUTS, KP_CORRELATE_WARPS};
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::launch::{In, LaunchConfig, Out};
+use super::stencil::kernel_mode;
 use super::{kernels, scratch, CorrelateParams, Gpu};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -75,17 +73,6 @@ pub(crate) fn validate(
         }
     }
     Ok(())
-}
-
-/// The kernels' `KP_BOX_*` code of a boundary mode (never interior: refused).
-fn kernel_mode(mode: BoundaryMode) -> i32 {
-    match mode {
-        BoundaryMode::Reflect => KP_BOX_REFLECT,
-        BoundaryMode::Constant => KP_BOX_CONSTANT,
-        BoundaryMode::Nearest | BoundaryMode::Interior => KP_BOX_NEAREST,
-        BoundaryMode::Mirror => KP_BOX_MIRROR,
-        BoundaryMode::Wrap => KP_BOX_WRAP,
-    }
 }
 
 /// Correlation passes on device memory ([`Gpu::enqueue`]): `input` and

@@ -88,8 +88,9 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// The kernels' `KP_BOX_*` code of a boundary mode.
-fn kernel_mode(mode: BoundaryMode) -> i32 {
+/// The kernels' `KP_BOX_*` code of a boundary mode (the box filter's and
+/// the correlation's, which refuses interior before any launch).
+pub(super) fn kernel_mode(mode: BoundaryMode) -> i32 {
     match mode {
         BoundaryMode::Reflect => KP_BOX_REFLECT,
         BoundaryMode::Constant => KP_BOX_CONSTANT,
