@@ -151,4 +151,44 @@ typedef struct kp_correlate_params {
     int32_t accumulate; /* 1: add to the output's contents (the later slices of a long filter) */
 } kp_correlate_params;
 
+/* Rank filters (csrc/rank.cu: median, percentile and rank filters over a
+ * footprint). The array is up to 4-D, n[0] x n[1] x n[2] x n[3] row-major
+ * (leading axes of size 1 for fewer), one thread per output along n[3].
+ * Values are ordered through unsigned keys of their width (KP_RANK_*:
+ * how the bits map to keys). A 1-D grid strides over work units: a block
+ * of threads along n[3] x a segment of rows along n[2] x one (n[0], n[1]). The footprint's points travel as a device
+ * table of 5 int64 each: the flat offset, then the offset along each axis. */
+#define KP_RANK_UNSIGNED 0
+#define KP_RANK_SIGNED 1
+#define KP_RANK_FLOAT 2
+/* The sorting networks' capacities: a footprint of up to the largest sorts
+ * its window in registers, padded to the next capacity. */
+#define KP_RANK_NETWORK_MAX 81
+#define KP_RANK_NETWORK_MAX_64 25
+/* Threads per block: the networks', the digit kernel's (a 256-bin
+ * histogram per thread in shared memory, uint32 counts) and the sliding
+ * kernel's (uint16 counts, footprints of at most 65535 points). */
+#define KP_RANK_NETWORK_THREADS 64
+#define KP_RANK_DIGIT_THREADS 32
+#define KP_RANK_SLIDING_THREADS 64
+
+typedef struct kp_rank_params {
+    int64_t n[4];
+    int64_t lo[4];     /* along axis a, outputs lo[a] <= i < hi[a] read only inside the array */
+    int64_t hi[4];
+    int64_t first[4];  /* sliding kernel: the offset of the box footprint's first point per axis */
+    int64_t size[4];   /* sliding kernel: the box footprint's size per axis */
+    int64_t count;     /* footprint points */
+    int64_t rank;      /* 0 .. count - 1 */
+    int64_t segment;   /* rows (along n[2]) per work unit */
+    int64_t segments;  /* ceil(n[2] / segment) */
+    int64_t xblocks;   /* blocks along n[3]: ceil(n[3] / threads per block) */
+    int64_t units;     /* xblocks x segments x n[0] x n[1]: the grid strides over them */
+    uint64_t cval;     /* the constant's bits, zero-extended from the element's width */
+    int32_t mode;      /* KP_BOX_* (KP_BOX_INTERIOR is never passed) */
+    int32_t kind;      /* KP_RANK_* */
+    int32_t width;     /* bytes per element: 1, 2, 4 (the b32 kernels) or 8 (b64) */
+    int32_t unused;
+} kp_rank_params;
+
 #endif

@@ -44,6 +44,7 @@ pub use api::lorenz::{
 };
 pub use api::lorenz63::{Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember};
 pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
+pub use api::rank::{Footprint, Rank, RankFilterOnDevice, RankFilterOptions, RankValue};
 pub use api::reduce::{NormalizeOnDevice, SumOnDevice};
 pub use api::reduce_batched::NormalizeBatchedOnDevice;
 pub use api::stencil::{

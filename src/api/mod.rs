@@ -52,6 +52,7 @@ pub mod lombscargle;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod multi;
+pub mod rank;
 pub mod reduce;
 pub mod reduce_batched;
 pub mod stencil;

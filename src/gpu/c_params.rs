@@ -17,6 +17,14 @@ pub const KP_BOX_RUN_WARPS: u32 = 4;
 pub const KP_CORRELATE_MAX_TAPS: u32 = 256;
 pub const KP_CORRELATE_OUTPUTS: u32 = 8;
 pub const KP_CORRELATE_WARPS: u32 = 4;
+pub const KP_RANK_UNSIGNED: u32 = 0;
+pub const KP_RANK_SIGNED: u32 = 1;
+pub const KP_RANK_FLOAT: u32 = 2;
+pub const KP_RANK_NETWORK_MAX: u32 = 81;
+pub const KP_RANK_NETWORK_MAX_64: u32 = 25;
+pub const KP_RANK_NETWORK_THREADS: u32 = 64;
+pub const KP_RANK_DIGIT_THREADS: u32 = 32;
+pub const KP_RANK_SLIDING_THREADS: u32 = 64;
 pub const KP_LS_POWER: i32 = 0;
 pub const KP_LS_NORMALIZE: i32 = 1;
 pub const KP_LS_AMPLITUDE: i32 = 2;
@@ -314,4 +322,77 @@ const _: () = {
     [
         "Offset of field: kp_correlate_params::accumulate",
     ][::std::mem::offset_of!(kp_correlate_params, accumulate) - 68usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_rank_params {
+    pub n: [i64; 4usize],
+    pub lo: [i64; 4usize],
+    pub hi: [i64; 4usize],
+    pub first: [i64; 4usize],
+    pub size: [i64; 4usize],
+    pub count: i64,
+    pub rank: i64,
+    pub segment: i64,
+    pub segments: i64,
+    pub xblocks: i64,
+    pub units: i64,
+    pub cval: u64,
+    pub mode: i32,
+    pub kind: i32,
+    pub width: i32,
+    pub unused: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_rank_params"][::std::mem::size_of::<kp_rank_params>() - 232usize];
+    ["Alignment of kp_rank_params"][::std::mem::align_of::<kp_rank_params>() - 8usize];
+    [
+        "Offset of field: kp_rank_params::n",
+    ][::std::mem::offset_of!(kp_rank_params, n) - 0usize];
+    [
+        "Offset of field: kp_rank_params::lo",
+    ][::std::mem::offset_of!(kp_rank_params, lo) - 32usize];
+    [
+        "Offset of field: kp_rank_params::hi",
+    ][::std::mem::offset_of!(kp_rank_params, hi) - 64usize];
+    [
+        "Offset of field: kp_rank_params::first",
+    ][::std::mem::offset_of!(kp_rank_params, first) - 96usize];
+    [
+        "Offset of field: kp_rank_params::size",
+    ][::std::mem::offset_of!(kp_rank_params, size) - 128usize];
+    [
+        "Offset of field: kp_rank_params::count",
+    ][::std::mem::offset_of!(kp_rank_params, count) - 160usize];
+    [
+        "Offset of field: kp_rank_params::rank",
+    ][::std::mem::offset_of!(kp_rank_params, rank) - 168usize];
+    [
+        "Offset of field: kp_rank_params::segment",
+    ][::std::mem::offset_of!(kp_rank_params, segment) - 176usize];
+    [
+        "Offset of field: kp_rank_params::segments",
+    ][::std::mem::offset_of!(kp_rank_params, segments) - 184usize];
+    [
+        "Offset of field: kp_rank_params::xblocks",
+    ][::std::mem::offset_of!(kp_rank_params, xblocks) - 192usize];
+    [
+        "Offset of field: kp_rank_params::units",
+    ][::std::mem::offset_of!(kp_rank_params, units) - 200usize];
+    [
+        "Offset of field: kp_rank_params::cval",
+    ][::std::mem::offset_of!(kp_rank_params, cval) - 208usize];
+    [
+        "Offset of field: kp_rank_params::mode",
+    ][::std::mem::offset_of!(kp_rank_params, mode) - 216usize];
+    [
+        "Offset of field: kp_rank_params::kind",
+    ][::std::mem::offset_of!(kp_rank_params, kind) - 220usize];
+    [
+        "Offset of field: kp_rank_params::width",
+    ][::std::mem::offset_of!(kp_rank_params, width) - 224usize];
+    [
+        "Offset of field: kp_rank_params::unused",
+    ][::std::mem::offset_of!(kp_rank_params, unused) - 228usize];
 };

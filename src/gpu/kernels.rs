@@ -11,7 +11,9 @@
 
 use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
-use super::{BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{
+    BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
+};
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
 
@@ -209,6 +211,48 @@ pub(crate) fn correlate<T: Float>(strided: bool) -> Correlate<T> {
     } else {
         per_float!(T, "correlate_lines")
     })
+}
+
+// ---- csrc/rank.cu ----
+
+/// A rank filter over a footprint table: `(const R* in, R* out, const
+/// int64_t* taps, kp_rank_params p)`, R the raw element (`unsigned char`
+/// for 1, 2 or 4 bytes, `unsigned long long` for 8).
+pub(crate) type RankTable<R> = KernelFn<(In<R>, Out<R>, In<i64>, RankParams)>;
+
+/// `rank_network{cap}_b32`: footprints of up to `cap` points (9, 25, 49, 81).
+pub(crate) fn rank_network_b32(cap: usize) -> RankTable<u8> {
+    KernelFn::new(match cap {
+        9 => "rank_network9_b32",
+        25 => "rank_network25_b32",
+        49 => "rank_network49_b32",
+        81 => "rank_network81_b32",
+        _ => panic!("no rank network of {cap} points"),
+    })
+}
+
+/// `rank_network{cap}_b64`: footprints of up to `cap` points (9, 25).
+pub(crate) fn rank_network_b64(cap: usize) -> RankTable<u64> {
+    KernelFn::new(match cap {
+        9 => "rank_network9_b64",
+        25 => "rank_network25_b64",
+        _ => panic!("no 64-bit rank network of {cap} points"),
+    })
+}
+
+/// `rank_digits_b32` / `rank_digits_b64`: any footprint, a byte per pass.
+pub(crate) fn rank_digits_b32() -> RankTable<u8> {
+    KernelFn::new("rank_digits_b32")
+}
+
+pub(crate) fn rank_digits_b64() -> RankTable<u64> {
+    KernelFn::new("rank_digits_b64")
+}
+
+/// `rank_sliding_b8(const unsigned char* in, unsigned char* out,
+/// kp_rank_params p)`: 8-bit values, box footprints.
+pub(crate) fn rank_sliding_b8() -> KernelFn<(In<u8>, Out<u8>, RankParams)> {
+    KernelFn::new("rank_sliding_b8")
 }
 
 /// The running-sum box filter of any window: `(const T* in, T* out, kp_box_run_params p)`.
@@ -466,7 +510,12 @@ mod tests {
             params(reduce_final()),
             params(reduce_batched_plan()),
             params(reduce_batched_final()),
+            params(rank_digits_b32()),
+            params(rank_digits_b64()),
+            params(rank_sliding_b8()),
         ];
+        all.extend([9, 25, 49, 81].map(|cap| params(rank_network_b32(cap))));
+        all.extend([9, 25].map(|cap| params(rank_network_b64(cap))));
         declared_for::<f32>(&mut all);
         declared_for::<f64>(&mut all);
         all

@@ -8,7 +8,9 @@ use std::marker::PhantomData;
 
 use cudarc::driver::sys::CUdeviceptr;
 
-use super::{BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats};
+use super::{
+    BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
+};
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
 
@@ -50,6 +52,7 @@ by_value! {
     BoxRunParams => "kp_box_run_params",
     CorrelateParams => "kp_correlate_params",
     L96Run => "kp_l96_run",
+    RankParams => "kp_rank_params",
 }
 
 // SAFETY: `kp::Weights<T, L>` of csrc/common.cuh is `struct { T w[L]; }`,
@@ -95,6 +98,22 @@ impl DeviceElem for i32 {
     #[cfg(test)]
     fn c_name() -> &'static str {
         "int"
+    }
+}
+
+/// Raw element bits of 1 byte (the rank filters' b32 kernels read 1, 2 or
+/// 4 bytes through it) and of 8 bytes.
+impl DeviceElem for u8 {
+    #[cfg(test)]
+    fn c_name() -> &'static str {
+        "unsigned char"
+    }
+}
+
+impl DeviceElem for u64 {
+    #[cfg(test)]
+    fn c_name() -> &'static str {
+        "unsigned long long"
     }
 }
 

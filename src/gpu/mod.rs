@@ -21,6 +21,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod rank;
 pub mod reduce;
 pub mod stencil;
 
@@ -37,6 +38,7 @@ pub(crate) type BoxParams = c_params::kp_box_params;
 pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 pub(crate) type L96Run = c_params::kp_l96_run;
 pub(crate) type CorrelateParams = c_params::kp_correlate_params;
+pub(crate) type RankParams = c_params::kp_rank_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

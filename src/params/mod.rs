@@ -12,6 +12,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod rank;
 pub mod reduce;
 pub mod save_at;
 pub mod significance;
