@@ -3,7 +3,7 @@
 memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
 
-    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes gaussian normalize streams]
+    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes gaussian median normalize streams]
 
 box-sizes: the box filter of 8192^2 f32 and f64 for windows 3 to 63 (running
 sums for all but square 3-9), each as a % of the device-to-device copy of the
@@ -13,6 +13,11 @@ gaussian: the Gaussian filter of 8192^2 (sigma 4) and 512^3 (sigma 2), f32
 and f64, per axis and whole, as a % of one copy per pass, beside
 cupyx.scipy.ndimage.gaussian_filter(1d); the CPU backend beside
 scipy.ndimage.gaussian_filter on 4096^2.
+
+median: the median filter of 8192^2 uint8 and float32 images (sizes 3, 5, 9),
+5120^2 uint8 (size 51) and 256^3 float32 (size 3), beside
+cupyx.scipy.ndimage.median_filter; the CPU backend beside
+scipy.ndimage.median_filter on 2048^2.
 
 kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
 device-to-device copy of the same bytes timed in the same process); the
@@ -213,6 +218,49 @@ def gaussian(binary):
             f"scipy.ndimage (one thread) {sp:.1f} ms = {sp / ours:.2f}x")
 
 
+MEDIAN_CASES = [((8192, 8192), 3, "u8"), ((8192, 8192), 3, "f32"), ((8192, 8192), 5, "u8"),
+                ((8192, 8192), 5, "f32"), ((8192, 8192), 9, "u8"), ((8192, 8192), 9, "f32"),
+                ((5120, 5120), 51, "u8"), ((256, 256, 256), 3, "f32")]
+
+
+def median(binary):
+    """The median filter beside cupyx.scipy.ndimage.median_filter of the
+    same kind of image (uniform random values over the type's range, or
+    [0, 1) for floats), then the CPU backend beside scipy.ndimage."""
+    import time
+
+    import scipy.ndimage as sn
+
+    rng = np.random.default_rng(8)
+    for shape, size, name in MEDIAN_CASES:
+        host = (rng.integers(0, 256, shape, dtype=np.uint8) if name == "u8"
+                else rng.random(shape, dtype=np.float32))
+        x = cp.asarray(host)
+        out = cp.empty_like(x)
+        reps = 1 if size > 9 else 5
+        f, _ = kernpack(binary, "median", "--shape", ",".join(map(str, shape)), "--size", str(size),
+                        "--dtype", name)
+        ours = float(f["filter_ms"])
+        cx = cuda_time(lambda: cxn.median_filter(x, size, output=out), reps=reps)
+        row(f"median {size} {'x'.join(map(str, shape))} {name}", "kernpack", ours,
+            f"{float(f['of_copy_bw']) * 100:.1f}% of copy ({f['copy_ms']} ms); cupyx {cx:.3f} ms = {cx / ours:.1f}x")
+    for name, size in [("u8", 3), ("f32", 3), ("u8", 9), ("f32", 9)]:
+        shape = (2048, 2048)
+        host = (rng.integers(0, 256, shape, dtype=np.uint8) if name == "u8"
+                else rng.random(shape, dtype=np.float32))
+        f, _ = kernpack(binary, "median", "--shape", "2048,2048", "--size", str(size), "--dtype", name,
+                        "--backend", "cpu", "--reps", "3")
+        times = []
+        for _ in range(3 if size < 9 else 1):
+            t0 = time.perf_counter()
+            sn.median_filter(host, size)
+            times.append((time.perf_counter() - t0) * 1e3)
+        sp = sorted(times)[len(times) // 2]
+        ours = float(f["filter_ms"])
+        row(f"median {size} 2048x2048 {name} (CPU)", f"kernpack cpu, {f['threads']} threads", ours,
+            f"scipy.ndimage (one thread) {sp:.1f} ms = {sp / ours:.2f}x")
+
+
 def normalize(binary):
     for n in [10_000_000, 1 << 28]:
         for name, dtype in [("f32", np.float32)] + ([("f64", np.float64)] if n < 1 << 28 else []):
@@ -276,7 +324,7 @@ def main():
     binary = sys.argv[1]
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     sections = sys.argv[2:] or ["box", "box-sizes", "normalize", "streams"]
-    for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("gaussian", gaussian),
+    for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("gaussian", gaussian), ("median", median),
                           ("normalize", normalize),
                           ("streams", streams)]:
         if name in sections:

@@ -1,7 +1,9 @@
 //! `kernpack bench`: which benchmark a subcommand runs. Each benchmark module
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
-use crate::{bench, bench_box, bench_fap, bench_gaussian, bench_streams, fg_cmd, lorenz63_cmd};
+use crate::{
+    bench, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams, fg_cmd, lorenz63_cmd,
+};
 
 /// What `kernpack bench` times.
 #[derive(clap::Subcommand, Debug)]
@@ -16,6 +18,8 @@ pub enum BenchCommand {
     BoxFilter(bench_box::BenchBoxArgs),
     /// The Gaussian filter (a pass per axis) against a device-to-device copy per pass.
     Gaussian(bench_gaussian::BenchGaussianArgs),
+    /// The median (rank) filter against a device-to-device copy of the same array.
+    Median(bench_median::BenchMedianArgs),
     /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
     NormalizeStreams(bench_streams::BenchStreamsArgs),
     /// One batched normalise call against a loop of single calls.
@@ -56,6 +60,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::Reduce(args) => bench::reduce(&args),
         BenchCommand::BoxFilter(args) => bench_box::run(&args),
         BenchCommand::Gaussian(args) => bench_gaussian::run(&args),
+        BenchCommand::Median(args) => bench_median::run(&args),
         BenchCommand::NormalizeStreams(args) => bench_streams::normalize_streams(&args),
         BenchCommand::NormalizeBatched(args) => bench_streams::normalize_batched(&args),
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),

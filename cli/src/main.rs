@@ -46,6 +46,7 @@ mod bench_box;
 mod bench_cmd;
 mod bench_fap;
 mod bench_gaussian;
+mod bench_median;
 mod bench_streams;
 mod fg_cmd;
 mod figures;
@@ -199,6 +200,7 @@ mod tests {
             ("reduce", "20"),
             ("box-filter", "20"),
             ("gaussian", "20"),
+            ("median", "20"),
             ("normalize-streams", "10"),
             ("normalize-batched", "20"),
             ("lorenz96", "10"),
