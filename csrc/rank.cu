@@ -10,6 +10,8 @@
 //     the box, then the rank bin moves from where it was.
 //   rank_digits: any footprint and width. Radix selection, one byte of the
 //     key per pass, through a 256-bin histogram per thread in shared memory.
+//   median3x3: the median of 3 x 3 boxes along the last two axes, each
+//     row's three values sorted once for the three outputs that share them.
 // Values are compared as unsigned keys of their width: the bits as they are
 // (unsigned), the sign flipped (signed), or the IEEE order with every NaN
 // above +inf (float).
@@ -255,13 +257,40 @@ __device__ __forceinline__ void rank_sliding(const unsigned char* __restrict__ i
                 }
             }
         };
+        // Slides the window down one row: the slab at row `leaving` out, the
+        // one `size[2]` rows below in, read side by side.
+        auto move = [&](int64_t leaving) {
+            const int64_t r_out = extend_at(leaving, p.n[2], p.mode);
+            const int64_t r_in = extend_at(leaving + p.size[2], p.n[2], p.mode);
+            if (r_out < 0 || r_in < 0 || !cols_inside) {
+                slab(leaving, -1);
+                slab(leaving + p.size[2], 1);
+                return;
+            }
+            for (int64_t a0 = 0; a0 < p.size[0]; ++a0) {
+                const int64_t i0 = extend_at(c[0] + p.first[0] + a0, p.n[0], p.mode);
+                for (int64_t a1 = 0; a1 < p.size[1]; ++a1) {
+                    const int64_t i1 = extend_at(c[1] + p.first[1] + a1, p.n[1], p.mode);
+                    if (i0 < 0 || i1 < 0) continue;  // the constant leaves as it enters
+                    const int64_t plane = (i0 * p.n[1] + i1) * p.n[2];
+                    const unsigned char* out_line = in + (plane + r_out) * p.n[3] + x + p.first[3];
+                    const unsigned char* in_line = in + (plane + r_in) * p.n[3] + x + p.first[3];
+                    const int width = (int)p.size[3];
+#pragma unroll 4
+                    for (int a3 = 0; a3 < width; ++a3) {
+                        const int k_out = (int)to_key((uint32_t)__ldg(out_line + a3), 1, p.kind);
+                        const int k_in = (int)to_key((uint32_t)__ldg(in_line + a3), 1, p.kind);
+                        hist[k_out * KP_RANK_SLIDING_THREADS + t] -= 1;
+                        hist[k_in * KP_RANK_SLIDING_THREADS + t] += 1;
+                        lt += (k_in < m) - (k_out < m);
+                    }
+                }
+            }
+        };
         const int64_t r0 = c[2];
         for (int64_t a2 = 0; a2 < p.size[2]; ++a2) slab(r0 + p.first[2] + a2, 1);
         for (int64_t r = r0; r < r_end; ++r) {
-            if (r > r0) {
-                slab(r - 1 + p.first[2], -1);
-                slab(r - 1 + p.first[2] + p.size[2], 1);
-            }
+            if (r > r0) move(r - 1 + p.first[2]);
             while (lt > p.rank) {
                 --m;
                 lt -= hist[m * KP_RANK_SLIDING_THREADS + t];
@@ -275,6 +304,60 @@ __device__ __forceinline__ void rank_sliding(const unsigned char* __restrict__ i
         }
         // The next unit starts from an empty histogram.
         for (int b = 0; b < 256; ++b) hist[b * KP_RANK_SLIDING_THREADS + t] = 0;
+    })
+}
+
+// The median of 3 x 3 boxes (footprint 1 x 1 x 3 x 3, rank 4): each row's
+// three keys are sorted once and shared by the three outputs whose windows
+// hold that row; the median of nine is the median of the largest low, the
+// middle middle and the smallest high of the three sorted rows.
+template <typename K> __device__ __forceinline__ K median3(K a, K b, K c) { return max(min(a, b), min(max(a, b), c)); }
+
+template <typename Bits>
+__device__ __forceinline__ void median3x3(const typename Bits::Raw* __restrict__ in,
+                                          typename Bits::Raw* __restrict__ out, const kp_rank_params& p) {
+    typedef typename Bits::K K;
+    const K cval = to_key((K)p.cval, p.width, p.kind);
+    KP_RANK_FOR_EACH_UNIT(p, x, c, r_end, {
+        int64_t col[3];
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            const int64_t i = x + p.first[3] + k;
+            col[k] = i >= 0 && i < p.n[3] ? i : extend_at(i, p.n[3], p.mode);
+        }
+        const int64_t plane = (c[0] * p.n[1] + c[1]) * p.n[2];
+        // The sorted keys of input row i: lo <= mid <= hi.
+        auto sorted_row = [&](int64_t i, K& lo, K& mid, K& hi) {
+            const int64_t r = i >= 0 && i < p.n[2] ? i : extend_at(i, p.n[2], p.mode);
+            K v[3];
+#pragma unroll
+            for (int k = 0; k < 3; ++k) {
+                v[k] = r < 0 || col[k] < 0 ? cval : to_key(Bits::load(in, (plane + r) * p.n[3] + col[k], p.width), p.width, p.kind);
+            }
+            exchange(v[0], v[1]);
+            exchange(v[1], v[2]);
+            exchange(v[0], v[1]);
+            lo = v[0];
+            mid = v[1];
+            hi = v[2];
+        };
+        K lo0, mid0, hi0, lo1, mid1, hi1;
+        sorted_row(c[2] + p.first[2], lo0, mid0, hi0);
+        sorted_row(c[2] + p.first[2] + 1, lo1, mid1, hi1);
+        for (int64_t r = c[2]; r < r_end; ++r) {
+            K lo2, mid2, hi2;
+            sorted_row(r + p.first[2] + 2, lo2, mid2, hi2);
+            const K lo = max(max(lo0, lo1), lo2);
+            const K mid = median3(mid0, mid1, mid2);
+            const K hi = min(min(hi0, hi1), hi2);
+            Bits::store(out, (plane + r) * p.n[3] + x, p.width, from_key(median3(lo, mid, hi), p.width, p.kind));
+            lo0 = lo1;
+            mid0 = mid1;
+            hi0 = hi1;
+            lo1 = lo2;
+            mid1 = mid2;
+            hi1 = hi2;
+        }
     })
 }
 
@@ -298,6 +381,11 @@ __device__ __forceinline__ void rank_sliding(const unsigned char* __restrict__ i
         __shared__ uint32_t hist[256 * KP_RANK_DIGIT_THREADS];                                                \
         kp::rank::rank_digits<BITS>(in, out, taps, p, hist);                                                  \
     }
+#define KP_RANK_MEDIAN3X3_ENTRY(BITS, RAW, SUFFIX)                                                             \
+    extern "C" __global__ void __launch_bounds__(KP_RANK_NETWORK_THREADS)                                     \
+        rank_median3x3_##SUFFIX(const RAW* __restrict__ in, RAW* __restrict__ out, const kp_rank_params p) {  \
+        kp::rank::median3x3<BITS>(in, out, p);                                                                \
+    }
 static_assert(KP_RANK_NETWORK_MAX == 81, "the entries below spell the capacities out");
 KP_RANK_NETWORK_ENTRY(kp::rank::Bits32, unsigned char, b32, 9)
 KP_RANK_NETWORK_ENTRY(kp::rank::Bits32, unsigned char, b32, 25)
@@ -307,6 +395,9 @@ KP_RANK_NETWORK_ENTRY(kp::rank::Bits64, unsigned long long, b64, 9)
 KP_RANK_NETWORK_ENTRY(kp::rank::Bits64, unsigned long long, b64, 25)
 KP_RANK_DIGITS_ENTRY(kp::rank::Bits32, unsigned char, b32)
 KP_RANK_DIGITS_ENTRY(kp::rank::Bits64, unsigned long long, b64)
+KP_RANK_MEDIAN3X3_ENTRY(kp::rank::Bits32, unsigned char, b32)
+KP_RANK_MEDIAN3X3_ENTRY(kp::rank::Bits64, unsigned long long, b64)
+#undef KP_RANK_MEDIAN3X3_ENTRY
 #undef KP_RANK_DIGITS_ENTRY
 #undef KP_RANK_NETWORK_ENTRY
 

@@ -249,6 +249,16 @@ pub(crate) fn rank_digits_b64() -> RankTable<u64> {
     KernelFn::new("rank_digits_b64")
 }
 
+/// `rank_median3x3_b32` / `_b64(const R* in, R* out, kp_rank_params p)`:
+/// the median of 3 x 3 boxes.
+pub(crate) fn rank_median3x3_b32() -> KernelFn<(In<u8>, Out<u8>, RankParams)> {
+    KernelFn::new("rank_median3x3_b32")
+}
+
+pub(crate) fn rank_median3x3_b64() -> KernelFn<(In<u64>, Out<u64>, RankParams)> {
+    KernelFn::new("rank_median3x3_b64")
+}
+
 /// `rank_sliding_b8(const unsigned char* in, unsigned char* out,
 /// kp_rank_params p)`: 8-bit values, box footprints.
 pub(crate) fn rank_sliding_b8() -> KernelFn<(In<u8>, Out<u8>, RankParams)> {
@@ -513,6 +523,8 @@ mod tests {
             params(rank_digits_b32()),
             params(rank_digits_b64()),
             params(rank_sliding_b8()),
+            params(rank_median3x3_b32()),
+            params(rank_median3x3_b64()),
         ];
         all.extend([9, 25, 49, 81].map(|cap| params(rank_network_b32(cap))));
         all.extend([9, 25].map(|cap| params(rank_network_b64(cap))));

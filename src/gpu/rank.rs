@@ -200,24 +200,32 @@ impl Geometry {
 /// Which kernel runs a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Plan {
+    Median3x3,
     Network(usize),
     Sliding,
     Digits,
 }
 
-fn plan(width: usize, count: usize, full_box: bool, rows: i64) -> Plan {
+/// The kernel for elements of `width` bytes, a footprint of `count` points
+/// (`full`: a whole box of `size` per merged axis), rank `rank`: the 3 x 3
+/// median's own; a sliding histogram for other 8-bit boxes along rows of
+/// more than one point; a network up to its capacity; else radix selection.
+fn plan(width: usize, count: usize, full: bool, size: [i64; 4], rank: i64, rows: i64) -> Plan {
+    if full && size == [1, 1, 3, 3] && rank == 4 {
+        return Plan::Median3x3;
+    }
+    if width == 1 && full && count > 9 && count <= SLIDING_MAX_POINTS && rows > 1 {
+        return Plan::Sliding;
+    }
     let max = if width == 8 {
         KP_RANK_NETWORK_MAX_64
     } else {
         KP_RANK_NETWORK_MAX
     } as usize;
-    if let Some(&cap) = NETWORKS.iter().find(|&&cap| count <= cap && cap <= max) {
-        return Plan::Network(cap);
+    match NETWORKS.iter().find(|&&cap| count <= cap && cap <= max) {
+        Some(&cap) => Plan::Network(cap),
+        None => Plan::Digits,
     }
-    if width == 1 && full_box && count <= SLIDING_MAX_POINTS && rows > 1 {
-        return Plan::Sliding;
-    }
-    Plan::Digits
 }
 
 impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
@@ -256,9 +264,10 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
             full_box,
         } = Geometry::new::<T>(&self.shape, &self.opts, rank)?;
         let width = std::mem::size_of::<T>();
-        let plan = plan(width, params.count as usize, full_box, params.n[2]);
+        let (count, size, rank) = (params.count as usize, params.size, params.rank);
+        let plan = plan(width, count, full_box, size, rank, params.n[2]);
         let (threads, segment) = match plan {
-            Plan::Network(_) => (KP_RANK_NETWORK_THREADS, ROWS_PER_UNIT),
+            Plan::Network(_) | Plan::Median3x3 => (KP_RANK_NETWORK_THREADS, ROWS_PER_UNIT),
             Plan::Digits => (KP_RANK_DIGIT_THREADS, ROWS_PER_UNIT),
             Plan::Sliding => (KP_RANK_SLIDING_THREADS, SLIDING_SEGMENT),
         };
@@ -277,6 +286,18 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
         // the params describe them and the table holds `count` points.
         unsafe {
             match (plan, width) {
+                (Plan::Median3x3, 8) => gpu.launch(
+                    &kernels::rank_median3x3_b64(),
+                    config,
+                    stream,
+                    (In::new(input), Out::new(output), params),
+                ),
+                (Plan::Median3x3, _) => gpu.launch(
+                    &kernels::rank_median3x3_b32(),
+                    config,
+                    stream,
+                    (In::new(input), Out::new(output), params),
+                ),
                 (Plan::Sliding, _) => gpu.launch(
                     &kernels::rank_sliding_b8(),
                     config,
@@ -326,15 +347,19 @@ mod tests {
 
     #[test]
     fn plans_follow_width_count_and_shape() {
-        assert_eq!(plan(1, 9, true, 100), Plan::Network(9));
-        assert_eq!(plan(4, 10, false, 100), Plan::Network(25));
-        assert_eq!(plan(2, 81, true, 100), Plan::Network(81));
-        assert_eq!(plan(8, 25, true, 100), Plan::Network(25));
-        assert_eq!(plan(8, 26, true, 100), Plan::Digits);
-        assert_eq!(plan(1, 82, true, 100), Plan::Sliding);
-        assert_eq!(plan(1, 82, false, 100), Plan::Digits);
-        assert_eq!(plan(1, 82, true, 1), Plan::Digits);
-        assert_eq!(plan(4, 82, true, 100), Plan::Digits);
+        let (b3, b5, row9) = ([1, 1, 3, 3], [1, 1, 5, 5], [1, 1, 1, 9]);
+        assert_eq!(plan(1, 9, true, b3, 4, 100), Plan::Median3x3);
+        assert_eq!(plan(8, 9, true, b3, 4, 100), Plan::Median3x3);
+        assert_eq!(plan(4, 9, true, b3, 3, 100), Plan::Network(9));
+        assert_eq!(plan(1, 9, true, row9, 4, 1), Plan::Network(9));
+        assert_eq!(plan(4, 10, false, b5, 4, 100), Plan::Network(25));
+        assert_eq!(plan(2, 81, true, [1, 1, 9, 9], 4, 100), Plan::Network(81));
+        assert_eq!(plan(8, 25, true, b5, 4, 100), Plan::Network(25));
+        assert_eq!(plan(8, 26, false, b5, 4, 100), Plan::Digits);
+        assert_eq!(plan(1, 25, true, b5, 12, 100), Plan::Sliding);
+        assert_eq!(plan(1, 82, false, b5, 4, 100), Plan::Digits);
+        assert_eq!(plan(1, 82, true, [1, 1, 1, 82], 4, 1), Plan::Digits);
+        assert_eq!(plan(4, 82, true, [1, 1, 2, 41], 4, 100), Plan::Digits);
     }
 
     #[test]
