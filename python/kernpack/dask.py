@@ -1,4 +1,4 @@
-"""kernpack on Dask: periodograms of survey tables, the box and Gaussian
+"""kernpack on Dask: periodograms of survey tables, the box, Gaussian and rank
 filters on large arrays and ensembles split by members, one kernpack call per partition or
 block, on each worker's GPU (or its CPU).
 
@@ -19,6 +19,8 @@ Functions
 :func:`gaussian_filter`, :func:`gaussian_filter1d`
     ``scipy.ndimage.gaussian_filter`` (``gaussian_filter1d``) of an N-D Dask
     array (``map_overlap``).
+:func:`median_filter`, :func:`rank_filter`, :func:`percentile_filter`
+    ``scipy.ndimage``'s rank filters of an N-D Dask array (``map_overlap``).
 :func:`lorenz96`, :func:`lorenz05`
     Ensembles chunked by members, one ensemble call per block.
 
@@ -76,6 +78,9 @@ __all__ = [
     "uniform_filter",
     "gaussian_filter",
     "gaussian_filter1d",
+    "median_filter",
+    "rank_filter",
+    "percentile_filter",
     "lorenz96",
     "lorenz05",
 ]
@@ -1028,6 +1033,129 @@ def _gaussian_blocks(darr, name, computed, scipy_depths, truncate, backend, args
             boundaries[axis] = "periodic" if m in ("wrap", "grid-wrap") else "none"
     if darr.size == 0:
         return darr.copy()
+    if not any(depths):
+        return darr.map_blocks(block, dtype=darr.dtype, meta=meta_from_array(darr))
+    return _overlapped(darr, block, depths, boundaries)
+
+
+def median_filter(
+    darr: Any,
+    size: Any = None,
+    footprint: Any = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.median_filter`` of a large Dask array, chunk by chunk.
+
+    Parameters
+    ----------
+    darr : dask.array.Array (or array_like)
+        NumPy or CuPy blocks, any number of dimensions.
+    size, footprint, mode, cval, origin, axes, backend
+        As in :func:`kernpack.ndimage.median_filter`, which filters each
+        block (there is no `output`: the result is a new Dask array): what
+        kernpack's kernels do not compute runs SciPy's filter on each NumPy
+        block and cupyx.scipy's on each CuPy block, with the overlap it needs.
+
+    Returns
+    -------
+    dask.array.Array
+        The filtered array, the input's dtype: equal to
+        ``scipy.ndimage.median_filter`` of the whole array (exactly: a rank
+        filter selects one of the window's values).
+
+    Raises
+    ------
+    NotImplementedError, RuntimeError, TypeError, ValueError
+        As :func:`kernpack.ndimage.median_filter` (and SciPy), before
+        anything is computed.
+
+    Notes
+    -----
+    ``map_overlap`` with, per axis, the footprint's reach as depth (``n //
+    2 + origin`` points before a point and ``n - 1 - (n // 2 + origin)``
+    after it, the larger of the two; 0 on axes of size 1): every block is
+    extended by the neighbouring blocks' edges, filtered in one call and
+    trimmed. The boundary mode acts only at the array's outer edges, as in
+    :func:`uniform_filter` ('wrap' and 'grid-wrap' through
+    ``boundary='periodic'``); the result's chunks may differ from the
+    input's where Dask merges chunks thinner than the depth.
+    """
+    return _rank_blocks("median_filter", "median", None, darr, size, footprint, mode, cval, origin, axes, backend)
+
+
+def rank_filter(
+    darr: Any,
+    rank: int,
+    size: Any = None,
+    footprint: Any = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.rank_filter`` of a large Dask array, chunk by chunk:
+    as :func:`median_filter`, with `rank` as in
+    :func:`kernpack.ndimage.rank_filter`."""
+    return _rank_blocks("rank_filter", "rank", rank, darr, size, footprint, mode, cval, origin, axes, backend)
+
+
+def percentile_filter(
+    darr: Any,
+    percentile: float,
+    size: Any = None,
+    footprint: Any = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+) -> "da.Array":
+    """``scipy.ndimage.percentile_filter`` of a large Dask array, chunk by
+    chunk: as :func:`median_filter`, with `percentile` as in
+    :func:`kernpack.ndimage.percentile_filter`."""
+    return _rank_blocks("percentile_filter", "percentile", percentile, darr, size, footprint, mode, cval, origin,
+                        axes, backend)
+
+
+def _rank_blocks(name, operation, rank, darr, size, footprint, mode, cval, origin, axes, backend):
+    """kernpack's rank filter ``name`` on every block of `darr`, with the
+    footprint's overlap; SciPy's errors (and its warning for both `size`
+    and `footprint`) raised once, before anything is computed."""
+    darr = da.asarray(darr)
+    if size is not None and footprint is not None:
+        import warnings
+
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        size = None
+    kwargs = dict(size=size, footprint=footprint, mode=mode, cval=cval, origin=origin)
+    if axes is not None:
+        kwargs["axes"] = axes
+    args = () if operation == "median" else (rank,)
+    by_name = {} if operation == "median" else {operation: rank}  # the second parameter's name
+    try:
+        call = _ndimage._rank_call(operation, rank, np.dtype(darr.dtype), darr.ndim, size, footprint, mode, cval,
+                                   origin, axes)
+        if type(meta_from_array(darr)) is np.ndarray and _ndimage._rank_dtype(darr.dtype) is None:
+            raise _ndimage._NotComputed(f"input is {darr.dtype}: kernpack's {name} does not compute it")
+        depths = call.depths()
+        boundaries = ["periodic" if call.mode == "wrap" else "none"] * darr.ndim
+    except _ndimage._NotComputed as e:
+        _scipy_checks(darr, name, None, backend, e, args, kwargs)
+        fp, origins, modes = _ndimage._rank_geometry(darr.ndim, size, footprint, origin, mode, axes)
+        depths = [max(n // 2 + int(o), n - 1 - (n // 2 + int(o))) for n, o in zip(fp.shape, origins)]
+        modes = [modes] * darr.ndim if isinstance(modes, str) else list(modes)
+        boundaries = ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
+    if darr.size == 0:
+        return darr.copy()
+    block = functools.partial(getattr(_ndimage, name), backend=backend, **by_name, **kwargs)
     if not any(depths):
         return darr.map_blocks(block, dtype=darr.dtype, meta=meta_from_array(darr))
     return _overlapped(darr, block, depths, boundaries)

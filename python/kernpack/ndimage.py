@@ -5,7 +5,10 @@
 - ``correlate1d``, ``gaussian_filter1d`` and ``gaussian_filter``: kernpack
   computes float32 and float64 arrays of any number of dimensions into an
   output of their own dtype (any axes, a mode, sigma, order and radius per
-  axis; Gaussian kernels computed in Rust with SciPy's formula).
+  axis; Gaussian kernels computed in Rust with SciPy's formula);
+- ``median_filter``, ``rank_filter`` and ``percentile_filter``: kernpack
+  computes integer (8 to 64 bits), bool, float32 and float64 arrays of any
+  number of dimensions, any footprint, origin and rank, exactly.
 
 The rest of what SciPy accepts runs SciPy for host arrays (unless the GPU
 was asked for) and cupyx.scipy for CuPy arrays."""
@@ -16,6 +19,7 @@ import math
 import numbers
 import operator
 import sys
+import warnings
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -30,7 +34,15 @@ from . import _native
 from ._arrays import FLOAT_DTYPES, as_result, copy, cupy_device, current_stream, device_array, empty, split
 from ._context import _CPU_FOR_DEVICE_ARRAYS, _check, context, device_context, get_backend
 
-__all__ = ["correlate1d", "gaussian_filter", "gaussian_filter1d", "uniform_filter"]
+__all__ = [
+    "correlate1d",
+    "gaussian_filter",
+    "gaussian_filter1d",
+    "median_filter",
+    "percentile_filter",
+    "rank_filter",
+    "uniform_filter",
+]
 
 # SciPy's mode names (and aliases that mean the same for a filter) -> kernpack's.
 _MODES = {
@@ -940,3 +952,517 @@ def _spans_overlap(a, b) -> bool:
         return False
     (a_lo, a_hi), (b_lo, b_hi) = _byte_span(a), _byte_span(b)
     return a_lo < b_hi and b_lo < a_hi
+
+
+# --------------------------------------------------------------------------
+# Rank filters over a footprint of an N-D array: median, rank, percentile
+# --------------------------------------------------------------------------
+
+# The element types of kernpack's rank filters (bool arrays are filtered as
+# uint8); float16 and the rest run SciPy (cupyx).
+_RANK_DTYPES = tuple(
+    np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float32",
+                          "float64")
+)
+# Output dtypes a host result is cast into (from the dtype it was computed in;
+# bool only from bool input).
+_RANK_OUTPUT_KINDS = "biuf"
+
+
+class _RankCall:
+    """A rank filter call as kernpack computes it: the footprint (bool, one
+    axis per axis of the array), one origin per axis, the rank resolved as
+    SciPy resolves it (0-based, in ``0 .. count - 1``), kernpack's mode and
+    ``cval`` as SciPy reads it (a float; 0.0 outside 'constant' mode)."""
+
+    __slots__ = ("footprint", "origins", "rank", "mode", "cval")
+
+    def __init__(self, footprint, origins, rank, mode, cval):
+        self.footprint, self.origins, self.rank, self.mode, self.cval = footprint, origins, rank, mode, cval
+
+    def native(self) -> tuple:
+        """(footprint shape, mask, origins, rank, mode, cval), as _native takes them."""
+        fp = self.footprint
+        return list(fp.shape), fp.ravel().tolist(), self.origins, self.rank, self.mode, self.cval
+
+    def depths(self) -> list:
+        """Per axis, how far the window reaches from its point (either side)."""
+        return [max(n // 2 + o, n - 1 - (n // 2 + o)) for n, o in zip(self.footprint.shape, self.origins)]
+
+
+def _rank_axes(axes: Any, ndim: int) -> tuple:
+    """SciPy's ``_check_axes`` as its rank filters read ``axes`` (a scalar is
+    taken as it is, unchecked, as SciPy)."""
+    if axes is None:
+        return tuple(range(ndim))
+    if np.isscalar(axes):
+        return (operator.index(axes),)
+    if not isinstance(axes, Iterable):
+        raise ValueError("axes must be an integer, iterable of integers, or None")
+    listed = tuple(operator.index(a) for a in axes)
+    for a in listed:
+        if not -ndim <= a <= ndim - 1:
+            raise ValueError(f"specified axis: {a} is out of range")
+    listed = tuple(a % ndim for a in listed)
+    if len(set(listed)) != len(listed):
+        raise ValueError("axes must be unique")
+    return listed
+
+
+def _rank_geometry(ndim: int, size: Any, footprint: Any, origin: Any, mode: Any, axes: Any) -> tuple:
+    """SciPy's ``_rank_filter`` up to the rank, for an ``ndim``-D array:
+    (footprint expanded to every axis, origins per axis, modes: the mode, or
+    one per axis for a sequence), with SciPy's errors in SciPy's order."""
+    axes = _rank_axes(axes, ndim)
+    num_axes = len(axes)
+    if footprint is None:
+        if size is None:
+            raise RuntimeError("no footprint or filter size provided")
+        footprint = np.ones(_normalize_sequence(size, num_axes), dtype=bool)
+    else:
+        footprint = np.asarray(footprint, dtype=bool)
+    if num_axes < ndim:
+        # SciPy's _expand_footprint: size-1 axes where not filtered (the
+        # footprint's axes keep their order).
+        if footprint.ndim != num_axes:
+            raise RuntimeError(f"footprint.ndim ({footprint.ndim}) must match len(axes) ({num_axes})")
+        footprint = np.expand_dims(footprint, tuple(ax for ax in range(ndim) if ax not in axes))
+    origins = _normalize_sequence(origin, num_axes)
+    modes = mode
+    if num_axes < ndim:
+        expanded = [0] * ndim
+        for o, ax in zip(origins, axes):
+            expanded[ax] = o
+        origins = expanded
+    if not isinstance(mode, str) and isinstance(mode, Iterable):
+        modes = ["constant"] * ndim
+        for m, ax in zip(_normalize_sequence(mode, num_axes), axes):
+            modes[ax] = m
+    fshape = [n for n in footprint.shape if n > 0]
+    if len(fshape) != ndim:
+        raise RuntimeError(f"footprint.ndim ({footprint.ndim}) must match len(axes) ({len(axes)})")
+    for o, n in zip(origins, fshape):
+        if (n // 2 + o < 0) or (n // 2 + o >= n):
+            raise ValueError("invalid origin")
+    return footprint, origins, modes
+
+
+def _rank_call(operation: str, rank: Any, dtype: np.dtype, ndim: int, size, footprint, mode, cval, origin,
+               axes) -> _RankCall:
+    """The call kernpack computes for SciPy's ``median_filter`` (operation
+    'median'), ``rank_filter`` ('rank') or ``percentile_filter``
+    ('percentile', `rank` the percentile) of an array of ``dtype`` and
+    ``ndim``, with SciPy's errors for bad arguments; _NotComputed for valid
+    calls kernpack does not take."""
+    if dtype.kind == "c":
+        raise TypeError("Complex type not supported")
+    fp, origins, modes = _rank_geometry(ndim, size, footprint, origin, mode, axes)
+    count = int(np.count_nonzero(fp))
+    if operation == "median":
+        rank = count // 2
+    elif operation == "percentile":
+        percentile = rank
+        if percentile < 0.0:
+            percentile += 100.0
+        if percentile < 0 or percentile > 100:
+            raise RuntimeError("invalid percentile")
+        rank = count - 1 if percentile == 100.0 else int(float(count) * percentile / 100.0)
+    elif not isinstance(rank, (numbers.Integral, np.integer)) or isinstance(rank, (bool, np.bool_)):
+        raise _NotComputed(f"rank={rank!r}: kernpack's rank_filter takes an integer rank")
+    rank = int(rank)
+    if rank < 0:
+        rank += count
+    if rank < 0 or rank >= count:
+        raise RuntimeError("rank not within filter footprint size")
+    if ndim == 0 or fp.ndim != ndim:
+        raise _NotComputed(f"a {ndim}-D array with a {fp.ndim}-D footprint: kernpack's rank filters take N-D arrays")
+    if not isinstance(modes, str):
+        # A mode per axis: SciPy's minimum and maximum filters (rank 0 and
+        # count - 1) take them; its other ranks do not.
+        if 0 < rank < count - 1:
+            raise RuntimeError("A sequence of modes is not supported by non-separable rank filters")
+        kinds = {_correlate_mode(m) for m, n in zip(modes, fp.shape) if n > 1}
+        if len(kinds) > 1:
+            raise _NotComputed(f"mode={mode!r}: kernpack's rank filters take one boundary mode for every axis")
+        kind = kinds.pop() if kinds else "reflect"
+    else:
+        kind = _correlate_mode(modes)
+    cval = _real(cval)
+    for o in origins:
+        if not isinstance(o, (numbers.Integral, np.integer)):
+            raise _NotComputed(f"origin={origin!r}: kernpack's rank filters take integer origins")
+    return _RankCall(fp, [int(o) for o in origins], rank, kind, cval if kind == "constant" else 0.0)
+
+
+def _rank_dtype(dtype: np.dtype) -> Optional[np.dtype]:
+    """The dtype kernpack filters arrays of ``dtype`` in (bool as uint8),
+    or None."""
+    dtype = dtype.newbyteorder("=")
+    if dtype == np.bool_:
+        return np.dtype(np.uint8)
+    return dtype if dtype in _RANK_DTYPES else None
+
+
+def _cval_fits(cval: float, dtype: np.dtype) -> bool:
+    """Whether ``cval`` truncated toward zero is a value of the integer ``dtype``."""
+    if not math.isfinite(cval):
+        return False
+    info = np.iinfo(dtype)
+    return info.min <= math.trunc(cval) <= info.max
+
+
+def _rank_compute_dtype(work: np.dtype, out: np.dtype, call: _RankCall, is_bool: bool) -> np.dtype:
+    """The dtype to filter in so that the result cast to ``out`` is SciPy's,
+    or _NotComputed. SciPy selects among float64 values; its padding in
+    'constant' mode is `cval` cast to the input's type (as kernpack's:
+    truncated toward zero for integers), except at rank 0 and -1 over a
+    full box (its separable minimum and maximum filters), where it is
+    `cval` itself, cast only with the result: kernpack then filters a
+    float64 copy where that differs from the input's dtype (a fraction cast
+    to a float output; a float32 input into another dtype), and runs SciPy
+    where a cast of `cval` would be out of range (SciPy's C cast)."""
+    if call.mode != "constant" or work == np.float64:
+        return work
+    cval = call.cval
+    if is_bool:  # SciPy pads with (npy_bool)cval, stored as it is
+        if cval in (0.0, 1.0):
+            return work
+        raise _NotComputed(f"cval={cval!r} in 'constant' mode for a bool array: kernpack pads bool arrays with 0 or 1")
+    separable = call.rank in (0, int(np.count_nonzero(call.footprint)) - 1) and bool(call.footprint.all())
+    if work == np.float32:
+        # float32(cval) orders as cval among float32 values and casts to them alike.
+        if not separable or out == np.float32 or math.isnan(cval) or float(np.float32(cval)) == cval:
+            return work
+        return np.dtype(np.float64)
+    fits = _cval_fits(cval, work)
+    if not separable:
+        if fits:
+            return work
+    elif fits and (math.trunc(cval) == cval or out.kind in "iu"):
+        # cval truncated orders as cval among integers and casts to integers alike.
+        return work
+    elif out.kind == "f" or (out.kind in "iu" and _cval_fits(cval, out)):
+        return np.dtype(np.float64)
+    raise _NotComputed(
+        f"cval={cval!r} in 'constant' mode for a {work} array into {out}: out of the range kernpack's "
+        "rank filters pad with"
+    )
+
+
+def _rank_output(output: Any, shape, dtype: np.dtype) -> np.ndarray:
+    """SciPy's ``_get_output`` for the rank filters: the host array to return
+    (new, of ``dtype`` or of the dtype ``output``, or ``output`` itself), with
+    SciPy's errors; _NotComputed for outputs kernpack does not write."""
+    if output is None:
+        return np.empty(shape, dtype.newbyteorder("="))
+    if _is_dtype(output):
+        out_dtype = np.dtype(output)
+        if isinstance(output, str) and not issubclass(out_dtype.type, np.number):
+            raise RuntimeError("output must have numeric dtype")
+        result = None
+    elif isinstance(output, np.ndarray):
+        if output.shape != tuple(shape):
+            raise RuntimeError("output shape not correct")
+        if not output.flags.writeable:
+            raise ValueError("output array is read-only")
+        out_dtype, result = output.dtype, output
+    else:
+        raise _NotComputed("output is not a NumPy array: kernpack's rank filters write NumPy arrays")
+    if out_dtype.kind not in _RANK_OUTPUT_KINDS or out_dtype.newbyteorder("=") not in (*_RANK_DTYPES, np.bool_):
+        raise _NotComputed(
+            f"output dtype {out_dtype}: kernpack's rank filters write integers, bool, float32 or float64"
+        )
+    if out_dtype == np.bool_ and dtype != np.bool_:
+        # SciPy's C cast to npy_bool keeps the value's low byte (0.5 False, 2 stored as 2).
+        raise _NotComputed("a bool output of a non-bool array: kernpack's rank filters write bool arrays' own")
+    return result if result is not None else np.empty(shape, out_dtype)
+
+
+def _rank_host(name: str, array: np.ndarray, output: Any, call: _RankCall, backend, device) -> np.ndarray:
+    work = _rank_dtype(array.dtype)
+    if work is None:
+        raise _NotComputed(
+            f"input is {array.dtype}: kernpack's {name} computes (u)int8 to (u)int64, bool, float32 and float64 "
+            "arrays"
+        )
+    result = _rank_output(output, array.shape, array.dtype)
+    dtype = _rank_compute_dtype(work, result.dtype.newbyteorder("="), call, array.dtype == np.bool_)
+    if array.size == 0:
+        return result
+    src = array.view(np.uint8) if array.dtype == np.bool_ else array
+    if not (src.dtype == dtype and src.flags.c_contiguous and src.flags.aligned) or np.may_share_memory(src, result):
+        # A copy, always (in place: the filter reads the copy, as SciPy's temporary).
+        src = np.array(src, dtype=dtype, order="C", copy=True)
+    direct = result.dtype == dtype and result.flags.c_contiguous and result.flags.aligned
+    dst = result if direct else np.empty(array.shape, dtype)
+    _native.rank_filter(context(backend, device), src, dst, *call.native())
+    if dst is not result:
+        np.copyto(result, dst, casting="unsafe")
+    return result
+
+
+def _rank_device(name: str, arrays, output: Any, call: _RankCall, backend, device) -> Any:
+    ctx = device_context(arrays, backend, device)
+    src = arrays["input"]
+    if src.dtype not in _RANK_DTYPES:
+        raise _NotComputed(
+            f"input is a {src.dtype} device array: kernpack's {name} computes (u)int8 to (u)int64, float32 and "
+            "float64 device arrays",
+            TypeError,
+        )
+    if _is_dtype(output) and np.dtype(output) != src.dtype:
+        raise _NotComputed(
+            f"output dtype {np.dtype(output)}: device arrays are filtered in their own dtype ({src.dtype})", TypeError
+        )
+    if src.dtype.kind in "iu" and call.mode == "constant" and not _cval_fits(call.cval, src.dtype):
+        raise _NotComputed(f"cval={call.cval!r}: out of the range of the {src.dtype} device array", TypeError)
+    dst = arrays.get("output")
+    if dst is None:
+        result = empty(src, src.shape, src.dtype)
+        dst = device_array(result)
+    else:
+        result = output
+        if tuple(dst.shape) != tuple(src.shape):
+            raise RuntimeError("output shape not correct")
+        if dst.dtype != src.dtype:
+            raise _NotComputed(
+                f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype", TypeError
+            )
+        if not dst.is_c_contiguous() or dst.ptr % dst.dtype.itemsize:
+            raise _NotComputed("output is a device array that is not C-contiguous: pass a contiguous one", TypeError)
+    if src.size == 0:
+        return as_result(arrays["input"], result)
+    if not src.is_c_contiguous() or src.ptr % src.dtype.itemsize or _spans_overlap(src, dst):
+        # A C-contiguous copy made on the same stream (in place too, as SciPy allows).
+        src = device_array(copy(src))
+    _native.rank_filter_device(ctx, src.dtype.name, src.ptr, dst.ptr, list(src.shape), *call.native(),
+                               current_stream(src))
+    return as_result(arrays["input"], result)
+
+
+def _rank_filtered(name, operation, rank, input, size, footprint, output, mode, cval, origin, axes, backend, device):
+    """SciPy's ``name`` (``_rank_filter`` with ``operation``) as kernpack
+    computes it, or, for what it does not compute, SciPy (cupyx) as
+    :func:`uniform_filter` decides."""
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        size = None  # and SciPy, standing in, does not warn again
+    on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
+    array = on_device["input"] if on_device is not None else np.asarray(input)
+    try:
+        call = _rank_call(operation, rank, np.dtype(array.dtype), array.ndim, size, footprint, mode, cval, origin,
+                          axes)
+        if on_device is not None:
+            return _rank_device(name, on_device, output, call, backend, device)
+        return _rank_host(name, array, output, call, backend, device)
+    except _NotComputed as e:
+        library = None if on_device is None else _library(on_device.values())
+        if library is not None:
+            device_context(on_device, backend, device)  # the device checks the computed path makes
+        standing_in = _scipy_standing_in(e, None, backend, library, name)
+        # axes only when given: cupyx before 14 has no such parameter.
+        kwargs = dict(size=size, footprint=footprint, output=output, mode=mode, cval=cval, origin=origin)
+        if axes is not None:
+            kwargs["axes"] = axes
+        args = (input,) if operation == "median" else (input, rank)
+        with cupy_device(None if on_device is None else array.device):
+            return standing_in(*args, **kwargs)
+
+
+_RANK_DOC_NOTES = """
+    kernpack computes arrays of (u)int8 to (u)int64, bool (as uint8),
+    float32 and float64 of any number of dimensions (views and other layouts
+    are copied to C order first), any footprint and origin per axis, one
+    boundary mode, on the GPU or its CPU backend, exactly: the value of the
+    rank among the window's values, in the input's dtype, 'constant' mode
+    padding with `cval` cast to that dtype (integers: truncated toward
+    zero), as SciPy's rank filters. Into an `output` of another dtype the
+    result is cast as NumPy's ``casting='unsafe'`` (SciPy's C cast). At rank
+    0 and -1 over a full box SciPy's minimum and maximum filters pad with
+    `cval` itself: where that differs after the cast (a fraction into a
+    float output, a float32 input into another dtype), kernpack filters a
+    float64 copy, as SciPy. Other calls SciPy accepts (float16 and other
+    dtypes, a `cval` out of an integer array's range, a `cval` other than 0
+    or 1 for bool arrays, a bool output of other arrays, a different mode
+    per axis at rank 0 or -1, an output that is not a NumPy array, 0-D
+    arrays) run ``scipy.ndimage``'s filter for host arrays unless the GPU
+    backend was asked for, and ``cupyx.scipy.ndimage``'s for CuPy arrays
+    (also for bool arrays and an output of another dtype); other device
+    arrays (PyTorch, Numba, JAX) raise NotImplementedError for those calls,
+    or TypeError saying what to pass for layouts and dtypes.
+
+    Values are ordered as numbers; NaNs sort above +inf (NumPy's sort
+    order), and -0.0 below +0.0. SciPy's selection compares with ``<``, so
+    its result where a window holds a NaN depends on where the NaN lies in
+    the window (and -0.0 and +0.0 tie): kernpack's may differ there. SciPy
+    selects among float64 values: for int64 and uint64 values beyond 2**53
+    its results are rounded (kernpack's are exact), and its 1-D path casts
+    uint64 values above 2**63 to int64. SciPy's 1-D path (1-D arrays) also
+    reads a footprint that is not all set as a full box, reads past the
+    array for some windows longer than it, and writes an output array of
+    another dtype as raw memory for float32, float64 and int64 input;
+    kernpack computes those calls as SciPy's N-D path does (the array as a
+    1 x n image)."""
+
+_RANK_DOC_PARAMETERS = """
+    size : int or sequence of ints, optional
+        The window's shape, one size for every axis or one per axis (of
+        `axes` when given); ignored (with SciPy's UserWarning) when
+        `footprint` is given.
+    footprint : array_like of bool, optional
+        The window's points (one axis per axis of the array, or per axis of
+        `axes`): set points take part.
+    output : array or dtype, optional
+        Where to write (same shape; may be `input` itself or overlap it: the
+        filter then reads a copy) or the result's dtype. Default: a new array
+        of the input's dtype.
+    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap'}, optional
+        SciPy's boundary modes and their 'grid-' aliases (as SciPy maps
+        them for filters: 'grid-mirror' is 'reflect', 'grid-constant'
+        'constant', 'grid-wrap' 'wrap'), one for every axis.
+    cval : float, optional
+        Value outside the array with ``mode='constant'`` (for integer arrays
+        truncated toward zero).
+    origin : int or sequence of ints, optional
+        SciPy's shift of the window, one for every axis or one per axis:
+        along an axis of footprint size n, ``-(n // 2)`` to ``(n - 1) // 2``
+        (ValueError otherwise, as SciPy).
+    axes : int or sequence of int, optional
+        The axes to filter (default all); `size`, `origin` and a `footprint`
+        then have one entry (axis) per axis listed, the others a window of
+        size 1.
+    backend : {'auto', 'gpu', 'cpu'}, optional
+        Where host arrays are filtered (default: :func:`kernpack.get_backend`).
+    device : int, optional
+        The GPU that host arrays run on (default: :func:`kernpack.get_device`);
+        device arrays run on their own."""
+
+_RANK_DOC_RAISES = """
+    Raises
+    ------
+    RuntimeError, ValueError, TypeError
+        SciPy's errors: no size or footprint, a sequence of the wrong length,
+        an invalid origin or axis, a rank outside the footprint, an unknown
+        mode (or a sequence of modes), complex input, an output of another
+        shape.
+    NotImplementedError
+        For what kernpack does not compute (above) when no SciPy (cupyx)
+        stands in."""
+
+
+def median_filter(
+    input: Any,
+    size: Any = None,
+    footprint: Any = None,
+    output: Optional[Any] = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    return _rank_filtered("median_filter", "median", None, input, size, footprint, output, mode, cval, origin, axes,
+                          backend, device)
+
+
+def rank_filter(
+    input: Any,
+    rank: int,
+    size: Any = None,
+    footprint: Any = None,
+    output: Optional[Any] = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    return _rank_filtered("rank_filter", "rank", rank, input, size, footprint, output, mode, cval, origin, axes,
+                          backend, device)
+
+
+def percentile_filter(
+    input: Any,
+    percentile: float,
+    size: Any = None,
+    footprint: Any = None,
+    output: Optional[Any] = None,
+    mode: Any = "reflect",
+    cval: float = 0.0,
+    origin: Any = 0,
+    *,
+    axes: Optional[Any] = None,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Any:
+    return _rank_filtered("percentile_filter", "percentile", percentile, input, size, footprint, output, mode, cval,
+                          origin, axes, backend, device)
+
+
+median_filter.__doc__ = f"""Multidimensional median filter, as ``scipy.ndimage.median_filter``.
+
+    Output ``i`` is the median of the input at the window's points around
+    ``i`` (``i + j - (n // 2 + origin)`` per axis for each set point ``j`` of
+    a footprint of size n), the input extended past its edges by `mode`:
+    the value of rank ``count // 2`` (0 the smallest) among the window's
+    ``count`` values, the upper middle of an even count, as SciPy.
+{_RANK_DOC_NOTES}
+
+    Parameters
+    ----------
+    input : array_like
+        The array (NumPy or anything ``np.asarray`` accepts, or a CuPy,
+        PyTorch, Numba or JAX device array).{_RANK_DOC_PARAMETERS}
+
+    Returns
+    -------
+    median_filter : ndarray
+        The filtered array (`output` when one was given).
+{_RANK_DOC_RAISES}
+    """
+
+rank_filter.__doc__ = f"""Multidimensional rank filter, as ``scipy.ndimage.rank_filter``.
+
+    Output ``i`` is the value of `rank` among the input's values at the
+    window's points around ``i``, as in :func:`median_filter`.
+{_RANK_DOC_NOTES}
+
+    Parameters
+    ----------
+    input : array_like
+        As in :func:`median_filter`.
+    rank : int
+        0 the smallest, ``count - 1`` the largest of the footprint's
+        ``count`` points; negative ranks count from the largest (-1).{_RANK_DOC_PARAMETERS}
+
+    Returns
+    -------
+    rank_filter : ndarray
+        The filtered array (`output` when one was given).
+{_RANK_DOC_RAISES}
+    """
+
+percentile_filter.__doc__ = f"""Multidimensional percentile filter, as ``scipy.ndimage.percentile_filter``.
+
+    Output ``i`` is the value of rank ``int(count * percentile / 100)``
+    (``count - 1`` at 100) among the input's values at the window's
+    ``count`` points around ``i``, as in :func:`median_filter`.
+{_RANK_DOC_NOTES}
+
+    Parameters
+    ----------
+    input : array_like
+        As in :func:`median_filter`.
+    percentile : float
+        -100 to 100; a negative percentile counts from 100 (-20 is 80).{_RANK_DOC_PARAMETERS}
+
+    Returns
+    -------
+    percentile_filter : ndarray
+        The filtered array (`output` when one was given).
+{_RANK_DOC_RAISES}
+    """

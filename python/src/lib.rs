@@ -26,6 +26,7 @@ mod lombscargle;
 mod lombscargle_chi2;
 mod lorenz63;
 mod ode;
+mod rank;
 mod reduce;
 mod series;
 mod significance;
@@ -306,6 +307,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(correlate::correlate, m)?,
         wrap_pyfunction!(correlate::correlate_device, m)?,
         wrap_pyfunction!(correlate::gaussian_weights, m)?,
+        wrap_pyfunction!(rank::rank_filter, m)?,
+        wrap_pyfunction!(rank::rank_filter_device, m)?,
         wrap_pyfunction!(reduce::sum, m)?,
         wrap_pyfunction!(reduce::normalize, m)?,
         wrap_pyfunction!(reduce::normalize_batched, m)?,

@@ -1,6 +1,8 @@
-"""pytest plugin: ``scipy.ndimage.correlate1d``, ``gaussian_filter1d`` and
-``gaussian_filter`` are kernpack's (kernpack.ndimage), so SciPy's own test
-module runs against kernpack (python/tests/test_gaussian.py runs it). SciPy's
+"""pytest plugin: ``scipy.ndimage.correlate1d``, ``gaussian_filter1d``,
+``gaussian_filter``, ``median_filter``, ``rank_filter`` and
+``percentile_filter`` are kernpack's (kernpack.ndimage), so SciPy's own test
+module runs against kernpack (python/tests/test_gaussian.py and
+test_rank.py run it). SciPy's
 internal calls (its gaussian_laplace calling its own gaussian_filter, ...)
 stay SciPy's: only the public names are replaced. The calls are counted, and
 so are those kernpack computed itself (the others ran SciPy's function as
@@ -9,7 +11,7 @@ import scipy.ndimage
 
 from kernpack import _native, ndimage
 
-NAMES = ("correlate1d", "gaussian_filter1d", "gaussian_filter")
+NAMES = ("correlate1d", "gaussian_filter1d", "gaussian_filter", "median_filter", "rank_filter", "percentile_filter")
 CALLS = {name: 0 for name in NAMES}
 COMPUTED = {"computed": 0}
 
@@ -46,6 +48,9 @@ for _name in NAMES:
 _native_correlate, _native_correlate_device = _native.correlate, _native.correlate_device
 _native.correlate = _computing(_native_correlate)
 _native.correlate_device = _computing(_native_correlate_device)
+_native_rank, _native_rank_device = _native.rank_filter, _native.rank_filter_device
+_native.rank_filter = _computing(_native_rank)
+_native.rank_filter_device = _computing(_native_rank_device)
 
 
 def pytest_terminal_summary(terminalreporter):
