@@ -27,9 +27,11 @@ const _: () = assert!(
 /// The network capacities, smallest first.
 const NETWORKS: [usize; 4] = [9, 25, 49, 81];
 /// Rows per work unit: the sliding kernel's segment (long enough to amortise
-/// filling its histogram), the others' (amortising a unit's divisions).
+/// filling its histogram), the 3 x 3 kernel's (each unit sorts two rows
+/// more than it writes) and the networks' (amortising a unit's divisions).
 const SLIDING_SEGMENT: usize = 128;
-const ROWS_PER_UNIT: usize = 8;
+const MEDIAN3X3_ROWS: usize = 64;
+const ROWS_PER_UNIT: usize = 32;
 /// Histogram counts of the sliding kernel are 16-bit.
 const SLIDING_MAX_POINTS: usize = u16::MAX as usize;
 /// Axes the kernels take after merging unfiltered neighbours.
@@ -269,7 +271,8 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
         let (count, size, rank) = (params.count as usize, params.size, params.rank);
         let plan = plan(width, count, full_box, size, rank, params.n[2]);
         let (threads, segment) = match plan {
-            Plan::Network(_) | Plan::Median3x3 => (KP_RANK_NETWORK_THREADS, ROWS_PER_UNIT),
+            Plan::Median3x3 => (KP_RANK_NETWORK_THREADS, MEDIAN3X3_ROWS),
+            Plan::Network(_) => (KP_RANK_NETWORK_THREADS, ROWS_PER_UNIT),
             Plan::Digits => (KP_RANK_DIGIT_THREADS, ROWS_PER_UNIT),
             Plan::Sliding => (KP_RANK_SLIDING_THREADS, SLIDING_SEGMENT),
         };
