@@ -26,6 +26,9 @@
 //! fails when they are stale. The functions' docs are written once, on the
 //! declarations; `tests/header_fresh.rs` puts them on the functions of the
 //! copy of this module that cbindgen reads, so they are in the header.
+//! The rank filters (`rank.rs`), over ten element types, take the type as an
+//! argument (`kp_dtype`, `void` pointers) instead: their two entry points
+//! are written by hand and dispatch to an `Entry` / `DeviceEntry` per type.
 #![allow(non_camel_case_types)]
 
 pub mod correlate;

@@ -8,7 +8,7 @@
 //!
 //! The entry points are written here rather than generated (see the module
 //! doc of [`crate::ffi`]): one function per call, which dispatches on the
-//! dtype to the [`Entry`] / [`DeviceEntry`] of that element type.
+//! dtype to the `Entry` / `DeviceEntry` of that element type.
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -101,7 +101,7 @@ impl kp_rank_options {
     /// # Safety
     /// Each non-NULL pointer holds what the struct's docs state.
     unsafe fn to_options(
-        &self,
+        self,
         ndim: usize,
     ) -> Result<(RankFilterOptions, [Span<'static>; 3]), RawError> {
         let size = match unsafe { raw::optional_host("size", self.size, ndim) }? {
