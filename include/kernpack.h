@@ -59,6 +59,24 @@
 #define KP_CHI2_PSD 3
 
 /*
+ The middle value of the window: rank count / 2 (the upper middle of an
+ even count, as SciPy's median_filter).
+ */
+#define KP_RANK_BY_MEDIAN 0
+
+/*
+ The value of rank `rank` (SciPy's rank_filter): 0 the smallest, -1 the
+ largest.
+ */
+#define KP_RANK_BY_INDEX 1
+
+/*
+ SciPy's percentile_filter: `percentile` in -100 .. 100 (negative counts
+ from 100) selects rank floor(count * p / 100), count - 1 at 100.
+ */
+#define KP_RANK_BY_PERCENTILE 2
+
+/*
  `normalization` value: `1 - chi2 / chi2_ref`, in [0, 1] (astropy's 'standard').
  */
 #define KP_POWER_STANDARD 0
@@ -412,6 +430,62 @@ typedef struct kp_lorenz63_params {
 } kp_lorenz63_params;
 
 /*
+ The window, the value taken from it and the boundary of a rank filter;
+ start from kp_rank_options_default(). The arrays it points to are host
+ memory (`size` and `origin`: one value per axis of the array), read
+ before the call returns.
+ */
+typedef struct kp_rank_options {
+  /*
+   The footprint's box, one size per axis, each at least 1 (SciPy's
+   `size`); NULL: 3 along every axis (default).
+   */
+  const size_t *size;
+  /*
+   NULL: every point of the box (default); else the product of the box's
+   sizes of bytes, row-major (the last axis fastest), non-zero where the
+   point is in the window (SciPy's `footprint`); at least one is set.
+   */
+  const uint8_t *footprint;
+  /*
+   SciPy's origin per axis, each in -(size / 2) .. (size - 1) / 2 for
+   the box's size along it; NULL: 0 along every axis (default).
+   */
+  const int64_t *origin;
+  /*
+   One of KP_RANK_BY_* (default KP_RANK_BY_MEDIAN).
+   */
+  uint32_t rank_by;
+  /*
+   One of KP_BOX_* but KP_BOX_INTERIOR (default KP_BOX_REFLECT), along
+   every axis.
+   */
+  uint32_t mode;
+  /*
+   With KP_RANK_BY_INDEX: the rank among the window's points, 0 the
+   smallest, negative from the largest (-1); default 0.
+   */
+  int64_t rank;
+  /*
+   With KP_RANK_BY_PERCENTILE: -100 .. 100 (default 50).
+   */
+  double percentile;
+  /*
+   The value outside the array with KP_BOX_CONSTANT (default 0),
+   converted to the element type: integers truncated toward zero, and
+   it must fit the type.
+   */
+  double cval;
+} kp_rank_options;
+
+/*
+ The element type of the values behind a function's `void` pointers: one
+ of the KP_DTYPE_* values (0 is none: refused, so that a zeroed argument
+ is an error rather than a guess).
+ */
+typedef uint32_t kp_dtype;
+
+/*
  Window and boundary of a box filter; start from kp_box_filter_options_default().
  */
 typedef struct kp_box_filter_options {
@@ -479,6 +553,56 @@ typedef struct kp_uniform_filter_options {
  The multi-threaded CPU backend.
  */
 #define KP_BACKEND_CPU 2
+
+/*
+ `uint8_t`.
+ */
+#define KP_DTYPE_U8 1
+
+/*
+ `int8_t`.
+ */
+#define KP_DTYPE_I8 2
+
+/*
+ `uint16_t`.
+ */
+#define KP_DTYPE_U16 3
+
+/*
+ `int16_t`.
+ */
+#define KP_DTYPE_I16 4
+
+/*
+ `uint32_t`.
+ */
+#define KP_DTYPE_U32 5
+
+/*
+ `int32_t`.
+ */
+#define KP_DTYPE_I32 6
+
+/*
+ `uint64_t`.
+ */
+#define KP_DTYPE_U64 7
+
+/*
+ `int64_t`.
+ */
+#define KP_DTYPE_I64 8
+
+/*
+ `float` (IEEE 754 binary32).
+ */
+#define KP_DTYPE_F32 9
+
+/*
+ `double` (IEEE 754 binary64).
+ */
+#define KP_DTYPE_F64 10
 
 #ifdef __cplusplus
 extern "C" {
@@ -1772,6 +1896,61 @@ enum kp_status kp_lorenz63_device_f64(const struct kp_context *ctx,
                                       uint64_t out,
                                       uint64_t saved,
                                       uint64_t stream);
+
+/*
+ The median over a centred 3 x 3 x ... box, KP_BOX_REFLECT, cval 0
+ (SciPy's median_filter(size=3)); rank 0, percentile 50.
+ */
+struct kp_rank_options kp_rank_options_default(void);
+
+/*
+ SciPy's rank_filter / median_filter / percentile_filter of the row-major
+ array of the `ndim` sizes at `shape` (the last axis varies fastest):
+ `input` and `output`, which must not overlap, each hold the product of
+ the sizes of `dtype` values (one of KP_DTYPE_*, aligned for it). Output
+ i (a multi-index) is the value of the selected rank among the inputs at
+ i + j - (size / 2 + origin), per axis, for every point j of the
+ footprint, past the array's edges by the options' mode (one mode for all
+ axes). Values are ordered as numbers; NaNs sort above +inf (as NumPy),
+ -0.0 below +0.0. NULL options: the median over a centred box of 3 along
+ every axis, reflect. Runs on the context's backend and waits for the
+ result; nothing is written on failure.
+
+ # Safety
+ `ctx` is a live context; `shape` holds `ndim` values, `input` and
+ `output` the product of the sizes of `dtype` values; `options` is NULL
+ or valid for reads, its non-NULL pointers holding what its docs state.
+ */
+enum kp_status kp_rank_filter(const struct kp_context *ctx,
+                              kp_dtype dtype,
+                              const void *input,
+                              void *output,
+                              const size_t *shape,
+                              size_t ndim,
+                              const struct kp_rank_options *options);
+
+/*
+ kp_rank_filter on device buffers: `input` and `output` are device
+ pointers of the context's GPU, each holding the array, apart; `shape`
+ and `options` (and the arrays it points to) are host memory, read before
+ the call returns. Enqueued on `stream` (0: the default stream) with no
+ synchronisation. GPU contexts only; the GPU takes up to four axes once
+ neighbouring axes the footprint does not extend along are merged.
+
+ # Safety
+ `ctx` is a live GPU context; `shape` holds `ndim` values; `options` as
+ for kp_rank_filter; `input` and `output` are device pointers of its GPU
+ holding the array, alive until the stream's work completes; `stream` is
+ 0 or a live stream of that GPU.
+ */
+enum kp_status kp_rank_filter_device(const struct kp_context *ctx,
+                                     kp_dtype dtype,
+                                     uint64_t input,
+                                     uint64_t output,
+                                     const size_t *shape,
+                                     size_t ndim,
+                                     const struct kp_rank_options *options,
+                                     uint64_t stream);
 
 /*
  Sum of the `n` values at host `x`, in single precision, accumulated in double

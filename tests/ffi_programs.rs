@@ -294,4 +294,12 @@ macro_rules! ffi_programs {
 }
 
 // One line per program in ffi-tests/ (NAME.c and NAME.cpp).
-ffi_programs!(lombscargle, streams, ode_lorenz, ode_fg, stencil, gaussian);
+ffi_programs!(
+    lombscargle,
+    streams,
+    ode_lorenz,
+    ode_fg,
+    stencil,
+    gaussian,
+    median
+);

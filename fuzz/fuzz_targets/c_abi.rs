@@ -42,6 +42,7 @@ use kernpack::ffi::devices::*;
 use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
 use kernpack::ffi::lorenz::*;
+use kernpack::ffi::rank::*;
 use kernpack::ffi::reduce::*;
 use kernpack::ffi::stencil::*;
 use kernpack::ffi::streams::*;
@@ -628,6 +629,7 @@ enum Op {
     Device(DeviceOp),
     Streams(StreamOp),
     Correlate(bool, CorrelateOp),
+    Rank(RankOp),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -1968,6 +1970,18 @@ enum Dim {
     Huge(u8),
 }
 
+/// The sizes of an array's shape (at most 4).
+fn shape_of(dims: &[Dim]) -> Vec<usize> {
+    dims.iter()
+        .take(4)
+        .map(|d| match *d {
+            Dim::Small(v) => v as usize % 24,
+            Dim::Zero => 0,
+            Dim::Huge(i) => HUGE[i as usize % HUGE.len()],
+        })
+        .collect()
+}
+
 #[derive(Arbitrary, Debug)]
 struct CorrelateOp {
     input: BufSpec,
@@ -2013,16 +2027,7 @@ type GaussianFn<T> = unsafe extern "C" fn(
 fn correlate<T: Real>(f: (CorrelateFn<T>, GaussianFn<T>), name: &str, op: &CorrelateOp) {
     let input = op.input.make::<T>(CORRELATE_CAP);
     let mut output = op.output.make::<T>(CORRELATE_CAP);
-    let shape: Vec<usize> = op
-        .dims
-        .iter()
-        .take(4)
-        .map(|d| match *d {
-            Dim::Small(v) => v as usize % 24,
-            Dim::Zero => 0,
-            Dim::Huge(i) => HUGE[i as usize % HUGE.len()],
-        })
-        .collect();
+    let shape = shape_of(&op.dims);
     let ndim = op.ndim.resolve(shape.len());
     if !fits(ndim as u128, shape.len(), size_of::<usize>()) {
         return;
@@ -2139,6 +2144,215 @@ fn correlate<T: Real>(f: (CorrelateFn<T>, GaussianFn<T>), name: &str, op: &Corre
         ],
     );
     let span_bytes = clamp(span.saturating_mul(size_of::<T>() as u128));
+    check_outputs(
+        &call,
+        ok,
+        &[("output", out_before, bytes_of(&output.data), span_bytes)],
+    );
+}
+
+// --- Rank filters ---------------------------------------------------------------
+
+/// One size of a footprint's box: small (0 is an empty axis), or one whose
+/// box no array could hold (refused before anything is allocated). Sizes
+/// between are valid but too much work per input.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum BoxSize {
+    Small(u8),
+    Huge(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+enum RankOpts {
+    Null,
+    Default,
+    Fields {
+        /// Sizes per axis (None: NULL, 3 along every axis).
+        size: Option<[BoxSize; 4]>,
+        /// The mask's bytes, repeated over the box (None: NULL, every point).
+        footprint: Option<Vec<u8>>,
+        /// None: NULL (centred).
+        origin: Option<[i8; 4]>,
+        rank_by: Field,
+        mode: Field,
+        rank: i8,
+        percentile: FVal,
+        cval: FVal,
+    },
+}
+
+#[derive(Arbitrary, Debug)]
+struct RankOp {
+    /// 0 and 11 are no dtype.
+    dtype: Field,
+    input: BufSpec,
+    output: OutSpec,
+    /// At most 4 sizes; NULL for a null flag of 1.
+    dims: Vec<Dim>,
+    shape_null: u8,
+    ndim: Count,
+    opts: RankOpts,
+    device: bool,
+    alias: u8,
+}
+
+/// Doubles per buffer (8 to 64 bits an element: up to 4096 elements).
+const RANK_CAP: usize = 512;
+
+/// The bytes of an element of `dtype` (8 for an unknown one).
+fn dtype_bytes(dtype: u32) -> usize {
+    match dtype {
+        KP_DTYPE_U8 | KP_DTYPE_I8 => 1,
+        KP_DTYPE_U16 | KP_DTYPE_I16 => 2,
+        KP_DTYPE_U32 | KP_DTYPE_I32 | KP_DTYPE_F32 => 4,
+        _ => 8,
+    }
+}
+
+fn rank(op: &RankOp) {
+    let dtype = op.dtype.get(12);
+    let elem = dtype_bytes(dtype);
+    // The values are the bytes of these doubles, whatever the dtype.
+    let input = op.input.make::<f64>(RANK_CAP);
+    let mut output = op.output.make::<f64>(RANK_CAP);
+    let fits_buf = |b: &Buf<f64>, span: u128| b.null || fits(span, b.len() * 8 / elem, elem);
+    let shape = shape_of(&op.dims);
+    let ndim = op.ndim.resolve(shape.len());
+    if !fits(ndim as u128, shape.len(), size_of::<usize>()) {
+        return;
+    }
+    let span = shape
+        .iter()
+        .take(ndim)
+        .fold(1u128, |n, &d| n.saturating_mul(d as u128));
+    let alias = op.alias == 1 && !input.null && !output.null;
+    if alias {
+        if !fits_buf(&output, span) {
+            return;
+        }
+    } else if !(fits_buf(&input, span) && fits_buf(&output, span)) {
+        return;
+    }
+    // The options, and the arrays they point to (4 values each: ndim is at
+    // most 4 whenever the library gets as far as reading them).
+    let mut slot = kp_rank_options_default();
+    let size: Vec<usize>;
+    let origin: Vec<i64>;
+    let mut mask: Vec<u8> = Vec::new();
+    let opts: *const kp_rank_options = match &op.opts {
+        RankOpts::Null => ptr::null(),
+        RankOpts::Default => &slot as *const _,
+        RankOpts::Fields {
+            size: s,
+            footprint,
+            origin: o,
+            rank_by,
+            mode,
+            rank,
+            percentile,
+            cval,
+        } => {
+            size = s.map_or(vec![3; 4], |s| {
+                s.iter()
+                    .map(|b| match *b {
+                        BoxSize::Small(v) => v as usize % 6,
+                        BoxSize::Huge(i) => HUGE[i as usize % HUGE.len()],
+                    })
+                    .collect()
+            });
+            origin = o.map_or(Vec::new(), |o| o.iter().map(|&v| v as i64 % 4).collect());
+            let points = size
+                .iter()
+                .take(ndim.min(4))
+                .fold(1u128, |n, &d| n.saturating_mul(d as u128));
+            if let Some(bytes) = footprint {
+                if points <= RANK_CAP as u128 * 8 {
+                    let bytes = if bytes.is_empty() { &[0u8][..] } else { bytes };
+                    mask = (0..points as usize).map(|i| bytes[i % bytes.len()]).collect();
+                } else if !fits(points, 0, 1) {
+                    return;
+                }
+            }
+            slot = kp_rank_options {
+                size: if s.is_some() { size.as_ptr() } else { ptr::null() },
+                footprint: if footprint.is_some() { mask.as_ptr() } else { ptr::null() },
+                origin: if o.is_some() { origin.as_ptr() } else { ptr::null() },
+                rank_by: rank_by.get(4),
+                mode: mode.get(7),
+                rank: *rank as i64,
+                percentile: percentile.0,
+                cval: cval.0,
+            };
+            &slot as *const _
+        }
+    };
+    let shape_ptr = if op.shape_null == 1 {
+        ptr::null()
+    } else {
+        shape.as_ptr()
+    };
+    let input_name = if alias {
+        "output".to_string()
+    } else {
+        input.describe()
+    };
+    let name = if op.device {
+        "kp_rank_filter_device"
+    } else {
+        "kp_rank_filter"
+    };
+    let call = format!(
+        "{name}(ctx, dtype={dtype}, input={input_name} (doubles), output={} (doubles), shape={shape:?}, ndim={ndim}, options={:?}, footprint={mask:?})",
+        output.describe(),
+        unsafe { opts.as_ref() }
+    );
+    trace!("{call}");
+    let in_before = input.snapshot();
+    let out_before = output.snapshot();
+    let in_ptr = if alias {
+        output.mut_ptr() as *const f64
+    } else {
+        input.ptr()
+    };
+    if op.device {
+        // Device pointers on a CPU context: refused whatever they are.
+        let status = unsafe {
+            kp_rank_filter_device(
+                ctx(),
+                dtype,
+                in_ptr as u64,
+                output.mut_ptr() as u64,
+                shape_ptr,
+                ndim,
+                opts,
+                0,
+            )
+        };
+        check_fails(&call, status);
+        check_outputs(
+            &call,
+            false,
+            &[("output", out_before, bytes_of(&output.data), 0)],
+        );
+        return;
+    }
+    let status = unsafe {
+        kp_rank_filter(
+            ctx(),
+            dtype,
+            in_ptr.cast(),
+            output.mut_ptr().cast(),
+            shape_ptr,
+            ndim,
+            opts,
+        )
+    };
+    let ok = check_status(&call, status);
+    if alias && span > 0 {
+        assert!(!ok, "{call}: accepted an input that overlaps the output");
+    }
+    check_inputs(&call, &[("input", in_before, bytes_of(&input.data))]);
+    let span_bytes = clamp(span.saturating_mul(elem as u128));
     check_outputs(
         &call,
         ok,
@@ -2755,6 +2969,7 @@ fn run(op: &Op) {
         Op::Correlate(true, o) => {
             correlate::<f64>((kp_correlate1d_f64, kp_gaussian_filter_f64), "f64", o)
         }
+        Op::Rank(o) => rank(o),
     }
 }
 

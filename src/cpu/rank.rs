@@ -8,8 +8,8 @@ use crate::params::rank::{RankFilterOptions, RankValue, Window};
 /// Outputs per piece handed to a thread.
 const CHUNK: usize = 1 << 14;
 
-/// `opts` (checked; `rank` resolved, `cval` fits `T`) from `input` into
-/// `output`, both the row-major array of `shape`.
+/// `opts` (checked; `rank` resolved, `cval` fits `T` in the constant mode)
+/// from `input` into `output`, both the row-major array of `shape`.
 pub(crate) fn rank_filter<T: RankValue>(
     input: &[T],
     output: &mut [T],
@@ -27,7 +27,9 @@ pub(crate) fn rank_filter<T: RankValue>(
         .iter()
         .map(|t| t.iter().zip(&strides).map(|(d, s)| d * s).sum())
         .collect();
-    let cval = T::from_cval(opts.cval).expect("a checked cval").key();
+    // Read in the constant mode only, where validation made `cval` fit `T`;
+    // in the others it may be anything (NaN, 1e300 for an integer type).
+    let cval = T::from_cval(opts.cval).map_or(0, RankValue::key);
     let ndim = shape.len();
     for_each_chunk(threads, output, CHUNK, progress, |first, piece| {
         let mut index = unflatten(first, shape);

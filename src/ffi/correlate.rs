@@ -106,13 +106,26 @@ impl kp_gaussian_options {
 }
 
 /// `values` copied into a vector allocated fallibly (a hostile count is an
-/// error, not an abort).
-fn copied<T: Copy>(name: &str, values: &[T]) -> Result<Vec<T>, Error> {
+/// error, not an abort). (Also the rank filters'.)
+pub(super) fn copied<T: Copy>(name: &str, values: &[T]) -> Result<Vec<T>, Error> {
     let mut copy = Vec::new();
     copy.try_reserve_exact(values.len())
         .map_err(|_| Error::OutOfMemory(format!("copying {} values of {name}", values.len())))?;
     copy.extend_from_slice(values);
     Ok(copy)
+}
+
+/// The values of an array of `shape`, or an invalid argument when their
+/// count overflows. (Also the rank filters'.)
+pub(super) fn values_of(shape: &[usize]) -> Result<usize, Error> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "an array of shape {shape:?} holds more values than a size_t counts"
+            ))
+        })
 }
 
 /// The array of a call: its `ndim` sizes at `shape` (row-major: the last
@@ -149,14 +162,7 @@ impl<T: Float> Array<*const T, *mut T> {
         passes: &[Pass],
         also_read: &[Span],
     ) -> Result<(), RawError> {
-        let n = shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "an array of shape {shape:?} holds more values than a size_t counts"
-                ))
-            })?;
+        let n = values_of(shape)?;
         let mut inputs = vec![
             Span::of("input", self.input, n),
             Span::slice("shape", shape),

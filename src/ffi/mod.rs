@@ -26,6 +26,9 @@
 //! fails when they are stale. The functions' docs are written once, on the
 //! declarations; `tests/header_fresh.rs` puts them on the functions of the
 //! copy of this module that cbindgen reads, so they are in the header.
+//! The rank filters (`rank.rs`), over ten element types, take the type as an
+//! argument (`kp_dtype`, `void` pointers) instead: their two entry points
+//! are written by hand and dispatch to an `Entry` / `DeviceEntry` per type.
 #![allow(non_camel_case_types)]
 
 pub mod correlate;
@@ -35,6 +38,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod rank;
 pub mod reduce;
 pub mod significance;
 pub mod stencil;
@@ -93,6 +97,31 @@ pub const KP_BACKEND_AUTO: kp_backend = 0;
 pub const KP_BACKEND_GPU: kp_backend = 1;
 /// The multi-threaded CPU backend.
 pub const KP_BACKEND_CPU: kp_backend = 2;
+
+/// The element type of the values behind a function's `void` pointers: one
+/// of the KP_DTYPE_* values (0 is none: refused, so that a zeroed argument
+/// is an error rather than a guess).
+pub type kp_dtype = u32;
+/// `uint8_t`.
+pub const KP_DTYPE_U8: kp_dtype = 1;
+/// `int8_t`.
+pub const KP_DTYPE_I8: kp_dtype = 2;
+/// `uint16_t`.
+pub const KP_DTYPE_U16: kp_dtype = 3;
+/// `int16_t`.
+pub const KP_DTYPE_I16: kp_dtype = 4;
+/// `uint32_t`.
+pub const KP_DTYPE_U32: kp_dtype = 5;
+/// `int32_t`.
+pub const KP_DTYPE_I32: kp_dtype = 6;
+/// `uint64_t`.
+pub const KP_DTYPE_U64: kp_dtype = 7;
+/// `int64_t`.
+pub const KP_DTYPE_I64: kp_dtype = 8;
+/// `float` (IEEE 754 binary32).
+pub const KP_DTYPE_F32: kp_dtype = 9;
+/// `double` (IEEE 754 binary64).
+pub const KP_DTYPE_F64: kp_dtype = 10;
 
 /// Opaque handle: a backend choice and, on the GPU, the loaded kernels.
 /// Thread-safe: one context may be used from several threads at once.

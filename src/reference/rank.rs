@@ -6,7 +6,8 @@ pub fn rank_filter<T: RankValue>(input: &[T], shape: &[usize], opts: &RankFilter
     let rank = opts.check(shape).expect("checked options");
     let window = Window::new(shape, opts);
     let strides = window.strides();
-    let cval = T::from_cval(opts.cval).expect("a cval that fits").key();
+    // Read in the constant mode only (where it must fit `T`).
+    let cval = T::from_cval(opts.cval).map_or(0, RankValue::key);
     let mut index = vec![0usize; shape.len()];
     let mut keys = Vec::with_capacity(window.taps.len());
     let mut out = Vec::with_capacity(input.len());
