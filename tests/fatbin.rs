@@ -202,12 +202,15 @@ fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
     // chi2 kernels (nterms 1..8, 0.5 MB) and the box filter's first
     // running-sum kernel (3.9 MB) took it to 31 MB over 22 archs; the warp
     // running-sum kernel brought the box filter back to about 1 MB per arch
-    // and the fatbin to 27 MB. Bringing it back toward 8 MB means fewer Lorenz
-    // 96 lane layouts (N = 192, 384, 512 would fall back to the block kernel)
-    // or fewer chi2 instantiations: an open task (PERF.md, issue notes).
+    // and the fatbin to 27 MB. The rank filters (13 entry points: sorting
+    // networks of 9 to 81 points, the 3 x 3 median, radix selection and the
+    // sliding histogram) added 2.2 MB compressed, to 30.1 MB. Bringing it
+    // back toward 8 MB means fewer Lorenz 96 lane layouts (N = 192, 384, 512
+    // would fall back to the block kernel), fewer chi2 instantiations or
+    // fewer network capacities: an open task (PERF.md, issue notes).
     assert!(
-        bytes.len() < 28 << 20,
-        "the committed fatbin is {} bytes; keep it under 28 MB (and bring it back toward 8 MB)",
+        bytes.len() < 32 << 20,
+        "the committed fatbin is {} bytes; keep it under 32 MB (and bring it back toward 8 MB)",
         bytes.len()
     );
 }

@@ -78,9 +78,7 @@ fn bench<T: RankValue>(shape: &[usize], opts: &RankFilterOptions, timing: &Timin
     let bits = 8 * std::mem::size_of::<T>() as u32;
     let host: Vec<T> = (0..n)
         .map(|_| match T::KIND {
-            kernpack::params::rank::KeyKind::Float => {
-                T::from_cval(rng.next()).expect("a float")
-            }
+            kernpack::params::rank::KeyKind::Float => T::from_cval(rng.next()).expect("a float"),
             _ => {
                 let k = (rng.next() * 2f64.powi(bits.min(52) as i32)) as u64;
                 T::from_key(k << bits.saturating_sub(52))

@@ -107,7 +107,11 @@ pub fn wall_median(
 /// in contiguous pieces (one read and one write of every byte): the host's
 /// memory roofline, which the CPU side of a memory-bound benchmark is
 /// measured against.
-pub fn host_copy_median<T: Copy + Send + Sync>(src: &[T], dst: &mut [T], reps: usize) -> BenchResult<f64> {
+pub fn host_copy_median<T: Copy + Send + Sync>(
+    src: &[T],
+    dst: &mut [T],
+    reps: usize,
+) -> BenchResult<f64> {
     let threads = kernpack::cpu::threads();
     let piece = src.len().div_ceil(threads).max(1);
     wall_median(reps, || {

@@ -118,14 +118,11 @@ pub(super) fn copied<T: Copy>(name: &str, values: &[T]) -> Result<Vec<T>, Error>
 /// The values of an array of `shape`, or an invalid argument when their
 /// count overflows. (Also the rank filters'.)
 pub(super) fn values_of(shape: &[usize]) -> Result<usize, Error> {
-    shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "an array of shape {shape:?} holds more values than a size_t counts"
-            ))
-        })
+    crate::params::array_size(shape).ok_or_else(|| {
+        Error::invalid(format!(
+            "an array of shape {shape:?} holds more values than a size_t counts"
+        ))
+    })
 }
 
 /// The array of a call: its `ndim` sizes at `shape` (row-major: the last

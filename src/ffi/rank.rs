@@ -108,14 +108,11 @@ impl kp_rank_options {
             Some(size) => copied("size", size)?,
             None => filled("size", 3, ndim)?,
         };
-        let points = size
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "a footprint of size {size:?} holds more points than a size_t counts"
-                ))
-            })?;
+        let points = crate::params::array_size(&size).ok_or_else(|| {
+            Error::invalid(format!(
+                "a footprint of size {size:?} holds more points than a size_t counts"
+            ))
+        })?;
         // The mask is made even when the footprint is NULL: a box no array
         // could hold is refused before anything is allocated for it.
         crate::api::check_array_size::<u8>("footprint", points)?;

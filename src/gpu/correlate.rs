@@ -33,9 +33,7 @@ pub(crate) fn validate(
     input_len: usize,
     output_len: usize,
 ) -> Result<()> {
-    let size = shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
+    let size = crate::params::array_size(shape)
         .filter(|&n| n <= i64::MAX as usize / 8)
         .ok_or_else(|| Error::invalid(format!("an array of shape {shape:?} is too large")))?;
     for pass in passes {
@@ -118,11 +116,7 @@ impl<T: Float> DeviceOperation for CorrelateOnDevice<T> {
     type Checked = ();
 
     fn check_shapes(&self) -> Result<()> {
-        let size = self
-            .shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .unwrap_or(usize::MAX);
+        let size = crate::params::array_size(&self.shape).unwrap_or(usize::MAX);
         validate(&self.shape, &self.passes, size, size)
     }
 

@@ -45,9 +45,7 @@ pub(crate) fn validate<T: RankValue>(
     input_len: usize,
     output_len: usize,
 ) -> Result<usize> {
-    let size = shape
-        .iter()
-        .try_fold(1usize, |n, &d| n.checked_mul(d))
+    let size = crate::params::array_size(shape)
         .filter(|&n| n <= i64::MAX as usize / 8)
         .ok_or_else(|| Error::invalid(format!("an array of shape {shape:?} is too large")))?;
     let rank = opts.check(shape)?;
@@ -236,11 +234,7 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
     type Checked = ();
 
     fn check_shapes(&self) -> Result<()> {
-        let size = self
-            .shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
-            .unwrap_or(usize::MAX);
+        let size = crate::params::array_size(&self.shape).unwrap_or(usize::MAX);
         let rank = validate::<T>(&self.shape, &self.opts, size, size)?;
         Geometry::new::<T>(&self.shape, &self.opts, rank).map(|_| ())
     }

@@ -32,8 +32,7 @@ impl Lines {
     /// or a shape whose size overflows.
     pub fn along(shape: &[usize], axis: usize) -> Result<Self> {
         let size = |dims: &[usize]| {
-            dims.iter()
-                .try_fold(1usize, |n, &d| n.checked_mul(d))
+            crate::params::array_size(dims)
                 .ok_or_else(|| Error::invalid(format!("an array of shape {shape:?} is too large")))
         };
         let Some(&len) = shape.get(axis) else {

@@ -18,6 +18,12 @@ pub mod save_at;
 pub mod significance;
 pub mod stencil;
 
+/// The number of values of an array of `shape` (1 for no axis); None when
+/// the product overflows.
+pub fn array_size(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
 /// Weights as kernels take them: by value, so they sit in the constant bank
 /// (`kp::Weights<T, L>` of csrc/common.cuh: Model III's, the 1-D
 /// correlation's).

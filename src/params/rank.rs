@@ -138,10 +138,7 @@ impl RankFilterOptions {
                 shape.len()
             )));
         }
-        let points = fp
-            .shape
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
+        let points = crate::params::array_size(&fp.shape)
             .ok_or_else(|| Error::invalid("the footprint is too large"))?;
         if points != fp.mask.len() {
             return Err(Error::invalid(format!(
