@@ -62,47 +62,15 @@ impl<'a, 'py> FromPyObject<'a, 'py> for RankDtype {
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 macro_rules! by_rank_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
+        by_rank_dtype!(@arms $dtype, $T, $body,
+            U8 u8, I8 i8, U16 u16, I16 i16, U32 u32, I32 i32, U64 u64, I64 i64, F32 f32, F64 f64)
+    };
+    (@arms $dtype:expr, $T:ident, $body:expr, $($V:ident $t:ty),*) => {
         match $dtype {
-            RankDtype::U8 => {
-                type $T = u8;
+            $(RankDtype::$V => {
+                type $T = $t;
                 $body
-            }
-            RankDtype::I8 => {
-                type $T = i8;
-                $body
-            }
-            RankDtype::U16 => {
-                type $T = u16;
-                $body
-            }
-            RankDtype::I16 => {
-                type $T = i16;
-                $body
-            }
-            RankDtype::U32 => {
-                type $T = u32;
-                $body
-            }
-            RankDtype::I32 => {
-                type $T = i32;
-                $body
-            }
-            RankDtype::U64 => {
-                type $T = u64;
-                $body
-            }
-            RankDtype::I64 => {
-                type $T = i64;
-                $body
-            }
-            RankDtype::F32 => {
-                type $T = f32;
-                $body
-            }
-            RankDtype::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
         }
     };
 }
