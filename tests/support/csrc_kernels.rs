@@ -198,9 +198,19 @@ fn expand(text: &str, macros: &HashMap<String, Macro>, depth: usize) -> String {
         match (macros.get(word), open) {
             (Some(m), Some(open)) => {
                 let close = closing(text, open);
-                let args = split_top(&text[open + 1..close], false);
-                assert_eq!(args.len(), m.params.len(), "arguments of {word}");
-                let body = substitute(&m.body, &m.params, &args);
+                let mut args = split_top(&text[open + 1..close], false);
+                let mut params = m.params.clone();
+                if params.last().is_some_and(|p| p == "...") {
+                    // Variadic: the arguments from the last parameter's place
+                    // on are __VA_ARGS__ (commas in braces split them too).
+                    let fixed = params.len() - 1;
+                    assert!(args.len() >= fixed, "arguments of {word}");
+                    let rest = args.split_off(fixed).join(", ");
+                    args.push(rest);
+                    params[fixed] = "__VA_ARGS__".to_owned();
+                }
+                assert_eq!(args.len(), params.len(), "arguments of {word}");
+                let body = substitute(&m.body, &params, &args);
                 out.push(' ');
                 out.push_str(&expand(&body, macros, depth + 1));
                 out.push(' ');
