@@ -3,7 +3,7 @@
 //! over threads. Windows wholly inside the array read through one table of
 //! flat offsets; the others map each point through the boundary mode.
 use super::parallel::for_each_chunk;
-use crate::params::rank::{RankFilterOptions, RankValue, Window};
+use crate::params::rank::{next_index, RankFilterOptions, RankValue, Window};
 
 /// Outputs per piece handed to a thread.
 const CHUNK: usize = 1 << 14;
@@ -52,13 +52,7 @@ pub(crate) fn rank_filter<T: RankValue>(
             }
             let (_, &mut key, _) = keys.select_nth_unstable(rank);
             *out = T::from_key(key);
-            for a in (0..ndim).rev() {
-                index[a] += 1;
-                if index[a] < shape[a] {
-                    break;
-                }
-                index[a] = 0;
-            }
+            next_index(&mut index, shape);
         }
     });
 }

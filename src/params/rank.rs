@@ -289,6 +289,18 @@ macro_rules! rank_float {
 rank_float!(f32, u32, "float32");
 rank_float!(f64, u64, "float64");
 
+/// Steps the multi-index `index` of a row-major array of `shape` to the next
+/// point, the last axis fastest (after the last point: back to all zeros).
+pub fn next_index(index: &mut [usize], shape: &[usize]) {
+    for a in (0..shape.len()).rev() {
+        index[a] += 1;
+        if index[a] < shape[a] {
+            return;
+        }
+        index[a] = 0;
+    }
+}
+
 /// The window of a rank filter over an array of `shape`: each set point's
 /// offset per axis from the output (`j - (f / 2 + origin)`), in the mask's
 /// order.
@@ -315,14 +327,7 @@ impl Window {
                         .collect(),
                 );
             }
-            // The next multi-index, last axis fastest.
-            for a in (0..ndim).rev() {
-                j[a] += 1;
-                if j[a] < fp.shape[a] {
-                    break;
-                }
-                j[a] = 0;
-            }
+            next_index(&mut j, &fp.shape);
         }
         Window {
             shape: shape.to_vec(),

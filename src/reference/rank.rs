@@ -1,5 +1,5 @@
 //! The rank filters' oracle: every output's window gathered and sorted.
-use crate::params::rank::{RankFilterOptions, RankValue, Window};
+use crate::params::rank::{next_index, RankFilterOptions, RankValue, Window};
 
 /// `opts` (checked) over the row-major array of `shape`.
 pub fn rank_filter<T: RankValue>(input: &[T], shape: &[usize], opts: &RankFilterOptions) -> Vec<T> {
@@ -20,13 +20,7 @@ pub fn rank_filter<T: RankValue>(input: &[T], shape: &[usize], opts: &RankFilter
         }));
         keys.sort_unstable();
         out.push(T::from_key(keys[rank]));
-        for a in (0..shape.len()).rev() {
-            index[a] += 1;
-            if index[a] < shape[a] {
-                break;
-            }
-            index[a] = 0;
-        }
+        next_index(&mut index, shape);
     }
     out
 }
