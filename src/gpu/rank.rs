@@ -149,7 +149,10 @@ fn merged(shape: &[usize], opts: &RankFilterOptions) -> Option<(Vec<usize>, Rank
 }
 
 impl Geometry {
-    fn new<T: RankValue>(shape: &[usize], opts: &RankFilterOptions, rank: usize) -> Result<Self> {
+    /// The geometry of options [`validate`]d for `shape`; an error only when
+    /// more than `AXES` axes remain after merging.
+    fn new<T: RankValue>(shape: &[usize], opts: &RankFilterOptions) -> Result<Self> {
+        let rank = opts.resolved_rank()?;
         let (n, four) = merged(shape, opts).ok_or_else(|| {
             Error::invalid(format!(
                 "the GPU takes rank filters over up to {AXES} axes once neighbouring axes the \
@@ -235,8 +238,8 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
 
     fn check_shapes(&self) -> Result<()> {
         let size = crate::params::array_size(&self.shape).unwrap_or(usize::MAX);
-        let rank = validate::<T>(&self.shape, &self.opts, size, size)?;
-        Geometry::new::<T>(&self.shape, &self.opts, rank).map(|_| ())
+        validate::<T>(&self.shape, &self.opts, size, size)?;
+        Geometry::new::<T>(&self.shape, &self.opts).map(|_| ())
     }
 
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {
@@ -254,13 +257,12 @@ impl<T: RankValue> DeviceOperation for RankFilterOnDevice<T> {
         if n == 0 {
             return Ok(());
         }
-        let size = n;
-        let rank = validate::<T>(&self.shape, &self.opts, size, size)?;
+        // Validated by check_shapes (or by `buffers`, for fresh buffers).
         let Geometry {
             mut params,
             taps,
             full_box,
-        } = Geometry::new::<T>(&self.shape, &self.opts, rank)?;
+        } = Geometry::new::<T>(&self.shape, &self.opts)?;
         let width = std::mem::size_of::<T>();
         let (count, size, rank) = (params.count as usize, params.size, params.rank);
         let plan = plan(width, count, full_box, size, rank, params.n[2]);
