@@ -191,4 +191,26 @@ typedef struct kp_rank_params {
     int32_t unused;
 } kp_rank_params;
 
+
+/* ---- csrc/uniform.cu: one pass of the N-D box filter along an axis ---- */
+#define KP_UNIFORM_THREADS 256
+#define KP_UNIFORM_LINE_OUTPUTS 8     /* outputs per lane of uniform_lines */
+#define KP_UNIFORM_LINES_MAX_SIZE 1024 /* larger windows along a contiguous axis run uniform_strided */
+
+typedef struct kp_uniform_params {
+    int64_t outer;     /* the array along the pass's axis: outer x n x inner, row-major */
+    int64_t n;
+    int64_t inner;
+    int64_t first;     /* output i averages inputs i + first .. i + first + size - 1 */
+    int64_t size;      /* 2 .. 2^31 - 1 */
+    int64_t chunk;     /* uniform_strided: outputs per work unit along the axis */
+    int64_t units;     /* work units: threads (strided) or warps (lines); the grid strides over them */
+    int64_t tile;      /* uniform_lines: shared-memory values per warp */
+    uint64_t cval;     /* the constant's bits, zero-extended from the element's width */
+    int32_t mode;      /* KP_BOX_* (KP_BOX_INTERIOR is never passed) */
+    int32_t width;     /* bytes per element: 1, 2 or 4 (the _int kernels), 8 (_int64) */
+    int32_t is_signed; /* integers: 1 signed, 0 unsigned */
+    int32_t unused;
+} kp_uniform_params;
+
 #endif

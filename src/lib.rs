@@ -51,6 +51,7 @@ pub use api::stencil::{
     BoundaryMode, BoxFilterOnDevice, BoxFilterOptions, ImageLayout, UniformFilterOptions,
     MAX_BOX_SIZE, MAX_GPU_WINDOW_COLS, MAX_WINDOW,
 };
+pub use api::uniform::{BoxValue, UniformNdOnDevice, UniformNdOptions};
 pub use api::{Backend, Kernpack};
 pub use error::{Error, Result};
 pub use float::{Complex, Float};

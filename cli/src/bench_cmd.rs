@@ -2,7 +2,8 @@
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
 use crate::{
-    bench, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams, fg_cmd, lorenz63_cmd,
+    bench, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams, bench_uniform,
+    fg_cmd, lorenz63_cmd,
 };
 
 /// What `kernpack bench` times.
@@ -20,6 +21,8 @@ pub enum BenchCommand {
     Gaussian(bench_gaussian::BenchGaussianArgs),
     /// The median (rank) filter against a device-to-device copy of the same array.
     Median(bench_median::BenchMedianArgs),
+    /// The N-D box filter of any element type, per pass against a device-to-device copy.
+    Uniform(bench_uniform::BenchUniformArgs),
     /// Normalising arrays on several streams: copy in, normalise, copy out, with a timeline.
     NormalizeStreams(bench_streams::BenchStreamsArgs),
     /// One batched normalise call against a loop of single calls.
@@ -61,6 +64,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::BoxFilter(args) => bench_box::run(&args),
         BenchCommand::Gaussian(args) => bench_gaussian::run(&args),
         BenchCommand::Median(args) => bench_median::run(&args),
+        BenchCommand::Uniform(args) => bench_uniform::run(&args),
         BenchCommand::NormalizeStreams(args) => bench_streams::normalize_streams(&args),
         BenchCommand::NormalizeBatched(args) => bench_streams::normalize_batched(&args),
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),

@@ -70,13 +70,11 @@ pub fn run(args: &BenchMedianArgs) -> BenchResult {
     }
 }
 
-fn bench<T: RankValue>(shape: &[usize], opts: &RankFilterOptions, timing: &Timing) -> BenchResult {
-    let reps = timing.reps();
-    let n: usize = shape.iter().product();
-    // Uniform random values over the type's whole range (floats in [0, 1)).
+/// `n` random values: uniform over the type's whole range (floats in [0, 1)).
+pub fn random_array<T: RankValue>(n: usize) -> Vec<T> {
     let mut rng = Uniform::new(0x3ed1_a9b5);
     let bits = 8 * std::mem::size_of::<T>() as u32;
-    let host: Vec<T> = (0..n)
+    (0..n)
         .map(|_| match T::KIND {
             kernpack::params::rank::KeyKind::Float => T::from_cval(rng.next()).expect("a float"),
             _ => {
@@ -84,7 +82,13 @@ fn bench<T: RankValue>(shape: &[usize], opts: &RankFilterOptions, timing: &Timin
                 T::from_key(k << bits.saturating_sub(52))
             }
         })
-        .collect();
+        .collect()
+}
+
+fn bench<T: RankValue>(shape: &[usize], opts: &RankFilterOptions, timing: &Timing) -> BenchResult {
+    let reps = timing.reps();
+    let n: usize = shape.iter().product();
+    let host: Vec<T> = random_array(n);
     let shape_text = shape
         .iter()
         .map(|d| d.to_string())

@@ -48,6 +48,7 @@ mod bench_fap;
 mod bench_gaussian;
 mod bench_median;
 mod bench_streams;
+mod bench_uniform;
 mod fg_cmd;
 mod figures;
 mod info;
@@ -201,6 +202,7 @@ mod tests {
             ("box-filter", "20"),
             ("gaussian", "20"),
             ("median", "20"),
+            ("uniform", "20"),
             ("normalize-streams", "10"),
             ("normalize-batched", "20"),
             ("lorenz96", "10"),

@@ -57,6 +57,7 @@ pub mod reduce;
 pub mod reduce_batched;
 pub mod stencil;
 pub mod streams;
+pub mod uniform;
 
 pub use crate::gpu::device;
 

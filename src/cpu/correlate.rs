@@ -9,7 +9,7 @@
 //! view of it to a row of sums; along a strided axis every tap adds `w[j]`
 //! times one input row (of `inner` values, in strips that stay in L1) to the
 //! output row's sums.
-use super::parallel::for_each_chunk;
+use super::parallel::{chain_passes, for_each_chunk};
 use crate::float::Float;
 use crate::params::correlate::{Lines, Pass};
 use crate::params::stencil::extend;
@@ -30,31 +30,10 @@ pub(crate) fn correlate_passes<T: Float>(
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) {
-    let lines = |pass: &Pass| Lines::along(shape, pass.axis).expect("a validated shape");
-    let Some((last, rest)) = passes.split_last() else {
-        output.copy_from_slice(input);
-        return;
-    };
-    // Pass k writes the output when an even number of passes follow it, so
-    // that the last one does; the others write a scratch array.
-    let mut scratch = if rest.is_empty() {
-        Vec::new()
-    } else {
-        vec![T::default(); input.len()]
-    };
-    for (k, pass) in rest.iter().enumerate() {
-        let to_output = (passes.len() - 1 - k) % 2 == 0;
-        match (k, to_output) {
-            (0, true) => correlate_pass(input, output, lines(pass), pass, threads, None),
-            (0, false) => correlate_pass(input, &mut scratch, lines(pass), pass, threads, None),
-            (_, true) => correlate_pass(&scratch, output, lines(pass), pass, threads, None),
-            (_, false) => correlate_pass(output, &mut scratch, lines(pass), pass, threads, None),
-        }
-    }
-    match rest.len() {
-        0 => correlate_pass(input, output, lines(last), last, threads, progress),
-        _ => correlate_pass(&scratch, output, lines(last), last, threads, progress),
-    }
+    chain_passes(input, output, passes, |from, to, pass, last| {
+        let lines = Lines::along(shape, pass.axis).expect("a validated shape");
+        correlate_pass(from, to, lines, pass, threads, progress.filter(|_| last));
+    });
 }
 
 /// One pass from `input` into `output` (both `lines.size()` values).

@@ -38,6 +38,7 @@ pub(crate) mod stencil_rows;
 pub(crate) mod store;
 pub(crate) mod threads;
 pub(crate) mod uniform;
+pub(crate) mod uniform_nd;
 pub(crate) mod window_sum;
 
 pub use parallel::{copy_parallel, copy_threads};

@@ -153,6 +153,36 @@ pub(crate) fn first_position<V: Sync>(
     .next()
 }
 
+/// Runs `passes` in order from `input` into `output`, each reading the
+/// previous one's result: pass k writes `output` when an even number of
+/// passes follow it (so the last one does), a scratch array otherwise. `run`
+/// gets the pass's source, destination, the pass and whether it is the last.
+/// No pass: a copy.
+pub(crate) fn chain_passes<V: Copy + Default, P>(
+    input: &[V],
+    output: &mut [V],
+    passes: &[P],
+    mut run: impl FnMut(&[V], &mut [V], &P, bool),
+) {
+    let Some(last) = passes.len().checked_sub(1) else {
+        output.copy_from_slice(input);
+        return;
+    };
+    let mut scratch = if last == 0 {
+        Vec::new()
+    } else {
+        vec![V::default(); input.len()]
+    };
+    for (k, pass) in passes.iter().enumerate() {
+        match (k, (last - k) % 2 == 0) {
+            (0, true) => run(input, output, pass, k == last),
+            (0, false) => run(input, &mut scratch, pass, k == last),
+            (_, true) => run(&scratch, output, pass, k == last),
+            (_, false) => run(output, &mut scratch, pass, k == last),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,9 @@ pub const KP_RANK_NETWORK_MAX_64: u32 = 25;
 pub const KP_RANK_NETWORK_THREADS: u32 = 64;
 pub const KP_RANK_DIGIT_THREADS: u32 = 32;
 pub const KP_RANK_SLIDING_THREADS: u32 = 64;
+pub const KP_UNIFORM_THREADS: u32 = 256;
+pub const KP_UNIFORM_LINE_OUTPUTS: u32 = 8;
+pub const KP_UNIFORM_LINES_MAX_SIZE: u32 = 1024;
 pub const KP_LS_POWER: i32 = 0;
 pub const KP_LS_NORMALIZE: i32 = 1;
 pub const KP_LS_AMPLITUDE: i32 = 2;
@@ -395,4 +398,67 @@ const _: () = {
     [
         "Offset of field: kp_rank_params::unused",
     ][::std::mem::offset_of!(kp_rank_params, unused) - 228usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_uniform_params {
+    pub outer: i64,
+    pub n: i64,
+    pub inner: i64,
+    pub first: i64,
+    pub size: i64,
+    pub chunk: i64,
+    pub units: i64,
+    pub tile: i64,
+    pub cval: u64,
+    pub mode: i32,
+    pub width: i32,
+    pub is_signed: i32,
+    pub unused: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_uniform_params"][::std::mem::size_of::<kp_uniform_params>() - 88usize];
+    [
+        "Alignment of kp_uniform_params",
+    ][::std::mem::align_of::<kp_uniform_params>() - 8usize];
+    [
+        "Offset of field: kp_uniform_params::outer",
+    ][::std::mem::offset_of!(kp_uniform_params, outer) - 0usize];
+    [
+        "Offset of field: kp_uniform_params::n",
+    ][::std::mem::offset_of!(kp_uniform_params, n) - 8usize];
+    [
+        "Offset of field: kp_uniform_params::inner",
+    ][::std::mem::offset_of!(kp_uniform_params, inner) - 16usize];
+    [
+        "Offset of field: kp_uniform_params::first",
+    ][::std::mem::offset_of!(kp_uniform_params, first) - 24usize];
+    [
+        "Offset of field: kp_uniform_params::size",
+    ][::std::mem::offset_of!(kp_uniform_params, size) - 32usize];
+    [
+        "Offset of field: kp_uniform_params::chunk",
+    ][::std::mem::offset_of!(kp_uniform_params, chunk) - 40usize];
+    [
+        "Offset of field: kp_uniform_params::units",
+    ][::std::mem::offset_of!(kp_uniform_params, units) - 48usize];
+    [
+        "Offset of field: kp_uniform_params::tile",
+    ][::std::mem::offset_of!(kp_uniform_params, tile) - 56usize];
+    [
+        "Offset of field: kp_uniform_params::cval",
+    ][::std::mem::offset_of!(kp_uniform_params, cval) - 64usize];
+    [
+        "Offset of field: kp_uniform_params::mode",
+    ][::std::mem::offset_of!(kp_uniform_params, mode) - 72usize];
+    [
+        "Offset of field: kp_uniform_params::width",
+    ][::std::mem::offset_of!(kp_uniform_params, width) - 76usize];
+    [
+        "Offset of field: kp_uniform_params::is_signed",
+    ][::std::mem::offset_of!(kp_uniform_params, is_signed) - 80usize];
+    [
+        "Offset of field: kp_uniform_params::unused",
+    ][::std::mem::offset_of!(kp_uniform_params, unused) - 84usize];
 };

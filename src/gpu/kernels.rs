@@ -13,6 +13,7 @@ use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
 use super::{
     BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
+    UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -278,6 +279,39 @@ pub(crate) fn box_filter_running<T: Float>(wide: bool) -> BoxFilterRunning<T> {
     })
 }
 
+// ---- csrc/uniform.cu ----
+
+/// One pass of the N-D box filter: `uniform_strided_S` / `uniform_lines_S(const
+/// E* in, E* out, kp_uniform_params p)`, E the raw element.
+pub(crate) type UniformPass<E> = KernelFn<(In<E>, Out<E>, UniformParams)>;
+
+/// `_int`: integers of 1, 2 or 4 bytes (E `unsigned char`, the width in the params).
+pub(crate) fn uniform_int(lines: bool) -> UniformPass<u8> {
+    KernelFn::new(if lines {
+        "uniform_lines_int"
+    } else {
+        "uniform_strided_int"
+    })
+}
+
+/// `_int64`: integers of 8 bytes (E `unsigned long long`).
+pub(crate) fn uniform_int64(lines: bool) -> UniformPass<u64> {
+    KernelFn::new(if lines {
+        "uniform_lines_int64"
+    } else {
+        "uniform_strided_int64"
+    })
+}
+
+/// `_f32` / `_f64`.
+pub(crate) fn uniform_float<T: Float>(lines: bool) -> UniformPass<T> {
+    KernelFn::new(if lines {
+        per_float!(T, "uniform_lines")
+    } else {
+        per_float!(T, "uniform_strided")
+    })
+}
+
 // ---- csrc/lorenz.cu ----
 
 /// `window_sum_T(const T* x, const T* w, int L, T* out, int64_t rows, int64_t n,
@@ -396,8 +430,15 @@ pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J
 
 /// The kernels that take dynamic shared memory: [`super::Gpu`] allows each the
 /// device's opt-in maximum once, when it loads them.
-pub(crate) fn dynamic_shared() -> [&'static str; 2] {
-    [lorenz05::<f32>().name(), lorenz05::<f64>().name()]
+pub(crate) fn dynamic_shared() -> [&'static str; 6] {
+    [
+        lorenz05::<f32>().name(),
+        lorenz05::<f64>().name(),
+        uniform_int(true).name(),
+        uniform_int64(true).name(),
+        uniform_float::<f32>(true).name(),
+        uniform_float::<f64>(true).name(),
+    ]
 }
 
 // ---- csrc/lorenz63.cu ----
@@ -526,6 +567,12 @@ mod tests {
             params(rank_median3x3_b32()),
             params(rank_median3x3_b64()),
         ];
+        for lines in [false, true] {
+            all.push(params(uniform_int(lines)));
+            all.push(params(uniform_int64(lines)));
+            all.push(params(uniform_float::<f32>(lines)));
+            all.push(params(uniform_float::<f64>(lines)));
+        }
         all.extend([9, 25, 49, 81].map(|cap| params(rank_network_b32(cap))));
         all.extend([9, 25].map(|cap| params(rank_network_b64(cap))));
         declared_for::<f32>(&mut all);

@@ -10,6 +10,7 @@ use cudarc::driver::sys::CUdeviceptr;
 
 use super::{
     BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
+    UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -53,6 +54,7 @@ by_value! {
     CorrelateParams => "kp_correlate_params",
     L96Run => "kp_l96_run",
     RankParams => "kp_rank_params",
+    UniformParams => "kp_uniform_params",
 }
 
 // SAFETY: `kp::Weights<T, L>` of csrc/common.cuh is `struct { T w[L]; }`,

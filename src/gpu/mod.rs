@@ -24,6 +24,7 @@ pub mod lorenz63;
 pub mod rank;
 pub mod reduce;
 pub mod stencil;
+pub mod uniform;
 
 pub use devices::{device_info, devices, DeviceInfo};
 pub use image::Image;
@@ -39,6 +40,7 @@ pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 pub(crate) type L96Run = c_params::kp_l96_run;
 pub(crate) type CorrelateParams = c_params::kp_correlate_params;
 pub(crate) type RankParams = c_params::kp_rank_params;
+pub(crate) type UniformParams = c_params::kp_uniform_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

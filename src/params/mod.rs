@@ -17,6 +17,7 @@ pub mod reduce;
 pub mod save_at;
 pub mod significance;
 pub mod stencil;
+pub mod uniform;
 
 /// The number of values of an array of `shape` (1 for no axis); None when
 /// the product overflows.

@@ -10,6 +10,7 @@ pub mod lorenz63;
 pub mod rank;
 pub mod reduce;
 pub mod stencil;
+pub mod uniform;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
