@@ -3,7 +3,7 @@
 memory-bound kernels: the 2D box filter, sum and normalise, and normalise of
 10 arrays x 10^7 f32 with copies from/to pinned host memory on 1 and 10 streams.
 
-    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes gaussian median normalize streams]
+    python3 benches/compare_stencil.py KERNPACK_BINARY [box box-sizes gaussian median uniform-nd normalize streams]
 
 box-sizes: the box filter of 8192^2 f32 and f64 for windows 3 to 63 (running
 sums for all but square 3-9), each as a % of the device-to-device copy of the
@@ -18,6 +18,12 @@ median: the median filter of 8192^2 uint8 and float32 images (sizes 3, 5, 9),
 5120^2 uint8 (size 51) and 256^3 float32 (size 3), beside
 cupyx.scipy.ndimage.median_filter; the CPU backend beside
 scipy.ndimage.median_filter on 2048^2.
+
+uniform-nd: the N-D box filter (one running-sum pass per axis) of 512^3
+float32, float64 and uint8 volumes and 8192^2 uint8/int16 images (sizes 3, 5,
+11, 31, 63), each pass as a % of one device-to-device copy, beside
+cupyx.scipy.ndimage.uniform_filter of the same array; the CPU backend beside
+scipy.ndimage.uniform_filter on 256^3.
 
 kernpack runs through its own CLI benches (CUDA events, warm-up, median, and a
 device-to-device copy of the same bytes timed in the same process); the
@@ -261,6 +267,66 @@ def median(binary):
             f"scipy.ndimage (one thread) {sp:.1f} ms = {sp / ours:.2f}x")
 
 
+UNIFORM_CASES = [((512, 512, 512), "f32"), ((512, 512, 512), "f64"), ((512, 512, 512), "u8"),
+                 ((8192, 8192), "u8"), ((8192, 8192), "i16")]
+NUMPY = {"u8": np.uint8, "i16": np.int16, "f32": np.float32, "f64": np.float64}
+
+
+def uniform_nd(binary):
+    """The N-D box filter beside cupyx.scipy.ndimage.uniform_filter of the
+    same array (uniform random values over the type's range, or [0, 1) for
+    floats), then the CPU backend beside scipy.ndimage on 256^3."""
+    import time
+
+    import scipy.ndimage as sn
+
+    rng = np.random.default_rng(9)
+    for shape, name in UNIFORM_CASES:
+        dtype = NUMPY[name]
+        host = (rng.random(shape).astype(dtype) if name.startswith("f")
+                else rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, shape, dtype=dtype))
+        x = cp.asarray(host)
+        out = cp.empty_like(x)
+        for size in [3, 5, 11, 31, 63]:
+            f, _ = kernpack(binary, "uniform", "--shape", ",".join(map(str, shape)), "--size", str(size),
+                            "--dtype", name)
+            ours = float(f["filter_ms"])
+            cx = cuda_time(lambda: cxn.uniform_filter(x, size, output=out), reps=5)
+            row(f"uniform {size} {'x'.join(map(str, shape))} {name}", "kernpack", ours,
+                f"{float(f['per_pass_of_copy_bw']) * 100:.1f}% of copy per pass ({f['copy_ms']} ms); "
+                f"cupyx {cx:.3f} ms = {cx / ours:.1f}x")
+    # One pass at a time: which layout (strided along axes 0 and 1, lines
+    # along the contiguous axis 2) costs what.
+    x = cp.asarray(rng.random((512, 512, 512)).astype(np.float32))
+    out = cp.empty_like(x)
+    for axis in range(3):
+        for size in [5, 31]:
+            sizes = [1, 1, 1]
+            sizes[axis] = size
+            f, _ = kernpack(binary, "uniform", "--shape", "512,512,512", "--sizes", ",".join(map(str, sizes)),
+                            "--dtype", "f32")
+            ours = float(f["filter_ms"])
+            cx = cuda_time(lambda: cxn.uniform_filter1d(x, size, axis=axis, output=out), reps=5)
+            row(f"uniform1d {size} axis {axis} 512^3 f32", "kernpack", ours,
+                f"{float(f['per_pass_of_copy_bw']) * 100:.1f}% of copy; cupyx {cx:.3f} ms = {cx / ours:.1f}x")
+    for name in ["u8", "f32"]:
+        shape = (256, 256, 256)
+        dtype = NUMPY[name]
+        host = (rng.random(shape).astype(dtype) if name.startswith("f")
+                else rng.integers(0, 256, shape, dtype=dtype))
+        f, _ = kernpack(binary, "uniform", "--shape", "256,256,256", "--size", "5", "--dtype", name,
+                        "--backend", "cpu", "--reps", "3")
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            sn.uniform_filter(host, 5)
+            times.append((time.perf_counter() - t0) * 1e3)
+        sp = sorted(times)[1]
+        ours = float(f["filter_ms"])
+        row(f"uniform 5 256x256x256 {name} (CPU)", f"kernpack cpu, {f['threads']} threads", ours,
+            f"scipy.ndimage (one thread) {sp:.1f} ms = {sp / ours:.2f}x")
+
+
 def normalize(binary):
     for n in [10_000_000, 1 << 28]:
         for name, dtype in [("f32", np.float32)] + ([("f64", np.float64)] if n < 1 << 28 else []):
@@ -325,7 +391,7 @@ def main():
     print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
     sections = sys.argv[2:] or ["box", "box-sizes", "normalize", "streams"]
     for name, section in [("box", box_filter), ("box-sizes", box_sizes), ("gaussian", gaussian), ("median", median),
-                          ("normalize", normalize),
+                          ("uniform-nd", uniform_nd), ("normalize", normalize),
                           ("streams", streams)]:
         if name in sections:
             section(binary)

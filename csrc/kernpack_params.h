@@ -194,7 +194,7 @@ typedef struct kp_rank_params {
 
 /* ---- csrc/uniform.cu: one pass of the N-D box filter along an axis ---- */
 #define KP_UNIFORM_THREADS 256
-#define KP_UNIFORM_LINE_OUTPUTS 8     /* outputs per lane of uniform_lines */
+#define KP_UNIFORM_LINE_OUTPUTS 16    /* outputs per lane of uniform_lines */
 #define KP_UNIFORM_LINES_MAX_SIZE 1024 /* larger windows along a contiguous axis run uniform_strided */
 
 typedef struct kp_uniform_params {

@@ -53,8 +53,21 @@ struct NarrowInt {
         else if (width == 2) reinterpret_cast<unsigned short*>(p)[i] = (unsigned short)v;
         else reinterpret_cast<unsigned int*>(p)[i] = (unsigned int)v;
     }
-    // C++ division truncates toward zero.
-    __device__ Value mean(const Sum& s, int64_t size) const { return s.s / size; }
+    // s / size truncated toward zero, without a 64-bit division (slow on
+    // GPUs): the means of 32-bit values are below 2^32 in magnitude, so the
+    // double quotient is within one of the exact one; the remainder fixes it.
+    __device__ Value mean(const Sum& s, int64_t size, double inv) const {
+        long long q = (long long)((double)s.s * inv);
+        long long r = s.s - q * size;
+        if (s.s >= 0) {
+            if (r < 0) { --q; r += size; }
+            else if (r >= size) { ++q; }
+        } else {
+            if (r > 0) { ++q; r -= size; }
+            else if (r <= -size) { --q; }
+        }
+        return q;
+    }
 };
 
 // Integers of 8 bytes, signed or not (at run time): each value split into
@@ -91,7 +104,7 @@ struct WideInt {
     // 0 <= rh < size), so the floor quotient is qh 2^32 + (rh 2^32 + lo) /
     // size, whose dividend is below 2^64; a negative quotient with a
     // remainder rounds up toward zero.
-    __device__ Value mean(const Sum& s, int64_t size) const {
+    __device__ Value mean(const Sum& s, int64_t size, double) const {
         long long qh = s.hi / size, rh = s.hi % size;
         if (rh < 0) {
             rh += size;
@@ -108,10 +121,12 @@ struct WideInt {
 template <typename T> struct Float {
     using Elem = T;
     using Value = T;
+    // The non-finite values are rare: counted on a branch that is almost
+    // never taken (counts fit 32 bits: a window holds below 2^31 values).
     struct Sum {
         double finite;
-        long long nan, pos, neg;
-        __device__ void count(T v, long long by) {
+        int nan, pos, neg;
+        __device__ void count(Value v, int by) {
             if (isnan(v)) nan += by;
             else if (v > 0) pos += by;
             else neg += by;
@@ -126,9 +141,9 @@ template <typename T> struct Float {
         }
         __device__ void add_times(const Sum& o, long long k) {
             finite += o.finite * (double)k;
-            nan += o.nan * k;
-            pos += o.pos * k;
-            neg += o.neg * k;
+            nan += o.nan * (int)k;
+            pos += o.pos * (int)k;
+            neg += o.neg * (int)k;
         }
     };
     __device__ Sum zero() const { return Sum{0.0, 0, 0, 0}; }
@@ -138,11 +153,13 @@ template <typename T> struct Float {
     }
     __device__ Value load(const Elem* p, int64_t i) const { return __ldg(p + i); }
     __device__ void store(Elem* p, int64_t i, Value v) const { p[i] = v; }
-    __device__ Value mean(const Sum& s, int64_t size) const {
-        if (s.nan > 0 || (s.pos > 0 && s.neg > 0)) return T(NAN);
-        if (s.pos > 0) return T(INFINITY);
-        if (s.neg > 0) return T(-INFINITY);
-        return (T)(s.finite / (double)size);
+    // The sum times 1 / size: within an ulp of the double quotient.
+    __device__ Value mean(const Sum& s, int64_t, double inv) const {
+        if ((s.nan | s.pos | s.neg) != 0) {
+            if (s.nan > 0 || (s.pos > 0 && s.neg > 0)) return T(NAN);
+            return s.pos > 0 ? T(INFINITY) : T(-INFINITY);
+        }
+        return (T)(s.finite * inv);
     }
 };
 
@@ -151,25 +168,27 @@ template <class Kind> __device__ __forceinline__ typename Kind::Sum zero(const K
     else return k.zero();
 }
 
-// Point i (any i) of the line at `line` (stride p.inner), through the mode.
+// Point i (any i) of the line starting at element `line` (stride p.inner),
+// through the mode.
 template <class Kind>
-__device__ __forceinline__ typename Kind::Value read(const Kind& k, const typename Kind::Elem* line, int64_t i,
-                                                     const kp_uniform_params& p, typename Kind::Value cval) {
-    if (i >= 0 && i < p.n) return k.load(line, i * p.inner);
+__device__ __forceinline__ typename Kind::Value read(const Kind& k, const typename Kind::Elem* in, int64_t line,
+                                                     int64_t i, const kp_uniform_params& p,
+                                                     typename Kind::Value cval) {
+    if (i >= 0 && i < p.n) return k.load(in, line + i * p.inner);
     const int64_t at = kp::stencil::extend(i, p.n, p.mode);
-    return at < 0 ? cval : k.load(line, at * p.inner);
+    return at < 0 ? cval : k.load(in, line + at * p.inner);
 }
 
 // The sum over points first .. first + len - 1 of the extended line, at a
 // cost of about min(len, 4 n) loads (the host twin is
 // params::uniform::window_sum).
 template <class Kind>
-__device__ typename Kind::Sum window_sum(const Kind& k, const typename Kind::Elem* line, int64_t first, int64_t len,
-                                         const kp_uniform_params& p, typename Kind::Value cval) {
+__device__ typename Kind::Sum window_sum(const Kind& k, const typename Kind::Elem* in, int64_t line, int64_t first,
+                                         int64_t len, const kp_uniform_params& p, typename Kind::Value cval) {
     using Sum = typename Kind::Sum;
     auto direct = [&](int64_t lo, int64_t hi) {
         Sum s = zero(k);
-        for (int64_t i = lo; i < hi; ++i) s.add(read(k, line, i, p, cval));
+        for (int64_t i = lo; i < hi; ++i) s.add(read(k, in, line, i, p, cval));
         return s;
     };
     const int64_t n = p.n;
@@ -179,8 +198,8 @@ __device__ typename Kind::Sum window_sum(const Kind& k, const typename Kind::Ele
         const int64_t below = min(max(-first, (int64_t)0), len), above = min(max(first + len - n, (int64_t)0), len);
         Sum s = direct(lo, hi), before = zero(k), after = zero(k);
         const bool constant = p.mode == KP_BOX_CONSTANT;
-        before.add(constant ? cval : k.load(line, 0));
-        after.add(constant ? cval : k.load(line, (n - 1) * p.inner));
+        before.add(constant ? cval : k.load(in, line));
+        after.add(constant ? cval : k.load(in, line + (n - 1) * p.inner));
         s.add_times(before, below);
         s.add_times(after, above);
         return s;
@@ -191,23 +210,45 @@ __device__ typename Kind::Sum window_sum(const Kind& k, const typename Kind::Ele
     return s;
 }
 
+// Outputs the strided kernel loads ahead: U entering and U leaving values
+// in flight per thread, so that each thread keeps HBM busy.
+constexpr int U = 8;
+
 // A thread per (line o, chunk q of p.chunk outputs, column c), c fastest.
 template <class Kind>
 __device__ void strided(const Kind& k, const typename Kind::Elem* __restrict__ in, typename Kind::Elem* __restrict__ out,
                         const kp_uniform_params& p) {
     const auto cval = k.from_bits(p.cval);
+    const double inv = 1.0 / (double)p.size;
     const int64_t chunks = (p.n + p.chunk - 1) / p.chunk;
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < p.units; u += (int64_t)gridDim.x * blockDim.x) {
         const int64_t c = u % p.inner, q = (u / p.inner) % chunks, o = u / p.inner / chunks;
-        const auto* line = in + o * p.n * p.inner + c;
-        auto* out_line = out + o * p.n * p.inner + c;
+        const int64_t line = o * p.n * p.inner + c;
         const int64_t i0 = q * p.chunk, end = min(p.n, i0 + p.chunk);
-        auto s = window_sum(k, line, i0 + p.first, p.size, p, cval);
-#pragma unroll 4
-        for (int64_t i = i0; i < end; ++i) {
-            k.store(out_line, i * p.inner, k.mean(s, p.size));
-            s.add(read(k, line, i + p.first + p.size, p, cval));
-            s.sub(read(k, line, i + p.first, p, cval));
+        auto s = window_sum(k, in, line, i0 + p.first, p.size, p, cval);
+        int64_t i = i0;
+        // Every read of the chunk inside the line: U loads of each kind at a time.
+        if (i0 + p.first >= 0 && end + p.first + p.size <= p.n) {
+            const int64_t step = p.inner;
+            for (; i + U <= end; i += U) {
+                typename Kind::Value enter[U], leave[U];
+#pragma unroll
+                for (int m = 0; m < U; ++m) {
+                    enter[m] = k.load(in, line + (i + m + p.first + p.size) * step);
+                    leave[m] = k.load(in, line + (i + m + p.first) * step);
+                }
+#pragma unroll
+                for (int m = 0; m < U; ++m) {
+                    k.store(out, line + (i + m) * step, k.mean(s, p.size, inv));
+                    s.add(enter[m]);
+                    s.sub(leave[m]);
+                }
+            }
+        }
+        for (; i < end; ++i) {
+            k.store(out, line + i * p.inner, k.mean(s, p.size, inv));
+            s.add(read(k, in, line, i + p.first + p.size, p, cval));
+            s.sub(read(k, in, line, i + p.first, p, cval));
         }
     }
 }
@@ -220,17 +261,18 @@ template <class Kind>
 __device__ void lines(const Kind& k, const typename Kind::Elem* __restrict__ in, typename Kind::Elem* __restrict__ out,
                       const kp_uniform_params& p, typename Kind::Value* tile) {
     const auto cval = k.from_bits(p.cval);
+    const double inv = 1.0 / (double)p.size;
     const int lane = threadIdx.x % 32;
     const int64_t spans = (p.n + 32 * K - 1) / (32 * K);
     const int64_t count = 32 * K + p.size - 1;
     const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
     for (int64_t u = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; u < p.units; u += warps) {
         const int64_t o = u / spans, i0 = u % spans * 32 * K, from = i0 + p.first;
-        const auto* line = in + o * p.n;
+        const int64_t line = o * p.n;
         if (from >= 0 && from + count <= p.n) {
-            for (int64_t t = lane; t < count; t += 32) tile[at(t)] = k.load(line, from + t);
+            for (int64_t t = lane; t < count; t += 32) tile[at(t)] = k.load(in, line + from + t);
         } else {
-            for (int64_t t = lane; t < count; t += 32) tile[at(t)] = read(k, line, from + t, p, cval);
+            for (int64_t t = lane; t < count; t += 32) tile[at(t)] = read(k, in, line, from + t, p, cval);
         }
         __syncwarp();
         const int64_t base = (int64_t)lane * K;
@@ -239,7 +281,7 @@ __device__ void lines(const Kind& k, const typename Kind::Elem* __restrict__ in,
         typename Kind::Value result[K];
 #pragma unroll
         for (int m = 0; m < K; ++m) {
-            result[m] = k.mean(s, p.size);
+            result[m] = k.mean(s, p.size, inv);
             if (m + 1 < K) {
                 s.add(tile[at(base + m + p.size)]);
                 s.sub(tile[at(base + m)]);
@@ -249,11 +291,10 @@ __device__ void lines(const Kind& k, const typename Kind::Elem* __restrict__ in,
 #pragma unroll
         for (int m = 0; m < K; ++m) tile[at(base + m)] = result[m];
         __syncwarp();
-        auto* out_line = out + o * p.n;
 #pragma unroll
         for (int m = 0; m < K; ++m) {
             const int64_t i = i0 + 32 * m + lane;
-            if (i < p.n) k.store(out_line, i, tile[at(32 * m + lane)]);
+            if (i < p.n) k.store(out, line + i, tile[at(32 * m + lane)]);
         }
         __syncwarp();
     }

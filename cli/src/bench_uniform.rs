@@ -19,6 +19,9 @@ pub struct BenchUniformArgs {
     /// Window size, the same along every axis.
     #[arg(long, default_value_t = 3)]
     pub size: usize,
+    /// Window size per axis, comma-separated (overrides --size; 1 leaves an axis unfiltered).
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Option<Vec<usize>>,
     /// Boundary mode (every axis).
     #[arg(long, value_enum, default_value_t = BoxModeArg::Reflect)]
     pub mode: BoxModeArg,
@@ -36,7 +39,7 @@ pub fn run(args: &BenchUniformArgs) -> BenchResult {
     let ndim = args.shape.len();
     let opts = UniformNdOptions {
         mode: vec![args.mode.into(); ndim],
-        ..UniformNdOptions::new(&vec![args.size; ndim])
+        ..UniformNdOptions::new(args.sizes.as_deref().unwrap_or(&vec![args.size; ndim]))
     };
     let t = &args.timing;
     match args.dtype {
@@ -62,7 +65,12 @@ fn bench<T: BoxValue>(shape: &[usize], opts: &UniformNdOptions, timing: &Timing)
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join("x");
-    let size = opts.size.first().copied().unwrap_or(1);
+    let size = opts
+        .size
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let passes = opts.passes::<T>(shape.len())?.len().max(1) as f64;
     let bytes = 2.0 * passes * (n * std::mem::size_of::<T>()) as f64;
     if timing.on_cpu() {
