@@ -119,7 +119,7 @@ def test_info():
     assert fatbin["ptx"] == ["compute_35", "compute_121"]
     assert fatbin["families"] == [
         "bootstrap", "correlate", "fg", "lombscargle", "lombscargle_chi2", "lorenz", "lorenz63", "rank", "reduce",
-        "reduce_batched", "stencil",
+        "reduce_batched", "stencil", "uniform",
     ]
     assert fatbin["bytes"] > 0
     assert len(info["gpus"]) == kernpack.device_count()

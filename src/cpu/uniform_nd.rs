@@ -84,10 +84,21 @@ fn uniform_pass<T: BoxValue>(
                 if k + 1 == rows {
                     break;
                 }
-                let (enter, leave) = (row(i + first + size), row(i + first));
-                for (c, sum) in sums.iter_mut().enumerate() {
-                    sum.add(enter.map_or(pass.cval, |at| input[at + c]));
-                    sum.sub(leave.map_or(pass.cval, |at| input[at + c]));
+                // The rows entering and leaving the window (None: the constant).
+                let values = |at: Option<usize>| at.map(|at| &input[at..at + inner]);
+                match (values(row(i + first + size)), values(row(i + first))) {
+                    (Some(enter), Some(leave)) => {
+                        for ((sum, &e), &l) in sums.iter_mut().zip(enter).zip(leave) {
+                            sum.add(e);
+                            sum.sub(l);
+                        }
+                    }
+                    (enter, leave) => {
+                        for (c, sum) in sums.iter_mut().enumerate() {
+                            sum.add(enter.map_or(pass.cval, |v| v[c]));
+                            sum.sub(leave.map_or(pass.cval, |v| v[c]));
+                        }
+                    }
                 }
             }
         },
