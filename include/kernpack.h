@@ -539,6 +539,38 @@ typedef struct kp_uniform_filter_options {
 } kp_uniform_filter_options;
 
 /*
+ The window and boundary of an N-D box filter, as SciPy's
+ uniform_filter(size, origin=origin, mode=mode, cval=cval) with one value
+ per axis of the array in each array it points to; start from
+ kp_uniform_nd_options_default() and set `size`. The arrays are host
+ memory, read before the call returns.
+ */
+typedef struct kp_uniform_nd_options {
+  /*
+   The window's size along each axis, each at least 1 (1: the axis is
+   not filtered); required: NULL is KP_ERROR_NULL_POINTER (the default
+   is NULL, so set it).
+   */
+  const size_t *size;
+  /*
+   SciPy's origin per axis, each in -(size / 2) .. (size - 1) / 2 for
+   the window's size along it; NULL: 0 along every axis (default).
+   */
+  const int64_t *origin;
+  /*
+   The boundary mode per axis, each one of KP_BOX_* but
+   KP_BOX_INTERIOR; NULL: KP_BOX_REFLECT along every axis (default).
+   */
+  const uint32_t *mode;
+  /*
+   The value outside the array along the axes of KP_BOX_CONSTANT
+   (default 0). For an integer dtype it must be an integer the type
+   holds, whatever the modes.
+   */
+  double cval;
+} kp_uniform_nd_options;
+
+/*
  The GPU when one is usable, else the CPU.
  */
 #define KP_BACKEND_AUTO 0
@@ -2515,6 +2547,63 @@ enum kp_status kp_release_staging(void);
  `threads` must be NULL or valid for one write.
  */
 enum kp_status kp_get_cpu_threads(size_t *threads);
+
+/*
+ No size (set it: the filter needs one per axis), origins 0, KP_BOX_REFLECT
+ along every axis, cval 0.
+ */
+struct kp_uniform_nd_options kp_uniform_nd_options_default(void);
+
+/*
+ SciPy's uniform_filter of the row-major array of the `ndim` sizes at
+ `shape` (the last axis varies fastest), with a window size, origin and
+ boundary mode per axis (`options`, required: its `size` has no default):
+ `input` and `output`, which must not overlap, each hold the product of
+ the sizes of `dtype` values (one of KP_DTYPE_*, aligned for it). One
+ pass per axis whose size exceeds 1, in axis order, each reading the
+ previous pass's output as stored in the element type: along an axis of
+ size s and origin o, output i is the mean of the s inputs from
+ i - (s / 2 + o) on of the line extended by that axis's mode. Floats sum
+ in double and round the mean once to their type; integers sum exactly
+ and truncate the mean toward zero (SciPy's cast). The cost of a pass
+ does not grow with its window. Runs on the context's backend and waits
+ for the result; nothing is written on failure.
+
+ # Safety
+ `ctx` is a live context; `shape` holds `ndim` values, `input` and
+ `output` the product of the sizes of `dtype` values; `options` is valid
+ for reads, its non-NULL pointers holding `ndim` values each.
+ */
+enum kp_status kp_uniform_filter_nd(const struct kp_context *ctx,
+                                    kp_dtype dtype,
+                                    const void *input,
+                                    void *output,
+                                    const size_t *shape,
+                                    size_t ndim,
+                                    const struct kp_uniform_nd_options *options);
+
+/*
+ kp_uniform_filter_nd on device buffers: `input` and `output` are device
+ pointers of the context's GPU, each holding the array, apart; `shape`
+ and `options` (and the arrays it points to) are host memory, read before
+ the call returns. Enqueued on `stream` (0: the default stream) with no
+ synchronisation; with two passes or more it uses device scratch of the
+ array's size, stream-ordered. GPU contexts only.
+
+ # Safety
+ `ctx` is a live GPU context; `shape` holds `ndim` values; `options` as
+ for kp_uniform_filter_nd; `input` and `output` are device pointers of its
+ GPU holding the array, alive until the stream's work completes; `stream`
+ is 0 or a live stream of that GPU.
+ */
+enum kp_status kp_uniform_filter_nd_device(const struct kp_context *ctx,
+                                           kp_dtype dtype,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           const size_t *shape,
+                                           size_t ndim,
+                                           const struct kp_uniform_nd_options *options,
+                                           uint64_t stream);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -9,7 +9,7 @@ mod common;
 
 use std::ptr::{null, null_mut};
 
-use common::{gpu_or_skip, last_error, Ctx, Rng};
+use common::{expect_err, expect_ok, gpu_or_skip, Ctx, DeviceBuf, Rng};
 use kernpack::ffi::correlate::{
     kp_correlate1d_device_f32, kp_correlate1d_device_f64, kp_correlate1d_f32, kp_correlate1d_f64,
     kp_correlate_options, kp_correlate_options_default, kp_gaussian_filter_device_f32,
@@ -17,10 +17,7 @@ use kernpack::ffi::correlate::{
     kp_gaussian_options, kp_gaussian_options_default,
 };
 use kernpack::ffi::stencil::{KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_REFLECT, KP_BOX_WRAP};
-use kernpack::ffi::{
-    kp_context, kp_device_alloc, kp_device_free, kp_memcpy_dtoh, kp_memcpy_htod, kp_status,
-    kp_stream_synchronize, KP_BACKEND_CPU, KP_BACKEND_GPU,
-};
+use kernpack::ffi::{kp_context, kp_status, kp_stream_synchronize, KP_BACKEND_CPU, KP_BACKEND_GPU};
 use kernpack::{
     Backend, BoundaryMode, CorrelatePass, Float, GaussianFilterOptions, GaussianOptions, Kernpack,
 };
@@ -95,21 +92,6 @@ impl Dtype for f64 {
     fn poison() -> f64 {
         -4242.0
     }
-}
-
-#[track_caller]
-fn expect_ok(got: kp_status) {
-    let msg = last_error();
-    assert_eq!(got, KP_OK, "message: {msg:?}");
-    assert_eq!(msg, "", "kp_last_error_message() after a success");
-}
-
-/// A failed call: `want`, and a message holding `needle`.
-#[track_caller]
-fn expect_err(got: kp_status, want: kp_status, needle: &str) {
-    let msg = last_error();
-    assert_eq!(got, want, "{needle:?}: message {msg:?}");
-    assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
 }
 
 fn bits<T: Float>(v: &[T]) -> Vec<u64> {
@@ -335,37 +317,6 @@ fn host_entries_match_the_safe_api_on_each_backend() {
         correlate_matches_the_safe_api::<f64>(&ctx, &kp, 2);
         gaussian_matches_the_safe_api::<f32>(&ctx, &kp, 3);
         gaussian_matches_the_safe_api::<f64>(&ctx, &kp, 4);
-    }
-}
-
-/// A device buffer of the context's GPU holding `values`, freed on drop.
-struct DeviceBuf<'a> {
-    ctx: &'a Ctx,
-    ptr: u64,
-    bytes: usize,
-}
-
-impl<'a> DeviceBuf<'a> {
-    fn new<T>(ctx: &'a Ctx, values: &[T]) -> Self {
-        let bytes = std::mem::size_of_val(values);
-        let mut ptr = 0;
-        expect_ok(unsafe { kp_device_alloc(ctx.0, bytes, &mut ptr) });
-        expect_ok(unsafe { kp_memcpy_htod(ctx.0, ptr, values.as_ptr().cast(), bytes) });
-        DeviceBuf { ctx, ptr, bytes }
-    }
-
-    fn read<T: Float>(&self) -> Vec<T> {
-        let mut back = vec![T::default(); self.bytes / std::mem::size_of::<T>()];
-        expect_ok(unsafe {
-            kp_memcpy_dtoh(self.ctx.0, back.as_mut_ptr().cast(), self.ptr, self.bytes)
-        });
-        back
-    }
-}
-
-impl Drop for DeviceBuf<'_> {
-    fn drop(&mut self) {
-        unsafe { kp_device_free(self.ctx.0, self.ptr) };
     }
 }
 

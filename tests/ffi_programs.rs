@@ -301,5 +301,6 @@ ffi_programs!(
     ode_fg,
     stencil,
     gaussian,
-    median
+    median,
+    uniform
 );

@@ -10,67 +10,20 @@ mod common;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-use common::{gpu_or_skip, last_error, Ctx, Rng};
+use common::{contexts, expect_err, expect_ok, gpu_or_skip, keys, Ctx, DeviceBuf, Dtype, Rng};
 use kernpack::ffi::rank::{
     kp_rank_filter, kp_rank_filter_device, kp_rank_options, kp_rank_options_default,
     KP_RANK_BY_INDEX, KP_RANK_BY_MEDIAN, KP_RANK_BY_PERCENTILE,
 };
 use kernpack::ffi::stencil::{KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_REFLECT};
 use kernpack::ffi::{
-    kp_context, kp_device_alloc, kp_device_free, kp_dtype, kp_memcpy_dtoh, kp_memcpy_htod,
-    kp_status, kp_stream_synchronize, KP_BACKEND_CPU, KP_BACKEND_GPU, KP_DTYPE_F32, KP_DTYPE_F64,
-    KP_DTYPE_I16, KP_DTYPE_I32, KP_DTYPE_I64, KP_DTYPE_I8, KP_DTYPE_U16, KP_DTYPE_U32,
-    KP_DTYPE_U64, KP_DTYPE_U8,
+    kp_context, kp_dtype, kp_status, kp_stream_synchronize, KP_BACKEND_CPU, KP_BACKEND_GPU,
+    KP_DTYPE_F64, KP_DTYPE_I32, KP_DTYPE_U64, KP_DTYPE_U8,
 };
 use kernpack::reference::rank::rank_filter;
 use kernpack::{BoundaryMode, Footprint, Rank, RankFilterOptions, RankValue};
 
 use kp_status::*;
-
-/// The C dtype of each element type.
-trait Dtype: RankValue {
-    const DTYPE: kp_dtype;
-}
-
-macro_rules! dtypes {
-    ($($t:ty = $d:ident),*) => {$(
-        impl Dtype for $t {
-            const DTYPE: kp_dtype = $d;
-        }
-    )*};
-}
-
-dtypes!(
-    u8 = KP_DTYPE_U8,
-    i8 = KP_DTYPE_I8,
-    u16 = KP_DTYPE_U16,
-    i16 = KP_DTYPE_I16,
-    u32 = KP_DTYPE_U32,
-    i32 = KP_DTYPE_I32,
-    u64 = KP_DTYPE_U64,
-    i64 = KP_DTYPE_I64,
-    f32 = KP_DTYPE_F32,
-    f64 = KP_DTYPE_F64
-);
-
-#[track_caller]
-fn expect_ok(got: kp_status) {
-    let msg = last_error();
-    assert_eq!(got, KP_OK, "message: {msg:?}");
-    assert_eq!(msg, "", "kp_last_error_message() after a success");
-}
-
-/// A failed call: `want`, and a message holding `needle`.
-#[track_caller]
-fn expect_err(got: kp_status, want: kp_status, needle: &str) {
-    let msg = last_error();
-    assert_eq!(got, want, "{needle:?}: message {msg:?}");
-    assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
-}
-
-fn keys<T: RankValue>(v: &[T]) -> Vec<u64> {
-    v.iter().map(|x| x.bits()).collect()
-}
 
 fn pick(rng: &mut Rng, n: usize) -> usize {
     ((rng.next() * n as f64) as usize).min(n - 1)
@@ -265,14 +218,6 @@ fn host_matches_the_reference<T: Dtype>(ctx: &Ctx, seed: u64) {
     assert_eq!(keys(&one), keys(&input[..1]));
 }
 
-fn contexts(test: &str) -> Vec<Ctx> {
-    let mut c = vec![Ctx::new(KP_BACKEND_CPU)];
-    if gpu_or_skip(test).is_some() {
-        c.push(Ctx::new(KP_BACKEND_GPU));
-    }
-    c
-}
-
 #[test]
 fn defaults_are_scipys_median() {
     let o = kp_rank_options_default();
@@ -296,39 +241,6 @@ fn host_entry_matches_the_reference_for_every_dtype() {
         host_matches_the_reference::<i64>(&ctx, 8);
         host_matches_the_reference::<f32>(&ctx, 9);
         host_matches_the_reference::<f64>(&ctx, 10);
-    }
-}
-
-/// A device buffer of the context's GPU holding `values`, freed on drop.
-struct DeviceBuf<'a> {
-    ctx: &'a Ctx,
-    ptr: u64,
-    bytes: usize,
-}
-
-impl<'a> DeviceBuf<'a> {
-    fn new<T>(ctx: &'a Ctx, values: &[T]) -> Self {
-        let bytes = std::mem::size_of_val(values).max(1);
-        let mut ptr = 0;
-        expect_ok(unsafe { kp_device_alloc(ctx.0, bytes, &mut ptr) });
-        let given = std::mem::size_of_val(values);
-        if given > 0 {
-            expect_ok(unsafe { kp_memcpy_htod(ctx.0, ptr, values.as_ptr().cast(), given) });
-        }
-        DeviceBuf { ctx, ptr, bytes }
-    }
-
-    fn read<T: RankValue>(&self) -> Vec<T> {
-        let mut back = vec![T::default(); self.bytes / std::mem::size_of::<T>()];
-        let p = back.as_mut_ptr().cast::<c_void>();
-        expect_ok(unsafe { kp_memcpy_dtoh(self.ctx.0, p, self.ptr, self.bytes) });
-        back
-    }
-}
-
-impl Drop for DeviceBuf<'_> {
-    fn drop(&mut self) {
-        unsafe { kp_device_free(self.ctx.0, self.ptr) };
     }
 }
 

@@ -46,6 +46,7 @@ use kernpack::ffi::rank::*;
 use kernpack::ffi::reduce::*;
 use kernpack::ffi::stencil::*;
 use kernpack::ffi::streams::*;
+use kernpack::ffi::uniform::*;
 use kernpack::ffi::*;
 
 // ---------------------------------------------------------------------------
@@ -630,6 +631,7 @@ enum Op {
     Streams(StreamOp),
     Correlate(bool, CorrelateOp),
     Rank(RankOp),
+    UniformNd(UniformNdOp),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -699,6 +701,9 @@ fn helpers(op: &HelperOp) {
             );
             let p = kp_lorenz96_default_params();
             assert_eq!((p.n, p.forcing, p.dt), (40, 8.0, 0.05));
+            let u = kp_uniform_nd_options_default();
+            assert!(u.size.is_null() && u.origin.is_null() && u.mode.is_null());
+            assert_eq!(u.cval, 0.0);
             let q = kp_lorenz05_default_params();
             assert_eq!(
                 (q.n, q.forcing, q.k, q.j, q.b, q.c, q.dt, q.model),
@@ -2360,6 +2365,200 @@ fn rank(op: &RankOp) {
     );
 }
 
+// --- N-D box filter -------------------------------------------------------------
+
+/// One window size of the box filter: small (0 is an empty window), at the
+/// library's limits (2^31 - 1 is the largest window: valid, and the running
+/// sums must not overflow on it), or past any limit. A pass costs about the
+/// array's size whatever its window, so every size may be passed.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum AxisSize {
+    Small(u8),
+    Edge(u8),
+    Huge(u8),
+}
+
+/// One origin: near the window's range, or any value.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum AxisOrigin {
+    Small(i8),
+    Any(i64),
+}
+
+#[derive(Arbitrary, Debug)]
+enum UniformNdOpts {
+    Null,
+    /// kp_uniform_nd_options_default(): its size is NULL.
+    Default,
+    Fields {
+        /// Sizes per axis (None: NULL, refused).
+        size: Option<[AxisSize; 4]>,
+        /// None: NULL (centred).
+        origin: Option<[AxisOrigin; 4]>,
+        /// None: NULL (reflect along every axis).
+        mode: Option<[Field; 4]>,
+        cval: FVal,
+    },
+}
+
+#[derive(Arbitrary, Debug)]
+struct UniformNdOp {
+    /// 0 and 11 are no dtype.
+    dtype: Field,
+    input: BufSpec,
+    output: OutSpec,
+    /// At most 4 sizes; NULL for a null flag of 1.
+    dims: Vec<Dim>,
+    shape_null: u8,
+    ndim: Count,
+    opts: UniformNdOpts,
+    device: bool,
+    alias: u8,
+}
+
+/// Doubles per buffer (8 to 64 bits an element: up to 4096 elements).
+const UNIFORM_CAP: usize = 512;
+
+fn uniform_nd(op: &UniformNdOp) {
+    let dtype = op.dtype.get(12);
+    let elem = dtype_bytes(dtype);
+    // The values are the bytes of these doubles, whatever the dtype.
+    let input = op.input.make::<f64>(UNIFORM_CAP);
+    let mut output = op.output.make::<f64>(UNIFORM_CAP);
+    let fits_buf = |b: &Buf<f64>, span: u128| b.null || fits(span, b.len() * 8 / elem, elem);
+    let shape = shape_of(&op.dims);
+    let ndim = op.ndim.resolve(shape.len());
+    if !fits(ndim as u128, shape.len(), size_of::<usize>()) {
+        return;
+    }
+    let span = shape
+        .iter()
+        .take(ndim)
+        .fold(1u128, |n, &d| n.saturating_mul(d as u128));
+    let alias = op.alias == 1 && !input.null && !output.null;
+    if alias {
+        if !fits_buf(&output, span) {
+            return;
+        }
+    } else if !(fits_buf(&input, span) && fits_buf(&output, span)) {
+        return;
+    }
+    // The options, and the arrays they point to (4 values each: ndim is at
+    // most 4 whenever the library gets as far as reading them).
+    let mut slot = kp_uniform_nd_options_default();
+    let size: Vec<usize>;
+    let origin: Vec<i64>;
+    let mode: Vec<u32>;
+    let opts: *const kp_uniform_nd_options = match &op.opts {
+        UniformNdOpts::Null => ptr::null(),
+        UniformNdOpts::Default => &slot as *const _,
+        UniformNdOpts::Fields {
+            size: s,
+            origin: o,
+            mode: m,
+            cval,
+        } => {
+            size = s.map_or(Vec::new(), |s| {
+                s.iter()
+                    .map(|v| match *v {
+                        AxisSize::Small(v) => v as usize % 40,
+                        AxisSize::Edge(i) => EDGE[i as usize % EDGE.len()],
+                        AxisSize::Huge(i) => HUGE[i as usize % HUGE.len()],
+                    })
+                    .collect()
+            });
+            origin = o.map_or(Vec::new(), |o| {
+                o.iter()
+                    .map(|v| match *v {
+                        AxisOrigin::Small(v) => v as i64 % 24,
+                        AxisOrigin::Any(v) => v,
+                    })
+                    .collect()
+            });
+            mode = m.map_or(Vec::new(), |m| m.iter().map(|f| f.get(7)).collect());
+            slot = kp_uniform_nd_options {
+                size: if s.is_some() { size.as_ptr() } else { ptr::null() },
+                origin: if o.is_some() { origin.as_ptr() } else { ptr::null() },
+                mode: if m.is_some() { mode.as_ptr() } else { ptr::null() },
+                cval: cval.0,
+            };
+            &slot as *const _
+        }
+    };
+    let shape_ptr = if op.shape_null == 1 {
+        ptr::null()
+    } else {
+        shape.as_ptr()
+    };
+    let input_name = if alias {
+        "output".to_string()
+    } else {
+        input.describe()
+    };
+    let name = if op.device {
+        "kp_uniform_filter_nd_device"
+    } else {
+        "kp_uniform_filter_nd"
+    };
+    let call = format!(
+        "{name}(ctx, dtype={dtype}, input={input_name} (doubles), output={} (doubles), shape={shape:?}, ndim={ndim}, options={:?})",
+        output.describe(),
+        unsafe { opts.as_ref() }
+    );
+    trace!("{call}");
+    let in_before = input.snapshot();
+    let out_before = output.snapshot();
+    let in_ptr = if alias {
+        output.mut_ptr() as *const f64
+    } else {
+        input.ptr()
+    };
+    if op.device {
+        // Device pointers on a CPU context: refused whatever they are.
+        let status = unsafe {
+            kp_uniform_filter_nd_device(
+                ctx(),
+                dtype,
+                in_ptr as u64,
+                output.mut_ptr() as u64,
+                shape_ptr,
+                ndim,
+                opts,
+                0,
+            )
+        };
+        check_fails(&call, status);
+        check_outputs(
+            &call,
+            false,
+            &[("output", out_before, bytes_of(&output.data), 0)],
+        );
+        return;
+    }
+    let status = unsafe {
+        kp_uniform_filter_nd(
+            ctx(),
+            dtype,
+            in_ptr.cast(),
+            output.mut_ptr().cast(),
+            shape_ptr,
+            ndim,
+            opts,
+        )
+    };
+    let ok = check_status(&call, status);
+    if alias && span > 0 {
+        assert!(!ok, "{call}: accepted an input that overlaps the output");
+    }
+    check_inputs(&call, &[("input", in_before, bytes_of(&input.data))]);
+    let span_bytes = clamp(span.saturating_mul(elem as u128));
+    check_outputs(
+        &call,
+        ok,
+        &[("output", out_before, bytes_of(&output.data), span_bytes)],
+    );
+}
+
 // --- Lorenz ---------------------------------------------------------------------
 
 #[derive(Arbitrary, Debug)]
@@ -2970,6 +3169,7 @@ fn run(op: &Op) {
             correlate::<f64>((kp_correlate1d_f64, kp_gaussian_filter_f64), "f64", o)
         }
         Op::Rank(o) => rank(o),
+        Op::UniformNd(o) => uniform_nd(o),
     }
 }
 

@@ -26,9 +26,10 @@
 //! fails when they are stale. The functions' docs are written once, on the
 //! declarations; `tests/header_fresh.rs` puts them on the functions of the
 //! copy of this module that cbindgen reads, so they are in the header.
-//! The rank filters (`rank.rs`), over ten element types, take the type as an
-//! argument (`kp_dtype`, `void` pointers) instead: their two entry points
-//! are written by hand and dispatch to an `Entry` / `DeviceEntry` per type.
+//! The rank filters (`rank.rs`) and the N-D box filter (`uniform.rs`), over
+//! ten element types, take the type as an argument (`kp_dtype`, `void`
+//! pointers) instead: their two entry points each are written by hand and
+//! dispatch (`by_dtype!`) to an `Entry` / `DeviceEntry` per type.
 #![allow(non_camel_case_types)]
 
 pub mod correlate;
@@ -44,6 +45,7 @@ pub mod significance;
 pub mod stencil;
 pub mod streams;
 pub mod threads;
+pub mod uniform;
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void, CString};
@@ -122,6 +124,37 @@ pub const KP_DTYPE_I64: kp_dtype = 8;
 pub const KP_DTYPE_F32: kp_dtype = 9;
 /// `double` (IEEE 754 binary64).
 pub const KP_DTYPE_F64: kp_dtype = 10;
+
+/// `$body` with `$t` the Rust type of `$dtype`, or `$unknown` (`$other` the
+/// value) for a value that is none of the KP_DTYPE_*: the dispatch of the
+/// entry points that take a `kp_dtype` (`rank.rs`, `uniform.rs`).
+macro_rules! by_dtype {
+    ($dtype:expr, $t:ident => $body:expr, $other:ident => $unknown:expr) => {
+        $crate::ffi::by_dtype!(@arms $dtype, $t, $body, $other, $unknown,
+            KP_DTYPE_U8 = u8, KP_DTYPE_I8 = i8, KP_DTYPE_U16 = u16, KP_DTYPE_I16 = i16,
+            KP_DTYPE_U32 = u32, KP_DTYPE_I32 = i32, KP_DTYPE_U64 = u64, KP_DTYPE_I64 = i64,
+            KP_DTYPE_F32 = f32, KP_DTYPE_F64 = f64)
+    };
+    (@arms $dtype:expr, $t:ident, $body:expr, $other:ident, $unknown:expr,
+        $($code:ident = $ty:ty),*) => {
+        match $dtype {
+            $($crate::ffi::$code => {
+                type $t = $ty;
+                $body
+            })*
+            $other => $unknown,
+        }
+    };
+}
+pub(crate) use by_dtype;
+
+/// The failure of a call with an unknown dtype (after the context's checks).
+pub(crate) fn unknown_dtype(dtype: kp_dtype) -> RawError {
+    Error::invalid(format!(
+        "unknown dtype {dtype}: expected one of KP_DTYPE_* (1 (KP_DTYPE_U8) .. 10 (KP_DTYPE_F64))"
+    ))
+    .into()
+}
 
 /// Opaque handle: a backend choice and, on the GPU, the loaded kernels.
 /// Thread-safe: one context may be used from several threads at once.

@@ -14,9 +14,8 @@ use std::marker::PhantomData;
 
 use super::correlate::{copied, values_of};
 use super::{
-    boundary, context, kp_context, kp_dtype, kp_status, or_default, value_boundary, DeviceEntry,
-    Entry, RawError, KP_DTYPE_F32, KP_DTYPE_F64, KP_DTYPE_I16, KP_DTYPE_I32, KP_DTYPE_I64,
-    KP_DTYPE_I8, KP_DTYPE_U16, KP_DTYPE_U32, KP_DTYPE_U64, KP_DTYPE_U8,
+    boundary, by_dtype, context, kp_context, kp_dtype, kp_status, or_default, unknown_dtype,
+    value_boundary, DeviceEntry, Entry, RawError,
 };
 use crate::api::rank::{Footprint, Rank, RankFilterOnDevice, RankFilterOptions, RankValue};
 use crate::api::stencil::BoundaryMode;
@@ -84,8 +83,9 @@ pub extern "C" fn kp_rank_options_default() -> kp_rank_options {
     value_boundary(defaults, defaults)
 }
 
-/// A vector of `len` copies of `value`, allocated fallibly.
-fn filled<T: Copy>(what: &str, value: T, len: usize) -> Result<Vec<T>, Error> {
+/// A vector of `len` copies of `value`, allocated fallibly. (Also the N-D
+/// box filter's.)
+pub(super) fn filled<T: Copy>(what: &str, value: T, len: usize) -> Result<Vec<T>, Error> {
     let mut v = Vec::new();
     v.try_reserve_exact(len)
         .map_err(|_| Error::OutOfMemory(format!("allocating {len} values of {what}")))?;
@@ -226,35 +226,6 @@ impl<T: RankValue> DeviceEntry for RankFilter<T, u64, u64> {
             dtype: PhantomData,
         })
     }
-}
-
-/// `$body` with `$t` the Rust type of `$dtype`, or `$unknown` (`$other` the
-/// value) for a value that is none of the KP_DTYPE_*.
-macro_rules! by_dtype {
-    ($dtype:expr, $t:ident => $body:expr, $other:ident => $unknown:expr) => {
-        by_dtype!(@arms $dtype, $t, $body, $other, $unknown,
-            KP_DTYPE_U8 = u8, KP_DTYPE_I8 = i8, KP_DTYPE_U16 = u16, KP_DTYPE_I16 = i16,
-            KP_DTYPE_U32 = u32, KP_DTYPE_I32 = i32, KP_DTYPE_U64 = u64, KP_DTYPE_I64 = i64,
-            KP_DTYPE_F32 = f32, KP_DTYPE_F64 = f64)
-    };
-    (@arms $dtype:expr, $t:ident, $body:expr, $other:ident, $unknown:expr,
-        $($code:ident = $ty:ty),*) => {
-        match $dtype {
-            $($code => {
-                type $t = $ty;
-                $body
-            })*
-            $other => $unknown,
-        }
-    };
-}
-
-/// The failure of a call with an unknown dtype (after the context's checks).
-fn unknown_dtype(dtype: kp_dtype) -> RawError {
-    Error::invalid(format!(
-        "unknown dtype {dtype}: expected one of KP_DTYPE_* (1 (KP_DTYPE_U8) .. 10 (KP_DTYPE_F64))"
-    ))
-    .into()
 }
 
 /// SciPy's rank_filter / median_filter / percentile_filter of the row-major

@@ -226,3 +226,96 @@ impl Drop for Ctx {
         unsafe { kernpack::ffi::kp_context_destroy(self.0) };
     }
 }
+
+/// A successful C call: KP_OK and an empty `kp_last_error_message()`.
+#[track_caller]
+pub fn expect_ok(got: kernpack::ffi::kp_status) {
+    let msg = last_error();
+    assert_eq!(got, kernpack::ffi::kp_status::KP_OK, "message: {msg:?}");
+    assert_eq!(msg, "", "kp_last_error_message() after a success");
+}
+
+/// A failed C call: `want`, and a message holding `needle`.
+#[track_caller]
+pub fn expect_err(got: kernpack::ffi::kp_status, want: kernpack::ffi::kp_status, needle: &str) {
+    let msg = last_error();
+    assert_eq!(got, want, "{needle:?}: message {msg:?}");
+    assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
+}
+
+/// The CPU context, and a GPU one where there is a GPU (`test` names the
+/// test in the SKIPPED line otherwise).
+pub fn contexts(test: &str) -> Vec<Ctx> {
+    let mut c = vec![Ctx::new(kernpack::ffi::KP_BACKEND_CPU)];
+    if gpu_or_skip(test).is_some() {
+        c.push(Ctx::new(kernpack::ffi::KP_BACKEND_GPU));
+    }
+    c
+}
+
+/// The C dtype (`KP_DTYPE_*`) of each element type of the entry points
+/// that take a `kp_dtype`.
+pub trait Dtype: kernpack::RankValue {
+    const DTYPE: kernpack::ffi::kp_dtype;
+}
+
+macro_rules! dtypes {
+    ($($t:ty = $d:ident),*) => {$(
+        impl Dtype for $t {
+            const DTYPE: kernpack::ffi::kp_dtype = kernpack::ffi::$d;
+        }
+    )*};
+}
+
+dtypes!(
+    u8 = KP_DTYPE_U8,
+    i8 = KP_DTYPE_I8,
+    u16 = KP_DTYPE_U16,
+    i16 = KP_DTYPE_I16,
+    u32 = KP_DTYPE_U32,
+    i32 = KP_DTYPE_I32,
+    u64 = KP_DTYPE_U64,
+    i64 = KP_DTYPE_I64,
+    f32 = KP_DTYPE_F32,
+    f64 = KP_DTYPE_F64
+);
+
+/// The values' bit patterns (their sort keys), to compare arrays bitwise.
+pub fn keys<T: kernpack::RankValue>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.bits()).collect()
+}
+
+/// A device buffer of the context's GPU holding `values`, freed on drop.
+pub struct DeviceBuf<'a> {
+    pub ctx: &'a Ctx,
+    pub ptr: u64,
+    pub bytes: usize,
+}
+
+impl<'a> DeviceBuf<'a> {
+    pub fn new<T>(ctx: &'a Ctx, values: &[T]) -> Self {
+        let bytes = std::mem::size_of_val(values).max(1);
+        let mut ptr = 0;
+        expect_ok(unsafe { kernpack::ffi::kp_device_alloc(ctx.0, bytes, &mut ptr) });
+        let given = std::mem::size_of_val(values);
+        if given > 0 {
+            let src = values.as_ptr().cast();
+            expect_ok(unsafe { kernpack::ffi::kp_memcpy_htod(ctx.0, ptr, src, given) });
+        }
+        DeviceBuf { ctx, ptr, bytes }
+    }
+
+    /// The buffer's values, as `T`.
+    pub fn read<T: Copy + Default>(&self) -> Vec<T> {
+        let mut back = vec![T::default(); self.bytes / std::mem::size_of::<T>()];
+        let p = back.as_mut_ptr().cast::<std::ffi::c_void>();
+        expect_ok(unsafe { kernpack::ffi::kp_memcpy_dtoh(self.ctx.0, p, self.ptr, self.bytes) });
+        back
+    }
+}
+
+impl Drop for DeviceBuf<'_> {
+    fn drop(&mut self) {
+        unsafe { kernpack::ffi::kp_device_free(self.ctx.0, self.ptr) };
+    }
+}
