@@ -15,7 +15,7 @@ Functions
     The whole periodograms of the same input, one array per row of a Dask
     DataFrame indexed by id.
 :func:`uniform_filter`
-    ``scipy.ndimage.uniform_filter`` of a 2-D Dask array (``map_overlap``).
+    ``scipy.ndimage.uniform_filter`` of an N-D Dask array (``map_overlap``).
 :func:`gaussian_filter`, :func:`gaussian_filter1d`
     ``scipy.ndimage.gaussian_filter`` (``gaussian_filter1d``) of an N-D Dask
     array (``map_overlap``).
@@ -770,6 +770,7 @@ def uniform_filter(
     cval: float = 0.0,
     origin: Any = 0,
     *,
+    axes: Optional[Any] = None,
     backend: Optional[str] = None,
 ) -> "da.Array":
     """``scipy.ndimage.uniform_filter`` of a large Dask array, chunk by chunk.
@@ -777,19 +778,21 @@ def uniform_filter(
     Parameters
     ----------
     darr : dask.array.Array (or array_like)
-        NumPy or CuPy blocks.
-    size, mode, cval, origin, backend
+        NumPy or CuPy blocks, of any number of dimensions.
+    size, mode, cval, origin, axes, backend
         As in :func:`kernpack.ndimage.uniform_filter`, which filters each
-        block: what kernpack's kernels do not compute runs
-        ``scipy.ndimage.uniform_filter`` on each NumPy block and
-        ``cupyx.scipy.ndimage.uniform_filter`` on each CuPy block, with the
-        overlap it needs.
+        block: kernpack computes (u)int8 to (u)int64, bool, float32 and
+        float64 arrays of any rank, a size, origin and mode per axis; what
+        its kernels do not compute runs ``scipy.ndimage.uniform_filter`` on
+        each NumPy block and ``cupyx.scipy.ndimage.uniform_filter`` on each
+        CuPy block, with the overlap it needs.
 
     Returns
     -------
     dask.array.Array
         The filtered array, the input's dtype: equal to
-        ``scipy.ndimage.uniform_filter`` of the whole array (to rounding: the
+        ``scipy.ndimage.uniform_filter`` of the whole array (integers and
+        bool exactly, as the single-array call; floats to rounding: the
         sums run in another order).
 
     Raises
@@ -800,52 +803,62 @@ def uniform_filter(
 
     Notes
     -----
-    ``map_overlap`` with depth ``size // 2 + abs(origin)`` per axis: every
+    ``map_overlap`` with, per filtered axis, the window's reach as depth
+    (``max(n // 2 + origin, n - 1 - (n // 2 + origin))`` for size n): every
     block is extended by the neighbouring blocks' edges, filtered in one
-    call, and trimmed, so inner chunk edges see real neighbours. The
-    boundary mode acts only at the array's outer edges: there the filter
-    applies it itself (``boundary='none'``: the block's outer side is the
-    array's edge), except 'wrap', whose outer sides are extended from the
+    call, and trimmed, so inner chunk edges see real neighbours (each pass
+    along an axis reads only points within its window along that axis, so
+    the blocks' passes, stored in the dtype as the whole array's are, give
+    the whole array's values). The boundary mode of an axis acts only at the
+    array's outer edges: there the filter applies it itself
+    (``boundary='none'``: the block's outer side is the array's edge),
+    except 'wrap' (and 'grid-wrap'), whose outer sides are extended from the
     opposite edge (``boundary='periodic'``). Chunks thinner than the depth
     are merged by Dask first, and an axis not longer than the depth is taken
     as one chunk, so the result's chunks may differ from the input's.
     """
     darr = da.asarray(darr)
+    kwargs = {"mode": mode, "cval": cval, "origin": origin}
+    if axes is not None:
+        kwargs["axes"] = axes
     try:
-        # The single-array function's checks and errors, for an array of this
-        # rank and dtype.
-        window, shift, mode_, _ = _ndimage._computed_window(np.zeros((1,) * darr.ndim, dtype=darr.dtype), size,
-                                                            mode, cval, origin, None)
-        # A window reaches n // 2 + origin points before its point and the rest after.
-        depths = [max(n // 2 + o, n - 1 - (n // 2 + o)) for n, o in zip(window, shift)]
-        boundaries = ["periodic" if mode_ == "wrap" else "none"] * 2
+        # The single-array function's checks and errors, for an array of
+        # this rank and dtype (blocks of its dtype into their own dtype).
+        call = _ndimage._uniform_call(darr.ndim, size, mode, cval, origin, axes)
+        dtype = np.dtype(darr.dtype)
+        if not call.fused_2d(dtype, dtype):
+            first, work = _ndimage._uniform_dtypes(dtype, dtype)
+            _ndimage._uniform_steps(call, first, work, dtype == np.bool_)
+        depths, boundaries = call.depths(), call.boundaries()
     except _ndimage._NotComputed as e:
-        depths, boundaries = _scipy_overlap(darr, size, mode, cval, origin, backend, e)
+        depths, boundaries = _scipy_overlap(darr, size, mode, origin, axes, backend, e, kwargs)
     if darr.size == 0:
         return darr.copy()
     # Each block as a single array: kernpack's kernels, or what stands in for
     # them (SciPy for NumPy blocks, cupyx.scipy for CuPy's, on their own GPU).
-    block = functools.partial(_ndimage.uniform_filter, size=size, mode=mode, cval=cval, origin=origin, backend=backend)
+    block = functools.partial(_ndimage.uniform_filter, size=size, backend=backend, **kwargs)
     if not any(depths):
         return darr.map_blocks(block, dtype=darr.dtype, meta=meta_from_array(darr))
     return _overlapped(darr, block, depths, boundaries)
 
 
-def _scipy_overlap(darr, size, mode, cval, origin, backend, not_computed):
+def _scipy_overlap(darr, size, mode, origin, axes, backend, not_computed, kwargs):
     """The overlap (depths, boundaries) of a call that kernpack's kernels do
     not compute, SciPy on each NumPy block (cupyx.scipy on each CuPy block),
     once their checks have passed (their errors raised here, before anything
     is computed)."""
-    _scipy_checks(darr, "uniform_filter", mode, backend, not_computed, (size,),
-                  {"mode": mode, "cval": cval, "origin": origin})
-
-    def per_axis(value):
-        return list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * darr.ndim
-
-    sizes, modes, origins = per_axis(size), per_axis(mode), per_axis(origin)
-    # SciPy leaves an axis with a size below 2 unfiltered.
-    depths = [int(s) // 2 + abs(int(o)) if int(s) > 1 else 0 for s, o in zip(sizes, origins)]
-    return depths, ["periodic" if m in ("wrap", "grid-wrap") else "none" for m in modes]
+    _scipy_checks(darr, "uniform_filter", mode, backend, not_computed, (size,), kwargs)
+    listed = _ndimage._rank_axes(axes, darr.ndim)
+    sizes, modes, origins = (_ndimage._normalize_sequence(v, len(listed)) for v in (size, mode, origin))
+    depths, boundaries = [0] * darr.ndim, ["none"] * darr.ndim
+    for axis, s, m, o in zip(listed, sizes, modes, origins):
+        # SciPy leaves an axis with a size below 2 unfiltered; it filters int(size).
+        n = int(s)
+        if s > 1 and n > 1:
+            axis = normalize_axis_index(axis, darr.ndim)
+            depths[axis] = max(n // 2 + int(o), n - 1 - (n // 2 + int(o)))
+            boundaries[axis] = "periodic" if m in ("wrap", "grid-wrap") else "none"
+    return depths, boundaries
 
 
 def _scipy_checks(darr, name, mode, backend, not_computed, args, kwargs):

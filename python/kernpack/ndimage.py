@@ -1,7 +1,9 @@
 """Smoothing with ``scipy.ndimage``'s signatures and semantics:
 
-- ``uniform_filter``: kernpack computes 2-D float images (and 1-D host
-  arrays) with any size and origin per axis, one mode for both axes;
+- ``uniform_filter``: kernpack computes (u)int8 to (u)int64, bool, float32
+  and float64 arrays of any number of dimensions, a size, origin and mode
+  per axis, any axes (integers exactly, as SciPy truncates); 2-D float
+  images with one mode run its fused 2-D filter;
 - ``correlate1d``, ``gaussian_filter1d`` and ``gaussian_filter``: kernpack
   computes float32 and float64 arrays of any number of dimensions into an
   output of their own dtype (any axes, a mode, sigma, order and radius per
@@ -72,19 +74,6 @@ class _NotComputed(NotImplementedError):
         self.refusal = refusal
 
 
-def _per_axis(name: str, value: Any, ndim: int) -> list:
-    """One value per axis: a scalar for every axis, or a sequence of ``ndim``."""
-    if isinstance(value, (str, numbers.Number)) or not isinstance(value, Iterable):
-        return [value] * ndim  # None and other scalars: the checks below refuse them, as SciPy does
-    values = list(value)
-    if len(values) != ndim:
-        raise RuntimeError(
-            f"{name}: sequence argument must have length equal to input rank ({ndim}, one value per axis), "
-            f"got {len(values)}"
-        )
-    return values
-
-
 def uniform_filter(
     input: Any,
     size: Any = 3,
@@ -99,53 +88,87 @@ def uniform_filter(
 ) -> Any:
     """Multidimensional uniform (box) filter, as ``scipy.ndimage.uniform_filter``.
 
-    kernpack computes 2-D float32/float64 images (and 1-D host arrays, as
-    1 x n images) with any window size and
-    origin per axis (odd or even, larger than the image too), one boundary
-    mode for the filtered axes, any subset of the two axes, on the GPU or its
-    CPU backend, at a cost that does not grow with the window. Any other call
-    that SciPy accepts (other ranks, dtypes, a mode per axis, on device
-    arrays a window wider than ``MAX_GPU_WINDOW_COLS`` columns) runs
+    One 1-D box pass per axis whose size is above 1, in the order of `axes`
+    (default: every axis in order), each reading the previous pass's result
+    as stored in the output's dtype, as SciPy. kernpack computes, on the GPU
+    or its CPU backend, at a cost that does not grow with the window:
+
+    - arrays of any number of dimensions (0-D too) of (u)int8 to (u)int64,
+      bool (as uint8: means of 0 and 1 truncated, SciPy's bool result),
+      float32 and float64, with any integer size, origin and boundary mode
+      per axis, any `axes`. Integers are summed exactly and each pass's mean
+      truncated toward zero, as SciPy casts its float64 mean: equal to
+      SciPy wherever its float64 window sums are exact (below 2**53 in
+      magnitude: any 8- and 16-bit array, 32-bit arrays with windows up to
+      2**21 points; beyond, kernpack's are the exact means). Floats are
+      summed in float64 and each pass rounded once to the dtype the passes
+      are stored in.
+    - 2-D float32/float64 images with one boundary mode for the filtered
+      axes into a float output (and 1-D float host arrays, as 1 x n images)
+      run kernpack's fused 2-D filter instead: both axes in one pass, in the
+      wider of the input's and the output's dtype, rounded once (SciPy
+      stores its first pass in the output's dtype); it also takes kernpack's
+      own mode 'interior'. Device images it does not take (a window wider
+      than ``MAX_GPU_WINDOW_COLS`` columns, rows that are not contiguous)
+      run the N-D filter.
+    - An `output` of another dtype (host arrays): the passes are stored in
+      the output's dtype, as SciPy's. kernpack filters the input converted
+      to it where that conversion is exact: bool and integers into an
+      integer dtype that holds every value of theirs (of their dtype, or
+      else of the array: checked on the data), uint8 and other integers
+      holding only 0 and 1 into bool, anything into float64, bool and 8-
+      and 16-bit integers into float32. Into float32 from other dtypes (32-
+      and 64-bit integers, float64) the first pass runs in float64 from the
+      input, as SciPy's, and the others in float32.
+
+    What SciPy accepts and kernpack does not compute runs
     ``scipy.ndimage.uniform_filter`` itself for host arrays, unless the GPU
     backend was asked for (``backend='gpu'`` or :func:`kernpack.set_backend`),
-    and ``cupyx.scipy.ndimage.uniform_filter`` for CuPy arrays (also for
-    layouts and output dtypes kernpack's device path does not take). Other
-    device arrays (PyTorch, Numba, JAX) raise NotImplementedError for those
-    calls, or TypeError saying what to pass for layouts and dtypes.
+    and ``cupyx.scipy.ndimage.uniform_filter`` for CuPy arrays: complex,
+    float16 and other dtypes; non-integer sizes; with integer (bool) passes,
+    a `cval` in 'constant' mode that is not an integer in the range of the
+    dtype the passes are stored in (0 or 1 for bool), which SciPy adds to
+    its float64 sums as it is; an integer or bool output of float input, or
+    of integers it does not hold (SciPy's C cast of each mean); outputs
+    that are not NumPy arrays (host). On device arrays also an output of
+    another dtype than the input's, or an output array that is not
+    C-contiguous. Other device arrays (PyTorch, Numba, JAX) raise
+    NotImplementedError for those calls, or TypeError saying what to pass
+    for layouts and dtypes.
 
     Parameters
     ----------
     input : array_like
-        A 2-D float32 or float64 image: a NumPy array (or anything
-        ``np.asarray`` accepts) or a device array (CuPy, PyTorch, Numba, JAX).
-        Views with a row stride are read in place.
+        A NumPy array (or anything ``np.asarray`` accepts) or a device
+        array (CuPy, PyTorch, Numba, JAX). Views and other layouts are
+        copied to C order first (2-D float images with a row stride are read
+        in place).
     size : int or sequence of ints, optional
         Window size, one for every axis or one per axis (of `axes` when
         given); sizes below 2 leave their axis unfiltered, as in SciPy.
     output : array or dtype, optional
         Where to write (same shape; NumPy for host input, the same library
-        for device input; may be `input` itself) or the float dtype of the
-        result. Default: a new array of the input's dtype. Host images are
-        filtered in the wider of the input's and the output's dtype (a
-        float64 output of a float32 image holds float64 means, as SciPy's);
-        device images only into their own dtype (with CuPy, other output
-        dtypes run cupyx's filter).
-    mode : {'reflect', 'constant', 'nearest', 'mirror', 'wrap', 'interior'}, optional
-        SciPy's boundary modes (and their 'grid-' aliases), one for every
-        filtered axis (a sequence of equal modes too); 'interior' filters only
-        points whose window fits and copies the others.
+        for device input; may be `input` itself or overlap it: the filter
+        then reads a copy) or the dtype of the result. Default: a new array
+        of the input's dtype.
+    mode : str or sequence of str, optional
+        SciPy's boundary modes 'reflect', 'constant', 'nearest', 'mirror',
+        'wrap' (and their 'grid-' aliases), one for every axis or one per
+        axis; kernpack's 'interior' (fused 2-D filter only: one mode for the
+        filtered axes) filters only points whose window fits and copies the
+        others.
     cval : float, optional
-        Value outside the image with ``mode='constant'``.
+        Value outside the array with ``mode='constant'``.
     origin : int or sequence of ints, optional
         SciPy's origin, one for every axis or one per axis: along an axis of
         size n, the window of point i is ``i - (n // 2 + origin)`` to
         ``i - (n // 2 + origin) + n - 1``, origin in ``-(n // 2)`` to
         ``(n - 1) // 2`` (ValueError otherwise, as SciPy).
-    axes : sequence of int, optional
-        The axes to filter (default both); `size`, `mode` and `origin`
-        sequences then hold one value per axis listed.
+    axes : int or sequence of int, optional
+        The axes to filter, in order (default all); `size`, `mode` and
+        `origin` sequences then hold one value per axis listed.
     backend : {'auto', 'gpu', 'cpu'}, optional
-        Where host images are filtered (default: :func:`kernpack.get_backend`).
+        Where host arrays are filtered (default: :func:`kernpack.get_backend`).
     device : int, optional
         The GPU that host arrays run on (default: :func:`kernpack.get_device`);
         device arrays run on their own.
@@ -153,47 +176,46 @@ def uniform_filter(
     Returns
     -------
     uniform_filter : ndarray
-        The filtered image (`output` when one was given).
+        The filtered array (`output` when one was given).
 
     Raises
     ------
     NotImplementedError
         For what kernpack does not compute (above) with device arrays other
         than CuPy's, with host arrays and the GPU backend, for 'interior'
-        (SciPy has no such mode), or when SciPy (cupyx) is not installed.
+        outside the fused 2-D filter (SciPy has no such mode), or when SciPy
+        (cupyx) is not installed.
     RuntimeError
         For SciPy's own errors (an unknown mode, a sequence of the wrong
         length, an output of another shape).
-    TypeError
+    TypeError, ValueError
         As SciPy: a `cval` that is not a real number, an `origin` that is not
-        an integer.
+        an integer, an invalid origin or axis.
 
     Notes
     -----
-    A non-finite `cval` (NaN, +-inf) is accepted: 'constant' mode pads the
-    image with it, so every output whose window reaches past the edge takes it
-    into its mean, and the other outputs stay finite. (SciPy's running sums
-    carry it on along each line, making every output non-finite.) The other
-    modes ignore `cval`, as SciPy does. In the same way a NaN or infinity in
-    the image reaches only the outputs whose window holds it, where SciPy's
-    running sums spread it to the end of its line.
+    A non-finite `cval` (NaN, +-inf) is accepted for float arrays: 'constant'
+    mode pads the array with it, so every output whose window reaches past
+    the edge takes it into its mean, and the other outputs stay finite.
+    (SciPy's running sums carry it on along each line, making every output
+    non-finite.) The other modes ignore `cval`, as SciPy does. In the same
+    way a NaN or infinity in the array reaches only the outputs whose window
+    holds it, where SciPy's running sums spread it to the end of its line.
+    float32 passes add `cval` rounded to float32 (SciPy adds the float64
+    value): results may differ from SciPy's by rounding there.
     """
     on_device = split([("input", input), ("output", output if not _is_dtype(output) else None)])
     image = on_device["input"] if on_device is not None else np.asarray(input)
-    if on_device is None and image.ndim == 1 and _as_row_computed(image, output, size, mode, origin, axes):
-        # A 1-D host array is the 1 x n image of its values, filtered along its columns.
-        _filtered_axes(axes, 1)  # SciPy's errors for bad axes
-        row_size, row_mode, row_origin = (_per_axis(name, v, 1)[0] for name, v in
-                                          (("size", size), ("mode", mode), ("origin", origin)))
-        row_output = output[None, :] if isinstance(output, np.ndarray) and output.ndim == 1 else output
-        result = uniform_filter(image[None, :], (1, row_size), row_output, row_mode, cval, (0, row_origin),
-                                backend=backend, device=device)
-        return output if row_output is not output else result[0]
     try:
-        window = _computed_window(image, size, mode, cval, origin, axes)
-        if on_device is not None:
-            return _device(on_device, output, *window, backend, device)
-        return _host(image, output, *window, backend, device)
+        if on_device is None:
+            return _uniform_host_call(image, output, size, mode, cval, origin, axes, backend, device)
+        call = _uniform_call(image.ndim, size, mode, cval, origin, axes)
+        if call.fused_2d(image.dtype):
+            try:
+                return _device(on_device, output, *call.window_2d(), backend, device)
+            except _NotComputed:
+                pass  # a window, layout or dtype the fused kernels do not take: the N-D filter's turn
+        return _uniform_device(on_device, output, call, backend, device)
     except _NotComputed as e:
         library = None if on_device is None else _library(on_device.values())
         if library is not None:
@@ -266,79 +288,6 @@ def _defined_filter(module_name: str, name: str = "uniform_filter") -> Any:
 
 def _is_kernpacks(function: Any) -> bool:
     return (getattr(function, "__module__", None) or "").split(".")[0] == "kernpack"
-
-
-def _computed_window(image, size, mode, cval, origin, axes):
-    """The window kernpack computes for this call: ((rows, cols) sizes,
-    (rows, cols) origins, kernpack's mode, cval), or _NotComputed. Nothing
-    is written before this has passed."""
-    filtered = _filtered_axes(axes, image.ndim)
-    n = len(filtered)
-    sizes = _per_axis("size", size, n)
-    modes = _per_axis("mode", mode, n)
-    origins = _per_axis("origin", origin, n)
-    _check_image(image.ndim, image.dtype, "input")
-    window = [1, 1]
-    shift = [0, 0]
-    for axis, s, o in zip(filtered, sizes, origins):
-        if isinstance(s, (bool, np.bool_)) or not float(s).is_integer():
-            raise _NotComputed(f"size={s!r}: kernpack's uniform_filter takes integer sizes")
-        o = operator.index(o)  # TypeError for 0.5, as SciPy
-        # SciPy leaves an axis with a size below 2 unfiltered (its origin unread).
-        s = int(s)
-        if s < 2:
-            continue
-        if not -(s // 2) <= o <= (s - 1) // 2:
-            raise ValueError("invalid origin")
-        window[axis], shift[axis] = s, o
-    for m in modes:
-        if not isinstance(m, str) or m not in _MODES:
-            raise RuntimeError(f"boundary mode not supported: {m!r}")
-    kinds = {_MODES[m] for m in modes}
-    if len(kinds) > 1:
-        raise _NotComputed(f"mode={modes}: kernpack's uniform_filter takes one boundary mode for every axis")
-    kind = kinds.pop() if kinds else "reflect"
-    # SciPy reads cval only in 'constant' mode (any value, NaN included, elsewhere).
-    if kind != "constant":
-        return tuple(window), tuple(shift), kind, 0.0
-    try:
-        if isinstance(cval, (str, bytes)):
-            raise TypeError
-        return tuple(window), tuple(shift), "constant", float(cval)
-    except (TypeError, ValueError):
-        raise TypeError(f"cval must be a real number, not {type(cval).__name__}") from None
-
-
-def _as_row_computed(image, output, size, mode, origin, axes) -> bool:
-    """True when the 1-D host call is one kernpack computes as a 1 x n image:
-    a float array, one size, mode and origin (or sequences of one), no axes or
-    its one axis, an output of its shape (or a dtype, or None)."""
-    if image.dtype.newbyteorder("=") not in FLOAT_DTYPES:
-        return False
-    if isinstance(output, np.ndarray) and output.shape != image.shape:
-        return False
-    for value in (size, mode, origin):
-        if isinstance(value, Iterable) and not isinstance(value, str) and len(list(value)) != 1:
-            return False  # SciPy's error, through the 2-D checks or the fallback
-    if axes is not None:
-        listed = list(np.atleast_1d(axes))
-        if len(listed) != 1 or listed[0] not in (0, -1):
-            return False
-    return True
-
-
-def _filtered_axes(axes: Any, ndim: int) -> list:
-    """The axes to filter, each in 0..ndim-1, in the order given (SciPy's
-    errors for repeated or out-of-range ones)."""
-    if axes is None:
-        return list(range(ndim))
-    listed = [operator.index(a) for a in np.atleast_1d(axes)]
-    if any(not -ndim <= a < ndim for a in listed):
-        raise ValueError("axis out of range")  # SciPy: an invalid axis
-    listed = [a % ndim for a in listed]
-    if len(set(listed)) != len(listed):
-        raise ValueError("axes must be unique")
-    return listed
 
 
 def _host(image, output, size, origin, mode, cval, backend, device):
@@ -475,6 +424,299 @@ def _device_pitch(a) -> Optional[int]:
 def _overlap(a, b) -> bool:
     span = lambda v: v.ptr + (v.shape[0] - 1) * v.strides[0] + v.shape[1] * v.dtype.itemsize  # noqa: E731
     return a.size > 0 and b.size > 0 and a.ptr < span(b) and b.ptr < span(a)
+
+
+# --------------------------------------------------------------------------
+# The N-D box filter of any element type (uniform_filter beyond the fused
+# 2-D float filter)
+# --------------------------------------------------------------------------
+
+# Widest window along one axis of the N-D filter (2**31 - 1, the API's
+# MAX_AXIS_WINDOW); wider ones run SciPy (cupyx).
+_MAX_AXIS_WINDOW = 2**31 - 1
+
+
+class _UniformCall:
+    """SciPy's ``uniform_filter`` call on an ``ndim``-D array, resolved:
+    per axis the size (1: not filtered), origin and kernpack's mode
+    ('reflect' where not filtered); ``order``, the filtered axes in SciPy's
+    pass order (that of `axes`); ``cval`` as SciPy reads it (a float,
+    checked when a pass runs; None without passes)."""
+
+    __slots__ = ("ndim", "sizes", "origins", "modes", "order", "cval")
+
+    def __init__(self, ndim: int) -> None:
+        self.ndim = ndim
+        self.sizes, self.origins, self.modes = [1] * ndim, [0] * ndim, ["reflect"] * ndim
+        self.order: list = []
+        self.cval: Optional[float] = None
+
+    def kinds(self) -> set:
+        return {self.modes[a] for a in self.order}
+
+    def fused_2d(self, dtype: np.dtype, out_dtype: Optional[np.dtype] = None, row: bool = False) -> bool:
+        """Whether kernpack's fused 2-D filter computes this call: a 2-D (or,
+        ``row``, 1-D host) float32/float64 array into a float output, one
+        mode for the filtered axes."""
+        floats = [dtype] + ([] if out_dtype is None else [out_dtype])
+        return (
+            (self.ndim == 2 or (row and self.ndim == 1))
+            and all(np.dtype(d).newbyteorder("=") in FLOAT_DTYPES for d in floats)
+            and len(self.kinds()) <= 1
+        )
+
+    def window_2d(self) -> tuple:
+        """(sizes, origins, mode, cval) of the fused 2-D filter (a 1-D array
+        as a 1 x n image)."""
+        sizes, origins = list(self.sizes), list(self.origins)
+        if self.ndim == 1:
+            sizes, origins = [1] + sizes, [0] + origins
+        kinds = self.kinds()
+        kind = kinds.pop() if kinds else "reflect"
+        return tuple(sizes), tuple(origins), kind, self.cval if kind == "constant" else 0.0
+
+    def depths(self) -> list:
+        """Per axis, how far the window reaches from its point (either side)."""
+        return [max(n // 2 + o, n - 1 - (n // 2 + o)) if n > 1 else 0 for n, o in zip(self.sizes, self.origins)]
+
+    def boundaries(self) -> list:
+        """Dask's overlap boundary per axis: 'periodic' where the mode wraps."""
+        return ["periodic" if n > 1 and m == "wrap" else "none" for n, m in zip(self.sizes, self.modes)]
+
+    def native(self, axes: list, dtype: np.dtype, is_bool: bool) -> tuple:
+        """The native arguments (sizes, origins, modes, cval) of one call of
+        the N-D filter that runs the passes along ``axes`` on an array of
+        ``dtype`` (uint8 holding bool values: ``is_bool``); _NotComputed for
+        what it does not take."""
+        sizes = [self.sizes[a] if a in axes else 1 for a in range(self.ndim)]
+        origins = [self.origins[a] if a in axes else 0 for a in range(self.ndim)]
+        modes = [self.modes[a] if a in axes else "reflect" for a in range(self.ndim)]
+        if "interior" in modes:
+            raise _NotComputed(
+                f"mode 'interior' is kernpack's fused 2-D filter's own (2-D float32 and float64 images, one mode for "
+                f"the filtered axes), not the N-D filter's: this call filters a {self.ndim}-D {dtype} array"
+            )
+        cval = 0.0
+        if "constant" in modes:
+            cval = self.cval
+            if dtype.kind in "iu":
+                fits = cval in (0.0, 1.0) if is_bool else (
+                    math.isfinite(cval) and cval == math.trunc(cval) and _cval_fits(cval, dtype))
+                if not fits:
+                    raise _NotComputed(
+                        f"cval={cval!r} in 'constant' mode for {'bool' if is_bool else dtype} passes: kernpack pads "
+                        f"integer arrays with an integer in their dtype's range (0 or 1 for bool); SciPy adds cval "
+                        "to its float64 sums as it is"
+                    )
+        return sizes, origins, modes, cval
+
+
+def _uniform_call(ndim: int, size: Any, mode: Any, cval: Any, origin: Any, axes: Any) -> _UniformCall:
+    """SciPy's ``uniform_filter(size, mode=mode, cval=cval, origin=origin,
+    axes=axes)`` of an ``ndim``-D array resolved per axis, with SciPy's
+    errors in SciPy's order (each pass's checks as its ``uniform_filter1d``
+    makes them); _NotComputed for sizes kernpack does not take."""
+    listed = _rank_axes(axes, ndim)  # SciPy's _check_axes
+    n = len(listed)
+    sizes, origins, modes = (_normalize_sequence(v, n) for v in (size, origin, mode))
+    call = _UniformCall(ndim)
+    for axis, s, o, m in zip(listed, sizes, origins, modes):
+        if not s > 1:  # SciPy's rule: the axis is not filtered (nothing else read)
+            continue
+        axis = normalize_axis_index(axis, ndim)  # a scalar `axes` is checked here, as by SciPy's pass
+        if isinstance(s, (bool, np.bool_)) or not float(s).is_integer():
+            raise _NotComputed(f"size={s!r}: kernpack's uniform_filter takes integer sizes")
+        s = int(s)
+        if s // 2 + o < 0 or s // 2 + o >= s:
+            raise ValueError("invalid origin")
+        if not isinstance(m, str) or m not in _MODES:
+            raise RuntimeError(f"boundary mode not supported: {m!r}")
+        o = operator.index(o)  # TypeError for 0.5, as SciPy's C layer
+        if call.cval is None:
+            call.cval = _real(cval)  # read (and checked) by every pass, whatever the mode
+        if s > _MAX_AXIS_WINDOW:
+            raise _NotComputed(f"size={s}: kernpack's N-D uniform_filter takes windows up to {_MAX_AXIS_WINDOW}")
+        call.sizes[axis], call.origins[axis], call.modes[axis] = s, o, _MODES[m]
+        call.order.append(axis)
+    return call
+
+
+def _uniform_output(output: Any, shape, dtype: np.dtype) -> np.ndarray:
+    """SciPy's ``_get_output`` for a real input of ``dtype``: the host array
+    to return (new, of ``dtype`` or of the dtype ``output``, or ``output``
+    itself), with SciPy's errors; _NotComputed for outputs that are not
+    NumPy arrays."""
+    if output is None:
+        return np.empty(shape, dtype.newbyteorder("="))
+    if _is_dtype(output):
+        out_dtype = np.dtype(output)
+        if isinstance(output, str) and not issubclass(out_dtype.type, np.number):
+            raise RuntimeError("output must have numeric dtype")
+        return np.empty(shape, out_dtype)
+    if not isinstance(output, np.ndarray):
+        raise _NotComputed("output is not a NumPy array: kernpack's uniform_filter writes NumPy arrays")
+    if output.shape != tuple(shape):
+        raise RuntimeError("output shape not correct")
+    if not output.flags.writeable:
+        raise ValueError("output array is read-only")
+    return output
+
+
+def _uniform_dtypes(dtype: np.dtype, out: np.dtype, values: Optional[np.ndarray] = None) -> tuple:
+    """(first, work): the dtype the first pass runs in and the one the
+    others run in, so that the result is SciPy's, whose passes are stored
+    in the output's dtype (``out``; bool as uint8), reading the input as
+    float64; or _NotComputed. ``values``: the host input, whose values
+    decide for integer outputs that do not hold every value of its dtype."""
+    dtype, out = dtype.newbyteorder("="), out.newbyteorder("=")
+    if dtype != np.bool_ and dtype not in _RANK_DTYPES:
+        raise _NotComputed(
+            f"input is {dtype}: kernpack's uniform_filter computes (u)int8 to (u)int64, bool, float32 and float64 "
+            "arrays"
+        )
+    if out.kind in "biu":
+        # Integer (bool) passes of the input's values: exact where the output
+        # holds every one of them (then every mean too), SciPy's C cast of
+        # its float64 means then being their truncation.
+        if out == np.bool_ or out in _RANK_DTYPES:
+            work, (lo, hi) = (np.dtype(np.uint8), (0, 1)) if out == np.bool_ else (out, _int_range(out))
+            if dtype == np.bool_ or (dtype.kind in "iu" and out != np.bool_ and np.can_cast(dtype, out, "safe")):
+                return work, work
+            if dtype.kind in "iu" and values is not None and _values_within(values, lo, hi):
+                return work, work
+        raise _NotComputed(
+            f"a {dtype} array into {out}: kernpack filters into integer and bool outputs that hold every input value "
+            "(SciPy casts each float64 mean with C's cast)"
+        )
+    if out not in _RANK_DTYPES:
+        raise _NotComputed(f"output dtype {out}: kernpack's uniform_filter writes integers, bool, float32 or float64")
+    if out == np.float64 or np.can_cast(dtype, out, "safe"):
+        return out, out
+    # float32 output of values float32 does not hold: SciPy's first pass
+    # reads them as float64 and rounds its means to float32.
+    return np.dtype(np.float64), out
+
+
+def _int_range(dtype: np.dtype) -> tuple:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _values_within(values: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether every integer in ``values`` lies in ``lo ..= hi``."""
+    return values.size == 0 or (lo <= int(values.min()) and int(values.max()) <= hi)
+
+
+def _uniform_steps(call: _UniformCall, first: np.dtype, work: np.dtype, is_bool: bool) -> list:
+    """The native calls that run SciPy's passes in its order: (dtype, native
+    arguments) each. The N-D filter runs its passes in axis order, so each
+    call takes a run of passes whose axes increase; the first pass alone
+    where it runs in another dtype. No pass: one call that copies.
+    _NotComputed (cval, 'interior') before anything runs."""
+    runs: list = []
+    for axis in call.order:
+        if runs and runs[-1][-1] < axis:
+            runs[-1].append(axis)
+        else:
+            runs.append([axis])
+    if first != work and runs:
+        runs = [runs[0][:1]] + ([runs[0][1:]] if len(runs[0]) > 1 else []) + runs[1:]
+    if not runs:
+        runs = [[]]
+    dtypes = [first] + [work] * (len(runs) - 1)
+    return [(d, call.native(axes, d, is_bool and d == np.uint8)) for d, axes in zip(dtypes, runs)]
+
+
+def _uniform_host_call(image, output, size, mode, cval, origin, axes, backend, device):
+    """kernpack's uniform_filter of a host array: SciPy's checks, then the
+    fused 2-D filter, SciPy's copy (no pass) or the N-D filter;
+    _NotComputed for what none computes."""
+    if image.dtype.kind not in "biuf":
+        raise _NotComputed(
+            f"input is {image.dtype}: kernpack's uniform_filter computes (u)int8 to (u)int64, bool, float32 and "
+            "float64 arrays"
+        )
+    result = _uniform_output(output, image.shape, image.dtype)
+    call = _uniform_call(image.ndim, size, mode, cval, origin, axes)
+    if not call.order:
+        result[...] = image  # SciPy's copy, whatever the dtypes
+        return result
+    if call.fused_2d(image.dtype, result.dtype, row=True):
+        window = call.window_2d()
+        if image.ndim == 1:  # the 1 x n image of its values
+            _host(image[None, :], result[None, :], *window, backend, device)
+            return result
+        return _host(image, result, *window, backend, device)
+    return _uniform_host(image, result, call, backend, device)
+
+
+def _uniform_host(image: np.ndarray, result: np.ndarray, call: _UniformCall, backend, device) -> np.ndarray:
+    first, work = _uniform_dtypes(image.dtype, result.dtype, image)
+    steps = _uniform_steps(call, first, work, result.dtype == np.bool_)
+    if image.size == 0:
+        return result
+    src = image.view(np.uint8) if image.dtype == np.bool_ and first == np.uint8 else image
+    if not (src.dtype == first and src.flags.c_contiguous and src.flags.aligned) or np.may_share_memory(src, result):
+        # A copy, always (in place: the filter reads the copy, as SciPy's line buffers).
+        src = np.array(src, dtype=first, order="C", copy=True)
+    target = result.view(np.uint8) if result.dtype == np.bool_ else result
+    ctx = context(backend, device)
+    for k, (dtype, args) in enumerate(steps):
+        if src.dtype != dtype:
+            src = src.astype(dtype)  # the float64 first pass's means rounded to float32, as SciPy stores them
+        last = k == len(steps) - 1
+        direct = last and target.dtype == dtype and target.flags.c_contiguous and target.flags.aligned
+        dst = target if direct else np.empty(image.shape, dtype)
+        _native.uniform_filter_nd(ctx, src, dst, *args)
+        src = dst
+    if src is not target:
+        np.copyto(target, src, casting="unsafe")
+    return result
+
+
+def _uniform_device(arrays, output, call: _UniformCall, backend, device) -> Any:
+    ctx = device_context(arrays, backend, device)
+    src = arrays["input"]
+    is_bool = src.dtype == np.bool_
+    work = np.dtype(np.uint8) if is_bool else src.dtype
+    if work not in _RANK_DTYPES:
+        raise _NotComputed(
+            f"input is a {src.dtype} device array: kernpack's uniform_filter computes (u)int8 to (u)int64, bool, "
+            "float32 and float64 device arrays",
+            TypeError,
+        )
+    if _is_dtype(output) and np.dtype(output) != src.dtype:
+        raise _NotComputed(
+            f"output dtype {np.dtype(output)}: device arrays are filtered in their own dtype ({src.dtype})", TypeError
+        )
+    steps = _uniform_steps(call, work, work, is_bool)
+    dst = arrays.get("output")
+    if dst is None:
+        result = empty(src, src.shape, src.dtype)
+        dst = device_array(result)
+    else:
+        result = output
+        if tuple(dst.shape) != tuple(src.shape):
+            raise RuntimeError("output shape not correct")
+        if dst.dtype != src.dtype:
+            raise _NotComputed(
+                f"output is {dst.dtype} but input is {src.dtype}: pass an output of the input's dtype", TypeError
+            )
+        if not dst.is_c_contiguous() or dst.ptr % dst.dtype.itemsize:
+            raise _NotComputed("output is a device array that is not C-contiguous: pass a contiguous one", TypeError)
+    if src.size == 0:
+        return as_result(arrays["input"], result)
+    if not src.is_c_contiguous() or src.ptr % src.dtype.itemsize or _spans_overlap(src, dst):
+        # A C-contiguous copy made on the same stream (in place too, as SciPy allows).
+        src = device_array(copy(src))
+    stream = current_stream(src)
+    scratch = []  # alive until every pass is enqueued
+    for k, (dtype, args) in enumerate(steps):
+        to = dst if k == len(steps) - 1 else device_array(empty(src, src.shape, src.dtype))
+        scratch.append(to)
+        _native.uniform_filter_nd_device(ctx, work.name, src.ptr, to.ptr, list(src.shape), *args, stream)
+        src = to
+    return as_result(arrays["input"], result)
 
 
 # --------------------------------------------------------------------------

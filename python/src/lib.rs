@@ -31,6 +31,7 @@ mod reduce;
 mod series;
 mod significance;
 mod stencil;
+mod uniform;
 
 create_exception!(
     kernpack,
@@ -309,6 +310,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(correlate::gaussian_weights, m)?,
         wrap_pyfunction!(rank::rank_filter, m)?,
         wrap_pyfunction!(rank::rank_filter_device, m)?,
+        wrap_pyfunction!(uniform::uniform_filter_nd, m)?,
+        wrap_pyfunction!(uniform::uniform_filter_nd_device, m)?,
         wrap_pyfunction!(reduce::sum, m)?,
         wrap_pyfunction!(reduce::normalize, m)?,
         wrap_pyfunction!(reduce::normalize_batched, m)?,

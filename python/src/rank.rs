@@ -14,7 +14,8 @@ use kernpack::{Footprint, Rank, RankFilterOnDevice, RankFilterOptions};
 use crate::arrays::{holds, In, Out};
 use crate::{to_py, Context};
 
-/// The element types of the rank filters.
+/// The element types of the rank filters (and of the N-D box filter,
+/// python/src/uniform.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RankDtype {
     U8,
@@ -43,7 +44,8 @@ const NAMES: [(&str, RankDtype); 10] = [
     ("float64", RankDtype::F64),
 ];
 
-const EXPECTED: &str = "kernpack's rank filters take (u)int8 to (u)int64, float32 or float64";
+const EXPECTED: &str =
+    "kernpack's rank and N-D box filters take (u)int8 to (u)int64, float32 or float64";
 
 /// The dtype a device call names.
 impl<'a, 'py> FromPyObject<'a, 'py> for RankDtype {
@@ -67,17 +69,18 @@ macro_rules! by_rank_dtype {
     };
     (@arms $dtype:expr, $T:ident, $body:expr, $($V:ident $t:ty),*) => {
         match $dtype {
-            $(RankDtype::$V => {
+            $($crate::rank::RankDtype::$V => {
                 type $T = $t;
                 $body
             })*
         }
     };
 }
+pub(crate) use by_rank_dtype;
 
 impl RankDtype {
     /// The element type of host array `name`; any other dtype is a TypeError.
-    fn of(name: &str, array: &Bound<'_, PyUntypedArray>) -> PyResult<Self> {
+    pub(crate) fn of(name: &str, array: &Bound<'_, PyUntypedArray>) -> PyResult<Self> {
         for &(_, d) in &NAMES {
             let held = by_rank_dtype!(d, T => holds::<T>(array));
             if held {

@@ -675,11 +675,13 @@ def test_uniform_filter_invalid_arguments():
         kd.uniform_filter(da.zeros((10, 10), chunks=5, dtype=np.int32), 3, origin=5)  # SciPy's check
     # What kernpack's kernels do not compute, where SciPy may not stand in:
     # kernpack's own mode, and the GPU backend asked for.
-    with pytest.raises(NotImplementedError, match="3 dimensions"):
+    with pytest.raises(NotImplementedError, match="3-D"):
         kd.uniform_filter(da.zeros((4, 4, 4), chunks=2), 4, mode="interior")
-    with pytest.raises(NotImplementedError, match="float32") as raised:
-        kd.uniform_filter(da.zeros((4, 4), dtype=np.int32), 3, backend="gpu")
+    with pytest.raises(NotImplementedError, match="float16") as raised:
+        kd.uniform_filter(da.zeros((4, 4), dtype=np.float16), 3, backend="gpu")
     assert type(raised.value) is NotImplementedError  # not a private subclass
+    with pytest.raises(NotImplementedError, match="cval"):
+        kd.uniform_filter(da.zeros((4, 4), dtype=np.int32), 3, mode="constant", cval=0.5, backend="gpu")
 
 
 @pytest.mark.parametrize("dtype, size, mode, origin, shape, chunks", [
@@ -693,9 +695,10 @@ def test_uniform_filter_invalid_arguments():
     (np.float64, 5, "grid-wrap", -2, (25,), 4),
     (np.int64, 2, "mirror", 0, (3, 50), 2),
 ])
-def test_uniform_filter_beyond_kernpacks_kernels_is_scipys(rng, dtype, size, mode, origin, shape, chunks):
+def test_uniform_filter_of_other_dtypes_ranks_and_modes_is_scipys(rng, dtype, size, mode, origin, shape, chunks):
     """Other dtypes, ranks, even and per-axis sizes, modes per axis and
-    origins: SciPy on each block, with the overlap their windows need."""
+    origins: kernpack's N-D filter on each block (SciPy's before it came
+    in), with the overlap their windows need."""
     x = rng.uniform(0, 100, shape).astype(dtype)
     got = kd.uniform_filter(da.from_array(x, chunks=chunks), size, mode, 2.5, origin).compute()
     ref = scipy.ndimage.uniform_filter(x, size, mode=mode, cval=2.5, origin=origin)
@@ -734,7 +737,7 @@ def test_uniform_filter_of_cupy_blocks(rng):
         assert isinstance(got, cupy.ndarray), (size, mode)
         want = scipy.ndimage.uniform_filter(image, size, mode=mode, origin=origin)
         np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=0, atol=1e-12, err_msg=f"{size} {mode}")
-    with pytest.raises(NotImplementedError, match="3 dimensions"):
+    with pytest.raises(NotImplementedError, match="3-D"):
         kd.uniform_filter(da.zeros((4, 4, 4), chunks=2), 4, mode="interior")
 
 

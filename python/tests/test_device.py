@@ -244,14 +244,37 @@ def test_torch_uniform_filter(torch):
 # Calls kernpack's kernels do not compute, with CuPy arrays: cupyx's filter
 # computes them (as SciPy does for host arrays), on the arrays' own GPU.
 CUPY_NOT_COMPUTED = {
+    "float64 output of float32": (lambda cp, a: dict(input=cp.asarray(a, cp.float32), size=3, output=np.float64)),
+    "uint8 output array": (lambda cp, a: dict(input=cp.asarray(a), size=3, output=cp.zeros(a.shape, cp.uint8))),
+    "column-strided output": (lambda cp, a: dict(input=cp.asarray(a), size=5, output=cp.zeros((18, 20))[:, ::2])),
+    "fractional cval of an int image": (
+        lambda cp, a: dict(input=cp.asarray((a * 40).astype(np.int32)), size=3, mode="constant", cval=0.5)),
+}
+
+# Calls cupyx computed before kernpack's N-D box filter came in: its device
+# entry point computes them now (test_uniform_nd.py tests it at length).
+CUPY_ND_COMPUTED = {
     "3-D image": (lambda cp, a: dict(input=cp.asarray(a.reshape(3, 6, 10)), size=3)),
     "uint8 image": (lambda cp, a: dict(input=cp.asarray((a * 40 + 128).astype(np.uint8)), size=3)),
     "modes per axis": (lambda cp, a: dict(input=cp.asarray(a), size=3, mode=("wrap", "nearest"))),
-    "float64 output of float32": (lambda cp, a: dict(input=cp.asarray(a, cp.float32), size=3, output=np.float64)),
-    "uint8 output array": (lambda cp, a: dict(input=cp.asarray(a), size=3, output=cp.zeros(a.shape, cp.uint8))),
     "Fortran-order input": (lambda cp, a: dict(input=cp.asfortranarray(cp.asarray(a)), size=5)),
-    "column-strided output": (lambda cp, a: dict(input=cp.asarray(a), size=5, output=cp.zeros((18, 20))[:, ::2])),
+    "bool image": (lambda cp, a: dict(input=cp.asarray(a > 0), size=3)),
 }
+
+
+@pytest.mark.parametrize("case", list(CUPY_ND_COMPUTED))
+def test_cupy_nd_filter_computes_what_cupyx_did(cp, spy, case):
+    image = np.random.default_rng([15, len(case)]).normal(size=(18, 10))
+    kwargs = CUPY_ND_COMPUTED[case](cp, image)
+    got = kernpack.ndimage.uniform_filter(**kwargs)
+    assert spy and spy[-1][0] == "uniform_filter_nd_device", spy
+    host = dict(kwargs, input=cp.asnumpy(kwargs["input"]))
+    want = scipy.ndimage.uniform_filter(**host)
+    assert isinstance(got, cp.ndarray) and got.dtype == want.dtype
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(cp.asnumpy(got), want, rtol=0, atol=1e-13 * np.abs(image).max())
+    else:
+        np.testing.assert_array_equal(cp.asnumpy(got), want)
 
 
 # Windows kernpack's running-sum kernel computes on the device since any size
@@ -297,7 +320,7 @@ def test_cupy_what_kernpack_does_not_compute_runs_cupyx(cp, spy, case):
 
 def test_cupy_fallback_keeps_kernpacks_refusals(cp):
     a = cp.asarray(np.random.default_rng(12).normal(size=(16, 12)))
-    with pytest.raises(NotImplementedError, match="2-D images only"):
+    with pytest.raises(NotImplementedError, match="interior"):
         kernpack.ndimage.uniform_filter(a[None], 3, mode="interior")  # cupyx has no 'interior'
     with pytest.raises(ValueError, match="backend='cpu'"):
         kernpack.ndimage.uniform_filter(a, 4, backend="cpu")
@@ -316,18 +339,20 @@ def test_other_cuda_array_interface_objects_are_not_handed_to_cupyx(cp):
     class Wrapper:
         __cuda_array_interface__ = a.__cuda_array_interface__
 
-    with pytest.raises(NotImplementedError, match="one boundary mode"):
-        kernpack.ndimage.uniform_filter(Wrapper(), 3, mode=("wrap", "nearest"))
+    with pytest.raises(NotImplementedError, match="integer sizes"):
+        kernpack.ndimage.uniform_filter(Wrapper(), 2.5)
     got = kernpack.ndimage.uniform_filter(Wrapper(), 3)
     np.testing.assert_allclose(cp.asnumpy(got), scipy.ndimage.uniform_filter(cp.asnumpy(a), 3), rtol=1e-12, atol=1e-12)
 
 
 def test_torch_what_kernpack_does_not_compute_says_so(torch):
     image = torch.as_tensor(np.random.default_rng(13).normal(size=(16, 12)), device="cuda")
-    with pytest.raises(NotImplementedError, match="one boundary mode"):
-        kernpack.ndimage.uniform_filter(image, 3, mode=("wrap", "nearest"))
-    with pytest.raises(TypeError, match="contiguous"):
-        kernpack.ndimage.uniform_filter(image.t(), 3)
+    with pytest.raises(NotImplementedError, match="integer sizes"):
+        kernpack.ndimage.uniform_filter(image, 2.5)
+    # A transposed tensor: the N-D filter reads a contiguous copy.
+    got = kernpack.ndimage.uniform_filter(image.t(), 3, mode=("wrap", "nearest"))
+    want = scipy.ndimage.uniform_filter(image.t().cpu().numpy(), 3, mode=("wrap", "nearest"))
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=0, atol=1e-13 * float(image.abs().max()))
     with pytest.raises(TypeError, match="own dtype"):
         kernpack.ndimage.uniform_filter(image.float(), 3, output=np.float64)
 

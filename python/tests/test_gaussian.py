@@ -476,11 +476,17 @@ def test_module_lists_the_functions():
 # 100 x 100 smoothed ramp of values up to 1e4 to 1.5 (3e-8 relative; kernpack
 # is 1.75 off), test_gaussian_laplace01/02 gaussian_filter with orders (2, 0)
 # + (0, 2) against SciPy's gaussian_laplace to 1.5e-6 absolute on values ~200
-# (kernpack: 4e-5, ~2 eps32 relative).
+# (kernpack: 4e-5, ~2 eps32 relative). And one test of uniform_filter (the
+# plugin puts kernpack's in SciPy's place too), in this selection because it
+# also calls gaussian_filter, whose part passes: test_multiple_modes_sequentially
+# asks uniform_filter(arr, 5, mode=['reflect', 'wrap']) to equal SciPy's two
+# uniform_filter1d passes exactly; kernpack's float64 window sums differ by
+# 1 ulp (see test_uniform_nd.py's SCIPY_UNCLAIMED).
 SCIPY_UNCLAIMED = {
     "test_gauss03[numpy]",
     "test_gaussian_laplace01[numpy-float32]",
     "test_gaussian_laplace02[numpy-float32]",
+    "test_multiple_modes_sequentially[numpy]",
 }
 SCIPY_FUNCTIONS = re.compile(r"\b(gaussian_filter1d|gaussian_filter|correlate1d)\(")
 
@@ -507,12 +513,14 @@ def test_scipys_own_tests_pass_with_kernpack_substituted(backend, tmp_path):
     call correlate1d, gaussian_filter1d or gaussian_filter run with those
     three public names replaced by kernpack's (the plugin in tests/plugins;
     SciPy's other filters keep calling SciPy's own internally). Every test
-    passes except SCIPY_UNCLAIMED (float32 accuracy, see there), and kernpack
-    computed calls itself (the others: integer and complex arrays, float16
-    and output dtypes kernpack does not take, run SciPy as its fallback).
-    Skipped when SciPy's tests (or hypothesis, which they import) are not
-    installed. Measured with SciPy 1.17.1 on the CPU backend: 669 passed,
-    3 failed (SCIPY_UNCLAIMED), 0 skipped; 810 calls, 95 computed by kernpack."""
+    passes except SCIPY_UNCLAIMED (float32 accuracy, and one uniform_filter
+    check, see there), and kernpack computed calls itself (the others:
+    integer and complex arrays, float16 and output dtypes kernpack does not
+    take, run SciPy as its fallback). Skipped when SciPy's tests (or
+    hypothesis, which they import) are not installed. Measured with SciPy
+    1.17.1 on the CPU backend: 668 passed, 4 failed (SCIPY_UNCLAIMED), 0
+    skipped; 811 calls, 96 computed by kernpack (uniform_filter substituted
+    too since test_uniform_nd.py)."""
     import xml.etree.ElementTree as ET
 
     for module in ("scipy.ndimage.tests.test_filters", "hypothesis"):

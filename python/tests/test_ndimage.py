@@ -331,14 +331,41 @@ def test_cval_is_ignored_outside_constant_mode(backend, rng):
 
 
 NOT_COMPUTED = {
-    "3-D input": (lambda a: dict(input=np.stack([a, a])), r"3 dimensions"),
     "non-integer size": (lambda a: dict(input=a, size=2.5), r"integer sizes"),
-    "per-axis modes": (lambda a: dict(input=a, mode=("reflect", "wrap")), r"mode=\['reflect', 'wrap'\]"),
-    "int input": (lambda a: dict(input=np.round(a * 10).astype(np.int64)), r"int64"),
     "float16 input": (lambda a: dict(input=a.astype(np.float16)), r"float16"),
     "int output dtype": (lambda a: dict(input=a, output=np.int32), r"int32"),
     "complex input": (lambda a: dict(input=a + 1j * a[::-1]), r"complex128"),
+    "fractional cval of int input": (
+        lambda a: dict(input=np.round(a * 10).astype(np.int64), mode="constant", cval=0.5), r"cval"),
 }
+
+# Calls that ran SciPy before kernpack's N-D box filter came in
+# (test_uniform_nd.py tests it at length): the N-D filter computes them.
+NOW_COMPUTED = {
+    "3-D input": lambda a: dict(input=np.stack([a, a])),
+    "per-axis modes": lambda a: dict(input=a, mode=("reflect", "wrap")),
+    "int input": lambda a: dict(input=np.round(a * 10).astype(np.int64)),
+    "int input, int output": lambda a: dict(input=np.round(a * 10).astype(np.int16), output=np.int32),
+    "bool input": lambda a: dict(input=a > 0),
+}
+
+
+@pytest.mark.parametrize("case", list(NOW_COMPUTED))
+def test_what_the_nd_filter_computes_matches_scipy(backend, rng, monkeypatch, case):
+    kwargs = dict(size=3)
+    kwargs.update(NOW_COMPUTED[case](rng.normal(size=(9, 10))))
+    want = scipy.ndimage.uniform_filter(**kwargs)
+
+    def refuse(not_computed, *args, **kw):
+        raise AssertionError(f"kernpack did not compute this call: {not_computed}")
+
+    monkeypatch.setattr(kernpack.ndimage, "_scipy_standing_in", refuse)
+    got = uniform_filter(backend=backend, **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "f":
+        assert np.max(np.abs(got - want)) <= 16 * 3 * np.finfo(np.float64).eps * np.max(np.abs(kwargs["input"]))
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("case", list(NOT_COMPUTED))
@@ -372,11 +399,11 @@ def test_the_fallback_runs_scipys_filter_where_kernpacks_took_its_place(rng, mon
     # Another project's tests run through kernpack by putting kernpack's
     # filter in SciPy's place: the fallback must still reach SciPy's own.
     image = rng.normal(size=(9, 10))
-    modes = ("wrap", "reflect")  # a mode per axis: not computed by kernpack
-    want = scipy.ndimage.uniform_filter(image, 4, mode=modes)
+    kwargs = dict(output=np.int16, mode=("wrap", "reflect"))  # float into int16: not computed by kernpack
+    want = scipy.ndimage.uniform_filter(image, 4, **kwargs)
     monkeypatch.setattr(scipy.ndimage, "uniform_filter", uniform_filter)
-    np.testing.assert_array_equal(uniform_filter(image, 4, mode=modes, backend="cpu"), want)
-    np.testing.assert_array_equal(scipy.ndimage.uniform_filter(image, 4, mode=modes, backend="cpu"), want)
+    np.testing.assert_array_equal(uniform_filter(image, 4, backend="cpu", **kwargs), want)
+    np.testing.assert_array_equal(scipy.ndimage.uniform_filter(image, 4, backend="cpu", **kwargs), want)
 
 
 def test_the_fallback_gets_the_callers_arguments(rng):
