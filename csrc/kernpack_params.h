@@ -213,4 +213,14 @@ typedef struct kp_uniform_params {
     int32_t unused;
 } kp_uniform_params;
 
+/* ---- csrc/bls.cu: the phase grid of a Box Least Squares search ---- */
+typedef struct kp_bls_params {
+    double bin;          /* phase bin width: min(duration) / oversample */
+    int64_t max_bins;    /* bins of the longest period; a histogram holds max_bins + 1 */
+    int32_t oversample;  /* >= 1 */
+    int32_t snr;         /* objective: 1 signal-to-noise, 0 log likelihood */
+    int32_t ndurations;  /* >= 1 */
+    int32_t unused;
+} kp_bls_params;
+
 #endif

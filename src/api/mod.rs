@@ -45,6 +45,7 @@ macro_rules! facade {
     };
 }
 
+pub mod bls;
 pub mod correlate;
 pub mod exec;
 pub mod fg;

@@ -23,6 +23,7 @@ macro_rules! simd_targets {
     };
 }
 
+pub(crate) mod bls;
 pub(crate) mod correlate;
 pub(crate) mod fg;
 pub(crate) mod lombscargle;

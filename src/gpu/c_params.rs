@@ -462,3 +462,36 @@ const _: () = {
         "Offset of field: kp_uniform_params::unused",
     ][::std::mem::offset_of!(kp_uniform_params, unused) - 84usize];
 };
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_bls_params {
+    pub bin: f64,
+    pub max_bins: i64,
+    pub oversample: i32,
+    pub snr: i32,
+    pub ndurations: i32,
+    pub unused: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_bls_params"][::std::mem::size_of::<kp_bls_params>() - 32usize];
+    ["Alignment of kp_bls_params"][::std::mem::align_of::<kp_bls_params>() - 8usize];
+    [
+        "Offset of field: kp_bls_params::bin",
+    ][::std::mem::offset_of!(kp_bls_params, bin) - 0usize];
+    [
+        "Offset of field: kp_bls_params::max_bins",
+    ][::std::mem::offset_of!(kp_bls_params, max_bins) - 8usize];
+    [
+        "Offset of field: kp_bls_params::oversample",
+    ][::std::mem::offset_of!(kp_bls_params, oversample) - 16usize];
+    [
+        "Offset of field: kp_bls_params::snr",
+    ][::std::mem::offset_of!(kp_bls_params, snr) - 20usize];
+    [
+        "Offset of field: kp_bls_params::ndurations",
+    ][::std::mem::offset_of!(kp_bls_params, ndurations) - 24usize];
+    [
+        "Offset of field: kp_bls_params::unused",
+    ][::std::mem::offset_of!(kp_bls_params, unused) - 28usize];
+};

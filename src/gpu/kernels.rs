@@ -12,8 +12,8 @@
 use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
 use super::{
-    BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
-    UniformParams,
+    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
+    RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -86,6 +86,31 @@ pub(crate) fn lombscargle_peaks<T: Float>() -> KernelFn<(i64, i64, i32, In<T>, O
 pub(crate) fn bootstrap_resample<T: Float>(
 ) -> KernelFn<(i64, i64, i64, In<T>, In<T>, In<T>, Out<T>, Out<T>, Out<T>)> {
     KernelFn::new(per_float!(T, "bootstrap_resample"))
+}
+
+// ---- csrc/bls.cu ----
+
+/// The BLS search kernel's parameters (thirteen).
+pub(crate) type BlsBinned = KernelFn<(
+    BlsParams, // p
+    i64,       // nseries
+    In<i64>,   // offsets
+    In<f64>,   // dt
+    In<i64>,   // wy
+    In<i64>,   // w
+    In<i64>,   // totals
+    In<f64>,   // units
+    i64,       // nperiods
+    In<f64>,   // periods
+    In<i64>,   // duration_bins
+    Out<u64>,  // scratch (NULL: the histogram in dynamic shared memory)
+    Out<i64>,  // out
+)>;
+
+/// `bls_binned(...)`: one block per (series, period), the histogram in
+/// dynamic shared memory or in global scratch.
+pub(crate) fn bls_binned() -> BlsBinned {
+    KernelFn::new("bls_binned")
 }
 
 // ---- csrc/lombscargle_chi2.cu ----
@@ -430,8 +455,9 @@ pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J
 
 /// The kernels that take dynamic shared memory: [`super::Gpu`] allows each the
 /// device's opt-in maximum once, when it loads them.
-pub(crate) fn dynamic_shared() -> [&'static str; 6] {
+pub(crate) fn dynamic_shared() -> [&'static str; 7] {
     [
+        bls_binned().name(),
         lorenz05::<f32>().name(),
         lorenz05::<f64>().name(),
         uniform_int(true).name(),
@@ -558,6 +584,7 @@ mod tests {
     /// Every declaration, for both element types: (name, parameters).
     pub(crate) fn declared() -> Vec<(&'static str, Vec<Param>)> {
         let mut all = vec![
+            params(bls_binned()),
             params(reduce_final()),
             params(reduce_batched_plan()),
             params(reduce_batched_final()),

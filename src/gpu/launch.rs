@@ -9,8 +9,8 @@ use std::marker::PhantomData;
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{
-    BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats, RankParams,
-    UniformParams,
+    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
+    RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -55,6 +55,7 @@ by_value! {
     L96Run => "kp_l96_run",
     RankParams => "kp_rank_params",
     UniformParams => "kp_uniform_params",
+    BlsParams => "kp_bls_params",
 }
 
 // SAFETY: `kp::Weights<T, L>` of csrc/common.cuh is `struct { T w[L]; }`,

@@ -9,6 +9,7 @@
 #[allow(non_camel_case_types, non_snake_case)]
 #[rustfmt::skip]
 pub(crate) mod c_params;
+pub mod bls;
 pub(crate) mod bootstrap;
 pub mod correlate;
 pub mod device;
@@ -41,6 +42,7 @@ pub(crate) type L96Run = c_params::kp_l96_run;
 pub(crate) type CorrelateParams = c_params::kp_correlate_params;
 pub(crate) type RankParams = c_params::kp_rank_params;
 pub(crate) type UniformParams = c_params::kp_uniform_params;
+pub(crate) type BlsParams = c_params::kp_bls_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

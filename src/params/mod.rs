@@ -5,6 +5,7 @@
 //! reference, the C ABI and Python) imports them; they import nothing of
 //! those layers, so no layer depends on another through its types. The API
 //! re-exports them where users find them.
+pub mod bls;
 pub mod correlate;
 pub mod counter_rng;
 pub mod fg;

@@ -1,6 +1,7 @@
 //! CPU references: readable, f64 accumulation, multi-threaded where it pays.
 //! They are the oracle of the property tests and benches, never a backend:
 //! compiled only for the crate's tests or with the `reference` feature.
+pub mod bls;
 pub mod correlate;
 pub mod fg;
 pub mod lombscargle;

@@ -21,7 +21,7 @@ use crate::gpu::lombscargle::check_call;
 use crate::gpu::Gpu;
 
 /// An error naming the first non-finite value of `values`, if any.
-pub(super) fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
+pub(crate) fn check_finite<T: Float>(name: &str, values: &[T]) -> Result<()> {
     match first_non_finite(values) {
         Some(i) => Err(Error::invalid(format!(
             "{name}[{i}] = {} is not finite",

@@ -1,0 +1,244 @@
+//! Box Least Squares transit search with astropy's `BoxLeastSquares`
+//! semantics ([`crate::params::bls`]): the best box (depth, duration, mid-
+//! transit time and their statistics) at each trial period, for one series
+//! or a ragged batch, f32 and f64. Every backend picks the same box: the sums
+//! are in fixed point, exact in any order.
+use std::sync::Arc;
+
+pub use crate::api::lombscargle::chi2::Chi2Batch as BlsBatch;
+pub use crate::gpu::bls::BlsOnDevice;
+pub use crate::params::bls::{BlsObjective, BlsOptions, BlsResults, BLS_FIELDS, MAX_PHASE_BINS};
+/// One series: times, values and optional uncertainties `dy` (weights
+/// 1 / dy^2; without them every weight is 1).
+pub use crate::params::lombscargle_chi2::Chi2Series as BlsSeries;
+
+use super::exec::{CpuRun, Operation};
+use super::lombscargle::batch::check_series_offsets;
+use super::lombscargle::check_finite;
+use super::{check_host_room, Kernpack};
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::params::bls::{result_fields, BlsGrid, BlsPrepared};
+
+/// The values of one series checked (lengths, at least one sample, finite
+/// values, dy > 0 with a finite sum of dy^-2) and prepared.
+fn prepare<T: Float>(series: &BlsSeries<'_, T>) -> Result<BlsPrepared> {
+    let n = series.t.len();
+    if n == 0 {
+        return Err(Error::invalid(
+            "t is empty: a series needs at least one sample",
+        ));
+    }
+    if series.y.len() != n || series.dy.is_some_and(|dy| dy.len() != n) {
+        return Err(Error::invalid(format!(
+            "t, y and dy differ in length: {n}, {} and {}",
+            series.y.len(),
+            series.dy.map_or(n, <[T]>::len)
+        )));
+    }
+    check_finite("t", series.t)?;
+    check_finite("y", series.y)?;
+    let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+    let dy = match series.dy {
+        Some(dy) => {
+            check_finite("dy", dy)?;
+            if let Some(i) = dy.iter().position(|v| v.to_f64() <= 0.0) {
+                return Err(Error::invalid(format!(
+                    "dy[{i}] = {} is not positive",
+                    dy[i]
+                )));
+            }
+            let dy = f64s(dy);
+            let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
+            if !sum.is_finite() {
+                return Err(Error::invalid(format!(
+                    "the weights 1 / dy^2 sum to {sum:e}, outside the range of f64: scale dy"
+                )));
+            }
+            Some(dy)
+        }
+        None => None,
+    };
+    let (t, y) = (f64s(series.t), f64s(series.y));
+    let weighted: f64 = (0..n)
+        .map(|i| y[i].abs() * dy.as_ref().map_or(1.0, |d| d[i].powi(-2)))
+        .sum();
+    if !weighted.is_finite() {
+        return Err(Error::invalid("y / dy^2 overflows f64: scale y down"));
+    }
+    Ok(BlsPrepared::of(&t, &y, dy.as_deref()))
+}
+
+/// The grid of a call from `T` periods and durations.
+fn grid<T: Float>(periods: &[T], durations: &[T], opts: &BlsOptions) -> Result<BlsGrid> {
+    let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+    BlsGrid::new(&f64s(periods), &f64s(durations), opts)
+}
+
+/// The operation: the search of one series ([`Kernpack::bls`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Bls<'a, T> {
+    pub series: BlsSeries<'a, T>,
+    pub periods: &'a [T],
+    pub durations: &'a [T],
+    pub opts: BlsOptions,
+}
+
+impl<T: Float> Operation for Bls<'_, T> {
+    type Output = BlsResults<T>;
+
+    fn validate(&self) -> Result<()> {
+        grid(self.periods, self.durations, &self.opts)?;
+        prepare(&self.series)?;
+        check_host_room::<T>("the results", self.periods.len() * BLS_FIELDS)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<BlsResults<T>> {
+        let batch = BlsBatch {
+            t: self.series.t,
+            y: self.series.y,
+            dy: self.series.dy,
+            offsets: &[0, self.series.t.len()],
+        };
+        let op = BlsSearchBatch {
+            batch,
+            periods: self.periods,
+            durations: self.durations,
+            opts: self.opts,
+        };
+        Ok(op.on_cpu(cpu)?.remove(0))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<BlsResults<T>> {
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        let prep = prepare(&self.series)?;
+        Ok(run_on_gpu(gpu, &[prep], self.periods, &grid, &self.opts)?.remove(0))
+    }
+}
+
+/// The operation: the search of every series of a ragged batch over the
+/// same periods and durations ([`Kernpack::bls_batch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BlsSearchBatch<'a, T> {
+    pub batch: BlsBatch<'a, T>,
+    pub periods: &'a [T],
+    pub durations: &'a [T],
+    pub opts: BlsOptions,
+}
+
+impl<T: Float> BlsSearchBatch<'_, T> {
+    /// Every series checked and prepared, errors naming the series.
+    fn prepare(&self) -> Result<Vec<BlsPrepared>> {
+        let (batch, n) = (&self.batch, self.batch.t.len());
+        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
+            return Err(Error::invalid(format!(
+                "t, y and dy of the batch differ in length: {n}, {} and {}",
+                batch.y.len(),
+                batch.dy.map_or(n, <[T]>::len)
+            )));
+        }
+        check_series_offsets(batch.offsets, n)?;
+        (0..batch.len())
+            .map(|s| {
+                prepare(&batch.series(s)).map_err(|e| match e {
+                    Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
+                    other => other,
+                })
+            })
+            .collect()
+    }
+}
+
+impl<T: Float> Operation for BlsSearchBatch<'_, T> {
+    type Output = Vec<BlsResults<T>>;
+
+    fn validate(&self) -> Result<()> {
+        grid(self.periods, self.durations, &self.opts)?;
+        self.prepare()?;
+        let total = self
+            .periods
+            .len()
+            .checked_mul(self.batch.len() * BLS_FIELDS)
+            .ok_or_else(|| Error::invalid("periods x series overflows"))?;
+        check_host_room::<T>("the results", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<BlsResults<T>>> {
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
+        Ok(self
+            .prepare()?
+            .iter()
+            .map(|prep| {
+                let rows = crate::cpu::bls::bls(
+                    cpu.threads,
+                    cpu.progress,
+                    prep,
+                    &periods,
+                    &grid,
+                    self.opts.objective,
+                );
+                let mut out = BlsResults::with_len(periods.len());
+                for (p, fields) in rows.iter().enumerate() {
+                    out.set(p, fields);
+                }
+                out
+            })
+            .collect())
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsResults<T>>> {
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        let preps = self.prepare()?;
+        run_on_gpu(gpu, &preps, self.periods, &grid, &self.opts)
+    }
+}
+
+/// Uploads the prepared series, runs the search kernel, and turns each
+/// period's best box into its result fields on the host.
+fn run_on_gpu<T: Float>(
+    gpu: &Arc<Gpu>,
+    preps: &[BlsPrepared],
+    periods: &[T],
+    grid: &BlsGrid,
+    opts: &BlsOptions,
+) -> Result<Vec<BlsResults<T>>> {
+    let periods: Vec<f64> = periods.iter().map(|p| p.to_f64()).collect();
+    let boxes = crate::gpu::bls::search(gpu, preps, &periods, grid, opts)?;
+    Ok(preps
+        .iter()
+        .zip(boxes.chunks_exact(periods.len()))
+        .map(|(prep, boxes)| {
+            let mut out = BlsResults::with_len(periods.len());
+            for (p, found) in boxes.iter().enumerate() {
+                let best = found.best(prep, opts.objective);
+                out.set(
+                    p,
+                    &result_fields(best.as_ref(), prep.t_ref, grid, periods[p], opts.objective),
+                );
+            }
+            out
+        })
+        .collect())
+}
+
+impl Kernpack {
+    facade! {
+        /// The BLS search of `series` at `periods` over `durations` (both in
+        /// units of `t`): astropy's `BoxLeastSquares(t, y, dy).power(periods,
+        /// durations, objective, oversample=...)`.
+        fn bls(series: &BlsSeries<'_, T>, periods: &[T], durations: &[T], opts: &BlsOptions) -> BlsResults<T>
+            = Bls { series: *series, periods, durations, opts: *opts };
+
+        /// The BLS search of every series of `batch` at the same periods and
+        /// durations, on the GPU in one launch or on the CPU.
+        fn bls_batch(
+            batch: &BlsBatch<'_, T>,
+            periods: &[T],
+            durations: &[T],
+            opts: &BlsOptions,
+        ) -> Vec<BlsResults<T>>
+            = BlsSearchBatch { batch: *batch, periods, durations, opts: *opts };
+    }
+}
