@@ -19,6 +19,8 @@ namespace kp {
 namespace bls {
 
 constexpr int BLOCK = 256;
+// Start bins examined per round of the box search.
+constexpr int TILE = 8 * BLOCK;
 
 // trunc(wrap(dt, period) / bin) + 1, as params::bls::BlsGrid::phase_bin.
 __device__ __forceinline__ long long phase_bin(double dt, double period, double bin) {
@@ -131,6 +133,9 @@ extern "C" __global__ void __launch_bounds__(kp::bls::BLOCK)
     extern __shared__ unsigned long long shared_bins[];
     __shared__ long long scan_a[BLOCK / 32], scan_b[BLOCK / 32];
     __shared__ Candidate warp_best[BLOCK / 32];
+    __shared__ int listed[TILE];
+    __shared__ int count;
+    if (threadIdx.x == 0) count = 0;
     unsigned long long* hist =
         scratch ? scratch + (size_t)blockIdx.x * 2 * (size_t)(max_bins + 1) : shared_bins;
     const long long items = nseries * nperiods;
@@ -176,21 +181,42 @@ extern "C" __global__ void __launch_bounds__(kp::bls::BLOCK)
             hist[2 * i + 1] = (unsigned long long)sum_w;
         }
         __syncthreads();
-        // Every box; each thread visits its boxes in the search's order.
+        // The boxes whose contents differ from the box one bin earlier (start
+        // 0, or bin `start` or bin `start + d` holds samples): a box skipped
+        // has the sums, so the value, of an earlier one of the same duration,
+        // which the search's order prefers. Each tile's such starts are listed
+        // in shared memory, then judged by all threads.
         const long long all_y = totals[2 * s], all_w = totals[2 * s + 1];
         const double unit_y = units[2 * s], unit_w = units[2 * s + 1];
+        auto changes = [&](long long b) {
+            return hist[2 * b] != hist[2 * b - 2] || hist[2 * b + 1] != hist[2 * b - 1];
+        };
         Candidate best = {-INFINITY, -1, 0, 0, 0};
         for (int k = 0; k < ndurations; ++k) {
             const long long d = duration_bins[k];
-            for (long long start = threadIdx.x; start + d <= bins; start += BLOCK) {
-                long long in_y = (long long)hist[2 * (start + d)] - (long long)hist[2 * start];
-                long long in_w =
-                    (long long)hist[2 * (start + d) + 1] - (long long)hist[2 * start + 1];
-                double value = objective(
-                    __dmul_rn((double)in_y, unit_y), __dmul_rn((double)in_w, unit_w),
-                    __dmul_rn((double)(all_y - in_y), unit_y),
-                    __dmul_rn((double)(all_w - in_w), unit_w), snr);
-                if (value > best.value) best = {value, k, start, in_y, in_w};
+            for (long long base = 0; base + d <= bins; base += TILE) {
+                for (int j = threadIdx.x; j < TILE; j += BLOCK) {
+                    long long start = base + j;
+                    if (start + d <= bins && (start == 0 || changes(start) || changes(start + d)))
+                        listed[atomicAdd(&count, 1)] = j;
+                }
+                __syncthreads();
+                const int n_listed = count;
+                for (int i = threadIdx.x; i < n_listed; i += BLOCK) {
+                    const long long start = base + listed[i];
+                    long long in_y = (long long)hist[2 * (start + d)] - (long long)hist[2 * start];
+                    long long in_w =
+                        (long long)hist[2 * (start + d) + 1] - (long long)hist[2 * start + 1];
+                    double value = objective(
+                        __dmul_rn((double)in_y, unit_y), __dmul_rn((double)in_w, unit_w),
+                        __dmul_rn((double)(all_y - in_y), unit_y),
+                        __dmul_rn((double)(all_w - in_w), unit_w), snr);
+                    Candidate c = {value, k, start, in_y, in_w};
+                    if (value > -INFINITY && beats(c, best)) best = c;
+                }
+                __syncthreads();
+                if (threadIdx.x == 0) count = 0;
+                __syncthreads();
             }
         }
         for (int delta = 16; delta > 0; delta >>= 1) {

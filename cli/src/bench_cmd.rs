@@ -2,8 +2,8 @@
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
 use crate::{
-    bench, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams, bench_uniform,
-    fg_cmd, lorenz63_cmd,
+    bench, bench_bls, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams,
+    bench_uniform, fg_cmd, lorenz63_cmd,
 };
 
 /// What `kernpack bench` times.
@@ -37,6 +37,8 @@ pub enum BenchCommand {
     Fg(fg_cmd::BenchFgArgs),
     /// The bootstrap false-alarm probability: resampled periodograms reduced to their maxima.
     FapBootstrap(bench_fap::BenchFapArgs),
+    /// The Box Least Squares transit search of a batch of light curves, in light curves per second.
+    Bls(bench_bls::BenchBlsArgs),
 }
 
 pub fn run(command: BenchCommand) -> Result<(), String> {
@@ -72,5 +74,6 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::Lorenz63(args) => lorenz63_cmd::bench(&args),
         BenchCommand::Fg(args) => fg_cmd::bench(&args),
         BenchCommand::FapBootstrap(args) => bench_fap::run(&args),
+        BenchCommand::Bls(args) => bench_bls::run(&args),
     }
 }

@@ -42,6 +42,7 @@ macro_rules! value_enum {
 
 mod batch_cmd;
 mod bench;
+mod bench_bls;
 mod bench_box;
 mod bench_cmd;
 mod bench_fap;

@@ -142,15 +142,17 @@ impl Scratch {
             wy[b] += wy[b - 1];
             w[b] += w[b - 1];
         }
+        // Only the boxes whose contents differ from the box one bin earlier:
+        // a box skipped has the sums of an earlier one of the same duration,
+        // which the search's order prefers.
+        let changes = |b: usize| wy[b] != wy[b - 1] || w[b] != w[b - 1];
         for (k, &d) in grid.duration_bins.iter().enumerate() {
             let d = d as usize;
             for start in 0..len - d {
-                search.consider(
-                    k,
-                    start as i64,
-                    wy[start + d] - wy[start],
-                    w[start + d] - w[start],
-                );
+                if start == 0 || changes(start) || changes(start + d) {
+                    let (sy, sw) = (wy[start + d] - wy[start], w[start + d] - w[start]);
+                    search.consider(k, start as i64, sy, sw);
+                }
             }
         }
     }
