@@ -19,6 +19,7 @@ and ``compute_stats`` are NumPy).
 Plain arrays only: astropy ``Quantity`` and ``Time`` inputs are a TypeError
 (use ``.value`` and relative times, e.g. ``(t - t[0]).to_value('day')``).
 """
+
 from __future__ import annotations
 
 import operator
