@@ -5,6 +5,8 @@ import or at the first call: every kernel ships as machine code for each GPU
 generation in one embedded fatbin.
 
 Modules: :mod:`kernpack.signal` (Lomb-Scargle periodograms),
+:mod:`kernpack.timeseries` (astropy's ``LombScargle`` and ``BoxLeastSquares``
+transit search),
 :mod:`kernpack.ndimage` (box filter, correlate1d, Gaussian filters), :mod:`kernpack.reduce` (deterministic
 sums and normalisation), :mod:`kernpack.ode` (Lorenz 96 / 2005 ensembles, the
 coupled F/G system).

@@ -1,6 +1,9 @@
-"""Period search with astropy's shape: ``LombScargle`` with multi-term
-(``nterms``) generalised periodograms, astropy's ``chi2`` semantics, on the
-GPU or the CPU backend.
+"""Period search with astropy's shape, on the GPU or the CPU backend:
+``LombScargle`` with multi-term (``nterms``) generalised periodograms
+(astropy's ``chi2`` semantics), and ``BoxLeastSquares``, the box least
+squares transit search (astropy's ``BoxLeastSquares`` with its default
+``'fast'`` method), for one series or, with :func:`bls_batch`, a ragged
+batch of many.
 
 ``kernpack.timeseries.LombScargle(t, y, dy, nterms=K).power(frequency)``
 gives what ``astropy.timeseries.LombScargle(...).power(frequency,
@@ -8,21 +11,27 @@ method='chi2')`` gives (frequencies in cycles per unit of time), computed by
 kernpack; the small per-frequency helpers (``model``, ``model_parameters``,
 ``offset``, ``design_matrix``) are NumPy, as astropy's are.
 
-Plain arrays only: astropy ``Quantity`` and ``Time`` inputs are not handled
-(use ``.value`` and relative times).
+``kernpack.timeseries.BoxLeastSquares(t, y, dy).power(period, duration)``
+gives what astropy's ``BoxLeastSquares(...).power(period, duration)`` gives
+(the search is kernpack's; the vetting helpers ``model``, ``transit_mask``
+and ``compute_stats`` are NumPy).
+
+Plain arrays only: astropy ``Quantity`` and ``Time`` inputs are a TypeError
+(use ``.value`` and relative times, e.g. ``(t - t[0]).to_value('day')``).
 """
 
 from __future__ import annotations
 
+import operator
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native, _significance
 from ._context import context
 
-__all__ = ["LombScargle", "register_astropy_methods"]
+__all__ = ["BoxLeastSquares", "BoxLeastSquaresResults", "LombScargle", "bls_batch", "register_astropy_methods"]
 
 _NORMALIZATIONS = ("standard", "model", "log", "psd")
 _KERNPACK_METHODS = ("auto", "kernpack")
@@ -33,6 +42,11 @@ def _reject_units(**arrays: Any) -> None:
     for name, a in arrays.items():
         if a is not None and hasattr(a, "unit"):
             raise TypeError(f"{name} has units: kernpack.timeseries takes plain arrays (pass .value)")
+        if type(a).__module__.startswith("astropy.time"):
+            raise TypeError(
+                f"{name} is an astropy {type(a).__name__}: kernpack.timeseries takes plain float arrays "
+                "(pass relative times, e.g. (t - t[0]).to_value('day'))"
+            )
 
 
 def _design_matrix(t, frequency, dy=None, bias=True, nterms=1):
@@ -294,6 +308,532 @@ class LombScargle:
             self.t, self.y, self.dy, fit_mean=self.fit_mean, center_data=self.center_data, nterms=self.nterms,
             normalization=self.normalization,
         )
+
+
+# -- Box Least Squares: the transit search -------------------------------
+
+_BLS_OBJECTIVES = ("likelihood", "snr")
+_BLS_FIELDS = ("power", "depth", "depth_err", "duration", "transit_time", "depth_snr", "log_likelihood")
+
+
+class BoxLeastSquaresResults(dict):
+    """The results of a box least squares search: a dict whose keys are also
+    attributes.
+
+    ``objective`` ('likelihood' or 'snr'), ``period`` (the trial periods),
+    and per period the best box's fields: ``power`` (the objective maximised
+    over phase and duration: the log likelihood gained by the box, or the
+    depth's signal-to-noise ratio), ``depth`` and ``depth_err`` (its 1-sigma
+    uncertainty), ``duration``, ``transit_time`` (a mid-transit time, within
+    one period of ``min(t)``), ``depth_snr`` and ``log_likelihood``. At a
+    period where no box has samples both in and out of transit with a depth
+    >= 0, ``power`` is -inf and the other fields NaN. From :func:`bls_batch`
+    each field is an ``(nseries, nperiods)`` array.
+    """
+
+    _KEYS = ("objective", "period") + _BLS_FIELDS
+
+    def __init__(self, *values: Any, **fields: Any):
+        if len(values) > len(self._KEYS):
+            raise TypeError(f"at most {len(self._KEYS)} values: {', '.join(self._KEYS)}")
+        super().__init__(zip(self._KEYS, values), **fields)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self:
+            return self[name]
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __dir__(self):
+        return list(self.keys())
+
+    def __repr__(self) -> str:
+        if not self:
+            return f"{type(self).__name__}()"
+        width = max(len(k) for k in self) + 1
+        return "\n".join(f"{k:>{width}}: {v!r}" for k, v in sorted(self.items()))
+
+
+def _bls_dtype(*arrays: Any) -> type:
+    """float32 when every (given) array is float32, else float64."""
+    given = [a for a in arrays if a is not None]
+    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in given) else np.float64
+
+
+def _bls_options(objective: Optional[str], oversample: Any) -> Tuple[str, int]:
+    objective = "likelihood" if objective is None else objective
+    if objective not in _BLS_OBJECTIVES:
+        raise ValueError(f"objective={objective!r} not recognized: 'likelihood' or 'snr'")
+    try:
+        n = operator.index(oversample)
+    except TypeError:
+        try:
+            value = float(oversample)
+        except (TypeError, ValueError):
+            raise ValueError(f"oversample must be an integer >= 1, got {oversample!r}") from None
+        if not value.is_integer():
+            raise ValueError(f"oversample must be an integer >= 1, got {oversample!r}") from None
+        n = int(value)
+    if not 1 <= n <= 2**32 - 1:
+        raise ValueError(f"oversample must be an integer from 1 to 2**32 - 1, got {n}")
+    return objective, n
+
+
+def _grid_values(name: str, values: Any, absolute: bool) -> np.ndarray:
+    """`values` (periods or durations) as a non-empty 1-D float64 array: a
+    scalar is one value; with `absolute`, their magnitudes (astropy's
+    convention: the sign of a period or duration is ignored)."""
+    _reject_units(**{name: values})
+    try:
+        a = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or a 1-D array of numbers") from None
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} must be 1-dimensional and non-empty, got shape {a.shape}")
+    return np.abs(a) if absolute else a
+
+
+def _one_value(name: str, value: Any) -> float:
+    """A scalar (or one-element) finite parameter of a transit model."""
+    _reject_units(**{name: value})
+    a = np.asarray(value, dtype=np.float64)
+    if a.size != 1:
+        raise ValueError(f"{name} must be a single value, got shape {a.shape}")
+    v = float(a.reshape(()))
+    if not np.isfinite(v):
+        raise ValueError(f"{name} = {v} is not finite")
+    return v
+
+
+def _phase_distance(t: np.ndarray, epoch: float, period: float) -> np.ndarray:
+    """|t - (the nearest of epoch + k period)|, for every k."""
+    half = 0.5 * period
+    return np.abs(np.mod(t - epoch + half, period) - half)
+
+
+class BoxLeastSquares:
+    """The box least squares (BLS) transit search: a periodic box-shaped dip
+    (a transit or an eclipse) fitted at each trial period, over phases and
+    durations.
+
+    Parameters as astropy's ``BoxLeastSquares``: ``t`` (times), ``y``
+    (values) and ``dy`` (uncertainties, optional, a scalar or an array;
+    weights ``1 / dy**2``, else every weight is 1), broadcast to one 1-D
+    shape. float32 ``t``, ``y`` (and ``dy``) give float32 results (computed
+    in float64 and rounded once), anything else float64. Plain arrays only:
+    astropy ``Quantity``, ``Time`` and ``TimeDelta`` are a TypeError.
+
+    :meth:`power` and :meth:`autopower` run kernpack's search, with the
+    results of astropy's default ``method='fast'`` (the same phase bins of
+    ``min(duration) / oversample``, boxes of whole bins, the same tie order
+    where two boxes are exactly as good). ``method='slow'`` runs astropy's
+    own brute-force method (astropy must be installed).
+    """
+
+    def __init__(self, t, y, dy=None):
+        _reject_units(t=t, y=y, dy=dy)
+        if dy is None:
+            t, y = np.broadcast_arrays(t, y)
+        else:
+            t, y, dy = np.broadcast_arrays(t, y, dy)
+        if t.ndim != 1:
+            raise ValueError("Inputs (t, y, dy) must be 1-dimensional")
+        self.t, self.y, self.dy = t, y, dy
+
+    # -- the search (kernpack) -------------------------------------------
+
+    def _periods_durations(self, period, duration):
+        periods = _grid_values("period", period, absolute=True)
+        durations = _grid_values("duration", duration, absolute=True)
+        # Values that are not finite: the native layer names the first.
+        finite = np.isfinite(periods).all() and np.isfinite(durations).all()
+        if finite and not periods.min() > durations.max():
+            raise ValueError(
+                f"The maximum transit duration ({durations.max()}) must be shorter than the minimum period "
+                f"({periods.min()})"
+            )
+        return periods, durations
+
+    def power(
+        self,
+        period,
+        duration,
+        objective=None,
+        method=None,
+        oversample=10,
+        *,
+        backend: Optional[str] = None,
+        device: Any = None,
+    ) -> BoxLeastSquaresResults:
+        """The search at each of `period` (1-D, or a scalar) over `duration`
+        (one value or several), both in units of ``t``.
+
+        ``objective``: 'likelihood' (default; the log likelihood the box
+        gains, ``0.5 * sum(w in transit) * depth**2``) or 'snr' (``depth /
+        depth_err``). ``method``: None, 'fast' or 'kernpack' run kernpack;
+        'slow' runs astropy's brute-force method. ``oversample``: phase bins
+        per shortest duration (an integer >= 1). ``backend``/``device``
+        pick kernpack's backend as elsewhere in kernpack.
+
+        Returns a :class:`BoxLeastSquaresResults` (its ``period``: the
+        periods as searched, in the results' dtype). ValueError for a
+        period or duration that is not finite and non-zero, a duration not
+        shorter than every period, non-finite ``t``/``y``/``dy``, ``dy <=
+        0``, or a phase grid past 2**31 bins.
+        """
+        if method == "slow":
+            return self._astropy_slow(period, duration, objective, oversample)
+        if method not in (None, "fast", "kernpack"):
+            raise ValueError(f"method={method!r} not recognized: None, 'fast', 'kernpack' or 'slow'")
+        objective, oversample = _bls_options(objective, oversample)
+        periods, durations = self._periods_durations(period, duration)
+        dtype = _bls_dtype(self.t, self.y, self.dy)
+        as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+        periods = as_dtype(periods)
+        fields = _native.bls(
+            context(backend, device),
+            as_dtype(self.t),
+            as_dtype(self.y),
+            None if self.dy is None else as_dtype(self.dy),
+            periods,
+            as_dtype(durations),
+            (objective, oversample),
+        )
+        return BoxLeastSquaresResults(objective, periods, *fields)
+
+    def _astropy_slow(self, period, duration, objective, oversample):
+        try:
+            from astropy.timeseries import BoxLeastSquares as AstropyBoxLeastSquares
+        except ImportError as e:
+            raise ImportError("method='slow' runs astropy's BoxLeastSquares: install astropy") from e
+        got = AstropyBoxLeastSquares(self.t, self.y, self.dy).power(
+            period, duration, objective=objective, method="slow", oversample=oversample
+        )
+        return BoxLeastSquaresResults(*(got[k] for k in BoxLeastSquaresResults._KEYS))
+
+    def autoperiod(
+        self,
+        duration,
+        minimum_period=None,
+        maximum_period=None,
+        minimum_n_transit=3,
+        frequency_factor=1.0,
+    ) -> np.ndarray:
+        """A grid of trial periods, uniform in frequency (astropy's heuristic).
+
+        The frequency step is ``frequency_factor * min(duration) /
+        baseline**2`` (``baseline = max(t) - min(t)``); the shortest period
+        is ``minimum_period``, else twice the longest duration; the longest
+        is ``maximum_period``, else ``baseline / (minimum_n_transit - 1)``
+        (so that every signal with at least ``minimum_n_transit`` transits in
+        the baseline is within the grid). Bounds given in the wrong order are
+        swapped. Returns ``nf = 1 + round((fmax - fmin) / df)`` periods
+        ``1 / (fmax - df * k)``, longest last, as float64.
+        """
+        durations = _grid_values("duration", duration, absolute=True)
+        t = np.asarray(self.t, dtype=np.float64)
+        if t.size == 0:
+            raise ValueError("t is empty: a period grid needs a baseline")
+        baseline = float(t.max() - t.min())
+        if not (np.isfinite(baseline) and baseline > 0):
+            raise ValueError(f"the baseline max(t) - min(t) = {baseline} must be finite and positive")
+        df = float(frequency_factor) * float(durations.min()) / baseline**2
+        if minimum_period is None:
+            minimum_period = 2.0 * float(durations.max())
+        else:
+            minimum_period = _one_value("minimum_period", minimum_period)
+        if maximum_period is None:
+            if minimum_n_transit <= 1:
+                raise ValueError("minimum_n_transit must be greater than 1")
+            maximum_period = baseline / (minimum_n_transit - 1)
+        else:
+            maximum_period = _one_value("maximum_period", maximum_period)
+        if maximum_period < minimum_period:
+            minimum_period, maximum_period = maximum_period, minimum_period
+        if minimum_period <= 0.0:
+            raise ValueError("minimum_period must be positive")
+        if not (np.isfinite(df) and df > 0):
+            raise ValueError(f"the frequency step {df} must be finite and positive: check frequency_factor")
+        f_max, f_min = 1.0 / minimum_period, 1.0 / maximum_period
+        nf = 1 + int(np.round((f_max - f_min) / df))
+        return 1.0 / (f_max - df * np.arange(nf))
+
+    def autopower(
+        self,
+        duration,
+        objective=None,
+        method=None,
+        oversample=10,
+        minimum_n_transit=3,
+        minimum_period=None,
+        maximum_period=None,
+        frequency_factor=1.0,
+        *,
+        backend: Optional[str] = None,
+        device: Any = None,
+    ) -> BoxLeastSquaresResults:
+        """:meth:`power` on :meth:`autoperiod`'s grid (the arguments as theirs)."""
+        period = self.autoperiod(
+            duration,
+            minimum_period=minimum_period,
+            maximum_period=maximum_period,
+            minimum_n_transit=minimum_n_transit,
+            frequency_factor=frequency_factor,
+        )
+        if method == "slow":
+            return self.power(period, duration, objective, method, oversample)
+        return self.power(period, duration, objective, method, oversample, backend=backend, device=device)
+
+    # -- a given transit model (NumPy) -------------------------------------
+
+    def _model_inputs(self, period, duration, transit_time):
+        period = abs(_one_value("period", period))
+        duration = abs(_one_value("duration", duration))
+        if not period > duration:
+            raise ValueError(f"The transit duration ({duration}) must be shorter than the period ({period})")
+        return period, duration, _one_value("transit_time", transit_time)
+
+    def _samples64(self):
+        t = np.asarray(self.t, dtype=np.float64)
+        y = np.asarray(self.y, dtype=np.float64)
+        w = np.ones_like(y) if self.dy is None else np.asarray(self.dy, dtype=np.float64) ** -2.0
+        return t, y, w
+
+    def transit_mask(self, t, period, duration, transit_time) -> np.ndarray:
+        """True at the times `t` that fall within ``duration / 2`` of a mid-
+        transit time ``transit_time + k * period``."""
+        _reject_units(t=t)
+        period, duration, transit_time = self._model_inputs(period, duration, transit_time)
+        return _phase_distance(np.asarray(t, dtype=np.float64), transit_time, period) < 0.5 * duration
+
+    def model(self, t_model, period, duration, transit_time) -> np.ndarray:
+        """The box model of these parameters fitted to the data, at the times
+        `t_model`: the weighted mean of the samples in transit where
+        :meth:`transit_mask` is True, the weighted mean of the others
+        elsewhere (NaN for a side with no samples)."""
+        _reject_units(t_model=t_model)
+        period, duration, transit_time = self._model_inputs(period, duration, transit_time)
+        t, y, w = self._samples64()
+        inside = _phase_distance(t, transit_time, period) < 0.5 * duration
+        level_in, _ = _weighted_level(y, w, inside)
+        level_out, _ = _weighted_level(y, w, ~inside)
+        t_model = np.asarray(t_model, dtype=np.float64)
+        model_in = _phase_distance(t_model, transit_time, period) < 0.5 * duration
+        return np.where(model_in, level_in, level_out)
+
+    def compute_stats(self, period, duration, transit_time) -> dict:
+        """Statistics of one transit model that help to vet a candidate.
+
+        The in-transit samples are those :meth:`transit_mask` selects; a
+        depth is the weighted mean of a reference set of samples minus that
+        of a box's samples, with uncertainty ``sqrt(1 / sum(w box) + 1 /
+        sum(w reference))`` (``(0, inf)`` when the box has no samples or the
+        reference none). Returns a dict:
+
+        - ``depth``: (depth, uncertainty) of the model, out of transit as
+          the reference;
+        - ``depth_even``, ``depth_odd``: the same from the transits of even
+          (``transit_time + 2k period``) or odd (``transit_time + (2k + 1)
+          period``) epochs alone, against the same out-of-transit level
+          (a difference flags an eclipsing binary at twice the period);
+        - ``depth_half``: the depth of a box at half the period (same
+          ``transit_time`` and duration) against the samples outside it;
+        - ``depth_phased``: the depth of a box half a period after the
+          transits (a secondary eclipse) against the samples outside both;
+        - ``harmonic_amplitude``: the amplitude of the weighted least-squares
+          sinusoid of this period (with an offset);
+        - ``harmonic_delta_log_likelihood``: the log likelihood of that
+          sinusoid minus that of the box model (> 0: the sinusoid fits
+          better);
+        - ``transit_times``: the mid-transit times from the first epoch with
+          samples in transit to the last;
+        - ``per_transit_count``: the samples in transit at each of them;
+        - ``per_transit_log_likelihood``: at each of them, the log likelihood
+          the box model gains over a flat out-of-transit level (they sum to
+          the model's ``log_likelihood`` of :meth:`power`).
+
+        With no sample in transit the three per-transit entries are empty.
+        """
+        period, duration, transit_time = self._model_inputs(period, duration, transit_time)
+        t, y, w = self._samples64()
+        half = 0.5 * duration
+        inside = _phase_distance(t, transit_time, period) < half
+        outside = ~inside
+        level_out, var_out = _weighted_level(y, w, outside)
+
+        def depth(box, reference=None):
+            if reference is None:
+                ref_level, ref_var = level_out, var_out
+            else:
+                ref_level, ref_var = _weighted_level(y, w, reference)
+            level, var = _weighted_level(y, w, box)
+            if not (np.isfinite(var) and np.isfinite(ref_var)):
+                return 0.0, np.inf
+            return ref_level - level, np.sqrt(var + ref_var)
+
+        fiducial = depth(inside)
+        even = depth(_phase_distance(t, transit_time, 2 * period) < half)
+        odd = depth(_phase_distance(t, transit_time + period, 2 * period) < half)
+        at_half = _phase_distance(t, transit_time, 0.5 * period) < half
+        secondary = _phase_distance(t, transit_time + 0.5 * period, period) < half
+        level_in = level_out - fiducial[0]
+
+        # Per transit: epochs of the in-transit samples, from the first to the last.
+        epoch = np.round((t[inside] - transit_time) / period).astype(np.int64)
+        if epoch.size:
+            first = int(epoch.min())
+            slot = epoch - first
+            n_epochs = int(slot.max()) + 1
+            transit_times = transit_time + period * np.arange(first, first + n_epochs)
+            counts = np.bincount(slot, minlength=n_epochs)
+            y_in, w_in = y[inside], w[inside]
+            gain = 0.5 * w_in * ((y_in - level_out) ** 2 - (y_in - level_in) ** 2)
+            per_transit_ll = np.bincount(slot, weights=gain, minlength=n_epochs)
+        else:
+            transit_times = np.empty(0)
+            counts = np.zeros(0, dtype=np.int64)
+            per_transit_ll = np.empty(0)
+
+        # The box model's log likelihood, and the sinusoid's.
+        box_ll = -0.5 * (
+            np.sum(w[inside] * (y[inside] - level_in) ** 2) + np.sum(w[outside] * (y[outside] - level_out) ** 2)
+        )
+        phase = 2 * np.pi * t / period
+        root_w = np.sqrt(w)
+        design = np.column_stack([np.sin(phase), np.cos(phase), np.ones_like(t)])
+        coef = np.linalg.lstsq(design * root_w[:, None], y * root_w, rcond=None)[0]
+        sine_ll = -0.5 * np.sum(w * (y - design @ coef) ** 2)
+
+        return dict(
+            transit_times=transit_times,
+            per_transit_count=counts,
+            per_transit_log_likelihood=per_transit_ll,
+            depth=fiducial,
+            depth_phased=depth(secondary, outside & ~secondary),
+            depth_half=depth(at_half, ~at_half),
+            depth_odd=odd,
+            depth_even=even,
+            harmonic_amplitude=float(np.hypot(coef[0], coef[1])),
+            harmonic_delta_log_likelihood=float(sine_ll - box_ll),
+        )
+
+
+def _weighted_level(y: np.ndarray, w: np.ndarray, mask: np.ndarray) -> Tuple[float, float]:
+    """The weighted mean of ``y[mask]`` and its variance ``1 / sum(w[mask])``
+    (NaN and inf for an empty mask)."""
+    total = float(np.sum(w[mask]))
+    if total == 0.0:
+        return np.nan, np.inf
+    return float(np.sum(w[mask] * y[mask]) / total), 1.0 / total
+
+
+def _batch_offsets(offsets: Any, n: int) -> np.ndarray:
+    o = np.asarray(offsets)
+    if o.ndim != 1 or not np.issubdtype(o.dtype, np.integer):
+        raise ValueError("offsets must be a 1-D array of integers (nseries + 1 of them)")
+    if o.size == 0 or o[0] != 0 or o[-1] != n:
+        raise ValueError(f"offsets must start at 0 and end at the sample count {n}")
+    empty_at = np.flatnonzero(np.diff(o) <= 0)
+    if empty_at.size:
+        raise ValueError(f"series {int(empty_at[0])} is empty or offsets decrease there")
+    return np.ascontiguousarray(o, dtype=np.uintp)
+
+
+def bls_batch(
+    t: Union[Any, Sequence[Any]],
+    y: Union[Any, Sequence[Any]],
+    period,
+    duration,
+    *,
+    dy: Optional[Union[Any, Sequence[Any]]] = None,
+    offsets: Optional[Any] = None,
+    objective: str = "likelihood",
+    oversample: int = 10,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> BoxLeastSquaresResults:
+    """The box least squares search of many series of different lengths at
+    the same periods and durations, in one call: each series' results equal
+    ``BoxLeastSquares(t_s, y_s, dy_s).power(period, duration, objective,
+    oversample=oversample)``.
+
+    Parameters
+    ----------
+    t, y : array or list of arrays
+        Either flat 1-D arrays of every series back to back with `offsets`,
+        or lists with one array per series (then `offsets` must be None).
+    period, duration : float or 1-D array
+        Trial periods and durations, in units of ``t``, finite and positive,
+        every duration shorter than every period.
+    dy : array or list of arrays, optional
+        Uncertainties, shaped as `t` (weights ``1 / dy**2``); without them
+        every weight is 1.
+    offsets : array of int, optional
+        ``nseries + 1`` increasing indices from 0 to the sample count; series
+        ``s`` is ``t[offsets[s]:offsets[s + 1]]`` (each non-empty).
+    objective, oversample
+        As in :meth:`BoxLeastSquares.power`.
+    backend, device
+        kernpack's backend and GPU, as elsewhere in kernpack; on the GPU the
+        whole batch is one launch.
+
+    Returns
+    -------
+    BoxLeastSquaresResults
+        ``period`` (1-D) and each field as an ``(nseries, nperiods)`` array,
+        float32 when every input array is float32, else float64. An empty
+        batch (``offsets=[0]`` or empty lists) gives ``(0, nperiods)``
+        fields. Host (NumPy) arrays only.
+    """
+    objective, oversample = _bls_options(objective, oversample)
+    _reject_units(t=t, y=y, dy=dy, period=period, duration=duration)
+    if isinstance(t, (list, tuple)):
+        if offsets is not None:
+            raise ValueError("pass either lists of series or flat arrays with offsets, not both")
+        lengths = [np.size(s) for s in t]
+        if not isinstance(y, (list, tuple)) or [np.size(s) for s in y] != lengths:
+            raise ValueError("t and y must be lists of series of the same lengths")
+        if dy is not None and (not isinstance(dy, (list, tuple)) or [np.size(s) for s in dy] != lengths):
+            raise ValueError("dy must be a list of series shaped as t")
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+        flat = lambda series: np.concatenate([np.ravel(s) for s in series]) if series else np.empty(0)  # noqa: E731
+        t, y, dy = flat(t), flat(y), None if dy is None else flat(dy)
+    if offsets is None:
+        raise ValueError("flat arrays need offsets (nseries + 1 indices); or pass lists of series")
+    t, y = np.asarray(t), np.asarray(y)
+    dy = None if dy is None else np.asarray(dy)
+    if t.ndim != 1 or y.shape != t.shape or (dy is not None and dy.shape != t.shape):
+        raise ValueError("t, y and dy must be flat 1-D arrays of one length")
+    offsets = _batch_offsets(offsets, t.size)
+    dtype = _bls_dtype(t, y, dy)
+    periods = np.ascontiguousarray(_grid_values("period", period, absolute=False), dtype=dtype)
+    durations = np.ascontiguousarray(_grid_values("duration", duration, absolute=False), dtype=dtype)
+    as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+    ctx = context(backend, device)
+    if offsets.size == 1:  # no series: the grid checked (on one sample), empty fields
+        one = np.zeros(1, dtype)
+        _native.bls(ctx, one, one, None, periods, durations, (objective, oversample))
+        empty = tuple(np.empty((0, periods.size), dtype) for _ in _BLS_FIELDS)
+        return BoxLeastSquaresResults(objective, periods, *empty)
+    fields = _native.bls_batch(
+        ctx,
+        as_dtype(t),
+        as_dtype(y),
+        None if dy is None else as_dtype(dy),
+        offsets,
+        periods,
+        durations,
+        (objective, oversample),
+    )
+    return BoxLeastSquaresResults(objective, periods, *fields)
 
 
 # -- kernpack as a method of astropy's own LombScargle -------------------

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use kernpack::{Backend, Error, Gpu, Kernpack};
 
 mod arrays;
+mod bls;
 mod correlate;
 mod lombscargle;
 mod lombscargle_chi2;
@@ -303,6 +304,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(significance::lombscargle_bootstrap, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
+        wrap_pyfunction!(bls::bls, m)?,
+        wrap_pyfunction!(bls::bls_batch, m)?,
         wrap_pyfunction!(stencil::box_filter, m)?,
         wrap_pyfunction!(stencil::box_filter_device, m)?,
         wrap_pyfunction!(correlate::correlate, m)?,
