@@ -167,25 +167,21 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<BlsResults<T>>> {
         let grid = grid(self.periods, self.durations, &self.opts)?;
         let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
-        Ok(self
+        let rows: Vec<Vec<[f64; BLS_FIELDS]>> = self
             .prepare()?
             .iter()
             .map(|prep| {
-                let rows = crate::cpu::bls::bls(
+                crate::cpu::bls::bls(
                     cpu.threads,
                     cpu.progress,
                     prep,
                     &periods,
                     &grid,
                     self.opts.objective,
-                );
-                let mut out = BlsResults::with_len(periods.len());
-                for (p, fields) in rows.iter().enumerate() {
-                    out.set(p, fields);
-                }
-                out
+                )
             })
-            .collect())
+            .collect();
+        Ok(results(cpu.threads, rows.len(), periods.len(), |s, p| rows[s][p]))
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsResults<T>>> {
@@ -206,21 +202,46 @@ fn run_on_gpu<T: Float>(
 ) -> Result<Vec<BlsResults<T>>> {
     let periods: Vec<f64> = periods.iter().map(|p| p.to_f64()).collect();
     let boxes = crate::gpu::bls::search(gpu, preps, &periods, grid, opts)?;
-    Ok(preps
-        .iter()
-        .zip(boxes.chunks_exact(periods.len()))
-        .map(|(prep, boxes)| {
-            let mut out = BlsResults::with_len(periods.len());
-            for (p, found) in boxes.iter().enumerate() {
-                let best = found.best(prep, opts.objective);
-                out.set(
-                    p,
-                    &result_fields(best.as_ref(), prep.t_ref, grid, periods[p], opts.objective),
-                );
+    let np = periods.len();
+    Ok(results(crate::cpu::threads(), preps.len(), np, |s, p| {
+        let best = boxes[s * np + p].best(&preps[s], opts.objective);
+        result_fields(best.as_ref(), preps[s].t_ref, grid, periods[p], opts.objective)
+    }))
+}
+
+/// The results of `nseries` series at `np` periods from each period's
+/// fields, on `threads` threads (one series: over its periods).
+fn results<T: Float>(
+    threads: usize,
+    nseries: usize,
+    np: usize,
+    fields: impl Fn(usize, usize) -> [f64; BLS_FIELDS] + Sync,
+) -> Vec<BlsResults<T>> {
+    use crate::cpu::parallel::for_each_chunk;
+    if nseries == 1 {
+        let mut rows = vec![[0.0; BLS_FIELDS]; np];
+        for_each_chunk(threads, &mut rows, 4096, None, |first, piece| {
+            for (j, row) in piece.iter_mut().enumerate() {
+                *row = fields(0, first + j);
             }
-            out
-        })
-        .collect())
+        });
+        let mut out = BlsResults::with_len(np);
+        for (p, row) in rows.iter().enumerate() {
+            out.set(p, row);
+        }
+        return vec![out];
+    }
+    let mut out: Vec<BlsResults<T>> = (0..nseries).map(|_| BlsResults::default()).collect();
+    for_each_chunk(threads, &mut out, 1, None, |first, piece| {
+        for (j, series) in piece.iter_mut().enumerate() {
+            let mut r = BlsResults::with_len(np);
+            for p in 0..np {
+                r.set(p, &fields(first + j, p));
+            }
+            *series = r;
+        }
+    });
+    out
 }
 
 impl Kernpack {
