@@ -24,7 +24,7 @@ const PERIODS_PER_PIECE: usize = 16;
 
 /// The histogram layout pays when the bins are at most this many times the
 /// placements.
-const HISTOGRAM_BINS_PER_SAMPLE: i64 = 4;
+const HISTOGRAM_BINS_PER_SAMPLE: i64 = 64;
 
 /// The result fields at each period.
 pub(crate) fn bls(
@@ -63,6 +63,10 @@ struct Scratch {
     /// Events: (position, sample) sorted by position, and the positions alone.
     placed: Vec<(i64, usize)>,
     positions: Vec<i64>,
+    /// Histogram: bit sets over the bins, of the bins holding samples and of
+    /// the start bins to judge.
+    occupied: Vec<u64>,
+    starts: Vec<u64>,
 }
 
 /// The best box so far, in the search's order: candidates arrive by
@@ -131,25 +135,51 @@ impl Scratch {
         wy.resize(len, 0);
         w.clear();
         w.resize(len, 0);
+        let words = len.div_ceil(64);
+        let (occupied, starts) = (&mut self.occupied, &mut self.starts);
+        occupied.clear();
+        occupied.resize(words, 0);
         for i in 0..prep.dt.len() {
             let b = grid.phase_bin(prep.dt[i], period);
             for p in grid.placements(b, bins).into_iter().flatten() {
-                wy[p as usize] += prep.wy[i];
-                w[p as usize] += prep.w[i];
+                let p = p as usize;
+                wy[p] += prep.wy[i];
+                w[p] += prep.w[i];
+                occupied[p / 64] |= 1 << (p % 64);
             }
         }
         for b in 1..len {
             wy[b] += wy[b - 1];
             w[b] += w[b - 1];
         }
-        // Only the boxes whose contents differ from the box one bin earlier:
-        // a box skipped has the sums of an earlier one of the same duration,
-        // which the search's order prefers.
-        let changes = |b: usize| wy[b] != wy[b - 1] || w[b] != w[b - 1];
+        // Only the boxes whose contents differ from the box one bin earlier
+        // (start 0, or an occupied bin at the start or at the end): a box
+        // skipped has the sums of an earlier one of the same duration, which
+        // the search's order prefers. The starts are marked in a bit set and
+        // visited in increasing order.
         for (k, &d) in grid.duration_bins.iter().enumerate() {
-            let d = d as usize;
-            for start in 0..len - d {
-                if start == 0 || changes(start) || changes(start + d) {
+            let (d, last) = (d as usize, len - 1 - d as usize);
+            starts.clear();
+            starts.resize(words, 0);
+            starts[0] |= 1;
+            for (word, &bits) in occupied.iter().enumerate() {
+                let mut bits = bits;
+                while bits != 0 {
+                    let b = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if b <= last {
+                        starts[b / 64] |= 1 << (b % 64);
+                    }
+                    if b >= d && b - d <= last {
+                        starts[(b - d) / 64] |= 1 << ((b - d) % 64);
+                    }
+                }
+            }
+            for (word, &bits) in starts.iter().enumerate() {
+                let mut bits = bits;
+                while bits != 0 {
+                    let start = word * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
                     let (sy, sw) = (wy[start + d] - wy[start], w[start + d] - w[start]);
                     search.consider(k, start as i64, sy, sw);
                 }
