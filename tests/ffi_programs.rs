@@ -307,6 +307,7 @@ macro_rules! ffi_programs {
 // One line per program in ffi-tests/ (NAME.c and NAME.cpp).
 ffi_programs!(
     lombscargle,
+    bls,
     streams,
     ode_lorenz,
     ode_fg,
