@@ -19,6 +19,18 @@
 #define KP_MAX_ARRAY_BYTES 72057594037927936
 
 /*
+ `objective` value: the log likelihood gained by the box, 0.5 ivar_in
+ depth^2 (astropy's default, "likelihood").
+ */
+#define KP_BLS_LIKELIHOOD 0
+
+/*
+ `objective` value: the signal-to-noise ratio of the depth, depth /
+ depth_err (astropy's "snr").
+ */
+#define KP_BLS_SNR 1
+
+/*
  Size of `kp_device_info.name`, its terminating NUL included.
  */
 #define KP_DEVICE_NAME_LEN 256
@@ -192,6 +204,23 @@ typedef struct kp_context kp_context;
  an error, not undefined behaviour.)
  */
 typedef uint32_t kp_backend;
+
+/*
+ Options of a BLS search. Start from `kp_bls_options_default()`.
+ */
+typedef struct kp_bls_options {
+  /*
+   What the search maximises over durations and phases at each period:
+   one of KP_BLS_* (default KP_BLS_LIKELIHOOD).
+   */
+  uint32_t objective;
+  /*
+   Phase bins per shortest duration, at least 1 (astropy's
+   `oversample`, default 10): the phase is cut into bins of
+   min(durations) / oversample.
+   */
+  uint32_t oversample;
+} kp_bls_options;
 
 /*
  Origin and boundary of a correlation; start from
@@ -742,6 +771,134 @@ enum kp_status kp_memcpy_dtoh(const struct kp_context *ctx, void *dst, uint64_t 
  `stream` is 0 or a live CUstream of the context's GPU.
  */
 enum kp_status kp_stream_synchronize(const struct kp_context *ctx, uint64_t stream);
+
+/*
+ The likelihood objective, oversample 10 (astropy's defaults).
+ */
+struct kp_bls_options kp_bls_options_default(void);
+
+/*
+ The BLS search in single precision of the `n` samples `t`, `y` (errors `dy`,
+ NULL: equal) at the `nperiods` trial `periods` over the `ndurations`
+ `durations` (both in units of `t`: finite and positive, every duration
+ shorter than every period), with `options` (NULL: the defaults), as
+ astropy's `BoxLeastSquares(t, y, dy).power(periods, durations)`. For
+ each period the best box (over every duration and phase) goes to the
+ seven outputs, `nperiods` values each: `power` (the objective), `depth`,
+ `depth_err`, `duration`, `transit_time` (a mid-transit time, on `t`'s
+ scale), `depth_snr` and `log_likelihood`. At a period where no box has weight
+ both in and out of transit with a depth >= 0, `power` is -inf and the
+ other six NaN (as astropy's). Sums are in f64 whatever the dtype; runs
+ on the context's backend, with the same results on the CPU and the GPU;
+ nothing is written on failure.
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `periods`: `nperiods`;
+ `durations`: `ndurations`; each output: `nperiods` values, apart from
+ each other and from the inputs.
+ */
+enum kp_status kp_bls_f32(const struct kp_context *ctx,
+                          const struct kp_bls_options *options,
+                          const float *t,
+                          const float *y,
+                          const float *dy,
+                          size_t n,
+                          const float *periods,
+                          size_t nperiods,
+                          const float *durations,
+                          size_t ndurations,
+                          float *power,
+                          float *depth,
+                          float *depth_err,
+                          float *duration,
+                          float *transit_time,
+                          float *depth_snr,
+                          float *log_likelihood);
+
+/*
+ As `kp_bls_f32`, in double precision.
+
+ # Safety
+ As `kp_bls_f32`.
+ */
+enum kp_status kp_bls_f64(const struct kp_context *ctx,
+                          const struct kp_bls_options *options,
+                          const double *t,
+                          const double *y,
+                          const double *dy,
+                          size_t n,
+                          const double *periods,
+                          size_t nperiods,
+                          const double *durations,
+                          size_t ndurations,
+                          double *power,
+                          double *depth,
+                          double *depth_err,
+                          double *duration,
+                          double *transit_time,
+                          double *depth_snr,
+                          double *log_likelihood);
+
+/*
+ One BLS search in single precision per series of a ragged batch, all at the
+ same `nperiods` `periods` over the same `ndurations` `durations`:
+ series `s` is samples `offsets[s] .. offsets[s+1]-1` of the
+ concatenated `t`, `y` and `dy` (NULL: equal errors); `offsets` holds
+ `nseries + 1` values from 0 up, increasing (every series has at least
+ one sample). Each of the seven outputs (as `kp_bls_f32`'s) gets
+ `nseries` x `nperiods` values, series by series. On the GPU in one
+ launch or on the CPU, with the same results; nothing is written on
+ failure (an error names the series).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `periods`: `nperiods`; `durations`:
+ `ndurations`; each output: `nseries * nperiods` values, apart from each
+ other and from the inputs.
+ */
+enum kp_status kp_bls_batch_f32(const struct kp_context *ctx,
+                                const struct kp_bls_options *options,
+                                const float *t,
+                                const float *y,
+                                const float *dy,
+                                const int64_t *offsets,
+                                size_t nseries,
+                                const float *periods,
+                                size_t nperiods,
+                                const float *durations,
+                                size_t ndurations,
+                                float *power,
+                                float *depth,
+                                float *depth_err,
+                                float *duration,
+                                float *transit_time,
+                                float *depth_snr,
+                                float *log_likelihood);
+
+/*
+ As `kp_bls_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_bls_batch_f32`.
+ */
+enum kp_status kp_bls_batch_f64(const struct kp_context *ctx,
+                                const struct kp_bls_options *options,
+                                const double *t,
+                                const double *y,
+                                const double *dy,
+                                const int64_t *offsets,
+                                size_t nseries,
+                                const double *periods,
+                                size_t nperiods,
+                                const double *durations,
+                                size_t ndurations,
+                                double *power,
+                                double *depth,
+                                double *depth_err,
+                                double *duration,
+                                double *transit_time,
+                                double *depth_snr,
+                                double *log_likelihood);
 
 /*
  Origin 0, KP_BOX_REFLECT, cval 0 (SciPy's defaults).

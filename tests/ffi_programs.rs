@@ -217,6 +217,18 @@ fn prebuilt_dir() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// `dir` first on the program's LD_LIBRARY_PATH, ahead of what the test
+/// itself was given.
+fn library_first(cmd: &mut Command, dir: &Path) {
+    let mut paths = vec![dir.to_path_buf()];
+    paths.extend(
+        env::var_os("LD_LIBRARY_PATH")
+            .iter()
+            .flat_map(env::split_paths),
+    );
+    cmd.env("LD_LIBRARY_PATH", env::join_paths(paths).unwrap());
+}
+
 fn run(program: &str, lang: Lang, link: Link) {
     check_target();
     let mut cmd;
@@ -232,18 +244,17 @@ fn run(program: &str, lang: Lang, link: Link) {
             );
             cmd = Command::new(&exe);
             // Ahead of the rpath: the library shipped with the programs.
-            let mut paths = vec![dir.clone()];
-            paths.extend(
-                env::var_os("LD_LIBRARY_PATH")
-                    .iter()
-                    .flat_map(env::split_paths),
-            );
-            cmd.env("LD_LIBRARY_PATH", env::join_paths(paths).unwrap());
+            library_first(&mut cmd, &dir);
             exe
         }
         None => {
             let exe = build(program, lang, link);
             cmd = Command::new(&exe);
+            // `cargo test` puts target/<profile> on LD_LIBRARY_PATH, which the
+            // loader searches before the programs' RUNPATH: a libkernpack.so
+            // left there by an earlier `cargo build` would shadow the one just
+            // built (and lack its newest functions).
+            library_first(&mut cmd, &setup().lib_dir);
             exe
         }
     };
@@ -296,6 +307,7 @@ macro_rules! ffi_programs {
 // One line per program in ffi-tests/ (NAME.c and NAME.cpp).
 ffi_programs!(
     lombscargle,
+    bls,
     streams,
     ode_lorenz,
     ode_fg,

@@ -32,6 +32,7 @@
 //! dispatch (`by_dtype!`) to an `Entry` / `DeviceEntry` per type.
 #![allow(non_camel_case_types)]
 
+pub mod bls;
 pub mod correlate;
 pub mod devices;
 pub mod fg;

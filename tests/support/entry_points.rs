@@ -40,6 +40,7 @@
 use std::collections::HashMap;
 
 pub const FAMILIES: &[&str] = &[
+    "bls",
     "correlate",
     "fg",
     "lombscargle",
