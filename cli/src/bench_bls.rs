@@ -145,6 +145,7 @@ fn kernel_median<T: Float>(
     use kernpack::api::bls::BlsOnDevice;
     use kernpack::params::bls::{BlsGrid, BlsPrepared};
     let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+    let grid = BlsGrid::new(&f64s(periods), &f64s(durations), opts)?;
     let preps: Vec<BlsPrepared> = (0..batch.len())
         .map(|s| {
             let r = batch.offsets[s]..batch.offsets[s + 1];

@@ -289,16 +289,12 @@ impl Field {
 
 trait Real: Copy + Debug + PartialEq + 'static {
     fn from_f64(v: f64) -> Self;
-    fn to_f64(self) -> f64;
     fn poison() -> Self;
 }
 
 impl Real for f32 {
     fn from_f64(v: f64) -> Self {
         v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
     }
     fn poison() -> Self {
         f32::from_bits(0xffa5_a5a5)
@@ -308,9 +304,6 @@ impl Real for f32 {
 impl Real for f64 {
     fn from_f64(v: f64) -> Self {
         v
-    }
-    fn to_f64(self) -> f64 {
-        self
     }
     fn poison() -> Self {
         f64::from_bits(0xfff5_a5a5_a5a5_a5a5)
@@ -3297,62 +3290,6 @@ impl<T: Real> BlsOut<T> {
     }
 }
 
-/// Whether a BLS call would meet one of two known bugs of the search,
-/// reported with these calls and not fixed here; such calls are skipped
-/// until the library refuses them (then remove this guard):
-///
-/// - the search folds `t - min(t)` by each period in f64
-///   (`BlsGrid::phase_bin`, and the same code in csrc/bls.cu), and nothing
-///   bounds the span against the bin width min(durations) / oversample:
-///   from ~2^52 bins of span the fold keeps no digit of the phase and a
-///   sample's bin falls outside the period (a negative index panics on the
-///   CPU's histogram layout), from 2^63 the i64 conversion overflows (a
-///   panic with overflow checks). Skipped from 2^50 bins of span.
-/// - the values are checked for sum |y| / dy^2 < inf, but the fixed-point
-///   unit is taken from sum |(y - mean) / dy^2|, up to twice as large:
-///   when that is inf, `FixedPoint::for_total` overflows an i32 (a panic
-///   with overflow checks; without them every sum quantises to 0). Skipped
-///   from sum |y| / dy^2 > f64::MAX / 4 (`all`: also when it is inf, for a
-///   batch, whose sums are per series).
-///
-/// `t`, `y`, `dy`: the first `n` values.
-#[allow(clippy::too_many_arguments)]
-fn bls_known_bug<T: Real>(
-    t: &[T],
-    y: &[T],
-    dy: Option<&[T]>,
-    n: usize,
-    durations: &[T],
-    nd: usize,
-    opts: *const kp_bls_options,
-    all: bool,
-) -> bool {
-    let f64s = |v: &[T], k: usize| -> Vec<f64> {
-        v[..k.min(v.len())].iter().map(|x| x.to_f64()).collect()
-    };
-    let t: Vec<f64> = f64s(t, n).into_iter().filter(|x| x.is_finite()).collect();
-    let span = t.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
-        - t.iter().fold(f64::INFINITY, |a, &b| a.min(b));
-    let shortest = f64s(durations, nd)
-        .into_iter()
-        .filter(|&d| d.is_finite() && d > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let oversample = unsafe { opts.as_ref() }.map_or(10, |o| o.oversample);
-    let bin = shortest / oversample.max(1) as f64;
-    // An infinite span (wider than f64 says) counts as too wide.
-    let too_wide = !t.is_empty() && bin.is_finite() && !(span / bin < (1u64 << 50) as f64);
-    let y = f64s(y, n);
-    let dy = dy.map(|d| f64s(d, n));
-    let weight = |i: usize| {
-        dy.as_ref()
-            .and_then(|d| d.get(i))
-            .map_or(1.0, |d| d.powi(-2))
-    };
-    let weighted: f64 = (0..y.len()).map(|i| y[i].abs() * weight(i)).sum();
-    let too_large = weighted > f64::MAX / 4.0 && (all || weighted.is_finite());
-    too_wide || too_large
-}
-
 #[derive(Arbitrary, Debug)]
 struct BlsOp {
     series: SeriesSpec,
@@ -3379,10 +3316,6 @@ fn bls<T: Real>(f: BlsFn<T>, name: &str, op: &BlsOp) {
         && durations.fits(ndurations as u128)
         && out.fits(nperiods as u128))
     {
-        return;
-    }
-    let (t, y, dy) = (&s.t.data, &s.y.data, s.w.as_ref().map(|w| &w.data[..]));
-    if bls_known_bug(t, y, dy, n, &durations.data, ndurations, opts, false) {
         return;
     }
     let call = format!(
@@ -3480,12 +3413,6 @@ fn bls_batch<T: Real>(f: BlsBatchFn<T>, name: &str, op: &BlsBatchOp) {
                 return;
             }
         }
-    }
-    // Every sample of the buffers: a superset of every series.
-    let (t, y, dy) = (&s.t.data, &s.y.data, s.w.as_ref().map(|w| &w.data[..]));
-    let d = &durations.data;
-    if bls_known_bug(t, y, dy, usize::MAX, d, ndurations, opts, true) {
-        return;
     }
     let call = format!(
         "{name}(ctx, options={:?}, {}, offsets={}{:?}, nseries={nseries}, periods={}{:?}, nperiods={nperiods}, durations={}{:?}, ndurations={ndurations}, out=[{}])",

@@ -22,8 +22,9 @@ use crate::gpu::Gpu;
 use crate::params::bls::{result_fields, BlsGrid, BlsPrepared};
 
 /// The values of one series checked (lengths, at least one sample, finite
-/// values, dy > 0 with a finite sum of dy^-2) and prepared.
-fn prepare<T: Float>(series: &BlsSeries<'_, T>) -> Result<BlsPrepared> {
+/// values, dy > 0, weighted sums within f64's range, a time span of at most
+/// [`crate::params::bls::MAX_SPAN_BINS`] phase bins of `grid`) and prepared.
+fn prepare<T: Float>(series: &BlsSeries<'_, T>, grid: &BlsGrid) -> Result<BlsPrepared> {
     let n = series.t.len();
     if n == 0 {
         return Err(Error::invalid(
@@ -49,25 +50,11 @@ fn prepare<T: Float>(series: &BlsSeries<'_, T>) -> Result<BlsPrepared> {
                     dy[i]
                 )));
             }
-            let dy = f64s(dy);
-            let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
-            if !sum.is_finite() {
-                return Err(Error::invalid(format!(
-                    "the weights 1 / dy^2 sum to {sum:e}, outside the range of f64: scale dy"
-                )));
-            }
-            Some(dy)
+            Some(f64s(dy))
         }
         None => None,
     };
-    let (t, y) = (f64s(series.t), f64s(series.y));
-    let weighted: f64 = (0..n)
-        .map(|i| y[i].abs() * dy.as_ref().map_or(1.0, |d| d[i].powi(-2)))
-        .sum();
-    if !weighted.is_finite() {
-        return Err(Error::invalid("y / dy^2 overflows f64: scale y down"));
-    }
-    Ok(BlsPrepared::of(&t, &y, dy.as_deref()))
+    BlsPrepared::of(&f64s(series.t), &f64s(series.y), dy.as_deref(), grid)
 }
 
 /// The grid of a call from `T` periods and durations.
@@ -89,8 +76,8 @@ impl<T: Float> Operation for Bls<'_, T> {
     type Output = BlsResults<T>;
 
     fn validate(&self) -> Result<()> {
-        grid(self.periods, self.durations, &self.opts)?;
-        prepare(&self.series)?;
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        prepare(&self.series, &grid)?;
         check_host_room::<T>("the results", self.periods.len() * BLS_FIELDS)
     }
 
@@ -112,7 +99,7 @@ impl<T: Float> Operation for Bls<'_, T> {
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<BlsResults<T>> {
         let grid = grid(self.periods, self.durations, &self.opts)?;
-        let prep = prepare(&self.series)?;
+        let prep = prepare(&self.series, &grid)?;
         Ok(run_on_gpu(gpu, &[prep], self.periods, &grid, &self.opts)?.remove(0))
     }
 }
@@ -129,7 +116,7 @@ pub struct BlsSearchBatch<'a, T> {
 
 impl<T: Float> BlsSearchBatch<'_, T> {
     /// Every series checked and prepared, errors naming the series.
-    fn prepare(&self) -> Result<Vec<BlsPrepared>> {
+    fn prepare(&self, grid: &BlsGrid) -> Result<Vec<BlsPrepared>> {
         let (batch, n) = (&self.batch, self.batch.t.len());
         if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
             return Err(Error::invalid(format!(
@@ -141,7 +128,7 @@ impl<T: Float> BlsSearchBatch<'_, T> {
         check_series_offsets(batch.offsets, n)?;
         (0..batch.len())
             .map(|s| {
-                prepare(&batch.series(s)).map_err(|e| match e {
+                prepare(&batch.series(s), grid).map_err(|e| match e {
                     Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
                     other => other,
                 })
@@ -154,8 +141,8 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
     type Output = Vec<BlsResults<T>>;
 
     fn validate(&self) -> Result<()> {
-        grid(self.periods, self.durations, &self.opts)?;
-        self.prepare()?;
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        self.prepare(&grid)?;
         let total = self
             .periods
             .len()
@@ -168,7 +155,7 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
         let grid = grid(self.periods, self.durations, &self.opts)?;
         let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
         let rows: Vec<Vec<[f64; BLS_FIELDS]>> = self
-            .prepare()?
+            .prepare(&grid)?
             .iter()
             .map(|prep| {
                 crate::cpu::bls::bls(
@@ -181,12 +168,14 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
                 )
             })
             .collect();
-        Ok(results(cpu.threads, rows.len(), periods.len(), |s, p| rows[s][p]))
+        Ok(results(cpu.threads, rows.len(), periods.len(), |s, p| {
+            rows[s][p]
+        }))
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsResults<T>>> {
         let grid = grid(self.periods, self.durations, &self.opts)?;
-        let preps = self.prepare()?;
+        let preps = self.prepare(&grid)?;
         run_on_gpu(gpu, &preps, self.periods, &grid, &self.opts)
     }
 }
@@ -205,7 +194,13 @@ fn run_on_gpu<T: Float>(
     let np = periods.len();
     Ok(results(crate::cpu::threads(), preps.len(), np, |s, p| {
         let best = boxes[s * np + p].best(&preps[s], opts.objective);
-        result_fields(best.as_ref(), preps[s].t_ref, grid, periods[p], opts.objective)
+        result_fields(
+            best.as_ref(),
+            preps[s].t_ref,
+            grid,
+            periods[p],
+            opts.objective,
+        )
     }))
 }
 

@@ -50,6 +50,10 @@ impl Default for BlsOptions {
     }
 }
 
+/// The most phase bins a series' time span may hold: phases are folded in
+/// f64, which resolves a bin of a span up to 2^52 bins; 2^50 leaves room.
+pub const MAX_SPAN_BINS: f64 = (1u64 << 50) as f64;
+
 /// The most phase bins of one period: bin indices are 32-bit on the GPU.
 pub const MAX_PHASE_BINS: i64 = i32::MAX as i64 - 1;
 
@@ -297,9 +301,20 @@ pub struct BlsPrepared {
 
 impl BlsPrepared {
     /// `t`, `y` and `dy` as f64, already checked (same lengths, at least one
-    /// sample, finite, dy > 0, finite sum of weights).
-    pub fn of(t: &[f64], y: &[f64], dy: Option<&[f64]>) -> BlsPrepared {
+    /// sample, finite, dy > 0). An error when the weights or the weighted
+    /// values sum past f64's range, or when the time span holds more than
+    /// [`MAX_SPAN_BINS`] phase bins of `grid` (the phase of a sample would
+    /// then be lost to rounding).
+    pub fn of(t: &[f64], y: &[f64], dy: Option<&[f64]>, grid: &BlsGrid) -> Result<BlsPrepared> {
         let t_ref = t.iter().copied().fold(f64::INFINITY, f64::min);
+        let span = t.iter().copied().fold(f64::NEG_INFINITY, f64::max) - t_ref;
+        if span / grid.bin > MAX_SPAN_BINS {
+            return Err(Error::invalid(format!(
+                "t spans {span:e}, {:e} phase bins of min(duration) / oversample = {:e}: at most {MAX_SPAN_BINS:e}",
+                span / grid.bin,
+                grid.bin
+            )));
+        }
         let w: Vec<f64> = match dy {
             Some(dy) => dy.iter().map(|d| 1.0 / (d * d)).collect(),
             None => vec![1.0; y.len()],
@@ -307,11 +322,17 @@ impl BlsPrepared {
         let w_total: f64 = w.iter().sum();
         let centre = w.iter().zip(y).map(|(w, y)| w * y).sum::<f64>() / w_total;
         let wy: Vec<f64> = w.iter().zip(y).map(|(w, y)| w * (y - centre)).collect();
-        let wy_unit = FixedPoint::for_total(wy.iter().map(|v| v.abs()).sum());
+        let wy_total: f64 = wy.iter().map(|v| v.abs()).sum();
+        if !(w_total.is_finite() && centre.is_finite() && wy_total.is_finite()) {
+            return Err(Error::invalid(
+                "the weights 1 / dy^2 or the weighted values y / dy^2 sum past f64's range: scale y or dy",
+            ));
+        }
+        let wy_unit = FixedPoint::for_total(wy_total);
         let w_unit = FixedPoint::for_total(w_total);
         let wy: Vec<i64> = wy.iter().map(|&v| wy_unit.count(v)).collect();
         let w: Vec<i64> = w.iter().map(|&v| w_unit.count(v)).collect();
-        BlsPrepared {
+        Ok(BlsPrepared {
             t_ref,
             dt: t.iter().map(|t| t - t_ref).collect(),
             wy_all: wy.iter().sum(),
@@ -320,7 +341,7 @@ impl BlsPrepared {
             w,
             wy_unit,
             w_unit,
-        }
+        })
     }
 
     /// The sums in and out of a box holding `wy_in` and `w_in` units, in
