@@ -153,13 +153,11 @@ fn kernel_median<T: Float>(
                 &f64s(&batch.t[r.clone()]),
                 &f64s(&batch.y[r.clone()]),
                 batch.dy.map(|d| f64s(&d[r])).as_deref(),
+                &grid,
             )
         })
-        .collect();
-    let (periods, grid) = (
-        f64s(periods),
-        BlsGrid::new(&f64s(periods), &f64s(durations), opts)?,
-    );
+        .collect::<kernpack::Result<_>>()?;
+    let periods = f64s(periods);
     let offsets: Vec<i64> = batch.offsets.iter().map(|&o| o as i64).collect();
     let dt: Vec<f64> = preps.iter().flat_map(|p| p.dt.clone()).collect();
     let wy: Vec<i64> = preps.iter().flat_map(|p| p.wy.clone()).collect();
