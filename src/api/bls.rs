@@ -19,7 +19,7 @@ use super::{check_host_room, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
-use crate::params::bls::{result_fields, BlsGrid, BlsPrepared};
+use crate::params::bls::{result_fields, BlsGrid, BlsPrepared, BoxCounts};
 
 /// The values of one series checked (lengths, at least one sample, finite
 /// values, dy > 0, weighted sums within f64's range, a time span of at most
@@ -154,11 +154,11 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<BlsResults<T>>> {
         let grid = grid(self.periods, self.durations, &self.opts)?;
         let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
-        let rows: Vec<Vec<[f64; BLS_FIELDS]>> = self
-            .prepare(&grid)?
+        let preps = self.prepare(&grid)?;
+        let boxes: Vec<BoxCounts> = preps
             .iter()
-            .map(|prep| {
-                crate::cpu::bls::bls(
+            .flat_map(|prep| {
+                crate::cpu::bls::best_boxes(
                     cpu.threads,
                     cpu.progress,
                     prep,
@@ -168,9 +168,14 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
                 )
             })
             .collect();
-        Ok(results(cpu.threads, rows.len(), periods.len(), |s, p| {
-            rows[s][p]
-        }))
+        Ok(results_of_boxes(
+            cpu.threads,
+            &preps,
+            &periods,
+            &boxes,
+            &grid,
+            self.opts.objective,
+        ))
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsResults<T>>> {
@@ -191,17 +196,31 @@ fn run_on_gpu<T: Float>(
 ) -> Result<Vec<BlsResults<T>>> {
     let periods: Vec<f64> = periods.iter().map(|p| p.to_f64()).collect();
     let boxes = crate::gpu::bls::search(gpu, preps, &periods, grid, opts)?;
+    Ok(results_of_boxes(
+        crate::cpu::threads(),
+        preps,
+        &periods,
+        &boxes,
+        grid,
+        opts.objective,
+    ))
+}
+
+/// The results of each series from the best box at each (series, period),
+/// series after series: one path for every backend.
+pub(crate) fn results_of_boxes<T: Float>(
+    threads: usize,
+    preps: &[BlsPrepared],
+    periods: &[f64],
+    boxes: &[BoxCounts],
+    grid: &BlsGrid,
+    objective: BlsObjective,
+) -> Vec<BlsResults<T>> {
     let np = periods.len();
-    Ok(results(crate::cpu::threads(), preps.len(), np, |s, p| {
-        let best = boxes[s * np + p].best(&preps[s], opts.objective);
-        result_fields(
-            best.as_ref(),
-            preps[s].t_ref,
-            grid,
-            periods[p],
-            opts.objective,
-        )
-    }))
+    results(threads, preps.len(), np, |s, p| {
+        let best = boxes[s * np + p].best(&preps[s], objective);
+        result_fields(best.as_ref(), preps[s].t_ref, grid, periods[p], objective)
+    })
 }
 
 /// The results of `nseries` series at `np` periods from each period's

@@ -15,9 +15,7 @@
 //!   box holds the same samples, so the first start of each run is the one
 //!   the search keeps; the cost is O(samples log samples) per period instead
 //!   of O(bins).
-use crate::params::bls::{
-    result_fields, BestBox, BlsGrid, BlsObjective, BlsPrepared, BoxFit, BLS_FIELDS,
-};
+use crate::params::bls::{BlsGrid, BlsObjective, BlsPrepared, BoxCounts, BoxFit};
 
 /// Periods per piece of work handed to a thread.
 const PERIODS_PER_PIECE: usize = 16;
@@ -26,16 +24,21 @@ const PERIODS_PER_PIECE: usize = 16;
 /// placements.
 const HISTOGRAM_BINS_PER_SAMPLE: i64 = 64;
 
-/// The result fields at each period.
-pub(crate) fn bls(
+/// The best box at each period, as the GPU kernel reports it (a duration
+/// index of -1: no box).
+pub(crate) fn best_boxes(
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     prep: &BlsPrepared,
     periods: &[f64],
     grid: &BlsGrid,
     objective: BlsObjective,
-) -> Vec<[f64; BLS_FIELDS]> {
-    let mut out = vec![[f64::NAN; BLS_FIELDS]; periods.len()];
+) -> Vec<BoxCounts> {
+    let none = BoxCounts {
+        duration: -1,
+        ..BoxCounts::default()
+    };
+    let mut out = vec![none; periods.len()];
     super::parallel::for_each_chunk(
         threads,
         &mut out,
@@ -43,10 +46,11 @@ pub(crate) fn bls(
         progress,
         |first, piece| {
             let mut scratch = Scratch::default();
-            for (j, fields) in piece.iter_mut().enumerate() {
+            for (j, found) in piece.iter_mut().enumerate() {
                 let period = periods[first + j];
-                let best = scratch.best_box(prep, period, grid, objective);
-                *fields = result_fields(best.as_ref(), prep.t_ref, grid, period, objective);
+                if let Some(best) = scratch.best_box(prep, period, grid, objective) {
+                    *found = best;
+                }
             }
         },
     );
@@ -75,26 +79,24 @@ struct Scratch {
 struct Search<'a> {
     prep: &'a BlsPrepared,
     objective: BlsObjective,
-    best: Option<BestBox>,
+    best: Option<(f64, BoxCounts)>,
 }
 
 impl Search<'_> {
     #[inline]
     fn consider(&mut self, duration: usize, start: i64, wy_in: i64, w_in: i64) {
-        let [wy_in, w_in, wy_out, w_out] = self.prep.sums(wy_in, w_in);
-        let Some(value) = BoxFit::objective(wy_in, w_in, wy_out, w_out, self.objective) else {
+        let [sy_in, sw_in, sy_out, sw_out] = self.prep.sums(wy_in, w_in);
+        let Some(value) = BoxFit::objective(sy_in, sw_in, sy_out, sw_out, self.objective) else {
             return;
         };
-        if self.best.map_or(true, |b| value > b.objective) {
-            self.best = Some(BestBox {
-                objective: value,
-                duration,
+        if self.best.map_or(true, |(b, _)| value > b) {
+            let found = BoxCounts {
+                duration: duration as i64,
                 start,
                 wy_in,
                 w_in,
-                wy_out,
-                w_out,
-            });
+            };
+            self.best = Some((value, found));
         }
     }
 }
@@ -106,7 +108,7 @@ impl Scratch {
         period: f64,
         grid: &BlsGrid,
         objective: BlsObjective,
-    ) -> Option<BestBox> {
+    ) -> Option<BoxCounts> {
         let bins = grid.bins(period);
         let mut search = Search {
             prep,
@@ -118,7 +120,7 @@ impl Scratch {
         } else {
             self.events(prep, period, bins, grid, &mut search);
         }
-        search.best
+        search.best.map(|(_, found)| found)
     }
 
     fn histogram(
