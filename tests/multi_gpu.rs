@@ -335,6 +335,61 @@ fn chunked_lombscargle_batch_equals_unchunked() {
     assert!(chunks(&profiles) >= 40);
 }
 
+/// The BLS search of `d` through `multi` against one piece on `reference`,
+/// bit for bit (NaN fields included); each GPU's profile.
+fn check_bls<T: Float>(
+    multi: &MultiGpu,
+    reference: &Arc<Gpu>,
+    d: &Ragged,
+    what: &str,
+) -> Vec<GpuProfile> {
+    use kernpack::api::bls::{BlsBatch, BlsOptions, BlsResults, BlsSearchBatch};
+    let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
+    let batch = BlsBatch {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+        offsets: &d.offsets,
+    };
+    let periods: Vec<T> = (0..300)
+        .map(|k| T::from_f64(0.7 + 0.05 * k as f64))
+        .collect();
+    let durations = cast::<T>(&[0.05, 0.1, 0.2]);
+    let opts = BlsOptions::default();
+    let op = BlsSearchBatch {
+        batch,
+        periods: &periods,
+        durations: &durations,
+        opts,
+    };
+    let want = in_one_piece(reference, op).unwrap();
+    let (got, profiles) = multi
+        .bls_batch_profiled(&batch, &periods, &durations, &opts)
+        .unwrap();
+    let fields = |r: &[BlsResults<T>]| -> Vec<u64> {
+        r.iter()
+            .flat_map(|r| r.columns().map(|c| bits(c)))
+            .flatten()
+            .collect()
+    };
+    assert_same_bits(&fields(&got), &fields(&want), what);
+    profiles
+}
+
+#[test]
+fn chunked_bls_batch_equals_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_bls_batch_equals_unchunked") else {
+        return;
+    };
+    let d = ragged(400, 20, 300, 5);
+    check_bls::<f64>(&multi, &gpu, &d, "BLS, default limit");
+    let small = multi.clone().with_max_device_bytes(2 << 20);
+    let profiles = check_bls::<f64>(&small, &gpu, &d, "BLS, 2 MiB limit");
+    assert!(chunks(&profiles) >= 4, "{:?}", profiles[0].plan.chunks);
+    assert_within_limit(&profiles);
+    check_bls::<f32>(&small, &gpu, &d, "BLS f32, 2 MiB limit");
+}
+
 #[test]
 fn chunked_ensembles_equal_unchunked() {
     let Some((gpu, multi)) = one_gpu("chunked_ensembles_equal_unchunked") else {
@@ -483,6 +538,19 @@ fn two_gpus_lombscargle_batch_equals_one_gpu() {
     // The reference on another GPU gives the same bits (same model).
     let last = Gpu::get(Gpu::device_count() - 1).unwrap();
     check_lombscargle::<f32>(&all, &last, &d, 500, "all GPUs vs the last GPU");
+}
+
+#[test]
+fn two_gpus_bls_batch_equals_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_bls_batch_equals_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let d = ragged(600, 20, 300, 11);
+    let profiles = check_bls::<f64>(&all, &gpu0, &d, "BLS, all GPUs");
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()));
+    let small = all.clone().with_max_device_bytes(2 << 20);
+    check_bls::<f32>(&small, &gpu0, &d, "BLS f32, all GPUs, 2 MiB");
 }
 
 #[test]

@@ -12,9 +12,10 @@ pub use crate::params::bls::{BlsObjective, BlsOptions, BlsResults, BLS_FIELDS, M
 /// 1 / dy^2; without them every weight is 1).
 pub use crate::params::lombscargle_chi2::Chi2Series as BlsSeries;
 
-use super::exec::{CpuRun, Operation};
+use super::exec::{CpuRun, Operation, Split};
 use super::lombscargle::batch::check_series_offsets;
 use super::lombscargle::check_finite;
+use super::multi::{self, bls::BlsJob, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -115,6 +116,13 @@ pub struct BlsSearchBatch<'a, T> {
 }
 
 impl<T: Float> BlsSearchBatch<'_, T> {
+    /// The grid and every series, checked and prepared.
+    pub(crate) fn prepared(&self) -> Result<(BlsGrid, Vec<BlsPrepared>)> {
+        let grid = grid(self.periods, self.durations, &self.opts)?;
+        let preps = self.prepare(&grid)?;
+        Ok((grid, preps))
+    }
+
     /// Every series checked and prepared, errors naming the series.
     fn prepare(&self, grid: &BlsGrid) -> Result<Vec<BlsPrepared>> {
         let (batch, n) = (&self.batch, self.batch.t.len());
@@ -179,9 +187,26 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsResults<T>>> {
-        let grid = grid(self.periods, self.durations, &self.opts)?;
-        let preps = self.prepare(&grid)?;
+        let (grid, preps) = self.prepared()?;
         run_on_gpu(gpu, &preps, self.periods, &grid, &self.opts)
+    }
+
+    fn split(&self) -> Option<Split> {
+        // Sizes only: the arenas do not depend on the values.
+        let grid = grid(self.periods, self.durations, &self.opts).ok()?;
+        let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
+        let job = BlsJob {
+            offsets: self.batch.offsets,
+            preps: &[],
+            periods: &periods,
+            grid: &grid,
+            objective: self.opts.objective,
+        };
+        multi::split_of(&job, self.batch.len(), multi::longest(self.batch.offsets))
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        multi::bls::bls_batch(&Exec::Gpus(gpus), self)
     }
 }
 
@@ -269,6 +294,21 @@ impl Kernpack {
         /// The BLS search of every series of `batch` at the same periods and
         /// durations, on the GPU in one launch or on the CPU.
         fn bls_batch(
+            batch: &BlsBatch<'_, T>,
+            periods: &[T],
+            durations: &[T],
+            opts: &BlsOptions,
+        ) -> Vec<BlsResults<T>>
+            = BlsSearchBatch { batch: *batch, periods, durations, opts: *opts };
+    }
+}
+
+impl MultiGpu {
+    facade! {
+        /// The BLS search of every series of `batch` on every GPU of this
+        /// handle, in chunks of series: bitwise what
+        /// [`Kernpack::bls_batch`] gives on one GPU (or on the CPU).
+        fn bls_batch / bls_batch_profiled(
             batch: &BlsBatch<'_, T>,
             periods: &[T],
             durations: &[T],

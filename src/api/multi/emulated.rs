@@ -151,6 +151,60 @@ mod tests {
         }
     }
 
+    /// The BLS search in chunks over stand-in GPUs equals the CPU backend's
+    /// whole batch bit for bit (the emulation runs the CPU backend's boxes).
+    #[test]
+    fn bls_batch_split_and_chunked_equals_the_whole_batch() {
+        use crate::api::bls::{BlsBatch, BlsOptions, BlsResults, BlsSearchBatch};
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let d = ragged(120, 3..60, 9);
+        let periods: Vec<f32> = (0..23).map(|k| 1.5 + 0.37 * k as f32).collect();
+        let durations = [0.2f32, 0.35, 0.5];
+        let bits = |r: &[BlsResults<f32>]| -> Vec<Vec<u32>> {
+            r.iter()
+                .flat_map(|r| r.columns().map(|c| c.iter().map(|v| v.to_bits()).collect()))
+                .collect()
+        };
+        for (dy, oversample) in [(true, 4), (false, 1)] {
+            let batch = BlsBatch {
+                t: &d.t,
+                y: &d.y,
+                dy: dy.then_some(d.w.as_slice()),
+                offsets: &d.offsets,
+            };
+            let opts = BlsOptions {
+                oversample,
+                ..Default::default()
+            };
+            let want = cpu.bls_batch(&batch, &periods, &durations, &opts).unwrap();
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 24 << 10, 1 << 30),
+                (5, 1 << 30, 4000),
+            ] {
+                let op = BlsSearchBatch {
+                    batch,
+                    periods: &periods,
+                    durations: &durations,
+                    opts,
+                };
+                let (got, profiles) =
+                    super::super::bls::bls_batch(&exec(parts, limit, chunk), op).unwrap();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{parts} parts, limit {limit}, chunks of {chunk}"
+                );
+                let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
+                assert_eq!(covered, 120);
+                if limit == 24 << 10 {
+                    assert!(profiles.iter().all(|p| p.plan.chunks.len() > 2));
+                }
+            }
+        }
+    }
+
     #[test]
     fn lombscargle_batch_split_follows_samples() {
         // 10 long series then 90 short ones: the first of two GPUs takes

@@ -69,6 +69,7 @@
 //! a scratch copy and writes `x` only once every GPU has succeeded.
 pub mod plan;
 
+pub(crate) mod bls;
 #[cfg(test)]
 mod emulated;
 pub(crate) mod ensemble;
