@@ -60,7 +60,7 @@ pub struct BlsArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]
     pub minimum_n_transit: u32,
     /// Scales the default frequency spacing (below 1: a finer grid).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, conflicts_with = "nperiods")]
     pub frequency_factor: f64,
     /// Phase bins per shortest duration.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
