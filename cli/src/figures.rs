@@ -74,6 +74,101 @@ pub fn periodogram(
     figure(title, vec![spectrum, folded])
 }
 
+/// The best box of a transit search: its period, duration, mid-transit time
+/// and depth (in units of the light curve).
+#[derive(Clone, Copy, Debug)]
+pub struct BoxFit {
+    pub period: f64,
+    pub duration: f64,
+    pub transit_time: f64,
+    pub depth: f64,
+}
+
+/// Transit search panel (period vs power, the best period marked) above a
+/// panel with the light curve folded at the best period: time from mid-transit
+/// (-period/2 .. period/2) on x, y on y, the samples as points and the box
+/// model as a line: the weighted mean of the samples out of transit (weights
+/// `1 / dy^2` from the series' third column), `depth` lower within
+/// `duration / 2` of mid-transit. Without a fit (no box at any period) the
+/// spectrum is unmarked and the folded panel empty.
+pub fn transit_search(
+    title: &str,
+    periods: &[f64],
+    power: &[f64],
+    fit: Option<BoxFit>,
+    series: &SeriesData,
+) -> Figure {
+    let (t, y) = (&series.t[..], &series.y[..]);
+    let mut spectrum = Panel::new("box least squares spectrum", "period (time units)", "power");
+    // Periods without a box have power -inf: not drawn.
+    let shown: Vec<usize> = (0..periods.len().min(power.len()))
+        .filter(|&k| power[k].is_finite())
+        .collect();
+    spectrum.series = vec![Series::new(
+        SeriesKind::Line,
+        "",
+        shown.iter().map(|&k| periods[k]).collect::<Vec<f64>>(),
+        shown.iter().map(|&k| power[k]).collect::<Vec<f64>>(),
+    )];
+    let usable = fit.filter(|f| f.period.is_finite() && f.period > 0.0 && f.duration.is_finite());
+    let Some(fit) = usable else {
+        let folded = Panel::new(
+            "light curve (not folded: no transit found)",
+            "time from mid-transit",
+            "y",
+        );
+        return figure(title, vec![spectrum, folded]);
+    };
+    let period = significant(fit.period, 6);
+    spectrum.markers = vec![(fit.period, format!("best period {period}"))];
+
+    let half = 0.5 * fit.period;
+    let offset = |t: f64| (t - fit.transit_time + half).rem_euclid(fit.period) - half;
+    let mut folded = Panel {
+        x_include: Some((-half, half)),
+        ..Panel::new(
+            format!("light curve folded at period {period}"),
+            "time from mid-transit",
+            "y",
+        )
+    };
+    if t.len() != y.len() {
+        return figure(title, vec![spectrum, folded]);
+    }
+    let x: Vec<f64> = t.iter().map(|t| offset(*t)).collect();
+    // The level out of transit: the weighted mean there (of every sample when none is out).
+    let weight = |i: usize| match &series.w {
+        Some(dy) if dy.len() == y.len() => 1.0 / (dy[i] * dy[i]),
+        _ => 1.0,
+    };
+    let level = |keep: &dyn Fn(usize) -> bool| {
+        let (mut sw, mut swy) = (0.0, 0.0);
+        for i in (0..y.len()).filter(|&i| keep(i)) {
+            sw += weight(i);
+            swy += weight(i) * y[i];
+        }
+        (sw > 0.0).then(|| swy / sw)
+    };
+    let d = 0.5 * fit.duration;
+    let out = level(&|i| x[i].abs() >= d).or_else(|| level(&|_| true));
+    folded
+        .series
+        .push(Series::new(SeriesKind::Points, "samples", x, y));
+    if let Some(out) = out.filter(|_| fit.depth.is_finite()) {
+        let inside = out - fit.depth;
+        folded.series.push(Series {
+            colour: palette::ORANGE,
+            ..Series::new(
+                SeriesKind::Line,
+                "box model",
+                vec![-half, -d, -d, d, d, half],
+                vec![out, out, inside, inside, out, out],
+            )
+        });
+    }
+    figure(title, vec![spectrum, folded])
+}
+
 fn figure(title: &str, panels: Vec<Panel>) -> Figure {
     let title = title.into();
     Figure { title, panels }

@@ -50,6 +50,7 @@ mod bench_gaussian;
 mod bench_median;
 mod bench_streams;
 mod bench_uniform;
+mod bls_cmd;
 mod fg_cmd;
 mod figures;
 mod info;
@@ -91,6 +92,8 @@ enum Command {
     Lombscargle(lombscargle_cmd::LombScargleArgs),
     /// Periodograms of many series (an id column) in one launch; the best period of each.
     LombscargleBatch(batch_cmd::BatchArgs),
+    /// Box Least Squares transit search of one light curve: the best period, depth and transit time.
+    Bls(bls_cmd::BlsArgs),
     /// Lorenz 96 ensemble: all members and steps in one launch.
     Lorenz96(lorenz_cmd::Lorenz96Args),
     /// Lorenz 2005 Model II / III ensemble.
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => lombscargle_cmd::demo(&args),
         Command::Lombscargle(args) => lombscargle_cmd::lombscargle(&args),
         Command::LombscargleBatch(args) => batch_cmd::run(&args),
+        Command::Bls(args) => bls_cmd::run(&args),
         Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
         Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
         Command::Lorenz63(args) => lorenz63_cmd::run(&args),

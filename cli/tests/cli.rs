@@ -64,6 +64,7 @@ fn every_subcommand_answers_help() {
         "demo",
         "lombscargle",
         "lombscargle-batch",
+        "bls",
         "lorenz96",
         "fg",
         "info",
@@ -222,6 +223,145 @@ fn lombscargle_reads_a_tolerant_table_and_finds_the_period() {
         (best_period - period).abs() < 0.01,
         "best period {best_period}"
     );
+}
+
+/// A light curve with a planted transit: 700 irregular samples over 30 days,
+/// a box 0.02 deep and 0.12 long every 2.7 days (mid-transits at 1.3 + k P),
+/// and noise of about 0.003 with per-sample uncertainties.
+fn transit_curve(period: f64) -> String {
+    let mut table = String::from("t,flux,flux_err\n");
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut uniform = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for i in 0..700 {
+        let t = 30.0 * (i as f64 + uniform()) / 700.0;
+        let phase = (t - 1.3 + 0.5 * period).rem_euclid(period) - 0.5 * period;
+        let depth = if phase.abs() < 0.06 { 0.02 } else { 0.0 };
+        // A sum of uniforms: noise of standard deviation about 0.003.
+        let noise = 0.003 * ((0..4).map(|_| uniform()).sum::<f64>() - 2.0) * 3f64.sqrt();
+        table.push_str(&format!("{t},{},{}\n", 1.0 - depth + noise, 0.003));
+    }
+    table
+}
+
+#[test]
+fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
+    let period = 2.7;
+    let input = scratch("transit.csv");
+    std::fs::write(&input, transit_curve(period)).unwrap();
+    let (table, figure) = (scratch("bls.csv"), scratch("bls.svg"));
+    // The default period grid (evenly spaced in frequency from 2 max(duration)
+    // to a third of the baseline).
+    let out = kernpack(&[
+        "bls",
+        input.to_str().unwrap(),
+        "--durations",
+        "0.08,0.12,0.16",
+        "--output",
+        table.to_str().unwrap(),
+        "--plot",
+        figure.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let number_after = |label: &str| number_after_in(&stdout, label);
+    let best = number_after("best period ");
+    assert!((best - period).abs() < 0.005, "{stdout}");
+    assert!((number_after("duration ") - 0.12).abs() < 0.03, "{stdout}");
+    assert!((number_after("depth ") - 0.02).abs() < 0.003, "{stdout}");
+    // The transit time is a mid-transit, within a duration of one planted.
+    let t0 = number_after("transit time ");
+    let off = (t0 - 1.3 + 0.5 * period).rem_euclid(period) - 0.5 * period;
+    assert!(off.abs() < 0.06, "{stdout}");
+    assert!(number_after("depth SNR ") > 20.0, "{stdout}");
+
+    // The table: one row per trial period, increasing, its best row the one reported.
+    let csv = std::fs::read_to_string(&table).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("period,power,depth,depth_err,duration,transit_time,depth_snr,log_likelihood")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 1000, "{} periods", rows.len());
+    assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]));
+    // Equal powers are exact ties (boxes holding the same samples): the first counts.
+    let top = rows
+        .iter()
+        .filter(|r| r[1].is_finite())
+        .reduce(|a, b| if b[1] > a[1] { b } else { a })
+        .unwrap();
+    assert_eq!(top[0], best);
+    // The first period is twice the longest duration, the last about half the
+    // baseline (three transits), the grid 0.08 / baseline^2 apart in frequency.
+    assert!((rows[0][0] - 0.32).abs() < 1e-12, "{}", rows[0][0]);
+    let last = rows[rows.len() - 1][0];
+    assert!(last > 14.8 && last <= 15.0, "{last}");
+    let df = 1.0 / rows[0][0] - 1.0 / rows[1][0];
+    assert!((df * 30.0 * 30.0 / 0.08 - 1.0).abs() < 0.01, "{df}");
+
+    let svg = std::fs::read_to_string(&figure).unwrap();
+    assert!(
+        svg.contains("<svg") && svg.contains("box model"),
+        "no figure"
+    );
+
+    // An explicit grid, the other objective and f32 find it too.
+    let out = kernpack(&[
+        "bls",
+        input.to_str().unwrap(),
+        "--durations",
+        "0.12",
+        "--pmin",
+        "2",
+        "--pmax",
+        "4",
+        "--nperiods",
+        "3000",
+        "--objective",
+        "snr",
+        "--dtype",
+        "f32",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("(of 3000 from 2 to 4"), "{stdout}");
+    let best = number_after_in(&stdout, "best period ");
+    assert!((best - period).abs() < 0.005, "{stdout}");
+
+    // A duration as long as a period is refused, naming both.
+    let out = kernpack(&[
+        "bls",
+        input.to_str().unwrap(),
+        "--durations",
+        "0.5",
+        "--pmin",
+        "0.4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("duration") && stderr.contains("period"),
+        "{stderr}"
+    );
+}
+
+/// The number that follows `label` in `text` (up to a space or a comma).
+fn number_after_in(text: &str, label: &str) -> f64 {
+    let rest = &text[text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label}: {text}"))
+        + label.len()..];
+    let end = rest.find([' ', ',']).unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("{label}: {e}: {text}"))
 }
 
 /// Decodes a PNG: (width, height, pixel bytes, samples per pixel).

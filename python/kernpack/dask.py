@@ -14,6 +14,10 @@ Functions
 :func:`lombscargle_periodograms`
     The whole periodograms of the same input, one array per row of a Dask
     DataFrame indexed by id.
+:func:`bls`
+    Per-series best trial period of a box least squares transit search of
+    the same input (one ``bls_batch`` call per partition), as a Dask
+    DataFrame indexed by id.
 :func:`uniform_filter`
     ``scipy.ndimage.uniform_filter`` of an N-D Dask array (``map_overlap``).
 :func:`gaussian_filter`, :func:`gaussian_filter1d`
@@ -69,12 +73,14 @@ from ._arrays import FLOAT_DTYPES, device_array, host_array
 from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
+from . import timeseries as _ts
 from ._native import frame_count as _frame_count
 from ._native import series_layout as _series_layout
 
 __all__ = [
     "lombscargle_peaks",
     "lombscargle_periodograms",
+    "bls",
     "uniform_filter",
     "gaussian_filter",
     "gaussian_filter1d",
@@ -389,19 +395,26 @@ def _calls(backend: Optional[str], best: bool):
     return _GPU_CALLS if best else _alone_on_the_gpu()
 
 
-def _batch(ids, offsets, t, y, w, grid, opts, best):
-    """(f0, df, the batched call's result) for the series on their grids."""
-    f0, df = _series_grids(ids, offsets, t, *grid)
+@contextlib.contextmanager
+def _series_named_by_id(ids):
+    """A batched call's ValueError naming a series by its id, not by its
+    place in this partition."""
     try:
-        with _calls(opts["backend"], best):
-            got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **opts)
-            return f0, df, got
-    except ValueError as e:  # name the series by its id, not by its place in this partition
+        yield
+    except ValueError as e:
         m = re.search(r"series (\d+)", str(e))
         if m and int(m.group(1)) < len(ids):
             named = f"series with id {_plain(ids[int(m.group(1))])!r}"
             raise ValueError(str(e).replace(m.group(0), named, 1)) from e
         raise
+
+
+def _batch(ids, offsets, t, y, w, grid, opts, best):
+    """(f0, df, the batched call's result) for the series on their grids."""
+    f0, df = _series_grids(ids, offsets, t, *grid)
+    with _series_named_by_id(ids), _calls(opts["backend"], best):
+        got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **opts)
+        return f0, df, got
 
 
 def _top_peaks(magnitude: np.ndarray, k: int):
@@ -469,9 +482,20 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
     makes of its series, in a task named `label`."""
     grid = _grid_spec(nf, fmin, fmax, oversample)
     opts = _batch_options(normalize, floating_mean, precenter, backend)
+    table_of = functools.partial(table, grid=grid, opts=opts, **extra)
+    return _per_survey_partition(label, out_columns, table_of, data, id_col, t_col, y_col, w_col, assume_partitioned,
+                                 npartitions, read_parquet_kwargs)
+
+
+def _per_survey_partition(label, out_columns, table, data, id_col, t_col, y_col, w_col, assume_partitioned,
+                          npartitions, read_parquet_kwargs, w_name="w_col"):
+    """The frame (or Parquet plan) of `data` with each id in one partition,
+    and per partition the table of `out_columns` (dtypes) indexed by id that
+    ``table(ids, offsets, t, y, w, meta=)`` makes of its series, in a task
+    named `label`; `w_name` names the optional column's argument in errors."""
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
     if len({id_col, *columns}) != len(columns) + 1:
-        raise ValueError(f"id_col, t_col, y_col and w_col must name different columns, got {id_col!r}, "
+        raise ValueError(f"id_col, t_col, y_col and {w_name} must name different columns, got {id_col!r}, "
                          f"{t_col!r}, {y_col!r} and {w_col!r}")
     if npartitions is not None and (isinstance(npartitions, (bool, np.bool_))
                                     or not isinstance(npartitions, (int, np.integer)) or npartitions < 1):
@@ -485,7 +509,7 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
         source = _partitioned_by_id(source, id_col, id_is_index, bool(assume_partitioned), npartitions)
         index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
     meta = _empty_table(out_columns, pd.Index([], dtype=index_dtype, name=id_col))
-    table_of = functools.partial(table, meta=meta, grid=grid, opts=opts, **extra)
+    table_of = functools.partial(table, meta=meta)
     return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
 
 
@@ -756,6 +780,105 @@ def lombscargle_periodograms(
         "pgram-partition", pgram_columns, _pgram_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col,
         normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
+
+
+# The columns of a transit search's table: the samples, then the best
+# period's fields (astropy's names).
+_BLS_COLUMNS = {"n": np.int64, "period": np.float64, **dict.fromkeys(_ts._BLS_FIELDS, np.float64)}
+
+
+def _bls_table(ids, offsets, t, y, dy, *, meta, period, duration, objective, oversample, backend):
+    """Each series' best period of one batched search: the first period of
+    the highest power, and NaN fields (power -inf) where no period has a box."""
+    # A partition's columns may arrive unaligned (buffers unpickled from
+    # another worker): bls_batch takes aligned arrays, copied where needed.
+    t, y = np.require(t, requirements="A"), np.require(y, requirements="A")
+    dy = None if dy is None else np.require(dy, requirements="A")
+    with _series_named_by_id(ids), _calls(backend, best=False):
+        got = _ts.bls_batch(t, y, period, duration, dy=dy, offsets=offsets, objective=objective,
+                            oversample=oversample, backend=backend)
+    rows = np.arange(len(ids))
+    best = np.argmax(got.power, axis=1)
+    power = got.power[rows, best]
+    found = np.isfinite(power)
+    columns = {"n": np.diff(offsets).astype(np.int64),
+               "period": np.where(found, got.period[best].astype(np.float64), np.nan)}
+    for name in _ts._BLS_FIELDS:
+        columns[name] = got[name][rows, best].astype(np.float64)
+    return pd.DataFrame(columns, index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
+
+
+def bls(
+    data: Any,
+    period: Any,
+    duration: Any,
+    *,
+    objective: str = "likelihood",
+    oversample: int = 10,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    dy_col: Optional[str] = None,
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The box least squares transit search of every series of a survey
+    table: each series' best trial period and its box.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
+        One row per sample: series id, time, value and optionally its
+        uncertainty, read as in :func:`lombscargle_peaks`.
+    period, duration : float or 1-D array
+        Trial periods and transit durations, in units of t, the same for
+        every series (finite, positive, every duration shorter than every
+        period); checked here, before any partition runs.
+    objective, oversample
+        As in :meth:`kernpack.timeseries.BoxLeastSquares.power`
+        ('likelihood' or 'snr'; phase bins per shortest duration).
+    id_col, t_col, y_col, dy_col : str, optional
+        Column names; `dy_col` None: every weight is 1, else weights
+        ``1 / dy**2``.
+    backend, assume_partitioned, npartitions, read_parquet_kwargs
+        As in :func:`lombscargle_peaks`.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (as :func:`lombscargle_peaks`), with columns ``n``
+        (samples, int64) and, at the period of the highest power (the first
+        of equal ones), ``period``, ``power``, ``depth``, ``depth_err``,
+        ``duration``, ``transit_time``, ``depth_snr`` and ``log_likelihood``
+        (float64). A series without a box at any period (no samples both in
+        and out of transit with a depth >= 0) has power -inf and NaN
+        elsewhere, period included.
+
+    Notes
+    -----
+    Each partition is one :func:`kernpack.timeseries.bls_batch` call (on the
+    GPU, one launch) on its series in (id, t, y, dy) order, so the fields
+    equal that call's on the series so sorted, bitwise; float32 when the
+    time, value and uncertainty columns are all float32 (then widened to
+    float64 exactly), else float64. A partition without rows gives an empty
+    table. The whole call's results of a partition, ``nseries x nperiods``
+    values per field, are held on the host until its best periods are taken:
+    size partitions accordingly. A GPU worker runs one such call at a time,
+    alone on its GPU (as whole periodograms are); a CPU worker one at a time.
+    """
+    objective, oversample = _ts._bls_options(objective, oversample)
+    # The grid checked once, on the client (one sample, on the CPU).
+    empty = np.empty(0)
+    _ts.bls_batch(empty, empty, period, duration, offsets=np.zeros(1, np.intp), objective=objective,
+                  oversample=oversample, backend="cpu")
+    backend = None if backend is None else _context._check(backend)
+    # As given: each partition's call casts them to its series' precision, as bls_batch does.
+    table_of = functools.partial(_bls_table, period=np.asarray(period), duration=np.asarray(duration),
+                                 objective=objective, oversample=oversample, backend=backend)
+    return _per_survey_partition("bls-partition", _BLS_COLUMNS, table_of, data, id_col, t_col, y_col, dy_col,
+                                 assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col")
 
 
 # --------------------------------------------------------------------------
