@@ -14,7 +14,7 @@ pub use crate::params::lombscargle_chi2::Chi2Series as BlsSeries;
 
 use super::exec::{CpuRun, Operation, Split};
 use super::lombscargle::batch::check_series_offsets;
-use super::lombscargle::check_finite;
+use super::lombscargle::chi2::check_measured;
 use super::multi::{self, bls::BlsJob, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
 use crate::error::{Error, Result};
@@ -26,35 +26,9 @@ use crate::params::bls::{result_fields, BlsGrid, BlsPrepared, BoxCounts};
 /// values, dy > 0, weighted sums within f64's range, a time span of at most
 /// [`crate::params::bls::MAX_SPAN_BINS`] phase bins of `grid`) and prepared.
 fn prepare<T: Float>(series: &BlsSeries<'_, T>, grid: &BlsGrid) -> Result<BlsPrepared> {
-    let n = series.t.len();
-    if n == 0 {
-        return Err(Error::invalid(
-            "t is empty: a series needs at least one sample",
-        ));
-    }
-    if series.y.len() != n || series.dy.is_some_and(|dy| dy.len() != n) {
-        return Err(Error::invalid(format!(
-            "t, y and dy differ in length: {n}, {} and {}",
-            series.y.len(),
-            series.dy.map_or(n, <[T]>::len)
-        )));
-    }
-    check_finite("t", series.t)?;
-    check_finite("y", series.y)?;
+    check_measured(series)?;
     let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-    let dy = match series.dy {
-        Some(dy) => {
-            check_finite("dy", dy)?;
-            if let Some(i) = dy.iter().position(|v| v.to_f64() <= 0.0) {
-                return Err(Error::invalid(format!(
-                    "dy[{i}] = {} is not positive",
-                    dy[i]
-                )));
-            }
-            Some(f64s(dy))
-        }
-        None => None,
-    };
+    let dy = series.dy.map(f64s);
     BlsPrepared::of(&f64s(series.t), &f64s(series.y), dy.as_deref(), grid)
 }
 

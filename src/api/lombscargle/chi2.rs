@@ -30,31 +30,10 @@ pub fn check_series<T: Float>(
     series: &Chi2Series<'_, T>,
     opts: &Chi2Options,
 ) -> Result<Chi2Prepared> {
-    let n = series.t.len();
-    if n == 0 {
-        return Err(Error::invalid(
-            "t is empty: a series needs at least one sample",
-        ));
-    }
-    if series.y.len() != n || series.dy.is_some_and(|dy| dy.len() != n) {
-        return Err(Error::invalid(format!(
-            "t, y and dy differ in length: {n}, {} and {}",
-            series.y.len(),
-            series.dy.map_or(n, <[T]>::len)
-        )));
-    }
-    check_finite("t", series.t)?;
-    check_finite("y", series.y)?;
+    check_measured(series)?;
     let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
     let dy: Option<Vec<f64>> = match series.dy {
         Some(dy) => {
-            check_finite("dy", dy)?;
-            if let Some(i) = dy.iter().position(|v| v.to_f64() <= 0.0) {
-                return Err(Error::invalid(format!(
-                    "dy[{i}] = {} is not positive",
-                    dy[i]
-                )));
-            }
             let dy: Vec<f64> = dy.iter().map(|v| v.to_f64()).collect();
             let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
             if !(sum.is_finite() && (1.0 / sum).is_finite()) {
@@ -82,6 +61,36 @@ pub fn check_series<T: Float>(
         }
     }
     Ok(prep)
+}
+
+/// The checks every series with uncertainties takes: at least one sample,
+/// t, y and dy of one length, finite values, dy > 0.
+pub(crate) fn check_measured<T: Float>(series: &Chi2Series<'_, T>) -> Result<()> {
+    let n = series.t.len();
+    if n == 0 {
+        return Err(Error::invalid(
+            "t is empty: a series needs at least one sample",
+        ));
+    }
+    if series.y.len() != n || series.dy.is_some_and(|dy| dy.len() != n) {
+        return Err(Error::invalid(format!(
+            "t, y and dy differ in length: {n}, {} and {}",
+            series.y.len(),
+            series.dy.map_or(n, <[T]>::len)
+        )));
+    }
+    check_finite("t", series.t)?;
+    check_finite("y", series.y)?;
+    if let Some(dy) = series.dy {
+        check_finite("dy", dy)?;
+        if let Some(i) = dy.iter().position(|v| v.to_f64() <= 0.0) {
+            return Err(Error::invalid(format!(
+                "dy[{i}] = {} is not positive",
+                dy[i]
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn normalization_name(n: Chi2Normalization) -> &'static str {
