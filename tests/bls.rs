@@ -286,6 +286,20 @@ fn bad_input_is_a_clear_error() {
         kp.bls(&s.with_dy(&[1.0, 0.0, 1.0]), &[1.0], &[0.1], &o),
         "dy[1]",
     );
+    // A time span whose phases f64 cannot resolve to a bin.
+    let wide = BlsSeries::new(&[0.0, 1e300], &[1.0, 2.0]);
+    invalid(kp.bls(&wide, &[1.0], &[0.1], &o), "phase bins");
+    // Weighted values past f64's range: every sum would be lost.
+    let times: Vec<f64> = (0..1000).map(|i| i as f64 * 0.01).collect();
+    let mut huge = vec![0.0; 1000];
+    huge[0] = 1.5e308;
+    let huge = BlsSeries::new(&times, &huge);
+    invalid(kp.bls(&huge, &[1.0], &[0.1], &o), "past f64's range");
+    // Subnormal values (a fuzzer's case): searched, not a panic.
+    let tiny: Vec<f64> = (0..1000).map(|i| (i % 7) as f64 * 1e-310).collect();
+    let tiny = BlsSeries::new(&times, &tiny);
+    let res = kp.bls(&tiny, &[1.0, 1.3], &[0.1], &o).unwrap();
+    assert!(res.power.iter().all(|p| *p >= 0.0), "{:?}", res.power);
     let batch = BlsBatch {
         t: &t,
         y: &y,

@@ -268,10 +268,11 @@ impl FixedPoint {
         if total_abs.is_nan() || total_abs <= 0.0 {
             return FixedPoint { unit: 1.0 };
         }
-        // 2^e >= total_abs; unit = 2^(e - 61).
+        // 2^(e - 1) >= total_abs; unit = 2^(e - 61), or the least subnormal
+        // when that is smaller (tiny values: their counts stay below 2^60).
         let e = total_abs.log2().ceil() as i32 + 1;
         FixedPoint {
-            unit: 2f64.powi(e - 61),
+            unit: power_of_two(e - 61),
         }
     }
     #[inline]
@@ -281,6 +282,16 @@ impl FixedPoint {
     #[inline]
     pub fn value(&self, count: i64) -> f64 {
         count as f64 * self.unit
+    }
+}
+
+/// 2^k exactly, clamped to f64's least subnormal (2^-1074) below it and its
+/// largest power of two above (`powi` would underflow through 1 / 2^-k).
+fn power_of_two(k: i32) -> f64 {
+    match k {
+        k if k < -1074 => f64::from_bits(1),
+        k if k < -1022 => f64::from_bits(1u64 << (k + 1074)),
+        k => f64::from_bits(((k.min(1023) + 1023) as u64) << 52),
     }
 }
 
@@ -462,5 +473,37 @@ impl<T: crate::float::Float> BlsResults<T> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod fixed_point_tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two_are_exact_down_to_the_least_subnormal() {
+        for k in [-1100, -1074, -1073, -1030, -1022, -60, 0, 1, 61, 1023, 1100] {
+            let want = if k < -1074 {
+                f64::from_bits(1)
+            } else {
+                (k.min(1023) as f64).exp2()
+            };
+            assert_eq!(power_of_two(k), want, "2^{k}");
+        }
+    }
+
+    /// Totals from subnormal to huge: every count fits, and the counts sum
+    /// without overflow (the fuzzer's case: tiny values once gave a zero
+    /// unit and saturated counts).
+    #[test]
+    fn counts_fit_for_any_total() {
+        for total in [5e-324, 1e-320, 1e-310, 1e-300, 1.0, 1e300, 1.7e308] {
+            let fp = FixedPoint::for_total(total);
+            assert!(fp.unit > 0.0 && fp.unit.is_finite(), "{total:e}");
+            let parts = [total * 0.25, total * 0.5, total * 0.25];
+            let counts: Vec<i64> = parts.iter().map(|&v| fp.count(v)).collect();
+            let sum = counts.iter().try_fold(0i64, |a, &c| a.checked_add(c));
+            assert!(sum.is_some_and(|s| s <= 1 << 61), "{total:e}: {counts:?}");
+        }
     }
 }
