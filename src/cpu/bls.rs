@@ -57,6 +57,31 @@ pub(crate) fn best_boxes(
     out
 }
 
+/// Adds every sample of `prep` to the bins it is placed in at `period`
+/// (`wy`, `w`: one value per bin) and marks those bins in `occupied`.
+/// Compiled for the SIMD targets, where the fold's `floor` is one rounding
+/// instruction rather than a call (a fifth of the time on long series).
+#[macro_rules_attribute::apply(simd_targets!)]
+fn place_samples(
+    prep: &BlsPrepared,
+    grid: &BlsGrid,
+    period: f64,
+    bins: i64,
+    wy: &mut [i64],
+    w: &mut [i64],
+    occupied: &mut [u64],
+) {
+    for i in 0..prep.dt.len() {
+        let b = grid.phase_bin(prep.dt[i], period);
+        for p in grid.placements(b, bins).into_iter().flatten() {
+            let p = p as usize;
+            wy[p] += prep.wy[i];
+            w[p] += prep.w[i];
+            occupied[p / 64] |= 1 << (p % 64);
+        }
+    }
+}
+
 /// Buffers reused from period to period by one thread.
 #[derive(Default)]
 struct Scratch {
@@ -141,15 +166,7 @@ impl Scratch {
         let (occupied, starts) = (&mut self.occupied, &mut self.starts);
         occupied.clear();
         occupied.resize(words, 0);
-        for i in 0..prep.dt.len() {
-            let b = grid.phase_bin(prep.dt[i], period);
-            for p in grid.placements(b, bins).into_iter().flatten() {
-                let p = p as usize;
-                wy[p] += prep.wy[i];
-                w[p] += prep.w[i];
-                occupied[p / 64] |= 1 << (p % 64);
-            }
-        }
+        place_samples(prep, grid, period, bins, wy, w, occupied);
         for b in 1..len {
             wy[b] += wy[b - 1];
             w[b] += w[b - 1];

@@ -115,6 +115,7 @@ impl BlsGrid {
 
     /// The 1-based phase bin of a sample `dt = t - min(t)` after its time
     /// origin: `trunc(wrap(dt, period) / bin) + 1`, rounded as astropy does.
+    #[inline]
     pub fn phase_bin(&self, dt: f64, period: f64) -> i64 {
         let x = dt - period * (dt / period).floor();
         (x / self.bin) as i64 + 1
@@ -124,6 +125,7 @@ impl BlsGrid {
     /// `bins` values: its own bin, plus a copy at `bins - oversample + b - 1`
     /// for the first `oversample` bins; nothing for the bins those copies
     /// replace. At most two positions, in increasing order.
+    #[inline]
     pub fn placements(&self, b: i64, bins: i64) -> [Option<i64>; 2] {
         let first_copy = bins - self.oversample;
         if b <= self.oversample {
