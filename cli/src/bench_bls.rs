@@ -162,11 +162,7 @@ fn kernel_median<T: Float>(
     let dt: Vec<f64> = preps.iter().flat_map(|p| p.dt.clone()).collect();
     let wy: Vec<i64> = preps.iter().flat_map(|p| p.wy.clone()).collect();
     let w: Vec<i64> = preps.iter().flat_map(|p| p.w.clone()).collect();
-    let totals: Vec<i64> = preps.iter().flat_map(|p| [p.wy_all, p.w_all]).collect();
-    let units: Vec<f64> = preps
-        .iter()
-        .flat_map(|p| [p.wy_unit.unit, p.w_unit.unit])
-        .collect();
+    let (totals, units) = BlsPrepared::series_stats(&preps);
     let gpu = Gpu::get(0)?;
     let stream = gpu.stream();
     let d = (

@@ -161,11 +161,7 @@ pub(crate) fn search(
     };
     let dt: Vec<f64> = preps.iter().flat_map(|p| p.dt.iter().copied()).collect();
     let (wy, w) = (cat(&|p| &p.wy), cat(&|p| &p.w));
-    let totals: Vec<i64> = preps.iter().flat_map(|p| [p.wy_all, p.w_all]).collect();
-    let units: Vec<f64> = preps
-        .iter()
-        .flat_map(|p| [p.wy_unit.unit, p.w_unit.unit])
-        .collect();
+    let (totals, units) = BlsPrepared::series_stats(preps);
     let (d_offsets, d_dt, d_wy, d_w) = (
         gpu.upload(&offsets)?,
         gpu.upload(&dt)?,
@@ -199,14 +195,5 @@ pub(crate) fn search(
     };
     // SAFETY: buffers just allocated on this GPU, of the lengths the call names.
     unsafe { gpu.launch_fresh(g.with(call), ()) }?;
-    Ok(gpu
-        .download(&out)?
-        .chunks_exact(4)
-        .map(|c| BoxCounts {
-            duration: c[0],
-            start: c[1],
-            wy_in: c[2],
-            w_in: c[3],
-        })
-        .collect())
+    Ok(BoxCounts::from_raw(&gpu.download(&out)?))
 }

@@ -234,6 +234,18 @@ pub struct BoxCounts {
 }
 
 impl BoxCounts {
+    /// Boxes from the kernel's output: four i64 per box, in field order.
+    pub fn from_raw(raw: &[i64]) -> Vec<BoxCounts> {
+        raw.chunks_exact(4)
+            .map(|c| BoxCounts {
+                duration: c[0],
+                start: c[1],
+                wy_in: c[2],
+                w_in: c[3],
+            })
+            .collect()
+    }
+
     /// The box in f64 sums, or None for no box.
     pub fn best(&self, prep: &BlsPrepared, objective: BlsObjective) -> Option<BestBox> {
         let duration = usize::try_from(self.duration).ok()?;
@@ -355,6 +367,17 @@ impl BlsPrepared {
             wy_unit,
             w_unit,
         })
+    }
+
+    /// What the kernel takes per series of `preps`: the totals (`wy_all`,
+    /// `w_all`) and the units (`wy_unit`, `w_unit`), two values per series.
+    pub fn series_stats(preps: &[BlsPrepared]) -> (Vec<i64>, Vec<f64>) {
+        let totals = preps.iter().flat_map(|p| [p.wy_all, p.w_all]).collect();
+        let units = preps
+            .iter()
+            .flat_map(|p| [p.wy_unit.unit, p.w_unit.unit])
+            .collect();
+        (totals, units)
     }
 
     /// The sums in and out of a box holding `wy_in` and `w_in` units, in

@@ -109,11 +109,7 @@ impl ChunkJob for BlsJob<'_> {
         }
         put_offsets(host, lay.offsets, &self.offsets[r.start..=r.end]);
         let preps = &self.preps[r.clone()];
-        let totals: Vec<i64> = preps.iter().flat_map(|p| [p.wy_all, p.w_all]).collect();
-        let units: Vec<f64> = preps
-            .iter()
-            .flat_map(|p| [p.wy_unit.unit, p.w_unit.unit])
-            .collect();
+        let (totals, units) = BlsPrepared::series_stats(preps);
         put(host, lay.totals, &totals);
         put(host, lay.units, &units);
         put(host, lay.periods, self.periods);
@@ -202,15 +198,7 @@ pub(crate) fn bls_batch<T: Float>(
     let threads = (crate::cpu::threads() / plans.len().max(1)).max(1);
     let profiles = exec.run(&job, &plans, slots, |out, r, _, lay, host| {
         let raw = get::<i64>(host, lay.out, 4 * r.len() * np);
-        let boxes: Vec<BoxCounts> = raw
-            .chunks_exact(4)
-            .map(|c| BoxCounts {
-                duration: c[0],
-                start: c[1],
-                wy_in: c[2],
-                w_in: c[3],
-            })
-            .collect();
+        let boxes = BoxCounts::from_raw(raw);
         out.extend(results_of_boxes(
             threads,
             &preps[r.clone()],
