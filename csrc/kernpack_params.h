@@ -223,4 +223,19 @@ typedef struct kp_bls_params {
     int32_t unused;
 } kp_bls_params;
 
+/* ---- csrc/phasefold.cu: a PDM or conditional-entropy fold ---- */
+typedef struct kp_phasefold_params {
+    int64_t nseries;
+    int64_t nf;            /* frequencies */
+    int64_t cells;         /* accumulators per thread: PDM 2 x phase_bins, CE phase_bins x mag_bins */
+    int32_t cell_bytes;    /* 8 (PDM, f64 sums) or 4 (CE, u32 counts) */
+    int32_t statistic;     /* 0 PDM, 1 conditional entropy */
+    int32_t phase_bins;
+    int32_t mag_bins;      /* CE */
+    int32_t phase_overlap; /* CE */
+    int32_t mag_overlap;   /* CE */
+    int32_t in_shared;     /* 1: accumulators in dynamic shared memory; 0: in scratch */
+    int32_t unused;
+} kp_phasefold_params;
+
 #endif

@@ -390,6 +390,69 @@ fn chunked_bls_batch_equals_unchunked() {
     check_bls::<f32>(&small, &gpu, &d, "BLS f32, 2 MiB limit");
 }
 
+/// PDM and conditional entropy of `d` through `multi` against one piece on
+/// `reference`, bit for bit; each GPU's profiles.
+fn check_fold<T: Float>(
+    multi: &MultiGpu,
+    reference: &Arc<Gpu>,
+    d: &Ragged,
+    what: &str,
+) -> Vec<GpuProfile> {
+    use kernpack::api::phasefold::{
+        CeOptions, FoldBatch, FoldFreqs, PdmOptions, PhaseFoldBatch, Statistic,
+    };
+    let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
+    let batch = FoldBatch {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+        offsets: &d.offsets,
+    };
+    let freqs = FoldFreqs::Uniform(UniformGrid::new(0.05, 0.0137, 700));
+    let ce = CeOptions {
+        phase_overlap: 1,
+        mag_overlap: 1,
+        ..CeOptions::default()
+    };
+    let mut all = Vec::new();
+    for statistic in [
+        Statistic::Pdm(PdmOptions { bins: 12 }),
+        Statistic::ConditionalEntropy(ce),
+    ] {
+        let op = PhaseFoldBatch {
+            batch,
+            freqs,
+            statistic,
+        };
+        let want = in_one_piece(reference, op).unwrap();
+        let (got, profiles) = match statistic {
+            Statistic::Pdm(o) => multi.pdm_batch_profiled(&batch, &freqs, &o),
+            Statistic::ConditionalEntropy(o) => {
+                multi.conditional_entropy_batch_profiled(&batch, &freqs, &o)
+            }
+        }
+        .unwrap();
+        let flat = |r: &[Vec<T>]| -> Vec<u64> { r.iter().flat_map(|v| bits(v)).collect() };
+        assert_same_bits(&flat(&got), &flat(&want), what);
+        all.extend(profiles);
+    }
+    all
+}
+
+#[test]
+fn chunked_phase_folds_equal_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_phase_folds_equal_unchunked") else {
+        return;
+    };
+    let d = ragged(400, 20, 300, 5);
+    check_fold::<f64>(&multi, &gpu, &d, "folds, default limit");
+    let small = multi.clone().with_max_device_bytes(1 << 20);
+    let profiles = check_fold::<f64>(&small, &gpu, &d, "folds, 1 MiB limit");
+    assert!(chunks(&profiles) >= 4, "{:?}", profiles[0].plan.chunks);
+    assert_within_limit(&profiles);
+    check_fold::<f32>(&small, &gpu, &d, "folds f32, 1 MiB limit");
+}
+
 #[test]
 fn chunked_ensembles_equal_unchunked() {
     let Some((gpu, multi)) = one_gpu("chunked_ensembles_equal_unchunked") else {
@@ -551,6 +614,19 @@ fn two_gpus_bls_batch_equals_one_gpu() {
     assert!(profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()));
     let small = all.clone().with_max_device_bytes(2 << 20);
     check_bls::<f32>(&small, &gpu0, &d, "BLS f32, all GPUs, 2 MiB");
+}
+
+#[test]
+fn two_gpus_phase_folds_equal_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_phase_folds_equal_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let d = ragged(600, 20, 300, 13);
+    let profiles = check_fold::<f64>(&all, &gpu0, &d, "folds, all GPUs");
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()));
+    let small = all.clone().with_max_device_bytes(1 << 20);
+    check_fold::<f32>(&small, &gpu0, &d, "folds f32, all GPUs, 1 MiB");
 }
 
 #[test]

@@ -53,6 +53,7 @@ pub mod lombscargle;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod multi;
+pub mod phasefold;
 pub mod rank;
 pub mod reduce;
 pub mod reduce_batched;

@@ -32,6 +32,7 @@ pub(crate) mod lorenz;
 pub(crate) mod lorenz05;
 pub(crate) mod lorenz63;
 pub(crate) mod parallel;
+pub(crate) mod phasefold;
 pub(crate) mod rank;
 pub(crate) mod reduce;
 pub(crate) mod stencil;

@@ -495,3 +495,60 @@ const _: () = {
         "Offset of field: kp_bls_params::unused",
     ][::std::mem::offset_of!(kp_bls_params, unused) - 28usize];
 };
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct kp_phasefold_params {
+    pub nseries: i64,
+    pub nf: i64,
+    pub cells: i64,
+    pub cell_bytes: i32,
+    pub statistic: i32,
+    pub phase_bins: i32,
+    pub mag_bins: i32,
+    pub phase_overlap: i32,
+    pub mag_overlap: i32,
+    pub in_shared: i32,
+    pub unused: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of kp_phasefold_params",
+    ][::std::mem::size_of::<kp_phasefold_params>() - 56usize];
+    [
+        "Alignment of kp_phasefold_params",
+    ][::std::mem::align_of::<kp_phasefold_params>() - 8usize];
+    [
+        "Offset of field: kp_phasefold_params::nseries",
+    ][::std::mem::offset_of!(kp_phasefold_params, nseries) - 0usize];
+    [
+        "Offset of field: kp_phasefold_params::nf",
+    ][::std::mem::offset_of!(kp_phasefold_params, nf) - 8usize];
+    [
+        "Offset of field: kp_phasefold_params::cells",
+    ][::std::mem::offset_of!(kp_phasefold_params, cells) - 16usize];
+    [
+        "Offset of field: kp_phasefold_params::cell_bytes",
+    ][::std::mem::offset_of!(kp_phasefold_params, cell_bytes) - 24usize];
+    [
+        "Offset of field: kp_phasefold_params::statistic",
+    ][::std::mem::offset_of!(kp_phasefold_params, statistic) - 28usize];
+    [
+        "Offset of field: kp_phasefold_params::phase_bins",
+    ][::std::mem::offset_of!(kp_phasefold_params, phase_bins) - 32usize];
+    [
+        "Offset of field: kp_phasefold_params::mag_bins",
+    ][::std::mem::offset_of!(kp_phasefold_params, mag_bins) - 36usize];
+    [
+        "Offset of field: kp_phasefold_params::phase_overlap",
+    ][::std::mem::offset_of!(kp_phasefold_params, phase_overlap) - 40usize];
+    [
+        "Offset of field: kp_phasefold_params::mag_overlap",
+    ][::std::mem::offset_of!(kp_phasefold_params, mag_overlap) - 44usize];
+    [
+        "Offset of field: kp_phasefold_params::in_shared",
+    ][::std::mem::offset_of!(kp_phasefold_params, in_shared) - 48usize];
+    [
+        "Offset of field: kp_phasefold_params::unused",
+    ][::std::mem::offset_of!(kp_phasefold_params, unused) - 52usize];
+};

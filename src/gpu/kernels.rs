@@ -13,7 +13,7 @@ use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
 use super::{
     BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
-    RankParams, UniformParams,
+    PhasefoldParams, RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -111,6 +111,29 @@ pub(crate) type BlsBinned = KernelFn<(
 /// dynamic shared memory or in global scratch.
 pub(crate) fn bls_binned() -> BlsBinned {
     KernelFn::new("bls_binned")
+}
+
+// ---- csrc/phasefold.cu ----
+
+/// The phase-folding kernel's parameters (eleven).
+pub(crate) type Phasefold = KernelFn<(
+    PhasefoldParams, // p
+    In<i64>,         // offsets
+    In<f64>,         // dt
+    In<f64>,         // wy (PDM; NULL for CE)
+    In<f64>,         // w (PDM; NULL for CE)
+    In<i32>,         // mag (CE; NULL for PDM)
+    In<f64>,         // scale
+    In<f64>,         // freqs
+    In<f64>,         // nlogn (CE; NULL for PDM)
+    Out<u8>,         // scratch (NULL: the accumulators in dynamic shared memory)
+    Out<f64>,        // out
+)>;
+
+/// `phasefold(...)`: PDM or conditional entropy, one thread per (series,
+/// frequency), the accumulators in dynamic shared memory or in scratch.
+pub(crate) fn phasefold() -> Phasefold {
+    KernelFn::new("phasefold")
 }
 
 // ---- csrc/lombscargle_chi2.cu ----
@@ -455,9 +478,10 @@ pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J
 
 /// The kernels that take dynamic shared memory: [`super::Gpu`] allows each the
 /// device's opt-in maximum once, when it loads them.
-pub(crate) fn dynamic_shared() -> [&'static str; 7] {
+pub(crate) fn dynamic_shared() -> [&'static str; 8] {
     [
         bls_binned().name(),
+        phasefold().name(),
         lorenz05::<f32>().name(),
         lorenz05::<f64>().name(),
         uniform_int(true).name(),
@@ -585,6 +609,7 @@ mod tests {
     pub(crate) fn declared() -> Vec<(&'static str, Vec<Param>)> {
         let mut all = vec![
             params(bls_binned()),
+            params(phasefold()),
             params(reduce_final()),
             params(reduce_batched_plan()),
             params(reduce_batched_final()),

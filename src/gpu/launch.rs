@@ -10,7 +10,7 @@ use cudarc::driver::sys::CUdeviceptr;
 
 use super::{
     BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
-    RankParams, UniformParams,
+    PhasefoldParams, RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -56,6 +56,7 @@ by_value! {
     RankParams => "kp_rank_params",
     UniformParams => "kp_uniform_params",
     BlsParams => "kp_bls_params",
+    PhasefoldParams => "kp_phasefold_params",
 }
 
 // SAFETY: `kp::Weights<T, L>` of csrc/common.cuh is `struct { T w[L]; }`,

@@ -22,6 +22,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod phasefold;
 pub mod rank;
 pub mod reduce;
 pub mod stencil;
@@ -43,6 +44,7 @@ pub(crate) type CorrelateParams = c_params::kp_correlate_params;
 pub(crate) type RankParams = c_params::kp_rank_params;
 pub(crate) type UniformParams = c_params::kp_uniform_params;
 pub(crate) type BlsParams = c_params::kp_bls_params;
+pub(crate) type PhasefoldParams = c_params::kp_phasefold_params;
 
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -111,19 +111,19 @@ pub enum Chi2Freqs<'a, T> {
 }
 
 impl<T: Float> Chi2Freqs<'_, T> {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Chi2Freqs::Array(f) => f.len(),
             Chi2Freqs::Uniform(g) => g.nf,
         }
     }
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         match self {
             Chi2Freqs::Array(f) => check_finite("frequency", f),
             Chi2Freqs::Uniform(g) => g.validate_for::<T>(),
         }
     }
-    fn at(&self, k: usize) -> f64 {
+    pub(crate) fn at(&self, k: usize) -> f64 {
         match self {
             Chi2Freqs::Array(f) => f[k].to_f64(),
             Chi2Freqs::Uniform(g) => g.frequency(k),

@@ -151,6 +151,58 @@ mod tests {
         }
     }
 
+    /// PDM and conditional entropy in chunks over stand-in GPUs equal the
+    /// CPU backend's whole batch bit for bit.
+    #[test]
+    fn phase_fold_batch_split_and_chunked_equals_the_whole_batch() {
+        use crate::api::phasefold::{
+            CeOptions, FoldBatch, FoldFreqs, PdmOptions, PhaseFoldBatch, Statistic,
+        };
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let d = ragged(120, 3..60, 9);
+        let freqs: Vec<f32> = (0..37).map(|k| 0.05 + 0.031 * k as f32).collect();
+        let ce = CeOptions {
+            phase_overlap: 2,
+            ..CeOptions::default()
+        };
+        for statistic in [
+            Statistic::Pdm(PdmOptions::default()),
+            Statistic::ConditionalEntropy(ce),
+        ] {
+            let batch = FoldBatch {
+                t: &d.t,
+                y: &d.y,
+                dy: Some(d.w.as_slice()),
+                offsets: &d.offsets,
+            };
+            let freqs = FoldFreqs::Array(&freqs);
+            let want = cpu.phase_fold_batch(&batch, &freqs, &statistic).unwrap();
+            let bits =
+                |r: &[Vec<f32>]| -> Vec<u32> { r.iter().flatten().map(|v| v.to_bits()).collect() };
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 24 << 10, 1 << 30),
+                (5, 1 << 30, 4000),
+            ] {
+                let op = PhaseFoldBatch {
+                    batch,
+                    freqs,
+                    statistic,
+                };
+                let (got, profiles) =
+                    super::super::phasefold::fold_batch(&exec(parts, limit, chunk), op).unwrap();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{parts} parts, limit {limit}, chunks of {chunk}"
+                );
+                let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
+                assert_eq!(covered, 120);
+            }
+        }
+    }
+
     /// The BLS search in chunks over stand-in GPUs equals the CPU backend's
     /// whole batch bit for bit (the emulation runs the CPU backend's boxes).
     #[test]

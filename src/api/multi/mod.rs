@@ -77,6 +77,7 @@ pub(crate) mod lombscargle;
 pub(crate) mod normalize;
 #[cfg(test)]
 mod one_gpu_as_two;
+pub(crate) mod phasefold;
 #[cfg(test)]
 mod test_data;
 

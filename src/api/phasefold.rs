@@ -1,0 +1,262 @@
+//! Phase-folding period searches ([`crate::params::phasefold`]): phase
+//! dispersion minimisation (PDM) and conditional entropy (CE) of one series
+//! or of every series of a ragged batch at each trial frequency, f32 and
+//! f64, on a frequency array or a uniform grid. One operation serves both
+//! statistics ([`Statistic`]); every backend bins each sample alike and adds
+//! in the same order, so the GPU gives the CPU backend's bits.
+use std::sync::Arc;
+
+pub use crate::api::lombscargle::chi2::{Chi2Batch as FoldBatch, Chi2Freqs as FoldFreqs};
+pub use crate::params::lombscargle::UniformGrid;
+/// One series: times, values and optional uncertainties `dy` (PDM's weights
+/// 1 / dy^2; CE does not use them).
+pub use crate::params::lombscargle_chi2::Chi2Series as FoldSeries;
+pub use crate::params::phasefold::{CeOptions, PdmOptions, Statistic, MAX_CE_CELLS, MAX_PDM_BINS};
+
+use super::exec::{CpuRun, Operation, Split};
+use super::lombscargle::batch::check_series_offsets;
+use super::lombscargle::chi2::check_measured;
+use super::multi::{self, phasefold::FoldJob, Exec, GpuProfile, MultiGpu};
+use super::{check_host_room, Kernpack};
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::Gpu;
+use crate::params::phasefold::{ce_max_count, FoldPrepared};
+
+/// The values of one series checked (lengths, at least one sample, finite
+/// values, dy > 0, sums within f64's range, CE counts within u32) and
+/// prepared for `statistic`.
+fn prepare<T: Float>(series: &FoldSeries<'_, T>, statistic: &Statistic) -> Result<FoldPrepared> {
+    check_measured(series)?;
+    if let Statistic::ConditionalEntropy(o) = statistic {
+        let counts = ce_max_count(series.t.len(), o).saturating_mul(o.phase_overlap + 1);
+        if counts > u32::MAX as usize {
+            return Err(Error::invalid(format!(
+                "{} samples with these overlaps exceed the u32 counts of a cell",
+                series.t.len()
+            )));
+        }
+    }
+    let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+    let dy = series.dy.map(f64s);
+    FoldPrepared::of(&f64s(series.t), &f64s(series.y), dy.as_deref(), statistic)
+}
+
+/// The frequencies of a call in f64: finite, non-negative, at least one.
+fn frequencies<T: Float>(freqs: &FoldFreqs<'_, T>) -> Result<Vec<f64>> {
+    freqs.validate()?;
+    let f: Vec<f64> = (0..freqs.len()).map(|k| freqs.at(k)).collect();
+    if f.is_empty() {
+        return Err(Error::invalid("no frequencies: at least one is needed"));
+    }
+    if let Some(k) = f.iter().position(|&v| v < 0.0) {
+        return Err(Error::invalid(format!(
+            "frequency[{k}] = {} is negative",
+            f[k]
+        )));
+    }
+    Ok(f)
+}
+
+/// The operation: the statistic of one series at each frequency
+/// ([`Kernpack::pdm`], [`Kernpack::conditional_entropy`] and their uniform-
+/// grid forms).
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseFold<'a, T> {
+    pub series: FoldSeries<'a, T>,
+    pub freqs: FoldFreqs<'a, T>,
+    pub statistic: Statistic,
+}
+
+impl<'a, T: Float> PhaseFold<'a, T> {
+    /// The same call as a batch of one series.
+    fn as_batch(&self, offsets: &'a [usize; 2]) -> PhaseFoldBatch<'a, T> {
+        PhaseFoldBatch {
+            batch: FoldBatch {
+                t: self.series.t,
+                y: self.series.y,
+                dy: self.series.dy,
+                offsets,
+            },
+            freqs: self.freqs,
+            statistic: self.statistic,
+        }
+    }
+}
+
+impl<T: Float> Operation for PhaseFold<'_, T> {
+    type Output = Vec<T>;
+
+    fn validate(&self) -> Result<()> {
+        self.statistic.validate()?;
+        frequencies(&self.freqs)?;
+        prepare(&self.series, &self.statistic)?;
+        check_host_room::<T>("the statistic", self.freqs.len())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
+        let offsets = [0, self.series.t.len()];
+        Ok(self.as_batch(&offsets).on_cpu(cpu)?.remove(0))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
+        let offsets = [0, self.series.t.len()];
+        Ok(self.as_batch(&offsets).on_gpu(gpu)?.remove(0))
+    }
+}
+
+/// The operation: the statistic of every series of a ragged batch at the
+/// same frequencies ([`Kernpack::pdm_batch`],
+/// [`Kernpack::conditional_entropy_batch`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseFoldBatch<'a, T> {
+    pub batch: FoldBatch<'a, T>,
+    pub freqs: FoldFreqs<'a, T>,
+    pub statistic: Statistic,
+}
+
+impl<T: Float> PhaseFoldBatch<'_, T> {
+    /// The frequencies and every series, checked and prepared.
+    pub(crate) fn prepared(&self) -> Result<(Vec<f64>, Vec<FoldPrepared>)> {
+        self.statistic.validate()?;
+        let freqs = frequencies(&self.freqs)?;
+        Ok((freqs, self.prepare()?))
+    }
+
+    /// Every series checked and prepared, errors naming the series.
+    fn prepare(&self) -> Result<Vec<FoldPrepared>> {
+        let (batch, n) = (&self.batch, self.batch.t.len());
+        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
+            return Err(Error::invalid(format!(
+                "t, y and dy of the batch differ in length: {n}, {} and {}",
+                batch.y.len(),
+                batch.dy.map_or(n, <[T]>::len)
+            )));
+        }
+        check_series_offsets(batch.offsets, n)?;
+        (0..batch.len())
+            .map(|s| {
+                prepare(&batch.series(s), &self.statistic).map_err(|e| match e {
+                    Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
+                    other => other,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Rows of `nf` values, series after series, as `T`.
+pub(crate) fn rows<T: Float>(values: &[f64], nf: usize) -> Vec<Vec<T>> {
+    values
+        .chunks(nf.max(1))
+        .map(|row| row.iter().map(|&v| T::from_f64(v)).collect())
+        .collect()
+}
+
+impl<T: Float> Operation for PhaseFoldBatch<'_, T> {
+    type Output = Vec<Vec<T>>;
+
+    fn validate(&self) -> Result<()> {
+        self.prepared()?;
+        let total = self
+            .freqs
+            .len()
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("frequencies x series overflows"))?;
+        check_host_room::<T>("the statistic", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<T>>> {
+        let (freqs, preps) = self.prepared()?;
+        let values =
+            crate::cpu::phasefold::fold(cpu.threads, cpu.progress, &preps, &freqs, &self.statistic);
+        Ok(rows(&values, freqs.len()))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<T>>> {
+        let (freqs, preps) = self.prepared()?;
+        let values = crate::gpu::phasefold::fold(gpu, &preps, &freqs, &self.statistic)?;
+        Ok(rows(&values, freqs.len()))
+    }
+
+    fn split(&self) -> Option<Split> {
+        // Sizes only: the arenas do not depend on the values.
+        let longest = multi::longest(self.batch.offsets);
+        let table_len = match self.statistic {
+            Statistic::ConditionalEntropy(o) => {
+                let n = self
+                    .batch
+                    .offsets
+                    .get(longest + 1)
+                    .map_or(0, |e| e - self.batch.offsets[longest]);
+                ce_max_count(n, &o) + 1
+            }
+            Statistic::Pdm(_) => 0,
+        };
+        let job = FoldJob {
+            offsets: self.batch.offsets,
+            preps: &[],
+            freqs: &vec![0.0; self.freqs.len()],
+            statistic: self.statistic,
+            nlogn: &vec![0.0; table_len],
+        };
+        multi::split_of(&job, self.batch.len(), longest)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        multi::phasefold::fold_batch(&Exec::Gpus(gpus), self)
+    }
+}
+
+impl Kernpack {
+    facade! {
+        /// Phase dispersion minimisation: PDM's theta of `series` at each of
+        /// `freqs` (cycles per unit of `t`), in [0, 1], lower at a better
+        /// period.
+        fn pdm(series: &FoldSeries<'_, T>, freqs: &[T], opts: &PdmOptions) -> Vec<T>
+            = PhaseFold { series: *series, freqs: FoldFreqs::Array(freqs), statistic: Statistic::Pdm(*opts) };
+
+        /// As [`Kernpack::pdm`], on the uniform grid `f0 + k df`.
+        fn pdm_uniform(series: &FoldSeries<'_, T>, grid: &UniformGrid, opts: &PdmOptions) -> Vec<T>
+            = PhaseFold { series: *series, freqs: FoldFreqs::Uniform(*grid), statistic: Statistic::Pdm(*opts) };
+
+        /// PDM's theta of every series of `batch` at the same frequencies, on
+        /// the GPU in one launch or on the CPU: one row per series.
+        fn pdm_batch(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &PdmOptions) -> Vec<Vec<T>>
+            = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: Statistic::Pdm(*opts) };
+
+        /// The conditional entropy of `series` at each of `freqs` (cycles per
+        /// unit of `t`), lower at a better period.
+        fn conditional_entropy(series: &FoldSeries<'_, T>, freqs: &[T], opts: &CeOptions) -> Vec<T>
+            = PhaseFold { series: *series, freqs: FoldFreqs::Array(freqs), statistic: Statistic::ConditionalEntropy(*opts) };
+
+        /// As [`Kernpack::conditional_entropy`], on the uniform grid `f0 + k df`.
+        fn conditional_entropy_uniform(series: &FoldSeries<'_, T>, grid: &UniformGrid, opts: &CeOptions) -> Vec<T>
+            = PhaseFold { series: *series, freqs: FoldFreqs::Uniform(*grid), statistic: Statistic::ConditionalEntropy(*opts) };
+
+        /// The conditional entropy of every series of `batch` at the same
+        /// frequencies: one row per series.
+        fn conditional_entropy_batch(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &CeOptions) -> Vec<Vec<T>>
+            = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: Statistic::ConditionalEntropy(*opts) };
+
+        /// Either statistic of every series of `batch`: the one dispatch
+        /// behind [`Kernpack::pdm_batch`] and
+        /// [`Kernpack::conditional_entropy_batch`].
+        fn phase_fold_batch(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, statistic: &Statistic) -> Vec<Vec<T>>
+            = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: *statistic };
+    }
+}
+
+impl MultiGpu {
+    facade! {
+        /// PDM of every series of `batch` on every GPU of this handle, in
+        /// chunks of series: bitwise what [`Kernpack::pdm_batch`] gives.
+        fn pdm_batch / pdm_batch_profiled(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &PdmOptions) -> Vec<Vec<T>>
+            = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: Statistic::Pdm(*opts) };
+
+        /// Conditional entropy of every series of `batch` on every GPU of
+        /// this handle, in chunks of series.
+        fn conditional_entropy_batch / conditional_entropy_batch_profiled(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &CeOptions) -> Vec<Vec<T>>
+            = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: Statistic::ConditionalEntropy(*opts) };
+    }
+}
