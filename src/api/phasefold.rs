@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 pub use crate::api::lombscargle::chi2::{Chi2Batch as FoldBatch, Chi2Freqs as FoldFreqs};
+pub use crate::gpu::phasefold::FoldOnDevice;
 pub use crate::params::lombscargle::UniformGrid;
 /// One series: times, values and optional uncertainties `dy` (PDM's weights
 /// 1 / dy^2; CE does not use them).
