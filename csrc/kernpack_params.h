@@ -235,7 +235,7 @@ typedef struct kp_phasefold_params {
     int32_t phase_overlap; /* CE */
     int32_t mag_overlap;   /* CE */
     int32_t in_shared;     /* 1: accumulators in dynamic shared memory; 0: in scratch */
-    int32_t unused;
+    int32_t out_f32;       /* 1: out holds float, 0: double */
 } kp_phasefold_params;
 
 #endif

@@ -47,7 +47,7 @@ __device__ void fold(const kp_phasefold_params& p, const int64_t* __restrict__ o
                      const double* __restrict__ w, const int* __restrict__ mag,
                      const double* __restrict__ scale, const double* __restrict__ freqs,
                      const double* __restrict__ nlogn, void* cells_base, Staged st,
-                     double* __restrict__ out) {
+                     unsigned char* __restrict__ out) {
     const int T = blockDim.x, tid = threadIdx.x;
     const int64_t tiles = (p.nf + T - 1) / T;
     const int bins = p.phase_bins, nm = p.mag_bins;
@@ -122,7 +122,10 @@ __device__ void fold(const kp_phasefold_params& p, const int64_t* __restrict__ o
             }
             value = __ddiv_rn(acc, (double)total);
         }
-        out[s * p.nf + k] = value;
+        if (p.out_f32)
+            ((float*)out)[s * p.nf + k] = (float)value;
+        else
+            ((double*)out)[s * p.nf + k] = value;
     }
 }
 
@@ -131,7 +134,8 @@ __device__ void fold(const kp_phasefold_params& p, const int64_t* __restrict__ o
 
 // The statistic (p.statistic: 0 PDM, 1 CE) of series s (samples offsets[s]
 // .. offsets[s + 1] of dt, and of wy and w for PDM or mag for CE; scale[s])
-// at each frequency of freqs, into out[s * nf + k]. nlogn: k ln k for CE's
+// at each frequency of freqs, into out[s * nf + k] (float when p.out_f32,
+// else double: the value rounded once). nlogn: k ln k for CE's
 // counts (NULL for PDM). Dynamic shared memory: the staging (CHUNK samples)
 // and, when p.in_shared, the accumulators of blockDim.x threads; otherwise
 // scratch holds them, one slice of p.cells x blockDim.x per block.
@@ -143,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(kp::phasefold::BLOCK)
                                      const double* __restrict__ scale,
                                      const double* __restrict__ freqs,
                                      const double* __restrict__ nlogn, unsigned char* scratch,
-                                     double* __restrict__ out) {
+                                     unsigned char* __restrict__ out) {
     using namespace kp::phasefold;
     extern __shared__ double smem[];
     Staged st;

@@ -2,8 +2,8 @@
 //! (bench.rs, bench_box.rs, bench_streams.rs, fg_cmd.rs) times both backends
 //! of its own work with the helpers of timing.rs, and none calls another.
 use crate::{
-    bench, bench_bls, bench_box, bench_fap, bench_gaussian, bench_median, bench_streams,
-    bench_uniform, fg_cmd, lorenz63_cmd,
+    bench, bench_bls, bench_box, bench_fap, bench_fold, bench_gaussian, bench_median,
+    bench_streams, bench_uniform, fg_cmd, lorenz63_cmd,
 };
 
 /// What `kernpack bench` times.
@@ -39,6 +39,10 @@ pub enum BenchCommand {
     FapBootstrap(bench_fap::BenchFapArgs),
     /// The Box Least Squares transit search of a batch of light curves, in light curves per second.
     Bls(bench_bls::BenchBlsArgs),
+    /// Phase dispersion minimisation of a batch of light curves, in light curves per second.
+    Pdm(bench_fold::BenchFoldArgs),
+    /// Conditional entropy of a batch of light curves (--bins phase bins x --mag-bins), in light curves per second.
+    Ce(bench_fold::BenchFoldArgs),
 }
 
 pub fn run(command: BenchCommand) -> Result<(), String> {
@@ -75,5 +79,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::Fg(args) => fg_cmd::bench(&args),
         BenchCommand::FapBootstrap(args) => bench_fap::run(&args),
         BenchCommand::Bls(args) => bench_bls::run(&args),
+        BenchCommand::Pdm(args) => bench_fold::run(&args, false),
+        BenchCommand::Ce(args) => bench_fold::run(&args, true),
     }
 }

@@ -46,6 +46,7 @@ mod bench_bls;
 mod bench_box;
 mod bench_cmd;
 mod bench_fap;
+mod bench_fold;
 mod bench_gaussian;
 mod bench_median;
 mod bench_streams;

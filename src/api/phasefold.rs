@@ -146,12 +146,9 @@ impl<T: Float> PhaseFoldBatch<'_, T> {
     }
 }
 
-/// Rows of `nf` values, series after series, as `T`.
-pub(crate) fn rows<T: Float>(values: &[f64], nf: usize) -> Vec<Vec<T>> {
-    values
-        .chunks(nf.max(1))
-        .map(|row| row.iter().map(|&v| T::from_f64(v)).collect())
-        .collect()
+/// Rows of `nf` values, series after series.
+pub(crate) fn rows<T: Copy>(values: &[T], nf: usize) -> Vec<Vec<T>> {
+    values.chunks(nf.max(1)).map(<[T]>::to_vec).collect()
 }
 
 impl<T: Float> Operation for PhaseFoldBatch<'_, T> {
@@ -171,12 +168,13 @@ impl<T: Float> Operation for PhaseFoldBatch<'_, T> {
         let (freqs, preps) = self.prepared()?;
         let values =
             crate::cpu::phasefold::fold(cpu.threads, cpu.progress, &preps, &freqs, &self.statistic);
+        let values: Vec<T> = values.iter().map(|&v| T::from_f64(v)).collect();
         Ok(rows(&values, freqs.len()))
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<T>>> {
         let (freqs, preps) = self.prepared()?;
-        let values = crate::gpu::phasefold::fold(gpu, &preps, &freqs, &self.statistic)?;
+        let values = crate::gpu::phasefold::fold::<T>(gpu, &preps, &freqs, &self.statistic)?;
         Ok(rows(&values, freqs.len()))
     }
 
@@ -200,6 +198,7 @@ impl<T: Float> Operation for PhaseFoldBatch<'_, T> {
             freqs: &vec![0.0; self.freqs.len()],
             statistic: self.statistic,
             nlogn: &vec![0.0; table_len],
+            out_f32: T::NAME == "f32",
         };
         multi::split_of(&job, self.batch.len(), longest)
     }

@@ -508,7 +508,7 @@ pub struct kp_phasefold_params {
     pub phase_overlap: i32,
     pub mag_overlap: i32,
     pub in_shared: i32,
-    pub unused: i32,
+    pub out_f32: i32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -549,6 +549,6 @@ const _: () = {
         "Offset of field: kp_phasefold_params::in_shared",
     ][::std::mem::offset_of!(kp_phasefold_params, in_shared) - 48usize];
     [
-        "Offset of field: kp_phasefold_params::unused",
-    ][::std::mem::offset_of!(kp_phasefold_params, unused) - 52usize];
+        "Offset of field: kp_phasefold_params::out_f32",
+    ][::std::mem::offset_of!(kp_phasefold_params, out_f32) - 52usize];
 };

@@ -127,7 +127,7 @@ pub(crate) type Phasefold = KernelFn<(
     In<f64>,         // freqs
     In<f64>,         // nlogn (CE; NULL for PDM)
     Out<u8>,         // scratch (NULL: the accumulators in dynamic shared memory)
-    Out<f64>,        // out
+    Out<u8>,         // out: f32 or f64 (p.out_f32)
 )>;
 
 /// `phasefold(...)`: PDM or conditional entropy, one thread per (series,

@@ -9,6 +9,7 @@ use super::device::{check_disjoint, DeviceOperation, Guards};
 use super::launch::{In, LaunchConfig, Out};
 use super::{kernels, scratch, Gpu, PhasefoldParams};
 use crate::error::{Error, Result};
+use crate::float::Float;
 use crate::params::phasefold::{ce_max_count, nlogn_table, FoldPrepared, Statistic};
 
 /// Threads (frequencies) per block: csrc/phasefold.cu `BLOCK`.
@@ -25,7 +26,8 @@ const SCRATCH_BUDGET: usize = 1 << 30;
 /// (`freqs`, f64), on device memory ([`Gpu::enqueue`]): per sample `dt`
 /// (f64), and `wy`, `w` (f64) for PDM or `mag` (i32) for CE (the others 0);
 /// per series `scale` (f64); for CE `nlogn`, [`nlogn_table`] up to
-/// `nlogn_len - 1`. `out` receives `nseries x nf` f64, series after series.
+/// `nlogn_len - 1`. `out` receives `nseries x nf` values, series after
+/// series: f32 when `out_f32`, else f64.
 #[derive(Debug, Clone)]
 pub struct FoldOnDevice {
     pub statistic: Statistic,
@@ -42,6 +44,7 @@ pub struct FoldOnDevice {
     pub nlogn: CUdeviceptr,
     pub nlogn_len: usize,
     pub out: CUdeviceptr,
+    pub out_f32: bool,
 }
 
 impl DeviceOperation for FoldOnDevice {
@@ -78,14 +81,16 @@ impl DeviceOperation for FoldOnDevice {
         gpu.check_device_array::<f64>("dt", self.dt, self.n)?;
         gpu.check_device_array::<f64>("scale", self.scale, self.nseries)?;
         gpu.check_device_array::<f64>("freqs", self.freqs, self.nf)?;
-        gpu.check_device_array::<f64>("out", self.out, out_len)?;
-        check_disjoint::<f64>(self.dt, self.n, self.out, out_len)?;
+        // The output as bytes: 4 or 8 per value.
+        let out_bytes = out_len * if self.out_f32 { 4 } else { 8 };
+        gpu.check_device_array::<u8>("out", self.out, out_bytes)?;
+        check_disjoint::<u8>(self.dt, 8 * self.n, self.out, out_bytes)?;
         match self.statistic {
             Statistic::Pdm(_) => {
                 gpu.check_device_array::<f64>("wy", self.wy, self.n)?;
                 gpu.check_device_array::<f64>("w", self.w, self.n)?;
-                check_disjoint::<f64>(self.wy, self.n, self.out, out_len)?;
-                check_disjoint::<f64>(self.w, self.n, self.out, out_len)?;
+                check_disjoint::<u8>(self.wy, 8 * self.n, self.out, out_bytes)?;
+                check_disjoint::<u8>(self.w, 8 * self.n, self.out, out_bytes)?;
             }
             Statistic::ConditionalEntropy(_) => {
                 gpu.check_device_array::<i32>("mag", self.mag, self.n)?;
@@ -136,7 +141,7 @@ impl DeviceOperation for FoldOnDevice {
             phase_overlap: phase_overlap as i32,
             mag_overlap: mag_overlap as i32,
             in_shared: i32::from(in_shared),
-            unused: 0,
+            out_f32: i32::from(self.out_f32),
         };
         let args = (
             p,
@@ -170,13 +175,13 @@ pub(crate) fn nlogn_for(preps: &[FoldPrepared], statistic: &Statistic) -> Vec<f6
 }
 
 /// The statistic of every prepared series at every frequency, series after
-/// series: uploads the series and runs [`FoldOnDevice`].
-pub(crate) fn fold(
+/// series, as `T`: uploads the series and runs [`FoldOnDevice`].
+pub(crate) fn fold<T: Float>(
     gpu: &Arc<Gpu>,
     preps: &[FoldPrepared],
     freqs: &[f64],
     statistic: &Statistic,
-) -> Result<Vec<f64>> {
+) -> Result<Vec<T>> {
     let mut offsets = vec![0i64];
     for p in preps {
         offsets.push(offsets[offsets.len() - 1] + p.len() as i64);
@@ -200,7 +205,7 @@ pub(crate) fn fold(
     let mag: Vec<i32> = preps.iter().flat_map(|p| p.mag.iter().copied()).collect();
     let d_mag = (!pdm).then(|| gpu.upload(&mag)).transpose()?;
     // SAFETY: the kernel writes every value.
-    let mut out = unsafe { gpu.uninit::<f64>(preps.len() * freqs.len()) }?;
+    let mut out = unsafe { gpu.uninit::<T>(preps.len() * freqs.len()) }?;
     let mut g = Guards::new(gpu.stream());
     let call = FoldOnDevice {
         statistic: *statistic,
@@ -217,6 +222,7 @@ pub(crate) fn fold(
         nlogn: d_nlogn.as_ref().map_or(0, |b| g.read(b)),
         nlogn_len: nlogn.len(),
         out: g.write(&mut out),
+        out_f32: T::NAME == "f32",
     };
     // SAFETY: buffers just allocated on this GPU, of the lengths the call names.
     unsafe { gpu.launch_fresh(g.with(call), ()) }?;

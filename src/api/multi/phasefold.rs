@@ -30,6 +30,8 @@ pub(crate) struct FoldJob<'a> {
     pub statistic: Statistic,
     /// CE's table for the whole batch (empty for PDM).
     pub nlogn: &'a [f64],
+    /// The values come back as f32, else f64.
+    pub out_f32: bool,
 }
 
 /// A chunk's buffers in its arena (0: not used by the statistic).
@@ -69,6 +71,7 @@ impl FoldJob<'_> {
             nlogn: lay.nlogn,
             nlogn_len: self.nlogn.len(),
             out: lay.out,
+            out_f32: self.out_f32,
         }
     }
 }
@@ -98,7 +101,12 @@ impl ChunkJob for FoldJob<'_> {
         let freqs = take_if(true, &mut |a| a.take::<f64>(self.freqs.len()));
         let nlogn = take_if(ce, &mut |a| a.take::<f64>(self.nlogn.len()));
         let h2d = 0..a.bytes;
-        let out = a.take::<f64>(nseries * self.freqs.len());
+        let values = nseries * self.freqs.len();
+        let out = if self.out_f32 {
+            a.take::<f32>(values)
+        } else {
+            a.take::<f64>(values)
+        };
         let d2h = a.offset(out)..a.end;
         #[rustfmt::skip]
         let lay = FoldLayout { nseries, samples, dt, wy, w, mag, offsets, scale, freqs, nlogn, out };
@@ -190,7 +198,12 @@ impl ChunkJob for FoldJob<'_> {
             })
             .collect();
         let values = crate::cpu::phasefold::fold(1, None, &preps, &freqs, &self.statistic);
-        put(arena, lay.out, &values);
+        if self.out_f32 {
+            let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            put(arena, lay.out, &values);
+        } else {
+            put(arena, lay.out, &values);
+        }
     }
 }
 
@@ -207,6 +220,7 @@ pub(crate) fn fold_batch<T: Float>(
         freqs: &freqs,
         statistic: op.statistic,
         nlogn: &nlogn,
+        out_f32: T::NAME == "f32",
     };
     // Work of a series: its samples at every frequency.
     let nf = freqs.len();
@@ -223,7 +237,7 @@ pub(crate) fn fold_batch<T: Float>(
         .collect();
     let slots: Vec<&mut Vec<Vec<T>>> = outs.iter_mut().collect();
     let profiles = exec.run(&job, &plans, slots, |out, r, _, lay, host| {
-        out.extend(rows::<T>(get::<f64>(host, lay.out, r.len() * nf), nf));
+        out.extend(rows(get::<T>(host, lay.out, r.len() * nf), nf));
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))
