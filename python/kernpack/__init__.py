@@ -6,7 +6,7 @@ generation in one embedded fatbin.
 
 Modules: :mod:`kernpack.signal` (Lomb-Scargle periodograms),
 :mod:`kernpack.timeseries` (astropy's ``LombScargle`` and ``BoxLeastSquares``
-transit search),
+transit search; the PDM and conditional entropy period searches),
 :mod:`kernpack.ndimage` (box filter, correlate1d, Gaussian filters), :mod:`kernpack.reduce` (deterministic
 sums and normalisation), :mod:`kernpack.ode` (Lorenz 96 / 2005 ensembles, the
 coupled F/G system).

@@ -236,6 +236,20 @@ def copy(arr: DeviceArray) -> Any:
         return obj.copy(order="C")
 
 
+def to_host(arr: DeviceArray) -> np.ndarray:
+    """A NumPy copy of the device array ``arr``, made by its library (which
+    waits for the work enqueued on it)."""
+    obj = _base(arr)
+    if arr.lib == "torch":
+        return obj.detach().cpu().numpy()
+    if arr.lib == "numba":
+        return obj.copy_to_host()
+    import cupy
+
+    with cupy_device(arr.device):
+        return cupy.asnumpy(obj)
+
+
 def upload(like: DeviceArray, host: np.ndarray) -> Any:
     """``host`` copied to ``like``'s device, in its library."""
     if like.lib == "torch":

@@ -18,6 +18,11 @@ Functions
     Per-series best trial period of a box least squares transit search of
     the same input (one ``bls_batch`` call per partition), as a Dask
     DataFrame indexed by id.
+:func:`pdm`, :func:`conditional_entropy`
+    Per-series best trial frequency of a phase dispersion minimisation or
+    conditional entropy search of the same input (one ``pdm_batch`` or
+    ``conditional_entropy_batch`` call per partition), as a Dask DataFrame
+    indexed by id.
 :func:`uniform_filter`
     ``scipy.ndimage.uniform_filter`` of an N-D Dask array (``map_overlap``).
 :func:`gaussian_filter`, :func:`gaussian_filter1d`
@@ -81,6 +86,8 @@ __all__ = [
     "lombscargle_peaks",
     "lombscargle_periodograms",
     "bls",
+    "pdm",
+    "conditional_entropy",
     "uniform_filter",
     "gaussian_filter",
     "gaussian_filter1d",
@@ -879,6 +886,167 @@ def bls(
                                  objective=objective, oversample=oversample, backend=backend)
     return _per_survey_partition("bls-partition", _BLS_COLUMNS, table_of, data, id_col, t_col, y_col, dy_col,
                                  assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col")
+
+
+# The columns of a phase-folding search's table: the samples, then the best
+# frequency's (the lowest statistic's).
+_PDM_COLUMNS = {"n": np.int64, "frequency": np.float64, "period": np.float64, "theta": np.float64}
+_CE_COLUMNS = {"n": np.int64, "frequency": np.float64, "period": np.float64, "entropy": np.float64}
+
+
+def _fold_table(ids, offsets, t, y, dy, *, meta, batch, frequencies, backend):
+    """Each series' best frequency of one batched phase-folding call
+    (``batch(t, y, dy, offsets)``): the first of the lowest statistic, and
+    NaN where the statistic is NaN at every frequency (no spread)."""
+    with _series_named_by_id(ids), _calls(backend, best=False):
+        got = batch(t, y, dy, offsets)
+    searched = frequencies(got.dtype)
+    values = got.astype(np.float64)
+    rows = np.arange(len(ids))
+    best = np.argmin(np.where(np.isnan(values), np.inf, values), axis=1)
+    value = values[rows, best]
+    found = ~np.isnan(value)
+    frequency = np.where(found, searched[best], np.nan)
+    with np.errstate(divide="ignore"):
+        period = 1.0 / frequency
+    columns = dict(zip(meta.columns, (np.diff(offsets).astype(np.int64), frequency, period, value)))
+    return pd.DataFrame(columns, index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
+
+
+def _fold_survey(label, columns, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col, dy_col, backend,
+                 assume_partitioned, npartitions, read_parquet_kwargs):
+    """A phase-folding search of every series of `data`: the frequencies and
+    options checked once on the client (an empty batch on the CPU), then one
+    ``batch_of(**freqs, backend=)`` call per partition."""
+    freqs = dict(frequency=None if frequency is None else np.asarray(frequency), f0=f0, df=df, nf=nf)
+    empty = np.empty(0)
+    batch_of(**freqs, backend="cpu")(empty, empty, None, np.zeros(1, np.intp))
+    backend = None if backend is None else _context._check(backend)
+
+    def frequencies(dtype):
+        """The frequencies searched, as float64: an array in the series' dtype, a grid in float64."""
+        if freqs["frequency"] is not None:
+            return np.atleast_1d(freqs["frequency"].astype(dtype)).astype(np.float64)
+        return float(f0) + float(df) * np.arange(int(nf))
+
+    table_of = functools.partial(_fold_table, batch=batch_of(**freqs, backend=backend), frequencies=frequencies,
+                                 backend=backend)
+    return _per_survey_partition(label, columns, table_of, data, id_col, t_col, y_col, dy_col, assume_partitioned,
+                                 npartitions, read_parquet_kwargs, w_name="dy_col")
+
+
+def pdm(
+    data: Any,
+    frequency: Any = None,
+    *,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    bins: int = 10,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    dy_col: Optional[str] = None,
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """Phase dispersion minimisation of every series of a survey table: each
+    series' best trial frequency, where PDM's theta is lowest.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
+        One row per sample: series id, time, value and optionally its
+        uncertainty, read as in :func:`lombscargle_peaks`.
+    frequency : array_like, optional
+        Trial frequencies in cycles per unit of t (not angular), the same
+        for every series; or the uniform grid `f0`, `df`, `nf`
+        (``f0 + k * df``). Checked here, with `bins`, before any partition
+        runs.
+    bins : int, optional
+        Phase bins, as in :func:`kernpack.timeseries.pdm`.
+    id_col, t_col, y_col, dy_col : str, optional
+        Column names; `dy_col` None: every weight is 1, else weights
+        ``1 / dy**2``.
+    backend, assume_partitioned, npartitions, read_parquet_kwargs
+        As in :func:`lombscargle_peaks`.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (as :func:`lombscargle_peaks`), with columns ``n``
+        (samples, int64), and at the lowest theta (the first of equal ones)
+        ``frequency``, ``period`` (``1 / frequency``) and ``theta`` (float64).
+        A series without spread (constant values, or one sample) has NaN in
+        all three.
+
+    Notes
+    -----
+    Each partition is one :func:`kernpack.timeseries.pdm_batch` call (on the
+    GPU, one launch) on its series in (id, t, y, dy) order, so the values
+    equal that call's on the series so sorted, bitwise; float32 when the
+    time, value and uncertainty columns are all float32 (then widened to
+    float64 exactly), else float64, and ``frequency`` is the frequency as
+    searched (a `frequency` array in that dtype, a grid in float64). The
+    partition's whole ``nseries x nf`` result is held on the host until its
+    best frequencies are taken: size partitions accordingly.
+    """
+    statistic = dict(bins=bins)
+
+    def batch_of(**kwargs):
+        return lambda t, y, dy, offsets: _ts.pdm_batch(t, y, dy, offsets=offsets, **statistic, **kwargs)
+
+    return _fold_survey("pdm-partition", _PDM_COLUMNS, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col,
+                        dy_col, backend, assume_partitioned, npartitions, read_parquet_kwargs)
+
+
+def conditional_entropy(
+    data: Any,
+    frequency: Any = None,
+    *,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    phase_bins: int = 10,
+    mag_bins: int = 5,
+    phase_overlap: int = 0,
+    mag_overlap: int = 0,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The conditional entropy search of every series of a survey table:
+    each series' best trial frequency, where the entropy H is lowest.
+
+    Parameters as :func:`pdm` (no uncertainties: the statistic does not use
+    them), with the binning of :func:`kernpack.timeseries.conditional_entropy`
+    (`phase_bins`, `mag_bins`, `phase_overlap`, `mag_overlap`).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id, with columns ``n`` (int64), and at the lowest H (the
+        first of equal ones) ``frequency``, ``period`` and ``entropy``
+        (float64); NaN in all three for a series without spread.
+
+    Notes
+    -----
+    Each partition is one :func:`kernpack.timeseries.conditional_entropy_batch`
+    call on its series in (id, t, y) order, as in :func:`pdm`.
+    """
+    statistic = dict(phase_bins=phase_bins, mag_bins=mag_bins, phase_overlap=phase_overlap, mag_overlap=mag_overlap)
+
+    def batch_of(**kwargs):
+        return lambda t, y, dy, offsets: _ts.conditional_entropy_batch(t, y, offsets=offsets, **statistic, **kwargs)
+
+    return _fold_survey("ce-partition", _CE_COLUMNS, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col,
+                        None, backend, assume_partitioned, npartitions, read_parquet_kwargs)
 
 
 # --------------------------------------------------------------------------

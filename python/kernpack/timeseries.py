@@ -16,6 +16,12 @@ gives what astropy's ``BoxLeastSquares(...).power(period, duration)`` gives
 (the search is kernpack's; the vetting helpers ``model``, ``transit_mask``
 and ``compute_stats`` are NumPy).
 
+:func:`pdm` (phase dispersion minimisation) and :func:`conditional_entropy`
+fold a series at each trial frequency (cycles per unit of time) and give
+one statistic per frequency, lower at a better period (theta in [0, 1];
+the entropy H); :func:`pdm_batch` and :func:`conditional_entropy_batch` do
+so for a ragged batch of many series in one call.
+
 Plain arrays only: astropy ``Quantity`` and ``Time`` inputs are a TypeError
 (use ``.value`` and relative times, e.g. ``(t - t[0]).to_value('day')``).
 """
@@ -24,14 +30,26 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _native, _significance
+from ._arrays import device_array, host_array, to_host
 from ._context import context
+from .signal import _count
 
-__all__ = ["BoxLeastSquares", "BoxLeastSquaresResults", "LombScargle", "bls_batch", "register_astropy_methods"]
+__all__ = [
+    "BoxLeastSquares",
+    "BoxLeastSquaresResults",
+    "LombScargle",
+    "bls_batch",
+    "conditional_entropy",
+    "conditional_entropy_batch",
+    "pdm",
+    "pdm_batch",
+    "register_astropy_methods",
+]
 
 _NORMALIZATIONS = ("standard", "model", "log", "psd")
 _KERNPACK_METHODS = ("auto", "kernpack")
@@ -362,7 +380,7 @@ class BoxLeastSquaresResults(dict):
         return "\n".join(f"{k:>{width}}: {v!r}" for k, v in sorted(self.items()))
 
 
-def _bls_dtype(*arrays: Any) -> type:
+def _float_dtype(*arrays: Any) -> type:
     """float32 when every (given) array is float32, else float64."""
     given = [a for a in arrays if a is not None]
     return np.float32 if all(np.asarray(a).dtype == np.float32 for a in given) else np.float64
@@ -495,7 +513,7 @@ class BoxLeastSquares:
             raise ValueError(f"method={method!r} not recognized: None, 'fast', 'kernpack' or 'slow'")
         objective, oversample = _bls_options(objective, oversample)
         periods, durations = self._periods_durations(period, duration)
-        dtype = _bls_dtype(self.t, self.y, self.dy)
+        dtype = _float_dtype(self.t, self.y, self.dy)
         as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
         periods = as_dtype(periods)
         fields = _native.bls(
@@ -747,6 +765,30 @@ def _batch_offsets(offsets: Any, n: int) -> np.ndarray:
     return np.ascontiguousarray(o, dtype=np.uintp)
 
 
+def _ragged(t: Any, y: Any, dy: Any, offsets: Any) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray], np.ndarray]:
+    """A batch given as lists of series (`offsets` None) or as flat arrays
+    with `offsets`: flat 1-D arrays t, y and dy (or None) of one length, and
+    the checked offsets (uintp)."""
+    if isinstance(t, (list, tuple)):
+        if offsets is not None:
+            raise ValueError("pass either lists of series or flat arrays with offsets, not both")
+        lengths = [np.size(s) for s in t]
+        if not isinstance(y, (list, tuple)) or [np.size(s) for s in y] != lengths:
+            raise ValueError("t and y must be lists of series of the same lengths")
+        if dy is not None and (not isinstance(dy, (list, tuple)) or [np.size(s) for s in dy] != lengths):
+            raise ValueError("dy must be a list of series shaped as t")
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
+        flat = lambda series: np.concatenate([np.ravel(s) for s in series]) if series else np.empty(0)  # noqa: E731
+        t, y, dy = flat(t), flat(y), None if dy is None else flat(dy)
+    if offsets is None:
+        raise ValueError("flat arrays need offsets (nseries + 1 indices); or pass lists of series")
+    t, y = np.asarray(t), np.asarray(y)
+    dy = None if dy is None else np.asarray(dy)
+    if t.ndim != 1 or y.shape != t.shape or (dy is not None and dy.shape != t.shape):
+        raise ValueError("t, y and dy must be flat 1-D arrays of one length")
+    return t, y, dy, _batch_offsets(offsets, t.size)
+
+
 def bls_batch(
     t: Union[Any, Sequence[Any]],
     y: Union[Any, Sequence[Any]],
@@ -795,25 +837,8 @@ def bls_batch(
     """
     objective, oversample = _bls_options(objective, oversample)
     _reject_units(t=t, y=y, dy=dy, period=period, duration=duration)
-    if isinstance(t, (list, tuple)):
-        if offsets is not None:
-            raise ValueError("pass either lists of series or flat arrays with offsets, not both")
-        lengths = [np.size(s) for s in t]
-        if not isinstance(y, (list, tuple)) or [np.size(s) for s in y] != lengths:
-            raise ValueError("t and y must be lists of series of the same lengths")
-        if dy is not None and (not isinstance(dy, (list, tuple)) or [np.size(s) for s in dy] != lengths):
-            raise ValueError("dy must be a list of series shaped as t")
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.intp)
-        flat = lambda series: np.concatenate([np.ravel(s) for s in series]) if series else np.empty(0)  # noqa: E731
-        t, y, dy = flat(t), flat(y), None if dy is None else flat(dy)
-    if offsets is None:
-        raise ValueError("flat arrays need offsets (nseries + 1 indices); or pass lists of series")
-    t, y = np.asarray(t), np.asarray(y)
-    dy = None if dy is None else np.asarray(dy)
-    if t.ndim != 1 or y.shape != t.shape or (dy is not None and dy.shape != t.shape):
-        raise ValueError("t, y and dy must be flat 1-D arrays of one length")
-    offsets = _batch_offsets(offsets, t.size)
-    dtype = _bls_dtype(t, y, dy)
+    t, y, dy, offsets = _ragged(t, y, dy, offsets)
+    dtype = _float_dtype(t, y, dy)
     periods = np.ascontiguousarray(_grid_values("period", period, absolute=False), dtype=dtype)
     durations = np.ascontiguousarray(_grid_values("duration", duration, absolute=False), dtype=dtype)
     as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
@@ -834,6 +859,350 @@ def bls_batch(
         (objective, oversample),
     )
     return BoxLeastSquaresResults(objective, periods, *fields)
+
+
+# -- Phase folding: PDM and conditional entropy ---------------------------
+
+
+def _on_host(named: Dict[str, Any], device: Any) -> Tuple[Dict[str, Any], Any]:
+    """The arguments of a phase-folding call, each device array among them
+    (CuPy, PyTorch, Numba, JAX; in lists of series too) copied to a NumPy
+    array by its library: the native layer takes host arrays for these
+    searches. With device arrays, `device` defaults to the GPU they live on
+    (the first one named, where a library says)."""
+    views: List[Tuple[str, Any]] = []
+
+    def host(name: str, a: Any) -> Any:
+        if isinstance(a, (list, tuple)):
+            return [host(f"{name}[{k}]", s) for k, s in enumerate(a)]
+        view = device_array(a)
+        if view is None:
+            return a
+        views.append((name, view))
+        return to_host(view)
+
+    arrays = {name: host(name, a) for name, a in named.items()}
+    if device is None:  # the first GPU named (copies from several GPUs are as good)
+        device = next((v.device for _, v in views if v.device is not None), None)
+    return arrays, device
+
+
+def _fold_option(name: str, value: Any) -> int:
+    """A bin count or overlap: an integer (TypeError otherwise), not
+    negative (the native layer checks the ranges, naming them)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not a bool")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+    if not 0 <= n < 2**63:
+        raise ValueError(f"{name} = {n} is out of range: it must be a count >= 0")
+    return n
+
+
+def _pdm_statistic(bins: Any) -> Tuple[str, Tuple[int, ...]]:
+    return ("pdm", (_fold_option("bins", bins),))
+
+
+def _ce_statistic(phase_bins: Any, mag_bins: Any, phase_overlap: Any, mag_overlap: Any) -> Tuple[str, Tuple[int, ...]]:
+    names = ("phase_bins", "mag_bins", "phase_overlap", "mag_overlap")
+    values = (phase_bins, mag_bins, phase_overlap, mag_overlap)
+    return ("ce", tuple(_fold_option(n, v) for n, v in zip(names, values)))
+
+
+_NO_FREQUENCIES = "pass frequency (an array, cycles per unit of t) or all of f0, df and nf (the uniform grid f0 + k df)"
+
+
+def _fold_frequencies(frequency: Any, f0: Any, df: Any, nf: Any, dtype: Any):
+    """The trial frequencies: an array of `dtype` (1-D; a scalar is one), or
+    the uniform grid ``(f0, df, nf)`` (computed in float64 for either dtype)."""
+    grid = (f0, df, nf)
+    if frequency is not None:
+        if any(v is not None for v in grid):
+            raise ValueError("pass either frequency or the grid f0, df, nf, not both")
+        _reject_units(frequency=frequency)
+        f = np.atleast_1d(np.asarray(frequency))
+        if f.ndim != 1:
+            raise ValueError(f"frequency must be a scalar or a 1-D array, got shape {f.shape}")
+        return host_array(f, dtype)
+    if any(v is None for v in grid):
+        raise ValueError(_NO_FREQUENCIES)
+    _reject_units(f0=f0, df=df)
+    return float(f0), float(df), _count("nf", nf)
+
+
+def _fold_one(t, y, dy, frequency, grid, statistic, backend, device) -> np.ndarray:
+    """One series' statistic at each frequency (see :func:`pdm`)."""
+    arrays, device = _on_host(dict(t=t, y=y, dy=dy, frequency=frequency), device)
+    _reject_units(**{k: arrays[k] for k in ("t", "y", "dy")})
+    t, y, dy = (None if arrays[k] is None else np.asarray(arrays[k]) for k in ("t", "y", "dy"))
+    if dy is not None and dy.ndim == 0:  # one uncertainty for every sample
+        dy = np.broadcast_to(dy, t.shape)
+    if t.ndim != 1 or y.shape != t.shape or (dy is not None and dy.shape != t.shape):
+        shapes = ", ".join(str(a.shape) for a in (t, y, dy) if a is not None)
+        raise ValueError(f"t, y and dy must be 1-D arrays of one length, got shapes {shapes}")
+    dtype = _float_dtype(t, y, dy)
+    freqs = _fold_frequencies(arrays["frequency"], *grid, dtype)
+    as_dtype = lambda a: None if a is None else host_array(a, dtype)  # noqa: E731
+    return _native.phase_fold(context(backend, device), as_dtype(t), as_dtype(y), as_dtype(dy), None, freqs, statistic)
+
+
+def _fold_many(t, y, dy, offsets, frequency, grid, statistic, backend, device) -> np.ndarray:
+    """Every series' statistic at each frequency (see :func:`pdm_batch`)."""
+    named = dict(t=t, y=y, dy=dy, offsets=offsets, frequency=frequency)
+    arrays, device = _on_host(named, device)
+    _reject_units(**{k: arrays[k] for k in ("t", "y", "dy")})
+    t, y, dy, offsets = _ragged(arrays["t"], arrays["y"], arrays["dy"], arrays["offsets"])
+    dtype = _float_dtype(t, y, dy)
+    freqs = _fold_frequencies(arrays["frequency"], *grid, dtype)
+    ctx = context(backend, device)
+    if offsets.size == 1:  # no series: the frequencies and options checked (on one sample), no rows
+        one = np.zeros(1, dtype)
+        nf = _native.phase_fold(ctx, one, one, None, None, freqs, statistic).size
+        return np.empty((0, nf), dtype)
+    as_dtype = lambda a: None if a is None else host_array(a, dtype)  # noqa: E731
+    return _native.phase_fold(ctx, as_dtype(t), as_dtype(y), as_dtype(dy), offsets, freqs, statistic)
+
+
+def _doc_ends_with(text: str):
+    """Appends `text` (shared by several functions) to a function's docstring."""
+
+    def decorate(function):
+        function.__doc__ = (function.__doc__ or "").rstrip() + text
+        return function
+
+    return decorate
+
+
+_FOLD_NOTES = """
+    Frequencies are in cycles per unit of ``t`` (not angular): either
+    `frequency` (finite, >= 0; 0 folds every sample into one phase) or the
+    uniform grid ``f0 + k * df``, ``k = 0 .. nf - 1`` (`f0` >= 0, `df` > 0,
+    `nf` >= 1), not both.
+
+    Each sample's phase bin is ``floor(frac((t_i - min t) * f) * bins)``
+    (the last bin where rounding gives ``bins``), computed in float64 the
+    same way on every backend: the GPU gives the CPU backend's bits.
+
+    float32 when `t`, `y` (and `dy`) are all float32, else float64: the
+    statistic is computed in float64 from the values given (a `frequency`
+    array in that dtype; a grid's frequencies in float64) and rounded once.
+    Device arrays (CuPy, PyTorch, Numba, JAX) are accepted but copied to the
+    host first (the series are prepared on the host, in float64), and run by
+    default on the GPU they live on; the result is a NumPy array either way.
+"""
+
+
+@_doc_ends_with(_FOLD_NOTES)
+def pdm(
+    t: Any,
+    y: Any,
+    dy: Any = None,
+    *,
+    frequency: Any = None,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    bins: int = 10,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> np.ndarray:
+    """Phase dispersion minimisation (PDM): the binned variance ratio theta
+    of one series at each trial frequency.
+
+    At frequency ``f`` the series is folded into `bins` equal phase bins;
+    with weights ``w = 1 / dy**2`` (every weight 1 without `dy`), ``ybar``
+    the weighted mean of `y` and ``ybar_b`` the weighted mean of the bin
+    of sample ``i``::
+
+        theta(f) = sum_i w_i (y_i - ybar_b(i))**2 / sum_i w_i (y_i - ybar)**2
+
+    (Stellingwerf 1978 with weights, as cuvarbase's binned step model; empty
+    bins contribute nothing). theta lies in [0, 1] (to rounding: a bin
+    fit that leaves no residual can give -1e-16); lower is better: a
+    period that folds the series into a tight curve leaves little variance
+    within the bins (cuvarbase reports ``1 - theta``). A series without
+    spread (constant `y`, or a single sample) has no theta: NaN at every
+    frequency.
+
+    Parameters
+    ----------
+    t, y : array_like
+        Times and values, 1-D, of one length (at least one sample), finite.
+    dy : array_like or float, optional
+        Uncertainties (a scalar: the same for all), finite and > 0.
+    frequency : array_like, optional
+        Trial frequencies (cycles per unit of `t`), 1-D; or give `f0`, `df`
+        and `nf`.
+    f0, df, nf : float, float, int, optional
+        The uniform grid ``f0 + k * df``.
+    bins : int, optional
+        Phase bins, 2 to 4096 (default 10).
+    backend, device
+        kernpack's backend and GPU, as elsewhere in kernpack.
+
+    Returns
+    -------
+    numpy.ndarray
+        theta at each frequency, 1-D.
+
+    Raises
+    ------
+    ValueError
+        For empty or non-finite inputs, ``dy <= 0``, lengths that differ,
+        a negative or non-finite frequency, an empty grid, `bins` out of
+        range, or both or neither of `frequency` and the grid.
+    TypeError
+        For a non-integer `bins` or `nf`, and astropy units or times.
+
+    Notes
+    -----
+    """
+    grid = (f0, df, nf)
+    return _fold_one(t, y, dy, frequency, grid, _pdm_statistic(bins), backend, device)
+
+
+@_doc_ends_with(_FOLD_NOTES)
+def conditional_entropy(
+    t: Any,
+    y: Any,
+    *,
+    frequency: Any = None,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    phase_bins: int = 10,
+    mag_bins: int = 5,
+    phase_overlap: int = 0,
+    mag_overlap: int = 0,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> np.ndarray:
+    """The conditional entropy H of one series' values given its phase, at
+    each trial frequency (Graham et al. 2013; cuvarbase's and periodfind's
+    semantics).
+
+    The values are scaled to [0, 1] by ``(y - min y) / (max y - min y)``,
+    and each falls in magnitude bin ``floor(y' * mag_bins)`` (the last for
+    ``y' = 1``). At frequency ``f`` a sample in phase bin ``b`` and
+    magnitude bin ``m`` counts in phase bins ``b, b - 1, ..., b -
+    phase_overlap`` (cyclically) and in magnitude bins ``m, m - 1, ...,
+    max(0, m - mag_overlap)``. With ``N_pm`` the counts of the cells and
+    ``N_p = sum_m N_pm``::
+
+        H(f) = sum_pm N_pm ln(N_p / N_pm) / sum_pm N_pm
+
+    (natural logarithm; empty cells contribute nothing). Lower is better: at
+    the true period the phase tells the value. cuvarbase's standard CE is
+    ``H + ln((mag_overlap + 1) / mag_bins)``. A series without spread
+    (constant `y`, or a single sample) has no H: NaN at every frequency.
+    There is no `dy`: the statistic does not use uncertainties.
+
+    Parameters
+    ----------
+    t, y : array_like
+        Times and values, 1-D, of one length (at least one sample), finite.
+    frequency, f0, df, nf, backend, device
+        As in :func:`pdm`.
+    phase_bins, mag_bins : int, optional
+        Phase and magnitude bins, each >= 1, ``phase_bins * mag_bins <=
+        65536`` (default 10 and 5).
+    phase_overlap, mag_overlap : int, optional
+        Further bins below its own that a sample also counts in, below
+        `phase_bins` and `mag_bins` (default 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        H at each frequency, 1-D.
+
+    Raises
+    ------
+    ValueError
+        For empty or non-finite inputs, lengths that differ, a negative or
+        non-finite frequency, an empty grid, bins out of range, an overlap
+        not below its bins, or both or neither of `frequency` and the grid.
+    TypeError
+        For non-integer bins, overlaps or `nf`, and astropy units or times.
+
+    Notes
+    -----
+    """
+    statistic = _ce_statistic(phase_bins, mag_bins, phase_overlap, mag_overlap)
+    return _fold_one(t, y, None, frequency, (f0, df, nf), statistic, backend, device)
+
+
+_FOLD_BATCH = """
+
+    Parameters
+    ----------
+    t, y : array or list of arrays
+        Either flat 1-D arrays of every series back to back with `offsets`,
+        or lists with one array per series (then `offsets` must be None).
+    offsets : array of int, optional
+        ``nseries + 1`` increasing indices from 0 to the sample count; series
+        ``s`` is ``t[offsets[s]:offsets[s + 1]]`` (each non-empty).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(nseries, nf)``: one row per series, each equal (bitwise) to the
+        single-series call on that series. An empty batch (``offsets=[0]``
+        or empty lists) gives ``(0, nf)`` after checking the frequencies and
+        options. On the GPU the whole batch is one launch; with a list of
+        GPUs (``device=[0, 1]``) it is split over them by series, bitwise
+        the same.
+"""
+
+
+@_doc_ends_with(_FOLD_BATCH)
+def pdm_batch(
+    t: Union[Any, Sequence[Any]],
+    y: Union[Any, Sequence[Any]],
+    dy: Optional[Union[Any, Sequence[Any]]] = None,
+    *,
+    offsets: Any = None,
+    frequency: Any = None,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    bins: int = 10,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> np.ndarray:
+    """:func:`pdm` of many series of different lengths at the same
+    frequencies, in one call (theta in [0, 1], lower is better; NaN for a
+    series without spread). `dy`: as `t` (a flat array or a list of arrays),
+    or None; the other arguments as in :func:`pdm`.
+    """
+    grid = (f0, df, nf)
+    return _fold_many(t, y, dy, offsets, frequency, grid, _pdm_statistic(bins), backend, device)
+
+
+@_doc_ends_with(_FOLD_BATCH)
+def conditional_entropy_batch(
+    t: Union[Any, Sequence[Any]],
+    y: Union[Any, Sequence[Any]],
+    *,
+    offsets: Any = None,
+    frequency: Any = None,
+    f0: Optional[float] = None,
+    df: Optional[float] = None,
+    nf: Optional[int] = None,
+    phase_bins: int = 10,
+    mag_bins: int = 5,
+    phase_overlap: int = 0,
+    mag_overlap: int = 0,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> np.ndarray:
+    """:func:`conditional_entropy` of many series of different lengths at
+    the same frequencies, in one call (lower is better; NaN for a series
+    without spread); the other arguments as in :func:`conditional_entropy`.
+    """
+    statistic = _ce_statistic(phase_bins, mag_bins, phase_overlap, mag_overlap)
+    return _fold_many(t, y, None, offsets, frequency, (f0, df, nf), statistic, backend, device)
 
 
 # -- kernpack as a method of astropy's own LombScargle -------------------

@@ -27,6 +27,7 @@ mod lombscargle;
 mod lombscargle_chi2;
 mod lorenz63;
 mod ode;
+mod phasefold;
 mod rank;
 mod reduce;
 mod series;
@@ -306,6 +307,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
         wrap_pyfunction!(bls::bls, m)?,
         wrap_pyfunction!(bls::bls_batch, m)?,
+        wrap_pyfunction!(phasefold::phase_fold, m)?,
         wrap_pyfunction!(stencil::box_filter, m)?,
         wrap_pyfunction!(stencil::box_filter_device, m)?,
         wrap_pyfunction!(correlate::correlate, m)?,

@@ -1,6 +1,6 @@
 //! The multi-term periodogram (astropy's `chi2` semantics): one series on
 //! a frequency array or a uniform grid, and ragged batches, host arrays.
-use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
+use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::BatchGrid;
@@ -30,6 +30,39 @@ pub(crate) enum Freqs<'py> {
     Uniform(f64, f64, usize),
 }
 
+/// [`Freqs`] checked: an array of `T` borrowed from NumPy, or the grid.
+pub(crate) enum FreqsIn<'py, T: Element> {
+    Array(In<'py, T>),
+    Uniform(UniformGrid),
+}
+
+impl<'py> Freqs<'py> {
+    /// The array checked as an array of `T` (named "frequency" in errors).
+    pub(crate) fn read<T: Element>(&self) -> PyResult<FreqsIn<'py, T>> {
+        Ok(match self {
+            Freqs::Array(f) => FreqsIn::Array(In::new("frequency", f)?),
+            Freqs::Uniform(f0, df, nf) => FreqsIn::Uniform(UniformGrid::new(*f0, *df, *nf)),
+        })
+    }
+}
+
+impl<T: Element> FreqsIn<'_, T> {
+    /// The frequencies as the API takes them, borrowed from `self`.
+    pub(crate) fn get(&self) -> Chi2Freqs<'_, T> {
+        match self {
+            FreqsIn::Array(f) => Chi2Freqs::Array(f.values()),
+            FreqsIn::Uniform(grid) => Chi2Freqs::Uniform(*grid),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            FreqsIn::Array(f) => f.values().len(),
+            FreqsIn::Uniform(grid) => grid.nf,
+        }
+    }
+}
+
 /// One series `(t, y, dy or None)` of one float dtype. Returns the power at
 /// each frequency as a new 1-D array of that dtype.
 #[pyfunction]
@@ -46,15 +79,8 @@ pub(crate) fn lombscargle_chi2<'py>(
         let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
         let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;
         let series = Chi2Series { t: t.values(), y: y.values(), dy: dy.as_ref().map(In::values) };
-        let f_in;
-        let freqs = match &freqs {
-            Freqs::Array(f) => {
-                f_in = In::<T>::new("frequency", f)?;
-                Chi2Freqs::Array(f_in.values())
-            }
-            Freqs::Uniform(f0, df, nf) => Chi2Freqs::Uniform(UniformGrid::new(*f0, *df, *nf)),
-        };
-        let op = LombScargleChi2 { series, freqs, opts };
+        let freqs = freqs.read::<T>()?;
+        let op = LombScargleChi2 { series, freqs: freqs.get(), opts };
         let p = py.detach(|| kp.run(op)).map_err(to_py)?;
         Ok(p.into_pyarray(py).into_any())
     })

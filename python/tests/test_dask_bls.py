@@ -96,15 +96,22 @@ def test_bls_of_a_dataframe_equals_one_batch(backend, rng, objective):
     assert (whole["depth_snr"] > 5).sum() >= len(whole) // 2
 
 
-def test_bls_unweighted_float32_and_an_empty_partition(backend, rng, tmp_path):
-    rows = survey(rng, dtype=np.float32)
+def sorted_parquet(rows, tmp_path):
+    """`rows` stored sorted by id in 3 Parquet files, read back with known
+    divisions: (path, frame, the ids of its middle partition, the frame
+    without them: an empty partition)."""
     path = str(tmp_path / "sorted")
     dd.from_pandas(rows, npartitions=3, sort=False).set_index("id").to_parquet(path)
     ddf = dd.read_parquet(path, index="id", calculate_divisions=True)
     assert ddf.known_divisions
     # An empty partition (all of its series filtered out) gives no rows.
     middle = ddf.partitions[1].index.unique().compute()
-    filtered = ddf.map_partitions(lambda p: p[~p.index.isin(middle)])
+    return path, ddf, middle, ddf.map_partitions(lambda p: p[~p.index.isin(middle)])
+
+
+def test_bls_unweighted_float32_and_an_empty_partition(backend, rng, tmp_path):
+    rows = survey(rng, dtype=np.float32)
+    path, ddf, middle, filtered = sorted_parquet(rows, tmp_path)
     res = kd.bls(filtered, PERIODS, DURATIONS, backend=backend)
     assert res.divisions == ddf.divisions
     assert len(res.partitions[1].compute()) == 0

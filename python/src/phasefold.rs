@@ -1,0 +1,87 @@
+//! The phase-folding period searches, phase dispersion minimisation (PDM)
+//! and conditional entropy (CE): one series or a ragged batch, on a
+//! frequency array or a uniform grid, host arrays. One entry point serves
+//! both statistics and both shapes of call, so every call's arrays are
+//! converted by the same code.
+use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use kernpack::api::phasefold::{
+    CeOptions, FoldBatch, FoldSeries, PdmOptions, PhaseFold, PhaseFoldBatch, Statistic,
+};
+
+use crate::arrays::{by_dtype, Dtype, In};
+use crate::lombscargle_chi2::Freqs;
+use crate::{to_py, Context};
+
+/// The statistic of a call: `("pdm", (bins,))` or `("ce", (phase_bins,
+/// mag_bins, phase_overlap, mag_overlap))`; the operation checks the ranges.
+pub(crate) struct Stat(Statistic);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Stat {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let (name, args): (String, Vec<usize>) = obj.extract()?;
+        let statistic = match (name.as_str(), args.as_slice()) {
+            ("pdm", &[bins]) => Statistic::Pdm(PdmOptions { bins }),
+            ("ce", &[phase_bins, mag_bins, phase_overlap, mag_overlap]) => {
+                Statistic::ConditionalEntropy(CeOptions {
+                    phase_bins,
+                    mag_bins,
+                    phase_overlap,
+                    mag_overlap,
+                })
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "statistic {name:?} with {} options: expected ('pdm', (bins,)) or \
+                     ('ce', (phase_bins, mag_bins, phase_overlap, mag_overlap))",
+                    args.len()
+                )))
+            }
+        };
+        Ok(Stat(statistic))
+    }
+}
+
+/// The statistic of the samples `(t, y, dy or None)` (float arrays of one
+/// dtype) at each of `freqs` (an array of that dtype, or the uniform grid
+/// `(f0, df, nf)`). Without `offsets`, one series: a new 1-D array of `nf`
+/// values of that dtype. With `offsets` (uintp, nseries + 1, at least one
+/// series), a ragged batch: a new (nseries, nf) array.
+#[pyfunction]
+pub(crate) fn phase_fold<'py>(
+    ctx: &Context,
+    t: Bound<'py, PyUntypedArray>,
+    y: Bound<'py, PyUntypedArray>,
+    dy: Option<Bound<'py, PyUntypedArray>>,
+    offsets: Option<Bound<'py, PyUntypedArray>>,
+    freqs: Freqs<'py>,
+    statistic: Stat,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, statistic) = (t.py(), &ctx.kp, statistic.0);
+    let offsets = offsets
+        .as_ref()
+        .map(|o| In::<usize>::new("offsets", o))
+        .transpose()?;
+    by_dtype!(Dtype::of("t", &t)?, T => {
+        let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
+        let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;
+        let (t, y, dy) = (t.values(), y.values(), dy.as_ref().map(In::values));
+        let freqs = freqs.read::<T>()?;
+        let (nf, freqs) = (freqs.len(), freqs.get());
+        let Some(offsets) = offsets else {
+            let op = PhaseFold { series: FoldSeries { t, y, dy }, freqs, statistic };
+            let values = py.detach(|| kp.run(op)).map_err(to_py)?;
+            return Ok(values.into_pyarray(py).into_any());
+        };
+        let batch = FoldBatch { t, y, dy, offsets: offsets.values() };
+        let op = PhaseFoldBatch { batch, freqs, statistic };
+        let rows = py.detach(|| kp.run(op)).map_err(to_py)?;
+        let nseries = rows.len();
+        let flat: Vec<T> = rows.into_iter().flatten().collect();
+        Ok(flat.into_pyarray(py).reshape([nseries, nf])?.into_any())
+    })
+}
