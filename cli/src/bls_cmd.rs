@@ -6,11 +6,11 @@ use kernpack::api::bls::{BlsObjective, BlsOptions, BlsResults, BlsSeries};
 use kernpack::error::readable;
 use kernpack::{Float, Kernpack};
 
-use crate::io::{read_column, read_series, write_csv, SeriesData};
+use crate::io::{read_column, read_series, summary, write_csv, SeriesData};
 use crate::lombscargle_cmd::time_span;
 use crate::memory::check_room;
-use crate::options::{cast, Dtype, Placement};
-use crate::{figures, plot, progress};
+use crate::options::{cast, SearchRun};
+use crate::{figures, plot};
 
 value_enum! {
     /// What the search maximises at each period.
@@ -68,11 +68,8 @@ pub struct BlsArgs {
     /// What the search maximises at each period.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Likelihood)]
     pub objective: ObjectiveArg,
-    /// Precision of the inputs and results (the sums are f64 either way).
-    #[arg(long, value_enum, default_value_t = Dtype::F64)]
-    pub dtype: Dtype,
     #[command(flatten)]
-    pub at: Placement,
+    pub run: SearchRun,
     /// CSV of period, power, depth, depth_err, duration, transit_time, depth_snr,
     /// log_likelihood at every trial period; "-" is stdout (the summary then goes to stderr).
     #[arg(long, short, value_name = "FILE")]
@@ -105,10 +102,10 @@ pub fn run(args: &BlsArgs) -> Result<(), String> {
         oversample: args.oversample,
     };
     // Progress on stderr when a CPU run is long.
-    let kp = progress::on_cpu(args.at.open()?, "transit search on the CPU");
+    let kp = args.run.open("transit search on the CPU")?;
     let started = Instant::now();
     let (periods, result) = by_dtype!(
-        args.dtype,
+        args.run.dtype,
         compute(&kp, &data, &periods, &args.durations, &opts)
     )?;
     eprintln!(
@@ -120,14 +117,9 @@ pub fn run(args: &BlsArgs) -> Result<(), String> {
         started.elapsed().as_secs_f64() * 1e3
     );
     let best = best_period(&result.power);
-    let to_stderr = args.output.as_deref() == Some(Path::new("-"));
-    let summary = |line: String| match to_stderr {
-        true => eprintln!("{line}"),
-        false => say!("{line}"),
-    };
     if let Some(k) = best {
         let r = &result;
-        summary(format!(
+        let line = format!(
             "best period {} (of {} from {} to {}): duration {}, depth {} ± {}, transit time {}, \
              depth SNR {}, log likelihood {}",
             periods[k],
@@ -140,7 +132,8 @@ pub fn run(args: &BlsArgs) -> Result<(), String> {
             r.transit_time[k],
             r.depth_snr[k],
             r.log_likelihood[k],
-        ));
+        );
+        summary(args.output.as_deref(), &line);
     }
     if let Some(path) = &args.output {
         write_result(path, &periods, &result)?;
@@ -256,9 +249,8 @@ fn compute<T: Float>(
     durations: &[f64],
     opts: &BlsOptions,
 ) -> Result<(Vec<f64>, BlsResults<f64>), String> {
-    let (t, y) = (cast::<T>(&data.t), cast::<T>(&data.y));
     // The third column of a light curve is its uncertainty dy.
-    let dy = data.w.as_deref().map(cast::<T>);
+    let (t, y, dy) = data.cast::<T>();
     let series = BlsSeries {
         t: &t,
         y: &y,

@@ -4,6 +4,8 @@
 use std::f64::consts::TAU;
 use std::path::Path;
 
+use kernpack::params::phasefold::phase_bin;
+
 use crate::io::SeriesData;
 use crate::plot::{self, palette, Figure, HeatMap, Panel, Series, SeriesKind};
 
@@ -47,11 +49,7 @@ pub fn periodogram(
 
     let mut folded = Panel {
         x_include: Some((0.0, 1.0)),
-        ..Panel::new(
-            format!("light curve folded at period {period}"),
-            "phase",
-            "y",
-        )
+        ..Panel::new(folded_title(1.0 / f), "phase", "y")
     };
     if t.len() == y.len() {
         let phase: Vec<f64> = t.iter().map(|t| (t * f).rem_euclid(1.0)).collect();
@@ -99,18 +97,14 @@ pub fn transit_search(
     series: &SeriesData,
 ) -> Figure {
     let (t, y) = (&series.t[..], &series.y[..]);
-    let mut spectrum = Panel::new("box least squares spectrum", "period (time units)", "power");
-    // Periods without a box have power -inf: not drawn.
-    let shown: Vec<usize> = (0..periods.len().min(power.len()))
-        .filter(|&k| power[k].is_finite())
-        .collect();
-    spectrum.series = vec![Series::new(
-        SeriesKind::Line,
-        "",
-        shown.iter().map(|&k| periods[k]).collect::<Vec<f64>>(),
-        shown.iter().map(|&k| power[k]).collect::<Vec<f64>>(),
-    )];
     let usable = fit.filter(|f| f.period.is_finite() && f.period > 0.0 && f.duration.is_finite());
+    let spectrum = period_spectrum(
+        "box least squares spectrum",
+        "power",
+        periods,
+        power,
+        usable.map(|f| f.period),
+    );
     let Some(fit) = usable else {
         let folded = Panel::new(
             "light curve (not folded: no transit found)",
@@ -119,33 +113,22 @@ pub fn transit_search(
         );
         return figure(title, vec![spectrum, folded]);
     };
-    let period = significant(fit.period, 6);
-    spectrum.markers = vec![(fit.period, format!("best period {period}"))];
-
     let half = 0.5 * fit.period;
     let offset = |t: f64| (t - fit.transit_time + half).rem_euclid(fit.period) - half;
     let mut folded = Panel {
         x_include: Some((-half, half)),
-        ..Panel::new(
-            format!("light curve folded at period {period}"),
-            "time from mid-transit",
-            "y",
-        )
+        ..Panel::new(folded_title(fit.period), "time from mid-transit", "y")
     };
     if t.len() != y.len() {
         return figure(title, vec![spectrum, folded]);
     }
     let x: Vec<f64> = t.iter().map(|t| offset(*t)).collect();
     // The level out of transit: the weighted mean there (of every sample when none is out).
-    let weight = |i: usize| match &series.w {
-        Some(dy) if dy.len() == y.len() => 1.0 / (dy[i] * dy[i]),
-        _ => 1.0,
-    };
     let level = |keep: &dyn Fn(usize) -> bool| {
         let (mut sw, mut swy) = (0.0, 0.0);
         for i in (0..y.len()).filter(|&i| keep(i)) {
-            sw += weight(i);
-            swy += weight(i) * y[i];
+            sw += dy_weight(series, i);
+            swy += dy_weight(series, i) * y[i];
         }
         (sw > 0.0).then(|| swy / sw)
     };
@@ -167,6 +150,126 @@ pub fn transit_search(
         });
     }
     figure(title, vec![spectrum, folded])
+}
+
+/// Where a phase-folding search folds the light curve: the best frequency,
+/// the statistic's phase bins, and whether the bins' means are weighted by
+/// `1 / dy^2` (PDM's, from the series' third column) or plain (CE's).
+#[derive(Clone, Copy, Debug)]
+pub struct Fold {
+    pub frequency: f64,
+    pub bins: usize,
+    pub weighted: bool,
+}
+
+/// Phase-folding search panel (titled `panel_title`: the statistic
+/// `y_label` against period, 1 / frequency, lower at a better period, the
+/// best period marked) above a panel with the light curve folded at the best
+/// frequency f: phase frac((t - min t) f) on x (the statistic's phase, see
+/// `kernpack::params::phasefold`), y on y, the samples as points and the
+/// mean of each of the statistic's phase bins as a step line. Without a fold
+/// (no best period) the spectrum is unmarked and the folded panel empty.
+pub fn phase_fold_search(
+    title: &str,
+    panel_title: &str,
+    y_label: &str,
+    freqs: &[f64],
+    values: &[f64],
+    fold: Option<Fold>,
+    series: &SeriesData,
+) -> Figure {
+    let (t, y) = (&series.t[..], &series.y[..]);
+    let periods: Vec<f64> = freqs.iter().map(|f| 1.0 / f).collect();
+    let usable = fold.filter(|f| f.frequency.is_finite() && f.frequency > 0.0 && f.bins > 0);
+    let best = usable.map(|f| 1.0 / f.frequency);
+    let mut spectrum = period_spectrum(panel_title, y_label, &periods, values, best);
+    // A uniform grid in frequency crowds its short periods together on a
+    // linear axis: a log one when the periods span more than a decade.
+    let (lo, hi) = plot::extent(
+        periods
+            .iter()
+            .copied()
+            .filter(|p| p.is_finite() && *p > 0.0),
+    );
+    spectrum.log_x = hi > 10.0 * lo;
+    let Some(fold) = usable else {
+        let folded = Panel::new("light curve (not folded: no period found)", "phase", "y");
+        return figure(title, vec![spectrum, folded]);
+    };
+    let mut folded = Panel {
+        x_include: Some((0.0, 1.0)),
+        ..Panel::new(folded_title(1.0 / fold.frequency), "phase", "y")
+    };
+    if t.len() != y.len() {
+        return figure(title, vec![spectrum, folded]);
+    }
+    let t0 = plot::extent(t.iter().copied()).0;
+    let (mut sw, mut swy) = (vec![0.0; fold.bins], vec![0.0; fold.bins]);
+    let mut phase = Vec::with_capacity(t.len());
+    for i in 0..t.len() {
+        let x = (t[i] - t0) * fold.frequency;
+        phase.push(x - x.floor());
+        let b = phase_bin(t[i] - t0, fold.frequency, fold.bins);
+        let w = if fold.weighted {
+            dy_weight(series, i)
+        } else {
+            1.0
+        };
+        sw[b] += w;
+        swy[b] += w * y[i];
+    }
+    folded
+        .series
+        .push(Series::new(SeriesKind::Points, "samples", phase, y));
+    // A step per bin; an empty bin has no mean (NaN: the line passes over it).
+    let width = 1.0 / fold.bins as f64;
+    let (mut x, mut means) = (Vec::new(), Vec::new());
+    for b in 0..fold.bins {
+        let mean = if sw[b] > 0.0 {
+            swy[b] / sw[b]
+        } else {
+            f64::NAN
+        };
+        x.extend([b as f64 * width, (b + 1) as f64 * width]);
+        means.extend([mean, mean]);
+    }
+    folded.series.push(Series {
+        colour: palette::ORANGE,
+        ..Series::new(SeriesKind::Line, "bin means", x, means)
+    });
+    figure(title, vec![spectrum, folded])
+}
+
+/// A search's `y_label` against trial period, titled `title`, with `best`
+/// marked ("best period P") when given; values that are not finite (periods
+/// without a box, or without a statistic) are not drawn.
+fn period_spectrum(
+    title: &str,
+    y_label: &str,
+    periods: &[f64],
+    values: &[f64],
+    best: Option<f64>,
+) -> Panel {
+    let mut spectrum = Panel::new(title, "period (time units)", y_label);
+    spectrum.series = vec![Series::new(SeriesKind::Line, "", periods, values)];
+    if let Some(period) = best {
+        let label = format!("best period {}", significant(period, 6));
+        spectrum.markers = vec![(period, label)];
+    }
+    spectrum
+}
+
+/// The title of a light curve folded at `period`.
+fn folded_title(period: f64) -> String {
+    format!("light curve folded at period {}", significant(period, 6))
+}
+
+/// Sample `i`'s weight `1 / dy^2`, `dy` the series' third column (1 without one).
+fn dy_weight(series: &SeriesData, i: usize) -> f64 {
+    match &series.w {
+        Some(dy) if dy.len() == series.y.len() => 1.0 / (dy[i] * dy[i]),
+        _ => 1.0,
+    }
 }
 
 fn figure(title: &str, panels: Vec<Panel>) -> Figure {
@@ -586,6 +689,173 @@ mod tests {
         let figure = periodogram("t", "power", &[], &[], 0.5, &none);
         assert!(!figure.has_data());
         Image::decode(&to_png(&figure));
+    }
+
+    /// A light curve of period 3.7 with uncertainties dy in its third column.
+    fn light_curve_with_dy(samples: usize) -> SeriesData {
+        let mut lc = light_curve(samples);
+        lc.w = lc.w.map(|w| w.iter().map(|w| 1.0 / w.sqrt()).collect());
+        lc
+    }
+
+    /// Whether pixel (x, y) is the ink of text (grey to black) or of the
+    /// marker's label (red): anti-aliased text edges pass as neither.
+    fn ink(image: &Image, x: usize, y: usize, red: bool) -> bool {
+        let RGBColor(r, g, b) = image.at(x, y);
+        let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+        match red {
+            true => r - g > 80 && r - b > 80,
+            false => r < 128 && (r - g).abs() < 16 && (r - b).abs() < 16,
+        }
+    }
+
+    /// The rows (`by_row`) or columns of the part `columns` x `rows` of the
+    /// image that hold text ink, or the marker's red.
+    fn ink_lines(
+        image: &Image,
+        columns: std::ops::Range<usize>,
+        rows: std::ops::Range<usize>,
+        red: bool,
+        by_row: bool,
+    ) -> Vec<usize> {
+        let (outer, inner) = match by_row {
+            true => (rows, columns),
+            false => (columns, rows),
+        };
+        outer
+            .filter(|&a| {
+                inner.clone().any(|b| match by_row {
+                    true => ink(image, b, a, red),
+                    false => ink(image, a, b, red),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_best_period_label_sits_between_the_panel_title_and_the_plot() {
+        // The best period in the middle of the axis, under the panel's title.
+        let lc = light_curve_with_dy(300);
+        let periods: Vec<f64> = (0..=2000).map(|k| 2.7 + 2.0 * k as f64 / 2000.0).collect();
+        let power: Vec<f64> = periods
+            .iter()
+            .map(|p| 1.0 + 50.0 * (-((p - 3.7) * 40.0).powi(2)).exp())
+            .collect();
+        let fit = BoxFit {
+            period: 3.7,
+            duration: 0.2,
+            transit_time: 1.0,
+            depth: 0.5,
+        };
+        let freqs: Vec<f64> = periods.iter().map(|p| 1.0 / p).collect();
+        let theta: Vec<f64> = power.iter().map(|p| 1.0 / p).collect();
+        let fold = Fold {
+            frequency: 1.0 / 3.7,
+            bins: 10,
+            weighted: true,
+        };
+        let (t, y) = ("t", "theta");
+        let panel = "PDM theta by trial period (lower is better)";
+        for figure in [
+            transit_search("transit search", &periods, &power, Some(fit), &lc),
+            phase_fold_search(t, panel, y, &freqs, &theta, Some(fold), &lc),
+        ] {
+            let (image, frames) = render(&figure);
+            let top = &frames[0];
+            let band = image.height - 2 * plot::PANEL_HEIGHT as usize;
+            let (above, all) = (band..top.top as usize, 0..image.width);
+            let title = ink_lines(&image, all.clone(), above.clone(), false, true);
+            let label = ink_lines(&image, all.clone(), above.clone(), true, true);
+            assert!(!title.is_empty() && !label.is_empty(), "{}", figure.title);
+            // Stacked, not overlapping: the title's last row above the label's first.
+            assert!(
+                title[title.len() - 1] < label[0],
+                "{}: title rows {title:?}, label rows {label:?}",
+                figure.title
+            );
+            // Side by side they would overlap: the label is under the title.
+            let title_columns = ink_lines(&image, all.clone(), above.clone(), false, false);
+            let label_columns = ink_lines(&image, all, above, true, false);
+            let middle = label_columns[label_columns.len() / 2];
+            assert!(
+                title_columns[0] < middle && middle < title_columns[title_columns.len() - 1],
+                "{}",
+                figure.title
+            );
+        }
+    }
+
+    #[test]
+    fn phase_fold_search_marks_the_lowest_value_and_draws_the_bin_means() {
+        let lc = light_curve_with_dy(300);
+        let best = 1.0 / 3.7;
+        // A dip at the best frequency, on a grid of periods 0.5 .. 400: a log axis.
+        let freqs: Vec<f64> = (0..20_000)
+            .map(|k| 0.0025 + 2.0 * k as f64 / 20_000.0)
+            .collect();
+        let theta: Vec<f64> = freqs
+            .iter()
+            .map(|f| 1.0 - 0.9 * (-((f - best) * 300.0).powi(2)).exp())
+            .collect();
+        for weighted in [true, false] {
+            let fold = Fold {
+                frequency: best,
+                bins: 10,
+                weighted,
+            };
+            let figure = phase_fold_search(
+                "a search",
+                "PDM theta by trial period",
+                "PDM theta",
+                &freqs,
+                &theta,
+                Some(fold),
+                &lc,
+            );
+            let (spectrum, folded) = (&figure.panels[0], &figure.panels[1]);
+            assert!(spectrum.log_x);
+            assert_eq!(spectrum.markers.len(), 1);
+            assert!((spectrum.markers[0].0 - 3.7).abs() < 1e-12);
+            assert_eq!(spectrum.markers[0].1, "best period 3.70000");
+            assert_eq!(folded.title, "light curve folded at period 3.70000");
+            // The step line: each bin's (weighted) mean over its width.
+            let (samples, means) = (&folded.series[0], &folded.series[1]);
+            assert_eq!(samples.x.len(), lc.t.len());
+            assert!(samples.x.iter().all(|p| (0.0..1.0).contains(p)));
+            assert_eq!(means.x.len(), 20);
+            let t0 = lc.t.iter().copied().fold(f64::INFINITY, f64::min);
+            for b in 0..10 {
+                let (mut sw, mut swy) = (0.0, 0.0);
+                for i in 0..lc.t.len() {
+                    if phase_bin(lc.t[i] - t0, best, 10) == b {
+                        let dy = lc.w.as_ref().unwrap()[i];
+                        let w = if weighted { 1.0 / (dy * dy) } else { 1.0 };
+                        sw += w;
+                        swy += w * lc.y[i];
+                    }
+                }
+                assert!(sw > 0.0);
+                assert!((means.x[2 * b] - b as f64 / 10.0).abs() < 1e-12);
+                assert!((means.x[2 * b + 1] - (b + 1) as f64 / 10.0).abs() < 1e-12);
+                assert!((means.y[2 * b] - swy / sw).abs() < 1e-9, "bin {b}");
+                assert_eq!(means.y[2 * b], means.y[2 * b + 1]);
+            }
+            let svg = to_svg(&figure);
+            let texts = svg_texts(&svg);
+            for text in [
+                "a search",
+                "PDM theta by trial period",
+                "bin means",
+                "phase",
+            ] {
+                assert!(texts.contains(&text), "{text}");
+            }
+        }
+        // Without a fold, or over a narrow band: unmarked, unfolded, linear.
+        let narrow = &freqs[100..200];
+        let figure = phase_fold_search("t", "p", "y", narrow, &theta[100..200], None, &lc);
+        assert!(!figure.panels[0].log_x && figure.panels[0].markers.is_empty());
+        assert!(figure.has_data() && !figure.panels[1].has_data());
     }
 
     #[test]

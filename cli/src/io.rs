@@ -3,11 +3,33 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-/// A time series as columns t, y and optional weight.
+use kernpack::Float;
+
+use crate::options::cast;
+
+/// A time series as columns t, y and optional weight (or uncertainty dy,
+/// as the command reads it).
 pub struct SeriesData {
     pub t: Vec<f64>,
     pub y: Vec<f64>,
     pub w: Option<Vec<f64>>,
+}
+
+impl SeriesData {
+    /// The columns t, y and the optional third in precision `T`.
+    pub fn cast<T: Float>(&self) -> (Vec<T>, Vec<T>, Option<Vec<T>>) {
+        let third = self.w.as_deref().map(cast::<T>);
+        (cast(&self.t), cast(&self.y), third)
+    }
+}
+
+/// A line of a command's summary: on stdout, or on stderr when `output`, the
+/// command's table, goes to stdout ("-").
+pub fn summary(output: Option<&Path>, line: &str) {
+    match output == Some(Path::new("-")) {
+        true => eprintln!("{line}"),
+        false => say!("{line}"),
+    }
 }
 
 /// The lines of a text table that hold records: numbers, or an id then

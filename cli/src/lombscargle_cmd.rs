@@ -23,21 +23,8 @@ weight; a header line and lines starting with '#' are skipped."
 pub struct LombScargleArgs {
     /// The time series: t, y[, weight] per line.
     pub input: PathBuf,
-    /// Lowest frequency, cycles per time unit [default: 1/span].
-    #[arg(long)]
-    pub fmin: Option<f64>,
-    /// Highest frequency, cycles per time unit [default: n/(2 span)].
-    #[arg(long)]
-    pub fmax: Option<f64>,
-    /// Number of frequencies, uniform from fmin to fmax [default: 10 n, within 2000..1000000].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub nf: Option<u64>,
-    /// Frequencies from a file instead (one per line, cycles per time unit).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["fmin", "fmax", "nf"])]
-    pub freqs: Option<PathBuf>,
-    /// The --freqs file holds angular frequencies (rad per time unit).
-    #[arg(long, requires = "freqs")]
-    pub angular: bool,
+    #[command(flatten)]
+    pub grid: GridArgs,
     /// Use the explicit-frequency kernel even on a uniform grid (for comparison).
     #[arg(long)]
     pub direct: bool,
@@ -80,51 +67,84 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Frequencies in cycles per time unit (the kernels take angular ones).
+/// The trial frequencies of a search of one series (`lombscargle`, `pdm`, `ce`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct GridArgs {
+    /// Lowest frequency, cycles per time unit [default: 1/span].
+    #[arg(long)]
+    pub fmin: Option<f64>,
+    /// Highest frequency, cycles per time unit [default: n/(2 span)].
+    #[arg(long)]
+    pub fmax: Option<f64>,
+    /// Number of frequencies, uniform from fmin to fmax [default: 10 n, within 2000..1000000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nf: Option<u64>,
+    /// Frequencies from a file instead (one per line, cycles per time unit).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fmin", "fmax", "nf"])]
+    pub freqs: Option<PathBuf>,
+    /// The --freqs file holds angular frequencies (rad per time unit).
+    #[arg(long, requires = "freqs")]
+    pub angular: bool,
+}
+
+/// Frequencies in cycles per time unit (the kernels take angular ones), with
+/// `--direct` the uniform grid as an array.
 fn frequencies(args: &LombScargleArgs, data: &SeriesData) -> Result<Frequencies, String> {
-    if let Some(path) = &args.freqs {
-        let scale = if args.angular { 1.0 / TAU } else { 1.0 };
-        let values: Vec<f64> = read_column(path)?.into_iter().map(|f| f * scale).collect();
-        // Checked here, in the file's units: the kernels see angular ones.
-        if let Some(f) = values.iter().find(|f| !finite_angular(**f)) {
-            return Err(format!(
-                "{}: frequency {} is not a finite value >= 0",
-                path.display(),
-                readable(f / scale)
-            ));
-        }
-        return Ok(Frequencies { values, grid: None });
+    let mut freqs = args.grid.frequencies(data)?;
+    if args.direct {
+        freqs.grid = None;
     }
-    let span = time_span(&data.t);
-    let n = data.t.len();
-    let defaults = match span > 0.0 {
-        true => (1.0 / span, n as f64 / (2.0 * span)),
-        false => (1.0, 1.0),
-    };
-    let (fmin, fmax) = (
-        args.fmin.unwrap_or(defaults.0),
-        args.fmax.unwrap_or(defaults.1),
-    );
-    let nf = match args.nf {
-        Some(nf) => usize::try_from(nf).map_err(|_| format!("--nf {nf}: too many"))?,
-        None => (10 * n).clamp(2000, 1_000_000),
-    };
-    check_room::<f64>("--nf", &[nf])?;
-    check_band(fmin, fmax).map_err(|mut message| {
-        if args.fmin.is_none() || args.fmax.is_none() {
-            message += &format!(
-                " (defaults 1/span and n/(2 span), for {n} samples over a span of {span}): \
-                 give --fmin and --fmax"
-            );
+    Ok(freqs)
+}
+
+impl GridArgs {
+    /// The frequencies these options name for `data`, in cycles per time
+    /// unit: those of the --freqs file, or the uniform grid (its values and
+    /// the grid itself).
+    pub fn frequencies(&self, data: &SeriesData) -> Result<Frequencies, String> {
+        if let Some(path) = &self.freqs {
+            let scale = if self.angular { 1.0 / TAU } else { 1.0 };
+            let values: Vec<f64> = read_column(path)?.into_iter().map(|f| f * scale).collect();
+            // Checked here, in the file's units: the kernels see angular ones.
+            if let Some(f) = values.iter().find(|f| !finite_angular(**f)) {
+                return Err(format!(
+                    "{}: frequency {} is not a finite value >= 0",
+                    path.display(),
+                    readable(f / scale)
+                ));
+            }
+            return Ok(Frequencies { values, grid: None });
         }
-        message
-    })?;
-    let grid = UniformGrid::spanning(fmin, fmax, nf);
-    // --direct: the explicit-array kernel on the same frequencies, for comparison.
-    Ok(Frequencies {
-        values: grid.frequencies(),
-        grid: (!args.direct).then_some(grid),
-    })
+        let span = time_span(&data.t);
+        let n = data.t.len();
+        let defaults = match span > 0.0 {
+            true => (1.0 / span, n as f64 / (2.0 * span)),
+            false => (1.0, 1.0),
+        };
+        let (fmin, fmax) = (
+            self.fmin.unwrap_or(defaults.0),
+            self.fmax.unwrap_or(defaults.1),
+        );
+        let nf = match self.nf {
+            Some(nf) => usize::try_from(nf).map_err(|_| format!("--nf {nf}: too many"))?,
+            None => (10 * n).clamp(2000, 1_000_000),
+        };
+        check_room::<f64>("--nf", &[nf])?;
+        check_band(fmin, fmax).map_err(|mut message| {
+            if self.fmin.is_none() || self.fmax.is_none() {
+                message += &format!(
+                    " (defaults 1/span and n/(2 span), for {n} samples over a span of {span}): \
+                     give --fmin and --fmax"
+                );
+            }
+            message
+        })?;
+        let grid = UniformGrid::spanning(fmin, fmax, nf);
+        Ok(Frequencies {
+            values: grid.frequencies(),
+            grid: Some(grid),
+        })
+    }
 }
 
 /// A frequency in cycles per time unit whose angular value (x 2 pi) is a
@@ -165,8 +185,7 @@ fn compute<T: Float>(
     freqs: &Frequencies,
     opts: &LombScargleOptions,
 ) -> Result<Periodogram<f64>, String> {
-    let (t, y) = (cast::<T>(&data.t), cast::<T>(&data.y));
-    let w = data.w.as_deref().map(cast::<T>);
+    let (t, y, w) = data.cast::<T>();
     let series = Series {
         t: &t,
         y: &y,

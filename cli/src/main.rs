@@ -61,6 +61,7 @@ mod lorenz63_cmd;
 mod lorenz_cmd;
 mod memory;
 mod options;
+mod phasefold_cmd;
 mod plot;
 mod progress;
 mod synthetic;
@@ -95,6 +96,17 @@ enum Command {
     LombscargleBatch(batch_cmd::BatchArgs),
     /// Box Least Squares transit search of one light curve: the best period, depth and transit time.
     Bls(bls_cmd::BlsArgs),
+    /// Phase dispersion minimisation (PDM): the best period of one light curve.
+    ///
+    /// At each trial frequency, theta: the scatter of y about the means of its
+    /// phase bins relative to its scatter about its mean (weights 1/dy^2 with a
+    /// dy column), in [0, 1]; lower at a better period.
+    Pdm(phasefold_cmd::PdmArgs),
+    /// Conditional entropy (CE): the best period of one light curve.
+    ///
+    /// At each trial frequency, the entropy of y's magnitude bin given its phase
+    /// bin (dy is not used); lower at a better period.
+    Ce(phasefold_cmd::CeArgs),
     /// Lorenz 96 ensemble: all members and steps in one launch.
     Lorenz96(lorenz_cmd::Lorenz96Args),
     /// Lorenz 2005 Model II / III ensemble.
@@ -129,6 +141,8 @@ fn main() -> ExitCode {
         Command::Lombscargle(args) => lombscargle_cmd::lombscargle(&args),
         Command::LombscargleBatch(args) => batch_cmd::run(&args),
         Command::Bls(args) => bls_cmd::run(&args),
+        Command::Pdm(args) => phasefold_cmd::pdm(&args),
+        Command::Ce(args) => phasefold_cmd::ce(&args),
         Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
         Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
         Command::Lorenz63(args) => lorenz63_cmd::run(&args),

@@ -54,6 +54,25 @@ impl Placement {
     }
 }
 
+/// Precision and backend of a search of one light curve (`bls`, `pdm`, `ce`),
+/// whose sums are f64 whatever the precision.
+#[derive(Args, Debug, Clone)]
+pub struct SearchRun {
+    /// Precision of the inputs and results (the sums are f64 either way).
+    #[arg(long, value_enum, default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub at: Placement,
+}
+
+impl SearchRun {
+    /// The handle these options name, reporting the progress of its long CPU
+    /// runs (labelled `label`) on stderr.
+    pub fn open(&self, label: &str) -> Result<Kernpack, String> {
+        Ok(crate::progress::on_cpu(self.at.open()?, label))
+    }
+}
+
 /// Where a benchmark runs: benchmarks time one backend, never "whichever is there".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BenchBackend {

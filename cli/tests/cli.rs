@@ -65,6 +65,8 @@ fn every_subcommand_answers_help() {
         "lombscargle",
         "lombscargle-batch",
         "bls",
+        "pdm",
+        "ce",
         "lorenz96",
         "fg",
         "info",
@@ -230,13 +232,7 @@ fn lombscargle_reads_a_tolerant_table_and_finds_the_period() {
 /// and noise of about 0.003 with per-sample uncertainties.
 fn transit_curve(period: f64) -> String {
     let mut table = String::from("t,flux,flux_err\n");
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut uniform = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut uniform = uniforms(0x2545_f491_4f6c_dd1d);
     for i in 0..700 {
         let t = 30.0 * (i as f64 + uniform()) / 700.0;
         let phase = (t - 1.3 + 0.5 * period).rem_euclid(period) - 0.5 * period;
@@ -246,6 +242,227 @@ fn transit_curve(period: f64) -> String {
         table.push_str(&format!("{t},{},{}\n", 1.0 - depth + noise, 0.003));
     }
     table
+}
+
+/// Uniform numbers in [0, 1) from an xorshift generator started at `state`.
+fn uniforms(mut state: u64) -> impl FnMut() -> f64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A variable star: 600 irregular samples over 120 days of a periodic,
+/// non-sinusoidal signal (a sinusoid and its first harmonic, 1.2 peak to
+/// peak) of period `period`, noise of about 0.1 and per-sample
+/// uncertainties dy from 0.05 to 0.15 in the third column.
+fn variable_curve(period: f64) -> String {
+    let mut table = String::from("t,mag,mag_err\n");
+    let mut uniform = uniforms(0x9e37_79b9_7f4a_7c15);
+    for i in 0..600 {
+        let t = 120.0 * (i as f64 + uniform()) / 600.0;
+        let phase = std::f64::consts::TAU * t / period;
+        let signal = 0.5 * (phase + 0.3).sin() + 0.2 * (2.0 * phase).cos();
+        let dy = 0.05 + 0.1 * uniform();
+        // A sum of uniforms: noise of standard deviation about dy.
+        let noise = dy * ((0..4).map(|_| uniform()).sum::<f64>() - 2.0) * 3f64.sqrt();
+        table.push_str(&format!("{t},{},{dy}\n", 12.0 + signal + noise));
+    }
+    table
+}
+
+/// The rows of a table of `command` (pdm or ce) written by --output:
+/// frequency, period and the statistic named `column`.
+fn fold_table(csv: &str, column: &str) -> Vec<[f64; 3]> {
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(&*format!("frequency,period,{column}")));
+    lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            [v[0], v[1], v[2]]
+        })
+        .collect()
+}
+
+#[test]
+fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
+    let period = 2.7;
+    let input = scratch("variable.csv");
+    std::fs::write(&input, variable_curve(period)).unwrap();
+    let input = input.to_str().unwrap();
+    let near = |found: f64| (found / period - 1.0).abs() < 0.005;
+    for (command, column) in [("pdm", "theta"), ("ce", "entropy")] {
+        let table = scratch(&format!("{command}.csv"));
+        let figure = scratch(&format!("{command}.png"));
+        // The default grid: 10 n frequencies from 1/span to n / (2 span).
+        let out = kernpack(&[
+            command,
+            input,
+            "--output",
+            table.to_str().unwrap(),
+            "--plot",
+            figure.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let best = number_after_in(&stdout, "best period ");
+        assert!(near(best), "{command}: {stdout}");
+        let value = number_after_in(&stdout, &format!("): {column} "));
+        assert!(stdout.contains("of 6000 from "), "{command}: {stdout}");
+
+        // One row per frequency, increasing; the lowest value is the one reported.
+        let rows = fold_table(&std::fs::read_to_string(&table).unwrap(), column);
+        assert_eq!(rows.len(), 6000);
+        assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]));
+        assert!(rows.iter().all(|r| r[2].is_finite()));
+        let lowest = rows
+            .iter()
+            .reduce(|a, b| if b[2] < a[2] { b } else { a })
+            .unwrap();
+        assert_eq!((lowest[1], lowest[2]), (best, value), "{command}");
+        if command == "pdm" {
+            assert!(rows.iter().all(|r| (0.0..=1.0).contains(&r[2])));
+            assert!(value < 0.2, "{stdout}");
+        }
+
+        // The figure: a PNG with room for both panels.
+        let bytes = std::fs::read(&figure).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{command}");
+        let (width, height, _, _) = decode_png(&figure);
+        assert!(width >= 600 && height >= 600, "{width} x {height}");
+    }
+
+    // An explicit grid, more bins, f32, and the table on stdout (the summary then on stderr).
+    let out = kernpack(&[
+        "pdm", input, "--fmin", "0.2", "--fmax", "1", "--nf", "8000", "--bins", "20", "--dtype",
+        "f32", "--output", "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = fold_table(&text(&out.stdout), "theta");
+    assert_eq!(rows.len(), 8000);
+    assert_eq!((rows[0][0], rows[7999][0]), (0.2, 1.0));
+    let stderr = text(&out.stderr);
+    assert!(near(number_after_in(&stderr, "best period ")), "{stderr}");
+
+    // Frequencies from a file, and CE's overlapping bins.
+    let freqs = scratch("fold-freqs.txt");
+    let list: String = (0..4000)
+        .map(|k| format!("{}\n", 0.2 + 0.8 * k as f64 / 4000.0))
+        .collect();
+    std::fs::write(&freqs, list).unwrap();
+    let out = kernpack(&[
+        "ce",
+        input,
+        "--freqs",
+        freqs.to_str().unwrap(),
+        "--phase-bins",
+        "16",
+        "--mag-bins",
+        "8",
+        "--phase-overlap",
+        "1",
+        "--mag-overlap",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(near(number_after_in(&stdout, "best period ")), "{stdout}");
+    assert!(stdout.contains("of 4000 from 0.2 to "), "{stdout}");
+}
+
+#[test]
+fn pdm_and_ce_refuse_bad_arguments_by_name() {
+    let input = small_series("fold-args.csv");
+    let input = input.to_str().unwrap();
+    let freqs = scratch("fold-args-freqs.txt");
+    std::fs::write(&freqs, "0.1\n0.2\n").unwrap();
+    let freqs = freqs.to_str().unwrap();
+    // Out of the options' ranges, or together with one they exclude: clap's
+    // usage errors (status 2), naming the option and what it takes.
+    for (args, names) in [
+        (
+            vec!["pdm", input, "--bins", "1"],
+            &["--bins", "2..=4096"][..],
+        ),
+        (
+            vec!["pdm", input, "--bins", "4097"],
+            &["--bins", "2..=4096"],
+        ),
+        (
+            vec!["ce", input, "--phase-bins", "0"],
+            &["--phase-bins", "1..=65536"],
+        ),
+        (
+            vec!["ce", input, "--mag-bins", "0"],
+            &["--mag-bins", "1..=65536"],
+        ),
+        (vec!["ce", input, "--mag-overlap=-1"], &["--mag-overlap"]),
+        (
+            vec!["ce", input, "--dtype", "f16"],
+            &["--dtype", "f32, f64"],
+        ),
+        (
+            vec!["pdm", input, "--freqs", freqs, "--nf", "9"],
+            &["--freqs", "--nf"],
+        ),
+        (vec!["pdm", input, "--angular"], &["--angular", "--freqs"]),
+        (vec!["pdm"], &["<INPUT>"]),
+    ] {
+        let out = kernpack(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        for name in names {
+            assert!(err.contains(name), "{args:?}: {name:?} missing from {err}");
+        }
+    }
+    // What only the library or the data can tell: status 1, the reason.
+    let constant = scratch("fold-constant.csv");
+    std::fs::write(&constant, "1,5\n2,5\n3,5\n4,5\n").unwrap();
+    let zero_dy = scratch("fold-zero-dy.csv");
+    std::fs::write(&zero_dy, "1,5,0.1\n2,6,0\n3,5,0.1\n4,7,0.1\n").unwrap();
+    let (constant, zero_dy) = (constant.to_str().unwrap(), zero_dy.to_str().unwrap());
+    let gif = scratch("fold.gif");
+    for (args, names) in [
+        (
+            vec!["ce", input, "--phase-bins", "4", "--phase-overlap", "4"],
+            "phase_overlap = 4 and mag_overlap = 0 must be below phase_bins = 4",
+        ),
+        (
+            vec!["ce", input, "--phase-bins", "300", "--mag-bins", "300"],
+            "300 x 300 exceeds 65536 cells",
+        ),
+        (vec!["pdm", input, "--fmin", "2", "--fmax", "1"], "--fmin"),
+        (
+            vec!["pdm", constant, "--fmin", "0.1", "--fmax", "1"],
+            "no best period",
+        ),
+        (
+            vec!["ce", constant, "--fmin", "0.1", "--fmax", "1"],
+            "no best period",
+        ),
+        (vec!["pdm", zero_dy], "dy[1] = 0 is not positive"),
+        (
+            vec!["ce", input, "--plot", gif.to_str().unwrap()],
+            "unsupported extension",
+        ),
+        (vec!["pdm", "no-such-curve.csv"], "no-such-curve.csv"),
+    ] {
+        let out = kernpack(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        // After the timing line of a run that computed.
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("kernpack: ") && last.contains(names),
+            "{args:?}: expected {names:?} in {err}"
+        );
+    }
+    // --angular with --freqs is taken.
+    let out = kernpack(&["pdm", input, "--freqs", freqs, "--angular"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -352,13 +569,15 @@ fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
     );
 }
 
-/// The number that follows `label` in `text` (up to a space or a comma).
+/// The number that follows `label` in `text` (up to white space or a comma).
 fn number_after_in(text: &str, label: &str) -> f64 {
     let rest = &text[text
         .find(label)
         .unwrap_or_else(|| panic!("{label}: {text}"))
         + label.len()..];
-    let end = rest.find([' ', ',']).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c == ',' || c.is_whitespace())
+        .unwrap_or(rest.len());
     rest[..end]
         .parse()
         .unwrap_or_else(|e| panic!("{label}: {e}: {text}"))

@@ -260,10 +260,15 @@ where
     let style = text(TEXT_SIZE, TEXT_RGB);
     let marker_row = i32::from(!panel.markers.is_empty()) * (TEXT_SIZE as i32 + GAP);
     let bar = heat.map_or(0, |_| 2 * GAP + COLOUR_BAR_WIDTH + COLOUR_BAR_LABELS);
-    let mut chart = ChartBuilder::on(cell)
-        .caption(&panel.title, style.clone())
+    // The title first, then the row of marker labels under it, then the plot
+    // area: a caption of the chart itself would sit directly on the plot area,
+    // where the marker labels go (its top margin lies above the caption).
+    let below_title = cell
+        .margin(GAP, 0, 0, 0)
+        .titled(&panel.title, style.clone())?;
+    let mut chart = ChartBuilder::on(&below_title)
         .margin(GAP)
-        .margin_top(GAP + marker_row)
+        .margin_top(marker_row)
         .margin_right(RIGHT_MARGIN + bar)
         .y_label_area_size(Y_LABEL_AREA)
         .x_label_area_size(X_LABEL_AREA)
