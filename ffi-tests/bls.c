@@ -10,14 +10,9 @@
  *
  * Exit status 0 when every check passes. With KERNPACK_REQUIRE_GPU=1 a
  * missing GPU fails. Built and run by tests/ffi_programs.rs. */
-#include "kernpack.h"
+#include "checks.h"
 
-#include <ctype.h>
 #include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define N 1500          /* samples of the first curve */
 #define N2 1200         /* samples of the second */
@@ -30,56 +25,12 @@
 #define DEPTH 0.01
 #define POISON (-4242.0)
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "FAIL bls.c:%d: check `%s`: ", __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
-
-#define EXPECT_OK(call)                                                                  \
-    do {                                                                                 \
-        kp_status s_ = (call);                                                           \
-        CHECK(s_ == KP_OK, "%s returned %d: \"%s\"", #call, (int)s_, kp_last_error_message()); \
-        CHECK(kp_last_error_message()[0] == '\0', "a success left the message \"%s\"",   \
-              kp_last_error_message());                                                  \
-    } while (0)
-
-/* `name` occurs in `msg` as a whole word. */
-static int names_argument(const char *msg, const char *name)
-{
-    size_t n = strlen(name);
-    const char *p = msg;
-    while ((p = strstr(p, name)) != NULL) {
-        int before = p == msg || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        int after = !(isalnum((unsigned char)p[n]) || p[n] == '_');
-        if (before && after)
-            return 1;
-        p++;
-    }
-    return 0;
-}
-
-#define EXPECT_ERR(call, want, arg)                                                       \
-    do {                                                                                  \
-        kp_status s_ = (call);                                                            \
-        const char *m_ = kp_last_error_message();                                         \
-        CHECK(s_ == (want), "%s returned %d, expected %d: \"%s\"", #call, (int)s_,         \
-              (int)(want), m_);                                                           \
-        CHECK(m_[0] != '\0', "%s failed with an empty message", #call);                   \
-        CHECK(names_argument(m_, arg), "%s: \"%s\" does not name `%s`", #call, m_, arg);   \
-    } while (0)
-
 /* ---- data ---------------------------------------------------------------- */
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 static double uniform(void)
 {
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
+    return lcg_uniform(&rng_state);
 }
 
 /* Both curves one after the other (offsets 0, N, N + N2), times over 40
@@ -324,22 +275,13 @@ static void check_errors(const kp_context *ctx, const char *name)
 int main(void)
 {
     kp_context *cpu = NULL, *autoctx = NULL;
-    int32_t is_gpu = 0;
-    const char *require = getenv("KERNPACK_REQUIRE_GPU");
+    int is_gpu;
     static results single_cpu, single_auto;
     static results_f single_cpu_f, single_auto_f;
     size_t k;
 
     make_data();
-    EXPECT_OK(kp_context_create(KP_BACKEND_CPU, &cpu));
-    EXPECT_OK(kp_context_create(KP_BACKEND_AUTO, &autoctx));
-    EXPECT_OK(kp_context_is_gpu(autoctx, &is_gpu));
-    if (is_gpu) {
-        printf("     AUTO context runs on the GPU\n");
-    } else {
-        printf("     AUTO context runs on the CPU\n");
-        CHECK(!(require && strcmp(require, "1") == 0), "KERNPACK_REQUIRE_GPU=1 but the AUTO context has no GPU");
-    }
+    is_gpu = open_contexts(&cpu, &autoctx);
     {
         kp_bls_options d = kp_bls_options_default();
         CHECK(d.objective == KP_BLS_LIKELIHOOD && d.oversample == 10,
@@ -361,8 +303,5 @@ int main(void)
     check_errors(cpu, "cpu");
     check_errors(autoctx, is_gpu ? "auto = gpu" : "auto = cpu");
 
-    kp_context_destroy(autoctx);
-    kp_context_destroy(cpu);
-    printf("all checks passed (C, %s)\n", is_gpu ? "GPU" : "CPU");
-    return 0;
+    return close_contexts(cpu, autoctx, is_gpu);
 }

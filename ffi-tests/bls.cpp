@@ -9,44 +9,19 @@
 // bit; refused calls leave every output as it was. Built and run by
 // tests/ffi_programs.rs; exit status 0 when every check passes. With
 // KERNPACK_REQUIRE_GPU=1 a missing GPU fails.
-#include "kernpack.h"
+#include "checks.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
-#include <memory>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 namespace {
 
-void check(bool ok, const std::string& what)
-{
-    if (!ok) {
-        std::fprintf(stderr, "FAIL bls.cpp: %s (last error: \"%s\")\n", what.c_str(),
-                     kp_last_error_message());
-        std::exit(1);
-    }
-}
-
-struct ContextDeleter {
-    void operator()(kp_context* c) const { kp_context_destroy(c); }
-};
-using Context = std::unique_ptr<kp_context, ContextDeleter>;
-
-Context make_context(kp_backend backend)
-{
-    kp_context* raw = nullptr;
-    check(kp_context_create(backend, &raw) == KP_OK && raw != nullptr, "kp_context_create");
-    return Context(raw);
-}
+using checks::check;
 
 constexpr double kPoison = -4242.0;
 const char* const kFields[7] = {"power", "depth", "depth_err", "duration",
@@ -139,11 +114,7 @@ struct Data {
 template <typename T>
 Data<T> make_data()
 {
-    std::uint64_t state = 0x9e3779b97f4a7c15ULL;
-    auto uniform = [&state] {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        return static_cast<double>(state >> 11) / 9007199254740992.0;
-    };
+    checks::Lcg uniform(0x9e3779b97f4a7c15ULL);
     Data<T> d;
     for (int k = 0; k <= 600; ++k) d.periods.push_back(static_cast<T>(2.0 + 0.005 * k));
     for (const Planted& p : kPlanted) {
@@ -243,13 +214,7 @@ void check_errors(const kp_context* ctx, const std::string& name)
     auto same = out;
     same[2] = same[5];
     const std::int64_t negative[3] = {0, -4, 3};
-    struct Case {
-        const char* what;
-        std::function<kp_status()> call;
-        kp_status want;
-        const char* needle;
-    };
-    const std::vector<Case> cases = {
+    const std::vector<checks::Refusal> cases = {
         {"NULL durations",
          [&] { return bls(ctx, &o, d.t.data(), d.y.data(), nullptr, n, d.periods.data(), np, nullptr, nd, out); },
          KP_ERROR_NULL_POINTER, "durations is NULL"},
@@ -272,14 +237,7 @@ void check_errors(const kp_context* ctx, const std::string& name)
          [&] { return bls_batch(ctx, &o, d.t.data(), d.y.data(), nullptr, negative, 2, d.periods.data(), 1, d.durations.data(), nd, out); },
          KP_ERROR_INVALID_ARGUMENT, "offsets[1] = -4 is negative"},
     };
-    for (const Case& c : cases) {
-        const kp_status s = c.call();
-        const std::string msg = kp_last_error_message();
-        check(s == c.want, std::string(c.what) + ": status " + std::to_string(static_cast<int>(s)) + " " + what);
-        check(msg.find(c.needle) != std::string::npos,
-              std::string(c.what) + ": \"" + msg + "\" lacks \"" + c.needle + "\" " + what);
-        check(r.untouched(), std::string(c.what) + ": a failing call wrote an output " + what);
-    }
+    checks::expect_refused(cases, [&] { return r.untouched(); }, what);
     std::printf("ok   errors %s\n", what.c_str());
 }
 
@@ -287,23 +245,15 @@ void check_errors(const kp_context* ctx, const std::string& name)
 
 int main()
 {
-    const Context cpu = make_context(KP_BACKEND_CPU);
-    const Context autoctx = make_context(KP_BACKEND_AUTO);
-    std::int32_t is_gpu = -1;
-    check(kp_context_is_gpu(autoctx.get(), &is_gpu) == KP_OK, "kp_context_is_gpu");
-    const char* require = std::getenv("KERNPACK_REQUIRE_GPU");
-    if (is_gpu) {
-        std::printf("     AUTO context runs on the GPU\n");
-    } else {
-        std::printf("     AUTO context runs on the CPU\n");
-        check(!(require && std::string(require) == "1"), "KERNPACK_REQUIRE_GPU=1 but no GPU");
-    }
-    const std::string auto_name = is_gpu ? "auto = gpu" : "auto = cpu";
+    const checks::Contexts c = checks::open_contexts();
+    const kp_context* cpu = c.cpu.get();
+    const kp_context* autoctx = c.autoctx.get();
+    const std::string& auto_name = c.auto_name;
 
-    const Results<double> cpu64 = check_batch<double>(cpu.get(), "cpu");
-    const Results<double> auto64 = check_batch<double>(autoctx.get(), auto_name);
-    const Results<float> cpu32 = check_batch<float>(cpu.get(), "cpu");
-    const Results<float> auto32 = check_batch<float>(autoctx.get(), auto_name);
+    const Results<double> cpu64 = check_batch<double>(cpu, "cpu");
+    const Results<double> auto64 = check_batch<double>(autoctx, auto_name);
+    const Results<float> cpu32 = check_batch<float>(cpu, "cpu");
+    const Results<float> auto32 = check_batch<float>(autoctx, auto_name);
     for (std::size_t k = 0; k < 7; ++k) {
         check(std::memcmp(cpu64.f[k].data(), auto64.f[k].data(), cpu64.len * sizeof(double)) == 0,
               std::string("f64 ") + kFields[k] + " differs between the CPU and AUTO contexts");
@@ -311,10 +261,10 @@ int main()
               std::string("f32 ") + kFields[k] + " differs between the CPU and AUTO contexts");
     }
     std::printf("ok   cpu and auto contexts agree bit for bit\n");
-    check_errors<double>(cpu.get(), "cpu");
-    check_errors<float>(cpu.get(), "cpu");
-    check_errors<double>(autoctx.get(), auto_name);
-    check_errors<float>(autoctx.get(), auto_name);
-    std::printf("all checks passed (C++, %s)\n", is_gpu ? "GPU" : "CPU");
+    check_errors<double>(cpu, "cpu");
+    check_errors<float>(cpu, "cpu");
+    check_errors<double>(autoctx, auto_name);
+    check_errors<float>(autoctx, auto_name);
+    std::printf("all checks passed (C++, %s)\n", c.is_gpu ? "GPU" : "CPU");
     return 0;
 }

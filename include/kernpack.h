@@ -71,6 +71,16 @@
 #define KP_CHI2_PSD 3
 
 /*
+ The most phase bins `kp_pdm_options.bins` may ask for.
+ */
+#define KP_PDM_MAX_BINS 4096
+
+/*
+ The most cells (`phase_bins` x `mag_bins`) `kp_ce_options` may ask for.
+ */
+#define KP_CE_MAX_CELLS 65536
+
+/*
  The middle value of the window: rank count / 2 (the upper middle of an
  even count, as SciPy's median_filter).
  */
@@ -457,6 +467,42 @@ typedef struct kp_lorenz63_params {
    */
   double dt;
 } kp_lorenz63_params;
+
+/*
+ Options of a PDM search. Start from `kp_pdm_options_default()`.
+ */
+typedef struct kp_pdm_options {
+  /*
+   Phase bins, 2 to KP_PDM_MAX_BINS (default 10, cuvarbase's).
+   */
+  uint32_t bins;
+} kp_pdm_options;
+
+/*
+ Options of a conditional entropy search. Start from
+ `kp_ce_options_default()`.
+ */
+typedef struct kp_ce_options {
+  /*
+   Phase bins, at least 1 (default 10).
+   */
+  uint32_t phase_bins;
+  /*
+   Magnitude bins, at least 1 (default 5); phase_bins x mag_bins at
+   most KP_CE_MAX_CELLS.
+   */
+  uint32_t mag_bins;
+  /*
+   Extra phase bins below its own that a sample also counts in, below
+   phase_bins (default 0).
+   */
+  uint32_t phase_overlap;
+  /*
+   Extra magnitude bins below its own that a sample also counts in,
+   below mag_bins (default 0).
+   */
+  uint32_t mag_overlap;
+} kp_ce_options;
 
 /*
  The window, the value taken from it and the boundary of a rank filter;
@@ -2085,6 +2131,358 @@ enum kp_status kp_lorenz63_device_f64(const struct kp_context *ctx,
                                       uint64_t out,
                                       uint64_t saved,
                                       uint64_t stream);
+
+/*
+ 10 phase bins (cuvarbase's default).
+ */
+struct kp_pdm_options kp_pdm_options_default(void);
+
+/*
+ 10 phase bins x 5 magnitude bins, no overlap (cuvarbase's defaults).
+ */
+struct kp_ce_options kp_ce_options_default(void);
+
+/*
+ Phase dispersion minimisation in single precision: PDM's theta of the `n`
+ samples `t`, `y` (errors `dy`: weights 1 / dy^2; NULL: equal weights)
+ folded at each of the `nf` trial frequencies `freqs` (cycles per unit of
+ `t`: finite, >= 0) into `options.bins` phase bins (NULL options: the
+ defaults), written to `out` (`nf` values). theta = sum w (y - mean of
+ the sample's bin)^2 / sum w (y - mean)^2, weighted means, in [0, 1] and
+ lower at a better period (cuvarbase reports 1 - theta); a series whose
+ `y` do not vary (one sample, say) has no theta: NaN at every frequency.
+ Binning and sums are in f64 whatever the dtype; runs on the context's
+ backend, with the same results on the CPU and the GPU.
+
+ Ownership: every buffer stays the caller's. kernpack reads the inputs
+ and writes `out` during the call only, keeps no pointer, and writes
+ nothing on failure (the status says why, kp_last_error_message() names
+ the argument).
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `freqs` and `out`: `nf`
+ values, `out` apart from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_pdm_f32(const struct kp_context *ctx,
+                          const struct kp_pdm_options *options,
+                          const float *t,
+                          const float *y,
+                          const float *dy,
+                          size_t n,
+                          const float *freqs,
+                          size_t nf,
+                          float *out);
+
+/*
+ As `kp_pdm_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_f32`.
+ */
+enum kp_status kp_pdm_f64(const struct kp_context *ctx,
+                          const struct kp_pdm_options *options,
+                          const double *t,
+                          const double *y,
+                          const double *dy,
+                          size_t n,
+                          const double *freqs,
+                          size_t nf,
+                          double *out);
+
+/*
+ As `kp_pdm_f32`, at the `nf` frequencies `f0 + k df`, `k = 0 ..
+ nf-1` (cycles per unit of `t`; f0 >= 0, df > 0 when nf > 1), in
+ single precision.
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `out`: `nf` values, apart
+ from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_pdm_uniform_f32(const struct kp_context *ctx,
+                                  const struct kp_pdm_options *options,
+                                  const float *t,
+                                  const float *y,
+                                  const float *dy,
+                                  size_t n,
+                                  double f0,
+                                  double df,
+                                  size_t nf,
+                                  float *out);
+
+/*
+ As `kp_pdm_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_uniform_f32`.
+ */
+enum kp_status kp_pdm_uniform_f64(const struct kp_context *ctx,
+                                  const struct kp_pdm_options *options,
+                                  const double *t,
+                                  const double *y,
+                                  const double *dy,
+                                  size_t n,
+                                  double f0,
+                                  double df,
+                                  size_t nf,
+                                  double *out);
+
+/*
+ PDM's theta (as `kp_pdm_f32`'s) in single precision of every series of a
+ ragged batch, all at the same `nf` frequencies `freqs`: series `s` is
+ samples `offsets[s] .. offsets[s+1]-1` of the concatenated `t`, `y` and
+ `dy` (NULL: equal weights); `offsets` holds `nseries + 1` values from 0
+ up, increasing (every series has at least one sample). `out` gets
+ `nseries` x `nf` values, series by series (row `s` at `out + s * nf`).
+ On the GPU in one launch or on the CPU, with the same results, each row
+ what `kp_pdm_f32` gives for its series; nothing is written on
+ failure (an error in a series' values names the series). Every buffer
+ stays the caller's; no pointer is kept.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `freqs`: `nf`; `out`: `nseries * nf` values,
+ apart from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_pdm_batch_f32(const struct kp_context *ctx,
+                                const struct kp_pdm_options *options,
+                                const float *t,
+                                const float *y,
+                                const float *dy,
+                                const int64_t *offsets,
+                                size_t nseries,
+                                const float *freqs,
+                                size_t nf,
+                                float *out);
+
+/*
+ As `kp_pdm_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_batch_f32`.
+ */
+enum kp_status kp_pdm_batch_f64(const struct kp_context *ctx,
+                                const struct kp_pdm_options *options,
+                                const double *t,
+                                const double *y,
+                                const double *dy,
+                                const int64_t *offsets,
+                                size_t nseries,
+                                const double *freqs,
+                                size_t nf,
+                                double *out);
+
+/*
+ As `kp_pdm_batch_f32`, at the `nf` frequencies `f0 + k df` (cycles
+ per unit of `t`), in single precision.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
+ inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_pdm_batch_uniform_f32(const struct kp_context *ctx,
+                                        const struct kp_pdm_options *options,
+                                        const float *t,
+                                        const float *y,
+                                        const float *dy,
+                                        const int64_t *offsets,
+                                        size_t nseries,
+                                        double f0,
+                                        double df,
+                                        size_t nf,
+                                        float *out);
+
+/*
+ As `kp_pdm_batch_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_batch_uniform_f32`.
+ */
+enum kp_status kp_pdm_batch_uniform_f64(const struct kp_context *ctx,
+                                        const struct kp_pdm_options *options,
+                                        const double *t,
+                                        const double *y,
+                                        const double *dy,
+                                        const int64_t *offsets,
+                                        size_t nseries,
+                                        double f0,
+                                        double df,
+                                        size_t nf,
+                                        double *out);
+
+/*
+ The conditional entropy in single precision (Graham et al. 2013, as
+ cuvarbase's and periodfind's) of the `n` samples `t`, `y` folded at each
+ of the `nf` trial frequencies `freqs` (cycles per unit of `t`: finite, >=
+ 0), written to `out` (`nf` values), with `options` (NULL: the
+ defaults). `y` is scaled to [0, 1] by its minimum and maximum and cut
+ into `mag_bins` magnitude bins, the phase into `phase_bins` (a sample
+ also counts in the `phase_overlap` phase bins and `mag_overlap`
+ magnitude bins below its own); with N_pm the counts and N_p their sum
+ over m, H = sum N_pm ln(N_p / N_pm) / sum N_pm, lower at a better
+ period (cuvarbase's standard CE is H + ln((mag_overlap + 1) /
+ mag_bins)). `dy` does not enter the statistic, but when given (non-NULL)
+ it is checked as everywhere (finite, > 0). A series whose `y` do not
+ vary has no entropy: NaN at every frequency. Binning and sums are in
+ f64 whatever the dtype; runs on the context's backend, with the same
+ results on the CPU and the GPU.
+
+ Ownership: every buffer stays the caller's. kernpack reads the inputs
+ and writes `out` during the call only, keeps no pointer, and writes
+ nothing on failure (the status says why, kp_last_error_message() names
+ the argument).
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `freqs` and `out`: `nf`
+ values, `out` apart from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_f32(const struct kp_context *ctx,
+                                          const struct kp_ce_options *options,
+                                          const float *t,
+                                          const float *y,
+                                          const float *dy,
+                                          size_t n,
+                                          const float *freqs,
+                                          size_t nf,
+                                          float *out);
+
+/*
+ As `kp_conditional_entropy_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_f32`.
+ */
+enum kp_status kp_conditional_entropy_f64(const struct kp_context *ctx,
+                                          const struct kp_ce_options *options,
+                                          const double *t,
+                                          const double *y,
+                                          const double *dy,
+                                          size_t n,
+                                          const double *freqs,
+                                          size_t nf,
+                                          double *out);
+
+/*
+ As `kp_conditional_entropy_f32`, at the `nf` frequencies `f0 + k
+ df`, `k = 0 .. nf-1` (cycles per unit of `t`; f0 >= 0, df > 0 when nf >
+ 1), in single precision.
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `out`: `nf` values, apart
+ from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_uniform_f32(const struct kp_context *ctx,
+                                                  const struct kp_ce_options *options,
+                                                  const float *t,
+                                                  const float *y,
+                                                  const float *dy,
+                                                  size_t n,
+                                                  double f0,
+                                                  double df,
+                                                  size_t nf,
+                                                  float *out);
+
+/*
+ As `kp_conditional_entropy_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_uniform_f32`.
+ */
+enum kp_status kp_conditional_entropy_uniform_f64(const struct kp_context *ctx,
+                                                  const struct kp_ce_options *options,
+                                                  const double *t,
+                                                  const double *y,
+                                                  const double *dy,
+                                                  size_t n,
+                                                  double f0,
+                                                  double df,
+                                                  size_t nf,
+                                                  double *out);
+
+/*
+ The conditional entropy (as `kp_conditional_entropy_f32`'s) in
+ single precision of every series of a ragged batch, all at the same `nf`
+ frequencies `freqs`: series `s` is samples `offsets[s] ..
+ offsets[s+1]-1` of the concatenated `t`, `y` and `dy` (NULL: none);
+ `offsets` holds `nseries + 1` values from 0 up, increasing (every
+ series has at least one sample). `out` gets `nseries` x `nf` values,
+ series by series (row `s` at `out + s * nf`). On the GPU in one launch
+ or on the CPU, with the same results, each row what
+ `kp_conditional_entropy_f32` gives for its series; nothing is
+ written on failure (an error in a series' values names the series).
+ Every buffer stays the caller's; no pointer is kept.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `freqs`: `nf`; `out`: `nseries * nf` values,
+ apart from the inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_batch_f32(const struct kp_context *ctx,
+                                                const struct kp_ce_options *options,
+                                                const float *t,
+                                                const float *y,
+                                                const float *dy,
+                                                const int64_t *offsets,
+                                                size_t nseries,
+                                                const float *freqs,
+                                                size_t nf,
+                                                float *out);
+
+/*
+ As `kp_conditional_entropy_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_batch_f32`.
+ */
+enum kp_status kp_conditional_entropy_batch_f64(const struct kp_context *ctx,
+                                                const struct kp_ce_options *options,
+                                                const double *t,
+                                                const double *y,
+                                                const double *dy,
+                                                const int64_t *offsets,
+                                                size_t nseries,
+                                                const double *freqs,
+                                                size_t nf,
+                                                double *out);
+
+/*
+ As `kp_conditional_entropy_batch_f32`, at the `nf` frequencies
+ `f0 + k df` (cycles per unit of `t`), in single precision.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
+ inputs; `options` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_batch_uniform_f32(const struct kp_context *ctx,
+                                                        const struct kp_ce_options *options,
+                                                        const float *t,
+                                                        const float *y,
+                                                        const float *dy,
+                                                        const int64_t *offsets,
+                                                        size_t nseries,
+                                                        double f0,
+                                                        double df,
+                                                        size_t nf,
+                                                        float *out);
+
+/*
+ As `kp_conditional_entropy_batch_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_batch_uniform_f32`.
+ */
+enum kp_status kp_conditional_entropy_batch_uniform_f64(const struct kp_context *ctx,
+                                                        const struct kp_ce_options *options,
+                                                        const double *t,
+                                                        const double *y,
+                                                        const double *dy,
+                                                        const int64_t *offsets,
+                                                        size_t nseries,
+                                                        double f0,
+                                                        double df,
+                                                        size_t nf,
+                                                        double *out);
 
 /*
  The median over a centred 3 x 3 x ... box, KP_BOX_REFLECT, cval 0

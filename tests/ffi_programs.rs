@@ -308,6 +308,7 @@ macro_rules! ffi_programs {
 ffi_programs!(
     lombscargle,
     bls,
+    phasefold,
     streams,
     ode_lorenz,
     ode_fg,

@@ -43,6 +43,7 @@ use kernpack::ffi::devices::*;
 use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
 use kernpack::ffi::lorenz::*;
+use kernpack::ffi::phasefold::*;
 use kernpack::ffi::rank::*;
 use kernpack::ffi::reduce::*;
 use kernpack::ffi::stencil::*;
@@ -635,6 +636,8 @@ enum Op {
     UniformNd(UniformNdOp),
     Bls(bool, BlsOp),
     BlsBatch(bool, BlsBatchOp),
+    Pdm(bool, FoldOp),
+    ConditionalEntropy(bool, FoldOp),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -711,6 +714,12 @@ fn helpers(op: &HelperOp) {
             assert_eq!(
                 (q.n, q.forcing, q.k, q.j, q.b, q.c, q.dt, q.model),
                 (960, 15.0, 32, 12, 10.0, 3.0, 0.001, 3)
+            );
+            assert_eq!(kp_pdm_options_default().bins, 10);
+            let ce = kp_ce_options_default();
+            assert_eq!(
+                (ce.phase_bins, ce.mag_bins, ce.phase_overlap, ce.mag_overlap),
+                (10, 5, 0, 0)
             );
         }
         HelperOp::OutputLen(nf, o) => {
@@ -3383,12 +3392,7 @@ struct BlsBatchOp {
 
 fn bls_batch<T: Real>(f: BlsBatchFn<T>, name: &str, op: &BlsBatchOp) {
     let s = op.series.make::<T>(BLS_SERIES_CAP);
-    let k = 1 + op.series_count as usize % 8;
-    let offsets = Buf {
-        data: op.offsets.make(k + 1, s.min_len()).into_boxed_slice(),
-        null: op.offsets_null == 1,
-    };
-    let nseries = op.nseries.resolve(k);
+    let (offsets, nseries) = ragged_offsets(&op.offsets, op.series_count, op.offsets_null, op.nseries, &s);
     let periods = op.periods.make::<T>(0.5, 1.0);
     let nperiods = op.nperiods.resolve(periods.len());
     let durations = op.durations.make::<T>(0.01, 0.05);
@@ -3399,20 +3403,12 @@ fn bls_batch<T: Real>(f: BlsBatchFn<T>, name: &str, op: &BlsBatchOp) {
     // overflow a size_t: the library must refuse it before reading).
     let needed = nseries as u128 * nperiods as u128;
     let out = op.out.make::<T>(needed);
-    if !(offsets.fits(nseries as u128 + 1)
+    if !(ragged_fits(&offsets, nseries, &s)
         && periods.fits(nperiods as u128)
         && durations.fits(ndurations as u128)
         && out.fits(needed))
     {
         return;
-    }
-    // The sample count is offsets[nseries] when that entry exists.
-    if !offsets.null {
-        if let Some(&total) = offsets.data.get(nseries) {
-            if !s.fits(total as u128) {
-                return;
-            }
-        }
     }
     let call = format!(
         "{name}(ctx, options={:?}, {}, offsets={}{:?}, nseries={nseries}, periods={}{:?}, nperiods={nperiods}, durations={}{:?}, ndurations={ndurations}, out=[{}])",
@@ -3464,6 +3460,245 @@ fn bls_batch<T: Real>(f: BlsBatchFn<T>, name: &str, op: &BlsBatchOp) {
         ],
     );
     out.check(&call, ok, before, clamp(needed));
+}
+
+/// The offsets of a ragged batch over the series buffers `s`: `count`
+/// picks 1 to 8 series, `null` == 1 passes NULL; and the `nseries` passed.
+fn ragged_offsets<T: Real>(
+    spec: &OffsetsSpec,
+    count: u8,
+    null: u8,
+    nseries: Count,
+    s: &SeriesBufs<T>,
+) -> (Buf<i64>, usize) {
+    let k = 1 + count as usize % 8;
+    let offsets = Buf {
+        data: spec.make(k + 1, s.min_len()).into_boxed_slice(),
+        null: null == 1,
+    };
+    (offsets, nseries.resolve(k))
+}
+
+/// The spans a ragged batch states may be passed: `nseries + 1` offsets,
+/// and the samples up to `offsets[nseries]` when that entry exists.
+fn ragged_fits<T: Real>(offsets: &Buf<i64>, nseries: usize, s: &SeriesBufs<T>) -> bool {
+    let total = if offsets.null {
+        None
+    } else {
+        offsets.data.get(nseries)
+    };
+    offsets.fits(nseries as u128 + 1) && total.is_none_or(|&n| s.fits(n as u128))
+}
+
+// --- PDM and conditional entropy ------------------------------------------------
+
+/// The signature of a phase-folding entry point: `ctx`, the options, `t`,
+/// `y`, `dy`, the samples' and the frequencies' arguments, `out`.
+macro_rules! fold_fn {
+    ($($arg:ty),*) => {
+        unsafe extern "C" fn(
+            *const kp_context, *const O, *const T, *const T, *const T, $($arg,)* *mut T,
+        ) -> kp_status
+    };
+}
+type FoldFn<T, O> = fold_fn!(usize, *const T, usize);
+type FoldUniformFn<T, O> = fold_fn!(usize, f64, f64, usize);
+type FoldBatchFn<T, O> = fold_fn!(*const i64, usize, *const T, usize);
+type FoldBatchUniformFn<T, O> = fold_fn!(*const i64, usize, f64, f64, usize);
+
+/// The four entry points of one statistic and dtype: one series on an
+/// array and on a grid, a batch on an array and on a grid.
+type FoldFns<T, O> = (
+    FoldFn<T, O>,
+    FoldUniformFn<T, O>,
+    FoldBatchFn<T, O>,
+    FoldBatchUniformFn<T, O>,
+);
+
+/// A phase-folding option struct from four decoded fields (PDM takes the
+/// first): small values mostly, any u32 sometimes.
+trait FoldOptions: Copy + Debug {
+    fn default_options() -> Self;
+    fn from_fields(f: [Field; 4]) -> Self;
+    /// The count updates one sample makes per frequency when the options
+    /// are valid (CE's overlaps), to cap the work of a call.
+    fn updates(&self) -> u128;
+}
+
+impl FoldOptions for kp_pdm_options {
+    fn default_options() -> Self {
+        kp_pdm_options_default()
+    }
+    fn from_fields(f: [Field; 4]) -> Self {
+        kp_pdm_options { bins: f[0].get(4100) }
+    }
+    fn updates(&self) -> u128 {
+        1
+    }
+}
+
+impl FoldOptions for kp_ce_options {
+    fn default_options() -> Self {
+        kp_ce_options_default()
+    }
+    fn from_fields(f: [Field; 4]) -> Self {
+        kp_ce_options {
+            phase_bins: f[0].get(40),
+            mag_bins: f[1].get(20),
+            phase_overlap: f[2].get(6),
+            mag_overlap: f[3].get(6),
+        }
+    }
+    fn updates(&self) -> u128 {
+        (self.phase_overlap as u128 + 1) * (self.mag_overlap as u128 + 1)
+    }
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum FoldOpts {
+    Null,
+    Default,
+    Fields([Field; 4]),
+}
+
+/// The trial frequencies: an array (plausible ones or any values) and its
+/// count, or a grid.
+#[derive(Arbitrary, Debug)]
+enum FoldFreqSpec {
+    Array(TrialSpec, Count),
+    Grid(FVal, FVal, Num),
+}
+
+/// One series, or a ragged batch (offsets, their count, NULL, nseries).
+#[derive(Arbitrary, Debug)]
+enum FoldShape {
+    Single,
+    Batch(OffsetsSpec, u8, u8, Count),
+}
+
+#[derive(Arbitrary, Debug)]
+struct FoldOp {
+    series: SeriesSpec,
+    shape: FoldShape,
+    freqs: FoldFreqSpec,
+    opts: FoldOpts,
+    out: OutSpec,
+    extra: u8,
+    /// >= 240: `out` is y's buffer (the library must refuse the overlap).
+    alias: u8,
+}
+
+const FOLD_SERIES_CAP: usize = 256;
+const FOLD_OUT_CAP: usize = 1024;
+/// The most count updates a call may make (samples x frequencies x CE's
+/// overlaps), so that an input runs in milliseconds.
+const FOLD_WORK_CAP: u128 = 1 << 22;
+
+fn fold<T: Real, O: FoldOptions>(fns: FoldFns<T, O>, name: &str, op: &FoldOp) {
+    let s = op.series.make::<T>(FOLD_SERIES_CAP);
+    let mut slot = O::default_options();
+    let opts: *const O = match op.opts {
+        FoldOpts::Null => ptr::null(),
+        FoldOpts::Default => &slot,
+        FoldOpts::Fields(f) => {
+            slot = O::from_fields(f);
+            &slot
+        }
+    };
+    let updates = unsafe { opts.as_ref() }.map_or(1, O::updates);
+    // The samples and the rows of the call.
+    let (batch, n, rows) = match &op.shape {
+        FoldShape::Single => (None, op.series.nx.resolve(s.min_len()), 1),
+        FoldShape::Batch(spec, count, null, nseries) => {
+            let (offsets, nseries) = ragged_offsets(spec, *count, *null, *nseries, &s);
+            if !ragged_fits(&offsets, nseries, &s) {
+                return;
+            }
+            (Some(offsets), s.min_len(), nseries)
+        }
+    };
+    let (array, nf, grid) = match &op.freqs {
+        FoldFreqSpec::Array(spec, count) => {
+            let freqs = spec.make::<T>(0.0, 1.0);
+            let nf = count.resolve(freqs.len());
+            if !freqs.fits(nf as u128) {
+                return;
+            }
+            (Some(freqs), nf, (0.0, 0.0))
+        }
+        FoldFreqSpec::Grid(f0, df, nf) => (None, nf.get(), (f0.0, df.0)),
+    };
+    let needed = rows as u128 * nf as u128;
+    let len = if needed <= FOLD_OUT_CAP as u128 {
+        needed as usize + op.extra as usize % 4
+    } else {
+        op.out.len as usize % (FOLD_OUT_CAP + 1)
+    };
+    let mut out = op.out.make_len::<T>(len);
+    let aliased = op.alias >= 240;
+    let out_ptr = if aliased {
+        s.y.ptr() as *mut T
+    } else {
+        out.mut_ptr()
+    };
+    let out_room = if aliased { s.y.len() } else { out.len() };
+    // A grid has no buffer of its own: its count is the output's, which must
+    // fit (or be impossible) as any stated span.
+    if !(s.fits(n as u128) && fits(needed, out_room, size_of::<T>())) {
+        return;
+    }
+    let work = (n as u128).saturating_mul(nf as u128).saturating_mul(updates);
+    if needed <= FOLD_OUT_CAP as u128 && work > FOLD_WORK_CAP {
+        return;
+    }
+    let shape = match (&batch, &array) {
+        (None, Some(_)) => "",
+        (None, None) => "_uniform",
+        (Some(_), Some(_)) => "_batch",
+        (Some(_), None) => "_batch_uniform",
+    };
+    let suffix = if size_of::<T>() == 4 { "f32" } else { "f64" };
+    let freqs_arg = match &array {
+        Some(f) => format!("freqs={}{:?}", f.describe(), f.data),
+        None => format!("f0={:e}, df={:e}", grid.0, grid.1),
+    };
+    let rows_arg = match &batch {
+        Some(o) => format!("offsets={}{:?}, nseries={rows}", o.describe(), o.data),
+        None => format!("n={n}"),
+    };
+    let out_arg = if aliased { "y".into() } else { out.describe() };
+    let call = format!(
+        "{name}{shape}_{suffix}(ctx, options={:?}, {}, {rows_arg}, {freqs_arg}, nf={nf}, out={out_arg})",
+        unsafe { opts.as_ref() },
+        s.describe(),
+    );
+    trace!("{call}");
+    let inputs = s.snapshots();
+    let others = (
+        batch.as_ref().map(Buf::snapshot),
+        array.as_ref().map(Buf::snapshot),
+    );
+    let before = out.snapshot();
+    let (t, y, dy) = (s.t.ptr(), s.y.ptr(), s.w_ptr());
+    let status = unsafe {
+        match (&batch, &array) {
+            (None, Some(f)) => fns.0(ctx(), opts, t, y, dy, n, f.ptr(), nf, out_ptr),
+            (None, None) => fns.1(ctx(), opts, t, y, dy, n, grid.0, grid.1, nf, out_ptr),
+            (Some(o), Some(f)) => fns.2(ctx(), opts, t, y, dy, o.ptr(), rows, f.ptr(), nf, out_ptr),
+            (Some(o), None) => fns.3(ctx(), opts, t, y, dy, o.ptr(), rows, grid.0, grid.1, nf, out_ptr),
+        }
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    if let (Some(o), Some(b)) = (&batch, others.0) {
+        check_inputs(&call, &[("offsets", b, bytes_of(&o.data))]);
+    }
+    if let (Some(f), Some(b)) = (&array, others.1) {
+        check_inputs(&call, &[("freqs", b, bytes_of(&f.data))]);
+    }
+    let span = clamp(needed).saturating_mul(size_of::<T>());
+    check_outputs(&call, ok, &[("out", before, bytes_of(&out.data), span)]);
+    assert!(!(ok && aliased), "{call}: KP_OK with out over y");
 }
 
 // ---------------------------------------------------------------------------
@@ -3547,6 +3782,36 @@ fn run(op: &Op) {
         Op::Bls(true, o) => bls::<f64>(kp_bls_f64, "kp_bls_f64", o),
         Op::BlsBatch(false, o) => bls_batch::<f32>(kp_bls_batch_f32, "kp_bls_batch_f32", o),
         Op::BlsBatch(true, o) => bls_batch::<f64>(kp_bls_batch_f64, "kp_bls_batch_f64", o),
+        Op::Pdm(false, o) => fold::<f32, kp_pdm_options>(
+            (kp_pdm_f32, kp_pdm_uniform_f32, kp_pdm_batch_f32, kp_pdm_batch_uniform_f32),
+            "kp_pdm",
+            o,
+        ),
+        Op::Pdm(true, o) => fold::<f64, kp_pdm_options>(
+            (kp_pdm_f64, kp_pdm_uniform_f64, kp_pdm_batch_f64, kp_pdm_batch_uniform_f64),
+            "kp_pdm",
+            o,
+        ),
+        Op::ConditionalEntropy(false, o) => fold::<f32, kp_ce_options>(
+            (
+                kp_conditional_entropy_f32,
+                kp_conditional_entropy_uniform_f32,
+                kp_conditional_entropy_batch_f32,
+                kp_conditional_entropy_batch_uniform_f32,
+            ),
+            "kp_conditional_entropy",
+            o,
+        ),
+        Op::ConditionalEntropy(true, o) => fold::<f64, kp_ce_options>(
+            (
+                kp_conditional_entropy_f64,
+                kp_conditional_entropy_uniform_f64,
+                kp_conditional_entropy_batch_f64,
+                kp_conditional_entropy_batch_uniform_f64,
+            ),
+            "kp_conditional_entropy",
+            o,
+        ),
     }
 }
 

@@ -21,9 +21,9 @@
 //! synchronisation). The search's cost is in the kernel (per period, the N
 //! samples and every box of every duration), so those copies are small
 //! next to it; a caller with device data copies it to the host first.
+use super::args::{Ragged, Samples};
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
-use crate::api::bls::{BlsBatch, BlsObjective, BlsOptions, BlsResults, BlsSeries, BLS_FIELDS};
-use crate::api::lombscargle::batch::check_series_offsets;
+use crate::api::bls::{BlsObjective, BlsOptions, BlsResults, BLS_FIELDS};
 use crate::api::Kernpack;
 use crate::error::Error;
 use crate::float::Float;
@@ -88,37 +88,6 @@ pub extern "C" fn kp_bls_options_default() -> kp_bls_options {
 /// NULL means the defaults.
 unsafe fn options_from(options: *const kp_bls_options) -> Result<BlsOptions, RawError> {
     unsafe { or_default(options, kp_bls_options_default) }.to_options()
-}
-
-/// One series of `n` samples: `t`, `y` and `dy` (NULL: equal errors).
-struct Samples<T> {
-    t: *const T,
-    y: *const T,
-    dy: *const T,
-    n: usize,
-}
-
-impl<T: Float> Samples<T> {
-    /// The input spans, for the overlap check against the outputs.
-    fn spans(&self) -> Vec<Span<'static>> {
-        let n = self.n;
-        let mut spans = vec![Span::of("t", self.t, n), Span::of("y", self.y, n)];
-        if !self.dy.is_null() {
-            spans.push(Span::of("dy", self.dy, n));
-        }
-        spans
-    }
-
-    /// # Safety
-    /// As the entry points': non-NULL pointers valid for `n` values.
-    unsafe fn series<'a>(&self) -> Result<BlsSeries<'a, T>, RawError> {
-        let n = self.n;
-        Ok(BlsSeries {
-            t: unsafe { raw::host("t", self.t, n) }?,
-            y: unsafe { raw::host("y", self.y, n) }?,
-            dy: unsafe { raw::optional_host("dy", self.dy, n) }?,
-        })
-    }
 }
 
 /// The trial periods and the durations, in units of `t`.
@@ -280,43 +249,24 @@ impl<T: Float> Entry for kp_bls<T> {
 /// other and from the inputs.
 struct kp_bls_batch<T> {
     options: *const kp_bls_options,
-    t: *const T,
-    y: *const T,
-    dy: *const T,
-    offsets: *const i64,
-    nseries: usize,
+    ragged: Ragged<T>,
     trials: Trials<T>,
     results: Results<T>,
 }
 
 impl<T: Float> Entry for kp_bls_batch<T> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, self.nseries) }?;
-        let n = *offsets.last().unwrap_or(&0);
-        // The API's check, before t, y and dy are sized by the last offset.
-        check_series_offsets(&offsets, n)?;
+        // The offsets checked before t, y and dy are sized by the last one.
+        let ragged = unsafe { self.ragged.read() }?;
         let nperiods = self.trials.nperiods;
-        let len = raw::product("nseries", self.nseries, "nperiods", nperiods)?;
-        let samples = Samples {
-            t: self.t,
-            y: self.y,
-            dy: self.dy,
-            n,
-        };
-        let mut inputs = samples.spans();
+        let len = raw::product("nseries", self.ragged.nseries, "nperiods", nperiods)?;
+        let mut inputs = ragged.spans();
         inputs.extend(self.trials.spans());
-        inputs.push(Span::of("offsets", given.as_ptr(), given.len()));
         check_apart(&self.results.spans(len), &inputs)?;
         let opts = unsafe { options_from(self.options) }?;
-        let series = unsafe { samples.series() }?;
+        let batch = unsafe { ragged.batch() }?;
         let (periods, durations) = unsafe { self.trials.views() }?;
         self.results.check(len)?;
-        let batch = BlsBatch {
-            t: series.t,
-            y: series.y,
-            dy: series.dy,
-            offsets: &offsets,
-        };
         let results = kp.bls_batch(&batch, periods, durations, &opts)?;
         unsafe { self.results.write(&results, nperiods) }
     }

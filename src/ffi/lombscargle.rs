@@ -3,6 +3,7 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
+use super::args::{FreqArray, Grid};
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lombscargle::batch::{
     check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatchOnDevice,
@@ -113,20 +114,6 @@ impl<P> Freqs<P> {
             Freqs::Uniform(grid) => grid.nf,
         }
     }
-}
-
-/// The C arguments of an array of frequencies: `nf` of them at `freqs` (a
-/// host pointer or a device address).
-struct FreqArray<P> {
-    freqs: P,
-    nf: usize,
-}
-
-/// The C arguments of a uniform grid, `f0 + k df` for `k < nf`.
-struct Grid {
-    f0: f64,
-    df: f64,
-    nf: usize,
 }
 
 impl<P> From<FreqArray<P>> for Freqs<P> {

@@ -3,14 +3,14 @@
 //! per dtype for one series on a frequency array or a uniform grid and for a
 //! ragged batch on one shared grid (the per-dtype functions are in
 //! `entry_points.rs`). Frequencies are in cycles per unit of time.
+use super::args::{write_rows, Ragged, Samples};
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
-use crate::api::lombscargle::batch::{check_series_offsets, BatchGrid};
-use crate::api::lombscargle::chi2::Chi2Batch;
+use crate::api::lombscargle::batch::BatchGrid;
 use crate::api::lombscargle::UniformGrid;
 use crate::api::Kernpack;
 use crate::error::Error;
 use crate::float::Float;
-use crate::params::lombscargle_chi2::{Chi2Normalization, Chi2Options, Chi2Series};
+use crate::params::lombscargle_chi2::{Chi2Normalization, Chi2Options};
 use crate::raw::{self, check_apart, Span};
 
 #[rustfmt::skip] // generated, one line per signature
@@ -85,47 +85,6 @@ unsafe fn options_from(options: *const kp_chi2_options) -> Result<Chi2Options, R
     unsafe { or_default(options, kp_chi2_options_default) }.to_options()
 }
 
-/// One series of `n` samples: `t`, `y` and `dy` (NULL: equal errors).
-struct Samples<T> {
-    t: *const T,
-    y: *const T,
-    dy: *const T,
-    n: usize,
-}
-
-impl<T: Float> Samples<T> {
-    /// The input spans, for the overlap check against the output.
-    fn spans(&self) -> Vec<Span<'_>> {
-        let n = self.n;
-        let mut spans = vec![Span::of("t", self.t, n), Span::of("y", self.y, n)];
-        if !self.dy.is_null() {
-            spans.push(Span::of("dy", self.dy, n));
-        }
-        spans
-    }
-
-    /// # Safety
-    /// As the entry points': non-NULL pointers valid for `n` values.
-    unsafe fn series<'a>(&self) -> Result<Chi2Series<'a, T>, RawError> {
-        let n = self.n;
-        Ok(Chi2Series {
-            t: unsafe { raw::host("t", self.t, n) }?,
-            y: unsafe { raw::host("y", self.y, n) }?,
-            dy: unsafe { raw::optional_host("dy", self.dy, n) }?,
-        })
-    }
-}
-
-/// Writes `result` (computed in full) to the caller's `out` of `len` values.
-///
-/// # Safety
-/// `out` valid for `len` writes, apart from the inputs (checked before).
-unsafe fn write<T: Copy>(out: *mut T, result: &[T]) -> Result<(), RawError> {
-    let out = unsafe { raw::host_mut("out", out, result.len()) }?;
-    out.copy_from_slice(result);
-    Ok(())
-}
-
 /// The multi-term periodogram in {precision} of the `n` samples `t`, `y`
 /// (errors `dy`, NULL: equal) at the `nf` frequencies `freqs` (cycles per
 /// unit time) into `out` (`nf` values), with `options` (NULL: the defaults).
@@ -153,7 +112,7 @@ impl<T: Float> Entry for kp_lombscargle_chi2<T> {
         let freqs = unsafe { raw::host("freqs", self.freqs, nf) }?;
         raw::check_host("out", self.out as *const T, nf)?;
         let result = kp.lombscargle_chi2(&series, freqs, &opts)?;
-        unsafe { write(self.out, &result) }
+        unsafe { write_rows(self.out, std::slice::from_ref(&result)) }
     }
 }
 
@@ -180,7 +139,7 @@ impl<T: Float> Entry for kp_lombscargle_chi2_uniform<T> {
         raw::check_host("out", self.out as *const T, nf)?;
         let grid = UniformGrid::new(self.f0, self.df, nf);
         let result = kp.lombscargle_chi2_uniform(&series, &grid, &opts)?;
-        unsafe { write(self.out, &result) }
+        unsafe { write_rows(self.out, std::slice::from_ref(&result)) }
     }
 }
 
@@ -198,11 +157,7 @@ impl<T: Float> Entry for kp_lombscargle_chi2_uniform<T> {
 /// inputs.
 struct kp_lombscargle_chi2_batch<T> {
     options: *const kp_chi2_options,
-    t: *const T,
-    y: *const T,
-    dy: *const T,
-    offsets: *const i64,
-    nseries: usize,
+    ragged: Ragged<T>,
     f0: f64,
     df: f64,
     nf: usize,
@@ -211,30 +166,14 @@ struct kp_lombscargle_chi2_batch<T> {
 
 impl<T: Float> Entry for kp_lombscargle_chi2_batch<T> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let (given, offsets) = unsafe { raw::host_offsets("offsets", self.offsets, self.nseries) }?;
-        let n = *offsets.last().unwrap_or(&0);
-        check_series_offsets(&offsets, n)?;
-        let len = raw::product("nseries", self.nseries, "nf", self.nf)?;
-        let samples = Samples {
-            t: self.t,
-            y: self.y,
-            dy: self.dy,
-            n,
-        };
-        let mut inputs = samples.spans();
-        inputs.push(Span::of("offsets", given.as_ptr(), given.len()));
-        check_apart(&[Span::of("out", self.out, len)], &inputs)?;
+        let ragged = unsafe { self.ragged.read() }?;
+        let len = raw::product("nseries", self.ragged.nseries, "nf", self.nf)?;
+        check_apart(&[Span::of("out", self.out, len)], &ragged.spans())?;
         let opts = unsafe { options_from(self.options) }?;
-        let series = unsafe { samples.series() }?;
+        let batch = unsafe { ragged.batch() }?;
         raw::check_host("out", self.out as *const T, len)?;
-        let batch = Chi2Batch {
-            t: series.t,
-            y: series.y,
-            dy: series.dy,
-            offsets: &offsets,
-        };
         let grid = BatchGrid::Shared(UniformGrid::new(self.f0, self.df, self.nf));
         let result = kp.lombscargle_chi2_batch(&batch, &grid, &opts)?;
-        unsafe { write(self.out, &result.concat()) }
+        unsafe { write_rows(self.out, &result) }
     }
 }

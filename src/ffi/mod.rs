@@ -23,15 +23,20 @@
 //! caller's stream); `tests/ffi_entry_points.rs` expands every
 //! declaration into the `extern "C"` functions of its family's
 //! `entry_points.rs` (committed, because cbindgen does not expand macros) and
-//! fails when they are stale. The functions' docs are written once, on the
-//! declarations; `tests/header_fresh.rs` puts them on the functions of the
-//! copy of this module that cbindgen reads, so they are in the header.
+//! fails when they are stale. C arguments several families share (a
+//! measured series, a ragged batch of them, an array or a grid of
+//! frequencies) are structs of `args.rs`, which a declaration's fields
+//! name as they name the structs of their own file. The functions' docs
+//! are written once, on the declarations; `tests/header_fresh.rs` puts
+//! them on the functions of the copy of this module that cbindgen reads,
+//! so they are in the header.
 //! The rank filters (`rank.rs`) and the N-D box filter (`uniform.rs`), over
 //! ten element types, take the type as an argument (`kp_dtype`, `void`
 //! pointers) instead: their two entry points each are written by hand and
 //! dispatch (`by_dtype!`) to an `Entry` / `DeviceEntry` per type.
 #![allow(non_camel_case_types)]
 
+mod args;
 pub mod bls;
 pub mod correlate;
 pub mod devices;
@@ -40,6 +45,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod phasefold;
 pub mod rank;
 pub mod reduce;
 pub mod significance;

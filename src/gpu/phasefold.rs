@@ -21,10 +21,11 @@ const STAGING_BYTES: usize = 4 * 256 * 8;
 /// shared memory.
 const SCRATCH_BUDGET: usize = 1 << 30;
 
-/// The statistic of `nseries` prepared series (samples `offsets[s]..offsets[s
-/// + 1]`, `nseries + 1` i64 offsets, `n` in all) at `nf` frequencies
-/// (`freqs`, f64), on device memory ([`Gpu::enqueue`]): per sample `dt`
-/// (f64), and `wy`, `w` (f64) for PDM or `mag` (i32) for CE (the others 0);
+/// The statistic of `nseries` prepared series (samples
+/// `offsets[s]..offsets[s + 1]`, `nseries + 1` i64 offsets, `n` in all) at
+/// `nf` frequencies (`freqs`, f64), on device memory ([`Gpu::enqueue`]):
+/// per sample `dt` (f64), and `wy`, `w` (f64) for PDM or `mag` (i32) for
+/// CE (the others 0);
 /// per series `scale` (f64); for CE `nlogn`, [`nlogn_table`] up to
 /// `nlogn_len - 1`. `out` receives `nseries x nf` values, series after
 /// series: f32 when `out_f32`, else f64.

@@ -25,7 +25,8 @@
 //! its struct implements `DeviceEntry`) also takes `stream: u64` last and
 //! calls `.enqueue(ctx, stream)`, the others (`Entry`) `.run(ctx)`. `T` in a field's type becomes the dtype's Rust type,
 //! an alias's arguments its struct's type parameters; a field whose type is
-//! another struct of the same file stands for that struct's fields (in
+//! another struct of the same file, or of src/ffi/args.rs (the arguments
+//! several families share), stands for that struct's fields (in
 //! order, as C arguments); a field whose name starts with `_` is not a C
 //! argument (a marker of `T`). `{dtype}` and `{precision}` in the docs become
 //! the name suffix and "single precision" / "double precision"; a
@@ -47,10 +48,15 @@ pub const FAMILIES: &[&str] = &[
     "lombscargle_chi2",
     "lorenz",
     "lorenz63",
+    "phasefold",
     "reduce",
     "significance",
     "stencil",
 ];
+
+/// The structs of C arguments several families share: a declaration's
+/// field may name one of them as it names a struct of its own file.
+const SHARED: &str = include_str!("../../src/ffi/args.rs");
 
 /// A struct of a family's source: its type parameters and (name, type) fields.
 struct Struct {
@@ -93,8 +99,16 @@ fn split_generic(ty: &str) -> (String, Vec<String>) {
     (ty[..open].trim().to_string(), args)
 }
 
-/// Every struct of a family's source, by name.
+/// Every struct of a family's source and of [`SHARED`], by name (the
+/// family's own first).
 fn structs(source: &str) -> HashMap<String, Struct> {
+    let mut found = structs_of(SHARED);
+    found.extend(structs_of(source));
+    found
+}
+
+/// Every struct of one source file, by name.
+fn structs_of(source: &str) -> HashMap<String, Struct> {
     let lines: Vec<&str> = source.lines().collect();
     let mut found = HashMap::new();
     for (at, line) in lines.iter().enumerate() {
@@ -109,7 +123,7 @@ fn structs(source: &str) -> HashMap<String, Struct> {
         let fields = lines[at + 1..]
             .iter()
             .take_while(|l| **l != "}")
-            .map(|l| l.trim())
+            .map(|l| l.trim().trim_start_matches("pub(crate) "))
             .filter(|l| !l.starts_with("//") && !l.starts_with('#'))
             .map(|l| {
                 let (field, ty) = l.trim_end_matches(',').split_once(": ").expect("a field");

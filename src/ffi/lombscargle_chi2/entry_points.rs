@@ -25,10 +25,10 @@ pub unsafe extern "C" fn kp_lombscargle_chi2_uniform_f64(ctx: *const kp_context,
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_chi2_batch_f32(ctx: *const kp_context, options: *const kp_chi2_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, out: *mut f32) -> kp_status {
-    unsafe { kp_lombscargle_chi2_batch::<f32> { options, t, y, dy, offsets, nseries, f0, df, nf, out }.run(ctx) }
+    unsafe { kp_lombscargle_chi2_batch::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, f0, df, nf, out }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_chi2_batch_f64(ctx: *const kp_context, options: *const kp_chi2_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, out: *mut f64) -> kp_status {
-    unsafe { kp_lombscargle_chi2_batch::<f64> { options, t, y, dy, offsets, nseries, f0, df, nf, out }.run(ctx) }
+    unsafe { kp_lombscargle_chi2_batch::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, f0, df, nf, out }.run(ctx) }
 }
