@@ -8,7 +8,7 @@
 use kernpack::api::phasefold::{
     CeOptions, FoldBatch, FoldFreqs, FoldOnDevice, PdmOptions, Statistic, UniformGrid,
 };
-use kernpack::params::phasefold::{ce_max_count, nlogn_table, FoldPrepared};
+use kernpack::params::phasefold::{nlogn_table_for, FoldPrepared};
 use kernpack::{Backend, Float, Gpu, Kernpack};
 
 use crate::options::{cast, Dtype};
@@ -163,13 +163,7 @@ fn kernel_median<T: Float>(
     let or_one = |v: Vec<f64>| if v.is_empty() { vec![0.0] } else { v };
     let mag: Vec<i32> = preps.iter().flat_map(|p| p.mag.iter().copied()).collect();
     let mag = if mag.is_empty() { vec![0] } else { mag };
-    let nlogn = match statistic {
-        Statistic::ConditionalEntropy(o) => {
-            let longest = preps.iter().map(FoldPrepared::len).max().unwrap_or(0);
-            nlogn_table(ce_max_count(longest, o))
-        }
-        Statistic::Pdm(_) => vec![0.0],
-    };
+    let nlogn = or_one(nlogn_table_for(&preps, statistic));
     let scale: Vec<f64> = preps.iter().map(|p| p.scale).collect();
     let gpu = Gpu::get(0)?;
     let stream = gpu.stream();

@@ -5,7 +5,7 @@
 //! does for its frequency. The statistic is then finished by the functions
 //! the kernel mirrors, so both backends give the same bits.
 use crate::params::phasefold::{
-    ce_entropy, ce_max_count, nlogn_table, pdm_theta, phase_bin, FoldPrepared, Statistic,
+    ce_entropy, nlogn_table_for, pdm_theta, phase_bin, FoldPrepared, Statistic,
 };
 
 /// Frequencies folded together by one thread.
@@ -23,13 +23,7 @@ pub(crate) fn fold(
     statistic: &Statistic,
 ) -> Vec<f64> {
     let nf = freqs.len();
-    let table = match statistic {
-        Statistic::ConditionalEntropy(o) => {
-            let longest = preps.iter().map(FoldPrepared::len).max().unwrap_or(0);
-            nlogn_table(ce_max_count(longest, o))
-        }
-        Statistic::Pdm(_) => Vec::new(),
-    };
+    let table = nlogn_table_for(preps, statistic);
     let mut out = vec![0.0; preps.len() * nf];
     if nf == 0 {
         return out;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::device::{check_disjoint, DeviceOperation, Guards};
+use super::device::{check_disjoint, check_ragged_search, DeviceOperation, Guards};
 use super::launch::{In, LaunchConfig, Out};
 use super::{kernels, scratch, BlsParams, Gpu};
 use crate::error::{Error, Result};
@@ -50,22 +50,8 @@ impl DeviceOperation for BlsOnDevice {
                 "at least one series, one period and one duration are needed",
             ));
         }
-        if self.n < self.nseries {
-            return Err(Error::invalid(format!(
-                "{} samples for {} series: each needs at least one",
-                self.n, self.nseries
-            )));
-        }
-        self.nseries
-            .checked_mul(self.nperiods)
-            .filter(|&v| v <= i64::MAX as usize / 32)
-            .map(|_| ())
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{} series x {} periods overflow",
-                    self.nseries, self.nperiods
-                ))
-            })
+        // A BoxCounts (4 i64) per result.
+        check_ragged_search(self.nseries, self.n, self.nperiods, "periods", 32)
     }
 
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {

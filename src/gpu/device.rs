@@ -144,6 +144,29 @@ impl Gpu {
     }
 }
 
+/// The shapes of a search over a ragged batch: `n` samples of `nseries`
+/// series, each searched at `trials` (`what`: "periods", "frequencies"),
+/// `bytes_per_result` of output each. Every series needs a sample, and the
+/// output's bytes must stay within i64.
+pub(crate) fn check_ragged_search(
+    nseries: usize,
+    n: usize,
+    trials: usize,
+    what: &str,
+    bytes_per_result: usize,
+) -> Result<()> {
+    if n < nseries {
+        return Err(Error::invalid(format!(
+            "{n} samples for {nseries} series: each needs at least one"
+        )));
+    }
+    nseries
+        .checked_mul(trials)
+        .filter(|&v| v <= i64::MAX as usize / bytes_per_result)
+        .map(|_| ())
+        .ok_or_else(|| Error::invalid(format!("{nseries} series x {trials} {what} overflow")))
+}
+
 /// Input and output spans (addresses in host or device memory, `n_in` and
 /// `n_out` values of `T`) must not overlap, for kernels that read one while
 /// writing the other (`__restrict__`, or reading neighbours of the output).

@@ -5,12 +5,12 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::device::{check_disjoint, DeviceOperation, Guards};
+use super::device::{check_disjoint, check_ragged_search, DeviceOperation, Guards};
 use super::launch::{In, LaunchConfig, Out};
 use super::{kernels, scratch, Gpu, PhasefoldParams};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::params::phasefold::{ce_max_count, nlogn_table, FoldPrepared, Statistic};
+use crate::params::phasefold::{nlogn_table_for, FoldPrepared, Statistic};
 
 /// Threads (frequencies) per block: csrc/phasefold.cu `BLOCK`.
 const BLOCK: usize = 128;
@@ -26,7 +26,7 @@ const SCRATCH_BUDGET: usize = 1 << 30;
 /// `nf` frequencies (`freqs`, f64), on device memory ([`Gpu::enqueue`]):
 /// per sample `dt` (f64), and `wy`, `w` (f64) for PDM or `mag` (i32) for
 /// CE (the others 0);
-/// per series `scale` (f64); for CE `nlogn`, [`nlogn_table`] up to
+/// per series `scale` (f64); for CE `nlogn`, [`crate::params::phasefold::nlogn_table`] up to
 /// `nlogn_len - 1`. `out` receives `nseries x nf` values, series after
 /// series: f32 when `out_f32`, else f64.
 #[derive(Debug, Clone)]
@@ -58,22 +58,8 @@ impl DeviceOperation for FoldOnDevice {
                 "at least one series and one frequency are needed",
             ));
         }
-        if self.n < self.nseries {
-            return Err(Error::invalid(format!(
-                "{} samples for {} series: each needs at least one",
-                self.n, self.nseries
-            )));
-        }
-        self.nseries
-            .checked_mul(self.nf)
-            .filter(|&v| v <= i64::MAX as usize / 8)
-            .map(|_| ())
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{} series x {} frequencies overflow",
-                    self.nseries, self.nf
-                ))
-            })
+        // Up to 8 bytes per value.
+        check_ragged_search(self.nseries, self.n, self.nf, "frequencies", 8)
     }
 
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {
@@ -164,17 +150,6 @@ impl DeviceOperation for FoldOnDevice {
     }
 }
 
-/// The CE table a batch needs (empty for PDM).
-pub(crate) fn nlogn_for(preps: &[FoldPrepared], statistic: &Statistic) -> Vec<f64> {
-    match statistic {
-        Statistic::ConditionalEntropy(o) => {
-            let longest = preps.iter().map(FoldPrepared::len).max().unwrap_or(0);
-            nlogn_table(ce_max_count(longest, o))
-        }
-        Statistic::Pdm(_) => Vec::new(),
-    }
-}
-
 /// The statistic of every prepared series at every frequency, series after
 /// series, as `T`: uploads the series and runs [`FoldOnDevice`].
 pub(crate) fn fold<T: Float>(
@@ -198,11 +173,11 @@ pub(crate) fn fold<T: Float>(
         gpu.upload(&scale)?,
         gpu.upload(freqs)?,
     );
-    let upload_if = |yes: bool, v: Vec<f64>| yes.then(|| gpu.upload(&v)).transpose();
-    let d_wy = upload_if(pdm, cat(&|p| &p.wy))?;
-    let d_w = upload_if(pdm, cat(&|p| &p.w))?;
-    let nlogn = nlogn_for(preps, statistic);
-    let d_nlogn = upload_if(!pdm, nlogn.clone())?;
+    let upload_if = |yes: bool, v: &[f64]| yes.then(|| gpu.upload(v)).transpose();
+    let d_wy = upload_if(pdm, &cat(&|p| &p.wy))?;
+    let d_w = upload_if(pdm, &cat(&|p| &p.w))?;
+    let nlogn = nlogn_table_for(preps, statistic);
+    let d_nlogn = upload_if(!pdm, &nlogn)?;
     let mag: Vec<i32> = preps.iter().flat_map(|p| p.mag.iter().copied()).collect();
     let d_mag = (!pdm).then(|| gpu.upload(&mag)).transpose()?;
     // SAFETY: the kernel writes every value.

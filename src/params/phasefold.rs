@@ -283,6 +283,18 @@ pub fn ce_max_count(n: usize, opts: &CeOptions) -> usize {
     n * (opts.mag_overlap + 1)
 }
 
+/// The [`nlogn_table`] a call over `preps` needs: up to the longest series'
+/// [`ce_max_count`] for CE, empty for PDM.
+pub fn nlogn_table_for(preps: &[FoldPrepared], statistic: &Statistic) -> Vec<f64> {
+    match statistic {
+        Statistic::ConditionalEntropy(o) => {
+            let longest = preps.iter().map(FoldPrepared::len).max().unwrap_or(0);
+            nlogn_table(ce_max_count(longest, o))
+        }
+        Statistic::Pdm(_) => Vec::new(),
+    }
+}
+
 /// PDM's theta from one frequency's bin sums (`sw`, `swy`: one per bin) and
 /// the series' `scale`; the kernel repeats these operations.
 #[inline]

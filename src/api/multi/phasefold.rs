@@ -17,9 +17,9 @@ use crate::api::phasefold::{rows, PhaseFoldBatch};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
-use crate::gpu::phasefold::{nlogn_for, FoldOnDevice};
+use crate::gpu::phasefold::FoldOnDevice;
 use crate::gpu::Gpu;
-use crate::params::phasefold::{FoldPrepared, Statistic};
+use crate::params::phasefold::{nlogn_table_for, FoldPrepared, Statistic};
 
 /// A validated batch, as the chunks see it. `preps` may be empty when the
 /// job only sizes arenas (the one-GPU rule's split).
@@ -213,7 +213,7 @@ pub(crate) fn fold_batch<T: Float>(
     op: PhaseFoldBatch<'_, T>,
 ) -> Result<(Vec<Vec<T>>, Vec<GpuProfile>)> {
     let (freqs, preps) = op.prepared()?;
-    let nlogn = nlogn_for(&preps, &op.statistic);
+    let nlogn = nlogn_table_for(&preps, &op.statistic);
     let job = FoldJob {
         offsets: op.batch.offsets,
         preps: &preps,
