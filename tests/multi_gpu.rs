@@ -399,8 +399,9 @@ fn check_fold<T: Float>(
     what: &str,
 ) -> Vec<GpuProfile> {
     use kernpack::api::phasefold::{
-        CeOptions, FoldBatch, FoldFreqs, PdmOptions, PhaseFoldBatch, Statistic,
+        CeOptions, FoldBatch, FoldFreqs, PdmOptions, PeakOptions, PhaseFoldBatch, Statistic,
     };
+    use kernpack::params::peaks::select_peaks;
     let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
     let batch = FoldBatch {
         t: &t,
@@ -435,6 +436,20 @@ fn check_fold<T: Float>(
         let flat = |r: &[Vec<T>]| -> Vec<u64> { r.iter().flat_map(|v| bits(v)).collect() };
         assert_same_bits(&flat(&got), &flat(&want), what);
         all.extend(profiles);
+        // The best peaks reduced on each chunk's GPU: those of the one-piece values.
+        let peaks = PeakOptions {
+            k: 5,
+            separation: 0.02,
+        };
+        let (got, _) = multi
+            .phase_fold_batch_peaks_profiled(&batch, &freqs, &statistic, &peaks)
+            .unwrap();
+        let axis: Vec<f64> = (0..freqs.len()).map(|k| freqs.at(k)).collect();
+        for (s, row) in want.iter().enumerate() {
+            let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+            let expect = select_peaks(&row, &axis, &peaks, statistic.better());
+            assert_eq!(got[s], expect, "{what}: peaks of series {s}");
+        }
     }
     all
 }

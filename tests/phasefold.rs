@@ -390,3 +390,137 @@ fn gpu_equals_cpu() {
         );
     }
 }
+
+/// A ragged batch of random cases (the first case's statistic, its
+/// frequencies), as `T`.
+struct CaseBatch<T> {
+    t: Vec<T>,
+    y: Vec<T>,
+    dy: Vec<T>,
+    offsets: Vec<usize>,
+}
+
+fn case_batch<T: Float>(cases: &[Case]) -> CaseBatch<T> {
+    let mut b = CaseBatch {
+        t: vec![],
+        y: vec![],
+        dy: vec![],
+        offsets: vec![0],
+    };
+    for c in cases {
+        b.t.extend(cast::<T>(&c.t));
+        b.y.extend(cast::<T>(&c.y));
+        b.dy.extend(cast::<T>(&c.dy.clone().unwrap_or(vec![0.1; c.t.len()])));
+        b.offsets.push(b.t.len());
+    }
+    b
+}
+
+impl<T: Float> CaseBatch<T> {
+    fn batch(&self) -> FoldBatch<'_, T> {
+        FoldBatch {
+            t: &self.t,
+            y: &self.y,
+            dy: Some(&self.dy),
+            offsets: &self.offsets,
+        }
+    }
+}
+
+/// Each series' best peaks are the reference's peaks of the values the
+/// batch call gives (indices and value bits), for random k and separations.
+fn check_peaks<T: Float>(kp: &Kernpack, seed: u64) {
+    use kernpack::api::phasefold::PeakOptions;
+    use kernpack::reference::peaks::best_peaks;
+    let mut rng = Rng(seed);
+    let cases: Vec<Case> = (0..12).map(|s| case(seed ^ (s << 32), 120)).collect();
+    let b = case_batch::<T>(&cases);
+    let nf = 1 + (rng.next() * 400.0) as usize;
+    let grid = UniformGrid::new(rng.range(0.0, 0.5), rng.range(1e-3, 0.02), nf);
+    let freqs = FoldFreqs::Uniform(grid);
+    let statistic = cases[0].statistic;
+    let peaks = PeakOptions {
+        k: 1 + (rng.next() * 8.0) as usize,
+        separation: if rng.next() < 0.3 {
+            0.0
+        } else {
+            rng.range(0.0, 0.1)
+        },
+    };
+    let values = kp.phase_fold_batch(&b.batch(), &freqs, &statistic).unwrap();
+    let got = kp
+        .phase_fold_batch_peaks(&b.batch(), &freqs, &statistic, &peaks)
+        .unwrap();
+    let axis: Vec<f64> = (0..nf).map(|k| freqs.at(k)).collect();
+    assert_eq!(got.len(), cases.len());
+    for (s, row) in values.iter().enumerate() {
+        let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+        let want = best_peaks(&row, &axis, &peaks, statistic.better());
+        assert_eq!(
+            got[s], want,
+            "seed {seed}, series {s}, {peaks:?} {statistic:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(60)))]
+
+    #[test]
+    fn cpu_peaks_are_the_reference_peaks_of_the_values(seed in any::<u64>()) {
+        check_peaks::<f64>(&cpu(), seed);
+        check_peaks::<f32>(&cpu(), seed);
+    }
+}
+
+#[test]
+fn bad_peak_options_are_clear_errors() {
+    use kernpack::api::phasefold::{PeakOptions, MAX_PEAKS};
+    let c = case(7, 50);
+    let b = case_batch::<f64>(std::slice::from_ref(&c));
+    let freqs = FoldFreqs::Array(&c.freqs);
+    for (k, separation, needle) in [
+        (0, 0.0, "k = 0"),
+        (MAX_PEAKS + 1, 0.0, "out of range"),
+        (3, -1.0, "separation"),
+        (3, f64::INFINITY, "separation"),
+    ] {
+        let peaks = PeakOptions { k, separation };
+        invalid(
+            cpu().phase_fold_batch_peaks(&b.batch(), &freqs, &c.statistic, &peaks),
+            needle,
+        );
+    }
+}
+
+/// The GPU's peaks (each chunk's values reduced on the device) equal the
+/// CPU backend's: random batches, both statistics, f32 and f64; constant
+/// series (no peak at all) included.
+#[test]
+fn gpu_peaks_equal_cpu() {
+    let Some(_gpu) = gpu_or_skip("gpu_peaks_equal_cpu") else {
+        return;
+    };
+    let gpu = Kernpack::with_gpu(0).unwrap();
+    for seed in 0..150 {
+        check_peaks::<f64>(&gpu, 0x9ea0_0000 + seed);
+        check_peaks::<f32>(&gpu, 0x9ea0_0000 + seed);
+    }
+    // Many frequencies, many peaks: several rounds past one block's slice.
+    use kernpack::api::phasefold::PeakOptions;
+    let cases: Vec<Case> = (0..40).map(|s| case(0x51de + s, 300)).collect();
+    let b = case_batch::<f32>(&cases);
+    let freqs = FoldFreqs::Uniform(UniformGrid::new(0.01, 0.0003, 30_000));
+    let peaks = PeakOptions {
+        k: 64,
+        separation: 0.002,
+    };
+    for statistic in [
+        Statistic::Pdm(PdmOptions::default()),
+        Statistic::ConditionalEntropy(CeOptions::default()),
+    ] {
+        let want = cpu().phase_fold_batch_peaks(&b.batch(), &freqs, &statistic, &peaks);
+        let got = gpu.phase_fold_batch_peaks(&b.batch(), &freqs, &statistic, &peaks);
+        assert_eq!(got.unwrap(), want.unwrap(), "{statistic:?}");
+    }
+}

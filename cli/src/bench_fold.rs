@@ -5,8 +5,10 @@
 //! `--fmax`. On the GPU, CUDA events around each whole call (inputs prepared
 //! and uploaded, the fold, the statistic down) and around the kernel alone;
 //! on the CPU backend, wall-clock medians. Reports light curves per second.
+//! With `--peaks k` the call keeps only each series' k best peaks (reduced
+//! on the GPU: only those cross the bus).
 use kernpack::api::phasefold::{
-    CeOptions, FoldBatch, FoldFreqs, FoldOnDevice, PdmOptions, Statistic, UniformGrid,
+    CeOptions, FoldBatch, FoldFreqs, FoldOnDevice, PdmOptions, PeakOptions, Statistic, UniformGrid,
 };
 use kernpack::params::phasefold::{nlogn_table_for, FoldPrepared};
 use kernpack::{Backend, Float, Gpu, Kernpack};
@@ -47,6 +49,12 @@ pub struct BenchFoldArgs {
     /// Precision of the inputs and results.
     #[arg(long, value_enum, default_value_t = Dtype::F32)]
     pub dtype: Dtype,
+    /// Keep only each series' best k peaks (0: every value comes back).
+    #[arg(long, default_value_t = 0)]
+    pub peaks: usize,
+    /// With --peaks: the least frequency distance between two peaks.
+    #[arg(long, default_value_t = 0.0)]
+    pub separation: f64,
     #[command(flatten)]
     pub timing: Timing<5>,
 }
@@ -98,7 +106,18 @@ fn bench<T: Float>(args: &BenchFoldArgs, statistic: Statistic) -> BenchResult {
         offsets: &offsets,
     };
     let reps = args.timing.reps();
-    let call = |kp: &Kernpack| kp.phase_fold_batch(&batch, &grid, &statistic).map(drop);
+    let peaks = PeakOptions {
+        k: args.peaks,
+        separation: args.separation,
+    };
+    let call = |kp: &Kernpack| {
+        if args.peaks > 0 {
+            kp.phase_fold_batch_peaks(&batch, &grid, &statistic, &peaks)
+                .map(drop)
+        } else {
+            kp.phase_fold_batch(&batch, &grid, &statistic).map(drop)
+        }
+    };
     let (kp, backend, median) = if args.timing.on_cpu() {
         let kp = Kernpack::new(Backend::Cpu)?;
         let median = wall_median(reps, || call(&kp))?;
@@ -119,11 +138,12 @@ fn bench<T: Float>(args: &BenchFoldArgs, statistic: Statistic) -> BenchResult {
         Statistic::ConditionalEntropy(_) => "ce",
     };
     say!(
-        "RESULT kernpack {name} backend={backend} threads={} dtype={} series={} samples={lo}..{hi} freqs={nf} cells={} median_ms={median:.3} kernel_ms={kernel} lc_per_s={:.0} pairs_per_s={:.3e}",
+        "RESULT kernpack {name} backend={backend} threads={} dtype={} series={} samples={lo}..{hi} freqs={nf} cells={} peaks={} median_ms={median:.3} kernel_ms={kernel} lc_per_s={:.0} pairs_per_s={:.3e}",
         kp.cpu_threads(),
         T::NAME,
         args.series,
         statistic.cells(),
+        args.peaks,
         args.series as f64 / (median * 1e-3),
         t.len() as f64 * nf as f64 / (median * 1e-3)
     );

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use kernpack::api::phasefold::{
-    CeOptions, FoldSeries, PdmOptions, Statistic, MAX_CE_CELLS, MAX_PDM_BINS,
+    CeOptions, FoldSeries, PdmOptions, PeakOptions, Statistic, MAX_CE_CELLS, MAX_PDM_BINS,
+    MAX_PEAKS,
 };
+use kernpack::params::peaks::select_peaks;
 use kernpack::{Float, Kernpack};
 
 use crate::io::{read_series, summary, write_csv, SeriesData};
@@ -36,6 +38,15 @@ pub struct FoldArgs {
     /// light curve folded at it with the mean of each phase bin (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Also list the K best distinct periods: the lowest local minima of the
+    /// statistic, best first, at frequencies above 0.
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_PEAKS as u64))]
+    pub peaks: Option<u64>,
+    /// With --peaks: the least distance in frequency between two listed
+    /// periods (about 1 / time span keeps a minimum's side lobes out).
+    #[arg(long, default_value_t = 0.0, requires = "peaks")]
+    pub separation: f64,
 }
 
 /// Phase dispersion minimisation (PDM) of one light curve (its help: the
@@ -127,6 +138,13 @@ fn run(args: &FoldArgs, statistic: Statistic) -> Result<(), String> {
     let names = names(&statistic);
     // The options' combinations (cells, overlaps) as the library words them, before any work.
     statistic.validate().map_err(|e| e.to_string())?;
+    let peaks = args.peaks.map(|k| PeakOptions {
+        k: k as usize,
+        separation: args.separation,
+    });
+    if let Some(p) = &peaks {
+        p.validate().map_err(|e| format!("--separation: {e}"))?;
+    }
     figures::check_outputs(&[args.output.as_deref()], args.plot.as_deref())?;
     let data = read_series(&args.input)?;
     let freqs = args.grid.frequencies(&data)?;
@@ -155,6 +173,24 @@ fn run(args: &FoldArgs, statistic: Statistic) -> Result<(), String> {
             values[k]
         );
         summary(args.output.as_deref(), &line);
+    }
+    if let Some(opts) = &peaks {
+        // Frequency 0 has no period: its value does not compete.
+        let above_0: Vec<f64> = (0..freqs.len())
+            .map(|k| if freqs[k] > 0.0 { values[k] } else { f64::NAN })
+            .collect();
+        let found = select_peaks(&above_0, &freqs, opts, statistic.better());
+        for (rank, p) in found.iter().enumerate() {
+            let line = format!(
+                "peak {}: period {}, frequency {}, {} {}",
+                rank + 1,
+                1.0 / freqs[p.index],
+                freqs[p.index],
+                names.column,
+                p.value
+            );
+            summary(args.output.as_deref(), &line);
+        }
     }
     if let Some(path) = &args.output {
         let header = format!("frequency,period,{}", names.column);

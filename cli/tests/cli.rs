@@ -370,6 +370,34 @@ fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
     let stdout = text(&out.stdout);
     assert!(near(number_after_in(&stdout, "best period ")), "{stdout}");
     assert!(stdout.contains("of 4000 from 0.2 to "), "{stdout}");
+
+    // The best distinct periods: the first is the best period, the others
+    // worse and at least --separation away in frequency.
+    let out = kernpack(&["pdm", input, "--peaks", "4", "--separation", "0.01"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let best = number_after_in(&stdout, "best period ");
+    let listed: Vec<[f64; 3]> = (1..=4)
+        .map(|r| {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("peak {r}: ")))
+                .unwrap_or_else(|| panic!("no peak {r} in {stdout}"));
+            [
+                number_after_in(line, "period "),
+                number_after_in(line, "frequency "),
+                number_after_in(line, "theta "),
+            ]
+        })
+        .collect();
+    assert_eq!(listed[0][0], best, "{stdout}");
+    for (i, p) in listed.iter().enumerate() {
+        assert!(listed[..i].iter().all(|q| q[2] <= p[2]), "{stdout}");
+        assert!(
+            listed[..i].iter().all(|q| (q[1] - p[1]).abs() >= 0.01),
+            "{stdout}"
+        );
+    }
 }
 
 #[test]
@@ -409,6 +437,11 @@ fn pdm_and_ce_refuse_bad_arguments_by_name() {
         ),
         (vec!["pdm", input, "--angular"], &["--angular", "--freqs"]),
         (vec!["pdm"], &["<INPUT>"]),
+        (vec!["pdm", input, "--peaks", "0"], &["--peaks", "1..=256"]),
+        (
+            vec!["ce", input, "--separation", "0.1"],
+            &["--separation", "--peaks"],
+        ),
     ] {
         let out = kernpack(&args);
         let err = text(&out.stderr);

@@ -12,6 +12,7 @@ pub use crate::params::lombscargle::UniformGrid;
 /// One series: times, values and optional uncertainties `dy` (PDM's weights
 /// 1 / dy^2; CE does not use them).
 pub use crate::params::lombscargle_chi2::Chi2Series as FoldSeries;
+pub use crate::params::peaks::{Peak, PeakOptions, MAX_PEAKS};
 pub use crate::params::phasefold::{CeOptions, PdmOptions, Statistic, MAX_CE_CELLS, MAX_PDM_BINS};
 
 use super::exec::{CpuRun, Operation, Split};
@@ -22,6 +23,7 @@ use super::{check_host_room, Kernpack};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
+use crate::params::peaks::select_peaks;
 use crate::params::phasefold::{ce_max_count, FoldPrepared};
 
 /// The values of one series checked (lengths, at least one sample, finite
@@ -199,12 +201,94 @@ impl<T: Float> Operation for PhaseFoldBatch<'_, T> {
             statistic: self.statistic,
             nlogn: &vec![0.0; table_len],
             out_f32: T::NAME == "f32",
+            peaks: None,
         };
         multi::split_of(&job, self.batch.len(), longest)
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
         multi::phasefold::fold_batch(&Exec::Gpus(gpus), self)
+    }
+}
+
+/// The operation: the best peaks of every series' statistic
+/// ([`Kernpack::phase_fold_batch_peaks`]): the `k` lowest distinct minima
+/// ([`crate::params::peaks`]) of what [`Kernpack::phase_fold_batch`] gives,
+/// without keeping the statistic. On a GPU the batch runs in chunks through
+/// the pipeline (also on a one-GPU handle) and each chunk's values are
+/// reduced on its GPU, so only the peaks cross the bus and a batch of any
+/// size runs in bounded device memory.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseFoldBatchPeaks<'a, T> {
+    pub batch: FoldBatch<'a, T>,
+    pub freqs: FoldFreqs<'a, T>,
+    pub statistic: Statistic,
+    pub peaks: PeakOptions,
+}
+
+/// Values the CPU backend holds at once for the peaks: series are folded
+/// in groups of about this many values, then reduced.
+const CPU_PEAK_VALUES: usize = 1 << 22;
+
+impl<'a, T: Float> PhaseFoldBatchPeaks<'a, T> {
+    /// The same call keeping every value.
+    pub(crate) fn fold(&self) -> PhaseFoldBatch<'a, T> {
+        PhaseFoldBatch {
+            batch: self.batch,
+            freqs: self.freqs,
+            statistic: self.statistic,
+        }
+    }
+}
+
+impl<T: Float> Operation for PhaseFoldBatchPeaks<'_, T> {
+    type Output = Vec<Vec<Peak>>;
+
+    fn validate(&self) -> Result<()> {
+        self.peaks.validate()?;
+        self.fold().prepared()?;
+        let total = self
+            .peaks
+            .k
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("peaks x series overflows"))?;
+        check_host_room::<Peak>("the peaks", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<Peak>>> {
+        let (freqs, preps) = self.fold().prepared()?;
+        let (nf, better) = (freqs.len(), self.statistic.better());
+        let total = (preps.len() * nf) as u64;
+        let group = (CPU_PEAK_VALUES / nf).max(1);
+        let mut peaks: Vec<Vec<Peak>> = vec![Vec::new(); preps.len()];
+        for (g, part) in preps.chunks(group).enumerate() {
+            let first = g * group;
+            let progress = cpu
+                .progress
+                .map(|report| move |done: u64, _: u64| report((first * nf) as u64 + done, total));
+            let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64, u64) + Sync));
+            let values =
+                crate::cpu::phasefold::fold(cpu.threads, progress, part, &freqs, &self.statistic);
+            // The values as T gives them, then their peaks, rows on the threads.
+            let values: Vec<f64> = values.iter().map(|&v| T::from_f64(v).to_f64()).collect();
+            let out = &mut peaks[first..first + part.len()];
+            crate::cpu::parallel::for_each_chunk(cpu.threads, out, 16, None, |at, rows| {
+                for (r, slot) in rows.iter_mut().enumerate() {
+                    let row = &values[(at + r) * nf..(at + r + 1) * nf];
+                    *slot = select_peaks(row, &freqs, &self.peaks, better);
+                }
+            });
+        }
+        Ok(peaks)
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<Peak>>> {
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        multi::phasefold::fold_batch_peaks(&Exec::Gpus(gpus), self)
     }
 }
 
@@ -244,6 +328,23 @@ impl Kernpack {
         /// [`Kernpack::conditional_entropy_batch`].
         fn phase_fold_batch(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, statistic: &Statistic) -> Vec<Vec<T>>
             = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: *statistic };
+
+        /// The best `peaks.k` periods of every series of `batch` by PDM's
+        /// theta: its lowest distinct minima over `freqs`, best first (fewer
+        /// where a series has fewer), as indices into `freqs` and values,
+        /// without keeping the statistic ([`PhaseFoldBatchPeaks`]).
+        fn pdm_batch_peaks(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &PdmOptions, peaks: &PeakOptions) -> Vec<Vec<Peak>>
+            = PhaseFoldBatchPeaks { batch: *batch, freqs: *freqs, statistic: Statistic::Pdm(*opts), peaks: *peaks };
+
+        /// As [`Kernpack::pdm_batch_peaks`], by the conditional entropy.
+        fn conditional_entropy_batch_peaks(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &CeOptions, peaks: &PeakOptions) -> Vec<Vec<Peak>>
+            = PhaseFoldBatchPeaks { batch: *batch, freqs: *freqs, statistic: Statistic::ConditionalEntropy(*opts), peaks: *peaks };
+
+        /// Either statistic's best peaks: the one dispatch behind
+        /// [`Kernpack::pdm_batch_peaks`] and
+        /// [`Kernpack::conditional_entropy_batch_peaks`].
+        fn phase_fold_batch_peaks(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, statistic: &Statistic, peaks: &PeakOptions) -> Vec<Vec<Peak>>
+            = PhaseFoldBatchPeaks { batch: *batch, freqs: *freqs, statistic: *statistic, peaks: *peaks };
     }
 }
 
@@ -258,5 +359,11 @@ impl MultiGpu {
         /// this handle, in chunks of series.
         fn conditional_entropy_batch / conditional_entropy_batch_profiled(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, opts: &CeOptions) -> Vec<Vec<T>>
             = PhaseFoldBatch { batch: *batch, freqs: *freqs, statistic: Statistic::ConditionalEntropy(*opts) };
+
+        /// Either statistic's best peaks of every series of `batch` on every
+        /// GPU of this handle: what [`Kernpack::phase_fold_batch_peaks`]
+        /// gives, each chunk reduced on its GPU.
+        fn phase_fold_batch_peaks / phase_fold_batch_peaks_profiled(batch: &FoldBatch<'_, T>, freqs: &FoldFreqs<'_, T>, statistic: &Statistic, peaks: &PeakOptions) -> Vec<Vec<Peak>>
+            = PhaseFoldBatchPeaks { batch: *batch, freqs: *freqs, statistic: *statistic, peaks: *peaks };
     }
 }

@@ -136,6 +136,15 @@ pub(crate) fn phasefold() -> Phasefold {
     KernelFn::new("phasefold")
 }
 
+// ---- csrc/peaks.cu ----
+
+/// `best_peaks_T(int64_t nseries, int64_t nf, int k, int lowest, double separation,
+/// const T* values, const double* axis, int64_t* index, double* value)`
+pub(crate) fn best_peaks<T: Float>(
+) -> KernelFn<(i64, i64, i32, i32, f64, In<T>, In<f64>, Out<i64>, Out<f64>)> {
+    KernelFn::new(per_float!(T, "best_peaks"))
+}
+
 // ---- csrc/lombscargle_chi2.cu ----
 
 /// The multi-term periodogram's parameters (fourteen).
@@ -580,6 +589,7 @@ mod tests {
             params(lombscargle_direct::<T>()),
             params(lombscargle_uniform::<T>()),
             params(lombscargle_peaks::<T>()),
+            params(best_peaks::<T>()),
             params(bootstrap_resample::<T>()),
             params(reduce_partial::<T>()),
             params(normalize::<T>()),

@@ -22,6 +22,7 @@ pub mod lombscargle;
 pub mod lombscargle_chi2;
 pub mod lorenz;
 pub mod lorenz63;
+pub mod peaks;
 pub mod phasefold;
 pub mod rank;
 pub mod reduce;

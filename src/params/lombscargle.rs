@@ -405,14 +405,8 @@ pub fn degenerate_below(n: usize, eps: f64) -> f64 {
     32.0 * eps * (n as f64).sqrt().max(1.0)
 }
 
-/// The highest value of one periodogram: its index in the frequency grid and
-/// the value (the modulus of the complex amplitude for
-/// [`Normalize::Amplitude`]), widened to f64.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Peak {
-    pub index: usize,
-    pub value: f64,
-}
+/// The peaks of periodograms: see [`crate::params::peaks`].
+pub use super::peaks::Peak;
 
 impl Peak {
     /// The highest non-NaN value of `p`, the first of equal ones; `None` when
@@ -437,12 +431,5 @@ impl Peak {
                 .for_each(|(k, c)| consider(k, c.norm())),
         }
         best
-    }
-
-    /// What the device reduction wrote for one series (index -1: none).
-    pub(crate) fn from_raw(index: i64, value: f64) -> Option<Peak> {
-        usize::try_from(index)
-            .ok()
-            .map(|index| Peak { index, value })
     }
 }

@@ -143,6 +143,11 @@ impl Statistic {
         }
     }
 
+    /// Lower values are better for both statistics.
+    pub fn better(&self) -> crate::params::peaks::Better {
+        crate::params::peaks::Better::Lower
+    }
+
     /// The code the kernel takes (csrc/phasefold.cu).
     pub fn code(&self) -> i32 {
         match self {

@@ -111,7 +111,9 @@ pub enum Chi2Freqs<'a, T> {
 }
 
 impl<T: Float> Chi2Freqs<'_, T> {
-    pub(crate) fn len(&self) -> usize {
+    /// The number of frequencies.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
         match self {
             Chi2Freqs::Array(f) => f.len(),
             Chi2Freqs::Uniform(g) => g.nf,
@@ -123,7 +125,8 @@ impl<T: Float> Chi2Freqs<'_, T> {
             Chi2Freqs::Uniform(g) => g.validate_for::<T>(),
         }
     }
-    pub(crate) fn at(&self, k: usize) -> f64 {
+    /// Frequency `k` in f64 (a peak's index to its frequency).
+    pub fn at(&self, k: usize) -> f64 {
         match self {
             Chi2Freqs::Array(f) => f[k].to_f64(),
             Chi2Freqs::Uniform(g) => g.frequency(k),

@@ -156,7 +156,8 @@ mod tests {
     #[test]
     fn phase_fold_batch_split_and_chunked_equals_the_whole_batch() {
         use crate::api::phasefold::{
-            CeOptions, FoldBatch, FoldFreqs, PdmOptions, PhaseFoldBatch, Statistic,
+            CeOptions, FoldBatch, FoldFreqs, PdmOptions, PeakOptions, PhaseFoldBatch,
+            PhaseFoldBatchPeaks, Statistic,
         };
         let cpu = Kernpack::new(Backend::Cpu).unwrap();
         let d = ragged(120, 3..60, 9);
@@ -199,6 +200,27 @@ mod tests {
                 );
                 let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
                 assert_eq!(covered, 120);
+                // Only the peaks back: the CPU backend's peaks of the same values.
+                let peaks = PeakOptions {
+                    k: 4,
+                    separation: 0.1,
+                };
+                let op = PhaseFoldBatchPeaks {
+                    batch,
+                    freqs,
+                    statistic,
+                    peaks,
+                };
+                let (got, _) =
+                    super::super::phasefold::fold_batch_peaks(&exec(parts, limit, chunk), op)
+                        .unwrap();
+                let want = cpu.phase_fold_batch_peaks(&batch, &freqs, &statistic, &peaks);
+                assert_eq!(
+                    got,
+                    want.unwrap(),
+                    "peaks: {parts} parts, chunks of {chunk}"
+                );
+                assert!(got.iter().any(|p| p.len() == 4));
             }
         }
     }

@@ -4,7 +4,8 @@
 //! statistic of each (series, frequency); the kernel is the one-piece call's,
 //! so the values are the same bits. A kernel whose accumulators exceed
 //! shared memory also takes global scratch of its own (up to 1 GiB, outside
-//! the arena).
+//! the arena). With [`PeakOptions`] the chunk's values stay on its GPU and
+//! only their best peaks (csrc/peaks.cu) come back.
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -12,13 +13,15 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{get, put, put_offsets, ChunkJob, Exec, GpuProfile, Regions};
-use crate::api::phasefold::{rows, PhaseFoldBatch};
+use super::{get, per_gpu, put, put_offsets, ChunkJob, Exec, GpuProfile, Regions};
+use crate::api::phasefold::{rows, PhaseFoldBatch, PhaseFoldBatchPeaks};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
+use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::phasefold::FoldOnDevice;
 use crate::gpu::Gpu;
+use crate::params::peaks::{read_peaks, Peak, PeakOptions};
 use crate::params::phasefold::{nlogn_table_for, FoldPrepared, Statistic};
 
 /// A validated batch, as the chunks see it. `preps` may be empty when the
@@ -32,6 +35,8 @@ pub(crate) struct FoldJob<'a> {
     pub nlogn: &'a [f64],
     /// The values come back as f32, else f64.
     pub out_f32: bool,
+    /// Only each series' best peaks come back, not its values.
+    pub peaks: Option<PeakOptions>,
 }
 
 /// A chunk's buffers in its arena (0: not used by the statistic).
@@ -48,6 +53,9 @@ pub(crate) struct FoldLayout {
     freqs: CUdeviceptr,
     nlogn: CUdeviceptr,
     out: CUdeviceptr,
+    /// With peaks: `k` i64 indices and `k` f64 values per series.
+    index: CUdeviceptr,
+    value: CUdeviceptr,
 }
 
 impl FoldJob<'_> {
@@ -107,9 +115,15 @@ impl ChunkJob for FoldJob<'_> {
         } else {
             a.take::<f64>(values)
         };
-        let d2h = a.offset(out)..a.end;
+        let k = self.peaks.map_or(0, |p| p.k);
+        let (index, value) = if k > 0 {
+            (a.take::<i64>(nseries * k), a.take::<f64>(nseries * k))
+        } else {
+            (0, 0)
+        };
+        let d2h = a.offset(if k > 0 { index } else { out })..a.end;
         #[rustfmt::skip]
-        let lay = FoldLayout { nseries, samples, dt, wy, w, mag, offsets, scale, freqs, nlogn, out };
+        let lay = FoldLayout { nseries, samples, dt, wy, w, mag, offsets, scale, freqs, nlogn, out, index, value };
         (
             lay,
             Regions {
@@ -149,7 +163,28 @@ impl ChunkJob for FoldJob<'_> {
         lay: &FoldLayout,
     ) -> Result<()> {
         // SAFETY: the caller's arena holds this layout, inputs copied in.
-        unsafe { self.on_device(lay).launch(gpu, stream, ()) }
+        unsafe { self.on_device(lay).launch(gpu, stream, ()) }?;
+        let Some(opts) = self.peaks else {
+            return Ok(());
+        };
+        let at = PeaksOnDevice {
+            values: lay.out,
+            nseries: lay.nseries,
+            nf: self.freqs.len(),
+            axis: lay.freqs,
+            index: lay.index,
+            value: lay.value,
+        };
+        let better = self.statistic.better();
+        // SAFETY: the values were just written in stream order; the arena
+        // holds the frequencies and the peaks' room.
+        unsafe {
+            if self.out_f32 {
+                gpu.launch_best_peaks::<f32>(stream, &at, &opts, better)
+            } else {
+                gpu.launch_best_peaks::<f64>(stream, &at, &opts, better)
+            }
+        }
     }
 
     #[cfg(test)]
@@ -197,12 +232,25 @@ impl ChunkJob for FoldJob<'_> {
                 }
             })
             .collect();
-        let values = crate::cpu::phasefold::fold(1, None, &preps, &freqs, &self.statistic);
+        let mut values = crate::cpu::phasefold::fold(1, None, &preps, &freqs, &self.statistic);
         if self.out_f32 {
-            let values: Vec<f32> = values.iter().map(|&v| v as f32).collect();
-            put(arena, lay.out, &values);
+            let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            put(arena, lay.out, &narrow);
+            values = narrow.iter().map(|&v| f64::from(v)).collect();
         } else {
             put(arena, lay.out, &values);
+        }
+        if let Some(opts) = self.peaks {
+            use crate::params::peaks::{select_peaks, write_peaks};
+            let better = self.statistic.better();
+            let best: Vec<Vec<Peak>> = values
+                .chunks(nf)
+                .map(|row| select_peaks(row, &freqs, &opts, better))
+                .collect();
+            let (mut index, mut value) = (vec![0i64; ns * opts.k], vec![0.0; ns * opts.k]);
+            write_peaks(&best, opts.k, &mut index, &mut value);
+            put(arena, lay.index, &index);
+            put(arena, lay.value, &value);
         }
     }
 }
@@ -221,16 +269,10 @@ pub(crate) fn fold_batch<T: Float>(
         statistic: op.statistic,
         nlogn: &nlogn,
         out_f32: T::NAME == "f32",
+        peaks: None,
     };
-    // Work of a series: its samples at every frequency.
     let nf = freqs.len();
-    let work: Vec<u64> = op
-        .batch
-        .offsets
-        .windows(2)
-        .map(|w| (w[1] - w[0]) as u64 * nf as u64)
-        .collect();
-    let plans = exec.plan(&job, split_by_work(&work, exec.parts()))?;
+    let plans = plan(exec, &job)?;
     let mut outs: Vec<Vec<Vec<T>>> = plans
         .iter()
         .map(|p| Vec::with_capacity(p.items.len()))
@@ -241,4 +283,45 @@ pub(crate) fn fold_batch<T: Float>(
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))
+}
+
+/// The plan of `job`: its series split by work (samples at every frequency).
+fn plan(exec: &Exec<'_>, job: &FoldJob<'_>) -> Result<Vec<super::GpuPlan>> {
+    let nf = job.freqs.len() as u64;
+    let offsets = job.offsets.windows(2);
+    let work: Vec<u64> = offsets.map(|w| (w[1] - w[0]) as u64 * nf).collect();
+    exec.plan(job, split_by_work(&work, exec.parts()))
+}
+
+/// The pipeline's best peaks of each series, after validation.
+pub(crate) fn fold_batch_peaks<T: Float>(
+    exec: &Exec<'_>,
+    op: PhaseFoldBatchPeaks<'_, T>,
+) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
+    let fold = op.fold();
+    let (freqs, preps) = fold.prepared()?;
+    let nlogn = nlogn_table_for(&preps, &op.statistic);
+    let job = FoldJob {
+        offsets: op.batch.offsets,
+        preps: &preps,
+        freqs: &freqs,
+        statistic: op.statistic,
+        nlogn: &nlogn,
+        out_f32: T::NAME == "f32",
+        peaks: Some(op.peaks),
+    };
+    let plans = plan(exec, &job)?;
+    // Each GPU writes its own slice of the result, in place.
+    let mut peaks: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
+    let slots = per_gpu(&mut peaks, &plans, Range::len);
+    let k = op.peaks.k;
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.index, r.len() * k);
+        let value = get::<f64>(host, lay.value, r.len() * k);
+        for (slot, best) in out[local].iter_mut().zip(read_peaks(k, index, value)) {
+            *slot = best;
+        }
+        Ok(())
+    })?;
+    Ok((peaks, profiles))
 }

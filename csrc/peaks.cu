@@ -1,0 +1,116 @@
+// The best few peaks of each row of a batch (src/params/peaks.rs): a search
+// statistic per (series, trial frequency) reduced on the device to k
+// (index, value) pairs per series, so that only those cross the bus.
+//
+// One block per row (grid-strided). Peaks are taken in k rounds: in each,
+// every thread finds the best admissible peak of a strided slice of the row
+// (a peak not taken yet and at least `separation` away from those taken),
+// then a tree over the block keeps the best, the lower index among equal
+// scores. The scores are the row's values widened to double (negated where
+// lower is better) and every comparison is exact, so the result does not
+// depend on the block or grid size and equals the CPU backend's.
+#include <math.h>
+#include <stdint.h>
+
+namespace kp {
+namespace peaks {
+
+constexpr int BLOCK = 256;
+// params::peaks::MAX_PEAKS.
+constexpr int MAX_PEAKS = 256;
+
+// Larger is better; -inf for NaN and past the row's ends.
+template <typename T>
+__device__ __forceinline__ double score(const T* row, const int64_t i, const int64_t nf,
+                                        const int lowest) {
+    if (i < 0 || i >= nf) return -INFINITY;
+    const double v = (double)row[i];
+    if (isnan(v)) return -INFINITY;
+    return lowest ? -v : v;
+}
+
+struct Best {
+    double score;
+    int64_t index;  // -1: none
+};
+
+__device__ __forceinline__ Best better(const Best a, const Best b) {
+    if (b.index < 0) return a;
+    if (a.index < 0) return b;
+    return (b.score > a.score || (b.score == a.score && b.index < a.index)) ? b : a;
+}
+
+template <typename T>
+__device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k, const int lowest,
+                           const double separation, const T* __restrict__ values,
+                           const double* __restrict__ axis, int64_t* __restrict__ index,
+                           double* __restrict__ value) {
+    __shared__ double scores[BLOCK];
+    __shared__ int64_t indices[BLOCK];
+    __shared__ int64_t taken[MAX_PEAKS];
+    __shared__ double taken_at[MAX_PEAKS];
+    for (int64_t s = blockIdx.x; s < nseries; s += gridDim.x) {
+        const T* row = values + s * nf;
+        int rounds = 0;
+        for (; rounds < k; ++rounds) {
+            Best mine{-INFINITY, -1};
+            // Indices rise along a thread's slice, so a strict > keeps its first best.
+            for (int64_t i = threadIdx.x; i < nf; i += BLOCK) {
+                const double sc = score(row, i, nf, lowest);
+                if (!(sc > -INFINITY) || (mine.index >= 0 && !(sc > mine.score))) continue;
+                if (!(sc > score(row, i - 1, nf, lowest) && sc >= score(row, i + 1, nf, lowest)))
+                    continue;
+                bool apart = true;
+                for (int j = 0; j < rounds && apart; ++j)
+                    apart = taken[j] != i && fabs(axis[i] - taken_at[j]) >= separation;
+                if (apart) mine = Best{sc, i};
+            }
+            scores[threadIdx.x] = mine.score;
+            indices[threadIdx.x] = mine.index;
+            __syncthreads();
+            for (int half = BLOCK / 2; half > 0; half /= 2) {
+                if (threadIdx.x < half) {
+                    const Best b = better(Best{scores[threadIdx.x], indices[threadIdx.x]},
+                                          Best{scores[threadIdx.x + half], indices[threadIdx.x + half]});
+                    scores[threadIdx.x] = b.score;
+                    indices[threadIdx.x] = b.index;
+                }
+                __syncthreads();
+            }
+            const int64_t got = indices[0];
+            if (threadIdx.x == 0) {
+                index[s * k + rounds] = got;
+                value[s * k + rounds] = got < 0 ? (double)NAN : (double)row[got];
+                if (got >= 0) {
+                    taken[rounds] = got;
+                    taken_at[rounds] = axis[got];
+                }
+            }
+            __syncthreads();  // taken[] for the next round, scores[] free again
+            if (got < 0) break;
+        }
+        // No peak left: the remaining ranks are empty.
+        for (int r = rounds + 1 + threadIdx.x; r < k; r += BLOCK) {
+            index[s * k + r] = -1;
+            value[s * k + r] = (double)NAN;
+        }
+        __syncthreads();  // the shared arrays serve the next row
+    }
+}
+
+}  // namespace peaks
+}  // namespace kp
+
+// `values`: nseries rows of nf values; `axis`: the nf trial frequencies of
+// every row; `index`, `value`: k per row, best first (-1 and NaN past the
+// row's last peak). `lowest`: 1 where lower values are better.
+#define KP_PEAKS_ENTRY_POINTS(T, SUFFIX)                                                          \
+    extern "C" __global__ void __launch_bounds__(kp::peaks::BLOCK)                                \
+        best_peaks_##SUFFIX(const int64_t nseries, const int64_t nf, const int k,                 \
+                            const int lowest, const double separation, const T* values,           \
+                            const double* axis, int64_t* index, double* value) {                  \
+        kp::peaks::best_peaks<T>(nseries, nf, k, lowest, separation, values, axis, index, value); \
+    }
+
+KP_PEAKS_ENTRY_POINTS(float, f32)
+KP_PEAKS_ENTRY_POINTS(double, f64)

@@ -1,0 +1,57 @@
+//! The best peaks of each row of a batch on the device (csrc/peaks.cu,
+//! [`crate::params::peaks`]).
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::CudaStream;
+
+use super::launch::{In, LaunchConfig, Out};
+use super::{kernels, Gpu};
+use crate::error::Result;
+use crate::float::Float;
+use crate::params::peaks::{Better, PeakOptions};
+
+/// Rows of values on the device and where their peaks go.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PeaksOnDevice {
+    /// `nseries` rows of `nf` values of `T`.
+    pub values: CUdeviceptr,
+    pub nseries: usize,
+    pub nf: usize,
+    /// The `nf` trial frequencies (f64) every row shares.
+    pub axis: CUdeviceptr,
+    /// `k` i64 and `k` f64 per row.
+    pub index: CUdeviceptr,
+    pub value: CUdeviceptr,
+}
+
+impl Gpu {
+    /// Writes the best `opts.k` peaks of each row of `at`, best first.
+    ///
+    /// # Safety
+    /// Every buffer of `at` holds what its field says, on this GPU, until
+    /// the work on `stream` has finished; `opts` is valid.
+    pub(crate) unsafe fn launch_best_peaks<T: Float>(
+        &self,
+        stream: &Arc<CudaStream>,
+        at: &PeaksOnDevice,
+        opts: &PeakOptions,
+        better: Better,
+    ) -> Result<()> {
+        let kernel = kernels::best_peaks::<T>();
+        let grid = self.kernel(&kernel)?.grid_for(at.nseries as u64, 1);
+        let args = (
+            at.nseries as i64,
+            at.nf as i64,
+            opts.k as i32,
+            i32::from(better == Better::Lower),
+            opts.separation,
+            In::<T>::new(at.values),
+            In::new(at.axis),
+            Out::new(at.index),
+            Out::new(at.value),
+        );
+        // SAFETY: the caller vouches for the buffers.
+        unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
+    }
+}

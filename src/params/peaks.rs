@@ -1,0 +1,220 @@
+//! The best few peaks of a row of values: the `k` best distinct peaks of a
+//! search statistic (a periodogram, PDM's theta, an entropy) over its trial
+//! frequencies, so that a survey keeps a few numbers per series instead of
+//! its whole statistic.
+//!
+//! The definition, the same on every backend (values widened to f64, every
+//! comparison exact, so the GPU picks the CPU's indices):
+//! - a value's *score* is the value where higher is better and its negation
+//!   where lower is better ([`Better`]); NaN scores as -inf, and a score of
+//!   -inf is never a peak;
+//! - index `i` is a *peak* when its score is above its left neighbour's and
+//!   not below its right neighbour's (a row's ends compare with -inf), so the
+//!   first of a plateau's equal values is its peak and the best peak is the
+//!   first best value of the row;
+//! - peaks are taken best score first (the lower index among equal scores),
+//!   each one only when its trial frequency lies at least
+//!   [`PeakOptions::separation`] away from every peak already taken; at most
+//!   [`PeakOptions::k`] are taken, fewer when the row has fewer.
+use crate::error::{Error, Result};
+
+/// The most peaks a call may ask per series.
+pub const MAX_PEAKS: usize = 256;
+
+/// One peak of a row: its index (in the row, i.e. among the trial
+/// frequencies) and its value, widened to f64.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Peak {
+    pub index: usize,
+    pub value: f64,
+}
+
+impl Peak {
+    /// What a device reduction wrote for one peak (index -1: none).
+    pub(crate) fn from_raw(index: i64, value: f64) -> Option<Peak> {
+        usize::try_from(index)
+            .ok()
+            .map(|index| Peak { index, value })
+    }
+}
+
+/// Which values of a statistic are better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Higher values: periodogram power, BLS objectives.
+    Higher,
+    /// Lower values: PDM's theta, conditional entropy.
+    Lower,
+}
+
+/// How many peaks to keep per series and how far apart they must lie.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeakOptions {
+    /// Peaks per series, 1 to [`MAX_PEAKS`].
+    pub k: usize,
+    /// The least distance between the trial frequencies of two peaks kept
+    /// (in the frequencies' unit; 0: any two distinct peaks). About one peak
+    /// width, `1 / (time span)`, keeps a peak's side lobes out.
+    pub separation: f64,
+}
+
+impl Default for PeakOptions {
+    fn default() -> Self {
+        PeakOptions {
+            k: 1,
+            separation: 0.0,
+        }
+    }
+}
+
+impl PeakOptions {
+    /// `k` within 1..=[`MAX_PEAKS`], `separation` finite and >= 0.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_PEAKS).contains(&self.k) {
+            return Err(Error::invalid(format!(
+                "k = {} peaks per series is out of range: 1 to {MAX_PEAKS}",
+                self.k
+            )));
+        }
+        if !(self.separation.is_finite() && self.separation >= 0.0) {
+            return Err(Error::invalid(format!(
+                "separation = {} must be finite and >= 0",
+                self.separation
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The score of `value`: larger is better, -inf for NaN.
+pub fn score(value: f64, better: Better) -> f64 {
+    if value.is_nan() {
+        f64::NEG_INFINITY
+    } else if better == Better::Higher {
+        value
+    } else {
+        -value
+    }
+}
+
+/// Whether `values[i]` is a peak (see the module documentation).
+pub fn is_peak(values: &[f64], i: usize, better: Better) -> bool {
+    let at = |j: Option<usize>| {
+        j.and_then(|j| values.get(j))
+            .map_or(f64::NEG_INFINITY, |&v| score(v, better))
+    };
+    let s = at(Some(i));
+    s > f64::NEG_INFINITY && s > at(i.checked_sub(1)) && s >= at(Some(i + 1))
+}
+
+/// The peaks of `values` over the trial frequencies `axis` (one per value),
+/// best first, as the module documentation defines them: the peaks ranked,
+/// then taken in turn where far enough from those taken. Only the best few
+/// are sorted (more when separations reject some).
+pub fn select_peaks(values: &[f64], axis: &[f64], opts: &PeakOptions, better: Better) -> Vec<Peak> {
+    debug_assert_eq!(values.len(), axis.len());
+    let mut found: Vec<(f64, usize)> = (0..values.len())
+        .filter(|&i| is_peak(values, i, better))
+        .map(|i| (score(values[i], better), i))
+        .collect();
+    // Best first; scores of peaks are never NaN, so the order is total.
+    let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let mut ranked = opts.k.max(16);
+    loop {
+        let limit = ranked.min(found.len());
+        if limit == 0 {
+            return Vec::new();
+        }
+        if limit < found.len() {
+            found.select_nth_unstable_by(limit - 1, order);
+        }
+        found[..limit].sort_unstable_by(order);
+        let mut taken: Vec<Peak> = Vec::with_capacity(opts.k);
+        for &(_, i) in &found[..limit] {
+            let apart = |p: &Peak| (axis[i] - axis[p.index]).abs() >= opts.separation;
+            if taken.iter().all(apart) {
+                taken.push(Peak {
+                    index: i,
+                    value: values[i],
+                });
+                if taken.len() == opts.k {
+                    break;
+                }
+            }
+        }
+        if taken.len() == opts.k || limit == found.len() {
+            return taken;
+        }
+        ranked = ranked.saturating_mul(4);
+    }
+}
+
+/// `k` peaks per row as flat arrays (index -1 and value NaN past a row's
+/// last peak): the layout the device reduction and the C ABI write.
+pub fn write_peaks(rows: &[Vec<Peak>], k: usize, index: &mut [i64], value: &mut [f64]) {
+    for (r, peaks) in rows.iter().enumerate() {
+        for j in 0..k {
+            let p = peaks.get(j);
+            index[r * k + j] = p.map_or(-1, |p| p.index as i64);
+            value[r * k + j] = p.map_or(f64::NAN, |p| p.value);
+        }
+    }
+}
+
+/// The rows of peaks that flat arrays of `k` per row describe.
+pub(crate) fn read_peaks(k: usize, index: &[i64], value: &[f64]) -> Vec<Vec<Peak>> {
+    index
+        .chunks(k)
+        .zip(value.chunks(k))
+        .map(|(i, v)| {
+            i.iter()
+                .zip(v)
+                .map_while(|(&i, &v)| Peak::from_raw(i, v))
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peaks_are_local_and_apart() {
+        let nan = f64::NAN;
+        let axis: Vec<f64> = (0..8).map(|i| i as f64).collect();
+        let v = [1.0, 3.0, 3.0, 2.0, nan, 5.0, 4.0, 4.5];
+        let all = PeakOptions {
+            k: 8,
+            separation: 0.0,
+        };
+        let idx = |p: Vec<Peak>| p.iter().map(|p| p.index).collect::<Vec<_>>();
+        // 1 (the first of a plateau), 5 (NaN to its left), 7 (the last).
+        assert_eq!(
+            idx(select_peaks(&v, &axis, &all, Better::Higher)),
+            [5, 7, 1]
+        );
+        let apart = PeakOptions {
+            separation: 2.5,
+            ..all
+        };
+        assert_eq!(idx(select_peaks(&v, &axis, &apart, Better::Higher)), [5, 1]);
+        // Lower is better: 0 (the row's start), 3 (NaN to its right), 6.
+        assert_eq!(idx(select_peaks(&v, &axis, &all, Better::Lower)), [0, 3, 6]);
+        assert!(select_peaks(&[nan, nan], &axis[..2], &all, Better::Higher).is_empty());
+        let mut index = [0i64; 4];
+        let mut value = [0.0; 4];
+        let rows = vec![select_peaks(&v, &axis, &apart, Better::Higher), vec![]];
+        write_peaks(&rows, 2, &mut index, &mut value);
+        assert_eq!(index, [5, 1, -1, -1]);
+        assert_eq!(read_peaks(2, &index, &value), rows);
+    }
+
+    #[test]
+    fn options_are_checked() {
+        PeakOptions::default().validate().unwrap();
+        for (k, separation) in [(0, 0.0), (MAX_PEAKS + 1, 0.0), (1, -1.0), (1, f64::NAN)] {
+            assert!(PeakOptions { k, separation }.validate().is_err());
+        }
+    }
+}
