@@ -120,12 +120,13 @@ __device__ __forceinline__ void block_exclusive_scan(long long& a, long long& b,
 // duration_bins[k]. scratch: null to hold the histogram in dynamic shared
 // memory (2 (max_bins + 1) int64), else gridDim.x slices of that size.
 // out: four int64 per (series, period), series-major: the duration index
-// (-1: no box), start bin, sum wy and sum w in transit.
+// (-1: no box), start bin, sum wy and sum w in transit. power: NULL, or one
+// double per (series, period): the best box's objective (-inf: no box).
 extern "C" __global__ void __launch_bounds__(kp::bls::BLOCK)
     bls_binned(kp_bls_params prm, int64_t nseries, const int64_t* offsets, const double* dt,
                const int64_t* wy, const int64_t* w, const int64_t* totals, const double* units,
                int64_t nperiods, const double* periods, const int64_t* duration_bins,
-               unsigned long long* scratch, int64_t* out) {
+               unsigned long long* scratch, int64_t* out, double* power) {
     using namespace kp::bls;
     const double bin = prm.bin;
     const long long max_bins = prm.max_bins, oversample = prm.oversample;
@@ -234,6 +235,7 @@ extern "C" __global__ void __launch_bounds__(kp::bls::BLOCK)
             o[1] = found ? best.start : 0;
             o[2] = found ? best.wy_in : 0;
             o[3] = found ? best.w_in : 0;
+            if (power) power[item] = best.value;
         }
         __syncthreads();
     }

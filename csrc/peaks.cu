@@ -8,7 +8,9 @@
 // then a tree over the block keeps the best, the lower index among equal
 // scores. The scores are the row's values widened to double (negated where
 // lower is better) and every comparison is exact, so the result does not
-// depend on the block or grid size and equals the CPU backend's.
+// depend on the block or grid size and equals the CPU backend's. A peak may
+// carry a payload: `payload_bytes` bytes per value (e.g. the BLS box behind
+// a power), copied out beside it.
 #include <math.h>
 #include <stdint.h>
 
@@ -29,6 +31,15 @@ __device__ __forceinline__ double score(const T* row, const int64_t i, const int
     return lowest ? -v : v;
 }
 
+// Bytes of item `from` of `payload` (zeros for -1) to item `to` of `out`,
+// by the block's threads.
+__device__ __forceinline__ void copy_payload(const unsigned char* payload, const int64_t bytes,
+                                             const int64_t from, const int64_t to,
+                                             unsigned char* out) {
+    for (int64_t b = threadIdx.x; b < bytes; b += BLOCK)
+        out[to * bytes + b] = from < 0 ? 0 : payload[from * bytes + b];
+}
+
 struct Best {
     double score;
     int64_t index;  // -1: none
@@ -43,8 +54,9 @@ __device__ __forceinline__ Best better(const Best a, const Best b) {
 template <typename T>
 __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k, const int lowest,
                            const double separation, const T* __restrict__ values,
-                           const double* __restrict__ axis, int64_t* __restrict__ index,
-                           double* __restrict__ value) {
+                           const double* __restrict__ axis, const int64_t payload_bytes,
+                           const unsigned char* __restrict__ payload, int64_t* __restrict__ index,
+                           double* __restrict__ value, unsigned char* __restrict__ payload_out) {
     __shared__ double scores[BLOCK];
     __shared__ int64_t indices[BLOCK];
     __shared__ int64_t taken[MAX_PEAKS];
@@ -78,6 +90,9 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
                 __syncthreads();
             }
             const int64_t got = indices[0];
+            if (payload_bytes > 0)
+                copy_payload(payload, payload_bytes, got < 0 ? -1 : s * nf + got, s * k + rounds,
+                             payload_out);
             if (threadIdx.x == 0) {
                 index[s * k + rounds] = got;
                 value[s * k + rounds] = got < 0 ? (double)NAN : (double)row[got];
@@ -94,6 +109,8 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
             index[s * k + r] = -1;
             value[s * k + r] = (double)NAN;
         }
+        for (int r = rounds + 1; r < k && payload_bytes > 0; ++r)
+            copy_payload(payload, payload_bytes, -1, s * k + r, payload_out);
         __syncthreads();  // the shared arrays serve the next row
     }
 }
@@ -103,13 +120,18 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
 
 // `values`: nseries rows of nf values; `axis`: the nf trial frequencies of
 // every row; `index`, `value`: k per row, best first (-1 and NaN past the
-// row's last peak). `lowest`: 1 where lower values are better.
+// row's last peak). `lowest`: 1 where lower values are better. With
+// payload_bytes > 0, `payload` holds that many bytes per value and
+// `payload_out` receives those of each peak (zeros past the last).
 #define KP_PEAKS_ENTRY_POINTS(T, SUFFIX)                                                          \
     extern "C" __global__ void __launch_bounds__(kp::peaks::BLOCK)                                \
         best_peaks_##SUFFIX(const int64_t nseries, const int64_t nf, const int k,                 \
                             const int lowest, const double separation, const T* values,           \
-                            const double* axis, int64_t* index, double* value) {                  \
-        kp::peaks::best_peaks<T>(nseries, nf, k, lowest, separation, values, axis, index, value); \
+                            const double* axis, const int64_t payload_bytes,                      \
+                            const unsigned char* payload, int64_t* index, double* value,          \
+                            unsigned char* payload_out) {                                         \
+        kp::peaks::best_peaks<T>(nseries, nf, k, lowest, separation, values, axis, payload_bytes, \
+                                 payload, index, value, payload_out);                             \
     }
 
 KP_PEAKS_ENTRY_POINTS(float, f32)

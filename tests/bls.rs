@@ -400,3 +400,149 @@ fn gpu_equals_cpu() {
         &cpu().bls_batch(&batch, p, d, &o).unwrap()
     ));
 }
+
+/// A batch of random cases searched over one shared grid of many periods
+/// (so that each series' power has many peaks), as `T`.
+struct PeakCase<T> {
+    t: Vec<T>,
+    y: Vec<T>,
+    dy: Vec<T>,
+    offsets: Vec<usize>,
+    periods: Vec<T>,
+    durations: Vec<T>,
+    opts: BlsOptions,
+    peaks: kernpack::api::bls::PeakOptions,
+}
+
+fn peak_case<T: Float>(seed: u64, nseries: u64) -> PeakCase<T> {
+    let cases: Vec<Case> = (0..nseries).map(|s| case(seed ^ (s << 40), 200)).collect();
+    let mut rng = Rng(seed);
+    let longest = cases[0].durations.iter().copied().fold(0.0, f64::max);
+    let np = 1 + (rng.next() * 300.0) as usize;
+    let (lo, hi) = (longest * 1.1, longest * 1.1 + rng.range(0.5, 10.0));
+    let periods: Vec<f64> = (0..np)
+        .map(|k| lo + (hi - lo) * k as f64 / np as f64)
+        .collect();
+    let mut b = PeakCase {
+        t: vec![],
+        y: vec![],
+        dy: vec![],
+        offsets: vec![0],
+        periods: cast(&periods),
+        durations: cast(&cases[0].durations),
+        opts: cases[0].opts,
+        peaks: kernpack::api::bls::PeakOptions {
+            k: 1 + (rng.next() * 6.0) as usize,
+            separation: if rng.next() < 0.3 {
+                0.0
+            } else {
+                rng.range(0.0, 0.5)
+            },
+        },
+    };
+    for c in &cases {
+        b.t.extend(cast::<T>(&c.t));
+        b.y.extend(cast::<T>(&c.y));
+        b.dy.extend(cast::<T>(&c.dy.clone().unwrap_or(vec![0.1; c.t.len()])));
+        b.offsets.push(b.t.len());
+    }
+    b
+}
+
+impl<T: Float> PeakCase<T> {
+    fn batch(&self) -> BlsBatch<'_, T> {
+        BlsBatch {
+            t: &self.t,
+            y: &self.y,
+            dy: Some(&self.dy),
+            offsets: &self.offsets,
+        }
+    }
+
+    fn peaks(&self, kp: &Kernpack) -> Vec<kernpack::api::bls::BlsPeaks<T>> {
+        let (p, d) = (&self.periods, &self.durations);
+        kp.bls_batch_peaks(&self.batch(), p, d, &self.opts, &self.peaks)
+            .unwrap()
+    }
+
+    /// Each series' peaks carry the full search's results at their periods;
+    /// in f64 (where `power` holds the ranked objective exactly) the periods
+    /// are the reference's peaks of `power`.
+    fn check(&self, kp: &Kernpack) {
+        use kernpack::params::peaks::Better;
+        use kernpack::reference::peaks::best_peaks;
+        let (p, d) = (&self.periods, &self.durations);
+        let all = kp.bls_batch(&self.batch(), p, d, &self.opts).unwrap();
+        let got = self.peaks(kp);
+        let axis: Vec<f64> = p.iter().map(|v| v.to_f64()).collect();
+        for (s, (full, peaks)) in all.iter().zip(&got).enumerate() {
+            let rows = bits(&peaks.results);
+            for (j, &i) in peaks.period_index.iter().enumerate() {
+                let want: Vec<u64> = bits(full).iter().map(|c| c[i]).collect();
+                let have: Vec<u64> = rows.iter().map(|c| c[j]).collect();
+                assert_eq!(have, want, "series {s}, peak {j} at period {i}");
+            }
+            if T::NAME == "f64" {
+                let power: Vec<f64> = full.power.iter().map(|v| v.to_f64()).collect();
+                let want = best_peaks(&power, &axis, &self.peaks, Better::Higher);
+                let want: Vec<usize> = want.iter().map(|p| p.index).collect();
+                assert_eq!(peaks.period_index, want, "series {s}, {:?}", self.peaks);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(40)))]
+
+    #[test]
+    fn cpu_peaks_are_the_best_periods_of_the_search(seed in any::<u64>()) {
+        peak_case::<f64>(seed, 5).check(&cpu());
+        peak_case::<f32>(seed, 5).check(&cpu());
+    }
+}
+
+#[test]
+fn bad_peak_options_are_clear_errors() {
+    let mut c = peak_case::<f64>(3, 2);
+    for (k, separation, needle) in [(0, 0.0, "k = 0"), (1, f64::NAN, "separation")] {
+        c.peaks = kernpack::api::bls::PeakOptions { k, separation };
+        let (p, d) = (&c.periods, &c.durations);
+        invalid(
+            cpu().bls_batch_peaks(&c.batch(), p, d, &c.opts, &c.peaks),
+            needle,
+        );
+    }
+}
+
+/// The GPU's best periods (powers reduced on the device, the boxes of the
+/// peaks copied out) equal the CPU backend's, f32 and f64.
+#[test]
+fn gpu_peaks_equal_cpu() {
+    let Some(_gpu) = gpu_or_skip("gpu_peaks_equal_cpu") else {
+        return;
+    };
+    let gpu = Kernpack::with_gpu(0).unwrap();
+    for seed in 0..60 {
+        let c = peak_case::<f64>(0xb15 + seed, 12);
+        c.check(&gpu);
+        let bits_of =
+            |v: Vec<kernpack::api::bls::BlsPeaks<f64>>| -> Vec<(Vec<usize>, Vec<Vec<u64>>)> {
+                v.iter()
+                    .map(|p| (p.period_index.clone(), bits(&p.results)))
+                    .collect()
+            };
+        assert_eq!(
+            bits_of(c.peaks(&gpu)),
+            bits_of(c.peaks(&cpu())),
+            "seed {seed}"
+        );
+        let c = peak_case::<f32>(0xb15 + seed, 12);
+        c.check(&gpu);
+        let (g, h) = (c.peaks(&gpu), c.peaks(&cpu()));
+        for (a, b) in g.iter().zip(&h) {
+            assert_eq!(a.period_index, b.period_index, "seed {seed} f32");
+            assert_eq!(bits(&a.results), bits(&b.results), "seed {seed} f32");
+        }
+    }
+}

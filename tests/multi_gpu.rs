@@ -373,6 +373,38 @@ fn check_bls<T: Float>(
             .collect()
     };
     assert_same_bits(&fields(&got), &fields(&want), what);
+    // The best periods reduced on each chunk's GPU: the full results' rows
+    // at the peaks of the one-piece power (f64 ranks exactly what it holds).
+    let peaks = kernpack::api::bls::PeakOptions {
+        k: 4,
+        separation: 0.3,
+    };
+    let (found, _) = multi
+        .bls_batch_peaks_profiled(&batch, &periods, &durations, &opts, &peaks)
+        .unwrap();
+    let axis: Vec<f64> = periods.iter().map(|p| p.to_f64()).collect();
+    for (s, (full, best)) in want.iter().zip(&found).enumerate() {
+        if T::NAME == "f64" {
+            let power: Vec<f64> = full.power.iter().map(|v| v.to_f64()).collect();
+            let expect = kernpack::params::peaks::select_peaks(
+                &power,
+                &axis,
+                &peaks,
+                kernpack::params::peaks::Better::Higher,
+            );
+            let expect: Vec<usize> = expect.iter().map(|p| p.index).collect();
+            assert_eq!(best.period_index, expect, "{what}: series {s}");
+        }
+        for (j, &i) in best.period_index.iter().enumerate() {
+            let row = |r: &BlsResults<T>, i: usize| -> Vec<u64> {
+                r.columns()
+                    .iter()
+                    .map(|c| c[i].to_f64().to_bits())
+                    .collect()
+            };
+            assert_eq!(row(&best.results, j), row(full, i), "{what}: series {s}");
+        }
+    }
     profiles
 }
 

@@ -192,6 +192,7 @@ fn kernel_median<T: Float>(
         grid,
         objective: opts.objective,
         out: ptr(d.8.device_ptr(stream)),
+        power: 0,
     };
     // SAFETY: the buffers above live until the timing has synchronised.
     let median = event_median(stream, reps, || unsafe { gpu.enqueue(stream, &op) })?;

@@ -7,10 +7,13 @@ use std::sync::Arc;
 
 pub use crate::api::lombscargle::chi2::Chi2Batch as BlsBatch;
 pub use crate::gpu::bls::BlsOnDevice;
-pub use crate::params::bls::{BlsObjective, BlsOptions, BlsResults, BLS_FIELDS, MAX_PHASE_BINS};
+pub use crate::params::bls::{
+    BlsObjective, BlsOptions, BlsPeaks, BlsResults, BLS_FIELDS, MAX_PHASE_BINS,
+};
 /// One series: times, values and optional uncertainties `dy` (weights
 /// 1 / dy^2; without them every weight is 1).
 pub use crate::params::lombscargle_chi2::Chi2Series as BlsSeries;
+pub use crate::params::peaks::{PeakOptions, MAX_PEAKS};
 
 use super::exec::{CpuRun, Operation, Split};
 use super::lombscargle::batch::check_series_offsets;
@@ -21,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::gpu::Gpu;
 use crate::params::bls::{result_fields, BlsGrid, BlsPrepared, BoxCounts};
+use crate::params::peaks::{select_peaks, Better};
 
 /// The values of one series checked (lengths, at least one sample, finite
 /// values, dy > 0, weighted sums within f64's range, a time span of at most
@@ -175,6 +179,7 @@ impl<T: Float> Operation for BlsSearchBatch<'_, T> {
             periods: &periods,
             grid: &grid,
             objective: self.opts.objective,
+            peaks: None,
         };
         multi::split_of(&job, self.batch.len(), multi::longest(self.batch.offsets))
     }
@@ -220,6 +225,103 @@ pub(crate) fn results_of_boxes<T: Float>(
         let best = boxes[s * np + p].best(&preps[s], objective);
         result_fields(best.as_ref(), preps[s].t_ref, grid, periods[p], objective)
     })
+}
+
+/// The best periods of one series from the boxes of its peaks (period
+/// index, box), best first: one path for every backend.
+pub(crate) fn peaks_of_boxes<T: Float>(
+    prep: &BlsPrepared,
+    periods: &[f64],
+    chosen: &[(usize, BoxCounts)],
+    grid: &BlsGrid,
+    objective: BlsObjective,
+) -> BlsPeaks<T> {
+    let mut results = BlsResults::with_len(chosen.len());
+    for (j, (p, counts)) in chosen.iter().enumerate() {
+        let best = counts.best(prep, objective);
+        let fields = result_fields(best.as_ref(), prep.t_ref, grid, periods[*p], objective);
+        results.set(j, &fields);
+    }
+    BlsPeaks {
+        period_index: chosen.iter().map(|c| c.0).collect(),
+        results,
+    }
+}
+
+/// The operation: the best periods of every series of a batch
+/// ([`Kernpack::bls_batch_peaks`]): the `k` highest distinct peaks of each
+/// series' power over the trial periods ([`crate::params::peaks`]; the
+/// separation is in units of the periods), with their results, without
+/// keeping the results at every period. On a GPU the batch runs in chunks
+/// through the pipeline (also on a one-GPU handle) and each chunk's powers
+/// are reduced on its GPU, so only the boxes of the peaks cross the bus.
+#[derive(Debug, Clone, Copy)]
+pub struct BlsSearchBatchPeaks<'a, T> {
+    pub batch: BlsBatch<'a, T>,
+    pub periods: &'a [T],
+    pub durations: &'a [T],
+    pub opts: BlsOptions,
+    pub peaks: PeakOptions,
+}
+
+impl<'a, T: Float> BlsSearchBatchPeaks<'a, T> {
+    /// The same search keeping every period's results.
+    pub(crate) fn search(&self) -> BlsSearchBatch<'a, T> {
+        BlsSearchBatch {
+            batch: self.batch,
+            periods: self.periods,
+            durations: self.durations,
+            opts: self.opts,
+        }
+    }
+}
+
+impl<T: Float> Operation for BlsSearchBatchPeaks<'_, T> {
+    type Output = Vec<BlsPeaks<T>>;
+
+    fn validate(&self) -> Result<()> {
+        self.peaks.validate()?;
+        self.search().prepared()?;
+        let total = self
+            .peaks
+            .k
+            .checked_mul(self.batch.len() * BLS_FIELDS)
+            .ok_or_else(|| Error::invalid("peaks x series overflows"))?;
+        check_host_room::<T>("the peaks' results", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<BlsPeaks<T>>> {
+        let (grid, preps) = self.search().prepared()?;
+        let periods: Vec<f64> = self.periods.iter().map(|p| p.to_f64()).collect();
+        let objective = self.opts.objective;
+        Ok(preps
+            .iter()
+            .map(|prep| {
+                let boxes = crate::cpu::bls::best_boxes(
+                    cpu.threads,
+                    cpu.progress,
+                    prep,
+                    &periods,
+                    &grid,
+                    objective,
+                );
+                let power: Vec<f64> = boxes.iter().map(|b| b.power(prep, objective)).collect();
+                let found = select_peaks(&power, &periods, &self.peaks, Better::Higher);
+                let chosen: Vec<(usize, BoxCounts)> =
+                    found.iter().map(|p| (p.index, boxes[p.index])).collect();
+                peaks_of_boxes(prep, &periods, &chosen, &grid, objective)
+            })
+            .collect())
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<BlsPeaks<T>>> {
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        multi::bls::bls_batch_peaks(&Exec::Gpus(gpus), self)
+    }
 }
 
 /// The results of `nseries` series at `np` periods from each period's
@@ -274,6 +376,19 @@ impl Kernpack {
             opts: &BlsOptions,
         ) -> Vec<BlsResults<T>>
             = BlsSearchBatch { batch: *batch, periods, durations, opts: *opts };
+
+        /// The best `peaks.k` periods of every series of `batch`: the highest
+        /// distinct peaks of its power (at least `peaks.separation` apart in
+        /// period), best first, with their results, without keeping the
+        /// results at every period ([`BlsSearchBatchPeaks`]).
+        fn bls_batch_peaks(
+            batch: &BlsBatch<'_, T>,
+            periods: &[T],
+            durations: &[T],
+            opts: &BlsOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<BlsPeaks<T>>
+            = BlsSearchBatchPeaks { batch: *batch, periods, durations, opts: *opts, peaks: *peaks };
     }
 }
 
@@ -289,5 +404,16 @@ impl MultiGpu {
             opts: &BlsOptions,
         ) -> Vec<BlsResults<T>>
             = BlsSearchBatch { batch: *batch, periods, durations, opts: *opts };
+
+        /// The best periods of every series of `batch` on every GPU of this
+        /// handle: what [`Kernpack::bls_batch_peaks`] gives.
+        fn bls_batch_peaks / bls_batch_peaks_profiled(
+            batch: &BlsBatch<'_, T>,
+            periods: &[T],
+            durations: &[T],
+            opts: &BlsOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<BlsPeaks<T>>
+            = BlsSearchBatchPeaks { batch: *batch, periods, durations, opts: *opts, peaks: *peaks };
     }
 }

@@ -22,7 +22,8 @@ const SCRATCH_BUDGET: usize = 1 << 30;
 /// (its `wy_all`, `w_all`: 2 i64) and `units` (its `wy_unit`, `w_unit`: 2
 /// f64); `periods` (f64) and `duration_bins` (i64, `grid.duration_bins`).
 /// `out` receives one [`BoxCounts`] (4 i64) per (series, period), series
-/// after series.
+/// after series, and `power` (when not 0) the best box's objective (f64,
+/// -inf for no box) of each.
 #[derive(Debug, Clone)]
 pub struct BlsOnDevice {
     pub nseries: usize,
@@ -39,6 +40,7 @@ pub struct BlsOnDevice {
     pub grid: BlsGrid,
     pub objective: BlsObjective,
     pub out: CUdeviceptr,
+    pub power: CUdeviceptr,
 }
 
 impl DeviceOperation for BlsOnDevice {
@@ -68,6 +70,11 @@ impl DeviceOperation for BlsOnDevice {
         gpu.check_device_array::<i64>("out", self.out, out_len)?;
         for (ptr, len) in [(self.dt, self.n), (self.wy, self.n), (self.w, self.n)] {
             check_disjoint::<i64>(ptr, len, self.out, out_len)?;
+        }
+        if self.power != 0 {
+            let len = self.nseries * self.nperiods;
+            gpu.check_device_array::<f64>("power", self.power, len)?;
+            check_disjoint::<i64>(self.out, out_len, self.power, len)?;
         }
         Ok(())
     }
@@ -121,6 +128,7 @@ impl DeviceOperation for BlsOnDevice {
             In::new(self.duration_bins),
             Out::new(scratch_ptr),
             Out::new(self.out),
+            Out::new(self.power),
         );
         let config = LaunchConfig::grid(blocks).shared(shared_bytes);
         // SAFETY: the caller vouches for the allocations (DeviceOperation::launch);
@@ -178,6 +186,7 @@ pub(crate) fn search(
         grid: grid.clone(),
         objective: opts.objective,
         out: g.write(&mut out),
+        power: 0,
     };
     // SAFETY: buffers just allocated on this GPU, of the lengths the call names.
     unsafe { gpu.launch_fresh(g.with(call), ()) }?;

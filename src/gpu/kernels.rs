@@ -90,7 +90,7 @@ pub(crate) fn bootstrap_resample<T: Float>(
 
 // ---- csrc/bls.cu ----
 
-/// The BLS search kernel's parameters (thirteen).
+/// The BLS search kernel's parameters (fourteen).
 pub(crate) type BlsBinned = KernelFn<(
     BlsParams, // p
     i64,       // nseries
@@ -105,6 +105,7 @@ pub(crate) type BlsBinned = KernelFn<(
     In<i64>,   // duration_bins
     Out<u64>,  // scratch (NULL: the histogram in dynamic shared memory)
     Out<i64>,  // out
+    Out<f64>,  // power (NULL: not written)
 )>;
 
 /// `bls_binned(...)`: one block per (series, period), the histogram in
@@ -138,10 +139,26 @@ pub(crate) fn phasefold() -> Phasefold {
 
 // ---- csrc/peaks.cu ----
 
+/// The peak kernel's parameters (twelve).
+pub(crate) type BestPeaks<T> = KernelFn<(
+    i64,      // nseries
+    i64,      // nf
+    i32,      // k
+    i32,      // lowest
+    f64,      // separation
+    In<T>,    // values
+    In<f64>,  // axis
+    i64,      // payload_bytes
+    In<u8>,   // payload (NULL when payload_bytes is 0)
+    Out<i64>, // index
+    Out<f64>, // value
+    Out<u8>,  // payload_out
+)>;
+
 /// `best_peaks_T(int64_t nseries, int64_t nf, int k, int lowest, double separation,
-/// const T* values, const double* axis, int64_t* index, double* value)`
-pub(crate) fn best_peaks<T: Float>(
-) -> KernelFn<(i64, i64, i32, i32, f64, In<T>, In<f64>, Out<i64>, Out<f64>)> {
+/// const T* values, const double* axis, int64_t payload_bytes, const unsigned char*
+/// payload, int64_t* index, double* value, unsigned char* payload_out)`
+pub(crate) fn best_peaks<T: Float>() -> BestPeaks<T> {
     KernelFn::new(per_float!(T, "best_peaks"))
 }
 

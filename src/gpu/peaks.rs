@@ -23,6 +23,11 @@ pub(crate) struct PeaksOnDevice {
     /// `k` i64 and `k` f64 per row.
     pub index: CUdeviceptr,
     pub value: CUdeviceptr,
+    /// `payload_bytes` per value (0: none) at `payload`, copied for each
+    /// peak to `payload_out` (`k` per row; zeros past a row's last peak).
+    pub payload_bytes: usize,
+    pub payload: CUdeviceptr,
+    pub payload_out: CUdeviceptr,
 }
 
 impl Gpu {
@@ -48,8 +53,11 @@ impl Gpu {
             opts.separation,
             In::<T>::new(at.values),
             In::new(at.axis),
+            at.payload_bytes as i64,
+            In::new(at.payload),
             Out::new(at.index),
             Out::new(at.value),
+            Out::new(at.payload_out),
         );
         // SAFETY: the caller vouches for the buffers.
         unsafe { self.launch(&kernel, LaunchConfig::grid(grid), stream, args) }

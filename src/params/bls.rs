@@ -501,6 +501,24 @@ impl<T: crate::float::Float> BlsResults<T> {
     }
 }
 
+/// The best periods of one series ([`crate::params::peaks`] of its `power`
+/// over the trial periods): their indices into the periods, best first, and
+/// the results at each, row `j` for `period_index[j]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BlsPeaks<T> {
+    pub period_index: Vec<usize>,
+    pub results: BlsResults<T>,
+}
+
+impl BoxCounts {
+    /// The objective of the box (what `power` holds, before rounding to the
+    /// results' type), -inf for no box: what the peaks are ranked by.
+    pub fn power(&self, prep: &BlsPrepared, objective: BlsObjective) -> f64 {
+        self.best(prep, objective)
+            .map_or(f64::NEG_INFINITY, |b| b.objective)
+    }
+}
+
 #[cfg(test)]
 mod fixed_point_tests {
     use super::*;

@@ -4,7 +4,9 @@
 //! (series, period), which is all that comes back; the host turns the boxes
 //! into fields as the one-piece call does, so the results are the same bits.
 //! A kernel whose histograms exceed shared memory also takes global scratch
-//! of its own (up to 1 GiB, outside the arena).
+//! of its own (up to 1 GiB, outside the arena). With [`PeakOptions`] the
+//! boxes stay on the GPU with their powers, and only the boxes of each
+//! series' best periods come back (csrc/peaks.cu, the box as payload).
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -12,14 +14,21 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
 use super::plan::{split_by_work, Arena};
-use super::{get, put, put_offsets, ChunkJob, Exec, GpuProfile, Regions};
-use crate::api::bls::{results_of_boxes, BlsResults, BlsSearchBatch};
+use super::{get, per_gpu, put, put_offsets, ChunkJob, Exec, GpuProfile, Regions};
+use crate::api::bls::{
+    peaks_of_boxes, results_of_boxes, BlsResults, BlsSearchBatch, BlsSearchBatchPeaks,
+};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::bls::BlsOnDevice;
 use crate::gpu::device::DeviceOperation;
+use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
-use crate::params::bls::{BlsGrid, BlsObjective, BlsPrepared, BoxCounts};
+use crate::params::bls::{BlsGrid, BlsObjective, BlsPeaks, BlsPrepared, BoxCounts};
+use crate::params::peaks::{read_peaks, Better, PeakOptions};
+
+/// Bytes of one [`BoxCounts`] on the device (four i64).
+const BOX_BYTES: usize = 32;
 
 /// A validated batch, as the chunks see it. `preps` may be empty when the
 /// job only sizes arenas (the one-GPU rule's split).
@@ -29,6 +38,8 @@ pub(crate) struct BlsJob<'a> {
     pub periods: &'a [f64],
     pub grid: &'a BlsGrid,
     pub objective: BlsObjective,
+    /// Only the boxes of each series' best periods come back.
+    pub peaks: Option<PeakOptions>,
 }
 
 /// A chunk's buffers in its arena.
@@ -45,6 +56,12 @@ pub(crate) struct BlsLayout {
     periods: CUdeviceptr,
     duration_bins: CUdeviceptr,
     out: CUdeviceptr,
+    /// With peaks: each box's power, then `k` indices, values and boxes
+    /// per series.
+    power: CUdeviceptr,
+    index: CUdeviceptr,
+    value: CUdeviceptr,
+    peak_boxes: CUdeviceptr,
 }
 
 impl BlsJob<'_> {
@@ -64,6 +81,7 @@ impl BlsJob<'_> {
             grid: self.grid.clone(),
             objective: self.objective,
             out: lay.out,
+            power: lay.power,
         }
     }
 }
@@ -85,10 +103,22 @@ impl ChunkJob for BlsJob<'_> {
         let periods = a.take::<f64>(self.periods.len());
         let duration_bins = a.take::<i64>(self.grid.duration_bins.len());
         let h2d = 0..a.bytes;
-        let out = a.take::<i64>(4 * nseries * self.periods.len());
-        let d2h = a.offset(out)..a.end;
+        let items = nseries * self.periods.len();
+        let out = a.take::<i64>(4 * items);
+        let k = self.peaks.map_or(0, |p| p.k);
+        let [power, index, value, peak_boxes] = if k > 0 {
+            [
+                a.take::<f64>(items),
+                a.take::<i64>(nseries * k),
+                a.take::<f64>(nseries * k),
+                a.take::<i64>(4 * nseries * k),
+            ]
+        } else {
+            [0; 4]
+        };
+        let d2h = a.offset(if k > 0 { index } else { out })..a.end;
         #[rustfmt::skip]
-        let lay = BlsLayout { nseries, samples, dt, wy, w, offsets, totals, units, periods, duration_bins, out };
+        let lay = BlsLayout { nseries, samples, dt, wy, w, offsets, totals, units, periods, duration_bins, out, power, index, value, peak_boxes };
         (
             lay,
             Regions {
@@ -124,7 +154,24 @@ impl ChunkJob for BlsJob<'_> {
         lay: &BlsLayout,
     ) -> Result<()> {
         // SAFETY: the caller's arena holds this layout, inputs copied in.
-        unsafe { self.on_device(lay).launch(gpu, stream, ()) }
+        unsafe { self.on_device(lay).launch(gpu, stream, ()) }?;
+        let Some(opts) = self.peaks else {
+            return Ok(());
+        };
+        let at = PeaksOnDevice {
+            values: lay.power,
+            nseries: lay.nseries,
+            nf: self.periods.len(),
+            axis: lay.periods,
+            index: lay.index,
+            value: lay.value,
+            payload_bytes: BOX_BYTES,
+            payload: lay.out,
+            payload_out: lay.peak_boxes,
+        };
+        // SAFETY: the powers and boxes were just written in stream order;
+        // the arena holds the periods and the peaks' room.
+        unsafe { gpu.launch_best_peaks::<f64>(stream, &at, &opts, Better::Higher) }
     }
 
     #[cfg(test)]
@@ -158,13 +205,52 @@ impl ChunkJob for BlsJob<'_> {
             };
             let boxes =
                 crate::cpu::bls::best_boxes(1, None, &prep, &periods, self.grid, self.objective);
-            let raw: Vec<i64> = boxes
-                .iter()
-                .flat_map(|b| [b.duration, b.start, b.wy_in, b.w_in])
-                .collect();
-            put(arena, lay.out + (s * np * 32) as u64, &raw);
+            let raw: Vec<i64> = boxes.iter().flat_map(box_raw).collect();
+            put(arena, lay.out + (s * np * BOX_BYTES) as u64, &raw);
+            if let Some(opts) = self.peaks {
+                use crate::params::peaks::select_peaks;
+                let power: Vec<f64> = boxes
+                    .iter()
+                    .map(|b| b.power(&prep, self.objective))
+                    .collect();
+                let found = select_peaks(&power, &periods, &opts, Better::Higher);
+                for j in 0..opts.k {
+                    let p = found.get(j);
+                    let at = (s * opts.k + j) as u64;
+                    put(
+                        arena,
+                        lay.index + 8 * at,
+                        &[p.map_or(-1, |p| p.index as i64)],
+                    );
+                    put(
+                        arena,
+                        lay.value + 8 * at,
+                        &[p.map_or(f64::NAN, |p| p.value)],
+                    );
+                    let b = p.map_or(BoxCounts::default(), |p| boxes[p.index]);
+                    put(arena, lay.peak_boxes + BOX_BYTES as u64 * at, &box_raw(&b));
+                }
+            }
         }
     }
+}
+
+/// A box as the kernel writes it.
+#[cfg(test)]
+fn box_raw(b: &BoxCounts) -> [i64; 4] {
+    [b.duration, b.start, b.wy_in, b.w_in]
+}
+
+/// The plan of `job`: its series split by work (samples and bins, at every
+/// period).
+fn plan(exec: &Exec<'_>, job: &BlsJob<'_>) -> Result<Vec<super::GpuPlan>> {
+    let (np, bins) = (job.periods.len() as u64, job.grid.max_bins as u64);
+    let offsets = job.offsets.windows(2);
+    let work: Vec<u64> = offsets
+        .map(|w| (w[1] - w[0]) as u64 + bins)
+        .map(|n| n * np)
+        .collect();
+    exec.plan(job, split_by_work(&work, exec.parts()))
 }
 
 /// The pipeline's batched search, after validation.
@@ -180,15 +266,9 @@ pub(crate) fn bls_batch<T: Float>(
         periods: &periods,
         grid: &grid,
         objective: op.opts.objective,
+        peaks: None,
     };
-    // Work of a series: its samples and bins, at every period.
-    let work: Vec<u64> = op
-        .batch
-        .offsets
-        .windows(2)
-        .map(|w| (w[1] - w[0] + grid.max_bins as usize) as u64 * periods.len() as u64)
-        .collect();
-    let plans = exec.plan(&job, split_by_work(&work, exec.parts()))?;
+    let plans = plan(exec, &job)?;
     let np = periods.len();
     let mut outs: Vec<Vec<BlsResults<T>>> = plans
         .iter()
@@ -210,4 +290,43 @@ pub(crate) fn bls_batch<T: Float>(
         Ok(())
     })?;
     Ok((outs.into_iter().flatten().collect(), profiles))
+}
+
+/// The pipeline's best periods of each series, after validation.
+pub(crate) fn bls_batch_peaks<T: Float>(
+    exec: &Exec<'_>,
+    op: BlsSearchBatchPeaks<'_, T>,
+) -> Result<(Vec<BlsPeaks<T>>, Vec<GpuProfile>)> {
+    let (grid, preps) = op.search().prepared()?;
+    let periods: Vec<f64> = op.periods.iter().map(|p| p.to_f64()).collect();
+    let job = BlsJob {
+        offsets: op.batch.offsets,
+        preps: &preps,
+        periods: &periods,
+        grid: &grid,
+        objective: op.opts.objective,
+        peaks: Some(op.peaks),
+    };
+    let plans = plan(exec, &job)?;
+    let k = op.peaks.k;
+    // Each GPU writes its own slice of the result, in place.
+    let mut found: Vec<BlsPeaks<T>> = vec![BlsPeaks::default(); op.batch.len()];
+    let slots = per_gpu(&mut found, &plans, Range::len);
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.index, r.len() * k);
+        let value = get::<f64>(host, lay.value, r.len() * k);
+        let boxes = BoxCounts::from_raw(get::<i64>(host, lay.peak_boxes, 4 * r.len() * k));
+        let rows = read_peaks(k, index, value);
+        for (j, slot) in out[local].iter_mut().enumerate() {
+            let s = r.start + j;
+            let chosen: Vec<(usize, BoxCounts)> = rows[j]
+                .iter()
+                .enumerate()
+                .map(|(rank, p)| (p.index, boxes[j * k + rank]))
+                .collect();
+            *slot = peaks_of_boxes(&preps[s], &periods, &chosen, &grid, op.opts.objective);
+        }
+        Ok(())
+    })?;
+    Ok((found, profiles))
 }

@@ -229,7 +229,9 @@ mod tests {
     /// whole batch bit for bit (the emulation runs the CPU backend's boxes).
     #[test]
     fn bls_batch_split_and_chunked_equals_the_whole_batch() {
-        use crate::api::bls::{BlsBatch, BlsOptions, BlsResults, BlsSearchBatch};
+        use crate::api::bls::{
+            BlsBatch, BlsOptions, BlsResults, BlsSearchBatch, BlsSearchBatchPeaks, PeakOptions,
+        };
         let cpu = Kernpack::new(Backend::Cpu).unwrap();
         let d = ragged(120, 3..60, 9);
         let periods: Vec<f32> = (0..23).map(|k| 1.5 + 0.37 * k as f32).collect();
@@ -274,6 +276,30 @@ mod tests {
                 assert_eq!(covered, 120);
                 if limit == 24 << 10 {
                     assert!(profiles.iter().all(|p| p.plan.chunks.len() > 2));
+                }
+                // Only the best periods back: the CPU backend's.
+                let peaks = PeakOptions {
+                    k: 3,
+                    separation: 0.5,
+                };
+                let op = BlsSearchBatchPeaks {
+                    batch,
+                    periods: &periods,
+                    durations: &durations,
+                    opts,
+                    peaks,
+                };
+                let (got, _) =
+                    super::super::bls::bls_batch_peaks(&exec(parts, limit, chunk), op).unwrap();
+                let want = cpu.bls_batch_peaks(&batch, &periods, &durations, &opts, &peaks);
+                let want = want.unwrap();
+                assert!(got.iter().any(|p| p.period_index.len() == 3));
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.period_index, w.period_index, "{parts} parts");
+                    assert_eq!(
+                        bits(std::slice::from_ref(&g.results)),
+                        bits(std::slice::from_ref(&w.results))
+                    );
                 }
             }
         }

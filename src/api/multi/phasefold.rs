@@ -174,6 +174,9 @@ impl ChunkJob for FoldJob<'_> {
             axis: lay.freqs,
             index: lay.index,
             value: lay.value,
+            payload_bytes: 0,
+            payload: 0,
+            payload_out: 0,
         };
         let better = self.statistic.better();
         // SAFETY: the values were just written in stream order; the arena
