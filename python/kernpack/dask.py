@@ -19,10 +19,10 @@ Functions
     the same input (one ``bls_batch`` call per partition), as a Dask
     DataFrame indexed by id.
 :func:`pdm`, :func:`conditional_entropy`
-    Per-series best trial frequency of a phase dispersion minimisation or
-    conditional entropy search of the same input (one ``pdm_batch`` or
-    ``conditional_entropy_batch`` call per partition), as a Dask DataFrame
-    indexed by id.
+    Per-series best trial frequency (optionally the top-k) of a phase
+    dispersion minimisation or conditional entropy search of the same input
+    (one ``pdm_batch`` or ``conditional_entropy_batch`` call for the peaks
+    per partition), as a Dask DataFrame indexed by id.
 :func:`uniform_filter`
     ``scipy.ndimage.uniform_filter`` of an N-D Dask array (``map_overlap``).
 :func:`gaussian_filter`, :func:`gaussian_filter1d`
@@ -81,6 +81,7 @@ from . import signal as _signal
 from . import timeseries as _ts
 from ._native import frame_count as _frame_count
 from ._native import series_layout as _series_layout
+from ._native import MAX_PEAKS as _MAX_PEAKS
 
 __all__ = [
     "lombscargle_peaks",
@@ -452,17 +453,30 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     return np.where(missing, -1, index), np.where(missing, np.nan, value)
 
 
-def _top_k(top_k: Any) -> int:
+def _top_k(top_k: Any, most: Optional[int] = None) -> int:
     if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+    if most is not None and top_k > most:
+        raise ValueError(f"top_k = {top_k} is out of range: 1 to {most} peaks per series")
     return int(top_k)
 
 
-def _peaks_columns(top_k: int) -> Dict[str, Any]:
-    cols = ["frequency", "period", "power"]
+def _peaks_columns(top_k: int, value: str = "power") -> Dict[str, Any]:
+    """n, then per rank r (r > 1 suffixed _r) frequency, period and `value`."""
+    cols = ["frequency", "period", value]
     for r in range(2, top_k + 1):
-        cols += [f"frequency_{r}", f"period_{r}", f"power_{r}"]
+        cols += [f"frequency_{r}", f"period_{r}", f"{value}_{r}"]
     return {"n": np.int64, **dict.fromkeys(cols, np.float64)}
+
+
+def _ranks_table(ids, offsets, meta, freq, period, value) -> "pd.DataFrame":
+    """The table of `meta`'s columns (:func:`_peaks_columns`) from
+    (nseries, top_k) frequencies, periods and values of the ranked peaks."""
+    ranks = np.stack([freq, period, value], axis=2).reshape(len(ids), 3 * freq.shape[1])
+    index = pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name)
+    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=index)
+    table.insert(0, "n", np.diff(offsets).astype(np.int64))
+    return table
 
 
 def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, opts):
@@ -474,11 +488,7 @@ def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, opts):
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
-    # Per series: frequency, period and power of rank 1, then of rank 2, ...
-    ranks = np.stack([freq, period, power], axis=2).reshape(len(ids), 3 * top_k)
-    table = pd.DataFrame(ranks, columns=meta.columns[1:], index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
-    table.insert(0, "n", np.diff(offsets).astype(np.int64))
-    return table
+    return _ranks_table(ids, offsets, meta, freq, period, power)
 
 
 def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col, normalize,
@@ -888,51 +898,33 @@ def bls(
                                  assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col")
 
 
-# The columns of a phase-folding search's table: the samples, then the best
-# frequency's (the lowest statistic's).
-_PDM_COLUMNS = {"n": np.int64, "frequency": np.float64, "period": np.float64, "theta": np.float64}
-_CE_COLUMNS = {"n": np.int64, "frequency": np.float64, "period": np.float64, "entropy": np.float64}
-
-
-def _fold_table(ids, offsets, t, y, dy, *, meta, batch, frequencies, backend):
-    """Each series' best frequency of one batched phase-folding call
-    (``batch(t, y, dy, offsets)``): the first of the lowest statistic, and
-    NaN where the statistic is NaN at every frequency (no spread)."""
-    with _series_named_by_id(ids), _calls(backend, best=False):
+def _fold_table(ids, offsets, t, y, dy, *, meta, batch, backend):
+    """Each series' best frequencies of one batched phase-folding call
+    (``batch(t, y, dy, offsets)``, a :class:`kernpack.timeseries.FoldPeaks`
+    of the table's ranks): rank 1 is the first of the lowest statistic, NaN
+    where there is no peak (a series without spread has none)."""
+    with _series_named_by_id(ids), _calls(backend, best=True):  # only the peaks are held
         got = batch(t, y, dy, offsets)
-    searched = frequencies(got.dtype)
-    values = got.astype(np.float64)
-    rows = np.arange(len(ids))
-    best = np.argmin(np.where(np.isnan(values), np.inf, values), axis=1)
-    value = values[rows, best]
-    found = ~np.isnan(value)
-    frequency = np.where(found, searched[best], np.nan)
     with np.errstate(divide="ignore"):
-        period = 1.0 / frequency
-    columns = dict(zip(meta.columns, (np.diff(offsets).astype(np.int64), frequency, period, value)))
-    return pd.DataFrame(columns, index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
+        period = 1.0 / got.frequency
+    return _ranks_table(ids, offsets, meta, got.frequency, period, got.value)
 
 
-def _fold_survey(label, columns, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col, dy_col, backend,
-                 assume_partitioned, npartitions, read_parquet_kwargs):
-    """A phase-folding search of every series of `data`: the frequencies and
-    options checked once on the client (an empty batch on the CPU), then one
-    ``batch_of(**freqs, backend=)`` call per partition."""
-    freqs = dict(frequency=None if frequency is None else np.asarray(frequency), f0=f0, df=df, nf=nf)
+def _fold_survey(label, value, batch_of, data, frequency, f0, df, nf, top_k, separation, id_col, t_col, y_col, dy_col,
+                 backend, assume_partitioned, npartitions, read_parquet_kwargs):
+    """A phase-folding search of every series of `data`, its table's
+    statistic column named `value`: the frequencies and options checked once
+    on the client (an empty batch on the CPU), then one ``batch_of(frequency=
+    or f0=, df=, nf=, peaks=, separation=, backend=)`` call per partition."""
+    top_k = _top_k(top_k, most=_MAX_PEAKS)
+    search = dict(frequency=None if frequency is None else np.asarray(frequency), f0=f0, df=df, nf=nf,
+                  peaks=top_k, separation=separation)
     empty = np.empty(0)
-    batch_of(**freqs, backend="cpu")(empty, empty, None, np.zeros(1, np.intp))
+    batch_of(**search, backend="cpu")(empty, empty, None, np.zeros(1, np.intp))
     backend = None if backend is None else _context._check(backend)
-
-    def frequencies(dtype):
-        """The frequencies searched, as float64: an array in the series' dtype, a grid in float64."""
-        if freqs["frequency"] is not None:
-            return np.atleast_1d(freqs["frequency"].astype(dtype)).astype(np.float64)
-        return float(f0) + float(df) * np.arange(int(nf))
-
-    table_of = functools.partial(_fold_table, batch=batch_of(**freqs, backend=backend), frequencies=frequencies,
-                                 backend=backend)
-    return _per_survey_partition(label, columns, table_of, data, id_col, t_col, y_col, dy_col, assume_partitioned,
-                                 npartitions, read_parquet_kwargs, w_name="dy_col")
+    table_of = functools.partial(_fold_table, batch=batch_of(**search, backend=backend), backend=backend)
+    return _per_survey_partition(label, _peaks_columns(top_k, value), table_of, data, id_col, t_col, y_col, dy_col,
+                                 assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col")
 
 
 def pdm(
@@ -943,6 +935,8 @@ def pdm(
     df: Optional[float] = None,
     nf: Optional[int] = None,
     bins: int = 10,
+    top_k: int = 1,
+    separation: float = 0.0,
     id_col: str = "id",
     t_col: str = "t",
     y_col: str = "y",
@@ -953,7 +947,8 @@ def pdm(
     read_parquet_kwargs: Optional[Dict[str, Any]] = None,
 ) -> "dd.DataFrame":
     """Phase dispersion minimisation of every series of a survey table: each
-    series' best trial frequency, where PDM's theta is lowest.
+    series' best trial frequency, where PDM's theta is lowest (or its
+    `top_k` best).
 
     Parameters
     ----------
@@ -967,6 +962,17 @@ def pdm(
         runs.
     bins : int, optional
         Phase bins, as in :func:`kernpack.timeseries.pdm`.
+    top_k : int, optional
+        Peaks per series, 1 to 256 (default 1: the lowest theta). k > 1:
+        the k lowest local minima of each series' theta, each at least
+        `separation` from the better ones, as
+        ``pdm_batch(..., peaks=k, separation=separation)`` defines them;
+        missing ranks are NaN.
+    separation : float, optional
+        The least distance between the frequencies of two ranked peaks, in
+        cycles per unit of t (>= 0; default 0). About ``1 / (time span)``
+        keeps a peak's side lobes out of the ranks; no effect with
+        ``top_k=1``.
     id_col, t_col, y_col, dy_col : str, optional
         Column names; `dy_col` None: every weight is 1, else weights
         ``1 / dy**2``.
@@ -978,28 +984,32 @@ def pdm(
     dask.dataframe.DataFrame
         Indexed by id (as :func:`lombscargle_peaks`), with columns ``n``
         (samples, int64), and at the lowest theta (the first of equal ones)
-        ``frequency``, ``period`` (``1 / frequency``) and ``theta`` (float64).
-        A series without spread (constant values, or one sample) has NaN in
-        all three.
+        ``frequency``, ``period`` (``1 / frequency``) and ``theta`` (float64);
+        for ``top_k > 1`` then ``frequency_r``, ``period_r``, ``theta_r`` of
+        the r-th peak for r = 2..k. A series without spread (constant
+        values, or one sample) has NaN in all of them. Frequency 0, where a
+        `frequency` array holds it, is searched like any other (its period
+        is inf).
 
     Notes
     -----
-    Each partition is one :func:`kernpack.timeseries.pdm_batch` call (on the
-    GPU, one launch) on its series in (id, t, y, dy) order, so the values
-    equal that call's on the series so sorted, bitwise; float32 when the
-    time, value and uncertainty columns are all float32 (then widened to
-    float64 exactly), else float64, and ``frequency`` is the frequency as
-    searched (a `frequency` array in that dtype, a grid in float64). The
-    partition's whole ``nseries x nf`` result is held on the host until its
-    best frequencies are taken: size partitions accordingly.
+    Each partition is one :func:`kernpack.timeseries.pdm_batch` call with
+    ``peaks=top_k`` on its series in (id, t, y, dy) order, so the values
+    equal that call's on the series so sorted, bitwise (and rank 1 the
+    first lowest value of ``pdm_batch``'s rows); float32 when the time,
+    value and uncertainty columns are all float32 (then widened to float64
+    exactly), else float64, and ``frequency`` is the frequency as searched
+    (a `frequency` array in that dtype, a grid in float64). Only the peaks
+    of a partition are held: its statistic is computed in chunks of series
+    and reduced where it is made (on the GPU, on the device).
     """
     statistic = dict(bins=bins)
 
     def batch_of(**kwargs):
         return lambda t, y, dy, offsets: _ts.pdm_batch(t, y, dy, offsets=offsets, **statistic, **kwargs)
 
-    return _fold_survey("pdm-partition", _PDM_COLUMNS, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col,
-                        dy_col, backend, assume_partitioned, npartitions, read_parquet_kwargs)
+    return _fold_survey("pdm-partition", "theta", batch_of, data, frequency, f0, df, nf, top_k, separation, id_col,
+                        t_col, y_col, dy_col, backend, assume_partitioned, npartitions, read_parquet_kwargs)
 
 
 def conditional_entropy(
@@ -1013,6 +1023,8 @@ def conditional_entropy(
     mag_bins: int = 5,
     phase_overlap: int = 0,
     mag_overlap: int = 0,
+    top_k: int = 1,
+    separation: float = 0.0,
     id_col: str = "id",
     t_col: str = "t",
     y_col: str = "y",
@@ -1022,31 +1034,36 @@ def conditional_entropy(
     read_parquet_kwargs: Optional[Dict[str, Any]] = None,
 ) -> "dd.DataFrame":
     """The conditional entropy search of every series of a survey table:
-    each series' best trial frequency, where the entropy H is lowest.
+    each series' best trial frequency, where the entropy H is lowest (or its
+    `top_k` best).
 
     Parameters as :func:`pdm` (no uncertainties: the statistic does not use
-    them), with the binning of :func:`kernpack.timeseries.conditional_entropy`
-    (`phase_bins`, `mag_bins`, `phase_overlap`, `mag_overlap`).
+    them; `top_k` and `separation` alike), with the binning of
+    :func:`kernpack.timeseries.conditional_entropy` (`phase_bins`,
+    `mag_bins`, `phase_overlap`, `mag_overlap`).
 
     Returns
     -------
     dask.dataframe.DataFrame
         Indexed by id, with columns ``n`` (int64), and at the lowest H (the
         first of equal ones) ``frequency``, ``period`` and ``entropy``
-        (float64); NaN in all three for a series without spread.
+        (float64), for ``top_k > 1`` then ``frequency_r``, ``period_r``,
+        ``entropy_r`` for r = 2..k; NaN in all of them for a series without
+        spread.
 
     Notes
     -----
     Each partition is one :func:`kernpack.timeseries.conditional_entropy_batch`
-    call on its series in (id, t, y) order, as in :func:`pdm`.
+    call with ``peaks=top_k`` on its series in (id, t, y) order, as in
+    :func:`pdm`.
     """
     statistic = dict(phase_bins=phase_bins, mag_bins=mag_bins, phase_overlap=phase_overlap, mag_overlap=mag_overlap)
 
     def batch_of(**kwargs):
         return lambda t, y, dy, offsets: _ts.conditional_entropy_batch(t, y, offsets=offsets, **statistic, **kwargs)
 
-    return _fold_survey("ce-partition", _CE_COLUMNS, batch_of, data, frequency, f0, df, nf, id_col, t_col, y_col,
-                        None, backend, assume_partitioned, npartitions, read_parquet_kwargs)
+    return _fold_survey("ce-partition", "entropy", batch_of, data, frequency, f0, df, nf, top_k, separation, id_col,
+                        t_col, y_col, None, backend, assume_partitioned, npartitions, read_parquet_kwargs)
 
 
 # --------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from .signal import _count
 __all__ = [
     "BoxLeastSquares",
     "BoxLeastSquaresResults",
+    "FoldPeaks",
     "LombScargle",
     "bls_batch",
     "conditional_entropy",
@@ -887,15 +888,21 @@ def _on_host(named: Dict[str, Any], device: Any) -> Tuple[Dict[str, Any], Any]:
     return arrays, device
 
 
-def _fold_option(name: str, value: Any) -> int:
-    """A bin count or overlap: an integer (TypeError otherwise), not
-    negative (the native layer checks the ranges, naming them)."""
+def _integer(name: str, value: Any) -> int:
+    """`value` as an int: a TypeError naming `name` for a bool or anything
+    that is not an integer."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, not a bool")
     try:
-        n = operator.index(value)
+        return operator.index(value)
     except TypeError:
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+
+
+def _fold_option(name: str, value: Any) -> int:
+    """A bin count or overlap: an integer (TypeError otherwise), not
+    negative (the native layer checks the ranges, naming them)."""
+    n = _integer(name, value)
     if not 0 <= n < 2**63:
         raise ValueError(f"{name} = {n} is out of range: it must be a count >= 0")
     return n
@@ -948,8 +955,55 @@ def _fold_one(t, y, dy, frequency, grid, statistic, backend, device) -> np.ndarr
     return _native.phase_fold(context(backend, device), as_dtype(t), as_dtype(y), as_dtype(dy), None, freqs, statistic)
 
 
-def _fold_many(t, y, dy, offsets, frequency, grid, statistic, backend, device) -> np.ndarray:
-    """Every series' statistic at each frequency (see :func:`pdm_batch`)."""
+class FoldPeaks(NamedTuple):
+    """The best peaks of each series of a phase-folding batch
+    (:func:`pdm_batch`, :func:`conditional_entropy_batch` with ``peaks=k``):
+    ``(nseries, k)`` arrays, row ``s`` series ``s``'s peaks best first;
+    where a series has fewer than ``k``, its last columns are padding."""
+
+    frequency: np.ndarray
+    """Frequency of the peak as searched, float64 (NaN: no peak)."""
+    value: np.ndarray
+    """The statistic at the peak (theta or H), float64: the batch dtype's
+    value widened exactly (NaN: no peak)."""
+    index: np.ndarray
+    """Index of the peak among the trial frequencies, int64 (-1: no peak)."""
+
+
+def _peak_options(peaks: Any, separation: Any) -> Optional[Tuple[int, float]]:
+    """``(k, separation)`` checked, or None for the whole statistic."""
+    if peaks is None:
+        if not (isinstance(separation, (int, float, np.number)) and separation == 0):
+            raise ValueError("separation applies to peaks: pass peaks=k (the peaks per series) with it")
+        return None
+    k = _integer("peaks", peaks)
+    if not 1 <= k <= _native.MAX_PEAKS:
+        raise ValueError(f"peaks = {k} is out of range: 1 to {_native.MAX_PEAKS} per series")
+    _reject_units(separation=separation)
+    try:
+        sep = float(separation)
+    except (TypeError, ValueError):
+        raise TypeError(f"separation must be a number, not {type(separation).__name__}") from None
+    if not (np.isfinite(sep) and sep >= 0):
+        raise ValueError(f"separation = {sep} must be finite and >= 0 (a distance between frequencies)")
+    return k, sep
+
+
+def _peak_frequency(freqs: Any, index: np.ndarray) -> np.ndarray:
+    """The frequencies (float64) at `index` (-1: NaN) of a call's `freqs`:
+    an array's values widened, a grid's ``f0 + k * df`` as the library
+    computes them."""
+    if isinstance(freqs, tuple):
+        f0, df, _ = freqs
+        at = f0 + df * index
+    else:
+        at = freqs.astype(np.float64)[index]  # -1 reads the last: replaced below
+    return np.where(index >= 0, at, np.nan)
+
+
+def _fold_many(t, y, dy, offsets, frequency, grid, statistic, backend, device, peaks=None):
+    """Every series' statistic at each frequency (see :func:`pdm_batch`), or
+    with `peaks` ``(k, separation)`` only each series' best k peaks."""
     named = dict(t=t, y=y, dy=dy, offsets=offsets, frequency=frequency)
     arrays, device = _on_host(named, device)
     _reject_units(**{k: arrays[k] for k in ("t", "y", "dy")})
@@ -957,12 +1011,15 @@ def _fold_many(t, y, dy, offsets, frequency, grid, statistic, backend, device) -
     dtype = _float_dtype(t, y, dy)
     freqs = _fold_frequencies(arrays["frequency"], *grid, dtype)
     ctx = context(backend, device)
-    if offsets.size == 1:  # no series: the frequencies and options checked (on one sample), no rows
-        one = np.zeros(1, dtype)
-        nf = _native.phase_fold(ctx, one, one, None, None, freqs, statistic).size
-        return np.empty((0, nf), dtype)
+    empty = offsets.size == 1
+    if empty:  # no series: the frequencies and options checked on one sample (no spread, no peaks), then no rows
+        t, y, dy, offsets = np.zeros(1, dtype), np.zeros(1, dtype), None, np.array([0, 1], np.uintp)
     as_dtype = lambda a: None if a is None else host_array(a, dtype)  # noqa: E731
-    return _native.phase_fold(ctx, as_dtype(t), as_dtype(y), as_dtype(dy), offsets, freqs, statistic)
+    got = _native.phase_fold(ctx, as_dtype(t), as_dtype(y), as_dtype(dy), offsets, freqs, statistic, peaks)
+    if peaks is None:
+        return got[:0] if empty else got
+    index, value = (a[:0] for a in got) if empty else got
+    return FoldPeaks(_peak_frequency(freqs, index), value, index)
 
 
 def _doc_ends_with(text: str):
@@ -1143,16 +1200,39 @@ _FOLD_BATCH = """
     offsets : array of int, optional
         ``nseries + 1`` increasing indices from 0 to the sample count; series
         ``s`` is ``t[offsets[s]:offsets[s + 1]]`` (each non-empty).
+    peaks : int, optional
+        Return only each series' best `peaks` periods (1 to 256), a
+        :class:`FoldPeaks`, instead of the whole statistic (as
+        :func:`kernpack.signal.lombscargle_batch`'s ``best=True``, with ``k``
+        peaks). A peak is a local minimum over the frequencies in the order
+        given: below its left neighbour and not above its right one (past
+        the ends, and at NaN, the value counts as +inf; NaN is never a
+        peak), so the first of a run of equal values is one and the first
+        lowest value of a row is the best peak (``np.nanargmin``'s index).
+        Peaks are taken lowest first (the lower index among equal values),
+        each only where its frequency lies at least `separation` from every
+        peak taken before.
+    separation : float, optional
+        The least distance between the frequencies of two peaks kept, in
+        cycles per unit of ``t`` (finite, >= 0; default 0: any two peaks).
+        About ``1 / (max t - min t)``, a peak's width, keeps a peak's side
+        lobes out of the ranks. Only with `peaks` (a ValueError otherwise).
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray or FoldPeaks
         ``(nseries, nf)``: one row per series, each equal (bitwise) to the
-        single-series call on that series. An empty batch (``offsets=[0]``
-        or empty lists) gives ``(0, nf)`` after checking the frequencies and
-        options. On the GPU the whole batch is one launch; with a list of
-        GPUs (``device=[0, 1]``) it is split over them by series, bitwise
-        the same.
+        single-series call on that series. With `peaks`, a
+        :class:`FoldPeaks` of ``(nseries, peaks)`` arrays (frequency and
+        value float64, index int64), ``NaN``/``-1`` past a series' last
+        peak (a series without spread has none): the peaks of those rows,
+        the rows never all held (computed in chunks of series and reduced
+        where they are made: on the GPU only the peaks leave the device).
+        An empty batch (``offsets=[0]`` or empty lists) gives ``(0, nf)``
+        (peaks: ``(0, peaks)``) after checking the frequencies and options.
+        On the GPU the whole batch is one launch (with `peaks`, one per
+        chunk); with a list of GPUs (``device=[0, 1]``) it is split over
+        them by series, bitwise the same.
 """
 
 
@@ -1168,16 +1248,19 @@ def pdm_batch(
     df: Optional[float] = None,
     nf: Optional[int] = None,
     bins: int = 10,
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
     backend: Optional[str] = None,
     device: Any = None,
-) -> np.ndarray:
+) -> Union[np.ndarray, FoldPeaks]:
     """:func:`pdm` of many series of different lengths at the same
     frequencies, in one call (theta in [0, 1], lower is better; NaN for a
-    series without spread). `dy`: as `t` (a flat array or a list of arrays),
-    or None; the other arguments as in :func:`pdm`.
+    series without spread), or only each series' best periods. `dy`: as `t`
+    (a flat array or a list of arrays), or None; the other arguments as in
+    :func:`pdm`.
     """
-    grid = (f0, df, nf)
-    return _fold_many(t, y, dy, offsets, frequency, grid, _pdm_statistic(bins), backend, device)
+    grid, peaks = (f0, df, nf), _peak_options(peaks, separation)
+    return _fold_many(t, y, dy, offsets, frequency, grid, _pdm_statistic(bins), backend, device, peaks)
 
 
 @_doc_ends_with(_FOLD_BATCH)
@@ -1194,15 +1277,19 @@ def conditional_entropy_batch(
     mag_bins: int = 5,
     phase_overlap: int = 0,
     mag_overlap: int = 0,
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
     backend: Optional[str] = None,
     device: Any = None,
-) -> np.ndarray:
+) -> Union[np.ndarray, FoldPeaks]:
     """:func:`conditional_entropy` of many series of different lengths at
     the same frequencies, in one call (lower is better; NaN for a series
-    without spread); the other arguments as in :func:`conditional_entropy`.
+    without spread), or only each series' best periods; the other arguments
+    as in :func:`conditional_entropy`.
     """
     statistic = _ce_statistic(phase_bins, mag_bins, phase_overlap, mag_overlap)
-    return _fold_many(t, y, None, offsets, frequency, (f0, df, nf), statistic, backend, device)
+    peaks = _peak_options(peaks, separation)
+    return _fold_many(t, y, None, offsets, frequency, (f0, df, nf), statistic, backend, device, peaks)
 
 
 # -- kernpack as a method of astropy's own LombScargle -------------------

@@ -288,6 +288,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "MAX_GAUSSIAN_ORDER",
         kernpack::api::correlate::MAX_GAUSSIAN_ORDER,
     )?;
+    m.add("MAX_PEAKS", kernpack::api::phasefold::MAX_PEAKS)?;
     m.add_class::<Context>()?;
     for function in [
         wrap_pyfunction!(device_count, m)?,

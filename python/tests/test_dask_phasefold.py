@@ -2,7 +2,9 @@
 worker processes (CPU workers here; 'gpu' too where the suite runs with
 one): every row equals the best frequency of one
 ``kernpack.timeseries.pdm_batch`` (``conditional_entropy_batch``) call on
-the same series, bitwise.
+the same series, bitwise: with ``top_k=1`` the first of the lowest values
+of the whole statistic (as before the tables came from the batches' peaks),
+with ``top_k > 1`` the ranks of the call's ``peaks=top_k``.
 
 Exactness: a partition's rows are put in (id, t, y, dy) order before its
 batched call, and every series is folded independently of the others in its
@@ -129,6 +131,56 @@ def test_float32_parquet_and_an_empty_partition(backend, rng, tmp_path):
     check(res, rows, "ce", "entropy", FREQUENCY, dy=False, backend=backend, **GRID, **CE)
 
 
+def test_the_best_is_the_first_lowest_among_equal_values(backend, rng):
+    """Every frequency searched twice (each value tied with another), and
+    frequency 0: the table keeps the first of the lowest, as ever."""
+    rows, _ = survey(rng, nseries=10)
+    f = np.sort(rng.uniform(0.1, 1.6, 300))
+    frequency = np.concatenate([[0.0], f, f[::-1]])
+    ddf = dd.from_pandas(rows, npartitions=2, sort=False)
+    res = kd.pdm(ddf, frequency, dy_col="dy", backend=backend).compute()
+    check(res, rows, "pdm", "theta", frequency, frequency=frequency, backend=backend)
+    res = kd.conditional_entropy(ddf, frequency, backend=backend, **CE).compute()
+    check(res, rows, "ce", "entropy", frequency, dy=False, frequency=frequency, backend=backend, **CE)
+
+
+@pytest.mark.parametrize("statistic", ["pdm", "ce"])
+def test_top_k_tables_equal_the_peaks_of_one_batch(statistic, backend, rng):
+    rows, planted = survey(rng, dtype=np.float32 if statistic == "ce" else np.float64)
+    ddf = dd.from_pandas(rows, npartitions=3, sort=False)
+    k, separation = 5, 0.02
+    if statistic == "pdm":
+        column, opts = "theta", dict(bins=12, **GRID)
+        res = kd.pdm(ddf, dy_col="dy", top_k=k, separation=separation, backend=backend, **opts).compute()
+    else:
+        column, opts = "entropy", dict(frequency=np.linspace(0.1, 1.6, 2500), **CE)
+        res = kd.conditional_entropy(ddf, top_k=k, separation=separation, backend=backend, **opts).compute()
+    ids, counts, got = reference(rows, statistic, dy=statistic == "pdm", peaks=k, separation=separation,
+                                 backend=backend, **opts)
+    ranks = [("", 0)] + [(f"_{r}", r - 1) for r in range(2, k + 1)]
+    assert list(res.columns) == ["n"] + [c + suffix for suffix, _ in ranks for c in ("frequency", "period", column)]
+    assert all(res[c].dtype == np.float64 for c in res.columns[1:])
+    np.testing.assert_array_equal(res.index.to_numpy(), ids)
+    np.testing.assert_array_equal(res["n"].to_numpy(), counts)
+    for suffix, r in ranks:
+        np.testing.assert_array_equal(res["frequency" + suffix].to_numpy(), got.frequency[:, r])
+        np.testing.assert_array_equal(res[column + suffix].to_numpy(), got.value[:, r])
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(res["period" + suffix].to_numpy(), 1.0 / got.frequency[:, r])
+    # Ranks in order, apart; constant series have none; others all k here.
+    values = res[[column + suffix for suffix, _ in ranks]].to_numpy()
+    freqs = res[["frequency" + suffix for suffix, _ in ranks]].to_numpy()
+    constant = ~res.index.isin(list(planted))
+    assert np.isnan(values[constant]).all()
+    assert np.all(np.diff(values[~constant], axis=1) >= 0)
+    gaps = np.abs(freqs[~constant][:, :, None] - freqs[~constant][:, None, :])
+    assert np.all(gaps[:, ~np.eye(k, dtype=bool)] >= separation)
+    # Rank 1 is the table of top_k=1.
+    whole = (kd.pdm(ddf, dy_col="dy", backend=backend, **opts) if statistic == "pdm"
+             else kd.conditional_entropy(ddf, backend=backend, **opts)).compute()
+    pd.testing.assert_frame_equal(res[list(whole.columns)], whole)
+
+
 def test_bad_arguments_are_refused_before_any_partition_runs(rng):
     rows, _ = survey(rng, nseries=3)
     ddf = dd.from_pandas(rows, npartitions=1)
@@ -146,6 +198,13 @@ def test_bad_arguments_are_refused_before_any_partition_runs(rng):
         kd.pdm(ddf, [0.5], y_col="y", dy_col="y")
     with pytest.raises(KeyError, match="flux"):
         kd.conditional_entropy(ddf, [0.5], y_col="flux")
+    for top_k in (0, True, 2.0):
+        with pytest.raises(ValueError, match="top_k must be an integer >= 1"):
+            kd.pdm(ddf, [0.5], top_k=top_k)
+    with pytest.raises(ValueError, match="top_k = 257 is out of range: 1 to 256"):
+        kd.conditional_entropy(ddf, [0.5], top_k=257)
+    with pytest.raises(ValueError, match="separation = -0.5 must be finite"):
+        kd.pdm(ddf, [0.5], top_k=3, separation=-0.5)
 
 
 def test_a_bad_series_is_named_by_its_id(rng):

@@ -18,6 +18,11 @@ magnitude bin ``min(int((y - min y) / (max y - min y) * mag_bins),
 mag_bins - 1)``), so both bin alike, and then compute each statistic
 directly: PDM as within-bin over total weighted squared residuals, CE by
 counting the cells with their overlaps and summing ``N_pm ln(N_p / N_pm)``.
+
+The best peaks (``peaks=k``) against a plain reference of their definition
+(src/params/peaks.rs) applied to the values the whole batch returns: the
+same call without ``peaks`` gives the values, so the two must agree exactly
+(indices, values and frequencies).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import pytest
 import kernpack
 from kernpack import timeseries as ts
 from conftest import REQUIRE_GPU
+from kernpack import _native
 from test_device import _need
 
 # float64: the library sums in another form and order than the references
@@ -440,6 +446,183 @@ def test_device_arrays_are_copied_to_the_host(rng):
 
 
 # --------------------------------------------------------------------------
+# Best peaks
+# --------------------------------------------------------------------------
+
+
+def ref_peaks(values, searched, k, separation):
+    """The indices of the best `k` peaks of one row of a lower-is-better
+    statistic, by the definition: a value's score is its negation (NaN:
+    -inf, never a peak); index i is a peak when its score is above its left
+    neighbour's and not below its right one's (the ends compare with -inf);
+    peaks are taken best score first (lower index among equal scores), each
+    only when its frequency is at least `separation` from those taken."""
+    score = np.where(np.isnan(values), -np.inf, -values.astype(np.float64))
+    left = np.concatenate([[-np.inf], score[:-1]])
+    right = np.concatenate([score[1:], [-np.inf]])
+    peaks = np.flatnonzero((score > -np.inf) & (score > left) & (score >= right))
+    taken = []
+    for i in peaks[np.lexsort((peaks, -score[peaks]))]:
+        if all(abs(searched[i] - searched[j]) >= separation for j in taken):
+            taken.append(int(i))
+            if len(taken) == k:
+                break
+    return taken
+
+
+def _peak_batch(rng, dtype):
+    """Lists (t, y, dy) of 1 to 12 series: planted periods, some short (few
+    samples: runs of equal values over the frequencies), some quantised,
+    some constant (no peaks)."""
+    series = []
+    for _ in range(int(rng.integers(1, 13))):
+        n = int(rng.integers(1, 6)) if rng.integers(4) == 0 else int(rng.integers(6, 150))
+        t = rng.uniform(0, rng.uniform(5, 60), n)
+        y = np.sin(2 * np.pi * t * rng.uniform(0.1, 2.0)) + rng.normal(0, rng.uniform(0.05, 1.0), n)
+        if rng.integers(4) == 0:
+            y = np.round(y)
+        if rng.integers(6) == 0:
+            y = np.full(n, 2.0)
+        dy = rng.uniform(0.1, 1.0, n)
+        series.append(tuple(a.astype(dtype) for a in (t, y, dy)))
+    return [[s[i] for s in series] for i in range(3)]
+
+
+def _peak_frequencies(rng, dtype):
+    """(keyword arguments, the frequencies as searched in float64): a grid,
+    or an array, sometimes with 0 and repeated frequencies (equal values)."""
+    nf = int(rng.integers(1, 300))
+    if rng.integers(2):
+        f0, df = (0.0 if rng.integers(3) == 0 else rng.uniform(0, 0.5)), rng.uniform(1e-3, 2e-2)
+        return dict(f0=f0, df=df, nf=nf), f0 + df * np.arange(nf)
+    f = rng.uniform(0, 3, nf)
+    if rng.integers(2):
+        f = np.sort(f)
+    if nf > 3 and rng.integers(2):
+        f[rng.integers(nf, size=nf // 4)] = f[int(rng.integers(nf))]
+        f[int(rng.integers(nf))] = 0.0
+    f = f.astype(dtype)
+    return dict(frequency=f), f.astype(np.float64)
+
+
+@pytest.mark.parametrize("statistic", ["pdm", "ce"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_peaks_follow_their_definition(statistic, dtype, backend, rng):
+    for _ in range(40):
+        t, y, dy = _peak_batch(rng, dtype)
+        kw, searched = _peak_frequencies(rng, dtype)
+        k = int(rng.integers(1, 8)) if rng.integers(4) else int(rng.integers(8, _native.MAX_PEAKS + 1))
+        separation = (0.0, float(rng.uniform(0, 0.05)), float(rng.uniform(0, 1)))[int(rng.integers(3))]
+        if statistic == "pdm":
+            bins = int(rng.integers(2, 20))
+            call = lambda **more: ts.pdm_batch(t, y, dy, bins=bins, backend=backend, **kw, **more)  # noqa: E731
+        else:
+            opts = _ce_options(rng)
+            call = lambda **more: ts.conditional_entropy_batch(  # noqa: E731
+                t, y, backend=backend, **opts, **kw, **more)
+        values = call()
+        got = call(peaks=k, separation=separation)
+        assert isinstance(got, ts.FoldPeaks)
+        assert got.index.shape == got.value.shape == got.frequency.shape == (len(t), k)
+        assert (got.index.dtype, got.value.dtype, got.frequency.dtype) == (np.int64, np.float64, np.float64)
+        for s, row in enumerate(values):
+            want = ref_peaks(row, searched, k, separation)
+            m = len(want)
+            np.testing.assert_array_equal(got.index[s], want + [-1] * (k - m), err_msg=f"series {s}")
+            np.testing.assert_array_equal(got.value[s, :m], row[want].astype(np.float64))
+            np.testing.assert_array_equal(got.frequency[s, :m], searched[want])
+            assert np.isnan(got.value[s, m:]).all() and np.isnan(got.frequency[s, m:]).all()
+            if np.isnan(row).all():  # no spread: no peaks
+                assert m == 0
+            elif m:  # the best peak is the first lowest value
+                assert want[0] == np.nanargmin(row)
+
+
+def test_best_peak_is_the_first_lowest_value(backend, rng):
+    """Rank 1 is the first of the lowest values, also among equal ones
+    (repeated frequencies, a few samples: runs of equal values), as the
+    Dask tables' best frequency was before the peaks."""
+    t = [rng.uniform(0, 10, n) for n in (3, 4, 40, 40)]
+    y = [rng.normal(0, 1, a.size) for a in t]
+    y[3] = np.full(40, 1.5)
+    f = np.array([0.7, 0.0, 0.35, 0.35, 0.7, 1.9, 0.35, 0.7])
+    for call in (lambda **kw: ts.pdm_batch(t, y, frequency=f, backend=backend, **kw),
+                 lambda **kw: ts.conditional_entropy_batch(t, y, frequency=f, backend=backend, **kw),
+                 lambda **kw: ts.pdm_batch(t, y, f0=0.0, df=1e-3, nf=500, backend=backend, **kw)):
+        values = call()
+        best = call(peaks=1)
+        first_lowest = np.argmin(np.where(np.isnan(values), np.inf, values), axis=1)
+        found = ~np.isnan(values).all(axis=1)
+        np.testing.assert_array_equal(best.index[:, 0], np.where(found, first_lowest, -1))
+        np.testing.assert_array_equal(best.value[:, 0], np.where(found, values[np.arange(4), first_lowest], np.nan))
+
+
+def test_peaks_of_inputs_as_the_batches_take_them(rng):
+    t, y, dy = _ragged(rng, 5, np.float32)
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in t])])
+    flat = np.concatenate
+    by_list = ts.pdm_batch(t, y, dy, f0=0.05, df=0.01, nf=200, peaks=4, separation=0.05)
+    by_offsets = ts.pdm_batch(flat(t), flat(y), flat(dy), offsets=offsets, f0=0.05, df=0.01, nf=200, peaks=4,
+                              separation=0.05)
+    for a, b in zip(by_list, by_offsets):
+        np.testing.assert_array_equal(a, b)
+    # Frequencies as searched: a grid's in float64, an array's in the series' dtype.
+    index = by_list.index
+    np.testing.assert_array_equal(by_list.frequency, np.where(index >= 0, 0.05 + 0.01 * index, np.nan))
+    f = np.linspace(0.05, 2.0, 200)
+    got = ts.conditional_entropy_batch(t, y, frequency=f, peaks=3)
+    searched = f.astype(np.float32).astype(np.float64)
+    np.testing.assert_array_equal(got.frequency, np.where(got.index >= 0, searched[got.index], np.nan))
+    # Device arrays are copied to the host first, as for the whole statistic.
+    got = ts.conditional_entropy_batch([_StandInDeviceArray(a) for a in t], [_StandInDeviceArray(a) for a in y],
+                                       frequency=_StandInDeviceArray(f), peaks=3, backend="cpu")
+    np.testing.assert_array_equal(got.index, ts.conditional_entropy_batch(t, y, frequency=f, peaks=3).index)
+    # An empty batch: the frequencies and options checked, no rows.
+    got = ts.pdm_batch([], [], frequency=[0.5, 1.0], peaks=3)
+    assert got.index.shape == got.value.shape == got.frequency.shape == (0, 3)
+    assert got.index.dtype == np.int64 and got.value.dtype == np.float64
+    with pytest.raises(ValueError, match="negative"):
+        ts.conditional_entropy_batch([], [], frequency=[-1.0], peaks=2)
+
+
+def test_bad_peak_arguments():
+    t = np.linspace(0, 10, 20)
+    y = np.sin(t)
+    f = [0.1, 0.5]
+    ctx = kernpack._context.context("cpu")
+
+    def native(offsets, peaks):
+        return _native.phase_fold(ctx, t, y, None, offsets, np.asarray(f), ("pdm", (10,)), peaks)
+
+    value_errors = [
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=0), "peaks = 0 is out of range: 1 to 256"),
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=257), "peaks = 257 is out of range"),
+        (lambda: ts.conditional_entropy_batch([t], [y], frequency=f, peaks=-1), "peaks = -1 is out of range"),
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=2, separation=-0.1), "separation = -0.1 must be finite"),
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=2, separation=np.nan), "separation = nan must be"),
+        (lambda: ts.conditional_entropy_batch([t], [y], frequency=f, peaks=2, separation=np.inf), "separation = inf"),
+        (lambda: ts.pdm_batch([t], [y], frequency=f, separation=0.1), "separation applies to peaks"),
+        (lambda: ts.pdm_batch([], [], frequency=f, peaks=0), "peaks = 0"),
+        # The native layer checks them too, with kernpack's messages.
+        (lambda: native(np.array([0, 20], np.uintp), (0, 0.0)), "k = 0 peaks per series is out of range"),
+        (lambda: native(np.array([0, 20], np.uintp), (1, -1.0)), "separation = -1 must be finite"),
+        (lambda: native(None, (1, 0.0)), "peaks are taken of a batch"),
+    ]
+    for call, message in value_errors:
+        with pytest.raises(ValueError, match=message):
+            call()
+    type_errors = [
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=2.0), "peaks must be an integer"),
+        (lambda: ts.pdm_batch([t], [y], frequency=f, peaks=True), "not a bool"),
+        (lambda: ts.conditional_entropy_batch([t], [y], frequency=f, peaks=2, separation="wide"),
+         "separation must be a number"),
+    ]
+    for call, message in type_errors:
+        with pytest.raises(TypeError, match=message):
+            call()
+
+
+# --------------------------------------------------------------------------
 # GPU only: skipped without one, failures with KERNPACK_REQUIRE_GPU=1
 # --------------------------------------------------------------------------
 
@@ -462,6 +645,18 @@ def test_gpu_gives_the_cpu_bits(gpu, rng):
     for opts in (dict(), dict(phase_bins=64, mag_bins=16, phase_overlap=3, mag_overlap=2)):
         np.testing.assert_array_equal(ts.conditional_entropy_batch(t, y, backend=gpu, **opts, **f),
                                       ts.conditional_entropy_batch(t, y, backend="cpu", **opts, **f))
+
+
+@pytest.mark.parametrize("separation", [0.0, 0.02])
+def test_gpu_peaks_are_the_cpu_peaks(gpu, separation, rng):
+    t, y, dy = _ragged(rng, 40, np.float32)
+    t[3], y[3], dy[3] = t[3][:2], np.full(2, y[3][0]), dy[3][:2]  # no spread: no peaks
+    f = dict(f0=0.01, df=0.003, nf=3000)
+    for call in (lambda **kw: ts.pdm_batch(t, y, dy, bins=17, **f, **kw),
+                 lambda **kw: ts.conditional_entropy_batch(t, y, phase_overlap=2, **f, **kw)):
+        got = call(peaks=9, separation=separation, backend=gpu)
+        for a, b in zip(got, call(peaks=9, separation=separation, backend="cpu")):
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("library", ["cupy", "torch"])
