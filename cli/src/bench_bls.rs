@@ -4,8 +4,9 @@
 //! frequency from `--pmin` to `--pmax`, over `--durations`. On the GPU, CUDA
 //! events around each whole call (inputs prepared and uploaded, the search,
 //! the best boxes down and turned into fields); on the CPU backend,
-//! wall-clock medians. Reports light curves per second.
-use kernpack::api::bls::{BlsBatch, BlsObjective, BlsOptions};
+//! wall-clock medians. Reports light curves per second. With `--peaks k`
+//! the call keeps only each series' k best periods (reduced on the GPU).
+use kernpack::api::bls::{BlsBatch, BlsObjective, BlsOptions, PeakOptions};
 use kernpack::{Backend, Float, Gpu, Kernpack};
 
 use crate::options::{cast, Dtype};
@@ -44,6 +45,9 @@ pub struct BenchBlsArgs {
     /// Precision of the inputs and results.
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     pub dtype: Dtype,
+    /// Keep only each series' best k periods (0: every period's results).
+    #[arg(long, default_value_t = 0)]
+    pub peaks: usize,
     #[command(flatten)]
     pub timing: Timing<5>,
 }
@@ -97,7 +101,18 @@ fn bench<T: Float>(args: &BenchBlsArgs) -> BenchResult {
         oversample: args.oversample,
     };
     let reps = args.timing.reps();
-    let call = |kp: &Kernpack| kp.bls_batch(&batch, &periods, &durations, &opts).map(drop);
+    let peaks = PeakOptions {
+        k: args.peaks,
+        separation: 0.0,
+    };
+    let call = |kp: &Kernpack| {
+        if args.peaks > 0 {
+            kp.bls_batch_peaks(&batch, &periods, &durations, &opts, &peaks)
+                .map(drop)
+        } else {
+            kp.bls_batch(&batch, &periods, &durations, &opts).map(drop)
+        }
+    };
     let (kp, backend, median) = if args.timing.on_cpu() {
         let kp = Kernpack::new(Backend::Cpu)?;
         let median = wall_median(reps, || call(&kp))?;
@@ -119,7 +134,7 @@ fn bench<T: Float>(args: &BenchBlsArgs) -> BenchResult {
     let max_duration = args.durations.iter().copied().fold(0.0, f64::max);
     let min_duration = args.durations.iter().copied().fold(f64::INFINITY, f64::min);
     say!(
-        "RESULT kernpack bls backend={backend} threads={} dtype={} series={} samples={lo}..{hi} periods={np} pmin={} pmax={} durations={} max_duration={max_duration} bins_of_longest={} median_ms={median:.3} kernel_ms={kernel} lc_per_s={:.0}",
+        "RESULT kernpack bls backend={backend} threads={} dtype={} series={} samples={lo}..{hi} periods={np} pmin={} pmax={} durations={} max_duration={max_duration} bins_of_longest={} peaks={} median_ms={median:.3} kernel_ms={kernel} lc_per_s={:.0}",
         kp.cpu_threads(),
         T::NAME,
         args.series,
@@ -127,6 +142,7 @@ fn bench<T: Float>(args: &BenchBlsArgs) -> BenchResult {
         args.pmax,
         args.durations.len(),
         (args.pmax / (min_duration / args.oversample as f64)).ceil() as u64 + args.oversample as u64,
+        args.peaks,
         args.series as f64 / (median * 1e-3)
     );
     Ok(())
