@@ -15,9 +15,9 @@ Functions
     The whole periodograms of the same input, one array per row of a Dask
     DataFrame indexed by id.
 :func:`bls`
-    Per-series best trial period of a box least squares transit search of
-    the same input (one ``bls_batch`` call per partition), as a Dask
-    DataFrame indexed by id.
+    Per-series best trial period (optionally the top-k) of a box least
+    squares transit search of the same input (one ``bls_batch`` call for
+    the peaks per partition), as a Dask DataFrame indexed by id.
 :func:`pdm`, :func:`conditional_entropy`
     Per-series best trial frequency (optionally the top-k) of a phase
     dispersion minimisation or conditional entropy search of the same input
@@ -52,7 +52,7 @@ import math
 import os
 import re
 import threading
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 try:
     import dask
@@ -461,18 +461,23 @@ def _top_k(top_k: Any, most: Optional[int] = None) -> int:
     return int(top_k)
 
 
-def _peaks_columns(top_k: int, value: str = "power") -> Dict[str, Any]:
-    """n, then per rank r (r > 1 suffixed _r) frequency, period and `value`."""
-    cols = ["frequency", "period", value]
-    for r in range(2, top_k + 1):
-        cols += [f"frequency_{r}", f"period_{r}", f"{value}_{r}"]
+def _rank_columns(names: Sequence[str], top_k: int) -> Dict[str, Any]:
+    """n, then per rank r (r > 1 suffixed _r) the float64 columns `names`."""
+    cols = list(names) + [f"{c}_{r}" for r in range(2, top_k + 1) for c in names]
     return {"n": np.int64, **dict.fromkeys(cols, np.float64)}
 
 
-def _ranks_table(ids, offsets, meta, freq, period, value) -> "pd.DataFrame":
+def _peaks_columns(top_k: int, value: str = "power") -> Dict[str, Any]:
+    """n, then per rank r (r > 1 suffixed _r) frequency, period and `value`."""
+    return _rank_columns(("frequency", "period", value), top_k)
+
+
+def _ranks_table(ids, offsets, meta, *columns) -> "pd.DataFrame":
     """The table of `meta`'s columns (:func:`_peaks_columns`) from
-    (nseries, top_k) frequencies, periods and values of the ranked peaks."""
-    ranks = np.stack([freq, period, value], axis=2).reshape(len(ids), 3 * freq.shape[1])
+    (nseries, top_k) arrays of the ranked peaks, one per column of a rank
+    (frequencies, periods and values, or as many as the rank has)."""
+    top_k = columns[0].shape[1]
+    ranks = np.stack(columns, axis=2).reshape(len(ids), len(columns) * top_k)
     index = pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name)
     table = pd.DataFrame(ranks, columns=meta.columns[1:], index=index)
     table.insert(0, "n", np.diff(offsets).astype(np.int64))
@@ -799,30 +804,20 @@ def lombscargle_periodograms(
     )
 
 
-# The columns of a transit search's table: the samples, then the best
-# period's fields (astropy's names).
-_BLS_COLUMNS = {"n": np.int64, "period": np.float64, **dict.fromkeys(_ts._BLS_FIELDS, np.float64)}
-
-
-def _bls_table(ids, offsets, t, y, dy, *, meta, period, duration, objective, oversample, backend):
-    """Each series' best period of one batched search: the first period of
-    the highest power, and NaN fields (power -inf) where no period has a box."""
+def _bls_table(ids, offsets, t, y, dy, *, meta, search, backend):
+    """Each series' best periods of one batched search
+    (``bls_batch(..., peaks=top_k, **search)``): rank 1 is the first period
+    of the highest power; where a rank has no peak (rank 1: no period has a
+    box), power -inf and the other fields NaN."""
     # A partition's columns may arrive unaligned (buffers unpickled from
     # another worker): bls_batch takes aligned arrays, copied where needed.
     t, y = np.require(t, requirements="A"), np.require(y, requirements="A")
     dy = None if dy is None else np.require(dy, requirements="A")
-    with _series_named_by_id(ids), _calls(backend, best=False):
-        got = _ts.bls_batch(t, y, period, duration, dy=dy, offsets=offsets, objective=objective,
-                            oversample=oversample, backend=backend)
-    rows = np.arange(len(ids))
-    best = np.argmax(got.power, axis=1)
-    power = got.power[rows, best]
-    found = np.isfinite(power)
-    columns = {"n": np.diff(offsets).astype(np.int64),
-               "period": np.where(found, got.period[best].astype(np.float64), np.nan)}
-    for name in _ts._BLS_FIELDS:
-        columns[name] = got[name][rows, best].astype(np.float64)
-    return pd.DataFrame(columns, index=pd.Index(ids, dtype=meta.index.dtype, name=meta.index.name))
+    with _series_named_by_id(ids), _calls(backend, best=True):  # only the peaks are held
+        got = _ts.bls_batch(t, y, dy=dy, offsets=offsets, backend=backend, **search)
+    fields = {name: getattr(got, name) for name in _ts._BLS_FIELDS}
+    fields["power"] = np.where(got.index >= 0, got.power, -np.inf)
+    return _ranks_table(ids, offsets, meta, *(a.astype(np.float64) for a in (got.period, *fields.values())))
 
 
 def bls(
@@ -832,6 +827,8 @@ def bls(
     *,
     objective: str = "likelihood",
     oversample: int = 10,
+    top_k: int = 1,
+    separation: float = 0.0,
     id_col: str = "id",
     t_col: str = "t",
     y_col: str = "y",
@@ -842,7 +839,7 @@ def bls(
     read_parquet_kwargs: Optional[Dict[str, Any]] = None,
 ) -> "dd.DataFrame":
     """The box least squares transit search of every series of a survey
-    table: each series' best trial period and its box.
+    table: each series' best trial period and its box (or its `top_k` best).
 
     Parameters
     ----------
@@ -856,6 +853,15 @@ def bls(
     objective, oversample
         As in :meth:`kernpack.timeseries.BoxLeastSquares.power`
         ('likelihood' or 'snr'; phase bins per shortest duration).
+    top_k : int, optional
+        Peaks per series, 1 to 256 (default 1: the highest power). k > 1:
+        the k highest local maxima of each series' power over the periods
+        (in the order given), each at least `separation` from the better
+        ones, as ``bls_batch(..., peaks=k, separation=separation)`` defines
+        them.
+    separation : float, optional
+        The least distance between the periods of two ranked peaks, in
+        units of t (>= 0; default 0); no effect with ``top_k=1``.
     id_col, t_col, y_col, dy_col : str, optional
         Column names; `dy_col` None: every weight is 1, else weights
         ``1 / dy**2``.
@@ -869,33 +875,40 @@ def bls(
         (samples, int64) and, at the period of the highest power (the first
         of equal ones), ``period``, ``power``, ``depth``, ``depth_err``,
         ``duration``, ``transit_time``, ``depth_snr`` and ``log_likelihood``
-        (float64). A series without a box at any period (no samples both in
-        and out of transit with a depth >= 0) has power -inf and NaN
-        elsewhere, period included.
+        (float64); for ``top_k > 1`` then the same eight suffixed ``_r``
+        (``period_2``, ``power_2``, ...) at the r-th peak, r = 2..k. Where
+        a rank has no peak, its power is -inf and its other columns NaN: a
+        series without a box at any period (no samples both in and out of
+        transit with a depth >= 0) has none, rank 1 included.
 
     Notes
     -----
-    Each partition is one :func:`kernpack.timeseries.bls_batch` call (on the
-    GPU, one launch) on its series in (id, t, y, dy) order, so the fields
-    equal that call's on the series so sorted, bitwise; float32 when the
-    time, value and uncertainty columns are all float32 (then widened to
-    float64 exactly), else float64. A partition without rows gives an empty
-    table. The whole call's results of a partition, ``nseries x nperiods``
-    values per field, are held on the host until its best periods are taken:
-    size partitions accordingly. A GPU worker runs one such call at a time,
-    alone on its GPU (as whole periodograms are); a CPU worker one at a time.
+    Each partition is one :func:`kernpack.timeseries.bls_batch` call with
+    ``peaks=top_k`` on its series in (id, t, y, dy) order, so the fields
+    equal that call's on the series so sorted, bitwise: the rows of the
+    whole search's results at the peaks' periods. float32 when the time,
+    value and uncertainty columns are all float32 (then widened to float64
+    exactly), else float64; the peaks are ranked by the float64 objective
+    either way (in float32, rank 1 is ``np.argmax`` of the float32 powers
+    unless their rounding made the highest ones equal). A partition without
+    rows gives an empty table. Only the peaks of a partition are held: its
+    search runs in chunks of series, each reduced where it is computed (on
+    the GPU, on the device), so a GPU worker runs two such calls at a time,
+    as for :func:`pdm`; a CPU worker one at a time.
     """
-    objective, oversample = _ts._bls_options(objective, oversample)
-    # The grid checked once, on the client (one sample, on the CPU).
+    top_k = _top_k(top_k, most=_MAX_PEAKS)
+    search = dict(period=np.asarray(period), duration=np.asarray(duration), objective=objective,
+                  oversample=oversample, peaks=top_k, separation=separation)
+    # The grid and options checked once, on the client (an empty batch, on the
+    # CPU); each partition's call casts the periods and durations to its
+    # series' precision, as bls_batch does.
     empty = np.empty(0)
-    _ts.bls_batch(empty, empty, period, duration, offsets=np.zeros(1, np.intp), objective=objective,
-                  oversample=oversample, backend="cpu")
+    _ts.bls_batch(empty, empty, offsets=np.zeros(1, np.intp), backend="cpu", **search)
     backend = None if backend is None else _context._check(backend)
-    # As given: each partition's call casts them to its series' precision, as bls_batch does.
-    table_of = functools.partial(_bls_table, period=np.asarray(period), duration=np.asarray(duration),
-                                 objective=objective, oversample=oversample, backend=backend)
-    return _per_survey_partition("bls-partition", _BLS_COLUMNS, table_of, data, id_col, t_col, y_col, dy_col,
-                                 assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col")
+    table_of = functools.partial(_bls_table, search=search, backend=backend)
+    return _per_survey_partition("bls-partition", _rank_columns(("period", *_ts._BLS_FIELDS), top_k), table_of, data,
+                                 id_col, t_col, y_col, dy_col, assume_partitioned, npartitions, read_parquet_kwargs,
+                                 w_name="dy_col")
 
 
 def _fold_table(ids, offsets, t, y, dy, *, meta, batch, backend):

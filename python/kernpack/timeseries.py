@@ -14,7 +14,8 @@ kernpack; the small per-frequency helpers (``model``, ``model_parameters``,
 ``kernpack.timeseries.BoxLeastSquares(t, y, dy).power(period, duration)``
 gives what astropy's ``BoxLeastSquares(...).power(period, duration)`` gives
 (the search is kernpack's; the vetting helpers ``model``, ``transit_mask``
-and ``compute_stats`` are NumPy).
+and ``compute_stats`` are NumPy); ``bls_batch(..., peaks=k)`` keeps only
+each series' k best periods (:class:`BlsPeaks`).
 
 :func:`pdm` (phase dispersion minimisation) and :func:`conditional_entropy`
 fold a series at each trial frequency (cycles per unit of time) and give
@@ -42,6 +43,7 @@ from .signal import _count
 __all__ = [
     "BoxLeastSquares",
     "BoxLeastSquaresResults",
+    "BlsPeaks",
     "FoldPeaks",
     "LombScargle",
     "bls_batch",
@@ -347,7 +349,8 @@ class BoxLeastSquaresResults(dict):
     one period of ``min(t)``), ``depth_snr`` and ``log_likelihood``. At a
     period where no box has samples both in and out of transit with a depth
     >= 0, ``power`` is -inf and the other fields NaN. From :func:`bls_batch`
-    each field is an ``(nseries, nperiods)`` array.
+    each field is an ``(nseries, nperiods)`` array (with ``peaks=k``, a
+    :class:`BlsPeaks` of the best periods instead).
     """
 
     _KEYS = ("objective", "period") + _BLS_FIELDS
@@ -754,6 +757,36 @@ def _weighted_level(y: np.ndarray, w: np.ndarray, mask: np.ndarray) -> Tuple[flo
     return float(np.sum(w[mask] * y[mask]) / total), 1.0 / total
 
 
+class BlsPeaks(NamedTuple):
+    """The best periods of each series of a box least squares batch
+    (:func:`bls_batch` with ``peaks=k``): ``(nseries, k)`` arrays, row ``s``
+    series ``s``'s peaks best (highest power) first; where a series has
+    fewer than ``k``, its last columns are padding. ``period`` and the
+    fields are :class:`BoxLeastSquaresResults`' at each peak's period, in
+    the batch's dtype (float32 when every input array is float32, else
+    float64); the search's ``objective`` is the one passed."""
+
+    period: np.ndarray
+    """The trial period of the peak, as searched (NaN: no peak)."""
+    power: np.ndarray
+    """The objective at the peak: the log likelihood the box gains, or its
+    depth's signal-to-noise ratio (NaN: no peak)."""
+    depth: np.ndarray
+    """The box's depth (NaN: no peak)."""
+    depth_err: np.ndarray
+    """The depth's 1-sigma uncertainty (NaN: no peak)."""
+    duration: np.ndarray
+    """The box's duration (NaN: no peak)."""
+    transit_time: np.ndarray
+    """A mid-transit time, within one period of ``min(t)`` (NaN: no peak)."""
+    depth_snr: np.ndarray
+    """``depth / depth_err`` (NaN: no peak)."""
+    log_likelihood: np.ndarray
+    """The log likelihood the box gains (NaN: no peak)."""
+    index: np.ndarray
+    """Index of the peak among the trial periods, int64 (-1: no peak)."""
+
+
 def _batch_offsets(offsets: Any, n: int) -> np.ndarray:
     o = np.asarray(offsets)
     if o.ndim != 1 or not np.issubdtype(o.dtype, np.integer):
@@ -800,13 +833,15 @@ def bls_batch(
     offsets: Optional[Any] = None,
     objective: str = "likelihood",
     oversample: int = 10,
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
     backend: Optional[str] = None,
     device: Any = None,
-) -> BoxLeastSquaresResults:
+) -> Union[BoxLeastSquaresResults, BlsPeaks]:
     """The box least squares search of many series of different lengths at
     the same periods and durations, in one call: each series' results equal
     ``BoxLeastSquares(t_s, y_s, dy_s).power(period, duration, objective,
-    oversample=oversample)``.
+    oversample=oversample)``; or only each series' best periods.
 
     Parameters
     ----------
@@ -824,42 +859,64 @@ def bls_batch(
         ``s`` is ``t[offsets[s]:offsets[s + 1]]`` (each non-empty).
     objective, oversample
         As in :meth:`BoxLeastSquares.power`.
+    peaks : int, optional
+        Return only each series' best `peaks` periods (1 to 256), a
+        :class:`BlsPeaks`, instead of the results at every period. A peak is
+        a local maximum of ``power`` over the periods in the order given:
+        above its left neighbour and not below its right one (past the ends
+        the power counts as -inf; a period without a box, power -inf, is
+        never a peak), so the first of a run of equal powers is one and the
+        first highest power of a row is the best peak. Peaks are taken
+        highest first (the lower index among equal powers), each only where
+        its period lies at least `separation` from every peak's period taken
+        before (``src/params/peaks.rs``). They are ranked by the objective in
+        float64, what ``power`` holds in a float64 search: in float32 the
+        order is that of the float64 powers before their rounding (two
+        peaks may then show equal float32 powers, and rank 1 is
+        ``np.argmax`` of the float32 row unless rounding made its highest
+        powers equal).
+    separation : float, optional
+        The least distance between the periods of two peaks kept, in units
+        of ``t`` (finite, >= 0; default 0: any two peaks). Only with `peaks`
+        (a ValueError otherwise).
     backend, device
         kernpack's backend and GPU, as elsewhere in kernpack; on the GPU the
-        whole batch is one launch.
+        whole batch is one launch (with `peaks`, one per chunk of series).
 
     Returns
     -------
-    BoxLeastSquaresResults
+    BoxLeastSquaresResults or BlsPeaks
         ``period`` (1-D) and each field as an ``(nseries, nperiods)`` array,
-        float32 when every input array is float32, else float64. An empty
-        batch (``offsets=[0]`` or empty lists) gives ``(0, nperiods)``
-        fields. Host (NumPy) arrays only.
+        float32 when every input array is float32, else float64. With
+        `peaks`, a :class:`BlsPeaks` of ``(nseries, peaks)`` arrays: the
+        rows of those results at each series' best periods, bit for bit,
+        the results never all held (computed in chunks of series and reduced
+        where they are made: on the GPU only the peaks' boxes leave the
+        device); padding past a series' last peak (a series without a box
+        at any period has none). An empty batch (``offsets=[0]`` or empty
+        lists) gives ``(0, nperiods)`` fields (peaks: ``(0, peaks)``) after
+        checking the grid and options. Host (NumPy) arrays only.
     """
     objective, oversample = _bls_options(objective, oversample)
+    peaks = _peak_options(peaks, separation, between="periods")
     _reject_units(t=t, y=y, dy=dy, period=period, duration=duration)
     t, y, dy, offsets = _ragged(t, y, dy, offsets)
     dtype = _float_dtype(t, y, dy)
     periods = np.ascontiguousarray(_grid_values("period", period, absolute=False), dtype=dtype)
     durations = np.ascontiguousarray(_grid_values("duration", duration, absolute=False), dtype=dtype)
-    as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
-    ctx = context(backend, device)
-    if offsets.size == 1:  # no series: the grid checked (on one sample), empty fields
-        one = np.zeros(1, dtype)
-        _native.bls(ctx, one, one, None, periods, durations, (objective, oversample))
-        empty = tuple(np.empty((0, periods.size), dtype) for _ in _BLS_FIELDS)
-        return BoxLeastSquaresResults(objective, periods, *empty)
-    fields = _native.bls_batch(
-        ctx,
-        as_dtype(t),
-        as_dtype(y),
-        None if dy is None else as_dtype(dy),
-        offsets,
-        periods,
-        durations,
-        (objective, oversample),
-    )
-    return BoxLeastSquaresResults(objective, periods, *fields)
+    as_dtype = lambda a: None if a is None else np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+    empty = offsets.size == 1
+    if empty:  # no series: the grid and options checked on one sample (no box, no peaks), then no rows
+        t, y, dy, offsets = np.zeros(1, dtype), np.zeros(1, dtype), None, np.array([0, 1], np.uintp)
+    got = _native.bls_batch(context(backend, device), as_dtype(t), as_dtype(y), as_dtype(dy), offsets, periods,
+                            durations, (objective, oversample), peaks)
+    if peaks is None:
+        return BoxLeastSquaresResults(objective, periods, *(f[:0] if empty else f for f in got))
+    index, fields = got
+    if empty:
+        index, fields = index[:0], tuple(f[:0] for f in fields)
+    period_at = np.where(index >= 0, periods[index], np.nan).astype(dtype)  # -1 reads the last: replaced
+    return BlsPeaks(period_at, *fields, index)
 
 
 # -- Phase folding: PDM and conditional entropy ---------------------------
@@ -970,8 +1027,9 @@ class FoldPeaks(NamedTuple):
     """Index of the peak among the trial frequencies, int64 (-1: no peak)."""
 
 
-def _peak_options(peaks: Any, separation: Any) -> Optional[Tuple[int, float]]:
-    """``(k, separation)`` checked, or None for the whole statistic."""
+def _peak_options(peaks: Any, separation: Any, between: str = "frequencies") -> Optional[Tuple[int, float]]:
+    """``(k, separation)`` checked, or None for the whole statistic;
+    `between` names what the separation is a distance between."""
     if peaks is None:
         if not (isinstance(separation, (int, float, np.number)) and separation == 0):
             raise ValueError("separation applies to peaks: pass peaks=k (the peaks per series) with it")
@@ -985,7 +1043,7 @@ def _peak_options(peaks: Any, separation: Any) -> Optional[Tuple[int, float]]:
     except (TypeError, ValueError):
         raise TypeError(f"separation must be a number, not {type(separation).__name__}") from None
     if not (np.isfinite(sep) and sep >= 0):
-        raise ValueError(f"separation = {sep} must be finite and >= 0 (a distance between frequencies)")
+        raise ValueError(f"separation = {sep} must be finite and >= 0 (a distance between {between})")
     return k, sep
 
 

@@ -60,6 +60,29 @@ def seed_of(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
+def ref_peaks(values, axis, k, separation, higher=False):
+    """The indices of the best `k` peaks of one row of a search statistic
+    over its trial frequencies or periods `axis`, by the definition
+    (src/params/peaks.rs): a value's score is the value where higher is
+    better (`higher`), else its negation; NaN scores -inf, and -inf is
+    never a peak; index i is a peak when its score is above its left
+    neighbour's and not below its right one's (the ends compare with -inf);
+    peaks are taken best score first (lower index among equal scores), each
+    only when its `axis` value is at least `separation` from those taken."""
+    values = np.asarray(values, dtype=np.float64)
+    score = np.where(np.isnan(values), -np.inf, values if higher else -values)
+    left = np.concatenate([[-np.inf], score[:-1]])
+    right = np.concatenate([score[1:], [-np.inf]])
+    peaks = np.flatnonzero((score > -np.inf) & (score > left) & (score >= right))
+    taken = []
+    for i in peaks[np.lexsort((peaks, -score[peaks]))]:
+        if all(abs(axis[i] - axis[j]) >= separation for j in taken):
+            taken.append(int(i))
+            if len(taken) == k:
+                break
+    return taken
+
+
 @pytest.fixture
 def rng(request):
     """A Generator seeded from the test node id: stable, distinct per test."""

@@ -52,7 +52,8 @@ import pytest
 astropy_timeseries = pytest.importorskip("astropy.timeseries")
 AstropyBLS = astropy_timeseries.BoxLeastSquares
 
-from kernpack.timeseries import BoxLeastSquares, BoxLeastSquaresResults, bls_batch  # noqa: E402
+from kernpack.timeseries import BlsPeaks, BoxLeastSquares, BoxLeastSquaresResults, bls_batch  # noqa: E402
+from conftest import ref_peaks  # noqa: E402
 
 FIELDS = ("power", "depth", "depth_err", "duration", "transit_time", "depth_snr", "log_likelihood")
 TOLERANCE = {np.float64: 1e-9, np.float32: 1e-6}
@@ -467,6 +468,169 @@ def test_batch_bad_input():
     ]
     for call, message in cases:
         with pytest.raises(ValueError, match=message):
+            call()
+
+
+# --------------------------------------------------------------------------
+# Best periods (bls_batch with peaks=k)
+# --------------------------------------------------------------------------
+
+
+def _peak_search(rng, dtype):
+    """A random batch and grid: (series lists t, y, dy or None, keyword
+    arguments of bls_batch). 1 to 8 series, some of 1 to 3 samples (no box
+    at some or every period), most with a planted transit; 1 to 300
+    periods, increasing, decreasing or shuffled, sometimes with repeats
+    (equal powers: runs and ties)."""
+    shortest = rng.uniform(0.04, 0.2)
+    durations = shortest * rng.uniform(1.0, 2.0, int(rng.integers(1, 4)))
+    durations[0] = shortest
+    np_ = int(rng.integers(1, 301))
+    lo = 1.2 * durations.max()
+    periods = lo + np.sort(rng.uniform(0, rng.uniform(0.5, 8.0), np_))
+    order = int(rng.integers(4))
+    if order == 1:
+        periods = periods[::-1].copy()
+    elif order == 2:
+        periods = rng.permutation(periods)
+    if np_ > 3 and rng.integers(3) == 0:  # repeats, apart and side by side
+        periods[rng.integers(np_, size=np_ // 4)] = periods[int(rng.integers(np_))]
+    t, y, dy = [], [], []
+    for _ in range(int(rng.integers(1, 9))):
+        n = int(rng.integers(1, 4)) if rng.integers(5) == 0 else int(rng.integers(20, 300))
+        ti = rng.uniform(0, rng.uniform(5, 40), n)
+        yi = rng.normal(0, 1, n)
+        if rng.integers(4):
+            period, phase = rng.uniform(periods.min(), periods.max()), rng.uniform(0, 1)
+            yi -= 3.0 * (np.abs((ti / period + phase) % 1.0 - 0.5) * period < 0.5 * durations[0])
+        t.append(ti.astype(dtype))
+        y.append(yi.astype(dtype))
+        dy.append(rng.uniform(0.5, 2.0, n).astype(dtype))
+    kw = dict(objective=("likelihood", "snr")[int(rng.integers(2))], oversample=int(rng.integers(1, 8)))
+    return t, y, (dy if rng.integers(2) else None), periods.astype(dtype), durations.astype(dtype), kw
+
+
+def _random_peak_options(rng, periods):
+    k = int(rng.integers(1, 8)) if rng.integers(4) else int(rng.integers(8, 257))
+    span = float(np.ptp(periods.astype(np.float64)))
+    separation = (0.0, float(rng.uniform(0, 0.05 * span + 1e-3)), float(rng.uniform(0, span + 1e-3)))
+    return k, separation[int(rng.integers(3))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_peaks_follow_their_definition(dtype, backend, rng):
+    """The peaks' indices are the definition's applied to the float64
+    powers of the search (in float32: of the float64 search of the same
+    float32 values, which is what the float32 search rounds once), and
+    their fields the whole results' rows at those indices, bit for bit."""
+    wide = lambda series: None if series is None else [a.astype(np.float64) for a in series]  # noqa: E731
+    for _ in range(40):
+        t, y, dy, periods, durations, kw = _peak_search(rng, dtype)
+        k, separation = _random_peak_options(rng, periods)
+        full = bls_batch(t, y, periods, durations, dy=dy, backend=backend, **kw)
+        got = bls_batch(t, y, periods, durations, dy=dy, peaks=k, separation=separation, backend=backend, **kw)
+        assert isinstance(got, BlsPeaks) and got._fields == ("period",) + FIELDS + ("index",)
+        assert all(a.shape == (len(t), k) for a in got)
+        assert got.index.dtype == np.int64 and all(a.dtype == dtype for a in got[:-1])
+        ranked = full if dtype == np.float64 else bls_batch(
+            wide(t), wide(y), periods.astype(np.float64), durations.astype(np.float64), dy=wide(dy),
+            backend=backend, **kw)
+        for s in range(len(t)):
+            want = ref_peaks(ranked.power[s], periods.astype(np.float64), k, separation, higher=True)
+            m, where = len(want), f"series {s}, k={k}, separation={separation}"
+            np.testing.assert_array_equal(got.index[s], want + [-1] * (k - m), err_msg=where)
+            np.testing.assert_array_equal(got.period[s, :m], periods[want], err_msg=where)
+            for name in FIELDS:
+                np.testing.assert_array_equal(getattr(got, name)[s, :m], full[name][s, want], err_msg=name)
+            assert all(np.isnan(a[s, m:]).all() for a in got[:-1])
+            if np.isfinite(full.power[s]).any():  # the best peak: the first highest power
+                assert m >= 1 and want[0] == np.argmax(ranked.power[s])
+            else:  # no box at any period: no peaks
+                assert m == 0
+
+
+def test_best_period_is_the_first_highest_power(backend, rng):
+    """Rank 1 is np.argmax of the powers, also among equal ones (repeated
+    periods), as kernpack.dask.bls's best period was before the peaks; a
+    series without a box at any period has none."""
+    t = [rng.uniform(0, 20, n) for n in (1, 2, 60, 200)]
+    y = [rng.normal(0, 1, a.size) for a in t]
+    periods = np.array([2.0, 3.1, 2.0, 2.0, 3.1, 1.5, 0.9, 2.0, 3.1])
+    full = bls_batch(t, y, periods, [0.1, 0.3], backend=backend)
+    best = bls_batch(t, y, periods, [0.1, 0.3], peaks=1, backend=backend)
+    found = np.isfinite(full.power).any(axis=1)
+    assert not found[0] and found[2:].all()
+    first_highest = np.argmax(full.power, axis=1)
+    np.testing.assert_array_equal(best.index[:, 0], np.where(found, first_highest, -1))
+    np.testing.assert_array_equal(best.power[:, 0], np.where(found, full.power[np.arange(4), first_highest], np.nan))
+    # Of equal powers side by side (periods 2 and 3) only the first is a peak.
+    many = bls_batch(t, y, periods, [0.1, 0.3], peaks=9, backend=backend)
+    assert 3 not in many.index and (many.index[2:, 0] >= 0).all()
+
+
+def test_peaks_of_inputs_as_the_batch_takes_them(rng):
+    series = _batch_series(rng, 6, np.float32)
+    ts, ys, dys = ([s[i] for s in series] for i in range(3))
+    periods, durations = np.linspace(0.7, 9.0, 120), [0.1, 0.2]
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in ts])])
+    kw = dict(peaks=5, separation=0.3, objective="snr")
+    by_list = bls_batch(ts, ys, periods, durations, dy=dys, **kw)
+    flat = bls_batch(np.concatenate(ts), np.concatenate(ys), periods, durations, dy=np.concatenate(dys),
+                     offsets=offsets, **kw)
+    for a, b in zip(by_list, flat):
+        np.testing.assert_array_equal(a, b)
+    # Periods as searched: in the series' dtype.
+    searched = periods.astype(np.float32)
+    np.testing.assert_array_equal(flat.period, np.where(flat.index >= 0, searched[flat.index], np.nan))
+    # The peaks are apart by the separation, best first.
+    for s in range(6):
+        m = int((flat.index[s] >= 0).sum())
+        p = flat.period[s, :m].astype(np.float64)
+        assert np.all(np.abs(p[:, None] - p[None, :])[~np.eye(m, dtype=bool)] >= 0.3)
+        assert np.all(np.diff(flat.power[s, :m]) <= 0)
+    # An empty batch: the grid and options checked, no rows.
+    for empty in (bls_batch([], [], [1.0, 2.0], 0.1, peaks=3),
+                  bls_batch(np.empty(0), np.empty(0), [1.0, 2.0], 0.1, offsets=[0], peaks=3)):
+        assert all(a.shape == (0, 3) for a in empty)
+        assert empty.index.dtype == np.int64 and empty.power.dtype == np.float64
+    with pytest.raises(ValueError, match="shorter"):
+        bls_batch([], [], [1.0], 2.0, peaks=2)
+
+
+def test_bad_peak_arguments():
+    from kernpack import _context, _native
+
+    t, y = np.arange(10.0), np.ones(10)
+    p, d = np.array([1.0, 2.0]), np.array([0.1])
+
+    def native(peaks):
+        ctx = _context.context("cpu")
+        return _native.bls_batch(ctx, t, y, None, np.array([0, 10], np.uintp), p, d, ("likelihood", 10), peaks)
+
+    value_errors = [
+        (lambda: bls_batch([t], [y], p, d, peaks=0), "peaks = 0 is out of range: 1 to 256"),
+        (lambda: bls_batch([t], [y], p, d, peaks=257), "peaks = 257 is out of range"),
+        (lambda: bls_batch([t], [y], p, d, peaks=-1), "peaks = -1 is out of range"),
+        (lambda: bls_batch([t], [y], p, d, peaks=2, separation=-0.1),
+         r"separation = -0.1 must be finite and >= 0 \(a distance between periods\)"),
+        (lambda: bls_batch([t], [y], p, d, peaks=2, separation=np.nan), "separation = nan must be"),
+        (lambda: bls_batch([t], [y], p, d, peaks=2, separation=np.inf), "separation = inf"),
+        (lambda: bls_batch([t], [y], p, d, separation=0.1), "separation applies to peaks"),
+        (lambda: bls_batch([], [], p, d, peaks=0), "peaks = 0"),
+        # The native layer checks them too, with kernpack's messages.
+        (lambda: native((0, 0.0)), "k = 0 peaks per series is out of range"),
+        (lambda: native((1, -1.0)), "separation = -1 must be finite"),
+    ]
+    for call, message in value_errors:
+        with pytest.raises(ValueError, match=message):
+            call()
+    type_errors = [
+        (lambda: bls_batch([t], [y], p, d, peaks=2.0), "peaks must be an integer"),
+        (lambda: bls_batch([t], [y], p, d, peaks=True), "not a bool"),
+        (lambda: bls_batch([t], [y], p, d, peaks=2, separation="wide"), "separation must be a number"),
+    ]
+    for call, message in type_errors:
+        with pytest.raises(TypeError, match=message):
             call()
 
 

@@ -1,6 +1,9 @@
 """kernpack.dask.bls on a local cluster of two worker processes (CPU workers
 here; 'gpu' too where the suite runs with one): every row equals the best
-period of ``kernpack.timeseries.bls_batch`` on the same series, bitwise.
+period of ``kernpack.timeseries.bls_batch`` on the same series, bitwise:
+with ``top_k=1`` the first of the highest powers of the whole search (as
+before the tables came from the batches' peaks), with ``top_k > 1`` the
+ranks of the call's ``peaks=top_k``.
 
 Exactness: a partition's rows are put in (id, t, y, dy) order before its
 batched call, every series is searched independently of the others in its
@@ -59,27 +62,30 @@ def survey(rng, nseries=24, dtype=np.float64):
 
 
 def reference(rows, dy=True, **opts):
-    """bls_batch on the series in (id, t, y, dy) order, and each series'
-    best period: the first of the highest power."""
+    """(ids, sample counts, bls_batch(..., **opts)) of the series in (id, t,
+    y, dy) order."""
     keys = ["id", "t", "y"] + (["dy"] if dy else [])
     rows = rows.sort_values(keys, kind="mergesort")
     ids, counts = np.unique(rows["id"].to_numpy(), return_counts=True)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     got = bls_batch(rows["t"].to_numpy(), rows["y"].to_numpy(), PERIODS, DURATIONS,
                     dy=rows["dy"].to_numpy() if dy else None, offsets=offsets, **opts)
-    best = np.argmax(got.power, axis=1)
-    return ids, counts, got, best
+    return ids, counts, got
 
 
 def check(res, rows, dy=True, **opts):
-    ids, counts, got, best = reference(rows, dy=dy, **opts)
+    """`res` against the whole search's results: at each series' first
+    highest power (NaN fields, power -inf and no period without a box)."""
+    ids, counts, got = reference(rows, dy=dy, **opts)
+    best = np.argmax(got.power, axis=1)
     np.testing.assert_array_equal(res.index.to_numpy(), ids)
     assert res.index.name == "id"
     assert list(res.columns) == ["n", "period", *FIELDS]
     assert all(res[c].dtype == np.float64 for c in res.columns[1:])
     np.testing.assert_array_equal(res["n"].to_numpy(), counts)
     rows_ = np.arange(len(ids))
-    np.testing.assert_array_equal(res["period"].to_numpy(), got.period[best].astype(np.float64))
+    found = np.isfinite(got.power[rows_, best])  # else no box at any period: power -inf, no period
+    np.testing.assert_array_equal(res["period"].to_numpy(), np.where(found, got.period[best], np.nan))
     for name in FIELDS:
         np.testing.assert_array_equal(res[name].to_numpy(), got[name][rows_, best].astype(np.float64), err_msg=name)
 
@@ -128,6 +134,45 @@ def test_a_series_without_a_box_has_no_period(rng):
     assert np.isfinite(res.loc[2, "power"]) and res.loc[2, "period"] in (1.5, 2.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_top_k_tables_equal_the_peaks_of_one_batch(dtype, backend, rng):
+    rows = survey(rng, dtype=dtype)
+    # A series of one sample: no box at any period, so no peaks.
+    rows = pd.concat([rows, pd.DataFrame({"id": [5000], "t": [2460001.0], "y": [1.0], "dy": [0.004]}).astype(
+        {"t": dtype, "y": dtype, "dy": dtype})], ignore_index=True)
+    ddf = dd.from_pandas(rows, npartitions=3, sort=False)
+    k, opts = 5, dict(objective="snr", oversample=4, backend=backend)
+    res = kd.bls(ddf, PERIODS, DURATIONS, dy_col="dy", top_k=k, separation=0.3, **opts).compute()
+    ids, counts, got = reference(rows, peaks=k, separation=0.3, **opts)
+    columns = ("period",) + FIELDS
+    ranks = [("", 0)] + [(f"_{r}", r - 1) for r in range(2, k + 1)]
+    assert list(res.columns) == ["n"] + [c + suffix for suffix, _ in ranks for c in columns]
+    assert all(res[c].dtype == np.float64 for c in res.columns[1:])
+    np.testing.assert_array_equal(res.index.to_numpy(), ids)
+    np.testing.assert_array_equal(res["n"].to_numpy(), counts)
+    for suffix, r in ranks:
+        for name in columns:
+            want = getattr(got, name)[:, r].astype(np.float64)
+            if name == "power":  # -inf where the rank has no peak
+                want = np.where(got.index[:, r] >= 0, want, -np.inf)
+            np.testing.assert_array_equal(res[name + suffix].to_numpy(), want, err_msg=name + suffix)
+    # Ranks in order and apart; the series without a box has none.
+    power = res[["power" + suffix for suffix, _ in ranks]].to_numpy()
+    period = res[["period" + suffix for suffix, _ in ranks]].to_numpy()
+    assert np.all(power[ids == 5000] == -np.inf) and np.isnan(period[ids == 5000]).all()
+    assert np.isnan(res.loc[5000, [c for c in res.columns if c.startswith("depth")]].to_numpy(float)).all()
+    found = np.isfinite(power)
+    assert np.all(found[ids != 5000, 0]) and np.all(found[:, 1:] <= found[:, :-1])
+    for row, p in zip(power, period):
+        assert np.all(np.diff(row[np.isfinite(row)]) <= 0)
+        p = p[np.isfinite(p)]
+        assert np.all(np.abs(p[:, None] - p[None, :])[~np.eye(p.size, dtype=bool)] >= 0.3)
+    # Rank 1 is the table of top_k=1, the first highest power of the whole search.
+    whole = kd.bls(ddf, PERIODS, DURATIONS, dy_col="dy", **opts).compute()
+    pd.testing.assert_frame_equal(res[list(whole.columns)], whole)
+    check(whole, rows, **opts)
+
+
 def test_bad_arguments_are_refused_before_any_partition_runs(rng):
     ddf = dd.from_pandas(survey(rng, nseries=3), npartitions=1)
     with pytest.raises(ValueError, match="objective"):
@@ -138,6 +183,13 @@ def test_bad_arguments_are_refused_before_any_partition_runs(rng):
         kd.bls(ddf, PERIODS, DURATIONS, y_col="y", dy_col="y")
     with pytest.raises(KeyError, match="flux"):
         kd.bls(ddf, PERIODS, DURATIONS, y_col="flux")
+    for top_k in (0, True, 2.0):
+        with pytest.raises(ValueError, match="top_k must be an integer >= 1"):
+            kd.bls(ddf, PERIODS, DURATIONS, top_k=top_k)
+    with pytest.raises(ValueError, match="top_k = 257 is out of range: 1 to 256"):
+        kd.bls(ddf, PERIODS, DURATIONS, top_k=257)
+    with pytest.raises(ValueError, match="separation = -0.5 must be finite"):
+        kd.bls(ddf, PERIODS, DURATIONS, top_k=3, separation=-0.5)
 
 
 def test_a_bad_series_is_named_by_its_id(rng):

@@ -31,7 +31,7 @@ import pytest
 
 import kernpack
 from kernpack import timeseries as ts
-from conftest import REQUIRE_GPU
+from conftest import REQUIRE_GPU, ref_peaks
 from kernpack import _native
 from test_device import _need
 
@@ -448,26 +448,6 @@ def test_device_arrays_are_copied_to_the_host(rng):
 # --------------------------------------------------------------------------
 # Best peaks
 # --------------------------------------------------------------------------
-
-
-def ref_peaks(values, searched, k, separation):
-    """The indices of the best `k` peaks of one row of a lower-is-better
-    statistic, by the definition: a value's score is its negation (NaN:
-    -inf, never a peak); index i is a peak when its score is above its left
-    neighbour's and not below its right one's (the ends compare with -inf);
-    peaks are taken best score first (lower index among equal scores), each
-    only when its frequency is at least `separation` from those taken."""
-    score = np.where(np.isnan(values), -np.inf, -values.astype(np.float64))
-    left = np.concatenate([[-np.inf], score[:-1]])
-    right = np.concatenate([score[1:], [-np.inf]])
-    peaks = np.flatnonzero((score > -np.inf) & (score > left) & (score >= right))
-    taken = []
-    for i in peaks[np.lexsort((peaks, -score[peaks]))]:
-        if all(abs(searched[i] - searched[j]) >= separation for j in taken):
-            taken.append(int(i))
-            if len(taken) == k:
-                break
-    return taken
 
 
 def _peak_batch(rng, dtype):
