@@ -21,6 +21,17 @@ constexpr int BLOCK = 256;
 // params::peaks::MAX_PEAKS.
 constexpr int MAX_PEAKS = 256;
 
+// Trial frequency i of row s: axis[i], or with no axis the uniform grid
+// f0[g] + i df[g] (g = s for per-series grids, else 0), rounded as the host's
+// UniformGrid::frequency.
+__device__ __forceinline__ double frequency(const double* axis, const double* f0, const double* df,
+                                            const int per_series_grid, const int64_t s,
+                                            const int64_t i) {
+    if (axis) return axis[i];
+    const int64_t g = per_series_grid ? s : 0;
+    return __dadd_rn(f0[g], __dmul_rn((double)i, df[g]));
+}
+
 // Larger is better; -inf for NaN and past the row's ends.
 template <typename T>
 __device__ __forceinline__ double score(const T* row, const int64_t i, const int64_t nf,
@@ -54,7 +65,9 @@ __device__ __forceinline__ Best better(const Best a, const Best b) {
 template <typename T>
 __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k, const int lowest,
                            const double separation, const T* __restrict__ values,
-                           const double* __restrict__ axis, const int64_t payload_bytes,
+                           const double* __restrict__ axis, const double* __restrict__ f0,
+                           const double* __restrict__ df, const int per_series_grid,
+                           const int64_t payload_bytes,
                            const unsigned char* __restrict__ payload, int64_t* __restrict__ index,
                            double* __restrict__ value, unsigned char* __restrict__ payload_out) {
     __shared__ double scores[BLOCK];
@@ -73,8 +86,9 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
                 if (!(sc > score(row, i - 1, nf, lowest) && sc >= score(row, i + 1, nf, lowest)))
                     continue;
                 bool apart = true;
+                const double at = rounds ? frequency(axis, f0, df, per_series_grid, s, i) : 0.0;
                 for (int j = 0; j < rounds && apart; ++j)
-                    apart = taken[j] != i && fabs(axis[i] - taken_at[j]) >= separation;
+                    apart = taken[j] != i && fabs(__dsub_rn(at, taken_at[j])) >= separation;
                 if (apart) mine = Best{sc, i};
             }
             scores[threadIdx.x] = mine.score;
@@ -98,7 +112,7 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
                 value[s * k + rounds] = got < 0 ? (double)NAN : (double)row[got];
                 if (got >= 0) {
                     taken[rounds] = got;
-                    taken_at[rounds] = axis[got];
+                    taken_at[rounds] = frequency(axis, f0, df, per_series_grid, s, got);
                 }
             }
             __syncthreads();  // taken[] for the next round, scores[] free again
@@ -119,7 +133,8 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
 }  // namespace kp
 
 // `values`: nseries rows of nf values; `axis`: the nf trial frequencies of
-// every row; `index`, `value`: k per row, best first (-1 and NaN past the
+// every row, or NULL for the uniform grids f0[g] + i df[g] (g = s when
+// per_series_grid, else 0); `index`, `value`: k per row, best first (-1 and NaN past the
 // row's last peak). `lowest`: 1 where lower values are better. With
 // payload_bytes > 0, `payload` holds that many bytes per value and
 // `payload_out` receives those of each peak (zeros past the last).
@@ -127,11 +142,13 @@ __device__ void best_peaks(const int64_t nseries, const int64_t nf, const int k,
     extern "C" __global__ void __launch_bounds__(kp::peaks::BLOCK)                                \
         best_peaks_##SUFFIX(const int64_t nseries, const int64_t nf, const int k,                 \
                             const int lowest, const double separation, const T* values,           \
-                            const double* axis, const int64_t payload_bytes,                      \
+                            const double* axis, const double* f0, const double* df,               \
+                            const int per_series_grid, const int64_t payload_bytes,               \
                             const unsigned char* payload, int64_t* index, double* value,          \
                             unsigned char* payload_out) {                                         \
-        kp::peaks::best_peaks<T>(nseries, nf, k, lowest, separation, values, axis, payload_bytes, \
-                                 payload, index, value, payload_out);                             \
+        kp::peaks::best_peaks<T>(nseries, nf, k, lowest, separation, values, axis, f0, df,        \
+                                 per_series_grid, payload_bytes, payload, index, value,           \
+                                 payload_out);                                                    \
     }
 
 KP_PEAKS_ENTRY_POINTS(float, f32)

@@ -445,3 +445,92 @@ fn the_first_bad_series_of_a_large_batch_is_named() {
         assert!(err.contains(&format!("series {first}:")), "{err}");
     }
 }
+
+/// Each series' best peaks (`lombscargle_batch_top_peaks`) are the
+/// reference's peaks of the periodogram the batch call gives on the same
+/// backend, on shared and per-series grids, with random k and separations.
+fn check_top_peaks<T: Float>(kp: &Kernpack, seed: u64) {
+    use kernpack::api::lombscargle::peaks::PeakOptions;
+    use kernpack::params::peaks::Better;
+    use kernpack::reference::peaks::best_peaks;
+    let d = ragged(60, 5, 300, seed);
+    let cast = |v: &[f64]| v.iter().map(|x| T::from_f64(*x)).collect::<Vec<T>>();
+    let (t, y, w) = (cast(&d.t), cast(&d.y), cast(&d.w));
+    let b = batch(&t, &y, &w, &d.offsets);
+    for (grids, normalize, k, separation) in [
+        (
+            BatchGrid::PerSeries {
+                f0: &d.f0,
+                df: &d.df,
+                nf: 1500,
+            },
+            Normalize::Normalize,
+            5,
+            0.0,
+        ),
+        (
+            BatchGrid::Shared(UniformGrid::new(0.02, 0.005, 700)),
+            Normalize::Power,
+            12,
+            0.05,
+        ),
+        (
+            BatchGrid::PerSeries {
+                f0: &d.f0,
+                df: &d.df,
+                nf: 333,
+            },
+            Normalize::Power,
+            1,
+            0.3,
+        ),
+    ] {
+        let opts = LombScargleOptions {
+            normalize,
+            floating_mean: true,
+            precenter: false,
+        };
+        let peaks = PeakOptions { k, separation };
+        let all = kp.lombscargle_batch(&b, &grids, &opts).unwrap();
+        let got = kp
+            .lombscargle_batch_top_peaks(&b, &grids, &opts, &peaks)
+            .unwrap();
+        for (s, p) in all.iter().enumerate() {
+            let kernpack::Periodogram::Real(v) = p else {
+                panic!("a real periodogram")
+            };
+            let v: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
+            let want = best_peaks(&v, &grids.grid(s).frequencies(), &peaks, Better::Higher);
+            assert_eq!(got[s], want, "series {s}, {peaks:?}, {normalize:?}");
+        }
+    }
+    // An amplitude periodogram has no order: a clear error.
+    let opts = LombScargleOptions {
+        normalize: Normalize::Amplitude,
+        ..LombScargleOptions::default()
+    };
+    let grids = BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 10));
+    let err = kp
+        .lombscargle_batch_top_peaks(&b, &grids, &opts, &PeakOptions::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("amplitude"), "{err}");
+}
+
+#[test]
+fn cpu_top_peaks_are_the_reference_peaks_of_the_periodograms() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    check_top_peaks::<f64>(&kp, fresh_seed("cpu_top_peaks"));
+    check_top_peaks::<f32>(&kp, fresh_seed("cpu_top_peaks f32"));
+}
+
+#[test]
+fn gpu_top_peaks_are_the_reference_peaks_of_the_periodograms() {
+    let Some(gpu) = gpu_or_skip("gpu_top_peaks_are_the_reference_peaks_of_the_periodograms") else {
+        return;
+    };
+    let kp = Kernpack::from(gpu);
+    for i in 0..10 {
+        check_top_peaks::<f64>(&kp, fresh_seed("gpu_top_peaks") + i);
+        check_top_peaks::<f32>(&kp, fresh_seed("gpu_top_peaks f32") + i);
+    }
+}

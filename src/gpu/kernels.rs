@@ -139,7 +139,7 @@ pub(crate) fn phasefold() -> Phasefold {
 
 // ---- csrc/peaks.cu ----
 
-/// The peak kernel's parameters (twelve).
+/// The peak kernel's parameters (fifteen).
 pub(crate) type BestPeaks<T> = KernelFn<(
     i64,      // nseries
     i64,      // nf
@@ -147,7 +147,10 @@ pub(crate) type BestPeaks<T> = KernelFn<(
     i32,      // lowest
     f64,      // separation
     In<T>,    // values
-    In<f64>,  // axis
+    In<f64>,  // axis (NULL: the grids f0, df)
+    In<f64>,  // f0
+    In<f64>,  // df
+    i32,      // per_series_grid
     i64,      // payload_bytes
     In<u8>,   // payload (NULL when payload_bytes is 0)
     Out<i64>, // index
@@ -156,8 +159,9 @@ pub(crate) type BestPeaks<T> = KernelFn<(
 )>;
 
 /// `best_peaks_T(int64_t nseries, int64_t nf, int k, int lowest, double separation,
-/// const T* values, const double* axis, int64_t payload_bytes, const unsigned char*
-/// payload, int64_t* index, double* value, unsigned char* payload_out)`
+/// const T* values, const double* axis, const double* f0, const double* df,
+/// int per_series_grid, int64_t payload_bytes, const unsigned char* payload,
+/// int64_t* index, double* value, unsigned char* payload_out)`
 pub(crate) fn best_peaks<T: Float>() -> BestPeaks<T> {
     KernelFn::new(per_float!(T, "best_peaks"))
 }

@@ -18,8 +18,13 @@ pub(crate) struct PeaksOnDevice {
     pub values: CUdeviceptr,
     pub nseries: usize,
     pub nf: usize,
-    /// The `nf` trial frequencies (f64) every row shares.
+    /// The `nf` trial frequencies (f64) every row shares; 0 for uniform
+    /// grids: row `s`'s frequency `i` is then `f0[g] + i df[g]` (f64, `g` =
+    /// `s` with `per_series_grid`, else 0).
     pub axis: CUdeviceptr,
+    pub f0: CUdeviceptr,
+    pub df: CUdeviceptr,
+    pub per_series_grid: bool,
     /// `k` i64 and `k` f64 per row.
     pub index: CUdeviceptr,
     pub value: CUdeviceptr,
@@ -53,6 +58,9 @@ impl Gpu {
             opts.separation,
             In::<T>::new(at.values),
             In::new(at.axis),
+            In::new(at.f0),
+            In::new(at.df),
+            i32::from(at.per_series_grid),
             at.payload_bytes as i64,
             In::new(at.payload),
             Out::new(at.index),

@@ -118,7 +118,7 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
             batch,
             grids,
             opts,
-            |p| p,
+            |_, p| p,
         ))
     }
 

@@ -169,7 +169,7 @@ impl<T: Float> Operation for LombScargleBootstrap<'_, T> {
             offsets: &offsets,
         };
         let grids = BatchGrid::Shared(self.grid()?);
-        let peak = |p| Peak::of(&p).map_or(f64::NAN, |p| p.value);
+        let peak = |_, p| Peak::of(&p).map_or(f64::NAN, |p| p.value);
         let maxima =
             cpu::lombscargle::lombscargle_batch(cpu.threads, &batch, &grids, &STANDARD, peak);
         Ok(self.finish(maxima))

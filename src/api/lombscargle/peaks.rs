@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::batch::{validate_batch, Batch, BatchGrid};
-use super::{LombScargleOptions, Periodogram};
+use super::{LombScargleOptions, Normalize, Periodogram};
 use crate::api::exec::{CpuRun, Operation};
 use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
@@ -20,6 +20,8 @@ use crate::float::Float;
 pub use crate::gpu::lombscargle::LombScarglePeaksOnDevice;
 use crate::gpu::Gpu;
 pub use crate::params::lombscargle::{Peak, PeakBuffers};
+use crate::params::peaks::{select_peaks, Better};
+pub use crate::params::peaks::{PeakOptions, MAX_PEAKS};
 
 /// The operation: the highest peak of each series' periodogram
 /// ([`Kernpack::lombscargle_batch_peaks`]). It splits by series, and on a GPU
@@ -43,7 +45,7 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
         check_cpu_workspace(self.grids.nf(), cpu.threads)?;
         let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
-        let peak = |p: Periodogram<T>| Peak::of(&p);
+        let peak = |_, p: Periodogram<T>| Peak::of(&p);
         Ok(cpu::lombscargle::lombscargle_batch(
             cpu.threads,
             batch,
@@ -63,6 +65,71 @@ impl<T: Float> Operation for LombScargleBatchPeaks<'_, T> {
     }
 }
 
+/// The operation: each series' best `peaks.k` peaks
+/// ([`Kernpack::lombscargle_batch_top_peaks`]): the highest distinct local
+/// maxima of what [`Kernpack::lombscargle_batch`] gives
+/// ([`crate::params::peaks`]; the separation in the grid's frequency unit),
+/// without keeping the periodograms. Real periodograms only (not
+/// [`Normalize::Amplitude`]). On a GPU through the chunked pipeline, each
+/// chunk's periodograms reduced on its GPU.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleBatchTopPeaks<'a, T> {
+    pub batch: Batch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: LombScargleOptions,
+    pub peaks: PeakOptions,
+}
+
+impl<T: Float> Operation for LombScargleBatchTopPeaks<'_, T> {
+    type Output = Vec<Vec<Peak>>;
+
+    fn validate(&self) -> Result<()> {
+        validate_batch(&self.batch, &self.grids, &self.opts)?;
+        self.peaks.validate()?;
+        if self.opts.normalize == Normalize::Amplitude {
+            return Err(Error::invalid(
+                "peaks of amplitude periodograms (complex values): ask for a real \
+                 normalisation, or for the highest peak only (lombscargle_batch_peaks)",
+            ));
+        }
+        let total = self
+            .peaks
+            .k
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("peaks x series overflows"))?;
+        check_host_room::<Peak>("the peaks", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
+        check_cpu_workspace(self.grids.nf(), cpu.threads)?;
+        let (batch, grids, opts) = (&self.batch, &self.grids, &self.opts);
+        let top = |s: usize, p: Periodogram<T>| match p {
+            Periodogram::Real(v) => {
+                let v: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
+                let axis = grids.grid(s).frequencies();
+                select_peaks(&v, &axis, &self.peaks, Better::Higher)
+            }
+            Periodogram::Complex(_) => unreachable!("validated: a real normalisation"),
+        };
+        Ok(cpu::lombscargle::lombscargle_batch(
+            cpu.threads,
+            batch,
+            grids,
+            opts,
+            top,
+        ))
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        multi::lombscargle::lombscargle_batch_top_peaks(&Exec::Gpus(gpus), self)
+    }
+}
+
 impl Kernpack {
     facade! {
         /// The highest peak of each series' periodogram ([`Peak::of`] of what
@@ -77,6 +144,19 @@ impl Kernpack {
             opts: &LombScargleOptions,
         ) -> Vec<Option<Peak>>
             = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
+
+        /// Each series' best `peaks.k` peaks, highest first: its highest
+        /// distinct local maxima ([`crate::params::peaks`]), at least
+        /// `peaks.separation` apart in frequency, as indices into its grid
+        /// and values, without keeping the periodograms
+        /// ([`LombScargleBatchTopPeaks`]).
+        fn lombscargle_batch_top_peaks(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleBatchTopPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
     }
 }
 

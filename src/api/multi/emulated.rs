@@ -69,7 +69,9 @@ mod tests {
     use super::super::{ensemble, lombscargle, normalize, Exec};
     use crate::api::exec::Operation;
     use crate::api::lombscargle::batch::{Batch, BatchGrid, LombScargleBatch};
-    use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak};
+    use crate::api::lombscargle::peaks::{
+        LombScargleBatchPeaks, LombScargleBatchTopPeaks, Peak, PeakOptions,
+    };
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
     use crate::api::lorenz::EnsembleRun;
     use crate::api::reduce_batched::NormalizeBatched;
@@ -147,6 +149,24 @@ mod tests {
                     peaks, want_peaks,
                     "{parts} parts, limit {limit}, chunks of {chunk}"
                 );
+                // Best peaks: the CPU backend's.
+                if mode != Normalize::Amplitude {
+                    let top = PeakOptions {
+                        k: 4,
+                        separation: 0.05,
+                    };
+                    let op = LombScargleBatchTopPeaks {
+                        batch,
+                        grids,
+                        opts,
+                        peaks: top,
+                    };
+                    let (got, _) =
+                        lombscargle::lombscargle_batch_top_peaks(&exec(parts, limit, chunk), op)
+                            .unwrap();
+                    let want = cpu.lombscargle_batch_top_peaks(&batch, &grids, &opts, &top);
+                    assert_eq!(got, want.unwrap(), "top peaks: {parts} parts");
+                }
             }
         }
     }

@@ -13,13 +13,17 @@ use crate::api::lombscargle::batch::{
     validate_batch, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch,
     LombScargleBatchOnDevice,
 };
-use crate::api::lombscargle::peaks::{LombScargleBatchPeaks, Peak, PeakBuffers};
+use crate::api::lombscargle::peaks::{
+    LombScargleBatchPeaks, LombScargleBatchTopPeaks, Peak, PeakBuffers,
+};
 use crate::api::lombscargle::{output_len, LombScargleOptions, Periodogram};
 use crate::cpu::parallel::{map_ranges, threads_for};
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::lombscargle::STATS_LEN;
+use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
+use crate::params::peaks::{read_peaks, Better, PeakOptions};
 
 /// A validated batch, as the chunks see it.
 pub(crate) struct LsJob<'a, T> {
@@ -31,6 +35,8 @@ pub(crate) struct LsJob<'a, T> {
     /// Only each series' peak comes back: the periodograms stay in the
     /// arena's scratch and are reduced there.
     pub peaks: bool,
+    /// Likewise each series' best peaks ([`crate::params::peaks`]).
+    pub top: Option<PeakOptions>,
 }
 
 /// A chunk's batch on the device, its statistics' scratch and (peaks mode)
@@ -55,7 +61,21 @@ impl<'a, T: Float> LsJob<'a, T> {
             opts,
             out_len: output_len(grids.nf(), opts),
             peaks,
+            top: None,
         }
+    }
+
+    /// The job keeping only each series' best `top.k` peaks.
+    pub(crate) fn with_top(self, top: PeakOptions) -> Self {
+        LsJob {
+            top: Some(top),
+            ..self
+        }
+    }
+
+    /// Whether only peaks come back.
+    fn reduced(&self) -> bool {
+        self.peaks || self.top.is_some()
     }
 
     fn per_series_grid(&self) -> bool {
@@ -82,12 +102,16 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         // Peaks: nothing but them comes back. Zero-length when not asked
         // for. Before the periodograms, so that the pinned mirror (which
         // ends with the last byte copied) leaves that scratch out.
-        let peaks = if self.peaks { nseries } else { 0 };
+        let peaks = match (self.peaks, self.top) {
+            (true, _) => nseries,
+            (false, Some(top)) => nseries * top.k,
+            (false, None) => 0,
+        };
         let index = a.take::<i64>(peaks);
         let value = a.take::<f64>(peaks);
         let peaks_end = a.end;
         let out = a.take::<T>(nseries * self.out_len);
-        let d2h = if self.peaks {
+        let d2h = if self.reduced() {
             a.offset(index)..peaks_end
         } else {
             a.offset(out)..a.end
@@ -148,6 +172,24 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
             if self.peaks {
                 gpu.launch_peaks::<T>(stream, out, r.len(), nf, self.opts, &lay.peaks)?;
             }
+            if let Some(top) = self.top {
+                let b = &lay.batch.buffers;
+                let at = PeaksOnDevice {
+                    values: out,
+                    nseries: r.len(),
+                    nf,
+                    axis: 0,
+                    f0: b.f0,
+                    df: b.df,
+                    per_series_grid: b.per_series_grid,
+                    index: lay.peaks.index,
+                    value: lay.peaks.value,
+                    payload_bytes: 0,
+                    payload: 0,
+                    payload_out: 0,
+                };
+                gpu.launch_best_peaks::<T>(stream, &at, &top, Better::Higher)?;
+            }
         }
         Ok(())
     }
@@ -193,6 +235,15 @@ impl<T: Float> LsJob<'_, T> {
                 put(arena, lay.peaks.index + s as u64 * 8, &[index]);
                 put(arena, lay.peaks.value + s as u64 * 8, &[value]);
             }
+            if let (Some(top), Periodogram::Real(v)) = (self.top, &p) {
+                use crate::params::peaks::{select_peaks, write_peaks};
+                let v: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
+                let found = select_peaks(&v, &grid.frequencies(), &top, Better::Higher);
+                let (mut index, mut value) = (vec![0i64; top.k], vec![0.0; top.k]);
+                write_peaks(&[found], top.k, &mut index, &mut value);
+                put(arena, lay.peaks.index + (s * top.k) as u64 * 8, &index);
+                put(arena, lay.peaks.value + (s * top.k) as u64 * 8, &value);
+            }
             let values: Vec<T> = match p {
                 Periodogram::Real(v) => v,
                 Periodogram::Complex(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),
@@ -227,6 +278,17 @@ impl MultiGpu {
             opts: &LombScargleOptions,
         ) -> Vec<Option<Peak>>
             = LombScargleBatchPeaks { batch: *batch, grids: *grids, opts: *opts };
+
+        /// Each series' best `peaks.k` peaks on every GPU of this handle:
+        /// what [`Kernpack::lombscargle_batch_top_peaks`](crate::Kernpack::lombscargle_batch_top_peaks)
+        /// gives, each chunk's periodograms reduced on its GPU.
+        fn lombscargle_batch_top_peaks / lombscargle_batch_top_peaks_profiled(
+            batch: &Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &LombScargleOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleBatchTopPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
     }
 
     /// The plan [`MultiGpu::lombscargle_batch`] would follow for `batch` now
@@ -309,6 +371,28 @@ pub(crate) fn lombscargle_batch_peaks<T: Float>(
         let value = get::<f64>(host, lay.peaks.value, r.len());
         for (slot, (&i, &v)) in out[local].iter_mut().zip(index.iter().zip(value)) {
             *slot = Peak::from_raw(i, v);
+        }
+        Ok(())
+    })?;
+    Ok((peaks, profiles))
+}
+
+/// The pipeline's best peaks of each series, after validation.
+pub(crate) fn lombscargle_batch_top_peaks<T: Float>(
+    exec: &Exec<'_>,
+    op: LombScargleBatchTopPeaks<'_, T>,
+) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, false).with_top(op.peaks);
+    let plans = plan(exec, &job)?;
+    let k = op.peaks.k;
+    // Each GPU writes its own slice of the result, in place.
+    let mut peaks: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
+    let slots = per_gpu(&mut peaks, &plans, Range::len);
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.peaks.index, r.len() * k);
+        let value = get::<f64>(host, lay.peaks.value, r.len() * k);
+        for (slot, found) in out[local].iter_mut().zip(read_peaks(k, index, value)) {
+            *slot = found;
         }
         Ok(())
     })?;

@@ -500,16 +500,13 @@ pub(crate) fn lombscargle_batch<T: Float, R: Send>(
     batch: &Batch<'_, T>,
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
-    reduce: impl Fn(Periodogram<T>) -> R + Sync,
+    reduce: impl Fn(usize, Periodogram<T>) -> R + Sync,
 ) -> Vec<R> {
     let one = |s: usize, threads: usize| {
-        reduce(lombscargle_uniform(
-            threads,
-            None,
-            &batch.series(s),
-            &grids.grid(s),
-            opts,
-        ))
+        reduce(
+            s,
+            lombscargle_uniform(threads, None, &batch.series(s), &grids.grid(s), opts),
+        )
     };
     if batch.len() < 4 * threads {
         return (0..batch.len()).map(|s| one(s, threads)).collect();
