@@ -2,8 +2,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kernpack::api::bls::{BlsObjective, BlsOptions, BlsResults, BlsSeries};
+use kernpack::api::bls::{BlsObjective, BlsOptions, BlsResults, BlsSeries, PeakOptions, MAX_PEAKS};
 use kernpack::error::readable;
+use kernpack::params::peaks::{select_peaks, Better};
 use kernpack::{Float, Kernpack};
 
 use crate::io::{read_column, read_series, summary, write_csv, SeriesData};
@@ -78,6 +79,14 @@ pub struct BlsArgs {
     /// curve folded at it with the box model (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Also list the K best distinct periods: the highest local maxima of the
+    /// power, best first.
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_PEAKS as u64))]
+    pub peaks: Option<u64>,
+    /// With --peaks: the least distance between two listed periods, in units of t.
+    #[arg(long, default_value_t = 0.0, requires = "peaks")]
+    pub separation: f64,
 }
 
 /// The header of the `--output` table, in the order of its columns.
@@ -97,6 +106,13 @@ pub fn run(args: &BlsArgs) -> Result<(), String> {
         ));
     }
     let periods = periods(args, &data)?;
+    let peaks = args.peaks.map(|k| PeakOptions {
+        k: k as usize,
+        separation: args.separation,
+    });
+    if let Some(p) = &peaks {
+        p.validate().map_err(|e| format!("--separation: {e}"))?;
+    }
     let opts = BlsOptions {
         objective: args.objective.into(),
         oversample: args.oversample,
@@ -134,6 +150,25 @@ pub fn run(args: &BlsArgs) -> Result<(), String> {
             r.log_likelihood[k],
         );
         summary(args.output.as_deref(), &line);
+    }
+    if let Some(opts) = &peaks {
+        let r = &result;
+        for (rank, p) in select_peaks(&r.power, &periods, opts, Better::Higher)
+            .iter()
+            .enumerate()
+        {
+            let k = p.index;
+            let line = format!(
+                "peak {}: period {}, power {}, duration {}, depth {}, transit time {}",
+                rank + 1,
+                periods[k],
+                r.power[k],
+                r.duration[k],
+                r.depth[k],
+                r.transit_time[k],
+            );
+            summary(args.output.as_deref(), &line);
+        }
     }
     if let Some(path) = &args.output {
         write_result(path, &periods, &result)?;

@@ -585,6 +585,48 @@ fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
     let best = number_after_in(&stdout, "best period ");
     assert!((best - period).abs() < 0.005, "{stdout}");
 
+    // The best distinct periods: the first is the best period, the others
+    // weaker and at least --separation apart.
+    let out = kernpack(&[
+        "bls",
+        input.to_str().unwrap(),
+        "--durations",
+        "0.12",
+        "--pmin",
+        "1",
+        "--pmax",
+        "6",
+        "--nperiods",
+        "4000",
+        "--peaks",
+        "3",
+        "--separation",
+        "0.2",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let best = number_after_in(&stdout, "best period ");
+    let listed: Vec<[f64; 2]> = (1..=3)
+        .map(|r| {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("peak {r}: ")))
+                .unwrap_or_else(|| panic!("no peak {r} in {stdout}"));
+            [
+                number_after_in(line, "period "),
+                number_after_in(line, "power "),
+            ]
+        })
+        .collect();
+    assert_eq!(listed[0][0], best, "{stdout}");
+    for (i, p) in listed.iter().enumerate() {
+        assert!(listed[..i].iter().all(|q| q[1] >= p[1]), "{stdout}");
+        assert!(
+            listed[..i].iter().all(|q| (q[0] - p[0]).abs() >= 0.2),
+            "{stdout}"
+        );
+    }
+
     // A duration as long as a period is refused, naming both.
     let out = kernpack(&[
         "bls",
