@@ -1,14 +1,16 @@
 // The phase-folding searches' C ABI from C++17: one templated code path over
-// the sixteen kp_pdm_* and kp_conditional_entropy_* functions (overloads by
-// dtype and option struct), std::vector buffers, RAII around the contexts.
+// the twenty-four kp_pdm_* and kp_conditional_entropy_* functions (overloads
+// by dtype and option struct), std::vector buffers, RAII around the contexts.
 // A batch of five light curves (a sinusoid, a box-shaped dip and a sawtooth,
 // each with a period of its own, then a constant curve and a curve of one
 // sample, which have no statistic: NaN) searched with PDM (16 bins, with
 // errors) and conditional entropy (12 x 6 bins, overlaps 1 and 1) on a
 // uniform grid: each planted period is the lowest value of its row; each
 // row equals its own single-series call bit for bit; in double the array
-// of the grid's frequencies gives the same bits; the CPU and AUTO contexts
-// agree bit for bit; refused calls leave the output as it was. Built and
+// of the grid's frequencies gives the same bits; the best two peaks of each
+// row (the `_peaks` forms) start at its lowest value, with the row's value,
+// and the curves with no statistic have none; the CPU and AUTO contexts
+// agree bit for bit; refused calls leave the outputs as they were. Built and
 // run by tests/ffi_programs.rs; exit status 0 when every check passes. With
 // KERNPACK_REQUIRE_GPU=1 a missing GPU fails.
 #include "checks.hpp"
@@ -29,8 +31,8 @@ constexpr double kF0 = 0.2, kDf = 0.0005;
 constexpr std::size_t kNf = 1200;  // 0.2 .. 0.8: no subharmonic of the box
 constexpr double kPeriods[3] = {2.0, 3.1, 1.6};
 
-// The sixteen entry points as four overload sets: the dtype and the option
-// struct (the statistic) pick the function.
+// The twenty-four entry points as six overload sets: the dtype and the
+// option struct (the statistic) pick the function.
 #define KP_FOLD_OVERLOADS(T, O, NAME, SUFFIX)                                                     \
     kp_status fold(const kp_context* c, const O* o, const T* t, const T* y, const T* dy,          \
                    std::size_t n, const T* f, std::size_t nf, T* out)                             \
@@ -53,6 +55,22 @@ constexpr double kPeriods[3] = {2.0, 3.1, 1.6};
                                  double df, std::size_t nf, T* out)                               \
     {                                                                                             \
         return NAME##_batch_uniform_##SUFFIX(c, o, t, y, dy, off, ns, f0, df, nf, out);           \
+    }                                                                                             \
+    kp_status fold_batch_peaks(const kp_context* c, const O* o, const T* t, const T* y,           \
+                               const T* dy, const std::int64_t* off, std::size_t ns, const T* f,  \
+                               std::size_t nf, const kp_peak_options* p, std::int64_t* index,     \
+                               double* value)                                                     \
+    {                                                                                             \
+        return NAME##_batch_peaks_##SUFFIX(c, o, t, y, dy, off, ns, f, nf, p, index, value);      \
+    }                                                                                             \
+    kp_status fold_batch_uniform_peaks(const kp_context* c, const O* o, const T* t, const T* y,   \
+                                       const T* dy, const std::int64_t* off, std::size_t ns,      \
+                                       double f0, double df, std::size_t nf,                      \
+                                       const kp_peak_options* p, std::int64_t* index,             \
+                                       double* value)                                             \
+    {                                                                                             \
+        return NAME##_batch_uniform_peaks_##SUFFIX(c, o, t, y, dy, off, ns, f0, df, nf, p, index, \
+                                                   value);                                        \
     }
 
 KP_FOLD_OVERLOADS(float, kp_pdm_options, kp_pdm, f32)
@@ -120,6 +138,59 @@ Data<T> make_data()
     return d;
 }
 
+// The best two peaks of every curve of `d` by statistic `O` on the grid,
+// against `all`, the batch's statistic there: the first is the row's first
+// lowest value, the second a worse one, each with the row's value; the
+// curves with no statistic (from the fourth) have none: index -1, value
+// NaN. In double the array of the grid's frequencies gives the same peaks.
+template <typename T, typename O>
+void check_peaks(const kp_context* ctx, const O& o, const Data<T>& d, const std::vector<T>& all,
+                 const std::string& what)
+{
+    const std::size_t ns = d.offsets.size() - 1;
+    kp_peak_options two = kp_peak_options_default();
+    two.k = 2;
+    std::vector<std::int64_t> index(2 * ns + 1, -4242);
+    std::vector<double> value(2 * ns + 1, kPoison);
+    check(fold_batch_uniform_peaks(ctx, &o, d.t.data(), d.y.data(), d.dy.data(), d.offsets.data(),
+                                   ns, kF0, kDf, kNf, &two, index.data(), value.data()) == KP_OK,
+          "peaks on the grid " + what);
+    check(index[2 * ns] == -4242 && value[2 * ns] == kPoison,
+          "the peaks wrote past nseries x k " + what);
+    for (std::size_t s = 0; s < ns; ++s) {
+        const T* row = all.data() + s * kNf;
+        const std::int64_t* i = index.data() + 2 * s;
+        const double* v = value.data() + 2 * s;
+        const std::string series = "series " + std::to_string(s) + " ";
+        if (s >= 3) {
+            check(i[0] == -1 && i[1] == -1 && std::isnan(v[0]) && std::isnan(v[1]),
+                  series + "has no statistic, yet peaks " + what);
+            continue;
+        }
+        const std::int64_t b = std::min_element(row, row + kNf) - row;
+        check(i[0] == b && v[0] == static_cast<double>(row[b]),
+              series + "best peak " + std::to_string(i[0]) + ", lowest " + std::to_string(b) +
+                  " " + what);
+        check(i[1] >= 0 && i[1] < static_cast<std::int64_t>(kNf) && v[1] >= v[0] &&
+                  v[1] == static_cast<double>(row[i[1]]),
+              series + "second peak " + std::to_string(i[1]) + " " + what);
+    }
+    if constexpr (std::is_same_v<T, double>) {
+        std::vector<double> freqs(kNf);
+        for (std::size_t k = 0; k < kNf; ++k) freqs[k] = kF0 + static_cast<double>(k) * kDf;
+        std::vector<std::int64_t> by_array_index(2 * ns + 1, -4242);
+        std::vector<double> by_array_value(2 * ns + 1, kPoison);
+        check(fold_batch_peaks(ctx, &o, d.t.data(), d.y.data(), d.dy.data(), d.offsets.data(), ns,
+                               freqs.data(), kNf, &two, by_array_index.data(),
+                               by_array_value.data()) == KP_OK,
+              "peaks on the array " + what);
+        const std::size_t bytes = value.size() * sizeof(double);
+        check(by_array_index == index &&
+                  std::memcmp(by_array_value.data(), value.data(), bytes) == 0,
+              "the peaks on the array of the grid's frequencies differ from the grid's " + what);
+    }
+}
+
 // Every search of statistic `O` in dtype `T` on `ctx`: returns the batch.
 template <typename T, typename O>
 std::vector<T> check_batch(const kp_context* ctx, const O& o, const std::string& name)
@@ -171,7 +242,8 @@ std::vector<T> check_batch(const kp_context* ctx, const O& o, const std::string&
         check(std::memcmp(one.data(), all.data(), kNf * sizeof(double)) == 0,
               "series 0 on the array differs from the grid " + what);
     }
-    std::printf("ok   batch and single series %s\n", what.c_str());
+    check_peaks(ctx, o, d, all, what);
+    std::printf("ok   batch, single series and peaks %s\n", what.c_str());
     return all;
 }
 
@@ -183,6 +255,10 @@ void check_errors(const kp_context* ctx, const O& o, const std::string& name)
     const std::size_t n = static_cast<std::size_t>(d.offsets[1]);
     const std::string what = std::string(statistic(&o)) + " " + dtype<T>() + " (" + name + ")";
     std::vector<T> out(2 * kNf, static_cast<T>(kPoison));
+    std::vector<std::int64_t> index(4, -4242);
+    std::vector<double> value(4, kPoison);
+    kp_peak_options none = kp_peak_options_default();
+    none.k = 0;
     std::vector<T> nan_y(d.y), freqs{T(0.2), T(-0.3)};
     nan_y[42] = std::numeric_limits<T>::quiet_NaN();
     O zero = o;
@@ -214,9 +290,17 @@ void check_errors(const kp_context* ctx, const O& o, const std::string& name)
         {"offsets not from 0",
          [&] { return fold_batch(ctx, &o, d.t.data(), d.y.data(), nullptr, beyond, 1, freqs.data(), 1, out.data()); },
          KP_ERROR_INVALID_ARGUMENT, "offsets must start at 0"},
+        {"no peaks asked for",
+         [&] { return fold_batch_uniform_peaks(ctx, &o, d.t.data(), d.y.data(), nullptr, d.offsets.data(), 2, kF0, kDf, kNf, &none, index.data(), value.data()); },
+         KP_ERROR_INVALID_ARGUMENT, "k = 0 peaks per series is out of range"},
+        {"NULL value",
+         [&] { return fold_batch_peaks(ctx, &o, d.t.data(), d.y.data(), nullptr, d.offsets.data(), 2, freqs.data(), 2, nullptr, index.data(), nullptr); },
+         KP_ERROR_NULL_POINTER, "value is NULL"},
     };
     const auto untouched = [&] {
-        return std::all_of(out.begin(), out.end(), [](T v) { return v == static_cast<T>(kPoison); });
+        return std::all_of(out.begin(), out.end(), [](T v) { return v == static_cast<T>(kPoison); }) &&
+               std::all_of(index.begin(), index.end(), [](std::int64_t i) { return i == -4242; }) &&
+               std::all_of(value.begin(), value.end(), [](double v) { return v == kPoison; });
     };
     checks::expect_refused(cases, untouched, what);
     std::printf("ok   errors %s\n", what.c_str());

@@ -81,6 +81,11 @@
 #define KP_CE_MAX_CELLS 65536
 
 /*
+ The most peaks per series `kp_peak_options.k` may ask for.
+ */
+#define KP_MAX_PEAKS 256
+
+/*
  The middle value of the window: rank count / 2 (the upper middle of an
  even count, as SciPy's median_filter).
  */
@@ -503,6 +508,24 @@ typedef struct kp_ce_options {
    */
   uint32_t mag_overlap;
 } kp_ce_options;
+
+/*
+ How many peaks the `_peaks` entry points keep per series, and how far
+ apart. Start from `kp_peak_options_default()`.
+ */
+typedef struct kp_peak_options {
+  /*
+   Peaks per series, 1 to KP_MAX_PEAKS (default 1: the best period).
+   */
+  size_t k;
+  /*
+   The least distance between the trial frequencies of two peaks kept,
+   in the frequencies' unit, finite and >= 0 (default 0: any two
+   distinct peaks). About one peak width, 1 / (time span), keeps a
+   peak's side lobes out.
+   */
+  double separation;
+} kp_peak_options;
 
 /*
  The window, the value taken from it and the boundary of a rank filter;
@@ -2143,6 +2166,11 @@ struct kp_pdm_options kp_pdm_options_default(void);
 struct kp_ce_options kp_ce_options_default(void);
 
 /*
+ One peak per series (k = 1), no separation.
+ */
+struct kp_peak_options kp_peak_options_default(void);
+
+/*
  Phase dispersion minimisation in single precision: PDM's theta of the `n`
  samples `t`, `y` (errors `dy`: weights 1 / dy^2; NULL: equal weights)
  folded at each of the `nf` trial frequencies `freqs` (cycles per unit of
@@ -2309,6 +2337,111 @@ enum kp_status kp_pdm_batch_uniform_f64(const struct kp_context *ctx,
                                         double df,
                                         size_t nf,
                                         double *out);
+
+/*
+ The best periods by PDM of every series of a ragged batch, in
+ single precision, without keeping the statistic: inputs as
+ `kp_pdm_batch_f32` (`options`, `t`, `y`, `dy`, `offsets`,
+ `nseries`, `freqs`, `nf`), and `peaks` (NULL: the defaults, one peak).
+ `index` and `value` each get `nseries * peaks.k` values, series by
+ series (series `s` at `index + s * peaks.k`), best first: the `peaks.k`
+ lowest distinct minima of the series' theta over `freqs`, each at least
+ `peaks.separation` in frequency from those before it, as its index into
+ `freqs` and its theta (as `kp_pdm_batch_f32` gives it, widened to
+ double); a series with fewer minima (a series with no theta has none)
+ gets index -1 and value NaN after its last. A minimum is the first of
+ equal values, and the best peak the first lowest value of the row.
+ On a GPU the batch runs in chunks whose values are reduced on the
+ device, so only the peaks come back; the same peaks on the CPU and the
+ GPU.
+
+ Ownership: every buffer stays the caller's. kernpack reads the inputs
+ and writes `index` and `value` during the call only, keeps no pointer,
+ and writes neither on failure (the status says why,
+ kp_last_error_message() names the argument).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `freqs`: `nf`; `index` and `value`:
+ `nseries * peaks.k` values each, apart from each other and from the
+ inputs; `options` and `peaks` NULL or one struct.
+ */
+enum kp_status kp_pdm_batch_peaks_f32(const struct kp_context *ctx,
+                                      const struct kp_pdm_options *options,
+                                      const float *t,
+                                      const float *y,
+                                      const float *dy,
+                                      const int64_t *offsets,
+                                      size_t nseries,
+                                      const float *freqs,
+                                      size_t nf,
+                                      const struct kp_peak_options *peaks,
+                                      int64_t *index,
+                                      double *value);
+
+/*
+ As `kp_pdm_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_batch_peaks_f32`.
+ */
+enum kp_status kp_pdm_batch_peaks_f64(const struct kp_context *ctx,
+                                      const struct kp_pdm_options *options,
+                                      const double *t,
+                                      const double *y,
+                                      const double *dy,
+                                      const int64_t *offsets,
+                                      size_t nseries,
+                                      const double *freqs,
+                                      size_t nf,
+                                      const struct kp_peak_options *peaks,
+                                      int64_t *index,
+                                      double *value);
+
+/*
+ As `kp_pdm_batch_peaks_f32`, at the `nf` frequencies `f0 + i df`,
+ `i = 0 .. nf-1` (cycles per unit of `t`; a peak's index is its `i`), in
+ single precision.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+ values each, apart from each other and from the inputs; `options` and
+ `peaks` NULL or one struct.
+ */
+enum kp_status kp_pdm_batch_uniform_peaks_f32(const struct kp_context *ctx,
+                                              const struct kp_pdm_options *options,
+                                              const float *t,
+                                              const float *y,
+                                              const float *dy,
+                                              const int64_t *offsets,
+                                              size_t nseries,
+                                              double f0,
+                                              double df,
+                                              size_t nf,
+                                              const struct kp_peak_options *peaks,
+                                              int64_t *index,
+                                              double *value);
+
+/*
+ As `kp_pdm_batch_uniform_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_pdm_batch_uniform_peaks_f32`.
+ */
+enum kp_status kp_pdm_batch_uniform_peaks_f64(const struct kp_context *ctx,
+                                              const struct kp_pdm_options *options,
+                                              const double *t,
+                                              const double *y,
+                                              const double *dy,
+                                              const int64_t *offsets,
+                                              size_t nseries,
+                                              double f0,
+                                              double df,
+                                              size_t nf,
+                                              const struct kp_peak_options *peaks,
+                                              int64_t *index,
+                                              double *value);
 
 /*
  The conditional entropy in single precision (Graham et al. 2013, as
@@ -2483,6 +2616,100 @@ enum kp_status kp_conditional_entropy_batch_uniform_f64(const struct kp_context 
                                                         double df,
                                                         size_t nf,
                                                         double *out);
+
+/*
+ The best periods by conditional entropy of every series of a ragged
+ batch, in single precision, as `kp_pdm_batch_peaks_f32` finds them by
+ PDM's theta: inputs as `kp_conditional_entropy_batch_f32`, and
+ `peaks` (NULL: the defaults, one peak). `index` and `value` each get
+ `nseries * peaks.k` values, series by series, best first: the lowest
+ distinct minima of the series' entropy over `freqs` (as
+ `kp_conditional_entropy_batch_f32` gives it, widened to double),
+ then index -1 and value NaN past the series' last. Every buffer stays
+ the caller's; no pointer is kept; nothing is written on failure.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `freqs`: `nf`; `index` and `value`:
+ `nseries * peaks.k` values each, apart from each other and from the
+ inputs; `options` and `peaks` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_batch_peaks_f32(const struct kp_context *ctx,
+                                                      const struct kp_ce_options *options,
+                                                      const float *t,
+                                                      const float *y,
+                                                      const float *dy,
+                                                      const int64_t *offsets,
+                                                      size_t nseries,
+                                                      const float *freqs,
+                                                      size_t nf,
+                                                      const struct kp_peak_options *peaks,
+                                                      int64_t *index,
+                                                      double *value);
+
+/*
+ As `kp_conditional_entropy_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_batch_peaks_f32`.
+ */
+enum kp_status kp_conditional_entropy_batch_peaks_f64(const struct kp_context *ctx,
+                                                      const struct kp_ce_options *options,
+                                                      const double *t,
+                                                      const double *y,
+                                                      const double *dy,
+                                                      const int64_t *offsets,
+                                                      size_t nseries,
+                                                      const double *freqs,
+                                                      size_t nf,
+                                                      const struct kp_peak_options *peaks,
+                                                      int64_t *index,
+                                                      double *value);
+
+/*
+ As `kp_conditional_entropy_batch_peaks_f32`, at the `nf`
+ frequencies `f0 + i df`, `i = 0 .. nf-1` (cycles per unit of `t`; a
+ peak's index is its `i`), in single precision.
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+ values each, apart from each other and from the inputs; `options` and
+ `peaks` NULL or one struct.
+ */
+enum kp_status kp_conditional_entropy_batch_uniform_peaks_f32(const struct kp_context *ctx,
+                                                              const struct kp_ce_options *options,
+                                                              const float *t,
+                                                              const float *y,
+                                                              const float *dy,
+                                                              const int64_t *offsets,
+                                                              size_t nseries,
+                                                              double f0,
+                                                              double df,
+                                                              size_t nf,
+                                                              const struct kp_peak_options *peaks,
+                                                              int64_t *index,
+                                                              double *value);
+
+/*
+ As `kp_conditional_entropy_batch_uniform_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_conditional_entropy_batch_uniform_peaks_f32`.
+ */
+enum kp_status kp_conditional_entropy_batch_uniform_peaks_f64(const struct kp_context *ctx,
+                                                              const struct kp_ce_options *options,
+                                                              const double *t,
+                                                              const double *y,
+                                                              const double *dy,
+                                                              const int64_t *offsets,
+                                                              size_t nseries,
+                                                              double f0,
+                                                              double df,
+                                                              size_t nf,
+                                                              const struct kp_peak_options *peaks,
+                                                              int64_t *index,
+                                                              double *value);
 
 /*
  The median over a centred 3 x 3 x ... box, KP_BOX_REFLECT, cval 0

@@ -1,9 +1,10 @@
 //! The phase-folding C entry points (kp_pdm_*, kp_conditional_entropy_*: one
 //! series or a ragged batch, a frequency array or a uniform grid, f32 and
-//! f64): each call equals the safe API on the same backend bit for bit on
-//! random data (NULL options are the defaults, NULL dy equal weights), a
-//! GPU context equals a CPU one bit for bit, and every bad call is the
-//! right status with a message naming what is wrong, the output buffer
+//! f64, and the batches' best peaks): each call equals the safe API on the
+//! same backend bit for bit on random data (NULL options are the defaults,
+//! NULL dy equal weights; the peaks' indices equal and their values' bits),
+//! a GPU context equals a CPU one bit for bit, and every bad call is the
+//! right status with a message naming what is wrong, the output buffers
 //! untouched and no input written. On a CPU context, and on a GPU context
 //! when there is one (skipped without a GPU; with KERNPACK_REQUIRE_GPU=1 a
 //! missing GPU is a failure).
@@ -13,8 +14,8 @@ use std::ptr::{null, null_mut};
 
 use common::{expect_ok, gpu_or_skip, last_error, Ctx, Rng};
 use kernpack::api::phasefold::{
-    CeOptions, FoldBatch, FoldFreqs, FoldSeries, PdmOptions, UniformGrid, MAX_CE_CELLS,
-    MAX_PDM_BINS,
+    CeOptions, FoldBatch, FoldFreqs, FoldSeries, PdmOptions, Peak, PeakOptions, UniformGrid,
+    MAX_CE_CELLS, MAX_PDM_BINS, MAX_PEAKS,
 };
 use kernpack::ffi::phasefold::*;
 use kernpack::ffi::{kp_backend, kp_context, kp_status, KP_BACKEND_CPU, KP_BACKEND_GPU};
@@ -23,6 +24,7 @@ use kernpack::{Backend, Float, Kernpack, Result};
 use kp_status::*;
 
 const POISON: f64 = -4242.0;
+const POISON_INDEX: i64 = -4242;
 
 /// The signature of a phase-folding entry point: `ctx`, the options, `t`,
 /// `y`, `dy`, the samples' and the frequencies' arguments, `out`.
@@ -38,12 +40,27 @@ type GridFn<T, O> = fold_fn!(usize, f64, f64, usize);
 type BatchArrayFn<T, O> = fold_fn!(*const i64, usize, *const T, usize);
 type BatchGridFn<T, O> = fold_fn!(*const i64, usize, f64, f64, usize);
 
-/// The four entry points of one statistic and dtype.
+/// The signature of a peaks entry point: a batch's arguments up to the
+/// frequencies', then the peak options, `index` and `value`.
+macro_rules! peaks_fn {
+    ($($arg:ty),*) => {
+        unsafe extern "C" fn(
+            *const kp_context, *const O, *const T, *const T, *const T, *const i64, usize,
+            $($arg,)* *const kp_peak_options, *mut i64, *mut f64,
+        ) -> kp_status
+    };
+}
+type PeaksArrayFn<T, O> = peaks_fn!(*const T, usize);
+type PeaksGridFn<T, O> = peaks_fn!(f64, f64, usize);
+
+/// The six entry points of one statistic and dtype.
 struct Entries<T, O> {
     single: ArrayFn<T, O>,
     uniform: GridFn<T, O>,
     batch: BatchArrayFn<T, O>,
     batch_uniform: BatchGridFn<T, O>,
+    peaks: PeaksArrayFn<T, O>,
+    peaks_uniform: PeaksGridFn<T, O>,
 }
 
 /// The two dtypes' entry points behind one name.
@@ -53,37 +70,43 @@ trait Dtype: Float {
 }
 
 macro_rules! dtype {
-    ($t:ty, $pdm:ident, $pdm_u:ident, $pdm_b:ident, $pdm_bu:ident,
-     $ce:ident, $ce_u:ident, $ce_b:ident, $ce_bu:ident) => {
+    ($t:ty, [$($pdm:ident),*], [$($ce:ident),*]) => {
         impl Dtype for $t {
             fn pdm() -> Entries<Self, kp_pdm_options> {
-                Entries {
-                    single: $pdm,
-                    uniform: $pdm_u,
-                    batch: $pdm_b,
-                    batch_uniform: $pdm_bu,
-                }
+                dtype!(@entries $($pdm),*)
             }
             fn ce() -> Entries<Self, kp_ce_options> {
-                Entries {
-                    single: $ce,
-                    uniform: $ce_u,
-                    batch: $ce_b,
-                    batch_uniform: $ce_bu,
-                }
+                dtype!(@entries $($ce),*)
             }
+        }
+    };
+    (@entries $single:ident, $uniform:ident, $batch:ident, $batch_uniform:ident,
+     $peaks:ident, $peaks_uniform:ident) => {
+        Entries {
+            single: $single,
+            uniform: $uniform,
+            batch: $batch,
+            batch_uniform: $batch_uniform,
+            peaks: $peaks,
+            peaks_uniform: $peaks_uniform,
         }
     };
 }
 
 #[rustfmt::skip]
-dtype!(f32, kp_pdm_f32, kp_pdm_uniform_f32, kp_pdm_batch_f32, kp_pdm_batch_uniform_f32,
-    kp_conditional_entropy_f32, kp_conditional_entropy_uniform_f32,
-    kp_conditional_entropy_batch_f32, kp_conditional_entropy_batch_uniform_f32);
+dtype!(f32,
+    [kp_pdm_f32, kp_pdm_uniform_f32, kp_pdm_batch_f32, kp_pdm_batch_uniform_f32,
+     kp_pdm_batch_peaks_f32, kp_pdm_batch_uniform_peaks_f32],
+    [kp_conditional_entropy_f32, kp_conditional_entropy_uniform_f32,
+     kp_conditional_entropy_batch_f32, kp_conditional_entropy_batch_uniform_f32,
+     kp_conditional_entropy_batch_peaks_f32, kp_conditional_entropy_batch_uniform_peaks_f32]);
 #[rustfmt::skip]
-dtype!(f64, kp_pdm_f64, kp_pdm_uniform_f64, kp_pdm_batch_f64, kp_pdm_batch_uniform_f64,
-    kp_conditional_entropy_f64, kp_conditional_entropy_uniform_f64,
-    kp_conditional_entropy_batch_f64, kp_conditional_entropy_batch_uniform_f64);
+dtype!(f64,
+    [kp_pdm_f64, kp_pdm_uniform_f64, kp_pdm_batch_f64, kp_pdm_batch_uniform_f64,
+     kp_pdm_batch_peaks_f64, kp_pdm_batch_uniform_peaks_f64],
+    [kp_conditional_entropy_f64, kp_conditional_entropy_uniform_f64,
+     kp_conditional_entropy_batch_f64, kp_conditional_entropy_batch_uniform_f64,
+     kp_conditional_entropy_batch_peaks_f64, kp_conditional_entropy_batch_uniform_peaks_f64]);
 
 /// A statistic through its C option struct: its entry points, its safe API
 /// calls (the options converted field by field), random options.
@@ -113,10 +136,17 @@ trait ApiCalls: Sized {
         b: &FoldBatch<'_, T>,
         f: &FoldFreqs<'_, T>,
     ) -> Result<Vec<Vec<T>>>;
+    fn batch_peaks<T: Float>(
+        self,
+        kp: &Kernpack,
+        b: &FoldBatch<'_, T>,
+        f: &FoldFreqs<'_, T>,
+        p: &PeakOptions,
+    ) -> Result<Vec<Vec<Peak>>>;
 }
 
 macro_rules! api_calls {
-    ($options:ty, $convert:ident, $single:ident, $uniform:ident, $batch:ident) => {
+    ($options:ty, $convert:ident, $single:ident, $uniform:ident, $batch:ident, $peaks:ident) => {
         impl ApiCalls for $options {
             fn single<T: Float>(
                 self,
@@ -142,17 +172,35 @@ macro_rules! api_calls {
             ) -> Result<Vec<Vec<T>>> {
                 kp.$batch(b, f, &$convert(self))
             }
+            fn batch_peaks<T: Float>(
+                self,
+                kp: &Kernpack,
+                b: &FoldBatch<'_, T>,
+                f: &FoldFreqs<'_, T>,
+                p: &PeakOptions,
+            ) -> Result<Vec<Vec<Peak>>> {
+                kp.$peaks(b, f, &$convert(self), p)
+            }
         }
     };
 }
 
-api_calls!(kp_pdm_options, pdm_opts, pdm, pdm_uniform, pdm_batch);
 #[rustfmt::skip]
-api_calls!(kp_ce_options, ce_opts, conditional_entropy, conditional_entropy_uniform, conditional_entropy_batch);
+api_calls!(kp_pdm_options, pdm_opts, pdm, pdm_uniform, pdm_batch, pdm_batch_peaks);
+#[rustfmt::skip]
+api_calls!(kp_ce_options, ce_opts, conditional_entropy, conditional_entropy_uniform,
+    conditional_entropy_batch, conditional_entropy_batch_peaks);
 
 fn pdm_opts(o: kp_pdm_options) -> PdmOptions {
     PdmOptions {
         bins: o.bins as usize,
+    }
+}
+
+fn peak_opts(o: kp_peak_options) -> PeakOptions {
+    PeakOptions {
+        k: o.k,
+        separation: o.separation,
     }
 }
 
@@ -253,6 +301,39 @@ fn equal<T: Float>(out: &[T], want: &[Vec<T>], what: &str) {
     assert_eq!(bits(got), bits(&want.concat()), "{what}");
 }
 
+/// `index` and `value` hold `want` (the API's peaks, `k` a row, index -1
+/// and value NaN past a row's last; values bit for bit) and then the
+/// poison.
+#[track_caller]
+fn equal_peaks(index: &[i64], value: &[f64], want: &[Vec<Peak>], k: usize, what: &str) {
+    let len = want.len() * k;
+    assert_eq!((index.len(), value.len()), (len + 1, len + 1), "{what}");
+    assert_eq!(
+        (index[len], value[len]),
+        (POISON_INDEX, POISON),
+        "{what}: wrote past the end of index or value"
+    );
+    for (r, row) in want.iter().enumerate() {
+        assert!(row.len() <= k, "{what}: series {r} has {} peaks", row.len());
+        for j in 0..k {
+            let (i, v) = row
+                .get(j)
+                .map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
+            assert_eq!(
+                (index[r * k + j], value[r * k + j].to_bits()),
+                (i, v.to_bits()),
+                "{what}: series {r}, peak {j}"
+            );
+        }
+    }
+}
+
+/// `len` poisoned indices and values and one more of each, which must stay
+/// poisoned.
+fn poisoned_peaks(len: usize) -> (Vec<i64>, Vec<f64>) {
+    (vec![POISON_INDEX; len + 1], vec![POISON; len + 1])
+}
+
 /// Random light curves (2 to 5 series of 1 to 120 samples, the first of 8
 /// or more, sinusoids or boxes with noise; now and then a constant one
 /// after the first, whose values are NaN),
@@ -323,19 +404,27 @@ enum Shape {
     Uniform,
     Batch,
     BatchUniform,
+    Peaks,
+    PeaksUniform,
 }
 
 use Shape::*;
 
-const ALL: &[Shape] = &[Single, Uniform, Batch, BatchUniform];
+const ALL: &[Shape] = &[Single, Uniform, Batch, BatchUniform, Peaks, PeaksUniform];
+/// The shapes that write `out`, and those that write `index` and `value`.
+const OUTS: &[Shape] = &[Single, Uniform, Batch, BatchUniform];
+const PEAKS: &[Shape] = &[Peaks, PeaksUniform];
 const SINGLES: &[Shape] = &[Single, Uniform];
-const BATCHES: &[Shape] = &[Batch, BatchUniform];
-const ARRAYS: &[Shape] = &[Single, Batch];
-const GRIDS: &[Shape] = &[Uniform, BatchUniform];
+const BATCHES: &[Shape] = &[Batch, BatchUniform, Peaks, PeaksUniform];
+const OUT_BATCHES: &[Shape] = &[Batch, BatchUniform];
+const ARRAYS: &[Shape] = &[Single, Batch, Peaks];
+const OUT_ARRAYS: &[Shape] = &[Single, Batch];
+const GRIDS: &[Shape] = &[Uniform, BatchUniform, PeaksUniform];
 
 /// One call with every argument of every shape given: a single-series
 /// shape ignores `offsets` and `nseries`, a batch `n`, a grid `freqs`, an
-/// array `f0` and `df`.
+/// array `f0` and `df`, a peaks shape `out`, the others `peaks`, `index`
+/// and `value`.
 #[derive(Clone, Copy)]
 struct Call<T, O> {
     ctx: *const kp_context,
@@ -351,6 +440,9 @@ struct Call<T, O> {
     df: f64,
     nf: usize,
     out: *mut T,
+    peaks: *const kp_peak_options,
+    index: *mut i64,
+    value: *mut f64,
 }
 
 impl<T: Dtype, O: Statistic> Call<T, O> {
@@ -366,6 +458,14 @@ impl<T: Dtype, O: Statistic> Call<T, O> {
                 BatchUniform => (e.batch_uniform)(
                     c.ctx, c.options, c.t, c.y, c.dy, c.offsets, c.nseries, c.f0, c.df, c.nf, c.out,
                 ),
+                Peaks => (e.peaks)(
+                    c.ctx, c.options, c.t, c.y, c.dy, c.offsets, c.nseries, c.freqs, c.nf,
+                    c.peaks, c.index, c.value,
+                ),
+                PeaksUniform => (e.peaks_uniform)(
+                    c.ctx, c.options, c.t, c.y, c.dy, c.offsets, c.nseries, c.f0, c.df, c.nf,
+                    c.peaks, c.index, c.value,
+                ),
             }
         };
         status
@@ -375,7 +475,9 @@ impl<T: Dtype, O: Statistic> Call<T, O> {
 /// Every entry point of statistic `S` in dtype `T` on `ctx` against the
 /// safe API on `kp`, on the data of `seed`: the first series alone and the
 /// batch, on the array and on the grid, with and without errors (NULL
-/// options once), into poisoned buffers.
+/// options once), and the batch's peaks (NULL peak options once, a few
+/// peaks, as many as allowed with a separation: rows padded), into
+/// poisoned buffers.
 fn equal_the_api<T: Dtype, S: Statistic>(ctx: &Ctx, kp: &Kernpack, seed: u64) {
     let mut rng = Rng(seed ^ 0x5eed);
     let d = data(seed);
@@ -389,10 +491,18 @@ fn equal_the_api<T: Dtype, S: Statistic>(ctx: &Ctx, kp: &Kernpack, seed: u64) {
     let nseries = d.offsets.len() - 1;
     let offsets: Vec<usize> = d.offsets.iter().map(|&o| o as usize).collect();
     let random = [S::random(&mut rng), S::random(&mut rng)];
-    for (options, with_dy) in [
-        (None, false),
-        (Some(random[0]), true),
-        (Some(random[1]), false),
+    let few = kp_peak_options {
+        k: rng.range(2.0, 9.0) as usize,
+        separation: 0.0,
+    };
+    let most = kp_peak_options {
+        k: MAX_PEAKS,
+        separation: rng.range(0.0, 0.3),
+    };
+    for (options, with_dy, peaks) in [
+        (None, false, None),
+        (Some(random[0]), true, Some(few)),
+        (Some(random[1]), false, Some(most)),
     ] {
         let o = options.unwrap_or_else(S::default_c);
         let series = FoldSeries {
@@ -420,18 +530,24 @@ fn equal_the_api<T: Dtype, S: Statistic>(ctx: &Ctx, kp: &Kernpack, seed: u64) {
             df: d.grid.df,
             nf: 0,
             out: null_mut(),
+            peaks: peaks
+                .as_ref()
+                .map_or(null(), |p| p as *const kp_peak_options),
+            index: null_mut(),
+            value: null_mut(),
         };
-        for &shape in ALL {
-            let what = format!(
-                "{} {shape:?} {} seed {seed:#x} {options:?}",
-                S::NAME,
-                T::NAME
-            );
+        let what = |shape: Shape| {
+            let (name, dtype) = (S::NAME, T::NAME);
+            format!("{name} {shape:?} {dtype} seed {seed:#x} {options:?} {peaks:?}")
+        };
+        for &shape in OUTS {
+            let what = what(shape);
             let want = match shape {
                 Single => vec![o.single(kp, &series, &freqs).unwrap()],
                 Uniform => vec![o.uniform(kp, &series, &d.grid).unwrap()],
                 Batch => o.batch(kp, &batch, &FoldFreqs::Array(&freqs)).unwrap(),
                 BatchUniform => o.batch(kp, &batch, &FoldFreqs::Uniform(d.grid)).unwrap(),
+                Peaks | PeaksUniform => unreachable!(),
             };
             let nf = if GRIDS.contains(&shape) {
                 d.grid.nf
@@ -455,6 +571,31 @@ fn equal_the_api<T: Dtype, S: Statistic>(ctx: &Ctx, kp: &Kernpack, seed: u64) {
             .run(shape);
             expect_ok(s);
             equal(&out, &want, &what);
+        }
+        let p = peaks.unwrap_or_else(|| kp_peak_options_default());
+        for &shape in PEAKS {
+            let what = what(shape);
+            let frequencies = match shape {
+                Peaks => FoldFreqs::Array(&freqs),
+                _ => FoldFreqs::Uniform(d.grid),
+            };
+            let want = o
+                .batch_peaks(kp, &batch, &frequencies, &peak_opts(p))
+                .unwrap();
+            assert_eq!(want.len(), nseries, "{what}");
+            // Not a trivial agreement: most series have a peak (one with no
+            // statistic has none).
+            let found = want.iter().filter(|r| !r.is_empty()).count();
+            assert!(2 * found >= nseries, "{what}: {want:?}");
+            let (mut index, mut value) = poisoned_peaks(nseries * p.k);
+            let c = Call {
+                nf: frequencies.len(),
+                index: index.as_mut_ptr(),
+                value: value.as_mut_ptr(),
+                ..call
+            };
+            expect_ok(c.run(shape));
+            equal_peaks(&index, &value, &want, p.k, &what);
         }
     }
 }
@@ -482,19 +623,16 @@ fn c_calls_equal_the_api_on_gpu() {
     }
 }
 
-/// Statistic `S`'s grid entry point with options `o` on the batch `t`,
-/// `y`, `dy` (None: NULL) at the frequencies of `grid`, into a poisoned
-/// buffer (whose extra value stays poisoned).
-fn grid_batch<T: Dtype, S: Statistic>(
+/// A batch `t`, `y`, `dy` (None: NULL) searched with options `o` at the
+/// frequencies of `grid`: a grid call with no output yet.
+fn grid_call<T: Dtype, S: Statistic>(
     ctx: &Ctx,
     o: &S,
     (t, y, dy): (&[T], &[T], Option<&[T]>),
     offsets: &[i64],
     grid: UniformGrid,
-) -> Vec<T> {
-    let nseries = offsets.len() - 1;
-    let mut out = poisoned::<T>(nseries * grid.nf);
-    let call = Call {
+) -> Call<T, S> {
+    Call {
         ctx: ctx.ptr(),
         options: o,
         t: t.as_ptr(),
@@ -502,14 +640,29 @@ fn grid_batch<T: Dtype, S: Statistic>(
         dy: dy.map_or(null(), <[T]>::as_ptr),
         n: 0,
         offsets: offsets.as_ptr(),
-        nseries,
+        nseries: offsets.len() - 1,
         freqs: null(),
         f0: grid.f0,
         df: grid.df,
         nf: grid.nf,
-        out: out.as_mut_ptr(),
-    };
-    expect_ok(call.run(BatchUniform));
+        out: null_mut(),
+        peaks: null(),
+        index: null_mut(),
+        value: null_mut(),
+    }
+}
+
+/// [`grid_call`]'s statistic, through a poisoned buffer (whose extra value
+/// stays poisoned).
+fn grid_batch<T: Dtype, S: Statistic>(call: Call<T, S>) -> Vec<T> {
+    let mut out = poisoned::<T>(call.nseries * call.nf);
+    expect_ok(
+        Call {
+            out: out.as_mut_ptr(),
+            ..call
+        }
+        .run(BatchUniform),
+    );
     assert_eq!(
         out.pop().unwrap().to_f64(),
         POISON,
@@ -519,16 +672,48 @@ fn grid_batch<T: Dtype, S: Statistic>(
     out
 }
 
-/// The batch of `seed`'s data, with errors, on its grid.
-fn batch_on<T: Dtype, S: Statistic>(ctx: &Ctx, seed: u64, o: &S) -> Vec<T> {
+/// [`grid_call`]'s peaks with options `p`: the indices and the values'
+/// bits, through poisoned buffers (whose extra values stay poisoned).
+fn grid_peaks<T: Dtype, S: Statistic>(
+    call: Call<T, S>,
+    p: &kp_peak_options,
+) -> (Vec<i64>, Vec<u64>) {
+    let (mut index, mut value) = poisoned_peaks(call.nseries * p.k);
+    let s = Call {
+        peaks: p,
+        index: index.as_mut_ptr(),
+        value: value.as_mut_ptr(),
+        ..call
+    }
+    .run(PeaksUniform);
+    expect_ok(s);
+    let last = (index.pop().unwrap(), value.pop().unwrap());
+    assert_eq!(
+        last,
+        (POISON_INDEX, POISON),
+        "{}: wrote past the end",
+        S::NAME
+    );
+    (index, bits(&value))
+}
+
+/// The batch of `seed`'s data, with errors, on its grid: its statistic, and
+/// its peaks with options `p`.
+fn batch_on<T: Dtype, S: Statistic>(
+    ctx: &Ctx,
+    seed: u64,
+    o: &S,
+    p: &kp_peak_options,
+) -> (Vec<T>, (Vec<i64>, Vec<u64>)) {
     let d = data(seed);
     let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.dy));
-    grid_batch(ctx, o, (&t, &y, Some(&dy)), &d.offsets, d.grid)
+    let call = grid_call(ctx, o, (&t, &y, Some(&dy)), &d.offsets, d.grid);
+    (grid_batch(call), grid_peaks(call, p))
 }
 
 /// A GPU context writes what a CPU context writes, bit for bit, for both
 /// statistics and dtypes, and for accumulators too large for shared memory
-/// (PDM with 4096 bins, CE with 256 x 256 cells).
+/// (PDM with 4096 bins, CE with 256 x 256 cells); the peaks too.
 #[test]
 fn gpu_context_equals_cpu_context() {
     if gpu_or_skip("gpu_context_equals_cpu_context").is_none() {
@@ -545,22 +730,26 @@ fn gpu_context_equals_cpu_context() {
             mag_overlap: 2,
         },
     ];
-    fn same<S: Statistic>(cpu: &Ctx, gpu: &Ctx, seed: u64, o: &S) {
+    let p = kp_peak_options {
+        k: 4,
+        separation: 0.02,
+    };
+    fn same<S: Statistic>(cpu: &Ctx, gpu: &Ctx, seed: u64, o: &S, p: &kp_peak_options) {
         let what = format!("{} seed {seed} {o:?}", S::NAME);
         let (g, c) = (
-            batch_on::<f64, S>(gpu, seed, o),
-            batch_on::<f64, S>(cpu, seed, o),
+            batch_on::<f64, S>(gpu, seed, o, p),
+            batch_on::<f64, S>(cpu, seed, o, p),
         );
-        assert_eq!(bits(&g), bits(&c), "f64 {what}");
+        assert_eq!((bits(&g.0), g.1), (bits(&c.0), c.1), "f64 {what}");
         let (g, c) = (
-            batch_on::<f32, S>(gpu, seed, o),
-            batch_on::<f32, S>(cpu, seed, o),
+            batch_on::<f32, S>(gpu, seed, o, p),
+            batch_on::<f32, S>(cpu, seed, o, p),
         );
-        assert_eq!(bits(&g), bits(&c), "f32 {what}");
+        assert_eq!((bits(&g.0), g.1), (bits(&c.0), c.1), "f32 {what}");
     }
     for seed in [1, 2, 3] {
-        pdm.iter().for_each(|o| same(&cpu, &gpu, seed, o));
-        ce.iter().for_each(|o| same(&cpu, &gpu, seed, o));
+        pdm.iter().for_each(|o| same(&cpu, &gpu, seed, o, &p));
+        ce.iter().for_each(|o| same(&cpu, &gpu, seed, o, &p));
     }
 }
 
@@ -577,23 +766,53 @@ fn default_options_are_cuvarbases() {
     );
     assert_eq!(KP_PDM_MAX_BINS as usize, MAX_PDM_BINS);
     assert_eq!(KP_CE_MAX_CELLS as usize, MAX_CE_CELLS);
+    let k = kp_peak_options_default();
+    assert_eq!(peak_opts(k), PeakOptions::default());
+    assert_eq!((k.k, k.separation.to_bits()), (1, 0f64.to_bits()));
+    assert_eq!(KP_MAX_PEAKS, MAX_PEAKS);
 }
 
 /// A series whose values do not vary (constant, or one sample) has no
-/// statistic: NaN at every frequency, beside a series that has one.
+/// statistic: NaN at every frequency, and no peak, beside a series that
+/// has both.
 fn no_spread<S: Statistic>(ctx: &Ctx) {
     let t = [0.0, 0.3, 1.1, 1.7, 2.2, 3.9, 5.0];
     let y = [2.0, 2.0, 2.0, 1.0, 3.0, 0.5, 7.0];
     let grid = UniformGrid::new(0.1, 0.2, 4);
-    let out = grid_batch::<f64, S>(ctx, &S::default_c(), (&t, &y, None), &[0, 3, 6, 7], grid);
+    let o = S::default_c();
+    let call = grid_call::<f64, S>(ctx, &o, (&t, &y, None), &[0, 3, 6, 7], grid);
+    let out = grid_batch(call);
     let what = S::NAME;
     assert!(out[..4].iter().all(|v| v.is_nan()), "{what}: {out:?}");
     assert!(out[4..8].iter().all(|v| v.is_finite()), "{what}: {out:?}");
     assert!(out[8..12].iter().all(|v| v.is_nan()), "{what}: {out:?}");
+    // Nor peaks: their rows are padding. The other's best peak is its
+    // first lowest value.
+    let two = kp_peak_options {
+        k: 2,
+        separation: 0.0,
+    };
+    let (index, value) = grid_peaks(call, &two);
+    let padding = (vec![-1, -1], vec![f64::NAN.to_bits(); 2]);
+    let row = |r: usize| {
+        (
+            index[2 * r..2 * r + 2].to_vec(),
+            value[2 * r..2 * r + 2].to_vec(),
+        )
+    };
+    assert_eq!(row(0), padding, "{what}");
+    assert_eq!(row(2), padding, "{what}");
+    let stat = &out[4..8];
+    let best = (1..4).fold(0, |b, i| if stat[i] < stat[b] { i } else { b });
+    assert_eq!(
+        (index[2], value[2]),
+        (best as i64, stat[best].to_bits()),
+        "{what}: {stat:?}"
+    );
 }
 
 #[test]
-fn no_spread_is_nan() {
+fn no_spread_is_nan_and_has_no_peaks() {
     let ctx = Ctx::new(KP_BACKEND_CPU);
     no_spread::<kp_pdm_options>(&ctx);
     no_spread::<kp_ce_options>(&ctx);
@@ -603,8 +822,8 @@ fn no_spread_is_nan() {
 // Bad calls.
 
 /// The buffers of the bad calls: three series of three samples at two
-/// frequencies, and an output of 3 x 2 values and as many more (so that
-/// an output over an input has room).
+/// frequencies, an output of 3 x 2 values and as many more (so that an
+/// output over an input has room), and the same for two peaks a series.
 struct Fixture<T> {
     t: Vec<T>,
     y: Vec<T>,
@@ -612,6 +831,9 @@ struct Fixture<T> {
     freqs: Vec<T>,
     offsets: [i64; 4],
     out: Vec<T>,
+    peaks: kp_peak_options,
+    index: Vec<i64>,
+    value: Vec<f64>,
 }
 
 impl<T: Dtype> Fixture<T> {
@@ -624,6 +846,12 @@ impl<T: Dtype> Fixture<T> {
             freqs: c(&[0.2, 0.45]),
             offsets: [0, 3, 6, 9],
             out: vec![T::from_f64(POISON); 12],
+            peaks: kp_peak_options {
+                k: 2,
+                separation: 0.0,
+            },
+            index: vec![POISON_INDEX; 12],
+            value: vec![POISON; 12],
         }
     }
 
@@ -643,18 +871,22 @@ impl<T: Dtype> Fixture<T> {
             df: 0.25,
             nf: 2,
             out: self.out.as_mut_ptr(),
+            peaks: &self.peaks,
+            index: self.index.as_mut_ptr(),
+            value: self.value.as_mut_ptr(),
         }
     }
 
-    /// Every case on each of its shapes: the status, the message, `out`
-    /// untouched, the inputs unchanged; then `good` succeeds on every shape
-    /// and clears the message. (The first cases of a fixture meet `out`
-    /// still poisoned.)
+    /// Every case on each of its shapes: the status, the message, the
+    /// outputs untouched, the inputs unchanged; then `good` succeeds on
+    /// every shape and clears the message. (The first cases of a fixture
+    /// meet the outputs still poisoned.)
     fn run_cases<O: Statistic>(&self, cases: &[Case<T, O>], good: &Call<T, O>) {
         let inputs = || [&self.t, &self.y, &self.dy, &self.freqs].map(|v| bits(v));
-        let before = (inputs(), self.offsets);
-        // Poisoned, or what the last good call wrote.
-        let out = bits(&self.out);
+        let before = (inputs(), self.offsets, self.peaks.k, self.peaks.separation);
+        let outputs = || (bits(&self.out), self.index.clone(), bits(&self.value));
+        // Poisoned, or what the last good calls wrote.
+        let out = outputs();
         for (what, shapes, call, status, needle) in cases {
             for &shape in *shapes {
                 let what = format!("{} {shape:?} {} {what}", O::NAME, T::NAME);
@@ -667,12 +899,12 @@ impl<T: Dtype> Fixture<T> {
                 );
                 assert_eq!(
                     out,
-                    bits(&self.out),
-                    "{what}: out was written by a failing call"
+                    outputs(),
+                    "{what}: an output was written by a failing call"
                 );
                 assert_eq!(
                     before,
-                    (inputs(), self.offsets),
+                    (inputs(), self.offsets, self.peaks.k, self.peaks.separation),
                     "{what}: an input was written"
                 );
             }
@@ -727,7 +959,7 @@ fn shared_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
         case("NULL t", ALL, Call { t: null(), ..good }, KP_ERROR_NULL_POINTER, "t is NULL"),
         case("NULL y", ALL, Call { y: null(), ..good }, KP_ERROR_NULL_POINTER, "y is NULL"),
         case("NULL freqs", ARRAYS, Call { freqs: null(), ..good }, KP_ERROR_NULL_POINTER, "freqs is NULL"),
-        case("NULL out", ALL, Call { out: null_mut(), ..good }, KP_ERROR_NULL_POINTER, "out is NULL"),
+        case("NULL out", OUTS, Call { out: null_mut(), ..good }, KP_ERROR_NULL_POINTER, "out is NULL"),
         case("NULL offsets", BATCHES, Call { offsets: null(), ..good }, KP_ERROR_NULL_POINTER, "offsets is NULL"),
         case("n 0", SINGLES, Call { n: 0, ..good }, KP_ERROR_INVALID_ARGUMENT,
             "t is empty: a series needs at least one sample"),
@@ -737,7 +969,7 @@ fn shared_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
             "the frequency grid is empty (nf = 0)"),
         case("nf huge", &[Single], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, "freqs: "),
         case("nf huge", &[Uniform], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, "out: "),
-        case("nseries x nf overflows", BATCHES, Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, &too_many),
+        case("nseries x nf overflows", OUT_BATCHES, Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, &too_many),
         case("nseries 0", BATCHES, Call { nseries: 0, ..good }, KP_ERROR_INVALID_ARGUMENT, "at least one series"),
         case("misaligned t", ALL, Call { t: misaligned, ..good }, KP_ERROR_INVALID_ARGUMENT, "is not aligned to"),
         case("NaN t", SINGLES, Call { t: nan_t.as_ptr(), ..good }, KP_ERROR_INVALID_ARGUMENT,
@@ -779,14 +1011,14 @@ fn shared_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
             KP_ERROR_INVALID_ARGUMENT, "series 0 is empty"),
         case("offsets from 1", BATCHES, Call { offsets: [1, 4, 9].as_ptr(), nseries: 2, ..good },
             KP_ERROR_INVALID_ARGUMENT, "offsets must start at 0"),
-        case("out over t", ALL, Call { out: t as *mut T, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and t overlap"),
-        case("out over dy", ALL, Call { out: dy as *mut T, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and dy overlap"),
+        case("out over t", OUTS, Call { out: t as *mut T, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and t overlap"),
+        case("out over dy", OUTS, Call { out: dy as *mut T, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and dy overlap"),
         // (Single only: a batch's out, nseries x nf, is longer than freqs.)
         case("out over freqs", &[Single], Call { out: freqs as *mut T, ..good }, KP_ERROR_INVALID_ARGUMENT,
             "out and freqs overlap"),
-        case("freqs inside out", ARRAYS, Call { freqs: in_out, ..good }, KP_ERROR_INVALID_ARGUMENT,
+        case("freqs inside out", OUT_ARRAYS, Call { freqs: in_out, ..good }, KP_ERROR_INVALID_ARGUMENT,
             "out and freqs overlap"),
-        case("y inside out", ALL, Call { y: in_out, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and y overlap"),
+        case("y inside out", OUTS, Call { y: in_out, ..good }, KP_ERROR_INVALID_ARGUMENT, "out and y overlap"),
     ];
     fx.run_cases(&cases, &good);
 
@@ -797,7 +1029,7 @@ fn shared_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
         out: shared[1..].as_mut_ptr() as *mut T,
         ..good
     };
-    for &shape in BATCHES {
+    for &shape in OUT_BATCHES {
         let s = over.run(shape);
         let msg = last_error();
         assert_eq!(s, KP_ERROR_INVALID_ARGUMENT, "{msg}");
@@ -876,6 +1108,90 @@ fn option_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
     fx.run_cases(&cases, &good);
 }
 
+/// The bad calls of the peaks entry points alone, in dtype `T` with
+/// options `O`: peak options out of range, NULL, misaligned and
+/// overlapping outputs, and frequencies too many to hold (a grid's count
+/// sizes no output of theirs).
+fn peak_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
+    let mut fx = Fixture::<T>::new();
+    let opts = O::default_c();
+    let good = fx.good(ctx, &opts);
+    let with = |k, separation| kp_peak_options { k, separation };
+    let bad = [
+        (
+            with(0, 0.0),
+            "k = 0 peaks per series is out of range: 1 to 256".to_string(),
+        ),
+        (
+            with(MAX_PEAKS + 1, 0.0),
+            "k = 257 peaks per series is out of range".into(),
+        ),
+        (
+            with(usize::MAX, 0.0),
+            format!("k = {} peaks per series", usize::MAX),
+        ),
+        (
+            with(1, -0.5),
+            "separation = -0.5 must be finite and >= 0".into(),
+        ),
+        (
+            with(1, f64::NAN),
+            "separation = NaN must be finite and >= 0".into(),
+        ),
+        (
+            with(1, f64::INFINITY),
+            "separation = inf must be finite".into(),
+        ),
+    ];
+    let mut cases: Vec<Case<T, O>> = bad
+        .iter()
+        .map(|(p, needle)| {
+            let call = Call { peaks: p, ..good };
+            case(
+                &format!("{p:?}"),
+                PEAKS,
+                call,
+                KP_ERROR_INVALID_ARGUMENT,
+                needle,
+            )
+        })
+        .collect();
+    // One byte past an element: misaligned pointers (never written).
+    let misaligned_index = (good.index as *mut u8).wrapping_add(1) as *mut i64;
+    let misaligned_value = (good.value as *mut u8).wrapping_add(1) as *mut f64;
+    let (t, y, dy, freqs, offsets) = (good.t, good.y, good.dy, good.freqs, good.offsets);
+    let huge = usize::MAX / 2;
+    // A grid valid in every dtype whose f64 copy no host can hold.
+    let too_many = 1usize << 60;
+    #[rustfmt::skip]
+    cases.extend([
+        case("NULL index", PEAKS, Call { index: null_mut(), ..good }, KP_ERROR_NULL_POINTER, "index is NULL"),
+        case("NULL value", PEAKS, Call { value: null_mut(), ..good }, KP_ERROR_NULL_POINTER, "value is NULL"),
+        case("misaligned index", PEAKS, Call { index: misaligned_index, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "is not aligned to 8 bytes"),
+        case("misaligned value", PEAKS, Call { value: misaligned_value, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "is not aligned to 8 bytes"),
+        case("value over index", PEAKS, Call { value: good.index as *mut f64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "index and value overlap"),
+        case("index over t", PEAKS, Call { index: t as *mut i64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "index and t overlap"),
+        case("value over y", PEAKS, Call { value: y as *mut f64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "value and y overlap"),
+        case("index over dy", PEAKS, Call { index: dy as *mut i64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "index and dy overlap"),
+        case("index over offsets", PEAKS, Call { index: offsets as *mut i64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "index and offsets overlap"),
+        case("value over freqs", &[Peaks], Call { value: freqs as *mut f64, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "value and freqs overlap"),
+        case("nf huge", &[Peaks], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, "freqs: "),
+        case("nf huge", &[PeaksUniform], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            "too many frequencies"),
+        case("nf past the host", &[PeaksUniform], Call { nf: too_many, ..good }, KP_ERROR_INVALID_ARGUMENT,
+            &format!("the frequencies: {too_many} values of 8 bytes exceed the largest possible array")),
+    ]);
+    fx.run_cases(&cases, &good);
+}
+
 fn bad_calls(backend: kp_backend) {
     let ctx = Ctx::new(backend);
     shared_errors::<f64, kp_pdm_options>(&ctx);
@@ -886,6 +1202,10 @@ fn bad_calls(backend: kp_backend) {
     option_errors::<f32, kp_pdm_options>(&ctx);
     option_errors::<f64, kp_ce_options>(&ctx);
     option_errors::<f32, kp_ce_options>(&ctx);
+    peak_errors::<f64, kp_pdm_options>(&ctx);
+    peak_errors::<f32, kp_pdm_options>(&ctx);
+    peak_errors::<f64, kp_ce_options>(&ctx);
+    peak_errors::<f32, kp_ce_options>(&ctx);
 }
 
 #[test]

@@ -3506,13 +3506,29 @@ type FoldUniformFn<T, O> = fold_fn!(usize, f64, f64, usize);
 type FoldBatchFn<T, O> = fold_fn!(*const i64, usize, *const T, usize);
 type FoldBatchUniformFn<T, O> = fold_fn!(*const i64, usize, f64, f64, usize);
 
-/// The four entry points of one statistic and dtype: one series on an
-/// array and on a grid, a batch on an array and on a grid.
+/// The signature of a batch's peaks entry point: the batch's arguments up
+/// to the frequencies', then the peak options, `index` and `value`.
+macro_rules! fold_peaks_fn {
+    ($($arg:ty),*) => {
+        unsafe extern "C" fn(
+            *const kp_context, *const O, *const T, *const T, *const T, *const i64, usize,
+            $($arg,)* *const kp_peak_options, *mut i64, *mut f64,
+        ) -> kp_status
+    };
+}
+type FoldPeaksFn<T, O> = fold_peaks_fn!(*const T, usize);
+type FoldUniformPeaksFn<T, O> = fold_peaks_fn!(f64, f64, usize);
+
+/// The six entry points of one statistic and dtype: one series on an
+/// array and on a grid, a batch on an array and on a grid, and the batch's
+/// peaks on an array and on a grid.
 type FoldFns<T, O> = (
     FoldFn<T, O>,
     FoldUniformFn<T, O>,
     FoldBatchFn<T, O>,
     FoldBatchUniformFn<T, O>,
+    FoldPeaksFn<T, O>,
+    FoldUniformPeaksFn<T, O>,
 );
 
 /// A phase-folding option struct from four decoded fields (PDM takes the
@@ -3576,6 +3592,22 @@ enum FoldShape {
     Batch(OffsetsSpec, u8, u8, Count),
 }
 
+/// A batch's peaks (its `_peaks` form, called after the batch): the peak
+/// options (None: NULL; k any number, the separation any value), and
+/// `index` and `value`, each the span they must hold and `extra % 4` more
+/// or, past the cap, `len` long, now and then NULL.
+#[derive(Arbitrary, Debug)]
+struct FoldPeaksSpec {
+    opts: Option<(Num, FVal)>,
+    len: u16,
+    extra: u8,
+    index_null: u8,
+    value_null: u8,
+    /// >= 240: `index` is the offsets' buffer (the library must refuse the
+    /// overlap).
+    alias: u8,
+}
+
 #[derive(Arbitrary, Debug)]
 struct FoldOp {
     series: SeriesSpec,
@@ -3586,10 +3618,12 @@ struct FoldOp {
     extra: u8,
     /// >= 240: `out` is y's buffer (the library must refuse the overlap).
     alias: u8,
+    peaks: FoldPeaksSpec,
 }
 
 const FOLD_SERIES_CAP: usize = 256;
 const FOLD_OUT_CAP: usize = 1024;
+const FOLD_PEAKS_CAP: usize = 2048;
 /// The most count updates a call may make (samples x frequencies x CE's
 /// overlaps), so that an input runs in milliseconds.
 const FOLD_WORK_CAP: u128 = 1 << 22;
@@ -3699,6 +3733,97 @@ fn fold<T: Real, O: FoldOptions>(fns: FoldFns<T, O>, name: &str, op: &FoldOp) {
     let span = clamp(needed).saturating_mul(size_of::<T>());
     check_outputs(&call, ok, &[("out", before, bytes_of(&out.data), span)]);
     assert!(!(ok && aliased), "{call}: KP_OK with out over y");
+
+    // The peaks of the same batch: `k` per series. The work is the batch's,
+    // capped above, or its `nf` is one the library must refuse (an output
+    // of `nseries * nf` no allocation can hold, over at most 8 series, is
+    // also a frequency array too large).
+    let Some(offsets) = &batch else {
+        return;
+    };
+    let p = &op.peaks;
+    let peak_opts = p.opts.map(|(k, separation)| kp_peak_options {
+        k: k.get(),
+        separation: separation.0,
+    });
+    let peaks_ptr: *const kp_peak_options = peak_opts.as_ref().map_or(ptr::null(), |o| o);
+    let k = peak_opts.map_or(1, |o| o.k);
+    let span = rows as u128 * k as u128;
+    let len = if span <= FOLD_PEAKS_CAP as u128 {
+        span as usize + p.extra as usize % 4
+    } else {
+        p.len as usize % (FOLD_PEAKS_CAP + 1)
+    };
+    let mut index = Buf {
+        data: vec![-7i64; len].into_boxed_slice(),
+        null: p.index_null == 1,
+    };
+    let mut value = Buf {
+        data: vec![f64::poison(); len].into_boxed_slice(),
+        null: p.value_null == 1,
+    };
+    let aliased = p.alias >= 240;
+    let (index_ptr, index_fits) = if aliased {
+        (offsets.ptr() as *mut i64, offsets.fits(span))
+    } else {
+        (index.mut_ptr(), index.fits(span))
+    };
+    if !(index_fits && value.fits(span)) {
+        return;
+    }
+    let index_arg = if aliased {
+        "offsets".into()
+    } else {
+        index.describe()
+    };
+    let call = format!(
+        "{name}{shape}_peaks_{suffix}(ctx, options={:?}, {}, {rows_arg}, {freqs_arg}, nf={nf}, peaks={peak_opts:?}, index={index_arg}, value={})",
+        unsafe { opts.as_ref() },
+        s.describe(),
+        value.describe(),
+    );
+    trace!("{call}");
+    let others = (offsets.snapshot(), array.as_ref().map(Buf::snapshot));
+    let before = (index.snapshot(), value.snapshot());
+    let (off, opt, ix, vx) = (offsets.ptr(), peaks_ptr, index_ptr, value.mut_ptr());
+    let status = unsafe {
+        match &array {
+            Some(f) => fns.4(ctx(), opts, t, y, dy, off, rows, f.ptr(), nf, opt, ix, vx),
+            None => fns.5(ctx(), opts, t, y, dy, off, rows, grid.0, grid.1, nf, opt, ix, vx),
+        }
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_inputs(&call, &[("offsets", others.0, bytes_of(&offsets.data))]);
+    if let (Some(f), Some(b)) = (&array, others.1) {
+        check_inputs(&call, &[("freqs", b, bytes_of(&f.data))]);
+    }
+    let span = clamp(span).saturating_mul(size_of::<i64>());
+    check_outputs(
+        &call,
+        ok,
+        &[
+            ("index", before.0, bytes_of(&index.data), span),
+            ("value", before.1, bytes_of(&value.data), span),
+        ],
+    );
+    assert!(!(ok && aliased), "{call}: KP_OK with index over offsets");
+    if !ok {
+        return;
+    }
+    // Each series: peaks (an index among the frequencies, a value), then
+    // padding (index -1, value NaN) to k.
+    let series = index.data.chunks(k).zip(value.data.chunks(k)).take(rows);
+    for (r, (i, v)) in series.enumerate() {
+        let found = i.iter().take_while(|&&i| i >= 0).count();
+        assert!(
+            i[..found].iter().all(|&i| (i as u128) < nf as u128)
+                && v[..found].iter().all(|v| !v.is_nan())
+                && i[found..].iter().all(|&i| i == -1)
+                && v[found..].iter().all(|v| v.is_nan()),
+            "{call}: series {r}: peaks {i:?}, values {v:?}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -3783,12 +3908,26 @@ fn run(op: &Op) {
         Op::BlsBatch(false, o) => bls_batch::<f32>(kp_bls_batch_f32, "kp_bls_batch_f32", o),
         Op::BlsBatch(true, o) => bls_batch::<f64>(kp_bls_batch_f64, "kp_bls_batch_f64", o),
         Op::Pdm(false, o) => fold::<f32, kp_pdm_options>(
-            (kp_pdm_f32, kp_pdm_uniform_f32, kp_pdm_batch_f32, kp_pdm_batch_uniform_f32),
+            (
+                kp_pdm_f32,
+                kp_pdm_uniform_f32,
+                kp_pdm_batch_f32,
+                kp_pdm_batch_uniform_f32,
+                kp_pdm_batch_peaks_f32,
+                kp_pdm_batch_uniform_peaks_f32,
+            ),
             "kp_pdm",
             o,
         ),
         Op::Pdm(true, o) => fold::<f64, kp_pdm_options>(
-            (kp_pdm_f64, kp_pdm_uniform_f64, kp_pdm_batch_f64, kp_pdm_batch_uniform_f64),
+            (
+                kp_pdm_f64,
+                kp_pdm_uniform_f64,
+                kp_pdm_batch_f64,
+                kp_pdm_batch_uniform_f64,
+                kp_pdm_batch_peaks_f64,
+                kp_pdm_batch_uniform_peaks_f64,
+            ),
             "kp_pdm",
             o,
         ),
@@ -3798,6 +3937,8 @@ fn run(op: &Op) {
                 kp_conditional_entropy_uniform_f32,
                 kp_conditional_entropy_batch_f32,
                 kp_conditional_entropy_batch_uniform_f32,
+                kp_conditional_entropy_batch_peaks_f32,
+                kp_conditional_entropy_batch_uniform_peaks_f32,
             ),
             "kp_conditional_entropy",
             o,
@@ -3808,6 +3949,8 @@ fn run(op: &Op) {
                 kp_conditional_entropy_uniform_f64,
                 kp_conditional_entropy_batch_f64,
                 kp_conditional_entropy_batch_uniform_f64,
+                kp_conditional_entropy_batch_peaks_f64,
+                kp_conditional_entropy_batch_uniform_peaks_f64,
             ),
             "kp_conditional_entropy",
             o,

@@ -48,6 +48,10 @@ fn prepare<T: Float>(series: &FoldSeries<'_, T>, statistic: &Statistic) -> Resul
 /// The frequencies of a call in f64: finite, non-negative, at least one.
 fn frequencies<T: Float>(freqs: &FoldFreqs<'_, T>) -> Result<Vec<f64>> {
     freqs.validate()?;
+    // A grid's count is bounded by no buffer of the caller's (the peaks
+    // write k per series, not nf), so it is sized here before the f64 copy
+    // is formed: an impossible count would otherwise abort the process.
+    check_host_room::<f64>("the frequencies", freqs.len())?;
     let f: Vec<f64> = (0..freqs.len()).map(|k| freqs.at(k)).collect();
     if f.is_empty() {
         return Err(Error::invalid("no frequencies: at least one is needed"));

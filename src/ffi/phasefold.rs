@@ -5,7 +5,9 @@
 //! batch searched at the same frequencies, each on a frequency array or a
 //! uniform grid (the per-dtype functions are in `entry_points.rs`).
 //! Frequencies are in cycles per unit of time; each call writes one value
-//! per frequency and series.
+//! per frequency and series, or, for a batch's `_peaks` forms, only the
+//! best few minima of each series' statistic (`kp_peak_options`, semantics:
+//! [`crate::params::peaks`]).
 //!
 //! The two statistics are one operation ([`Statistic`]), so each shape of
 //! call is declared once, over the option struct `O` that picks the
@@ -20,10 +22,11 @@
 use super::args::{write_rows, FreqArray, Grid, HostFreqs, Ragged, Samples};
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
 use crate::api::phasefold::{
-    CeOptions, PdmOptions, PhaseFold, Statistic, MAX_CE_CELLS, MAX_PDM_BINS,
+    CeOptions, PdmOptions, PeakOptions, PhaseFold, Statistic, MAX_CE_CELLS, MAX_PDM_BINS, MAX_PEAKS,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
+use crate::params::peaks::write_peaks;
 use crate::raw::{self, check_apart, Span};
 
 #[rustfmt::skip] // generated, one line per signature
@@ -37,6 +40,10 @@ const _: () = assert!(KP_PDM_MAX_BINS as usize == MAX_PDM_BINS);
 /// The most cells (`phase_bins` x `mag_bins`) `kp_ce_options` may ask for.
 pub const KP_CE_MAX_CELLS: u32 = 65536;
 const _: () = assert!(KP_CE_MAX_CELLS as usize == MAX_CE_CELLS);
+
+/// The most peaks per series `kp_peak_options.k` may ask for.
+pub const KP_MAX_PEAKS: usize = 256;
+const _: () = assert!(KP_MAX_PEAKS == MAX_PEAKS);
 
 /// Options of a PDM search. Start from `kp_pdm_options_default()`.
 #[repr(C)]
@@ -64,6 +71,20 @@ pub struct kp_ce_options {
     pub mag_overlap: u32,
 }
 
+/// How many peaks the `_peaks` entry points keep per series, and how far
+/// apart. Start from `kp_peak_options_default()`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kp_peak_options {
+    /// Peaks per series, 1 to KP_MAX_PEAKS (default 1: the best period).
+    pub k: usize,
+    /// The least distance between the trial frequencies of two peaks kept,
+    /// in the frequencies' unit, finite and >= 0 (default 0: any two
+    /// distinct peaks). About one peak width, 1 / (time span), keeps a
+    /// peak's side lobes out.
+    pub separation: f64,
+}
+
 /// 10 phase bins (cuvarbase's default).
 #[no_mangle]
 pub extern "C" fn kp_pdm_options_default() -> kp_pdm_options {
@@ -83,6 +104,19 @@ pub extern "C" fn kp_ce_options_default() -> kp_ce_options {
             mag_bins: o.mag_bins as u32,
             phase_overlap: o.phase_overlap as u32,
             mag_overlap: o.mag_overlap as u32,
+        }
+    };
+    value_boundary(defaults, defaults)
+}
+
+/// One peak per series (k = 1), no separation.
+#[no_mangle]
+pub extern "C" fn kp_peak_options_default() -> kp_peak_options {
+    let defaults = || {
+        let o = PeakOptions::default();
+        kp_peak_options {
+            k: o.k,
+            separation: o.separation,
         }
     };
     value_boundary(defaults, defaults)
@@ -186,6 +220,50 @@ impl<T: Float, O: FoldOptions, F: HostFreqs<T>> Entry for BatchFold<T, O, F> {
     }
 }
 
+/// A ragged batch's best peaks, every series at the same frequencies: the
+/// C arguments of kp_pdm_batch_peaks_{dtype},
+/// kp_conditional_entropy_batch_peaks_{dtype} and their `_uniform_peaks`
+/// forms (`BatchFold`'s, with `peaks`, `index` and `value` for `out`).
+pub(crate) struct BatchPeaks<T, O, F> {
+    options: *const O,
+    ragged: Ragged<T>,
+    freqs: F,
+    peaks: *const kp_peak_options,
+    index: *mut i64,
+    value: *mut f64,
+}
+
+impl<T: Float, O: FoldOptions, F: HostFreqs<T>> Entry for BatchPeaks<T, O, F> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let ragged = unsafe { self.ragged.read() }?;
+        let o = unsafe { or_default(self.peaks, kp_peak_options_default) };
+        let peaks = PeakOptions {
+            k: o.k,
+            separation: o.separation,
+        };
+        // The API's own check, before k sizes the outputs: a k out of range
+        // is named as such, not as an output too long.
+        peaks.validate()?;
+        let len = raw::product("nseries", self.ragged.nseries, "k", peaks.k)?;
+        let mut inputs = ragged.spans();
+        inputs.extend(self.freqs.spans());
+        let outputs = [
+            Span::of("index", self.index, len),
+            Span::of("value", self.value, len),
+        ];
+        check_apart(&outputs, &inputs)?;
+        let statistic = unsafe { statistic_from(self.options) };
+        let batch = unsafe { ragged.batch() }?;
+        let freqs = unsafe { self.freqs.view() }?;
+        let index = unsafe { raw::host_mut("index", self.index, len) }?;
+        let value = unsafe { raw::host_mut("value", self.value, len) }?;
+        // Found in full before a single index or value is written.
+        let rows = kp.phase_fold_batch_peaks(&batch, &freqs, &statistic, &peaks)?;
+        write_peaks(&rows, peaks.k, index, value);
+        Ok(())
+    }
+}
+
 /// Phase dispersion minimisation in {precision}: PDM's theta of the `n`
 /// samples `t`, `y` (errors `dy`: weights 1 / dy^2; NULL: equal weights)
 /// folded at each of the `nf` trial frequencies `freqs` (cycles per unit of
@@ -241,6 +319,45 @@ type kp_pdm_batch<T> = BatchFold<T, kp_pdm_options, FreqArray<*const T>>;
 /// `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
 /// inputs; `options` NULL or one struct.
 type kp_pdm_batch_uniform<T> = BatchFold<T, kp_pdm_options, Grid>;
+
+/// The best periods by PDM of every series of a ragged batch, in
+/// {precision}, without keeping the statistic: inputs as
+/// `kp_pdm_batch_{dtype}` (`options`, `t`, `y`, `dy`, `offsets`,
+/// `nseries`, `freqs`, `nf`), and `peaks` (NULL: the defaults, one peak).
+/// `index` and `value` each get `nseries * peaks.k` values, series by
+/// series (series `s` at `index + s * peaks.k`), best first: the `peaks.k`
+/// lowest distinct minima of the series' theta over `freqs`, each at least
+/// `peaks.separation` in frequency from those before it, as its index into
+/// `freqs` and its theta (as `kp_pdm_batch_{dtype}` gives it, widened to
+/// double); a series with fewer minima (a series with no theta has none)
+/// gets index -1 and value NaN after its last. A minimum is the first of
+/// equal values, and the best peak the first lowest value of the row.
+/// On a GPU the batch runs in chunks whose values are reduced on the
+/// device, so only the peaks come back; the same peaks on the CPU and the
+/// GPU.
+///
+/// Ownership: every buffer stays the caller's. kernpack reads the inputs
+/// and writes `index` and `value` during the call only, keeps no pointer,
+/// and writes neither on failure (the status says why,
+/// kp_last_error_message() names the argument).
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `freqs`: `nf`; `index` and `value`:
+/// `nseries * peaks.k` values each, apart from each other and from the
+/// inputs; `options` and `peaks` NULL or one struct.
+type kp_pdm_batch_peaks<T> = BatchPeaks<T, kp_pdm_options, FreqArray<*const T>>;
+
+/// As `kp_pdm_batch_peaks_{dtype}`, at the `nf` frequencies `f0 + i df`,
+/// `i = 0 .. nf-1` (cycles per unit of `t`; a peak's index is its `i`), in
+/// {precision}.
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+/// values each, apart from each other and from the inputs; `options` and
+/// `peaks` NULL or one struct.
+type kp_pdm_batch_uniform_peaks<T> = BatchPeaks<T, kp_pdm_options, Grid>;
 
 /// The conditional entropy in {precision} (Graham et al. 2013, as
 /// cuvarbase's and periodfind's) of the `n` samples `t`, `y` folded at each
@@ -303,3 +420,31 @@ type kp_conditional_entropy_batch<T> = BatchFold<T, kp_ce_options, FreqArray<*co
 /// `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
 /// inputs; `options` NULL or one struct.
 type kp_conditional_entropy_batch_uniform<T> = BatchFold<T, kp_ce_options, Grid>;
+
+/// The best periods by conditional entropy of every series of a ragged
+/// batch, in {precision}, as `kp_pdm_batch_peaks_{dtype}` finds them by
+/// PDM's theta: inputs as `kp_conditional_entropy_batch_{dtype}`, and
+/// `peaks` (NULL: the defaults, one peak). `index` and `value` each get
+/// `nseries * peaks.k` values, series by series, best first: the lowest
+/// distinct minima of the series' entropy over `freqs` (as
+/// `kp_conditional_entropy_batch_{dtype}` gives it, widened to double),
+/// then index -1 and value NaN past the series' last. Every buffer stays
+/// the caller's; no pointer is kept; nothing is written on failure.
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `freqs`: `nf`; `index` and `value`:
+/// `nseries * peaks.k` values each, apart from each other and from the
+/// inputs; `options` and `peaks` NULL or one struct.
+type kp_conditional_entropy_batch_peaks<T> = BatchPeaks<T, kp_ce_options, FreqArray<*const T>>;
+
+/// As `kp_conditional_entropy_batch_peaks_{dtype}`, at the `nf`
+/// frequencies `f0 + i df`, `i = 0 .. nf-1` (cycles per unit of `t`; a
+/// peak's index is its `i`), in {precision}.
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+/// values each, apart from each other and from the inputs; `options` and
+/// `peaks` NULL or one struct.
+type kp_conditional_entropy_batch_uniform_peaks<T> = BatchPeaks<T, kp_ce_options, Grid>;
