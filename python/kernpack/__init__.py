@@ -69,8 +69,8 @@ def set_num_threads(threads: int) -> None:
 
 def release_staging() -> None:
     """Frees the pinned host and device memory that large GPU calls keep for
-    the next ones. Batched peaks (``lombscargle_batch(..., best=True)``),
-    calls with a list of devices, and Lorenz ensembles over 256 MiB run in
+    the next ones. Batched peaks (``lombscargle_batch(..., best=True)`` or
+    ``peaks=k``, and the searches' ``peaks=k``), calls with a list of devices, and Lorenz ensembles over 256 MiB run in
     chunks through two staging buffers per GPU (device arenas of up to
     256 MiB each by default, pinned host memory for what is copied), kept
     after the call so that a stream of calls pins them once (up to

@@ -155,8 +155,9 @@ def _one_chunk(a: Any, start: int, length: int) -> Any:
 
 
 def periodograms(out: np.ndarray) -> Any:
-    """A ``(nseries, nf)`` NumPy result as a ``FixedSizeListArray`` of one
-    row per series (a view of the result, no copy). Complex values (the
+    """A ``(nseries, nf)`` NumPy result (periodograms, or the ``(nseries,
+    k)`` fields of the best peaks) as a ``FixedSizeListArray`` of one row
+    per series (a view of the result, no copy). Complex values (the
     'amplitude' mode; Arrow has no complex type) become ``nf`` pairs
     ``(re, im)``: ``fixed_size_list<fixed_size_list<float, 2>, nf>``."""
     import pyarrow as pa

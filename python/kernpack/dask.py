@@ -417,11 +417,13 @@ def _series_named_by_id(ids):
         raise
 
 
-def _batch(ids, offsets, t, y, w, grid, opts, best):
-    """(f0, df, the batched call's result) for the series on their grids."""
+def _batch(ids, offsets, t, y, w, grid, opts, best, **peaks):
+    """(f0, df, the batched call's result) for the series on their grids;
+    `peaks`: ``peaks=k, separation=`` for only each series' best k."""
     f0, df = _series_grids(ids, offsets, t, *grid)
-    with _series_named_by_id(ids), _calls(opts["backend"], best):
-        got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **opts)
+    with _series_named_by_id(ids), _calls(opts["backend"], best or bool(peaks)):
+        got = _signal.lombscargle_batch(t, y, f0, df, grid[0], offsets=offsets, weights=w, best=best, **peaks,
+                                        **opts)
         return f0, df, got
 
 
@@ -429,7 +431,8 @@ def _top_peaks(magnitude: np.ndarray, k: int):
     """Indices (-1: none) and values (NaN: none) of the k highest local maxima
     of each row, highest first, ties to the lower index. A local maximum is
     above its left neighbour and not below its right one (the grid's ends
-    compare with -inf), so rank 1 is np.argmax's index."""
+    compare with -inf), so rank 1 is np.argmax's index. For the modulus of
+    'amplitude' periodograms: the library ranks real periodograms only."""
     m = np.nan_to_num(magnitude.astype(np.float64, copy=False), nan=-np.inf)
     rows, nf = m.shape
     ninf = np.full((rows, 1), -np.inf)
@@ -461,6 +464,16 @@ def _top_k(top_k: Any, most: Optional[int] = None) -> int:
     return int(top_k)
 
 
+def _peak_ranks(top_k: Any, separation: Any, normalize: Any) -> Tuple[int, float]:
+    """A periodogram table's `top_k` (1 to 256) and `separation` checked."""
+    top_k = _top_k(top_k, most=_MAX_PEAKS)
+    _, separation = _ts._peak_options(top_k, separation)
+    if top_k > 1 and separation and _signal._mode(normalize) == "amplitude":
+        raise ValueError("separation ranks the peaks of real periodograms: 'amplitude' (complex) takes top_k "
+                         "without it, or pass normalize='power' or 'normalize'")
+    return top_k, separation
+
+
 def _rank_columns(names: Sequence[str], top_k: int) -> Dict[str, Any]:
     """n, then per rank r (r > 1 suffixed _r) the float64 columns `names`."""
     cols = list(names) + [f"{c}_{r}" for r in range(2, top_k + 1) for c in names]
@@ -484,13 +497,17 @@ def _ranks_table(ids, offsets, meta, *columns) -> "pd.DataFrame":
     return table
 
 
-def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, opts):
-    f0, df, got = _batch(ids, offsets, t, y, w, grid, opts, best=top_k == 1)
+def _peaks_table(ids, offsets, t, y, w, *, meta, grid, top_k, separation, opts):
     if top_k == 1:  # (nseries, 1) frequencies and powers of the peaks
+        _, _, got = _batch(ids, offsets, t, y, w, grid, opts, best=True)
         freq, power = got.frequency[:, None], got.power[:, None]
-    else:  # (nseries, top_k)
-        index, power = _top_peaks(np.abs(got) if np.iscomplexobj(got) else got, top_k)
+    elif opts["normalize"] == "amplitude":  # (nseries, top_k) of the modulus, from the whole periodograms
+        f0, df, got = _batch(ids, offsets, t, y, w, grid, opts, best=False)
+        index, power = _top_peaks(np.abs(got), top_k)
         freq = _signal._peak_frequency(np.reshape(f0, (-1, 1)), np.reshape(df, (-1, 1)), index)
+    else:  # (nseries, top_k), only the peaks leave the batch
+        _, _, got = _batch(ids, offsets, t, y, w, grid, opts, best=False, peaks=top_k, separation=separation)
+        freq, power = got.frequency, got.power
     with np.errstate(divide="ignore"):
         period = _TWO_PI / freq
     return _ranks_table(ids, offsets, meta, freq, period, power)
@@ -620,6 +637,7 @@ def lombscargle_peaks(
     *,
     oversample: Optional[float] = None,
     top_k: int = 1,
+    separation: float = 0.0,
     id_col: str = "id",
     t_col: str = "t",
     y_col: str = "y",
@@ -655,12 +673,25 @@ def lombscargle_peaks(
         frequencies from fmin (or from one step). Series whose times are all
         equal raise ValueError.
     top_k : int, optional
-        Peaks per series. 1: the periodogram's maximum
-        (``lombscargle_batch(..., best=True)``; no periodogram leaves the
-        GPU). k > 1: the k highest local maxima of each periodogram, from the
-        whole periodograms of a partition computed in one call and copied to
-        the host (``nseries * nf`` values per partition in memory); missing
-        ranks are NaN.
+        Peaks per series, 1 to 256. 1: the periodogram's maximum
+        (``lombscargle_batch(..., best=True)``). k > 1: the k highest local
+        maxima of each periodogram, each at least `separation` from the
+        higher ones, as ``lombscargle_batch(..., peaks=k,
+        separation=separation)`` defines them (rank 1 is the maximum);
+        missing ranks are NaN. Only the peaks of a partition are held: its
+        periodograms are computed in chunks of series and reduced where
+        they are made (on a GPU only the peaks leave the device). Except
+        k > 1 with ``normalize='amplitude'`` (complex values, which the
+        library does not rank): the local maxima of the modulus, from the
+        whole periodograms of a partition computed in one call and copied
+        to the host (``nseries * nf`` values per partition in memory).
+    separation : float, optional
+        The least distance between the frequencies of two ranked peaks, in
+        the grid's unit (angular frequency, rad per unit of t; finite, >= 0;
+        default 0: any two local maxima). About ``2 pi / span``, a peak's
+        width (``oversample`` grid steps on a per-series grid), keeps a
+        peak's side lobes out of the ranks. No effect with ``top_k=1``;
+        not with 'amplitude' (a ValueError for ``top_k > 1``).
     id_col, t_col, y_col, w_col : str, optional
         Column names; `w_col` None: unweighted.
     normalize, floating_mean, precenter
@@ -733,11 +764,11 @@ def lombscargle_peaks(
     The output metadata is given to Dask: the kernel never runs on empty or
     fake data to infer it.
     """
-    top_k = _top_k(top_k)
+    top_k, separation = _peak_ranks(top_k, separation, normalize)
     return _per_series(
         "peaks-partition", _peaks_columns(top_k), _peaks_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col,
         w_col, normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,
-        top_k=top_k,
+        top_k=top_k, separation=separation,
     )
 
 

@@ -45,6 +45,7 @@ def periods(
     w: Optional[str] = None,
     oversample: Optional[float] = None,
     top_k: int = 1,
+    separation: float = 0.0,
     normalize: Union[bool, str] = False,
     floating_mean: bool = False,
     precenter: bool = False,
@@ -57,7 +58,7 @@ def periods(
     frame : nested-pandas NestedFrame or pandas DataFrame
         One row per object (an LSDB partition). Its light curves are either
         fields of a nested column or pandas columns of Arrow lists.
-    nf, fmin, fmax, oversample, top_k
+    nf, fmin, fmax, oversample, top_k, separation
         The grid and the peaks, as in :func:`kernpack.dask.lombscargle_peaks`:
         a shared grid of ``nf`` angular frequencies fmin..fmax, or with
         `oversample` a grid per light curve from its time span.
@@ -84,7 +85,7 @@ def periods(
     bitwise, :func:`kernpack.signal.lombscargle_batch` on the same lists.
     """
     grid = _dask._grid_spec(nf, fmin, fmax, oversample)
-    top_k = _dask._top_k(top_k)
+    top_k, separation = _dask._peak_ranks(top_k, separation, normalize)
     if dy is not None and w is not None:
         raise ValueError(f"pass dy ({dy!r}, uncertainties) or w ({w!r}, weights), not both")
     opts = _dask._batch_options(normalize, floating_mean, precenter, backend)
@@ -98,7 +99,8 @@ def periods(
         ids = frame.index[start : start + n].to_numpy()
         if dy is not None:
             ws = _weights_of(ws, offsets, ids)
-        tables.append(_dask._peaks_table(ids, offsets, ts, ys, ws, meta=meta, grid=grid, top_k=top_k, opts=opts))
+        tables.append(_dask._peaks_table(ids, offsets, ts, ys, ws, meta=meta, grid=grid, top_k=top_k,
+                                         separation=separation, opts=opts))
     table = pd.concat(tables) if tables else meta
     table.index = frame.index
     return table

@@ -18,11 +18,12 @@ from ._arrays import (
     host_float_dtype,
     pointer,
     split,
+    to_host,
     upload,
 )
 from ._context import context, device_float_context
 
-__all__ = ["lombscargle", "lombscargle_uniform", "lombscargle_batch", "BestPeaks"]
+__all__ = ["lombscargle", "lombscargle_uniform", "lombscargle_batch", "BestPeaks", "TopPeaks"]
 
 _MODES = ("power", "normalize", "amplitude")
 
@@ -297,6 +298,38 @@ class BestPeaks(NamedTuple):
     """Index of the peak in the series' grid (int64; -1 when all values were NaN)."""
 
 
+class TopPeaks(NamedTuple):
+    """The best ``k`` peaks of each series of a batch
+    (:func:`lombscargle_batch` with ``peaks=k``): the fields of
+    :class:`BestPeaks`, each an ``(nseries, k)`` array, row ``s`` series
+    ``s``'s peaks highest first; where a series has fewer than ``k``, its
+    last columns are padding."""
+
+    frequency: Any
+    """Angular frequency of the peak, ``f0 + index * df`` of the series'
+    grid (float64; NaN: no peak)."""
+    power: Any
+    """Periodogram value at the peak (float64: the batch dtype's value
+    widened exactly; NaN: no peak)."""
+    index: Any
+    """Index of the peak in the series' grid (int64; -1: no peak)."""
+
+
+def _peak_options(peaks: Any, separation: Any, best: bool, mode: str):
+    """``(k, separation)`` checked (None without peaks), and `peaks` with
+    `best` or the amplitude mode refused."""
+    from .timeseries import _peak_options as checked  # that module imports this one
+
+    got = checked(peaks, separation)
+    if got is not None and best:
+        raise ValueError("best=True and peaks=k are exclusive: best=True keeps each series' highest peak, "
+                         "peaks=k its k highest (peaks=1 is that peak as (nseries, 1) arrays)")
+    if got is not None and mode == "amplitude":
+        raise ValueError("peaks=k ranks real periodograms: pass normalize='power' or 'normalize' "
+                         "('amplitude' is complex; best=True gives the peak of its modulus)")
+    return got
+
+
 def lombscargle_batch(
     x: Union[Any, Sequence[Any]],
     y: Union[Any, Sequence[Any]],
@@ -310,10 +343,13 @@ def lombscargle_batch(
     floating_mean: bool = False,
     precenter: bool = False,
     best: bool = False,
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Any:
-    """Periodograms of many series of different lengths in one call.
+    """Periodograms of many series of different lengths in one call, or
+    only their best peaks.
 
     Parameters
     ----------
@@ -342,6 +378,23 @@ def lombscargle_batch(
     best : bool, optional
         Return only each series' highest peak (:class:`BestPeaks`) instead of
         the whole periodograms.
+    peaks : int, optional
+        Return only each series' best `peaks` peaks (1 to 256), a
+        :class:`TopPeaks`, instead of the whole periodograms (not with
+        `best`; not with 'amplitude', whose values are complex). A peak is
+        a local maximum over the grid: above its left neighbour and not
+        below its right one (past the grid's ends, and at NaN, the value
+        counts as -inf; NaN and -inf are never peaks), so the first of a
+        run of equal values is one and the first highest value of a row is
+        the best peak (``best=True``'s index). Peaks are taken highest
+        first (the lower index among equal values), each only where its
+        frequency lies at least `separation` from every peak taken before.
+    separation : float, optional
+        The least distance between the frequencies of two peaks kept, in
+        the grid's unit (angular frequency, as `f0` and `df`; finite, >= 0;
+        default 0: any two peaks). About ``2 pi / (max x - min x)``, a
+        peak's width, keeps a peak's side lobes out of the ranks. Only with
+        `peaks` (a ValueError otherwise).
     backend : {'auto', 'gpu', 'cpu'}, optional
         As in :func:`lombscargle`.
     device : int or list of int, optional
@@ -351,17 +404,23 @@ def lombscargle_batch(
 
     Returns
     -------
-    pgrams : ndarray or BestPeaks
+    pgrams : ndarray, BestPeaks or TopPeaks
         ``(nseries, nf)`` values (complex for 'amplitude') in the inputs' float
         dtype and library, or with ``best=True`` a :class:`BestPeaks` of arrays
-        of length nseries. With ``best=True`` the periodograms are never all
-        held: they are computed in chunks of series and reduced where they
-        are made (on the GPU only the peaks cross the bus), so memory stays
-        bounded for any batch size; on device arrays the peaks are found on
-        the device and returned as device arrays. Arrow inputs: see below. An
-        empty batch (no series: ``offsets=[0]``, empty lists or Arrow columns
-        of no rows, e.g. a Dask partition with no rows) returns empty results
-        of these shapes and dtypes (``(0, nf)``; peaks of length 0) without
+        of length nseries, or with ``peaks=k`` a :class:`TopPeaks` of
+        ``(nseries, k)`` arrays (frequency and power float64, index int64;
+        NaN / -1 past a series' last peak). With ``best=True`` or `peaks`
+        the periodograms are never all held: they are computed in chunks of
+        series and reduced where they are made (on the GPU only the peaks
+        cross the bus), so memory stays bounded for any batch size; on
+        device arrays the peaks are returned as device arrays of the
+        inputs' library, on their GPU (``best=True`` finds them on the
+        device arrays themselves; `peaks` reads the samples back to the
+        host first, a copy of the samples only, and runs the batch on the
+        arrays' GPU). Arrow inputs: see below. An empty batch (no series:
+        ``offsets=[0]``, empty lists or Arrow columns of no rows, e.g. a
+        Dask partition with no rows) returns empty results of these shapes
+        and dtypes (``(0, nf)``; peaks of length 0, or ``(0, k)``) without
         calling the kernels.
 
     Arrow columns
@@ -392,28 +451,34 @@ def lombscargle_batch(
       type; 'amplitude' (Arrow has no complex type) gives each row ``nf``
       ``(re, im)`` pairs, ``fixed_size_list<fixed_size_list<float, 2>, nf>``.
       With ``best=True``: a :class:`BestPeaks` of ``pyarrow`` arrays
-      (float64, float64, int64). A ``ChunkedArray`` input gives a
+      (float64, float64, int64); with `peaks`, a :class:`TopPeaks` of
+      ``fixed_size_list<double, k>`` (``int64`` for the index) arrays, one
+      row's peaks per row. A ``ChunkedArray`` input gives a
       ``ChunkedArray`` result with one chunk per piece. A column for pandas:
       ``pd.Series(result, dtype=pd.ArrowDtype(result.type))``.
     * pandas Series of Arrow lists are read as their Arrow data (no copy) and
       give pandas results on the input's index: the periodograms as a Series
       of ``pd.ArrowDtype`` lists (no copy), the peaks as a :class:`BestPeaks`
-      of NumPy-backed Series. For a whole survey table in nested-pandas or
+      of NumPy-backed Series (:class:`TopPeaks`: Series of
+      ``pd.ArrowDtype`` lists of k). For a whole survey table in nested-pandas or
       LSDB, see :func:`kernpack.lsdb.periods`.
     """
     mode = _mode(normalize)
     nf = _count("nf", nf)
+    peaks = _peak_options(peaks, separation, best, mode)
     (x, index), (y, y_index), (weights, w_index) = (_arrow.from_pandas(a) for a in (x, y, weights))
     if _arrow.is_lists(x) or _arrow.is_lists(y) or _arrow.is_lists(weights):
         if offsets is not None:
             raise ValueError("Arrow list columns carry their own offsets: pass offsets=None")
         opts = dict(normalize=normalize, floating_mean=floating_mean, precenter=precenter, best=best)
+        if peaks is not None:
+            opts.update(peaks=peaks[0], separation=peaks[1])
         got = _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device)
         index = next((i for i in (index, y_index, w_index) if i is not None), None)
         if index is None:
             return got
-        if best:
-            return BestPeaks(*(_arrow.to_pandas(column, index) for column in got))
+        if best or peaks is not None:
+            return type(got)(*(_arrow.to_pandas(column, index) for column in got))
         return _arrow.to_pandas(got, index)
     if isinstance(x, (list, tuple)):
         if offsets is not None:
@@ -437,14 +502,15 @@ def lombscargle_batch(
 
     on_device = split([("x", x), ("y", y), ("weights", weights)])
     if on_device is not None:
-        return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device)
+        return _device_batch(on_device, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, peaks, backend,
+                             device)
 
     dtype = host_float_dtype(x, y)
     xs, ys, ws = (None if a is None else host_array(a, dtype) for a in (x, y, weights))
     _check_flat(xs, ys, ws, offsets)
     if nseries == 0:  # an empty batch (e.g. a Dask partition with no rows): the native layer wants a series
         context(backend, device)  # the same errors for a bad backend or device as a non-empty batch
-        return _empty_batch(np.empty, _result_dtype(dtype, mode), nf, best)
+        return _empty_batch(np.empty, _result_dtype(dtype, mode), nf, best, peaks)
     got = _native.lombscargle_batch(
         context(backend, device),
         (xs, ys, ws),
@@ -452,16 +518,28 @@ def lombscargle_batch(
         (f0s, dfs, nf),
         (mode, bool(floating_mean), bool(precenter)),
         best,
+        peaks,
     )
+    if peaks is not None:
+        return _top_peaks(f0s, dfs, *got)
     if not best:
         return got.view(_result_dtype(dtype, mode))  # amplitude: re and im interleaved
     index, power = got
     return BestPeaks(_peak_frequency(f0s, dfs, index), power, index)
 
 
-def _empty_batch(make: Callable[[tuple, Any], Any], dtype: np.dtype, nf: int, best: bool) -> Any:
+def _top_peaks(f0s: np.ndarray, dfs: np.ndarray, index: np.ndarray, power: np.ndarray) -> TopPeaks:
+    """The native call's ``(nseries, k)`` peaks with their frequencies (one
+    grid or one per series)."""
+    return TopPeaks(_peak_frequency(f0s[:, None], dfs[:, None], index), power, index)
+
+
+def _empty_batch(make: Callable[[tuple, Any], Any], dtype: np.dtype, nf: int, best: bool, peaks=None) -> Any:
     """The results of a batch of no series, of `dtype` (the periodograms'),
     as arrays that ``make(shape, dtype)`` allocates."""
+    if peaks is not None:
+        shape = (0, peaks[0])
+        return TopPeaks(make(shape, np.float64), make(shape, np.float64), make(shape, np.int64))
     if not best:
         return make((0, nf), dtype)
     return BestPeaks(make((0,), np.float64), make((0,), np.float64), make((0,), np.int64))
@@ -482,6 +560,9 @@ def _arrow_batch(x, y, weights, f0, df, nf, opts, backend, device):
                                          device=device, **opts))
     if opts["best"]:
         return BestPeaks(*(_arrow.joined(field, (x, y, weights)) for field in zip(*results)))
+    if "peaks" in opts:  # (nseries, k) arrays: one fixed-size list of k per row
+        return TopPeaks(*(_arrow.joined([_arrow.periodograms(a) for a in field], (x, y, weights))
+                          for field in zip(*results)))
     return _arrow.joined([_arrow.periodograms(r) for r in results], (x, y, weights))
 
 
@@ -543,14 +624,22 @@ def _peak_frequency(f0, df, index):
     return frequency
 
 
-def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, backend, device):
+def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter, best, peaks, backend, device):
     x, y, w = arrays["x"], arrays["y"], arrays.get("weights")
     ctx = device_float_context({"x": x, "y": y, "weights": w}, backend, device)
     _check_flat(x, y, w, offsets)
     nseries = offsets.size - 1
     if nseries == 0:  # an empty batch: empty results in the inputs' library, nothing runs
         make = lambda shape, dtype: as_result(x, empty(x, shape, dtype))  # noqa: E731
-        return _empty_batch(make, _result_dtype(x.dtype, mode), nf, best)
+        return _empty_batch(make, _result_dtype(x.dtype, mode), nf, best, peaks)
+    if peaks is not None:
+        # No call on device buffers keeps k peaks: the samples come back to
+        # the host and run as host arrays on their GPU (the context above),
+        # whose periodograms stay there; the peaks go back to that GPU.
+        xs, ys, ws = (None if a is None else to_host(a) for a in (x, y, w))
+        opts = (mode, bool(floating_mean), bool(precenter))
+        got = _native.lombscargle_batch(ctx, (xs, ys, ws), offsets.view(np.uintp), (f0s, dfs, nf), opts, False, peaks)
+        return TopPeaks(*(_to_device(x, a) for a in _top_peaks(f0s, dfs, *got)))
     stream = current_stream(x)
     d_offsets = upload(x, offsets.astype(np.int64))
     d_f0, d_df = upload(x, f0s), upload(x, dfs)
@@ -575,3 +664,13 @@ def _device_batch(arrays, offsets, f0s, dfs, nf, mode, floating_mean, precenter,
     with cupy_device(x.device if x.lib == "cupy" else None):  # CuPy works on its current device: the arrays' one
         frequency = _peak_frequency(d_f0, d_df, index)
     return BestPeaks(as_result(x, frequency), as_result(x, power), as_result(x, index))
+
+
+def _to_device(like: Any, host: np.ndarray) -> Any:
+    """`host` copied to the GPU of the device array `like`, as an array of
+    its library."""
+    if like.lib == "numba":
+        from numba import cuda
+
+        return cuda.to_device(host)
+    return as_result(like, upload(like, host))

@@ -3,10 +3,11 @@
 use std::marker::PhantomData;
 
 use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers};
-use kernpack::api::lombscargle::peaks::PeakBuffers;
+use kernpack::api::lombscargle::peaks::{PeakBuffers, PeakOptions};
 use kernpack::api::lombscargle::{output_len, DeviceFreqs, LsDeviceBuffers, UniformGrid};
 use kernpack::raw::{
     batch_grid, per_series_grid, write_peaks, write_periodogram, write_periodograms,
@@ -17,6 +18,7 @@ use kernpack::{
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
+use crate::phasefold::peak_arrays;
 use crate::{to_py, Context};
 
 /// The options of a call, as one tuple `(normalize, floating_mean,
@@ -115,8 +117,16 @@ type Grids<'py> = (
 /// output_len(nf)) array of the samples' dtype; with `best`, only each
 /// series' peak instead: its index (int64 array, -1 where every value was
 /// NaN) and value (float64 array, NaN there), the periodograms never all
-/// held (`Kernpack::lombscargle_batch_peaks`).
+/// held (`Kernpack::lombscargle_batch_peaks`); with `peaks = (k,
+/// separation)` (not with `best`), only each series' best `k` peaks: the
+/// highest distinct local maxima of its periodogram, each at least
+/// `separation` (in the grid's frequency unit) from those before it
+/// (`kernpack::params::peaks`; real normalisations only), as `(index,
+/// value)`: new (nseries, k) int64 and float64 arrays, -1 and NaN past a
+/// series' last peak (`Kernpack::lombscargle_batch_top_peaks`: on a GPU
+/// only the peaks leave the device).
 #[pyfunction]
+#[pyo3(signature = (ctx, samples, offsets, grids, opts, best, peaks = None))]
 pub(crate) fn lombscargle_batch<'py>(
     ctx: &Context,
     samples: Samples<'py>,
@@ -124,8 +134,15 @@ pub(crate) fn lombscargle_batch<'py>(
     grids: Grids<'py>,
     opts: Options,
     best: bool,
+    peaks: Option<(usize, f64)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (py, kp, opts) = (samples.0.py(), &ctx.kp, opts.0);
+    let peaks = peaks.map(|(k, separation)| PeakOptions { k, separation });
+    if best && peaks.is_some() {
+        return Err(PyValueError::new_err(
+            "best and peaks are exclusive: best is the highest peak, peaks = (k, separation) the best k",
+        ));
+    }
     let (f0, df, nf) = grids;
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
     let grids = batch_grid(f0.values(), df.values(), nf);
@@ -143,6 +160,12 @@ pub(crate) fn lombscargle_batch<'py>(
             let (mut index, mut value) = (vec![0; peaks.len()], vec![0.0; peaks.len()]);
             write_peaks(&peaks, &mut index, &mut value);
             return Ok((index.into_pyarray(py), value.into_pyarray(py)).into_pyobject(py)?.into_any());
+        }
+        if let Some(peaks) = peaks {
+            let rows = py
+                .detach(|| kp.lombscargle_batch_top_peaks(&batch, &grids, &opts, &peaks))
+                .map_err(to_py)?;
+            return peak_arrays(py, &rows, peaks.k);
         }
         let (nseries, per) = (batch.offsets.len().saturating_sub(1), output_len(nf, &opts));
         let out = py

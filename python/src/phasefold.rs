@@ -106,8 +106,12 @@ pub(crate) fn phase_fold<'py>(
 }
 
 /// Rows of at most `k` peaks as `(index, value)`, (nseries, k) int64 and
-/// float64 arrays padded with -1 and NaN.
-fn peak_arrays<'py>(py: Python<'py>, rows: &[Vec<Peak>], k: usize) -> PyResult<Bound<'py, PyAny>> {
+/// float64 arrays padded with -1 and NaN (also the Lomb-Scargle batch's).
+pub(crate) fn peak_arrays<'py>(
+    py: Python<'py>,
+    rows: &[Vec<Peak>],
+    k: usize,
+) -> PyResult<Bound<'py, PyAny>> {
     let (mut index, mut value) = (vec![0i64; rows.len() * k], vec![0.0; rows.len() * k]);
     write_peaks(rows, k, &mut index, &mut value);
     let shape = [rows.len(), k];

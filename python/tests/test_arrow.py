@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kernpack
-from kernpack.signal import BestPeaks, lombscargle_batch
+from kernpack.signal import BestPeaks, TopPeaks, lombscargle_batch
 
 pa = pytest.importorskip("pyarrow")
 
@@ -59,7 +59,8 @@ def test_arrow_lists_equal_flat_arrays_and_are_not_copied(backend, rng, received
     assert isinstance(got, pa.FixedSizeListArray) and len(got) == 25 and got.type.list_size == NF
     assert got.type.value_type == pa.from_numpy_dtype(np.dtype(dtype))
     np.testing.assert_array_equal(got.flatten().to_numpy().reshape(25, NF), want)  # bitwise
-    (ctx, (xs, ys, ws), offs, grids, opts, best), = received
+    (ctx, (xs, ys, ws), offs, grids, opts, best, peaks), = received
+    assert not best and peaks is None
     assert _data(xs) == _values_address(ta) and _data(ys) == _values_address(ya)
     if weighted:
         assert _data(ws) == _values_address(wa)
@@ -140,6 +141,34 @@ def test_best_peaks_as_arrow(rng):
         np.testing.assert_array_equal(g.to_numpy(), w)
 
 
+def test_top_peaks_as_arrow(rng):
+    """peaks=k: one fixed-size list of k per row, per chunk of a chunked
+    input (per-series grids split with the rows), and pandas Series of
+    Arrow lists on the input's index."""
+    t, y, _, offsets = _ragged(rng, 30)
+    f0, df = rng.uniform(0.01, 0.1, 30), rng.uniform(0.001, 0.01, 30)
+    want = lombscargle_batch(t, y, f0, df, NF, offsets=offsets, backend="cpu", peaks=4, separation=0.02)
+    ta, ya = _lists(t, offsets), _lists(y, offsets)
+    tc, yc = pa.chunked_array([ta.slice(0, 12), ta.slice(12)]), pa.chunked_array([ya.slice(0, 20), ya.slice(20)])
+    for x_, y_, chunks in ((ta, ya, None), (tc, yc, [12, 8, 10])):
+        got = lombscargle_batch(x_, y_, f0, df, NF, backend="cpu", peaks=4, separation=0.02)
+        assert isinstance(got, TopPeaks)
+        assert [c.type for c in got] == [pa.list_(pa.float64(), 4), pa.list_(pa.float64(), 4),
+                                         pa.list_(pa.int64(), 4)]
+        if chunks is not None:
+            assert [[len(c) for c in column.chunks] for column in got] == [chunks] * 3
+            got = TopPeaks(*(column.combine_chunks() for column in got))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.flatten().to_numpy().reshape(30, 4), w)
+    pd = pytest.importorskip("pandas")
+    index = pd.RangeIndex(100, 130)
+    series = [pd.Series(a, dtype=pd.ArrowDtype(a.type), index=index) for a in (ta, ya)]
+    got = lombscargle_batch(*series, f0, df, NF, backend="cpu", peaks=4, separation=0.02)
+    assert isinstance(got, TopPeaks) and all(c.index.equals(index) for c in got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.stack(g.to_list()), w)
+
+
 def test_amplitude_as_re_im_pairs(rng):
     t, y, _, offsets = _ragged(rng, 6)
     want = lombscargle_batch(t, y, F0, DF, NF, offsets=offsets, normalize="amplitude", backend="cpu")
@@ -213,12 +242,17 @@ def test_empty_numpy_batch(received, best, normalize, dtype):
         assert listed.shape == (0, NF)
 
 
-@pytest.mark.parametrize("best", [False, True])
+@pytest.mark.parametrize("best", [False, True, "peaks"])
 def test_empty_arrow_batch(rng, best):
     t, y, _, offsets = _ragged(rng, 4)
     ta, ya = _lists(t, offsets), _lists(y, offsets)
     for x_, y_ in [(ta.slice(2, 0), ya.slice(2, 0)), (pa.array([], pa.list_(pa.float64())),) * 2,
                    (pa.chunked_array([], pa.list_(pa.float64())),) * 2]:
+        if best == "peaks":
+            got = lombscargle_batch(x_, y_, F0, DF, NF, backend="cpu", peaks=3)
+            assert isinstance(got, TopPeaks) and all(len(c) == 0 for c in got)
+            assert got.index.type == pa.list_(pa.int64(), 3)
+            continue
         got = lombscargle_batch(x_, y_, F0, DF, NF, backend="cpu", best=best)
         if best:
             assert all(len(c) == 0 for c in got)

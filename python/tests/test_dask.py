@@ -33,7 +33,7 @@ import scipy.ndimage  # noqa: E402
 import kernpack  # noqa: E402
 import kernpack.dask as kd  # noqa: E402
 from kernpack.signal import lombscargle_batch  # noqa: E402
-from conftest import REQUIRE_GPU  # noqa: E402
+from conftest import REQUIRE_GPU, ref_peaks  # noqa: E402
 
 TWO_PI = 2 * math.pi
 
@@ -548,6 +548,63 @@ def test_top_k_peaks(backend, rng, normalize):
             assert top[f"period{sfx}"].iloc[s] == TWO_PI / (f0[s] + df[s] * index)
         for r in range(len(expected) + 1, k + 1):  # fewer local maxima than k: NaN
             assert np.isnan(top[f"power_{r}"].iloc[s]) and np.isnan(top[f"frequency_{r}"].iloc[s])
+    # The table before the library's peaks (whole periodograms and
+    # kd._top_peaks on the host, which 'amplitude' still takes): the same.
+    index, power = kd._top_peaks(np.abs(full), k)
+    freq = np.where(index >= 0, f0[:, None] + df[:, None] * index, np.nan)
+    np.testing.assert_array_equal(top[["frequency"] + [f"frequency_{r}" for r in range(2, k + 1)]], freq)
+    np.testing.assert_array_equal(top[["power"] + [f"power_{r}" for r in range(2, k + 1)]], power)
+
+
+@pytest.mark.parametrize("apart", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("grid", ["shared", "per-series"])
+def test_top_k_peaks_with_separation(backend, rng, dtype, grid, apart):
+    """top_k > 1: the table of one lombscargle_batch(..., peaks=k,
+    separation=) call on the series in (id, t) order, and the reference
+    peaks of that order's periodograms; rank 1 the top_k=1 table's; without
+    a separation, the host ranking of the whole periodograms'."""
+    rows = survey(rng, nseries=25, ids="int")
+    rows = rows.assign(t=rows["t"] - 58000.0).astype({"t": dtype, "y": dtype})
+    constant = rows["id"].iloc[0]
+    rows.loc[rows["id"] == constant, "y"] = 2.0  # its periodogram is 0: one peak, at the first frequency
+    ddf = dd.from_pandas(rows, npartitions=4, sort=False)
+    k, nf = 6, 400
+    grid_kw = dict(fmin=0.05, fmax=6.0) if grid == "shared" else dict(oversample=4.0)
+    separation = (0.2 if grid == "shared" else 0.05) if apart else 0.0
+    top = kd.lombscargle_peaks(ddf, nf, top_k=k, separation=separation, floating_mean=True, backend=backend,
+                               **grid_kw).compute()
+    one = kd.lombscargle_peaks(ddf, nf, floating_mean=True, backend=backend, **grid_kw).compute()
+    for c in ("frequency", "period", "power"):
+        np.testing.assert_array_equal(top[c], one[c])
+    rows = rows.sort_values(["id", "t"], kind="mergesort")
+    ids, counts = np.unique(rows["id"].to_numpy(), return_counts=True)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    t, y = rows["t"].to_numpy(), rows["y"].to_numpy()
+    if grid == "shared":
+        f0, df = np.full(len(ids), 0.05), np.full(len(ids), (6.0 - 0.05) / (nf - 1))
+    else:  # the spans of the times widened to float64
+        span = np.array([np.ptp(t[a:b].astype(np.float64)) for a, b in zip(offsets[:-1], offsets[1:])])
+        df = TWO_PI / (4.0 * span)
+        f0 = df.copy()
+    batch = dict(offsets=offsets, floating_mean=True, backend=backend)
+    full = lombscargle_batch(t, y, f0, df, nf, **batch)
+    want = lombscargle_batch(t, y, f0, df, nf, peaks=k, separation=separation, **batch)
+    np.testing.assert_array_equal(top.index.to_numpy(), ids)
+    sfx = [""] + [f"_{r}" for r in range(2, k + 1)]
+    np.testing.assert_array_equal(top[[f"frequency{x}" for x in sfx]], want.frequency)
+    np.testing.assert_array_equal(top[[f"power{x}" for x in sfx]], want.power)
+    np.testing.assert_array_equal(top[[f"period{x}" for x in sfx]], TWO_PI / want.frequency)
+    for s in range(len(ids)):
+        axis = f0[s] + df[s] * np.arange(nf)
+        peaks = ref_peaks(full[s], axis, k, separation, higher=True)
+        np.testing.assert_array_equal(want.index[s], peaks + [-1] * (k - len(peaks)))
+        assert len(peaks) < k or np.min(np.abs(np.diff(np.sort(axis[peaks])))) >= separation
+    np.testing.assert_array_equal(want.index[np.searchsorted(ids, constant)], [0] + [-1] * (k - 1))
+    if not apart:
+        index, power = kd._top_peaks(full, k)
+        np.testing.assert_array_equal(want.index, index)
+        np.testing.assert_array_equal(want.power, power)
 
 
 def test_whole_periodograms(backend, rng):
@@ -599,6 +656,13 @@ def test_invalid_arguments(rng):
         kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, y_col="mag")
     with pytest.raises(ValueError, match="top_k"):
         kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, top_k=0)
+    with pytest.raises(ValueError, match="top_k = 257 is out of range"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, top_k=257)
+    for bad in (-0.1, np.nan, np.inf):
+        with pytest.raises(ValueError, match="separation"):
+            kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, top_k=3, separation=bad)
+    with pytest.raises(ValueError, match="separation ranks the peaks of real periodograms"):
+        kd.lombscargle_peaks(ddf, 10, 0.1, 1.0, top_k=3, separation=0.1, normalize="amplitude")
     with pytest.raises(TypeError, match="from_pandas"):
         kd.lombscargle_peaks(ddf.compute(), 10, 0.1, 1.0)
     with pytest.raises(ValueError, match="Normalize"):

@@ -392,6 +392,31 @@ def test_cupy_batch_best_peaks_match_host(cp):
     np.testing.assert_array_equal(cp.asnumpy(best.index), np.argmax(cp.asnumpy(full), axis=1))
 
 
+def test_cupy_batch_top_peaks_match_host(cp):
+    """peaks=k of CuPy arrays: CuPy arrays on the arrays' GPU, the peaks of
+    the same GPU run on host arrays; an empty batch runs nothing."""
+    rng = np.random.default_rng(15)
+    lengths = rng.integers(50, 200, 64)
+    series = [_series(rng, n, np.float32) for n in lengths]
+    ts, ys = [s[0] for s in series], [s[1] for s in series]
+    f0, df = rng.uniform(0.01, 0.1, 64), rng.uniform(0.001, 0.005, 64)
+    host = kernpack.signal.lombscargle_batch(ts, ys, f0, df, 1000, floating_mean=True, peaks=5, separation=0.02,
+                                             backend="gpu")
+    got = kernpack.signal.lombscargle_batch([cp.asarray(a) for a in ts], [cp.asarray(a) for a in ys], f0, df, 1000,
+                                            floating_mean=True, peaks=5, separation=0.02)
+    assert isinstance(got, kernpack.signal.TopPeaks)
+    for g, h in zip(got, host):
+        assert isinstance(g, cp.ndarray) and g.shape == (64, 5) and g.dtype == h.dtype
+        np.testing.assert_array_equal(cp.asnumpy(g), h)
+    x = cp.empty(0, dtype=cp.float32)
+    empty = kernpack.signal.lombscargle_batch(x, x, 0.1, 0.01, 50, offsets=np.zeros(1, np.int64), peaks=3)
+    assert [(type(a), a.shape, a.dtype) for a in empty] == [
+        (cp.ndarray, (0, 3), np.float64), (cp.ndarray, (0, 3), np.float64), (cp.ndarray, (0, 3), np.int64)]
+    with pytest.raises(ValueError):  # device arrays run on their GPU, as best=True's
+        kernpack.signal.lombscargle_batch([cp.asarray(ts[0])], [cp.asarray(ys[0])], 0.1, 0.01, 50, peaks=3,
+                                          backend="cpu")
+
+
 def test_cupy_lorenz96_and_fg_match_cpu(cp):
     rng = np.random.default_rng(12)
     initial = 8.0 + rng.normal(0, 1, (16, 40))

@@ -40,9 +40,10 @@ import pytest
 import scipy.signal
 
 import kernpack
-from kernpack.signal import lombscargle, lombscargle_batch, lombscargle_uniform
+from kernpack import _native
+from kernpack.signal import TopPeaks, lombscargle, lombscargle_batch, lombscargle_uniform
 
-from conftest import seed_of
+from conftest import ref_peaks, seed_of
 
 # The comparisons with SciPy cover precenter, which kernpack (as SciPy 1.17)
 # deprecates: the warning is tested once, in
@@ -689,6 +690,159 @@ def test_batch_best_with_shared_grid(backend, rng):
     np.testing.assert_array_equal(best.index, index)
     np.testing.assert_allclose(best.power, full[np.arange(4), index], rtol=1e-12)
     np.testing.assert_allclose(best.frequency, f0 + df * index, rtol=1e-15)
+
+
+# --------------------------------------------------------------------------
+# lombscargle_batch(..., peaks=k): each series' best k peaks
+# --------------------------------------------------------------------------
+
+
+def _peak_series(rng, dtype, vary):
+    """Lists (x, y, w) of 1 to 10 series: planted periods, some of 1 to 4
+    samples (flat or degenerate periodograms: runs of equal values), some
+    quantised, some constant (not where y must `vary`: 'normalize')."""
+    series = []
+    for _ in range(int(rng.integers(1, 11))):
+        n = int(rng.integers(1 + vary, 5)) if rng.integers(4) == 0 else int(rng.integers(5, 150))
+        x = np.sort(rng.uniform(0, rng.uniform(5, 100), n))
+        y = np.sin(x * rng.uniform(0.3, 5)) + rng.normal(0, rng.uniform(0.05, 1.0), n)
+        if rng.integers(4) == 0:
+            y = np.round(y)
+        if rng.integers(6) == 0:
+            y = np.full(n, 1.5)
+        if vary and np.ptp(y) == 0:
+            y[0] += 1.0
+        series.append(tuple(a.astype(dtype) for a in (x, y, rng.uniform(0.1, 2, n))))
+    return [[s[i] for s in series] for i in range(3)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batch_top_peaks_follow_their_definition(backend, rng, dtype):
+    """The peaks are the reference's peaks (conftest.ref_peaks) of the
+    whole batch's periodograms, on shared and per-series grids, with random
+    k and separations: indices, powers and frequencies exactly."""
+    for case in range(40):
+        normalize = ("power", "normalize")[int(rng.integers(2))]
+        xs, ys, ws = _peak_series(rng, dtype, vary=normalize == "normalize")
+        nseries, nf = len(xs), int(rng.integers(1, 400))
+        if rng.integers(2):  # one grid, sometimes from frequency 0
+            f0, df = (0.0 if rng.integers(3) == 0 else rng.uniform(0.01, 1)), rng.uniform(0.002, 0.05)
+            f0s, dfs = np.full(nseries, f0), np.full(nseries, df)
+        else:
+            f0s, dfs = rng.uniform(0, 1, nseries), rng.uniform(0.002, 0.05, nseries)
+            f0, df = f0s, dfs
+        k = int(rng.integers(1, 8)) if rng.integers(4) else int(rng.integers(8, _native.MAX_PEAKS + 1))
+        separation = (0.0, float(rng.uniform(0, 0.2)), float(rng.uniform(0, 3)))[int(rng.integers(3))]
+        opts = dict(normalize=normalize, floating_mean=bool(rng.integers(2)),
+                    weights=ws if rng.integers(2) else None, backend=backend)
+        if rng.integers(2):  # flat arrays and offsets
+            offsets = np.concatenate([[0], np.cumsum([len(a) for a in xs])])
+            flat = lambda a: None if a is None else np.concatenate(a)  # noqa: E731
+            xs, ys, opts["weights"], opts["offsets"] = flat(xs), flat(ys), flat(opts["weights"]), offsets
+        full = lombscargle_batch(xs, ys, f0, df, nf, **opts)
+        got = lombscargle_batch(xs, ys, f0, df, nf, peaks=k, separation=separation, **opts)
+        assert isinstance(got, TopPeaks)
+        assert got.index.shape == got.power.shape == got.frequency.shape == (nseries, k)
+        assert (got.index.dtype, got.power.dtype, got.frequency.dtype) == (np.int64, np.float64, np.float64)
+        for s, row in enumerate(full):
+            axis = f0s[s] + dfs[s] * np.arange(nf)
+            want = ref_peaks(row, axis, k, separation, higher=True)
+            m = len(want)
+            message = f"case {case} series {s}"
+            np.testing.assert_array_equal(got.index[s], want + [-1] * (k - m), err_msg=message)
+            np.testing.assert_array_equal(got.power[s, :m], row[want].astype(np.float64), err_msg=message)
+            np.testing.assert_array_equal(got.frequency[s, :m], axis[want], err_msg=message)
+            assert np.isnan(got.power[s, m:]).all() and np.isnan(got.frequency[s, m:]).all()
+            if not np.isnan(row).all():  # the best peak is the first highest value
+                assert want[0] == np.nanargmax(row), message
+
+
+def test_batch_top_peak_is_the_best_peak(backend, rng):
+    """peaks=1 is best=True's peak, on a shared and on per-series grids."""
+    xs, ys, _, _ = _batch(rng, 9, dtype=np.float32)
+    for f0, df in ((0.05, 0.01), (rng.uniform(0.01, 0.5, 9), rng.uniform(0.005, 0.05, 9))):
+        for normalize in ("power", "normalize"):
+            best = lombscargle_batch(xs, ys, f0, df, 500, normalize=normalize, best=True, backend=backend)
+            top = lombscargle_batch(xs, ys, f0, df, 500, normalize=normalize, peaks=1, backend=backend)
+            for got, want in zip(top, best):
+                np.testing.assert_array_equal(got[:, 0], want)
+
+
+def test_batch_top_peaks_of_an_empty_batch(rng):
+    for got in (lombscargle_batch([], [], 0.1, 0.01, 50, peaks=3, backend="cpu"),
+                lombscargle_batch(np.empty(0), np.empty(0), 0.1, 0.01, 50, offsets=[0], peaks=3, separation=0.5,
+                                  backend="cpu")):
+        assert isinstance(got, TopPeaks)
+        assert [(a.shape, a.dtype) for a in got] == [((0, 3), np.float64), ((0, 3), np.float64), ((0, 3), np.int64)]
+    with pytest.raises(ValueError, match="peaks = 0"):  # still checked
+        lombscargle_batch([], [], 0.1, 0.01, 50, peaks=0, backend="cpu")
+
+
+def test_batch_top_peaks_of_device_arrays_run_on_their_gpu_as_host_arrays(rng, monkeypatch):
+    """Device arrays (stand-ins here, without a GPU): the samples are read
+    back once, the batch runs as host arrays in the arrays' GPU context (the
+    CPU's here) and each field of the peaks goes back to the device."""
+    from kernpack import signal
+    from test_phasefold import _StandInDeviceArray
+
+    xs, ys, ws, _ = _batch(rng, 6, dtype=np.float32, weighted=True)
+    offsets = np.concatenate([[0], np.cumsum([len(a) for a in xs])])
+    flat = [_StandInDeviceArray(np.concatenate(a)) for a in (xs, ys, ws)]
+    contexts, uploaded = [], []
+
+    def gpu_context(arrays, backend, device):
+        contexts.append(sorted(arrays))
+        return kernpack._context.context("cpu")
+
+    monkeypatch.setattr(signal, "device_float_context", gpu_context)
+    monkeypatch.setattr(signal, "_to_device", lambda like, host: uploaded.append(like.obj) or host)
+    f0, df = rng.uniform(0.05, 0.5, 6), rng.uniform(0.005, 0.05, 6)
+    got = lombscargle_batch(*flat[:2], f0, df, 300, offsets=offsets, weights=flat[2], peaks=5, separation=0.1)
+    want = lombscargle_batch(xs, ys, f0, df, 300, weights=ws, peaks=5, separation=0.1, backend="cpu")
+    assert contexts == [["weights", "x", "y"]] and [a.copies for a in flat] == [1, 1, 1]
+    assert uploaded == [flat[0]] * 3
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_batch_top_peaks_bad_arguments(rng):
+    x, y, _ = _series(rng)
+    xs, ys = [x[:10], x[10:]], [y[:10], y[10:]]
+    call = lambda **kw: lombscargle_batch(xs, ys, 0.1, 0.05, 20, backend="cpu", **kw)  # noqa: E731
+    ctx = kernpack._context.context("cpu")
+
+    def native(mode, best, peaks):
+        return _native.lombscargle_batch(ctx, (x, y, None), np.array([0, 10, x.size], np.uintp),
+                                         (np.array([0.1]), np.array([0.05]), 20), (mode, False, False), best, peaks)
+
+    value_errors = [
+        (lambda: call(peaks=0), "peaks = 0 is out of range: 1 to 256"),
+        (lambda: call(peaks=257), "peaks = 257 is out of range"),
+        (lambda: call(peaks=2, separation=-0.1), "separation = -0.1 must be finite"),
+        (lambda: call(peaks=2, separation=np.nan), "separation = nan must be"),
+        (lambda: call(peaks=2, separation=np.inf), "separation = inf"),
+        (lambda: call(separation=0.1), "separation applies to peaks"),
+        (lambda: call(best=True, separation=0.1), "separation applies to peaks"),
+        (lambda: call(peaks=2, best=True), "best=True and peaks=k are exclusive"),
+        (lambda: call(peaks=2, normalize="amplitude"), "peaks=k ranks real periodograms"),
+        (lambda: lombscargle_batch([], [], 0.1, 0.05, 20, peaks=2, normalize="amplitude"), "real periodograms"),
+        # The native layer checks them too, with kernpack's messages.
+        (lambda: native("power", False, (0, 0.0)), "k = 0 peaks per series is out of range"),
+        (lambda: native("power", False, (1, -1.0)), "separation = -1 must be finite"),
+        (lambda: native("amplitude", False, (2, 0.0)), "peaks of amplitude periodograms"),
+        (lambda: native("power", True, (2, 0.0)), "best and peaks are exclusive"),
+    ]
+    for bad, message in value_errors:
+        with pytest.raises(ValueError, match=message):
+            bad()
+    type_errors = [
+        (lambda: call(peaks=2.0), "peaks must be an integer"),
+        (lambda: call(peaks=True), "not a bool"),
+        (lambda: call(peaks=2, separation="wide"), "separation must be a number"),
+    ]
+    for bad, message in type_errors:
+        with pytest.raises(TypeError, match=message):
+            bad()
 
 
 BATCH_ERRORS = {

@@ -68,14 +68,15 @@ def test_periods_of_a_nested_frame_equal_the_batch_call_without_copies(backend, 
 def test_dy_weights_top_k_and_per_series_grids(backend, rng):
     objects, samples = _survey(rng, 25)
     frame = _nested(objects, samples)
-    got = kernpack.lsdb.periods(frame, NF, oversample=5.0, top_k=3, t="lc.t", y="lc.mag", dy="lc.magerr",
-                                backend=backend)
+    got = kernpack.lsdb.periods(frame, NF, oversample=5.0, top_k=3, separation=0.05, t="lc.t", y="lc.mag",
+                                dy="lc.magerr", backend=backend)
     assert list(got.columns[:4]) == ["n", "frequency", "period", "power"] and "power_3" in got.columns
     # The same search through the Dask table function, on the flat samples in stored order.
     dask = pytest.importorskip("dask.dataframe")
     flat = samples.assign(w=1.0 / samples["magerr"] ** 2)
     want = kernpack.dask.lombscargle_peaks(
-        dask.from_pandas(flat, npartitions=1), NF, oversample=5.0, top_k=3, y_col="mag", w_col="w", backend=backend,
+        dask.from_pandas(flat, npartitions=1), NF, oversample=5.0, top_k=3, separation=0.05, y_col="mag", w_col="w",
+        backend=backend,
     ).compute()
     pd.testing.assert_frame_equal(got, want.loc[got.index].rename_axis(got.index.name), check_exact=True)
 
