@@ -423,11 +423,13 @@ fn peak_case<T: Float>(seed: u64, nseries: u64) -> PeakCase<T> {
     let periods: Vec<f64> = (0..np)
         .map(|k| lo + (hi - lo) * k as f64 / np as f64)
         .collect();
-    let mut b = PeakCase {
-        t: vec![],
-        y: vec![],
-        dy: vec![],
-        offsets: vec![0],
+    let series = cases.iter().map(|c| (&c.t[..], &c.y[..], c.dy.as_deref()));
+    let (t, y, dy, offsets) = common::concat_series(series);
+    PeakCase {
+        t,
+        y,
+        dy,
+        offsets,
         periods: cast(&periods),
         durations: cast(&cases[0].durations),
         opts: cases[0].opts,
@@ -439,14 +441,7 @@ fn peak_case<T: Float>(seed: u64, nseries: u64) -> PeakCase<T> {
                 rng.range(0.0, 0.5)
             },
         },
-    };
-    for c in &cases {
-        b.t.extend(cast::<T>(&c.t));
-        b.y.extend(cast::<T>(&c.y));
-        b.dy.extend(cast::<T>(&c.dy.clone().unwrap_or(vec![0.1; c.t.len()])));
-        b.offsets.push(b.t.len());
     }
-    b
 }
 
 impl<T: Float> PeakCase<T> {

@@ -401,19 +401,9 @@ struct CaseBatch<T> {
 }
 
 fn case_batch<T: Float>(cases: &[Case]) -> CaseBatch<T> {
-    let mut b = CaseBatch {
-        t: vec![],
-        y: vec![],
-        dy: vec![],
-        offsets: vec![0],
-    };
-    for c in cases {
-        b.t.extend(cast::<T>(&c.t));
-        b.y.extend(cast::<T>(&c.y));
-        b.dy.extend(cast::<T>(&c.dy.clone().unwrap_or(vec![0.1; c.t.len()])));
-        b.offsets.push(b.t.len());
-    }
-    b
+    let series = cases.iter().map(|c| (&c.t[..], &c.y[..], c.dy.as_deref()));
+    let (t, y, dy, offsets) = common::concat_series(series);
+    CaseBatch { t, y, dy, offsets }
 }
 
 impl<T: Float> CaseBatch<T> {

@@ -390,7 +390,11 @@ fn bench_batch<T: Float>(args: &BenchBatchArgs, opts: &LombScargleOptions) -> Be
             weights: None,
             offsets: &offsets,
         };
-        let grids = BatchGrid::PerSeries { f0: &f0, df: &df, nf };
+        let grids = BatchGrid::PerSeries {
+            f0: &f0,
+            df: &df,
+            nf,
+        };
         whole_calls(&gpu, &batch, &grids, opts, k, reps)?;
     }
     Ok(())
@@ -417,7 +421,8 @@ fn whole_calls<T: Float>(
         kp.lombscargle_batch_peaks(batch, grids, opts).map(drop)
     })?;
     let top_ms = event_median(stream, reps, || {
-        kp.lombscargle_batch_top_peaks(batch, grids, opts, &top).map(drop)
+        kp.lombscargle_batch_top_peaks(batch, grids, opts, &top)
+            .map(drop)
     })?;
     let rate = |ms: f64| batch.len() as f64 / (ms * 1e-3);
     say!(

@@ -377,19 +377,7 @@ fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let best = number_after_in(&stdout, "best period ");
-    let listed: Vec<[f64; 3]> = (1..=4)
-        .map(|r| {
-            let line = stdout
-                .lines()
-                .find(|l| l.starts_with(&format!("peak {r}: ")))
-                .unwrap_or_else(|| panic!("no peak {r} in {stdout}"));
-            [
-                number_after_in(line, "period "),
-                number_after_in(line, "frequency "),
-                number_after_in(line, "theta "),
-            ]
-        })
-        .collect();
+    let listed = listed_peaks(&stdout, 4, &["period ", "frequency ", "theta "]);
     assert_eq!(listed[0][0], best, "{stdout}");
     for (i, p) in listed.iter().enumerate() {
         assert!(listed[..i].iter().all(|q| q[2] <= p[2]), "{stdout}");
@@ -606,18 +594,7 @@ fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let best = number_after_in(&stdout, "best period ");
-    let listed: Vec<[f64; 2]> = (1..=3)
-        .map(|r| {
-            let line = stdout
-                .lines()
-                .find(|l| l.starts_with(&format!("peak {r}: ")))
-                .unwrap_or_else(|| panic!("no peak {r} in {stdout}"));
-            [
-                number_after_in(line, "period "),
-                number_after_in(line, "power "),
-            ]
-        })
-        .collect();
+    let listed = listed_peaks(&stdout, 3, &["period ", "power "]);
     assert_eq!(listed[0][0], best, "{stdout}");
     for (i, p) in listed.iter().enumerate() {
         assert!(listed[..i].iter().all(|q| q[1] >= p[1]), "{stdout}");
@@ -645,6 +622,20 @@ fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
 }
 
 /// The number that follows `label` in `text` (up to white space or a comma).
+/// The numbers after `labels` on the lines "peak 1: ..." to "peak k: ..." of
+/// a search's summary.
+fn listed_peaks(stdout: &str, k: usize, labels: &[&str]) -> Vec<Vec<f64>> {
+    (1..=k)
+        .map(|r| {
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("peak {r}: ")))
+                .unwrap_or_else(|| panic!("no peak {r} in {stdout}"));
+            labels.iter().map(|l| number_after_in(line, l)).collect()
+        })
+        .collect()
+}
+
 fn number_after_in(text: &str, label: &str) -> f64 {
     let rest = &text[text
         .find(label)

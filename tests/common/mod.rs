@@ -353,3 +353,22 @@ pub fn bad_peak_options() -> Vec<(kernpack::ffi::phasefold::kp_peak_options, Str
         ),
     ]
 }
+
+/// Series (t, y, optional dy) back to back: flat t, y, dy (0.1 where a
+/// series has none) and the offsets, as `T`.
+#[allow(dead_code)]
+pub fn concat_series<'a, T: kernpack::Float>(
+    series: impl IntoIterator<Item = (&'a [f64], &'a [f64], Option<&'a [f64]>)>,
+) -> (Vec<T>, Vec<T>, Vec<T>, Vec<usize>) {
+    let (mut t, mut y, mut dy, mut offsets) = (vec![], vec![], vec![], vec![0]);
+    for (st, sy, sdy) in series {
+        t.extend(st.iter().map(|&v| T::from_f64(v)));
+        y.extend(sy.iter().map(|&v| T::from_f64(v)));
+        match sdy {
+            Some(d) => dy.extend(d.iter().map(|&v| T::from_f64(v))),
+            None => dy.extend(st.iter().map(|_| T::from_f64(0.1))),
+        }
+        offsets.push(t.len());
+    }
+    (t, y, dy, offsets)
+}

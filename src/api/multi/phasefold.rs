@@ -58,7 +58,27 @@ pub(crate) struct FoldLayout {
     value: CUdeviceptr,
 }
 
-impl FoldJob<'_> {
+impl<'a> FoldJob<'a> {
+    /// The job of a validated batch: its series prepared, the frequencies,
+    /// CE's table, values of `T`, and with `peaks` only those back.
+    fn of<T: Float>(
+        op: &PhaseFoldBatch<'a, T>,
+        preps: &'a [FoldPrepared],
+        freqs: &'a [f64],
+        nlogn: &'a [f64],
+        peaks: Option<PeakOptions>,
+    ) -> Self {
+        FoldJob {
+            offsets: op.batch.offsets,
+            preps,
+            freqs,
+            statistic: op.statistic,
+            nlogn,
+            out_f32: T::NAME == "f32",
+            peaks,
+        }
+    }
+
     fn pdm(&self) -> bool {
         matches!(self.statistic, Statistic::Pdm(_))
     }
@@ -268,15 +288,7 @@ pub(crate) fn fold_batch<T: Float>(
 ) -> Result<(Vec<Vec<T>>, Vec<GpuProfile>)> {
     let (freqs, preps) = op.prepared()?;
     let nlogn = nlogn_table_for(&preps, &op.statistic);
-    let job = FoldJob {
-        offsets: op.batch.offsets,
-        preps: &preps,
-        freqs: &freqs,
-        statistic: op.statistic,
-        nlogn: &nlogn,
-        out_f32: T::NAME == "f32",
-        peaks: None,
-    };
+    let job = FoldJob::of::<T>(&op, &preps, &freqs, &nlogn, None);
     let nf = freqs.len();
     let plans = plan(exec, &job)?;
     let mut outs: Vec<Vec<Vec<T>>> = plans
@@ -307,15 +319,7 @@ pub(crate) fn fold_batch_peaks<T: Float>(
     let fold = op.fold();
     let (freqs, preps) = fold.prepared()?;
     let nlogn = nlogn_table_for(&preps, &op.statistic);
-    let job = FoldJob {
-        offsets: op.batch.offsets,
-        preps: &preps,
-        freqs: &freqs,
-        statistic: op.statistic,
-        nlogn: &nlogn,
-        out_f32: T::NAME == "f32",
-        peaks: Some(op.peaks),
-    };
+    let job = FoldJob::of::<T>(&fold, &preps, &freqs, &nlogn, Some(op.peaks));
     let plans = plan(exec, &job)?;
     // Each GPU writes its own slice of the result, in place.
     let mut peaks: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
