@@ -5,8 +5,12 @@
  * peak at the planted period with the planted duration, depth and
  * mid-transit time; a batch of two curves (the second with another period)
  * must find both, its first series equal to the single call bit for bit;
- * the two contexts must agree bit for bit; and bad calls must fail with the
- * right status and a message naming the argument, the outputs untouched.
+ * the two contexts must agree bit for bit; the batch's best periods
+ * (kp_bls_batch_peaks_f64, K of them a curve and with NULL peak options)
+ * must be local maxima of the batch's power, best first, apart in period,
+ * the first the highest power of its row, each with the batch's results at
+ * its period; and bad calls must fail with the right status and a message
+ * naming the argument, the outputs untouched.
  *
  * Exit status 0 when every check passes. With KERNPACK_REQUIRE_GPU=1 a
  * missing GPU fails. Built and run by tests/ffi_programs.rs. */
@@ -24,6 +28,9 @@
 #define MID 0.7         /* a mid-transit time of the first curve */
 #define DEPTH 0.01
 #define POISON (-4242.0)
+#define POISON_INDEX (-4242)
+#define K 4             /* best periods a curve */
+#define SEPARATION 0.05 /* between them, in period: 12.5 trial periods */
 
 /* ---- data ---------------------------------------------------------------- */
 
@@ -178,6 +185,107 @@ static void check_planted(const results *r, size_t s, size_t peak, double mid, c
           r->f[4][o + b], off);
 }
 
+/* ---- the best periods ---------------------------------------------------------- */
+
+/* K periods of two curves and one more, which stays POISON_INDEX. */
+static int64_t INDEX[2 * K + 1];
+
+static void poison_index(void)
+{
+    size_t i;
+    for (i = 0; i <= 2 * K; i++)
+        INDEX[i] = POISON_INDEX;
+}
+
+static int index_untouched(void)
+{
+    size_t i;
+    for (i = 0; i <= 2 * K; i++)
+        if (INDEX[i] != POISON_INDEX)
+            return 0;
+    return 1;
+}
+
+static kp_status peaks64(const kp_context *ctx, const kp_peak_options *peaks, int64_t *index,
+                         results *r)
+{
+    return kp_bls_batch_peaks_f64(ctx, NULL, T, Y, DY, OFFSETS, 2, PERIODS, NP, DURATIONS, ND,
+                                  peaks, index, r->f[0], r->f[1], r->f[2], r->f[3], r->f[4],
+                                  r->f[5], r->f[6]);
+}
+
+/* The `k` best periods of each of the two curves (`index` and the fields
+ * of `p`, `k` a curve) against `all`, the batch's results at every period:
+ * each a local maximum of its row's power, best first, at least
+ * `separation` apart in period, the first the row's first highest power;
+ * every field the batch's at that period, bit for bit. */
+static void check_peaks_of(const results *all, const int64_t *index, const results *p, size_t k,
+                           double separation, const char *what)
+{
+    size_t s, j, m, f;
+    for (s = 0; s < 2; s++) {
+        const double *power = all->f[0] + s * NP;
+        CHECK(index[s * k] == (int64_t)best(all->f[0], s * NP, NP),
+              "%s, series %u: best period at %lld, highest power at %u", what, (unsigned)s,
+              (long long)index[s * k], (unsigned)best(all->f[0], s * NP, NP));
+        for (j = 0; j < k; j++) {
+            int64_t i = index[s * k + j];
+            /* A transit over 300 periods: many maxima, no padding. */
+            CHECK(i >= 0 && i < NP, "%s, series %u: period %u at %lld", what, (unsigned)s,
+                  (unsigned)j, (long long)i);
+            for (f = 0; f < 7; f++)
+                CHECK(memcmp(&p->f[f][s * k + j], &all->f[f][s * NP + (size_t)i],
+                             sizeof(double)) == 0,
+                      "%s, series %u: period %u has %s %g, the batch %g", what, (unsigned)s,
+                      (unsigned)j, FIELDS[f], p->f[f][s * k + j], all->f[f][s * NP + (size_t)i]);
+            CHECK((i == 0 || power[i - 1] < power[i]) && (i + 1 == NP || power[i + 1] <= power[i]),
+                  "%s, series %u: period %u (index %lld) is no maximum", what, (unsigned)s,
+                  (unsigned)j, (long long)i);
+            CHECK(j == 0 || p->f[0][s * k + j] <= p->f[0][s * k + j - 1],
+                  "%s, series %u: period %u beats the one before", what, (unsigned)s, (unsigned)j);
+            for (m = 0; m < j; m++)
+                CHECK(fabs(PERIODS[i] - PERIODS[index[s * k + m]]) >= separation - 1e-12,
+                      "%s, series %u: periods %u and %u closer than %g", what, (unsigned)s,
+                      (unsigned)m, (unsigned)j, separation);
+        }
+    }
+}
+
+static void check_peaks(const kp_context *ctx, const char *name)
+{
+    results *all = malloc(sizeof *all), *p = malloc(sizeof *p);
+    kp_peak_options peaks = kp_peak_options_default();
+    CHECK(all != NULL && p != NULL, "out of memory");
+    peaks.k = K;
+    peaks.separation = SEPARATION;
+
+    poison(all);
+    EXPECT_OK(batch64(ctx, NULL, OFFSETS, 2, all));
+    poison(p);
+    poison_index();
+    EXPECT_OK(peaks64(ctx, &peaks, INDEX, p));
+    CHECK(INDEX[2 * K] == POISON_INDEX && untouched_from(p, 2 * K),
+          "%s: kp_bls_batch_peaks_f64 wrote past nseries x k", name);
+    check_peaks_of(all, INDEX, p, K, SEPARATION, "kp_bls_batch_peaks_f64");
+    /* The planted transits are the best periods. */
+    CHECK(INDEX[0] == PEAK || INDEX[0] + 1 == PEAK || INDEX[0] == PEAK + 1,
+          "%s: best period of the first curve at %lld, planted %d", name, (long long)INDEX[0], PEAK);
+    CHECK(INDEX[K] == PEAK2 || INDEX[K] + 1 == PEAK2 || INDEX[K] == PEAK2 + 1,
+          "%s: best period of the second curve at %lld, planted %d", name, (long long)INDEX[K],
+          PEAK2);
+
+    /* NULL peak options: one a curve, the best of the K. */
+    poison(p);
+    poison_index();
+    EXPECT_OK(peaks64(ctx, NULL, INDEX, p));
+    CHECK(INDEX[2] == POISON_INDEX && untouched_from(p, 2),
+          "%s: NULL peak options wrote more than one period a curve", name);
+    check_peaks_of(all, INDEX, p, 1, 0.0, "kp_bls_batch_peaks_f64, NULL peaks");
+    free(all);
+    free(p);
+    printf("ok   best periods (%s)\n", name);
+}
+
 /* ---- check groups ------------------------------------------------------------ */
 
 static void check_single(const kp_context *ctx, const char *name, results *r64, results_f *r32)
@@ -267,7 +375,30 @@ static void check_errors(const kp_context *ctx, const char *name)
     EXPECT_ERR(kp_bls_f64(ctx, NULL, T, Y, DY, N, PERIODS, NP, DURATIONS, ND, r->f[0], r->f[1],
                           r->f[2], r->f[3], r->f[4], r->f[5], Y),
                KP_ERROR_INVALID_ARGUMENT, "log_likelihood");
+    /* The best periods: their options and outputs. */
+    poison_index();
+    {
+        kp_peak_options peaks = kp_peak_options_default();
+        peaks.k = 0;
+        EXPECT_ERR(peaks64(ctx, &peaks, INDEX, r), KP_ERROR_INVALID_ARGUMENT, "k");
+        peaks.k = KP_MAX_PEAKS + 1;
+        EXPECT_ERR(peaks64(ctx, &peaks, INDEX, r), KP_ERROR_INVALID_ARGUMENT, "k");
+        peaks.k = 2;
+        peaks.separation = -1.0;
+        EXPECT_ERR(peaks64(ctx, &peaks, INDEX, r), KP_ERROR_INVALID_ARGUMENT, "separation");
+    }
+    EXPECT_ERR(peaks64(ctx, NULL, NULL, r), KP_ERROR_NULL_POINTER, "index");
+    EXPECT_ERR(peaks64(ctx, NULL, (int64_t *)r->f[0], r), KP_ERROR_INVALID_ARGUMENT, "index");
+    EXPECT_ERR(kp_bls_batch_peaks_f64(ctx, NULL, T, Y, DY, decreasing, 2, PERIODS, NP, DURATIONS,
+                                      ND, NULL, INDEX, r->f[0], r->f[1], r->f[2], r->f[3], r->f[4],
+                                      r->f[5], r->f[6]),
+               KP_ERROR_INVALID_ARGUMENT, "offsets");
+    EXPECT_ERR(kp_bls_batch_peaks_f64(ctx, NULL, T, Y, DY, OFFSETS, 2, PERIODS, NP, DURATIONS, ND,
+                                      NULL, INDEX, r->f[0], r->f[1], r->f[2], NULL, r->f[4],
+                                      r->f[5], r->f[6]),
+               KP_ERROR_NULL_POINTER, "duration");
     CHECK(untouched_from(r, 0), "%s: a failing call wrote an output", name);
+    CHECK(index_untouched(), "%s: a failing call wrote the best periods", name);
     free(r);
     printf("ok   errors (%s)\n", name);
 }
@@ -284,8 +415,11 @@ int main(void)
     is_gpu = open_contexts(&cpu, &autoctx);
     {
         kp_bls_options d = kp_bls_options_default();
+        kp_peak_options k = kp_peak_options_default();
         CHECK(d.objective == KP_BLS_LIKELIHOOD && d.oversample == 10,
               "kp_bls_options_default() is {%u, %u}", (unsigned)d.objective, (unsigned)d.oversample);
+        CHECK(k.k == 1 && k.separation == 0.0, "kp_peak_options_default() = {%u, %g}",
+              (unsigned)k.k, k.separation);
     }
 
     check_single(cpu, "cpu", &single_cpu, &single_cpu_f);
@@ -300,6 +434,8 @@ int main(void)
               "f32 %s differs between the CPU and the AUTO context", FIELDS[k]);
     }
     printf("ok   cpu and auto contexts agree bit for bit\n");
+    check_peaks(cpu, "cpu");
+    check_peaks(autoctx, is_gpu ? "auto = gpu" : "auto = cpu");
     check_errors(cpu, "cpu");
     check_errors(autoctx, is_gpu ? "auto = gpu" : "auto = cpu");
 

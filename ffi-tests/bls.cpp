@@ -5,8 +5,11 @@
 // curve of one sample (no box can be fitted: power -inf, the rest NaN),
 // searched with the SNR objective and oversample 5: each curve's highest
 // power is at its planted period; each series of the batch equals its own
-// single-series call bit for bit; the CPU and AUTO contexts agree bit for
-// bit; refused calls leave every output as it was. Built and run by
+// single-series call bit for bit; the best three periods of each curve
+// (kp_bls_batch_peaks) start at its highest power, with the batch's
+// results there, and the one-sample curve has none (index -1, every field
+// NaN); the CPU and AUTO contexts agree bit for bit; refused calls leave
+// every output as it was. Built and run by
 // tests/ffi_programs.rs; exit status 0 when every check passes. With
 // KERNPACK_REQUIRE_GPU=1 a missing GPU fails.
 #include "checks.hpp"
@@ -81,6 +84,18 @@ kp_status bls_batch(const kp_context* c, const kp_bls_options* o, const double* 
 }
 
 template <typename T>
+kp_status bls_batch_peaks(const kp_context* c, const kp_bls_options* o, const T* t, const T* y,
+                          const T* dy, const std::int64_t* off, std::size_t ns, const T* p,
+                          std::size_t np, const T* d, std::size_t nd, const kp_peak_options* k,
+                          std::int64_t* i, std::array<T*, 7> r)
+{
+    if constexpr (std::is_same_v<T, float>)
+        return kp_bls_batch_peaks_f32(c, o, t, y, dy, off, ns, p, np, d, nd, k, i, r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
+    else
+        return kp_bls_batch_peaks_f64(c, o, t, y, dy, off, ns, p, np, d, nd, k, i, r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
+}
+
+template <typename T>
 std::array<T*, 7> pointers(Results<T>& r)
 {
     std::array<T*, 7> p{};
@@ -143,8 +158,71 @@ kp_bls_options snr5()
     return o;
 }
 
+// The best three periods of every curve of `d` (0.1 apart in period)
+// against `all`, the batch's results at every period: the first the
+// curve's first highest power, the others local maxima, no better, apart;
+// every field the batch's at each; the one-sample curve (the fourth) has
+// none: index -1 and NaN in every field, power too.
+template <typename T>
+void check_peaks(const kp_context* ctx, const Data<T>& d, const Results<T>& all,
+                 const std::string& what)
+{
+    const std::size_t np = d.periods.size(), nd = d.durations.size(), ns = d.offsets.size() - 1;
+    const std::size_t k = 3;
+    const kp_bls_options o = snr5();
+    kp_peak_options three = kp_peak_options_default();
+    three.k = k;
+    three.separation = 0.1;
+    Results<T> r(ns * k);
+    std::vector<std::int64_t> index(ns * k + 1, -4242);
+    check(bls_batch_peaks(ctx, &o, d.t.data(), d.y.data(), d.dy.data(), d.offsets.data(), ns,
+                          d.periods.data(), np, d.durations.data(), nd, &three, index.data(),
+                          pointers(r)) == KP_OK,
+          "kp_bls_batch_peaks " + what);
+    check(r.tails_untouched() && index[ns * k] == -4242,
+          "the best periods wrote past nseries x k " + what);
+    for (std::size_t s = 0; s < ns; ++s) {
+        const std::string series = "series " + std::to_string(s) + " ";
+        const std::int64_t* i = index.data() + s * k;
+        if (s == 3) {
+            for (std::size_t j = 0; j < k; ++j) {
+                check(i[j] == -1, series + "has no box, yet a best period " + what);
+                for (std::size_t f = 0; f < 7; ++f)
+                    check(std::isnan(r.f[f][s * k + j]),
+                          series + "padding: " + kFields[f] + " is not NaN " + what);
+            }
+            continue;
+        }
+        const T* power = all.f[0].data() + s * np;
+        const std::int64_t b = std::max_element(power, power + np) - power;
+        check(i[0] == b, series + "best period " + std::to_string(i[0]) + ", highest power " +
+                             std::to_string(b) + " " + what);
+        for (std::size_t j = 0; j < k; ++j) {
+            check(i[j] >= 0 && i[j] < static_cast<std::int64_t>(np),
+                  series + "period " + std::to_string(j) + " " + what);
+            const std::size_t at = static_cast<std::size_t>(i[j]);
+            for (std::size_t f = 0; f < 7; ++f)
+                check(std::memcmp(&r.f[f][s * k + j], &all.f[f][s * np + at], sizeof(T)) == 0,
+                      series + "period " + std::to_string(j) + ": " + kFields[f] +
+                          " differs from the batch's " + what);
+            check((at == 0 || power[at - 1] < power[at]) &&
+                      (at + 1 == np || power[at + 1] <= power[at]),
+                  series + "period " + std::to_string(j) + " is no maximum " + what);
+            check(j == 0 || r.f[0][s * k + j] <= r.f[0][s * k + j - 1],
+                  series + "period " + std::to_string(j) + " beats the one before " + what);
+            for (std::size_t m = 0; m < j; ++m) {
+                const double apart = std::abs(static_cast<double>(d.periods[at]) -
+                                              static_cast<double>(d.periods[i[m]]));
+                check(apart >= static_cast<double>(static_cast<T>(0.1)) - 1e-6,
+                      series + "two best periods closer than 0.1 " + what);
+            }
+        }
+    }
+}
+
 // The batch on `ctx`: the planted periods found, each series equal to its
-// single-series call, the one-sample series power -inf and NaN elsewhere.
+// single-series call, the one-sample series power -inf and NaN elsewhere;
+// its best periods.
 template <typename T>
 Results<T> check_batch(const kp_context* ctx, const std::string& name)
 {
@@ -194,7 +272,8 @@ Results<T> check_batch(const kp_context* ctx, const std::string& name)
         // SNR objective: the power is depth_snr.
         check(all.f[0][s * np + b] == all.f[5][s * np + b], "snr power is depth_snr " + what);
     }
-    std::printf("ok   batch and single series %s\n", what.c_str());
+    check_peaks(ctx, d, all, what);
+    std::printf("ok   batch, single series and best periods %s\n", what.c_str());
     return all;
 }
 
@@ -214,6 +293,9 @@ void check_errors(const kp_context* ctx, const std::string& name)
     auto same = out;
     same[2] = same[5];
     const std::int64_t negative[3] = {0, -4, 3};
+    std::vector<std::int64_t> index(4, -4242);
+    kp_peak_options backwards = kp_peak_options_default();
+    backwards.separation = -0.5;
     const std::vector<checks::Refusal> cases = {
         {"NULL durations",
          [&] { return bls(ctx, &o, d.t.data(), d.y.data(), nullptr, n, d.periods.data(), np, nullptr, nd, out); },
@@ -236,8 +318,18 @@ void check_errors(const kp_context* ctx, const std::string& name)
         {"a negative offset",
          [&] { return bls_batch(ctx, &o, d.t.data(), d.y.data(), nullptr, negative, 2, d.periods.data(), 1, d.durations.data(), nd, out); },
          KP_ERROR_INVALID_ARGUMENT, "offsets[1] = -4 is negative"},
+        {"a negative separation",
+         [&] { return bls_batch_peaks<T>(ctx, &o, d.t.data(), d.y.data(), nullptr, d.offsets.data(), 2, d.periods.data(), np, d.durations.data(), nd, &backwards, index.data(), out); },
+         KP_ERROR_INVALID_ARGUMENT, "separation = -0.5 must be finite and >= 0"},
+        {"index over the offsets",
+         [&] { return bls_batch_peaks<T>(ctx, &o, d.t.data(), d.y.data(), nullptr, d.offsets.data(), 2, d.periods.data(), np, d.durations.data(), nd, nullptr, const_cast<std::int64_t*>(d.offsets.data()), out); },
+         KP_ERROR_INVALID_ARGUMENT, "index and offsets overlap"},
     };
-    checks::expect_refused(cases, [&] { return r.untouched(); }, what);
+    const auto untouched = [&] {
+        return r.untouched() &&
+               std::all_of(index.begin(), index.end(), [](std::int64_t i) { return i == -4242; });
+    };
+    checks::expect_refused(cases, untouched, what);
     std::printf("ok   errors %s\n", what.c_str());
 }
 

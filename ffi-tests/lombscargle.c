@@ -5,6 +5,12 @@
  * printed to stderr and the program exits with 1. One line per check group
  * goes to stdout.
  *
+ * The groups: periodograms that peak at the planted frequency in f32 and
+ * f64, the multi-term periodogram, amplitude mode, the backends agreeing, a
+ * batch's best peaks (kp_lombscargle_batch_top_peaks_f64/_f32: local maxima
+ * of the batch's periodograms, best first, apart, the first the highest
+ * value), refused calls, and the device path.
+ *
  * With a GPU the AUTO context runs on it and the device-pointer entry points
  * are exercised; without one they must answer KP_ERROR_NO_GPU. When the
  * environment variable KERNPACK_REQUIRE_GPU is "1", a missing GPU is a
@@ -439,6 +445,130 @@ static void check_peaks(const kp_context *ctx, const char *name, double *power64
     group_done();
 }
 
+/* ---- a batch's best peaks ----------------------------------------------- */
+
+#define K 4             /* peaks a series */
+#define SEPARATION 0.05 /* between their angular frequencies: 6.7 grid steps */
+#define POISON_INDEX (-4242)
+
+/* The signal cut in two series (the first and the second half of the
+ * samples), both on the grid of F. */
+static const int64_t HALVES[3] = {0, NX / 2, NX};
+
+/* The peaks of each of the two rows of `rows` (double, NF a row): `index`
+ * and `value` (`k` a row) must be local maxima of the row with its values
+ * bit for bit, best first, at least `separation` apart, the first the
+ * row's first highest value. */
+static void check_top_peaks_of(const double *rows, const int64_t *index, const double *value,
+                               size_t k, double separation, const char *what)
+{
+    size_t s, j, m;
+    for (s = 0; s < 2; s++) {
+        const double *row = rows + s * NF;
+        CHECK(index[s * k] == (int64_t)argmax_d(row, NF), "%s, series %zu: best peak at %lld, argmax %zu",
+              what, s, (long long)index[s * k], argmax_d(row, NF));
+        for (j = 0; j < k; j++) {
+            int64_t i = index[s * k + j];
+            /* A noisy periodogram over NF frequencies: many maxima, no padding. */
+            CHECK(i >= 0 && i < NF, "%s, series %zu: peak %zu at %lld", what, s, j, (long long)i);
+            CHECK(memcmp(&value[s * k + j], &row[i], sizeof(double)) == 0,
+                  "%s, series %zu: peak %zu has %g, the periodogram %g", what, s, j,
+                  value[s * k + j], row[i]);
+            CHECK((i == 0 || row[i - 1] < row[i]) && (i + 1 == NF || row[i + 1] <= row[i]),
+                  "%s, series %zu: peak %zu (index %lld) is no maximum", what, s, j, (long long)i);
+            CHECK(j == 0 || value[s * k + j] <= value[s * k + j - 1],
+                  "%s, series %zu: peak %zu beats the one before", what, s, j);
+            for (m = 0; m < j; m++)
+                CHECK(fabs(F[i] - F[index[s * k + m]]) >= separation - 1e-12,
+                      "%s, series %zu: peaks %zu and %zu closer than %g", what, s, m, j, separation);
+        }
+    }
+}
+
+/* kp_lombscargle_batch_top_peaks_f64/_f32 on the two halves against the
+ * batch's periodograms; its first peaks are kp_lombscargle_batch_peaks';
+ * refused calls (an amplitude periodogram, bad peak options, bad outputs)
+ * leave index and value alone. */
+static void check_top_peaks(const kp_context *ctx, const char *name)
+{
+    static char title[64];
+    static double rows[2 * NF], rowsd[2 * NF], value[2 * K + 1], one_value[2];
+    static float rowsf[2 * NF];
+    static int64_t index[2 * K + 1], one_index[2];
+    const double f0 = F[0], df = F[1] - F[0];
+    kp_lombscargle_options o = options(KP_NORMALIZE_NORMALIZE, 1, 0);
+    kp_lombscargle_options amp = options(KP_NORMALIZE_AMPLITUDE, 1, 0);
+    kp_peak_options peaks = kp_peak_options_default();
+    size_t i;
+
+    snprintf(title, sizeof title, "batch top peaks (%s)", name);
+    group = title;
+    peaks.k = K;
+    peaks.separation = SEPARATION;
+
+    EXPECT_OK(kp_lombscargle_batch_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o, rows, 2 * NF));
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    EXPECT_OK(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                 &peaks, index, value));
+    expect_no_message(__LINE__);
+    CHECK(index[2 * K] == POISON_INDEX && value[2 * K] == POISON,
+          "kp_lombscargle_batch_top_peaks_f64 wrote past nseries x k");
+    check_top_peaks_of(rows, index, value, K, SEPARATION, "f64");
+    /* The best peaks are the highest values: kp_lombscargle_batch_peaks'. */
+    EXPECT_OK(kp_lombscargle_batch_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                             one_index, one_value));
+    for (i = 0; i < 2; i++)
+        CHECK(one_index[i] == index[i * K] && memcmp(&one_value[i], &value[i * K], sizeof(double)) == 0,
+              "series %zu: top peak (%lld, %g), highest peak (%lld, %g)", i, (long long)index[i * K],
+              value[i * K], (long long)one_index[i], one_value[i]);
+
+    /* f32, NULL peak options: one peak a series. */
+    EXPECT_OK(kp_lombscargle_batch_f32(ctx, TF, YF, WF, HALVES, 2, &f0, &df, 1, NF, &o, rowsf,
+                                       2 * NF));
+    for (i = 0; i < 2 * NF; i++)
+        rowsd[i] = (double)rowsf[i];
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    EXPECT_OK(kp_lombscargle_batch_top_peaks_f32(ctx, TF, YF, WF, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                 NULL, index, value));
+    CHECK(index[2] == POISON_INDEX && value[2] == POISON,
+          "NULL peak options wrote more than one peak a series");
+    check_top_peaks_of(rowsd, index, value, 1, 0.0, "f32, NULL peak options");
+
+    /* Refusals. */
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    EXPECT_ERR(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &amp,
+                                                  &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "amplitude");
+    peaks.k = 0;
+    EXPECT_ERR(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                  &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "k");
+    peaks.k = 2;
+    peaks.separation = INFINITY;
+    EXPECT_ERR(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                  &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "separation");
+    EXPECT_ERR(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                  NULL, NULL, value),
+               KP_ERROR_NULL_POINTER, "index");
+    EXPECT_ERR(kp_lombscargle_batch_top_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
+                                                  NULL, index, Y),
+               KP_ERROR_INVALID_ARGUMENT, "value");
+    for (i = 0; i <= 2 * K; i++)
+        CHECK(index[i] == POISON_INDEX && value[i] == POISON,
+              "a failing call wrote index or value (%zu)", i);
+    group_done();
+}
+
 /* The multi-term periodogram (two harmonics, astropy's standard
  * normalization, frequencies in cycles per unit time): its peak at the
  * signal's frequency, powers in [0, 1], and bad calls leaving out alone. */
@@ -848,6 +978,8 @@ int main(void)
     check_chi2(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_amplitude(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu", amp_auto);
     check_backends_agree(cpu, autoctx, auto_is_gpu);
+    check_top_peaks(cpu, "cpu");
+    check_top_peaks(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_errors(cpu, "cpu");
     check_errors(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_cpu_context_has_no_device(cpu);

@@ -1,6 +1,8 @@
 // End-to-end test of the kernpack C ABI (Lomb-Scargle) from C++17, written as
 // a C++ user would: RAII handles over the C objects, std::vector buffers, a
-// std::complex view of the amplitude output, one code path for both dtypes.
+// std::complex view of the amplitude output, one code path for both dtypes;
+// a batch's best peaks (kp_lombscargle_batch_top_peaks) against the batch's
+// periodograms.
 //
 // Exit status 0 when every check passes; otherwise the first failed check is
 // printed to stderr and the program exits with 1. One line per check group
@@ -342,6 +344,86 @@ void check_chi2(const Context& ctx, const char* name) {
     group_done();
 }
 
+// A batch's best peaks, both dtypes through one template: the series and
+// its first 150 samples, each on a grid of its own (normalised, weighted,
+// floating mean); kp_lombscargle_batch_top_peaks gives three peaks a
+// series, 0.05 apart in angular frequency: local maxima of what
+// kp_lombscargle_batch gives, with its values, best first, the first the
+// highest (the planted frequency for the whole series); refused for an
+// amplitude periodogram and a k out of range, index and value untouched.
+template <typename T>
+void check_top_peaks(const Context& ctx, const char* name) {
+    group = std::string("batch top peaks ") + dtype<T>() + " (" + name + ")";
+    const Series<T> s = make_series<T>();
+    std::vector<T> t(s.t), y(s.y), w(s.w);
+    t.insert(t.end(), s.t.begin(), s.t.begin() + 150);
+    y.insert(y.end(), s.y.begin(), s.y.begin() + 150);
+    w.insert(w.end(), s.w.begin(), s.w.begin() + 150);
+    const std::int64_t n = static_cast<std::int64_t>(s.t.size());
+    const std::vector<std::int64_t> offsets{0, n, n + 150};
+    const double f0[2] = {0.02, 0.025}, df[2] = {0.009, 0.0085};
+    const kp_lombscargle_options o = options(KP_NORMALIZE_NORMALIZE, true);
+    constexpr std::size_t k = 3;
+    constexpr double separation = 0.05;
+    kp_peak_options three = kp_peak_options_default();
+    three.k = k;
+    three.separation = separation;
+    std::vector<T> all(2 * kNf);
+    std::vector<std::int64_t> index(2 * k + 1, -4242);
+    std::vector<double> value(2 * k + 1, kPoison);
+    // The two entry points of the dtype, on this batch.
+    const auto batch = [&] {
+        if constexpr (std::is_same_v<T, float>)
+            return kp_lombscargle_batch_f32(ctx.get(), t.data(), y.data(), w.data(), offsets.data(), 2, f0, df, 2, kNf, &o, all.data(), all.size());
+        else
+            return kp_lombscargle_batch_f64(ctx.get(), t.data(), y.data(), w.data(), offsets.data(), 2, f0, df, 2, kNf, &o, all.data(), all.size());
+    };
+    const auto top = [&](const kp_lombscargle_options* opts, const kp_peak_options* peaks) {
+        if constexpr (std::is_same_v<T, float>)
+            return kp_lombscargle_batch_top_peaks_f32(ctx.get(), t.data(), y.data(), w.data(), offsets.data(), 2, f0, df, 2, kNf, opts, peaks, index.data(), value.data());
+        else
+            return kp_lombscargle_batch_top_peaks_f64(ctx.get(), t.data(), y.data(), w.data(), offsets.data(), 2, f0, df, 2, kNf, opts, peaks, index.data(), value.data());
+    };
+    EXPECT_OK(batch());
+    EXPECT_OK(top(&o, &three));
+    CHECK(index[2 * k] == -4242 && value[2 * k] == kPoison, "wrote past nseries x k");
+    for (std::size_t series = 0; series < 2; ++series) {
+        const T* row = all.data() + series * kNf;
+        const std::int64_t* i = index.data() + series * k;
+        const double* v = value.data() + series * k;
+        const std::string which = "series " + std::to_string(series) + ": ";
+        const auto best = std::max_element(row, row + kNf) - row;
+        CHECK(i[0] == best, which + "best peak " + std::to_string(i[0]) + ", highest value at " +
+                                std::to_string(best));
+        if (series == 0)
+            CHECK(i[0] + 1 >= static_cast<std::int64_t>(kPeak) &&
+                      i[0] <= static_cast<std::int64_t>(kPeak) + 1,
+                  which + "best peak away from the planted frequency");
+        for (std::size_t j = 0; j < k; ++j) {
+            CHECK(i[j] >= 0 && i[j] < static_cast<std::int64_t>(kNf),
+                  which + "peak " + std::to_string(j) + " at " + std::to_string(i[j]));
+            const std::size_t at = static_cast<std::size_t>(i[j]);
+            CHECK(v[j] == static_cast<double>(row[at]), which + "a peak's value is not the row's");
+            CHECK((at == 0 || row[at - 1] < row[at]) && (at + 1 == kNf || row[at + 1] <= row[at]),
+                  which + "peak " + std::to_string(j) + " is no maximum");
+            CHECK(j == 0 || v[j] <= v[j - 1], which + "a peak beats the one before");
+            for (std::size_t m = 0; m < j; ++m)
+                CHECK(std::abs(static_cast<double>(i[j] - i[m])) * df[series] >= separation - 1e-12,
+                      which + "two peaks closer than the separation");
+        }
+    }
+    std::fill(index.begin(), index.end(), -4242);
+    std::fill(value.begin(), value.end(), kPoison);
+    const kp_lombscargle_options amp = options(KP_NORMALIZE_AMPLITUDE, true);
+    kp_peak_options many = kp_peak_options_default();
+    many.k = KP_MAX_PEAKS + 1;
+    EXPECT_ERR(top(&amp, &three), KP_ERROR_INVALID_ARGUMENT, "amplitude");
+    EXPECT_ERR(top(&o, &many), KP_ERROR_INVALID_ARGUMENT, "k");
+    for (std::size_t j = 0; j < index.size(); ++j)
+        CHECK(index[j] == -4242 && value[j] == kPoison, "a refused call wrote index or value");
+    group_done();
+}
+
 template <typename T>
 void check_peaks(const Context& ctx, const char* name) {
     group = std::string("peaks ") + dtype<T>() + " (" + name + ")";
@@ -570,6 +652,10 @@ void run() {
     check_chi2<double>(autoctx, auto_name);
     check_chi2<float>(autoctx, auto_name);
     check_backends_agree(cpu, autoctx, auto_is_gpu);
+    check_top_peaks<double>(cpu, "cpu");
+    check_top_peaks<float>(cpu, "cpu");
+    check_top_peaks<double>(autoctx, auto_name);
+    check_top_peaks<float>(autoctx, auto_name);
     check_errors<double>(cpu, "cpu");
     check_errors<float>(cpu, "cpu");
     check_errors<double>(autoctx, auto_name);

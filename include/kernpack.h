@@ -238,6 +238,25 @@ typedef struct kp_bls_options {
 } kp_bls_options;
 
 /*
+ How many peaks the `_peaks` entry points keep per series, and how far
+ apart. Start from `kp_peak_options_default()`.
+ */
+typedef struct kp_peak_options {
+  /*
+   Peaks per series, 1 to KP_MAX_PEAKS (default 1: the best period).
+   */
+  size_t k;
+  /*
+   The least distance between the trial frequencies of two peaks kept,
+   in the frequencies' unit (the BLS calls': between trial periods, in
+   the periods' unit), finite and >= 0 (default 0: any two distinct
+   peaks). About one peak width, 1 / (time span) in frequency, keeps a
+   peak's side lobes out.
+   */
+  double separation;
+} kp_peak_options;
+
+/*
  Origin and boundary of a correlation; start from
  kp_correlate_options_default().
  */
@@ -508,24 +527,6 @@ typedef struct kp_ce_options {
    */
   uint32_t mag_overlap;
 } kp_ce_options;
-
-/*
- How many peaks the `_peaks` entry points keep per series, and how far
- apart. Start from `kp_peak_options_default()`.
- */
-typedef struct kp_peak_options {
-  /*
-   Peaks per series, 1 to KP_MAX_PEAKS (default 1: the best period).
-   */
-  size_t k;
-  /*
-   The least distance between the trial frequencies of two peaks kept,
-   in the frequencies' unit, finite and >= 0 (default 0: any two
-   distinct peaks). About one peak width, 1 / (time span), keeps a
-   peak's side lobes out.
-   */
-  double separation;
-} kp_peak_options;
 
 /*
  The window, the value taken from it and the boundary of a rank filter;
@@ -968,6 +969,89 @@ enum kp_status kp_bls_batch_f64(const struct kp_context *ctx,
                                 double *transit_time,
                                 double *depth_snr,
                                 double *log_likelihood);
+
+/*
+ The best periods of every series of a ragged batch by BLS, in
+ single precision, without keeping the results at every period: inputs as
+ `kp_bls_batch_f32` (`options`, `t`, `y`, `dy`, `offsets`,
+ `nseries`, `periods`, `nperiods`, `durations`, `ndurations`), and
+ `peaks` (NULL: the defaults, one peak). A series' peaks are the
+ `peaks.k` highest distinct local maxima of its `power` over `periods`
+ (as `kp_bls_batch_f32` gives it; a period with no box, power -inf,
+ is never one), best first, each at least `peaks.separation` away from
+ those before it in period (in the unit of `periods`, not in
+ frequency). A maximum is the first of equal values, and the best peak
+ the first highest power of the series. `index` gets `nseries * peaks.k`
+ values, series by series (series `s` from `index + s * peaks.k`): each
+ peak's index into `periods`. Each of the seven fields (`power` to
+ `log_likelihood`, as `kp_bls_batch_f32` names them) gets `nseries *
+ peaks.k` values in the same layout: the results at each peak's period,
+ as `kp_bls_batch_f32` gives them there. A series with fewer peaks
+ gets index -1 and NaN in every field, `power` included, after its last
+ (-inf marks a period searched without a box, which is never a peak). On
+ a GPU the batch runs in chunks whose powers are reduced on the device,
+ so only the boxes of the peaks come back; the same peaks and results on
+ the CPU and the GPU.
+
+ Ownership: every buffer stays the caller's. kernpack reads the inputs
+ and writes the outputs during the call only, keeps no pointer, and
+ writes none on failure (the status says why, kp_last_error_message()
+ names the argument).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+ `offsets[nseries]` values; `periods`: `nperiods`; `durations`:
+ `ndurations`; `index` and each field output: `nseries * peaks.k` values,
+ apart from each other and from the inputs; `options` and `peaks` NULL
+ or one struct.
+ */
+enum kp_status kp_bls_batch_peaks_f32(const struct kp_context *ctx,
+                                      const struct kp_bls_options *options,
+                                      const float *t,
+                                      const float *y,
+                                      const float *dy,
+                                      const int64_t *offsets,
+                                      size_t nseries,
+                                      const float *periods,
+                                      size_t nperiods,
+                                      const float *durations,
+                                      size_t ndurations,
+                                      const struct kp_peak_options *peaks,
+                                      int64_t *index,
+                                      float *power,
+                                      float *depth,
+                                      float *depth_err,
+                                      float *duration,
+                                      float *transit_time,
+                                      float *depth_snr,
+                                      float *log_likelihood);
+
+/*
+ As `kp_bls_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_bls_batch_peaks_f32`.
+ */
+enum kp_status kp_bls_batch_peaks_f64(const struct kp_context *ctx,
+                                      const struct kp_bls_options *options,
+                                      const double *t,
+                                      const double *y,
+                                      const double *dy,
+                                      const int64_t *offsets,
+                                      size_t nseries,
+                                      const double *periods,
+                                      size_t nperiods,
+                                      const double *durations,
+                                      size_t ndurations,
+                                      const struct kp_peak_options *peaks,
+                                      int64_t *index,
+                                      double *power,
+                                      double *depth,
+                                      double *depth_err,
+                                      double *duration,
+                                      double *transit_time,
+                                      double *depth_snr,
+                                      double *log_likelihood);
 
 /*
  Origin 0, KP_BOX_REFLECT, cval 0 (SciPy's defaults).
@@ -1610,6 +1694,65 @@ enum kp_status kp_lombscargle_batch_peaks_f64(const struct kp_context *ctx,
                                               const struct kp_lombscargle_options *options,
                                               int64_t *index,
                                               double *value);
+
+/*
+ Each series' best `peaks.k` peaks, on the context's backend, in
+ single precision, without keeping the periodograms (a batch of any size runs
+ in bounded memory): inputs as `kp_lombscargle_batch_f32`, and
+ `peaks` (NULL: the defaults, one peak). A series' peaks are the
+ `peaks.k` highest distinct local maxima of its periodogram (as
+ `kp_lombscargle_batch_f32` gives it; NaN is never one), best first,
+ each at least `peaks.separation` away from those before it in angular
+ frequency (the grid's unit). A maximum is the first of equal values, and
+ the best peak the first highest value, the one
+ `kp_lombscargle_batch_peaks_f32` finds. Real periodograms only:
+ KP_NORMALIZE_AMPLITUDE is KP_ERROR_INVALID_ARGUMENT (its single highest
+ modulus is `kp_lombscargle_batch_peaks_f32`'s). `index` and `value`
+ each get `nseries * peaks.k` values, series by series (series `s` from
+ `index + s * peaks.k`): each peak's index into the series' grid and the
+ periodogram there (widened to double); a series with fewer peaks gets
+ index -1 and value NaN after its last. Both untouched on failure.
+
+ # Safety
+ Every pointer must be valid for the stated number of values; `index`
+ and `value` apart from each other and from the inputs; `options` and
+ `peaks` NULL or one struct.
+ */
+enum kp_status kp_lombscargle_batch_top_peaks_f32(const struct kp_context *ctx,
+                                                  const float *t,
+                                                  const float *y,
+                                                  const float *weights,
+                                                  const int64_t *offsets,
+                                                  size_t nseries,
+                                                  const double *f0,
+                                                  const double *df,
+                                                  size_t ngrids,
+                                                  size_t nf,
+                                                  const struct kp_lombscargle_options *options,
+                                                  const struct kp_peak_options *peaks,
+                                                  int64_t *index,
+                                                  double *value);
+
+/*
+ As `kp_lombscargle_batch_top_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_batch_top_peaks_f32`.
+ */
+enum kp_status kp_lombscargle_batch_top_peaks_f64(const struct kp_context *ctx,
+                                                  const double *t,
+                                                  const double *y,
+                                                  const double *weights,
+                                                  const int64_t *offsets,
+                                                  size_t nseries,
+                                                  const double *f0,
+                                                  const double *df,
+                                                  size_t ngrids,
+                                                  size_t nf,
+                                                  const struct kp_lombscargle_options *options,
+                                                  const struct kp_peak_options *peaks,
+                                                  int64_t *index,
+                                                  double *value);
 
 /*
  As `kp_lombscargle_batch_peaks_f32`, on device arrays (inputs as

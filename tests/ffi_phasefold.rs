@@ -12,7 +12,7 @@ mod common;
 
 use std::ptr::{null, null_mut};
 
-use common::{expect_ok, gpu_or_skip, last_error, Ctx, Rng};
+use common::{bad_peak_options, expect_ok, gpu_or_skip, last_error, Ctx, Rng};
 use kernpack::api::phasefold::{
     CeOptions, FoldBatch, FoldFreqs, FoldSeries, PdmOptions, Peak, PeakOptions, UniformGrid,
     MAX_CE_CELLS, MAX_PDM_BINS, MAX_PEAKS,
@@ -1116,33 +1116,7 @@ fn peak_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
     let mut fx = Fixture::<T>::new();
     let opts = O::default_c();
     let good = fx.good(ctx, &opts);
-    let with = |k, separation| kp_peak_options { k, separation };
-    let bad = [
-        (
-            with(0, 0.0),
-            "k = 0 peaks per series is out of range: 1 to 256".to_string(),
-        ),
-        (
-            with(MAX_PEAKS + 1, 0.0),
-            "k = 257 peaks per series is out of range".into(),
-        ),
-        (
-            with(usize::MAX, 0.0),
-            format!("k = {} peaks per series", usize::MAX),
-        ),
-        (
-            with(1, -0.5),
-            "separation = -0.5 must be finite and >= 0".into(),
-        ),
-        (
-            with(1, f64::NAN),
-            "separation = NaN must be finite and >= 0".into(),
-        ),
-        (
-            with(1, f64::INFINITY),
-            "separation = inf must be finite".into(),
-        ),
-    ];
+    let bad = bad_peak_options();
     let mut cases: Vec<Case<T, O>> = bad
         .iter()
         .map(|(p, needle)| {

@@ -2,17 +2,21 @@
 //! may name (the generator flattens them into C arguments as it does the
 //! structs of the family's own file, see `tests/support/entry_points.rs`):
 //! a measured series ([`Samples`]: BLS, the chi2 periodogram, the
-//! phase-folding searches), a ragged batch of them ([`Ragged`]), and a
-//! call's frequencies ([`FreqArray`], [`Grid`]). Each becomes views through
-//! [`crate::raw`] and nothing else: every check of the values is the safe
-//! API's.
-use super::RawError;
+//! phase-folding searches), a ragged batch of them ([`Ragged`]), a call's
+//! frequencies ([`FreqArray`], [`Grid`]), and a batch's best peaks
+//! ([`PeakArgs`], with [`peak_options`]: the `_peaks` forms of the phase
+//! folds and Lomb-Scargle; BLS's take the options alone). Each becomes views
+//! through [`crate::raw`] and nothing else: every check of the values is the
+//! safe API's.
+use super::phasefold::{kp_peak_options, kp_peak_options_default};
+use super::{or_default, RawError};
 use crate::api::lombscargle::batch::check_series_offsets;
 use crate::api::lombscargle::chi2::{Chi2Batch, Chi2Freqs};
 use crate::api::lombscargle::UniformGrid;
 use crate::float::Float;
 use crate::params::lombscargle_chi2::Chi2Series;
-use crate::raw::{self, Span};
+use crate::params::peaks::{write_peaks, Peak, PeakOptions};
+use crate::raw::{self, check_apart, Span};
 
 /// One series of `n` samples: `t`, `y` and `dy` (NULL: equal errors).
 pub(crate) struct Samples<T> {
@@ -190,4 +194,81 @@ pub(crate) unsafe fn write_rows<T: Copy>(out: *mut T, rows: &[Vec<T>]) -> Result
         at += row.len();
     }
     Ok(())
+}
+
+/// The peak options of a batch's `_peaks` call at `peaks` (NULL: the
+/// defaults), checked as the API checks them, and the length of each of its
+/// outputs, `nseries * k`. Checked before `k` sizes an output, so that a `k`
+/// out of range is named as such, not as an output too long.
+///
+/// # Safety
+/// `peaks` NULL or valid for one read.
+pub(crate) unsafe fn peak_options(
+    peaks: *const kp_peak_options,
+    nseries: usize,
+) -> Result<(PeakOptions, usize), RawError> {
+    let o = unsafe { or_default(peaks, kp_peak_options_default) };
+    let peaks = PeakOptions {
+        k: o.k,
+        separation: o.separation,
+    };
+    peaks.validate()?;
+    let len = raw::product("nseries", nseries, "k", peaks.k)?;
+    Ok((peaks, len))
+}
+
+/// The C arguments of a batch's best peaks: the peak options (NULL: the
+/// defaults), and `index` and `value`, `nseries * k` values each, series
+/// after series (-1 and NaN past a series' last peak).
+pub(crate) struct PeakArgs {
+    pub(crate) peaks: *const kp_peak_options,
+    pub(crate) index: *mut i64,
+    pub(crate) value: *mut f64,
+}
+
+impl PeakArgs {
+    /// The options and the outputs' length ([`peak_options`]), with `index`
+    /// and `value` apart from each other and from the `inputs`.
+    ///
+    /// # Safety
+    /// As [`peak_options`].
+    pub(crate) unsafe fn check(
+        &self,
+        nseries: usize,
+        inputs: &[Span],
+    ) -> Result<(PeakOptions, usize), RawError> {
+        let (peaks, len) = unsafe { peak_options(self.peaks, nseries) }?;
+        let outputs = [
+            Span::of("index", self.index, len),
+            Span::of("value", self.value, len),
+        ];
+        check_apart(&outputs, inputs)?;
+        Ok((peaks, len))
+    }
+
+    /// The two outputs of `len` values (NULL, size and alignment checked),
+    /// to be written once the peaks are found in full.
+    ///
+    /// # Safety
+    /// Non-NULL `index` and `value` valid for `len` writes, apart (checked
+    /// before by [`PeakArgs::check`]).
+    pub(crate) unsafe fn outputs<'a>(&self, len: usize) -> Result<PeakOutputs<'a>, RawError> {
+        Ok(PeakOutputs {
+            index: unsafe { raw::host_mut("index", self.index, len) }?,
+            value: unsafe { raw::host_mut("value", self.value, len) }?,
+        })
+    }
+}
+
+/// A batch's checked `index` and `value`.
+pub(crate) struct PeakOutputs<'a> {
+    index: &'a mut [i64],
+    value: &'a mut [f64],
+}
+
+impl PeakOutputs<'_> {
+    /// Each series' peaks (at most `k`), `k` a series.
+    pub(crate) fn write(self, rows: &[Vec<Peak>], k: usize) {
+        write_peaks(rows, k, self.index, self.value);
+    }
 }

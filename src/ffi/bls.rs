@@ -2,9 +2,10 @@
 //! `BoxLeastSquares(t, y, dy).power(period, duration, objective=...,
 //! oversample=...)` (semantics: [`crate::params::bls`]): host-pointer entry
 //! points per dtype for one series and for a ragged batch searched at the
-//! same periods and durations (the per-dtype functions are in
-//! `entry_points.rs`). Each writes the seven fields of astropy's results,
-//! one array per field.
+//! same periods and durations, and for only the best few periods of each
+//! series of a batch (the per-dtype functions are in `entry_points.rs`).
+//! Each writes the seven fields of astropy's results, one array per field
+//! (the peaks' call, at its peaks only, with their indices).
 //!
 //! There is no device-pointer variant. The kernel's device description
 //! ([`crate::gpu::bls::BlsOnDevice`]) takes *prepared* series (times after
@@ -21,12 +22,14 @@
 //! synchronisation). The search's cost is in the kernel (per period, the N
 //! samples and every box of every duration), so those copies are small
 //! next to it; a caller with device data copies it to the host first.
-use super::args::{Ragged, Samples};
+use super::args::{peak_options, Ragged, Samples};
+use super::phasefold::kp_peak_options;
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
 use crate::api::bls::{BlsObjective, BlsOptions, BlsResults, BLS_FIELDS};
 use crate::api::Kernpack;
 use crate::error::Error;
 use crate::float::Float;
+use crate::params::peaks::write_padded;
 use crate::raw::{self, check_apart, Span};
 
 #[rustfmt::skip] // generated, one line per signature
@@ -170,23 +173,27 @@ impl<T: Float> Results<T> {
         Ok(())
     }
 
-    /// Writes `results` (computed in full, `per_series` values per field
-    /// each) one series after another.
+    /// Writes `results` (computed in full, at most `per_series` values per
+    /// field each) one series after another, each series' values then NaN
+    /// up to `per_series` (none for a search's results at every period).
     ///
     /// # Safety
     /// Each output valid for `results.len() * per_series` writes, apart from
     /// each other and from the inputs (checked before).
-    unsafe fn write(&self, results: &[BlsResults<T>], per_series: usize) -> Result<(), RawError> {
-        let len = results.len() * per_series;
-        let mut outs = Vec::with_capacity(BLS_FIELDS);
-        for (name, ptr) in FIELD_NAMES.iter().zip(self.pointers()) {
-            outs.push(unsafe { raw::host_mut(name, ptr, len) }?);
-        }
-        for (s, result) in results.iter().enumerate() {
-            let slot = s * per_series..(s + 1) * per_series;
-            for (out, column) in outs.iter_mut().zip(result.columns()) {
-                out[slot.clone()].copy_from_slice(column);
-            }
+    unsafe fn write<'r>(
+        &self,
+        results: impl Iterator<Item = &'r BlsResults<T>> + Clone,
+        nseries: usize,
+        per_series: usize,
+    ) -> Result<(), RawError>
+    where
+        T: 'r,
+    {
+        let len = nseries * per_series;
+        for (f, (name, ptr)) in FIELD_NAMES.iter().zip(self.pointers()).enumerate() {
+            let out = unsafe { raw::host_mut(name, ptr, len) }?;
+            let columns = results.clone().map(|r| r.columns()[f].iter().copied());
+            write_padded(out, per_series, columns, T::from_f64(f64::NAN));
         }
         Ok(())
     }
@@ -228,7 +235,7 @@ impl<T: Float> Entry for kp_bls<T> {
         let (periods, durations) = unsafe { self.trials.views() }?;
         self.results.check(nperiods)?;
         let result = kp.bls(&series, periods, durations, &opts)?;
-        unsafe { self.results.write(&[result], nperiods) }
+        unsafe { self.results.write([&result].into_iter(), 1, nperiods) }
     }
 }
 
@@ -268,6 +275,75 @@ impl<T: Float> Entry for kp_bls_batch<T> {
         let (periods, durations) = unsafe { self.trials.views() }?;
         self.results.check(len)?;
         let results = kp.bls_batch(&batch, periods, durations, &opts)?;
-        unsafe { self.results.write(&results, nperiods) }
+        unsafe { self.results.write(results.iter(), results.len(), nperiods) }
+    }
+}
+
+/// The best periods of every series of a ragged batch by BLS, in
+/// {precision}, without keeping the results at every period: inputs as
+/// `kp_bls_batch_{dtype}` (`options`, `t`, `y`, `dy`, `offsets`,
+/// `nseries`, `periods`, `nperiods`, `durations`, `ndurations`), and
+/// `peaks` (NULL: the defaults, one peak). A series' peaks are the
+/// `peaks.k` highest distinct local maxima of its `power` over `periods`
+/// (as `kp_bls_batch_{dtype}` gives it; a period with no box, power -inf,
+/// is never one), best first, each at least `peaks.separation` away from
+/// those before it in period (in the unit of `periods`, not in
+/// frequency). A maximum is the first of equal values, and the best peak
+/// the first highest power of the series. `index` gets `nseries * peaks.k`
+/// values, series by series (series `s` from `index + s * peaks.k`): each
+/// peak's index into `periods`. Each of the seven fields (`power` to
+/// `log_likelihood`, as `kp_bls_batch_{dtype}` names them) gets `nseries *
+/// peaks.k` values in the same layout: the results at each peak's period,
+/// as `kp_bls_batch_{dtype}` gives them there. A series with fewer peaks
+/// gets index -1 and NaN in every field, `power` included, after its last
+/// (-inf marks a period searched without a box, which is never a peak). On
+/// a GPU the batch runs in chunks whose powers are reduced on the device,
+/// so only the boxes of the peaks come back; the same peaks and results on
+/// the CPU and the GPU.
+///
+/// Ownership: every buffer stays the caller's. kernpack reads the inputs
+/// and writes the outputs during the call only, keeps no pointer, and
+/// writes none on failure (the status says why, kp_last_error_message()
+/// names the argument).
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `periods`: `nperiods`; `durations`:
+/// `ndurations`; `index` and each field output: `nseries * peaks.k` values,
+/// apart from each other and from the inputs; `options` and `peaks` NULL
+/// or one struct.
+struct kp_bls_batch_peaks<T> {
+    options: *const kp_bls_options,
+    ragged: Ragged<T>,
+    trials: Trials<T>,
+    peaks: *const kp_peak_options,
+    index: *mut i64,
+    results: Results<T>,
+}
+
+impl<T: Float> Entry for kp_bls_batch_peaks<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let ragged = unsafe { self.ragged.read() }?;
+        let nseries = self.ragged.nseries;
+        // The peak options before k sizes the outputs.
+        let (peaks, len) = unsafe { peak_options(self.peaks, nseries) }?;
+        let mut inputs = ragged.spans();
+        inputs.extend(self.trials.spans());
+        let mut outputs = vec![Span::of("index", self.index, len)];
+        outputs.extend(self.results.spans(len));
+        check_apart(&outputs, &inputs)?;
+        let opts = unsafe { options_from(self.options) }?;
+        let batch = unsafe { ragged.batch() }?;
+        let (periods, durations) = unsafe { self.trials.views() }?;
+        let index = unsafe { raw::host_mut("index", self.index, len) }?;
+        self.results.check(len)?;
+        // Found in full before a single value is written.
+        let found = kp.bls_batch_peaks(&batch, periods, durations, &opts, &peaks)?;
+        let indices = found
+            .iter()
+            .map(|p| p.period_index.iter().map(|&i| i as i64));
+        write_padded(index, peaks.k, indices, -1);
+        let results = found.iter().map(|p| &p.results);
+        unsafe { self.results.write(results, nseries, peaks.k) }
     }
 }

@@ -3,7 +3,8 @@
 //! `entry_points.rs`).
 use std::marker::PhantomData;
 
-use super::args::{FreqArray, Grid};
+use super::args::{FreqArray, Grid, PeakArgs};
+use super::phasefold::kp_peak_options;
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lombscargle::batch::{
     check_series_offsets, Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatchOnDevice,
@@ -458,6 +459,46 @@ impl<T: Float> Entry for kp_lombscargle_batch_peaks<T> {
         let grid = inputs.grid(nf);
         let peaks = kp.lombscargle_batch_peaks(&inputs.batch(), &grid, &inputs.opts)?;
         raw::write_peaks(&peaks, index, value);
+        Ok(())
+    }
+}
+
+/// Each series' best `peaks.k` peaks, on the context's backend, in
+/// {precision}, without keeping the periodograms (a batch of any size runs
+/// in bounded memory): inputs as `kp_lombscargle_batch_{dtype}`, and
+/// `peaks` (NULL: the defaults, one peak). A series' peaks are the
+/// `peaks.k` highest distinct local maxima of its periodogram (as
+/// `kp_lombscargle_batch_{dtype}` gives it; NaN is never one), best first,
+/// each at least `peaks.separation` away from those before it in angular
+/// frequency (the grid's unit). A maximum is the first of equal values, and
+/// the best peak the first highest value, the one
+/// `kp_lombscargle_batch_peaks_{dtype}` finds. Real periodograms only:
+/// KP_NORMALIZE_AMPLITUDE is KP_ERROR_INVALID_ARGUMENT (its single highest
+/// modulus is `kp_lombscargle_batch_peaks_{dtype}`'s). `index` and `value`
+/// each get `nseries * peaks.k` values, series by series (series `s` from
+/// `index + s * peaks.k`): each peak's index into the series' grid and the
+/// periodogram there (widened to double); a series with fewer peaks gets
+/// index -1 and value NaN after its last. Both untouched on failure.
+///
+/// # Safety
+/// Every pointer must be valid for the stated number of values; `index`
+/// and `value` apart from each other and from the inputs; `options` and
+/// `peaks` NULL or one struct.
+struct kp_lombscargle_batch_top_peaks<T> {
+    inputs: BatchInputs<*const T, *const i64, *const f64>,
+    peaks: PeakArgs,
+}
+
+impl<T: Float> Entry for kp_lombscargle_batch_top_peaks<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let (nseries, nf) = (self.inputs.nseries, self.inputs.nf);
+        let inputs = unsafe { self.inputs.view() }?;
+        let (peaks, len) = unsafe { self.peaks.check(nseries, &inputs.spans) }?;
+        let out = unsafe { self.peaks.outputs(len) }?;
+        // Found in full before a single index or value is written.
+        let grid = inputs.grid(nf);
+        let rows = kp.lombscargle_batch_top_peaks(&inputs.batch(), &grid, &inputs.opts, &peaks)?;
+        out.write(&rows, peaks.k);
         Ok(())
     }
 }

@@ -19,14 +19,13 @@
 //! their minimum, PDM's weighted values, CE's magnitude bins), made on the
 //! host after the values are checked; a caller with device data copies it
 //! to the host first.
-use super::args::{write_rows, FreqArray, Grid, HostFreqs, Ragged, Samples};
+use super::args::{write_rows, FreqArray, Grid, HostFreqs, PeakArgs, Ragged, Samples};
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
 use crate::api::phasefold::{
     CeOptions, PdmOptions, PeakOptions, PhaseFold, Statistic, MAX_CE_CELLS, MAX_PDM_BINS, MAX_PEAKS,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
-use crate::params::peaks::write_peaks;
 use crate::raw::{self, check_apart, Span};
 
 #[rustfmt::skip] // generated, one line per signature
@@ -79,8 +78,9 @@ pub struct kp_peak_options {
     /// Peaks per series, 1 to KP_MAX_PEAKS (default 1: the best period).
     pub k: usize,
     /// The least distance between the trial frequencies of two peaks kept,
-    /// in the frequencies' unit, finite and >= 0 (default 0: any two
-    /// distinct peaks). About one peak width, 1 / (time span), keeps a
+    /// in the frequencies' unit (the BLS calls': between trial periods, in
+    /// the periods' unit), finite and >= 0 (default 0: any two distinct
+    /// peaks). About one peak width, 1 / (time span) in frequency, keeps a
     /// peak's side lobes out.
     pub separation: f64,
 }
@@ -228,38 +228,22 @@ pub(crate) struct BatchPeaks<T, O, F> {
     options: *const O,
     ragged: Ragged<T>,
     freqs: F,
-    peaks: *const kp_peak_options,
-    index: *mut i64,
-    value: *mut f64,
+    peaks: PeakArgs,
 }
 
 impl<T: Float, O: FoldOptions, F: HostFreqs<T>> Entry for BatchPeaks<T, O, F> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let ragged = unsafe { self.ragged.read() }?;
-        let o = unsafe { or_default(self.peaks, kp_peak_options_default) };
-        let peaks = PeakOptions {
-            k: o.k,
-            separation: o.separation,
-        };
-        // The API's own check, before k sizes the outputs: a k out of range
-        // is named as such, not as an output too long.
-        peaks.validate()?;
-        let len = raw::product("nseries", self.ragged.nseries, "k", peaks.k)?;
         let mut inputs = ragged.spans();
         inputs.extend(self.freqs.spans());
-        let outputs = [
-            Span::of("index", self.index, len),
-            Span::of("value", self.value, len),
-        ];
-        check_apart(&outputs, &inputs)?;
+        let (peaks, len) = unsafe { self.peaks.check(self.ragged.nseries, &inputs) }?;
         let statistic = unsafe { statistic_from(self.options) };
         let batch = unsafe { ragged.batch() }?;
         let freqs = unsafe { self.freqs.view() }?;
-        let index = unsafe { raw::host_mut("index", self.index, len) }?;
-        let value = unsafe { raw::host_mut("value", self.value, len) }?;
+        let out = unsafe { self.peaks.outputs(len) }?;
         // Found in full before a single index or value is written.
         let rows = kp.phase_fold_batch_peaks(&batch, &freqs, &statistic, &peaks)?;
-        write_peaks(&rows, peaks.k, index, value);
+        out.write(&rows, peaks.k);
         Ok(())
     }
 }

@@ -152,11 +152,33 @@ pub fn select_peaks(values: &[f64], axis: &[f64], opts: &PeakOptions, better: Be
 /// `k` peaks per row as flat arrays (index -1 and value NaN past a row's
 /// last peak): the layout the device reduction and the C ABI write.
 pub fn write_peaks(rows: &[Vec<Peak>], k: usize, index: &mut [i64], value: &mut [f64]) {
-    for (r, peaks) in rows.iter().enumerate() {
-        for j in 0..k {
-            let p = peaks.get(j);
-            index[r * k + j] = p.map_or(-1, |p| p.index as i64);
-            value[r * k + j] = p.map_or(f64::NAN, |p| p.value);
+    let indices = rows.iter().map(|r| r.iter().map(|p| p.index as i64));
+    write_padded(index, k, indices, -1);
+    write_padded(
+        value,
+        k,
+        rows.iter().map(|r| r.iter().map(|p| p.value)),
+        f64::NAN,
+    );
+}
+
+/// `rows` of at most `k` values each as flat arrays, `k` a row, `fill` past
+/// a row's last value: [`write_peaks`]' layout for any per-peak column (a
+/// BLS result field at its best periods, in the C ABI). Rows past `out`'s
+/// end, and values past `k`, are not written.
+pub fn write_padded<V: Copy, R: IntoIterator<Item = V>>(
+    out: &mut [V],
+    k: usize,
+    rows: impl IntoIterator<Item = R>,
+    fill: V,
+) {
+    if k == 0 {
+        return;
+    }
+    for (slot, row) in out.chunks_mut(k).zip(rows) {
+        let mut row = row.into_iter();
+        for v in slot {
+            *v = row.next().unwrap_or(fill);
         }
     }
 }

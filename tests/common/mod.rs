@@ -319,3 +319,37 @@ impl Drop for DeviceBuf<'_> {
         unsafe { kernpack::ffi::kp_device_free(self.ctx.0, self.ptr) };
     }
 }
+
+/// Peak options every `_peaks` entry point refuses (`k` out of 1 to
+/// KP_MAX_PEAKS, a separation that is negative or not finite), each with
+/// a piece of the message that names why.
+pub fn bad_peak_options() -> Vec<(kernpack::ffi::phasefold::kp_peak_options, String)> {
+    use kernpack::ffi::phasefold::{kp_peak_options, KP_MAX_PEAKS};
+    let with = |k, separation| kp_peak_options { k, separation };
+    vec![
+        (
+            with(0, 0.0),
+            "k = 0 peaks per series is out of range: 1 to 256".into(),
+        ),
+        (
+            with(KP_MAX_PEAKS + 1, 0.0),
+            "k = 257 peaks per series is out of range".into(),
+        ),
+        (
+            with(usize::MAX, 0.0),
+            format!("k = {} peaks per series", usize::MAX),
+        ),
+        (
+            with(1, -0.5),
+            "separation = -0.5 must be finite and >= 0".into(),
+        ),
+        (
+            with(1, f64::NAN),
+            "separation = NaN must be finite and >= 0".into(),
+        ),
+        (
+            with(1, f64::INFINITY),
+            "separation = inf must be finite".into(),
+        ),
+    ]
+}

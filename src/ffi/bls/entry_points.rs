@@ -22,3 +22,13 @@ pub unsafe extern "C" fn kp_bls_batch_f32(ctx: *const kp_context, options: *cons
 pub unsafe extern "C" fn kp_bls_batch_f64(ctx: *const kp_context, options: *const kp_bls_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, periods: *const f64, nperiods: usize, durations: *const f64, ndurations: usize, power: *mut f64, depth: *mut f64, depth_err: *mut f64, duration: *mut f64, transit_time: *mut f64, depth_snr: *mut f64, log_likelihood: *mut f64) -> kp_status {
     unsafe { kp_bls_batch::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, trials: Trials { periods, nperiods, durations, ndurations }, results: Results { power, depth, depth_err, duration, transit_time, depth_snr, log_likelihood } }.run(ctx) }
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_bls_batch_peaks_f32(ctx: *const kp_context, options: *const kp_bls_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, periods: *const f32, nperiods: usize, durations: *const f32, ndurations: usize, peaks: *const kp_peak_options, index: *mut i64, power: *mut f32, depth: *mut f32, depth_err: *mut f32, duration: *mut f32, transit_time: *mut f32, depth_snr: *mut f32, log_likelihood: *mut f32) -> kp_status {
+    unsafe { kp_bls_batch_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, trials: Trials { periods, nperiods, durations, ndurations }, peaks, index, results: Results { power, depth, depth_err, duration, transit_time, depth_snr, log_likelihood } }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_bls_batch_peaks_f64(ctx: *const kp_context, options: *const kp_bls_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, periods: *const f64, nperiods: usize, durations: *const f64, ndurations: usize, peaks: *const kp_peak_options, index: *mut i64, power: *mut f64, depth: *mut f64, depth_err: *mut f64, duration: *mut f64, transit_time: *mut f64, depth_snr: *mut f64, log_likelihood: *mut f64) -> kp_status {
+    unsafe { kp_bls_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, trials: Trials { periods, nperiods, durations, ndurations }, peaks, index, results: Results { power, depth, depth_err, duration, transit_time, depth_snr, log_likelihood } }.run(ctx) }
+}

@@ -74,6 +74,16 @@ pub unsafe extern "C" fn kp_lombscargle_batch_peaks_f64(ctx: *const kp_context, 
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_top_peaks_f32(ctx: *const kp_context, t: *const f32, y: *const f32, weights: *const f32, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_batch_top_peaks::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_batch_top_peaks_f64(ctx: *const kp_context, t: *const f64, y: *const f64, weights: *const f64, offsets: *const i64, nseries: usize, f0: *const f64, df: *const f64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_batch_top_peaks::<f64> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn kp_lombscargle_batch_peaks_device_f32(ctx: *const kp_context, t: u64, y: u64, weights: u64, offsets: u64, nseries: usize, f0: u64, df: u64, ngrids: usize, nf: usize, options: *const kp_lombscargle_options, index: u64, value: u64, stream: u64) -> kp_status {
     unsafe { kp_lombscargle_batch_peaks_device::<f32> { inputs: BatchInputs { t, y, weights, offsets, nseries, f0, df, ngrids, nf, options }, index, value, _dtype: PhantomData }.enqueue(ctx, stream) }
 }

@@ -45,22 +45,22 @@ pub unsafe extern "C" fn kp_pdm_batch_uniform_f64(ctx: *const kp_context, option
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_pdm_batch_peaks_f32(ctx: *const kp_context, options: *const kp_pdm_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, freqs: *const f32, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_pdm_batch_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_pdm_batch_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_pdm_batch_peaks_f64(ctx: *const kp_context, options: *const kp_pdm_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, freqs: *const f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_pdm_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_pdm_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_pdm_batch_uniform_peaks_f32(ctx: *const kp_context, options: *const kp_pdm_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_pdm_batch_uniform_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_pdm_batch_uniform_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_pdm_batch_uniform_peaks_f64(ctx: *const kp_context, options: *const kp_pdm_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_pdm_batch_uniform_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_pdm_batch_uniform_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
@@ -105,20 +105,20 @@ pub unsafe extern "C" fn kp_conditional_entropy_batch_uniform_f64(ctx: *const kp
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_conditional_entropy_batch_peaks_f32(ctx: *const kp_context, options: *const kp_ce_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, freqs: *const f32, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_conditional_entropy_batch_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_conditional_entropy_batch_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_conditional_entropy_batch_peaks_f64(ctx: *const kp_context, options: *const kp_ce_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, freqs: *const f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_conditional_entropy_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_conditional_entropy_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: FreqArray { freqs, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_conditional_entropy_batch_uniform_peaks_f32(ctx: *const kp_context, options: *const kp_ce_options, t: *const f32, y: *const f32, dy: *const f32, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_conditional_entropy_batch_uniform_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_conditional_entropy_batch_uniform_peaks::<f32> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_conditional_entropy_batch_uniform_peaks_f64(ctx: *const kp_context, options: *const kp_ce_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, peaks: *const kp_peak_options, index: *mut i64, value: *mut f64) -> kp_status {
-    unsafe { kp_conditional_entropy_batch_uniform_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks, index, value }.run(ctx) }
+    unsafe { kp_conditional_entropy_batch_uniform_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, freqs: Grid { f0, df, nf }, peaks: PeakArgs { peaks, index, value } }.run(ctx) }
 }
