@@ -514,3 +514,32 @@ fn gpu_peaks_equal_cpu() {
         assert_eq!(got.unwrap(), want.unwrap(), "{statistic:?}");
     }
 }
+
+/// Large batches are prepared on several threads; the error still names the
+/// first bad series, whichever thread met it.
+#[test]
+fn the_first_bad_series_of_a_large_batch_is_named() {
+    let (nseries, n) = (300, 1000);
+    let t: Vec<f64> = (0..nseries * n).map(|i| (i % n) as f64 * 0.37).collect();
+    let mut y: Vec<f64> = (0..nseries * n).map(|i| (i as f64 * 0.1).sin()).collect();
+    let offsets: Vec<usize> = (0..=nseries).map(|s| s * n).collect();
+    for bad in [250, 100, 180] {
+        y[bad * n + 7] = f64::NAN;
+    }
+    let batch = FoldBatch {
+        t: &t,
+        y: &y,
+        dy: None,
+        offsets: &offsets,
+    };
+    let freqs = FoldFreqs::Uniform(UniformGrid::new(0.1, 0.01, 10));
+    for statistic in [
+        Statistic::Pdm(PdmOptions::default()),
+        Statistic::ConditionalEntropy(CeOptions::default()),
+    ] {
+        invalid(
+            cpu().phase_fold_batch(&batch, &freqs, &statistic),
+            "series 100:",
+        );
+    }
+}

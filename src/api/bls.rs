@@ -16,7 +16,6 @@ pub use crate::params::lombscargle_chi2::Chi2Series as BlsSeries;
 pub use crate::params::peaks::{PeakOptions, MAX_PEAKS};
 
 use super::exec::{CpuRun, Operation, Split};
-use super::lombscargle::batch::check_series_offsets;
 use super::lombscargle::chi2::check_measured;
 use super::multi::{self, bls::BlsJob, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
@@ -103,23 +102,7 @@ impl<T: Float> BlsSearchBatch<'_, T> {
 
     /// Every series checked and prepared, errors naming the series.
     fn prepare(&self, grid: &BlsGrid) -> Result<Vec<BlsPrepared>> {
-        let (batch, n) = (&self.batch, self.batch.t.len());
-        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
-            return Err(Error::invalid(format!(
-                "t, y and dy of the batch differ in length: {n}, {} and {}",
-                batch.y.len(),
-                batch.dy.map_or(n, <[T]>::len)
-            )));
-        }
-        check_series_offsets(batch.offsets, n)?;
-        (0..batch.len())
-            .map(|s| {
-                prepare(&batch.series(s), grid).map_err(|e| match e {
-                    Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
-                    other => other,
-                })
-            })
-            .collect()
+        self.batch.prepare_each(|_, series| prepare(series, grid))
     }
 }
 

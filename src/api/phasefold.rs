@@ -16,7 +16,6 @@ pub use crate::params::peaks::{Peak, PeakOptions, MAX_PEAKS};
 pub use crate::params::phasefold::{CeOptions, PdmOptions, Statistic, MAX_CE_CELLS, MAX_PDM_BINS};
 
 use super::exec::{CpuRun, Operation, Split};
-use super::lombscargle::batch::check_series_offsets;
 use super::lombscargle::chi2::check_measured;
 use super::multi::{self, phasefold::FoldJob, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
@@ -132,23 +131,8 @@ impl<T: Float> PhaseFoldBatch<'_, T> {
 
     /// Every series checked and prepared, errors naming the series.
     fn prepare(&self) -> Result<Vec<FoldPrepared>> {
-        let (batch, n) = (&self.batch, self.batch.t.len());
-        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
-            return Err(Error::invalid(format!(
-                "t, y and dy of the batch differ in length: {n}, {} and {}",
-                batch.y.len(),
-                batch.dy.map_or(n, <[T]>::len)
-            )));
-        }
-        check_series_offsets(batch.offsets, n)?;
-        (0..batch.len())
-            .map(|s| {
-                prepare(&batch.series(s), &self.statistic).map_err(|e| match e {
-                    Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
-                    other => other,
-                })
-            })
-            .collect()
+        self.batch
+            .prepare_each(|_, series| prepare(series, &self.statistic))
     }
 }
 

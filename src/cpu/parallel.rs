@@ -89,6 +89,22 @@ pub(crate) fn map_ranges<R: Send>(
     run_each(static_ranges(n, threads, align), f)
 }
 
+/// `f(i)` for every `i` in `0..n`, on up to `threads` threads (contiguous
+/// ranges, each in order), the results in order; the error of the lowest
+/// `i` that fails, whatever the thread count.
+pub(crate) fn try_map_indexed<R: Send, E: Send>(
+    threads: usize,
+    n: usize,
+    f: impl Fn(usize) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let parts = map_ranges(threads, n, 1, |r| r.map(&f).collect::<Result<Vec<R>, E>>());
+    let mut out = Vec::with_capacity(n);
+    for part in parts {
+        out.extend(part?);
+    }
+    Ok(out)
+}
+
 /// `f(first, piece)` over `out` cut by [`static_ranges`]`(out.len(), threads,
 /// align)`, one thread per piece.
 pub(crate) fn for_each_range_mut<V: Send>(

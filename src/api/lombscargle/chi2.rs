@@ -203,6 +203,47 @@ pub struct Chi2Batch<'a, T> {
     pub offsets: &'a [usize],
 }
 
+/// Samples per thread below which a batch's series are prepared on one
+/// thread (a survey's 10^7 samples take a serial pass longer than their
+/// kernels).
+const PARALLEL_PREPARE_SAMPLES: usize = 1 << 16;
+
+impl<'a, T: Float> Chi2Batch<'a, T> {
+    /// `t`, `y`, `dy` of one length and the offsets within it.
+    pub(crate) fn check_shape(&self) -> Result<()> {
+        let n = self.t.len();
+        if self.y.len() != n || self.dy.is_some_and(|d| d.len() != n) {
+            return Err(Error::invalid(format!(
+                "t, y and dy of the batch differ in length: {n}, {} and {}",
+                self.y.len(),
+                self.dy.map_or(n, <[T]>::len)
+            )));
+        }
+        check_series_offsets(self.offsets, n)
+    }
+
+    /// The shape checked, then `prepare(s, series s)` of every series, on
+    /// threads for large batches; the error of the first bad series either
+    /// way, naming it.
+    pub(crate) fn prepare_each<P: Send>(
+        &self,
+        prepare: impl Fn(usize, &Chi2Series<'a, T>) -> Result<P> + Sync,
+    ) -> Result<Vec<P>> {
+        self.check_shape()?;
+        let threads = crate::cpu::parallel::threads_for(
+            crate::cpu::threads(),
+            self.t.len(),
+            PARALLEL_PREPARE_SAMPLES,
+        );
+        crate::cpu::parallel::try_map_indexed(threads, self.len(), |s| {
+            prepare(s, &self.series(s)).map_err(|e| match e {
+                Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
+                other => other,
+            })
+        })
+    }
+}
+
 impl<'a, T> Chi2Batch<'a, T> {
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
@@ -234,18 +275,10 @@ pub struct LombScargleChi2Batch<'a, T> {
 impl<T: Float> LombScargleChi2Batch<'_, T> {
     /// Every series checked and prepared, errors naming the series.
     fn prepare(&self) -> Result<Vec<Chi2Prepared>> {
-        (0..self.batch.len())
-            .map(|s| {
-                self.grids
-                    .grid(s)
-                    .validate_for::<T>()
-                    .and_then(|()| check_series(&self.batch.series(s), &self.opts))
-                    .map_err(|e| match e {
-                        Error::InvalidInput(msg) => Error::invalid(format!("series {s}: {msg}")),
-                        other => other,
-                    })
-            })
-            .collect()
+        self.batch.prepare_each(|s, series| {
+            self.grids.grid(s).validate_for::<T>()?;
+            check_series(series, &self.opts)
+        })
     }
 }
 
@@ -255,15 +288,7 @@ impl<T: Float> Operation for LombScargleChi2Batch<'_, T> {
     fn validate(&self) -> Result<()> {
         let (batch, nseries) = (&self.batch, self.batch.len());
         check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
-        let n = batch.t.len();
-        if batch.y.len() != n || batch.dy.is_some_and(|d| d.len() != n) {
-            return Err(Error::invalid(format!(
-                "t, y and dy of the batch differ in length: {n}, {} and {}",
-                batch.y.len(),
-                batch.dy.map_or(n, <[T]>::len)
-            )));
-        }
-        check_series_offsets(batch.offsets, n)?;
+        batch.check_shape()?;
         if let BatchGrid::PerSeries { f0, df, .. } = self.grids {
             if f0.len() != nseries || df.len() != nseries {
                 return Err(Error::invalid(format!(
