@@ -1155,8 +1155,10 @@ fn peak_errors<T: Dtype, O: Statistic>(ctx: &Ctx) {
             "index and dy overlap"),
         case("index over offsets", PEAKS, Call { index: offsets as *mut i64, ..good }, KP_ERROR_INVALID_ARGUMENT,
             "index and offsets overlap"),
+        // `value` is longer than `freqs` and may run on into the buffer the
+        // allocator put next (dy): either overlap is the right refusal.
         case("value over freqs", &[Peaks], Call { value: freqs as *mut f64, ..good }, KP_ERROR_INVALID_ARGUMENT,
-            "value and freqs overlap"),
+            "overlap: pass separate buffers"),
         case("nf huge", &[Peaks], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT, "freqs: "),
         case("nf huge", &[PeaksUniform], Call { nf: huge, ..good }, KP_ERROR_INVALID_ARGUMENT,
             "too many frequencies"),
