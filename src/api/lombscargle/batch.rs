@@ -9,7 +9,7 @@ pub use crate::params::lombscargle::{Batch, BatchDeviceBuffers, BatchGrid};
 
 use super::{check_values, output_len, LombScargleOptions, Periodogram};
 use crate::api::exec::{CpuRun, Operation, Split};
-use crate::api::multi::lombscargle::LsJob;
+use crate::api::multi::lombscargle::{Keep, LsJob};
 use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
@@ -154,7 +154,7 @@ impl<T: Float> Operation for LombScargleBatch<'_, T> {
     }
 
     fn split(&self) -> Option<Split> {
-        let job = LsJob::new(&self.batch, &self.grids, &self.opts, false);
+        let job = LsJob::new(&self.batch, &self.grids, &self.opts, Keep::Periodograms);
         multi::split_of(&job, self.batch.len(), multi::longest(self.batch.offsets))
     }
 

@@ -64,7 +64,26 @@ pub(crate) struct BlsLayout {
     peak_boxes: CUdeviceptr,
 }
 
-impl BlsJob<'_> {
+impl<'a> BlsJob<'a> {
+    /// The job of a validated batch: its series prepared, the periods (f64)
+    /// and grid, and with `peaks` only the boxes of those back.
+    fn of<T: Float>(
+        op: &BlsSearchBatch<'a, T>,
+        preps: &'a [BlsPrepared],
+        periods: &'a [f64],
+        grid: &'a BlsGrid,
+        peaks: Option<PeakOptions>,
+    ) -> Self {
+        BlsJob {
+            offsets: op.batch.offsets,
+            preps,
+            periods,
+            grid,
+            objective: op.opts.objective,
+            peaks,
+        }
+    }
+
     fn on_device(&self, lay: &BlsLayout) -> BlsOnDevice {
         BlsOnDevice {
             nseries: lay.nseries,
@@ -263,14 +282,7 @@ pub(crate) fn bls_batch<T: Float>(
 ) -> Result<(Vec<BlsResults<T>>, Vec<GpuProfile>)> {
     let (grid, preps) = op.prepared()?;
     let periods: Vec<f64> = op.periods.iter().map(|p| p.to_f64()).collect();
-    let job = BlsJob {
-        offsets: op.batch.offsets,
-        preps: &preps,
-        periods: &periods,
-        grid: &grid,
-        objective: op.opts.objective,
-        peaks: None,
-    };
+    let job = BlsJob::of(&op, &preps, &periods, &grid, None);
     let plans = plan(exec, &job)?;
     let np = periods.len();
     let mut outs: Vec<Vec<BlsResults<T>>> = plans
@@ -300,16 +312,10 @@ pub(crate) fn bls_batch_peaks<T: Float>(
     exec: &Exec<'_>,
     op: BlsSearchBatchPeaks<'_, T>,
 ) -> Result<(Vec<BlsPeaks<T>>, Vec<GpuProfile>)> {
-    let (grid, preps) = op.search().prepared()?;
+    let search = op.search();
+    let (grid, preps) = search.prepared()?;
     let periods: Vec<f64> = op.periods.iter().map(|p| p.to_f64()).collect();
-    let job = BlsJob {
-        offsets: op.batch.offsets,
-        preps: &preps,
-        periods: &periods,
-        grid: &grid,
-        objective: op.opts.objective,
-        peaks: Some(op.peaks),
-    };
+    let job = BlsJob::of(&search, &preps, &periods, &grid, Some(op.peaks));
     let plans = plan(exec, &job)?;
     let k = op.peaks.k;
     // Each GPU writes its own slice of the result, in place.

@@ -32,11 +32,30 @@ pub(crate) struct LsJob<'a, T> {
     pub opts: &'a LombScargleOptions,
     /// Values per series in the output.
     pub out_len: usize,
-    /// Only each series' peak comes back: the periodograms stay in the
-    /// arena's scratch and are reduced there.
-    pub peaks: bool,
-    /// Likewise each series' best peaks ([`crate::params::peaks`]).
-    pub top: Option<PeakOptions>,
+    pub keep: Keep,
+}
+
+/// What of each series comes back from a chunk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Keep {
+    /// Its periodogram.
+    Periodograms,
+    /// Only its highest peak: the periodograms stay in the arena's scratch
+    /// and are reduced there.
+    HighestPeak,
+    /// Likewise only its best peaks ([`crate::params::peaks`]).
+    BestPeaks(PeakOptions),
+}
+
+impl Keep {
+    /// Peaks (index and value) per series; 0 when the periodograms come back.
+    fn peaks_per_series(&self) -> usize {
+        match self {
+            Keep::Periodograms => 0,
+            Keep::HighestPeak => 1,
+            Keep::BestPeaks(top) => top.k,
+        }
+    }
 }
 
 /// A chunk's batch on the device, its statistics' scratch and (peaks mode)
@@ -53,29 +72,15 @@ impl<'a, T: Float> LsJob<'a, T> {
         batch: &'a Batch<'a, T>,
         grids: &'a BatchGrid<'a>,
         opts: &'a LombScargleOptions,
-        peaks: bool,
+        keep: Keep,
     ) -> Self {
         LsJob {
             batch,
             grids,
             opts,
             out_len: output_len(grids.nf(), opts),
-            peaks,
-            top: None,
+            keep,
         }
-    }
-
-    /// The job keeping only each series' best `top.k` peaks.
-    pub(crate) fn with_top(self, top: PeakOptions) -> Self {
-        LsJob {
-            top: Some(top),
-            ..self
-        }
-    }
-
-    /// Whether only peaks come back.
-    fn reduced(&self) -> bool {
-        self.peaks || self.top.is_some()
     }
 
     fn per_series_grid(&self) -> bool {
@@ -102,16 +107,12 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         // Peaks: nothing but them comes back. Zero-length when not asked
         // for. Before the periodograms, so that the pinned mirror (which
         // ends with the last byte copied) leaves that scratch out.
-        let peaks = match (self.peaks, self.top) {
-            (true, _) => nseries,
-            (false, Some(top)) => nseries * top.k,
-            (false, None) => 0,
-        };
+        let peaks = nseries * self.keep.peaks_per_series();
         let index = a.take::<i64>(peaks);
         let value = a.take::<f64>(peaks);
         let peaks_end = a.end;
         let out = a.take::<T>(nseries * self.out_len);
-        let d2h = if self.reduced() {
+        let d2h = if peaks > 0 {
             a.offset(index)..peaks_end
         } else {
             a.offset(out)..a.end
@@ -169,10 +170,10 @@ impl<T: Float> ChunkJob for LsJob<'_, T> {
         unsafe {
             lay.batch
                 .launch_with_stats(gpu, stream, samples, lay.stats)?;
-            if self.peaks {
+            if self.keep == Keep::HighestPeak {
                 gpu.launch_peaks::<T>(stream, out, r.len(), nf, self.opts, &lay.peaks)?;
             }
-            if let Some(top) = self.top {
+            if let Keep::BestPeaks(top) = self.keep {
                 let b = &lay.batch.buffers;
                 let at = PeaksOnDevice {
                     values: out,
@@ -229,13 +230,13 @@ impl<T: Float> LsJob<'_, T> {
             let grid = UniformGrid::new(f0[g], df[g], self.grids.nf());
             let p: Periodogram<T> =
                 cpu::lombscargle::lombscargle_uniform(1, None, &series, &grid, self.opts);
-            if self.peaks {
+            if self.keep == Keep::HighestPeak {
                 let (index, value) =
                     Peak::of(&p).map_or((-1, f64::NAN), |k| (k.index as i64, k.value));
                 put(arena, lay.peaks.index + s as u64 * 8, &[index]);
                 put(arena, lay.peaks.value + s as u64 * 8, &[value]);
             }
-            if let (Some(top), Periodogram::Real(v)) = (self.top, &p) {
+            if let (Keep::BestPeaks(top), Periodogram::Real(v)) = (self.keep, &p) {
                 use crate::params::peaks::{select_peaks, write_peaks};
                 let v: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
                 let found = select_peaks(&v, &grid.frequencies(), &top, Better::Higher);
@@ -300,7 +301,10 @@ impl MultiGpu {
         opts: &LombScargleOptions,
     ) -> Result<Vec<GpuPlan>> {
         validate_batch(batch, grids, opts)?;
-        plan(&Exec::Gpus(self), &LsJob::new(batch, grids, opts, false))
+        plan(
+            &Exec::Gpus(self),
+            &LsJob::new(batch, grids, opts, Keep::Periodograms),
+        )
     }
 }
 
@@ -328,7 +332,7 @@ pub(crate) fn lombscargle_batch<T: Float>(
     exec: &Exec<'_>,
     op: LombScargleBatch<'_, T>,
 ) -> Result<(Vec<Periodogram<T>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(&op.batch, &op.grids, &op.opts, false);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, Keep::Periodograms);
     let plans = plan(exec, &job)?;
     let (normalize, out_len) = (op.opts.normalize, job.out_len);
     // Each GPU's results accumulate in order, chunk after chunk.
@@ -360,7 +364,7 @@ pub(crate) fn lombscargle_batch_peaks<T: Float>(
     exec: &Exec<'_>,
     op: LombScargleBatchPeaks<'_, T>,
 ) -> Result<(Vec<Option<Peak>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(&op.batch, &op.grids, &op.opts, true);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, Keep::HighestPeak);
     let plans = plan(exec, &job)?;
     // Each GPU writes its own slice of the result, in place: no gather of
     // per-GPU vectors afterwards (10^6 peaks and more).
@@ -382,7 +386,7 @@ pub(crate) fn lombscargle_batch_top_peaks<T: Float>(
     exec: &Exec<'_>,
     op: LombScargleBatchTopPeaks<'_, T>,
 ) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
-    let job = LsJob::new(&op.batch, &op.grids, &op.opts, false).with_top(op.peaks);
+    let job = LsJob::new(&op.batch, &op.grids, &op.opts, Keep::BestPeaks(op.peaks));
     let plans = plan(exec, &job)?;
     let k = op.peaks.k;
     // Each GPU writes its own slice of the result, in place.
