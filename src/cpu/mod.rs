@@ -28,6 +28,7 @@ pub(crate) mod correlate;
 pub(crate) mod fg;
 pub(crate) mod lombscargle;
 pub(crate) mod lombscargle_chi2;
+pub(crate) mod lombscargle_multiband;
 pub(crate) mod lorenz;
 pub(crate) mod lorenz05;
 pub(crate) mod lorenz63;

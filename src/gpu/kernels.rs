@@ -204,6 +204,41 @@ pub(crate) fn lombscargle_chi2<T: Float>(nterms: usize) -> LombScargleChi2<T> {
     })
 }
 
+// ---- csrc/lombscargle_multiband.cu ----
+
+/// The flexible multiband periodogram's parameters (fifteen).
+pub(crate) type LombScargleMultiband<T> = KernelFn<(
+    i64,     // nseries
+    In<i64>, // series_bands
+    In<i64>, // band_starts
+    In<T>,   // t
+    In<T>,   // w
+    In<T>,   // wy
+    In<f64>, // stats
+    In<T>,   // freqs
+    In<f64>, // f0
+    In<f64>, // df
+    i32,     // per_series_grid
+    i64,     // nf
+    i32,     // nterms_base
+    i32,     // nterms_band
+    Out<T>,  // out
+)>;
+
+/// `lombscargle_multiband_hH_T(int64_t nseries, const int64_t* series_bands,
+/// const int64_t* band_starts, const T* t, const T* w, const T* wy,
+/// const double* stats, const T* freqs, const double* f0, const double* df,
+/// int per_series_grid, int64_t nf, int nterms_base, int nterms_band, T* out)`
+/// for H = max(nterms_base, nterms_band) harmonics, 1 to 3.
+pub(crate) fn lombscargle_multiband<T: Float>(harmonics: usize) -> LombScargleMultiband<T> {
+    KernelFn::new(match harmonics {
+        1 => per_float!(T, "lombscargle_multiband_h1"),
+        2 => per_float!(T, "lombscargle_multiband_h2"),
+        3 => per_float!(T, "lombscargle_multiband_h3"),
+        _ => unreachable!("the harmonics are validated to 1..=3"),
+    })
+}
+
 // ---- csrc/reduce.cu ----
 
 /// `reduce_partial_T(const T* x, int64_t n, int64_t chunk, double* partials)`
@@ -634,6 +669,7 @@ mod tests {
         out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_tangent::<T>(p))));
         out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
         out.extend((1..=8).map(|k| params(lombscargle_chi2::<T>(k))));
+        out.extend((1..=3).map(|h| params(lombscargle_multiband::<T>(h))));
     }
 
     /// Every declaration, for both element types: (name, parameters).

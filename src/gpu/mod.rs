@@ -20,6 +20,7 @@ pub(crate) mod kernels;
 pub(crate) mod launch;
 pub mod lombscargle;
 pub mod lombscargle_chi2;
+pub mod lombscargle_multiband;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod peaks;

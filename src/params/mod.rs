@@ -11,6 +11,7 @@ pub mod counter_rng;
 pub mod fg;
 pub mod lombscargle;
 pub mod lombscargle_chi2;
+pub mod lombscargle_multiband;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod peaks;

@@ -6,6 +6,7 @@ pub mod correlate;
 pub mod fg;
 pub mod lombscargle;
 pub mod lombscargle_chi2;
+pub mod lombscargle_multiband;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod peaks;

@@ -118,6 +118,14 @@ impl Rng {
     pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.next()
     }
+    /// 53 random bits (a seed for a derived case).
+    pub fn next_u64(&mut self) -> u64 {
+        (self.next() * (1u64 << 53) as f64) as u64
+    }
+    /// Below `n` (modulo bias is immaterial for test sizes).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
 }
 
 /// `nseries` light curves of `lo..hi` samples (ragged), with weights and a

@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod bootstrap;
 pub mod chi2;
+pub mod multiband;
 pub mod peaks;
 use std::sync::Arc;
 

@@ -1,0 +1,511 @@
+//! Multiband Lomb-Scargle with astropy's `LombScargleMultiband` semantics
+//! (`power(frequency, method='flexible' | 'fast')`): one period shared by
+//! every band of a series, frequencies in cycles per unit time, weights
+//! 1 / dy^2, for one series on a frequency array or a uniform grid, or for a
+//! ragged batch of series. The methods and options are described in
+//! [`crate::params::lombscargle_multiband`].
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+pub use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
+pub use crate::params::lombscargle::{BatchGrid, UniformGrid};
+pub use crate::params::lombscargle_multiband::{
+    MultibandMethod, MultibandOptions, MultibandPrepared, MultibandSeries, MAX_MULTIBAND_NTERMS,
+};
+
+use super::chi2::{
+    check_series as check_chi2_series, Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series,
+    LombScargleChi2, LombScargleChi2Batch,
+};
+use crate::api::exec::{CpuRun, Operation};
+use crate::api::{check_host_room, Kernpack};
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::gpu::device::Guards;
+use crate::gpu::lombscargle_multiband::check_call;
+use crate::gpu::Gpu;
+use crate::params::lombscargle_chi2::Chi2Normalization;
+
+/// The single-band options the fast method runs each band with.
+fn band_options(opts: &MultibandOptions) -> Chi2Options {
+    Chi2Options {
+        nterms: opts.nterms_base,
+        fit_mean: opts.fit_mean,
+        center_data: opts.center_data,
+        normalization: opts.normalization,
+    }
+}
+
+/// One band of a series, gathered: `(label, t, y, dy)`.
+type Band<T> = (u32, Vec<T>, Vec<T>, Option<Vec<T>>);
+
+/// The bands of `series` in label order, each its samples in series order.
+fn split_bands<T: Float>(
+    series: &MultibandSeries<'_, T>,
+    prep: &MultibandPrepared,
+) -> Vec<Band<T>> {
+    (0..prep.nbands())
+        .map(|k| {
+            let idx = &prep.order[prep.band_starts[k]..prep.band_starts[k + 1]];
+            let pick = |v: &[T]| idx.iter().map(|&i| v[i]).collect::<Vec<T>>();
+            (
+                prep.labels[k],
+                pick(series.t),
+                pick(series.y),
+                series.dy.map(pick),
+            )
+        })
+        .collect()
+}
+
+/// The values of one series: what the multi-term periodogram checks
+/// (lengths, finite values, dy > 0, usable weights), a band per sample, and
+/// a reference chi^2 that is not zero (y varies about its band means) for
+/// the flexible method, or each band usable on its own for the fast one.
+/// Returns the series prepared in f64.
+pub fn check_series<T: Float>(
+    series: &MultibandSeries<'_, T>,
+    opts: &MultibandOptions,
+) -> Result<MultibandPrepared> {
+    let chi2 = Chi2Series {
+        t: series.t,
+        y: series.y,
+        dy: series.dy,
+    };
+    // Lengths, finite values, dy > 0 and the weights' range, as the
+    // multi-term periodogram checks them.
+    let weights = Chi2Options {
+        normalization: Chi2Normalization::Psd,
+        ..Chi2Options::default()
+    };
+    check_chi2_series(&chi2, &weights)?;
+    if series.bands.len() != series.t.len() {
+        return Err(Error::invalid(format!(
+            "t and bands differ in length: {} and {}",
+            series.t.len(),
+            series.bands.len()
+        )));
+    }
+    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
+    let dy: Option<Vec<f64>> = series.dy.map(|d| d.iter().map(|v| v.to_f64()).collect());
+    let prep = MultibandPrepared::of(&y, dy.as_deref(), series.bands, opts);
+    match opts.method {
+        MultibandMethod::Flexible => {
+            // As for one band: a constant series leaves a chi2_ref of rounding.
+            let mean_square: f64 = prep
+                .order
+                .iter()
+                .zip(&prep.w)
+                .map(|(&i, w)| w * y[i] * y[i])
+                .sum();
+            if !mean_square.is_finite() {
+                return Err(Error::invalid("y^2 / dy^2 overflows f64: scale y down"));
+            }
+            if prep.chi2_ref <= (64.0 * f64::EPSILON).powi(2) * mean_square {
+                return Err(Error::invalid(
+                    "the power divides by the reference chi^2, which is zero: \
+                     y does not vary about its band means",
+                ));
+            }
+        }
+        MultibandMethod::Fast => {
+            let band_opts = band_options(opts);
+            for (label, t, y, dy) in split_bands(series, &prep) {
+                let band = Chi2Series {
+                    t: &t,
+                    y: &y,
+                    dy: dy.as_deref(),
+                };
+                check_chi2_series(&band, &band_opts)
+                    .map_err(|e| in_context(e, format!("band {label}")))?;
+            }
+        }
+    }
+    Ok(prep)
+}
+
+/// `e` with `what` in front of its message (input errors only).
+fn in_context(e: Error, what: String) -> Error {
+    match e {
+        Error::InvalidInput(msg) => Error::invalid(format!("{what}: {msg}")),
+        other => other,
+    }
+}
+
+/// astropy's combination of the bands' periodograms: weights proportional to
+/// each band's sum of squared powers over the frequencies.
+fn combine<T: Float>(powers: &[Vec<T>]) -> Vec<T> {
+    let weights: Vec<f64> = powers
+        .iter()
+        .map(|p| p.iter().map(|v| v.to_f64() * v.to_f64()).sum())
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let nf = powers.first().map_or(0, Vec::len);
+    (0..nf)
+        .map(|k| {
+            let v: f64 = powers
+                .iter()
+                .zip(&weights)
+                .map(|(p, w)| w / total * p[k].to_f64())
+                .sum();
+            T::from_f64(v)
+        })
+        .collect()
+}
+
+/// The operation: the periodogram of one series
+/// ([`Kernpack::lombscargle_multiband`], [`Kernpack::lombscargle_multiband_uniform`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleMultiband<'a, T> {
+    pub series: MultibandSeries<'a, T>,
+    pub freqs: Chi2Freqs<'a, T>,
+    pub opts: MultibandOptions,
+}
+
+impl<'a, T: Float> LombScargleMultiband<'a, T> {
+    /// The fast method: each band's periodogram by `run`, combined.
+    fn fast(
+        &self,
+        prep: &MultibandPrepared,
+        run: impl Fn(LombScargleChi2<'_, T>) -> Result<Vec<T>>,
+    ) -> Result<Vec<T>> {
+        let opts = band_options(&self.opts);
+        let powers = split_bands(&self.series, prep)
+            .iter()
+            .map(|(_, t, y, dy)| {
+                let series = Chi2Series {
+                    t,
+                    y,
+                    dy: dy.as_deref(),
+                };
+                run(LombScargleChi2 {
+                    series,
+                    freqs: self.freqs,
+                    opts,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(combine(&powers))
+    }
+}
+
+impl<T: Float> Operation for LombScargleMultiband<'_, T> {
+    type Output = Vec<T>;
+
+    fn validate(&self) -> Result<()> {
+        check_call(1, self.freqs.len(), &self.opts)?;
+        self.freqs.validate()?;
+        check_series(&self.series, &self.opts)?;
+        check_host_room::<T>("the periodogram", self.freqs.len())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
+        let prep = check_series(&self.series, &self.opts)?;
+        match self.opts.method {
+            MultibandMethod::Fast => self.fast(&prep, |op| op.on_cpu(cpu)),
+            MultibandMethod::Flexible => {
+                let freqs = self.freqs;
+                Ok(cpu::lombscargle_multiband::flexible(
+                    cpu.threads,
+                    cpu.progress,
+                    self.series.t,
+                    &prep,
+                    freqs.len(),
+                    |k| freqs.at(k),
+                    &self.opts,
+                ))
+            }
+        }
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
+        let prep = check_series(&self.series, &self.opts)?;
+        match self.opts.method {
+            MultibandMethod::Fast => self.fast(&prep, |op| op.on_gpu(gpu)),
+            MultibandMethod::Flexible => {
+                let (array, grid) = match self.freqs {
+                    Chi2Freqs::Array(f) => (
+                        Some(f),
+                        BatchGrid::Shared(UniformGrid::new(0.0, 0.0, f.len())),
+                    ),
+                    Chi2Freqs::Uniform(g) => (None, BatchGrid::Shared(g)),
+                };
+                flexible_on_gpu(gpu, &[(self.series.t, prep)], array, &grid, &self.opts)
+            }
+        }
+    }
+}
+
+/// A ragged batch of multiband series: series s holds samples
+/// `offsets[s]..offsets[s + 1]` of `t`, `y`, `dy` and `bands`.
+#[derive(Debug, Clone, Copy)]
+pub struct MultibandBatch<'a, T> {
+    pub t: &'a [T],
+    pub y: &'a [T],
+    pub dy: Option<&'a [T]>,
+    pub bands: &'a [u32],
+    pub offsets: &'a [usize],
+}
+
+impl<'a, T: Float> MultibandBatch<'a, T> {
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Series `s`.
+    pub fn series(&self, s: usize) -> MultibandSeries<'a, T> {
+        let r = self.offsets[s]..self.offsets[s + 1];
+        MultibandSeries {
+            t: &self.t[r.clone()],
+            y: &self.y[r.clone()],
+            dy: self.dy.map(|dy| &dy[r.clone()]),
+            bands: &self.bands[r],
+        }
+    }
+
+    /// Shapes checked, then every series checked and prepared (on threads
+    /// for large batches), errors naming the first bad series.
+    fn prepare(
+        &self,
+        grids: &BatchGrid<'_>,
+        opts: &MultibandOptions,
+    ) -> Result<Vec<MultibandPrepared>> {
+        let n = self.t.len();
+        if self.bands.len() != n {
+            return Err(Error::invalid(format!(
+                "t and bands of the batch differ in length: {n} and {}",
+                self.bands.len()
+            )));
+        }
+        let samples = Chi2Batch {
+            t: self.t,
+            y: self.y,
+            dy: self.dy,
+            offsets: self.offsets,
+        };
+        samples.prepare_each(|s, _| {
+            grids.grid(s).validate_for::<T>()?;
+            check_series(&self.series(s), opts)
+        })
+    }
+}
+
+/// The operation: one periodogram per series of a batch
+/// ([`Kernpack::lombscargle_multiband_batch`]), on one uniform grid shared
+/// by every series or one grid per series.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleMultibandBatch<'a, T> {
+    pub batch: MultibandBatch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: MultibandOptions,
+}
+
+impl<T: Float> LombScargleMultibandBatch<'_, T> {
+    fn prepare(&self) -> Result<Vec<MultibandPrepared>> {
+        self.batch.prepare(&self.grids, &self.opts)
+    }
+
+    /// The fast method: every band of every series one series of a
+    /// multi-term batch run by `run` (on its series' grid), then each
+    /// series' bands combined.
+    fn fast(
+        &self,
+        preps: &[MultibandPrepared],
+        run: impl Fn(LombScargleChi2Batch<'_, T>) -> Result<Vec<Vec<T>>>,
+    ) -> Result<Vec<Vec<T>>> {
+        let (mut t, mut y, mut dy) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut offsets, mut f0, mut df) = (vec![0], Vec::new(), Vec::new());
+        for (s, prep) in preps.iter().enumerate() {
+            let grid = self.grids.grid(s);
+            for (_, bt, by, bdy) in split_bands(&self.batch.series(s), prep) {
+                t.extend(bt);
+                y.extend(by);
+                dy.extend(bdy.unwrap_or_default());
+                offsets.push(t.len());
+                f0.push(grid.f0);
+                df.push(grid.df);
+            }
+        }
+        let batch = Chi2Batch {
+            t: &t,
+            y: &y,
+            dy: self.batch.dy.map(|_| dy.as_slice()),
+            offsets: &offsets,
+        };
+        let grids = BatchGrid::PerSeries {
+            f0: &f0,
+            df: &df,
+            nf: self.grids.nf(),
+        };
+        let mut powers = run(LombScargleChi2Batch {
+            batch,
+            grids,
+            opts: band_options(&self.opts),
+        })?
+        .into_iter();
+        Ok(preps
+            .iter()
+            .map(|prep| combine(&powers.by_ref().take(prep.nbands()).collect::<Vec<_>>()))
+            .collect())
+    }
+}
+
+impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
+    type Output = Vec<Vec<T>>;
+
+    fn validate(&self) -> Result<()> {
+        let nseries = self.batch.len();
+        check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
+        if let BatchGrid::PerSeries { f0, df, .. } = self.grids {
+            if f0.len() != nseries || df.len() != nseries {
+                return Err(Error::invalid(format!(
+                    "{nseries} series but {} f0 and {} df values",
+                    f0.len(),
+                    df.len()
+                )));
+            }
+        }
+        self.prepare()?;
+        let total = self
+            .grids
+            .nf()
+            .checked_mul(nseries)
+            .ok_or_else(|| Error::invalid("nf x nseries overflows"))?;
+        check_host_room::<T>("the periodograms", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<T>>> {
+        let preps = self.prepare()?;
+        match self.opts.method {
+            MultibandMethod::Fast => self.fast(&preps, |op| op.on_cpu(cpu)),
+            // Threads over frequencies within each series, as the
+            // multi-term batch.
+            MultibandMethod::Flexible => Ok(preps
+                .iter()
+                .enumerate()
+                .map(|(s, prep)| {
+                    let grid = self.grids.grid(s);
+                    cpu::lombscargle_multiband::flexible(
+                        cpu.threads,
+                        None,
+                        self.batch.series(s).t,
+                        prep,
+                        grid.nf,
+                        |k| grid.frequency(k),
+                        &self.opts,
+                    )
+                })
+                .collect()),
+        }
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<T>>> {
+        let preps = self.prepare()?;
+        match self.opts.method {
+            MultibandMethod::Fast => self.fast(&preps, |op| op.on_gpu(gpu)),
+            MultibandMethod::Flexible => {
+                let series: Vec<(&[T], MultibandPrepared)> = preps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(s, p)| (self.batch.series(s).t, p))
+                    .collect();
+                let nf = self.grids.nf();
+                let values = flexible_on_gpu(gpu, &series, None, &self.grids, &self.opts)?;
+                Ok(values.chunks_exact(nf).map(<[T]>::to_vec).collect())
+            }
+        }
+    }
+}
+
+/// Uploads prepared series (each `(t, prepared)`, `t` in the series' own
+/// order) and runs the flexible kernel: frequencies from `array` (shared
+/// by every series) or else from `grids`.
+fn flexible_on_gpu<T: Float>(
+    gpu: &Arc<Gpu>,
+    series: &[(&[T], MultibandPrepared)],
+    array: Option<&[T]>,
+    grids: &BatchGrid<'_>,
+    opts: &MultibandOptions,
+) -> Result<Vec<T>> {
+    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+    let mut t = Vec::new();
+    let (mut w, mut wy) = (Vec::new(), Vec::new());
+    let (mut band_starts, mut series_bands) = (vec![0i64], vec![0i64]);
+    let mut stats = Vec::with_capacity(3 * series.len());
+    for (ts, prep) in series {
+        let first = t.len() as i64;
+        t.extend(prep.order.iter().map(|&i| ts[i]));
+        w.extend(cast(&prep.w));
+        wy.extend(cast(&prep.wy));
+        band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
+        series_bands.push(band_starts.len() as i64 - 1);
+        stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
+    }
+    let (f0, df) = grids.starts_and_steps();
+    let nf = grids.nf();
+    let (d_t, d_w, d_wy) = (gpu.upload(&t)?, gpu.upload(&w)?, gpu.upload(&wy)?);
+    let (d_series, d_bands) = (gpu.upload(&series_bands)?, gpu.upload(&band_starts)?);
+    let d_stats = gpu.upload(&stats)?;
+    let (d_f0, d_df) = (gpu.upload(&f0)?, gpu.upload(&df)?);
+    let d_freqs = array.map(|f| gpu.upload(f)).transpose()?;
+    // SAFETY: the launch writes every value.
+    let mut out = unsafe { gpu.uninit::<T>(series.len() * nf) }?;
+    let mut g = Guards::new(gpu.stream());
+    let call = LombScargleMultibandOnDevice::<T> {
+        nseries: series.len(),
+        n: t.len(),
+        nsegments: band_starts.len() - 1,
+        series_bands: g.read(&d_series),
+        band_starts: g.read(&d_bands),
+        t: g.read(&d_t),
+        w: g.read(&d_w),
+        wy: g.read(&d_wy),
+        stats: g.read(&d_stats),
+        freqs: d_freqs.as_ref().map_or(0, |f| g.read(f)),
+        f0: g.read(&d_f0),
+        df: g.read(&d_df),
+        per_series_grid: matches!(grids, BatchGrid::PerSeries { .. }),
+        nf,
+        opts: *opts,
+        out: g.write(&mut out),
+        dtype: PhantomData,
+    };
+    // SAFETY: buffers just allocated on this GPU, of the lengths the call names.
+    unsafe { gpu.launch_fresh(g.with(call), ()) }?;
+    gpu.download(&out)
+}
+
+impl Kernpack {
+    facade! {
+        /// The multiband periodogram of `series` at `freqs` (cycles per unit
+        /// time), astropy's `LombScargleMultiband(...).power(frequency,
+        /// method=...)`.
+        fn lombscargle_multiband(
+            series: &MultibandSeries<'_, T>,
+            freqs: &[T],
+            opts: &MultibandOptions,
+        ) -> Vec<T>
+            = LombScargleMultiband { series: *series, freqs: Chi2Freqs::Array(freqs), opts: *opts };
+
+        /// As [`Kernpack::lombscargle_multiband`], on the uniform grid
+        /// `f0 + k df` (cycles per unit time).
+        fn lombscargle_multiband_uniform(
+            series: &MultibandSeries<'_, T>,
+            grid: &UniformGrid,
+            opts: &MultibandOptions,
+        ) -> Vec<T>
+            = LombScargleMultiband { series: *series, freqs: Chi2Freqs::Uniform(*grid), opts: *opts };
+
+        /// One multiband periodogram per series of `batch`, on the GPU in one
+        /// launch (the flexible method) or on the CPU.
+        fn lombscargle_multiband_batch(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+        ) -> Vec<Vec<T>>
+            = LombScargleMultibandBatch { batch: *batch, grids: *grids, opts: *opts };
+    }
+}
