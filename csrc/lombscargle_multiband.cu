@@ -25,9 +25,12 @@
 // tile at a time, band after band, every thread reading the same sample (a
 // broadcast). Blocks are (series, group of BLOCK frequencies).
 //
-// Precision: the phase f t is formed in double and reduced to under a turn
-// before the sincos (in T); the sums and the solve are in double for both
-// types.
+// Precision: the same for both types, as on the CPU backend: the phase f t
+// in double, its sincos from a table and short polynomials (a few ulp of
+// double), the recurrences, sums and solve in double; only the loads and the
+// result are in T. (Single-precision trigonometry and recurrences, ~1e-7 per
+// harmonic, put errors of 1e-2 into the powers of ill-conditioned fits
+// without centring and with three base harmonics.)
 #include "common.cuh"
 
 namespace kp {
@@ -47,6 +50,12 @@ template <int H> struct Sums {
 #pragma unroll
         for (int k = 0; k <= H; ++k) yc[k] = ys[k] = 0.0;
     }
+    __device__ void copy(const Sums& o) {
+#pragma unroll
+        for (int m = 0; m <= 2 * H; ++m) { c[m] = o.c[m]; s[m] = o.s[m]; }
+#pragma unroll
+        for (int k = 0; k <= H; ++k) { yc[k] = o.yc[k]; ys[k] = o.ys[k]; }
+    }
     __device__ void add(const Sums& o) {
 #pragma unroll
         for (int m = 0; m <= 2 * H; ++m) { c[m] += o.c[m]; s[m] += o.s[m]; }
@@ -55,33 +64,30 @@ template <int H> struct Sums {
     }
 };
 
-// One sample's contributions: sincos once, harmonics by recurrence in T.
-template <typename T, int H>
-__device__ __forceinline__ void accumulate(Sums<H>& acc, T sn, T cs, double w, double wy) {
-    T cm = cs, sm = sn;
+// One sample's contributions: sincos once, harmonics by recurrence.
+template <int H>
+__device__ __forceinline__ void accumulate(Sums<H>& acc, double sn, double cs, double w, double wy) {
+    double cm = cs, sm = sn;
     acc.c[0] += w;
     acc.yc[0] += wy;
 #pragma unroll
     for (int m = 1; m <= 2 * H; ++m) {
-        acc.c[m] = fma(w, (double)cm, acc.c[m]);
-        acc.s[m] = fma(w, (double)sm, acc.s[m]);
+        acc.c[m] = fma(w, cm, acc.c[m]);
+        acc.s[m] = fma(w, sm, acc.s[m]);
         if (m <= H) {
-            acc.yc[m] = fma(wy, (double)cm, acc.yc[m]);
-            acc.ys[m] = fma(wy, (double)sm, acc.ys[m]);
+            acc.yc[m] = fma(wy, cm, acc.yc[m]);
+            acc.ys[m] = fma(wy, sm, acc.ys[m]);
         }
         if (m < 2 * H) {
-            const T next_c = cm * cs - sm * sn;
+            const double next_c = cm * cs - sm * sn;
             sm = sm * cs + cm * sn;
             cm = next_c;
         }
     }
 }
 
-// Relative pivot below which an unknown is dropped; f32's cos and sin carry
-// ~1e-7 of rounding into the entries, so its threshold sits above that.
-template <typename T> struct Pivot;
-template <> struct Pivot<double> { static constexpr double tolerance = 1e-12; };
-template <> struct Pivot<float> { static constexpr double tolerance = 1e-5; };
+// Relative pivot below which an unknown is dropped (the CPU backend's).
+constexpr double PIVOT_TOLERANCE = 1e-12;
 
 // Normal-matrix entry of columns i and j of a model (0: offset, 2k-1: sin k,
 // 2k: cos k) over the samples of `s`.
@@ -107,13 +113,13 @@ template <int H> __device__ double rhs(const Sums<H>& s, int i) {
     return (i & 1) ? s.ys[k] : s.yc[k];
 }
 
-template <typename T> __device__ double pivot(double d, double a) {
-    return d > Pivot<T>::tolerance * fabs(a) ? sqrt(d) : 0.0;
+__device__ double pivot(double d, double a) {
+    return d > PIVOT_TOLERANCE * fabs(a) ? sqrt(d) : 0.0;
 }
 
 // The band-by-band elimination (one thread, one frequency). Rolled loops
 // and local arrays: once per band, not per sample.
-template <typename T, int H> struct ArrowSolve {
+template <int H> struct ArrowSolve {
     static constexpr int C = 2 * H + 1;  // most columns of a model
     double schur[C][C];                  // sum over bands of G G^T (lower triangle)
     double schur_rhs[C];                 // sum over bands of G z_b
@@ -141,7 +147,7 @@ template <typename T, int H> struct ArrowSolve {
 #pragma unroll 1
                 for (int k = 0; k < j; ++k) dot += l[i][k] * l[j][k];
                 const double a = entry(s, i, j);
-                if (i == j) l[i][i] = pivot<T>(a + ridge - dot, a + ridge);
+                if (i == j) l[i][i] = pivot(a + ridge - dot, a + ridge);
                 else l[i][j] = l[j][j] != 0.0 ? (a - dot) / l[j][j] : 0.0;
             }
             double dot = 0.0;
@@ -190,7 +196,7 @@ template <typename T, int H> struct ArrowSolve {
 #pragma unroll 1
                 for (int k = 0; k < j; ++k) dot += l[i][k] * l[j][k];
                 const double a = entry(total, i, j);
-                if (i == j) l[i][i] = pivot<T>(a + ridge - schur[i][i] - dot, a + ridge);
+                if (i == j) l[i][i] = pivot(a + ridge - schur[i][i] - dot, a + ridge);
                 else l[i][j] = l[j][j] != 0.0 ? (a - schur[i][j] - dot) / l[j][j] : 0.0;
             }
             double dot = 0.0;
@@ -214,9 +220,9 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
                             const double* stats, const T* freqs, const double* f0,
                             const double* df, const int per_series_grid, const int64_t nf,
                             const int nterms_base, const int nterms_band, T* out) {
-    __shared__ typename PhaseTrig<T>::Table table;
-    __shared__ T st[BLOCK], sw[BLOCK], swy[BLOCK];
-    PhaseTrig<T>::init(table);
+    __shared__ PhaseTrig<double>::Table table;
+    __shared__ double st[BLOCK], sw[BLOCK], swy[BLOCK];
+    PhaseTrig<double>::init(table);
 
     const int base = 1 + 2 * nterms_base, band = 1 + 2 * nterms_band;
     const int64_t groups = (nf + BLOCK - 1) / BLOCK;
@@ -229,7 +235,7 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
         if (active) f = freqs ? (double)freqs[g * nf + k] : f0[g] + (double)k * df[g];
         const double ridge_base = stats[3 * series + 1], ridge_band = stats[3 * series + 2];
 
-        ArrowSolve<T, H> solve;
+        ArrowSolve<H> solve;
         solve.zero();
         for (int64_t seg = series_bands[series]; seg < series_bands[series + 1]; ++seg) {
             const int64_t begin = band_starts[seg], end = band_starts[seg + 1];
@@ -238,16 +244,24 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
             for (int64_t tile = begin; tile < end; tile += BLOCK) {
                 __syncthreads();  // the previous tile (and the table) are done with
                 const int64_t i = tile + threadIdx.x;
-                if (i < end) { st[threadIdx.x] = t[i]; sw[threadIdx.x] = w[i]; swy[threadIdx.x] = wy[i]; }
+                if (i < end) {
+                    st[threadIdx.x] = (double)t[i];
+                    sw[threadIdx.x] = (double)w[i];
+                    swy[threadIdx.x] = (double)wy[i];
+                }
                 __syncthreads();
                 const int count = end - tile < BLOCK ? (int)(end - tile) : BLOCK;
                 for (int j = 0; j < count; ++j) {
-                    T sn, cs;
-                    PhaseTrig<T>::sincos_turns(table, f * (double)st[j], &sn, &cs);
-                    accumulate<T, H>(sums, sn, cs, (double)sw[j], (double)swy[j]);
+                    double sn, cs;
+                    PhaseTrig<double>::sincos_turns(table, f * st[j], &sn, &cs);
+                    accumulate<H>(sums, sn, cs, sw[j], swy[j]);
                 }
             }
-            solve.add_band(sums, base, band, ridge_band);
+            // A copy for the solve's indexed reads: the accumulators stay in
+            // registers.
+            Sums<H> frozen;
+            frozen.copy(sums);
+            solve.add_band(frozen, base, band, ridge_band);
         }
         const double p = solve.finish(base, ridge_base);
         if (active) out[series * nf + k] = (T)(p / stats[3 * series]);

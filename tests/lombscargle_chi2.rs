@@ -18,7 +18,7 @@ mod common;
 use std::marker::PhantomData;
 
 use chi2_cases::{case, freqs, opts, scaled_error, Case};
-use common::gpu_or_skip;
+use common::{event_median_ms, gpu_or_skip};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::{
@@ -261,26 +261,6 @@ fn batch<T: Float>() {
 fn batches_match_the_cpu() {
     batch::<f32>();
     batch::<f64>();
-}
-
-/// Median of `reps` CUDA-event timings (ms) of `enqueue` on `gpu`'s stream,
-/// after 3 warm-ups.
-fn event_median_ms(gpu: &kernpack::Gpu, reps: usize, enqueue: impl Fn()) -> f64 {
-    for _ in 0..3 {
-        enqueue();
-    }
-    let mut times: Vec<f64> = (0..reps)
-        .map(|_| {
-            let (start, stop) = (gpu.timing_event().unwrap(), gpu.timing_event().unwrap());
-            start.record(gpu.stream()).unwrap();
-            enqueue();
-            stop.record(gpu.stream()).unwrap();
-            stop.synchronize().unwrap();
-            start.elapsed_ms(&stop).unwrap() as f64
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[reps / 2]
 }
 
 /// The speed target, timed with CUDA events (kernel alone, inputs

@@ -13,17 +13,18 @@
 //!   matrix's condition number. The default ridge (1e-6 of the trace) bounds
 //!   that near 1e6 for the band offsets it separates from the base offset,
 //!   giving <~ 1e-9.
-//! - f32 2e-3 (CPU and GPU): f32 inputs seen by both sides, the frequencies
-//!   rounded to f32 in array calls; the GPU's single-precision sincos
-//!   (~2^-21) and recurrences (~1e-7 per harmonic) amplified by the same
-//!   conditioning, as the multi-term kernel (tests/lombscargle_chi2.rs).
+//! - f32 1e-6 (CPU and GPU): both backends compute in f64 from the f32
+//!   values the reference also sees (the frequencies of array calls rounded
+//!   to f32 on both sides), so only the result's rounding to f32 (6e-8)
+//!   adds to the f64 error.
 mod common;
 
-use common::{gpu_or_skip, proptest_cases, scaled_max_error, Rng};
+use common::{event_median_ms, gpu_or_skip, proptest_cases, scaled_max_error, Rng};
 use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series};
 use kernpack::api::lombscargle::multiband::{
-    MultibandBatch, MultibandMethod, MultibandOptions, MultibandSeries, UniformGrid,
+    LombScargleMultibandOnDevice, MultibandBatch, MultibandMethod, MultibandOptions,
+    MultibandPrepared, MultibandSeries, UniformGrid,
 };
 use kernpack::reference::lombscargle_multiband::lombscargle_multiband as reference;
 use kernpack::{Backend, Error, Float, Kernpack};
@@ -43,9 +44,19 @@ fn to_f64<T: Float>(v: &[T]) -> Vec<f64> {
     v.iter().map(|x| x.to_f64()).collect()
 }
 
+/// f32 on the GPU: the flexible kernel computes in f64 as the CPU does; the
+/// fast method runs the multi-term kernel, which sums single-precision
+/// harmonics (its own tolerance, tests/lombscargle_chi2.rs).
+fn gpu_f32_tolerance(opts: &MultibandOptions) -> f64 {
+    match opts.method {
+        MultibandMethod::Flexible => 1e-6,
+        MultibandMethod::Fast => 2e-3,
+    }
+}
+
 fn tolerance<T: Float>() -> f64 {
     if T::NAME == "f32" {
-        2e-3
+        1e-6
     } else {
         1e-8
     }
@@ -115,11 +126,9 @@ fn case(seed: u64, opts: MultibandOptions) -> Case {
         .collect();
     let (mut t, mut y, mut bands) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..n {
-        let b = if i < nbands * 3 {
-            i % nbands
-        } else {
-            rng.below(nbands as u64) as usize
-        };
+        // Each band per_band samples (enough for its own fits); the times
+        // are random, so the bands interleave.
+        let b = i % nbands;
         let ti = origin + rng.range(0.0, span);
         let p = std::f64::consts::TAU * ti / period;
         t.push(ti);
@@ -182,6 +191,11 @@ fn want<T: Float>(c: &Case, f: &[f64]) -> Vec<f64> {
     reference(&t, &y, dy.as_deref(), &c.bands, f, &c.opts)
 }
 
+/// Every value finite (the error metric would pass NaN by).
+fn finite(v: &[f64]) -> bool {
+    v.iter().all(|x| x.is_finite())
+}
+
 fn check_cpu<T: Float>(seed: u64) {
     let mut rng = Rng(seed);
     let c = case(rng.next_u64(), random_opts(&mut rng));
@@ -190,6 +204,7 @@ fn check_cpu<T: Float>(seed: u64) {
     let grid = UniformGrid::new(c.lo, (c.hi - c.lo) / 50.0, 1 + rng.below(60) as usize);
     for g in [None, Some(grid)] {
         let (got, used) = run::<T>(&cpu(), &c, &f, g);
+        assert!(finite(&got), "seed {seed}: {got:?}");
         let err = scaled_max_error(&got, &want::<T>(&c, &used));
         assert!(
             err <= tolerance::<T>(),
@@ -288,8 +303,8 @@ fn batch_case<T: Float>(kp: &Kernpack, seed: u64, tol: Option<&Kernpack>) {
         let got = kp
             .lombscargle_multiband_batch(&batch, &grids, &opts)
             .unwrap();
-        assert_eq!(got.len(), cases.len());
-        for (s, row) in got.iter().enumerate() {
+        assert_eq!(got.len(), cases.len() * nf);
+        for (s, row) in got.chunks(nf).enumerate() {
             let series = batch.series(s);
             let one = match tol {
                 None => kp
@@ -307,10 +322,12 @@ fn batch_case<T: Float>(kp: &Kernpack, seed: u64, tol: Option<&Kernpack>) {
                 ),
                 Some(_) => {
                     let err = scaled_max_error(&to_f64(row), &to_f64(&one));
-                    assert!(
-                        err <= tolerance::<T>(),
-                        "seed {seed} series {s}: {err:e} {opts:?}"
-                    );
+                    let tol = if T::NAME == "f32" {
+                        gpu_f32_tolerance(&opts)
+                    } else {
+                        1e-8
+                    };
+                    assert!(err <= tol, "seed {seed} series {s}: {err:e} {opts:?}");
                 }
             }
         }
@@ -342,11 +359,13 @@ fn gpu_matches_the_cpu_backend() {
         let grid = UniformGrid::new(c.lo, (c.hi - c.lo) / 300.0, 1 + r.below(400) as usize);
         for g in [None, Some(grid)] {
             let (g64, used) = run::<f64>(&kg, &c, &f, g);
+            assert!(finite(&g64), "seed {seed}");
             let err = scaled_max_error(&g64, &want::<f64>(&c, &used));
             assert!(err <= 1e-8, "f64 seed {seed}: {err:e} {:?}", c.opts);
             let (g32, used) = run::<f32>(&kg, &c, &f, g);
             let err = scaled_max_error(&g32, &want::<f32>(&c, &used));
-            assert!(err <= 2e-3, "f32 seed {seed}: {err:e} {:?}", c.opts);
+            let tol = gpu_f32_tolerance(&c.opts);
+            assert!(err <= tol, "f32 seed {seed}: {err:e} {:?}", c.opts);
         }
     }
     for _ in 0..10 {
@@ -435,4 +454,91 @@ fn bad_input_is_a_clear_error() {
     let grid = BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 4));
     let m = message(kp.lombscargle_multiband_batch(&batch, &grid, &opts));
     assert!(m.starts_with("series 1"), "{m}");
+}
+
+/// The issue's speed target, timed with CUDA events (kernel alone, the
+/// series prepared and on the device): 10^4 LSST-like series (150-250
+/// samples in 6 bands), nterms_base = nterms_band = 1, 10^4 frequencies,
+/// f32 and f64; the whole survey (10^5 series) takes ten times as long.
+/// `cargo test --release --test lombscargle_multiband -- --ignored --nocapture bench_`
+#[test]
+#[ignore = "benchmark: run on the GPU machine"]
+fn bench_multiband_kernel() {
+    let Some(gpu) = gpu_or_skip("bench_multiband_kernel") else {
+        return;
+    };
+    fn run<T: Float>(gpu: &std::sync::Arc<kernpack::Gpu>, nseries: usize, nf: usize) {
+        let opts = MultibandOptions::default();
+        let mut rng = Rng(7);
+        let (mut t, mut w, mut wy) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
+        let (mut band_starts, mut series_bands, mut stats) = (vec![0i64], vec![0i64], vec![]);
+        for _ in 0..nseries {
+            let n = 150 + rng.below(101) as usize;
+            let ts: Vec<f64> = (0..n).map(|_| rng.range(0.0, 1096.0)).collect();
+            let bands: Vec<u32> = (0..n).map(|_| rng.below(6) as u32).collect();
+            let period = rng.range(0.2, 50.0);
+            let y: Vec<f64> = (0..n)
+                .map(|i| {
+                    18.0 + bands[i] as f64 * 0.3
+                        + (std::f64::consts::TAU * ts[i] / period).sin()
+                        + rng.range(-0.2, 0.2)
+                })
+                .collect();
+            let dy: Vec<f64> = (0..n).map(|_| rng.range(0.01, 0.2)).collect();
+            let prep = MultibandPrepared::of(&y, Some(&dy), &bands, &opts);
+            let first = t.len() as i64;
+            t.extend(prep.order.iter().map(|&i| T::from_f64(ts[i])));
+            w.extend(cast::<T>(&prep.w));
+            wy.extend(cast::<T>(&prep.wy));
+            band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
+            series_bands.push(band_starts.len() as i64 - 1);
+            stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
+        }
+        let stream = gpu.stream();
+        let up_t = |v: &[T]| stream.clone_htod(v).unwrap();
+        let (d_t, d_w, d_wy) = (up_t(&t), up_t(&w), up_t(&wy));
+        let d_series = stream.clone_htod(&series_bands).unwrap();
+        let d_bands = stream.clone_htod(&band_starts).unwrap();
+        let d_stats = stream.clone_htod(&stats).unwrap();
+        let (d_f0, d_df) = (
+            stream.clone_htod(&[1.0 / 365.25]).unwrap(),
+            stream.clone_htod(&[0.5 / 365.25]).unwrap(),
+        );
+        let mut out = stream.alloc_zeros::<T>(nseries * nf).unwrap();
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        let call = LombScargleMultibandOnDevice::<T> {
+            nseries,
+            n: t.len(),
+            nsegments: band_starts.len() - 1,
+            series_bands: d_series.device_ptr(stream).0,
+            band_starts: d_bands.device_ptr(stream).0,
+            t: d_t.device_ptr(stream).0,
+            w: d_w.device_ptr(stream).0,
+            wy: d_wy.device_ptr(stream).0,
+            stats: d_stats.device_ptr(stream).0,
+            freqs: 0,
+            f0: d_f0.device_ptr(stream).0,
+            df: d_df.device_ptr(stream).0,
+            per_series_grid: false,
+            nf,
+            opts,
+            out: out.device_ptr_mut(stream).0,
+            dtype: std::marker::PhantomData,
+        };
+        // SAFETY: live buffers of this GPU, of the lengths the call names,
+        // alive until the stream is synchronised below.
+        let ms = event_median_ms(gpu, 5, || unsafe { gpu.enqueue(stream, &call) }.unwrap());
+        stream.synchronize().unwrap();
+        println!(
+            "BENCH multiband {} {nseries} series x {nf} freqs ({} samples, 6 bands, 1 + 1 terms) on {}: \
+             kernel {ms:.2} ms (median of 5, CUDA events), {:.0} series/s, {:.3e} pairs/s",
+            T::NAME,
+            t.len(),
+            gpu.name(),
+            nseries as f64 / (ms * 1e-3),
+            (t.len() * nf) as f64 / (ms * 1e-3)
+        );
+    }
+    run::<f32>(&gpu, 10_000, 10_000);
+    run::<f64>(&gpu, 10_000, 10_000);
 }

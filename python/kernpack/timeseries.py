@@ -46,9 +46,11 @@ __all__ = [
     "BlsPeaks",
     "FoldPeaks",
     "LombScargle",
+    "LombScargleMultiband",
     "bls_batch",
     "conditional_entropy",
     "conditional_entropy_batch",
+    "lombscargle_multiband_batch",
     "pdm",
     "pdm_batch",
     "register_astropy_methods",
@@ -329,6 +331,332 @@ class LombScargle:
             self.t, self.y, self.dy, fit_mean=self.fit_mean, center_data=self.center_data, nterms=self.nterms,
             normalization=self.normalization,
         )
+
+
+# -- the multiband periodogram -------------------------------------------
+
+_MULTIBAND_METHODS = ("flexible", "fast")
+_SB_KERNPACK = ("auto", "kernpack")
+
+
+def _band_codes(bands: Any, labels: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Band labels as uint32 codes in ``np.unique`` order (astropy's column
+    order), and the labels; with `labels`, codes into those (a ValueError
+    for a label not among them)."""
+    bands = np.asarray(bands)
+    if labels is None:
+        if bands.size and (np.issubdtype(bands.dtype, np.integer) or bands.dtype == np.bool_):
+            # Integer labels of a small range (a survey's filter ids): one
+            # pass through a table instead of np.unique's sort of every sample.
+            lo, hi = int(bands.min()), int(bands.max())
+            if hi - lo < 1 << 16:
+                shifted = (bands.astype(np.int64, copy=False) - lo).ravel()
+                present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+                lookup = (np.cumsum(present) - 1).astype(np.uint32)
+                labels = (np.flatnonzero(present) + lo).astype(bands.dtype)
+                return labels, np.ascontiguousarray(lookup[shifted])
+        labels, codes = np.unique(bands, return_inverse=True)
+        return labels, np.ascontiguousarray(codes.ravel(), dtype=np.uint32)
+    codes = np.searchsorted(labels, bands)
+    codes = np.clip(codes, 0, len(labels) - 1)
+    if not np.array_equal(labels[codes], bands):
+        raise ValueError(f"bands_fit does not match training data: input: {set(np.unique(bands))} "
+                         f"output: {set(labels)}")
+    return labels, np.ascontiguousarray(codes, dtype=np.uint32)
+
+
+def _multiband_options(method, nterms_base, nterms_band, reg_base, reg_band, regularize_by_trace, center_data,
+                       fit_mean, normalization) -> Tuple[Any, ...]:
+    if method not in _MULTIBAND_METHODS:
+        raise ValueError(f"Invalid Method: {method}")
+    if normalization not in _NORMALIZATIONS:
+        raise ValueError(f"normalization='{normalization}' not recognized")
+    for name, value in (("nterms_base", nterms_base), ("nterms_band", nterms_band)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if nterms_base == 0 and nterms_band == 0:
+        raise ValueError("At least one of nterms_base and nterms_band must be greater than 0.")
+    reg = lambda r: None if r is None else float(r)  # noqa: E731
+    return (method, int(nterms_base), int(nterms_band), reg(reg_base), reg(reg_band), bool(regularize_by_trace),
+            bool(center_data), bool(fit_mean), normalization)
+
+
+class LombScargleMultiband:
+    """The multiband Lomb-Scargle periodogram: one period shared by every
+    band of a series, with astropy's ``LombScargleMultiband`` semantics.
+
+    Parameters as astropy's: ``t``, ``y``, ``bands`` (one label per sample,
+    any type ``np.unique`` sorts) and ``dy`` (uncertainties, optional,
+    weights ``1 / dy**2``) broadcast to one 1-D shape; ``nterms_base``
+    harmonics of the model every band shares and ``nterms_band`` of each
+    band's own model (0 to 3 each on kernpack's methods, not both 0);
+    ``reg_base`` / ``reg_band`` the ridges on their unknowns (None: none),
+    scaled by the normal matrix's trace with ``regularize_by_trace``;
+    ``center_data`` subtracts each band's weighted mean first; ``fit_mean``
+    and ``normalization`` are the fast method's (as in astropy, the flexible
+    method's power is always the standard one). float32 ``t``, ``y`` (and
+    ``dy``) run in single precision, anything else in float64.
+    """
+
+    def __init__(self, t, y, bands, dy=None, normalization="standard", nterms_base=1, nterms_band=1,
+                 reg_base=None, reg_band=1e-6, regularize_by_trace=True, center_data=True, fit_mean=True):
+        _reject_units(t=t, y=y, dy=dy)
+        if dy is None:
+            t, y, bands = np.broadcast_arrays(t, y, bands)
+        else:
+            t, y, bands, dy = np.broadcast_arrays(t, y, bands, dy)
+        if t.ndim != 1:
+            raise ValueError("Inputs (t, y, bands, dy) must be 1-dimensional")
+        self.t, self.y, self.bands, self.dy = t, y, bands, dy
+        self.normalization = normalization
+        self.nterms_base = nterms_base
+        self.nterms_band = nterms_band
+        self.reg_base = reg_base
+        self.reg_band = reg_band
+        self.regularize_by_trace = regularize_by_trace
+        self.center_data = center_data
+        self.fit_mean = fit_mean
+        self.nterms = nterms_base
+
+    # -- the periodogram -------------------------------------------------
+
+    def _dtype(self):
+        arrays = [self.t, self.y] + ([] if self.dy is None else [self.dy])
+        return np.float32 if all(a.dtype == np.float32 for a in arrays) else np.float64
+
+    def _options(self, method, normalization):
+        return _multiband_options(method, self.nterms_base, self.nterms_band, self.reg_base, self.reg_band,
+                                  self.regularize_by_trace, self.center_data, self.fit_mean, normalization)
+
+    def _power(self, freqs, method, normalization, backend, device):
+        dtype = self._dtype()
+        opts = self._options(method, normalization)
+        as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+        t, y = as_dtype(self.t), as_dtype(self.y)
+        dy = None if self.dy is None else as_dtype(self.dy)
+        _, codes = _band_codes(self.bands)
+        if isinstance(freqs, tuple):
+            f0, df, nf = freqs
+            freqs = (float(f0), float(df), int(nf))
+        else:
+            freqs = np.ascontiguousarray(freqs, dtype=dtype)
+        return _native.lombscargle_multiband(context(backend, device), t, y, dy, codes, freqs, opts)
+
+    def power(self, frequency, method="flexible", sb_method="auto", normalization="standard", *,
+              backend: Optional[str] = None, device: Any = None):
+        """The power at ``frequency`` (cycles per unit time), astropy's
+        ``power(frequency, method=...)``: 'flexible' (one regularised fit of
+        the shared and per-band models) or 'fast' (each band's own
+        periodogram, combined), both computed by kernpack. ``sb_method``
+        ('auto' or 'kernpack': kernpack's exact multi-term periodogram per
+        band; astropy's names run astropy's fast method itself, when
+        installed). ``normalization`` defaults to 'standard', as astropy's
+        ``power`` (None: the instance's). ``backend``/``device`` pick
+        kernpack's backend."""
+        if normalization is None:
+            normalization = self.normalization
+        if method == "fast" and sb_method not in _SB_KERNPACK:
+            if sb_method not in _ASTROPY_METHODS:
+                raise ValueError(f"invalid sb_method: {sb_method}")
+            return self._astropy().power(frequency, method=method, sb_method=sb_method,
+                                         normalization=normalization)
+        _reject_units(frequency=frequency)
+        frequency = np.asarray(frequency)
+        if frequency.size == 0:
+            self._options(method, normalization)
+            return np.zeros(frequency.shape, dtype=self._dtype())
+        out = self._power(frequency.ravel(), method, normalization, backend, device)
+        return out.reshape(frequency.shape)
+
+    def autofrequency(self, samples_per_peak=5, nyquist_factor=5, minimum_frequency=None, maximum_frequency=None,
+                      return_freq_limits=False):
+        """astropy's heuristic grid, as :meth:`LombScargle.autofrequency`."""
+        return LombScargle.autofrequency(self, samples_per_peak, nyquist_factor, minimum_frequency,
+                                         maximum_frequency, return_freq_limits)
+
+    _grid = LombScargle._grid
+
+    def autopower(self, method="flexible", sb_method="auto", normalization="standard", samples_per_peak=5,
+                  nyquist_factor=5, minimum_frequency=None, maximum_frequency=None, *,
+                  backend: Optional[str] = None, device: Any = None):
+        """``(frequency, power)`` on :meth:`autofrequency`'s grid (computed by
+        kernpack as the uniform grid ``f0 + k df``)."""
+        f0, df, nf = self._grid(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency)
+        frequency = f0 + df * np.arange(nf)
+        if method == "fast" and sb_method not in _SB_KERNPACK:
+            return frequency, self.power(frequency, method, sb_method, normalization)
+        if nf < 1:
+            raise ValueError(f"the frequency grid is empty: {nf} frequencies")
+        return frequency, self._power((f0, df, nf), method, normalization, backend, device)
+
+    # -- the fitted model (NumPy, per frequency, as astropy) ---------------
+
+    def _dy(self):
+        return np.ones_like(self.y, dtype=float) if self.dy is None else np.asarray(self.dy, dtype=float)
+
+    def _band_means(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The labels and each one's weighted mean of y."""
+        labels, codes = _band_codes(self.bands)
+        w = self._dy() ** -2.0
+        y = np.asarray(self.y, dtype=float)
+        means = np.bincount(codes, w * y, len(labels)) / np.bincount(codes, w, len(labels))
+        return labels, means
+
+    def _design(self, t, codes, nbands, frequency, dy=None):
+        """astropy's columns: 1, sin/cos of each base harmonic; then per band
+        1, sin/cos of each band harmonic, zero outside the band."""
+        t = np.asarray(t, dtype=float)
+        if np.asarray(frequency).ndim != 0:
+            raise ValueError("frequency should be a scalar")
+        omega = 2 * np.pi * float(frequency)
+        harmonics = lambda k: [f(h * omega * t) for h in range(1, k + 1) for f in (np.sin, np.cos)]  # noqa: E731
+        cols = [np.ones_like(t)] + harmonics(self.nterms_base)
+        band_cols = [np.ones_like(t)] + harmonics(self.nterms_band)
+        for b in range(nbands):
+            inside = codes == b
+            cols += [np.where(inside, c, 0.0) for c in band_cols]
+        x = np.vstack(cols)
+        if dy is not None:
+            x = x / dy
+        return x.T
+
+    def design_matrix(self, frequency, t_fit=None, bands_fit=None):
+        """The design matrix at ``frequency``: at the data's times and bands
+        divided by dy, or at ``t_fit`` for every band of ``bands_fit``
+        (default all, each time repeated per band) unweighted."""
+        _reject_units(frequency=frequency, t_fit=t_fit)
+        labels, codes = _band_codes(self.bands)
+        if t_fit is None:
+            return self._design(self.t, codes, len(labels), frequency, self._dy())
+        bands_fit = labels if bands_fit is None else np.atleast_1d(bands_fit)
+        _, fit_codes = _band_codes(bands_fit, labels)
+        t_fit, fit_codes = np.broadcast_arrays(np.asarray(t_fit, dtype=float), fit_codes[:, np.newaxis])
+        return self._design(t_fit.ravel(), fit_codes.ravel(), len(labels), frequency)
+
+    def offset(self, t_fit=None, bands_fit=None):
+        """The per-band offsets subtracted with ``center_data`` (else 0): at
+        the data's samples, or at ``t_fit`` for each band of ``bands_fit``."""
+        if not self.center_data:
+            return 0
+        labels, means = self._band_means()
+        if t_fit is None:
+            return means[_band_codes(self.bands)[1]]
+        bands_fit = labels if bands_fit is None else np.atleast_1d(bands_fit)
+        _, fit_codes = _band_codes(bands_fit, labels)
+        t_fit, fit_codes = np.broadcast_arrays(np.asarray(t_fit, dtype=float), fit_codes[:, np.newaxis])
+        return means[fit_codes.ravel()]
+
+    def model_parameters(self, frequency, units=True):
+        """The best-fit parameters at ``frequency``, astropy's order: base
+        offset, base sin/cos per harmonic, then per band its offset and
+        sin/cos per harmonic (the regularised fit of the flexible method)."""
+        y = np.asarray(self.y, dtype=float)
+        if self.center_data:
+            y = y - self.offset()
+        x = self.design_matrix(frequency)
+        m = np.dot(x.T, x)
+        reg = np.zeros(m.shape[0])
+        base = 1 + 2 * self.nterms_base
+        reg[:base] = 0.0 if self.reg_base is None else self.reg_base
+        reg[base:] = 0.0 if self.reg_band is None else self.reg_band
+        m[np.diag_indices_from(m)] += (np.trace(m) if self.regularize_by_trace else 1.0) * reg
+        rhs = np.dot(x.T, y / self._dy())
+        try:
+            return np.linalg.solve(m, rhs)
+        except np.linalg.LinAlgError:
+            return np.linalg.lstsq(m, rhs, rcond=None)[0]
+
+    def model(self, t, frequency, bands_fit=None):
+        """The best-fit model at ``frequency`` at times ``t`` for each band of
+        ``bands_fit`` (default all): shape ``(n_bands, len(t))``."""
+        t = np.asarray(t, dtype=float)
+        if t.ndim != 1:
+            raise ValueError("t, y, dy should be one dimensional")
+        labels, _ = _band_codes(self.bands)
+        bands_fit = labels if bands_fit is None else np.atleast_1d(bands_fit)
+        theta = self.model_parameters(frequency)
+        fit = np.dot(self.design_matrix(frequency, t, bands_fit), theta)
+        if self.center_data:
+            fit = fit + self.offset(t, bands_fit)
+        return fit.reshape(len(bands_fit), len(t))
+
+    def false_alarm_probability(self, *args, **kwargs):
+        """Not implemented for multiband periodograms (as astropy)."""
+        raise NotImplementedError
+
+    def false_alarm_level(self, *args, **kwargs):
+        """Not implemented for multiband periodograms (as astropy)."""
+        raise NotImplementedError
+
+    def distribution(self, *args, **kwargs):
+        """Not implemented for multiband periodograms (as astropy)."""
+        raise NotImplementedError
+
+    def _astropy(self):
+        from astropy.timeseries import LombScargleMultiband as AstropyMultiband
+
+        return AstropyMultiband(
+            self.t, self.y, self.bands, self.dy, normalization=self.normalization, nterms_base=self.nterms_base,
+            nterms_band=self.nterms_band, reg_base=self.reg_base, reg_band=self.reg_band,
+            regularize_by_trace=self.regularize_by_trace, center_data=self.center_data, fit_mean=self.fit_mean,
+        )
+
+
+def lombscargle_multiband_batch(
+    t: Union[Any, Sequence[Any]],
+    y: Union[Any, Sequence[Any]],
+    bands: Union[Any, Sequence[Any]],
+    f0: Union[float, Any],
+    df: Union[float, Any],
+    nf: int,
+    *,
+    dy: Optional[Union[Any, Sequence[Any]]] = None,
+    offsets: Optional[Any] = None,
+    method: str = "flexible",
+    nterms_base: int = 1,
+    nterms_band: int = 1,
+    reg_base: Optional[float] = None,
+    reg_band: Optional[float] = 1e-6,
+    regularize_by_trace: bool = True,
+    center_data: bool = True,
+    fit_mean: bool = True,
+    normalization: str = "standard",
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> np.ndarray:
+    """:class:`LombScargleMultiband` periodograms of many series of
+    different lengths in one call, each on the uniform grid ``f0 + k df``
+    (cycles per unit time; one grid for all series, or arrays of one `f0`
+    and `df` per series).
+
+    `t`, `y`, `bands` (and `dy`) are flat arrays with ``offsets`` (``nseries
+    + 1`` indices from 0 to their length; series ``s`` is
+    ``t[offsets[s]:offsets[s + 1]]``), or lists with one array per series.
+    Each series' bands are its own labels' ``np.unique`` order, as for one
+    series. The options are :class:`LombScargleMultiband`'s and ``power``'s
+    `method`. Returns an ``(nseries, nf)`` array in the inputs' float dtype.
+    """
+    if isinstance(bands, (list, tuple)):
+        if offsets is not None:
+            raise ValueError("pass either lists of series or flat arrays with offsets, not both")
+        if not isinstance(t, (list, tuple)) or [np.size(b) for b in bands] != [np.size(s) for s in t]:
+            raise ValueError("bands must be a list of series shaped as t")
+        bands = np.concatenate([np.ravel(b) for b in bands]) if bands else np.empty(0)
+    t, y, dy, offsets = _ragged(t, y, dy, offsets)
+    bands = np.asarray(bands)
+    if bands.shape != t.shape:
+        raise ValueError(f"bands must be shaped as t: {bands.shape} and {t.shape}")
+    dtype = _float_dtype(t, y, *([] if dy is None else [dy]))
+    as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+    _, codes = _band_codes(bands)
+    opts = _multiband_options(method, nterms_base, nterms_band, reg_base, reg_band, regularize_by_trace,
+                              center_data, fit_mean, normalization)
+    f0, df = np.broadcast_arrays(np.atleast_1d(np.asarray(f0, dtype=np.float64)),
+                                 np.atleast_1d(np.asarray(df, dtype=np.float64)))
+    grids = (np.ascontiguousarray(f0), np.ascontiguousarray(df), int(nf))
+    return _native.lombscargle_multiband_batch(
+        context(backend, device), as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets,
+        grids, opts)
 
 
 # -- Box Least Squares: the transit search -------------------------------

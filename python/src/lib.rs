@@ -25,6 +25,7 @@ mod bls;
 mod correlate;
 mod lombscargle;
 mod lombscargle_chi2;
+mod lombscargle_multiband;
 mod lorenz63;
 mod ode;
 mod phasefold;
@@ -306,6 +307,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(significance::lombscargle_bootstrap, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
+        wrap_pyfunction!(lombscargle_multiband::lombscargle_multiband, m)?,
+        wrap_pyfunction!(lombscargle_multiband::lombscargle_multiband_batch, m)?,
         wrap_pyfunction!(bls::bls, m)?,
         wrap_pyfunction!(bls::bls_batch, m)?,
         wrap_pyfunction!(phasefold::phase_fold, m)?,

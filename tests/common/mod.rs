@@ -22,6 +22,26 @@ pub fn gpu_or_skip(test: &str) -> Option<Arc<Gpu>> {
     }
 }
 
+/// Median of `reps` CUDA-event timings (ms) of `enqueue` on `gpu`'s stream,
+/// after 3 warm-ups.
+pub fn event_median_ms(gpu: &kernpack::Gpu, reps: usize, enqueue: impl Fn()) -> f64 {
+    for _ in 0..3 {
+        enqueue();
+    }
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let (start, stop) = (gpu.timing_event().unwrap(), gpu.timing_event().unwrap());
+            start.record(gpu.stream()).unwrap();
+            enqueue();
+            stop.record(gpu.stream()).unwrap();
+            stop.synchronize().unwrap();
+            start.elapsed_ms(&stop).unwrap() as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[reps / 2]
+}
+
 /// max |a - b| / max |b|: the error relative to the scale of the periodogram,
 /// since single values near 0 have no meaningful relative error.
 pub fn scaled_max_error(a: &[f64], b: &[f64]) -> f64 {

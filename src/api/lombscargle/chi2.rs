@@ -30,37 +30,55 @@ pub fn check_series<T: Float>(
     series: &Chi2Series<'_, T>,
     opts: &Chi2Options,
 ) -> Result<Chi2Prepared> {
-    check_measured(series)?;
-    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
-    let dy: Option<Vec<f64>> = match series.dy {
-        Some(dy) => {
-            let dy: Vec<f64> = dy.iter().map(|v| v.to_f64()).collect();
-            let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
-            if !(sum.is_finite() && (1.0 / sum).is_finite()) {
-                return Err(Error::invalid(format!(
-                    "the weights 1 / dy^2 sum to {sum:e}, outside the range of f64: scale dy"
-                )));
-            }
-            Some(dy)
-        }
-        None => None,
-    };
+    let (y, dy) = measured_f64(series)?;
     let prep = Chi2Prepared::of(&y, dy.as_deref(), opts);
     if opts.normalization != Chi2Normalization::Psd {
-        // A constant series leaves a chi2_ref of (rounding of its mean)^2,
-        // ~(eps y)^2, which must not pass for a signal.
         let mean_square: f64 = prep.w.iter().zip(&y).map(|(w, y)| w * y * y).sum();
-        if !mean_square.is_finite() {
-            return Err(Error::invalid("y^2 / dy^2 overflows f64: scale y down"));
-        }
-        if prep.chi2_ref <= (64.0 * f64::EPSILON).powi(2) * mean_square {
-            return Err(Error::invalid(format!(
+        check_reference_chi2(prep.chi2_ref, mean_square, || {
+            format!(
                 "normalization '{}' divides by the reference chi^2, which is zero: y does not vary",
                 normalization_name(opts.normalization)
+            )
+        })?;
+    }
+    Ok(prep)
+}
+
+/// [`check_measured`], then y and dy in f64 with the weights 1 / dy^2
+/// summing within the range of f64.
+pub(crate) fn measured_f64<T: Float>(
+    series: &Chi2Series<'_, T>,
+) -> Result<(Vec<f64>, Option<Vec<f64>>)> {
+    check_measured(series)?;
+    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
+    let dy: Option<Vec<f64>> = series.dy.map(|d| d.iter().map(|v| v.to_f64()).collect());
+    if let Some(dy) = &dy {
+        let sum: f64 = dy.iter().map(|d| d.powi(-2)).sum();
+        if !(sum.is_finite() && (1.0 / sum).is_finite()) {
+            return Err(Error::invalid(format!(
+                "the weights 1 / dy^2 sum to {sum:e}, outside the range of f64: scale dy"
             )));
         }
     }
-    Ok(prep)
+    Ok((y, dy))
+}
+
+/// A reference chi^2 (normalised weights) a power may divide by, given the
+/// weighted mean square of y: not zero, and not the rounding that a constant
+/// series leaves of its mean (~(eps y)^2, which must not pass for a signal);
+/// `zero` says why it is needed when it is.
+pub(crate) fn check_reference_chi2(
+    chi2_ref: f64,
+    mean_square: f64,
+    zero: impl FnOnce() -> String,
+) -> Result<()> {
+    if !mean_square.is_finite() {
+        return Err(Error::invalid("y^2 / dy^2 overflows f64: scale y down"));
+    }
+    if chi2_ref <= (64.0 * f64::EPSILON).powi(2) * mean_square {
+        return Err(Error::invalid(zero()));
+    }
+    Ok(())
 }
 
 /// The checks every series with uncertainties takes: at least one sample,

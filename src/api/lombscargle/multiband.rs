@@ -14,8 +14,8 @@ pub use crate::params::lombscargle_multiband::{
 };
 
 use super::chi2::{
-    check_series as check_chi2_series, Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series,
-    LombScargleChi2, LombScargleChi2Batch,
+    check_reference_chi2, check_series as check_chi2_series, measured_f64, Chi2Batch, Chi2Freqs,
+    Chi2Options, Chi2Series, LombScargleChi2, LombScargleChi2Batch,
 };
 use crate::api::exec::{CpuRun, Operation};
 use crate::api::{check_host_room, Kernpack};
@@ -68,18 +68,11 @@ pub fn check_series<T: Float>(
     series: &MultibandSeries<'_, T>,
     opts: &MultibandOptions,
 ) -> Result<MultibandPrepared> {
-    let chi2 = Chi2Series {
+    let (y, dy) = measured_f64(&Chi2Series {
         t: series.t,
         y: series.y,
         dy: series.dy,
-    };
-    // Lengths, finite values, dy > 0 and the weights' range, as the
-    // multi-term periodogram checks them.
-    let weights = Chi2Options {
-        normalization: Chi2Normalization::Psd,
-        ..Chi2Options::default()
-    };
-    check_chi2_series(&chi2, &weights)?;
+    })?;
     if series.bands.len() != series.t.len() {
         return Err(Error::invalid(format!(
             "t and bands differ in length: {} and {}",
@@ -87,27 +80,20 @@ pub fn check_series<T: Float>(
             series.bands.len()
         )));
     }
-    let y: Vec<f64> = series.y.iter().map(|v| v.to_f64()).collect();
-    let dy: Option<Vec<f64>> = series.dy.map(|d| d.iter().map(|v| v.to_f64()).collect());
     let prep = MultibandPrepared::of(&y, dy.as_deref(), series.bands, opts);
     match opts.method {
         MultibandMethod::Flexible => {
-            // As for one band: a constant series leaves a chi2_ref of rounding.
             let mean_square: f64 = prep
                 .order
                 .iter()
                 .zip(&prep.w)
                 .map(|(&i, w)| w * y[i] * y[i])
                 .sum();
-            if !mean_square.is_finite() {
-                return Err(Error::invalid("y^2 / dy^2 overflows f64: scale y down"));
-            }
-            if prep.chi2_ref <= (64.0 * f64::EPSILON).powi(2) * mean_square {
-                return Err(Error::invalid(
-                    "the power divides by the reference chi^2, which is zero: \
-                     y does not vary about its band means",
-                ));
-            }
+            check_reference_chi2(prep.chi2_ref, mean_square, || {
+                "the power divides by the reference chi^2, which is zero: \
+                 y does not vary about its band means"
+                    .to_owned()
+            })?;
         }
         MultibandMethod::Fast => {
             let band_opts = band_options(opts);
@@ -295,7 +281,9 @@ impl<'a, T: Float> MultibandBatch<'a, T> {
 
 /// The operation: one periodogram per series of a batch
 /// ([`Kernpack::lombscargle_multiband_batch`]), on one uniform grid shared
-/// by every series or one grid per series.
+/// by every series or one grid per series. The output is flat, series after
+/// series (`nseries x nf`, row-major): a survey's periodograms are one
+/// allocation, as the GPU writes them.
 #[derive(Debug, Clone, Copy)]
 pub struct LombScargleMultibandBatch<'a, T> {
     pub batch: MultibandBatch<'a, T>,
@@ -315,7 +303,7 @@ impl<T: Float> LombScargleMultibandBatch<'_, T> {
         &self,
         preps: &[MultibandPrepared],
         run: impl Fn(LombScargleChi2Batch<'_, T>) -> Result<Vec<Vec<T>>>,
-    ) -> Result<Vec<Vec<T>>> {
+    ) -> Result<Vec<T>> {
         let (mut t, mut y, mut dy) = (Vec::new(), Vec::new(), Vec::new());
         let (mut offsets, mut f0, mut df) = (vec![0], Vec::new(), Vec::new());
         for (s, prep) in preps.iter().enumerate() {
@@ -348,13 +336,13 @@ impl<T: Float> LombScargleMultibandBatch<'_, T> {
         .into_iter();
         Ok(preps
             .iter()
-            .map(|prep| combine(&powers.by_ref().take(prep.nbands()).collect::<Vec<_>>()))
+            .flat_map(|prep| combine(&powers.by_ref().take(prep.nbands()).collect::<Vec<_>>()))
             .collect())
     }
 }
 
 impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
-    type Output = Vec<Vec<T>>;
+    type Output = Vec<T>;
 
     fn validate(&self) -> Result<()> {
         let nseries = self.batch.len();
@@ -377,7 +365,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
         check_host_room::<T>("the periodograms", total)
     }
 
-    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<T>>> {
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
         let preps = self.prepare()?;
         match self.opts.method {
             MultibandMethod::Fast => self.fast(&preps, |op| op.on_cpu(cpu)),
@@ -386,7 +374,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
             MultibandMethod::Flexible => Ok(preps
                 .iter()
                 .enumerate()
-                .map(|(s, prep)| {
+                .flat_map(|(s, prep)| {
                     let grid = self.grids.grid(s);
                     cpu::lombscargle_multiband::flexible(
                         cpu.threads,
@@ -402,7 +390,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
         }
     }
 
-    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<T>>> {
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
         let preps = self.prepare()?;
         match self.opts.method {
             MultibandMethod::Fast => self.fast(&preps, |op| op.on_gpu(gpu)),
@@ -412,9 +400,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
                     .enumerate()
                     .map(|(s, p)| (self.batch.series(s).t, p))
                     .collect();
-                let nf = self.grids.nf();
-                let values = flexible_on_gpu(gpu, &series, None, &self.grids, &self.opts)?;
-                Ok(values.chunks_exact(nf).map(<[T]>::to_vec).collect())
+                flexible_on_gpu(gpu, &series, None, &self.grids, &self.opts)
             }
         }
     }
@@ -500,12 +486,13 @@ impl Kernpack {
             = LombScargleMultiband { series: *series, freqs: Chi2Freqs::Uniform(*grid), opts: *opts };
 
         /// One multiband periodogram per series of `batch`, on the GPU in one
-        /// launch (the flexible method) or on the CPU.
+        /// launch (the flexible method) or on the CPU: `nseries x nf` values,
+        /// series after series.
         fn lombscargle_multiband_batch(
             batch: &MultibandBatch<'_, T>,
             grids: &BatchGrid<'_>,
             opts: &MultibandOptions,
-        ) -> Vec<Vec<T>>
+        ) -> Vec<T>
             = LombScargleMultibandBatch { batch: *batch, grids: *grids, opts: *opts };
     }
 }
