@@ -291,7 +291,9 @@ fn batch_case<T: Float>(kp: &Kernpack, seed: u64, tol: Option<&Kernpack>) {
     let nf = 1 + rng.below(300) as usize;
     let f0: Vec<f64> = cases.iter().map(|c| c.lo).collect();
     let df: Vec<f64> = cases.iter().map(|c| (c.hi - c.lo) / nf as f64).collect();
-    let shared = UniformGrid::new(f0[0], df[0], nf);
+    // One grid for all: from the highest series' lowest frequency (below one
+    // cycle over a series' span its fit is ill-conditioned).
+    let shared = UniformGrid::new(f0.iter().fold(0.0, |m: f64, &v| m.max(v)), df[0], nf);
     for grids in [
         BatchGrid::Shared(shared),
         BatchGrid::PerSeries {

@@ -249,8 +249,9 @@ pub(crate) fn flexible_power(
     let mut solve = ArrowSolve::new(opts);
     for band in prep.band_starts.windows(2) {
         let mut sums = TrigSums::default();
-        for j in band[0]..band[1] {
-            sums.accumulate(prep.w[j], prep.wy[j], sincos_turns(f * t[j]), h);
+        let r = band[0]..band[1];
+        for ((&t, &w), &wy) in t[r.clone()].iter().zip(&prep.w[r.clone()]).zip(&prep.wy[r]) {
+            sums.accumulate(w, wy, sincos_turns(f * t), h);
         }
         solve.add_band(&sums, prep.ridge_band);
     }

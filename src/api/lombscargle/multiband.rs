@@ -25,7 +25,6 @@ use crate::float::Float;
 use crate::gpu::device::Guards;
 use crate::gpu::lombscargle_multiband::check_call;
 use crate::gpu::Gpu;
-use crate::params::lombscargle_chi2::Chi2Normalization;
 
 /// The single-band options the fast method runs each band with.
 fn band_options(opts: &MultibandOptions) -> Chi2Options {
