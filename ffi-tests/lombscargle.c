@@ -6,10 +6,11 @@
  * goes to stdout.
  *
  * The groups: periodograms that peak at the planted frequency in f32 and
- * f64, the multi-term periodogram, amplitude mode, the backends agreeing, a
- * batch's best peaks (kp_lombscargle_batch_top_peaks_f64/_f32: local maxima
- * of the batch's periodograms, best first, apart, the first the highest
- * value), refused calls, and the device path.
+ * f64, the multi-term periodogram, the multiband one (the signal in three
+ * bands), amplitude mode, the backends agreeing, a batch's best peaks
+ * (kp_lombscargle_batch_top_peaks_f64/_f32: local maxima of the batch's
+ * periodograms, best first, apart, the first the highest value), refused
+ * calls, and the device path.
  *
  * With a GPU the AUTO context runs on it and the device-pointer entry points
  * are exercised; without one they must answer KP_ERROR_NO_GPU. When the
@@ -604,6 +605,72 @@ static void check_chi2(const kp_context *ctx, const char *name)
     group_done();
 }
 
+/* The multiband periodogram (astropy's LombScargleMultiband, frequencies in
+ * cycles per unit time): the signal split over three bands, each with a
+ * level and a gain of its own; with the defaults (flexible, reg_base NaN
+ * for none) and with the fast method, the peak at the signal's frequency
+ * and powers in [0, 1]; bad calls leave out alone. */
+static void check_multiband(const kp_context *ctx, const char *name)
+{
+    static char title[64];
+    static double cycles[NF], out[NF + 1], yb[NX];
+    static uint32_t bands[NX];
+    static const uint32_t labels[3] = {7u, 42u, 4000000000u};
+    static const double level[3] = {0.0, 3.0, -1.5}, gain[3] = {1.0, 0.6, 1.4};
+    kp_multiband_options opts = kp_multiband_options_default();
+    uint32_t method;
+    size_t k;
+
+    snprintf(title, sizeof title, "multiband (%s)", name);
+    group = title;
+    CHECK(opts.method == KP_MULTIBAND_FLEXIBLE && opts.nterms_base == 1 && opts.nterms_band == 1,
+          "default method %u, nterms %u and %u", opts.method, opts.nterms_base, opts.nterms_band);
+    CHECK(isnan(opts.reg_base) && opts.reg_band == 1e-6, "default ridges %g and %g",
+          opts.reg_base, opts.reg_band);
+    CHECK(opts.regularize_by_trace && opts.center_data && opts.fit_mean &&
+              opts.normalization == KP_CHI2_STANDARD,
+          "default flags");
+    for (k = 0; k < NF; k++)
+        cycles[k] = F[k] / (2.0 * 3.14159265358979323846);
+    for (k = 0; k < NX; k++) {
+        bands[k] = labels[k % 3];
+        yb[k] = level[k % 3] + gain[k % 3] * Y[k];
+    }
+    for (method = KP_MULTIBAND_FLEXIBLE; method <= KP_MULTIBAND_FAST; method++) {
+        opts.method = method;
+        fill_d(out, NF + 1, POISON);
+        EXPECT_OK(kp_lombscargle_multiband_f64(ctx, &opts, T, yb, method ? W : NULL, bands, NX,
+                                               cycles, NF, out));
+        expect_no_message(__LINE__);
+        CHECK(out[NF] == POISON, "kp_lombscargle_multiband_f64 wrote past nf");
+        for (k = 0; k < NF; k++)
+            CHECK(out[k] >= 0.0 && out[k] <= 1.0 + 1e-12, "method %u: power %g at %zu outside [0, 1]",
+                  method, out[k], k);
+        k = argmax_d(out, NF);
+        CHECK(k + 1 >= PEAK && k <= PEAK + 1, "method %u: peak at index %zu, expected %d", method,
+              k, PEAK);
+        CHECK(out[k] > 0.8, "method %u: peak power %g, expected near 1", method, out[k]);
+    }
+
+    fill_d(out, NF + 1, POISON);
+    EXPECT_ERR(kp_lombscargle_multiband_f64(ctx, NULL, T, yb, NULL, NULL, NX, cycles, NF, out),
+               KP_ERROR_NULL_POINTER, "bands");
+    opts = kp_multiband_options_default();
+    opts.reg_band = -1.0;
+    EXPECT_ERR(kp_lombscargle_multiband_f64(ctx, &opts, T, yb, NULL, bands, NX, cycles, NF, out),
+               KP_ERROR_INVALID_ARGUMENT, "reg_band");
+    opts = kp_multiband_options_default();
+    opts.method = 2;
+    EXPECT_ERR(kp_lombscargle_multiband_f64(ctx, &opts, T, yb, NULL, bands, NX, cycles, NF, out),
+               KP_ERROR_INVALID_ARGUMENT, "method");
+    /* out over an input (y): refused, y unchanged. */
+    EXPECT_ERR(kp_lombscargle_multiband_f64(ctx, NULL, T, yb, NULL, bands, NX, cycles, NX, yb),
+               KP_ERROR_INVALID_ARGUMENT, "out");
+    CHECK(yb[0] == level[0] + gain[0] * Y[0], "a refused call wrote over y");
+    CHECK(all_equal_d(out, NF + 1, POISON), "a failed multiband call wrote its output");
+    group_done();
+}
+
 /* Amplitude mode writes exactly 2 nf values: interleaved (re, im). */
 static void check_amplitude(const kp_context *ctx, const char *name, double *amp)
 {
@@ -976,6 +1043,8 @@ int main(void)
     check_amplitude(cpu, "cpu", amp_cpu);
     check_chi2(cpu, "cpu");
     check_chi2(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
+    check_multiband(cpu, "cpu");
+    check_multiband(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_amplitude(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu", amp_auto);
     check_backends_agree(cpu, autoctx, auto_is_gpu);
     check_top_peaks(cpu, "cpu");

@@ -71,6 +71,19 @@
 #define KP_CHI2_PSD 3
 
 /*
+ `method` value: one regularised least-squares fit of a base model and
+ one model per band at each frequency (astropy's default, 'flexible').
+ */
+#define KP_MULTIBAND_FLEXIBLE 0
+
+/*
+ `method` value: each band's own multi-term periodogram (`nterms_base`
+ harmonics), combined with weights proportional to each band's sum of
+ squared powers (astropy's 'fast').
+ */
+#define KP_MULTIBAND_FAST 1
+
+/*
  The most phase bins `kp_pdm_options.bins` may ask for.
  */
 #define KP_PDM_MAX_BINS 4096
@@ -388,6 +401,55 @@ typedef struct kp_chi2_options {
    */
   uint32_t normalization;
 } kp_chi2_options;
+
+/*
+ Options of a multiband periodogram. Start from
+ `kp_multiband_options_default()`; non-zero flags mean true.
+ */
+typedef struct kp_multiband_options {
+  /*
+   One of KP_MULTIBAND_*.
+   */
+  uint32_t method;
+  /*
+   Harmonics of the model every band shares, 0 to 3 (the fast method's
+   `nterms`: 1 to 3).
+   */
+  uint32_t nterms_base;
+  /*
+   Harmonics of each band's own model, 0 to 3 (flexible only; not both
+   counts 0).
+   */
+  uint32_t nterms_band;
+  /*
+   Ridge added to the diagonal of the normal matrix at the base
+   unknowns (flexible only). NaN (`NAN` of <math.h>) means none,
+   astropy's `None`; otherwise finite and not negative: a negative or
+   infinite value is KP_ERROR_INVALID_ARGUMENT.
+   */
+  double reg_base;
+  /*
+   Ridge at the band unknowns (flexible only), as `reg_base`.
+   */
+  double reg_band;
+  /*
+   Scale the ridges by the trace of the normal matrix (flexible only).
+   */
+  uint32_t regularize_by_trace;
+  /*
+   Subtract each band's weighted mean of y first.
+   */
+  uint32_t center_data;
+  /*
+   Fit an offset at each frequency (fast only: flexible always does).
+   */
+  uint32_t fit_mean;
+  /*
+   One of KP_CHI2_* (fast only: flexible's power is always the
+   standard one, as astropy's).
+   */
+  uint32_t normalization;
+} kp_multiband_options;
 
 /*
  Lorenz 96 parameters; start from `kp_lorenz96_default_params()`.
@@ -1924,6 +1986,136 @@ enum kp_status kp_lombscargle_chi2_batch_f64(const struct kp_context *ctx,
                                              double df,
                                              size_t nf,
                                              double *out);
+
+/*
+ astropy's defaults: the flexible method, one harmonic in the base and
+ the band models, no ridge on the base (`reg_base` NaN), 1e-6 on the
+ bands, scaled by the trace, centred data, a fitted mean, the standard
+ normalization.
+ */
+struct kp_multiband_options kp_multiband_options_default(void);
+
+/*
+ The multiband periodogram in single precision of the `n` samples `t`, `y`
+ (errors `dy`, NULL: equal) in the bands `bands` (a `uint32_t` label per
+ sample) at the `nf` frequencies `freqs` (cycles per unit time) into `out`
+ (`nf` values), with `options` (NULL: the defaults). Runs on the context's
+ backend; nothing is written on failure.
+
+ # Safety
+ `t`, `y`, `bands` and a non-NULL `dy`: `n` values; `freqs` and `out`:
+ `nf` values, `out` apart from the inputs.
+ */
+enum kp_status kp_lombscargle_multiband_f32(const struct kp_context *ctx,
+                                            const struct kp_multiband_options *options,
+                                            const float *t,
+                                            const float *y,
+                                            const float *dy,
+                                            const uint32_t *bands,
+                                            size_t n,
+                                            const float *freqs,
+                                            size_t nf,
+                                            float *out);
+
+/*
+ As `kp_lombscargle_multiband_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_multiband_f32`.
+ */
+enum kp_status kp_lombscargle_multiband_f64(const struct kp_context *ctx,
+                                            const struct kp_multiband_options *options,
+                                            const double *t,
+                                            const double *y,
+                                            const double *dy,
+                                            const uint32_t *bands,
+                                            size_t n,
+                                            const double *freqs,
+                                            size_t nf,
+                                            double *out);
+
+/*
+ As `kp_lombscargle_multiband_f32`, on the `nf` frequencies
+ `f0 + k df` (cycles per unit time).
+
+ # Safety
+ As `kp_lombscargle_multiband_f32`.
+ */
+enum kp_status kp_lombscargle_multiband_uniform_f32(const struct kp_context *ctx,
+                                                    const struct kp_multiband_options *options,
+                                                    const float *t,
+                                                    const float *y,
+                                                    const float *dy,
+                                                    const uint32_t *bands,
+                                                    size_t n,
+                                                    double f0,
+                                                    double df,
+                                                    size_t nf,
+                                                    float *out);
+
+/*
+ As `kp_lombscargle_multiband_uniform_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_multiband_uniform_f32`.
+ */
+enum kp_status kp_lombscargle_multiband_uniform_f64(const struct kp_context *ctx,
+                                                    const struct kp_multiband_options *options,
+                                                    const double *t,
+                                                    const double *y,
+                                                    const double *dy,
+                                                    const uint32_t *bands,
+                                                    size_t n,
+                                                    double f0,
+                                                    double df,
+                                                    size_t nf,
+                                                    double *out);
+
+/*
+ One multiband periodogram in single precision per series of a ragged batch,
+ all on the grid `f0 + k df` (`nf` frequencies): series `s` is samples
+ `offsets[s] .. offsets[s+1]-1` of the concatenated `t`, `y`, `dy` (NULL:
+ equal errors) and `bands`; `offsets` holds `nseries + 1` values from 0
+ up. `out` gets `nseries` x `nf` values, series by series. On the GPU in
+ one launch (the flexible method) or on the CPU; nothing is written on
+ failure (an error names the series).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y`, `bands` and a non-NULL `dy`:
+ `offsets[nseries]` values; `out`: `nseries * nf` values, apart from the
+ inputs.
+ */
+enum kp_status kp_lombscargle_multiband_batch_f32(const struct kp_context *ctx,
+                                                  const struct kp_multiband_options *options,
+                                                  const float *t,
+                                                  const float *y,
+                                                  const float *dy,
+                                                  const uint32_t *bands,
+                                                  const int64_t *offsets,
+                                                  size_t nseries,
+                                                  double f0,
+                                                  double df,
+                                                  size_t nf,
+                                                  float *out);
+
+/*
+ As `kp_lombscargle_multiband_batch_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_multiband_batch_f32`.
+ */
+enum kp_status kp_lombscargle_multiband_batch_f64(const struct kp_context *ctx,
+                                                  const struct kp_multiband_options *options,
+                                                  const double *t,
+                                                  const double *y,
+                                                  const double *dy,
+                                                  const uint32_t *bands,
+                                                  const int64_t *offsets,
+                                                  size_t nseries,
+                                                  double f0,
+                                                  double df,
+                                                  size_t nf,
+                                                  double *out);
 
 /*
  N = 40, F = 8, dt = 0.05, no forcing in the state, no noise.

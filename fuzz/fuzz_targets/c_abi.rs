@@ -42,6 +42,7 @@ use kernpack::ffi::correlate::*;
 use kernpack::ffi::devices::*;
 use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
+use kernpack::ffi::lombscargle_multiband::*;
 use kernpack::ffi::lorenz::*;
 use kernpack::ffi::phasefold::*;
 use kernpack::ffi::rank::*;
@@ -645,6 +646,7 @@ enum Op {
     BlsBatch(bool, BlsBatchOp),
     Pdm(bool, FoldOp),
     ConditionalEntropy(bool, FoldOp),
+    Multiband(bool, MultibandOp),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -727,6 +729,21 @@ fn helpers(op: &HelperOp) {
             assert_eq!(
                 (ce.phase_bins, ce.mag_bins, ce.phase_overlap, ce.mag_overlap),
                 (10, 5, 0, 0)
+            );
+            let m = kp_multiband_options_default();
+            assert_eq!(
+                (m.method, m.nterms_base, m.nterms_band),
+                (KP_MULTIBAND_FLEXIBLE, 1, 1)
+            );
+            assert!(m.reg_base.is_nan() && m.reg_band == 1e-6);
+            assert_eq!(
+                (
+                    m.regularize_by_trace,
+                    m.center_data,
+                    m.fit_mean,
+                    m.normalization
+                ),
+                (1, 1, 1, 0)
             );
         }
         HelperOp::OutputLen(nf, o) => {
@@ -4097,6 +4114,270 @@ fn fold<T: Real, O: FoldOptions>(fns: FoldFns<T, O>, name: &str, op: &FoldOp) {
     check_peak_values(&call, &value.data, args.k, &found);
 }
 
+// --- Multiband Lomb-Scargle ------------------------------------------------------
+
+/// The signature of a multiband entry point: `ctx`, the options, `t`, `y`,
+/// `dy`, `bands`, the samples' and the frequencies' arguments, `out`.
+macro_rules! multiband_fn {
+    ($($arg:ty),*) => {
+        unsafe extern "C" fn(
+            *const kp_context, *const kp_multiband_options, *const T, *const T, *const T,
+            *const u32, $($arg,)* *mut T,
+        ) -> kp_status
+    };
+}
+type MultibandFn<T> = multiband_fn!(usize, *const T, usize);
+type MultibandUniformFn<T> = multiband_fn!(usize, f64, f64, usize);
+type MultibandBatchFn<T> = multiband_fn!(*const i64, usize, f64, f64, usize);
+
+/// The three entry points of one dtype: one series on an array and on a
+/// grid, a ragged batch on one grid.
+type MultibandFns<T> = (MultibandFn<T>, MultibandUniformFn<T>, MultibandBatchFn<T>);
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum MultibandOpts {
+    Null,
+    Default,
+    Fields {
+        method: Field,
+        nterms_base: Field,
+        nterms_band: Field,
+        /// Any value: NaN (none), negative, infinite, huge.
+        reg_base: FVal,
+        reg_band: FVal,
+        flags: [Field; 3],
+        normalization: Field,
+    },
+}
+
+fn multiband_options(
+    o: MultibandOpts,
+    slot: &mut kp_multiband_options,
+) -> *const kp_multiband_options {
+    match o {
+        MultibandOpts::Null => ptr::null(),
+        MultibandOpts::Default => {
+            *slot = kp_multiband_options_default();
+            slot
+        }
+        MultibandOpts::Fields {
+            method,
+            nterms_base,
+            nterms_band,
+            reg_base,
+            reg_band,
+            flags,
+            normalization,
+        } => {
+            // Known values a little past the valid ones (method 2,
+            // nterms 4, normalization 4), any u32 sometimes.
+            *slot = kp_multiband_options {
+                method: method.get(3),
+                nterms_base: nterms_base.get(5),
+                nterms_band: nterms_band.get(5),
+                reg_base: reg_base.0,
+                reg_band: reg_band.0,
+                regularize_by_trace: flags[0].get(2),
+                center_data: flags[1].get(2),
+                fit_mean: flags[2].get(2),
+                normalization: normalization.get(5),
+            };
+            slot
+        }
+    }
+}
+
+/// The band labels: up to 8 distinct labels (any u32) picked sample by
+/// sample, as long as the series' buffers unless `len` is given; now and
+/// then NULL.
+#[derive(Arbitrary, Debug)]
+struct BandsSpec {
+    labels: Vec<u32>,
+    picks: Vec<u8>,
+    len: Option<u16>,
+    null: u8,
+}
+
+impl BandsSpec {
+    fn make(&self, series_len: usize, cap: usize) -> Buf<u32> {
+        let len = self.len.map_or(series_len, |l| l as usize % (cap + 1));
+        let labels: Vec<u32> = self.labels.iter().take(8).copied().collect();
+        let data = (0..len)
+            .map(|i| match (labels.len(), self.picks.len()) {
+                (0, _) => 0,
+                (_, 0) => labels[i % labels.len()],
+                (nl, np) => labels[self.picks[i % np] as usize % nl],
+            })
+            .collect();
+        Buf {
+            data,
+            null: self.null == 1,
+        }
+    }
+}
+
+/// One series on an array of frequencies (plausible ones or any values) or
+/// a grid, or a ragged batch (offsets, their count, NULL, nseries) on a
+/// grid.
+#[derive(Arbitrary, Debug)]
+enum MultibandShape {
+    Array(TrialSpec, Count),
+    Grid(FVal, FVal, Num),
+    Batch(OffsetsSpec, u8, u8, Count, FVal, FVal, Num),
+}
+
+#[derive(Arbitrary, Debug)]
+struct MultibandOp {
+    series: SeriesSpec,
+    bands: BandsSpec,
+    shape: MultibandShape,
+    opts: MultibandOpts,
+    out: OutSpec,
+    extra: u8,
+    /// >= 240: `out` is y's buffer; 230 to 239: the bands' (the library
+    /// must refuse the overlap).
+    alias: u8,
+}
+
+fn multiband<T: Real>(fns: MultibandFns<T>, suffix: &str, op: &MultibandOp) {
+    let s = op.series.make::<T>(FOLD_SERIES_CAP);
+    let bands = op.bands.make(s.t.len(), FOLD_SERIES_CAP);
+    let mut slot = kp_multiband_options_default();
+    let opts = multiband_options(op.opts, &mut slot);
+    // The samples, the rows of the call and its frequencies.
+    let (batch, n, rows, array, nf, grid) = match &op.shape {
+        MultibandShape::Array(spec, count) => {
+            let freqs = spec.make::<T>(0.0, 1.0);
+            let nf = count.resolve(freqs.len());
+            if !freqs.fits(nf as u128) {
+                return;
+            }
+            let n = op.series.nx.resolve(s.min_len().min(bands.len()));
+            (None, n, 1, Some(freqs), nf, (0.0, 0.0))
+        }
+        MultibandShape::Grid(f0, df, nf) => {
+            let n = op.series.nx.resolve(s.min_len().min(bands.len()));
+            (None, n, 1, None, nf.get(), (f0.0, df.0))
+        }
+        MultibandShape::Batch(spec, count, null, nseries, f0, df, nf) => {
+            let (offsets, nseries) = ragged_offsets(spec, *count, *null, *nseries, &s);
+            let total = if offsets.null {
+                None
+            } else {
+                offsets.data.get(nseries)
+            };
+            if !(ragged_fits(&offsets, nseries, &s) && total.is_none_or(|&n| bands.fits(n as u128)))
+            {
+                return;
+            }
+            (
+                Some(offsets),
+                s.min_len(),
+                nseries,
+                None,
+                nf.get(),
+                (f0.0, df.0),
+            )
+        }
+    };
+    let needed = rows as u128 * nf as u128;
+    let len = if needed <= FOLD_OUT_CAP as u128 {
+        needed as usize + op.extra as usize % 4
+    } else {
+        op.out.len as usize % (FOLD_OUT_CAP + 1)
+    };
+    let mut out = op.out.make_len::<T>(len);
+    let (out_ptr, out_room, aliased) = match op.alias {
+        240..=255 => (s.y.ptr() as *mut T, s.y.len(), "y"),
+        230..=239 => (
+            bands.ptr() as *mut T,
+            bands.len() * size_of::<u32>() / size_of::<T>(),
+            "bands",
+        ),
+        _ => (out.mut_ptr(), out.len(), ""),
+    };
+    // A grid has no buffer of its own: its count is the output's, which must
+    // fit (or be impossible) as any stated span.
+    if !(fits(needed, out_room, size_of::<T>())
+        && (batch.is_some() || (s.fits(n as u128) && bands.fits(n as u128))))
+    {
+        return;
+    }
+    let work = (n as u128).saturating_mul(nf as u128);
+    if needed <= FOLD_OUT_CAP as u128 && work > FOLD_WORK_CAP {
+        return;
+    }
+    let shape = match (&batch, &array) {
+        (None, Some(_)) => "",
+        (None, None) => "_uniform",
+        (Some(_), _) => "_batch",
+    };
+    let freqs_arg = match &array {
+        Some(f) => format!("freqs={}{:?}", f.describe(), f.data),
+        None => format!("f0={:e}, df={:e}", grid.0, grid.1),
+    };
+    let rows_arg = match &batch {
+        Some(o) => format!("offsets={}{:?}, nseries={rows}", o.describe(), o.data),
+        None => format!("n={n}"),
+    };
+    let out_arg = if aliased.is_empty() {
+        out.describe()
+    } else {
+        aliased.into()
+    };
+    let call = format!(
+        "kp_lombscargle_multiband{shape}_{suffix}(ctx, options={:?}, {}, bands={}{:?}, {rows_arg}, {freqs_arg}, nf={nf}, out={out_arg})",
+        unsafe { opts.as_ref() },
+        s.describe(),
+        bands.describe(),
+        bands.data,
+    );
+    trace!("{call}");
+    let inputs = s.snapshots();
+    let others = (
+        bands.snapshot(),
+        batch.as_ref().map(Buf::snapshot),
+        array.as_ref().map(Buf::snapshot),
+    );
+    let before = out.snapshot();
+    let (t, y, dy, b) = (s.t.ptr(), s.y.ptr(), s.w_ptr(), bands.ptr());
+    let status = unsafe {
+        match (&batch, &array) {
+            (None, Some(f)) => fns.0(ctx(), opts, t, y, dy, b, n, f.ptr(), nf, out_ptr),
+            (None, None) => fns.1(ctx(), opts, t, y, dy, b, n, grid.0, grid.1, nf, out_ptr),
+            (Some(o), _) => fns.2(
+                ctx(),
+                opts,
+                t,
+                y,
+                dy,
+                b,
+                o.ptr(),
+                rows,
+                grid.0,
+                grid.1,
+                nf,
+                out_ptr,
+            ),
+        }
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_inputs(&call, &[("bands", others.0, bytes_of(&bands.data))]);
+    if let (Some(o), Some(b)) = (&batch, others.1) {
+        check_inputs(&call, &[("offsets", b, bytes_of(&o.data))]);
+    }
+    if let (Some(f), Some(b)) = (&array, others.2) {
+        check_inputs(&call, &[("freqs", b, bytes_of(&f.data))]);
+    }
+    let span = clamp(needed).saturating_mul(size_of::<T>());
+    check_outputs(&call, ok, &[("out", before, bytes_of(&out.data), span)]);
+    assert!(
+        !(ok && !aliased.is_empty()),
+        "{call}: KP_OK with out over {aliased}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 
 fn run(op: &Op) {
@@ -4240,6 +4521,24 @@ fn run(op: &Op) {
                 kp_conditional_entropy_batch_uniform_peaks_f64,
             ),
             "kp_conditional_entropy",
+            o,
+        ),
+        Op::Multiband(false, o) => multiband::<f32>(
+            (
+                kp_lombscargle_multiband_f32,
+                kp_lombscargle_multiband_uniform_f32,
+                kp_lombscargle_multiband_batch_f32,
+            ),
+            "f32",
+            o,
+        ),
+        Op::Multiband(true, o) => multiband::<f64>(
+            (
+                kp_lombscargle_multiband_f64,
+                kp_lombscargle_multiband_uniform_f64,
+                kp_lombscargle_multiband_batch_f64,
+            ),
+            "f64",
             o,
         ),
     }

@@ -41,25 +41,28 @@ pub struct kp_chi2_options {
     pub normalization: u32,
 }
 
+/// A `normalization` value (one of KP_CHI2_*) as the API's.
+pub(crate) fn normalization_of(value: u32) -> Result<Chi2Normalization, Error> {
+    Ok(match value {
+        KP_CHI2_STANDARD => Chi2Normalization::Standard,
+        KP_CHI2_MODEL => Chi2Normalization::Model,
+        KP_CHI2_LOG => Chi2Normalization::Log,
+        KP_CHI2_PSD => Chi2Normalization::Psd,
+        other => {
+            return Err(Error::invalid(format!(
+                "unknown normalization value {other}: expected 0 (standard) .. 3 (psd)"
+            )))
+        }
+    })
+}
+
 impl kp_chi2_options {
     fn to_options(self) -> Result<Chi2Options, RawError> {
-        let normalization = match self.normalization {
-            KP_CHI2_STANDARD => Chi2Normalization::Standard,
-            KP_CHI2_MODEL => Chi2Normalization::Model,
-            KP_CHI2_LOG => Chi2Normalization::Log,
-            KP_CHI2_PSD => Chi2Normalization::Psd,
-            other => {
-                return Err(Error::invalid(format!(
-                    "unknown normalization value {other}: expected 0 (standard) .. 3 (psd)"
-                ))
-                .into())
-            }
-        };
         Ok(Chi2Options {
             nterms: self.nterms as usize,
             fit_mean: self.fit_mean != 0,
             center_data: self.center_data != 0,
-            normalization,
+            normalization: normalization_of(self.normalization)?,
         })
     }
 }

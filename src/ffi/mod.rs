@@ -43,6 +43,7 @@ pub mod devices;
 pub mod fg;
 pub mod lombscargle;
 pub mod lombscargle_chi2;
+pub mod lombscargle_multiband;
 pub mod lorenz;
 pub mod lorenz63;
 pub mod phasefold;

@@ -46,6 +46,7 @@ pub const FAMILIES: &[&str] = &[
     "fg",
     "lombscargle",
     "lombscargle_chi2",
+    "lombscargle_multiband",
     "lorenz",
     "lorenz63",
     "phasefold",
