@@ -359,7 +359,7 @@ fn agrees<T: Dt>(ctx: &Ctx, kp: &Kernpack, d: &Data, with_dy: bool, opts: &Multi
         .unwrap();
     assert_eq!(
         bits(&out[..nseries * nf]),
-        bits(&want.concat()),
+        bits(&want),
         "{what}: batch"
     );
     assert_eq!(

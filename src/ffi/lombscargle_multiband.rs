@@ -288,6 +288,6 @@ impl<T: Float> Entry for kp_lombscargle_multiband_batch<T> {
         };
         let grid = BatchGrid::Shared(UniformGrid::new(self.f0, self.df, self.nf));
         let result = kp.lombscargle_multiband_batch(&batch, &grid, &opts)?;
-        unsafe { write_rows(self.out, &result) }
+        unsafe { write_rows(self.out, std::slice::from_ref(&result)) }
     }
 }
