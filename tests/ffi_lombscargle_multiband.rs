@@ -357,11 +357,7 @@ fn agrees<T: Dt>(ctx: &Ctx, kp: &Kernpack, d: &Data, with_dy: bool, opts: &Multi
     let want = kp
         .lombscargle_multiband_batch(&batch, &BatchGrid::Shared(grid), opts)
         .unwrap();
-    assert_eq!(
-        bits(&out[..nseries * nf]),
-        bits(&want),
-        "{what}: batch"
-    );
+    assert_eq!(bits(&out[..nseries * nf]), bits(&want), "{what}: batch");
     assert_eq!(
         out[nseries * nf].bits(),
         T::poison().bits(),

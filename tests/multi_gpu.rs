@@ -500,6 +500,69 @@ fn chunked_phase_folds_equal_unchunked() {
     check_fold::<f32>(&small, &gpu, &d, "folds f32, 1 MiB limit");
 }
 
+/// The flexible multiband batch of `d` (bands assigned by sample, 4 of
+/// them; per-series grids in cycles per unit time) through `multi` against
+/// one piece on `reference`, bit for bit; each GPU's profile.
+fn check_multiband<T: Float>(
+    multi: &MultiGpu,
+    reference: &Arc<Gpu>,
+    d: &Ragged,
+    what: &str,
+) -> Vec<GpuProfile> {
+    use kernpack::api::lombscargle::multiband::{
+        LombScargleMultibandBatch, MultibandBatch, MultibandOptions,
+    };
+    let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
+    let bands: Vec<u32> = (0..t.len()).map(|i| (i % 4) as u32).collect();
+    let batch = MultibandBatch {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+        bands: &bands,
+        offsets: &d.offsets,
+    };
+    let f0: Vec<f64> = d.f0.iter().map(|f| f / TAU).collect();
+    let df: Vec<f64> = d.df.iter().map(|f| f / TAU).collect();
+    let grids = BatchGrid::PerSeries {
+        f0: &f0,
+        df: &df,
+        nf: 600,
+    };
+    let opts = MultibandOptions::default();
+    let op = LombScargleMultibandBatch { batch, grids, opts };
+    let want = in_one_piece(reference, op).unwrap();
+    let (got, profiles) = multi
+        .lombscargle_multiband_batch_profiled(&batch, &grids, &opts)
+        .unwrap();
+    assert_same_bits(&bits(&got), &bits(&want), what);
+    profiles
+}
+
+#[test]
+fn chunked_multiband_equals_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_multiband_equals_unchunked") else {
+        return;
+    };
+    let d = ragged(500, 20, 300, 9);
+    check_multiband::<f64>(&multi, &gpu, &d, "multiband, default limit");
+    let small = multi.clone().with_max_device_bytes(1 << 20);
+    let profiles = check_multiband::<f64>(&small, &gpu, &d, "multiband, 1 MiB limit");
+    assert!(chunks(&profiles) >= 4, "{:?}", profiles[0].plan.chunks);
+    assert_within_limit(&profiles);
+    check_multiband::<f32>(&small, &gpu, &d, "multiband f32, 1 MiB limit");
+}
+
+#[test]
+fn two_gpus_multiband_equals_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_multiband_equals_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let d = ragged(600, 20, 300, 17);
+    let profiles = check_multiband::<f64>(&all, &gpu0, &d, "multiband, all GPUs");
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()));
+}
+
 #[test]
 fn chunked_ensembles_equal_unchunked() {
     let Some((gpu, multi)) = one_gpu("chunked_ensembles_equal_unchunked") else {

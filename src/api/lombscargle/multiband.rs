@@ -17,7 +17,8 @@ use super::chi2::{
     check_reference_chi2, check_series as check_chi2_series, measured_f64, Chi2Batch, Chi2Freqs,
     Chi2Options, Chi2Series, LombScargleChi2, LombScargleChi2Batch,
 };
-use crate::api::exec::{CpuRun, Operation};
+use crate::api::exec::{CpuRun, Operation, Split};
+use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -291,7 +292,8 @@ pub struct LombScargleMultibandBatch<'a, T> {
 }
 
 impl<T: Float> LombScargleMultibandBatch<'_, T> {
-    fn prepare(&self) -> Result<Vec<MultibandPrepared>> {
+    /// Every series checked and prepared, errors naming the series.
+    pub(crate) fn prepared(&self) -> Result<Vec<MultibandPrepared>> {
         self.batch.prepare(&self.grids, &self.opts)
     }
 
@@ -355,7 +357,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
                 )));
             }
         }
-        self.prepare()?;
+        self.prepared()?;
         let total = self
             .grids
             .nf()
@@ -365,7 +367,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<T>> {
-        let preps = self.prepare()?;
+        let preps = self.prepared()?;
         match self.opts.method {
             MultibandMethod::Fast => self.fast(&preps, |op| op.on_cpu(cpu)),
             // Threads over frequencies within each series, as the
@@ -390,7 +392,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<T>> {
-        let preps = self.prepare()?;
+        let preps = self.prepared()?;
         match self.opts.method {
             MultibandMethod::Fast => self.fast(&preps, |op| op.on_gpu(gpu)),
             MultibandMethod::Flexible => {
@@ -400,6 +402,26 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
                     .map(|(s, p)| (self.batch.series(s).t, p))
                     .collect();
                 flexible_on_gpu(gpu, &series, None, &self.grids, &self.opts)
+            }
+        }
+    }
+
+    /// The flexible method splits into chunks of series (the fast one runs
+    /// its bands' multi-term batch in one piece).
+    fn split(&self) -> Option<Split> {
+        if self.opts.method == MultibandMethod::Fast {
+            return None;
+        }
+        let job = multi::multiband::sizing_job(self);
+        multi::split_of(&job, self.batch.len(), multi::longest(self.batch.offsets))
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Vec<T>, Vec<GpuProfile>)> {
+        match self.opts.method {
+            MultibandMethod::Fast => Ok((self.on_gpu(&gpus.gpus()[0])?, Vec::new())),
+            MultibandMethod::Flexible => {
+                let preps = self.prepared()?;
+                multi::multiband::multiband_batch(&Exec::Gpus(gpus), &self, &preps)
             }
         }
     }
@@ -488,6 +510,20 @@ impl Kernpack {
         /// launch (the flexible method) or on the CPU: `nseries x nf` values,
         /// series after series.
         fn lombscargle_multiband_batch(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+        ) -> Vec<T>
+            = LombScargleMultibandBatch { batch: *batch, grids: *grids, opts: *opts };
+    }
+}
+
+impl MultiGpu {
+    facade! {
+        /// [`Kernpack::lombscargle_multiband_batch`] over every GPU of this
+        /// handle, in chunks of series (the flexible method; the fast one
+        /// runs on the first GPU).
+        fn lombscargle_multiband_batch / lombscargle_multiband_batch_profiled(
             batch: &MultibandBatch<'_, T>,
             grids: &BatchGrid<'_>,
             opts: &MultibandOptions,

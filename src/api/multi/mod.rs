@@ -74,6 +74,7 @@ pub(crate) mod bls;
 mod emulated;
 pub(crate) mod ensemble;
 pub(crate) mod lombscargle;
+pub(crate) mod multiband;
 pub(crate) mod normalize;
 #[cfg(test)]
 mod one_gpu_as_two;
