@@ -27,8 +27,8 @@
 //
 // Precision: the same for both types, as on the CPU backend: the phase f t
 // in double, its sincos from a table and short polynomials (a few ulp of
-// double), the recurrences, sums and solve in double; only the loads and the
-// result are in T. (Single-precision trigonometry and recurrences, ~1e-7 per
+// double), the recurrences, sums and solve in double; only the result is
+// rounded to float for f32 calls (so one kernel serves both). (Single-precision trigonometry and recurrences, ~1e-7 per
 // harmonic, put errors of 1e-2 into the powers of ill-conditioned fits
 // without centring and with three base harmonics.)
 #include "common.cuh"
@@ -214,12 +214,13 @@ template <int H> struct ArrowSolve {
 // (chi2_ref, ridge_base, ridge_band) per series. Frequencies as in the
 // multi-term kernel: freqs[g nf + k], or with freqs NULL f0[g] + k df[g]
 // (g = s with per_series_grid, else 0).
-template <typename T, int H>
+template <int H>
 __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
-                            const int64_t* band_starts, const T* t, const T* w, const T* wy,
-                            const double* stats, const T* freqs, const double* f0,
-                            const double* df, const int per_series_grid, const int64_t nf,
-                            const int nterms_base, const int nterms_band, T* out) {
+                            const int64_t* band_starts, const double* t, const double* w,
+                            const double* wy, const double* stats, const double* freqs,
+                            const double* f0, const double* df, const int per_series_grid,
+                            const int64_t nf, const int nterms_base, const int nterms_band,
+                            const int out_f32, unsigned char* out) {
     __shared__ PhaseTrig<double>::Table table;
     __shared__ double st[BLOCK], sw[BLOCK], swy[BLOCK];
     PhaseTrig<double>::init(table);
@@ -232,7 +233,7 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
         const bool active = k < nf;
         const int64_t g = per_series_grid ? series : 0;
         double f = 0.0;
-        if (active) f = freqs ? (double)freqs[g * nf + k] : f0[g] + (double)k * df[g];
+        if (active) f = freqs ? freqs[g * nf + k] : f0[g] + (double)k * df[g];
         const double ridge_base = stats[3 * series + 1], ridge_band = stats[3 * series + 2];
 
         ArrowSolve<H> solve;
@@ -244,11 +245,7 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
             for (int64_t tile = begin; tile < end; tile += BLOCK) {
                 __syncthreads();  // the previous tile (and the table) are done with
                 const int64_t i = tile + threadIdx.x;
-                if (i < end) {
-                    st[threadIdx.x] = (double)t[i];
-                    sw[threadIdx.x] = (double)w[i];
-                    swy[threadIdx.x] = (double)wy[i];
-                }
+                if (i < end) { st[threadIdx.x] = t[i]; sw[threadIdx.x] = w[i]; swy[threadIdx.x] = wy[i]; }
                 __syncthreads();
                 const int count = end - tile < BLOCK ? (int)(end - tile) : BLOCK;
                 for (int j = 0; j < count; ++j) {
@@ -264,32 +261,34 @@ __device__ void periodogram(const int64_t nseries, const int64_t* series_bands,
             solve.add_band(frozen, base, band, ridge_band);
         }
         const double p = solve.finish(base, ridge_base);
-        if (active) out[series * nf + k] = (T)(p / stats[3 * series]);
+        if (active) {
+            const double power = p / stats[3 * series];
+            if (out_f32) ((float*)out)[series * nf + k] = (float)power;
+            else ((double*)out)[series * nf + k] = power;
+        }
     }
 }
 
 }  // namespace multiband
 }  // namespace kp
 
-// Entry points per harmonic count H = max(nterms_base, nterms_band) (1..3)
-// and type. `series_bands` holds nseries + 1 segment offsets, `band_starts`
-// one more than the segments; `freqs` NULL selects the uniform grids.
-#define KP_MULTIBAND_ENTRY_POINT(T, SUFFIX, H)                                                     \
-    extern "C" __global__ void __launch_bounds__(kp::multiband::BLOCK)                             \
-        lombscargle_multiband_h##H##_##SUFFIX(                                                     \
-            const int64_t nseries, const int64_t* series_bands, const int64_t* band_starts,       \
-            const T* t, const T* w, const T* wy, const double* stats, const T* freqs,             \
-            const double* f0, const double* df, const int per_series_grid, const int64_t nf,      \
-            const int nterms_base, const int nterms_band, T* out) {                                \
-        kp::multiband::periodogram<T, H>(nseries, series_bands, band_starts, t, w, wy, stats,     \
-                                         freqs, f0, df, per_series_grid, nf, nterms_base,         \
-                                         nterms_band, out);                                        \
+// Entry points per harmonic count H = max(nterms_base, nterms_band) (1..3),
+// one for both types: the inputs are double (the host prepares them so),
+// the values are written as float when out_f32, else double (rounded once).
+// `series_bands` holds nseries + 1 segment offsets, `band_starts` one more
+// than the segments; `freqs` NULL selects the uniform grids.
+#define KP_MULTIBAND_ENTRY_POINT(H)                                                                \
+    extern "C" __global__ void __launch_bounds__(kp::multiband::BLOCK) lombscargle_multiband_h##H( \
+        const int64_t nseries, const int64_t* series_bands, const int64_t* band_starts,           \
+        const double* t, const double* w, const double* wy, const double* stats,                  \
+        const double* freqs, const double* f0, const double* df, const int per_series_grid,       \
+        const int64_t nf, const int nterms_base, const int nterms_band, const int out_f32,        \
+        unsigned char* out) {                                                                      \
+        kp::multiband::periodogram<H>(nseries, series_bands, band_starts, t, w, wy, stats, freqs, \
+                                      f0, df, per_series_grid, nf, nterms_base, nterms_band,      \
+                                      out_f32, out);                                               \
     }
 
-#define KP_MULTIBAND_ENTRY_POINTS(T, SUFFIX)                                                       \
-    KP_MULTIBAND_ENTRY_POINT(T, SUFFIX, 1)                                                         \
-    KP_MULTIBAND_ENTRY_POINT(T, SUFFIX, 2)                                                         \
-    KP_MULTIBAND_ENTRY_POINT(T, SUFFIX, 3)
-
-KP_MULTIBAND_ENTRY_POINTS(float, f32)
-KP_MULTIBAND_ENTRY_POINTS(double, f64)
+KP_MULTIBAND_ENTRY_POINT(1)
+KP_MULTIBAND_ENTRY_POINT(2)
+KP_MULTIBAND_ENTRY_POINT(3)

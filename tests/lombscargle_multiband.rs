@@ -472,7 +472,7 @@ fn bench_multiband_kernel() {
     fn run<T: Float>(gpu: &std::sync::Arc<kernpack::Gpu>, nseries: usize, nf: usize) {
         let opts = MultibandOptions::default();
         let mut rng = Rng(7);
-        let (mut t, mut w, mut wy) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new());
+        let (mut t, mut w, mut wy) = (Vec::<f64>::new(), Vec::<f64>::new(), Vec::<f64>::new());
         let (mut band_starts, mut series_bands, mut stats) = (vec![0i64], vec![0i64], vec![]);
         for _ in 0..nseries {
             let n = 150 + rng.below(101) as usize;
@@ -489,15 +489,16 @@ fn bench_multiband_kernel() {
             let dy: Vec<f64> = (0..n).map(|_| rng.range(0.01, 0.2)).collect();
             let prep = MultibandPrepared::of(&y, Some(&dy), &bands, &opts);
             let first = t.len() as i64;
-            t.extend(prep.order.iter().map(|&i| T::from_f64(ts[i])));
-            w.extend(cast::<T>(&prep.w));
-            wy.extend(cast::<T>(&prep.wy));
+            // f64 inputs for both types (the kernel's), f32 series rounded first.
+            t.extend(prep.order.iter().map(|&i| T::from_f64(ts[i]).to_f64()));
+            w.extend(&prep.w);
+            wy.extend(&prep.wy);
             band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
             series_bands.push(band_starts.len() as i64 - 1);
             stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
         }
         let stream = gpu.stream();
-        let up_t = |v: &[T]| stream.clone_htod(v).unwrap();
+        let up_t = |v: &[f64]| stream.clone_htod(v).unwrap();
         let (d_t, d_w, d_wy) = (up_t(&t), up_t(&w), up_t(&wy));
         let d_series = stream.clone_htod(&series_bands).unwrap();
         let d_bands = stream.clone_htod(&band_starts).unwrap();

@@ -206,35 +206,37 @@ pub(crate) fn lombscargle_chi2<T: Float>(nterms: usize) -> LombScargleChi2<T> {
 
 // ---- csrc/lombscargle_multiband.cu ----
 
-/// The flexible multiband periodogram's parameters (fifteen).
-pub(crate) type LombScargleMultiband<T> = KernelFn<(
+/// The flexible multiband periodogram's parameters (sixteen).
+pub(crate) type LombScargleMultiband = KernelFn<(
     i64,     // nseries
     In<i64>, // series_bands
     In<i64>, // band_starts
-    In<T>,   // t
-    In<T>,   // w
-    In<T>,   // wy
+    In<f64>, // t
+    In<f64>, // w
+    In<f64>, // wy
     In<f64>, // stats
-    In<T>,   // freqs
+    In<f64>, // freqs
     In<f64>, // f0
     In<f64>, // df
     i32,     // per_series_grid
     i64,     // nf
     i32,     // nterms_base
     i32,     // nterms_band
-    Out<T>,  // out
+    i32,     // out_f32
+    Out<u8>, // out: f32 or f64 (out_f32)
 )>;
 
-/// `lombscargle_multiband_hH_T(int64_t nseries, const int64_t* series_bands,
-/// const int64_t* band_starts, const T* t, const T* w, const T* wy,
-/// const double* stats, const T* freqs, const double* f0, const double* df,
-/// int per_series_grid, int64_t nf, int nterms_base, int nterms_band, T* out)`
-/// for H = max(nterms_base, nterms_band) harmonics, 1 to 3.
-pub(crate) fn lombscargle_multiband<T: Float>(harmonics: usize) -> LombScargleMultiband<T> {
+/// `lombscargle_multiband_hH(int64_t nseries, const int64_t* series_bands,
+/// const int64_t* band_starts, const double* t, const double* w,
+/// const double* wy, const double* stats, const double* freqs,
+/// const double* f0, const double* df, int per_series_grid, int64_t nf,
+/// int nterms_base, int nterms_band, int out_f32, unsigned char* out)` for
+/// H = max(nterms_base, nterms_band) harmonics, 1 to 3.
+pub(crate) fn lombscargle_multiband(harmonics: usize) -> LombScargleMultiband {
     KernelFn::new(match harmonics {
-        1 => per_float!(T, "lombscargle_multiband_h1"),
-        2 => per_float!(T, "lombscargle_multiband_h2"),
-        3 => per_float!(T, "lombscargle_multiband_h3"),
+        1 => "lombscargle_multiband_h1",
+        2 => "lombscargle_multiband_h2",
+        3 => "lombscargle_multiband_h3",
         _ => unreachable!("the harmonics are validated to 1..=3"),
     })
 }
@@ -669,7 +671,6 @@ mod tests {
         out.extend(L96_SITES_PER_LANE.map(|p| params(lorenz96_tangent::<T>(p))));
         out.extend([1, 2, 4].map(|k| params(fg_cooperative::<T>(k))));
         out.extend((1..=8).map(|k| params(lombscargle_chi2::<T>(k))));
-        out.extend((1..=3).map(|h| params(lombscargle_multiband::<T>(h))));
     }
 
     /// Every declaration, for both element types: (name, parameters).
@@ -694,6 +695,7 @@ mod tests {
         }
         all.extend([9, 25, 49, 81].map(|cap| params(rank_network_b32(cap))));
         all.extend([9, 25].map(|cap| params(rank_network_b64(cap))));
+        all.extend((1..=3).map(|h| params(lombscargle_multiband(h))));
         declared_for::<f32>(&mut all);
         declared_for::<f64>(&mut all);
         all

@@ -6,13 +6,22 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::device::{check_disjoint, DeviceOperation};
+use super::device::DeviceOperation;
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
 use super::Gpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lombscargle_multiband::MultibandOptions;
+use crate::raw::{check_apart, Span};
+
+/// An f64 input of `n` values apart from the `n_out` values of `T` at `out`.
+fn apart_from_out<T>(input: CUdeviceptr, n: usize, out: CUdeviceptr, n_out: usize) -> Result<()> {
+    let input = [Span::at::<f64>("input", input, n)];
+    check_apart(&[Span::at::<T>("output", out, n_out)], &input).map_err(|_| {
+        Error::invalid("the input and output overlap: this operation cannot run in place")
+    })
+}
 
 /// Frequencies per block of the kernel (one per thread).
 const FREQS_PER_BLOCK: usize = 128;
@@ -39,14 +48,15 @@ pub(crate) fn check_call(nseries: usize, nf: usize, opts: &MultibandOptions) -> 
 }
 
 /// The flexible periodograms of `nseries` prepared series on device memory
-/// ([`Gpu::enqueue`]). Samples (`n` in all) grouped by band within each
-/// series, as [`crate::params::lombscargle_multiband::MultibandPrepared`]
-/// orders them: the time `t`, the normalised weight `w` and `wy` = w yhat.
+/// ([`Gpu::enqueue`]), into `T` values. Samples (`n` in all, f64) grouped by
+/// band within each series, as
+/// [`crate::params::lombscargle_multiband::MultibandPrepared`] orders them:
+/// the time `t`, the normalised weight `w` and `wy` = w yhat.
 /// Series s holds the band segments `series_bands[s]..series_bands[s + 1]`
 /// (`nseries + 1` i64), segment j the samples
 /// `band_starts[j]..band_starts[j + 1]` (`nsegments + 1` i64). Per series
 /// `stats` = (chi2_ref, ridge_base, ridge_band) in f64. Frequencies (cycles
-/// per unit time): `freqs` (`nf` per grid, `T`) or, when `freqs` is 0, the
+/// per unit time): `freqs` (`nf` per grid, f64) or, when `freqs` is 0, the
 /// uniform grids `f0[g] + k df[g]` (f64); one grid (`per_series_grid` false)
 /// or one per series. `out` receives `nseries * nf` values, series after
 /// series.
@@ -97,13 +107,14 @@ impl<T: Float> DeviceOperation for LombScargleMultibandOnDevice<T> {
         gpu.check_device_array::<i64>("series_bands", self.series_bands, self.nseries + 1)?;
         gpu.check_device_array::<i64>("band_starts", self.band_starts, self.nsegments + 1)?;
         for (name, ptr) in [("t", self.t), ("w", self.w), ("wy", self.wy)] {
-            gpu.check_device_array::<T>(name, ptr, n)?;
-            check_disjoint::<T>(ptr, n, self.out, out_len)?;
+            gpu.check_device_array::<f64>(name, ptr, n)?;
+            apart_from_out::<T>(ptr, n, self.out, out_len)?;
         }
         gpu.check_device_array::<f64>("stats", self.stats, 3 * self.nseries)?;
         if self.freqs != 0 {
-            gpu.check_device_array::<T>("freqs", self.freqs, self.grids() * self.nf)?;
-            check_disjoint::<T>(self.freqs, self.grids() * self.nf, self.out, out_len)?;
+            let len = self.grids() * self.nf;
+            gpu.check_device_array::<f64>("freqs", self.freqs, len)?;
+            apart_from_out::<T>(self.freqs, len, self.out, out_len)?;
         } else {
             gpu.check_device_array::<f64>("f0", self.f0, self.grids())?;
             gpu.check_device_array::<f64>("df", self.df, self.grids())?;
@@ -112,7 +123,7 @@ impl<T: Float> DeviceOperation for LombScargleMultibandOnDevice<T> {
     }
 
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let kernel = kernels::lombscargle_multiband::<T>(self.opts.harmonics());
+        let kernel = kernels::lombscargle_multiband(self.opts.harmonics());
         let units = self.nseries as u64 * self.nf.div_ceil(FREQS_PER_BLOCK) as u64;
         let blocks = gpu.kernel(&kernel)?.grid_for(units, 1);
         let (f0, df) = if self.freqs == 0 {
@@ -135,6 +146,7 @@ impl<T: Float> DeviceOperation for LombScargleMultibandOnDevice<T> {
             self.nf as i64,
             self.opts.nterms_base as i32,
             self.opts.nterms_band as i32,
+            i32::from(T::NAME == "f32"),
             Out::new(self.out),
         );
         // SAFETY: the caller vouches for the allocations (DeviceOperation::launch).

@@ -428,8 +428,8 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
 }
 
 /// Uploads prepared series (each `(t, prepared)`, `t` in the series' own
-/// order) and runs the flexible kernel: frequencies from `array` (shared
-/// by every series) or else from `grids`.
+/// order) in f64, as the kernel takes them, and runs the flexible kernel:
+/// frequencies from `array` (shared by every series) or else from `grids`.
 fn flexible_on_gpu<T: Float>(
     gpu: &Arc<Gpu>,
     series: &[(&[T], MultibandPrepared)],
@@ -437,16 +437,15 @@ fn flexible_on_gpu<T: Float>(
     grids: &BatchGrid<'_>,
     opts: &MultibandOptions,
 ) -> Result<Vec<T>> {
-    let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
-    let mut t = Vec::new();
-    let (mut w, mut wy) = (Vec::new(), Vec::new());
+    let mut t: Vec<f64> = Vec::new();
+    let (mut w, mut wy): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let (mut band_starts, mut series_bands) = (vec![0i64], vec![0i64]);
     let mut stats = Vec::with_capacity(3 * series.len());
     for (ts, prep) in series {
         let first = t.len() as i64;
-        t.extend(prep.order.iter().map(|&i| ts[i]));
-        w.extend(cast(&prep.w));
-        wy.extend(cast(&prep.wy));
+        t.extend(prep.order.iter().map(|&i| ts[i].to_f64()));
+        w.extend(&prep.w);
+        wy.extend(&prep.wy);
         band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
         series_bands.push(band_starts.len() as i64 - 1);
         stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
@@ -457,7 +456,8 @@ fn flexible_on_gpu<T: Float>(
     let (d_series, d_bands) = (gpu.upload(&series_bands)?, gpu.upload(&band_starts)?);
     let d_stats = gpu.upload(&stats)?;
     let (d_f0, d_df) = (gpu.upload(&f0)?, gpu.upload(&df)?);
-    let d_freqs = array.map(|f| gpu.upload(f)).transpose()?;
+    let freqs: Option<Vec<f64>> = array.map(|f| f.iter().map(|v| v.to_f64()).collect());
+    let d_freqs = freqs.as_deref().map(|f| gpu.upload(f)).transpose()?;
     // SAFETY: the launch writes every value.
     let mut out = unsafe { gpu.uninit::<T>(series.len() * nf) }?;
     let mut g = Guards::new(gpu.stream());

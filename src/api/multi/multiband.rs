@@ -1,8 +1,9 @@
 //! Batched flexible multiband periodograms over several GPUs (and survey
 //! batches on one), in chunks of series. A chunk's arena holds its series
-//! prepared ([`MultibandPrepared`]: samples grouped by band, weights, each
-//! band's segment), their grids and the periodograms; the kernel is the
-//! one-piece call's, so the values are the same bits.
+//! prepared in f64 ([`MultibandPrepared`]: samples grouped by band,
+//! weights, each band's segment), their grids and the periodograms (of
+//! `T`); the kernel is the one-piece call's, so the values are the same
+//! bits.
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -90,9 +91,9 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
         let segments = self.segments_of(&r);
         let grids = if self.per_series_grid() { nseries } else { 1 };
         let mut a = Arena::at(base);
-        let t = a.take::<T>(samples);
-        let w = a.take::<T>(samples);
-        let wy = a.take::<T>(samples);
+        let t = a.take::<f64>(samples);
+        let w = a.take::<f64>(samples);
+        let wy = a.take::<f64>(samples);
         let series_bands = a.take::<i64>(nseries + 1);
         let band_starts = a.take::<i64>(segments + 1);
         let stats = a.take::<f64>(3 * nseries);
@@ -117,7 +118,6 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
 
     fn pack(&self, r: &Range<usize>, lay: &MultibandLayout, host: &mut [u8]) {
         let first = self.offsets[r.start];
-        let cast = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
         let mut band_starts = Vec::with_capacity(lay.segments + 1);
         band_starts.push(0i64);
         let mut series_bands = Vec::with_capacity(r.len() + 1);
@@ -126,11 +126,10 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
         for s in r.clone() {
             let (p, at) = (&self.preps[s], (self.offsets[s] - first) as u64);
             let t = &self.t[self.offsets[s]..self.offsets[s + 1]];
-            let grouped: Vec<T> = p.order.iter().map(|&i| t[i]).collect();
-            let size = std::mem::size_of::<T>() as u64;
-            put(host, lay.t + size * at, &grouped);
-            put(host, lay.w + size * at, &cast(&p.w));
-            put(host, lay.wy + size * at, &cast(&p.wy));
+            let grouped: Vec<f64> = p.order.iter().map(|&i| t[i].to_f64()).collect();
+            put(host, lay.t + 8 * at, &grouped);
+            put(host, lay.w + 8 * at, &p.w);
+            put(host, lay.wy + 8 * at, &p.wy);
             band_starts.extend(p.band_starts[1..].iter().map(|&j| (at as usize + j) as i64));
             series_bands.push(band_starts.len() as i64 - 1);
             stats.extend([p.chi2_ref, p.ridge_base, p.ridge_band]);
@@ -179,10 +178,9 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
     #[cfg(test)]
     fn emulate(&self, _: &Range<usize>, lay: &MultibandLayout, arena: &mut [u8]) {
         let (ns, n, nf) = (lay.nseries, lay.samples, self.grids.nf());
-        let f64s = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-        let t = f64s(get::<T>(arena, lay.t, n));
-        let w = f64s(get::<T>(arena, lay.w, n));
-        let wy = f64s(get::<T>(arena, lay.wy, n));
+        let t = get::<f64>(arena, lay.t, n).to_vec();
+        let w = get::<f64>(arena, lay.w, n).to_vec();
+        let wy = get::<f64>(arena, lay.wy, n).to_vec();
         let series_bands = get::<i64>(arena, lay.series_bands, ns + 1).to_vec();
         let band_starts = get::<i64>(arena, lay.band_starts, lay.segments + 1).to_vec();
         let stats = get::<f64>(arena, lay.stats, 3 * ns).to_vec();
