@@ -118,7 +118,7 @@ def test_info():
     assert {"sm_35", "sm_37", "sm_50", "sm_61", "sm_70", "sm_72", "sm_75", "sm_121"} <= set(fatbin["sass"])
     assert fatbin["ptx"] == ["compute_35", "compute_121"]
     assert fatbin["families"] == [
-        "bls", "bootstrap", "correlate", "fg", "lombscargle", "lombscargle_chi2", "lorenz", "lorenz63", "peaks",
+        "bls", "bootstrap", "correlate", "fg", "lombscargle", "lombscargle_chi2", "lombscargle_multiband", "lorenz", "lorenz63", "peaks",
         "phasefold", "rank", "reduce", "reduce_batched", "stencil", "uniform",
     ]
     assert fatbin["bytes"] > 0
