@@ -63,6 +63,20 @@ impl<T: Element> FreqsIn<'_, T> {
     }
 }
 
+/// A batch's grids from float64 arrays of `f0` and `df`: one value each is
+/// the grid every series shares, else one per series.
+pub(crate) fn batch_grid<'a>(f0: &'a In<'_, f64>, df: &'a In<'_, f64>, nf: usize) -> BatchGrid<'a> {
+    if f0.values().len() == 1 && df.values().len() == 1 {
+        BatchGrid::Shared(UniformGrid::new(f0.values()[0], df.values()[0], nf))
+    } else {
+        BatchGrid::PerSeries {
+            f0: f0.values(),
+            df: df.values(),
+            nf,
+        }
+    }
+}
+
 /// One series `(t, y, dy or None)` of one float dtype. Returns the power at
 /// each frequency as a new 1-D array of that dtype.
 #[pyfunction]
@@ -107,15 +121,7 @@ pub(crate) fn lombscargle_chi2_batch<'py>(
     let offsets = In::<usize>::new("offsets", &offsets)?;
     let (f0, df, nf) = grids;
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
-    let grids = if f0.values().len() == 1 && df.values().len() == 1 {
-        BatchGrid::Shared(UniformGrid::new(f0.values()[0], df.values()[0], nf))
-    } else {
-        BatchGrid::PerSeries {
-            f0: f0.values(),
-            df: df.values(),
-            nf,
-        }
-    };
+    let grids = batch_grid(&f0, &df, nf);
     by_dtype!(Dtype::of("t", &t)?, T => {
         let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
         let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;

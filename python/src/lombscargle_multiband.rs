@@ -5,13 +5,12 @@
 use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
-use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::multiband::{
-    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries, UniformGrid,
+    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries,
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
-use crate::lombscargle_chi2::Freqs;
+use crate::lombscargle_chi2::{batch_grid, Freqs};
 use crate::{to_py, Context};
 
 /// `(method, nterms_base, nterms_band, reg_base, reg_band,
@@ -99,15 +98,7 @@ pub(crate) fn lombscargle_multiband_batch<'py>(
     let bands = In::<u32>::new("bands", &bands)?;
     let (f0, df, nf) = grids;
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
-    let grids = if f0.values().len() == 1 && df.values().len() == 1 {
-        BatchGrid::Shared(UniformGrid::new(f0.values()[0], df.values()[0], nf))
-    } else {
-        BatchGrid::PerSeries {
-            f0: f0.values(),
-            df: df.values(),
-            nf,
-        }
-    };
+    let grids = batch_grid(&f0, &df, nf);
     by_dtype!(Dtype::of("t", &t)?, T => {
         let (t, y) = (In::<T>::new("t", &t)?, In::<T>::new("y", &y)?);
         let dy = dy.as_ref().map(|d| In::<T>::new("dy", d)).transpose()?;

@@ -20,6 +20,13 @@ const FREQS_PER_BLOCK: usize = 32;
 /// counts that index in `i64`.
 pub(crate) fn check_call(nseries: usize, nf: usize, opts: &Chi2Options) -> Result<()> {
     opts.validate()?;
+    check_counts(nseries, nf)
+}
+
+/// At least one series and one frequency, and `nseries x nf` values that
+/// index in `i64` (the periodogram kernels of this family and the
+/// multiband one).
+pub(crate) fn check_counts(nseries: usize, nf: usize) -> Result<()> {
     if nseries == 0 {
         return Err(Error::invalid("no series: at least one is needed"));
     }

@@ -30,21 +30,7 @@ const FREQS_PER_BLOCK: usize = 128;
 /// counts that index in `i64`.
 pub(crate) fn check_call(nseries: usize, nf: usize, opts: &MultibandOptions) -> Result<()> {
     opts.validate()?;
-    if nseries == 0 {
-        return Err(Error::invalid("no series: at least one is needed"));
-    }
-    if nf == 0 {
-        return Err(Error::invalid("no frequencies: at least one is needed"));
-    }
-    if nf
-        .checked_mul(nseries)
-        .map_or(true, |v| v > i64::MAX as usize / 8)
-    {
-        return Err(Error::invalid(format!(
-            "{nseries} series x {nf} frequencies overflow"
-        )));
-    }
-    Ok(())
+    super::lombscargle_chi2::check_counts(nseries, nf)
 }
 
 /// The flexible periodograms of `nseries` prepared series on device memory
