@@ -60,6 +60,7 @@ mod lombscargle_cmd;
 mod lorenz63_cmd;
 mod lorenz_cmd;
 mod memory;
+mod multiband_cmd;
 mod options;
 mod phasefold_cmd;
 mod plot;
@@ -107,6 +108,13 @@ enum Command {
     /// At each trial frequency, the entropy of y's magnitude bin given its phase
     /// bin (dy is not used); lower at a better period.
     Ce(phasefold_cmd::CeArgs),
+    /// Multiband Lomb-Scargle: the best period of one light curve observed in several bands.
+    ///
+    /// At each trial frequency, the power of a fit with one period for every
+    /// band (astropy's LombScargleMultiband): by default a model shared by the
+    /// bands plus a model per band, regularised; with --method fast, each
+    /// band's own periodogram, combined.
+    Multiband(multiband_cmd::MultibandArgs),
     /// Lorenz 96 ensemble: all members and steps in one launch.
     Lorenz96(lorenz_cmd::Lorenz96Args),
     /// Lorenz 2005 Model II / III ensemble.
@@ -143,6 +151,7 @@ fn main() -> ExitCode {
         Command::Bls(args) => bls_cmd::run(&args),
         Command::Pdm(args) => phasefold_cmd::pdm(&args),
         Command::Ce(args) => phasefold_cmd::ce(&args),
+        Command::Multiband(args) => multiband_cmd::run(&args),
         Command::Lorenz96(args) => lorenz_cmd::lorenz96(&args),
         Command::Lorenz05(args) => lorenz_cmd::lorenz05(&args),
         Command::Lorenz63(args) => lorenz63_cmd::run(&args),

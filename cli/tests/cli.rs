@@ -67,6 +67,7 @@ fn every_subcommand_answers_help() {
         "bls",
         "pdm",
         "ce",
+        "multiband",
         "lorenz96",
         "fg",
         "info",
@@ -384,6 +385,97 @@ fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
         assert!(
             listed[..i].iter().all(|q| (q[1] - p[1]).abs() >= 0.01),
             "{stdout}"
+        );
+    }
+}
+
+/// A light curve in 3 bands (labels 0, 7 and 4000000000) with the period
+/// planted in every band at its own offset and amplitude: t, y, dy, band.
+fn multiband_curve(period: f64) -> String {
+    let mut next = uniforms(11);
+    let mut csv = String::from("t,y,dy,band\n");
+    for i in 0..240 {
+        let (label, level, amp) = [
+            (0u32, 10.0, 1.0),
+            (7, 12.0, 0.5),
+            (4_000_000_000, 15.0, 2.0),
+        ][i % 3];
+        let t = 100.0 * next();
+        let y = level + amp * (std::f64::consts::TAU * t / period).sin() + 0.2 * (next() - 0.5);
+        csv += &format!("{t},{y},0.2,{label}\n");
+    }
+    csv
+}
+
+#[test]
+fn multiband_finds_a_planted_period_and_writes_its_table() {
+    let input = scratch("multiband.csv");
+    std::fs::write(&input, multiband_curve(2.7)).unwrap();
+    let table = scratch("multiband-out.csv");
+    let (input, table) = (input.to_str().unwrap(), table.to_str().unwrap());
+    for method in ["flexible", "fast"] {
+        let out = kernpack(&[
+            "multiband",
+            input,
+            "--fmin",
+            "0.05",
+            "--fmax",
+            "2",
+            "--nf",
+            "6000",
+            "--method",
+            method,
+            "--peaks",
+            "2",
+            "--separation",
+            "0.01",
+            "-o",
+            table,
+        ]);
+        assert!(out.status.success(), "{method}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let best = number_after_in(&stdout, "best period ");
+        assert!((best - 2.7).abs() < 0.01, "{method}: {stdout}");
+        assert!(stdout.contains("peak 2: period"), "{stdout}");
+        let csv = std::fs::read_to_string(table).unwrap();
+        assert!(csv.starts_with("frequency,period,power\n"), "{csv}");
+        assert_eq!(csv.lines().count(), 6001);
+    }
+    // Bad input: named.
+    let bad = scratch("multiband-bad.csv");
+    std::fs::write(&bad, "1,2,0.5\n2,3,1.5\n").unwrap();
+    let out = kernpack(&["multiband", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("band 0.5 is not a whole number"),
+        "{}",
+        text(&out.stderr)
+    );
+    for (args, needle) in [
+        (
+            vec!["multiband", input, "--nterms-band", "4"],
+            "--nterms-band",
+        ),
+        (
+            vec![
+                "multiband",
+                input,
+                "--nterms-base",
+                "0",
+                "--nterms-band",
+                "0",
+            ],
+            "nterms_base",
+        ),
+        (vec!["multiband", input, "--method", "slow"], "--method"),
+        (vec!["multiband", input, "--reg-band=-1"], "reg_band"),
+    ] {
+        let out = kernpack(&args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&out.stderr)
         );
     }
 }
