@@ -205,7 +205,9 @@ fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
     // and the fatbin to 27 MB. The rank filters (13 entry points: sorting
     // networks of 9 to 81 points, the 3 x 3 median, radix selection and the
     // sliding histogram) added 2.2 MB compressed, to 30.1 MB; the N-D box
-    // filter's passes (8 entry points) 0.5 MB more, to 30.6 MB. Bringing it
+    // filter's passes (8 entry points) 0.5 MB more, to 30.6 MB; the best
+    // peaks, BLS and folds took it to 32.9 MB, and the multiband periodogram
+    // (3 entry points, one for both types) to 33.45 MB. Bringing it
     // back toward 8 MB means fewer Lorenz 96 lane layouts (N = 192, 384, 512
     // would fall back to the block kernel), fewer chi2 instantiations or
     // fewer network capacities: an open task (PERF.md, issue notes).
