@@ -69,24 +69,30 @@ def main():
         a = [x.astype(dtype) for x in (t, y, dy)]
         name = np.dtype(dtype).name
         if kernpack.device_count() > 0:
-            call = lambda: lombscargle_multiband_batch(a[0], a[1], bands, f0, df, nf, dy=a[2], offsets=offsets,  # noqa: E731
-                                                       backend="gpu")
+            def call():
+                return lombscargle_multiband_batch(a[0], a[1], bands, f0, df, nf, dy=a[2], offsets=offsets,
+                                                   backend="gpu")
+
             s = timed(call, 3)
             print(f"  {name} kernpack GPU batch, whole call: {s * 1e3:.1f} ms = {args.nseries / s:,.0f} series/s")
             codes = _band_codes(bands)[1]
             o = offsets.astype(np.uintp)
             grids = (np.array([f0]), np.array([df]), nf)
             opts = ("flexible", 1, 1, None, 1e-6, True, True, True, "standard")
-            native = lambda: _native.lombscargle_multiband_batch(context("gpu"), a[0], a[1], a[2], codes, o,  # noqa: E731
-                                                                 grids, opts)
+            def native():
+                return _native.lombscargle_multiband_batch(context("gpu"), a[0], a[1], a[2], codes, o, grids, opts)
+
             s_native = timed(native, 3)
             s_codes = timed(lambda: _band_codes(bands), 3)
+            gb = args.nseries * nf * a[0].itemsize / 1e9
             print(f"    of which band codes {s_codes * 1e3:.1f} ms; the native call {s_native * 1e3:.1f} ms "
-                  f"(checks and preparation, upload, kernel, download of {args.nseries * nf * a[0].itemsize / 1e9:.1f} GB)")
+                  f"(checks and preparation, upload, kernel, download of {gb:.1f} GB)")
         m = 20
         sub = [x[: offsets[m]] for x in a]
-        cpu = lambda: lombscargle_multiband_batch(sub[0], sub[1], bands[: offsets[m]], f0, df, nf, dy=sub[2],  # noqa: E731
-                                                  offsets=offsets[: m + 1], backend="cpu")
+        def cpu():
+            return lombscargle_multiband_batch(sub[0], sub[1], bands[: offsets[m]], f0, df, nf, dy=sub[2],
+                                               offsets=offsets[: m + 1], backend="cpu")
+
         s = timed(cpu, 3, warmups=0)
         print(f"  {name} kernpack CPU backend ({_native.cpu_threads()} threads): {m / s:,.1f} series/s")
     try:

@@ -634,7 +634,11 @@ def lombscargle_multiband_batch(
     ``t[offsets[s]:offsets[s + 1]]``), or lists with one array per series.
     Each series' bands are its own labels' ``np.unique`` order, as for one
     series. The options are :class:`LombScargleMultiband`'s and ``power``'s
-    `method`. Returns an ``(nseries, nf)`` array in the inputs' float dtype.
+    `method`. Returns an ``(nseries, nf)`` array in the inputs' float dtype
+    (computed on the GPU in chunks of series, over every GPU of `device`'s
+    list). An empty batch (``offsets=[0]`` or empty lists, e.g. a Dask
+    partition with no rows) gives ``(0, nf)`` once the options and grid are
+    checked.
     """
     if isinstance(bands, (list, tuple)):
         if offsets is not None:
@@ -654,9 +658,17 @@ def lombscargle_multiband_batch(
     f0, df = np.broadcast_arrays(np.atleast_1d(np.asarray(f0, dtype=np.float64)),
                                  np.atleast_1d(np.asarray(df, dtype=np.float64)))
     grids = (np.ascontiguousarray(f0), np.ascontiguousarray(df), int(nf))
+    ctx = context(backend, device)
+    if offsets.size == 1:
+        # No series (a Dask partition with no rows): the options and the grid
+        # checked on a series of two samples, then no rows.
+        first = (grids[0][:1], grids[1][:1]) if grids[0].size else (np.ones(1), np.ones(1))
+        two = np.array([0.0, 1.0], dtype=dtype)
+        _native.lombscargle_multiband_batch(ctx, two, two, None, np.zeros(2, np.uint32),
+                                            np.array([0, 2], np.uintp), (*first, grids[2]), opts)
+        return np.empty((0, grids[2]), dtype=dtype)
     return _native.lombscargle_multiband_batch(
-        context(backend, device), as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets,
-        grids, opts)
+        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets, grids, opts)
 
 
 # -- Box Least Squares: the transit search -------------------------------

@@ -189,6 +189,19 @@ def test_batch_is_each_series(backend, rng):
         np.testing.assert_allclose(flat[s], one, rtol=1e-9, atol=1e-12)
 
 
+def test_an_empty_batch_is_an_empty_result():
+    for dtype in (np.float32, np.float64):
+        got = lombscargle_multiband_batch(np.empty(0, dtype), np.empty(0, dtype), np.empty(0, int), 0.1, 0.01, 7,
+                                          offsets=[0])
+        assert got.shape == (0, 7) and got.dtype == dtype
+    assert lombscargle_multiband_batch([], [], [], 0.1, 0.01, 3).shape == (0, 3)
+    # The options and the grid are still checked.
+    with pytest.raises(ValueError, match="0 to 3"):
+        lombscargle_multiband_batch([], [], [], 0.1, 0.01, 3, nterms_band=5)
+    with pytest.raises(ValueError, match="frequencies"):
+        lombscargle_multiband_batch([], [], [], 0.1, 0.01, 0)
+
+
 def test_bad_input_is_a_clear_error(rng):
     c = _case(rng, "flexible")
     ls = LombScargleMultiband(c["t"], c["y"], c["bands"], c["dy"])
