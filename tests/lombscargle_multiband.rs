@@ -24,8 +24,9 @@ use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series};
 use kernpack::api::lombscargle::multiband::{
     LombScargleMultibandOnDevice, MultibandBatch, MultibandMethod, MultibandOptions,
-    MultibandPrepared, MultibandSeries, UniformGrid,
+    MultibandPrepared, MultibandSeries, PeakOptions, UniformGrid,
 };
+use kernpack::params::peaks::{select_peaks, Better};
 use kernpack::reference::lombscargle_multiband::lombscargle_multiband as reference;
 use kernpack::{Backend, Error, Float, Kernpack};
 use proptest::prelude::*;
@@ -305,6 +306,20 @@ fn batch_case<T: Float>(kp: &Kernpack, seed: u64, tol: Option<&Kernpack>) {
         let got = kp
             .lombscargle_multiband_batch(&batch, &grids, &opts)
             .unwrap();
+        // The best peaks: those of the values this backend gives.
+        let peaks = PeakOptions {
+            k: 1 + rng.below(6) as usize,
+            separation: if rng.below(2) == 0 { 0.0 } else { df[0] * 3.0 },
+        };
+        let best = kp
+            .lombscargle_multiband_batch_peaks(&batch, &grids, &opts, &peaks)
+            .unwrap();
+        for (s, row) in got.chunks(nf).enumerate() {
+            let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+            let axis = grids.grid(s).frequencies();
+            let want = select_peaks(&row, &axis, &peaks, Better::Higher);
+            assert_eq!(best[s], want, "seed {seed} series {s}: peaks {peaks:?}");
+        }
         assert_eq!(got.len(), cases.len() * nf);
         for (s, row) in got.chunks(nf).enumerate() {
             let series = batch.series(s);

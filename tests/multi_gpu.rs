@@ -535,6 +535,25 @@ fn check_multiband<T: Float>(
         .lombscargle_multiband_batch_profiled(&batch, &grids, &opts)
         .unwrap();
     assert_same_bits(&bits(&got), &bits(&want), what);
+    // The best peaks reduced on each chunk's GPU: those of the one-piece values.
+    let peaks = kernpack::params::peaks::PeakOptions {
+        k: 5,
+        separation: 0.002,
+    };
+    let (best, _) = multi
+        .lombscargle_multiband_batch_peaks_profiled(&batch, &grids, &opts, &peaks)
+        .unwrap();
+    for (s, row) in want.chunks(600).enumerate() {
+        let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+        let axis = grids.grid(s).frequencies();
+        let expect = kernpack::params::peaks::select_peaks(
+            &row,
+            &axis,
+            &peaks,
+            kernpack::params::peaks::Better::Higher,
+        );
+        assert_eq!(best[s], expect, "{what}: peaks of series {s}");
+    }
     profiles
 }
 

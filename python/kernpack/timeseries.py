@@ -47,6 +47,7 @@ __all__ = [
     "FoldPeaks",
     "LombScargle",
     "LombScargleMultiband",
+    "MultibandPeaks",
     "bls_batch",
     "conditional_entropy",
     "conditional_entropy_batch",
@@ -602,6 +603,22 @@ class LombScargleMultiband:
         )
 
 
+class MultibandPeaks(NamedTuple):
+    """The best peaks of each series of a multiband batch
+    (:func:`lombscargle_multiband_batch` with ``peaks=k``): ``(nseries, k)``
+    arrays, row ``s`` series ``s``'s peaks highest first; where a series has
+    fewer than ``k``, its last columns are padding."""
+
+    frequency: np.ndarray
+    """Frequency of the peak, ``f0 + index * df`` of the series' grid
+    (cycles per unit time), float64 (NaN: no peak)."""
+    power: np.ndarray
+    """The power at the peak, float64: the batch dtype's value widened
+    exactly (NaN: no peak)."""
+    index: np.ndarray
+    """Index of the peak in the series' grid, int64 (-1: no peak)."""
+
+
 def lombscargle_multiband_batch(
     t: Union[Any, Sequence[Any]],
     y: Union[Any, Sequence[Any]],
@@ -621,9 +638,11 @@ def lombscargle_multiband_batch(
     center_data: bool = True,
     fit_mean: bool = True,
     normalization: str = "standard",
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
     backend: Optional[str] = None,
     device: Any = None,
-) -> np.ndarray:
+) -> Union[np.ndarray, MultibandPeaks]:
     """:class:`LombScargleMultiband` periodograms of many series of
     different lengths in one call, each on the uniform grid ``f0 + k df``
     (cycles per unit time; one grid for all series, or arrays of one `f0`
@@ -639,6 +658,13 @@ def lombscargle_multiband_batch(
     list). An empty batch (``offsets=[0]`` or empty lists, e.g. a Dask
     partition with no rows) gives ``(0, nf)`` once the options and grid are
     checked.
+
+    With ``peaks=k`` (1 to 256), only each series' best `k` peaks come
+    back, a :class:`MultibandPeaks`: the highest local maxima of its
+    periodogram (above the left neighbour and not below the right one),
+    highest first, each at least `separation` (cycles per unit time) in
+    frequency from the better ones. On the GPU each chunk's periodograms
+    are reduced there, so only the peaks cross the bus.
     """
     if isinstance(bands, (list, tuple)):
         if offsets is not None:
@@ -655,6 +681,7 @@ def lombscargle_multiband_batch(
     _, codes = _band_codes(bands)
     opts = _multiband_options(method, nterms_base, nterms_band, reg_base, reg_band, regularize_by_trace,
                               center_data, fit_mean, normalization)
+    top = _peak_options(peaks, separation)
     f0, df = np.broadcast_arrays(np.atleast_1d(np.asarray(f0, dtype=np.float64)),
                                  np.atleast_1d(np.asarray(df, dtype=np.float64)))
     grids = (np.ascontiguousarray(f0), np.ascontiguousarray(df), int(nf))
@@ -665,10 +692,19 @@ def lombscargle_multiband_batch(
         first = (grids[0][:1], grids[1][:1]) if grids[0].size else (np.ones(1), np.ones(1))
         two = np.array([0.0, 1.0], dtype=dtype)
         _native.lombscargle_multiband_batch(ctx, two, two, None, np.zeros(2, np.uint32),
-                                            np.array([0, 2], np.uintp), (*first, grids[2]), opts)
+                                            np.array([0, 2], np.uintp), (*first, grids[2]), opts, top)
+        if top is not None:
+            return MultibandPeaks(np.empty((0, top[0])), np.empty((0, top[0])), np.empty((0, top[0]), np.int64))
         return np.empty((0, grids[2]), dtype=dtype)
-    return _native.lombscargle_multiband_batch(
-        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets, grids, opts)
+    got = _native.lombscargle_multiband_batch(
+        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets, grids, opts, top)
+    if top is None:
+        return got
+    index, power = got
+    nseries = offsets.size - 1
+    f0s, dfs = (np.broadcast_to(g, (nseries,))[:, np.newaxis] for g in grids[:2])
+    frequency = np.where(index >= 0, f0s + index * dfs, np.nan)
+    return MultibandPeaks(frequency, power, index)
 
 
 # -- Box Least Squares: the transit search -------------------------------

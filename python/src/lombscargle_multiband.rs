@@ -6,11 +6,12 @@ use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::multiband::{
-    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries,
+    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries, PeakOptions,
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
 use crate::lombscargle_chi2::{batch_grid, Freqs};
+use crate::phasefold::peak_arrays;
 use crate::{to_py, Context};
 
 /// `(method, nterms_base, nterms_band, reg_base, reg_band,
@@ -76,8 +77,13 @@ pub(crate) fn lombscargle_multiband<'py>(
 
 /// A ragged batch `(t, y, dy or None, bands)` with `offsets` (uintp,
 /// nseries + 1) on uniform grids `(f0, df, nf)` (float64 arrays of one
-/// value, shared, or one per series). Returns a new (nseries, nf) array.
+/// value, shared, or one per series). Returns a new (nseries, nf) array; or
+/// with `peaks = (k, separation)` only each series' best `k` peaks, the
+/// highest distinct maxima (`kernpack::params::peaks`), as `(index, value)`
+/// (nseries, k) int64 and float64 arrays, -1 and NaN past a series' last
+/// peak (on a GPU only the peaks leave the device).
 #[pyfunction]
+#[pyo3(signature = (ctx, t, y, dy, bands, offsets, grids, opts, peaks = None))]
 #[allow(clippy::too_many_arguments)] // the batch's arrays, its grids and options
 pub(crate) fn lombscargle_multiband_batch<'py>(
     ctx: &Context,
@@ -92,8 +98,10 @@ pub(crate) fn lombscargle_multiband_batch<'py>(
         usize,
     ),
     opts: Options,
+    peaks: Option<(usize, f64)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
+    let peaks = peaks.map(|(k, separation)| PeakOptions { k, separation });
     let offsets = In::<usize>::new("offsets", &offsets)?;
     let bands = In::<u32>::new("bands", &bands)?;
     let (f0, df, nf) = grids;
@@ -109,6 +117,12 @@ pub(crate) fn lombscargle_multiband_batch<'py>(
             bands: bands.values(),
             offsets: offsets.values(),
         };
+        if let Some(peaks) = peaks {
+            let rows = py
+                .detach(|| kp.lombscargle_multiband_batch_peaks(&batch, &grids, &opts, &peaks))
+                .map_err(to_py)?;
+            return peak_arrays(py, &rows, peaks.k);
+        }
         let p = py
             .detach(|| kp.lombscargle_multiband_batch(&batch, &grids, &opts))
             .map_err(to_py)?;

@@ -189,6 +189,34 @@ def test_batch_is_each_series(backend, rng):
         np.testing.assert_allclose(flat[s], one, rtol=1e-9, atol=1e-12)
 
 
+def test_batch_peaks_are_those_of_the_periodograms(backend, rng):
+    from conftest import ref_peaks
+
+    cases = [_case(rng, "flexible") for _ in range(6)]
+    opts = dict(cases[0]["opts"])
+    args = ([c["t"] for c in cases], [c["y"] for c in cases], [c["bands"] for c in cases])
+    f0 = np.array([0.01 + 0.01 * s for s in range(6)])
+    whole = lombscargle_multiband_batch(*args, f0, 0.002, 300, backend=backend, **opts)
+    for k, separation in ((1, 0.0), (4, 0.0), (5, 0.01)):
+        got = lombscargle_multiband_batch(*args, f0, 0.002, 300, peaks=k, separation=separation, backend=backend,
+                                          **opts)
+        assert got.index.shape == got.power.shape == got.frequency.shape == (6, k)
+        for s in range(6):
+            axis = f0[s] + 0.002 * np.arange(300)
+            want = np.asarray(ref_peaks(whole[s], axis, k, separation, higher=True), dtype=np.int64)
+            index = got.index[s][got.index[s] >= 0]
+            np.testing.assert_array_equal(index, want)
+            np.testing.assert_array_equal(got.power[s][: len(want)], whole[s][want])
+            np.testing.assert_array_equal(got.frequency[s][: len(want)], f0[s] + want * 0.002)
+            assert np.all(np.isnan(got.power[s][len(want):]))
+    empty = lombscargle_multiband_batch([], [], [], 0.1, 0.01, 5, peaks=3)
+    assert empty.index.shape == (0, 3)
+    with pytest.raises(ValueError, match="peaks"):
+        lombscargle_multiband_batch(*args, f0, 0.002, 300, peaks=0)
+    with pytest.raises(ValueError, match="separation"):
+        lombscargle_multiband_batch(*args, f0, 0.002, 300, separation=0.1)
+
+
 def test_an_empty_batch_is_an_empty_result():
     for dtype in (np.float32, np.float64):
         got = lombscargle_multiband_batch(np.empty(0, dtype), np.empty(0, dtype), np.empty(0, int), 0.1, 0.01, 7,

@@ -12,6 +12,8 @@ pub use crate::params::lombscargle::{BatchGrid, UniformGrid};
 pub use crate::params::lombscargle_multiband::{
     MultibandMethod, MultibandOptions, MultibandPrepared, MultibandSeries, MAX_MULTIBAND_NTERMS,
 };
+use crate::params::peaks::{select_peaks, Better};
+pub use crate::params::peaks::{Peak, PeakOptions};
 
 use super::chi2::{
     check_reference_chi2, check_series as check_chi2_series, measured_f64, Chi2Batch, Chi2Freqs,
@@ -485,6 +487,130 @@ fn flexible_on_gpu<T: Float>(
     gpu.download(&out)
 }
 
+/// The operation: the best peaks of every series' multiband periodogram
+/// ([`Kernpack::lombscargle_multiband_batch_peaks`]): the `k` highest
+/// distinct maxima ([`crate::params::peaks`], along frequency) of what
+/// [`Kernpack::lombscargle_multiband_batch`] gives, without keeping the
+/// periodograms. On a GPU the flexible method runs in chunks through the
+/// pipeline (also on a one-GPU handle) and each chunk's periodograms are
+/// reduced on its GPU, so only the peaks cross the bus; the fast method's
+/// periodograms are reduced on the host.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleMultibandBatchPeaks<'a, T> {
+    pub batch: MultibandBatch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: MultibandOptions,
+    pub peaks: PeakOptions,
+}
+
+/// Values the CPU backend holds at once for the peaks: series are computed
+/// in groups of about this many values, then reduced.
+const CPU_PEAK_VALUES: usize = 1 << 22;
+
+impl<'a, T: Float> LombScargleMultibandBatchPeaks<'a, T> {
+    /// The same call keeping every periodogram.
+    pub(crate) fn periodograms(&self) -> LombScargleMultibandBatch<'a, T> {
+        LombScargleMultibandBatch {
+            batch: self.batch,
+            grids: self.grids,
+            opts: self.opts,
+        }
+    }
+
+    /// The peaks of `values` (rows of series `first..`, as T gives them).
+    fn select(&self, first: usize, values: &[T]) -> Vec<Vec<Peak>> {
+        let nf = self.grids.nf();
+        values
+            .chunks(nf)
+            .enumerate()
+            .map(|(r, row)| {
+                let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+                let axis = self.grids.grid(first + r).frequencies();
+                select_peaks(&row, &axis, &self.peaks, Better::Higher)
+            })
+            .collect()
+    }
+}
+
+impl<T: Float> Operation for LombScargleMultibandBatchPeaks<'_, T> {
+    type Output = Vec<Vec<Peak>>;
+
+    fn validate(&self) -> Result<()> {
+        self.peaks.validate()?;
+        let batch = self.periodograms();
+        check_call(batch.batch.len().max(1), self.grids.nf(), &self.opts)?;
+        batch.prepared()?;
+        let total = self
+            .peaks
+            .k
+            .checked_mul(self.batch.len())
+            .ok_or_else(|| Error::invalid("peaks x series overflows"))?;
+        check_host_room::<Peak>("the peaks", total)
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<Peak>>> {
+        // Groups of series, each a batch of its own (rebased offsets, its
+        // grids), so that only a group's periodograms are held.
+        let (nseries, nf) = (self.batch.len(), self.grids.nf());
+        let group = (CPU_PEAK_VALUES / nf).max(1);
+        let mut peaks = Vec::with_capacity(nseries);
+        for first in (0..nseries).step_by(group) {
+            let last = (first + group).min(nseries);
+            let (lo, hi) = (self.batch.offsets[first], self.batch.offsets[last]);
+            let offsets: Vec<usize> = self.batch.offsets[first..=last]
+                .iter()
+                .map(|o| o - lo)
+                .collect();
+            let batch = MultibandBatch {
+                t: &self.batch.t[lo..hi],
+                y: &self.batch.y[lo..hi],
+                dy: self.batch.dy.map(|d| &d[lo..hi]),
+                bands: &self.batch.bands[lo..hi],
+                offsets: &offsets,
+            };
+            let grids = match self.grids {
+                BatchGrid::Shared(g) => BatchGrid::Shared(g),
+                BatchGrid::PerSeries { f0, df, nf } => BatchGrid::PerSeries {
+                    f0: &f0[first..last],
+                    df: &df[first..last],
+                    nf,
+                },
+            };
+            let op = LombScargleMultibandBatch {
+                batch,
+                grids,
+                opts: self.opts,
+            };
+            peaks.extend(self.select(first, &op.on_cpu(cpu)?));
+        }
+        Ok(peaks)
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<Peak>>> {
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        let batch = self.periodograms();
+        match self.opts.method {
+            MultibandMethod::Fast => {
+                let values = batch.on_gpu(&gpus.gpus()[0])?;
+                Ok((self.select(0, &values), Vec::new()))
+            }
+            MultibandMethod::Flexible => {
+                let preps = batch.prepared()?;
+                multi::multiband::multiband_batch_peaks(
+                    &Exec::Gpus(gpus),
+                    &batch,
+                    &preps,
+                    self.peaks,
+                )
+            }
+        }
+    }
+}
+
 impl Kernpack {
     facade! {
         /// The multiband periodogram of `series` at `freqs` (cycles per unit
@@ -515,6 +641,16 @@ impl Kernpack {
             opts: &MultibandOptions,
         ) -> Vec<T>
             = LombScargleMultibandBatch { batch: *batch, grids: *grids, opts: *opts };
+
+        /// The best `peaks.k` distinct maxima of each series' multiband
+        /// periodogram, highest first (only they leave the GPU).
+        fn lombscargle_multiband_batch_peaks(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
     }
 }
 
@@ -529,5 +665,15 @@ impl MultiGpu {
             opts: &MultibandOptions,
         ) -> Vec<T>
             = LombScargleMultibandBatch { batch: *batch, grids: *grids, opts: *opts };
+
+        /// [`Kernpack::lombscargle_multiband_batch_peaks`] over every GPU of
+        /// this handle.
+        fn lombscargle_multiband_batch_peaks / lombscargle_multiband_batch_peaks_profiled(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
     }
 }

@@ -17,9 +17,13 @@ use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
+use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
 use crate::params::lombscargle::BatchGrid;
 use crate::params::lombscargle_multiband::{MultibandOptions, MultibandPrepared};
+use crate::params::peaks::{read_peaks, Better, Peak, PeakOptions};
+#[cfg(test)]
+use crate::params::peaks::{select_peaks, write_peaks};
 
 /// A validated batch, as the chunks see it. `preps` is empty when the job
 /// only sizes arenas (the one-GPU rule's split); each series then counts as
@@ -32,6 +36,8 @@ pub(crate) struct MultibandJob<'a, T> {
     pub segments: Vec<usize>,
     pub grids: BatchGrid<'a>,
     pub opts: MultibandOptions,
+    /// Only each series' best peaks come back, not its periodogram.
+    pub peaks: Option<PeakOptions>,
 }
 
 /// A chunk's buffers in its arena.
@@ -49,10 +55,17 @@ pub(crate) struct MultibandLayout {
     f0: CUdeviceptr,
     df: CUdeviceptr,
     out: CUdeviceptr,
+    /// With peaks: `k` i64 indices and `k` f64 values per series.
+    index: CUdeviceptr,
+    value: CUdeviceptr,
 }
 
 impl<'a, T: Float> MultibandJob<'a, T> {
-    fn of(op: &LombScargleMultibandBatch<'a, T>, preps: &'a [MultibandPrepared]) -> Self {
+    fn of(
+        op: &LombScargleMultibandBatch<'a, T>,
+        preps: &'a [MultibandPrepared],
+        peaks: Option<PeakOptions>,
+    ) -> Self {
         let mut segments = Vec::with_capacity(preps.len() + 1);
         segments.push(0);
         for p in preps {
@@ -65,6 +78,7 @@ impl<'a, T: Float> MultibandJob<'a, T> {
             segments,
             grids: op.grids,
             opts: op.opts,
+            peaks,
         }
     }
 
@@ -101,10 +115,16 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
         let df = a.take::<f64>(grids);
         let h2d = 0..a.bytes;
         let out = a.take::<T>(nseries * self.grids.nf());
-        let d2h = a.offset(out)..a.end;
+        let k = self.peaks.map_or(0, |p| p.k);
+        let (index, value) = if k > 0 {
+            (a.take::<i64>(nseries * k), a.take::<f64>(nseries * k))
+        } else {
+            (0, 0)
+        };
+        let d2h = a.offset(if k > 0 { index } else { out })..a.end;
         #[rustfmt::skip]
         let lay = MultibandLayout {
-            nseries, samples, segments, t, w, wy, series_bands, band_starts, stats, f0, df, out,
+            nseries, samples, segments, t, w, wy, series_bands, band_starts, stats, f0, df, out, index, value,
         };
         (
             lay,
@@ -172,7 +192,27 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
             dtype: std::marker::PhantomData,
         };
         // SAFETY: the caller's arena holds this layout, inputs copied in.
-        unsafe { call.launch(gpu, stream, ()) }
+        unsafe { call.launch(gpu, stream, ()) }?;
+        let Some(opts) = self.peaks else {
+            return Ok(());
+        };
+        let at = PeaksOnDevice {
+            values: lay.out,
+            nseries: lay.nseries,
+            nf: self.grids.nf(),
+            axis: 0,
+            f0: lay.f0,
+            df: lay.df,
+            per_series_grid: self.per_series_grid(),
+            index: lay.index,
+            value: lay.value,
+            payload_bytes: 0,
+            payload: 0,
+            payload_out: 0,
+        };
+        // SAFETY: the periodograms were just written in stream order; the
+        // arena holds the grids and the peaks' room.
+        unsafe { gpu.launch_best_peaks::<T>(stream, &at, &opts, Better::Higher) }
     }
 
     #[cfg(test)]
@@ -215,6 +255,22 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
             }
         }
         put(arena, lay.out, &out);
+        if let Some(opts) = self.peaks {
+            let best: Vec<Vec<Peak>> = out
+                .chunks(nf)
+                .enumerate()
+                .map(|(s, row)| {
+                    let g = if grids == 1 { 0 } else { s };
+                    let axis: Vec<f64> = (0..nf).map(|k| f0[g] + k as f64 * df[g]).collect();
+                    let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+                    select_peaks(&row, &axis, &opts, Better::Higher)
+                })
+                .collect();
+            let (mut index, mut value) = (vec![0i64; ns * opts.k], vec![0.0; ns * opts.k]);
+            write_peaks(&best, opts.k, &mut index, &mut value);
+            put(arena, lay.index, &index);
+            put(arena, lay.value, &value);
+        }
     }
 }
 
@@ -229,7 +285,43 @@ pub(crate) fn sizing_job<'a, T: Float>(
         segments: Vec::new(),
         grids: op.grids,
         opts: op.opts,
+        peaks: None,
     }
+}
+
+/// The plan of `job`: its series split by work (samples at every frequency).
+fn plan<T: Float>(exec: &Exec<'_>, job: &MultibandJob<'_, T>) -> Result<Vec<super::GpuPlan>> {
+    let nf = job.grids.nf() as u64;
+    let work: Vec<u64> = job
+        .offsets
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as u64 * nf)
+        .collect();
+    exec.plan(job, split_by_work(&work, exec.parts()))
+}
+
+/// The pipeline's best peaks of each series, after validation.
+pub(crate) fn multiband_batch_peaks<T: Float>(
+    exec: &Exec<'_>,
+    op: &LombScargleMultibandBatch<'_, T>,
+    preps: &[MultibandPrepared],
+    peaks: PeakOptions,
+) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
+    let job = MultibandJob::of(op, preps, Some(peaks));
+    let plans = plan(exec, &job)?;
+    // Each GPU writes its own slice of the result, in place.
+    let mut out: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
+    let slots = per_gpu(&mut out, &plans, Range::len);
+    let k = peaks.k;
+    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
+        let index = get::<i64>(host, lay.index, r.len() * k);
+        let value = get::<f64>(host, lay.value, r.len() * k);
+        for (slot, best) in out[local].iter_mut().zip(read_peaks(k, index, value)) {
+            *slot = best;
+        }
+        Ok(())
+    })?;
+    Ok((out, profiles))
 }
 
 /// The pipeline's flexible batch, after validation: `nseries x nf` values.
@@ -238,15 +330,9 @@ pub(crate) fn multiband_batch<T: Float>(
     op: &LombScargleMultibandBatch<'_, T>,
     preps: &[MultibandPrepared],
 ) -> Result<(Vec<T>, Vec<GpuProfile>)> {
-    let job = MultibandJob::of(op, preps);
+    let job = MultibandJob::of(op, preps, None);
     let nf = op.grids.nf();
-    let work: Vec<u64> = op
-        .batch
-        .offsets
-        .windows(2)
-        .map(|w| (w[1] - w[0]) as u64 * nf as u64)
-        .collect();
-    let plans = exec.plan(&job, split_by_work(&work, exec.parts()))?;
+    let plans = plan(exec, &job)?;
     // Each GPU writes its own rows of the result, in place.
     let mut values = vec![T::from_f64(0.0); op.batch.len() * nf];
     let slots = per_gpu(&mut values, &plans, |r| r.len() * nf);
@@ -327,6 +413,20 @@ mod tests {
                 assert_eq!(got, want, "{parts} parts, limit {limit}");
                 if limit == 60_000 {
                     assert!(profiles.iter().all(|p| p.plan.chunks.len() > 1));
+                }
+                // The peaks reduced per chunk: those of the whole values.
+                let peaks = PeakOptions {
+                    k: 4,
+                    separation: 0.01,
+                };
+                let (got, _) = multiband_batch_peaks(&exec, &op, &preps, peaks).unwrap();
+                for (s, row) in want.chunks(37).enumerate() {
+                    let axis = grids.grid(s).frequencies();
+                    assert_eq!(
+                        got[s],
+                        select_peaks(row, &axis, &peaks, Better::Higher),
+                        "series {s}"
+                    );
                 }
             }
         }
