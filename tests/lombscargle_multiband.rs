@@ -26,6 +26,7 @@ use kernpack::api::lombscargle::multiband::{
     LombScargleMultibandOnDevice, MultibandBatch, MultibandMethod, MultibandOptions,
     MultibandPrepared, MultibandSeries, PeakOptions, UniformGrid,
 };
+use kernpack::params::lombscargle_multiband::MultibandFlat;
 use kernpack::params::peaks::{select_peaks, Better};
 use kernpack::reference::lombscargle_multiband::lombscargle_multiband as reference;
 use kernpack::{Backend, Error, Float, Kernpack};
@@ -471,6 +472,24 @@ fn bad_input_is_a_clear_error() {
     let grid = BatchGrid::Shared(UniformGrid::new(0.1, 0.1, 4));
     let m = message(kp.lombscargle_multiband_batch(&batch, &grid, &opts));
     assert!(m.starts_with("series 1"), "{m}");
+    // Per-series grids of the wrong count: an error, also for the peaks.
+    let grids = BatchGrid::PerSeries {
+        f0: &[0.1],
+        df: &[0.1],
+        nf: 4,
+    };
+    let ok_batch = MultibandBatch {
+        y: &[y, y].concat(),
+        ..batch
+    };
+    let peaks = PeakOptions {
+        k: 2,
+        separation: 0.0,
+    };
+    let m = message(kp.lombscargle_multiband_batch(&ok_batch, &grids, &opts));
+    assert!(m.contains("2 series but 1 f0"), "{m}");
+    let m = message(kp.lombscargle_multiband_batch_peaks(&ok_batch, &grids, &opts, &peaks));
+    assert!(m.contains("2 series but 1 f0"), "{m}");
 }
 
 /// The speed target, timed with CUDA events (kernel alone, the
@@ -487,8 +506,7 @@ fn bench_multiband_kernel() {
     fn run<T: Float>(gpu: &std::sync::Arc<kernpack::Gpu>, nseries: usize, nf: usize) {
         let opts = MultibandOptions::default();
         let mut rng = Rng(7);
-        let (mut t, mut w, mut wy) = (Vec::<f64>::new(), Vec::<f64>::new(), Vec::<f64>::new());
-        let (mut band_starts, mut series_bands, mut stats) = (vec![0i64], vec![0i64], vec![]);
+        let (mut times, mut preps) = (Vec::new(), Vec::new());
         for _ in 0..nseries {
             let n = 150 + rng.below(101) as usize;
             let ts: Vec<f64> = (0..n).map(|_| rng.range(0.0, 1096.0)).collect();
@@ -502,16 +520,19 @@ fn bench_multiband_kernel() {
                 })
                 .collect();
             let dy: Vec<f64> = (0..n).map(|_| rng.range(0.01, 0.2)).collect();
-            let prep = MultibandPrepared::of(&y, Some(&dy), &bands, &opts);
-            let first = t.len() as i64;
+            preps.push(MultibandPrepared::of(&y, Some(&dy), &bands, &opts));
             // f64 inputs for both types (the kernel's), f32 series rounded first.
-            t.extend(prep.order.iter().map(|&i| T::from_f64(ts[i]).to_f64()));
-            w.extend(&prep.w);
-            wy.extend(&prep.wy);
-            band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
-            series_bands.push(band_starts.len() as i64 - 1);
-            stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
+            times.push(cast::<T>(&ts));
         }
+        let flat = MultibandFlat::of(times.iter().map(Vec::as_slice).zip(&preps));
+        let MultibandFlat {
+            t,
+            w,
+            wy,
+            band_starts,
+            series_bands,
+            stats,
+        } = flat;
         let stream = gpu.stream();
         let up_t = |v: &[f64]| stream.clone_htod(v).unwrap();
         let (d_t, d_w, d_wy) = (up_t(&t), up_t(&w), up_t(&wy));

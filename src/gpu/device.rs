@@ -171,9 +171,19 @@ pub(crate) fn check_ragged_search(
 /// `n_out` values of `T`) must not overlap, for kernels that read one while
 /// writing the other (`__restrict__`, or reading neighbours of the output).
 pub(crate) fn check_disjoint<T>(input: u64, n_in: usize, output: u64, n_out: usize) -> Result<()> {
+    check_disjoint_of::<T, T>(input, n_in, output, n_out)
+}
+
+/// As [`check_disjoint`], for `n_in` values of `I` and `n_out` of `O`.
+pub(crate) fn check_disjoint_of<I, O>(
+    input: u64,
+    n_in: usize,
+    output: u64,
+    n_out: usize,
+) -> Result<()> {
     let spans = [
-        Span::at::<T>("input", input, n_in),
-        Span::at::<T>("output", output, n_out),
+        Span::at::<I>("input", input, n_in),
+        Span::at::<O>("output", output, n_out),
     ];
     check_apart(&spans[1..], &spans[..1]).map_err(|_| {
         Error::invalid("the input and output overlap: this operation cannot run in place")

@@ -6,22 +6,13 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::device::DeviceOperation;
+use super::device::{check_disjoint_of, DeviceOperation};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
 use super::Gpu;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lombscargle_multiband::MultibandOptions;
-use crate::raw::{check_apart, Span};
-
-/// An f64 input of `n` values apart from the `n_out` values of `T` at `out`.
-fn apart_from_out<T>(input: CUdeviceptr, n: usize, out: CUdeviceptr, n_out: usize) -> Result<()> {
-    let input = [Span::at::<f64>("input", input, n)];
-    check_apart(&[Span::at::<T>("output", out, n_out)], &input).map_err(|_| {
-        Error::invalid("the input and output overlap: this operation cannot run in place")
-    })
-}
 
 /// Frequencies per block of the kernel (one per thread).
 const FREQS_PER_BLOCK: usize = 128;
@@ -94,13 +85,13 @@ impl<T: Float> DeviceOperation for LombScargleMultibandOnDevice<T> {
         gpu.check_device_array::<i64>("band_starts", self.band_starts, self.nsegments + 1)?;
         for (name, ptr) in [("t", self.t), ("w", self.w), ("wy", self.wy)] {
             gpu.check_device_array::<f64>(name, ptr, n)?;
-            apart_from_out::<T>(ptr, n, self.out, out_len)?;
+            check_disjoint_of::<f64, T>(ptr, n, self.out, out_len)?;
         }
         gpu.check_device_array::<f64>("stats", self.stats, 3 * self.nseries)?;
         if self.freqs != 0 {
             let len = self.grids() * self.nf;
             gpu.check_device_array::<f64>("freqs", self.freqs, len)?;
-            apart_from_out::<T>(self.freqs, len, self.out, out_len)?;
+            check_disjoint_of::<f64, T>(self.freqs, len, self.out, out_len)?;
         } else {
             gpu.check_device_array::<f64>("f0", self.f0, self.grids())?;
             gpu.check_device_array::<f64>("df", self.df, self.grids())?;

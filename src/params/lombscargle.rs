@@ -351,6 +351,20 @@ impl BatchGrid<'_> {
             BatchGrid::PerSeries { f0, df, nf } => UniformGrid::new(f0[s], df[s], *nf),
         }
     }
+    /// Per-series grids: one `f0` and one `df` for each of `nseries` series.
+    pub(crate) fn check_len(&self, nseries: usize) -> crate::error::Result<()> {
+        match self {
+            BatchGrid::PerSeries { f0, df, .. } if f0.len() != nseries || df.len() != nseries => {
+                Err(crate::error::Error::invalid(format!(
+                    "{nseries} series but {} f0 and {} df values",
+                    f0.len(),
+                    df.len()
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn starts_and_steps(&self) -> (Vec<f64>, Vec<f64>) {
         match self {
             BatchGrid::Shared(grid) => (vec![grid.f0], vec![grid.df]),

@@ -225,3 +225,49 @@ impl MultibandPrepared {
         self.labels.len()
     }
 }
+
+/// Prepared series laid out as the flexible kernel reads them
+/// (csrc/lombscargle_multiband.cu), series after series: each sample's time
+/// (in grouped order), weight and `wy` in f64; the band segments' sample
+/// offsets `band_starts` (one more than the segments); each series' first
+/// segment in `series_bands` (one more than the series); and per series
+/// `(chi2_ref, ridge_base, ridge_band)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MultibandFlat {
+    pub t: Vec<f64>,
+    pub w: Vec<f64>,
+    pub wy: Vec<f64>,
+    pub band_starts: Vec<i64>,
+    pub series_bands: Vec<i64>,
+    pub stats: Vec<f64>,
+}
+
+impl MultibandFlat {
+    /// `series`: each one's times in its own order and its preparation.
+    pub fn of<'s, T: crate::float::Float + 's>(
+        series: impl IntoIterator<Item = (&'s [T], &'s MultibandPrepared)>,
+    ) -> Self {
+        let mut flat = MultibandFlat {
+            band_starts: vec![0],
+            series_bands: vec![0],
+            ..MultibandFlat::default()
+        };
+        for (t, prep) in series {
+            let first = flat.t.len();
+            flat.t.extend(prep.order.iter().map(|&i| t[i].to_f64()));
+            flat.w.extend(&prep.w);
+            flat.wy.extend(&prep.wy);
+            let ends = prep.band_starts[1..].iter().map(|&j| (first + j) as i64);
+            flat.band_starts.extend(ends);
+            flat.series_bands.push(flat.band_starts.len() as i64 - 1);
+            flat.stats
+                .extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
+        }
+        flat
+    }
+
+    /// Band segments (of every series).
+    pub fn segments(&self) -> usize {
+        self.band_starts.len() - 1
+    }
+}

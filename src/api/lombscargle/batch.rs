@@ -42,19 +42,10 @@ pub fn validate_batch<T: Float>(
     grids: &BatchGrid<'_>,
     opts: &LombScargleOptions,
 ) -> Result<()> {
+    grids.check_len(batch.len())?;
     let ngrids = match grids {
         BatchGrid::Shared(_) => 1,
-        BatchGrid::PerSeries { f0, df, .. } => {
-            if f0.len() != batch.len() || df.len() != batch.len() {
-                return Err(Error::invalid(format!(
-                    "{} series but {} f0 and {} df values",
-                    batch.len(),
-                    f0.len(),
-                    df.len()
-                )));
-            }
-            f0.len()
-        }
+        BatchGrid::PerSeries { f0, .. } => f0.len(),
     };
     check_batch_call(batch.len(), grids.nf(), ngrids, None, opts)?;
     let n = batch.t.len();

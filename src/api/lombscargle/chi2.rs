@@ -307,15 +307,7 @@ impl<T: Float> Operation for LombScargleChi2Batch<'_, T> {
         let (batch, nseries) = (&self.batch, self.batch.len());
         check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
         batch.check_shape()?;
-        if let BatchGrid::PerSeries { f0, df, .. } = self.grids {
-            if f0.len() != nseries || df.len() != nseries {
-                return Err(Error::invalid(format!(
-                    "{nseries} series but {} f0 and {} df values",
-                    f0.len(),
-                    df.len()
-                )));
-            }
-        }
+        self.grids.check_len(nseries)?;
         self.prepare()?;
         let total = self
             .grids

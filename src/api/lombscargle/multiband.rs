@@ -10,7 +10,8 @@ use std::sync::Arc;
 pub use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
 pub use crate::params::lombscargle::{BatchGrid, UniformGrid};
 pub use crate::params::lombscargle_multiband::{
-    MultibandMethod, MultibandOptions, MultibandPrepared, MultibandSeries, MAX_MULTIBAND_NTERMS,
+    MultibandFlat, MultibandMethod, MultibandOptions, MultibandPrepared, MultibandSeries,
+    MAX_MULTIBAND_NTERMS,
 };
 use crate::params::peaks::{select_peaks, Better};
 pub use crate::params::peaks::{Peak, PeakOptions};
@@ -294,6 +295,12 @@ pub struct LombScargleMultibandBatch<'a, T> {
 }
 
 impl<T: Float> LombScargleMultibandBatch<'_, T> {
+    /// The call's counts and options, and a grid for each series.
+    fn check_shapes(&self) -> Result<()> {
+        check_call(self.batch.len().max(1), self.grids.nf(), &self.opts)?;
+        self.grids.check_len(self.batch.len())
+    }
+
     /// Every series checked and prepared, errors naming the series.
     pub(crate) fn prepared(&self) -> Result<Vec<MultibandPrepared>> {
         self.batch.prepare(&self.grids, &self.opts)
@@ -349,16 +356,7 @@ impl<T: Float> Operation for LombScargleMultibandBatch<'_, T> {
 
     fn validate(&self) -> Result<()> {
         let nseries = self.batch.len();
-        check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
-        if let BatchGrid::PerSeries { f0, df, .. } = self.grids {
-            if f0.len() != nseries || df.len() != nseries {
-                return Err(Error::invalid(format!(
-                    "{nseries} series but {} f0 and {} df values",
-                    f0.len(),
-                    df.len()
-                )));
-            }
-        }
+        self.check_shapes()?;
         self.prepared()?;
         let total = self
             .grids
@@ -439,24 +437,17 @@ fn flexible_on_gpu<T: Float>(
     grids: &BatchGrid<'_>,
     opts: &MultibandOptions,
 ) -> Result<Vec<T>> {
-    let mut t: Vec<f64> = Vec::new();
-    let (mut w, mut wy): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    let (mut band_starts, mut series_bands) = (vec![0i64], vec![0i64]);
-    let mut stats = Vec::with_capacity(3 * series.len());
-    for (ts, prep) in series {
-        let first = t.len() as i64;
-        t.extend(prep.order.iter().map(|&i| ts[i].to_f64()));
-        w.extend(&prep.w);
-        wy.extend(&prep.wy);
-        band_starts.extend(prep.band_starts[1..].iter().map(|&j| first + j as i64));
-        series_bands.push(band_starts.len() as i64 - 1);
-        stats.extend([prep.chi2_ref, prep.ridge_base, prep.ridge_band]);
-    }
+    let flat = MultibandFlat::of(series.iter().map(|(t, p)| (*t, p)));
     let (f0, df) = grids.starts_and_steps();
     let nf = grids.nf();
-    let (d_t, d_w, d_wy) = (gpu.upload(&t)?, gpu.upload(&w)?, gpu.upload(&wy)?);
-    let (d_series, d_bands) = (gpu.upload(&series_bands)?, gpu.upload(&band_starts)?);
-    let d_stats = gpu.upload(&stats)?;
+    let (d_t, d_w, d_wy) = (
+        gpu.upload(&flat.t)?,
+        gpu.upload(&flat.w)?,
+        gpu.upload(&flat.wy)?,
+    );
+    let d_series = gpu.upload(&flat.series_bands)?;
+    let d_bands = gpu.upload(&flat.band_starts)?;
+    let d_stats = gpu.upload(&flat.stats)?;
     let (d_f0, d_df) = (gpu.upload(&f0)?, gpu.upload(&df)?);
     let freqs: Option<Vec<f64>> = array.map(|f| f.iter().map(|v| v.to_f64()).collect());
     let d_freqs = freqs.as_deref().map(|f| gpu.upload(f)).transpose()?;
@@ -465,8 +456,8 @@ fn flexible_on_gpu<T: Float>(
     let mut g = Guards::new(gpu.stream());
     let call = LombScargleMultibandOnDevice::<T> {
         nseries: series.len(),
-        n: t.len(),
-        nsegments: band_starts.len() - 1,
+        n: flat.t.len(),
+        nsegments: flat.segments(),
         series_bands: g.read(&d_series),
         band_starts: g.read(&d_bands),
         t: g.read(&d_t),
@@ -538,7 +529,7 @@ impl<T: Float> Operation for LombScargleMultibandBatchPeaks<'_, T> {
     fn validate(&self) -> Result<()> {
         self.peaks.validate()?;
         let batch = self.periodograms();
-        check_call(batch.batch.len().max(1), self.grids.nf(), &self.opts)?;
+        batch.check_shapes()?;
         batch.prepared()?;
         let total = self
             .peaks

@@ -20,7 +20,7 @@ use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
 use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
 use crate::params::lombscargle::BatchGrid;
-use crate::params::lombscargle_multiband::{MultibandOptions, MultibandPrepared};
+use crate::params::lombscargle_multiband::{MultibandFlat, MultibandOptions, MultibandPrepared};
 use crate::params::peaks::{read_peaks, Better, Peak, PeakOptions};
 #[cfg(test)]
 use crate::params::peaks::{select_peaks, write_peaks};
@@ -137,26 +137,19 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
     }
 
     fn pack(&self, r: &Range<usize>, lay: &MultibandLayout, host: &mut [u8]) {
-        let first = self.offsets[r.start];
-        let mut band_starts = Vec::with_capacity(lay.segments + 1);
-        band_starts.push(0i64);
-        let mut series_bands = Vec::with_capacity(r.len() + 1);
-        series_bands.push(0i64);
-        let mut stats = Vec::with_capacity(3 * r.len());
-        for s in r.clone() {
-            let (p, at) = (&self.preps[s], (self.offsets[s] - first) as u64);
-            let t = &self.t[self.offsets[s]..self.offsets[s + 1]];
-            let grouped: Vec<f64> = p.order.iter().map(|&i| t[i].to_f64()).collect();
-            put(host, lay.t + 8 * at, &grouped);
-            put(host, lay.w + 8 * at, &p.w);
-            put(host, lay.wy + 8 * at, &p.wy);
-            band_starts.extend(p.band_starts[1..].iter().map(|&j| (at as usize + j) as i64));
-            series_bands.push(band_starts.len() as i64 - 1);
-            stats.extend([p.chi2_ref, p.ridge_base, p.ridge_band]);
-        }
-        put(host, lay.band_starts, &band_starts);
-        put(host, lay.series_bands, &series_bands);
-        put(host, lay.stats, &stats);
+        let series = r.clone().map(|s| {
+            (
+                &self.t[self.offsets[s]..self.offsets[s + 1]],
+                &self.preps[s],
+            )
+        });
+        let flat = MultibandFlat::of(series);
+        put(host, lay.t, &flat.t);
+        put(host, lay.w, &flat.w);
+        put(host, lay.wy, &flat.wy);
+        put(host, lay.band_starts, &flat.band_starts);
+        put(host, lay.series_bands, &flat.series_bands);
+        put(host, lay.stats, &flat.stats);
         let (f0, df) = match self.grids {
             BatchGrid::Shared(g) => (vec![g.f0], vec![g.df]),
             BatchGrid::PerSeries { f0, df, .. } => (f0[r.clone()].to_vec(), df[r.clone()].to_vec()),
