@@ -1,8 +1,18 @@
-//! The multi-term periodogram on the CPU: threads over frequencies; per
-//! frequency one pass over the samples accumulating the weighted sums of
-//! cos and sin of m theta (m = 0..=2K) and of y cos, y sin of k theta
-//! (k = 0..=K), from which the normal matrix of the fit follows by the
-//! product-to-sum identities, then a small Cholesky solve.
+//! The multi-term periodogram on the CPU. Per frequency it needs the
+//! weighted sums of cos and sin of m theta (m = 0..=2K) and of y cos, y sin
+//! of k theta (k = 0..=K), from which the normal matrix of the fit follows
+//! by the product-to-sum identities, then a small Cholesky solve. The sums
+//! come from one of two methods:
+//! - direct: threads over frequencies, per frequency one pass over the
+//!   samples (any frequencies; O(N nf));
+//! - on a uniform grid, the non-uniform FFT of the single-term periodogram
+//!   ([`crate::cpu::lombscargle::nufft`]) with one transform per sum: w at m
+//!   theta for m = 1..=2K and wy at k theta for k = 1..=K, 3K transforms in
+//!   O(K (N + nf log nf)), the method of nifty-ls's `finufft_chi2`.
+//!
+//! Which one runs depends on the sizes only ([`choose_method`]), never on the
+//! thread count: a series gives the same bits alone, in a batch, on any
+//! number of threads.
 //!
 //! Accuracy: theta = 2 pi frac(f t) is reduced to under one turn before the
 //! one sin_cos per sample (the phase error is that of the product f t,
@@ -11,7 +21,9 @@
 //! each step adding ~2 eps of relative error to a unit-modulus value, so
 //! after 2K <= 16 steps cos and sin of m theta are off by <~ 32 eps ~ 7e-15,
 //! far below what the solve amplifies (cond(A) eps). The sums are in f64.
+use super::lombscargle::nufft::{Harmonics, Transform};
 use crate::float::Float;
+use crate::params::lombscargle::UniformGrid;
 use crate::params::lombscargle_chi2::{Chi2Options, Chi2Prepared, MAX_NTERMS};
 
 /// Highest harmonic of the sums: 2 K.
@@ -40,8 +52,16 @@ pub(crate) const PIVOT_TOLERANCE: f64 = 1e-12;
 
 /// `b^T A^-1 b` of the fit from the sums: A by the product-to-sum
 /// identities (unknowns ordered [offset?], sin 1, cos 1, sin 2, cos 2, ...),
-/// then A = L L^T and the power is |L^-1 b|^2.
-pub(crate) fn power_from_sums(sums: &HarmonicSums, nterms: usize, fit_mean: bool) -> f64 {
+/// then A = L L^T and the power is |L^-1 b|^2. An unknown is dropped when its
+/// pivot is not above [`PIVOT_TOLERANCE`] of its diagonal entry nor above
+/// `floor`, the absolute error of the sums (0 for the direct sums, whose
+/// error is relative).
+pub(crate) fn power_from_sums(
+    sums: &HarmonicSums,
+    nterms: usize,
+    fit_mean: bool,
+    floor: f64,
+) -> f64 {
     let HarmonicSums { c, s, yc, ys } = sums;
     // S(m) for a signed m: sin(-x) = -sin x.
     let sin_at = |m: isize| {
@@ -97,8 +117,8 @@ pub(crate) fn power_from_sums(sums: &HarmonicSums, nterms: usize, fit_mean: bool
             if i == j {
                 let d = a - dot;
                 // NaN sums fail the comparison and drop the unknown too.
-                if d.partial_cmp(&(PIVOT_TOLERANCE * a.abs())) != Some(std::cmp::Ordering::Greater)
-                {
+                let least = (PIVOT_TOLERANCE * a.abs()).max(floor);
+                if d.partial_cmp(&least) != Some(std::cmp::Ordering::Greater) {
                     l[i][i] = 0.0; // dropped: column i contributes nothing
                 } else {
                     l[i][i] = d.sqrt();
@@ -202,9 +222,58 @@ fn harmonic_sums_k<T: Float, const K: usize>(
     sums
 }
 
-/// Frequencies per piece handed to a thread: a multiple of [`LANES`], so
-/// that every group of lanes but a piece's last is whole.
+/// Frequencies per piece handed to a thread by the direct method: a
+/// multiple of [`LANES`], so that every group of lanes but a piece's last is
+/// whole.
 const CHUNK: usize = 16;
+
+/// How the sums of a periodogram are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// Every (sample, frequency) pair.
+    Direct,
+    /// The non-uniform FFT (uniform grids only).
+    Nufft,
+}
+
+/// Beyond this many frequencies the direct sums run: the NUFFT's grids (3K
+/// of ~2 nf complex values) would outweigh the periodogram many times over.
+const MAX_NUFFT_NF: usize = 1 << 21;
+/// The most memory the NUFFT's grids may take, in bytes.
+const MAX_NUFFT_BYTES: usize = 512 << 20;
+
+/// Which method computes the sums of a uniform grid of `nf` frequencies over
+/// `nx` samples with `nterms` harmonics: the cheaper one by a cost model of a
+/// call on one thread, fitted to timed calls on the 2-core CI machine
+/// (`cargo test --release --lib chi2_method_costs -- --ignored --nocapture`
+/// prints both times and the choice). A function of the sizes only.
+pub(crate) fn choose_method(nx: usize, nf: usize, nterms: usize) -> Method {
+    let grid_bytes = 3 * nterms * 2 * nf * std::mem::size_of::<[f64; 2]>();
+    if !(64..=MAX_NUFFT_NF).contains(&nf) || grid_bytes > MAX_NUFFT_BYTES {
+        return Method::Direct;
+    }
+    let (nx, nf, k) = (nx as f64, nf as f64, nterms as f64);
+    let direct = (DIRECT_PAIR + DIRECT_PAIR_PER_TERM * k) * nx * nf;
+    let nufft = k * (NUFFT_SAMPLE * nx + NUFFT_FREQUENCY * nf);
+    if nufft < direct {
+        Method::Nufft
+    } else {
+        Method::Direct
+    }
+}
+
+/// Seconds on one thread beyond the solve (which both methods share): the
+/// direct method per (sample, frequency) pair and its growth per harmonic;
+/// the NUFFT per sample and harmonic (three spreads of 16 taps) and per
+/// frequency and harmonic (three FFTs of ~2 nf points and the per-output
+/// pass). Fitted to 60 timed sizes (K 1-8, nx 16-3000, nf 100-10^5) on the
+/// 2-core CI machine, where the NUFFT was faster from nf = 100 on but for
+/// 16 samples and 4 or 8 harmonics (within 1.5x either way there); at 3000
+/// samples and 10^4 frequencies 380x (K = 1) to 63x (K = 8).
+const DIRECT_PAIR: f64 = 14e-9;
+const DIRECT_PAIR_PER_TERM: f64 = 4.5e-9;
+const NUFFT_SAMPLE: f64 = 0.3e-6;
+const NUFFT_FREQUENCY: f64 = 110e-9;
 
 /// The periodogram at `nf` frequencies `freq(k)` (cycles per unit time);
 /// `step`: the spacing when they form a uniform grid.
@@ -220,6 +289,31 @@ pub(crate) fn lombscargle_chi2<T: Float>(
     step: Option<f64>,
     opts: &Chi2Options,
 ) -> Vec<T> {
+    let method = match step {
+        Some(_) => choose_method(t.len(), nf, opts.nterms),
+        None => Method::Direct,
+    };
+    lombscargle_chi2_by(method, threads, progress, t, prep, nf, freq, step, opts)
+}
+
+/// [`lombscargle_chi2`] by the given method (the tests force each; the
+/// NUFFT needs `step`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lombscargle_chi2_by<T: Float>(
+    method: Method,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    t: &[T],
+    prep: &Chi2Prepared,
+    nf: usize,
+    freq: impl Fn(usize) -> f64 + Sync,
+    step: Option<f64>,
+    opts: &Chi2Options,
+) -> Vec<T> {
+    if let (Method::Nufft, Some(df)) = (method, step) {
+        let grid = UniformGrid::new(freq(0), df, nf);
+        return nufft_periodogram(threads, progress, t, prep, &grid, opts);
+    }
     let mut out = vec![T::from_f64(0.0); nf];
     super::parallel::for_each_chunk(threads, &mut out, CHUNK, progress, |first, piece| {
         for (q, group) in piece.chunks_mut(LANES).enumerate() {
@@ -229,10 +323,105 @@ pub(crate) fn lombscargle_chi2<T: Float>(
             let step = step.filter(|_| group.len() == LANES);
             let sums = harmonic_sums(t, prep, f, step, opts.nterms);
             for (slot, lane) in group.iter_mut().zip(&sums) {
-                let p = power_from_sums(lane, opts.nterms, opts.fit_mean);
+                let p = power_from_sums(lane, opts.nterms, opts.fit_mean, 0.0);
                 *slot = T::from_f64(prep.finish(p, opts.normalization));
             }
         }
     });
     out
 }
+
+/// The absolute error of the NUFFT's sums, weights summing to 1: ~1e-14
+/// measured (`nufft::tests`), so a pivot under 1e-12 is rounding, not a
+/// column of the fit (e.g. the sine columns at f = 0).
+const NUFFT_PIVOT_FLOOR: f64 = 1e-12;
+
+/// Frequencies per piece of the NUFFT's per-output pass and solve.
+const NUFFT_PIECE: usize = 1024;
+
+/// The periodogram on `grid` from the NUFFT's sums (see the module
+/// documentation). The times are shifted to their midpoint first: the
+/// power does not depend on the origin of time, and the phases stay small.
+fn nufft_periodogram<T: Float>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    t: &[T],
+    prep: &Chi2Prepared,
+    grid: &UniformGrid,
+    opts: &Chi2Options,
+) -> Vec<T> {
+    match opts.nterms {
+        1 => nufft_periodogram_k::<T, 1, 6>(threads, progress, t, prep, grid, opts),
+        2 => nufft_periodogram_k::<T, 2, 12>(threads, progress, t, prep, grid, opts),
+        3 => nufft_periodogram_k::<T, 3, 18>(threads, progress, t, prep, grid, opts),
+        4 => nufft_periodogram_k::<T, 4, 24>(threads, progress, t, prep, grid, opts),
+        5 => nufft_periodogram_k::<T, 5, 30>(threads, progress, t, prep, grid, opts),
+        6 => nufft_periodogram_k::<T, 6, 36>(threads, progress, t, prep, grid, opts),
+        7 => nufft_periodogram_k::<T, 7, 42>(threads, progress, t, prep, grid, opts),
+        _ => nufft_periodogram_k::<T, 8, 48>(threads, progress, t, prep, grid, opts),
+    }
+}
+
+/// [`nufft_periodogram`] for K harmonics, S = 6K values of sums a frequency.
+fn nufft_periodogram_k<T: Float, const K: usize, const S: usize>(
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    t: &[T],
+    prep: &Chi2Prepared,
+    grid: &UniformGrid,
+    opts: &Chi2Options,
+) -> Vec<T> {
+    debug_assert_eq!(S, 6 * K);
+    let (lo, hi) = t
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v.to_f64()), hi.max(v.to_f64()))
+        });
+    let mid = 0.5 * (lo + hi);
+    let shifted: Vec<f64> = t.iter().map(|v| v.to_f64() - mid).collect();
+    let transform = Transform::of_harmonics(
+        &shifted,
+        &prep.w,
+        &prep.wy,
+        grid,
+        Harmonics::multi_term(K),
+        threads,
+    );
+    let (c0, yc0) = (prep.w.iter().sum::<f64>(), prep.wy.iter().sum::<f64>());
+    let mut out = vec![T::from_f64(0.0); grid.nf];
+    super::parallel::for_each_chunk(threads, &mut out, NUFFT_PIECE, progress, |first, piece| {
+        let mut sums = vec![0.0; S * piece.len()];
+        transform.sums_of::<S>(first, &mut sums);
+        for (slot, at) in piece.iter_mut().zip(sums.chunks_exact(S)) {
+            let h = harmonic_sums_of::<K>(at, c0, yc0);
+            let p = power_from_sums(&h, K, opts.fit_mean, NUFFT_PIVOT_FLOOR);
+            *slot = T::from_f64(prep.finish(p, opts.normalization));
+        }
+    });
+    out
+}
+
+/// The sums of one frequency from the transform's values: (re, im) pairs of
+/// w at theta, wy at theta, w at 2 theta, wy at 2 theta, ... up to K, then w
+/// alone up to 2K.
+fn harmonic_sums_of<const K: usize>(at: &[f64], c0: f64, yc0: f64) -> HarmonicSums {
+    let mut h = HarmonicSums {
+        c: [0.0; MAX_M + 1],
+        s: [0.0; MAX_M + 1],
+        yc: [0.0; MAX_NTERMS + 1],
+        ys: [0.0; MAX_NTERMS + 1],
+    };
+    (h.c[0], h.yc[0]) = (c0, yc0);
+    for m in 1..=K {
+        let i = 4 * (m - 1);
+        (h.c[m], h.s[m], h.yc[m], h.ys[m]) = (at[i], at[i + 1], at[i + 2], at[i + 3]);
+    }
+    for m in K + 1..=2 * K {
+        let i = 4 * K + 2 * (m - K - 1);
+        (h.c[m], h.s[m]) = (at[i], at[i + 1]);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests;

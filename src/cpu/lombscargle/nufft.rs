@@ -143,9 +143,9 @@ impl Plan {
         g.resize(self.n, Complex64::default());
     }
 
-    fn give_back(&self, grids: [Vec<Complex64>; 3]) {
+    fn give_back(&self, grids: Vec<Vec<Complex64>>) {
         // Enough sets for concurrent callers (a batch runs one series per
-        // thread), up to 64 MB; always one set.
+        // thread), up to 64 MB; always one single-term set of three.
         let cap = (64 << 20) / (self.n * std::mem::size_of::<Complex64>());
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         for g in grids {
@@ -345,20 +345,67 @@ fn plan_for(nf: usize, sigma: f64, width: usize) -> Arc<Plan> {
     plan
 }
 
-/// The three transformed grids of one series and grid of frequencies, ready
-/// to give the sums of any range of outputs ([`Transform::sums`]): the
-/// caller finishes each range as it comes, so the sums of the whole grid
-/// (48 bytes a frequency) are never held at once. The grids go back to the
-/// plan's spares when it is dropped.
+/// How a frequency of the grid turns into a phase: angular frequencies (rad
+/// per unit of t, the single-term periodograms) or cyclic ones (cycles per
+/// unit of t, the multi-term periodogram's astropy convention). The phase of
+/// a cyclic frequency is taken from `f t` directly, with no rounded 2 pi.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Angular,
+    Cycles,
+}
+
+/// Which sums a transform gives: those of `w` at the harmonics m θ for m =
+/// 1..=`w`, and of `wy` for m = 1..=`wy` (`wy <= w`). The single-term
+/// periodogram needs w at θ and 2θ and wy at θ; the K-term one w up to 2K θ
+/// and wy up to K θ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Harmonics {
+    pub w: usize,
+    pub wy: usize,
+    pub unit: Unit,
+}
+
+impl Harmonics {
+    /// The single-term periodogram's sums (angular frequencies).
+    pub(crate) const SINGLE: Harmonics = Harmonics {
+        w: 2,
+        wy: 1,
+        unit: Unit::Angular,
+    };
+
+    /// The sums of a `nterms`-term periodogram (cyclic frequencies).
+    pub(crate) fn multi_term(nterms: usize) -> Harmonics {
+        Harmonics {
+            w: 2 * nterms,
+            wy: nterms,
+            unit: Unit::Cycles,
+        }
+    }
+
+    /// Grids, one per transformed sum.
+    pub(crate) fn grids(&self) -> usize {
+        self.w + self.wy
+    }
+}
+
+/// The transformed grids of one series and grid of frequencies, ready to
+/// give the sums of any range of outputs ([`Transform::sums`]): the caller
+/// finishes each range as it comes, so the sums of the whole grid (48 bytes
+/// a frequency and grid pair) are never held at once. The grids go back to
+/// the plan's spares when it is dropped.
 pub(crate) struct Transform {
     plan: Arc<Plan>,
-    /// w at θ, wy at θ, w at 2θ (see the module documentation).
-    grids: [Vec<Complex64>; 3],
+    /// Per harmonic m = 1, 2, ...: w at m θ, then wy at m θ while m <=
+    /// `harmonics.wy` (see the module documentation). For the single term:
+    /// w at θ, wy at θ, w at 2θ.
+    grids: Vec<Vec<Complex64>>,
 }
 
 impl Transform {
-    /// Spreads and transforms: the part of the work that is not per output.
-    /// `t` already shifted by its mean; `w`, `wy` of the same length.
+    /// The single-term sums: spreads and transforms, the part of the work
+    /// that is not per output. `t` already shifted by its mean; `w`, `wy` of
+    /// the same length.
     pub(crate) fn new(
         t: &[f64],
         w: &[f64],
@@ -366,18 +413,33 @@ impl Transform {
         grid: &UniformGrid,
         threads: usize,
     ) -> Self {
-        Transform::with(t, w, wy, grid, threads, (SIGMA, WIDTH))
+        Transform::with(t, w, wy, grid, Harmonics::SINGLE, threads, (SIGMA, WIDTH))
     }
 
-    /// [`Transform::new`] with another oversampling and kernel width.
+    /// The sums of `harmonics` on the grid `f0 + k df` (k < nf) in the
+    /// harmonics' unit.
+    pub(crate) fn of_harmonics(
+        t: &[f64],
+        w: &[f64],
+        wy: &[f64],
+        grid: &UniformGrid,
+        harmonics: Harmonics,
+        threads: usize,
+    ) -> Self {
+        Transform::with(t, w, wy, grid, harmonics, threads, (SIGMA, WIDTH))
+    }
+
+    /// [`Transform::of_harmonics`] with another oversampling and kernel width.
     fn with(
         t: &[f64],
         w: &[f64],
         wy: &[f64],
         grid: &UniformGrid,
+        harmonics: Harmonics,
         threads: usize,
         (sigma, width): (f64, usize),
     ) -> Transform {
+        debug_assert!(harmonics.wy <= harmonics.w);
         let (f0, df, nf) = (grid.f0, grid.df, grid.nf);
         let threads = threads.max(1);
         let plan = plan_for(nf, sigma, width);
@@ -390,23 +452,53 @@ impl Transform {
         let fc = (fc, fc_err + q_err);
         let nx = t.len().min(w.len()).min(wy.len());
 
-        // w at θ, wy at θ (sharing the kernel values), w at 2θ. Each grid is
-        // spread by one thread in sample order: the same sums in the same
-        // order whichever thread, and however many, run.
-        let mut grids = [(); 3].map(|_| plan.take_grid());
-        let (theta, twice) = grids.split_at_mut(2);
-        let mut jobs = [(theta, &wy[..nx], false), (twice, &[][..], true)];
+        // Per harmonic m, w at m θ and wy at m θ (sharing the kernel
+        // values). Each harmonic's grids are spread by one thread in sample
+        // order: the same sums in the same order whichever thread, and
+        // however many, run.
+        let mut grids: Vec<Vec<Complex64>> =
+            (0..harmonics.grids()).map(|_| plan.take_grid()).collect();
+        let mut jobs: Vec<(usize, &mut [Vec<Complex64>])> = Vec::with_capacity(harmonics.w);
+        let mut rest = &mut grids[..];
+        for m in 1..=harmonics.w {
+            let count = if m <= harmonics.wy { 2 } else { 1 };
+            let (mine, tail) = rest.split_at_mut(count);
+            jobs.push((m, mine));
+            rest = tail;
+        }
+        // Threads take contiguous runs of jobs: alternate the two-grid jobs
+        // (low harmonics) with the one-grid ones (high) so that each run
+        // holds a like share of both.
+        let jobs_in_order = jobs;
+        let mut jobs = Vec::with_capacity(jobs_in_order.len());
+        let mut ends = std::collections::VecDeque::from(jobs_in_order);
+        while let Some(low) = ends.pop_front() {
+            jobs.push(low);
+            if let Some(high) = ends.pop_back() {
+                jobs.push(high);
+            }
+        }
         for_each_range_mut(threads, &mut jobs, 1, |_, mine| {
-            for (g, wy, doubled) in mine.iter_mut() {
+            for (m, g) in mine.iter_mut() {
                 g.iter_mut().for_each(|g| plan.zeroed(g));
                 let (ga, gb) = g.split_first_mut().expect("a grid");
-                let gb = gb.first_mut().map_or(&mut [][..], |g| &mut g[..]);
-                spread(&t[..nx], &w[..nx], wy, fc, df, *doubled, &plan, ga, gb);
+                let (gb, wy) = match gb.first_mut() {
+                    Some(g) => (&mut g[..], &wy[..nx]),
+                    None => (&mut [][..], &[][..]),
+                };
+                let phase = Phase {
+                    fc,
+                    df,
+                    harmonic: *m,
+                    unit: harmonics.unit,
+                };
+                spread(&t[..nx], &w[..nx], wy, phase, &plan, ga, gb);
             }
         });
+        drop(jobs);
 
-        // 3 parts independent FFTs (the same plan, so the same bits, on
-        // whichever thread), a static split over threads.
+        // grids x parts independent FFTs (the same plan, so the same bits,
+        // on whichever thread), a static split over threads.
         let sub = n / plan.parts;
         let mut jobs: Vec<&mut [Complex64]> =
             grids.iter_mut().flat_map(|g| g.chunks_mut(sub)).collect();
@@ -422,11 +514,19 @@ impl Transform {
     }
 
     /// out[i] = [Σ w cos a t, Σ w sin a t, Σ wy cos a t, Σ wy sin a t,
-    /// Σ w cos 2at, Σ w sin 2at] at a = f0 + (first + i) df. Each output
-    /// depends on its index only, not on how the outputs are cut.
+    /// Σ w cos 2at, Σ w sin 2at] at a = f0 + (first + i) df, of a
+    /// single-term transform. Each output depends on its index only, not on
+    /// how the outputs are cut.
     pub(crate) fn sums(&self, first: usize, out: &mut [[f64; 6]]) {
-        debug_assert!(first + out.len() <= self.plan.nf);
-        combine(out, first, &self.plan, &self.grids)
+        self.sums_of::<6>(first, out.as_flattened_mut())
+    }
+
+    /// The sums of outputs `first..`, `S` values each (S = 2 x grids): per
+    /// grid, in the grids' order, (Σ c cos, Σ c sin) of its harmonic.
+    pub(crate) fn sums_of<const S: usize>(&self, first: usize, out: &mut [f64]) {
+        assert_eq!(S, 2 * self.grids.len(), "S is twice the grid count");
+        debug_assert!(first + out.len() / S <= self.plan.nf);
+        combine::<S>(out, first, &self.plan, &self.grids)
     }
 }
 
@@ -472,27 +572,28 @@ fn uniform_sums_with(
         return;
     }
     let grid = UniformGrid::new(f0, df, out.len());
-    let tr = Transform::with(t, w, wy, &grid, threads, (sigma, width));
+    let tr = Transform::with(t, w, wy, &grid, Harmonics::SINGLE, threads, (sigma, width));
     for_each_chunk(threads, out, 8192, None, |first, piece| {
         tr.sums(first, piece)
     });
 }
 /// Output k (m = k - k0): per grid G(m) = Σ_r ω^{r m} F_r(m mod sub), the
 /// decimation-in-time butterfly joining the sub-grid FFTs, times the
-/// deconvolution. Blocks of up to 64 k with contiguous sub-grid indices in
-/// lane arrays.
+/// deconvolution; `S / 2` grids, S values an output in `piece`. Blocks of
+/// up to 64 k with contiguous sub-grid indices in lane arrays.
 #[macro_rules_attribute::apply(simd_targets!)]
-fn combine(piece: &mut [[f64; 6]], first: usize, plan: &Plan, grids: &[Vec<Complex64>; 3]) {
+fn combine<const S: usize>(piece: &mut [f64], first: usize, plan: &Plan, grids: &[Vec<Complex64>]) {
     let (k0, sub, parts) = (plan.nf / 2, plan.n / plan.parts, plan.parts);
     let (deconv, twiddle) = (&plan.deconv, &plan.twiddle);
     const B: usize = 64;
+    let outputs = piece.len() / S;
     let mut start = 0;
-    while start < piece.len() {
+    while start < outputs {
         let k = first + start;
         let idx = (k as i64 - k0 as i64).rem_euclid(sub as i64) as usize;
         // Up to B outputs whose indices do not wrap past the sub-grid's end.
-        let len = B.min(piece.len() - start).min(sub - idx);
-        let mut acc = [[0.0f64; B]; 6];
+        let len = B.min(outputs - start).min(sub - idx);
+        let mut acc = [[0.0f64; B]; S];
         for (g, grid) in grids.iter().enumerate() {
             for j in 0..len {
                 acc[2 * g][j] = grid[idx + j].re;
@@ -525,7 +626,7 @@ fn combine(piece: &mut [[f64; 6]], first: usize, plan: &Plan, grids: &[Vec<Compl
         }
         for j in 0..len {
             let d = deconv[k + j];
-            let o = &mut piece[start + j];
+            let o = &mut piece[(start + j) * S..(start + j + 1) * S];
             for (c, a) in o.iter_mut().zip(&acc) {
                 *c = a[j] * d;
             }
@@ -573,6 +674,48 @@ fn cycles(a: (f64, f64), t: f64) -> (f64, f64) {
     reduce(v, v_lo)
 }
 
+/// f t mod 1 in [-1/2, 1/2] for a cyclic frequency f = f.0 + f.1
+/// (double-double), to ~1e-16 of a cycle whatever |f t|.
+#[inline(always)]
+fn turns(f: (f64, f64), t: f64) -> (f64, f64) {
+    let (p, pe) = two_prod(f.0, t);
+    reduce(p, pe + f.1 * t)
+}
+
+/// The phases a sample spreads with: the centring frequency `fc`
+/// (double-double) and the step `df` of the grid, times `harmonic`, in
+/// `unit`.
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    fc: (f64, f64),
+    df: f64,
+    harmonic: usize,
+    unit: Unit,
+}
+
+impl Phase {
+    /// (fc t, df t) times the harmonic, as fractions of a cycle in [-1/2,
+    /// 1/2] (double-doubles).
+    #[inline(always)]
+    fn of(&self, t: f64) -> ((f64, f64), (f64, f64)) {
+        let fraction = |a: (f64, f64)| match self.unit {
+            Unit::Angular => cycles(a, t),
+            Unit::Cycles => turns(a, t),
+        };
+        let (ec, u) = (fraction(self.fc), fraction((self.df, 0.0)));
+        if self.harmonic == 1 {
+            return (ec, u);
+        }
+        // m x of a double-double: the product's rounding error joins the low
+        // part (exact for m = 2).
+        let times = |x: (f64, f64)| {
+            let (p, pe) = two_prod(self.harmonic as f64, x.0);
+            reduce(p, pe + self.harmonic as f64 * x.1)
+        };
+        (times(ec), times(u))
+    }
+}
+
 /// e^x for x in [-750, 0], in a form the compiler vectorises (libm's exp is
 /// a scalar call): x = k ln2 + r, |r| <= ln2 / 2, e^r by its Taylor series to
 /// r^13 (remainder < 5e-18), times 2^k built from the exponent bits.
@@ -610,18 +753,16 @@ fn exp_lanes(x: &mut [f64; 8]) {
     }
 }
 
-/// Adds every sample's c_j (w_j and, unless `wy` is empty, wy_j, times
-/// e^{i fc t_j}, or its square when `doubled`) times the kernel onto the
-/// sub-grid layout: grid point l lives at (l mod parts) n/parts + l / parts.
+/// Adds every sample's c_j (w_j into `ga` and, unless `wy` is empty, wy_j
+/// into `gb`, times e^{i m fc t_j} for the phase's harmonic m) times the
+/// kernel at m df t_j onto the sub-grid layout: grid point l lives at
+/// (l mod parts) n/parts + l / parts.
 #[macro_rules_attribute::apply(simd_targets!)]
-#[allow(clippy::too_many_arguments)]
 fn spread(
     t: &[f64],
     w: &[f64],
     wy: &[f64],
-    fc: (f64, f64),
-    df: f64,
-    doubled: bool,
+    phase: Phase,
     plan: &Plan,
     ga: &mut [Complex64],
     gb: &mut [Complex64],
@@ -640,13 +781,8 @@ fn spread(
     let mut ker = [0.0f64; MAX_WIDTH];
     for j in 0..t.len() {
         // Phases as fractions of a cycle in [-1/2, 1/2] (double-double): the
-        // centring phase fc t and θ = df t (doubled for the 2a grid).
-        let mut ec = cycles(fc, t[j]);
-        let mut u = cycles((df, 0.0), t[j]);
-        if doubled {
-            ec = reduce(2.0 * ec.0, 2.0 * ec.1);
-            u = reduce(2.0 * u.0, 2.0 * u.1);
-        }
+        // centring phase m fc t and θ = m df t.
+        let (ec, u) = phase.of(t[j]);
         let (s, c) = (TAU * ec.0).sin_cos();
         let e = Complex64::new(c, s);
         // x = u n split exactly into integer + fraction (fma gives the

@@ -477,10 +477,22 @@ fn nufft_phase_timing() {
         });
         let [g1, g2, g3] = &mut g;
         let spread2 = median_ms(reps, || {
-            spread(&s.t, &s.w, &s.wy, (0.0, 0.0), df, false, &plan, g1, g2)
+            let phase = Phase {
+                fc: (0.0, 0.0),
+                df,
+                harmonic: 1,
+                unit: Unit::Angular,
+            };
+            spread(&s.t, &s.w, &s.wy, phase, &plan, g1, g2)
         });
         let spread1 = median_ms(reps, || {
-            spread(&s.t, &s.w, &[], (0.0, 0.0), df, true, &plan, g3, &mut [])
+            let phase = Phase {
+                fc: (0.0, 0.0),
+                df,
+                harmonic: 2,
+                unit: Unit::Angular,
+            };
+            spread(&s.t, &s.w, &[], phase, &plan, g3, &mut [])
         });
         let mut scratch = vec![Complex64::default(); plan.fft.get_inplace_scratch_len()];
         let ffts = median_ms(reps, || {
