@@ -94,6 +94,27 @@ def _design_matrix(t, frequency, dy=None, bias=True, nterms=1):
     return x.T
 
 
+def _uniform_grid(frequency: np.ndarray) -> Optional[Tuple[float, float, int]]:
+    """``(f0, df, nf)`` when a float array of 64 or more frequencies is the
+    grid ``f0 + k df`` to within rounding (4 ulps of its largest value, as
+    ``f0 + df * np.arange(nf)`` or ``np.linspace`` make it), else None. On
+    such a grid the uniform-grid methods run (the CPU backend's non-uniform
+    FFT, the GPU's recurrence): the frequencies then differ from the array's
+    by that rounding, as much as the phases f t carry anyway."""
+    nf = frequency.size
+    if nf < 64 or frequency.dtype.kind != "f":
+        return None
+    f0, last = float(frequency[0]), float(frequency[-1])
+    df = (last - f0) / (nf - 1)
+    if not (np.isfinite(df) and df > 0):
+        return None
+    scale = max(abs(f0), abs(last))
+    grid = f0 + df * np.arange(nf, dtype=np.float64)
+    if np.max(np.abs(frequency.astype(np.float64, copy=False) - grid)) > 4 * np.finfo(np.float64).eps * scale:
+        return None
+    return f0, df, nf
+
+
 class LombScargle:
     """The (multi-term, generalised) Lomb-Scargle periodogram.
 
@@ -166,7 +187,10 @@ class LombScargle:
         """The power at ``frequency`` (cycles per unit time), astropy's
         ``method='chi2'`` result. ``method``: 'auto' or 'kernpack' (the same);
         astropy's method names run astropy itself (when installed).
-        ``backend``/``device`` pick kernpack's backend as elsewhere in kernpack."""
+        ``backend``/``device`` pick kernpack's backend as elsewhere in kernpack.
+        A regular grid (64 or more frequencies ``f0 + k df`` to within
+        rounding, whatever ``assume_regular_frequency``) runs the uniform-grid
+        method: on the CPU a non-uniform FFT, O(N + nf log nf) per harmonic."""
         if normalization is None:
             normalization = self.normalization
         if method in _ASTROPY_METHODS:
@@ -183,7 +207,8 @@ class LombScargle:
         frequency = np.asarray(frequency)
         if frequency.size == 0:
             return np.zeros(frequency.shape, dtype=self._dtype())
-        out = self._power(frequency.ravel(), normalization, backend, device)
+        flat = frequency.ravel()
+        out = self._power(_uniform_grid(flat) or flat, normalization, backend, device)
         return out.reshape(frequency.shape)
 
     def autofrequency(
