@@ -3,9 +3,15 @@ use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series, MAX_NTERMS};
 use kernpack::api::lombscargle::UniformGrid;
+use kernpack::api::phasefold::{PeakOptions, MAX_PEAKS};
 use kernpack::error::readable;
-use kernpack::{Float, Kernpack, LombScargleOptions, Normalize, Periodogram, Series};
+use kernpack::params::peaks::{select_peaks, Better};
+use kernpack::{
+    FapMethod, Float, Kernpack, LombScargleOptions, Normalize, NullDistribution, Periodogram,
+    PowerNormalization, Series,
+};
 
 use crate::io::{read_column, read_series, write_csv, SeriesData};
 use crate::memory::check_room;
@@ -18,7 +24,10 @@ use crate::{figures, plot};
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "INPUT is a CSV or whitespace-separated table with columns t, y and an optional \
-weight; a header line and lines starting with '#' are skipped."
+weight; a header line and lines starting with '#' are skipped.\n\n\
+With --nterms the periodogram is astropy's LombScargle(t, y, dy, nterms=K) ('chi2' method: a \
+fitted mean, centred data, errors dy = weight^-1/2), computed by kernpack; --normalization picks \
+its power. --fap needs it with one term."
 )]
 pub struct LombScargleArgs {
     /// The time series: t, y[, weight] per line.
@@ -41,17 +50,71 @@ pub struct LombScargleArgs {
     /// Draw the periodogram with the best period marked and the light curve folded at it (.svg or .png).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// astropy's generalised periodogram of K harmonics instead (see below).
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_NTERMS as u64),
+          conflicts_with_all = ["normalize", "floating_mean", "precenter", "direct"])]
+    pub nterms: Option<u64>,
+    /// The power of --nterms: standard (in [0, 1]), model, log or psd.
+    #[arg(long, value_parser = ["standard", "model", "log", "psd"], default_value = "standard",
+          requires = "nterms")]
+    pub normalization: String,
+    /// List the K best distinct periods on stderr: the highest local maxima
+    /// of the power, best first, at frequencies above 0.
+    #[arg(long, value_name = "K",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_PEAKS as u64))]
+    pub peaks: Option<u64>,
+    /// With --peaks: the least distance in frequency between two listed
+    /// periods (about 1 / time span keeps a peak's side lobes out).
+    #[arg(long, default_value_t = 0.0, requires = "peaks")]
+    pub separation: f64,
+    /// The false-alarm probability of the best period (and of each of
+    /// --peaks), astropy's: baluev, davies, naive or single, for a noise
+    /// periodogram on a grid up to the highest trial frequency. Needs
+    /// --nterms 1.
+    #[arg(long, value_parser = ["baluev", "davies", "naive", "single"], requires = "nterms")]
+    pub fap: Option<String>,
+}
+
+impl LombScargleArgs {
+    fn chi2_options(&self) -> Result<Option<Chi2Options>, String> {
+        let Some(nterms) = self.nterms else {
+            return Ok(None);
+        };
+        if self.fap.is_some() && nterms != 1 {
+            return Err(format!(
+                "--fap: no analytic false-alarm probability for {nterms} harmonics (astropy's \
+                 formulas are for --nterms 1)"
+            ));
+        }
+        Ok(Some(Chi2Options {
+            nterms: nterms as usize, // in range by the parser
+            normalization: self.normalization.parse().map_err(|e| format!("{e}"))?,
+            ..Chi2Options::default()
+        }))
+    }
 }
 
 pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     figures::check_outputs(&[Some(&args.output)], args.plot.as_deref())?;
+    let chi2 = args.chi2_options()?;
+    let peaks = args.peaks.map(|k| PeakOptions {
+        k: k as usize,
+        separation: args.separation,
+    });
+    if let Some(p) = &peaks {
+        p.validate().map_err(|e| format!("--separation: {e}"))?;
+    }
     let data = read_series(&args.input)?;
     let freqs = frequencies(args, &data)?;
     let opts = args.periodogram.options();
     // Progress on stderr when a CPU run is long.
     let kp = progress::on_cpu(args.at.open()?, "periodogram on the CPU");
     let started = Instant::now();
-    let result = by_dtype!(args.dtype, compute(&kp, &data, &freqs, &opts))?;
+    let result = match &chi2 {
+        Some(chi2) => by_dtype!(args.dtype, compute_chi2(&kp, &data, &freqs, chi2))?,
+        None => by_dtype!(args.dtype, compute(&kp, &data, &freqs, &opts))?,
+    };
     eprintln!(
         "lombscargle: {} samples x {} frequencies on the {} in {:.1} ms",
         data.t.len(),
@@ -60,6 +123,11 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
         started.elapsed().as_secs_f64() * 1e3
     );
     write_result(&args.output, &freqs.values, &result)?;
+    let fap = match (&args.fap, &chi2) {
+        (Some(method), Some(chi2)) => Some(significance(&data, &freqs.values, method, chi2)?),
+        _ => None,
+    };
+    list_peaks(&freqs.values, &result, peaks.as_ref(), fap.as_ref())?;
     if let Some(path) = &args.plot {
         let title = format!("Lomb-Scargle periodogram of {}", args.input.display());
         plot(path, &freqs.values, &result, &title, &data)?;
@@ -204,6 +272,134 @@ fn compute<T: Float>(
         ),
     };
     Ok(result.map_err(|e| e.to_string())?.cast())
+}
+
+/// astropy's generalised periodogram (the third column a weight, dy =
+/// weight^-1/2), in f64.
+fn compute_chi2<T: Float>(
+    kp: &Kernpack,
+    data: &SeriesData,
+    freqs: &Frequencies,
+    opts: &Chi2Options,
+) -> Result<Periodogram<f64>, String> {
+    let (t, y, w) = data.cast::<T>();
+    let dy = match &w {
+        Some(w) => {
+            if let Some(i) = w.iter().position(|w| !(w.to_f64() > 0.0)) {
+                return Err(format!(
+                    "weight {} of sample {} is not above 0: --nterms takes dy = weight^-1/2",
+                    w[i].to_f64(),
+                    i + 1
+                ));
+            }
+            Some(
+                w.iter()
+                    .map(|w| T::from_f64(w.to_f64().powf(-0.5)))
+                    .collect::<Vec<T>>(),
+            )
+        }
+        None => None,
+    };
+    let series = Chi2Series {
+        t: &t,
+        y: &y,
+        dy: dy.as_deref(),
+    };
+    let power = match &freqs.grid {
+        Some(grid) => kp.lombscargle_chi2_uniform(&series, grid, opts),
+        None => kp.lombscargle_chi2(&series, &cast::<T>(&freqs.values), opts),
+    };
+    let power = power.map_err(|e| e.to_string())?;
+    Ok(Periodogram::Real(
+        power.iter().map(|p| p.to_f64()).collect(),
+    ))
+}
+
+/// What a false-alarm probability needs: the method and the null
+/// distribution of the series' one-term power up to the highest trial
+/// frequency.
+struct Significance {
+    method: FapMethod,
+    null: NullDistribution,
+}
+
+impl Significance {
+    fn of(&self, power: f64) -> f64 {
+        self.null.false_alarm_probability(power, self.method)
+    }
+}
+
+fn significance(
+    data: &SeriesData,
+    freqs: &[f64],
+    method: &str,
+    opts: &Chi2Options,
+) -> Result<Significance, String> {
+    let method: FapMethod = method.parse().map_err(|e| format!("--fap: {e}"))?;
+    let normalization = match opts.normalization {
+        Chi2Normalization::Standard => PowerNormalization::Standard,
+        Chi2Normalization::Model => PowerNormalization::Model,
+        Chi2Normalization::Log => PowerNormalization::Log,
+        Chi2Normalization::Psd => PowerNormalization::Psd,
+    };
+    let fmax = freqs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let dy: Option<Vec<f64>> = data
+        .w
+        .as_ref()
+        .map(|w| w.iter().map(|w| w.powf(-0.5)).collect());
+    let null = NullDistribution::new(fmax, &data.t, dy.as_deref(), normalization)
+        .map_err(|e| format!("--fap: {e}"))?;
+    Ok(Significance { method, null })
+}
+
+/// The best period (with its false-alarm probability) and the `peaks`
+/// best distinct ones, on stderr.
+fn list_peaks(
+    freqs: &[f64],
+    result: &Periodogram<f64>,
+    peaks: Option<&PeakOptions>,
+    fap: Option<&Significance>,
+) -> Result<(), String> {
+    if peaks.is_none() && fap.is_none() {
+        return Ok(());
+    }
+    let magnitudes = result.magnitudes();
+    let fap_of = |power: f64| fap.map_or(String::new(), |s| format!(", FAP {:.4e}", s.of(power)));
+    let best = best_peak(|k| freqs[k], &magnitudes)
+        .ok_or("no best period: no trial frequency above 0 has a power")?;
+    eprintln!(
+        "best period {} (frequency {}): power {}{}",
+        1.0 / freqs[best],
+        freqs[best],
+        magnitudes[best],
+        fap_of(magnitudes[best])
+    );
+    if let Some(opts) = peaks {
+        // Frequency 0 has no period: its power does not compete.
+        let above_0: Vec<f64> = (0..freqs.len())
+            .map(|k| {
+                if freqs[k] > 0.0 {
+                    magnitudes[k]
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
+        for (rank, p) in select_peaks(&above_0, freqs, opts, Better::Higher)
+            .iter()
+            .enumerate()
+        {
+            eprintln!(
+                "peak {}: period {}, frequency {}, power {}{}",
+                rank + 1,
+                1.0 / freqs[p.index],
+                freqs[p.index],
+                p.value,
+                fap_of(p.value)
+            );
+        }
+    }
+    Ok(())
 }
 
 fn write_result(path: &Path, freqs: &[f64], result: &Periodogram<f64>) -> Result<(), String> {

@@ -391,6 +391,75 @@ fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
 
 /// A light curve in 3 bands (labels 0, 7 and 4000000000) with the period
 /// planted in every band at its own offset and amplitude: t, y, dy, band.
+/// `--nterms`: astropy's generalised periodogram, its peaks and their
+/// false-alarm probabilities (checked against the library's own), and the
+/// refusals that name the option.
+#[test]
+fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
+    let mut next = uniforms(5);
+    let (period, mut csv) = (3.7, String::from("t,y,weight\n"));
+    let (mut t, mut dy) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        let ti = 100.0 * next();
+        let w = 1.0 + 3.0 * next();
+        let y = (std::f64::consts::TAU * ti / period).sin() + (next() - 0.5);
+        csv += &format!("{ti},{y},{w}\n");
+        t.push(ti);
+        dy.push(w.powf(-0.5));
+    }
+    let input = scratch("nterms.csv");
+    std::fs::write(&input, csv).unwrap();
+    let table = scratch("nterms-out.csv");
+    let (input, table) = (input.to_str().unwrap(), table.to_str().unwrap());
+    let grid = ["--fmin", "0.01", "--fmax", "2", "--nf", "20000"];
+    let mut args = vec!["lombscargle", input, "--nterms", "1", "--peaks", "3"];
+    args.extend(grid);
+    args.extend(["--separation", "0.01", "--fap", "baluev", "-o", table]);
+    let out = kernpack(&args);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let best = number_after_in(&stderr, "best period ");
+    assert!((best - period).abs() < 0.01, "{stderr}");
+    let null =
+        kernpack::NullDistribution::new(2.0, &t, Some(&dy), kernpack::PowerNormalization::Standard)
+            .unwrap();
+    let mut powers = Vec::new();
+    for rank in 1..=3 {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("peak {rank}: ")))
+            .unwrap_or_else(|| panic!("no peak {rank}: {stderr}"));
+        let power = number_after_in(line, "power ");
+        let fap = number_after_in(line, "FAP ");
+        let want = null.false_alarm_probability(power, kernpack::FapMethod::Baluev);
+        assert!((fap - want).abs() <= 1e-4 * want, "{line}: want {want:e}");
+        powers.push(power);
+    }
+    assert!(powers.windows(2).all(|p| p[0] >= p[1]), "{stderr}");
+    let csv = std::fs::read_to_string(table).unwrap();
+    assert_eq!(csv.lines().count(), 20001);
+    for (args, needle) in [
+        (
+            vec!["lombscargle", input, "--nterms", "2", "--fap", "baluev"],
+            "--fap",
+        ),
+        (vec!["lombscargle", input, "--nterms", "9"], "--nterms"),
+        (vec!["lombscargle", input, "--fap", "baluev"], "--nterms"),
+        (
+            vec!["lombscargle", input, "--nterms", "1", "--normalize", "psd"],
+            "--normalize",
+        ),
+    ] {
+        let out = kernpack(&args);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 fn multiband_curve(period: f64) -> String {
     let mut next = uniforms(11);
     let mut csv = String::from("t,y,dy,band\n");
