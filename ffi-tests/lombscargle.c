@@ -7,10 +7,11 @@
  *
  * The groups: periodograms that peak at the planted frequency in f32 and
  * f64, the multi-term periodogram, the multiband one (the signal in three
- * bands), amplitude mode, the backends agreeing, a batch's best peaks
- * (kp_lombscargle_batch_top_peaks_f64/_f32: local maxima of the batch's
- * periodograms, best first, apart, the first the highest value), refused
- * calls, and the device path.
+ * bands; a batch's best peaks, kp_lombscargle_multiband_batch_peaks_f64/_f32,
+ * against the batch's periodograms), amplitude mode, the backends agreeing,
+ * a batch's best peaks (kp_lombscargle_batch_top_peaks_f64/_f32: local
+ * maxima of the batch's periodograms, best first, apart, the first the
+ * highest value), refused calls, and the device path.
  *
  * With a GPU the AUTO context runs on it and the device-pointer entry points
  * are exercised; without one they must answer KP_ERROR_NO_GPU. When the
@@ -456,12 +457,12 @@ static void check_peaks(const kp_context *ctx, const char *name, double *power64
  * samples), both on the grid of F. */
 static const int64_t HALVES[3] = {0, NX / 2, NX};
 
-/* The peaks of each of the two rows of `rows` (double, NF a row): `index`
- * and `value` (`k` a row) must be local maxima of the row with its values
- * bit for bit, best first, at least `separation` apart, the first the
- * row's first highest value. */
-static void check_top_peaks_of(const double *rows, const int64_t *index, const double *value,
-                               size_t k, double separation, const char *what)
+/* The peaks of each of the two rows of `rows` (double, NF a row, at the
+ * frequencies `axis`): `index` and `value` (`k` a row) must be local maxima
+ * of the row with its values bit for bit, best first, at least `separation`
+ * apart in `axis`, the first the row's first highest value. */
+static void check_top_peaks_of(const double *rows, const double *axis, const int64_t *index,
+                               const double *value, size_t k, double separation, const char *what)
 {
     size_t s, j, m;
     for (s = 0; s < 2; s++) {
@@ -480,7 +481,7 @@ static void check_top_peaks_of(const double *rows, const int64_t *index, const d
             CHECK(j == 0 || value[s * k + j] <= value[s * k + j - 1],
                   "%s, series %zu: peak %zu beats the one before", what, s, j);
             for (m = 0; m < j; m++)
-                CHECK(fabs(F[i] - F[index[s * k + m]]) >= separation - 1e-12,
+                CHECK(fabs(axis[i] - axis[index[s * k + m]]) >= separation - 1e-12,
                       "%s, series %zu: peaks %zu and %zu closer than %g", what, s, m, j, separation);
         }
     }
@@ -517,7 +518,7 @@ static void check_top_peaks(const kp_context *ctx, const char *name)
     expect_no_message(__LINE__);
     CHECK(index[2 * K] == POISON_INDEX && value[2 * K] == POISON,
           "kp_lombscargle_batch_top_peaks_f64 wrote past nseries x k");
-    check_top_peaks_of(rows, index, value, K, SEPARATION, "f64");
+    check_top_peaks_of(rows, F, index, value, K, SEPARATION, "f64");
     /* The best peaks are the highest values: kp_lombscargle_batch_peaks'. */
     EXPECT_OK(kp_lombscargle_batch_peaks_f64(ctx, T, Y, W, HALVES, 2, &f0, &df, 1, NF, &o,
                                              one_index, one_value));
@@ -539,7 +540,7 @@ static void check_top_peaks(const kp_context *ctx, const char *name)
                                                  NULL, index, value));
     CHECK(index[2] == POISON_INDEX && value[2] == POISON,
           "NULL peak options wrote more than one peak a series");
-    check_top_peaks_of(rowsd, index, value, 1, 0.0, "f32, NULL peak options");
+    check_top_peaks_of(rowsd, F, index, value, 1, 0.0, "f32, NULL peak options");
 
     /* Refusals. */
     for (i = 0; i <= 2 * K; i++) {
@@ -605,11 +606,97 @@ static void check_chi2(const kp_context *ctx, const char *name)
     group_done();
 }
 
+/* The best peaks of the multiband batch of the two halves of the signal
+ * (values `yb`, labels `bands`) on the grid `cycles`, in f64 with K peaks
+ * apart and in f32 with NULL peak options (one): those of the batch's
+ * periodograms (check_top_peaks_of); refused calls (a k out of range, a
+ * NULL or overlapping output, decreasing offsets) leave index and value
+ * alone. */
+static void check_multiband_peaks(const kp_context *ctx, const double *cycles, const double *yb,
+                                  const uint32_t *bands)
+{
+    static double rows[2 * NF], rowsd[2 * NF], value[2 * K + 1];
+    static float rowsf[2 * NF], ybf[NX];
+    static int64_t index[2 * K + 1];
+    static const int64_t decreasing[3] = {0, NX / 2, NX / 2 - 1};
+    const double f0 = cycles[0], df = cycles[1] - cycles[0];
+    const double separation = SEPARATION / (2.0 * 3.14159265358979323846);
+    kp_peak_options peaks = kp_peak_options_default();
+    size_t i;
+
+    peaks.k = K;
+    peaks.separation = separation;
+    EXPECT_OK(kp_lombscargle_multiband_batch_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0, df, NF,
+                                                 rows));
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    EXPECT_OK(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0, df,
+                                                       NF, &peaks, index, value));
+    expect_no_message(__LINE__);
+    CHECK(index[2 * K] == POISON_INDEX && value[2 * K] == POISON,
+          "kp_lombscargle_multiband_batch_peaks_f64 wrote past nseries x k");
+    check_top_peaks_of(rows, cycles, index, value, K, separation, "multiband f64");
+
+    /* f32, NULL peak options: one peak a series. */
+    for (i = 0; i < NX; i++)
+        ybf[i] = (float)yb[i];
+    EXPECT_OK(kp_lombscargle_multiband_batch_f32(ctx, NULL, TF, ybf, WF, bands, HALVES, 2, f0, df,
+                                                 NF, rowsf));
+    for (i = 0; i < 2 * NF; i++)
+        rowsd[i] = (double)rowsf[i];
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    EXPECT_OK(kp_lombscargle_multiband_batch_peaks_f32(ctx, NULL, TF, ybf, WF, bands, HALVES, 2, f0,
+                                                       df, NF, NULL, index, value));
+    CHECK(index[2] == POISON_INDEX && value[2] == POISON,
+          "NULL peak options wrote more than one peak a series");
+    check_top_peaks_of(rowsd, cycles, index, value, 1, 0.0, "multiband f32, NULL peak options");
+
+    /* Refusals. */
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        value[i] = POISON;
+    }
+    peaks.k = 0;
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0,
+                                                        df, NF, &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "k");
+    peaks.k = KP_MAX_PEAKS + 1;
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0,
+                                                        df, NF, &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "k");
+    peaks.k = 2;
+    peaks.separation = -1.0;
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0,
+                                                        df, NF, &peaks, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "separation");
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0,
+                                                        df, NF, NULL, NULL, value),
+               KP_ERROR_NULL_POINTER, "index");
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, NULL, HALVES, 2, f0,
+                                                        df, NF, NULL, index, value),
+               KP_ERROR_NULL_POINTER, "bands");
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, HALVES, 2, f0,
+                                                        df, NF, NULL, index, (double *)yb),
+               KP_ERROR_INVALID_ARGUMENT, "value");
+    EXPECT_ERR(kp_lombscargle_multiband_batch_peaks_f64(ctx, NULL, T, yb, W, bands, decreasing, 2,
+                                                        f0, df, NF, NULL, index, value),
+               KP_ERROR_INVALID_ARGUMENT, "offsets");
+    for (i = 0; i <= 2 * K; i++)
+        CHECK(index[i] == POISON_INDEX && value[i] == POISON,
+              "a failing multiband peaks call wrote index or value (%zu)", i);
+}
+
 /* The multiband periodogram (astropy's LombScargleMultiband, frequencies in
  * cycles per unit time): the signal split over three bands, each with a
  * level and a gain of its own; with the defaults (flexible, reg_base NaN
  * for none) and with the fast method, the peak at the signal's frequency
- * and powers in [0, 1]; bad calls leave out alone. */
+ * and powers in [0, 1]; bad calls leave out alone; a batch's best peaks
+ * (check_multiband_peaks). */
 static void check_multiband(const kp_context *ctx, const char *name)
 {
     static char title[64];
@@ -668,6 +755,8 @@ static void check_multiband(const kp_context *ctx, const char *name)
                KP_ERROR_INVALID_ARGUMENT, "out");
     CHECK(yb[0] == level[0] + gain[0] * Y[0], "a refused call wrote over y");
     CHECK(all_equal_d(out, NF + 1, POISON), "a failed multiband call wrote its output");
+    check_multiband_peaks(ctx, cycles, yb, bands);
+    CHECK(yb[0] == level[0] + gain[0] * Y[0], "a refused peaks call wrote over y");
     group_done();
 }
 

@@ -2,7 +2,8 @@
 // a C++ user would: RAII handles over the C objects, std::vector buffers, a
 // std::complex view of the amplitude output, one code path for both dtypes;
 // the multi-term and multiband periodograms; a batch's best peaks
-// (kp_lombscargle_batch_top_peaks) against the batch's periodograms.
+// (kp_lombscargle_batch_top_peaks, kp_lombscargle_multiband_batch_peaks)
+// against the batch's periodograms.
 //
 // Exit status 0 when every check passes; otherwise the first failed check is
 // printed to stderr and the program exits with 1. One line per check group
@@ -349,7 +350,10 @@ void check_chi2(const Context& ctx, const char* name) {
 // a gain of its own), twice in a batch; with the defaults (flexible) and the
 // fast method, powers in [0, 1] peaking at the signal's frequency; a batch
 // whose offsets decrease, or with a NaN in its second series, fails naming
-// the offsets or the series, out untouched.
+// the offsets or the series, out untouched. The batch's best peaks (three a
+// series, apart): local maxima of its periodograms with their values, best
+// first, the first the highest; refused for a k out of range or a NULL
+// index, index and value untouched.
 kp_status multiband_batch(const kp_context* c, const kp_multiband_options* o, const float* t,
                           const float* y, const std::uint32_t* bands,
                           const std::int64_t* offsets, std::size_t nseries, double f0, double df,
@@ -363,6 +367,22 @@ kp_status multiband_batch(const kp_context* c, const kp_multiband_options* o, co
                           std::size_t nf, double* out) {
     return kp_lombscargle_multiband_batch_f64(c, o, t, y, nullptr, bands, offsets, nseries, f0,
                                               df, nf, out);
+}
+kp_status multiband_batch_peaks(const kp_context* c, const kp_multiband_options* o, const float* t,
+                                const float* y, const std::uint32_t* bands,
+                                const std::int64_t* offsets, std::size_t nseries, double f0,
+                                double df, std::size_t nf, const kp_peak_options* peaks,
+                                std::int64_t* index, double* value) {
+    return kp_lombscargle_multiband_batch_peaks_f32(c, o, t, y, nullptr, bands, offsets, nseries,
+                                                    f0, df, nf, peaks, index, value);
+}
+kp_status multiband_batch_peaks(const kp_context* c, const kp_multiband_options* o,
+                                const double* t, const double* y, const std::uint32_t* bands,
+                                const std::int64_t* offsets, std::size_t nseries, double f0,
+                                double df, std::size_t nf, const kp_peak_options* peaks,
+                                std::int64_t* index, double* value) {
+    return kp_lombscargle_multiband_batch_peaks_f64(c, o, t, y, nullptr, bands, offsets, nseries,
+                                                    f0, df, nf, peaks, index, value);
 }
 
 template <typename T>
@@ -417,6 +437,59 @@ void check_multiband(const Context& ctx, const char* name) {
                                df, kNf, out.data()),
                KP_ERROR_NULL_POINTER, "bands");
     for (T v : out) CHECK(v == static_cast<T>(kPoison), "a failed multiband call wrote its output");
+
+    // The best peaks of the same batch (the defaults: flexible).
+    o = kp_multiband_options_default();
+    constexpr std::size_t k = 3;
+    const double separation = 0.05 / two_pi;
+    kp_peak_options three = kp_peak_options_default();
+    three.k = k;
+    three.separation = separation;
+    std::vector<std::int64_t> index(2 * k + 1, -4242);
+    std::vector<double> value(2 * k + 1, kPoison);
+    EXPECT_OK(multiband_batch(ctx.get(), &o, t.data(), y.data(), bands.data(), offsets.data(), 2,
+                              f0, df, kNf, out.data()));
+    EXPECT_OK(multiband_batch_peaks(ctx.get(), &o, t.data(), y.data(), bands.data(),
+                                    offsets.data(), 2, f0, df, kNf, &three, index.data(),
+                                    value.data()));
+    CHECK(index[2 * k] == -4242 && value[2 * k] == kPoison, "peaks wrote past nseries x k");
+    for (std::size_t series = 0; series < 2; ++series) {
+        const T* row = out.data() + series * kNf;
+        const std::int64_t* i = index.data() + series * k;
+        const double* v = value.data() + series * k;
+        const std::string which = "series " + std::to_string(series) + ": ";
+        CHECK(i[0] == std::max_element(row, row + kNf) - row, which + "best peak not the highest value");
+        for (std::size_t j = 0; j < k; ++j) {
+            CHECK(i[j] >= 0 && i[j] < static_cast<std::int64_t>(kNf),
+                  which + "peak " + std::to_string(j) + " at " + std::to_string(i[j]));
+            const std::size_t at = static_cast<std::size_t>(i[j]);
+            CHECK(v[j] == static_cast<double>(row[at]), which + "a peak's value is not the row's");
+            CHECK((at == 0 || row[at - 1] < row[at]) && (at + 1 == kNf || row[at + 1] <= row[at]),
+                  which + "peak " + std::to_string(j) + " is no maximum");
+            CHECK(j == 0 || v[j] <= v[j - 1], which + "a peak beats the one before");
+            for (std::size_t m = 0; m < j; ++m)
+                CHECK(std::abs(static_cast<double>(i[j] - i[m])) * df >= separation - 1e-12,
+                      which + "two peaks closer than the separation");
+        }
+    }
+    std::fill(index.begin(), index.end(), -4242);
+    std::fill(value.begin(), value.end(), kPoison);
+    kp_peak_options many = three;
+    many.k = KP_MAX_PEAKS + 1;
+    EXPECT_ERR(multiband_batch_peaks(ctx.get(), &o, t.data(), y.data(), bands.data(),
+                                     offsets.data(), 2, f0, df, kNf, &many, index.data(),
+                                     value.data()),
+               KP_ERROR_INVALID_ARGUMENT, "k");
+    EXPECT_ERR(multiband_batch_peaks(ctx.get(), &o, t.data(), y.data(), bands.data(),
+                                     offsets.data(), 2, f0, df, kNf, &three, nullptr,
+                                     value.data()),
+               KP_ERROR_NULL_POINTER, "index");
+    EXPECT_ERR(multiband_batch_peaks(ctx.get(), &o, t.data(), nan_y.data(), bands.data(),
+                                     offsets.data(), 2, f0, df, kNf, &three, index.data(),
+                                     value.data()),
+               KP_ERROR_INVALID_ARGUMENT, "series");
+    for (std::size_t j = 0; j < index.size(); ++j)
+        CHECK(index[j] == -4242 && value[j] == kPoison, "a refused peaks call wrote index or value");
     group_done();
 }
 

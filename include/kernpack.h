@@ -2118,6 +2118,73 @@ enum kp_status kp_lombscargle_multiband_batch_f64(const struct kp_context *ctx,
                                                   double *out);
 
 /*
+ The best `peaks.k` peaks of the multiband periodogram of every series
+ of a ragged batch, in single precision, without keeping the periodograms:
+ inputs as `kp_lombscargle_multiband_batch_f32` (`options`, `t`,
+ `y`, `dy`, `bands`, `offsets`, `nseries`, the grid `f0 + k df` of `nf`
+ frequencies in cycles per unit time), and `peaks` (NULL: the defaults,
+ one peak). `index` and `value` each get `nseries * peaks.k` values,
+ series by series (series `s` at `index + s * peaks.k`), best first: the
+ `peaks.k` highest distinct local maxima of the series' periodogram (as
+ `kp_lombscargle_multiband_batch_f32` gives it; NaN is never one),
+ each at least `peaks.separation` in frequency (cycles per unit time)
+ from those before it, as its `k` in the grid and its power (widened to
+ double); a series with fewer maxima gets index -1 and value NaN after
+ its last. A maximum is the first of equal values, and the best peak the
+ first highest value of the row. On a GPU the flexible method runs in
+ chunks of series whose periodograms are reduced on the device, so only
+ the peaks come back; the fast method's periodograms are computed whole
+ and reduced on the host. On the CPU series are computed and reduced a
+ group at a time.
+
+ Ownership: every buffer stays the caller's. kernpack reads the inputs
+ and writes `index` and `value` during the call only, keeps no pointer,
+ and writes neither on failure (the status says why,
+ kp_last_error_message() names the argument, or the series).
+
+ # Safety
+ `offsets`: `nseries + 1` values; `t`, `y`, `bands` and a non-NULL `dy`:
+ `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+ values each, apart from each other and from the inputs; `options` and
+ `peaks` NULL or one struct.
+ */
+enum kp_status kp_lombscargle_multiband_batch_peaks_f32(const struct kp_context *ctx,
+                                                        const struct kp_multiband_options *options,
+                                                        const float *t,
+                                                        const float *y,
+                                                        const float *dy,
+                                                        const uint32_t *bands,
+                                                        const int64_t *offsets,
+                                                        size_t nseries,
+                                                        double f0,
+                                                        double df,
+                                                        size_t nf,
+                                                        const struct kp_peak_options *peaks,
+                                                        int64_t *index,
+                                                        double *value);
+
+/*
+ As `kp_lombscargle_multiband_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_multiband_batch_peaks_f32`.
+ */
+enum kp_status kp_lombscargle_multiband_batch_peaks_f64(const struct kp_context *ctx,
+                                                        const struct kp_multiband_options *options,
+                                                        const double *t,
+                                                        const double *y,
+                                                        const double *dy,
+                                                        const uint32_t *bands,
+                                                        const int64_t *offsets,
+                                                        size_t nseries,
+                                                        double f0,
+                                                        double df,
+                                                        size_t nf,
+                                                        const struct kp_peak_options *peaks,
+                                                        int64_t *index,
+                                                        double *value);
+
+/*
  N = 40, F = 8, dt = 0.05, no forcing in the state, no noise.
  */
 struct kp_lorenz96_params kp_lorenz96_default_params(void);

@@ -1,30 +1,33 @@
 //! The multiband Lomb-Scargle C entry points: each call (one series on a
-//! frequency array or a uniform grid, a ragged batch; f32 and f64; with and
-//! without dy; both methods and a spread of options) agrees bit for bit with
-//! the safe API on the same backend, on random series of several bands
-//! drawn afresh each run (the seed is printed, `KERNPACK_TEST_SEED`
-//! replays it); NULL options are the defaults, which are astropy's; and
-//! every bad call is a non-OK status with a message naming the problem, its
-//! NaN-poisoned output untouched. On a CPU context, and on a GPU context
-//! when there is one.
+//! frequency array or a uniform grid, a ragged batch and its best peaks;
+//! f32 and f64; with and without dy; both methods and a spread of options)
+//! agrees bit for bit with the safe API on the same backend, on random
+//! series of several bands drawn afresh each run (the seed is printed,
+//! `KERNPACK_TEST_SEED` replays it); NULL options are the defaults, which
+//! are astropy's; and every bad call is a non-OK status with a message
+//! naming the problem, its poisoned outputs untouched. On a CPU context,
+//! and on a GPU context when there is one.
 mod common;
 
 use std::ptr::{null, null_mut};
 
-use common::{gpu_or_skip, last_error, Ctx, Rng};
+use common::{bad_peak_options, gpu_or_skip, last_error, Ctx, Rng};
 use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::Chi2Normalization;
 use kernpack::api::lombscargle::multiband::{
-    MultibandBatch, MultibandMethod, MultibandOptions, MultibandSeries, UniformGrid,
+    MultibandBatch, MultibandMethod, MultibandOptions, MultibandSeries, Peak, PeakOptions,
+    UniformGrid,
 };
 use kernpack::ffi::kp_context;
 use kernpack::ffi::lombscargle_chi2::{KP_CHI2_LOG, KP_CHI2_PSD, KP_CHI2_STANDARD};
 use kernpack::ffi::lombscargle_multiband::{
     kp_lombscargle_multiband_batch_f32, kp_lombscargle_multiband_batch_f64,
+    kp_lombscargle_multiband_batch_peaks_f32, kp_lombscargle_multiband_batch_peaks_f64,
     kp_lombscargle_multiband_f32, kp_lombscargle_multiband_f64,
     kp_lombscargle_multiband_uniform_f32, kp_lombscargle_multiband_uniform_f64,
     kp_multiband_options, kp_multiband_options_default, KP_MULTIBAND_FAST, KP_MULTIBAND_FLEXIBLE,
 };
+use kernpack::ffi::phasefold::{kp_peak_options, kp_peak_options_default, KP_MAX_PEAKS};
 use kernpack::ffi::{kp_backend, kp_status, KP_BACKEND_CPU, KP_BACKEND_GPU};
 use kernpack::{Backend, Float, Kernpack};
 
@@ -72,11 +75,29 @@ type BatchFn<T> = unsafe extern "C" fn(
     *mut T,
 ) -> kp_status;
 
-/// An element type and its three entry points.
+type PeaksFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const kp_multiband_options,
+    *const T,
+    *const T,
+    *const T,
+    *const u32,
+    *const i64,
+    usize,
+    f64,
+    f64,
+    usize,
+    *const kp_peak_options,
+    *mut i64,
+    *mut f64,
+) -> kp_status;
+
+/// An element type and its four entry points.
 trait Dt: Float + std::fmt::Debug {
     const SINGLE: SingleFn<Self>;
     const UNIFORM: UniformFn<Self>;
     const BATCH: BatchFn<Self>;
+    const PEAKS: PeaksFn<Self>;
     /// A quiet NaN with a payload no computation makes.
     fn poison() -> Self;
     /// The value's bits (widened: exact for f32).
@@ -87,6 +108,7 @@ impl Dt for f32 {
     const SINGLE: SingleFn<f32> = kp_lombscargle_multiband_f32;
     const UNIFORM: UniformFn<f32> = kp_lombscargle_multiband_uniform_f32;
     const BATCH: BatchFn<f32> = kp_lombscargle_multiband_batch_f32;
+    const PEAKS: PeaksFn<f32> = kp_lombscargle_multiband_batch_peaks_f32;
     fn poison() -> f32 {
         f32::from_bits(0x7fc0_dead)
     }
@@ -99,6 +121,7 @@ impl Dt for f64 {
     const SINGLE: SingleFn<f64> = kp_lombscargle_multiband_f64;
     const UNIFORM: UniformFn<f64> = kp_lombscargle_multiband_uniform_f64;
     const BATCH: BatchFn<f64> = kp_lombscargle_multiband_batch_f64;
+    const PEAKS: PeaksFn<f64> = kp_lombscargle_multiband_batch_peaks_f64;
     fn poison() -> f64 {
         f64::from_bits(0x7ff8_0000_dead_beef)
     }
@@ -109,6 +132,42 @@ impl Dt for f64 {
 
 fn bits<T: Dt>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.bits()).collect()
+}
+
+/// The poison of a peak's index, which no call writes.
+const POISON_INDEX: i64 = -4242;
+
+/// `len` poisoned indices and values and one more of each, which must stay
+/// poisoned.
+fn poisoned_peaks(len: usize) -> (Vec<i64>, Vec<f64>) {
+    (vec![POISON_INDEX; len + 1], vec![f64::poison(); len + 1])
+}
+
+/// `index` and `value` hold `want` (the API's peaks, `k` a row, index -1
+/// and value NaN past a row's last; values bit for bit) and then the
+/// poison.
+#[track_caller]
+fn equal_peaks(index: &[i64], value: &[f64], want: &[Vec<Peak>], k: usize, what: &str) {
+    let len = want.len() * k;
+    assert_eq!((index.len(), value.len()), (len + 1, len + 1), "{what}");
+    assert_eq!(
+        (index[len], value[len].to_bits()),
+        (POISON_INDEX, f64::poison().to_bits()),
+        "{what}: wrote past nseries * k"
+    );
+    for (r, row) in want.iter().enumerate() {
+        assert!(row.len() <= k, "{what}: series {r} has {} peaks", row.len());
+        for j in 0..k {
+            let (i, v) = row
+                .get(j)
+                .map_or((-1, f64::NAN), |p| (p.index as i64, p.value));
+            assert_eq!(
+                (index[r * k + j], value[r * k + j].to_bits()),
+                (i, v.to_bits()),
+                "{what}: series {r}, peak {j}"
+            );
+        }
+    }
 }
 
 fn cast<T: Float>(v: &[f64]) -> Vec<T> {
@@ -363,6 +422,53 @@ fn agrees<T: Dt>(ctx: &Ctx, kp: &Kernpack, d: &Data, with_dy: bool, opts: &Multi
         T::poison().bits(),
         "{what}: wrote past nseries * nf"
     );
+
+    // The batch's best peaks: several, apart (rows padded where a series
+    // has fewer), and one (NULL peak options); each the periodogram's value
+    // at its index, as the batch above wrote it.
+    let several = kp_peak_options {
+        k: 40,
+        separation: 0.05,
+    };
+    for peaks in [Some(several), None] {
+        let p = peaks.unwrap_or_else(|| kp_peak_options_default());
+        let what = format!("{what} peaks {peaks:?}");
+        let (mut index, mut value) = poisoned_peaks(nseries * p.k);
+        let status = unsafe {
+            T::PEAKS(
+                ctx.ptr(),
+                &options,
+                t.as_ptr(),
+                y.as_ptr(),
+                dy_ptr,
+                d.bands.as_ptr(),
+                d.offsets.as_ptr(),
+                nseries,
+                f0,
+                df,
+                nf,
+                peaks.as_ref().map_or(null(), |p| p),
+                index.as_mut_ptr(),
+                value.as_mut_ptr(),
+            )
+        };
+        assert_eq!(status, KP_OK, "{what}: {}", last_error());
+        let api_peaks = PeakOptions {
+            k: p.k,
+            separation: p.separation,
+        };
+        let want = kp
+            .lombscargle_multiband_batch_peaks(&batch, &BatchGrid::Shared(grid), opts, &api_peaks)
+            .unwrap();
+        equal_peaks(&index, &value, &want, p.k, &what);
+        for (s, row) in want.iter().enumerate() {
+            assert!(!row.is_empty(), "{what}: series {s} has no peak");
+            for peak in row {
+                let at = out[s * nf + peak.index].to_f64();
+                assert_eq!(peak.value.to_bits(), at.to_bits(), "{what}: series {s}");
+            }
+        }
+    }
 }
 
 fn agrees_with_the_api(backend: kp_backend, api: Backend) {
@@ -876,6 +982,7 @@ fn error_paths<T: Dt>(backend: kp_backend) {
     expect_failure(s, invalid, &[&format!("band {lonely}")], &out);
 
     batch_errors::<T>(&ctx, &d);
+    peaks_errors::<T>(&ctx, &d);
 }
 
 fn batch_errors<T: Dt>(ctx: &Ctx, d: &Data) {
@@ -1068,6 +1175,173 @@ fn batch_errors<T: Dt>(ctx: &Ctx, d: &Data) {
     assert_eq!(d.bands, bands, "bands written");
 }
 
+/// The arguments of a peaks call (on the grid 0.05 + 0.01 k).
+#[derive(Clone, Copy)]
+struct PeaksCall<T> {
+    ctx: *const kp_context,
+    options: *const kp_multiband_options,
+    t: *const T,
+    y: *const T,
+    dy: *const T,
+    bands: *const u32,
+    offsets: *const i64,
+    nseries: usize,
+    nf: usize,
+    peaks: *const kp_peak_options,
+    index: *mut i64,
+    value: *mut f64,
+}
+
+impl<T: Dt> PeaksCall<T> {
+    fn call(self) -> kp_status {
+        unsafe {
+            T::PEAKS(
+                self.ctx,
+                self.options,
+                self.t,
+                self.y,
+                self.dy,
+                self.bands,
+                self.offsets,
+                self.nseries,
+                0.05,
+                0.01,
+                self.nf,
+                self.peaks,
+                self.index,
+                self.value,
+            )
+        }
+    }
+}
+
+/// Bad calls of the peaks entry point: each a non-OK status naming the
+/// problem, `index` and `value` (poisoned, one more each than a call of
+/// two peaks a series writes) untouched and no input written.
+fn peaks_errors<T: Dt>(ctx: &Ctx, d: &Data) {
+    let (t, y, dy): (Vec<T>, Vec<T>, Vec<T>) = (cast(&d.t), cast(&d.y), cast(&d.dy));
+    let nseries = d.offsets.len() - 1;
+    let two = kp_peak_options {
+        k: 2,
+        separation: 0.02,
+    };
+    let (mut index, mut value) = poisoned_peaks(nseries * two.k);
+    let good = PeaksCall {
+        ctx: ctx.ptr(),
+        options: null(),
+        t: t.as_ptr(),
+        y: y.as_ptr(),
+        dy: dy.as_ptr(),
+        bands: d.bands.as_ptr(),
+        offsets: d.offsets.as_ptr(),
+        nseries,
+        nf: 64,
+        peaks: &two,
+        index: index.as_mut_ptr(),
+        value: value.as_mut_ptr(),
+    };
+    assert_eq!(good.call(), KP_OK, "{}", last_error());
+    index.fill(POISON_INDEX);
+    value.fill(f64::poison());
+
+    let (o1, o2, o3) = (d.offsets[1], d.offsets[2], d.offsets[3]);
+    let decreasing = [0, o2, o1, o3];
+    let negative = [0, -5, o2, o3];
+    let only_zero = [0i64];
+    let first = [0, o1];
+    // A count the i64 indexing accepts for one series, whose periodogram no
+    // host can hold: refused, not an abort at the allocation.
+    let past_the_host = 1usize << 59;
+    let mut nan_y = y.clone();
+    nan_y[o2 as usize + 1] = T::from_f64(f64::NAN);
+    let bad_method = kp_multiband_options {
+        method: 7,
+        ..kp_multiband_options_default()
+    };
+    let one_more = kp_peak_options {
+        k: KP_MAX_PEAKS + 1,
+        ..two
+    };
+    // One byte past an element: misaligned (never written).
+    let misaligned_index = (good.index as *mut u8).wrapping_add(1) as *mut i64;
+    let misaligned_value = (good.value as *mut u8).wrapping_add(1) as *mut f64;
+
+    let invalid = KP_ERROR_INVALID_ARGUMENT;
+    let null_ptr = KP_ERROR_NULL_POINTER;
+    let mut cases: Vec<(String, PeaksCall<T>, kp_status, String)> = bad_peak_options()
+        .into_iter()
+        .map(|(p, needle)| {
+            // The options live as long as the cases: leaked, a few bytes.
+            let p: &'static kp_peak_options = Box::leak(Box::new(p));
+            (
+                format!("{p:?}"),
+                PeaksCall { peaks: p, ..good },
+                invalid,
+                needle,
+            )
+        })
+        .collect();
+    #[rustfmt::skip]
+    let more: Vec<(&str, PeaksCall<T>, kp_status, &str)> = vec![
+        ("k past KP_MAX_PEAKS", PeaksCall { peaks: &one_more, ..good }, invalid, "k = 257"),
+        ("ctx NULL", PeaksCall { ctx: null(), ..good }, null_ptr, "ctx"),
+        ("t NULL", PeaksCall { t: null(), ..good }, null_ptr, "t is NULL"),
+        ("y NULL", PeaksCall { y: null(), ..good }, null_ptr, "y is NULL"),
+        ("bands NULL", PeaksCall { bands: null(), ..good }, null_ptr, "bands is NULL"),
+        ("offsets NULL", PeaksCall { offsets: null(), ..good }, null_ptr, "offsets is NULL"),
+        ("index NULL", PeaksCall { index: null_mut(), ..good }, null_ptr, "index is NULL"),
+        ("value NULL", PeaksCall { value: null_mut(), ..good }, null_ptr, "value is NULL"),
+        ("decreasing offsets", PeaksCall { offsets: decreasing.as_ptr(), ..good }, invalid, "offsets decrease"),
+        ("a negative offset", PeaksCall { offsets: negative.as_ptr(), ..good }, invalid,
+            "offsets[1] = -5 is negative"),
+        ("no series", PeaksCall { offsets: only_zero.as_ptr(), nseries: 0, ..good }, invalid,
+            "at least one series"),
+        ("a NaN in series 2", PeaksCall { y: nan_y.as_ptr(), ..good }, invalid, "series 2: y[1]"),
+        ("method 7", PeaksCall { options: &bad_method, ..good }, invalid, "method"),
+        ("no frequencies", PeaksCall { nf: 0, ..good }, invalid, "frequencies"),
+        ("nf huge", PeaksCall { nf: usize::MAX, ..good }, invalid, "frequencies overflow"),
+        ("nf past the host", PeaksCall { offsets: first.as_ptr(), nseries: 1, nf: past_the_host, ..good },
+            invalid, "a periodogram's frequencies: 576460752303423488 values of 8 bytes exceed"),
+        ("misaligned index", PeaksCall { index: misaligned_index, ..good }, invalid,
+            "is not aligned to 8 bytes"),
+        ("misaligned value", PeaksCall { value: misaligned_value, ..good }, invalid,
+            "is not aligned to 8 bytes"),
+        ("value over index", PeaksCall { value: good.index as *mut f64, ..good }, invalid,
+            "index and value overlap"),
+        ("index over t", PeaksCall { index: t.as_ptr() as *mut i64, ..good }, invalid, "overlap"),
+        ("value over dy", PeaksCall { value: dy.as_ptr() as *mut f64, ..good }, invalid, "overlap"),
+        ("index over offsets", PeaksCall { index: d.offsets.as_ptr() as *mut i64, ..good }, invalid,
+            "overlap"),
+        ("value over bands", PeaksCall { value: d.bands.as_ptr() as *mut f64, ..good }, invalid,
+            "overlap"),
+    ];
+    cases.extend(
+        more.into_iter().map(|(what, call, status, needle)| {
+            (what.to_string(), call, status, needle.to_string())
+        }),
+    );
+    for (what, call, status, needle) in &cases {
+        println!("{} peaks {what}", T::NAME);
+        let got = call.call();
+        let msg = last_error();
+        assert_eq!(got, *status, "{} peaks {what}: message {msg:?}", T::NAME);
+        assert!(
+            msg.contains(needle.as_str()),
+            "{} peaks {what}: {msg:?} lacks {needle:?}",
+            T::NAME
+        );
+        assert!(
+            index.iter().all(|&i| i == POISON_INDEX)
+                && value.iter().all(|v| v.to_bits() == f64::poison().to_bits()),
+            "{} peaks {what}: index or value written",
+            T::NAME
+        );
+    }
+    assert_eq!(bits(&t), bits(&cast::<T>(&d.t)), "t written");
+    assert_eq!(bits(&dy), bits(&cast::<T>(&d.dy)), "dy written");
+    assert_eq!(d.offsets, [0, o1, o2, o3], "offsets written");
+}
+
 /// Counts no array can have (their byte size exceeds `isize::MAX` for 4-
 /// and 8-byte elements, and `usize::MAX` itself): refused before anything
 /// is read, the output untouched.
@@ -1101,6 +1375,21 @@ fn impossible_counts<T: Dt>(backend: kp_backend) {
         nf: 3,
         out: out.as_mut_ptr(),
     };
+    let (mut index, mut value) = poisoned_peaks(9);
+    let peaks = PeaksCall {
+        ctx: ctx.ptr(),
+        options: null(),
+        t: t.as_ptr(),
+        y: y.as_ptr(),
+        dy: null(),
+        bands: d.bands.as_ptr(),
+        offsets: d.offsets.as_ptr(),
+        nseries: 3,
+        nf: 3,
+        peaks: null(),
+        index: index.as_mut_ptr(),
+        value: value.as_mut_ptr(),
+    };
     for huge in [usize::MAX / 4, 1 << 61, 1 << 63, usize::MAX] {
         let calls = [
             ("n, array", Call { n: huge, ..good }.array()),
@@ -1116,6 +1405,15 @@ fn impossible_counts<T: Dt>(backend: kp_backend) {
                 .call(),
             ),
             ("nf, batch", BatchCall { nf: huge, ..batch }.call()),
+            (
+                "nseries, peaks",
+                PeaksCall {
+                    nseries: huge,
+                    ..peaks
+                }
+                .call(),
+            ),
+            ("nf, peaks", PeaksCall { nf: huge, ..peaks }.call()),
         ];
         for (what, status) in calls {
             let msg = last_error();
@@ -1124,7 +1422,9 @@ fn impossible_counts<T: Dt>(backend: kp_backend) {
             assert_ne!(status, KP_ERROR_INTERNAL, "{what}: panicked: {msg}");
             assert!(!msg.is_empty(), "{what}: no message");
             assert!(
-                out.iter().all(|v| v.bits() == T::poison().bits()),
+                out.iter().all(|v| v.bits() == T::poison().bits())
+                    && index.iter().all(|&i| i == POISON_INDEX)
+                    && value.iter().all(|v| v.to_bits() == f64::poison().to_bits()),
                 "{what}: the output was written"
             );
         }

@@ -4129,10 +4129,31 @@ macro_rules! multiband_fn {
 type MultibandFn<T> = multiband_fn!(usize, *const T, usize);
 type MultibandUniformFn<T> = multiband_fn!(usize, f64, f64, usize);
 type MultibandBatchFn<T> = multiband_fn!(*const i64, usize, f64, f64, usize);
+type MultibandPeaksFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const kp_multiband_options,
+    *const T,
+    *const T,
+    *const T,
+    *const u32,
+    *const i64,
+    usize,
+    f64,
+    f64,
+    usize,
+    *const kp_peak_options,
+    *mut i64,
+    *mut f64,
+) -> kp_status;
 
-/// The three entry points of one dtype: one series on an array and on a
-/// grid, a ragged batch on one grid.
-type MultibandFns<T> = (MultibandFn<T>, MultibandUniformFn<T>, MultibandBatchFn<T>);
+/// The four entry points of one dtype: one series on an array and on a
+/// grid, a ragged batch on one grid and its best peaks.
+type MultibandFns<T> = (
+    MultibandFn<T>,
+    MultibandUniformFn<T>,
+    MultibandBatchFn<T>,
+    MultibandPeaksFn<T>,
+);
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum MultibandOpts {
@@ -4237,6 +4258,8 @@ struct MultibandOp {
     /// >= 240: `out` is y's buffer; 230 to 239: the bands' (the library
     /// must refuse the overlap).
     alias: u8,
+    /// A batch's best peaks, called after the batch.
+    peaks: PeaksSpec,
 }
 
 fn multiband<T: Real>(fns: MultibandFns<T>, suffix: &str, op: &MultibandOp) {
@@ -4376,6 +4399,69 @@ fn multiband<T: Real>(fns: MultibandFns<T>, suffix: &str, op: &MultibandOp) {
         !(ok && !aliased.is_empty()),
         "{call}: KP_OK with out over {aliased}"
     );
+
+    // The best peaks of the same batch: `k` per series. The work is the
+    // batch's, capped above, or its `nf` is one the library must refuse (an
+    // output of `nseries * nf` no allocation can hold, over at most 8
+    // series, is also a periodogram's frequencies too many to hold).
+    let Some(offsets) = &batch else {
+        return;
+    };
+    let mut args = op.peaks.make(rows);
+    let mut value = op.peaks.value(&args);
+    let Some(index) = args.index_ptr(offsets).filter(|_| value.fits(args.span)) else {
+        return;
+    };
+    let call = format!(
+        "kp_lombscargle_multiband_batch_peaks_{suffix}(ctx, options={:?}, {}, bands={}{:?}, {rows_arg}, {freqs_arg}, nf={nf}, {}, value={})",
+        unsafe { opts.as_ref() },
+        s.describe(),
+        bands.describe(),
+        bands.data,
+        args.describe(),
+        value.describe(),
+    );
+    trace!("{call}");
+    let others = (bands.snapshot(), offsets.snapshot());
+    let before = (args.index.snapshot(), value.snapshot());
+    let (off, opt, vx) = (offsets.ptr(), args.opts_ptr(), value.mut_ptr());
+    let status = unsafe {
+        fns.3(
+            ctx(),
+            opts,
+            t,
+            y,
+            dy,
+            b,
+            off,
+            rows,
+            grid.0,
+            grid.1,
+            nf,
+            opt,
+            index,
+            vx,
+        )
+    };
+    let ok = check_status(&call, status);
+    s.check_unchanged(&call, &inputs);
+    check_inputs(
+        &call,
+        &[
+            ("bands", others.0, bytes_of(&bands.data)),
+            ("offsets", others.1, bytes_of(&offsets.data)),
+        ],
+    );
+    let span = clamp(args.span).saturating_mul(size_of::<f64>());
+    check_outputs(
+        &call,
+        ok,
+        &[("value", before.1, bytes_of(&value.data), span)],
+    );
+    // Each series: peaks (an index in the grid, a value), then padding
+    // (index -1, value NaN) to k.
+    let found = args.check(&call, ok, before.0, rows, nf as u128);
+    check_peak_values(&call, &value.data, args.k, &found);
 }
 
 // ---------------------------------------------------------------------------
@@ -4528,6 +4614,7 @@ fn run(op: &Op) {
                 kp_lombscargle_multiband_f32,
                 kp_lombscargle_multiband_uniform_f32,
                 kp_lombscargle_multiband_batch_f32,
+                kp_lombscargle_multiband_batch_peaks_f32,
             ),
             "f32",
             o,
@@ -4537,6 +4624,7 @@ fn run(op: &Op) {
                 kp_lombscargle_multiband_f64,
                 kp_lombscargle_multiband_uniform_f64,
                 kp_lombscargle_multiband_batch_f64,
+                kp_lombscargle_multiband_batch_peaks_f64,
             ),
             "f64",
             o,

@@ -43,7 +43,7 @@ def main():
             if rows is None:
                 break
             b = time.perf_counter()
-            series = kd._sorted_series(*rows, "id")
+            series = kd._sorted_series(*rows, id_col="id")
             c = time.perf_counter()
             tables.append(kd._peaks_table(*series, meta=meta, id_col="id", grid=grid, top_k=1, opts=opts))
             spent += [b - a, c - b, time.perf_counter() - c, 0]

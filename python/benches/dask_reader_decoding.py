@@ -33,7 +33,7 @@ def by_hand(client, plan, nf, use_threads):
         a = time.perf_counter()
         cols = _parquet_tasks.read(t, ["id", "t", "y"], "id", use_threads)
         b = time.perf_counter()
-        ids, offsets, tt, y, _ = kd._sorted_series(cols["id"], cols["t"], cols["y"], None, "id")
+        ids, offsets, tt, y, _ = kd._sorted_series(cols["id"], cols["t"], cols["y"], None, id_col="id")
         c = time.perf_counter()
         with kd._calls(None, True):
             d = time.perf_counter()

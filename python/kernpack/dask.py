@@ -14,6 +14,11 @@ Functions
 :func:`lombscargle_periodograms`
     The whole periodograms of the same input, one array per row of a Dask
     DataFrame indexed by id.
+:func:`lombscargle_multiband_peaks`
+    Per-series best frequency (optionally the top-k) of the multiband
+    periodogram of ``(id, t, y, band[, dy])`` rows (one
+    ``lombscargle_multiband_batch`` call for the peaks per partition), as a
+    Dask DataFrame indexed by id.
 :func:`bls`
     Per-series best trial period (optionally the top-k) of a box least
     squares transit search of the same input (one ``bls_batch`` call for
@@ -86,6 +91,7 @@ from ._native import MAX_PEAKS as _MAX_PEAKS
 __all__ = [
     "lombscargle_peaks",
     "lombscargle_periodograms",
+    "lombscargle_multiband_peaks",
     "bls",
     "pdm",
     "conditional_entropy",
@@ -146,8 +152,10 @@ def _parquet_plan(data: Any, id_col: str, columns: List[str]) -> Optional[_parqu
     return _parquet_tasks.plan(files, id_col, columns) if files else None
 
 
-def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kwargs: Optional[Dict[str, Any]]):
-    """A Dask DataFrame with the value columns, and the id as column or index."""
+def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kwargs: Optional[Dict[str, Any]],
+                     extra_cols: Sequence[str] = ()):
+    """A Dask DataFrame with the value columns (numbers), the `extra_cols`
+    (any values: labels) and the id as column or index."""
     if _is_paths(data):
         paths = os.fspath(data) if not isinstance(data, (list, tuple)) else [os.fspath(p) for p in data]
         # The caller's options over kernpack's default of one pandas block per
@@ -162,7 +170,7 @@ def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kw
             f"expected a Dask DataFrame or the path of a Parquet dataset, got {type(data).__name__}"
             + (" (wrap a pandas DataFrame with dask.dataframe.from_pandas)" if isinstance(data, pd.DataFrame) else "")
         )
-    missing = [c for c in columns if c not in data.columns]
+    missing = [c for c in [*columns, *extra_cols] if c not in data.columns]
     id_is_index = id_col not in data.columns and data.index.name == id_col
     if id_col not in data.columns and not id_is_index:
         missing.insert(0, id_col)
@@ -180,7 +188,7 @@ def _as_series_frame(data: Any, id_col: str, columns: List[str], read_parquet_kw
                 or isinstance(dtype, (pd.PeriodDtype, pd.CategoricalDtype)):
             raise TypeError(f"column {name!r} is {dtype}: times, values and weights must be numbers "
                             "(convert dates to days first, e.g. MJD)")
-    return data[([] if id_is_index else [id_col]) + columns], id_is_index
+    return data[([] if id_is_index else [id_col]) + columns + list(extra_cols)], id_is_index
 
 
 def _partitioned_by_id(data, id_col: str, id_is_index: bool, assume_partitioned: bool, npartitions: Optional[int]):
@@ -238,40 +246,44 @@ def _id_divisions(ids, npartitions: int) -> Optional[List[Any]]:
     return list(cuts)
 
 
-def _series_pieces(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str]):
-    """(ids, t, y, w) of a pandas partition (one piece) or of a Parquet task
-    (a row group at a time where its row groups follow in id order), as
-    NumPy arrays in their stored order; every series whole in one piece."""
+def _series_pieces(source, id_col: str, t_col: str, y_col: str, w_col: Optional[str],
+                   extra_cols: Sequence[str] = ()):
+    """(ids, t, y, w, *extra) of a pandas partition (one piece) or of a
+    Parquet task (a row group at a time where its row groups follow in id
+    order), as NumPy arrays in their stored order, `extra` the
+    `extra_cols`; every series whole in one piece."""
     if isinstance(source, _parquet_tasks.Task):
-        columns = [id_col, t_col, y_col] + ([w_col] if w_col is not None else [])
+        columns = [id_col, t_col, y_col] + ([w_col] if w_col is not None else []) + list(extra_cols)
         for cols in _parquet_tasks.pieces(source, columns, id_col):
-            yield cols[id_col], cols[t_col], cols[y_col], cols[w_col] if w_col is not None else None
+            w = cols[w_col] if w_col is not None else None
+            yield (cols[id_col], cols[t_col], cols[y_col], w, *(cols[c] for c in extra_cols))
         return
     ids = source[id_col].to_numpy() if id_col in source.columns else source.index.to_numpy()
     w = source[w_col].to_numpy() if w_col is not None else None
-    yield ids, source[t_col].to_numpy(), source[y_col].to_numpy(), w
+    yield (ids, source[t_col].to_numpy(), source[y_col].to_numpy(), w, *(source[c].to_numpy() for c in extra_cols))
 
 
-def _per_piece(source, meta, id_col, t_col, y_col, w_col, table_of) -> "pd.DataFrame":
-    """The partition's result: ``table_of(ids, offsets, t, y, w)`` of every
-    piece's series in (id, t, y, w) order, one batched call per piece, in id
-    order (the pieces of a Parquet task are, but for its last one: the
-    series that cross row groups)."""
-    tables = [table_of(*_sorted_series(*rows, id_col))
-              for rows in _series_pieces(source, id_col, t_col, y_col, w_col) if len(rows[0])]
+def _per_piece(source, meta, id_col, t_col, y_col, w_col, extra_cols, table_of) -> "pd.DataFrame":
+    """The partition's result: ``table_of(ids, offsets, t, y, w, *extra)``
+    of every piece's series in (id, t, y, w, *extra) order (`extra`: the
+    `extra_cols`), one batched call per piece, in id order (the pieces of a
+    Parquet task are, but for its last one: the series that cross row
+    groups)."""
+    tables = [table_of(*_sorted_series(*rows, id_col=id_col))
+              for rows in _series_pieces(source, id_col, t_col, y_col, w_col, extra_cols) if len(rows[0])]
     if not tables:
         return meta.copy()
     table = tables[0] if len(tables) == 1 else pd.concat(tables)
     return table if table.index.is_monotonic_increasing else table.sort_index(kind="stable")
 
 
-def _sorted_series(ids, t, y, w, id_col: str):
-    """Flat arrays sorted by (id, t, y, w), which fixes the order of the sums
-    whatever order the shuffle or the files delivered, and the series'
-    offsets: (series ids, offsets, t, y, w)."""
+def _sorted_series(ids, t, y, w, *extra, id_col: str):
+    """Flat arrays sorted by (id, t, y, w, *extra), which fixes the order of
+    the sums whatever order the shuffle or the files delivered, and the
+    series' offsets: (series ids, offsets, t, y, w, *extra)."""
     if ids.dtype.kind not in "iub" and pd.isna(ids).any():  # integer ids cannot be missing
         raise ValueError(f"the {id_col!r} column has missing values: every row needs a series id")
-    keys = [ids, t, y] + ([w] if w is not None else [])
+    keys = [ids, t, y] + ([w] if w is not None else []) + list(extra)
     layout = _ties_out_of_order(keys)
     if layout is None:  # not ordered by (id, t): pandas' stable sort on every key
         names = [str(k) for k in range(len(keys))]
@@ -280,13 +292,14 @@ def _sorted_series(ids, t, y, w, id_col: str):
         starts = np.flatnonzero(keys[0][1:] != keys[0][:-1]) + 1
     else:
         starts, (rows, source) = layout
-        if rows.size:  # Tied rows share id and t: only their values (and weights) move.
+        if rows.size:  # Tied rows share id and t: only their other columns move.
             keys[2:] = [k.copy() for k in keys[2:]]
             for k in keys[2:]:
                 k[rows] = k[source]
     id_values, t, y = keys[:3]
     offsets = np.concatenate([[0], starts, [id_values.size]]).astype(np.intp)
-    return id_values[offsets[:-1]], offsets, t, y, keys[3] if w is not None else None
+    w, extra = (keys[3], keys[4:]) if w is not None else (None, keys[3:])
+    return (id_values[offsets[:-1]], offsets, t, y, w, *extra)
 
 
 def _ties_out_of_order(keys: List[np.ndarray]):
@@ -527,29 +540,39 @@ def _per_series(label, out_columns, table, data, nf, fmin, fmax, oversample, id_
 
 
 def _per_survey_partition(label, out_columns, table, data, id_col, t_col, y_col, w_col, assume_partitioned,
-                          npartitions, read_parquet_kwargs, w_name="w_col"):
+                          npartitions, read_parquet_kwargs, w_name="w_col", extra_cols=None):
     """The frame (or Parquet plan) of `data` with each id in one partition,
     and per partition the table of `out_columns` (dtypes) indexed by id that
-    ``table(ids, offsets, t, y, w, meta=)`` makes of its series, in a task
-    named `label`; `w_name` names the optional column's argument in errors."""
+    ``table(ids, offsets, t, y, w, *extra, meta=)`` makes of its series, in a
+    task named `label`; `w_name` names the optional column's argument in
+    errors. `extra_cols` ({argument name: column}, in order): columns of any
+    values (a multiband series' band labels) that travel and are sorted with
+    the rows, the `extra` arrays."""
+    extra_cols = dict(extra_cols or {})
+    named = {"id_col": id_col, "t_col": t_col, "y_col": y_col, w_name: w_col, **extra_cols}
+    given = [c for c in named.values() if c is not None]
+    if len(set(given)) != len(given):
+        args, cols = list(named), [repr(c) for c in named.values()]
+        raise ValueError(f"{', '.join(args[:-1])} and {args[-1]} must name different columns, got "
+                         f"{', '.join(cols[:-1])} and {cols[-1]}")
     columns = [t_col, y_col] + ([w_col] if w_col is not None else [])
-    if len({id_col, *columns}) != len(columns) + 1:
-        raise ValueError(f"id_col, t_col, y_col and {w_name} must name different columns, got {id_col!r}, "
-                         f"{t_col!r}, {y_col!r} and {w_col!r}")
+    extra = list(extra_cols.values())
     if npartitions is not None and (isinstance(npartitions, (bool, np.bool_))
                                     or not isinstance(npartitions, (int, np.integer)) or npartitions < 1):
         raise ValueError(f"npartitions must be an integer >= 1 (or None), got {npartitions!r}")
     paths = _is_paths(data) and read_parquet_kwargs is None and npartitions is None
-    source = _parquet_plan(data, id_col, columns) if paths else None
+    # kernpack's reader takes columns of numbers (integer band labels, say);
+    # others (strings) leave the path to Dask's reader.
+    source = _parquet_plan(data, id_col, columns + extra) if paths else None
     if source is not None:
         index_dtype = source.id_dtype
     else:
-        source, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs)
+        source, id_is_index = _as_series_frame(data, id_col, columns, read_parquet_kwargs, extra)
         source = _partitioned_by_id(source, id_col, id_is_index, bool(assume_partitioned), npartitions)
         index_dtype = source[id_col].dtype if id_col in source.columns else source.index.dtype
     meta = _empty_table(out_columns, pd.Index([], dtype=index_dtype, name=id_col))
     table_of = functools.partial(table, meta=meta)
-    return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, table_of)
+    return _per_partition(source, label, meta, id_col, t_col, y_col, w_col, extra, table_of)
 
 
 def _batch_options(normalize, floating_mean, precenter, backend) -> Dict[str, Any]:
@@ -833,6 +856,131 @@ def lombscargle_periodograms(
         "pgram-partition", pgram_columns, _pgram_table, data, nf, fmin, fmax, oversample, id_col, t_col, y_col, w_col,
         normalize, floating_mean, precenter, backend, assume_partitioned, npartitions, read_parquet_kwargs,
     )
+
+
+def _multiband_table(ids, offsets, t, y, dy, bands, *, meta, search, band_col, backend):
+    """Each series' best frequencies of one batched multiband call
+    (``lombscargle_multiband_batch(..., peaks=top_k, **search)``): rank 1 is
+    the first of the highest power, NaN where a rank has no peak."""
+    if bands.dtype.kind not in "iub" and pd.isna(bands).any():  # integer labels cannot be missing
+        raise ValueError(f"the {band_col!r} column has missing values: every row needs a band")
+    # The flexible method's peaks come from chunks reduced where they are
+    # computed; the fast method holds the partition's whole periodograms.
+    with _series_named_by_id(ids), _calls(backend, best=search["method"] == "flexible"):
+        got = _ts.lombscargle_multiband_batch(t, y, bands, dy=dy, offsets=offsets, backend=backend, **search)
+    with np.errstate(divide="ignore"):
+        period = 1.0 / got.frequency
+    return _ranks_table(ids, offsets, meta, got.frequency, period, got.power)
+
+
+def lombscargle_multiband_peaks(
+    data: Any,
+    f0: float,
+    df: float,
+    nf: int,
+    *,
+    band_col: str = "band",
+    top_k: int = 1,
+    separation: float = 0.0,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    dy_col: Optional[str] = None,
+    method: str = "flexible",
+    nterms_base: int = 1,
+    nterms_band: int = 1,
+    reg_base: Optional[float] = None,
+    reg_band: Optional[float] = 1e-6,
+    regularize_by_trace: bool = True,
+    center_data: bool = True,
+    fit_mean: bool = True,
+    normalization: str = "standard",
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The highest multiband periodogram peaks of every series of a survey
+    table whose samples are taken in several bands (astropy's
+    ``LombScargleMultiband``: one period shared by every band).
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
+        One row per sample: series id, time, value, band label and
+        optionally its uncertainty, read as in :func:`lombscargle_peaks`
+        (kernpack's own reader where every column read is of numbers, the
+        band labels included; a path with string labels is read with
+        ``dask.dataframe.read_parquet``).
+    f0, df, nf : float, float, int
+        The grid ``f0 + k * df``, ``k = 0 .. nf-1``, in cycles per unit of t
+        (not angular), the same for every series; checked here, with the
+        options, before any partition runs.
+    band_col : str, optional
+        The column of band labels: any values that sort (integers, strings),
+        not missing. A series' bands are its own labels in sorted order.
+    top_k : int, optional
+        Peaks per series, 1 to 256 (default 1: the highest power). k > 1:
+        the k highest local maxima of each series' periodogram, each at
+        least `separation` from the higher ones, as
+        ``lombscargle_multiband_batch(..., peaks=k, separation=separation)``
+        defines them (rank 1 is the maximum); missing ranks are NaN.
+    separation : float, optional
+        The least distance between the frequencies of two ranked peaks, in
+        cycles per unit of t (finite, >= 0; default 0). About
+        ``1 / (time span)`` keeps a peak's side lobes out of the ranks; no
+        effect with ``top_k=1``.
+    id_col, t_col, y_col, dy_col : str, optional
+        Column names; `dy_col` None: equal uncertainties.
+    method, nterms_base, nterms_band, reg_base, reg_band, regularize_by_trace, center_data, fit_mean, normalization
+        As in :func:`kernpack.timeseries.lombscargle_multiband_batch`
+        (astropy's ``LombScargleMultiband`` and its ``power(method=)``).
+    backend, assume_partitioned, npartitions, read_parquet_kwargs
+        As in :func:`lombscargle_peaks`.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (as :func:`lombscargle_peaks`), with columns ``n``
+        (samples, int64), and at the highest power (the first of equal
+        ones) ``frequency`` (cycles per unit of t), ``period``
+        (``1 / frequency``) and ``power`` (float64); for ``top_k > 1`` then
+        ``frequency_r``, ``period_r``, ``power_r`` of the r-th peak for
+        r = 2..k.
+
+    Notes
+    -----
+    Each partition is one :func:`kernpack.timeseries.lombscargle_multiband_batch`
+    call with ``peaks=top_k`` on its series, its rows sorted by (id, t, y,
+    dy, band) first, so the results do not depend on the order in which the
+    shuffle delivered them: the same data, backend and dtype give the same
+    numbers bitwise as that call on the series sorted that way. Computed in
+    float32 when the time, value and uncertainty columns are all float32
+    (the powers then widened to float64 exactly), else float64. Only the
+    peaks of a partition are held with the flexible method (its
+    periodograms are computed in chunks of series and reduced where they
+    are made: on a GPU only the peaks leave the device); the fast method
+    holds a partition's periodograms, ``nseries * nf`` values, and a GPU
+    worker runs such calls one at a time. A partition without rows gives an
+    empty table. The output metadata is given to Dask: the kernel never
+    runs on empty or fake data to infer it.
+    """
+    top_k = _top_k(top_k, most=_MAX_PEAKS)
+    if np.ndim(f0) or np.ndim(df):
+        raise ValueError("f0 and df must be numbers: one grid f0 + k * df for every series")
+    search = dict(f0=f0, df=df, nf=_signal._count("nf", nf), method=method, nterms_base=nterms_base,
+                  nterms_band=nterms_band, reg_base=reg_base, reg_band=reg_band,
+                  regularize_by_trace=regularize_by_trace, center_data=center_data, fit_mean=fit_mean,
+                  normalization=normalization, peaks=top_k, separation=separation)
+    # The grid and options checked once, on the client (an empty batch, on
+    # the CPU).
+    empty = np.empty(0)
+    _ts.lombscargle_multiband_batch(empty, empty, empty, offsets=np.zeros(1, np.intp), backend="cpu", **search)
+    backend = None if backend is None else _context._check(backend)
+    table_of = functools.partial(_multiband_table, search=search, band_col=band_col, backend=backend)
+    return _per_survey_partition("multiband-partition", _peaks_columns(top_k), table_of, data, id_col, t_col, y_col,
+                                 dy_col, assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col",
+                                 extra_cols={"band_col": band_col})
 
 
 def _bls_table(ids, offsets, t, y, dy, *, meta, search, backend):

@@ -486,7 +486,8 @@ def test_partition_rows_are_ordered_as_a_full_sort_orders_them(rng, weighted):
         assert kd._ties_out_of_order(list(frame.to_numpy().T))[0] is not None, "rows in (id, t) order"
         for pdf in (frame, frame.sample(frac=1.0, random_state=case)):
             before = pdf.copy()
-            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(*next(kd._series_pieces(pdf, "id", "t", "y", w_col)), "id")
+            piece = next(kd._series_pieces(pdf, "id", "t", "y", w_col))
+            got_ids, offsets, got_t, got_y, got_w = kd._sorted_series(*piece, id_col="id")
             np.testing.assert_array_equal(got_t, want["t"].to_numpy())
             np.testing.assert_array_equal(got_y, want["y"].to_numpy())
             if weighted:

@@ -1,12 +1,14 @@
 //! C ABI of the multiband Lomb-Scargle periodogram, astropy's
 //! `LombScargleMultiband(t, y, bands, dy).power(frequency, method=...)`:
 //! host-pointer entry points per dtype for one series on a frequency array
-//! or a uniform grid and for a ragged batch on one shared grid (the
-//! per-dtype functions are in `entry_points.rs`). Frequencies are in cycles
-//! per unit of time; bands are `uint32_t` labels, any values (the bands are
-//! ordered by label).
-use super::args::{write_rows, Ragged, Samples};
+//! or a uniform grid, for a ragged batch on one shared grid, and for the
+//! batch's best peaks (`kp_peak_options`, semantics:
+//! [`crate::params::peaks`]); the per-dtype functions are in
+//! `entry_points.rs`. Frequencies are in cycles per unit of time; bands are
+//! `uint32_t` labels, any values (the bands are ordered by label).
+use super::args::{write_rows, PeakArgs, Ragged, RaggedOffsets, Samples};
 use super::lombscargle_chi2::normalization_of;
+use super::phasefold::kp_peak_options;
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
 use crate::api::lombscargle::batch::BatchGrid;
 use crate::api::lombscargle::multiband::{MultibandBatch, MultibandSeries};
@@ -179,6 +181,58 @@ struct BandRagged<T> {
     nseries: usize,
 }
 
+impl<T: Float> BandRagged<T> {
+    /// The offsets read and checked as [`Ragged::read`] does, before the
+    /// samples and the bands are sized by the last of them.
+    ///
+    /// # Safety
+    /// A non-NULL `offsets` valid for `nseries + 1` values.
+    unsafe fn read<'a>(&self) -> Result<BandOffsets<'a, T>, RawError> {
+        let ragged = Ragged {
+            t: self.t,
+            y: self.y,
+            dy: self.dy,
+            offsets: self.offsets,
+            nseries: self.nseries,
+        };
+        Ok(BandOffsets {
+            ragged: unsafe { ragged.read() }?,
+            bands: self.bands,
+        })
+    }
+}
+
+/// A multiband batch whose offsets were read and checked.
+struct BandOffsets<'a, T> {
+    ragged: RaggedOffsets<'a, T>,
+    bands: *const u32,
+}
+
+impl<T: Float> BandOffsets<'_, T> {
+    /// The input spans, for the overlap check against the outputs.
+    fn spans(&self) -> Vec<Span<'static>> {
+        let mut spans = self.ragged.spans();
+        spans.push(Span::of("bands", self.bands, self.ragged.samples.n));
+        spans
+    }
+
+    /// The batch as the API takes it.
+    ///
+    /// # Safety
+    /// As the entry points': non-NULL pointers valid for `offsets[nseries]`
+    /// values.
+    unsafe fn batch(&self) -> Result<MultibandBatch<'_, T>, RawError> {
+        let samples = unsafe { self.ragged.batch() }?;
+        Ok(MultibandBatch {
+            t: samples.t,
+            y: samples.y,
+            dy: samples.dy,
+            bands: unsafe { raw::host("bands", self.bands, self.ragged.samples.n) }?,
+            offsets: samples.offsets,
+        })
+    }
+}
+
 /// The multiband periodogram in {precision} of the `n` samples `t`, `y`
 /// (errors `dy`, NULL: equal) in the bands `bands` (a `uint32_t` label per
 /// sample) at the `nf` frequencies `freqs` (cycles per unit time) into `out`
@@ -261,33 +315,67 @@ struct kp_lombscargle_multiband_batch<T> {
 
 impl<T: Float> Entry for kp_lombscargle_multiband_batch<T> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let r = &self.ragged;
-        let ragged = Ragged {
-            t: r.t,
-            y: r.y,
-            dy: r.dy,
-            offsets: r.offsets,
-            nseries: r.nseries,
-        };
-        let ragged = unsafe { ragged.read() }?;
-        let n = ragged.samples.n;
-        let len = raw::product("nseries", r.nseries, "nf", self.nf)?;
-        let mut inputs = ragged.spans();
-        inputs.push(Span::of("bands", r.bands, n));
-        check_apart(&[Span::of("out", self.out, len)], &inputs)?;
+        let ragged = unsafe { self.ragged.read() }?;
+        let len = raw::product("nseries", self.ragged.nseries, "nf", self.nf)?;
+        check_apart(&[Span::of("out", self.out, len)], &ragged.spans())?;
         let opts = unsafe { options_from(self.options) }?;
-        let samples = unsafe { ragged.batch() }?;
-        let bands = unsafe { raw::host("bands", r.bands, n) }?;
+        let batch = unsafe { ragged.batch() }?;
         raw::check_host("out", self.out as *const T, len)?;
-        let batch = MultibandBatch {
-            t: samples.t,
-            y: samples.y,
-            dy: samples.dy,
-            bands,
-            offsets: samples.offsets,
-        };
         let grid = BatchGrid::Shared(UniformGrid::new(self.f0, self.df, self.nf));
         let result = kp.lombscargle_multiband_batch(&batch, &grid, &opts)?;
         unsafe { write_rows(self.out, std::slice::from_ref(&result)) }
+    }
+}
+
+/// The best `peaks.k` peaks of the multiband periodogram of every series
+/// of a ragged batch, in {precision}, without keeping the periodograms:
+/// inputs as `kp_lombscargle_multiband_batch_{dtype}` (`options`, `t`,
+/// `y`, `dy`, `bands`, `offsets`, `nseries`, the grid `f0 + k df` of `nf`
+/// frequencies in cycles per unit time), and `peaks` (NULL: the defaults,
+/// one peak). `index` and `value` each get `nseries * peaks.k` values,
+/// series by series (series `s` at `index + s * peaks.k`), best first: the
+/// `peaks.k` highest distinct local maxima of the series' periodogram (as
+/// `kp_lombscargle_multiband_batch_{dtype}` gives it; NaN is never one),
+/// each at least `peaks.separation` in frequency (cycles per unit time)
+/// from those before it, as its `k` in the grid and its power (widened to
+/// double); a series with fewer maxima gets index -1 and value NaN after
+/// its last. A maximum is the first of equal values, and the best peak the
+/// first highest value of the row. On a GPU the flexible method runs in
+/// chunks of series whose periodograms are reduced on the device, so only
+/// the peaks come back; the fast method's periodograms are computed whole
+/// and reduced on the host. On the CPU series are computed and reduced a
+/// group at a time.
+///
+/// Ownership: every buffer stays the caller's. kernpack reads the inputs
+/// and writes `index` and `value` during the call only, keeps no pointer,
+/// and writes neither on failure (the status says why,
+/// kp_last_error_message() names the argument, or the series).
+///
+/// # Safety
+/// `offsets`: `nseries + 1` values; `t`, `y`, `bands` and a non-NULL `dy`:
+/// `offsets[nseries]` values; `index` and `value`: `nseries * peaks.k`
+/// values each, apart from each other and from the inputs; `options` and
+/// `peaks` NULL or one struct.
+struct kp_lombscargle_multiband_batch_peaks<T> {
+    options: *const kp_multiband_options,
+    ragged: BandRagged<T>,
+    f0: f64,
+    df: f64,
+    nf: usize,
+    peaks: PeakArgs,
+}
+
+impl<T: Float> Entry for kp_lombscargle_multiband_batch_peaks<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let ragged = unsafe { self.ragged.read() }?;
+        let (peaks, len) = unsafe { self.peaks.check(self.ragged.nseries, &ragged.spans()) }?;
+        let opts = unsafe { options_from(self.options) }?;
+        let batch = unsafe { ragged.batch() }?;
+        let out = unsafe { self.peaks.outputs(len) }?;
+        // Found in full before a single index or value is written.
+        let grid = BatchGrid::Shared(UniformGrid::new(self.f0, self.df, self.nf));
+        let rows = kp.lombscargle_multiband_batch_peaks(&batch, &grid, &opts, &peaks)?;
+        out.write(&rows, peaks.k);
+        Ok(())
     }
 }

@@ -530,6 +530,12 @@ impl<T: Float> Operation for LombScargleMultibandBatchPeaks<'_, T> {
         self.peaks.validate()?;
         let batch = self.periodograms();
         batch.check_shapes()?;
+        // The CPU path and the fast method hold a series' periodogram and
+        // its frequencies (f64) on the host to select its peaks. No buffer
+        // of the caller's bounds `nf` (the outputs are k per series), so it
+        // is sized here: an impossible count would abort the process at the
+        // allocation.
+        check_host_room::<f64>("a periodogram's frequencies", self.grids.nf())?;
         batch.prepared()?;
         let total = self
             .peaks
