@@ -142,9 +142,12 @@ pub(crate) trait Searched: Operation<Output = Vec<Vec<Peak>>> + Copy {
 /// `coarse` (a family's batch peaks call), each refined on a finer grid
 /// about it when `refine` is given ([`Refine`]: the same periodogram on the
 /// local grids, see the module documentation), with its false-alarm
-/// probability by `fap` when given (astropy's analytic methods, with the
-/// series' own samples and `fmax` its grid's last frequency; not the
-/// bootstrap, which resamples each series and is a call of its own).
+/// probability by `fap` when given (astropy's analytic methods,
+/// [`NullDistribution`], with the series' own samples and `fmax` its grid's
+/// last frequency: astropy's `LombScargle.false_alarm_probability(power,
+/// maximum_frequency=fmax)` where `fmax` lies on astropy's `autofrequency`
+/// grid, onto which that method rounds it; not the bootstrap, which
+/// resamples each series and is a call of its own).
 #[derive(Debug, Clone, Copy)]
 pub struct RefinedPeaks<P> {
     pub coarse: P,
