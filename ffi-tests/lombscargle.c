@@ -11,7 +11,8 @@
  * against the batch's periodograms), amplitude mode, the backends agreeing,
  * a batch's best peaks (kp_lombscargle_batch_top_peaks_f64/_f32: local
  * maxima of the batch's periodograms, best first, apart, the first the
- * highest value), refused calls, and the device path.
+ * highest value), the multi-term batch's peaks refined and with FAPs,
+ * refused calls, and the device path.
  *
  * With a GPU the AUTO context runs on it and the device-pointer entry points
  * are exercised; without one they must answer KP_ERROR_NO_GPU. When the
@@ -691,6 +692,103 @@ static void check_multiband_peaks(const kp_context *ctx, const double *cycles, c
               "a failing multiband peaks call wrote index or value (%zu)", i);
 }
 
+/* kp_lombscargle_chi2_batch_peaks_f64/_f32 on the two halves (one term,
+ * cycles per unit time): the coarse peaks are the local maxima of
+ * kp_lombscargle_chi2_batch_f64's rows, bit for bit; refined ones never
+ * lower, within one step; FAPs in [0, 1] when asked, NaN-free; a
+ * multi-term FAP is refused, every output left alone. */
+static void check_chi2_peaks(const kp_context *ctx, const char *name)
+{
+    static char title[64];
+    static double rows[2 * NF], frequency[2 * K + 1], power[2 * K + 1], fap[2 * K + 1];
+    static double coarse[2 * K];
+    static int64_t index[2 * K + 1], coarse_index[2 * K];
+    const double f0 = F[0] / (2.0 * 3.14159265358979323846);
+    const double df = (F[1] - F[0]) / (2.0 * 3.14159265358979323846);
+    kp_chi2_options opts = kp_chi2_options_default();
+    kp_peak_options peaks = kp_peak_options_default();
+    kp_refined_peak_options search = kp_refined_peak_options_default();
+    size_t i, s;
+
+    snprintf(title, sizeof title, "chi2 batch peaks (%s)", name);
+    group = title;
+    CHECK(search.refine_points == 0 && search.refine_steps == 1 && search.fap == 0 &&
+              search.fap_method == KP_FAP_BALUEV,
+          "default search options");
+    peaks.k = K;
+    EXPECT_OK(kp_lombscargle_chi2_batch_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, rows));
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        frequency[i] = power[i] = fap[i] = POISON;
+    }
+    EXPECT_OK(kp_lombscargle_chi2_batch_peaks_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, &peaks,
+                                                  NULL, index, frequency, power, NULL));
+    expect_no_message(__LINE__);
+    CHECK(index[2 * K] == POISON_INDEX && power[2 * K] == POISON, "wrote past nseries x k");
+    for (s = 0; s < 2; s++)
+        for (i = 0; i < K; i++) {
+            int64_t j = index[s * K + i];
+            const double *row = rows + s * NF;
+            CHECK(j >= 0 && j < NF, "series %zu: peak %zu at %lld", s, i, (long long)j);
+            CHECK(memcmp(&power[s * K + i], &row[j], sizeof(double)) == 0, "series %zu: peak %zu value", s, i);
+            CHECK((j == 0 || row[j - 1] < row[j]) && (j + 1 == NF || row[j + 1] <= row[j]),
+                  "series %zu: peak %zu is no maximum", s, i);
+            CHECK(frequency[s * K + i] == f0 + (double)j * df, "series %zu: peak %zu frequency", s, i);
+            CHECK(i > 0 || (size_t)j == argmax_d(row, NF), "series %zu: the best peak is not the argmax", s);
+        }
+    memcpy(coarse, power, sizeof coarse);
+    memcpy(coarse_index, index, sizeof coarse_index);
+
+    /* Refined on 8 points a step, one step each side, with Baluev's FAP. */
+    search.refine_points = 8;
+    search.fap = 1;
+    EXPECT_OK(kp_lombscargle_chi2_batch_peaks_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, &peaks,
+                                                  &search, index, frequency, power, fap));
+    for (i = 0; i < 2 * K; i++) {
+        CHECK(index[i] == coarse_index[i], "refined peak %zu moved its coarse index", i);
+        CHECK(power[i] >= coarse[i], "refined peak %zu lower: %g < %g", i, power[i], coarse[i]);
+        CHECK(fabs(frequency[i] - (f0 + (double)index[i] * df)) <= df * (1 + 1e-12),
+              "refined peak %zu moved more than a step", i);
+        CHECK(fap[i] >= 0.0 && fap[i] <= 1.0, "fap %g of peak %zu", fap[i], i);
+    }
+
+    /* f32 with NULL options: one peak a series. */
+    {
+        static float tf[NX], yf[NX];
+        for (i = 0; i < NX; i++) {
+            tf[i] = (float)T[i];
+            yf[i] = (float)Y[i];
+        }
+        for (i = 0; i <= 2 * K; i++)
+            index[i] = POISON_INDEX;
+        EXPECT_OK(kp_lombscargle_chi2_batch_peaks_f32(ctx, NULL, tf, yf, NULL, HALVES, 2, f0, df, NF, NULL,
+                                                      NULL, index, frequency, power, NULL));
+        CHECK(index[0] >= 0 && index[1] >= 0 && index[2] == POISON_INDEX, "NULL peak options: one a series");
+    }
+
+    /* Refusals leave every output alone. */
+    for (i = 0; i <= 2 * K; i++) {
+        index[i] = POISON_INDEX;
+        frequency[i] = power[i] = fap[i] = POISON;
+    }
+    opts.nterms = 2;
+    EXPECT_ERR(kp_lombscargle_chi2_batch_peaks_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, &peaks,
+                                                   &search, index, frequency, power, fap),
+               KP_ERROR_INVALID_ARGUMENT, "multi-term");
+    opts.nterms = 1;
+    EXPECT_ERR(kp_lombscargle_chi2_batch_peaks_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, &peaks,
+                                                   &search, index, frequency, power, NULL),
+               KP_ERROR_NULL_POINTER, "fap");
+    search.refine_points = 1;
+    EXPECT_ERR(kp_lombscargle_chi2_batch_peaks_f64(ctx, &opts, T, Y, NULL, HALVES, 2, f0, df, NF, &peaks,
+                                                   &search, index, frequency, power, fap),
+               KP_ERROR_INVALID_ARGUMENT, "points");
+    for (i = 0; i <= 2 * K; i++)
+        CHECK(index[i] == POISON_INDEX && frequency[i] == POISON && power[i] == POISON && fap[i] == POISON,
+              "a failing call wrote an output (%zu)", i);
+    group_done();
+}
+
 /* The multiband periodogram (astropy's LombScargleMultiband, frequencies in
  * cycles per unit time): the signal split over three bands, each with a
  * level and a gain of its own; with the defaults (flexible, reg_base NaN
@@ -1132,6 +1230,8 @@ int main(void)
     check_amplitude(cpu, "cpu", amp_cpu);
     check_chi2(cpu, "cpu");
     check_chi2(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
+    check_chi2_peaks(cpu, "cpu");
+    check_chi2_peaks(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_multiband(cpu, "cpu");
     check_multiband(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_amplitude(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu", amp_auto);

@@ -300,7 +300,8 @@ void check_contexts(bool auto_is_gpu) {
 // The multi-term periodogram, both dtypes through one overload set: two
 // harmonics on the batch entry point (the same series twice), powers in
 // [0, 1] peaking at the signal's frequency (cycles = angular / 2 pi), and a
-// batch whose offsets decrease failing with out untouched.
+// batch whose offsets decrease failing with out untouched; then the batch's
+// best peaks (kp_lombscargle_chi2_batch_peaks), refined and with FAPs.
 kp_status chi2_batch(const kp_context* c, const kp_chi2_options* o, const float* t, const float* y,
                      const std::int64_t* offsets, std::size_t nseries, double f0, double df,
                      std::size_t nf, float* out) {
@@ -310,6 +311,21 @@ kp_status chi2_batch(const kp_context* c, const kp_chi2_options* o, const double
                      const double* y, const std::int64_t* offsets, std::size_t nseries, double f0,
                      double df, std::size_t nf, double* out) {
     return kp_lombscargle_chi2_batch_f64(c, o, t, y, nullptr, offsets, nseries, f0, df, nf, out);
+}
+
+kp_status chi2_batch_peaks(const kp_context* c, const kp_chi2_options* o, const float* t,
+                          const float* y, const std::int64_t* offsets, double f0, double df,
+                          const kp_peak_options* p, const kp_refined_peak_options* s,
+                          std::int64_t* index, double* frequency, double* power, double* fap) {
+    return kp_lombscargle_chi2_batch_peaks_f32(c, o, t, y, nullptr, offsets, 2, f0, df, kNf, p, s,
+                                               index, frequency, power, fap);
+}
+kp_status chi2_batch_peaks(const kp_context* c, const kp_chi2_options* o, const double* t,
+                          const double* y, const std::int64_t* offsets, double f0, double df,
+                          const kp_peak_options* p, const kp_refined_peak_options* s,
+                          std::int64_t* index, double* frequency, double* power, double* fap) {
+    return kp_lombscargle_chi2_batch_peaks_f64(c, o, t, y, nullptr, offsets, 2, f0, df, kNf, p, s,
+                                               index, frequency, power, fap);
 }
 
 template <typename T>
@@ -342,6 +358,37 @@ void check_chi2(const Context& ctx, const char* name) {
                           out.data()),
                KP_ERROR_INVALID_ARGUMENT, "offsets");
     for (T v : out) CHECK(v == static_cast<T>(kPoison), "a failed chi2 call wrote its output");
+
+    // The best peaks of the same batch (one term), refined, with FAPs: the
+    // best at the signal's frequency, refining never lowering a peak.
+    o.nterms = 1;
+    kp_peak_options peaks = kp_peak_options_default();
+    peaks.k = 3;
+    kp_refined_peak_options search = kp_refined_peak_options_default();
+    search.refine_points = 4;
+    search.fap = 1;
+    std::vector<std::int64_t> index(7, -4242);
+    std::vector<double> frequency(7, kPoison), power(7, kPoison), fap(7, kPoison);
+    EXPECT_OK(chi2_batch_peaks(ctx.get(), &o, t.data(), y.data(), offsets.data(), f0, df, &peaks,
+                               nullptr, index.data(), frequency.data(), power.data(), nullptr));
+    const std::vector<double> coarse(power);
+    EXPECT_OK(chi2_batch_peaks(ctx.get(), &o, t.data(), y.data(), offsets.data(), f0, df, &peaks,
+                               &search, index.data(), frequency.data(), power.data(), fap.data()));
+    CHECK(index[6] == -4242 && fap[6] == kPoison, "peaks written past nseries x k");
+    for (std::size_t series = 0; series < 2; ++series) {
+        const auto best = static_cast<std::size_t>(index[series * 3]);
+        CHECK(best + 1 >= kPeak && best <= kPeak + 1, "best peak at index " + std::to_string(best));
+    }
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(index[i] >= 0 && power[i] >= coarse[i], "refining lowered peak " + std::to_string(i));
+        CHECK(fap[i] >= 0.0 && fap[i] <= 1.0, "fap out of [0, 1]");
+    }
+    std::fill(index.begin(), index.end(), -4242);
+    o.nterms = 2;
+    EXPECT_ERR(chi2_batch_peaks(ctx.get(), &o, t.data(), y.data(), offsets.data(), f0, df, &peaks,
+                                &search, index.data(), frequency.data(), power.data(), fap.data()),
+               KP_ERROR_INVALID_ARGUMENT, "multi-term");
+    for (std::int64_t i : index) CHECK(i == -4242, "a failed peaks call wrote its output");
     group_done();
 }
 

@@ -403,6 +403,40 @@ typedef struct kp_chi2_options {
 } kp_chi2_options;
 
 /*
+ What a peak search adds to each peak: a refinement on a finer grid about
+ it and its false-alarm probability. Start from
+ `kp_refined_peak_options_default()` (neither); non-zero flags mean true.
+ */
+typedef struct kp_refined_peak_options {
+  /*
+   Fine points per coarse grid step of each peak's local grid, 2 or
+   more; 0 (the default): no refinement. The local grid runs from the
+   peak's grid frequency - `refine_steps` df to + `refine_steps` df in
+   steps of df / `refine_points` (from the first point at or above 0
+   near 0), and the peak moves to its first highest value if that is
+   higher than the peak's, so refining never lowers a peak.
+   */
+  size_t refine_points;
+  /*
+   Half width of the local grid, in coarse steps, 1 or more (default 1).
+   */
+  size_t refine_steps;
+  /*
+   Each peak's false-alarm probability into `fap`: astropy's
+   `false_alarm_probability` of its power for its series (`fmax` its
+   grid's last frequency), for one-term periodograms (`nterms` 1) of
+   centred data (`fit_mean` or `center_data`) only: otherwise
+   KP_ERROR_INVALID_ARGUMENT, as astropy has none. The bootstrap is not
+   offered per peak.
+   */
+  uint32_t fap;
+  /*
+   One of KP_FAP_* (default KP_FAP_BALUEV).
+   */
+  uint32_t fap_method;
+} kp_refined_peak_options;
+
+/*
  Options of a multiband periodogram. Start from
  `kp_multiband_options_default()`; non-zero flags mean true.
  */
@@ -1873,6 +1907,11 @@ enum kp_status kp_lombscargle_batch_peaks_device_f64(const struct kp_context *ct
 struct kp_chi2_options kp_chi2_options_default(void);
 
 /*
+ No refinement, no false-alarm probability.
+ */
+struct kp_refined_peak_options kp_refined_peak_options_default(void);
+
+/*
  The multi-term periodogram in single precision of the `n` samples `t`, `y`
  (errors `dy`, NULL: equal) at the `nf` frequencies `freqs` (cycles per
  unit time) into `out` (`nf` values), with `options` (NULL: the defaults).
@@ -1986,6 +2025,65 @@ enum kp_status kp_lombscargle_chi2_batch_f64(const struct kp_context *ctx,
                                              double df,
                                              size_t nf,
                                              double *out);
+
+/*
+ Each series' best `peaks.k` peaks of its multi-term periodogram in
+ single precision, without keeping the periodograms (on a GPU only the peaks
+ leave it): the batch and grid as `kp_lombscargle_chi2_batch_f32`,
+ `peaks` as `kp_lombscargle_batch_top_peaks_f32` (NULL: one peak;
+ the separation in cycles per unit time), `search` the refinement and
+ false-alarm probability (NULL: neither). Series `s`'s peaks go to
+ `index`, `frequency`, `power` and `fap` from `s * peaks.k`, best first:
+ the peak's index in the grid, its frequency (refined, or `f0 + index
+ df`), the power there (widened to double) and its false-alarm
+ probability (NaN when not asked for; `fap` may be NULL then); a series
+ with fewer peaks gets index -1 and NaN after its last. Nothing is
+ written on failure (an error names the series).
+
+ # Safety
+ As `kp_lombscargle_chi2_batch_f32`; `index`, `frequency`, `power`
+ and a non-NULL `fap`: `nseries * peaks.k` values each, apart from each
+ other and from the inputs; `peaks` and `search` NULL or one struct.
+ */
+enum kp_status kp_lombscargle_chi2_batch_peaks_f32(const struct kp_context *ctx,
+                                                   const struct kp_chi2_options *options,
+                                                   const float *t,
+                                                   const float *y,
+                                                   const float *dy,
+                                                   const int64_t *offsets,
+                                                   size_t nseries,
+                                                   double f0,
+                                                   double df,
+                                                   size_t nf,
+                                                   const struct kp_peak_options *peaks,
+                                                   const struct kp_refined_peak_options *search,
+                                                   int64_t *index,
+                                                   double *frequency,
+                                                   double *power,
+                                                   double *fap);
+
+/*
+ As `kp_lombscargle_chi2_batch_peaks_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_chi2_batch_peaks_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_batch_peaks_f64(const struct kp_context *ctx,
+                                                   const struct kp_chi2_options *options,
+                                                   const double *t,
+                                                   const double *y,
+                                                   const double *dy,
+                                                   const int64_t *offsets,
+                                                   size_t nseries,
+                                                   double f0,
+                                                   double df,
+                                                   size_t nf,
+                                                   const struct kp_peak_options *peaks,
+                                                   const struct kp_refined_peak_options *search,
+                                                   int64_t *index,
+                                                   double *frequency,
+                                                   double *power,
+                                                   double *fap);
 
 /*
  astropy's defaults: the flexible method, one harmonic in the base and

@@ -302,3 +302,321 @@ fn bad_calls_fail_cleanly_on_gpu() {
         error_paths(KP_BACKEND_GPU);
     }
 }
+
+// -- The batch's best peaks, refined, with FAPs --------------------------------
+
+use kernpack::api::lombscargle::chi2::{FapMethod, PeakOptions, Refine, RefinedPeakOptions};
+use kernpack::ffi::lombscargle_chi2::{
+    kp_lombscargle_chi2_batch_peaks_f32, kp_lombscargle_chi2_batch_peaks_f64,
+    kp_refined_peak_options, kp_refined_peak_options_default,
+};
+use kernpack::ffi::phasefold::{kp_peak_options, kp_peak_options_default};
+use kernpack::ffi::significance::KP_FAP_DAVIES;
+
+/// The four outputs of a peaks call, poisoned one past `len`.
+struct PeakOuts {
+    index: Vec<i64>,
+    frequency: Vec<f64>,
+    power: Vec<f64>,
+    fap: Vec<f64>,
+}
+
+impl PeakOuts {
+    fn new(len: usize) -> Self {
+        PeakOuts {
+            index: vec![-4242; len + 1],
+            frequency: vec![POISON; len + 1],
+            power: vec![POISON; len + 1],
+            fap: vec![POISON; len + 1],
+        }
+    }
+    fn untouched(&self) -> bool {
+        self.index.iter().all(|&i| i == -4242)
+            && [&self.frequency, &self.power, &self.fap]
+                .iter()
+                .all(|v| v.iter().all(|&x| x == POISON))
+    }
+}
+
+fn peaks_agree_with_the_api(backend: kp_backend, api: Backend) {
+    let ctx = Ctx::new(backend);
+    let kp = Kernpack::new(api).unwrap();
+    let (t, y, dy, offsets) = batch(0x9ea5);
+    let nseries = offsets.len() - 1;
+    let offsets_usize: Vec<usize> = offsets.iter().map(|&o| o as usize).collect();
+    let b = Chi2Batch {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+        offsets: &offsets_usize,
+    };
+    let (f0, df, nf) = (0.05, 0.01, 300);
+    let grid = BatchGrid::Shared(UniformGrid::new(f0, df, nf));
+    let peaks = kp_peak_options {
+        k: 4,
+        separation: 0.05,
+    };
+    let search = kp_refined_peak_options {
+        refine_points: 5,
+        refine_steps: 2,
+        fap: 1,
+        fap_method: KP_FAP_DAVIES,
+    };
+    let want_search = RefinedPeakOptions {
+        peaks: PeakOptions {
+            k: 4,
+            separation: 0.05,
+        },
+        refine: Some(Refine {
+            points: 5,
+            steps: 2,
+        }),
+        fap: Some(FapMethod::Davies),
+    };
+    let opts = Chi2Options::default();
+    let want = kp
+        .lombscargle_chi2_batch_refined_peaks(&b, &grid, &opts, &want_search)
+        .unwrap();
+    let len = nseries * 4;
+    let mut out = PeakOuts::new(len);
+    let status = unsafe {
+        kp_lombscargle_chi2_batch_peaks_f64(
+            ctx.ptr(),
+            null(),
+            t.as_ptr(),
+            y.as_ptr(),
+            dy.as_ptr(),
+            offsets.as_ptr(),
+            nseries,
+            f0,
+            df,
+            nf,
+            &peaks,
+            &search,
+            out.index.as_mut_ptr(),
+            out.frequency.as_mut_ptr(),
+            out.power.as_mut_ptr(),
+            out.fap.as_mut_ptr(),
+        )
+    };
+    assert_eq!(status, KP_OK, "{}", last_error());
+    for (s, row) in want.iter().enumerate() {
+        for j in 0..4 {
+            let at = s * 4 + j;
+            match row.get(j) {
+                Some(p) => {
+                    assert_eq!(out.index[at], p.index as i64);
+                    assert_eq!(out.frequency[at], p.frequency);
+                    assert_eq!(out.power[at], p.power);
+                    assert_eq!(Some(out.fap[at]), p.fap);
+                }
+                None => {
+                    assert_eq!(out.index[at], -1);
+                    assert!(out.power[at].is_nan() && out.fap[at].is_nan());
+                }
+            }
+        }
+    }
+    assert!(
+        out.index[len] == -4242 && out.fap[len] == POISON,
+        "written past nseries x k"
+    );
+
+    // f32, NULL peaks and search: one coarse peak a series, `fap` NULL.
+    let (t32, y32): (Vec<f32>, Vec<f32>) = (
+        t.iter().map(|&v| v as f32).collect(),
+        y.iter().map(|&v| v as f32).collect(),
+    );
+    let mut out = PeakOuts::new(nseries);
+    let status = unsafe {
+        kp_lombscargle_chi2_batch_peaks_f32(
+            ctx.ptr(),
+            null(),
+            t32.as_ptr(),
+            y32.as_ptr(),
+            null(),
+            offsets.as_ptr(),
+            nseries,
+            f0,
+            df,
+            nf,
+            null(),
+            null(),
+            out.index.as_mut_ptr(),
+            out.frequency.as_mut_ptr(),
+            out.power.as_mut_ptr(),
+            null_mut(),
+        )
+    };
+    assert_eq!(status, KP_OK, "{}", last_error());
+    let b32 = Chi2Batch {
+        t: &t32,
+        y: &y32,
+        dy: None,
+        offsets: &offsets_usize,
+    };
+    let want = kp
+        .lombscargle_chi2_batch_peaks(&b32, &grid, &opts, &PeakOptions::default())
+        .unwrap();
+    for (s, row) in want.iter().enumerate() {
+        assert_eq!(out.index[s], row[0].index as i64);
+        assert_eq!(out.power[s], row[0].value);
+        assert_eq!(out.frequency[s], f0 + row[0].index as f64 * df);
+    }
+    assert!(
+        out.fap.iter().all(|&v| v == POISON),
+        "a NULL fap was written"
+    );
+}
+
+#[test]
+fn peaks_agree_with_the_api_on_cpu() {
+    peaks_agree_with_the_api(KP_BACKEND_CPU, Backend::Cpu);
+}
+
+#[test]
+fn peaks_agree_with_the_api_on_gpu() {
+    if gpu_or_skip("peaks_agree_with_the_api_on_gpu").is_some() {
+        peaks_agree_with_the_api(KP_BACKEND_GPU, Backend::Gpu);
+    }
+}
+
+#[test]
+fn default_search_options_are_none() {
+    let d = kp_refined_peak_options_default();
+    assert_eq!(
+        (d.refine_points, d.refine_steps, d.fap, d.fap_method),
+        (0, 1, 0, 0)
+    );
+}
+
+fn peak_error_paths(backend: kp_backend) {
+    let ctx = Ctx::new(backend);
+    let (t, y, dy, offsets) = batch(0x5eed);
+    let nseries = offsets.len() - 1;
+    let call = |options: *const kp_chi2_options,
+                offsets: &[i64],
+                peaks: *const kp_peak_options,
+                search: *const kp_refined_peak_options,
+                out: &mut PeakOuts,
+                fap: bool| unsafe {
+        kp_lombscargle_chi2_batch_peaks_f64(
+            ctx.ptr(),
+            options,
+            t.as_ptr(),
+            y.as_ptr(),
+            dy.as_ptr(),
+            offsets.as_ptr(),
+            offsets.len() - 1,
+            0.05,
+            0.01,
+            200,
+            peaks,
+            search,
+            out.index.as_mut_ptr(),
+            out.frequency.as_mut_ptr(),
+            out.power.as_mut_ptr(),
+            if fap {
+                out.fap.as_mut_ptr()
+            } else {
+                null_mut()
+            },
+        )
+    };
+    let expect = |status: kp_status, want: kp_status, words: &[&str], out: &PeakOuts| {
+        let msg = last_error();
+        assert_eq!(status, want, "message {msg:?}");
+        for w in words {
+            assert!(msg.contains(w), "{msg:?} lacks {w:?}");
+        }
+        assert!(out.untouched(), "an output was written: {msg}");
+    };
+    let mut out = PeakOuts::new(nseries * 3);
+    let peaks = kp_peak_options {
+        k: 3,
+        ..kp_peak_options_default()
+    };
+    let with_fap = kp_refined_peak_options {
+        fap: 1,
+        ..kp_refined_peak_options_default()
+    };
+    let two_terms = kp_chi2_options {
+        nterms: 2,
+        ..kp_chi2_options_default()
+    };
+    let s = call(&two_terms, &offsets, &peaks, &with_fap, &mut out, true);
+    expect(
+        s,
+        KP_ERROR_INVALID_ARGUMENT,
+        &["multi-term", "nterms = 2"],
+        &out,
+    );
+    let s = call(null(), &offsets, &peaks, &with_fap, &mut out, false);
+    expect(s, KP_ERROR_NULL_POINTER, &["fap"], &out);
+    let bad_method = kp_refined_peak_options {
+        fap_method: 9,
+        ..with_fap
+    };
+    let s = call(null(), &offsets, &peaks, &bad_method, &mut out, true);
+    expect(s, KP_ERROR_INVALID_ARGUMENT, &["method"], &out);
+    for (points, steps, word) in [(1, 1, "points"), (3, 0, "steps")] {
+        let refine = kp_refined_peak_options {
+            refine_points: points,
+            refine_steps: steps,
+            ..kp_refined_peak_options_default()
+        };
+        let s = call(null(), &offsets, &peaks, &refine, &mut out, true);
+        expect(s, KP_ERROR_INVALID_ARGUMENT, &[word], &out);
+    }
+    let no_peaks = kp_peak_options {
+        k: 0,
+        ..kp_peak_options_default()
+    };
+    let s = call(null(), &offsets, &no_peaks, null(), &mut out, true);
+    expect(s, KP_ERROR_INVALID_ARGUMENT, &["k"], &out);
+    // A series of three samples has no FAP: named.
+    let short = [0, offsets[1] - 3, offsets[1], offsets[2], offsets[3]];
+    let mut out = PeakOuts::new(4 * 3);
+    let s = call(null(), &short, &peaks, &with_fap, &mut out, true);
+    expect(
+        s,
+        KP_ERROR_INVALID_ARGUMENT,
+        &["series 1", "false-alarm"],
+        &out,
+    );
+    // An output over an input.
+    let mut out = PeakOuts::new(nseries * 3);
+    let status = unsafe {
+        kp_lombscargle_chi2_batch_peaks_f64(
+            ctx.ptr(),
+            null(),
+            t.as_ptr(),
+            y.as_ptr(),
+            dy.as_ptr(),
+            offsets.as_ptr(),
+            nseries,
+            0.05,
+            0.01,
+            200,
+            &peaks,
+            null(),
+            out.index.as_mut_ptr(),
+            out.frequency.as_mut_ptr(),
+            y.as_ptr() as *mut f64,
+            null_mut(),
+        )
+    };
+    expect(status, KP_ERROR_INVALID_ARGUMENT, &["power"], &out);
+}
+
+#[test]
+fn bad_peak_calls_fail_cleanly_on_cpu() {
+    peak_error_paths(KP_BACKEND_CPU);
+}
+
+#[test]
+fn bad_peak_calls_fail_cleanly_on_gpu() {
+    if gpu_or_skip("bad_peak_calls_fail_cleanly_on_gpu").is_some() {
+        peak_error_paths(KP_BACKEND_GPU);
+    }
+}

@@ -328,3 +328,330 @@ fn bench_chi2_kernel() {
         );
     }
 }
+
+// -- Best peaks, refined, with false-alarm probabilities ---------------------
+
+use kernpack::api::lombscargle::chi2::{
+    Chi2Options, FapMethod, Peak, PeakOptions, Refine, RefinedPeak, RefinedPeakOptions,
+};
+use kernpack::params::peaks::{select_peaks, Better};
+use kernpack::NullDistribution;
+
+/// A ragged batch of `cases` in `T`, with each case's dy (or 1).
+struct Flat<T> {
+    t: Vec<T>,
+    y: Vec<T>,
+    dy: Vec<T>,
+    offsets: Vec<usize>,
+}
+
+impl<T: Float> Flat<T> {
+    fn of(cases: &[Case]) -> Self {
+        let mut f = Flat {
+            t: vec![],
+            y: vec![],
+            dy: vec![],
+            offsets: vec![0],
+        };
+        for c in cases {
+            f.t.extend(cast::<T>(&c.t));
+            f.y.extend(cast::<T>(&c.y));
+            let dy = c.dy.clone().unwrap_or_else(|| vec![1.0; c.t.len()]);
+            f.dy.extend(cast::<T>(&dy));
+            f.offsets.push(f.t.len());
+        }
+        f
+    }
+    fn batch(&self) -> Chi2Batch<'_, T> {
+        Chi2Batch {
+            t: &self.t,
+            y: &self.y,
+            dy: Some(&self.dy),
+            offsets: &self.offsets,
+        }
+    }
+}
+
+/// `nseries` cases with `opts`, and per-series grids from each case's
+/// lowest frequency over about its sampled band.
+fn peak_cases(seed: u64, nseries: usize, o: Chi2Options) -> (Vec<Case>, Vec<f64>, Vec<f64>) {
+    let cases: Vec<Case> = (0..nseries as u64)
+        .map(|s| case(seed + s, 40 + (s as usize * 29) % 150, o, true))
+        .collect();
+    let f0 = cases.iter().map(|c| c.lo).collect();
+    let df = cases.iter().map(|c| (c.hi - c.lo) / 400.0).collect();
+    (cases, f0, df)
+}
+
+/// The peaks of series `s` by `select_peaks` over the reference periodogram.
+fn reference_peaks<T: Float>(
+    b: &Chi2Batch<'_, T>,
+    s: usize,
+    grids: &BatchGrid<'_>,
+    o: &Chi2Options,
+    peaks: &PeakOptions,
+) -> Vec<Peak> {
+    let series = b.series(s);
+    let axis = grids.grid(s).frequencies();
+    let p = reference(series.t, series.y, series.dy, &axis, o);
+    select_peaks(&p, &axis, peaks, Better::Higher)
+}
+
+/// The CPU backend's peaks are `select_peaks` over the reference
+/// periodograms (the same indices; values within the CPU's 1e-9).
+#[test]
+fn chi2_batch_peaks_are_those_of_the_reference() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    for (seed, nterms) in [(1u64, 1usize), (40, 2), (80, 3)] {
+        let o = opts(nterms, true, true, seed as usize);
+        let (cases, f0, df) = peak_cases(seed, 9, o);
+        let flat = Flat::<f64>::of(&cases);
+        let b = flat.batch();
+        let peaks = PeakOptions {
+            k: 5,
+            separation: 3.0 * df[0],
+        };
+        for grids in [
+            BatchGrid::Shared(UniformGrid::new(f0[0], df[0], 401)),
+            BatchGrid::PerSeries {
+                f0: &f0,
+                df: &df,
+                nf: 401,
+            },
+        ] {
+            let got = kp
+                .lombscargle_chi2_batch_peaks(&b, &grids, &o, &peaks)
+                .unwrap();
+            assert_eq!(got.len(), cases.len());
+            for (s, row) in got.iter().enumerate() {
+                let want = reference_peaks(&b, s, &grids, &o, &peaks);
+                let index = |p: &[Peak]| p.iter().map(|p| p.index).collect::<Vec<_>>();
+                assert_eq!(index(row), index(&want), "seed {seed} series {s}");
+                for (g, w) in row.iter().zip(&want) {
+                    assert!((g.value - w.value).abs() <= 1e-9 * w.value.abs().max(1.0));
+                }
+            }
+        }
+    }
+}
+
+/// Refined peaks on the CPU: each the best of the coarse peak and the
+/// reference periodogram on its local grid, within `steps df` of the coarse
+/// frequency, never lower; FAPs those of the null distribution of each
+/// series, as astropy computes them.
+#[test]
+fn chi2_refined_peaks_are_the_best_of_their_local_grids() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let o = opts(1, true, true, 0);
+    let (cases, f0, df) = peak_cases(7, 8, o);
+    let flat = Flat::<f64>::of(&cases);
+    let b = flat.batch();
+    let grids = BatchGrid::PerSeries {
+        f0: &f0,
+        df: &df,
+        nf: 401,
+    };
+    let refine = Refine {
+        points: 8,
+        steps: 2,
+    };
+    let search = RefinedPeakOptions {
+        peaks: PeakOptions {
+            k: 3,
+            separation: 0.0,
+        },
+        refine: Some(refine),
+        fap: Some(FapMethod::Baluev),
+    };
+    let coarse = kp
+        .lombscargle_chi2_batch_peaks(&b, &grids, &o, &search.peaks)
+        .unwrap();
+    let got = kp
+        .lombscargle_chi2_batch_refined_peaks(&b, &grids, &o, &search)
+        .unwrap();
+    for s in 0..cases.len() {
+        let (series, grid) = (b.series(s), grids.grid(s));
+        let null = NullDistribution::new(
+            grid.frequency(400),
+            series.t,
+            series.dy,
+            kernpack::PowerNormalization::Standard,
+        )
+        .unwrap();
+        assert_eq!(got[s].len(), coarse[s].len());
+        for (p, c) in got[s].iter().zip(&coarse[s]) {
+            let fc = grid.frequency(c.index);
+            assert_eq!(p.index, c.index);
+            assert!(p.power >= c.value, "series {s}: refining lowered a peak");
+            assert!((p.frequency - fc).abs() <= 2.0 * grid.df * (1.0 + 1e-12));
+            let (local, count) = refine.local_grid(fc, grid.df);
+            let axis = &local.frequencies()[..count];
+            let p_ref = reference(series.t, series.y, series.dy, axis, &o);
+            let best = p_ref.iter().cloned().fold(c.value, f64::max);
+            assert!(
+                (p.power - best).abs() <= 1e-9 * best,
+                "series {s}: {} against {best}",
+                p.power
+            );
+            let at = reference(series.t, series.y, series.dy, &[p.frequency], &o)[0];
+            assert!((at - p.power).abs() <= 1e-9 * best);
+            let fap = null.false_alarm_probability(p.power, FapMethod::Baluev);
+            assert_eq!(p.fap, Some(fap));
+        }
+    }
+    // Without refinement or FAP: the coarse peaks at their grid frequencies.
+    let plain = RefinedPeakOptions {
+        refine: None,
+        fap: None,
+        ..search
+    };
+    let got = kp
+        .lombscargle_chi2_batch_refined_peaks(&b, &grids, &o, &plain)
+        .unwrap();
+    for s in 0..cases.len() {
+        let want: Vec<RefinedPeak> = coarse[s]
+            .iter()
+            .map(|c| RefinedPeak {
+                index: c.index,
+                frequency: grids.grid(s).frequency(c.index),
+                power: c.value,
+                fap: None,
+            })
+            .collect();
+        assert_eq!(got[s], want);
+    }
+}
+
+/// Bad searches are errors before any work, saying what is wrong.
+#[test]
+fn chi2_peak_searches_refuse_what_astropy_cannot_do() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let (cases, f0, df) = peak_cases(3, 3, opts(2, true, true, 0));
+    let flat = Flat::<f64>::of(&cases);
+    let b = flat.batch();
+    let grids = BatchGrid::Shared(UniformGrid::new(f0[0], df[0], 50));
+    let search = |refine, fap| RefinedPeakOptions {
+        peaks: PeakOptions::default(),
+        refine,
+        fap,
+    };
+    let err = |o: &Chi2Options, s: RefinedPeakOptions| {
+        kp.lombscargle_chi2_batch_refined_peaks(&b, &grids, o, &s)
+            .unwrap_err()
+            .to_string()
+    };
+    let two = opts(2, true, true, 0);
+    let msg = err(&two, search(None, Some(FapMethod::Baluev)));
+    assert!(
+        msg.contains("multi-term") && msg.contains("nterms = 2"),
+        "{msg}"
+    );
+    let uncentred = opts(1, false, false, 0);
+    let msg = err(&uncentred, search(None, Some(FapMethod::Naive)));
+    assert!(msg.contains("centred"), "{msg}");
+    for (points, steps, needle) in [(1, 1, "points"), (4, 0, "steps")] {
+        let msg = err(&two, search(Some(Refine { points, steps }), None));
+        assert!(msg.contains(needle), "{msg}");
+    }
+    // One frequency with no step cannot be refined.
+    let one = BatchGrid::Shared(UniformGrid::new(0.1, 0.0, 1));
+    let refine = Some(Refine {
+        points: 4,
+        steps: 1,
+    });
+    let msg = kp
+        .lombscargle_chi2_batch_refined_peaks(&b, &one, &two, &search(refine, None))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("refining"), "{msg}");
+    // The FAP needs 4 samples per series: the error names the series.
+    let short = Chi2Batch {
+        t: &flat.t[..42],
+        y: &flat.y[..42],
+        dy: Some(&flat.dy[..42]),
+        offsets: &[0, 39, 42],
+    };
+    let one_term = opts(1, true, true, 0);
+    let msg = kp
+        .lombscargle_chi2_batch_refined_peaks(
+            &short,
+            &grids,
+            &one_term,
+            &search(None, Some(FapMethod::Single)),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("series 1"), "{msg}");
+}
+
+/// The GPU's peaks against those of its own periodograms (the same kernel,
+/// so the same bits: the same indices and values), f32 and f64; its
+/// refined peaks against the CPU's (the frequencies may differ where two
+/// local values are within rounding, so the powers are compared).
+fn gpu_peaks<T: Float>() {
+    let Some(gpu) = gpu_or_skip("chi2_batch_peaks_on_the_gpu") else {
+        return;
+    };
+    let (kg, kc) = (Kernpack::from(gpu), Kernpack::new(Backend::Cpu).unwrap());
+    let o = opts(1, true, true, 0);
+    let (cases, f0, df) = peak_cases(11, 45, o);
+    let flat = Flat::<T>::of(&cases);
+    let b = flat.batch();
+    let search = RefinedPeakOptions {
+        peaks: PeakOptions {
+            k: 4,
+            separation: 2.0 * df[0],
+        },
+        refine: Some(Refine {
+            points: 6,
+            steps: 1,
+        }),
+        fap: Some(FapMethod::Davies),
+    };
+    for grids in [
+        BatchGrid::Shared(UniformGrid::new(f0[0], df[0], 401)),
+        BatchGrid::PerSeries {
+            f0: &f0,
+            df: &df,
+            nf: 401,
+        },
+    ] {
+        let rows = kg.lombscargle_chi2_batch(&b, &grids, &o).unwrap();
+        let got = kg
+            .lombscargle_chi2_batch_peaks(&b, &grids, &o, &search.peaks)
+            .unwrap();
+        for (s, row) in rows.iter().enumerate() {
+            let axis = grids.grid(s).frequencies();
+            let want = select_peaks(&to_f64(row), &axis, &search.peaks, Better::Higher);
+            assert_eq!(got[s], want, "{} series {s}", T::NAME);
+        }
+        let refined = kg
+            .lombscargle_chi2_batch_refined_peaks(&b, &grids, &o, &search)
+            .unwrap();
+        let cpu = kc
+            .lombscargle_chi2_batch_refined_peaks(&b, &grids, &o, &search)
+            .unwrap();
+        // As batches_match_the_cpu: f32 sums on both sides, 1e-2 of the peak.
+        let tol = if T::NAME == "f32" { 1e-2 } else { 1e-8 };
+        for s in 0..cases.len() {
+            for (g, c) in refined[s].iter().zip(&cpu[s]) {
+                assert!(g.power >= got[s].iter().find(|p| p.index == g.index).unwrap().value);
+                if g.index == c.index {
+                    assert!(
+                        (g.power - c.power).abs() <= tol * c.power,
+                        "{} series {s}",
+                        T::NAME
+                    );
+                }
+                let fap = g.fap.expect("asked for");
+                assert!(fap.is_finite() && fap >= 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn chi2_batch_peaks_on_the_gpu() {
+    gpu_peaks::<f32>();
+    gpu_peaks::<f64>();
+}

@@ -24,7 +24,7 @@ use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series};
 use kernpack::api::lombscargle::multiband::{
     LombScargleMultibandOnDevice, MultibandBatch, MultibandMethod, MultibandOptions,
-    MultibandPrepared, MultibandSeries, PeakOptions, UniformGrid,
+    MultibandPrepared, MultibandSeries, PeakOptions, Refine, RefinedPeakOptions, UniformGrid,
 };
 use kernpack::params::lombscargle_multiband::MultibandFlat;
 use kernpack::params::peaks::{select_peaks, Better};
@@ -321,6 +321,51 @@ fn batch_case<T: Float>(kp: &Kernpack, seed: u64, tol: Option<&Kernpack>) {
             let want = select_peaks(&row, &axis, &peaks, Better::Higher);
             assert_eq!(best[s], want, "seed {seed} series {s}: peaks {peaks:?}");
         }
+        // Refined: the same coarse peaks, never lower, within a step, and
+        // (f64) the periodogram of the series at the refined frequency.
+        let search = RefinedPeakOptions {
+            peaks,
+            refine: Some(Refine {
+                points: 4,
+                steps: 1,
+            }),
+            fap: None,
+        };
+        let refined = kp.lombscargle_multiband_batch_refined_peaks(&batch, &grids, &opts, &search);
+        let refined = match opts.method {
+            MultibandMethod::Fast => {
+                let m = message(refined);
+                assert!(m.contains("fast method cannot be refined"), "{m}");
+                Vec::new()
+            }
+            MultibandMethod::Flexible => refined.unwrap(),
+        };
+        for (s, row) in refined.iter().enumerate() {
+            let grid = grids.grid(s);
+            assert_eq!(row.len(), best[s].len());
+            for (r, c) in row.iter().zip(&best[s]) {
+                let what = format!("seed {seed} series {s}: refined {r:?} of {c:?}");
+                assert!(
+                    r.index == c.index && r.power >= c.value && r.fap.is_none(),
+                    "{what}"
+                );
+                assert!(
+                    (r.frequency - grid.frequency(c.index)).abs() <= grid.df * (1.0 + 1e-12),
+                    "{what}"
+                );
+                if T::NAME == "f64" {
+                    let f = [T::from_f64(r.frequency)];
+                    let at = kp
+                        .lombscargle_multiband(&batch.series(s), &f, &opts)
+                        .unwrap();
+                    let at = at[0].to_f64();
+                    assert!(
+                        (at - r.power).abs() <= 1e-8 * at.abs().max(1.0),
+                        "{what}: {at}"
+                    );
+                }
+            }
+        }
         assert_eq!(got.len(), cases.len() * nf);
         for (s, row) in got.chunks(nf).enumerate() {
             let series = batch.series(s);
@@ -490,6 +535,23 @@ fn bad_input_is_a_clear_error() {
     assert!(m.contains("2 series but 1 f0"), "{m}");
     let m = message(kp.lombscargle_multiband_batch_peaks(&ok_batch, &grids, &opts, &peaks));
     assert!(m.contains("2 series but 1 f0"), "{m}");
+    // astropy has no FAP for multiband periodograms; a refinement needs 2 points.
+    let search = |refine, fap| RefinedPeakOptions { peaks, refine, fap };
+    let fap = search(None, Some(kernpack::FapMethod::Baluev));
+    let m = message(kp.lombscargle_multiband_batch_refined_peaks(&ok_batch, &grid, &opts, &fap));
+    assert!(
+        m.contains("no false-alarm probability for multiband"),
+        "{m}"
+    );
+    let one = search(
+        Some(Refine {
+            points: 1,
+            steps: 1,
+        }),
+        None,
+    );
+    let m = message(kp.lombscargle_multiband_batch_refined_peaks(&ok_batch, &grid, &opts, &one));
+    assert!(m.contains("points"), "{m}");
 }
 
 /// The speed target, timed with CUDA events (kernel alone, the

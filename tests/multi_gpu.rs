@@ -571,6 +571,94 @@ fn chunked_multiband_equals_unchunked() {
     check_multiband::<f32>(&small, &gpu, &d, "multiband f32, 1 MiB limit");
 }
 
+/// The multi-term batch's best peaks of `d` (one term; per-series grids in
+/// cycles per unit time) through `multi`, chunk by chunk, against the peaks
+/// of the one-piece periodograms on `reference` (the same kernel: the same
+/// bits, so the same peaks); refined peaks and FAPs, which the refinement's
+/// small batches give on the first GPU, against one GPU's; each GPU's
+/// profile.
+fn check_chi2_peaks<T: Float>(
+    multi: &MultiGpu,
+    reference: &Arc<Gpu>,
+    d: &Ragged,
+    what: &str,
+) -> Vec<GpuProfile> {
+    use kernpack::api::lombscargle::chi2::{
+        Chi2Batch, Chi2Options, FapMethod, LombScargleChi2Batch, PeakOptions, Refine,
+        RefinedPeakOptions,
+    };
+    use kernpack::params::peaks::{select_peaks, Better};
+    let (t, y, dy) = (cast::<T>(&d.t), cast::<T>(&d.y), cast::<T>(&d.w));
+    let batch = Chi2Batch {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+        offsets: &d.offsets,
+    };
+    let f0: Vec<f64> = d.f0.iter().map(|f| f / TAU).collect();
+    let df: Vec<f64> = d.df.iter().map(|f| f / TAU).collect();
+    let grids = BatchGrid::PerSeries {
+        f0: &f0,
+        df: &df,
+        nf: 600,
+    };
+    let opts = Chi2Options::default();
+    let want = in_one_piece(reference, LombScargleChi2Batch { batch, grids, opts }).unwrap();
+    let search = RefinedPeakOptions {
+        peaks: PeakOptions {
+            k: 5,
+            separation: 0.002,
+        },
+        refine: Some(Refine {
+            points: 4,
+            steps: 1,
+        }),
+        fap: Some(FapMethod::Baluev),
+    };
+    let (best, profiles) = multi
+        .lombscargle_chi2_batch_peaks_profiled(&batch, &grids, &opts, &search.peaks)
+        .unwrap();
+    for (s, row) in want.iter().enumerate() {
+        let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+        let axis = grids.grid(s).frequencies();
+        let expect = select_peaks(&row, &axis, &search.peaks, Better::Higher);
+        assert_eq!(best[s], expect, "{what}: peaks of series {s}");
+    }
+    let refined = multi
+        .lombscargle_chi2_batch_refined_peaks(&batch, &grids, &opts, &search)
+        .unwrap();
+    let one = kernpack::Kernpack::from(reference.clone())
+        .lombscargle_chi2_batch_refined_peaks(&batch, &grids, &opts, &search)
+        .unwrap();
+    assert_eq!(refined, one, "{what}: refined peaks");
+    profiles
+}
+
+#[test]
+fn chunked_chi2_peaks_equal_unchunked() {
+    let Some((gpu, multi)) = one_gpu("chunked_chi2_peaks_equal_unchunked") else {
+        return;
+    };
+    let d = ragged(500, 20, 300, 23);
+    check_chi2_peaks::<f64>(&multi, &gpu, &d, "chi2 peaks, default limit");
+    let small = multi.clone().with_max_device_bytes(1 << 20);
+    let profiles = check_chi2_peaks::<f64>(&small, &gpu, &d, "chi2 peaks, 1 MiB limit");
+    assert!(chunks(&profiles) >= 4, "{:?}", profiles[0].plan.chunks);
+    assert_within_limit(&profiles);
+    check_chi2_peaks::<f32>(&small, &gpu, &d, "chi2 peaks f32, 1 MiB limit");
+}
+
+#[test]
+fn two_gpus_chi2_peaks_equal_one_gpu() {
+    let Some(all) = gpus_or_skip("two_gpus_chi2_peaks_equal_one_gpu", 2) else {
+        return;
+    };
+    let gpu0 = Gpu::get(0).unwrap();
+    let d = ragged(600, 20, 300, 29);
+    let profiles = check_chi2_peaks::<f64>(&all, &gpu0, &d, "chi2 peaks, all GPUs");
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| !p.plan.items.is_empty()));
+}
+
 #[test]
 fn two_gpus_multiband_equals_one_gpu() {
     let Some(all) = gpus_or_skip("two_gpus_multiband_equals_one_gpu", 2) else {

@@ -48,9 +48,11 @@ __all__ = [
     "LombScargle",
     "LombScargleMultiband",
     "MultibandPeaks",
+    "Peaks",
     "bls_batch",
     "conditional_entropy",
     "conditional_entropy_batch",
+    "lombscargle_batch",
     "lombscargle_multiband_batch",
     "pdm",
     "pdm_batch",
@@ -635,13 +637,154 @@ class MultibandPeaks(NamedTuple):
     fewer than ``k``, its last columns are padding."""
 
     frequency: np.ndarray
-    """Frequency of the peak, ``f0 + index * df`` of the series' grid
-    (cycles per unit time), float64 (NaN: no peak)."""
+    """Frequency of the peak, ``f0 + index * df`` of the series' grid, or
+    the refined one (cycles per unit time), float64 (NaN: no peak)."""
     power: np.ndarray
     """The power at the peak, float64: the batch dtype's value widened
     exactly (NaN: no peak)."""
     index: np.ndarray
-    """Index of the peak in the series' grid, int64 (-1: no peak)."""
+    """Index of the (coarse) peak in the series' grid, int64 (-1: no peak)."""
+
+
+class Peaks(NamedTuple):
+    """The best peaks of each series of a batch (:func:`lombscargle_batch`
+    with ``peaks=k``): ``(nseries, k)`` arrays, row ``s`` series ``s``'s
+    peaks highest first; where a series has fewer than ``k``, its last
+    columns are padding."""
+
+    frequency: np.ndarray
+    """Frequency of the peak (cycles per unit time), float64: ``f0 + index
+    * df`` of the series' grid, or with ``refine`` the refined one (NaN: no
+    peak)."""
+    power: np.ndarray
+    """The power at ``frequency``, float64: the batch dtype's value widened
+    exactly (NaN: no peak)."""
+    index: np.ndarray
+    """Index of the coarse peak in the series' grid, int64 (-1: no peak)."""
+    fap: np.ndarray
+    """The false-alarm probability of ``power`` with ``fap=method``, float64
+    (NaN: not asked for, or no peak)."""
+
+
+def _batch_grids(f0: Any, df: Any, nf: Any) -> Tuple[np.ndarray, np.ndarray, int]:
+    """A batch's grids as the native calls take them: float64 arrays of one
+    `f0` and `df` (shared) or one per series, and `nf`."""
+    _reject_units(f0=f0, df=df)
+    f0, df = np.broadcast_arrays(np.atleast_1d(np.asarray(f0, dtype=np.float64)),
+                                 np.atleast_1d(np.asarray(df, dtype=np.float64)))
+    return np.ascontiguousarray(f0), np.ascontiguousarray(df), _integer("nf", nf)
+
+
+_FAP_METHODS = ("baluev", "davies", "naive", "single")
+
+
+def _peak_search(peaks: Any, separation: Any, refine: Any, fap: Any) -> Optional[Tuple[int, float, Any, Any]]:
+    """``(k, separation, (points, steps) or None, fap method or None)``
+    checked, or None for whole periodograms."""
+    top = _peak_options(peaks, separation)
+    if top is None:
+        for name, value in (("refine", refine), ("fap", fap)):
+            if value is not None:
+                raise ValueError(f"{name} applies to peaks: pass peaks=k (the peaks per series) with it")
+        return None
+    if refine is not None:
+        points, steps = refine if isinstance(refine, tuple) else (refine, 1)
+        refine = (_integer("refine points", points), _integer("refine steps", steps))
+        if refine[0] < 2 or refine[1] < 1:
+            raise ValueError(f"refine = {refine}: at least 2 points per coarse step and a half width of 1 step")
+    if fap is not None and fap not in _FAP_METHODS:
+        if fap == "bootstrap":
+            raise ValueError("fap='bootstrap' is not offered per peak: use LombScargle.false_alarm_probability")
+        raise ValueError(f"fap={fap!r} not recognized: one of {', '.join(_FAP_METHODS)}")
+    return (*top, refine, fap)
+
+
+def lombscargle_batch(
+    t: Union[Any, Sequence[Any]],
+    y: Union[Any, Sequence[Any]],
+    f0: Union[float, Any],
+    df: Union[float, Any],
+    nf: int,
+    *,
+    dy: Optional[Union[Any, Sequence[Any]]] = None,
+    offsets: Optional[Any] = None,
+    nterms: int = 1,
+    center_data: bool = True,
+    fit_mean: bool = True,
+    normalization: str = "standard",
+    peaks: Optional[int] = None,
+    separation: float = 0.0,
+    refine: Any = None,
+    fap: Optional[str] = None,
+    backend: Optional[str] = None,
+    device: Any = None,
+) -> Union[np.ndarray, Peaks]:
+    """:class:`LombScargle` periodograms (astropy's ``method='chi2'``, any
+    `nterms`) of many series of different lengths in one call, each on the
+    uniform grid ``f0 + k df`` (cycles per unit time; one grid for all
+    series, or arrays of one `f0` and `df` per series).
+
+    `t`, `y` (and `dy`) are flat arrays with ``offsets`` (``nseries + 1``
+    indices from 0 to their length; series ``s`` is
+    ``t[offsets[s]:offsets[s + 1]]``), or lists with one array per series.
+    The options are :class:`LombScargle`'s. Returns an ``(nseries, nf)``
+    array in the inputs' float dtype. An empty batch (``offsets=[0]`` or
+    empty lists) gives an empty result once the options and grid are
+    checked.
+
+    With ``peaks=k`` (1 to 256), only each series' best `k` peaks come
+    back, a :class:`Peaks`: the highest local maxima of its periodogram
+    (above the left neighbour and not below the right one), highest first,
+    each at least `separation` (cycles per unit time) in frequency from the
+    better ones. On the GPU the batch runs in chunks of series whose
+    periodograms are reduced there, so only the peaks cross the bus.
+
+    ``refine`` (with `peaks`): an int `points`, or a ``(points, steps)``
+    tuple (``steps`` 1 by default), refines each peak on a grid from its
+    frequency ``- steps * df`` to ``+ steps * df`` in steps of ``df /
+    points`` (from the first point at or above 0 near 0), by the same
+    periodogram: the peak moves to the first highest value there when that
+    is higher, so refining never lowers a peak (``index`` stays the coarse
+    one). Only ``k * (2 * steps * points + 1)`` more values per series are
+    computed.
+
+    ``fap`` (with `peaks`): 'baluev', 'davies', 'naive' or 'single', each
+    peak's false-alarm probability by astropy's formulas for its series
+    (``t``, ``dy``, `normalization`) with ``fmax`` the series' last grid
+    frequency ``f0 + (nf - 1) df``: what
+    ``LombScargle(t, y, dy, ...).false_alarm_probability(power,
+    maximum_frequency=fmax, method=fap)`` gives when ``fmax`` lies on
+    astropy's own ``autofrequency`` grid (that method rounds
+    ``maximum_frequency`` onto it; a grid made by ``autofrequency`` is
+    one). As astropy, for ``nterms=1`` with `fit_mean` or `center_data`
+    only (a ValueError otherwise); the bootstrap is not offered per peak.
+    """
+    t, y, dy, offsets = _ragged(t, y, dy, offsets)
+    dtype = _float_dtype(t, y, *([] if dy is None else [dy]))
+    as_dtype = lambda a: np.ascontiguousarray(a, dtype=dtype)  # noqa: E731
+    if normalization not in _NORMALIZATIONS:
+        raise ValueError(f"normalization='{normalization}' not recognized")
+    opts = (_integer("nterms", nterms), bool(fit_mean), bool(center_data), normalization)
+    search = _peak_search(peaks, separation, refine, fap)
+    grids = _batch_grids(f0, df, nf)
+    ctx = context(backend, device)
+    if offsets.size == 1:
+        # No series: the options and the grid checked on a series of four
+        # samples (enough for a FAP), then no rows.
+        first = (grids[0][:1], grids[1][:1]) if grids[0].size else (np.ones(1), np.ones(1))
+        four = np.array([0.0, 1.0, 3.0, 7.0], dtype=dtype)
+        _native.lombscargle_chi2_batch(ctx, four, four, None, np.array([0, 4], np.uintp), (*first, grids[2]), opts,
+                                       search)
+        if search is not None:
+            k = search[0]
+            return Peaks(np.empty((0, k)), np.empty((0, k)), np.empty((0, k), np.int64), np.empty((0, k)))
+        return np.empty((0, grids[2]), dtype=dtype)
+    got = _native.lombscargle_chi2_batch(
+        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), offsets, grids, opts, search)
+    if search is None:
+        return got
+    index, frequency, power, fap_values = got
+    return Peaks(frequency, power, index, fap_values)
 
 
 def lombscargle_multiband_batch(
@@ -665,6 +808,7 @@ def lombscargle_multiband_batch(
     normalization: str = "standard",
     peaks: Optional[int] = None,
     separation: float = 0.0,
+    refine: Any = None,
     backend: Optional[str] = None,
     device: Any = None,
 ) -> Union[np.ndarray, MultibandPeaks]:
@@ -689,7 +833,8 @@ def lombscargle_multiband_batch(
     periodogram (above the left neighbour and not below the right one),
     highest first, each at least `separation` (cycles per unit time) in
     frequency from the better ones. On the GPU each chunk's periodograms
-    are reduced there, so only the peaks cross the bus.
+    are reduced there, so only the peaks cross the bus. ``refine`` refines
+    each peak on a finer grid about it, as :func:`lombscargle_batch`'s.
     """
     if isinstance(bands, (list, tuple)):
         if offsets is not None:
@@ -706,10 +851,8 @@ def lombscargle_multiband_batch(
     _, codes = _band_codes(bands)
     opts = _multiband_options(method, nterms_base, nterms_band, reg_base, reg_band, regularize_by_trace,
                               center_data, fit_mean, normalization)
-    top = _peak_options(peaks, separation)
-    f0, df = np.broadcast_arrays(np.atleast_1d(np.asarray(f0, dtype=np.float64)),
-                                 np.atleast_1d(np.asarray(df, dtype=np.float64)))
-    grids = (np.ascontiguousarray(f0), np.ascontiguousarray(df), int(nf))
+    search = _peak_search(peaks, separation, refine, None)
+    grids = _batch_grids(f0, df, nf)
     ctx = context(backend, device)
     if offsets.size == 1:
         # No series (a Dask partition with no rows): the options and the grid
@@ -717,18 +860,16 @@ def lombscargle_multiband_batch(
         first = (grids[0][:1], grids[1][:1]) if grids[0].size else (np.ones(1), np.ones(1))
         two = np.array([0.0, 1.0], dtype=dtype)
         _native.lombscargle_multiband_batch(ctx, two, two, None, np.zeros(2, np.uint32),
-                                            np.array([0, 2], np.uintp), (*first, grids[2]), opts, top)
-        if top is not None:
-            return MultibandPeaks(np.empty((0, top[0])), np.empty((0, top[0])), np.empty((0, top[0]), np.int64))
+                                            np.array([0, 2], np.uintp), (*first, grids[2]), opts, search)
+        if search is not None:
+            k = search[0]
+            return MultibandPeaks(np.empty((0, k)), np.empty((0, k)), np.empty((0, k), np.int64))
         return np.empty((0, grids[2]), dtype=dtype)
     got = _native.lombscargle_multiband_batch(
-        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets, grids, opts, top)
-    if top is None:
+        ctx, as_dtype(t), as_dtype(y), None if dy is None else as_dtype(dy), codes, offsets, grids, opts, search)
+    if search is None:
         return got
-    index, power = got
-    nseries = offsets.size - 1
-    f0s, dfs = (np.broadcast_to(g, (nseries,))[:, np.newaxis] for g in grids[:2])
-    frequency = np.where(index >= 0, f0s + index * dfs, np.nan)
+    index, frequency, power, _ = got
     return MultibandPeaks(frequency, power, index)
 
 

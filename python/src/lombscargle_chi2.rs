@@ -5,8 +5,10 @@ use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::BatchGrid;
 use kernpack::api::lombscargle::chi2::{
-    Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series, LombScargleChi2, UniformGrid,
+    Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series, LombScargleChi2, PeakOptions, Refine,
+    RefinedPeak, RefinedPeakOptions, UniformGrid,
 };
+use kernpack::params::peaks::write_padded;
 
 use crate::arrays::{by_dtype, Dtype, In};
 use crate::{to_py, Context};
@@ -77,6 +79,45 @@ pub(crate) fn batch_grid<'a>(f0: &'a In<'_, f64>, df: &'a In<'_, f64>, nf: usize
     }
 }
 
+/// A batch's peak search: `(k, separation, refine or None, fap method or
+/// None)`, `refine` as `(points, steps)`.
+pub(crate) type Search = (usize, f64, Option<(usize, usize)>, Option<String>);
+
+pub(crate) fn search_options((k, separation, refine, fap): Search) -> PyResult<RefinedPeakOptions> {
+    Ok(RefinedPeakOptions {
+        peaks: PeakOptions { k, separation },
+        refine: refine.map(|(points, steps)| Refine { points, steps }),
+        fap: fap.map(|m| m.parse()).transpose().map_err(to_py)?,
+    })
+}
+
+/// Each series' peaks as `(index, frequency, power, fap)`, (nseries, k)
+/// int64 and float64 arrays: -1 and NaN past a series' last peak, NaN FAPs
+/// where none was asked for.
+pub(crate) fn refined_peak_arrays<'py>(
+    py: Python<'py>,
+    rows: &[Vec<RefinedPeak>],
+    k: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let len = rows.len() * k;
+    let column = |of: fn(&RefinedPeak) -> f64| -> PyResult<Bound<'py, PyAny>> {
+        let mut out = vec![0.0; len];
+        write_padded(&mut out, k, rows.iter().map(|r| r.iter().map(of)), f64::NAN);
+        Ok(out.into_pyarray(py).reshape([rows.len(), k])?.into_any())
+    };
+    let mut index = vec![0i64; len];
+    let indices = rows.iter().map(|r| r.iter().map(|p| p.index as i64));
+    write_padded(&mut index, k, indices, -1);
+    let index = index.into_pyarray(py).reshape([rows.len(), k])?.into_any();
+    let arrays = (
+        index,
+        column(|p| p.frequency)?,
+        column(|p| p.power)?,
+        column(|p| p.fap.unwrap_or(f64::NAN))?,
+    );
+    Ok(arrays.into_pyobject(py)?.into_any())
+}
+
 /// One series `(t, y, dy or None)` of one float dtype. Returns the power at
 /// each frequency as a new 1-D array of that dtype.
 #[pyfunction]
@@ -102,8 +143,12 @@ pub(crate) fn lombscargle_chi2<'py>(
 
 /// A ragged batch `(t, y, dy or None)` with `offsets` (uintp, nseries + 1)
 /// on uniform grids `(f0, df, nf)` (float64 arrays of one value, shared, or
-/// one per series). Returns a new (nseries, nf) array.
+/// one per series). Returns a new (nseries, nf) array; or with `search`
+/// only each series' best peaks, refined and with FAPs as it asks (on a GPU
+/// only the peaks leave the device), as [`refined_peak_arrays`].
 #[pyfunction]
+#[pyo3(signature = (ctx, t, y, dy, offsets, grids, opts, search = None))]
+#[allow(clippy::too_many_arguments)] // the batch's arrays, its grids and options
 pub(crate) fn lombscargle_chi2_batch<'py>(
     ctx: &Context,
     t: Bound<'py, PyUntypedArray>,
@@ -116,8 +161,10 @@ pub(crate) fn lombscargle_chi2_batch<'py>(
         usize,
     ),
     opts: Options,
+    search: Option<Search>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
+    let search = search.map(search_options).transpose()?;
     let offsets = In::<usize>::new("offsets", &offsets)?;
     let (f0, df, nf) = grids;
     let (f0, df) = (In::<f64>::new("f0", &f0)?, In::<f64>::new("df", &df)?);
@@ -131,6 +178,12 @@ pub(crate) fn lombscargle_chi2_batch<'py>(
             dy: dy.as_ref().map(In::values),
             offsets: offsets.values(),
         };
+        if let Some(search) = search {
+            let rows = py
+                .detach(|| kp.lombscargle_chi2_batch_refined_peaks(&batch, &grids, &opts, &search))
+                .map_err(to_py)?;
+            return refined_peak_arrays(py, &rows, search.peaks.k);
+        }
         let p = py.detach(|| kp.lombscargle_chi2_batch(&batch, &grids, &opts)).map_err(to_py)?;
         let nseries = p.len();
         let flat: Vec<T> = p.into_iter().flatten().collect();

@@ -6,12 +6,11 @@ use numpy::{IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::multiband::{
-    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries, PeakOptions,
+    LombScargleMultiband, MultibandBatch, MultibandOptions, MultibandSeries,
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
-use crate::lombscargle_chi2::{batch_grid, Freqs};
-use crate::phasefold::peak_arrays;
+use crate::lombscargle_chi2::{batch_grid, refined_peak_arrays, search_options, Freqs, Search};
 use crate::{to_py, Context};
 
 /// `(method, nterms_base, nterms_band, reg_base, reg_band,
@@ -78,12 +77,11 @@ pub(crate) fn lombscargle_multiband<'py>(
 /// A ragged batch `(t, y, dy or None, bands)` with `offsets` (uintp,
 /// nseries + 1) on uniform grids `(f0, df, nf)` (float64 arrays of one
 /// value, shared, or one per series). Returns a new (nseries, nf) array; or
-/// with `peaks = (k, separation)` only each series' best `k` peaks, the
-/// highest distinct maxima (`kernpack::params::peaks`), as `(index, value)`
-/// (nseries, k) int64 and float64 arrays, -1 and NaN past a series' last
-/// peak (on a GPU only the peaks leave the device).
+/// with `search` only each series' best peaks, the highest distinct maxima
+/// (`kernpack::params::peaks`), refined as it asks (on a GPU only the peaks
+/// leave the device), as `lombscargle_chi2_batch`'s.
 #[pyfunction]
-#[pyo3(signature = (ctx, t, y, dy, bands, offsets, grids, opts, peaks = None))]
+#[pyo3(signature = (ctx, t, y, dy, bands, offsets, grids, opts, search = None))]
 #[allow(clippy::too_many_arguments)] // the batch's arrays, its grids and options
 pub(crate) fn lombscargle_multiband_batch<'py>(
     ctx: &Context,
@@ -98,10 +96,10 @@ pub(crate) fn lombscargle_multiband_batch<'py>(
         usize,
     ),
     opts: Options,
-    peaks: Option<(usize, f64)>,
+    search: Option<Search>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
-    let peaks = peaks.map(|(k, separation)| PeakOptions { k, separation });
+    let search = search.map(search_options).transpose()?;
     let offsets = In::<usize>::new("offsets", &offsets)?;
     let bands = In::<u32>::new("bands", &bands)?;
     let (f0, df, nf) = grids;
@@ -117,11 +115,13 @@ pub(crate) fn lombscargle_multiband_batch<'py>(
             bands: bands.values(),
             offsets: offsets.values(),
         };
-        if let Some(peaks) = peaks {
+        if let Some(search) = search {
             let rows = py
-                .detach(|| kp.lombscargle_multiband_batch_peaks(&batch, &grids, &opts, &peaks))
+                .detach(|| {
+                    kp.lombscargle_multiband_batch_refined_peaks(&batch, &grids, &opts, &search)
+                })
                 .map_err(to_py)?;
-            return peak_arrays(py, &rows, peaks.k);
+            return refined_peak_arrays(py, &rows, search.peaks.k);
         }
         let p = py
             .detach(|| kp.lombscargle_multiband_batch(&batch, &grids, &opts))

@@ -45,7 +45,7 @@ fn normalization_of(value: u32) -> Result<PowerNormalization, Error> {
     })
 }
 
-fn method_of(value: u32) -> Result<FapMethod, Error> {
+pub(crate) fn method_of(value: u32) -> Result<FapMethod, Error> {
     Ok(match value {
         KP_FAP_BALUEV => FapMethod::Baluev,
         KP_FAP_DAVIES => FapMethod::Davies,

@@ -334,7 +334,7 @@ pub enum BatchGrid<'a> {
     },
 }
 
-impl BatchGrid<'_> {
+impl<'a> BatchGrid<'a> {
     pub fn nf(&self) -> usize {
         match self {
             BatchGrid::Shared(grid) => grid.nf,
@@ -349,6 +349,17 @@ impl BatchGrid<'_> {
         match self {
             BatchGrid::Shared(grid) => *grid,
             BatchGrid::PerSeries { f0, df, nf } => UniformGrid::new(f0[s], df[s], *nf),
+        }
+    }
+    /// The grids of series `r` (a shared grid stays shared).
+    pub(crate) fn slice(&self, r: std::ops::Range<usize>) -> BatchGrid<'a> {
+        match *self {
+            BatchGrid::Shared(grid) => BatchGrid::Shared(grid),
+            BatchGrid::PerSeries { f0, df, nf } => BatchGrid::PerSeries {
+                f0: &f0[r.clone()],
+                df: &df[r],
+                nf,
+            },
         }
     }
     /// Per-series grids: one `f0` and one `df` for each of `nseries` series.

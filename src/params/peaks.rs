@@ -16,7 +16,12 @@
 //!   each one only when its trial frequency lies at least
 //!   [`PeakOptions::separation`] away from every peak already taken; at most
 //!   [`PeakOptions::k`] are taken, fewer when the row has fewer.
+//!
+//! A peak search may then refine each peak on a finer grid about it
+//! ([`Refine`], [`RefinedPeakOptions`]), evaluated by the same periodogram.
 use crate::error::{Error, Result};
+use crate::params::lombscargle::UniformGrid;
+use crate::params::significance::FapMethod;
 
 /// The most peaks a call may ask per series.
 pub const MAX_PEAKS: usize = 256;
@@ -183,6 +188,132 @@ pub fn write_padded<V: Copy, R: IntoIterator<Item = V>>(
     }
 }
 
+/// The most values a refinement's local grid may hold (`2 steps points + 1`).
+pub const MAX_REFINE_LEN: usize = 1 << 20;
+
+/// Each peak refined on a finer grid about it: with `h = df / points` (`df`
+/// the step of the series' grid) and `S = steps * points`, the local grid
+/// of a peak at grid frequency `fc` is `f_j = (fc - m h) + j h` for `j = 0
+/// ..= m + S`, where `m = S` unless the grid would pass below frequency 0:
+/// then `m` is the largest count with `fc - m h >= 0` (in f64). The grid
+/// thus runs from `fc - steps df` (or the first such point at or above 0)
+/// to `fc + steps df`. The refined peak is the first highest value there,
+/// if it is higher than the coarse peak's value, else the coarse peak
+/// itself ([`refine_peak`]), so refining never lowers a peak. Each local
+/// grid is evaluated as a whole `2 S + 1` frequencies (the points past
+/// `m + S` of a clipped grid are computed and not looked at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refine {
+    /// Fine points per coarse step, at least 2.
+    pub points: usize,
+    /// Half width of the local grid, in coarse steps, at least 1.
+    pub steps: usize,
+}
+
+impl Refine {
+    /// `points >= 2`, `steps >= 1`, and a local grid of at most
+    /// [`MAX_REFINE_LEN`] values.
+    pub fn validate(&self) -> Result<()> {
+        if self.points < 2 {
+            return Err(Error::invalid(format!(
+                "refine points = {} per coarse step must be at least 2",
+                self.points
+            )));
+        }
+        if self.steps < 1 {
+            return Err(Error::invalid(
+                "refine steps = 0: the local grid's half width must be at least 1 coarse step",
+            ));
+        }
+        if self.len_checked().map_or(true, |n| n > MAX_REFINE_LEN) {
+            return Err(Error::invalid(format!(
+                "refine points = {} x steps = {}: a local grid of 2 x points x steps + 1 values \
+                 is more than {MAX_REFINE_LEN}",
+                self.points, self.steps
+            )));
+        }
+        Ok(())
+    }
+
+    fn len_checked(&self) -> Option<usize> {
+        self.points
+            .checked_mul(self.steps)?
+            .checked_mul(2)?
+            .checked_add(1)
+    }
+
+    /// Frequencies of each local grid, `2 steps points + 1` (valid options).
+    pub fn grid_len(&self) -> usize {
+        2 * self.points * self.steps + 1
+    }
+
+    /// The local grid of a peak at frequency `fc` of a grid of step `df`,
+    /// and how many of its first values count (`m + S + 1`, see [`Refine`]).
+    pub fn local_grid(&self, fc: f64, df: f64) -> (UniformGrid, usize) {
+        let h = df / self.points as f64;
+        let span = self.points * self.steps;
+        let mut m = span.min((fc / h).floor() as usize);
+        while m > 0 && fc - m as f64 * h < 0.0 {
+            m -= 1;
+        }
+        (
+            UniformGrid::new(fc - m as f64 * h, h, self.grid_len()),
+            m + span + 1,
+        )
+    }
+}
+
+/// A coarse peak refined: the first highest of `values` (the local grid's
+/// counted values, widened to f64; NaN is never one) when it beats `coarse`,
+/// else `coarse` itself. Returns (frequency, power).
+pub fn refine_peak(coarse: (f64, f64), grid: &UniformGrid, values: &[f64]) -> (f64, f64) {
+    let best = values.iter().enumerate().filter(|(_, v)| !v.is_nan()).fold(
+        None,
+        |best: Option<(usize, f64)>, (j, &v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((j, v)),
+        },
+    );
+    match best {
+        Some((j, v)) if v > coarse.1 => (grid.frequency(j), v),
+        _ => coarse,
+    }
+}
+
+/// What a batch's peak search keeps per series: its best peaks
+/// ([`PeakOptions`]), optionally refined on finer local grids ([`Refine`]),
+/// with each peak's false-alarm probability when `fap` names a method (for
+/// the periodograms astropy has one for: single-term, with a fitted or
+/// subtracted mean; bootstrap FAPs are not offered per peak).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RefinedPeakOptions {
+    pub peaks: PeakOptions,
+    pub refine: Option<Refine>,
+    pub fap: Option<FapMethod>,
+}
+
+impl RefinedPeakOptions {
+    /// The peak options and the refinement's (the FAP's depend on the call).
+    pub fn validate(&self) -> Result<()> {
+        self.peaks.validate()?;
+        self.refine.as_ref().map_or(Ok(()), Refine::validate)
+    }
+}
+
+/// One peak of a peak search ([`RefinedPeakOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefinedPeak {
+    /// The coarse peak's index in the series' grid (as [`Peak::index`]).
+    pub index: usize,
+    /// The peak's frequency: the refined one, or without refinement (or
+    /// when no local value beat the coarse one) the grid's `f0 + index df`.
+    pub frequency: f64,
+    /// The periodogram at `frequency`, widened to f64.
+    pub power: f64,
+    /// The false-alarm probability of `power`, when asked for.
+    pub fap: Option<f64>,
+}
+
 /// The rows of peaks that flat arrays of `k` per row describe.
 pub(crate) fn read_peaks(k: usize, index: &[i64], value: &[f64]) -> Vec<Vec<Peak>> {
     index
@@ -230,6 +361,38 @@ mod tests {
         write_peaks(&rows, 2, &mut index, &mut value);
         assert_eq!(index, [5, 1, -1, -1]);
         assert_eq!(read_peaks(2, &index, &value), rows);
+    }
+
+    #[test]
+    fn local_grids_are_clipped_at_zero_and_refining_never_lowers_a_peak() {
+        let refine = Refine {
+            points: 4,
+            steps: 2,
+        };
+        refine.validate().unwrap();
+        assert_eq!(refine.grid_len(), 17);
+        // Far from 0: fc - 2 df .. fc + 2 df in steps of df / 4.
+        let (grid, count) = refine.local_grid(1.0, 0.1);
+        assert_eq!((grid.df, grid.nf, count), (0.025, 17, 17));
+        assert!((grid.f0 - 0.8).abs() < 1e-15);
+        // Near 0: from the last point at or above 0.
+        let (grid, count) = refine.local_grid(0.06, 0.1);
+        assert_eq!(count, 2 + 8 + 1);
+        assert!(grid.f0 >= 0.0 && (grid.f0 - 0.01).abs() < 1e-15);
+        let (grid, count) = refine.local_grid(0.0, 0.1);
+        assert_eq!((grid.f0, count), (0.0, 9));
+        // The first best value, when it beats the coarse one.
+        let nan = f64::NAN;
+        let grid = UniformGrid::new(1.0, 0.5, 4);
+        assert_eq!(
+            refine_peak((1.0, 2.0), &grid, &[1.0, 3.0, nan, 3.0]),
+            (1.5, 3.0)
+        );
+        assert_eq!(refine_peak((1.0, 3.0), &grid, &[1.0, 3.0]), (1.0, 3.0));
+        assert_eq!(refine_peak((1.0, 3.0), &grid, &[nan, nan]), (1.0, 3.0));
+        for (points, steps) in [(1, 1), (2, 0), (1 << 20, 1), (usize::MAX, 2)] {
+            assert!(Refine { points, steps }.validate().is_err());
+        }
     }
 
     #[test]

@@ -12,9 +12,15 @@ pub use crate::params::lombscargle_chi2::{
     Chi2Normalization, Chi2Options, Chi2Prepared, Chi2Series, MAX_NTERMS,
 };
 
+pub use super::peak_search::RefinedPeaks;
+pub use crate::params::peaks::{Peak, PeakOptions, Refine, RefinedPeak, RefinedPeakOptions};
+pub use crate::params::significance::FapMethod;
+
 use super::batch::check_series_offsets;
 use super::check_finite;
+use super::peak_search::{check_peaks_room, peaks_in_groups, Gathered, On, Searched};
 use crate::api::exec::{CpuRun, Operation};
+use crate::api::multi::{self, Exec, GpuProfile, MultiGpu};
 use crate::api::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -22,6 +28,7 @@ use crate::float::Float;
 use crate::gpu::device::Guards;
 use crate::gpu::lombscargle_chi2::check_call;
 use crate::gpu::Gpu;
+use crate::params::significance::{NullDistribution, PowerNormalization};
 
 /// The values of one series: lengths, finite values, dy > 0 with a usable
 /// sum of dy^-2, and (except for 'psd', which does not divide by it) a
@@ -291,8 +298,17 @@ pub struct LombScargleChi2Batch<'a, T> {
 }
 
 impl<T: Float> LombScargleChi2Batch<'_, T> {
+    /// The call's counts and options, the batch's shape, and a grid for
+    /// each series.
+    fn check_shapes(&self) -> Result<()> {
+        let nseries = self.batch.len();
+        check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
+        self.batch.check_shape()?;
+        self.grids.check_len(nseries)
+    }
+
     /// Every series checked and prepared, errors naming the series.
-    fn prepare(&self) -> Result<Vec<Chi2Prepared>> {
+    pub(crate) fn prepare(&self) -> Result<Vec<Chi2Prepared>> {
         self.batch.prepare_each(|s, series| {
             self.grids.grid(s).validate_for::<T>()?;
             check_series(series, &self.opts)
@@ -304,10 +320,8 @@ impl<T: Float> Operation for LombScargleChi2Batch<'_, T> {
     type Output = Vec<Vec<T>>;
 
     fn validate(&self) -> Result<()> {
-        let (batch, nseries) = (&self.batch, self.batch.len());
-        check_call(nseries.max(1), self.grids.nf(), &self.opts)?;
-        batch.check_shape()?;
-        self.grids.check_len(nseries)?;
+        let nseries = self.batch.len();
+        self.check_shapes()?;
         self.prepare()?;
         let total = self
             .grids
@@ -404,6 +418,145 @@ fn run_on_gpu<T: Float>(
     gpu.download(&out)
 }
 
+/// The operation: the best peaks of every series' multi-term periodogram
+/// ([`Kernpack::lombscargle_chi2_batch_peaks`]): the `k` highest distinct
+/// maxima ([`crate::params::peaks`], along frequency) of what
+/// [`Kernpack::lombscargle_chi2_batch`] gives, without keeping the
+/// periodograms. On a GPU the batch runs in chunks of series through the
+/// pipeline (also on a one-GPU handle) and each chunk's periodograms are
+/// reduced on its GPU, so only the peaks cross the bus; on the CPU, in
+/// groups of series.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleChi2BatchPeaks<'a, T> {
+    pub batch: Chi2Batch<'a, T>,
+    pub grids: BatchGrid<'a>,
+    pub opts: Chi2Options,
+    pub peaks: PeakOptions,
+}
+
+impl<'a, T: Float> LombScargleChi2BatchPeaks<'a, T> {
+    /// The same call keeping every periodogram.
+    fn periodograms(&self) -> LombScargleChi2Batch<'a, T> {
+        LombScargleChi2Batch {
+            batch: self.batch,
+            grids: self.grids,
+            opts: self.opts,
+        }
+    }
+}
+
+impl<T: Float> Operation for LombScargleChi2BatchPeaks<'_, T> {
+    type Output = Vec<Vec<Peak>>;
+
+    fn validate(&self) -> Result<()> {
+        self.peaks.validate()?;
+        let batch = self.periodograms();
+        batch.check_shapes()?;
+        batch.prepare()?;
+        check_peaks_room::<Peak>(self.peaks.k, self.batch.len())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<Peak>>> {
+        let b = self.batch;
+        peaks_in_groups(b.offsets, &self.grids, &self.peaks, |r, offsets, grids| {
+            let batch = Chi2Batch {
+                t: &b.t[r.clone()],
+                y: &b.y[r.clone()],
+                dy: b.dy.map(|d| &d[r]),
+                offsets,
+            };
+            let op = LombScargleChi2Batch {
+                batch,
+                grids,
+                opts: self.opts,
+            };
+            Ok(op.on_cpu(cpu)?.concat())
+        })
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<Peak>>> {
+        let one = MultiGpu::of(vec![gpu.clone()]);
+        self.on_pipeline(&one).map(|(peaks, _)| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        let preps = self.periodograms().prepare()?;
+        multi::chi2::chi2_batch_peaks(&Exec::Gpus(gpus), &self, &preps)
+    }
+}
+
+impl<T: Float> Searched for LombScargleChi2BatchPeaks<'_, T> {
+    type Value = T;
+
+    fn peak_options(&self) -> PeakOptions {
+        self.peaks
+    }
+
+    fn offsets(&self) -> &[usize] {
+        self.batch.offsets
+    }
+
+    fn grids(&self) -> BatchGrid<'_> {
+        self.grids
+    }
+
+    fn rows(&self, picks: &[usize], grids: BatchGrid<'_>, on: On<'_>) -> Result<Vec<f64>> {
+        let b = &self.batch;
+        let g = Gathered::of(b.t, b.y, b.dy, b.offsets, picks);
+        let batch = Chi2Batch {
+            t: &g.t,
+            y: &g.y,
+            dy: g.dy.as_deref(),
+            offsets: &g.offsets,
+        };
+        let op = LombScargleChi2Batch {
+            batch,
+            grids,
+            opts: self.opts,
+        };
+        let rows = on.run(op)?;
+        Ok(rows.iter().flatten().map(|v| v.to_f64()).collect())
+    }
+
+    /// astropy's `false_alarm_probability` refuses multi-term periodograms
+    /// and uncentred data.
+    fn check_fap(&self) -> Result<()> {
+        if self.opts.nterms != 1 {
+            return Err(Error::invalid(format!(
+                "false-alarm probabilities are for single-term periodograms: astropy has no \
+                 analytic false-alarm probability for multi-term ones (nterms = {})",
+                self.opts.nterms
+            )));
+        }
+        if !(self.opts.fit_mean || self.opts.center_data) {
+            return Err(Error::invalid(
+                "false-alarm probabilities are for periodograms of centred data, as astropy's: \
+                 set fit_mean or center_data",
+            ));
+        }
+        Ok(())
+    }
+
+    fn null_distribution(&self, s: usize) -> Result<NullDistribution> {
+        let series = self.batch.series(s);
+        let grid = self.grids.grid(s);
+        let t: Vec<f64> = series.t.iter().map(|v| v.to_f64()).collect();
+        let dy: Option<Vec<f64>> = series.dy.map(|d| d.iter().map(|v| v.to_f64()).collect());
+        let normalization = match self.opts.normalization {
+            Chi2Normalization::Standard => PowerNormalization::Standard,
+            Chi2Normalization::Model => PowerNormalization::Model,
+            Chi2Normalization::Log => PowerNormalization::Log,
+            Chi2Normalization::Psd => PowerNormalization::Psd,
+        };
+        NullDistribution::new(
+            grid.frequency(grid.nf - 1),
+            &t,
+            dy.as_deref(),
+            normalization,
+        )
+    }
+}
+
 impl Kernpack {
     facade! {
         /// The multi-term periodogram of `series` at `freqs` (cycles per unit
@@ -428,5 +581,59 @@ impl Kernpack {
             opts: &Chi2Options,
         ) -> Vec<Vec<T>>
             = LombScargleChi2Batch { batch: *batch, grids: *grids, opts: *opts };
+
+        /// The best `peaks.k` distinct maxima of each series' multi-term
+        /// periodogram, highest first (only they leave the GPU).
+        fn lombscargle_chi2_batch_peaks(
+            batch: &Chi2Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &Chi2Options,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleChi2BatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
+
+        /// As [`Kernpack::lombscargle_chi2_batch_peaks`], each peak with its
+        /// frequency, refined on a finer local grid when `search.refine`
+        /// asks, and its false-alarm probability when `search.fap` names a
+        /// method (nterms = 1 with `fit_mean` or `center_data`, as astropy):
+        /// see [`RefinedPeaks`].
+        fn lombscargle_chi2_batch_refined_peaks(
+            batch: &Chi2Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &Chi2Options,
+            search: &RefinedPeakOptions,
+        ) -> Vec<Vec<RefinedPeak>>
+            = RefinedPeaks::of(
+                LombScargleChi2BatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: search.peaks },
+                search,
+            );
+    }
+}
+
+impl MultiGpu {
+    facade! {
+        /// [`Kernpack::lombscargle_chi2_batch_peaks`] over every GPU of this
+        /// handle, in chunks of series.
+        fn lombscargle_chi2_batch_peaks / lombscargle_chi2_batch_peaks_profiled(
+            batch: &Chi2Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &Chi2Options,
+            peaks: &PeakOptions,
+        ) -> Vec<Vec<Peak>>
+            = LombScargleChi2BatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
+
+        /// As [`Kernpack::lombscargle_chi2_batch_refined_peaks`], with the
+        /// coarse search over every GPU of this handle and the refinement on
+        /// the first.
+        fn lombscargle_chi2_batch_refined_peaks / lombscargle_chi2_batch_refined_peaks_profiled(
+            batch: &Chi2Batch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &Chi2Options,
+            search: &RefinedPeakOptions,
+        ) -> Vec<Vec<RefinedPeak>>
+            = RefinedPeaks::of(
+                LombScargleChi2BatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: search.peaks },
+                search,
+            );
     }
 }

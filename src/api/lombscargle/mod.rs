@@ -4,6 +4,7 @@ pub mod batch;
 pub mod bootstrap;
 pub mod chi2;
 pub mod multiband;
+pub mod peak_search;
 pub mod peaks;
 use std::sync::Arc;
 

@@ -7,14 +7,18 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+pub use super::peak_search::RefinedPeaks;
+use super::peak_search::{
+    check_peaks_room, gather, peaks_in_groups, select_rows, Gathered, On, Searched,
+};
 pub use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
 pub use crate::params::lombscargle::{BatchGrid, UniformGrid};
 pub use crate::params::lombscargle_multiband::{
     MultibandFlat, MultibandMethod, MultibandOptions, MultibandPrepared, MultibandSeries,
     MAX_MULTIBAND_NTERMS,
 };
-use crate::params::peaks::{select_peaks, Better};
-pub use crate::params::peaks::{Peak, PeakOptions};
+pub use crate::params::peaks::{Peak, PeakOptions, Refine, RefinedPeak, RefinedPeakOptions};
+use crate::params::significance::NullDistribution;
 
 use super::chi2::{
     check_reference_chi2, check_series as check_chi2_series, measured_f64, Chi2Batch, Chi2Freqs,
@@ -494,10 +498,6 @@ pub struct LombScargleMultibandBatchPeaks<'a, T> {
     pub peaks: PeakOptions,
 }
 
-/// Values the CPU backend holds at once for the peaks: series are computed
-/// in groups of about this many values, then reduced.
-const CPU_PEAK_VALUES: usize = 1 << 22;
-
 impl<'a, T: Float> LombScargleMultibandBatchPeaks<'a, T> {
     /// The same call keeping every periodogram.
     pub(crate) fn periodograms(&self) -> LombScargleMultibandBatch<'a, T> {
@@ -506,20 +506,6 @@ impl<'a, T: Float> LombScargleMultibandBatchPeaks<'a, T> {
             grids: self.grids,
             opts: self.opts,
         }
-    }
-
-    /// The peaks of `values` (rows of series `first..`, as T gives them).
-    fn select(&self, first: usize, values: &[T]) -> Vec<Vec<Peak>> {
-        let nf = self.grids.nf();
-        values
-            .chunks(nf)
-            .enumerate()
-            .map(|(r, row)| {
-                let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
-                let axis = self.grids.grid(first + r).frequencies();
-                select_peaks(&row, &axis, &self.peaks, Better::Higher)
-            })
-            .collect()
     }
 }
 
@@ -537,50 +523,26 @@ impl<T: Float> Operation for LombScargleMultibandBatchPeaks<'_, T> {
         // allocation.
         check_host_room::<f64>("a periodogram's frequencies", self.grids.nf())?;
         batch.prepared()?;
-        let total = self
-            .peaks
-            .k
-            .checked_mul(self.batch.len())
-            .ok_or_else(|| Error::invalid("peaks x series overflows"))?;
-        check_host_room::<Peak>("the peaks", total)
+        check_peaks_room::<Peak>(self.peaks.k, self.batch.len())
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Vec<Vec<Peak>>> {
-        // Groups of series, each a batch of its own (rebased offsets, its
-        // grids), so that only a group's periodograms are held.
-        let (nseries, nf) = (self.batch.len(), self.grids.nf());
-        let group = (CPU_PEAK_VALUES / nf).max(1);
-        let mut peaks = Vec::with_capacity(nseries);
-        for first in (0..nseries).step_by(group) {
-            let last = (first + group).min(nseries);
-            let (lo, hi) = (self.batch.offsets[first], self.batch.offsets[last]);
-            let offsets: Vec<usize> = self.batch.offsets[first..=last]
-                .iter()
-                .map(|o| o - lo)
-                .collect();
+        let b = self.batch;
+        peaks_in_groups(b.offsets, &self.grids, &self.peaks, |r, offsets, grids| {
             let batch = MultibandBatch {
-                t: &self.batch.t[lo..hi],
-                y: &self.batch.y[lo..hi],
-                dy: self.batch.dy.map(|d| &d[lo..hi]),
-                bands: &self.batch.bands[lo..hi],
-                offsets: &offsets,
-            };
-            let grids = match self.grids {
-                BatchGrid::Shared(g) => BatchGrid::Shared(g),
-                BatchGrid::PerSeries { f0, df, nf } => BatchGrid::PerSeries {
-                    f0: &f0[first..last],
-                    df: &df[first..last],
-                    nf,
-                },
+                t: &b.t[r.clone()],
+                y: &b.y[r.clone()],
+                dy: b.dy.map(|d| &d[r.clone()]),
+                bands: &b.bands[r],
+                offsets,
             };
             let op = LombScargleMultibandBatch {
                 batch,
                 grids,
                 opts: self.opts,
             };
-            peaks.extend(self.select(first, &op.on_cpu(cpu)?));
-        }
-        Ok(peaks)
+            op.on_cpu(cpu)
+        })
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Vec<Vec<Peak>>> {
@@ -593,7 +555,10 @@ impl<T: Float> Operation for LombScargleMultibandBatchPeaks<'_, T> {
         match self.opts.method {
             MultibandMethod::Fast => {
                 let values = batch.on_gpu(&gpus.gpus()[0])?;
-                Ok((self.select(0, &values), Vec::new()))
+                Ok((
+                    select_rows(&values, &self.grids, 0, &self.peaks),
+                    Vec::new(),
+                ))
             }
             MultibandMethod::Flexible => {
                 let preps = batch.prepared()?;
@@ -648,6 +613,84 @@ impl Kernpack {
             peaks: &PeakOptions,
         ) -> Vec<Vec<Peak>>
             = LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
+
+        /// As [`Kernpack::lombscargle_multiband_batch_peaks`], each peak with
+        /// its frequency, refined on a finer local grid when
+        /// `search.refine` asks (see [`RefinedPeaks`]; the flexible method
+        /// only: the fast one's power depends on the whole grid). astropy
+        /// has no false-alarm probability for multiband periodograms:
+        /// `search.fap` must be None.
+        fn lombscargle_multiband_batch_refined_peaks(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+            search: &RefinedPeakOptions,
+        ) -> Vec<Vec<RefinedPeak>>
+            = RefinedPeaks::of(
+                LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: search.peaks },
+                search,
+            );
+    }
+}
+
+impl<T: Float> Searched for LombScargleMultibandBatchPeaks<'_, T> {
+    type Value = T;
+
+    fn peak_options(&self) -> PeakOptions {
+        self.peaks
+    }
+
+    fn offsets(&self) -> &[usize] {
+        self.batch.offsets
+    }
+
+    fn grids(&self) -> BatchGrid<'_> {
+        self.grids
+    }
+
+    fn rows(&self, picks: &[usize], grids: BatchGrid<'_>, on: On<'_>) -> Result<Vec<f64>> {
+        let b = &self.batch;
+        let g = Gathered::of(b.t, b.y, b.dy, b.offsets, picks);
+        let bands = gather(b.bands, b.offsets, picks);
+        let batch = MultibandBatch {
+            t: &g.t,
+            y: &g.y,
+            dy: g.dy.as_deref(),
+            bands: &bands,
+            offsets: &g.offsets,
+        };
+        let op = LombScargleMultibandBatch {
+            batch,
+            grids,
+            opts: self.opts,
+        };
+        Ok(on.run(op)?.iter().map(|v| v.to_f64()).collect())
+    }
+
+    /// The fast method weighs each band by its sum of squared powers over
+    /// the call's frequencies, so its power at a frequency depends on the
+    /// grid: a local grid's values are not the coarse periodogram's.
+    fn check_refine(&self) -> Result<()> {
+        if self.opts.method == MultibandMethod::Fast {
+            return Err(Error::invalid(
+                "peaks of the fast method cannot be refined: its bands are weighed by their \
+                 powers over the whole grid, so a finer local grid gives other values; \
+                 refine with the flexible method, or use a finer grid",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_fap(&self) -> Result<()> {
+        Err(Error::invalid(
+            "astropy has no false-alarm probability for multiband periodograms: \
+             leave fap unset",
+        ))
+    }
+
+    fn null_distribution(&self, _: usize) -> Result<NullDistribution> {
+        self.check_fap()
+            .map(|()| unreachable!("refused by check_fap"))
     }
 }
 
@@ -672,5 +715,20 @@ impl MultiGpu {
             peaks: &PeakOptions,
         ) -> Vec<Vec<Peak>>
             = LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: *peaks };
+
+        /// As [`Kernpack::lombscargle_multiband_batch_refined_peaks`], with
+        /// the coarse search over every GPU of this handle and the
+        /// refinement on the first.
+        fn lombscargle_multiband_batch_refined_peaks
+            / lombscargle_multiband_batch_refined_peaks_profiled(
+            batch: &MultibandBatch<'_, T>,
+            grids: &BatchGrid<'_>,
+            opts: &MultibandOptions,
+            search: &RefinedPeakOptions,
+        ) -> Vec<Vec<RefinedPeak>>
+            = RefinedPeaks::of(
+                LombScargleMultibandBatchPeaks { batch: *batch, grids: *grids, opts: *opts, peaks: search.peaks },
+                search,
+            );
     }
 }

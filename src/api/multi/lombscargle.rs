@@ -6,7 +6,8 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::plan::{split_by_work, Arena};
+use super::plan::Arena;
+use super::rows::{gather_peaks, plan_series};
 use super::Regions;
 use super::{get, per_gpu, put, put_offsets, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu};
 use crate::api::lombscargle::batch::{
@@ -23,7 +24,7 @@ use crate::float::Float;
 use crate::gpu::lombscargle::STATS_LEN;
 use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
-use crate::params::peaks::{read_peaks, Better, PeakOptions};
+use crate::params::peaks::{Better, PeakOptions};
 
 /// A validated batch, as the chunks see it.
 pub(crate) struct LsJob<'a, T> {
@@ -321,10 +322,7 @@ fn unpack_threads(gpus: usize) -> usize {
 
 /// The plan of `job`: its series split by work (samples x frequencies), chunked.
 fn plan<T: Float>(exec: &Exec<'_>, job: &LsJob<'_, T>) -> Result<Vec<GpuPlan>> {
-    let nf = job.grids.nf() as u64;
-    let offsets = job.batch.offsets.windows(2);
-    let work: Vec<u64> = offsets.map(|w| (w[1] - w[0]) as u64 * nf).collect();
-    exec.plan(job, split_by_work(&work, exec.parts()))
+    plan_series(exec, job, job.batch.offsets, job.grids.nf())
 }
 
 /// The pipeline's batch periodograms, after validation.
@@ -388,17 +386,6 @@ pub(crate) fn lombscargle_batch_top_peaks<T: Float>(
 ) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
     let job = LsJob::new(&op.batch, &op.grids, &op.opts, Keep::BestPeaks(op.peaks));
     let plans = plan(exec, &job)?;
-    let k = op.peaks.k;
-    // Each GPU writes its own slice of the result, in place.
-    let mut peaks: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
-    let slots = per_gpu(&mut peaks, &plans, Range::len);
-    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
-        let index = get::<i64>(host, lay.peaks.index, r.len() * k);
-        let value = get::<f64>(host, lay.peaks.value, r.len() * k);
-        for (slot, found) in out[local].iter_mut().zip(read_peaks(k, index, value)) {
-            *slot = found;
-        }
-        Ok(())
-    })?;
-    Ok((peaks, profiles))
+    let at = |lay: &LsLayout<T>| (lay.peaks.index, lay.peaks.value);
+    gather_peaks(exec, &job, &plans, (op.batch.len(), op.peaks.k), at)
 }

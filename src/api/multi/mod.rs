@@ -70,6 +70,7 @@
 pub mod plan;
 
 pub(crate) mod bls;
+pub(crate) mod chi2;
 #[cfg(test)]
 mod emulated;
 pub(crate) mod ensemble;
@@ -79,6 +80,7 @@ pub(crate) mod normalize;
 #[cfg(test)]
 mod one_gpu_as_two;
 pub(crate) mod phasefold;
+pub(crate) mod rows;
 #[cfg(test)]
 mod test_data;
 

@@ -10,20 +10,20 @@ use std::sync::Arc;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::CudaStream;
 
-use super::plan::{split_by_work, Arena};
-use super::{get, per_gpu, put, ChunkJob, Exec, GpuProfile, Regions};
+#[cfg(test)]
+use super::get;
+use super::plan::Arena;
+use super::rows::{gather_peaks, gather_rows, plan_series, GridsAt, Rows};
+use super::{put, ChunkJob, Exec, GpuProfile, Regions};
 use crate::api::lombscargle::multiband::LombScargleMultibandBatch;
 use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 use crate::gpu::lombscargle_multiband::LombScargleMultibandOnDevice;
-use crate::gpu::peaks::PeaksOnDevice;
 use crate::gpu::Gpu;
 use crate::params::lombscargle::BatchGrid;
 use crate::params::lombscargle_multiband::{MultibandFlat, MultibandOptions, MultibandPrepared};
-use crate::params::peaks::{read_peaks, Better, Peak, PeakOptions};
-#[cfg(test)]
-use crate::params::peaks::{select_peaks, write_peaks};
+use crate::params::peaks::{Peak, PeakOptions};
 
 /// A validated batch, as the chunks see it. `preps` is empty when the job
 /// only sizes arenas (the one-GPU rule's split); each series then counts as
@@ -54,10 +54,7 @@ pub(crate) struct MultibandLayout {
     stats: CUdeviceptr,
     f0: CUdeviceptr,
     df: CUdeviceptr,
-    out: CUdeviceptr,
-    /// With peaks: `k` i64 indices and `k` f64 values per series.
-    index: CUdeviceptr,
-    value: CUdeviceptr,
+    rows: Rows,
 }
 
 impl<'a, T: Float> MultibandJob<'a, T> {
@@ -114,17 +111,10 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
         let f0 = a.take::<f64>(grids);
         let df = a.take::<f64>(grids);
         let h2d = 0..a.bytes;
-        let out = a.take::<T>(nseries * self.grids.nf());
-        let k = self.peaks.map_or(0, |p| p.k);
-        let (index, value) = if k > 0 {
-            (a.take::<i64>(nseries * k), a.take::<f64>(nseries * k))
-        } else {
-            (0, 0)
-        };
-        let d2h = a.offset(if k > 0 { index } else { out })..a.end;
+        let (rows, d2h) = Rows::take::<T>(&mut a, nseries, self.grids.nf(), self.peaks);
         #[rustfmt::skip]
         let lay = MultibandLayout {
-            nseries, samples, segments, t, w, wy, series_bands, band_starts, stats, f0, df, out, index, value,
+            nseries, samples, segments, t, w, wy, series_bands, band_starts, stats, f0, df, rows,
         };
         (
             lay,
@@ -181,31 +171,21 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
             per_series_grid: self.per_series_grid(),
             nf: self.grids.nf(),
             opts: self.opts,
-            out: lay.out,
+            out: lay.rows.values,
             dtype: std::marker::PhantomData,
         };
-        // SAFETY: the caller's arena holds this layout, inputs copied in.
-        unsafe { call.launch(gpu, stream, ()) }?;
-        let Some(opts) = self.peaks else {
-            return Ok(());
-        };
-        let at = PeaksOnDevice {
-            values: lay.out,
-            nseries: lay.nseries,
-            nf: self.grids.nf(),
-            axis: 0,
+        let grids = GridsAt {
             f0: lay.f0,
             df: lay.df,
             per_series_grid: self.per_series_grid(),
-            index: lay.index,
-            value: lay.value,
-            payload_bytes: 0,
-            payload: 0,
-            payload_out: 0,
         };
-        // SAFETY: the periodograms were just written in stream order; the
-        // arena holds the grids and the peaks' room.
-        unsafe { gpu.launch_best_peaks::<T>(stream, &at, &opts, Better::Higher) }
+        // SAFETY: the caller's arena holds this layout, inputs copied in;
+        // the reduction follows the periodograms in stream order.
+        unsafe {
+            call.launch(gpu, stream, ())?;
+            lay.rows
+                .reduce::<T>(gpu, stream, lay.nseries, self.grids.nf(), grids, self.peaks)
+        }
     }
 
     #[cfg(test)]
@@ -247,23 +227,7 @@ impl<T: Float> ChunkJob for MultibandJob<'_, T> {
                 out.push(T::from_f64(p));
             }
         }
-        put(arena, lay.out, &out);
-        if let Some(opts) = self.peaks {
-            let best: Vec<Vec<Peak>> = out
-                .chunks(nf)
-                .enumerate()
-                .map(|(s, row)| {
-                    let g = if grids == 1 { 0 } else { s };
-                    let axis: Vec<f64> = (0..nf).map(|k| f0[g] + k as f64 * df[g]).collect();
-                    let row: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
-                    select_peaks(&row, &axis, &opts, Better::Higher)
-                })
-                .collect();
-            let (mut index, mut value) = (vec![0i64; ns * opts.k], vec![0.0; ns * opts.k]);
-            write_peaks(&best, opts.k, &mut index, &mut value);
-            put(arena, lay.index, &index);
-            put(arena, lay.value, &value);
-        }
+        lay.rows.emulate(arena, &out, nf, (&f0, &df), self.peaks);
     }
 }
 
@@ -282,17 +246,6 @@ pub(crate) fn sizing_job<'a, T: Float>(
     }
 }
 
-/// The plan of `job`: its series split by work (samples at every frequency).
-fn plan<T: Float>(exec: &Exec<'_>, job: &MultibandJob<'_, T>) -> Result<Vec<super::GpuPlan>> {
-    let nf = job.grids.nf() as u64;
-    let work: Vec<u64> = job
-        .offsets
-        .windows(2)
-        .map(|w| (w[1] - w[0]) as u64 * nf)
-        .collect();
-    exec.plan(job, split_by_work(&work, exec.parts()))
-}
-
 /// The pipeline's best peaks of each series, after validation.
 pub(crate) fn multiband_batch_peaks<T: Float>(
     exec: &Exec<'_>,
@@ -301,20 +254,9 @@ pub(crate) fn multiband_batch_peaks<T: Float>(
     peaks: PeakOptions,
 ) -> Result<(Vec<Vec<Peak>>, Vec<GpuProfile>)> {
     let job = MultibandJob::of(op, preps, Some(peaks));
-    let plans = plan(exec, &job)?;
-    // Each GPU writes its own slice of the result, in place.
-    let mut out: Vec<Vec<Peak>> = vec![Vec::new(); op.batch.len()];
-    let slots = per_gpu(&mut out, &plans, Range::len);
-    let k = peaks.k;
-    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
-        let index = get::<i64>(host, lay.index, r.len() * k);
-        let value = get::<f64>(host, lay.value, r.len() * k);
-        for (slot, best) in out[local].iter_mut().zip(read_peaks(k, index, value)) {
-            *slot = best;
-        }
-        Ok(())
-    })?;
-    Ok((out, profiles))
+    let plans = plan_series(exec, &job, job.offsets, op.grids.nf())?;
+    let at = |lay: &MultibandLayout| (lay.rows.index, lay.rows.value);
+    gather_peaks(exec, &job, &plans, (op.batch.len(), peaks.k), at)
 }
 
 /// The pipeline's flexible batch, after validation: `nseries x nf` values.
@@ -325,20 +267,9 @@ pub(crate) fn multiband_batch<T: Float>(
 ) -> Result<(Vec<T>, Vec<GpuProfile>)> {
     let job = MultibandJob::of(op, preps, None);
     let nf = op.grids.nf();
-    let plans = plan(exec, &job)?;
-    // Each GPU writes its own rows of the result, in place.
-    let mut values = vec![T::from_f64(0.0); op.batch.len() * nf];
-    let slots = per_gpu(&mut values, &plans, |r| r.len() * nf);
-    let profiles = exec.run(&job, &plans, slots, |out, r, local, lay, host| {
-        let rows = &mut out[local.start * nf..local.end * nf];
-        crate::cpu::copy_parallel(
-            crate::cpu::copy_threads(),
-            rows,
-            get::<T>(host, lay.out, r.len() * nf),
-        );
-        Ok(())
-    })?;
-    Ok((values, profiles))
+    let plans = plan_series(exec, &job, job.offsets, nf)?;
+    let at = |lay: &MultibandLayout| lay.rows.values;
+    gather_rows(exec, &job, &plans, (op.batch.len(), nf), at)
 }
 
 #[cfg(test)]
@@ -348,6 +279,7 @@ mod tests {
     use crate::api::exec::{CpuRun, Operation};
     use crate::api::lombscargle::multiband::MultibandBatch;
     use crate::params::lombscargle::UniformGrid;
+    use crate::params::peaks::{select_peaks, Better};
     use crate::test_rng::Rng;
 
     #[test]
