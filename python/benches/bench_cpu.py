@@ -214,7 +214,12 @@ def multi_term(sizes, reps):
             theirs = AstropyLS(t, y, dy, nterms=nterms)
             fns = {
                 "kernpack cpu": lambda: ours.power(freq, backend="cpu"),
+                # nifty-ls both with its own default threads and with kernpack's
+                # count: at 10^4 frequencies the explicit count was 10-15x
+                # slower on 2 cores; the faster one is compared.
                 "nifty-ls (finufft_chi2)": lambda: nifty_ls.lombscargle(
+                    t, y, dy, fmin=fmin, fmax=freq[-1], Nf=nf, nterms=nterms, backend="finufft_chi2").power,
+                f"nifty-ls (finufft_chi2, nthreads={THREADS})": lambda: nifty_ls.lombscargle(
                     t, y, dy, fmin=fmin, fmax=freq[-1], Nf=nf, nterms=nterms, backend="finufft_chi2",
                     nthreads=THREADS).power,
                 "astropy fastchi2": lambda: theirs.power(freq, method="fastchi2", assume_regular_frequency=True),
@@ -225,7 +230,8 @@ def multi_term(sizes, reps):
                 err = float(np.max(np.abs(fn()[pick] - ref)))
                 row(work, name, ms[name], f"max |error| {err:.1e} vs astropy chi2")
             k = ms["kernpack cpu"]
-            print(f"    kernpack / nifty-ls time: {k / ms['nifty-ls (finufft_chi2)']:.2f}, "
+            nifty = min(v for name, v in ms.items() if name.startswith("nifty-ls"))
+            print(f"    kernpack / nifty-ls (faster setting) time: {k / nifty:.2f}, "
                   f"kernpack / astropy fastchi2: {k / ms['astropy fastchi2']:.3f}  (< 1: kernpack faster)")
 
 
