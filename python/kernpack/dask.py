@@ -19,6 +19,11 @@ Functions
     periodogram of ``(id, t, y, band[, dy])`` rows (one
     ``lombscargle_multiband_batch`` call for the peaks per partition), as a
     Dask DataFrame indexed by id.
+:func:`lombscargle_chi2_peaks`
+    Per-series best frequency (optionally the top-k, with false-alarm
+    probabilities) of astropy's ``LombScargle`` periodogram (any ``nterms``)
+    of ``(id, t, y[, dy])`` rows (one ``lombscargle_batch`` call for the
+    peaks per partition), as a Dask DataFrame indexed by id.
 :func:`bls`
     Per-series best trial period (optionally the top-k) of a box least
     squares transit search of the same input (one ``bls_batch`` call for
@@ -92,6 +97,7 @@ __all__ = [
     "lombscargle_peaks",
     "lombscargle_periodograms",
     "lombscargle_multiband_peaks",
+    "lombscargle_chi2_peaks",
     "bls",
     "pdm",
     "conditional_entropy",
@@ -858,19 +864,50 @@ def lombscargle_periodograms(
     )
 
 
-def _multiband_table(ids, offsets, t, y, dy, bands, *, meta, search, band_col, backend):
-    """Each series' best frequencies of one batched multiband call
-    (``lombscargle_multiband_batch(..., peaks=top_k, **search)``): rank 1 is
-    the first of the highest power, NaN where a rank has no peak."""
-    if bands.dtype.kind not in "iub" and pd.isna(bands).any():  # integer labels cannot be missing
-        raise ValueError(f"the {band_col!r} column has missing values: every row needs a band")
-    # The flexible method's peaks come from chunks reduced where they are
-    # computed; the fast method holds the partition's whole periodograms.
-    with _series_named_by_id(ids), _calls(backend, best=search["method"] == "flexible"):
-        got = _ts.lombscargle_multiband_batch(t, y, bands, dy=dy, offsets=offsets, backend=backend, **search)
+def _grid_peaks_table(ids, offsets, t, y, dy, *extra, meta, batch, best, backend):
+    """Each series' best frequencies of one batched call on a grid in cycles
+    per unit of t (``batch(t, y, dy, offsets, *extra)``, a
+    :class:`kernpack.timeseries.Peaks` or ``MultibandPeaks`` of the table's
+    ranks): rank 1 is the first of the highest power, NaN where a rank has
+    no peak; the false-alarm probabilities too where `meta` has ``fap``.
+    `best`: only the peaks are held (a GPU worker runs two such calls at a
+    time)."""
+    with _series_named_by_id(ids), _calls(backend, best=best):
+        got = batch(t, y, dy, offsets, *extra)
     with np.errstate(divide="ignore"):
         period = 1.0 / got.frequency
-    return _ranks_table(ids, offsets, meta, got.frequency, period, got.power)
+    columns = (got.frequency, period, got.power) + ((got.fap,) if "fap" in meta.columns else ())
+    return _ranks_table(ids, offsets, meta, *columns)
+
+
+def _multiband_table(ids, offsets, t, y, dy, bands, *, band_col, **kwargs):
+    """:func:`_grid_peaks_table` of ``lombscargle_multiband_batch(...,
+    peaks=top_k)`` once every row has a band label."""
+    if bands.dtype.kind not in "iub" and pd.isna(bands).any():  # integer labels cannot be missing
+        raise ValueError(f"the {band_col!r} column has missing values: every row needs a band")
+    return _grid_peaks_table(ids, offsets, t, y, dy, bands, **kwargs)
+
+
+def _grid_peaks_survey(label, table, batch_of, data, f0, df, nf, top_k, id_col, t_col, y_col, dy_col, backend,
+                       assume_partitioned, npartitions, read_parquet_kwargs, *, best, fap=None, extra_cols=None):
+    """The best `top_k` peaks of every series of `data` on the grid ``f0 + k
+    df``: the grid and options checked once on the client (``batch_of(f0=,
+    df=, nf=, peaks=, backend='cpu')`` on an empty batch), then per
+    partition ``table(..., batch=batch_of(..., backend=backend))``, a
+    :func:`_grid_peaks_table`; `fap` given: a ``fap`` column per rank.
+    `extra_cols` ({argument name: column}): columns sorted with the rows and
+    passed to the batch after the offsets."""
+    top_k = _top_k(top_k, most=_MAX_PEAKS)
+    if np.ndim(f0) or np.ndim(df):
+        raise ValueError("f0 and df must be numbers: one grid f0 + k * df for every series")
+    grid = dict(f0=f0, df=df, nf=_signal._count("nf", nf), peaks=top_k)
+    empty = np.empty(0)
+    batch_of(**grid, backend="cpu")(empty, empty, None, np.zeros(1, np.intp), *(empty for _ in extra_cols or {}))
+    backend = None if backend is None else _context._check(backend)
+    table_of = functools.partial(table, batch=batch_of(**grid, backend=backend), best=best, backend=backend)
+    columns = _rank_columns(("frequency", "period", "power") + (("fap",) if fap is not None else ()), top_k)
+    return _per_survey_partition(label, columns, table_of, data, id_col, t_col, y_col, dy_col, assume_partitioned,
+                                 npartitions, read_parquet_kwargs, w_name="dy_col", extra_cols=extra_cols)
 
 
 def lombscargle_multiband_peaks(
@@ -965,22 +1002,122 @@ def lombscargle_multiband_peaks(
     empty table. The output metadata is given to Dask: the kernel never
     runs on empty or fake data to infer it.
     """
-    top_k = _top_k(top_k, most=_MAX_PEAKS)
-    if np.ndim(f0) or np.ndim(df):
-        raise ValueError("f0 and df must be numbers: one grid f0 + k * df for every series")
-    search = dict(f0=f0, df=df, nf=_signal._count("nf", nf), method=method, nterms_base=nterms_base,
-                  nterms_band=nterms_band, reg_base=reg_base, reg_band=reg_band,
-                  regularize_by_trace=regularize_by_trace, center_data=center_data, fit_mean=fit_mean,
-                  normalization=normalization, peaks=top_k, separation=separation)
-    # The grid and options checked once, on the client (an empty batch, on
-    # the CPU).
-    empty = np.empty(0)
-    _ts.lombscargle_multiband_batch(empty, empty, empty, offsets=np.zeros(1, np.intp), backend="cpu", **search)
-    backend = None if backend is None else _context._check(backend)
-    table_of = functools.partial(_multiband_table, search=search, band_col=band_col, backend=backend)
-    return _per_survey_partition("multiband-partition", _peaks_columns(top_k), table_of, data, id_col, t_col, y_col,
-                                 dy_col, assume_partitioned, npartitions, read_parquet_kwargs, w_name="dy_col",
-                                 extra_cols={"band_col": band_col})
+    options = dict(method=method, nterms_base=nterms_base, nterms_band=nterms_band, reg_base=reg_base,
+                   reg_band=reg_band, regularize_by_trace=regularize_by_trace, center_data=center_data,
+                   fit_mean=fit_mean, normalization=normalization, separation=separation)
+
+    def batch_of(**kwargs):
+        return lambda t, y, dy, offsets, bands: _ts.lombscargle_multiband_batch(t, y, bands, dy=dy, offsets=offsets,
+                                                                               **options, **kwargs)
+
+    # The flexible method's peaks come from chunks reduced where they are
+    # computed; the fast method holds the partition's whole periodograms.
+    table = functools.partial(_multiband_table, band_col=band_col)
+    return _grid_peaks_survey("multiband-partition", table, batch_of, data, f0, df, nf, top_k, id_col, t_col, y_col,
+                              dy_col, backend, assume_partitioned, npartitions, read_parquet_kwargs,
+                              best=method == "flexible", extra_cols={"band_col": band_col})
+
+
+def lombscargle_chi2_peaks(
+    data: Any,
+    f0: float,
+    df: float,
+    nf: int,
+    *,
+    nterms: int = 1,
+    top_k: int = 1,
+    separation: float = 0.0,
+    refine: Any = None,
+    fap: Optional[str] = None,
+    id_col: str = "id",
+    t_col: str = "t",
+    y_col: str = "y",
+    dy_col: Optional[str] = None,
+    center_data: bool = True,
+    fit_mean: bool = True,
+    normalization: str = "standard",
+    backend: Optional[str] = None,
+    assume_partitioned: bool = False,
+    npartitions: Optional[int] = None,
+    read_parquet_kwargs: Optional[Dict[str, Any]] = None,
+) -> "dd.DataFrame":
+    """The highest periodogram peaks of every series of a survey table, by
+    astropy's ``LombScargle`` (``method='chi2'``, any `nterms`), with their
+    false-alarm probabilities if asked for.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame or path(s) of a Parquet dataset
+        One row per sample: series id, time, value and optionally its
+        uncertainty, read as in :func:`lombscargle_peaks`.
+    f0, df, nf : float, float, int
+        The grid ``f0 + k * df``, ``k = 0 .. nf-1``, in cycles per unit of t
+        (not angular), the same for every series; checked here, with the
+        options, before any partition runs.
+    nterms : int, optional
+        Harmonics of the model (default 1: the classic periodogram).
+    top_k : int, optional
+        Peaks per series, 1 to 256 (default 1: the highest power). k > 1:
+        the k highest local maxima of each series' periodogram, each at
+        least `separation` from the higher ones, as
+        ``lombscargle_batch(..., peaks=k, separation=separation)`` defines
+        them (rank 1 is the maximum); missing ranks are NaN.
+    separation : float, optional
+        The least distance between the frequencies of two ranked peaks, in
+        cycles per unit of t (finite, >= 0; default 0). About
+        ``1 / (time span)`` keeps a peak's side lobes out of the ranks; no
+        effect with ``top_k=1``.
+    refine : int or (int, int), optional
+        Each peak refined on a finer grid about it, as in
+        :func:`kernpack.timeseries.lombscargle_batch` (``(points, steps)``;
+        default None: the grid's frequencies).
+    fap : str, optional
+        'baluev', 'davies', 'naive' or 'single': each peak's false-alarm
+        probability, as in :func:`kernpack.timeseries.lombscargle_batch`
+        (astropy's formulas, ``fmax`` the grid's last frequency; for
+        ``nterms=1`` with `fit_mean` or `center_data` only).
+    id_col, t_col, y_col, dy_col : str, optional
+        Column names; `dy_col` None: equal uncertainties.
+    center_data, fit_mean, normalization
+        As in :func:`kernpack.timeseries.lombscargle_batch` (astropy's
+        ``LombScargle``).
+    backend, assume_partitioned, npartitions, read_parquet_kwargs
+        As in :func:`lombscargle_peaks`.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Indexed by id (as :func:`lombscargle_peaks`), with columns ``n``
+        (samples, int64), and at the highest power (the first of equal
+        ones) ``frequency`` (cycles per unit of t), ``period``
+        (``1 / frequency``), ``power`` and, with `fap`, ``fap`` (float64);
+        for ``top_k > 1`` then ``frequency_r``, ``period_r``, ``power_r``
+        (and ``fap_r``) of the r-th peak for r = 2..k.
+
+    Notes
+    -----
+    Each partition is one :func:`kernpack.timeseries.lombscargle_batch`
+    call with ``peaks=top_k`` on its series, its rows sorted by (id, t, y,
+    dy) first, so the results do not depend on the order in which the
+    shuffle delivered them: the same data, backend and dtype give the same
+    numbers bitwise as that call on the series sorted that way. Computed in
+    float32 when the time, value and uncertainty columns are all float32
+    (the powers then widened to float64 exactly), else float64. Only the
+    peaks of a partition are held: its periodograms are computed in chunks
+    of series and reduced where they are made (on a GPU only the peaks
+    leave the device), so a GPU worker runs two such calls at a time. A
+    partition without rows gives an empty table. The output metadata is
+    given to Dask: the kernel never runs on empty or fake data to infer it.
+    """
+    options = dict(nterms=nterms, center_data=center_data, fit_mean=fit_mean, normalization=normalization,
+                   separation=separation, refine=refine, fap=fap)
+
+    def batch_of(**kwargs):
+        return lambda t, y, dy, offsets: _ts.lombscargle_batch(t, y, dy=dy, offsets=offsets, **options, **kwargs)
+
+    return _grid_peaks_survey("chi2-partition", _grid_peaks_table, batch_of, data, f0, df, nf, top_k, id_col, t_col,
+                              y_col, dy_col, backend, assume_partitioned, npartitions, read_parquet_kwargs, best=True,
+                              fap=fap)
 
 
 def _bls_table(ids, offsets, t, y, dy, *, meta, search, backend):
