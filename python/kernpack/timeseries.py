@@ -745,7 +745,9 @@ def lombscargle_batch(
     points`` (from the first point at or above 0 near 0), by the same
     periodogram: the peak moves to the first highest value there when that
     is higher, so refining never lowers a peak (``index`` stays the coarse
-    one). Only ``k * (2 * steps * points + 1)`` more values per series are
+    one). The columns keep the coarse ranking: a refined peak can end up
+    above a better-ranked one (sort each row by ``power`` for the refined
+    order). Only ``k * (2 * steps * points + 1)`` more values per series are
     computed.
 
     ``fap`` (with `peaks`): 'baluev', 'davies', 'naive' or 'single', each

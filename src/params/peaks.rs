@@ -281,7 +281,10 @@ pub fn refine_peak(coarse: (f64, f64), grid: &UniformGrid, values: &[f64]) -> (f
 }
 
 /// What a batch's peak search keeps per series: its best peaks
-/// ([`PeakOptions`]), optionally refined on finer local grids ([`Refine`]),
+/// ([`PeakOptions`]), optionally refined on finer local grids ([`Refine`];
+/// each row keeps the coarse ranking, so refining can leave a lower-ranked
+/// peak above a higher one: a refined peak is matched to its coarse one by
+/// [`RefinedPeak::index`] and position),
 /// with each peak's false-alarm probability when `fap` names a method (for
 /// the periodograms astropy has one for: single-term, with a fitted or
 /// subtracted mean; bootstrap FAPs are not offered per peak).
