@@ -1070,7 +1070,8 @@ def lombscargle_chi2_peaks(
     refine : int or (int, int), optional
         Each peak refined on a finer grid about it, as in
         :func:`kernpack.timeseries.lombscargle_batch` (``(points, steps)``;
-        default None: the grid's frequencies).
+        default None: the grid's frequencies). The ranks stay the coarse
+        ones: a refined rank can hold more power than the rank before it.
     fap : str, optional
         'baluev', 'davies', 'naive' or 'single': each peak's false-alarm
         probability, as in :func:`kernpack.timeseries.lombscargle_batch`
