@@ -285,7 +285,10 @@ fn compute_chi2<T: Float>(
     let (t, y, w) = data.cast::<T>();
     let dy = match &w {
         Some(w) => {
-            if let Some(i) = w.iter().position(|w| !(w.to_f64() > 0.0)) {
+            if let Some(i) = w
+                .iter()
+                .position(|w| w.to_f64().is_nan() || w.to_f64() <= 0.0)
+            {
                 return Err(format!(
                     "weight {} of sample {} is not above 0: --nterms takes dy = weight^-1/2",
                     w[i].to_f64(),
