@@ -2086,6 +2086,52 @@ enum kp_status kp_lombscargle_chi2_batch_peaks_f64(const struct kp_context *ctx,
                                                    double *fap);
 
 /*
+ The maxima of `resamples` multi-term periodograms in single precision (with
+ `options`, NULL: the defaults) of the `n` samples `t`, `y` (errors `dy`,
+ NULL: equal) resampled with replacement (t fixed) by the counter-based
+ generator keyed by `seed` (the draws of `kp_lombscargle_bootstrap_f32`),
+ on astropy's `autopower` grid up to the cyclic frequency `fmax` with
+ `samples_per_peak` points per peak (astropy: 5): bootstrap false-alarm
+ statistics for multi-term periodograms, for which astropy has none.
+ Writes `resamples` doubles to `maxima` in resample order (NaN for a copy
+ whose values do not vary); the FAP of a power is the fraction of maxima
+ not below it. Nothing is written on failure.
+
+ # Safety
+ `t`, `y` and a non-NULL `dy`: `n` values; `maxima`: `resamples` doubles,
+ apart from the inputs.
+ */
+enum kp_status kp_lombscargle_chi2_bootstrap_f32(const struct kp_context *ctx,
+                                                 const struct kp_chi2_options *options,
+                                                 const float *t,
+                                                 const float *y,
+                                                 const float *dy,
+                                                 size_t n,
+                                                 double fmax,
+                                                 size_t resamples,
+                                                 uint64_t seed,
+                                                 double samples_per_peak,
+                                                 double *maxima);
+
+/*
+ As `kp_lombscargle_chi2_bootstrap_f32`, in double precision.
+
+ # Safety
+ As `kp_lombscargle_chi2_bootstrap_f32`.
+ */
+enum kp_status kp_lombscargle_chi2_bootstrap_f64(const struct kp_context *ctx,
+                                                 const struct kp_chi2_options *options,
+                                                 const double *t,
+                                                 const double *y,
+                                                 const double *dy,
+                                                 size_t n,
+                                                 double fmax,
+                                                 size_t resamples,
+                                                 uint64_t seed,
+                                                 double samples_per_peak,
+                                                 double *maxima);
+
+/*
  astropy's defaults: the flexible method, one harmonic in the base and
  the band models, no ridge on the base (`reg_base` NaN), 1e-6 on the
  bands, scaled by the trace, centred data, a fitted mean, the standard

@@ -620,3 +620,131 @@ fn bad_peak_calls_fail_cleanly_on_gpu() {
         peak_error_paths(KP_BACKEND_GPU);
     }
 }
+
+// -- The multi-term bootstrap --------------------------------------------------
+
+use kernpack::api::lombscargle::bootstrap::BootstrapOptions;
+use kernpack::ffi::lombscargle_chi2::{
+    kp_lombscargle_chi2_bootstrap_f32, kp_lombscargle_chi2_bootstrap_f64,
+};
+
+/// `kp_lombscargle_chi2_bootstrap_*` gives the safe API's maxima bit for bit
+/// (f64 and f32, NULL options: the defaults); bad calls name the argument and
+/// leave `maxima` alone.
+fn bootstrap_agrees_with_the_api(backend: kp_backend, api: Backend) {
+    let ctx = Ctx::new(backend);
+    let kp = Kernpack::new(api).unwrap();
+    let (t, y, dy, offsets) = batch(0xb007);
+    let n = offsets[1] as usize;
+    let (t, y, dy) = (&t[..n], &y[..n], &dy[..n]);
+    let options = kp_chi2_options {
+        nterms: 2,
+        ..kp_chi2_options_default()
+    };
+    let opts = Chi2Options {
+        nterms: 2,
+        ..Default::default()
+    };
+    let boot = BootstrapOptions {
+        resamples: 30,
+        seed: 5,
+        samples_per_peak: 4.0,
+    };
+    let series = Chi2Series::new(t, y).with_dy(dy);
+    let want = kp
+        .lombscargle_chi2_bootstrap(&series, 2.0, &opts, &boot)
+        .unwrap();
+    let call = |options: *const kp_chi2_options, t: *const f64, resamples: usize, out: *mut f64| unsafe {
+        kp_lombscargle_chi2_bootstrap_f64(
+            ctx.ptr(),
+            options,
+            t,
+            y.as_ptr(),
+            dy.as_ptr(),
+            n,
+            2.0,
+            resamples,
+            5,
+            4.0,
+            out,
+        )
+    };
+    let mut maxima = vec![POISON; 30];
+    assert_eq!(
+        call(&options, t.as_ptr(), 30, maxima.as_mut_ptr()),
+        KP_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(
+        maxima.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    // f32 and NULL options (one term).
+    let cast = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let (t32, y32, dy32) = (cast(t), cast(y), cast(dy));
+    let series32 = Chi2Series::new(&t32[..], &y32[..]).with_dy(&dy32[..]);
+    let want32 = kp
+        .lombscargle_chi2_bootstrap(&series32, 2.0, &Chi2Options::default(), &boot)
+        .unwrap();
+    let mut maxima32 = vec![POISON; 30];
+    let status = unsafe {
+        kp_lombscargle_chi2_bootstrap_f32(
+            ctx.ptr(),
+            null(),
+            t32.as_ptr(),
+            y32.as_ptr(),
+            dy32.as_ptr(),
+            n,
+            2.0,
+            30,
+            5,
+            4.0,
+            maxima32.as_mut_ptr(),
+        )
+    };
+    assert_eq!(status, KP_OK, "{}", last_error());
+    assert_eq!(maxima32, want32);
+    // Bad calls: a status, a message naming the problem, maxima untouched.
+    let bad = kp_chi2_options {
+        nterms: 9,
+        ..kp_chi2_options_default()
+    };
+    let mut out = vec![POISON; 30];
+    let alias = t.as_ptr() as *mut f64;
+    // Each call's status and message, in turn (the message is the last call's).
+    let outcome = |status: kp_status| (status, last_error());
+    for ((status, message), needle) in [
+        (outcome(call(&options, null(), 30, out.as_mut_ptr())), "t"),
+        (
+            outcome(call(&options, t.as_ptr(), 30, null_mut())),
+            "maxima",
+        ),
+        (
+            outcome(call(&options, t.as_ptr(), 0, out.as_mut_ptr())),
+            "resamples",
+        ),
+        (
+            outcome(call(&bad, t.as_ptr(), 30, out.as_mut_ptr())),
+            "nterms",
+        ),
+        (outcome(call(&options, t.as_ptr(), 30, alias)), "maxima"),
+    ] {
+        assert_ne!(status, KP_OK);
+        assert!(message.contains(needle), "{needle}: {message}");
+        assert!(out.iter().all(|&v| v == POISON), "{needle}: maxima written");
+    }
+}
+
+#[test]
+fn bootstrap_agrees_with_the_api_on_cpu() {
+    bootstrap_agrees_with_the_api(KP_BACKEND_CPU, Backend::Cpu);
+}
+
+#[test]
+fn bootstrap_agrees_with_the_api_on_gpu() {
+    if gpu_or_skip("bootstrap_agrees_with_the_api_on_gpu").is_none() {
+        return;
+    }
+    bootstrap_agrees_with_the_api(KP_BACKEND_GPU, Backend::Gpu);
+}

@@ -241,3 +241,178 @@ fn gpu_maxima_are_the_cpus() {
         assert!((g - w).abs() <= 1e-10 * w.abs().max(1.0));
     }
 }
+
+// -- The multi-term bootstrap -------------------------------------------------
+
+use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series};
+use kernpack::reference::lombscargle_chi2::lombscargle_chi2 as chi2_reference;
+
+fn chi2_opts(nterms: usize, normalization: Chi2Normalization) -> Chi2Options {
+    Chi2Options {
+        nterms,
+        normalization,
+        ..Chi2Options::default()
+    }
+}
+
+/// Copy r's maximum over astropy's grid by the least-squares reference on
+/// the same draws (NaN where the copy's values do not vary).
+fn chi2_reference_maxima(
+    t: &[f64],
+    y: &[f64],
+    dy: &[f64],
+    fmax: f64,
+    opts: &Chi2Options,
+    boot: &BootstrapOptions,
+) -> Vec<f64> {
+    let (fmin, df, nf) = autofrequency(t, fmax, boot.samples_per_peak).unwrap();
+    let freqs: Vec<f64> = (0..nf).map(|k| fmin + k as f64 * df).collect();
+    let n = t.len();
+    (0..boot.resamples)
+        .map(|r| {
+            let draw: Vec<usize> = (0..n)
+                .map(|i| resample_index(boot.seed, r as u64, i as u64, n as u64) as usize)
+                .collect();
+            let yr: Vec<f64> = draw.iter().map(|&d| y[d]).collect();
+            if yr.iter().all(|&v| v == yr[0]) {
+                return f64::NAN;
+            }
+            let dyr: Vec<f64> = draw.iter().map(|&d| dy[d]).collect();
+            chi2_reference(t, &yr, Some(&dyr), &freqs, opts)
+                .into_iter()
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect()
+}
+
+/// The CPU's multi-term maxima are the reference periodograms' maxima of the
+/// same draws (1e-9 of the scale: the reference's solve against the
+/// backend's), in copy order, for several harmonics and normalisations; a
+/// copy of one repeated value is NaN; a repeated call gives the same bits.
+#[test]
+fn chi2_bootstrap_maxima_are_the_reference_periodograms_of_the_same_draws() {
+    let (t, y, dy) = series(60, 5);
+    let boot = BootstrapOptions {
+        resamples: 24,
+        seed: 99,
+        samples_per_peak: 3.0,
+    };
+    let cpu = Kernpack::new(Backend::Cpu).unwrap();
+    for (nterms, norm) in [
+        (1, Chi2Normalization::Standard),
+        (2, Chi2Normalization::Standard),
+        (3, Chi2Normalization::Psd),
+    ] {
+        let opts = chi2_opts(nterms, norm);
+        let series = Chi2Series {
+            t: &t,
+            y: &y,
+            dy: Some(&dy),
+        };
+        let got = cpu
+            .lombscargle_chi2_bootstrap(&series, 1.5, &opts, &boot)
+            .unwrap();
+        let want = chi2_reference_maxima(&t, &y, &dy, 1.5, &opts, &boot);
+        let scale = want.iter().cloned().fold(0.0, f64::max);
+        for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-9 * scale,
+                "nterms {nterms} copy {r}: {g} vs {w}"
+            );
+        }
+        let again = cpu
+            .lombscargle_chi2_bootstrap(&series, 1.5, &opts, &boot)
+            .unwrap();
+        assert_eq!(
+            got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            again.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        let p = bootstrap_false_alarm_probability(&got, 0.2);
+        assert!((0.0..=1.0).contains(&p), "{p}");
+    }
+    // Two values, four samples: a third of the copies draw one value only.
+    let (t4, y4, dy4) = (
+        vec![0.0, 1.3, 2.1, 3.7],
+        vec![1.0, 1.0, 1.0, 2.0],
+        vec![1.0; 4],
+    );
+    let opts = chi2_opts(1, Chi2Normalization::Standard);
+    let boot = BootstrapOptions {
+        resamples: 40,
+        ..boot
+    };
+    let series = Chi2Series {
+        t: &t4,
+        y: &y4,
+        dy: Some(&dy4),
+    };
+    let got = cpu
+        .lombscargle_chi2_bootstrap(&series, 1.0, &opts, &boot)
+        .unwrap();
+    let want = chi2_reference_maxima(&t4, &y4, &dy4, 1.0, &opts, &boot);
+    assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| !v.is_nan()));
+    for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g.is_nan(), w.is_nan(), "copy {r}: {g} vs {w}");
+        assert!(w.is_nan() || (g - w).abs() <= 1e-9, "copy {r}: {g} vs {w}");
+    }
+    // Bad input: errors naming the problem.
+    let err = |series: &Chi2Series<'_, f64>, opts: &Chi2Options, boot: &BootstrapOptions| {
+        cpu.lombscargle_chi2_bootstrap(series, 1.5, opts, boot)
+            .unwrap_err()
+            .to_string()
+    };
+    let full = Chi2Series {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+    };
+    let none = BootstrapOptions {
+        resamples: 0,
+        ..boot
+    };
+    assert!(err(&full, &opts, &none).contains("resamples"));
+    assert!(err(&full, &chi2_opts(9, Chi2Normalization::Standard), &boot).contains("nterms"));
+    let short = Chi2Series {
+        t: &t[..3],
+        y: &y,
+        dy: None,
+    };
+    assert!(!err(&short, &opts, &boot).is_empty());
+}
+
+/// The GPU runs the same copies: its maxima are the CPU's to the
+/// periodograms' rounding (f64, 1e-9 of the scale), NaN where the CPU's are.
+#[test]
+fn gpu_chi2_bootstrap_maxima_are_the_cpus() {
+    let Some(gpu) = gpu_or_skip("gpu_chi2_bootstrap_maxima_are_the_cpus") else {
+        return;
+    };
+    let (t, y, dy) = series(300, 12);
+    let boot = BootstrapOptions {
+        resamples: 300,
+        seed: 7,
+        samples_per_peak: 5.0,
+    };
+    let cpu = Kernpack::new(Backend::Cpu).unwrap();
+    let kp = Kernpack::from(gpu);
+    let series = Chi2Series {
+        t: &t,
+        y: &y,
+        dy: Some(&dy),
+    };
+    for nterms in [1, 2, 4] {
+        let opts = chi2_opts(nterms, Chi2Normalization::Standard);
+        let want = cpu
+            .lombscargle_chi2_bootstrap(&series, 5.0, &opts, &boot)
+            .unwrap();
+        let got = kp
+            .lombscargle_chi2_bootstrap(&series, 5.0, &opts, &boot)
+            .unwrap();
+        for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-9,
+                "nterms {nterms} copy {r}: GPU {g} vs CPU {w}"
+            );
+        }
+    }
+}

@@ -78,6 +78,21 @@ def bootstrap_maxima(
     )
 
 
+def fap_of_maxima(maxima, Z):
+    """astropy's bootstrap FAP of powers `Z`: the fraction of the resampled
+    periodograms' maxima not below each."""
+    maxima = np.sort(maxima)
+    return 1 - np.searchsorted(maxima, Z) / len(maxima)
+
+
+def level_of_maxima(maxima, p):
+    """astropy's bootstrap level of probabilities `p`: the maximum at rank
+    ``floor((1 - p) B)`` of the B sorted maxima."""
+    maxima = np.sort(maxima)
+    at = np.clip(np.floor((1 - np.asarray(p)) * len(maxima)).astype(int), 0, len(maxima) - 1)
+    return maxima[at]
+
+
 def _bootstrap_kwds(method_kwds):
     kwds = dict(method_kwds or {})
     allowed = {"n_bootstraps", "random_seed", "samples_per_peak", "backend", "device"}
@@ -97,8 +112,7 @@ def false_alarm_probability(
     method_kwds)``."""
     fmax, t, y, dy = _inputs(fmax, t, y, dy, normalization, method)
     if method == "bootstrap":
-        maxima = np.sort(bootstrap_maxima(fmax, t, y, dy, normalization, **_bootstrap_kwds(method_kwds)))
-        return 1 - np.searchsorted(maxima, Z) / len(maxima)
+        return fap_of_maxima(bootstrap_maxima(fmax, t, y, dy, normalization, **_bootstrap_kwds(method_kwds)), Z)
     if method_kwds:
         raise TypeError(f"method '{method}' takes no method_kwds: {sorted(method_kwds)}")
     z = np.asarray(Z, dtype=np.float64)
@@ -115,9 +129,7 @@ def false_alarm_level(
     fmax, t, y, dy = _inputs(fmax, t, y, dy, normalization, method)
     p = np.asarray(false_alarm_probability, dtype=np.float64)
     if method == "bootstrap":
-        maxima = np.sort(bootstrap_maxima(fmax, t, y, dy, normalization, **_bootstrap_kwds(method_kwds)))
-        at = np.clip(np.floor((1 - p) * len(maxima)).astype(int), 0, len(maxima) - 1)
-        return maxima[at]
+        return level_of_maxima(bootstrap_maxima(fmax, t, y, dy, normalization, **_bootstrap_kwds(method_kwds)), p)
     if method_kwds:
         raise TypeError(f"method '{method}' takes no method_kwds: {sorted(method_kwds)}")
     out = _native.false_alarm(np.ascontiguousarray(p.ravel()), fmax, t, dy, normalization, method, True)

@@ -271,10 +271,15 @@ class LombScargle:
 
     # -- significance --------------------------------------------------
 
-    def _fap_inputs(self, samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency):
-        """astropy's conditions on a false-alarm calculation, and fmax of the grid it assumes."""
-        if self.nterms != 1:
-            raise NotImplementedError("false alarm probability is not implemented for multiterm periodograms.")
+    def _fap_inputs(self, samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency, method):
+        """astropy's conditions on a false-alarm calculation (but the
+        bootstrap of multi-term periodograms, which kernpack adds), and fmax
+        of the grid it assumes."""
+        if self.nterms != 1 and method != "bootstrap":
+            raise NotImplementedError(
+                "false alarm probability is not implemented for multiterm periodograms "
+                "(kernpack computes method='bootstrap' for them)."
+            )
         if not (self.fit_mean or self.center_data):
             raise NotImplementedError(
                 "false alarm probability is implemented only for periodograms of centered data."
@@ -293,8 +298,12 @@ class LombScargle:
         higher, by ``method``: 'baluev' (default), 'davies', 'naive' or
         'single' analytically, or 'bootstrap' (resampled periodograms computed
         by kernpack, reproducible from ``method_kwds={'random_seed': s}``).
-        Single-term periodograms only, as astropy."""
-        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency)
+        The analytic methods are for single-term periodograms only, as
+        astropy's; the bootstrap also takes multi-term ones (astropy has no
+        FAP for those): the maxima of resampled multi-term periodograms."""
+        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency, method)
+        if self.nterms != 1:
+            return _significance.fap_of_maxima(self._bootstrap_maxima(fmax, method_kwds), power)
         return _significance.false_alarm_probability(
             power, fmax=fmax, t=self.t, y=self.y, dy=self.dy, normalization=self.normalization,
             method=method, method_kwds=method_kwds,
@@ -307,10 +316,27 @@ class LombScargle:
         """The power whose false-alarm probability is
         ``false_alarm_probability``: the inverse of
         :meth:`false_alarm_probability`, with the same arguments."""
-        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency)
+        fmax = self._fap_inputs(samples_per_peak, nyquist_factor, minimum_frequency, maximum_frequency, method)
+        if self.nterms != 1:
+            return _significance.level_of_maxima(self._bootstrap_maxima(fmax, method_kwds), false_alarm_probability)
         return _significance.false_alarm_level(
             false_alarm_probability, fmax=fmax, t=self.t, y=self.y, dy=self.dy,
             normalization=self.normalization, method=method, method_kwds=method_kwds,
+        )
+
+    def _bootstrap_maxima(self, fmax, method_kwds):
+        """The maxima of the bootstrap's resampled multi-term periodograms
+        (``method_kwds``: n_bootstraps, random_seed, samples_per_peak,
+        backend, device, as for one term)."""
+        kwds = _significance._bootstrap_kwds(method_kwds)
+        resamples = int(kwds.get("n_bootstraps", 1000))
+        if resamples < 1:
+            raise ValueError(f"n_bootstraps = {resamples}: at least 1")
+        t, y, dy = self._samples(self._dtype())
+        return _native.lombscargle_chi2_bootstrap(
+            context(kwds.get("backend"), kwds.get("device")), t, y, dy, float(fmax),
+            self._check_options(self.normalization), resamples, _significance._seed(kwds.get("random_seed")),
+            float(kwds.get("samples_per_peak", 5.0)),
         )
 
     # -- the fitted model (NumPy, per frequency, as astropy) ---------------
@@ -516,6 +542,21 @@ class LombScargleMultiband:
         if nf < 1:
             raise ValueError(f"the frequency grid is empty: {nf} frequencies")
         return frequency, self._power((f0, df, nf), method, normalization, backend, device)
+
+    def _bootstrap_maxima(self, fmax, method_kwds):
+        """The maxima of the bootstrap's resampled multi-term periodograms
+        (``method_kwds``: n_bootstraps, random_seed, samples_per_peak,
+        backend, device, as for one term)."""
+        kwds = _significance._bootstrap_kwds(method_kwds)
+        resamples = int(kwds.get("n_bootstraps", 1000))
+        if resamples < 1:
+            raise ValueError(f"n_bootstraps = {resamples}: at least 1")
+        t, y, dy = self._samples(self._dtype())
+        return _native.lombscargle_chi2_bootstrap(
+            context(kwds.get("backend"), kwds.get("device")), t, y, dy, float(fmax),
+            self._check_options(self.normalization), resamples, _significance._seed(kwds.get("random_seed")),
+            float(kwds.get("samples_per_peak", 5.0)),
+        )
 
     # -- the fitted model (NumPy, per frequency, as astropy) ---------------
 

@@ -307,6 +307,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(significance::lombscargle_bootstrap, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2, m)?,
         wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_batch, m)?,
+        wrap_pyfunction!(lombscargle_chi2::lombscargle_chi2_bootstrap, m)?,
         wrap_pyfunction!(lombscargle_multiband::lombscargle_multiband, m)?,
         wrap_pyfunction!(lombscargle_multiband::lombscargle_multiband_batch, m)?,
         wrap_pyfunction!(bls::bls, m)?,

@@ -4,6 +4,7 @@ use numpy::{Element, IntoPyArray, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 
 use kernpack::api::lombscargle::batch::BatchGrid;
+use kernpack::api::lombscargle::bootstrap::BootstrapOptions;
 use kernpack::api::lombscargle::chi2::{
     Chi2Batch, Chi2Freqs, Chi2Options, Chi2Series, LombScargleChi2, PeakOptions, Refine,
     RefinedPeak, RefinedPeakOptions, UniformGrid,
@@ -190,4 +191,37 @@ pub(crate) fn lombscargle_chi2_batch<'py>(
         let array = flat.into_pyarray(py).reshape([nseries, nf])?;
         Ok(array.into_any())
     })
+}
+
+/// The maxima of `resamples` resampled multi-term periodograms of `(t, y,
+/// dy)` up to `fmax`, in copy order (`Kernpack::lombscargle_chi2_bootstrap`),
+/// as a new float64 array.
+#[pyfunction]
+#[pyo3(signature = (ctx, t, y, dy, fmax, opts, resamples, seed, samples_per_peak))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lombscargle_chi2_bootstrap<'py>(
+    ctx: &Context,
+    t: &Bound<'py, PyUntypedArray>,
+    y: &Bound<'py, PyUntypedArray>,
+    dy: Option<&Bound<'py, PyUntypedArray>>,
+    fmax: f64,
+    opts: Options,
+    resamples: usize,
+    seed: u64,
+    samples_per_peak: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (py, kp, opts) = (t.py(), &ctx.kp, options(opts)?);
+    let boot = BootstrapOptions {
+        resamples,
+        seed,
+        samples_per_peak,
+    };
+    let maxima = by_dtype!(Dtype::of("t", t)?, T => {
+        let (t, y) = (In::<T>::new("t", t)?, In::<T>::new("y", y)?);
+        let dy = dy.map(|d| In::<T>::new("dy", d)).transpose()?;
+        let series = Chi2Series { t: t.values(), y: y.values(), dy: dy.as_ref().map(In::values) };
+        py.detach(|| kp.lombscargle_chi2_bootstrap(&series, fmax, &opts, &boot))
+    })
+    .map_err(to_py)?;
+    Ok(maxima.into_pyarray(py).into_any())
 }

@@ -189,3 +189,35 @@ def test_astropys_own_statistics_tests_pass_with_kernpack_substituted(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     calls = [line for line in run.stdout.splitlines() if line.startswith("kernpack significance calls")]
     assert calls and "'fap': 0" not in calls[0] and "'level': 0" not in calls[0], run.stdout[-2000:]
+
+
+@pytest.mark.parametrize("nterms", [2, 3])
+def test_multi_term_bootstrap_is_astropys_chi2_periodograms_of_the_same_resamples(backend, rng, nterms):
+    """astropy has no FAP for multi-term periodograms; kernpack's bootstrap
+    takes the maxima of the same resamples' multi-term periodograms (here
+    against astropy's exact 'chi2' on the independently transcribed draws),
+    and the FAP and level follow astropy's bootstrap formulas."""
+    from kernpack.timeseries import LombScargle as KpLombScargle
+
+    n, seed, nb = 60, 777, 10
+    t = np.sort(rng.uniform(0, 30, n))
+    y = np.sin(2 * np.pi * t / 2.3) + 0.4 * np.cos(4 * np.pi * t / 2.3) + rng.normal(size=n)
+    dy = rng.uniform(0.5, 1.5, n)
+    fmax = 3.0
+    kw = dict(maximum_frequency=fmax, method="bootstrap",
+              method_kwds=dict(n_bootstraps=nb, random_seed=seed, backend=backend))
+    ours = KpLombScargle(t, y, dy, nterms=nterms)
+    maxima = []
+    for r in range(nb):
+        s = _draws(seed, r, n)
+        ls = LombScargle(t, y[s], dy[s], nterms=nterms)
+        maxima.append(ls.power(ls.autofrequency(maximum_frequency=fmax), method="chi2").max())
+    maxima = np.sort(maxima)
+    # Powers between maxima (not on one, where rounding picks the side).
+    z = np.array([maxima[0] / 2, (maxima[3] + maxima[4]) / 2, (maxima[-1] + 1) / 2])
+    want = 1 - np.searchsorted(maxima, z) / nb
+    np.testing.assert_allclose(ours.false_alarm_probability(z, **kw), want, atol=0)
+    level = ours.false_alarm_level(0.5, **kw)
+    assert abs(level - maxima[5]) <= 1e-9, (level, maxima)
+    with pytest.raises(NotImplementedError, match="multiterm"):
+        ours.false_alarm_probability(0.5, maximum_frequency=fmax)  # baluev: none for multi-term

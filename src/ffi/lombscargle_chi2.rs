@@ -9,6 +9,7 @@ use super::phasefold::kp_peak_options;
 use super::significance::{method_of, KP_FAP_BALUEV};
 use super::{kp_context, kp_status, or_default, value_boundary, Entry, RawError};
 use crate::api::lombscargle::batch::BatchGrid;
+use crate::api::lombscargle::bootstrap::BootstrapOptions;
 use crate::api::lombscargle::UniformGrid;
 use crate::api::Kernpack;
 use crate::error::Error;
@@ -311,6 +312,51 @@ impl<T: Float> Entry for kp_lombscargle_chi2_batch_peaks<T> {
         if let Some(fap) = fap {
             write_padded(fap, k, column(|p| p.fap.unwrap_or(f64::NAN)), f64::NAN);
         }
+        Ok(())
+    }
+}
+
+/// The maxima of `resamples` multi-term periodograms in {precision} (with
+/// `options`, NULL: the defaults) of the `n` samples `t`, `y` (errors `dy`,
+/// NULL: equal) resampled with replacement (t fixed) by the counter-based
+/// generator keyed by `seed` (the draws of `kp_lombscargle_bootstrap_{dtype}`),
+/// on astropy's `autopower` grid up to the cyclic frequency `fmax` with
+/// `samples_per_peak` points per peak (astropy: 5): bootstrap false-alarm
+/// statistics for multi-term periodograms, for which astropy has none.
+/// Writes `resamples` doubles to `maxima` in resample order (NaN for a copy
+/// whose values do not vary); the FAP of a power is the fraction of maxima
+/// not below it. Nothing is written on failure.
+///
+/// # Safety
+/// `t`, `y` and a non-NULL `dy`: `n` values; `maxima`: `resamples` doubles,
+/// apart from the inputs.
+struct kp_lombscargle_chi2_bootstrap<T> {
+    options: *const kp_chi2_options,
+    samples: Samples<T>,
+    fmax: f64,
+    resamples: usize,
+    seed: u64,
+    samples_per_peak: f64,
+    maxima: *mut f64,
+}
+
+impl<T: Float> Entry for kp_lombscargle_chi2_bootstrap<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let count = self.resamples;
+        check_apart(
+            &[Span::of("maxima", self.maxima, count)],
+            &self.samples.spans(),
+        )?;
+        let opts = unsafe { options_from(self.options) }?;
+        let series = unsafe { self.samples.series() }?;
+        let maxima = unsafe { raw::host_mut("maxima", self.maxima, count) }?;
+        let boot = BootstrapOptions {
+            resamples: count,
+            seed: self.seed,
+            samples_per_peak: self.samples_per_peak,
+        };
+        let got = kp.lombscargle_chi2_bootstrap(&series, self.fmax, &opts, &boot)?;
+        maxima.copy_from_slice(&got);
         Ok(())
     }
 }

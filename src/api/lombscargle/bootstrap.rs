@@ -20,8 +20,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::batch::{Batch, BatchGrid};
+use super::chi2::{check_series, Chi2Batch, Chi2Options, Chi2Series, LombScargleChi2BatchPeaks};
 use super::{LombScargleOptions, Normalize, UniformGrid};
 use crate::api::exec::{CpuRun, Operation};
+use crate::api::multi::{GpuProfile, MultiGpu};
 use crate::api::Kernpack;
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -29,8 +31,10 @@ use crate::float::Float;
 use crate::gpu::bootstrap::ResampleBuffers;
 use crate::gpu::device::Guards;
 use crate::gpu::lombscargle::{LombScargleBatchOnDevice, LombScarglePeaksOnDevice};
+use crate::gpu::lombscargle_chi2::check_call;
 use crate::gpu::Gpu;
 use crate::params::lombscargle::{BatchDeviceBuffers, Peak, PeakBuffers};
+use crate::params::peaks::PeakOptions;
 pub use crate::params::significance::{
     autofrequency, bootstrap_false_alarm_level, bootstrap_false_alarm_probability, resample_index,
     BootstrapOptions, PowerNormalization,
@@ -255,5 +259,190 @@ impl Kernpack {
             opts: &BootstrapOptions,
         ) -> Vec<f64>
             = LombScargleBootstrap { t, y, dy, fmax, normalization, opts: *opts };
+    }
+}
+
+/// The operation: the maxima of `boot.resamples` resampled multi-term
+/// periodograms of one series ([`Kernpack::lombscargle_chi2_bootstrap`]),
+/// in copy order.
+///
+/// astropy has no false-alarm probability for multi-term periodograms (any
+/// method); this is the bootstrap of the single-term one carried over: the
+/// same resamples (the same [`resample_index`] draws for a seed), each
+/// copy's periodogram by the multi-term operation on astropy's
+/// `autofrequency` grid for `fmax` (cycles per unit time), as one batch of
+/// the copies whose best peak alone is kept ([`LombScargleChi2BatchPeaks`]:
+/// on a GPU only the maxima come back). Each copy is normalised by its own
+/// reference chi^2, as the single-term bootstrap's are. A copy whose values
+/// do not vary (all draws of one value) has no periodogram: NaN.
+#[derive(Debug, Clone, Copy)]
+pub struct LombScargleChi2Bootstrap<'a, T> {
+    pub series: Chi2Series<'a, T>,
+    /// The periodogram's maximum cyclic frequency.
+    pub fmax: f64,
+    pub opts: Chi2Options,
+    pub boot: BootstrapOptions,
+}
+
+/// The resampled copies that have a periodogram, back to back, and which
+/// copy each one is.
+struct Copies<T> {
+    t: Vec<T>,
+    y: Vec<T>,
+    dy: Option<Vec<T>>,
+    offsets: Vec<usize>,
+    copy: Vec<usize>,
+}
+
+impl<T: Float> LombScargleChi2Bootstrap<'_, T> {
+    /// astropy's grid for `fmax`, in cycles per unit time.
+    fn grid(&self) -> Result<UniformGrid> {
+        let t: Vec<f64> = self.series.t.iter().map(|v| v.to_f64()).collect();
+        let (fmin, df, nf) = autofrequency(&t, self.fmax, self.boot.samples_per_peak)?;
+        Ok(UniformGrid::new(fmin, df, nf))
+    }
+
+    /// Every copy but those whose values do not vary: copy r takes sample
+    /// `resample_index(seed, r, i, n)` at position i (its y and dy; t stays).
+    fn copies(&self) -> Copies<T> {
+        let (s, n, seed) = (self.series, self.series.t.len(), self.boot.seed);
+        let mut c = Copies {
+            t: Vec::new(),
+            y: Vec::new(),
+            dy: s.dy.map(|_| Vec::new()),
+            offsets: vec![0],
+            copy: Vec::new(),
+        };
+        for r in 0..self.boot.resamples {
+            let draw: Vec<usize> = (0..n)
+                .map(|i| resample_index(seed, r as u64, i as u64, n as u64) as usize)
+                .collect();
+            if draw
+                .iter()
+                .all(|&d| s.y[d].to_f64() == s.y[draw[0]].to_f64())
+            {
+                continue;
+            }
+            c.t.extend_from_slice(s.t);
+            c.y.extend(draw.iter().map(|&d| s.y[d]));
+            if let (Some(out), Some(dy)) = (c.dy.as_mut(), s.dy) {
+                out.extend(draw.iter().map(|&d| dy[d]));
+            }
+            c.offsets.push(c.t.len());
+            c.copy.push(r);
+        }
+        c
+    }
+
+    /// The maxima in copy order from the copies' best peaks.
+    fn finish(&self, copies: &Copies<T>, peaks: Vec<Vec<Peak>>) -> Vec<f64> {
+        let mut maxima = vec![f64::NAN; self.boot.resamples];
+        for (&r, row) in copies.copy.iter().zip(&peaks) {
+            maxima[r] = row.first().map_or(f64::NAN, |p| p.value);
+        }
+        maxima
+    }
+
+    /// The copies' best-peak search, on whatever backend `run` takes it to.
+    fn search<R>(
+        &self,
+        run: impl FnOnce(LombScargleChi2BatchPeaks<'_, T>) -> Result<R>,
+        finish: impl FnOnce(&Copies<T>, R) -> Vec<Vec<Peak>>,
+    ) -> Result<Vec<f64>> {
+        let grid = self.grid()?;
+        let copies = self.copies();
+        let op = LombScargleChi2BatchPeaks {
+            batch: Chi2Batch {
+                t: &copies.t,
+                y: &copies.y,
+                dy: copies.dy.as_deref(),
+                offsets: &copies.offsets,
+            },
+            grids: BatchGrid::Shared(grid),
+            opts: self.opts,
+            peaks: PeakOptions {
+                k: 1,
+                separation: 0.0,
+            },
+        };
+        let out = run(op)?;
+        let peaks = finish(&copies, out);
+        Ok(self.finish(&copies, peaks))
+    }
+}
+
+impl<T: Float> Operation for LombScargleChi2Bootstrap<'_, T> {
+    type Output = Vec<f64>;
+
+    fn validate(&self) -> Result<()> {
+        check_series(&self.series, &self.opts)?;
+        check_call(1, 1, &self.opts)?;
+        let n = self.series.t.len();
+        if self.boot.resamples == 0 {
+            return Err(Error::invalid("resamples = 0: at least one copy"));
+        }
+        let samples = n
+            .checked_mul(self.boot.resamples)
+            .filter(|&s| s <= crate::api::MAX_ARRAY_BYTES / (3 * std::mem::size_of::<T>()))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{} resamples of {n} samples do not fit in memory",
+                    self.boot.resamples
+                ))
+            })?;
+        crate::api::check_host_room::<T>("the resampled series", 3 * samples)?;
+        self.grid()?.validate_for::<T>()
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
+        self.search(|op| op.on_cpu(cpu), |_, peaks| peaks)
+    }
+
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
+        self.search(|op| op.on_gpu(gpu), |_, peaks| peaks)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
+        let mut profiles = Vec::new();
+        let maxima = self.search(
+            |op| op.on_pipeline(gpus),
+            |_, (peaks, p)| {
+                profiles = p;
+                peaks
+            },
+        )?;
+        Ok((maxima, profiles))
+    }
+}
+
+impl Kernpack {
+    facade! {
+        /// The maxima of `boot.resamples` multi-term periodograms of
+        /// `series` resampled with replacement, in copy order
+        /// ([`LombScargleChi2Bootstrap`]): the bootstrap false-alarm
+        /// statistics of a multi-term periodogram up to `fmax`, with
+        /// [`bootstrap_false_alarm_probability`] and
+        /// [`bootstrap_false_alarm_level`].
+        fn lombscargle_chi2_bootstrap(
+            series: &Chi2Series<'_, T>,
+            fmax: f64,
+            opts: &Chi2Options,
+            boot: &BootstrapOptions,
+        ) -> Vec<f64>
+            = LombScargleChi2Bootstrap { series: *series, fmax, opts: *opts, boot: *boot };
+    }
+}
+
+impl MultiGpu {
+    facade! {
+        /// [`Kernpack::lombscargle_chi2_bootstrap`] with the copies spread
+        /// over every GPU of this handle.
+        fn lombscargle_chi2_bootstrap / lombscargle_chi2_bootstrap_profiled(
+            series: &Chi2Series<'_, T>,
+            fmax: f64,
+            opts: &Chi2Options,
+            boot: &BootstrapOptions,
+        ) -> Vec<f64>
+            = LombScargleChi2Bootstrap { series: *series, fmax, opts: *opts, boot: *boot };
     }
 }

@@ -42,3 +42,13 @@ pub unsafe extern "C" fn kp_lombscargle_chi2_batch_peaks_f32(ctx: *const kp_cont
 pub unsafe extern "C" fn kp_lombscargle_chi2_batch_peaks_f64(ctx: *const kp_context, options: *const kp_chi2_options, t: *const f64, y: *const f64, dy: *const f64, offsets: *const i64, nseries: usize, f0: f64, df: f64, nf: usize, peaks: *const kp_peak_options, search: *const kp_refined_peak_options, index: *mut i64, frequency: *mut f64, power: *mut f64, fap: *mut f64) -> kp_status {
     unsafe { kp_lombscargle_chi2_batch_peaks::<f64> { options, ragged: Ragged { t, y, dy, offsets, nseries }, grid: Grid { f0, df, nf }, peaks, search, index, frequency, power, fap }.run(ctx) }
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_chi2_bootstrap_f32(ctx: *const kp_context, options: *const kp_chi2_options, t: *const f32, y: *const f32, dy: *const f32, n: usize, fmax: f64, resamples: usize, seed: u64, samples_per_peak: f64, maxima: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_chi2_bootstrap::<f32> { options, samples: Samples { t, y, dy, n }, fmax, resamples, seed, samples_per_peak, maxima }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lombscargle_chi2_bootstrap_f64(ctx: *const kp_context, options: *const kp_chi2_options, t: *const f64, y: *const f64, dy: *const f64, n: usize, fmax: f64, resamples: usize, seed: u64, samples_per_peak: f64, maxima: *mut f64) -> kp_status {
+    unsafe { kp_lombscargle_chi2_bootstrap::<f64> { options, samples: Samples { t, y, dy, n }, fmax, resamples, seed, samples_per_peak, maxima }.run(ctx) }
+}
