@@ -3,14 +3,14 @@ use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kernpack::api::lombscargle::chi2::{Chi2Normalization, Chi2Options, Chi2Series, MAX_NTERMS};
+use kernpack::api::lombscargle::chi2::{Chi2Options, Chi2Series, MAX_NTERMS};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::api::phasefold::{PeakOptions, MAX_PEAKS};
 use kernpack::error::readable;
 use kernpack::params::peaks::{select_peaks, Better};
 use kernpack::{
     FapMethod, Float, Kernpack, LombScargleOptions, Normalize, NullDistribution, Periodogram,
-    PowerNormalization, Series,
+    Series,
 };
 
 use crate::io::{read_column, read_series, write_csv, SeriesData};
@@ -339,18 +339,12 @@ fn significance(
     opts: &Chi2Options,
 ) -> Result<Significance, String> {
     let method: FapMethod = method.parse().map_err(|e| format!("--fap: {e}"))?;
-    let normalization = match opts.normalization {
-        Chi2Normalization::Standard => PowerNormalization::Standard,
-        Chi2Normalization::Model => PowerNormalization::Model,
-        Chi2Normalization::Log => PowerNormalization::Log,
-        Chi2Normalization::Psd => PowerNormalization::Psd,
-    };
     let fmax = freqs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let dy: Option<Vec<f64>> = data
         .w
         .as_ref()
         .map(|w| w.iter().map(|w| w.powf(-0.5)).collect());
-    let null = NullDistribution::new(fmax, &data.t, dy.as_deref(), normalization)
+    let null = NullDistribution::new(fmax, &data.t, dy.as_deref(), opts.normalization.into())
         .map_err(|e| format!("--fap: {e}"))?;
     Ok(Significance { method, null })
 }

@@ -42,6 +42,15 @@ pub(crate) struct HarmonicSums {
     pub ys: [f64; MAX_NTERMS + 1],
 }
 
+impl HarmonicSums {
+    const ZERO: HarmonicSums = HarmonicSums {
+        c: [0.0; MAX_M + 1],
+        s: [0.0; MAX_M + 1],
+        yc: [0.0; MAX_NTERMS + 1],
+        ys: [0.0; MAX_NTERMS + 1],
+    };
+}
+
 /// Relative pivot below which the Cholesky factorisation drops an unknown
 /// (its column lies in the span of the earlier ones to within rounding of
 /// the f64 sums, ~1e-15 relative: what is left is noise): the power is then
@@ -177,13 +186,7 @@ fn harmonic_sums_k<T: Float, const K: usize>(
     f: [f64; LANES],
     step: Option<f64>,
 ) -> [HarmonicSums; LANES] {
-    let zero = HarmonicSums {
-        c: [0.0; MAX_M + 1],
-        s: [0.0; MAX_M + 1],
-        yc: [0.0; MAX_NTERMS + 1],
-        ys: [0.0; MAX_NTERMS + 1],
-    };
-    let mut sums = [zero; LANES];
+    let mut sums = [HarmonicSums::ZERO; LANES];
     for ((ti, &w), &wy) in t.iter().zip(&prep.w).zip(&prep.wy) {
         let ti = ti.to_f64();
         let mut z = [(0.0, 0.0); LANES]; // (sin, cos) of theta per lane
@@ -436,12 +439,7 @@ fn nufft_periodogram_k<T: Float, const K: usize, const S: usize>(
 /// w at theta, wy at theta, w at 2 theta, wy at 2 theta, ... up to K, then w
 /// alone up to 2K.
 fn harmonic_sums_of<const K: usize>(at: &[f64], c0: f64, yc0: f64) -> HarmonicSums {
-    let mut h = HarmonicSums {
-        c: [0.0; MAX_M + 1],
-        s: [0.0; MAX_M + 1],
-        yc: [0.0; MAX_NTERMS + 1],
-        ys: [0.0; MAX_NTERMS + 1],
-    };
+    let mut h = HarmonicSums::ZERO;
     (h.c[0], h.yc[0]) = (c0, yc0);
     for m in 1..=K {
         let i = 4 * (m - 1);

@@ -4,6 +4,7 @@
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::params::significance::PowerNormalization;
 
 /// astropy's `normalization` of a chi2 periodogram. With `p` the reduction
 /// of chi^2 the model brings and `chi2_ref` the chi^2 of the reference model
@@ -39,6 +40,18 @@ impl Chi2Normalization {
             Chi2Normalization::Model => 1,
             Chi2Normalization::Log => 2,
             Chi2Normalization::Psd => 3,
+        }
+    }
+}
+
+/// The same normalisation, as the false-alarm statistics name it.
+impl From<Chi2Normalization> for PowerNormalization {
+    fn from(n: Chi2Normalization) -> Self {
+        match n {
+            Chi2Normalization::Standard => PowerNormalization::Standard,
+            Chi2Normalization::Model => PowerNormalization::Model,
+            Chi2Normalization::Log => PowerNormalization::Log,
+            Chi2Normalization::Psd => PowerNormalization::Psd,
         }
     }
 }

@@ -55,6 +55,23 @@ pub struct LombScargleBootstrap<'a, T> {
     pub opts: BootstrapOptions,
 }
 
+/// At least one copy, and room for `resamples` copies of `n` samples (t, y
+/// and the weights or errors) in host memory.
+fn check_resamples<T: Float>(n: usize, resamples: usize) -> Result<()> {
+    if resamples == 0 {
+        return Err(Error::invalid("resamples = 0: at least one copy"));
+    }
+    let samples = n
+        .checked_mul(resamples)
+        .filter(|&s| s <= crate::api::MAX_ARRAY_BYTES / (3 * std::mem::size_of::<T>()))
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{resamples} resamples of {n} samples do not fit in memory"
+            ))
+        })?;
+    crate::api::check_host_room::<T>("the resampled series", 3 * samples)
+}
+
 /// The generalised periodogram in [0, 1]: astropy's 'standard' with a fitted mean.
 const STANDARD: LombScargleOptions = LombScargleOptions {
     normalize: Normalize::Normalize,
@@ -121,9 +138,7 @@ impl<T: Float> Operation for LombScargleBootstrap<'_, T> {
         if n < 2 {
             return Err(Error::invalid(format!("t has {n} samples: at least 2")));
         }
-        if self.opts.resamples == 0 {
-            return Err(Error::invalid("resamples = 0: at least one copy"));
-        }
+        check_resamples::<T>(n, self.opts.resamples)?;
         for (name, v) in [("t", self.t), ("y", self.y)] {
             if let Some(i) = v.iter().position(|x| !x.to_f64().is_finite()) {
                 return Err(Error::invalid(format!(
@@ -144,16 +159,6 @@ impl<T: Float> Operation for LombScargleBootstrap<'_, T> {
                 )));
             }
         }
-        let samples = n
-            .checked_mul(self.opts.resamples)
-            .filter(|&s| s <= crate::api::MAX_ARRAY_BYTES / (3 * std::mem::size_of::<T>()))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{} resamples of {n} samples do not fit in memory",
-                    self.opts.resamples
-                ))
-            })?;
-        crate::api::check_host_room::<T>("the resampled series", 3 * samples)?;
         self.grid()?.validate_for::<T>()
     }
 
@@ -343,12 +348,12 @@ impl<T: Float> LombScargleChi2Bootstrap<'_, T> {
         maxima
     }
 
-    /// The copies' best-peak search, on whatever backend `run` takes it to.
-    fn search<R>(
+    /// The copies' best-peak search, on whatever backend `run` takes it to
+    /// (which returns the peaks and anything else it measured).
+    fn search<X>(
         &self,
-        run: impl FnOnce(LombScargleChi2BatchPeaks<'_, T>) -> Result<R>,
-        finish: impl FnOnce(&Copies<T>, R) -> Vec<Vec<Peak>>,
-    ) -> Result<Vec<f64>> {
+        run: impl FnOnce(LombScargleChi2BatchPeaks<'_, T>) -> Result<(Vec<Vec<Peak>>, X)>,
+    ) -> Result<(Vec<f64>, X)> {
         let grid = self.grid()?;
         let copies = self.copies();
         let op = LombScargleChi2BatchPeaks {
@@ -365,9 +370,8 @@ impl<T: Float> LombScargleChi2Bootstrap<'_, T> {
                 separation: 0.0,
             },
         };
-        let out = run(op)?;
-        let peaks = finish(&copies, out);
-        Ok(self.finish(&copies, peaks))
+        let (peaks, extra) = run(op)?;
+        Ok((self.finish(&copies, peaks), extra))
     }
 }
 
@@ -377,41 +381,20 @@ impl<T: Float> Operation for LombScargleChi2Bootstrap<'_, T> {
     fn validate(&self) -> Result<()> {
         check_series(&self.series, &self.opts)?;
         check_call(1, 1, &self.opts)?;
-        let n = self.series.t.len();
-        if self.boot.resamples == 0 {
-            return Err(Error::invalid("resamples = 0: at least one copy"));
-        }
-        let samples = n
-            .checked_mul(self.boot.resamples)
-            .filter(|&s| s <= crate::api::MAX_ARRAY_BYTES / (3 * std::mem::size_of::<T>()))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "{} resamples of {n} samples do not fit in memory",
-                    self.boot.resamples
-                ))
-            })?;
-        crate::api::check_host_room::<T>("the resampled series", 3 * samples)?;
+        check_resamples::<T>(self.series.t.len(), self.boot.resamples)?;
         self.grid()?.validate_for::<T>()
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Self::Output> {
-        self.search(|op| op.on_cpu(cpu), |_, peaks| peaks)
+        Ok(self.search(|op| Ok((op.on_cpu(cpu)?, ())))?.0)
     }
 
     fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Self::Output> {
-        self.search(|op| op.on_gpu(gpu), |_, peaks| peaks)
+        Ok(self.search(|op| Ok((op.on_gpu(gpu)?, ())))?.0)
     }
 
     fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Self::Output, Vec<GpuProfile>)> {
-        let mut profiles = Vec::new();
-        let maxima = self.search(
-            |op| op.on_pipeline(gpus),
-            |_, (peaks, p)| {
-                profiles = p;
-                peaks
-            },
-        )?;
-        Ok((maxima, profiles))
+        self.search(|op| op.on_pipeline(gpus))
     }
 }
 

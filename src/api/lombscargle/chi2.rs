@@ -28,7 +28,7 @@ use crate::float::Float;
 use crate::gpu::device::Guards;
 use crate::gpu::lombscargle_chi2::check_call;
 use crate::gpu::Gpu;
-use crate::params::significance::{NullDistribution, PowerNormalization};
+use crate::params::significance::NullDistribution;
 
 /// The values of one series: lengths, finite values, dy > 0 with a usable
 /// sum of dy^-2, and (except for 'psd', which does not divide by it) a
@@ -542,17 +542,11 @@ impl<T: Float> Searched for LombScargleChi2BatchPeaks<'_, T> {
         let grid = self.grids.grid(s);
         let t: Vec<f64> = series.t.iter().map(|v| v.to_f64()).collect();
         let dy: Option<Vec<f64>> = series.dy.map(|d| d.iter().map(|v| v.to_f64()).collect());
-        let normalization = match self.opts.normalization {
-            Chi2Normalization::Standard => PowerNormalization::Standard,
-            Chi2Normalization::Model => PowerNormalization::Model,
-            Chi2Normalization::Log => PowerNormalization::Log,
-            Chi2Normalization::Psd => PowerNormalization::Psd,
-        };
         NullDistribution::new(
             grid.frequency(grid.nf - 1),
             &t,
             dy.as_deref(),
-            normalization,
+            self.opts.normalization.into(),
         )
     }
 }
