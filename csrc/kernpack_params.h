@@ -126,6 +126,20 @@ typedef struct kp_l96_run {
     int32_t forced;
 } kp_l96_run;
 
+/* The time span and step control of an adaptive Lorenz 63 run
+ * (lorenz63_dopri5 of csrc/lorenz63.cu; SciPy RK45's meaning). */
+typedef struct kp_l63_adaptive {
+    double t0;
+    double t_end;
+    double rtol;       /* at least 100 f64 epsilons */
+    double atol;
+    double first_step; /* 0: chosen per member */
+    double max_step;   /* infinity for none */
+    int64_t frames;    /* save times */
+    uint32_t max_steps;
+    uint32_t pad;
+} kp_l63_adaptive;
+
 /* The 1-D correlation along one axis (csrc/correlate.cu; Gaussian filters
  * are passes of it). The weights travel by value as a kernel parameter (in
  * the constant bank), KP_CORRELATE_MAX_TAPS per launch: a longer filter runs

@@ -19,7 +19,16 @@
 //   dt f_x = (dt sigma)(y - x)
 //   dt f_y = x (dt rho - dt z) - dt y          = fma(x, fma(-dt, z, dt rho), -dt y)
 //   dt f_z = x (dt y) - (dt beta) z            = fma(x, dt y, -(dt beta) z)
+//
+// The adaptive run (lorenz63_dopri5_T) takes SciPy RK45's steps per member:
+// the Dormand-Prince 5(4) pair, each member's step size controlled on its own
+// (SciPy's controller, the error an RMS over x, y, z), the states at the save
+// times from the step's fourth-order dense output, the time and step size in
+// double in both precisions (a few operations a step). A warp runs until its
+// slowest member is done; members with neighbouring parameters take similar
+// step counts.
 #include "common.cuh"
+#include "kernpack_params.h"
 
 namespace kp {
 namespace lorenz63 {
@@ -85,6 +94,170 @@ __device__ void rk4_run(const T* in, T* out, T* __restrict__ saved, int64_t memb
     }
 }
 
+
+// ---- adaptive Dormand-Prince 5(4) ----
+
+// Status codes of `stats` (AdaptiveStatus in src/params/lorenz63.rs).
+constexpr uint32_t REACHED = 0, MAX_STEPS = 1, STEP_TOO_SMALL = 2;
+
+template <typename T> struct V3 {
+    T x, y, z;
+};
+
+template <typename T> __device__ __forceinline__ V3<T> operator+(V3<T> a, V3<T> b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+template <typename T> __device__ __forceinline__ V3<T> operator*(T c, V3<T> a) { return {c * a.x, c * a.y, c * a.z}; }
+
+// f(x, y, z) with the member's (unscaled) sigma, rho, beta.
+template <typename T> struct System {
+    T sigma, rho, beta;
+    __device__ __forceinline__ V3<T> operator()(V3<T> v) const {
+        return {sigma * (v.y - v.x), fma(v.x, rho - v.z, -v.y), fma(v.x, v.y, -(beta * v.z))};
+    }
+};
+
+// The tableau (src/params/dopri5.rs, as SciPy's RK45).
+template <typename T> struct Dopri5 {
+    // Stage inputs y + h sum a_sj k_j.
+    static constexpr double a21 = 1.0 / 5.0;
+    static constexpr double a31 = 3.0 / 40.0, a32 = 9.0 / 40.0;
+    static constexpr double a41 = 44.0 / 45.0, a42 = -56.0 / 15.0, a43 = 32.0 / 9.0;
+    static constexpr double a51 = 19372.0 / 6561.0, a52 = -25360.0 / 2187.0, a53 = 64448.0 / 6561.0,
+                            a54 = -212.0 / 729.0;
+    static constexpr double a61 = 9017.0 / 3168.0, a62 = -355.0 / 33.0, a63 = 46732.0 / 5247.0,
+                            a64 = 49.0 / 176.0, a65 = -5103.0 / 18656.0;
+    // Fifth-order weights (b2 = 0).
+    static constexpr double b1 = 35.0 / 384.0, b3 = 500.0 / 1113.0, b4 = 125.0 / 192.0,
+                            b5 = -2187.0 / 6784.0, b6 = 11.0 / 84.0;
+    // Error weights (e2 = 0).
+    static constexpr double e1 = -71.0 / 57600.0, e3 = 71.0 / 16695.0, e4 = -71.0 / 1920.0,
+                            e5 = 17253.0 / 339200.0, e6 = -22.0 / 525.0, e7 = 1.0 / 40.0;
+};
+
+// Dense output coefficients P[j][i] of x^(i+1), j = 1..7 (row 2 is zero).
+__constant__ double DENSE[7][4] = {
+    {1.0, -8048581381.0 / 2820520608.0, 8663915743.0 / 2820520608.0, -12715105075.0 / 11282082432.0},
+    {0.0, 0.0, 0.0, 0.0},
+    {0.0, 131558114200.0 / 32700410799.0, -68118460800.0 / 10900136933.0, 87487479700.0 / 32700410799.0},
+    {0.0, -1754552775.0 / 470086768.0, 14199869525.0 / 1410260304.0, -10690763975.0 / 1880347072.0},
+    {0.0, 127303824393.0 / 49829197408.0, -318862633887.0 / 49829197408.0, 701980252875.0 / 199316789632.0},
+    {0.0, -282668133.0 / 205662961.0, 2019193451.0 / 616988883.0, -1453857185.0 / 822651844.0},
+    {0.0, 40617522.0 / 29380423.0, -110615467.0 / 29380423.0, 69997945.0 / 29380423.0},
+};
+
+template <typename T> __device__ __forceinline__ T rms(T a, T b, T c) {
+    return sqrt((a * a + b * b + c * c) / T(3));
+}
+
+// Ten times the spacing of doubles at t, toward +infinity (SciPy's
+// 10 |nextafter(t, inf) - t|), by the bits.
+__device__ __forceinline__ double min_step(double t) {
+    const long long bits = __double_as_longlong(t);
+    return 10.0 * fabs(__longlong_as_double(t >= 0.0 ? bits + 1 : bits - 1) - t);
+}
+
+// SciPy's select_initial_step for an error of order 4 (in double: once per member).
+template <typename T>
+__device__ double initial_step(const System<T>& f, V3<T> y0, V3<T> f0, double interval, double rtol, double atol,
+                               double max_step) {
+    if (interval == 0.0) return 0.0;
+    const double y[3] = {y0.x, y0.y, y0.z}, d[3] = {f0.x, f0.y, f0.z};
+    double s[3];
+    for (int i = 0; i < 3; ++i) s[i] = atol + fabs(y[i]) * rtol;
+    const double d0 = rms(y[0] / s[0], y[1] / s[1], y[2] / s[2]);
+    const double d1 = rms(d[0] / s[0], d[1] / s[1], d[2] / s[2]);
+    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    h0 = fmin(h0, interval);
+    const T hT = T(h0);
+    const V3<T> f1 = f(y0 + hT * f0);
+    const double d2 = rms((f1.x - f0.x) / s[0], (f1.y - f0.y) / s[1], (f1.z - f0.z) / s[2]) / h0;
+    const double h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / fmax(d1, d2), 0.2);
+    return fmin(fmin(100.0 * h0, h1), fmin(interval, max_step));
+}
+
+template <typename T> __device__ __forceinline__ void store(T* at, V3<T> v) { at[0] = v.x, at[1] = v.y, at[2] = v.z; }
+
+template <typename T>
+__device__ void dopri5_run(const T* __restrict__ in, T* __restrict__ out, T* __restrict__ saved,
+                           uint32_t* __restrict__ stats, int64_t members, const T* __restrict__ sigma,
+                           const T* __restrict__ rho, const T* __restrict__ beta, double sigma_all, double rho_all,
+                           double beta_all, const double* __restrict__ save_times, kp_l63_adaptive run) {
+    using D = Dopri5<T>;
+    const double t0 = run.t0, t_end = run.t_end, rtol = run.rtol, atol = run.atol, max_step = run.max_step;
+    const int64_t frames = run.frames;
+    const uint32_t max_steps = run.max_steps;
+    const T Ta = T(atol), Tr = T(rtol);
+    for (int64_t m = (int64_t)blockIdx.x * BLOCK + threadIdx.x; m < members; m += (int64_t)gridDim.x * BLOCK) {
+        const System<T> f{member_value(sigma, sigma_all, m), member_value(rho, rho_all, m),
+                          member_value(beta, beta_all, m)};
+        V3<T> y{in[3 * m], in[3 * m + 1], in[3 * m + 2]};
+        V3<T> k1 = f(y);
+        double t = t0;
+        double h_abs = run.first_step > 0.0 ? run.first_step : initial_step(f, y, k1, t_end - t0, rtol, atol, max_step);
+        uint32_t accepted = 0, rejected = 0, status = REACHED;
+        int64_t frame = 0;
+        while (t < t_end && status == REACHED) {
+            const double min_h = min_step(t);
+            h_abs = h_abs > max_step ? max_step : (h_abs < min_h ? min_h : h_abs);
+            bool rejected_here = false;
+            for (;;) {
+                if (accepted + rejected >= max_steps) { status = MAX_STEPS; break; }
+                if (h_abs < min_h) { status = STEP_TOO_SMALL; break; }
+                const double t_new = fmin(t + h_abs, t_end);
+                const double h = t_new - t;
+                h_abs = h;
+                const T hT = T(h);
+                const V3<T> k2 = f(y + hT * (T(D::a21) * k1));
+                const V3<T> k3 = f(y + hT * (T(D::a31) * k1 + T(D::a32) * k2));
+                const V3<T> k4 = f(y + hT * (T(D::a41) * k1 + T(D::a42) * k2 + T(D::a43) * k3));
+                const V3<T> k5 = f(y + hT * (T(D::a51) * k1 + T(D::a52) * k2 + T(D::a53) * k3 + T(D::a54) * k4));
+                const V3<T> k6 = f(y + hT * (T(D::a61) * k1 + T(D::a62) * k2 + T(D::a63) * k3 + T(D::a64) * k4 +
+                                             T(D::a65) * k5));
+                const V3<T> y_new =
+                    y + hT * (T(D::b1) * k1 + T(D::b3) * k3 + T(D::b4) * k4 + T(D::b5) * k5 + T(D::b6) * k6);
+                const V3<T> k7 = f(y_new);
+                const V3<T> e = hT * (T(D::e1) * k1 + T(D::e3) * k3 + T(D::e4) * k4 + T(D::e5) * k5 +
+                                      T(D::e6) * k6 + T(D::e7) * k7);
+                const T err = rms(e.x / (Ta + fmax(fabs(y.x), fabs(y_new.x)) * Tr),
+                                  e.y / (Ta + fmax(fabs(y.y), fabs(y_new.y)) * Tr),
+                                  e.z / (Ta + fmax(fabs(y.z), fabs(y_new.z)) * Tr));
+                if (err < T(1)) {
+                    T factor = err == T(0) ? T(10) : fmin(T(10), T(0.9) * pow(err, T(-0.2)));
+                    if (rejected_here) factor = fmin(factor, T(1));
+                    h_abs *= double(factor);
+                    ++accepted;
+                    // The save times in (t, t_new]: the dense output, the step's end state at its end.
+                    for (; frame < frames && save_times[frame] <= t_new; ++frame) {
+                        V3<T> at = y_new;
+                        if (save_times[frame] != t_new) {
+                            const T x = T((save_times[frame] - t) / h);
+                            const T p[4] = {x, x * x, x * x * x, x * x * x * x};
+                            T c[7];
+                            for (int j = 0; j < 7; ++j)
+                                c[j] = hT * (T(DENSE[j][0]) * p[0] + T(DENSE[j][1]) * p[1] + T(DENSE[j][2]) * p[2] +
+                                             T(DENSE[j][3]) * p[3]);
+                            at = y + (c[0] * k1 + c[2] * k3 + c[3] * k4 + c[4] * k5 + c[5] * k6 + c[6] * k7);
+                        }
+                        store(saved + (frame * members + m) * 3, at);
+                    }
+                    t = t_new, y = y_new, k1 = k7;
+                    break;
+                }
+                // A NaN error compares false: the factor is then the smallest, as SciPy's max.
+                const T shrink = T(0.9) * pow(err, T(-0.2));
+                h_abs *= double(shrink > T(0.2) ? shrink : T(0.2));
+                rejected_here = true;
+                ++rejected;
+            }
+        }
+        // Save times at t0 of a run without steps are the initial state;
+        // those after a stop are NaN.
+        const V3<T> nan{T(NAN), T(NAN), T(NAN)};
+        for (; frame < frames; ++frame) store(saved + (frame * members + m) * 3, status == REACHED ? y : nan);
+        store(out + 3 * m, y);
+        if (stats != nullptr) stats[3 * m] = accepted, stats[3 * m + 1] = rejected, stats[3 * m + 2] = status;
+    }
+}
+
 }  // namespace lorenz63
 }  // namespace kp
 
@@ -95,6 +268,13 @@ __device__ void rk4_run(const T* in, T* out, T* __restrict__ saved, int64_t memb
                               double beta_all, double dt, int64_t steps) {                           \
         kp::lorenz63::rk4_run<T>(in, out, saved, members, sigma, rho, beta, sigma_all, rho_all,      \
                                  beta_all, dt, steps);                                               \
+    }                                                                                                       \
+    extern "C" __global__ void __launch_bounds__(kp::lorenz63::BLOCK) lorenz63_dopri5_##SUFFIX(                  \
+        const T* in, T* out, T* saved, uint32_t* stats, int64_t members, const T* sigma, const T* rho,     \
+        const T* beta, double sigma_all, double rho_all, double beta_all, const double* save_times,         \
+        kp_l63_adaptive run) {                                                                              \
+        kp::lorenz63::dopri5_run<T>(in, out, saved, stats, members, sigma, rho, beta, sigma_all, rho_all,  \
+                                    beta_all, save_times, run);                                            \
     }
 
 KP_LORENZ63_ENTRY_POINTS(float, f32)

@@ -42,7 +42,10 @@ pub use api::lorenz::{
     Ensemble, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
     Lorenz96TangentOnDevice, Tangent, WindowSumOnDevice,
 };
-pub use api::lorenz63::{Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember};
+pub use api::lorenz63::{
+    AdaptiveControl, AdaptiveStatus, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice,
+    Lorenz63AdaptiveParams, Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember,
+};
 pub use api::multi::{release_staging, MultiGpu, MultiGpuOptions};
 pub use api::rank::{Footprint, Rank, RankFilterOnDevice, RankFilterOptions, RankValue};
 pub use api::reduce::{NormalizeOnDevice, SumOnDevice};

@@ -1,16 +1,19 @@
 //! Ensembles of the Lorenz 63 system, a whole fixed-step RK4 run of every
 //! member in one call (one member per GPU thread, the step loop on the
 //! device), with sigma, rho and beta per member or one value for all, and
-//! the states at a list of steps ("save at steps").
+//! the states at a list of steps ("save at steps"); and the adaptive run,
+//! SciPy RK45's Dormand-Prince 5(4) steps with each member's step size its
+//! own, the states at a list of times.
 //!
 //! Layouts: states are members x 3, row-major (x, y, z of member m at
 //! `3 m`); saved states are frames x members x 3, frame k the states after
 //! `save_at[k]` steps (0: the initial states).
 use std::sync::Arc;
 
-pub use crate::gpu::lorenz63::Lorenz63OnDevice;
+pub use crate::gpu::lorenz63::{Lorenz63AdaptiveOnDevice, Lorenz63OnDevice};
 pub use crate::params::lorenz63::{
-    Lorenz63DeviceBuffers, Lorenz63Ensemble, Lorenz63Params, PerMember,
+    AdaptiveControl, AdaptiveStatus, Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveEnsemble,
+    Lorenz63AdaptiveParams, Lorenz63DeviceBuffers, Lorenz63Ensemble, Lorenz63Params, PerMember,
 };
 pub use crate::params::save_at::check_save_at;
 
@@ -19,7 +22,7 @@ use super::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::float::{first_non_finite, Float};
-use crate::gpu::lorenz63::check_lorenz63;
+use crate::gpu::lorenz63::{check_lorenz63, check_lorenz63_adaptive};
 use crate::gpu::Gpu;
 
 /// The operation: [`Kernpack::lorenz63`].
@@ -49,23 +52,7 @@ impl<T: Float> Operation for Lorenz63Run<'_, T> {
             "the final and saved states",
             self.initial.len().saturating_add(saved_len),
         )?;
-        if let Some(at) = first_bad(self.initial) {
-            return Err(Error::invalid(format!(
-                "initial value {at} is {}, all must be finite",
-                self.initial[at]
-            )));
-        }
-        for (name, value) in self.params.named() {
-            if let PerMember::Each(values) = value {
-                if let Some(at) = first_bad(values) {
-                    return Err(Error::invalid(format!(
-                        "{name}[{at}] is {}, all must be finite",
-                        values[at]
-                    )));
-                }
-            }
-        }
-        Ok(())
+        check_finite(self.initial, &self.params.named())
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Lorenz63Ensemble<T>> {
@@ -136,6 +123,124 @@ impl<T: Float> Operation for Lorenz63Run<'_, T> {
     }
 }
 
+/// Every initial value and per-member parameter finite.
+fn check_finite<T: Float>(initial: &[T], named: &[(&str, &PerMember<&[T]>); 3]) -> Result<()> {
+    if let Some(at) = first_bad(initial) {
+        return Err(Error::invalid(format!(
+            "initial value {at} is {}, all must be finite",
+            initial[at]
+        )));
+    }
+    for (name, value) in named {
+        if let PerMember::Each(values) = value {
+            if let Some(at) = first_bad(values) {
+                return Err(Error::invalid(format!(
+                    "{name}[{at}] is {}, all must be finite",
+                    values[at]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The operation: [`Kernpack::lorenz63_adaptive`].
+#[derive(Debug, Clone, Copy)]
+pub struct Lorenz63AdaptiveRun<'a, T> {
+    pub params: Lorenz63AdaptiveParams<&'a [T]>,
+    /// members x 3.
+    pub initial: &'a [T],
+    /// Times whose states are returned: sorted, unique, each in [t0, t_end].
+    pub save_times: &'a [f64],
+}
+
+impl<T: Float> Operation for Lorenz63AdaptiveRun<'_, T> {
+    type Output = Lorenz63AdaptiveEnsemble<T>;
+
+    fn validate(&self) -> Result<()> {
+        let lengths = self.params.map(|v| v.len());
+        let (_, saved_len) =
+            check_lorenz63_adaptive(&lengths, self.initial.len(), self.save_times)?;
+        check_host_room::<T>(
+            "the final and saved states",
+            self.initial.len().saturating_add(saved_len),
+        )?;
+        check_finite(self.initial, &self.params.named())
+    }
+
+    fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Lorenz63AdaptiveEnsemble<T>> {
+        let run = cpu::lorenz63::lorenz63_adaptive(
+            &self.params,
+            self.initial,
+            self.save_times,
+            cpu.threads,
+            cpu.progress,
+        );
+        Ok(Lorenz63AdaptiveEnsemble {
+            members: self.initial.len() / 3,
+            final_state: run.final_state,
+            saved: run.saved,
+            save_times: self.save_times.to_vec(),
+            accepted: run.accepted,
+            rejected: run.rejected,
+            status: run.status,
+        })
+    }
+
+    /// Copy in, run, copy out.
+    fn on_gpu(self, gpu: &Arc<Gpu>) -> Result<Lorenz63AdaptiveEnsemble<T>> {
+        let len = self.initial.len();
+        let upload = |v: PerMember<&[T]>| transpose(v.map(|v| gpu.upload(v)));
+        let (sigma, rho, beta) = (
+            upload(self.params.sigma)?,
+            upload(self.params.rho)?,
+            upload(self.params.beta)?,
+        );
+        let p = Lorenz63AdaptiveParams {
+            sigma: sigma.as_ref(),
+            rho: rho.as_ref(),
+            beta: beta.as_ref(),
+            t0: self.params.t0,
+            t_end: self.params.t_end,
+            control: self.params.control,
+        };
+        let d_initial = gpu.upload(self.initial)?;
+        let mut out = gpu.zeros::<T>(len)?;
+        let mut stats = gpu.zeros::<u32>(len)?;
+        let mut saved = match self.save_times.len() {
+            0 => None,
+            frames => Some(gpu.zeros::<T>(frames * len)?),
+        };
+        let call = Lorenz63AdaptiveOnDevice::buffers(
+            gpu.stream(),
+            &p,
+            &d_initial,
+            &mut out,
+            saved.as_mut(),
+            Some(&mut stats),
+            self.save_times,
+        )?;
+        // SAFETY: buffers just allocated on this GPU with the validated lengths.
+        unsafe { gpu.launch_fresh(call, ()) }?;
+        let stats = gpu.download(&stats)?;
+        Ok(Lorenz63AdaptiveEnsemble {
+            members: len / 3,
+            final_state: gpu.download(&out)?,
+            saved: saved
+                .map(|s| gpu.download(&s))
+                .transpose()?
+                .unwrap_or_default(),
+            save_times: self.save_times.to_vec(),
+            accepted: stats.chunks(3).map(|s| s[0]).collect(),
+            rejected: stats.chunks(3).map(|s| s[1]).collect(),
+            status: stats
+                .chunks(3)
+                .map(|s| AdaptiveStatus::from_code(s[2]))
+                .collect(),
+        })
+    }
+}
+
 /// A parameter whose upload may have failed, as the error of the upload.
 fn transpose<V>(v: PerMember<Result<V>>) -> Result<PerMember<V>> {
     Ok(match v {
@@ -153,5 +258,16 @@ impl Kernpack {
         /// 0..=steps; empty for the final states only).
         fn lorenz63(p: &Lorenz63Params<&[T]>, initial: &[T], steps: u64, save_at: &[u64]) -> Lorenz63Ensemble<T>
             = Lorenz63Run { params: *p, initial, steps, save_at };
+        /// Integrates every member of `initial` (members x 3: x, y, z) from
+        /// `p.t0` to `p.t_end` with SciPy RK45's method (Dormand-Prince
+        /// 5(4), each member's step size controlled on its own by
+        /// `p.control`) and `p`'s sigma, rho, beta (per member or one for
+        /// all); also returns the states at `save_times` (sorted, unique,
+        /// each in [t0, t_end]; from the steps' dense output), and per
+        /// member the accepted and rejected steps and how its run ended
+        /// (a member that stops early keeps its last state, NaN at the
+        /// later save times).
+        fn lorenz63_adaptive(p: &Lorenz63AdaptiveParams<&[T]>, initial: &[T], save_times: &[f64]) -> Lorenz63AdaptiveEnsemble<T>
+            = Lorenz63AdaptiveRun { params: *p, initial, save_times };
     }
 }

@@ -5,6 +5,10 @@
 //! csrc/lorenz63.cu in the same order (dt folded into the parameters, the
 //! increment summed as (k1 + 2 k2 + 2 k3 + k4) / 6), rounded after every
 //! operation where the GPU contracts some into FMAs.
+mod dopri5;
+
+pub(crate) use dopri5::lorenz63_adaptive;
+
 use super::lorenz::vector;
 use super::parallel::for_each_chunk;
 use crate::float::Float;
@@ -27,17 +31,7 @@ pub(crate) fn lorenz63<T: Float>(
     let len = initial.len();
     let mut final_state = initial.to_vec();
     let mut saved = vec![T::default(); save_at.len() * len];
-    let span = 3 * BLOCK_MEMBERS;
-    let mut blocks: Vec<Block<T>> = final_state
-        .chunks_mut(span)
-        .enumerate()
-        .map(|(b, state)| (b * BLOCK_MEMBERS, state, Vec::with_capacity(save_at.len())))
-        .collect();
-    for frame in saved.chunks_mut(len.max(1)) {
-        for (block, part) in blocks.iter_mut().zip(frame.chunks_mut(span)) {
-            block.2.push(part);
-        }
-    }
+    let mut blocks = member_blocks(&mut final_state, &mut saved, BLOCK_MEMBERS);
     let plan = segments(save_at, steps);
     for_each_chunk(threads, &mut blocks, 1, progress, |_, piece| {
         for (first, state, frames) in piece.iter_mut() {
@@ -53,6 +47,28 @@ pub(crate) fn lorenz63<T: Float>(
 
 /// A block: its first member, its states, and its part of every frame.
 type Block<'a, T> = (usize, &'a mut [T], Vec<&'a mut [T]>);
+
+/// `state` (members x 3) and `saved` (frames x members x 3) cut into blocks
+/// of `members` members, each with its part of every frame.
+fn member_blocks<'a, T>(
+    state: &'a mut [T],
+    saved: &'a mut [T],
+    members: usize,
+) -> Vec<Block<'a, T>> {
+    let (len, span) = (state.len(), 3 * members);
+    let frames = saved.len() / len.max(1);
+    let mut blocks: Vec<Block<T>> = state
+        .chunks_mut(span)
+        .enumerate()
+        .map(|(b, state)| (b * members, state, Vec::with_capacity(frames)))
+        .collect();
+    for frame in saved.chunks_mut(len.max(1)) {
+        for (block, part) in blocks.iter_mut().zip(frame.chunks_mut(span)) {
+            block.2.push(part);
+        }
+    }
+    blocks
+}
 
 /// One block of members (`state`, members x 3, starting at member `first`),
 /// L lanes at a time, through every segment of the run.

@@ -275,6 +275,51 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct kp_l63_adaptive {
+    pub t0: f64,
+    pub t_end: f64,
+    pub rtol: f64,
+    pub atol: f64,
+    pub first_step: f64,
+    pub max_step: f64,
+    pub frames: i64,
+    pub max_steps: u32,
+    pub pad: u32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of kp_l63_adaptive"][::std::mem::size_of::<kp_l63_adaptive>() - 64usize];
+    ["Alignment of kp_l63_adaptive"][::std::mem::align_of::<kp_l63_adaptive>() - 8usize];
+    [
+        "Offset of field: kp_l63_adaptive::t0",
+    ][::std::mem::offset_of!(kp_l63_adaptive, t0) - 0usize];
+    [
+        "Offset of field: kp_l63_adaptive::t_end",
+    ][::std::mem::offset_of!(kp_l63_adaptive, t_end) - 8usize];
+    [
+        "Offset of field: kp_l63_adaptive::rtol",
+    ][::std::mem::offset_of!(kp_l63_adaptive, rtol) - 16usize];
+    [
+        "Offset of field: kp_l63_adaptive::atol",
+    ][::std::mem::offset_of!(kp_l63_adaptive, atol) - 24usize];
+    [
+        "Offset of field: kp_l63_adaptive::first_step",
+    ][::std::mem::offset_of!(kp_l63_adaptive, first_step) - 32usize];
+    [
+        "Offset of field: kp_l63_adaptive::max_step",
+    ][::std::mem::offset_of!(kp_l63_adaptive, max_step) - 40usize];
+    [
+        "Offset of field: kp_l63_adaptive::frames",
+    ][::std::mem::offset_of!(kp_l63_adaptive, frames) - 48usize];
+    [
+        "Offset of field: kp_l63_adaptive::max_steps",
+    ][::std::mem::offset_of!(kp_l63_adaptive, max_steps) - 56usize];
+    [
+        "Offset of field: kp_l63_adaptive::pad",
+    ][::std::mem::offset_of!(kp_l63_adaptive, pad) - 60usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct kp_correlate_params {
     pub outer: i64,
     pub n: i64,

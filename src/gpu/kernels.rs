@@ -12,8 +12,8 @@
 use super::c_params::KP_CORRELATE_MAX_TAPS;
 use super::launch::{In, KernelFn, Out};
 use super::{
-    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
-    PhasefoldParams, RankParams, UniformParams,
+    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L63Adaptive, L96Run, LsGrid, LsParams,
+    LsStats, PhasefoldParams, RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -583,6 +583,31 @@ pub(crate) fn lorenz63_rk4<T: Float>() -> Lorenz63Rk4<T> {
     KernelFn::new(per_float!(T, "lorenz63_rk4"))
 }
 
+/// The adaptive Lorenz 63 kernel's parameters (thirteen).
+pub(crate) type Lorenz63Dopri5<T> = KernelFn<(
+    In<T>,       // in
+    Out<T>,      // out
+    Out<T>,      // saved (NULL: none)
+    Out<u32>,    // stats (NULL: none)
+    i64,         // members
+    In<T>,       // sigma (NULL: sigma_all for every member)
+    In<T>,       // rho (NULL: rho_all)
+    In<T>,       // beta (NULL: beta_all)
+    f64,         // sigma_all
+    f64,         // rho_all
+    f64,         // beta_all
+    In<f64>,     // save_times (run.frames values)
+    L63Adaptive, // run
+)>;
+
+/// `lorenz63_dopri5_T(const T* in, T* out, T* saved, uint32_t* stats, int64_t members,
+/// const T* sigma, const T* rho, const T* beta, double sigma_all, double rho_all,
+/// double beta_all, const double* save_times, kp_l63_adaptive run)`: one member per thread, Dormand-Prince 5(4) with
+/// SciPy RK45's step control from t0 to t_end, dense output at the save times.
+pub(crate) fn lorenz63_dopri5<T: Float>() -> Lorenz63Dopri5<T> {
+    KernelFn::new(per_float!(T, "lorenz63_dopri5"))
+}
+
 // ---- csrc/fg.cu (V: float2 / double2, interleaved complex) ----
 
 /// The F/G step kernels' parameters (F, G, n, nchunks, nsteps or s, dt,
@@ -662,6 +687,7 @@ mod tests {
             params(lorenz96::<T>()),
             params(lorenz05::<T>()),
             params(lorenz63_rk4::<T>()),
+            params(lorenz63_dopri5::<T>()),
             params(fg_step::<T>()),
             params(fg_finish::<T>()),
         ]);

@@ -9,8 +9,8 @@ use std::marker::PhantomData;
 use cudarc::driver::sys::CUdeviceptr;
 
 use super::{
-    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L96Run, LsGrid, LsParams, LsStats,
-    PhasefoldParams, RankParams, UniformParams,
+    BlsParams, BoxParams, BoxRunParams, CorrelateParams, L63Adaptive, L96Run, LsGrid, LsParams,
+    LsStats, PhasefoldParams, RankParams, UniformParams,
 };
 use crate::float::{Complex, Float};
 use crate::params::FixedWeights;
@@ -53,6 +53,7 @@ by_value! {
     BoxRunParams => "kp_box_run_params",
     CorrelateParams => "kp_correlate_params",
     L96Run => "kp_l96_run",
+    L63Adaptive => "kp_l63_adaptive",
     RankParams => "kp_rank_params",
     UniformParams => "kp_uniform_params",
     BlsParams => "kp_bls_params",
@@ -111,6 +112,14 @@ impl DeviceElem for u8 {
     #[cfg(test)]
     fn c_name() -> &'static str {
         "unsigned char"
+    }
+}
+
+/// The adaptive Lorenz 63 run's per-member counts and status.
+impl DeviceElem for u32 {
+    #[cfg(test)]
+    fn c_name() -> &'static str {
+        "uint32_t"
     }
 }
 

@@ -9,10 +9,13 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use super::device::{DeviceOperation, Guards, OnBuffers};
 use super::kernels;
 use super::launch::{In, LaunchConfig, Out};
-use super::Gpu;
+use super::{Gpu, L63Adaptive};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::params::lorenz63::{Lorenz63DeviceBuffers, Lorenz63Params, PerMember};
+use crate::params::lorenz63::{
+    Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveParams, Lorenz63DeviceBuffers, Lorenz63Params,
+    PerMember,
+};
 use crate::params::save_at::{check_save_at, segments};
 use crate::raw::{check_apart, Span};
 
@@ -35,6 +38,18 @@ pub(crate) fn check_lorenz63(
             p.dt
         )));
     }
+    let members = check_members(&p.named(), len)?;
+    if steps > i64::MAX as u64 {
+        return Err(Error::invalid(format!("steps = {steps} is too many")));
+    }
+    check_save_at(save_at, steps)?;
+    Ok((members, saved_len(save_at.len(), len)?))
+}
+
+/// `len` initial values (members x 3, members > 0) and each per-member
+/// parameter of `named` one value per member or one finite value for all.
+/// Returns the members.
+fn check_members(named: &[(&'static str, &PerMember<usize>); 3], len: usize) -> Result<usize> {
     if len == 0 || len % 3 != 0 {
         return Err(Error::invalid(format!(
             "initial holds {len} values: members x 3 (x, y, z of each member) with members > 0 is needed"
@@ -44,8 +59,8 @@ pub(crate) fn check_lorenz63(
     if len > i64::MAX as usize / 8 {
         return Err(Error::invalid(format!("{members} members is too many")));
     }
-    for (name, value) in p.named() {
-        match *value {
+    for (name, value) in named {
+        match **value {
             PerMember::All(v) if !v.is_finite() => {
                 return Err(Error::invalid(format!("{name} must be finite, not {v}")))
             }
@@ -57,21 +72,80 @@ pub(crate) fn check_lorenz63(
             _ => {}
         }
     }
-    if steps > i64::MAX as u64 {
-        return Err(Error::invalid(format!("steps = {steps} is too many")));
-    }
-    check_save_at(save_at, steps)?;
-    let saved = save_at
-        .len()
+    Ok(members)
+}
+
+/// The saved states' length, `frames` x `len`, where it fits.
+fn saved_len(frames: usize, len: usize) -> Result<usize> {
+    frames
         .checked_mul(len)
         .filter(|s| *s <= i64::MAX as usize / 8)
         .ok_or_else(|| {
             Error::invalid(format!(
-                "{} saved steps of {members} members would not fit in memory",
-                save_at.len()
+                "{frames} saved states of {} members would not fit in memory",
+                len / 3
             ))
-        })?;
-    Ok((members, saved))
+        })
+}
+
+/// The one validation of an adaptive Lorenz 63 run, on counts: `p` with
+/// each per-member parameter given as its length, `len` initial values
+/// (members x 3), `save_times`. Returns the members and the saved states'
+/// length (frames x members x 3).
+pub(crate) fn check_lorenz63_adaptive(
+    p: &Lorenz63AdaptiveParams<usize>,
+    len: usize,
+    save_times: &[f64],
+) -> Result<(usize, usize)> {
+    let members = check_members(&p.named(), len)?;
+    let (t0, t_end, c) = (p.t0, p.t_end, &p.control);
+    if !(t0.is_finite() && t_end.is_finite() && t_end >= t0) {
+        return Err(Error::invalid(format!(
+            "the time span must be finite with t_end >= t0, not t0 = {t0}, t_end = {t_end}"
+        )));
+    }
+    for (name, v) in [("rtol", c.rtol), ("atol", c.atol)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::invalid(format!(
+                "{name} must be finite and >= 0, not {v}"
+            )));
+        }
+    }
+    if c.atol == 0.0 && c.rtol == 0.0 {
+        return Err(Error::invalid("rtol and atol cannot both be 0"));
+    }
+    if let Some(h) = c.first_step {
+        if !(h.is_finite() && h > 0.0 && h <= t_end - t0) {
+            return Err(Error::invalid(format!(
+                "first_step must be > 0 and at most t_end - t0 = {}, not {h}",
+                t_end - t0
+            )));
+        }
+    }
+    if c.max_step.is_nan() || c.max_step <= 0.0 {
+        return Err(Error::invalid(format!(
+            "max_step must be > 0 (infinity for none), not {}",
+            c.max_step
+        )));
+    }
+    if c.max_steps == 0 {
+        return Err(Error::invalid("max_steps must be at least 1"));
+    }
+    for (k, &s) in save_times.iter().enumerate() {
+        if !(s >= t0 && s <= t_end) {
+            return Err(Error::invalid(format!(
+                "save_times[{k}] = {s} is outside the time span [{t0}, {t_end}]"
+            )));
+        }
+        if k > 0 && s <= save_times[k - 1] {
+            return Err(Error::invalid(format!(
+                "save_times must be sorted and unique: save_times[{}] = {}, save_times[{k}] = {s}",
+                k - 1,
+                save_times[k - 1]
+            )));
+        }
+    }
+    Ok((members, saved_len(save_times.len(), len)?))
 }
 
 /// A Lorenz 63 run on device memory ([`Gpu::enqueue`]): `buffers.initial`
@@ -231,5 +305,196 @@ impl<T: Float> DeviceOperation for Lorenz63OnDevice<T> {
             input = b.out;
         }
         Ok(())
+    }
+}
+
+/// An adaptive Lorenz 63 run on device memory ([`Gpu::enqueue`]):
+/// `buffers.initial` and `buffers.out` hold members x 3 values (apart),
+/// `buffers.saved` (given exactly when `save_times` is not empty) frames x
+/// members x 3, `buffers.stats` (optional) members x 3 `u32`; each per-member
+/// parameter `members` values. `save_times` is host data, held here and
+/// copied to the stream with the launch.
+#[derive(Debug, Clone)]
+pub struct Lorenz63AdaptiveOnDevice<T> {
+    pub p: Lorenz63AdaptiveParams<CUdeviceptr>,
+    pub buffers: Lorenz63AdaptiveDeviceBuffers,
+    pub members: usize,
+    pub save_times: Vec<f64>,
+    pub dtype: PhantomData<T>,
+}
+
+impl<T: Float> Lorenz63AdaptiveOnDevice<T> {
+    /// The run on cudarc buffers: the members are `initial`'s length over 3;
+    /// `out` as long, `saved` (with non-empty `save_times` only) one frame
+    /// per save time, `stats` (if given) members x 3; each `Each` parameter
+    /// of `p` one value per member.
+    #[allow(clippy::too_many_arguments)]
+    pub fn buffers<'a>(
+        stream: &'a Arc<CudaStream>,
+        p: &'a Lorenz63AdaptiveParams<&'a CudaSlice<T>>,
+        initial: &'a impl DevicePtr<T>,
+        out: &'a mut impl DevicePtrMut<T>,
+        saved: Option<&'a mut CudaSlice<T>>,
+        stats: Option<&'a mut CudaSlice<u32>>,
+        save_times: &'a [f64],
+    ) -> Result<OnBuffers<'a, Self>> {
+        let lengths = p.map(|v| v.len());
+        let (members, saved_len) = check_lorenz63_adaptive(&lengths, initial.len(), save_times)?;
+        if out.len() != initial.len() {
+            return Err(Error::invalid(format!(
+                "out holds {} values, initial {}",
+                out.len(),
+                initial.len()
+            )));
+        }
+        check_saved_times(saved.as_ref().map(|s| s.len()), save_times, saved_len)?;
+        if let Some(n) = stats
+            .as_ref()
+            .map(|s| s.len())
+            .filter(|n| *n != initial.len())
+        {
+            return Err(Error::invalid(format!(
+                "stats holds {n} values, {} are written (members x 3)",
+                initial.len()
+            )));
+        }
+        let mut g = Guards::new(stream);
+        let device_p = Lorenz63AdaptiveParams {
+            sigma: p.sigma.map(|v| g.read(v)),
+            rho: p.rho.map(|v| g.read(v)),
+            beta: p.beta.map(|v| g.read(v)),
+            t0: p.t0,
+            t_end: p.t_end,
+            control: p.control,
+        };
+        let buffers = Lorenz63AdaptiveDeviceBuffers {
+            initial: g.read(initial),
+            out: g.write(out),
+            saved: saved.map(|s| g.write(s)),
+            stats: stats.map(|s| g.write(s)),
+        };
+        Ok(g.with(Lorenz63AdaptiveOnDevice {
+            p: device_p,
+            buffers,
+            members,
+            save_times: save_times.to_vec(),
+            dtype: PhantomData,
+        }))
+    }
+
+    /// (members x 3, saved length) after the shape checks.
+    fn lengths(&self) -> Result<(usize, usize)> {
+        let len = self
+            .members
+            .checked_mul(3)
+            .ok_or_else(|| Error::invalid(format!("{} members is too many", self.members)))?;
+        let members = self.members;
+        let (_, saved_len) =
+            check_lorenz63_adaptive(&self.p.map(|_| members), len, &self.save_times)?;
+        check_saved_times(
+            self.buffers.saved.map(|_| saved_len),
+            &self.save_times,
+            saved_len,
+        )?;
+        Ok((len, saved_len))
+    }
+}
+
+/// As [`check_saved`], for save times.
+fn check_saved_times(given: Option<usize>, save_times: &[f64], saved_len: usize) -> Result<()> {
+    match (given, save_times.is_empty()) {
+        (None, true) => Ok(()),
+        (Some(n), false) if n == saved_len => Ok(()),
+        (Some(n), false) => Err(Error::invalid(format!(
+            "saved holds {n} values, {saved_len} are written ({} save times x members x 3)",
+            save_times.len()
+        ))),
+        (Some(_), true) => Err(Error::invalid(
+            "a saved-states buffer was given but save_times is empty",
+        )),
+        (None, false) => Err(Error::invalid("save_times needs a saved-states buffer")),
+    }
+}
+
+impl<T: Float> DeviceOperation for Lorenz63AdaptiveOnDevice<T> {
+    type Checked = ();
+
+    fn check_shapes(&self) -> Result<()> {
+        self.lengths().map(drop)
+    }
+
+    fn check_memory(&self, gpu: &Gpu) -> Result<()> {
+        let (len, saved_len) = self.lengths()?;
+        let b = &self.buffers;
+        gpu.check_device_array::<T>("initial", b.initial, len)?;
+        gpu.check_device_array::<T>("out", b.out, len)?;
+        let mut written = vec![Span::at::<T>("out", b.out, len)];
+        if let Some(saved) = b.saved {
+            gpu.check_device_array::<T>("saved", saved, saved_len)?;
+            written.push(Span::at::<T>("saved", saved, saved_len));
+        }
+        if let Some(stats) = b.stats {
+            gpu.check_device_array::<u32>("stats", stats, len)?;
+            written.push(Span::at::<u32>("stats", stats, len));
+        }
+        let mut read = vec![Span::at::<T>("initial", b.initial, len)];
+        for (name, value) in self.p.named() {
+            if let PerMember::Each(ptr) = *value {
+                gpu.check_device_array::<T>(name, ptr, self.members)?;
+                read.push(Span::at::<T>(name, ptr, self.members));
+            }
+        }
+        check_apart(&written, &read)
+    }
+
+    /// The save times copied to the stream, then one launch.
+    unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
+        let (b, p) = (&self.buffers, &self.p);
+        let kernel = kernels::lorenz63_dopri5::<T>();
+        let loaded = gpu.kernel(&kernel)?;
+        debug_assert_eq!(loaded.block as usize, BLOCK);
+        let grid = loaded.grid_for(self.members as u64, BLOCK as u64);
+        // Freed in stream order after the launch (cudarc's asynchronous free).
+        let times = match self.save_times.is_empty() {
+            true => None,
+            false => Some(
+                stream
+                    .clone_htod(&self.save_times)
+                    .map_err(|e| Error::cuda("copying the save times", e))?,
+            ),
+        };
+        let times_ptr = match &times {
+            Some(t) => t.device_ptr(stream).0,
+            None => 0,
+        };
+        let c = &p.control;
+        let run = L63Adaptive {
+            t0: p.t0,
+            t_end: p.t_end,
+            rtol: c.effective_rtol(),
+            atol: c.atol,
+            first_step: c.first_step.unwrap_or(0.0),
+            max_step: c.max_step,
+            frames: self.save_times.len() as i64,
+            max_steps: c.max_steps,
+            pad: 0,
+        };
+        let each = |v: &PerMember<CUdeviceptr>| In::<T>::new(v.each().copied().unwrap_or(0));
+        let args = (
+            In::new(b.initial),
+            Out::new(b.out),
+            Out::new(b.saved.unwrap_or(0)),
+            Out::<u32>::new(b.stats.unwrap_or(0)),
+            self.members as i64,
+            each(&p.sigma),
+            each(&p.rho),
+            each(&p.beta),
+            p.sigma.all(),
+            p.rho.all(),
+            p.beta.all(),
+            In::<f64>::new(times_ptr),
+            run,
+        );
+        unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }
     }
 }

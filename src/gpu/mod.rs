@@ -42,6 +42,7 @@ pub(crate) type LsStats = c_params::kp_ls_stats;
 pub(crate) type BoxParams = c_params::kp_box_params;
 pub(crate) type BoxRunParams = c_params::kp_box_run_params;
 pub(crate) type L96Run = c_params::kp_l96_run;
+pub(crate) type L63Adaptive = c_params::kp_l63_adaptive;
 pub(crate) type CorrelateParams = c_params::kp_correlate_params;
 pub(crate) type RankParams = c_params::kp_rank_params;
 pub(crate) type UniformParams = c_params::kp_uniform_params;

@@ -8,6 +8,7 @@
 pub mod bls;
 pub mod correlate;
 pub mod counter_rng;
+pub mod dopri5;
 pub mod fg;
 pub mod lombscargle;
 pub mod lombscargle_chi2;
