@@ -33,6 +33,8 @@ pub enum BenchCommand {
     Lorenz05(bench::BenchLorenzArgs),
     /// Whole Lorenz 63 ensemble runs (default: 8,388,608 members x 1000 RK4 steps, f32).
     Lorenz63(lorenz63_cmd::BenchLorenz63Args),
+    /// Adaptive Lorenz 63 ensemble (Dormand-Prince 5(4)), the published GPU ODE benchmark's problem.
+    Lorenz63Adaptive(lorenz63_cmd::BenchLorenz63AdaptiveArgs),
     /// Whole runs of the coupled F/G system, per RK4 step.
     Fg(fg_cmd::BenchFgArgs),
     /// The bootstrap false-alarm probability: resampled periodograms reduced to their maxima.
@@ -76,6 +78,7 @@ fn timed(command: BenchCommand) -> crate::timing::BenchResult {
         BenchCommand::Lorenz96(args) => bench::lorenz("lorenz96", &args),
         BenchCommand::Lorenz05(args) => bench::lorenz("lorenz05", &args),
         BenchCommand::Lorenz63(args) => lorenz63_cmd::bench(&args),
+        BenchCommand::Lorenz63Adaptive(args) => lorenz63_cmd::bench_adaptive(&args),
         BenchCommand::Fg(args) => fg_cmd::bench(&args),
         BenchCommand::FapBootstrap(args) => bench_fap::run(&args),
         BenchCommand::Bls(args) => bench_bls::run(&args),

@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kernpack::{
-    Backend, Float, Gpu, Kernpack, Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember,
+    AdaptiveControl, AdaptiveStatus, Backend, Float, Gpu, Kernpack, Lorenz63AdaptiveEnsemble,
+    Lorenz63AdaptiveOnDevice, Lorenz63AdaptiveParams, Lorenz63Ensemble, Lorenz63OnDevice,
+    Lorenz63Params, PerMember,
 };
 
 use crate::io::{read_table, write_csv};
@@ -57,6 +59,40 @@ pub struct Lorenz63Args {
     /// Steps whose states are written too: sorted, unique, each in 0..=steps (e.g. 0,100,500).
     #[arg(long, value_name = "STEPS", value_delimiter = ',')]
     pub save_at: Vec<u64>,
+    /// Adaptive steps instead of fixed RK4: Dormand-Prince 5(4) with SciPy RK45's
+    /// step control per member, from t = 0 to --t-end (--steps, --dt and --save-at do not apply).
+    #[arg(long, conflicts_with_all = ["steps", "dt", "save_at"])]
+    pub adaptive: bool,
+    /// With --adaptive: the end time.
+    #[arg(long, default_value_t = 10.0, requires = "adaptive")]
+    pub t_end: f64,
+    /// With --adaptive: relative tolerance.
+    #[arg(
+        long,
+        default_value_t = 1e-3,
+        requires = "adaptive",
+        allow_negative_numbers = true
+    )]
+    pub rtol: f64,
+    /// With --adaptive: absolute tolerance.
+    #[arg(
+        long,
+        default_value_t = 1e-6,
+        requires = "adaptive",
+        allow_negative_numbers = true
+    )]
+    pub atol: f64,
+    /// With --adaptive: steps attempted per member before it stops.
+    #[arg(long, default_value_t = 100_000, requires = "adaptive")]
+    pub max_steps: u32,
+    /// With --adaptive: times whose states are written too: sorted, unique, in [0, --t-end].
+    #[arg(
+        long,
+        value_name = "TIMES",
+        value_delimiter = ',',
+        requires = "adaptive"
+    )]
+    pub save_times: Vec<f64>,
     /// Precision of the computation.
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     pub dtype: Dtype,
@@ -154,6 +190,9 @@ pub fn run(args: &Lorenz63Args) -> Result<(), String> {
         dt: args.dt,
     };
     let kp = progress::on_cpu(args.at.open()?, "Lorenz 63 on the CPU");
+    if args.adaptive {
+        return run_adaptive(args, &kp, &shared, per_member.as_ref(), &initial);
+    }
     let started = Instant::now();
     let (steps, save_at) = (args.steps, args.save_at.as_slice());
     let run = by_dtype!(
@@ -183,6 +222,112 @@ pub fn run(args: &Lorenz63Args) -> Result<(), String> {
                 .map(move |(m, z)| format!("{step},{m},{:e},{:e},{:e}", z[0], z[1], z[2]))
         });
         write_csv(path, "step,member,x,y,z", rows)?;
+    }
+    Ok(())
+}
+
+/// As [`integrate`], adaptive (`shared.dt` unused), from t = 0 to `t_end`.
+fn integrate_adaptive<T: Float>(
+    kp: &Kernpack,
+    p: &Lorenz63AdaptiveParams<&[f64]>,
+    per_member: Option<&[Vec<f64>; 3]>,
+    initial: &[f64],
+    save_times: &[f64],
+) -> Result<Lorenz63AdaptiveEnsemble<f64>, String> {
+    let columns: Option<[Vec<T>; 3]> = per_member.map(|c| [0, 1, 2].map(|i| cast::<T>(&c[i])));
+    let pick = |i: usize, all: &PerMember<&[f64]>| match &columns {
+        Some(c) => PerMember::Each(c[i].as_slice()),
+        None => PerMember::All(all.all()),
+    };
+    let typed = Lorenz63AdaptiveParams {
+        sigma: pick(0, &p.sigma),
+        rho: pick(1, &p.rho),
+        beta: pick(2, &p.beta),
+        t0: p.t0,
+        t_end: p.t_end,
+        control: p.control,
+    };
+    let run = kp
+        .lorenz63_adaptive(&typed, &cast::<T>(initial), save_times)
+        .map_err(|e| e.to_string())?;
+    let wide = |v: Vec<T>| v.into_iter().map(T::to_f64).collect::<Vec<f64>>();
+    Ok(Lorenz63AdaptiveEnsemble {
+        members: run.members,
+        final_state: wide(run.final_state),
+        saved: wide(run.saved),
+        save_times: run.save_times,
+        accepted: run.accepted,
+        rejected: run.rejected,
+        status: run.status,
+    })
+}
+
+/// `kernpack lorenz63 --adaptive`: the run, a summary of the steps taken, and
+/// the CSV of time, member, x, y, z, accepted, rejected, status.
+fn run_adaptive(
+    args: &Lorenz63Args,
+    kp: &Kernpack,
+    shared: &Lorenz63Params<&[f64]>,
+    per_member: Option<&[Vec<f64>; 3]>,
+    initial: &[f64],
+) -> Result<(), String> {
+    let p = Lorenz63AdaptiveParams {
+        sigma: shared.sigma,
+        rho: shared.rho,
+        beta: shared.beta,
+        t0: 0.0,
+        t_end: args.t_end,
+        control: AdaptiveControl {
+            rtol: args.rtol,
+            atol: args.atol,
+            max_steps: args.max_steps,
+            ..AdaptiveControl::default()
+        },
+    };
+    let started = Instant::now();
+    let times = args.save_times.as_slice();
+    let run = by_dtype!(
+        args.dtype,
+        integrate_adaptive(kp, &p, per_member, initial, times)
+    )?;
+    let members = run.members;
+    let total: u64 = run.accepted.iter().map(|a| *a as u64).sum();
+    let rejected: u64 = run.rejected.iter().map(|a| *a as u64).sum();
+    eprintln!(
+        "Lorenz 63 (adaptive): {members} members to t = {} on the {} in {:.1} ms; accepted steps {:.1} per member \
+         (at most {}), rejected {:.1}",
+        args.t_end,
+        kp.backend_name(),
+        started.elapsed().as_secs_f64() * 1e3,
+        total as f64 / members as f64,
+        run.accepted.iter().max().copied().unwrap_or(0),
+        rejected as f64 / members as f64,
+    );
+    let stopped = run
+        .status
+        .iter()
+        .filter(|s| **s != AdaptiveStatus::Reached)
+        .count();
+    if stopped > 0 {
+        eprintln!(
+            "note: {stopped} of the {members} members stopped before t = {} (status column: 1 out of \
+             --max-steps, 2 step size too small)",
+            args.t_end
+        );
+    }
+    if let Some(path) = &args.out {
+        let frames = run.saved.chunks(3 * members).zip(times.iter().copied());
+        let all = frames.chain(std::iter::once((run.final_state.as_slice(), args.t_end)));
+        let run = &run;
+        let rows = all.flat_map(|(frame, t)| {
+            frame.chunks(3).enumerate().map(move |(m, z)| {
+                format!(
+                    "{t},{m},{:e},{:e},{:e},{},{},{}",
+                    z[0], z[1], z[2], run.accepted[m], run.rejected[m], run.status[m] as u32
+                )
+            })
+        });
+        write_csv(path, "t,member,x,y,z,accepted,rejected,status", rows)?;
     }
     Ok(())
 }
@@ -291,6 +436,121 @@ fn bench_typed<T: Float>(args: &BenchLorenz63Args) -> BenchResult {
         args.per_member,
         median * 1e6 / member_steps,
         member_steps / (median * 1e-3) / 1e9
+    );
+    Ok(())
+}
+
+/// The published GPU ODE benchmark's Lorenz 63 ensemble: u0 = (1, 0, 0),
+/// sigma = 10, beta = 2.666, rho per member evenly from 0 to 21, t from 0 to
+/// `--t-end`, first step 0.001, tolerances 1e-8.
+#[derive(clap::Args, Debug)]
+pub struct BenchLorenz63AdaptiveArgs {
+    /// Ensemble size.
+    #[arg(long, default_value_t = 8_388_608)]
+    pub members: usize,
+    /// End time.
+    #[arg(long, default_value_t = 1.0)]
+    pub t_end: f64,
+    /// Relative and absolute tolerance.
+    #[arg(long, default_value_t = 1e-8)]
+    pub tol: f64,
+    /// The first step (0: chosen per member).
+    #[arg(long, default_value_t = 0.001)]
+    pub first_step: f64,
+    /// Precision.
+    #[arg(long, value_enum, default_value_t = Dtype::F32)]
+    pub dtype: Dtype,
+    #[command(flatten)]
+    pub timing: Timing<10>,
+}
+
+/// `kernpack bench lorenz63-adaptive`: one whole adaptive run on device
+/// buffers (GPU, CUDA-event median after warm-up) or on the CPU backend
+/// (wall clock), with the steps the members took.
+pub fn bench_adaptive(args: &BenchLorenz63AdaptiveArgs) -> BenchResult {
+    by_dtype!(args.dtype, bench_adaptive_typed(args))
+}
+
+fn bench_adaptive_typed<T: Float>(args: &BenchLorenz63AdaptiveArgs) -> BenchResult {
+    let (members, reps) = (args.members, args.timing.reps());
+    check_room::<f64>("the initial states (--members x 3)", &[members, 3, 2])?;
+    let host: Vec<T> = (0..members)
+        .flat_map(|_| [T::from_f64(1.0), T::default(), T::default()])
+        .collect();
+    let last = members.saturating_sub(1).max(1) as f64;
+    let rho: Vec<T> = (0..members)
+        .map(|m| T::from_f64(21.0 * m as f64 / last))
+        .collect();
+    let control = AdaptiveControl {
+        rtol: args.tol,
+        atol: args.tol,
+        first_step: (args.first_step > 0.0).then_some(args.first_step),
+        ..AdaptiveControl::default()
+    };
+    let (median, accepted, rejected) = if args.timing.on_cpu() {
+        let kp = Kernpack::new(Backend::Cpu)?;
+        let p = Lorenz63AdaptiveParams {
+            sigma: PerMember::All(10.0),
+            rho: PerMember::Each(&rho[..]),
+            beta: PerMember::All(2.666),
+            t0: 0.0,
+            t_end: args.t_end,
+            control,
+        };
+        let run = kp.lorenz63_adaptive(&p, &host, &[])?;
+        let median = wall_median(reps, || kp.lorenz63_adaptive(&p, &host, &[]).map(drop))?;
+        (median, run.accepted, run.rejected)
+    } else {
+        let gpu = Gpu::get(0)?;
+        let stream = gpu.stream();
+        let d_in = stream.clone_htod(&host)?;
+        let d_rho = stream.clone_htod(&rho)?;
+        let mut out = stream.alloc_zeros::<T>(host.len())?;
+        let mut stats = stream.alloc_zeros::<u32>(host.len())?;
+        let p = Lorenz63AdaptiveParams {
+            sigma: PerMember::All(10.0),
+            rho: PerMember::Each(&d_rho),
+            beta: PerMember::All(2.666),
+            t0: 0.0,
+            t_end: args.t_end,
+            control,
+        };
+        let started = Instant::now();
+        let mut run = || {
+            let call = Lorenz63AdaptiveOnDevice::buffers(
+                stream,
+                &p,
+                &d_in,
+                &mut out,
+                None,
+                Some(&mut stats),
+                &[],
+            )?;
+            gpu.enqueue_buffers(call)
+        };
+        run()?;
+        stream.synchronize()?;
+        eprintln!(
+            "first run {:.3} ms (wall clock)",
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        let median = event_median(stream, reps, run)?;
+        let stats = stream.clone_dtoh(&stats)?;
+        let column = |c: usize| stats.chunks(3).map(|s| s[c]).collect::<Vec<u32>>();
+        (median, column(0), column(1))
+    };
+    let mean = |v: &[u32]| v.iter().map(|a| *a as f64).sum::<f64>() / v.len().max(1) as f64;
+    let max = |v: &[u32]| v.iter().max().copied().unwrap_or(0);
+    say!(
+        "RESULT kernpack lorenz63-adaptive backend={} dtype={} members={members} t_end={} tol={:e} median_ms={median:.4} accepted_mean={:.1} accepted_max={} rejected_mean={:.2} rejected_max={}",
+        if args.timing.on_cpu() { "cpu" } else { "gpu" },
+        T::NAME,
+        args.t_end,
+        args.tol,
+        mean(&accepted),
+        max(&accepted),
+        mean(&rejected),
+        max(&rejected),
     );
     Ok(())
 }

@@ -237,6 +237,7 @@ mod tests {
             ("lorenz96", "10"),
             ("lorenz05", "10"),
             ("lorenz63", "10"),
+            ("lorenz63-adaptive", "10"),
             ("fg", "20"),
             ("fap-bootstrap", "20"),
         ] {

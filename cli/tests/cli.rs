@@ -1473,3 +1473,86 @@ fn a_diverging_ensemble_says_so() {
         text(&calm.stderr)
     );
 }
+
+/// `kernpack lorenz63` fixed-step and `--adaptive`: CSV rows per saved time
+/// and member, the steps taken reported, the adaptive options refused
+/// without --adaptive and bad tolerances named.
+#[test]
+fn lorenz63_runs_fixed_and_adaptive() {
+    let csv = scratch("l63.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let fixed = kernpack(&[
+        "lorenz63",
+        "--members",
+        "3",
+        "--steps",
+        "100",
+        "--save-at",
+        "0,50",
+        "--backend",
+        "cpu",
+        "--out",
+        csv_arg,
+    ]);
+    assert!(fixed.status.success(), "{}", text(&fixed.stderr));
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 3 * 3, "{rows}");
+    let adaptive = kernpack(&[
+        "lorenz63",
+        "--members",
+        "4",
+        "--adaptive",
+        "--t-end",
+        "2",
+        "--rtol",
+        "1e-8",
+        "--atol",
+        "1e-8",
+        "--save-times",
+        "0.5,1",
+        "--backend",
+        "cpu",
+        "--out",
+        csv_arg,
+    ]);
+    assert!(adaptive.status.success(), "{}", text(&adaptive.stderr));
+    assert!(
+        text(&adaptive.stderr).contains("accepted steps"),
+        "{}",
+        text(&adaptive.stderr)
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    assert_eq!(lines[0], "t,member,x,y,z,accepted,rejected,status");
+    assert_eq!(lines.len(), 1 + 3 * 4, "{rows}");
+    let last: Vec<&str> = lines[lines.len() - 1].split(',').collect();
+    assert_eq!((last[0], last[1], last[7]), ("2", "3", "0"));
+    assert!(last[5].parse::<u32>().unwrap() > 20, "{last:?}");
+    let stopped = kernpack(&[
+        "lorenz63",
+        "--members",
+        "2",
+        "--adaptive",
+        "--max-steps",
+        "3",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(
+        stopped.status.success() && text(&stopped.stderr).contains("members stopped before"),
+        "{}",
+        text(&stopped.stderr)
+    );
+    let without = kernpack(&["lorenz63", "--rtol", "1e-6", "--backend", "cpu"]);
+    assert!(
+        !without.status.success() && text(&without.stderr).contains("--adaptive"),
+        "{}",
+        text(&without.stderr)
+    );
+    let bad = kernpack(&["lorenz63", "--adaptive", "--rtol", "-1", "--backend", "cpu"]);
+    assert!(
+        !bad.status.success() && text(&bad.stderr).contains("rtol"),
+        "{}",
+        text(&bad.stderr)
+    );
+}

@@ -23,8 +23,8 @@ from ._arrays import (
 from ._context import context, device_context, device_float_context
 
 __all__ = [
-    "lorenz63", "lorenz96", "lorenz96_tangent", "lorenz05", "dapper_step", "window_sum", "fg_integrate",
-    "Ensemble", "FgRun", "Lorenz63Run",
+    "lorenz63", "lorenz63_adaptive", "lorenz96", "lorenz96_tangent", "lorenz05", "dapper_step", "window_sum",
+    "fg_integrate", "Ensemble", "FgRun", "Lorenz63Run", "Lorenz63AdaptiveRun",
 ]
 
 
@@ -484,53 +484,202 @@ def lorenz63(
     """
     (steps,) = _counts(steps=steps)
     save = _save_steps(save_at, steps)
-    params = {"sigma": sigma, "rho": rho, "beta": beta}
-    shared = {k: v for k, v in params.items() if device_array(v) is None and np.ndim(v) == 0}
-    arrays = {k: v for k, v in params.items() if k not in shared}
-    shared_values = tuple(float(shared.get(k, 0.0)) for k in params)
-    src = device_array(x0)
-    if src is None:
-        for name, a in arrays.items():
-            if device_array(a) is not None:
-                raise TypeError(f"{name} is a device array but x0 is host data: pass both on one side")
-        dtype = host_float_dtype(x0)
-        states = host_array(x0, dtype)
-        if states.shape[-1:] != (3,) or states.ndim not in (1, 2):
-            raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {states.shape}")
-        members = states.size // 3
-        each = {}
-        for name, a in arrays.items():
-            each[name] = host_array(a, dtype)
-            if each[name].shape != (members,):
-                raise ValueError(f"{name} must be one value or {members} values (one per member), got shape "
-                                 f"{each[name].shape}")
+    inputs = _Lorenz63Inputs(x0, sigma, rho, beta)
+    p = inputs.params()
+    if inputs.host is not None:
         final, saved = _native.lorenz63(
-            context(backend, device), states.reshape(members, 3), shared_values,
-            each.get("sigma"), each.get("rho"), each.get("beta"), float(dt), steps, save,
+            context(backend, device), inputs.host, inputs.shared, *p, float(dt), steps, save,
         )
-        if states.ndim == 1:
-            return Lorenz63Run(final.reshape(3), None if saved is None else saved.reshape(len(save), 3))
-        return Lorenz63Run(final, saved)
-    require_device_float("x0", src)
-    if src.ndim not in (1, 2) or src.shape[-1] != 3:
-        raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {tuple(src.shape)}")
-    members = src.size // 3
-    views = {}
-    for name, a in arrays.items():
-        view = device_array(a)
-        if view is None:
-            raise TypeError(f"{name} is host data but x0 is a device array: pass both on one side")
-        require_device_float(name, view, src.dtype)
-        if tuple(view.shape) != (members,):
-            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape "
-                             f"{tuple(view.shape)}")
-        views[name] = view
-    ctx = device_context({"x0": src, **views}, backend, device)
+        return Lorenz63Run(inputs.shaped(final), None if saved is None else inputs.shaped(saved, len(save)))
+    src = inputs.src
+    ctx = device_context({"x0": src, **inputs.views}, backend, device)
     final = empty(src, src.shape, src.dtype)
     saved = empty(src, (len(save),) + tuple(src.shape), src.dtype) if save else None
-    ptr = {name: v.ptr for name, v in views.items()}
     _native.lorenz63_device(
-        ctx, src.dtype.name, src.ptr, members, shared_values, ptr.get("sigma"), ptr.get("rho"), ptr.get("beta"),
-        float(dt), steps, save, pointer(final), None if saved is None else pointer(saved), current_stream(src),
+        ctx, src.dtype.name, src.ptr, inputs.members, inputs.shared, *p, float(dt), steps, save, pointer(final),
+        None if saved is None else pointer(saved), current_stream(src),
     )
     return Lorenz63Run(as_result(src, final), None if saved is None else as_result(src, saved))
+
+
+class _Lorenz63Inputs:
+    """A Lorenz 63 call's states and sigma, rho, beta, checked: on the host
+    (`host`: (members, 3) in one float dtype, per-member arrays in it) or on
+    the device (`src` and `views`); `shared` the one-for-all values (0 where
+    per member)."""
+
+    NAMES = ("sigma", "rho", "beta")
+
+    def __init__(self, x0: Any, sigma: Any, rho: Any, beta: Any):
+        params = dict(zip(self.NAMES, (sigma, rho, beta)))
+        shared = {k: v for k, v in params.items() if device_array(v) is None and np.ndim(v) == 0}
+        arrays = {k: v for k, v in params.items() if k not in shared}
+        self.shared = tuple(float(shared.get(k, 0.0)) for k in self.NAMES)
+        self.src = device_array(x0)
+        self.host = None
+        self.one_state = False
+        self.each = {}
+        self.views = {}
+        if self.src is None:
+            for name, a in arrays.items():
+                if device_array(a) is not None:
+                    raise TypeError(f"{name} is a device array but x0 is host data: pass both on one side")
+            dtype = host_float_dtype(x0)
+            states = host_array(x0, dtype)
+            if states.shape[-1:] != (3,) or states.ndim not in (1, 2):
+                raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {states.shape}")
+            self.one_state = states.ndim == 1
+            self.members = states.size // 3
+            self.host = states.reshape(self.members, 3)
+            for name, a in arrays.items():
+                self.each[name] = host_array(a, dtype)
+                if self.each[name].shape != (self.members,):
+                    raise ValueError(f"{name} must be one value or {self.members} values (one per member), got "
+                                     f"shape {self.each[name].shape}")
+            return
+        src = self.src
+        require_device_float("x0", src)
+        if src.ndim not in (1, 2) or src.shape[-1] != 3:
+            raise ValueError(f"x0 must be (members, 3) states (or one state of 3), got shape {tuple(src.shape)}")
+        self.members = src.size // 3
+        for name, a in arrays.items():
+            view = device_array(a)
+            if view is None:
+                raise TypeError(f"{name} is host data but x0 is a device array: pass both on one side")
+            require_device_float(name, view, src.dtype)
+            if tuple(view.shape) != (self.members,):
+                raise ValueError(f"{name} must be one value or {self.members} values (one per member), got shape "
+                                 f"{tuple(view.shape)}")
+            self.views[name] = view
+
+    def params(self) -> tuple:
+        """The per-member sigma, rho, beta for the native call: host arrays,
+        device addresses, or None for the shared value."""
+        if self.host is not None:
+            return tuple(self.each.get(k) for k in self.NAMES)
+        return tuple(self.views[k].ptr if k in self.views else None for k in self.NAMES)
+
+    def shaped(self, states: Any, frames: Optional[int] = None) -> Any:
+        """Host states (members, 3) (or frames of them) back to one state's
+        shape where `x0` was one state."""
+        if not self.one_state:
+            return states
+        return states.reshape(3) if frames is None else states.reshape(frames, 3)
+
+
+class Lorenz63AdaptiveRun(NamedTuple):
+    """The result of :func:`lorenz63_adaptive`."""
+
+    final: Any
+    """Member states at ``t_span[1]``, ``(members, 3)`` (``(3,)`` for one
+    state); a member that stopped early: its last state."""
+    saved: Optional[Any]
+    """With `t_eval`: ``(len(t_eval), members, 3)`` (``(len(t_eval), 3)`` for
+    one state), entry ``k`` the states at ``t_eval[k]`` (NaN for a member that
+    stopped before it); else None."""
+    accepted: Any
+    """Accepted steps per member (int32)."""
+    rejected: Any
+    """Rejected step attempts per member (int32)."""
+    status: Any
+    """Per member: 0 reached ``t_span[1]``, 1 stopped after `max_steps`
+    attempts, 2 stopped where the step size fell below the spacing of the
+    numbers at t (SciPy's "required step size is less than spacing between
+    numbers"; a state that overflows ends so too)."""
+
+    @property
+    def success(self) -> Any:
+        """Per member: whether it reached ``t_span[1]`` (``status == 0``)."""
+        return self.status == 0
+
+
+def lorenz63_adaptive(
+    x0: Any,
+    sigma: Any = 10.0,
+    rho: Any = 28.0,
+    beta: Any = 8.0 / 3.0,
+    *,
+    t_span: Tuple[float, float] = (0.0, 1.0),
+    t_eval: Any = None,
+    rtol: float = 1e-3,
+    atol: float = 1e-6,
+    first_step: Optional[float] = None,
+    max_step: float = np.inf,
+    max_steps: int = 100_000,
+    backend: Optional[str] = None,
+    device: Optional[int] = None,
+) -> Lorenz63AdaptiveRun:
+    """Integrates an ensemble of Lorenz 63 systems with adaptive steps, each
+    member as ``scipy.integrate.solve_ivp(method='RK45')`` would: the
+    Dormand-Prince 5(4) pair, SciPy's step-size control per member (so each
+    member takes its own steps), states at `t_eval` from the fourth-order
+    dense output; the whole run in one call (one member per GPU thread).
+
+    Parameters
+    ----------
+    x0 : array_like or device array
+        ``(members, 3)`` initial states (x, y, z) at ``t_span[0]``, or one
+        state ``(3,)``; float32 or float64.
+    sigma, rho, beta : float or array_like, optional
+        One value for every member, or one per member (on the same side as
+        `x0`). Defaults 10, 28, 8/3.
+    t_span : (float, float), optional
+        ``(t0, t_end)``, ``t_end >= t0`` (default ``(0, 1)``).
+    t_eval : sequence of float, optional
+        Times whose states are also returned: sorted, unique, within `t_span`.
+    rtol, atol : float, optional
+        SciPy's tolerances (defaults 1e-3 and 1e-6; rtol below 100 float64
+        epsilons runs as that, as SciPy's does). float32 states cannot follow
+        tolerances much below 1e-6: their steps then shrink without gaining
+        accuracy.
+    first_step : float, optional
+        The first step (default: chosen per member, as SciPy chooses it).
+    max_step : float, optional
+        The largest step (default: none).
+    max_steps : int, optional
+        Steps attempted per member before it stops with status 1 (default
+        100,000; at most 2**31 - 1).
+    backend, device
+        As in :func:`lorenz96` (one GPU).
+
+    Returns
+    -------
+    Lorenz63AdaptiveRun
+        States at ``t_end`` and at `t_eval`, accepted and rejected steps and
+        status per member, in the input's library.
+    """
+    t0, t_end = (float(v) for v in t_span)
+    times = [] if t_eval is None else np.asarray(t_eval, dtype=np.float64)
+    if np.ndim(times) != 1:
+        raise ValueError(f"t_eval must be a 1-D sequence of times, got {t_eval!r}")
+    times = [float(v) for v in times]
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or not (
+            1 <= max_steps <= 2**31 - 1):
+        raise ValueError(f"max_steps must be an integer in 1..2**31-1, got {max_steps!r}")
+    if first_step is not None:
+        first_step = float(first_step)
+        if not first_step > 0:
+            raise ValueError(f"first_step must be > 0 (None: chosen per member), got {first_step}")
+    control = (float(rtol), float(atol), first_step, float(max_step), int(max_steps))
+    inputs = _Lorenz63Inputs(x0, sigma, rho, beta)
+    p = inputs.params()
+    if inputs.host is not None:
+        final, saved, stats = _native.lorenz63_adaptive(
+            context(backend, device), inputs.host, inputs.shared, *p, (t0, t_end), control, times,
+        )
+        saved = None if saved is None else inputs.shaped(saved, len(times))
+        stats = stats.reshape(3) if inputs.one_state else stats
+        return Lorenz63AdaptiveRun(inputs.shaped(final), saved, stats[..., 0], stats[..., 1], stats[..., 2])
+    src = inputs.src
+    ctx = device_context({"x0": src, **inputs.views}, backend, device)
+    final = empty(src, src.shape, src.dtype)
+    saved = empty(src, (len(times),) + tuple(src.shape), src.dtype) if times else None
+    stats = empty(src, tuple(src.shape), np.int32)
+    _native.lorenz63_adaptive_device(
+        ctx, src.dtype.name, src.ptr, inputs.members, inputs.shared, *p, (t0, t_end), control, times,
+        pointer(final), None if saved is None else pointer(saved), pointer(stats), current_stream(src),
+    )
+    final = as_result(src, final)
+    saved = None if saved is None else as_result(src, saved)
+    stats = as_result(src, stats)
+    return Lorenz63AdaptiveRun(final, saved, stats[..., 0], stats[..., 1], stats[..., 2])

@@ -338,6 +338,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(ode::fg_integrate_device, m)?,
         wrap_pyfunction!(lorenz63::lorenz63, m)?,
         wrap_pyfunction!(lorenz63::lorenz63_device, m)?,
+        wrap_pyfunction!(lorenz63::lorenz63_adaptive, m)?,
+        wrap_pyfunction!(lorenz63::lorenz63_adaptive_device, m)?,
     ] {
         m.add_function(function)?;
     }
