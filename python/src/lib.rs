@@ -338,6 +338,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(ode::fg_integrate_device, m)?,
         wrap_pyfunction!(lorenz63::lorenz63, m)?,
         wrap_pyfunction!(lorenz63::lorenz63_device, m)?,
+        wrap_pyfunction!(lorenz63::check_save_at, m)?,
     ] {
         m.add_function(function)?;
     }
