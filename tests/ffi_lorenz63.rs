@@ -1,11 +1,14 @@
 //! The Lorenz 63 C entry points: a call agrees with the safe API, and every
 //! bad call is a non-OK status with a message naming the argument, outputs
-//! untouched. On a CPU context, and on a GPU context when there is one.
+//! untouched. On a CPU context, and on a GPU context when there is one; on a
+//! context over every GPU (`kp_context_create_on_devices`) and one over GPU 0
+//! with a small memory limit (many chunks), bitwise the plain GPU context's.
 mod common;
 
 use std::ptr::{null, null_mut};
 
 use common::{gpu_or_skip, last_error, Ctx};
+use kernpack::ffi::devices::{kp_context_create_on_devices, kp_device_count};
 use kernpack::ffi::lorenz63::{
     kp_lorenz63_default_params, kp_lorenz63_device_f32, kp_lorenz63_f32, kp_lorenz63_f64,
     kp_lorenz63_params,
@@ -69,6 +72,74 @@ fn c_call_agrees_with_the_api_on_cpu() {
 fn c_call_agrees_with_the_api_on_gpu() {
     if gpu_or_skip("c_call_agrees_with_the_api_on_gpu").is_some() {
         agrees_with_the_api(KP_BACKEND_GPU, Backend::Gpu);
+    }
+}
+
+/// `kp_lorenz63_f64` of `members` members with per-member sigma and beta
+/// and three saved steps on `ctx`: (final states, saved states).
+fn run_f64(ctx: &Ctx, initial: &[f64], sigma: &[f64], beta: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let members = initial.len() / 3;
+    let save_at = [0u64, 25, 120];
+    let (mut out, mut saved) = (vec![POISON; 3 * members], vec![POISON; 9 * members]);
+    let params = kp_lorenz63_default_params();
+    let status = unsafe {
+        kp_lorenz63_f64(
+            ctx.ptr(),
+            &params,
+            initial.as_ptr(),
+            members,
+            sigma.as_ptr(),
+            null(),
+            beta.as_ptr(),
+            120,
+            save_at.as_ptr(),
+            save_at.len(),
+            out.as_mut_ptr(),
+            saved.as_mut_ptr(),
+        )
+    };
+    assert_eq!(status, KP_OK, "{}", last_error());
+    (out, saved)
+}
+
+#[test]
+fn c_contexts_over_several_gpus_or_in_chunks_equal_one_gpu() {
+    if gpu_or_skip("c_contexts_over_several_gpus_or_in_chunks_equal_one_gpu").is_none() {
+        return;
+    }
+    let mut n = 0;
+    assert_eq!(unsafe { kp_device_count(&mut n) }, KP_OK);
+    let members = 2500;
+    let mut state = 0x63_u64;
+    let mut next = |lo: f64, hi: f64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((state >> 11) as f64 / (1u64 << 53) as f64)
+    };
+    let initial: Vec<f64> = (0..3 * members).map(|_| next(-15.0, 15.0)).collect();
+    let sigma: Vec<f64> = (0..members).map(|_| next(8.0, 12.0)).collect();
+    let beta: Vec<f64> = (0..members).map(|_| next(2.0, 3.0)).collect();
+    let want = run_f64(&Ctx::new(KP_BACKEND_GPU), &initial, &sigma, &beta);
+    let all: Vec<i32> = (0..n).collect();
+    for (ordinals, limit) in [(&all[..], 0), (&[0][..], 32 << 10)] {
+        let mut ctx = null_mut();
+        let status = unsafe {
+            kp_context_create_on_devices(ordinals.as_ptr(), ordinals.len(), limit, &mut ctx)
+        };
+        assert_eq!(status, KP_OK, "{}", last_error());
+        let got = run_f64(&Ctx(ctx), &initial, &sigma, &beta);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got.0),
+            bits(&want.0),
+            "{ordinals:?}, limit {limit}: final states"
+        );
+        assert_eq!(
+            bits(&got.1),
+            bits(&want.1),
+            "{ordinals:?}, limit {limit}: saved states"
+        );
     }
 }
 

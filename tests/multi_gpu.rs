@@ -24,12 +24,13 @@ use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid, Lo
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::api::lorenz::EnsembleRun;
+use kernpack::api::lorenz63::Lorenz63Run;
 use kernpack::api::multi::GpuProfile;
 use kernpack::api::reduce_batched::NormalizeBatched;
 use kernpack::{
     Error, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOptions,
-    LombScarglePeaksOnDevice, Lorenz05Model, Lorenz05Params, Lorenz96Params, MultiGpu,
-    MultiGpuOptions, Normalize, Periodogram,
+    LombScarglePeaksOnDevice, Lorenz05Model, Lorenz05Params, Lorenz63Params, Lorenz96Params,
+    MultiGpu, MultiGpuOptions, Normalize, PerMember, Periodogram,
 };
 
 // ---- gating ----
@@ -290,6 +291,61 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
             &bits(&want.trajectory.unwrap()),
             "Lorenz 2005 trajectory",
         );
+        assert_within_limit(&profiles);
+        last = profiles;
+    }
+    last
+}
+
+/// Lorenz 63 ensembles (shared and per-member sigma, rho, beta; with and
+/// without saved steps) on `multi` against one piece on GPU `reference`;
+/// returns the profiles of the last call.
+fn check_lorenz63<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuProfile> {
+    let members = 3001;
+    let mut rng = Rng(63);
+    let initial: Vec<T> = (0..3 * members)
+        .map(|_| T::from_f64(rng.range(-15.0, 15.0)))
+        .collect();
+    let mut draw = |lo: f64, hi: f64| -> Vec<T> {
+        (0..members)
+            .map(|_| T::from_f64(rng.range(lo, hi)))
+            .collect()
+    };
+    let (sigma, rho, beta) = (draw(8.0, 12.0), draw(20.0, 35.0), draw(2.0, 3.0));
+    let classic = Lorenz63Params::<&[T]>::default();
+    let each = Lorenz63Params {
+        sigma: PerMember::Each(sigma.as_slice()),
+        rho: PerMember::Each(rho.as_slice()),
+        beta: PerMember::Each(beta.as_slice()),
+        dt: 0.005,
+    };
+    let mixed = Lorenz63Params {
+        beta: PerMember::Each(beta.as_slice()),
+        ..classic
+    };
+    let mut last = Vec::new();
+    for (p, save_at) in [
+        (classic, &[][..]),
+        (each, &[0, 33, 200][..]),
+        (mixed, &[150][..]),
+    ] {
+        #[rustfmt::skip]
+        let op = Lorenz63Run { params: p, initial: &initial, steps: 200, save_at };
+        let want = in_one_piece(reference, op).unwrap();
+        let (got, profiles) = multi.lorenz63_profiled(&p, &initial, 200, save_at).unwrap();
+        let what = format!("Lorenz 63 {} {save_at:?}", T::NAME);
+        assert_same_bits(
+            &bits(&got.final_state),
+            &bits(&want.final_state),
+            &format!("{what} states"),
+        );
+        assert_eq!(got.saved.len(), save_at.len() * initial.len());
+        assert_same_bits(
+            &bits(&got.saved),
+            &bits(&want.saved),
+            &format!("{what} saved"),
+        );
+        assert_eq!(got.save_at, save_at);
         assert_within_limit(&profiles);
         last = profiles;
     }
@@ -676,6 +732,10 @@ fn chunked_ensembles_equal_unchunked() {
         return;
     };
     check_ensembles::<f64>(&multi, &gpu);
+    check_lorenz63::<f64>(&multi, &gpu);
+    // 64 KB: Lorenz 63 members in many chunks.
+    let profiles = check_lorenz63::<f32>(&multi.clone().with_max_device_bytes(64 << 10), &gpu);
+    assert!(chunks(&profiles) >= 3, "{profiles:?}");
     // 1 MiB: a Lorenz 96 member with 6 frames of 40 f32 is ~1 KB.
     let small = multi.with_max_device_bytes(1 << 20);
     check_ensembles::<f32>(&small, &gpu);
@@ -736,6 +796,20 @@ fn a_one_gpu_handle_runs_large_ensembles_in_chunks_with_the_same_bits() {
         bits(&initial),
         "the run moved the state"
     );
+    // Lorenz 63 likewise: 24 bytes per f64 member, per-member sigma.
+    let members = (300 << 20) / 24;
+    let initial: Vec<f64> = (0..3 * members).map(|_| rng.range(-15.0, 15.0)).collect();
+    let sigma: Vec<f64> = (0..members).map(|_| rng.range(8.0, 12.0)).collect();
+    let p = Lorenz63Params {
+        sigma: PerMember::Each(sigma.as_slice()),
+        ..Lorenz63Params::default()
+    };
+    let got = kp.lorenz63(&p, &initial, 5, &[]).unwrap();
+    #[rustfmt::skip]
+    let op = Lorenz63Run { params: p, initial: &initial, steps: 5, save_at: &[] };
+    assert!(op.split().unwrap().device_bytes > kernpack::api::exec::PIPELINE_BYTES);
+    let want = in_one_piece(&gpu, op).unwrap();
+    assert_eq!(bits(&got.final_state), bits(&want.final_state));
 }
 
 #[test]
@@ -855,6 +929,9 @@ fn two_gpus_ensembles_equal_one_gpu() {
     check_ensembles::<f32>(&all, &gpu0);
     let profiles = check_ensembles::<f64>(&all.clone().with_max_device_bytes(1 << 20), &gpu0);
     assert!(profiles.len() >= 2);
+    check_lorenz63::<f32>(&all, &gpu0);
+    let profiles = check_lorenz63::<f64>(&all.clone().with_max_device_bytes(64 << 10), &gpu0);
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| p.plan.chunks.len() >= 2));
 }
 
 #[test]

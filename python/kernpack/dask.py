@@ -40,8 +40,9 @@ Functions
     array (``map_overlap``).
 :func:`median_filter`, :func:`rank_filter`, :func:`percentile_filter`
     ``scipy.ndimage``'s rank filters of an N-D Dask array (``map_overlap``).
-:func:`lorenz96`, :func:`lorenz05`
-    Ensembles chunked by members, one ensemble call per block.
+:func:`lorenz96`, :func:`lorenz05`, :func:`lorenz63`
+    Ensembles chunked by members, one ensemble call per block (Lorenz 63's
+    per-member sigma, rho, beta chunked alongside the members).
 
 Where each call runs is kernpack's usual choice, made on the worker:
 ``backend=None`` or ``'auto'`` takes the worker's GPU when it has one
@@ -89,6 +90,7 @@ from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
 from . import timeseries as _ts
+from ._native import check_save_at as _check_save_at
 from ._native import frame_count as _frame_count
 from ._native import series_layout as _series_layout
 from ._native import MAX_PEAKS as _MAX_PEAKS
@@ -109,6 +111,7 @@ __all__ = [
     "percentile_filter",
     "lorenz96",
     "lorenz05",
+    "lorenz63",
 ]
 
 _TWO_PI = 2.0 * math.pi
@@ -1908,3 +1911,91 @@ def lorenz05(
     :func:`kernpack.ode.lorenz05`."""
     kwargs = dict(model=model, forcing=forcing, k=k, j=j, b=b, c=c, dt=dt, backend=backend)
     return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)
+
+
+def _lorenz63_block(block, *each, names, steps, save_at, params):
+    # Each per-member parameter arrives as its (members, 1) column of this block's members.
+    params = dict(params, **{name: column.reshape(-1) for name, column in zip(names, each)})
+    run = _ode.lorenz63(block, steps=steps, save_at=save_at, **params)
+    # With saved steps, the block holds them and then the final states (NumPy
+    # hands CuPy blocks to CuPy's concatenate).
+    return np.concatenate([run.saved, run.final[None]], axis=0) if save_at else run.final
+
+
+def lorenz63(
+    initial: Any,
+    steps: int,
+    *,
+    sigma: Any = 10.0,
+    rho: Any = 28.0,
+    beta: Any = 8.0 / 3.0,
+    dt: float = 0.01,
+    save_at: Any = None,
+    backend: Optional[str] = None,
+) -> "_ode.Lorenz63Run":
+    """:func:`kernpack.ode.lorenz63` of an ensemble chunked by members.
+
+    Parameters
+    ----------
+    initial : dask.array.Array (or array_like)
+        ``(members, 3)`` initial states (or one state ``(3,)``), chunked
+        along members (a chunking along the 3 is undone); NumPy or CuPy blocks.
+    steps : int
+        RK4 steps of `dt`.
+    sigma, rho, beta : float, dask.array.Array or array_like, optional
+        One value for every member, or one per member (``(members,)``), in
+        blocks of the same kind as `initial`'s; rechunked to `initial`'s
+        members, so that each block gets its own members' values.
+    dt, save_at, backend
+        As in :func:`kernpack.ode.lorenz63`.
+
+    Returns
+    -------
+    kernpack.ode.Lorenz63Run
+        Of Dask arrays: ``final`` ``(members, 3)`` chunked as the members,
+        and with `save_at` ``saved`` ``(len(save_at), members, 3)``. Each
+        block is one ensemble call; computing both together
+        (``dask.compute(run.final, run.saved)``) runs it once. Members are
+        independent, so the blocks equal the one-call result bitwise on the
+        same backend.
+    """
+    (steps,) = _ode._counts(steps=steps)
+    save = _ode._save_steps(save_at, steps)
+    _check_save_at(save, steps)
+    x = da.asarray(initial)
+    dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
+    if x.shape[-1:] != (3,) or x.ndim not in (1, 2) or x.size == 0:
+        raise ValueError(f"initial must be (members, 3) states (or one state of 3), got shape {x.shape}")
+    one = x.ndim == 1
+    # One block = whole member states.
+    x = (x[None, :] if one else x).astype(dtype).rechunk({1: -1})
+    members, kind = x.shape[0], type(meta_from_array(x))
+    given = {"sigma": sigma, "rho": rho, "beta": beta}
+    shared = {k: float(v) for k, v in given.items() if np.ndim(v) == 0}
+    columns = {}
+    for name in (k for k in given if k not in shared):
+        a = da.asarray(given[name])
+        if a.shape != (members,):
+            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
+        if type(meta_from_array(a)) is not kind:
+            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
+                            f"{kind.__name__} blocks: pass both on one side")
+        # A column of the members' values, in initial's member chunks.
+        columns[name] = a.astype(dtype)[:, None].rechunk((x.chunks[0], 1))
+    # The single-process function's checks and errors (dt, the shared
+    # values, the backend's name), on one member for zero steps.
+    probe = {name: np.zeros(1, dtype) for name in columns}
+    _ode.lorenz63(np.zeros((1, 3), dtype), dt=dt, steps=0, backend="cpu", **shared, **probe)
+    names = sorted(columns)
+    params = dict(shared, dt=float(dt), backend=backend)
+    kwargs = dict(names=names, steps=steps, save_at=save, params=params)
+    arrays = [columns[name] for name in names]
+    if not save:
+        final = da.map_blocks(_lorenz63_block, x, *arrays, dtype=dtype, meta=meta_from_array(x), **kwargs)
+        return _ode.Lorenz63Run(final[0] if one else final, None)
+    both = da.map_blocks(
+        _lorenz63_block, x, *arrays, new_axis=[0], chunks=((len(save) + 1,),) + x.chunks, dtype=dtype,
+        meta=meta_from_array(x, ndim=3), **kwargs,
+    )
+    final, saved = both[-1], both[:-1]
+    return _ode.Lorenz63Run(final[0], saved[:, 0]) if one else _ode.Lorenz63Run(final, saved)

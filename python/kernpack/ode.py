@@ -474,7 +474,8 @@ def lorenz63(
         Steps whose states are also returned: sorted, unique, each in
         ``0..steps`` inclusive (0: the initial states).
     backend, device
-        As in :func:`lorenz96` (one GPU).
+        As in :func:`lorenz96`: host arrays on a list of GPUs split their
+        members (with their per-member parameters) over them, bitwise as on one.
 
     Returns
     -------

@@ -6,7 +6,9 @@ use numpy::{Element, IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use kernpack::api::lorenz63::{Lorenz63AdaptiveDeviceBuffers, Lorenz63DeviceBuffers};
+use kernpack::api::lorenz63::{
+    check_save_at as check_steps, Lorenz63AdaptiveDeviceBuffers, Lorenz63DeviceBuffers,
+};
 use kernpack::{
     AdaptiveControl, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice, Lorenz63AdaptiveParams,
     Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, PerMember,
@@ -31,6 +33,14 @@ fn pick<'a, T: Element>(given: &'a Option<In<'_, T>>, all: f64) -> PerMember<&'a
         Some(values) => PerMember::Each(values.values()),
         None => PerMember::All(all),
     }
+}
+
+/// Checks `save_at` (sorted, unique, each in 0..=steps) as a run would,
+/// without running anything: ValueError with the run's message otherwise
+/// (for kernpack.dask, which checks before it builds the graph).
+#[pyfunction]
+pub(crate) fn check_save_at(save_at: Vec<u64>, steps: u64) -> PyResult<()> {
+    check_steps(&save_at, steps).map_err(to_py)
 }
 
 /// A run on the host array `initial` (members x 3, float32 or float64);

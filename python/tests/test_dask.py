@@ -1047,6 +1047,66 @@ def test_ensemble_parameters_are_checked_before_anything_runs(rng):
         kd.lorenz96(da.zeros((4, 100), chunks=2), -1)
 
 
+def test_lorenz63_split_by_members_is_bitwise_the_one_call(backend, rng):
+    initial = rng.normal(0, 10, size=(11, 3))
+    darr = da.from_array(initial, chunks=(3, 2))  # split along the 3 too: undone
+    run = kd.lorenz63(darr, 300, save_at=[0, 120, 300], backend=backend)
+    assert isinstance(run, kernpack.ode.Lorenz63Run)
+    assert run.final.chunks == ((3, 3, 3, 2), (3,))
+    assert run.saved.shape == (3, 11, 3) and run.saved.chunks[1] == (3, 3, 3, 2)
+    final, saved = dask.compute(run.final, run.saved)
+    one = kernpack.ode.lorenz63(initial, steps=300, save_at=[0, 120, 300], backend=backend)
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(saved, one.saved)
+    np.testing.assert_array_equal(saved[0], initial)
+    assert "lorenz63" in kd.__all__ and ":func:`lorenz63`" in kd.__doc__
+    only_final = kd.lorenz63(darr, 300, dt=0.005, backend=backend)
+    assert only_final.saved is None
+    np.testing.assert_array_equal(only_final.final.compute(),
+                                  kernpack.ode.lorenz63(initial, steps=300, dt=0.005, backend=backend).final)
+
+
+def test_lorenz63_per_member_parameters_are_chunked_with_the_members(backend, rng):
+    members = 13
+    initial = rng.normal(0, 10, size=(members, 3)).astype(np.float32)
+    sigma = rng.uniform(8, 12, members).astype(np.float32)
+    rho = rng.uniform(20, 35, members)  # float64 values of a float32 run: cast as in the one call
+    one = kernpack.ode.lorenz63(initial, sigma, rho, 2.5, steps=200, save_at=[50], backend=backend)
+    # sigma chunked unlike the members (rechunked to them), rho a NumPy array, beta shared.
+    run = kd.lorenz63(da.from_array(initial, chunks=(4, 3)), 200, sigma=da.from_array(sigma, chunks=5), rho=rho,
+                      beta=2.5, save_at=[50], backend=backend)
+    final, saved = dask.compute(run.final, run.saved)
+    assert final.dtype == np.float32 and saved.dtype == np.float32
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(saved, one.saved)
+    # Each block took its own members' values: reversing them changes every block.
+    flipped = kd.lorenz63(da.from_array(initial, chunks=(4, 3)), 200, sigma=sigma[::-1], rho=rho, beta=2.5,
+                          backend=backend).final.compute()
+    assert not np.array_equal(flipped[:4], one.final[:4])
+    # One state, as the single-process call shapes it.
+    lone = kd.lorenz63(da.from_array(initial[0]), 200, sigma=sigma[:1], save_at=[0, 50], backend=backend)
+    want = kernpack.ode.lorenz63(initial[0], sigma[:1], steps=200, save_at=[0, 50], backend=backend)
+    assert lone.final.shape == (3,) and lone.saved.shape == (2, 3)
+    np.testing.assert_array_equal(lone.final.compute(), want.final)
+    np.testing.assert_array_equal(lone.saved.compute(), want.saved)
+
+
+def test_lorenz63_arguments_are_checked_before_anything_runs():
+    x = da.zeros((4, 3), chunks=2)
+    for call, error, match in (
+        (lambda: kd.lorenz63(x, -1), ValueError, "steps"),
+        (lambda: kd.lorenz63(x, 10, save_at=[5, 3]), ValueError, "sorted and unique"),
+        (lambda: kd.lorenz63(x, 10, save_at=[11]), ValueError, "past the last step"),
+        (lambda: kd.lorenz63(x, 10, save_at=[-1]), ValueError, "negative"),
+        (lambda: kd.lorenz63(x, 10, dt=0.0), ValueError, "dt"),
+        (lambda: kd.lorenz63(x, 10, rho=float("nan")), ValueError, "rho must be finite"),
+        (lambda: kd.lorenz63(x, 10, sigma=np.ones(5)), ValueError, "sigma must be one value or 4 values"),
+        (lambda: kd.lorenz63(da.zeros((4, 2), chunks=2), 10), ValueError, "initial must be"),
+    ):
+        with pytest.raises(error, match=match):
+            call()
+
+
 def test_calls_at_a_time_per_worker(backend):
     """GPU peaks: two calls at a time per process (one packs while the
     other's kernels run); a whole-periodogram GPU call alone; CPU calls one

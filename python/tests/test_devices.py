@@ -284,6 +284,11 @@ def test_a_list_of_devices_on_the_cpu_backend_is_ignored(rng):
     want = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, backend="cpu")
     got = signal.lombscargle_batch(t, y, 0.1, 0.01, 200, offsets=offsets, backend="cpu", device=[0, 1])
     np.testing.assert_array_equal(got, want)
+    x0, sigma = rng.normal(0, 10, size=(20, 3)), rng.uniform(8, 12, 20)
+    want = ode.lorenz63(x0, sigma, steps=30, save_at=[10], backend="cpu")
+    got = ode.lorenz63(x0, sigma, steps=30, save_at=[10], backend="cpu", device=[0, 1])
+    np.testing.assert_array_equal(got.final, want.final)
+    np.testing.assert_array_equal(got.saved, want.saved)
 
 
 @pytest.mark.skipif(COUNT > 0, reason="this machine has a GPU")
@@ -310,6 +315,12 @@ def test_a_list_of_gpus_gives_the_bits_of_one_gpu(rng):
                 np.testing.assert_array_equal(g, w)
         x0 = 8.0 + rng.normal(size=(300, 40))
         np.testing.assert_array_equal(ode.lorenz96(x0, 50, device=devices).final, ode.lorenz96(x0, 50, device=0).final)
+        # Lorenz 63: members split with their own rho, and the saved steps gathered.
+        x3, rho = rng.normal(0, 10, size=(501, 3)), rng.uniform(20, 35, 501)
+        want63 = ode.lorenz63(x3, rho=rho, steps=80, save_at=[0, 30, 80], device=0)
+        got63 = ode.lorenz63(x3, rho=rho, steps=80, save_at=[0, 30, 80], device=devices)
+        np.testing.assert_array_equal(got63.final, want63.final)
+        np.testing.assert_array_equal(got63.saved, want63.saved)
         x = np.abs(rng.normal(size=offsets[-1])) + 0.1
         a, b = x.copy(), x.copy()
         reduce.normalize_batched(a, offsets, device=devices)

@@ -8,6 +8,10 @@
 //! Layouts: states are members x 3, row-major (x, y, z of member m at
 //! `3 m`); saved states are frames x members x 3, frame k the states after
 //! `save_at[k]` steps (0: the initial states).
+//!
+//! The run splits by member (each member is one GPU thread, its parameters
+//! its own): over the GPUs of a [`MultiGpu`], or in chunks on one GPU for
+//! ensembles above the pipeline's threshold (see [`crate::api::exec`]).
 use std::sync::Arc;
 
 pub use crate::gpu::lorenz63::{Lorenz63AdaptiveOnDevice, Lorenz63OnDevice};
@@ -17,7 +21,8 @@ pub use crate::params::lorenz63::{
 };
 pub use crate::params::save_at::check_save_at;
 
-use super::exec::{CpuRun, Operation};
+use super::exec::{CpuRun, Operation, Split};
+use super::multi::{self, Exec, GpuProfile, MultiGpu};
 use super::{check_host_room, Kernpack};
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -120,6 +125,15 @@ impl<T: Float> Operation for Lorenz63Run<'_, T> {
                 .unwrap_or_default(),
             save_at: self.save_at.to_vec(),
         })
+    }
+
+    fn split(&self) -> Option<Split> {
+        // Every member is as large as the first.
+        multi::split_of(self, self.initial.len() / 3, 0)
+    }
+
+    fn on_pipeline(self, gpus: &MultiGpu) -> Result<(Lorenz63Ensemble<T>, Vec<GpuProfile>)> {
+        multi::ensemble::lorenz63(&Exec::Gpus(gpus), self)
     }
 }
 
@@ -255,7 +269,10 @@ impl Kernpack {
         /// `steps` classical RK4 steps of the Lorenz 63 system with `p`'s
         /// sigma, rho, beta (per member or one for all) and dt; also returns
         /// the states after each step of `save_at` (sorted, unique, each in
-        /// 0..=steps; empty for the final states only).
+        /// 0..=steps; empty for the final states only). Large ensembles run
+        /// in chunks of members through pinned staging, as
+        /// [`Kernpack::lorenz96`] (bitwise the same result); a handle over
+        /// several GPUs splits the members over them ([`MultiGpu::lorenz63`]).
         fn lorenz63(p: &Lorenz63Params<&[T]>, initial: &[T], steps: u64, save_at: &[u64]) -> Lorenz63Ensemble<T>
             = Lorenz63Run { params: *p, initial, steps, save_at };
         /// Integrates every member of `initial` (members x 3: x, y, z) from

@@ -134,10 +134,11 @@ pub unsafe extern "C" fn kp_context_create_on_device(
 /// twice), each checked as by kp_context_create_on_device. Calls on one
 /// series, image or device buffer run on the first GPU; the batched calls on
 /// host buffers (kp_lombscargle_batch_*, kp_lombscargle_batch_peaks_*,
-/// kp_lorenz96_* and kp_lorenz05_* ensembles, kp_normalize_batched_*) split
-/// their work over all of them, balanced by work, in chunks that fit each
-/// GPU's memory, with results bitwise equal to a one-GPU context. One ordinal
-/// gives that chunking on one GPU (batches larger than its memory).
+/// kp_lorenz96_*, kp_lorenz05_* and kp_lorenz63_* ensembles,
+/// kp_normalize_batched_*) split their work over all of them, balanced by
+/// work, in chunks that fit each GPU's memory, with results bitwise equal to
+/// a one-GPU context. One ordinal gives that chunking on one GPU (batches
+/// larger than its memory).
 /// `max_device_bytes` bounds the device memory such a call takes on each
 /// GPU (0: 80% of the GPU's free memory when the call starts); a call whose
 /// largest series or member needs more fails with

@@ -440,6 +440,92 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// Lorenz 63 over stand-in GPUs, in chunks: each chunk with its slice
+    /// of the per-member parameters, its saved frames gathered into frames x
+    /// members x 3; bit for bit the CPU backend's whole ensemble.
+    #[test]
+    fn lorenz63_ensembles_split_and_chunked_equal_the_whole_ensemble() {
+        use crate::api::lorenz63::{Lorenz63Params, Lorenz63Run, PerMember};
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let mut rng = Rng(63);
+        let members = 37;
+        let initial: Vec<f64> = (0..3 * members).map(|_| rng.range(-15.0, 15.0)).collect();
+        let draw = |rng: &mut Rng, lo: f64, hi: f64| -> Vec<f64> {
+            (0..members).map(|_| rng.range(lo, hi)).collect()
+        };
+        let (sigma, rho, beta) = (
+            draw(&mut rng, 8.0, 12.0),
+            draw(&mut rng, 20.0, 35.0),
+            draw(&mut rng, 2.0, 3.0),
+        );
+        let classic = Lorenz63Params::<&[f64]>::default();
+        let each = Lorenz63Params {
+            sigma: PerMember::Each(sigma.as_slice()),
+            rho: PerMember::Each(rho.as_slice()),
+            beta: PerMember::Each(beta.as_slice()),
+            dt: 0.005,
+        };
+        // One per member, the others shared.
+        let mixed = Lorenz63Params {
+            rho: PerMember::Each(rho.as_slice()),
+            ..classic
+        };
+        for (p, steps, save_at) in [
+            (classic, 40, &[][..]),
+            (each, 40, &[0, 7, 40][..]),
+            (mixed, 41, &[13][..]),
+            (each, 0, &[0][..]),
+        ] {
+            let want = cpu.lorenz63(&p, &initial, steps, save_at).unwrap();
+            assert_eq!(want.saved.len(), save_at.len() * initial.len());
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 4000, 1 << 30),
+                (3, 1 << 30, 600),
+                (5, 1 << 30, 300),
+                (40, 1 << 30, 1 << 30),
+                (4, 1, 1 << 30),
+            ] {
+                #[rustfmt::skip]
+                let run = Lorenz63Run { params: p, initial: &initial, steps, save_at };
+                let got = ensemble::lorenz63(&exec(parts, limit, chunk), run);
+                if limit == 1 {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains("GPU 0: member 0 alone needs"), "{err}");
+                    continue;
+                }
+                let (got, profiles) = got.unwrap();
+                let what = format!("{parts} parts, limit {limit}, chunks of {chunk}, {save_at:?}");
+                assert_eq!(got, want, "{what}");
+                let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
+                assert_eq!(covered, members, "{what}");
+                for p in &profiles {
+                    let [a, b] = p.plan.arena_bytes;
+                    assert!(a + b <= limit, "{what}: {:?}", p.plan);
+                }
+                if chunk <= 600 {
+                    assert!(
+                        profiles.iter().all(|p| p.plan.chunks.len() > 1),
+                        "{what}: {profiles:?}"
+                    );
+                }
+            }
+        }
+        // f32, with per-member sigma only.
+        let initial: Vec<f32> = initial.iter().map(|&v| v as f32).collect();
+        let sigma: Vec<f32> = sigma.iter().map(|&v| v as f32).collect();
+        let p = Lorenz63Params {
+            sigma: PerMember::Each(sigma.as_slice()),
+            ..Lorenz63Params::default()
+        };
+        let want = cpu.lorenz63(&p, &initial, 25, &[5, 25]).unwrap();
+        #[rustfmt::skip]
+        let run = Lorenz63Run { params: p, initial: &initial, steps: 25, save_at: &[5, 25] };
+        let (got, _) = ensemble::lorenz63(&exec(3, 4000, 1 << 30), run).unwrap();
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn normalize_batched_split_and_chunked_equals_the_whole_batch() {
         let mut rng = Rng(4);

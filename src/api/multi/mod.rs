@@ -3,7 +3,8 @@
 //!
 //! A [`MultiGpu`] holds GPUs (each the shared [`Gpu`] of its ordinal). Its
 //! host-slice calls ([`MultiGpu::lombscargle_batch`], [`MultiGpu::lorenz96`],
-//! [`MultiGpu::lorenz05`], [`MultiGpu::normalize_batched`]) do three things:
+//! [`MultiGpu::lorenz05`], [`MultiGpu::lorenz63`], [`MultiGpu::normalize_batched`])
+//! do three things:
 //!
 //! 1. **Split** the items (series, members, arrays) into one contiguous
 //!    range per GPU, balanced by work ([`plan::split_by_work`]): samples x
@@ -55,6 +56,10 @@
 //!   own member's sites, so the packing does not touch a value. Lorenz 2005:
 //!   one member per block (grid-strided). The trajectory's frame stride is
 //!   the launch's member count, which the gather here undoes.
+//! - Lorenz 63 (`lorenz63_rk4_*`): one member per thread (grid-strided), its
+//!   state and its own sigma, rho, beta in registers; a chunk's per-member
+//!   parameters are its slice of the caller's, packed beside its states, and
+//!   its saved frames are gathered as Lorenz 96's trajectory.
 //! - Batched normalise: each array is cut into the pieces of a lone array of
 //!   its length (`split(n)` in csrc/reduce_batched.cu) and its sum is
 //!   reduced in that fixed order, so it has the same bits in any batch.

@@ -10,7 +10,7 @@ use crate::api::lombscargle::batch::{Batch, BatchGrid};
 use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use crate::gpu::Gpu;
 use crate::test_rng::Rng;
-use crate::{Float, Kernpack, Lorenz96Params};
+use crate::{Float, Kernpack, Lorenz63Params, Lorenz96Params, PerMember};
 
 /// GPU 0 as two parts of a MultiGpu, and GPU 0 alone; None without a GPU.
 fn gpu0_twice(test: &str) -> Option<(MultiGpu, Kernpack)> {
@@ -120,6 +120,28 @@ fn ensembles_and_normalise_in_two_parts_on_one_gpu_equal_one_piece() {
             bits(want.trajectory.as_deref().unwrap()),
             "trajectories"
         );
+    }
+
+    // Lorenz 63 with per-member rho and beta and saved steps.
+    let members = 1001;
+    let initial: Vec<f64> = (0..3 * members).map(|_| rng.range(-15.0, 15.0)).collect();
+    let rho: Vec<f64> = (0..members).map(|_| rng.range(20.0, 35.0)).collect();
+    let beta: Vec<f64> = (0..members).map(|_| rng.range(2.0, 3.0)).collect();
+    let p = Lorenz63Params {
+        rho: PerMember::Each(rho.as_slice()),
+        beta: PerMember::Each(beta.as_slice()),
+        ..Lorenz63Params::default()
+    };
+    let save_at = [0, 17, 150];
+    let want = one.lorenz63(&p, &initial, 150, &save_at).unwrap();
+    for multi in [two.clone(), two.clone().with_max_device_bytes(64 << 10)] {
+        let got = multi.lorenz63(&p, &initial, 150, &save_at).unwrap();
+        assert_eq!(
+            bits(&got.final_state),
+            bits(&want.final_state),
+            "L63 final states"
+        );
+        assert_eq!(bits(&got.saved), bits(&want.saved), "L63 saved states");
     }
 
     let mut offsets = vec![0usize];
