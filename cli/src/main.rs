@@ -119,7 +119,7 @@ enum Command {
     Lorenz96(lorenz_cmd::Lorenz96Args),
     /// Lorenz 2005 Model II / III ensemble.
     Lorenz05(lorenz_cmd::Lorenz05Args),
-    /// Lorenz 63 ensemble with per-member sigma, rho, beta.
+    /// Lorenz 63 ensemble with per-member sigma, rho, beta (fixed or adaptive steps).
     Lorenz63(lorenz63_cmd::Lorenz63Args),
     /// Integrate the coupled F/G system and write delta(t).
     Fg(fg_cmd::FgArgs),
