@@ -1,8 +1,9 @@
 /* End-to-end test of the kernpack C ABI for the ODE ensembles (Lorenz 96,
- * Lorenz 2005 Model II / III) and the periodic window sum, written as a C99
- * user would. Results are checked against a tiny re-implementation of
- * MODELS.md below (same summation order), and bad parameters against their
- * status codes, with outputs left untouched.
+ * Lorenz 2005 Model II / III, adaptive Lorenz 63) and the periodic window
+ * sum, written as a C99 user would. Results are checked against a tiny
+ * re-implementation of MODELS.md below (same summation order; for the
+ * adaptive run, a fine fixed-step RK4 run), and bad parameters against
+ * their status codes, with outputs left untouched.
  *
  * Exit status 0 when every check passes; the first failed check is printed
  * to stderr and the program exits with 1. With KERNPACK_REQUIRE_GPU=1 a
@@ -106,6 +107,15 @@ static void rk4(const void *p, tendency f, int n, double dt, double *z)
             else inc[i] += k / 6.0, z[i] += inc[i];
         }
     }
+}
+
+/* Lorenz 63, one member. */
+typedef struct { double sigma, rho, beta; } l63_params;
+static void l63_f(const l63_params *p, const double *s, double *d)
+{
+    d[0] = p->sigma * (s[1] - s[0]);
+    d[1] = s[0] * (p->rho - s[2]) - s[1];
+    d[2] = s[0] * s[1] - p->beta * s[2];
 }
 
 static double rel_err(const double *a, const double *b, size_t len)
@@ -264,6 +274,103 @@ static void check_window(kp_context *ctx)
     EXPECT_STATUS(kp_window_sum_f64(ctx, x, NULL, L, ROWS, N, out), KP_ERROR_NULL_POINTER);
 }
 
+/* Adaptive Lorenz 63 (Dormand-Prince 5(4), SciPy RK45's step control):
+ * tight tolerances against RK4 at dt = 1e-4, the save times at the ends
+ * exact, an early stop reported per member, and refusals. */
+#define L63M 3
+static void check_l63_adaptive(kp_context *ctx)
+{
+    kp_lorenz63_adaptive_params p = kp_lorenz63_adaptive_default_params();
+    CHECK(p.sigma_all == 10.0 && p.rho_all == 28.0 && p.beta_all == 8.0 / 3.0, "classic defaults");
+    CHECK(p.t0 == 0.0 && p.t_end == 1.0 && p.rtol == 1e-3 && p.atol == 1e-6, "span / tolerance defaults");
+    CHECK(p.first_step == 0.0 && isinf(p.max_step) && p.max_steps == 100000, "step defaults");
+    const double y0[3 * L63M] = {1.0, 1.0, 20.0, -5.0, 3.0, 30.0, 0.5, -0.5, 10.0};
+    const double rho[L63M] = {28.0, 24.0, 35.0};
+    const double times[3] = {0.0, 0.25, 0.5};
+    double out[3 * L63M], saved[3 * 3 * L63M], want[3 * L63M], mid[3 * L63M];
+    uint32_t accepted[L63M], rejected[L63M], status[L63M];
+    for (int i = 0; i < 3 * L63M; ++i) out[i] = POISON;
+    p.t_end = 0.5, p.rtol = 1e-10, p.atol = 1e-12;
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &p, y0, L63M, NULL, rho, NULL, times, 3, out, saved, accepted,
+                                           rejected, status),
+                  KP_OK);
+    memcpy(want, y0, sizeof want);
+    for (int m = 0; m < L63M; ++m) {
+        l63_params q = {10.0, rho[m], 8.0 / 3.0};
+        for (int s = 0; s < 5000; ++s) {
+            rk4(&q, (tendency)l63_f, 3, 1e-4, want + 3 * m);
+            if (s == 2499) memcpy(mid + 3 * m, want + 3 * m, 3 * sizeof(double));
+        }
+        CHECK(status[m] == KP_LORENZ63_REACHED, "member %d status %u", m, (unsigned)status[m]);
+        CHECK(accepted[m] > 10 && rejected[m] < accepted[m], "member %d: %u accepted, %u rejected", m,
+              (unsigned)accepted[m], (unsigned)rejected[m]);
+    }
+    CHECK(rel_err(out, want, 3 * L63M) < 1e-6, "adaptive L63 error %g", rel_err(out, want, 3 * L63M));
+    CHECK(rel_err(saved + 3 * L63M, mid, 3 * L63M) < 1e-6, "t = 0.25 error %g",
+          rel_err(saved + 3 * L63M, mid, 3 * L63M));
+    CHECK(memcmp(saved, y0, sizeof y0) == 0, "the frame at t0 is not the initial state");
+    CHECK(memcmp(saved + 6 * L63M, out, sizeof out) == 0, "the frame at t_end is not the final state");
+
+    /* f32, NULL params (the defaults), NULL optional outputs. */
+    float y32[3 * L63M], out32[3 * L63M];
+    for (int i = 0; i < 3 * L63M; ++i) y32[i] = (float)y0[i], out32[i] = (float)POISON;
+    EXPECT_STATUS(kp_lorenz63_adaptive_f32(ctx, NULL, y32, L63M, NULL, NULL, NULL, NULL, 0, out32, NULL, NULL,
+                                           NULL, NULL),
+                  KP_OK);
+    for (int i = 0; i < 3 * L63M; ++i) CHECK(isfinite(out32[i]) && out32[i] != (float)POISON, "f32 value %d", i);
+
+    /* Out of attempts: KP_LORENZ63_MAX_STEPS, NaN at the later save times. */
+    kp_lorenz63_adaptive_params few = p;
+    few.max_steps = 4;
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &few, y0, L63M, NULL, NULL, NULL, times, 3, out, saved, accepted,
+                                           rejected, status),
+                  KP_OK);
+    for (int m = 0; m < L63M; ++m) {
+        CHECK(status[m] == KP_LORENZ63_MAX_STEPS, "member %d status %u", m, (unsigned)status[m]);
+        CHECK(accepted[m] + rejected[m] == 4, "member %d: %u attempts", m, (unsigned)(accepted[m] + rejected[m]));
+        CHECK(isnan(saved[6 * L63M + 3 * m]), "member %d has a state at t_end", m);
+    }
+
+    /* Refused: status codes, every output untouched. */
+    for (int i = 0; i < 3 * L63M; ++i) out[i] = POISON;
+    for (int i = 0; i < 9 * L63M; ++i) saved[i] = POISON;
+    for (int m = 0; m < L63M; ++m) accepted[m] = rejected[m] = status[m] = 77;
+    kp_lorenz63_adaptive_params bad = p;
+    bad.t_end = -1.0;
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &bad, y0, L63M, NULL, NULL, NULL, NULL, 0, out, NULL, accepted,
+                                           rejected, status),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "t_end") != NULL, "message lacks t_end");
+    bad = p, bad.max_steps = 0;
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &bad, y0, L63M, NULL, NULL, NULL, NULL, 0, out, NULL, accepted,
+                                           rejected, status),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "max_steps") != NULL, "message lacks max_steps");
+    bad = p, bad.first_step = 1.0; /* longer than the span */
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &bad, y0, L63M, NULL, NULL, NULL, NULL, 0, out, NULL, accepted,
+                                           rejected, status),
+                  KP_ERROR_INVALID_ARGUMENT);
+    const double unsorted[3] = {0.25, 0.0, 0.5};
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &p, y0, L63M, NULL, NULL, NULL, unsorted, 3, out, saved, accepted,
+                                           rejected, status),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "sorted") != NULL, "message lacks sorted");
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &p, y0, L63M, NULL, NULL, NULL, times, 3, out, NULL, accepted,
+                                           rejected, status),
+                  KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &p, NULL, L63M, NULL, NULL, NULL, NULL, 0, out, NULL, NULL, NULL,
+                                           NULL),
+                  KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, &p, y0, L63M, NULL, NULL, NULL, NULL, 0, out, NULL, accepted,
+                                           accepted, status),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "overlap") != NULL, "message lacks overlap");
+    for (int i = 0; i < 3 * L63M; ++i) CHECK(out[i] == POISON, "out written on failure at %d", i);
+    for (int i = 0; i < 9 * L63M; ++i) CHECK(saved[i] == POISON, "saved written on failure at %d", i);
+    for (int m = 0; m < L63M; ++m)
+        CHECK(accepted[m] == 77 && rejected[m] == 77 && status[m] == 77, "counts written on failure (%d)", m);
+}
+
 /* The device-pointer entry points give what the host ones give. */
 static void check_device(kp_context *ctx, int is_gpu)
 {
@@ -274,6 +381,8 @@ static void check_device(kp_context *ctx, int is_gpu)
     uint64_t dz = 0, dout = 0;
     if (!is_gpu) {
         EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 1, 2, 5, 0, 1, 0, 0, 0), KP_ERROR_NO_GPU);
+        EXPECT_STATUS(kp_lorenz63_adaptive_device_f64(ctx, NULL, 1, 1, 0, 0, 0, NULL, 0, 2, 0, 0, 0),
+                      KP_ERROR_NO_GPU);
         free(z0), free(host), free(dev);
         return;
     }
@@ -286,6 +395,38 @@ static void check_device(kp_context *ctx, int is_gpu)
     EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, 5, 0, host, NULL, 0), KP_OK);
     CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "device and host entry points differ");
     EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 0, 2, 5, 0, dout, 0, 0, 0), KP_ERROR_NULL_POINTER);
+
+    /* Adaptive Lorenz 63 on the first 2 x 3 values: states and per-member
+     * (accepted, rejected, status) triples as the host entry point's. */
+    const double times[2] = {0.0, 1.0};
+    double l63_host[6], l63_saved[12], l63_dev[6], l63_dev_saved[12];
+    uint32_t acc[2], rej[2], st[2], stats[6];
+    uint64_t dsaved = 0, dstats = 0;
+    for (size_t i = 0; i < 6; ++i) z0[i] = uniform(-10.0, 10.0) + (i % 3 == 2 ? 25.0 : 0.0);
+    EXPECT_STATUS(kp_device_alloc(ctx, sizeof l63_saved, &dsaved), KP_OK);
+    EXPECT_STATUS(kp_device_alloc(ctx, sizeof stats, &dstats), KP_OK);
+    EXPECT_STATUS(kp_memcpy_htod(ctx, dz, z0, 6 * sizeof(double)), KP_OK);
+    EXPECT_STATUS(kp_lorenz63_adaptive_device_f64(ctx, NULL, dz, 2, 0, 0, 0, times, 2, dout, dsaved, dstats, 0),
+                  KP_OK);
+    EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
+    EXPECT_STATUS(kp_memcpy_dtoh(ctx, l63_dev, dout, sizeof l63_dev), KP_OK);
+    EXPECT_STATUS(kp_memcpy_dtoh(ctx, l63_dev_saved, dsaved, sizeof l63_dev_saved), KP_OK);
+    EXPECT_STATUS(kp_memcpy_dtoh(ctx, stats, dstats, sizeof stats), KP_OK);
+    EXPECT_STATUS(kp_lorenz63_adaptive_f64(ctx, NULL, z0, 2, NULL, NULL, NULL, times, 2, l63_host, l63_saved, acc,
+                                           rej, st),
+                  KP_OK);
+    CHECK(memcmp(l63_dev, l63_host, sizeof l63_host) == 0, "adaptive L63: device and host entry points differ");
+    CHECK(memcmp(l63_dev_saved, l63_saved, sizeof l63_saved) == 0, "adaptive L63: saved states differ");
+    for (int m = 0; m < 2; ++m)
+        CHECK(stats[3 * m] == acc[m] && stats[3 * m + 1] == rej[m] && stats[3 * m + 2] == st[m] &&
+                  st[m] == KP_LORENZ63_REACHED,
+              "adaptive L63 member %d: stats %u %u %u", m, (unsigned)stats[3 * m], (unsigned)stats[3 * m + 1],
+              (unsigned)stats[3 * m + 2]);
+    /* save_len > 0 needs a saved-states buffer. */
+    EXPECT_STATUS(kp_lorenz63_adaptive_device_f64(ctx, NULL, dz, 2, 0, 0, 0, times, 2, dout, 0, 0, 0),
+                  KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_device_free(ctx, dsaved), KP_OK);
+    EXPECT_STATUS(kp_device_free(ctx, dstats), KP_OK);
     EXPECT_STATUS(kp_device_free(ctx, dz), KP_OK);
     EXPECT_STATUS(kp_device_free(ctx, dout), KP_OK);
     free(z0), free(host), free(dev);
@@ -313,6 +454,9 @@ int main(void)
         printf("ok   %s\n", group);
         group = c == 0 ? "window sum (CPU)" : "window sum (AUTO)";
         check_window(ctxs[c]);
+        printf("ok   %s\n", group);
+        group = c == 0 ? "adaptive lorenz63 (CPU)" : "adaptive lorenz63 (AUTO)";
+        check_l63_adaptive(ctxs[c]);
         printf("ok   %s\n", group);
     }
     group = "device pointers";

@@ -2,7 +2,8 @@
 // an RAII context, std::vector buffers, one templated code path for f32 and
 // f64. Lorenz 96 is checked against a small C++ re-implementation of
 // MODELS.md, Lorenz 2005 against its rest state (dZ = 0 at Z == F) and a
-// trajectory's consistency, bad parameters against their status codes.
+// trajectory's consistency, the adaptive Lorenz 63 run against a tight f64
+// run of itself, bad parameters against their status codes.
 //
 // Exit status 0 when every check passes; the first failed check is printed to
 // stderr and the program exits with 1. With KERNPACK_REQUIRE_GPU=1 a missing
@@ -81,6 +82,102 @@ kp_status lorenz05(kp_context* c, const kp_lorenz05_params* p, const T* z, size_
 }
 
 template <typename T>
+kp_status lorenz63_adaptive(kp_context* c, const kp_lorenz63_adaptive_params* p, const std::vector<T>& y0,
+                            const T* sigma, const std::vector<double>& times, T* out, T* saved,
+                            uint32_t* accepted, uint32_t* rejected, uint32_t* status) {
+    const size_t m = y0.size() / 3;
+    if constexpr (std::is_same_v<T, float>)
+        return kp_lorenz63_adaptive_f32(c, p, y0.data(), m, sigma, nullptr, nullptr, times.data(), times.size(), out,
+                                        saved, accepted, rejected, status);
+    else
+        return kp_lorenz63_adaptive_f64(c, p, y0.data(), m, sigma, nullptr, nullptr, times.data(), times.size(), out,
+                                        saved, accepted, rejected, status);
+}
+
+// Adaptive Lorenz 63, per-member sigma, three save times: within the
+// tolerance of a tight f64 run (f64 at rtol 1e-9: 1e-6; fast-math f32 at
+// rtol 1e-6: 1e-3; both above 200 rtol plus the rounding, the bound
+// tests/lorenz63_adaptive.rs holds the backends to);
+// an early stop and refused calls with their status codes.
+template <typename T>
+void check_l63_adaptive(kp_context* ctx) {
+    const bool f32 = std::is_same_v<T, float>;
+    const size_t members = 4;
+    std::mt19937_64 rng(63);
+    std::uniform_real_distribution<double> u(-10.0, 10.0);
+    std::vector<double> y0(3 * members);
+    for (size_t i = 0; i < y0.size(); ++i) y0[i] = u(rng) + (i % 3 == 2 ? 25.0 : 0.0);
+    std::vector<T> y(y0.begin(), y0.end());
+    std::vector<double> y64(y.begin(), y.end());  // the T values, exactly
+    const std::vector<T> sigma = {T(10), T(9), T(11), T(10.5)};
+    const std::vector<double> sigma64(sigma.begin(), sigma.end());
+    const std::vector<double> times = {0.25, 0.5, 0.75};
+    kp_lorenz63_adaptive_params p = kp_lorenz63_adaptive_default_params();
+    p.t0 = 0.25, p.t_end = 0.75, p.rtol = 1e-11, p.atol = 1e-12;
+    std::vector<double> want(3 * members), want_saved(9 * members);
+    EXPECT_STATUS(lorenz63_adaptive<double>(ctx, &p, y64, sigma64.data(), times, want.data(), want_saved.data(),
+                                            nullptr, nullptr, nullptr),
+                  KP_OK);
+    p.rtol = f32 ? 1e-6 : 1e-9, p.atol = f32 ? 1e-6 : 1e-10;
+    std::vector<T> out(3 * members, T(-1e9)), saved(9 * members, T(-1e9));
+    std::vector<uint32_t> accepted(members, 99), rejected(members, 99), status(members, 99);
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &p, y, sigma.data(), times, out.data(), saved.data(), accepted.data(),
+                                       rejected.data(), status.data()),
+                  KP_OK);
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+        err = std::max(err, std::abs(out[i] - want[i])), scale = std::max(scale, std::abs(want[i]));
+    for (size_t i = 0; i < saved.size(); ++i) err = std::max(err, std::abs(saved[i] - want_saved[i]));
+    CHECK(err <= (f32 ? 1e-3 : 1e-6) * scale, "adaptive L63 relative error " + std::to_string(err / scale));
+    CHECK(std::equal(y.begin(), y.end(), saved.begin()), "the frame at t0 is not the initial state");
+    CHECK(std::equal(out.begin(), out.end(), saved.end() - out.size()), "the frame at t_end != final state");
+    for (size_t m = 0; m < members; ++m)
+        CHECK(status[m] == KP_LORENZ63_REACHED && accepted[m] > 0 && accepted[m] < 100000,
+              "member " + std::to_string(m) + " status " + std::to_string(status[m]));
+
+    // Out of attempts: the status says so, the later frames are NaN.
+    kp_lorenz63_adaptive_params few = p;
+    few.max_steps = 3;
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &few, y, nullptr, times, out.data(), saved.data(), accepted.data(),
+                                       rejected.data(), status.data()),
+                  KP_OK);
+    for (size_t m = 0; m < members; ++m) {
+        CHECK(status[m] == KP_LORENZ63_MAX_STEPS && accepted[m] + rejected[m] == 3, "early stop not reported");
+        CHECK(std::isnan(saved[6 * members + 3 * m]), "a state after the stop");
+    }
+
+    // Refused: status codes, every output untouched.
+    std::vector<T> poison(3 * members, T(-7)), poison_saved(9 * members, T(-7));
+    std::vector<uint32_t> counts(members, 7);
+    kp_lorenz63_adaptive_params bad = p;
+    bad.rtol = 0.0, bad.atol = 0.0;
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &bad, y, nullptr, times, poison.data(), poison_saved.data(),
+                                       counts.data(), nullptr, nullptr),
+                  KP_ERROR_INVALID_ARGUMENT);
+    bad = p, bad.max_step = std::nan("");
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &bad, y, nullptr, times, poison.data(), poison_saved.data(),
+                                       counts.data(), nullptr, nullptr),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(std::strstr(kp_last_error_message(), "max_step") != nullptr, "message lacks max_step");
+    const std::vector<double> outside = {0.25, 1.5};
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &p, y, nullptr, outside, poison.data(), poison_saved.data(),
+                                       counts.data(), nullptr, nullptr),
+                  KP_ERROR_INVALID_ARGUMENT);
+    const std::vector<T> bad_sigma = {T(10), T(INFINITY), T(10), T(10)};
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &p, y, bad_sigma.data(), times, poison.data(), poison_saved.data(),
+                                       counts.data(), nullptr, nullptr),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(std::strstr(kp_last_error_message(), "sigma[1]") != nullptr, "message lacks sigma[1]");
+    EXPECT_STATUS(lorenz63_adaptive<T>(ctx, &p, y, nullptr, times, poison.data(), nullptr, counts.data(), nullptr,
+                                       nullptr),
+                  KP_ERROR_NULL_POINTER);
+    CHECK(std::all_of(poison.begin(), poison.end(), [](T v) { return v == T(-7); }), "out written on failure");
+    CHECK(std::all_of(poison_saved.begin(), poison_saved.end(), [](T v) { return v == T(-7); }),
+          "saved written on failure");
+    CHECK(std::all_of(counts.begin(), counts.end(), [](uint32_t v) { return v == 7; }), "counts written on failure");
+}
+
+template <typename T>
 void check_dtype(kp_context* ctx) {
     // f64: same operations in the same order, 1e-12; f32: fast-math f32 over 8 steps, 1e-4.
     const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-12;
@@ -124,6 +221,8 @@ void check_dtype(kp_context* ctx) {
     EXPECT_STATUS(lorenz05<T>(ctx, &q, rest.data(), 2, 1, 0, nullptr, nullptr, 0), KP_ERROR_NULL_POINTER);
     EXPECT_STATUS(lorenz96<T>(ctx, &p, z.data(), members, 2, 3, poison.data(), poison.data(), len), KP_ERROR_INVALID_ARGUMENT);
     CHECK(std::all_of(poison.begin(), poison.end(), [](T v) { return v == T(-7); }), "output written on failure");
+
+    check_l63_adaptive<T>(ctx);
 }
 
 }  // namespace

@@ -84,6 +84,27 @@
 #define KP_MULTIBAND_FAST 1
 
 /*
+ How a member's adaptive run ended (the `status` values of
+ `kp_lorenz63_adaptive_f32` / `_f64`, the third of each member's `stats`
+ of `kp_lorenz63_adaptive_device_f32` / `_f64`): it reached t_end.
+ */
+#define KP_LORENZ63_REACHED 0
+
+/*
+ It stopped after `max_steps` attempted steps (its last state is in
+ `out`, NaN at the later save times).
+ */
+#define KP_LORENZ63_MAX_STEPS 1
+
+/*
+ It stopped where its step fell below ten times the spacing of the
+ doubles at its time, or its state stopped being finite (as SciPy's
+ "required step size is less than spacing between numbers"; last state
+ in `out`, NaN at the later save times).
+ */
+#define KP_LORENZ63_STEP_TOO_SMALL 2
+
+/*
  The most phase bins `kp_pdm_options.bins` may ask for.
  */
 #define KP_PDM_MAX_BINS 4096
@@ -587,6 +608,58 @@ typedef struct kp_lorenz63_params {
    */
   double dt;
 } kp_lorenz63_params;
+
+/*
+ The time span, step control and shared parameters of an adaptive Lorenz
+ 63 run (SciPy `solve_ivp(method='RK45')`'s meaning); a per-member array
+ given to a call replaces `sigma_all`, `rho_all` or `beta_all`. Start from
+ `kp_lorenz63_adaptive_default_params()`.
+ */
+typedef struct kp_lorenz63_adaptive_params {
+  /*
+   sigma of every member, finite (default 10).
+   */
+  double sigma_all;
+  /*
+   rho of every member, finite (default 28).
+   */
+  double rho_all;
+  /*
+   beta of every member, finite (default 8/3).
+   */
+  double beta_all;
+  /*
+   The initial states' time, finite (default 0).
+   */
+  double t0;
+  /*
+   The time every member is integrated to, finite and >= t0 (default 1).
+   */
+  double t_end;
+  /*
+   Relative tolerance, finite and >= 0 (default 1e-3); values below 100
+   double epsilons run as that, as SciPy does.
+   */
+  double rtol;
+  /*
+   Absolute tolerance, finite and >= 0, not 0 with rtol (default 1e-6).
+   */
+  double atol;
+  /*
+   The first step, in (0, t_end - t0]; 0: chosen per member from its
+   initial state, as SciPy (default 0).
+   */
+  double first_step;
+  /*
+   The largest step, > 0; INFINITY for none (default).
+   */
+  double max_step;
+  /*
+   Steps attempted per member (accepted and rejected), at least 1,
+   before it stops with KP_LORENZ63_MAX_STEPS (default 100000).
+   */
+  uint32_t max_steps;
+} kp_lorenz63_adaptive_params;
 
 /*
  Options of a PDM search. Start from `kp_pdm_options_default()`.
@@ -2610,6 +2683,13 @@ enum kp_status kp_window_sum_device_f64(const struct kp_context *ctx,
 struct kp_lorenz63_params kp_lorenz63_default_params(void);
 
 /*
+ sigma = 10, rho = 28, beta = 8/3, t from 0 to 1, rtol = 1e-3, atol =
+ 1e-6, first step chosen per member (0), no largest step (INFINITY),
+ 100000 attempted steps per member.
+ */
+struct kp_lorenz63_adaptive_params kp_lorenz63_adaptive_default_params(void);
+
+/*
  Integrates a Lorenz 63 ensemble of host arrays in single precision: `initial`
  and `out` hold `members` x 3 values (x, y, z of member m at 3 m);
  `steps` classical RK4 steps of `params->dt`. `sigma`, `rho`, `beta`:
@@ -2701,6 +2781,113 @@ enum kp_status kp_lorenz63_device_f64(const struct kp_context *ctx,
                                       uint64_t out,
                                       uint64_t saved,
                                       uint64_t stream);
+
+/*
+ Integrates a Lorenz 63 ensemble of host arrays in single precision from
+ `params->t0` to `params->t_end` with SciPy RK45's method (Dormand-Prince
+ 5(4), each member's step size controlled on its own; time and step in
+ double): `initial` and `out` hold `members` x 3 values (x, y, z of member
+ m at 3 m). `sigma`, `rho`, `beta`: `members` values each, or NULL for the
+ value in `params` (NULL `params`: the defaults). `save_times`: `save_len`
+ times (sorted, unique, each in [t0, t_end]; NULL when `save_len` is 0)
+ whose states, from the steps' dense output, go to `saved`, `save_len` x
+ members x 3 values (NULL when `save_len` is 0). Per member, `accepted`
+ and `rejected` receive its accepted and rejected steps and `status` how
+ its run ended (KP_LORENZ63_REACHED, KP_LORENZ63_MAX_STEPS or
+ KP_LORENZ63_STEP_TOO_SMALL: a member that stops early keeps its last
+ state in `out` and has NaN at the later save times); `members` values
+ each, or NULL when not wanted. Runs on the context's backend; returns
+ when the results are written, nothing written on failure.
+
+ # Safety
+ Every non-NULL pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lorenz63_adaptive_f32(const struct kp_context *ctx,
+                                        const struct kp_lorenz63_adaptive_params *params,
+                                        const float *initial,
+                                        size_t members,
+                                        const float *sigma,
+                                        const float *rho,
+                                        const float *beta,
+                                        const double *save_times,
+                                        size_t save_len,
+                                        float *out,
+                                        float *saved,
+                                        uint32_t *accepted,
+                                        uint32_t *rejected,
+                                        uint32_t *status);
+
+/*
+ As `kp_lorenz63_adaptive_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz63_adaptive_f32`.
+ */
+enum kp_status kp_lorenz63_adaptive_f64(const struct kp_context *ctx,
+                                        const struct kp_lorenz63_adaptive_params *params,
+                                        const double *initial,
+                                        size_t members,
+                                        const double *sigma,
+                                        const double *rho,
+                                        const double *beta,
+                                        const double *save_times,
+                                        size_t save_len,
+                                        double *out,
+                                        double *saved,
+                                        uint32_t *accepted,
+                                        uint32_t *rejected,
+                                        uint32_t *status);
+
+/*
+ Adaptive Lorenz 63 ensemble on device arrays (CUdeviceptr values) in
+ single precision, enqueued on `stream` (0: the default stream) with no
+ synchronisation. Shapes as `kp_lorenz63_adaptive_f32`; `sigma`,
+ `rho`, `beta` 0 for the value in `params`; `save_times` is host memory
+ (`save_len` values, copied to the stream before the call returns),
+ `saved` 0 when `save_len` is 0; `stats`: `members` x 3 uint32_t
+ (accepted steps, rejected steps, status of member m at 3 m; status one of
+ the KP_LORENZ63_* codes), or 0 when not wanted. Needs a GPU context. Only
+ shapes and pointers are checked (device data cannot be inspected without
+ a synchronisation).
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; `save_times` valid for `save_len`
+ values; `stream` 0 or a CUstream of the GPU's primary context.
+ */
+enum kp_status kp_lorenz63_adaptive_device_f32(const struct kp_context *ctx,
+                                               const struct kp_lorenz63_adaptive_params *params,
+                                               uint64_t initial,
+                                               size_t members,
+                                               uint64_t sigma,
+                                               uint64_t rho,
+                                               uint64_t beta,
+                                               const double *save_times,
+                                               size_t save_len,
+                                               uint64_t out,
+                                               uint64_t saved,
+                                               uint64_t stats,
+                                               uint64_t stream);
+
+/*
+ As `kp_lorenz63_adaptive_device_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz63_adaptive_device_f32`.
+ */
+enum kp_status kp_lorenz63_adaptive_device_f64(const struct kp_context *ctx,
+                                               const struct kp_lorenz63_adaptive_params *params,
+                                               uint64_t initial,
+                                               size_t members,
+                                               uint64_t sigma,
+                                               uint64_t rho,
+                                               uint64_t beta,
+                                               const double *save_times,
+                                               size_t save_len,
+                                               uint64_t out,
+                                               uint64_t saved,
+                                               uint64_t stats,
+                                               uint64_t stream);
 
 /*
  10 phase bins (cuvarbase's default).

@@ -2,7 +2,8 @@
 //! and the Python extension receive as addresses and counts becomes checked
 //! views here, and nowhere else.
 //!
-//! - Host memory: [`host`], [`host_mut`] and [`optional_host`] refuse NULL,
+//! - Host memory: [`host`], [`host_mut`], [`optional_host`] and
+//!   [`optional_host_mut`] refuse NULL (the optional ones take it as none),
 //!   a count past [`MAX_ARRAY_BYTES`] and a misaligned pointer before a slice
 //!   is formed.
 //! - Overlap: [`check_apart`] is the one checker for every buffer of a call,
@@ -101,6 +102,21 @@ pub unsafe fn optional_host<'a, T>(
         return Ok(None);
     }
     unsafe { host(name, ptr, len) }.map(Some)
+}
+
+/// As [`host_mut`], where NULL means "not wanted" (an optional output).
+///
+/// # Safety
+/// As [`host_mut`].
+pub unsafe fn optional_host_mut<'a, T>(
+    name: &str,
+    ptr: *mut T,
+    len: usize,
+) -> Result<Option<&'a mut [T]>, RawError> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    unsafe { host_mut(name, ptr, len) }.map(Some)
 }
 
 /// `count + 1` values (an offsets array of `count` series) at host `ptr`, as

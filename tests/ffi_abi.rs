@@ -620,6 +620,26 @@ fn device_functions_on_a_cpu_context() {
             KP_ERROR_NO_GPU,
             None,
         );
+        let times = [0.5f64];
+        expect_err(
+            kernpack::ffi::lorenz63::kp_lorenz63_adaptive_device_f32(
+                c,
+                null(),
+                fake,
+                usize::MAX,
+                0,
+                0,
+                0,
+                times.as_ptr(),
+                1,
+                fake,
+                0,
+                fake,
+                0,
+            ),
+            KP_ERROR_NO_GPU,
+            None,
+        );
         assert_eq!(kp_device_free(c, 0), KP_OK); // as free(NULL), on any context
         expect_err(
             kp_lombscargle_device_f64(null(), fake, fake, 0, NX, fake, NF, null(), fake, NF, 0),

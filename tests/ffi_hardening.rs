@@ -18,6 +18,7 @@ use kernpack::ffi::lorenz::{
     kp_lorenz05_default_params, kp_lorenz05_f32, kp_lorenz05_f64, kp_lorenz_trajectory_len,
     kp_window_sum_f32, kp_window_sum_f64,
 };
+use kernpack::ffi::lorenz63::{kp_lorenz63_adaptive_f32, kp_lorenz63_adaptive_f64};
 use kernpack::ffi::reduce::{
     kp_normalize_batched_f32, kp_normalize_batched_f64, kp_normalize_f32, kp_normalize_f64,
     kp_sum_f32, kp_sum_f64,
@@ -314,6 +315,53 @@ fn impossible_sizes(ctx: *const kp_context) {
             expect_failure(s, "kp_window_sum_f32 rows 2^61");
         }
         b.untouched(&what);
+
+        // Adaptive Lorenz 63: an impossible ensemble, or number of save
+        // times (with a valid ensemble of 2 members).
+        let mut counts = [9u32; 6];
+        let c = counts.as_mut_ptr();
+        let (accepted, rejected, status) = (c, c.wrapping_add(2), c.wrapping_add(4));
+        for (members, save_len) in [(huge, 0), (2, huge)] {
+            let what = format!("adaptive Lorenz 63, members {members:#x}, save_len {save_len:#x}");
+            unsafe {
+                let s = kp_lorenz63_adaptive_f64(
+                    ctx,
+                    std::ptr::null(),
+                    b.t64.as_ptr(),
+                    members,
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    b.grid.as_ptr(),
+                    save_len,
+                    b.out64.as_mut_ptr(),
+                    b.out64.as_mut_ptr().wrapping_add(6),
+                    accepted,
+                    rejected,
+                    status,
+                );
+                expect_failure(s, &format!("kp_lorenz63_adaptive_f64 {what}"));
+                let s = kp_lorenz63_adaptive_f32(
+                    ctx,
+                    std::ptr::null(),
+                    b.t32.as_ptr(),
+                    members,
+                    b.y32.as_ptr(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    b.grid.as_ptr(),
+                    save_len,
+                    b.out32.as_mut_ptr(),
+                    b.out32.as_mut_ptr().wrapping_add(6),
+                    accepted,
+                    rejected,
+                    status,
+                );
+                expect_failure(s, &format!("kp_lorenz63_adaptive_f32 {what}"));
+            }
+            assert_eq!(counts, [9; 6], "{what}: counts or statuses written");
+            b.untouched(&what);
+        }
 
         // F/G: an N whose N*N overflows.
         let (mut f, mut g, mut d) = (b.out64.clone(), b.out64.clone(), b.out64.clone());

@@ -22,3 +22,23 @@ pub unsafe extern "C" fn kp_lorenz63_device_f32(ctx: *const kp_context, params: 
 pub unsafe extern "C" fn kp_lorenz63_device_f64(ctx: *const kp_context, params: *const kp_lorenz63_params, initial: u64, members: usize, sigma: u64, rho: u64, beta: u64, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
     unsafe { kp_lorenz63_device::<f64> { params, initial, members, sigma, rho, beta, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz63_adaptive_f32(ctx: *const kp_context, params: *const kp_lorenz63_adaptive_params, initial: *const f32, members: usize, sigma: *const f32, rho: *const f32, beta: *const f32, save_times: *const f64, save_len: usize, out: *mut f32, saved: *mut f32, accepted: *mut u32, rejected: *mut u32, status: *mut u32) -> kp_status {
+    unsafe { kp_lorenz63_adaptive::<f32> { params, initial, members, sigma, rho, beta, save_times, save_len, out, saved, accepted, rejected, status }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz63_adaptive_f64(ctx: *const kp_context, params: *const kp_lorenz63_adaptive_params, initial: *const f64, members: usize, sigma: *const f64, rho: *const f64, beta: *const f64, save_times: *const f64, save_len: usize, out: *mut f64, saved: *mut f64, accepted: *mut u32, rejected: *mut u32, status: *mut u32) -> kp_status {
+    unsafe { kp_lorenz63_adaptive::<f64> { params, initial, members, sigma, rho, beta, save_times, save_len, out, saved, accepted, rejected, status }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz63_adaptive_device_f32(ctx: *const kp_context, params: *const kp_lorenz63_adaptive_params, initial: u64, members: usize, sigma: u64, rho: u64, beta: u64, save_times: *const f64, save_len: usize, out: u64, saved: u64, stats: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz63_adaptive_device::<f32> { params, initial, members, sigma, rho, beta, save_times, save_len, out, saved, stats, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz63_adaptive_device_f64(ctx: *const kp_context, params: *const kp_lorenz63_adaptive_params, initial: u64, members: usize, sigma: u64, rho: u64, beta: u64, save_times: *const f64, save_len: usize, out: u64, saved: u64, stats: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz63_adaptive_device::<f64> { params, initial, members, sigma, rho, beta, save_times, save_len, out, saved, stats, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
