@@ -155,23 +155,22 @@ __device__ __forceinline__ double min_step(double t) {
     return 10.0 * fabs(__longlong_as_double(t >= 0.0 ? bits + 1 : bits - 1) - t);
 }
 
-// SciPy's select_initial_step for an error of order 4 (in double: once per member).
+// SciPy's select_initial_step for an error of order 4, once per member, in T
+// (so the f32 kernel carries no double pow and division: half its code).
 template <typename T>
-__device__ double initial_step(const System<T>& f, V3<T> y0, V3<T> f0, double interval, double rtol, double atol,
+__device__ double initial_step(const System<T>& f, V3<T> y0, V3<T> f0, double interval, T rtol, T atol,
                                double max_step) {
     if (interval == 0.0) return 0.0;
-    const double y[3] = {y0.x, y0.y, y0.z}, d[3] = {f0.x, f0.y, f0.z};
-    double s[3];
-    for (int i = 0; i < 3; ++i) s[i] = atol + fabs(y[i]) * rtol;
-    const double d0 = rms(y[0] / s[0], y[1] / s[1], y[2] / s[2]);
-    const double d1 = rms(d[0] / s[0], d[1] / s[1], d[2] / s[2]);
-    double h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
-    h0 = fmin(h0, interval);
-    const T hT = T(h0);
-    const V3<T> f1 = f(y0 + hT * f0);
-    const double d2 = rms((f1.x - f0.x) / s[0], (f1.y - f0.y) / s[1], (f1.z - f0.z) / s[2]) / h0;
-    const double h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? fmax(1e-6, h0 * 1e-3) : pow(0.01 / fmax(d1, d2), 0.2);
-    return fmin(fmin(100.0 * h0, h1), fmin(interval, max_step));
+    const V3<T> s{atol + fabs(y0.x) * rtol, atol + fabs(y0.y) * rtol, atol + fabs(y0.z) * rtol};
+    const T d0 = rms(y0.x / s.x, y0.y / s.y, y0.z / s.z);
+    const T d1 = rms(f0.x / s.x, f0.y / s.y, f0.z / s.z);
+    T h0 = (d0 < T(1e-5) || d1 < T(1e-5)) ? T(1e-6) : T(0.01) * d0 / d1;
+    h0 = fmin(h0, T(interval));
+    const V3<T> f1 = f(y0 + h0 * f0);
+    const T d2 = rms((f1.x - f0.x) / s.x, (f1.y - f0.y) / s.y, (f1.z - f0.z) / s.z) / h0;
+    const T h1 =
+        (d1 <= T(1e-15) && d2 <= T(1e-15)) ? fmax(T(1e-6), h0 * T(1e-3)) : pow(T(0.01) / fmax(d1, d2), T(0.2));
+    return fmin(fmin(100.0 * double(h0), double(h1)), fmin(interval, max_step));
 }
 
 template <typename T> __device__ __forceinline__ void store(T* at, V3<T> v) { at[0] = v.x, at[1] = v.y, at[2] = v.z; }
@@ -192,7 +191,7 @@ __device__ void dopri5_run(const T* __restrict__ in, T* __restrict__ out, T* __r
         V3<T> y{in[3 * m], in[3 * m + 1], in[3 * m + 2]};
         V3<T> k1 = f(y);
         double t = t0;
-        double h_abs = run.first_step > 0.0 ? run.first_step : initial_step(f, y, k1, t_end - t0, rtol, atol, max_step);
+        double h_abs = run.first_step > 0.0 ? run.first_step : initial_step(f, y, k1, t_end - t0, Tr, Ta, max_step);
         uint32_t accepted = 0, rejected = 0, status = REACHED;
         int64_t frame = 0;
         while (t < t_end && status == REACHED) {

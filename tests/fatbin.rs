@@ -210,10 +210,16 @@ fn committed_fatbin_holds_every_arch_and_matches_todays_sources() {
     // (3 entry points, one for both types) to 33.45 MB. Bringing it
     // back toward 8 MB means fewer Lorenz 96 lane layouts (N = 192, 384, 512
     // would fall back to the block kernel), fewer chi2 instantiations or
-    // fewer network capacities: an open task (PERF.md, issue notes).
+    // fewer network capacities: an open task (PERF.md, issue notes). The
+    // adaptive Lorenz 63 kernels (Dormand-Prince, f32 and f64: 15 and 29 KB
+    // of SASS per arch) took it past 32 MB, so the limit is 33 MB; other
+    // room: the Model III kernels with 2 sites per thread are there for a
+    // bench only (29 KB per arch), and the SASS of minor archs that run
+    // their major's base SASS (37, 53, 62, 72, 87, 88, 103, 121) is about a
+    // third of the file.
     assert!(
-        bytes.len() < 32 << 20,
-        "the committed fatbin is {} bytes; keep it under 32 MB (and bring it back toward 8 MB)",
+        bytes.len() < 33 << 20,
+        "the committed fatbin is {} bytes; keep it under 33 MB (and bring it back toward 8 MB)",
         bytes.len()
     );
 }

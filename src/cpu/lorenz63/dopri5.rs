@@ -165,7 +165,7 @@ fn run_member<T: Float>(
     let mut t = t0;
     let mut h_abs = match c.first_step {
         Some(h) => h,
-        None => initial_step(&f, &y, &k1, t_end - t0, rtol, atol, c.max_step),
+        None => initial_step(&f, &y, &k1, t_end - t0, t_r, t_a, c.max_step),
     };
     let (mut accepted, mut rejected, mut status) = (0u32, 0u32, AdaptiveStatus::Reached);
     let mut frame = 0;
@@ -268,37 +268,43 @@ fn run_member<T: Float>(
     (accepted, rejected, status)
 }
 
-/// SciPy's `select_initial_step` (error order 4), in f64 from T's f.
+/// SciPy's `select_initial_step` (error order 4), in T as the kernel.
 fn initial_step<T: Float>(
     f: &impl Fn(&V3<T>) -> V3<T>,
     y0: &V3<T>,
     f0: &V3<T>,
     interval: f64,
-    rtol: f64,
-    atol: f64,
+    rtol: T,
+    atol: T,
     max_step: f64,
 ) -> f64 {
     if interval == 0.0 {
         return 0.0;
     }
-    let y = y0.map(|v| v.to_f64());
-    let d = f0.map(|v| v.to_f64());
-    let s: [f64; 3] = std::array::from_fn(|i| atol + y[i].abs() * rtol);
-    let rms64 = |v: [f64; 3]| ((v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) / 3.0).sqrt();
-    let d0 = rms64(std::array::from_fn(|i| y[i] / s[i]));
-    let d1 = rms64(std::array::from_fn(|i| d[i] / s[i]));
-    let h0 = if d0 < 1e-5 || d1 < 1e-5 {
-        1e-6
+    let s: V3<T> = std::array::from_fn(|i| atol + abs(y0[i]) * rtol);
+    let d0 = rms(std::array::from_fn(|i| y0[i] / s[i]));
+    let d1 = rms(std::array::from_fn(|i| f0[i] / s[i]));
+    let tiny = T::from_f64(1e-5);
+    let h0 = if d0 < tiny || d1 < tiny {
+        T::from_f64(1e-6)
     } else {
-        0.01 * d0 / d1
-    }
-    .min(interval);
-    let f1 = f(&along(y0, T::from_f64(h0), f0)).map(|v| v.to_f64());
-    let d2 = rms64(std::array::from_fn(|i| (f1[i] - d[i]) / s[i])) / h0;
-    let h1 = if d1 <= 1e-15 && d2 <= 1e-15 {
-        (h0 * 1e-3).max(1e-6)
-    } else {
-        (0.01 / d1.max(d2)).powf(0.2)
+        T::from_f64(0.01) * d0 / d1
     };
-    (100.0 * h0).min(h1).min(interval).min(max_step)
+    let h0 = if T::from_f64(interval) < h0 {
+        T::from_f64(interval)
+    } else {
+        h0
+    };
+    let f1 = f(&along(y0, h0, f0));
+    let d2 = rms(std::array::from_fn(|i| (f1[i] - f0[i]) / s[i])) / h0;
+    let small = T::from_f64(1e-15);
+    let h1 = if d1 <= small && d2 <= small {
+        max(T::from_f64(1e-6), h0 * T::from_f64(1e-3))
+    } else {
+        pow(T::from_f64(0.01) / max(d1, d2), 0.2)
+    };
+    (100.0 * h0.to_f64())
+        .min(h1.to_f64())
+        .min(interval)
+        .min(max_step)
 }
