@@ -24,13 +24,14 @@ use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid, Lo
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::api::lorenz::EnsembleRun;
-use kernpack::api::lorenz63::Lorenz63Run;
+use kernpack::api::lorenz63::{Lorenz63AdaptiveRun, Lorenz63Run};
 use kernpack::api::multi::GpuProfile;
 use kernpack::api::reduce_batched::NormalizeBatched;
 use kernpack::{
-    Error, Float, Gpu, Kernpack, LombScargleBatchOnDevice, LombScargleOptions,
-    LombScarglePeaksOnDevice, Lorenz05Model, Lorenz05Params, Lorenz63Params, Lorenz96Params,
-    MultiGpu, MultiGpuOptions, Normalize, PerMember, Periodogram,
+    AdaptiveControl, AdaptiveStatus, Error, Float, Gpu, Kernpack, LombScargleBatchOnDevice,
+    LombScargleOptions, LombScarglePeaksOnDevice, Lorenz05Model, Lorenz05Params,
+    Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveParams, Lorenz63Params, Lorenz96Params, MultiGpu,
+    MultiGpuOptions, Normalize, PerMember, Periodogram,
 };
 
 // ---- gating ----
@@ -346,6 +347,100 @@ fn check_lorenz63<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuPr
             &format!("{what} saved"),
         );
         assert_eq!(got.save_at, save_at);
+        assert_within_limit(&profiles);
+        last = profiles;
+    }
+    last
+}
+
+/// The median of the members' attempted steps in `run`.
+fn median_attempts<T>(run: &Lorenz63AdaptiveEnsemble<T>) -> u32 {
+    let mut attempts: Vec<u32> = (run.accepted.iter().zip(&run.rejected))
+        .map(|(a, r)| a + r)
+        .collect();
+    attempts.sort_unstable();
+    attempts[attempts.len() / 2]
+}
+
+/// Adaptive Lorenz 63 ensembles (shared and per-member sigma, rho, beta;
+/// with and without save times; few steps allowed, so that some members
+/// stop early) on `multi` against one piece on GPU `reference`, the steps
+/// and statuses included; returns the profiles of the last call.
+fn check_lorenz63_adaptive<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuProfile> {
+    let members = 3001;
+    let mut rng = Rng(6363);
+    let initial: Vec<T> = (0..3 * members)
+        .map(|_| T::from_f64(rng.range(-15.0, 15.0)))
+        .collect();
+    let mut draw = |lo: f64, hi: f64| -> Vec<T> {
+        (0..members)
+            .map(|_| T::from_f64(rng.range(lo, hi)))
+            .collect()
+    };
+    let (sigma, rho, beta) = (draw(8.0, 12.0), draw(20.0, 35.0), draw(2.0, 3.0));
+    let classic = Lorenz63AdaptiveParams::<&[T]>::default();
+    let control = AdaptiveControl {
+        rtol: 1e-5,
+        atol: 1e-6,
+        ..AdaptiveControl::default()
+    };
+    let each = Lorenz63AdaptiveParams {
+        sigma: PerMember::Each(sigma.as_slice()),
+        rho: PerMember::Each(rho.as_slice()),
+        beta: PerMember::Each(beta.as_slice()),
+        t0: 0.5,
+        t_end: 2.0,
+        control,
+    };
+    let mixed = Lorenz63AdaptiveParams {
+        beta: PerMember::Each(beta.as_slice()),
+        ..classic
+    };
+    // Few attempts allowed (the median of the members' in a full run):
+    // about half stop.
+    #[rustfmt::skip]
+    let full = in_one_piece(reference, Lorenz63AdaptiveRun { params: each, initial: &initial, save_times: &[] });
+    let max_steps = median_attempts(&full.unwrap());
+    let stopping = Lorenz63AdaptiveParams {
+        control: AdaptiveControl {
+            max_steps,
+            ..control
+        },
+        ..each
+    };
+    let mut last = Vec::new();
+    for (p, save_times) in [
+        (classic, &[][..]),
+        (each, &[0.5, 1.0, 2.0][..]),
+        (mixed, &[0.75][..]),
+        (stopping, &[0.75, 1.5, 2.0][..]),
+    ] {
+        #[rustfmt::skip]
+        let op = Lorenz63AdaptiveRun { params: p, initial: &initial, save_times };
+        let want = in_one_piece(reference, op).unwrap();
+        let (got, profiles) = multi
+            .lorenz63_adaptive_profiled(&p, &initial, save_times)
+            .unwrap();
+        let what = format!("adaptive Lorenz 63 {} {save_times:?}", T::NAME);
+        assert_same_bits(
+            &bits(&got.final_state),
+            &bits(&want.final_state),
+            &format!("{what} states"),
+        );
+        assert_eq!(got.saved.len(), save_times.len() * initial.len());
+        assert_same_bits(
+            &bits(&got.saved),
+            &bits(&want.saved),
+            &format!("{what} saved"),
+        );
+        assert_eq!(got.accepted, want.accepted, "{what} accepted");
+        assert_eq!(got.rejected, want.rejected, "{what} rejected");
+        assert_eq!(got.status, want.status, "{what} status");
+        assert_eq!(got.save_times, save_times);
+        if p.control.max_steps == max_steps {
+            let stopped = got.status.iter().filter(|s| **s != AdaptiveStatus::Reached);
+            assert!((1..members).contains(&stopped.count()), "{what}");
+        }
         assert_within_limit(&profiles);
         last = profiles;
     }
@@ -736,6 +831,10 @@ fn chunked_ensembles_equal_unchunked() {
     // 64 KB: Lorenz 63 members in many chunks.
     let profiles = check_lorenz63::<f32>(&multi.clone().with_max_device_bytes(64 << 10), &gpu);
     assert!(chunks(&profiles) >= 3, "{profiles:?}");
+    check_lorenz63_adaptive::<f64>(&multi, &gpu);
+    let small = multi.clone().with_max_device_bytes(64 << 10);
+    let profiles = check_lorenz63_adaptive::<f32>(&small, &gpu);
+    assert!(chunks(&profiles) >= 3, "{profiles:?}");
     // 1 MiB: a Lorenz 96 member with 6 frames of 40 f32 is ~1 KB.
     let small = multi.with_max_device_bytes(1 << 20);
     check_ensembles::<f32>(&small, &gpu);
@@ -810,6 +909,25 @@ fn a_one_gpu_handle_runs_large_ensembles_in_chunks_with_the_same_bits() {
     assert!(op.split().unwrap().device_bytes > kernpack::api::exec::PIPELINE_BYTES);
     let want = in_one_piece(&gpu, op).unwrap();
     assert_eq!(bits(&got.final_state), bits(&want.final_state));
+    // The adaptive run likewise, with its stats: 68 bytes per f64 member
+    // (states in and out, sigma, 3 u32).
+    let members = (300 << 20) / 68;
+    let initial: Vec<f64> = (0..3 * members).map(|_| rng.range(-15.0, 15.0)).collect();
+    let sigma: Vec<f64> = (0..members).map(|_| rng.range(8.0, 12.0)).collect();
+    let p = Lorenz63AdaptiveParams {
+        sigma: PerMember::Each(sigma.as_slice()),
+        t_end: 0.05,
+        ..Lorenz63AdaptiveParams::default()
+    };
+    let got = kp.lorenz63_adaptive(&p, &initial, &[]).unwrap();
+    #[rustfmt::skip]
+    let op = Lorenz63AdaptiveRun { params: p, initial: &initial, save_times: &[] };
+    assert!(op.split().unwrap().device_bytes > kernpack::api::exec::PIPELINE_BYTES);
+    let want = in_one_piece(&gpu, op).unwrap();
+    assert_eq!(bits(&got.final_state), bits(&want.final_state));
+    assert_eq!(got.accepted, want.accepted);
+    assert_eq!(got.rejected, want.rejected);
+    assert_eq!(got.status, want.status);
 }
 
 #[test]
@@ -931,6 +1049,10 @@ fn two_gpus_ensembles_equal_one_gpu() {
     assert!(profiles.len() >= 2);
     check_lorenz63::<f32>(&all, &gpu0);
     let profiles = check_lorenz63::<f64>(&all.clone().with_max_device_bytes(64 << 10), &gpu0);
+    assert!(profiles.len() >= 2 && profiles.iter().all(|p| p.plan.chunks.len() >= 2));
+    check_lorenz63_adaptive::<f32>(&all, &gpu0);
+    let small = all.clone().with_max_device_bytes(64 << 10);
+    let profiles = check_lorenz63_adaptive::<f64>(&small, &gpu0);
     assert!(profiles.len() >= 2 && profiles.iter().all(|p| p.plan.chunks.len() >= 2));
 }
 

@@ -40,9 +40,10 @@ Functions
     array (``map_overlap``).
 :func:`median_filter`, :func:`rank_filter`, :func:`percentile_filter`
     ``scipy.ndimage``'s rank filters of an N-D Dask array (``map_overlap``).
-:func:`lorenz96`, :func:`lorenz05`, :func:`lorenz63`
+:func:`lorenz96`, :func:`lorenz05`, :func:`lorenz63`, :func:`lorenz63_adaptive`
     Ensembles chunked by members, one ensemble call per block (Lorenz 63's
-    per-member sigma, rho, beta chunked alongside the members).
+    per-member sigma, rho, beta chunked alongside the members; the adaptive
+    run's states, steps and statuses from the same call).
 
 Where each call runs is kernpack's usual choice, made on the worker:
 ``backend=None`` or ``'auto'`` takes the worker's GPU when it has one
@@ -60,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import operator
 import os
 import re
 import threading
@@ -90,6 +92,7 @@ from . import ndimage as _ndimage
 from . import ode as _ode
 from . import signal as _signal
 from . import timeseries as _ts
+from ._native import check_lorenz63_adaptive as _check_lorenz63_adaptive
 from ._native import check_save_at as _check_save_at
 from ._native import frame_count as _frame_count
 from ._native import series_layout as _series_layout
@@ -112,6 +115,7 @@ __all__ = [
     "lorenz96",
     "lorenz05",
     "lorenz63",
+    "lorenz63_adaptive",
 ]
 
 _TWO_PI = 2.0 * math.pi
@@ -1913,6 +1917,37 @@ def lorenz05(
     return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)
 
 
+def _lorenz63_members(initial: Any, sigma: Any, rho: Any, beta: Any):
+    """A Lorenz 63 ensemble's inputs in blocks of members: the states
+    ``(members, 3)`` in one float dtype, whole states in each block; whether
+    `initial` was one state; the values shared by every member, by name; and
+    the names of those given per member (sorted) with each one's values as a
+    ``(members, 1)`` column in the states' member chunks, so that each block
+    gets its own members' values."""
+    x = da.asarray(initial)
+    dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
+    if x.shape[-1:] != (3,) or x.ndim not in (1, 2) or x.size == 0:
+        raise ValueError(f"initial must be (members, 3) states (or one state of 3), got shape {x.shape}")
+    one = x.ndim == 1
+    # One block = whole member states.
+    x = (x[None, :] if one else x).astype(dtype).rechunk({1: -1})
+    members, kind = x.shape[0], type(meta_from_array(x))
+    given = {"sigma": sigma, "rho": rho, "beta": beta}
+    shared = {k: float(v) for k, v in given.items() if np.ndim(v) == 0}
+    columns = {}
+    for name in (k for k in given if k not in shared):
+        a = da.asarray(given[name])
+        if a.shape != (members,):
+            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
+        if type(meta_from_array(a)) is not kind:
+            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
+                            f"{kind.__name__} blocks: pass both on one side")
+        # A column of the members' values, in initial's member chunks.
+        columns[name] = a.astype(dtype)[:, None].rechunk((x.chunks[0], 1))
+    names = sorted(columns)
+    return x, one, shared, names, [columns[name] for name in names]
+
+
 def _lorenz63_block(block, *each, names, steps, save_at, params):
     # Each per-member parameter arrives as its (members, 1) column of this block's members.
     params = dict(params, **{name: column.reshape(-1) for name, column in zip(names, each)})
@@ -1962,34 +1997,14 @@ def lorenz63(
     (steps,) = _ode._counts(steps=steps)
     save = _ode._save_steps(save_at, steps)
     _check_save_at(save, steps)
-    x = da.asarray(initial)
-    dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
-    if x.shape[-1:] != (3,) or x.ndim not in (1, 2) or x.size == 0:
-        raise ValueError(f"initial must be (members, 3) states (or one state of 3), got shape {x.shape}")
-    one = x.ndim == 1
-    # One block = whole member states.
-    x = (x[None, :] if one else x).astype(dtype).rechunk({1: -1})
-    members, kind = x.shape[0], type(meta_from_array(x))
-    given = {"sigma": sigma, "rho": rho, "beta": beta}
-    shared = {k: float(v) for k, v in given.items() if np.ndim(v) == 0}
-    columns = {}
-    for name in (k for k in given if k not in shared):
-        a = da.asarray(given[name])
-        if a.shape != (members,):
-            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
-        if type(meta_from_array(a)) is not kind:
-            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
-                            f"{kind.__name__} blocks: pass both on one side")
-        # A column of the members' values, in initial's member chunks.
-        columns[name] = a.astype(dtype)[:, None].rechunk((x.chunks[0], 1))
+    x, one, shared, names, arrays = _lorenz63_members(initial, sigma, rho, beta)
+    dtype = x.dtype
     # The single-process function's checks and errors (dt, the shared
     # values, the backend's name), on one member for zero steps.
-    probe = {name: np.zeros(1, dtype) for name in columns}
+    probe = {name: np.zeros(1, dtype) for name in names}
     _ode.lorenz63(np.zeros((1, 3), dtype), dt=dt, steps=0, backend="cpu", **shared, **probe)
-    names = sorted(columns)
     params = dict(shared, dt=float(dt), backend=backend)
     kwargs = dict(names=names, steps=steps, save_at=save, params=params)
-    arrays = [columns[name] for name in names]
     if not save:
         final = da.map_blocks(_lorenz63_block, x, *arrays, dtype=dtype, meta=meta_from_array(x), **kwargs)
         return _ode.Lorenz63Run(final[0] if one else final, None)
@@ -1999,3 +2014,90 @@ def lorenz63(
     )
     final, saved = both[-1], both[:-1]
     return _ode.Lorenz63Run(final[0], saved[:, 0]) if one else _ode.Lorenz63Run(final, saved)
+
+
+def _lorenz63_adaptive_block(block, *each, names, t_eval, params):
+    # Each per-member parameter arrives as its (members, 1) column of this block's members.
+    params = dict(params, **{name: column.reshape(-1) for name, column in zip(names, each)})
+    run = _ode.lorenz63_adaptive(block, t_eval=t_eval, **params)
+    # Every output of the block from one call, as a tuple (_block_output
+    # takes it apart); the stats (members, 3) int32 as the native call gives
+    # them (NumPy hands CuPy blocks to CuPy's stack).
+    return run.final, run.saved, np.stack([run.accepted, run.rejected, run.status], axis=1)
+
+
+def _block_output(blocks, k: int, **kwargs):
+    """Output `k` of `blocks`, a Dask array whose blocks are tuples of one
+    call's outputs (never computed as an array): one ``getitem`` task per
+    block, with the output's chunks, dtype and meta in `kwargs` (as
+    ``map_blocks`` takes them). Every output's tasks depend on the same call
+    tasks, so computing several outputs together (``dask.compute``) runs
+    each call once."""
+    return blocks.map_blocks(operator.getitem, k, **kwargs)
+
+
+def lorenz63_adaptive(
+    initial: Any,
+    *,
+    sigma: Any = 10.0,
+    rho: Any = 28.0,
+    beta: Any = 8.0 / 3.0,
+    t_span: Tuple[float, float] = (0.0, 1.0),
+    t_eval: Any = None,
+    rtol: float = 1e-3,
+    atol: float = 1e-6,
+    first_step: Optional[float] = None,
+    max_step: float = np.inf,
+    max_steps: int = 100_000,
+    backend: Optional[str] = None,
+) -> "_ode.Lorenz63AdaptiveRun":
+    """:func:`kernpack.ode.lorenz63_adaptive` of an ensemble chunked by members.
+
+    Parameters
+    ----------
+    initial : dask.array.Array (or array_like)
+        ``(members, 3)`` initial states at ``t_span[0]`` (or one state
+        ``(3,)``), chunked along members (a chunking along the 3 is undone);
+        NumPy or CuPy blocks.
+    sigma, rho, beta : float, dask.array.Array or array_like, optional
+        One value for every member, or one per member (``(members,)``), in
+        blocks of the same kind as `initial`'s; rechunked to `initial`'s
+        members, so that each block gets its own members' values.
+    t_span, t_eval, rtol, atol, first_step, max_step, max_steps, backend
+        As in :func:`kernpack.ode.lorenz63_adaptive`; checked when the graph
+        is built, with the run's messages.
+
+    Returns
+    -------
+    kernpack.ode.Lorenz63AdaptiveRun
+        Of Dask arrays chunked as the members: ``final`` ``(members, 3)``,
+        with `t_eval` ``saved`` ``(len(t_eval), members, 3)``, and
+        ``accepted``, ``rejected``, ``status`` ``(members,)`` int32
+        (``success`` is ``status == 0``, a Dask array too). Each block is one
+        ensemble call whose outputs are taken apart per block (its task
+        returns them as a tuple, so the states and the int32 stats keep
+        their dtypes): computing several together (``dask.compute(run.final,
+        run.saved, run.status)``) runs it once. Members are independent, so
+        the blocks equal the one-call result bitwise on the same backend,
+        steps and statuses included.
+    """
+    t_span, times, control = _ode._adaptive_args(t_span, t_eval, rtol, atol, first_step, max_step, max_steps)
+    x, one, shared, names, columns = _lorenz63_members(initial, sigma, rho, beta)
+    # The run's own checks and messages (the shared values, the time span,
+    # the step control, t_eval), without running anything.
+    _check_lorenz63_adaptive(tuple(shared.get(k, 0.0) for k in ("sigma", "rho", "beta")), t_span, control, times)
+    rtol, atol, first_step, max_step, max_steps = control
+    params = dict(shared, t_span=t_span, rtol=rtol, atol=atol, first_step=first_step, max_step=max_step,
+                  max_steps=max_steps, backend=backend)
+    # Blocks of tuples (final, saved, stats): their dtype and meta are placeholders.
+    blocks = da.map_blocks(_lorenz63_adaptive_block, x, *columns, names=names, t_eval=times, params=params,
+                           dtype=x.dtype, meta=meta_from_array(x))
+    final = _block_output(blocks, 0, dtype=x.dtype, meta=meta_from_array(x))
+    saved = None
+    if times:
+        saved = _block_output(blocks, 1, new_axis=[0], chunks=((len(times),),) + x.chunks, dtype=x.dtype,
+                              meta=meta_from_array(x, ndim=3))
+    stats = _block_output(blocks, 2, dtype=np.int32, meta=meta_from_array(x, dtype=np.int32))
+    if one:
+        final, saved, stats = final[0], None if saved is None else saved[:, 0], stats[0]
+    return _ode.Lorenz63AdaptiveRun(final, saved, stats[..., 0], stats[..., 1], stats[..., 2])

@@ -594,6 +594,27 @@ class Lorenz63AdaptiveRun(NamedTuple):
         return self.status == 0
 
 
+def _adaptive_args(t_span: Any, t_eval: Any, rtol: Any, atol: Any, first_step: Any, max_step: Any,
+                   max_steps: Any) -> Tuple[Tuple[float, float], list, tuple]:
+    """:func:`lorenz63_adaptive`'s time span, save times and step control as
+    the native calls take them (``(t0, t_end)``, a list of times, ``(rtol,
+    atol, first_step, max_step, max_steps)``), after the checks of their
+    types; the run (or ``check_lorenz63_adaptive``) checks the values."""
+    t0, t_end = (float(v) for v in t_span)
+    times = [] if t_eval is None else np.asarray(t_eval, dtype=np.float64)
+    if np.ndim(times) != 1:
+        raise ValueError(f"t_eval must be a 1-D sequence of times, got {t_eval!r}")
+    times = [float(v) for v in times]
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or not (
+            1 <= max_steps <= 2**31 - 1):
+        raise ValueError(f"max_steps must be an integer in 1..2**31-1, got {max_steps!r}")
+    if first_step is not None:
+        first_step = float(first_step)
+        if not first_step > 0:
+            raise ValueError(f"first_step must be > 0 (None: chosen per member), got {first_step}")
+    return (t0, t_end), times, (float(rtol), float(atol), first_step, float(max_step), int(max_steps))
+
+
 def lorenz63_adaptive(
     x0: Any,
     sigma: Any = 10.0,
@@ -641,7 +662,9 @@ def lorenz63_adaptive(
         Steps attempted per member before it stops with status 1 (default
         100,000; at most 2**31 - 1).
     backend, device
-        As in :func:`lorenz96` (one GPU).
+        As in :func:`lorenz96`: host arrays on a list of GPUs split their
+        members (with their per-member parameters) over them, bitwise as on
+        one (the steps and statuses too).
 
     Returns
     -------
@@ -649,19 +672,7 @@ def lorenz63_adaptive(
         States at ``t_end`` and at `t_eval`, accepted and rejected steps and
         status per member, in the input's library.
     """
-    t0, t_end = (float(v) for v in t_span)
-    times = [] if t_eval is None else np.asarray(t_eval, dtype=np.float64)
-    if np.ndim(times) != 1:
-        raise ValueError(f"t_eval must be a 1-D sequence of times, got {t_eval!r}")
-    times = [float(v) for v in times]
-    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or not (
-            1 <= max_steps <= 2**31 - 1):
-        raise ValueError(f"max_steps must be an integer in 1..2**31-1, got {max_steps!r}")
-    if first_step is not None:
-        first_step = float(first_step)
-        if not first_step > 0:
-            raise ValueError(f"first_step must be > 0 (None: chosen per member), got {first_step}")
-    control = (float(rtol), float(atol), first_step, float(max_step), int(max_steps))
+    (t0, t_end), times, control = _adaptive_args(t_span, t_eval, rtol, atol, first_step, max_step, max_steps)
     inputs = _Lorenz63Inputs(x0, sigma, rho, beta)
     p = inputs.params()
     if inputs.host is not None:

@@ -341,6 +341,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(lorenz63::lorenz63_adaptive, m)?,
         wrap_pyfunction!(lorenz63::lorenz63_adaptive_device, m)?,
         wrap_pyfunction!(lorenz63::check_save_at, m)?,
+        wrap_pyfunction!(lorenz63::check_lorenz63_adaptive, m)?,
     ] {
         m.add_function(function)?;
     }

@@ -6,8 +6,10 @@ use numpy::{Element, IntoPyArray, Ix2, PyArrayMethods, PyUntypedArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use kernpack::api::exec::Operation;
 use kernpack::api::lorenz63::{
-    check_save_at as check_steps, Lorenz63AdaptiveDeviceBuffers, Lorenz63DeviceBuffers,
+    check_save_at as check_steps, Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveRun,
+    Lorenz63DeviceBuffers,
 };
 use kernpack::{
     AdaptiveControl, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice, Lorenz63AdaptiveParams,
@@ -167,6 +169,25 @@ fn adaptive_params<V>(
             max_steps: control.4,
         },
     }
+}
+
+/// Checks an adaptive run's shared values, time span, step control and
+/// save times as a run would, without running anything: ValueError with the
+/// run's message otherwise (for kernpack.dask, which checks before it
+/// builds the graph; the states and per-member values come with the blocks).
+#[pyfunction]
+pub(crate) fn check_lorenz63_adaptive(
+    shared: Shared,
+    t_span: (f64, f64),
+    control: Control,
+    save_times: Vec<f64>,
+) -> PyResult<()> {
+    let run = Lorenz63AdaptiveRun {
+        params: adaptive_params::<&[f64]>(shared, [None, None, None], t_span, control),
+        initial: &[0.0; 3],
+        save_times: &save_times,
+    };
+    run.validate().map_err(to_py)
 }
 
 /// The final states, the saved states (if any) and the stats.

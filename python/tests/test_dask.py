@@ -1107,6 +1107,128 @@ def test_lorenz63_arguments_are_checked_before_anything_runs():
             call()
 
 
+def _same_bits(got, want):
+    """Equal bit for bit (NaN at the same places with the same bits)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+def _adaptive_equal(run, one):
+    """A kd.lorenz63_adaptive result, computed at once, equals the one call's bitwise."""
+    got = dask.compute(run.final, run.saved, run.accepted, run.rejected, run.status, run.success)
+    for field, value in zip(("final", "saved", "accepted", "rejected", "status", "success"), got):
+        want = getattr(one, field)
+        if want is None:
+            assert value is None, field
+        else:
+            _same_bits(value, want)
+
+
+def test_lorenz63_adaptive_split_by_members_is_bitwise_the_one_call(backend, rng):
+    initial = rng.normal(0, 10, size=(11, 3))
+    darr = da.from_array(initial, chunks=(3, 2))  # split along the 3 too: undone
+    kwargs = dict(t_span=(0.5, 2.0), t_eval=[0.5, 1.2, 2.0], rtol=1e-7, atol=1e-9, backend=backend)
+    run = kd.lorenz63_adaptive(darr, **kwargs)
+    assert isinstance(run, kernpack.ode.Lorenz63AdaptiveRun)
+    assert run.final.chunks == ((3, 3, 3, 2), (3,))
+    assert run.saved.shape == (3, 11, 3) and run.saved.chunks[1] == (3, 3, 3, 2)
+    for stat in (run.accepted, run.rejected, run.status):
+        assert stat.shape == (11,) and stat.dtype == np.int32 and stat.chunks == ((3, 3, 3, 2),)
+    one = kernpack.ode.lorenz63_adaptive(initial, **kwargs)
+    assert one.success.all() and (one.accepted > 10).all()
+    _adaptive_equal(run, one)
+    assert "lorenz63_adaptive" in kd.__all__ and ":func:`lorenz63_adaptive`" in kd.__doc__
+    # Without t_eval, a given first step and a largest one.
+    kwargs = dict(t_span=(0.0, 1.0), first_step=1e-3, max_step=0.05, backend=backend)
+    only_final = kd.lorenz63_adaptive(darr, **kwargs)
+    assert only_final.saved is None
+    _adaptive_equal(only_final, kernpack.ode.lorenz63_adaptive(initial, **kwargs))
+
+
+def test_lorenz63_adaptive_per_member_parameters_are_chunked_with_the_members(backend, rng):
+    members = 13
+    initial = rng.normal(0, 10, size=(members, 3)).astype(np.float32)
+    sigma = rng.uniform(8, 12, members).astype(np.float32)
+    rho = rng.uniform(20, 35, members)  # float64 values of a float32 run: cast as in the one call
+    kwargs = dict(t_span=(0, 1.5), t_eval=[0.25, 1.5], rtol=1e-5, atol=1e-6, backend=backend)
+    one = kernpack.ode.lorenz63_adaptive(initial, sigma, rho, 2.5, **kwargs)
+    # sigma chunked unlike the members (rechunked to them), rho a NumPy array, beta shared.
+    run = kd.lorenz63_adaptive(da.from_array(initial, chunks=(4, 3)), sigma=da.from_array(sigma, chunks=5), rho=rho,
+                               beta=2.5, **kwargs)
+    assert run.final.dtype == np.float32 and run.saved.dtype == np.float32
+    _adaptive_equal(run, one)
+    # Each block took its own members' values: reversing them changes every block.
+    flipped = kd.lorenz63_adaptive(da.from_array(initial, chunks=(4, 3)), sigma=sigma[::-1], rho=rho, beta=2.5,
+                                   **kwargs).final.compute()
+    assert not np.array_equal(flipped[:4], one.final[:4])
+    # One state, as the single-process call shapes it.
+    lone = kd.lorenz63_adaptive(da.from_array(initial[0]), sigma=sigma[:1], **kwargs)
+    want = kernpack.ode.lorenz63_adaptive(initial[0], sigma[:1], **kwargs)
+    assert lone.final.shape == (3,) and lone.saved.shape == (2, 3) and lone.status.shape == ()
+    _adaptive_equal(lone, want)
+
+
+def test_lorenz63_adaptive_members_that_stop_early_keep_their_own_status(backend, rng):
+    initial = rng.normal(0, 10, size=(17, 3))
+    initial[6] = [1e300, -1e300, 1e300]  # overflows: stops with the step size too small
+    kwargs = dict(t_span=(0, 2), t_eval=[0.1, 1.0, 2.0], rtol=1e-6, atol=1e-8, backend=backend)
+    full = kernpack.ode.lorenz63_adaptive(initial, **kwargs)
+    # As many attempts as the median member takes: about half stop at max_steps.
+    kwargs["max_steps"] = int(np.median((full.accepted + full.rejected)[full.success]))
+    one = kernpack.ode.lorenz63_adaptive(initial, **kwargs)
+    assert set(one.status.tolist()) == {0, 1, 2}
+    run = kd.lorenz63_adaptive(da.from_array(initial, chunks=4), **kwargs)
+    status = run.status.compute()
+    # Statuses differ across blocks (and within some); the stopped members' later saved states are NaN.
+    blocks = [tuple(status[i:i + 4].tolist()) for i in range(0, 17, 4)]
+    assert len(set(blocks)) > 1 and any(len(set(b)) > 1 for b in blocks), blocks
+    assert np.isnan(one.saved[-1][~one.success]).all()
+    _adaptive_equal(run, one)
+
+
+def test_lorenz63_adaptive_runs_each_block_once(monkeypatch, rng):
+    calls = []
+    solo = kernpack.ode.lorenz63_adaptive
+
+    def counted(x0, *args, **kwargs):
+        calls.append(len(x0))
+        return solo(x0, *args, **kwargs)
+
+    # In this process (the synchronous scheduler), where the patch holds.
+    monkeypatch.setattr(kd._ode, "lorenz63_adaptive", counted)
+    initial = rng.normal(0, 10, size=(10, 3))
+    run = kd.lorenz63_adaptive(da.from_array(initial, chunks=4), t_eval=[0.5], max_steps=30, backend="cpu")
+    got = dask.compute(run.final, run.saved, run.accepted, run.rejected, run.status, run.success, scheduler="sync")
+    assert sorted(calls) == [2, 4, 4]
+    calls.clear()
+    np.testing.assert_array_equal(run.final[:3].compute(scheduler="sync"), got[0][:3])
+    assert calls == [4]  # only the block of these members
+
+
+def test_lorenz63_adaptive_arguments_are_checked_before_anything_runs():
+    x = da.zeros((4, 3), chunks=2)
+    for kwargs, error, match in (
+        (dict(t_span=(1.0, 0.0)), ValueError, "t_end >= t0"),
+        (dict(t_eval=[0.5, 0.2]), ValueError, "sorted and unique"),
+        (dict(t_eval=[2.0]), ValueError, "outside the time span"),
+        (dict(t_eval=[[0.5]]), ValueError, "t_eval must be a 1-D"),
+        (dict(rtol=-1.0), ValueError, "rtol"),
+        (dict(rtol=0.0, atol=0.0), ValueError, "both be 0"),
+        (dict(first_step=2.0), ValueError, "first_step"),
+        (dict(first_step=0.0), ValueError, "first_step"),
+        (dict(max_step=0.0), ValueError, "max_step"),
+        (dict(max_steps=0), ValueError, "max_steps"),
+        (dict(max_steps=2**31), ValueError, "max_steps"),
+        (dict(rho=float("nan")), ValueError, "rho must be finite"),
+        (dict(sigma=np.ones(5)), ValueError, "sigma must be one value or 4 values"),
+    ):
+        with pytest.raises(error, match=match):
+            kd.lorenz63_adaptive(x, **kwargs)
+    with pytest.raises(ValueError, match="initial must be"):
+        kd.lorenz63_adaptive(da.zeros((4, 2), chunks=2))
+
+
 def test_calls_at_a_time_per_worker(backend):
     """GPU peaks: two calls at a time per process (one packs while the
     other's kernels run); a whole-periodogram GPU call alone; CPU calls one

@@ -289,6 +289,10 @@ def test_a_list_of_devices_on_the_cpu_backend_is_ignored(rng):
     got = ode.lorenz63(x0, sigma, steps=30, save_at=[10], backend="cpu", device=[0, 1])
     np.testing.assert_array_equal(got.final, want.final)
     np.testing.assert_array_equal(got.saved, want.saved)
+    want = ode.lorenz63_adaptive(x0, sigma, t_eval=[0.5], max_steps=40, backend="cpu")
+    got = ode.lorenz63_adaptive(x0, sigma, t_eval=[0.5], max_steps=40, backend="cpu", device=[0, 1])
+    for field in want._fields:
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
 
 
 @pytest.mark.skipif(COUNT > 0, reason="this machine has a GPU")
@@ -321,6 +325,12 @@ def test_a_list_of_gpus_gives_the_bits_of_one_gpu(rng):
         got63 = ode.lorenz63(x3, rho=rho, steps=80, save_at=[0, 30, 80], device=devices)
         np.testing.assert_array_equal(got63.final, want63.final)
         np.testing.assert_array_equal(got63.saved, want63.saved)
+        # Adaptive: each member's steps and status gathered with its states (some stop at max_steps).
+        want63 = ode.lorenz63_adaptive(x3, rho=rho, t_span=(0, 2), t_eval=[0.5, 2], rtol=1e-6, max_steps=60, device=0)
+        got63 = ode.lorenz63_adaptive(x3, rho=rho, t_span=(0, 2), t_eval=[0.5, 2], rtol=1e-6, max_steps=60,
+                                      device=devices)
+        for field in want63._fields:
+            np.testing.assert_array_equal(getattr(got63, field), getattr(want63, field))
         x = np.abs(rng.normal(size=offsets[-1])) + 0.1
         a, b = x.copy(), x.copy()
         reduce.normalize_batched(a, offsets, device=devices)

@@ -9,9 +9,10 @@
 //! `3 m`); saved states are frames x members x 3, frame k the states after
 //! `save_at[k]` steps (0: the initial states).
 //!
-//! The run splits by member (each member is one GPU thread, its parameters
-//! its own): over the GPUs of a [`MultiGpu`], or in chunks on one GPU for
-//! ensembles above the pipeline's threshold (see [`crate::api::exec`]).
+//! Both runs split by member (each member is one GPU thread, its parameters
+//! and, adaptive, its steps its own): over the GPUs of a [`MultiGpu`], or in
+//! chunks on one GPU for ensembles above the pipeline's threshold (see
+//! [`crate::api::exec`]).
 use std::sync::Arc;
 
 pub use crate::gpu::lorenz63::{Lorenz63AdaptiveOnDevice, Lorenz63OnDevice};
@@ -236,22 +237,27 @@ impl<T: Float> Operation for Lorenz63AdaptiveRun<'_, T> {
         )?;
         // SAFETY: buffers just allocated on this GPU with the validated lengths.
         unsafe { gpu.launch_fresh(call, ()) }?;
-        let stats = gpu.download(&stats)?;
-        Ok(Lorenz63AdaptiveEnsemble {
-            members: len / 3,
-            final_state: gpu.download(&out)?,
-            saved: saved
+        Ok(Lorenz63AdaptiveEnsemble::from_stats(
+            gpu.download(&out)?,
+            saved
                 .map(|s| gpu.download(&s))
                 .transpose()?
                 .unwrap_or_default(),
-            save_times: self.save_times.to_vec(),
-            accepted: stats.chunks(3).map(|s| s[0]).collect(),
-            rejected: stats.chunks(3).map(|s| s[1]).collect(),
-            status: stats
-                .chunks(3)
-                .map(|s| AdaptiveStatus::from_code(s[2]))
-                .collect(),
-        })
+            self.save_times,
+            &gpu.download(&stats)?,
+        ))
+    }
+
+    fn split(&self) -> Option<Split> {
+        // Every member is as large as the first.
+        multi::split_of(self, self.initial.len() / 3, 0)
+    }
+
+    fn on_pipeline(
+        self,
+        gpus: &MultiGpu,
+    ) -> Result<(Lorenz63AdaptiveEnsemble<T>, Vec<GpuProfile>)> {
+        multi::ensemble::lorenz63_adaptive(&Exec::Gpus(gpus), self)
     }
 }
 
@@ -283,7 +289,10 @@ impl Kernpack {
         /// each in [t0, t_end]; from the steps' dense output), and per
         /// member the accepted and rejected steps and how its run ended
         /// (a member that stops early keeps its last state, NaN at the
-        /// later save times).
+        /// later save times). Large ensembles run in chunks of members, and
+        /// a handle over several GPUs splits the members over them
+        /// ([`MultiGpu::lorenz63_adaptive`]), as [`Kernpack::lorenz63`]
+        /// (bitwise the same result).
         fn lorenz63_adaptive(p: &Lorenz63AdaptiveParams<&[T]>, initial: &[T], save_times: &[f64]) -> Lorenz63AdaptiveEnsemble<T>
             = Lorenz63AdaptiveRun { params: *p, initial, save_times };
     }

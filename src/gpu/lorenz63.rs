@@ -449,11 +449,6 @@ impl<T: Float> DeviceOperation for Lorenz63AdaptiveOnDevice<T> {
 
     /// The save times copied to the stream, then one launch.
     unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-        let (b, p) = (&self.buffers, &self.p);
-        let kernel = kernels::lorenz63_dopri5::<T>();
-        let loaded = gpu.kernel(&kernel)?;
-        debug_assert_eq!(loaded.block as usize, BLOCK);
-        let grid = loaded.grid_for(self.members as u64, BLOCK as u64);
         // Freed in stream order after the launch (cudarc's asynchronous free).
         let times = match self.save_times.is_empty() {
             true => None,
@@ -467,6 +462,31 @@ impl<T: Float> DeviceOperation for Lorenz63AdaptiveOnDevice<T> {
             Some(t) => t.device_ptr(stream).0,
             None => 0,
         };
+        // SAFETY: the caller's buffers (checked as the trait demands); the
+        // times were just copied on this stream.
+        unsafe { self.launch_with_times(gpu, stream, times_ptr) }
+    }
+}
+
+impl<T: Float> Lorenz63AdaptiveOnDevice<T> {
+    /// The one launch, with `save_times` already on the device at `times`
+    /// (0 without save times): [`DeviceOperation::launch`] after its copy,
+    /// and a chunk of the multi-GPU pipeline, whose arena holds the copy.
+    ///
+    /// # Safety
+    /// As [`DeviceOperation::launch`]; `times` holds `save_times` on this
+    /// GPU, written before on `stream`.
+    pub(crate) unsafe fn launch_with_times(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        times: CUdeviceptr,
+    ) -> Result<()> {
+        let (b, p) = (&self.buffers, &self.p);
+        let kernel = kernels::lorenz63_dopri5::<T>();
+        let loaded = gpu.kernel(&kernel)?;
+        debug_assert_eq!(loaded.block as usize, BLOCK);
+        let grid = loaded.grid_for(self.members as u64, BLOCK as u64);
         let c = &p.control;
         let run = L63Adaptive {
             t0: p.t0,
@@ -492,7 +512,7 @@ impl<T: Float> DeviceOperation for Lorenz63AdaptiveOnDevice<T> {
             p.sigma.all(),
             p.rho.all(),
             p.beta.all(),
-            In::<f64>::new(times_ptr),
+            In::<f64>::new(times),
             run,
         );
         unsafe { gpu.launch(&kernel, LaunchConfig::grid(grid), stream, args) }

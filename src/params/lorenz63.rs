@@ -76,13 +76,14 @@ impl<V> Default for Lorenz63Params<V> {
 }
 
 impl<V> Lorenz63Params<V> {
-    /// The same parameters with `f` applied to each per-member value set
-    /// (to their lengths for the checks, to device addresses for a launch).
-    pub fn map<W>(self, f: impl Fn(V) -> W) -> Lorenz63Params<W> {
+    /// The same parameters with `f` applied to each per-member value set,
+    /// sigma, rho, beta in that order (to their lengths for the checks, to
+    /// device addresses for a launch, to arena places for a chunk).
+    pub fn map<W>(self, mut f: impl FnMut(V) -> W) -> Lorenz63Params<W> {
         Lorenz63Params {
-            sigma: self.sigma.map(&f),
-            rho: self.rho.map(&f),
-            beta: self.beta.map(&f),
+            sigma: self.sigma.map(&mut f),
+            rho: self.rho.map(&mut f),
+            beta: self.beta.map(&mut f),
             dt: self.dt,
         }
     }
@@ -193,12 +194,13 @@ impl<V> Default for Lorenz63AdaptiveParams<V> {
 }
 
 impl<V> Lorenz63AdaptiveParams<V> {
-    /// The same parameters with `f` applied to each per-member value set.
-    pub fn map<W>(self, f: impl Fn(V) -> W) -> Lorenz63AdaptiveParams<W> {
+    /// The same parameters with `f` applied to each per-member value set,
+    /// sigma, rho, beta in that order.
+    pub fn map<W>(self, mut f: impl FnMut(V) -> W) -> Lorenz63AdaptiveParams<W> {
         Lorenz63AdaptiveParams {
-            sigma: self.sigma.map(&f),
-            rho: self.rho.map(&f),
-            beta: self.beta.map(&f),
+            sigma: self.sigma.map(&mut f),
+            rho: self.rho.map(&mut f),
+            beta: self.beta.map(&mut f),
             t0: self.t0,
             t_end: self.t_end,
             control: self.control,
@@ -273,6 +275,27 @@ pub struct Lorenz63AdaptiveEnsemble<T> {
 }
 
 impl<T> Lorenz63AdaptiveEnsemble<T> {
+    /// The result of a run's buffers as the kernels write them: `stats`
+    /// members x 3 (accepted, rejected, status code; see
+    /// [`Lorenz63AdaptiveDeviceBuffers::stats`]).
+    pub(crate) fn from_stats(
+        final_state: Vec<T>,
+        saved: Vec<T>,
+        save_times: &[f64],
+        stats: &[u32],
+    ) -> Lorenz63AdaptiveEnsemble<T> {
+        let column = |k: usize| stats.chunks_exact(3).map(move |s| s[k]);
+        Lorenz63AdaptiveEnsemble {
+            members: final_state.len() / 3,
+            final_state,
+            saved,
+            save_times: save_times.to_vec(),
+            accepted: column(0).collect(),
+            rejected: column(1).collect(),
+            status: column(2).map(AdaptiveStatus::from_code).collect(),
+        }
+    }
+
     /// Whether every member reached `t_end`.
     pub fn all_reached(&self) -> bool {
         self.status.iter().all(|s| *s == AdaptiveStatus::Reached)

@@ -526,6 +526,192 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// An adaptive run's results as bits (NaN at the save times after a
+    /// stop compares equal to itself).
+    #[allow(clippy::type_complexity)]
+    fn adaptive_bits<T: crate::Float>(
+        r: &crate::Lorenz63AdaptiveEnsemble<T>,
+    ) -> (
+        usize,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u32>,
+        Vec<u32>,
+        Vec<u32>,
+    ) {
+        let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect();
+        (
+            r.members,
+            bits(&r.final_state),
+            bits(&r.saved),
+            r.save_times.iter().map(|t| t.to_bits()).collect(),
+            r.accepted.clone(),
+            r.rejected.clone(),
+            r.status.iter().map(|&s| s as u32).collect(),
+        )
+    }
+
+    /// The median of the members' attempted steps in `run`.
+    fn median_attempts<T>(run: &crate::Lorenz63AdaptiveEnsemble<T>) -> u32 {
+        let mut attempts: Vec<u32> = (run.accepted.iter().zip(&run.rejected))
+            .map(|(a, r)| a + r)
+            .collect();
+        attempts.sort_unstable();
+        attempts[attempts.len() / 2]
+    }
+
+    /// Adaptive Lorenz 63 over stand-in GPUs, in chunks: each chunk with its
+    /// slice of the per-member parameters and a copy of the save times, its
+    /// saved frames and its members' steps and statuses gathered; bit for bit
+    /// the CPU backend's whole ensemble, members that stop early (few steps
+    /// allowed, or a state that overflows) in some chunks and not in others.
+    #[test]
+    fn lorenz63_adaptive_ensembles_split_and_chunked_equal_the_whole_ensemble() {
+        use crate::api::lorenz63::{
+            AdaptiveControl, AdaptiveStatus, Lorenz63AdaptiveParams, Lorenz63AdaptiveRun, PerMember,
+        };
+        let cpu = Kernpack::new(Backend::Cpu).unwrap();
+        let mut rng = Rng(6363);
+        let members = 37;
+        let initial: Vec<f64> = (0..3 * members).map(|_| rng.range(-15.0, 15.0)).collect();
+        let draw = |rng: &mut Rng, lo: f64, hi: f64| -> Vec<f64> {
+            (0..members).map(|_| rng.range(lo, hi)).collect()
+        };
+        let (sigma, rho, beta) = (
+            draw(&mut rng, 8.0, 12.0),
+            draw(&mut rng, 20.0, 35.0),
+            draw(&mut rng, 2.0, 3.0),
+        );
+        let classic = Lorenz63AdaptiveParams::<&[f64]>::default();
+        let tight = AdaptiveControl {
+            rtol: 1e-7,
+            atol: 1e-9,
+            ..AdaptiveControl::default()
+        };
+        let each = Lorenz63AdaptiveParams {
+            sigma: PerMember::Each(sigma.as_slice()),
+            rho: PerMember::Each(rho.as_slice()),
+            beta: PerMember::Each(beta.as_slice()),
+            t0: 0.25,
+            t_end: 1.25,
+            control: tight,
+        };
+        // One per member, the others shared; a given first step and a largest one.
+        let mixed = Lorenz63AdaptiveParams {
+            rho: PerMember::Each(rho.as_slice()),
+            control: AdaptiveControl {
+                first_step: Some(1e-3),
+                max_step: 0.05,
+                ..tight
+            },
+            ..classic
+        };
+        // Few attempts allowed (the median of the members' in a full run):
+        // about half reach t_end, the others stop with their last state
+        // (NaN at the later save times).
+        let max_steps = median_attempts(&cpu.lorenz63_adaptive(&each, &initial, &[]).unwrap());
+        let stopping = Lorenz63AdaptiveParams {
+            control: AdaptiveControl { max_steps, ..tight },
+            ..each
+        };
+        let empty_span = Lorenz63AdaptiveParams {
+            t_end: 0.25,
+            ..each
+        };
+        for (p, save_times) in [
+            (classic, &[][..]),
+            (each, &[0.25, 0.5, 1.0, 1.25][..]),
+            (mixed, &[0.3][..]),
+            (stopping, &[0.3, 0.75, 1.25][..]),
+            (empty_span, &[0.25][..]),
+        ] {
+            let want = cpu.lorenz63_adaptive(&p, &initial, save_times).unwrap();
+            assert_eq!(want.saved.len(), save_times.len() * initial.len());
+            let stopped = want
+                .status
+                .iter()
+                .filter(|s| **s != AdaptiveStatus::Reached);
+            if p.control.max_steps == max_steps {
+                // Both kinds of members, spread over the chunks below.
+                let stopped = stopped.count();
+                assert!(stopped > 3 && stopped < members - 3, "{:?}", want.status);
+                assert!(want.saved.iter().any(|v| v.is_nan()));
+            } else {
+                assert_eq!(stopped.count(), 0, "{:?}", want.status);
+            }
+            for (parts, limit, chunk) in [
+                (1, 1 << 30, 1 << 30),
+                (2, 1 << 30, 1 << 30),
+                (3, 6000, 1 << 30), // 8 buffers of a member: 2 KB with their alignment
+                (3, 1 << 30, 600),
+                (5, 1 << 30, 300),
+                (40, 1 << 30, 1 << 30),
+                (4, 1, 1 << 30),
+            ] {
+                #[rustfmt::skip]
+                let run = Lorenz63AdaptiveRun { params: p, initial: &initial, save_times };
+                let got = ensemble::lorenz63_adaptive(&exec(parts, limit, chunk), run);
+                if limit == 1 {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains("GPU 0: member 0 alone needs"), "{err}");
+                    continue;
+                }
+                let (got, profiles) = got.unwrap();
+                let what =
+                    format!("{parts} parts, limit {limit}, chunks of {chunk}, {save_times:?}");
+                assert_eq!(adaptive_bits(&got), adaptive_bits(&want), "{what}");
+                let covered: usize = profiles.iter().map(|p| p.plan.items.len()).sum();
+                assert_eq!(covered, members, "{what}");
+                for p in &profiles {
+                    let [a, b] = p.plan.arena_bytes;
+                    assert!(a + b <= limit, "{what}: {:?}", p.plan);
+                }
+                if chunk <= 600 {
+                    assert!(
+                        profiles.iter().all(|p| p.plan.chunks.len() > 1),
+                        "{what}: {profiles:?}"
+                    );
+                }
+            }
+        }
+        // f32, with per-member sigma only and one member whose state
+        // overflows (it stops with a step size too small).
+        let mut initial: Vec<f32> = initial.iter().map(|&v| v as f32).collect();
+        initial[3 * 20..3 * 21].copy_from_slice(&[1e30, -1e30, 1e30]);
+        let sigma: Vec<f32> = sigma.iter().map(|&v| v as f32).collect();
+        let mut p = Lorenz63AdaptiveParams {
+            sigma: PerMember::Each(sigma.as_slice()),
+            control: AdaptiveControl {
+                rtol: 1e-5,
+                atol: 1e-6,
+                ..AdaptiveControl::default()
+            },
+            ..Lorenz63AdaptiveParams::default()
+        };
+        p.control.max_steps = median_attempts(&cpu.lorenz63_adaptive(&p, &initial, &[]).unwrap());
+        let save_times = [0.125, 1.0];
+        let want = cpu.lorenz63_adaptive(&p, &initial, &save_times).unwrap();
+        let statuses = [
+            AdaptiveStatus::Reached,
+            AdaptiveStatus::MaxSteps,
+            AdaptiveStatus::StepTooSmall,
+        ];
+        for status in statuses {
+            assert!(
+                want.status.contains(&status),
+                "{status:?}: {:?}",
+                want.status
+            );
+        }
+        for (parts, chunk) in [(3, 1 << 30), (2, 200)] {
+            #[rustfmt::skip]
+            let run = Lorenz63AdaptiveRun { params: p, initial: &initial, save_times: &save_times };
+            let (got, _) = ensemble::lorenz63_adaptive(&exec(parts, 6000, chunk), run).unwrap();
+            assert_eq!(adaptive_bits(&got), adaptive_bits(&want), "{parts} parts");
+        }
+    }
+
     #[test]
     fn normalize_batched_split_and_chunked_equals_the_whole_batch() {
         let mut rng = Rng(4);

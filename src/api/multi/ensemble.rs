@@ -1,5 +1,5 @@
-//! Lorenz 96, Lorenz 2005 and Lorenz 63 ensembles over several GPUs, in
-//! chunks of members.
+//! Lorenz 96, Lorenz 2005 and Lorenz 63 (fixed-step and adaptive) ensembles
+//! over several GPUs, in chunks of members.
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
@@ -14,8 +14,9 @@ use crate::api::lorenz::{
     Lorenz96Params,
 };
 use crate::api::lorenz63::{
-    Lorenz63DeviceBuffers, Lorenz63Ensemble, Lorenz63OnDevice, Lorenz63Params, Lorenz63Run,
-    PerMember,
+    Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice,
+    Lorenz63AdaptiveParams, Lorenz63AdaptiveRun, Lorenz63DeviceBuffers, Lorenz63Ensemble,
+    Lorenz63OnDevice, Lorenz63Params, Lorenz63Run, PerMember,
 };
 use crate::cpu::{copy_parallel, copy_threads};
 use crate::error::Result;
@@ -99,13 +100,7 @@ impl<T: Float> ChunkJob for Lorenz63Run<'_, T> {
         let (members, values) = (r.len(), 3 * r.len());
         let mut a = Arena::at(base);
         let initial = a.take::<T>(values);
-        let mut each = |v: PerMember<&[T]>| v.map(|_| a.take::<T>(members));
-        let p = Lorenz63Params {
-            sigma: each(self.params.sigma),
-            rho: each(self.params.rho),
-            beta: each(self.params.beta),
-            dt: self.params.dt,
-        };
+        let p = self.params.map(|_| a.take::<T>(members));
         let h2d = 0..a.bytes;
         let out = a.take::<T>(values);
         let saved = (!self.save_at.is_empty()).then(|| a.take::<T>(self.save_at.len() * values));
@@ -125,11 +120,7 @@ impl<T: Float> ChunkJob for Lorenz63Run<'_, T> {
             lay.buffers.initial,
             &self.initial[3 * r.start..3 * r.end],
         );
-        for ((_, given), (_, at)) in self.params.named().into_iter().zip(lay.p.named()) {
-            if let (PerMember::Each(values), PerMember::Each(at)) = (given, at) {
-                put(host, *at, &values[r.clone()]);
-            }
-        }
+        put_per_member(host, r, self.params.named(), lay.p.named());
     }
 
     unsafe fn launch(
@@ -158,13 +149,12 @@ impl<T: Float> ChunkJob for Lorenz63Run<'_, T> {
         // of each parameter, read from the arena), as the tests compare with.
         let members = r.len();
         let z = get::<T>(arena, lay.buffers.initial, 3 * members).to_vec();
-        let read = |v: PerMember<CUdeviceptr>| v.map(|at| get::<T>(arena, at, members).to_vec());
-        let (sigma, rho, beta) = (read(lay.p.sigma), read(lay.p.rho), read(lay.p.beta));
+        let read = lay.p.map(|at| get::<T>(arena, at, members).to_vec());
         let p = Lorenz63Params {
-            sigma: sigma.as_ref().map(Vec::as_slice),
-            rho: rho.as_ref().map(Vec::as_slice),
-            beta: beta.as_ref().map(Vec::as_slice),
-            dt: lay.p.dt,
+            sigma: read.sigma.as_ref().map(Vec::as_slice),
+            rho: read.rho.as_ref().map(Vec::as_slice),
+            beta: read.beta.as_ref().map(Vec::as_slice),
+            dt: read.dt,
         };
         let (final_state, saved) =
             crate::cpu::lorenz63::lorenz63(&p, &z, self.steps, self.save_at, 1, None);
@@ -172,6 +162,126 @@ impl<T: Float> ChunkJob for Lorenz63Run<'_, T> {
         if let Some(at) = lay.buffers.saved {
             put(arena, at, &saved);
         }
+    }
+}
+
+/// The chunk's slice `r` of each per-member parameter of `given`, written
+/// at its place in `at` (the chunk's layout) of `host`.
+fn put_per_member<T: Float>(
+    host: &mut [u8],
+    r: &Range<usize>,
+    given: [(&str, &PerMember<&[T]>); 3],
+    at: [(&str, &PerMember<CUdeviceptr>); 3],
+) {
+    for ((_, given), (_, at)) in given.into_iter().zip(at) {
+        if let (PerMember::Each(values), PerMember::Each(at)) = (given, at) {
+            put(host, *at, &values[r.clone()]);
+        }
+    }
+}
+
+/// An adaptive Lorenz 63 chunk's buffers in its arena: the run's states and
+/// stats, the chunk's slice of each per-member parameter, and the save
+/// times, which the kernel reads from the device.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lorenz63AdaptiveLayout {
+    pub p: Lorenz63AdaptiveParams<CUdeviceptr>,
+    pub buffers: Lorenz63AdaptiveDeviceBuffers,
+    /// The save times (f64); None without any.
+    pub times: Option<CUdeviceptr>,
+}
+
+/// A validated adaptive Lorenz 63 run, as the chunks see it: chunks of
+/// members, each with its members' sigma, rho and beta (those given per
+/// member) and a copy of the save times packed beside their initial states,
+/// and the members' accepted and rejected steps and status (members x 3
+/// `u32`) read back with their states.
+impl<T: Float> ChunkJob for Lorenz63AdaptiveRun<'_, T> {
+    type Layout = Lorenz63AdaptiveLayout;
+    const WHAT: &'static str = "member";
+
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (Lorenz63AdaptiveLayout, Regions) {
+        let (members, values, frames) = (r.len(), 3 * r.len(), self.save_times.len());
+        let mut a = Arena::at(base);
+        let initial = a.take::<T>(values);
+        let p = self.params.map(|_| a.take::<T>(members));
+        let times = (frames > 0).then(|| a.take::<f64>(frames));
+        let h2d = 0..a.bytes;
+        let out = a.take::<T>(values);
+        let saved = (frames > 0).then(|| a.take::<T>(frames * values));
+        let stats = a.take::<u32>(values);
+        let d2h = a.offset(out)..a.end;
+        let buffers = Lorenz63AdaptiveDeviceBuffers {
+            initial,
+            out,
+            saved,
+            stats: Some(stats),
+        };
+        let total = a.bytes;
+        let layout = Lorenz63AdaptiveLayout { p, buffers, times };
+        (layout, Regions { total, h2d, d2h })
+    }
+
+    fn pack(&self, r: &Range<usize>, lay: &Lorenz63AdaptiveLayout, host: &mut [u8]) {
+        put(
+            host,
+            lay.buffers.initial,
+            &self.initial[3 * r.start..3 * r.end],
+        );
+        put_per_member(host, r, self.params.named(), lay.p.named());
+        if let Some(at) = lay.times {
+            put(host, at, self.save_times);
+        }
+    }
+
+    unsafe fn launch(
+        &self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        r: &Range<usize>,
+        lay: &Lorenz63AdaptiveLayout,
+    ) -> Result<()> {
+        let op = Lorenz63AdaptiveOnDevice::<T> {
+            p: lay.p,
+            buffers: lay.buffers,
+            members: r.len(),
+            save_times: self.save_times.to_vec(),
+            dtype: PhantomData,
+        };
+        // SAFETY: the caller's arena holds this layout, the initial states,
+        // per-member parameters and save times copied in before on `stream`;
+        // the run was validated on the host.
+        unsafe { op.launch_with_times(gpu, stream, lay.times.unwrap_or(0)) }
+    }
+
+    #[cfg(test)]
+    fn emulate(&self, r: &Range<usize>, lay: &Lorenz63AdaptiveLayout, arena: &mut [u8]) {
+        // The CPU backend on the chunk as packed (its states, its slice of
+        // each parameter and the save times, read from the arena).
+        let members = r.len();
+        let z = get::<T>(arena, lay.buffers.initial, 3 * members).to_vec();
+        let read = lay.p.map(|at| get::<T>(arena, at, members).to_vec());
+        let times = lay.times.map_or_else(Vec::new, |at| {
+            get::<f64>(arena, at, self.save_times.len()).to_vec()
+        });
+        let p = Lorenz63AdaptiveParams {
+            sigma: read.sigma.as_ref().map(Vec::as_slice),
+            rho: read.rho.as_ref().map(Vec::as_slice),
+            beta: read.beta.as_ref().map(Vec::as_slice),
+            t0: read.t0,
+            t_end: read.t_end,
+            control: read.control,
+        };
+        let run = crate::cpu::lorenz63::lorenz63_adaptive(&p, &z, &times, 1, None);
+        put(arena, lay.buffers.out, &run.final_state);
+        if let Some(at) = lay.buffers.saved {
+            put(arena, at, &run.saved);
+        }
+        // As the kernel writes them: accepted, rejected, status code.
+        let stats: Vec<u32> = (0..members)
+            .flat_map(|m| [run.accepted[m], run.rejected[m], run.status[m] as u32])
+            .collect();
+        put(arena, lay.buffers.stats.expect("laid out"), &stats);
     }
 }
 
@@ -194,6 +304,15 @@ impl MultiGpu {
         /// of the same model.
         fn lorenz63 / lorenz63_profiled(p: &Lorenz63Params<&[T]>, initial: &[T], steps: u64, save_at: &[u64])
             -> Lorenz63Ensemble<T> = Lorenz63Run { params: *p, initial, steps, save_at };
+
+        /// Adaptive Lorenz 63 on every GPU of this handle, members split
+        /// evenly (each chunk with its members' per-member sigma, rho, beta;
+        /// each member takes its own steps): bitwise what
+        /// [`Kernpack::lorenz63_adaptive`](crate::Kernpack::lorenz63_adaptive)
+        /// gives on one GPU of the same model, the accepted and rejected
+        /// steps and the statuses included.
+        fn lorenz63_adaptive / lorenz63_adaptive_profiled(p: &Lorenz63AdaptiveParams<&[T]>, initial: &[T], save_times: &[f64])
+            -> Lorenz63AdaptiveEnsemble<T> = Lorenz63AdaptiveRun { params: *p, initial, save_times };
     }
 
     /// The plan an ensemble run of `members` members of `n` sites of `T`
@@ -223,72 +342,127 @@ pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
     job.params.check_kernel()?; // an error before any GPU work
     let (n, every) = (job.params.values_per_member(), job.every);
     let (members, frames) = (job.initial.len() / n, frame_count(job.steps, every));
-    let shape = MemberShape { members, n, frames };
-    let out = |lay: &EnsembleDeviceBuffers| (lay.out, lay.trajectory);
-    let (final_state, trajectory, profiles) = by_members::<_, T>(exec, &job, shape, out)?;
+    let shape = MemberShape {
+        members,
+        n,
+        frames,
+        stats: 0,
+    };
+    let out = |lay: &EnsembleDeviceBuffers| MemberOutputs {
+        states: lay.out,
+        frames: lay.trajectory,
+        stats: None,
+    };
+    let got = by_members::<_, T>(exec, &job, shape, out)?;
     Ok((
         Ensemble {
             members,
             n,
-            final_state,
-            trajectory: (every > 0).then_some(trajectory),
+            final_state: got.final_state,
+            trajectory: (every > 0).then_some(got.frames),
             every,
         },
-        profiles,
+        got.profiles,
     ))
 }
 
 /// What comes back of a run split by members: `members` states of `n`
-/// values, and `frames` frames of all of them (frames x members x n).
+/// values, `frames` frames of all of them (frames x members x n), and
+/// `stats` `u32` values per member (members x stats; 0 for none).
 #[derive(Debug, Clone, Copy)]
 struct MemberShape {
     members: usize,
     n: usize,
     frames: usize,
+    stats: usize,
+}
+
+/// Where a chunk's results lie in its arena: its final states, with frames
+/// the address of its frames (frames x its members x n; the launch's member
+/// count is the frame stride, which the gather undoes), with stats the
+/// address of its members' stats (its members x [`MemberShape::stats`]).
+#[derive(Debug, Clone, Copy)]
+struct MemberOutputs {
+    states: CUdeviceptr,
+    frames: Option<CUdeviceptr>,
+    stats: Option<CUdeviceptr>,
+}
+
+/// A run's results in input order (see [`MemberShape`]): the final states,
+/// the frames and the stats (each empty without any), and each GPU's profile.
+struct Gathered<T> {
+    final_state: Vec<T>,
+    frames: Vec<T>,
+    stats: Vec<u32>,
+    profiles: Vec<GpuProfile>,
+}
+
+/// One GPU's places in a [`Gathered`]: its members' final states, their
+/// slice of every frame, and their stats.
+struct PerGpu<'a, T> {
+    states: &'a mut [T],
+    frames: Vec<&'a mut [T]>,
+    stats: &'a mut [u32],
 }
 
 /// Runs `job` with its members split evenly over the GPUs (or stand-ins) of
-/// `exec` and gathers the final states and the frames in input order: each
-/// chunk's `out(layout)` holds its final states and, with frames, the
-/// address of its frames (frames x its members x n; the launch's member
-/// count is the frame stride, which the gather undoes). Returns the final
-/// states, the frames (empty without any) and each GPU's profile.
+/// `exec` and gathers what each chunk's `out(layout)` names, in input order.
 fn by_members<J: ChunkJob, T: Float>(
     exec: &Exec<'_>,
     job: &J,
     shape: MemberShape,
-    out: impl Fn(&J::Layout) -> (CUdeviceptr, Option<CUdeviceptr>) + Sync,
-) -> Result<(Vec<T>, Vec<T>, Vec<GpuProfile>)> {
-    let MemberShape { members, n, frames } = shape;
+    out: impl Fn(&J::Layout) -> MemberOutputs + Sync,
+) -> Result<Gathered<T>> {
+    let MemberShape {
+        members,
+        n,
+        frames,
+        stats: k,
+    } = shape;
     let plans = exec.plan(job, split_even(members, exec.parts()))?;
     let mut final_state = vec![T::default(); members * n];
     let mut saved = vec![T::default(); frames * members * n];
-    // Per GPU: its slice of the final states and of every frame.
+    let mut stats = vec![0u32; members * k];
     let values = |items: &Range<usize>| items.len() * n;
-    let mut outs: Vec<(&mut [T], Vec<&mut [T]>)> = per_gpu(&mut final_state, &plans, values)
+    let mut mine: Vec<PerGpu<'_, T>> = per_gpu(&mut final_state, &plans, values)
         .into_iter()
-        .map(|mine| (mine, Vec::with_capacity(frames)))
+        .zip(per_gpu(&mut stats, &plans, |items| items.len() * k))
+        .map(|(states, stats)| PerGpu {
+            states,
+            frames: Vec::with_capacity(frames),
+            stats,
+        })
         .collect();
     for frame in saved.chunks_exact_mut((members * n).max(1)) {
-        for (out, mine) in outs.iter_mut().zip(per_gpu(frame, &plans, values)) {
-            out.1.push(mine);
+        for (gpu, slice) in mine.iter_mut().zip(per_gpu(frame, &plans, values)) {
+            gpu.frames.push(slice);
         }
     }
-    let profiles = exec.run(job, &plans, outs, |mine, _, local, lay, host| {
+    let profiles = exec.run(job, &plans, mine, |mine, _, local, lay, host| {
         let (values, at) = (local.len() * n, local.start * n);
         let threads = copy_threads();
-        let (states, chunk_frames) = out(lay);
-        let final_state = &mut mine.0[at..at + values];
-        copy_parallel(threads, final_state, get::<T>(host, states, values));
-        if let Some(chunk_frames) = chunk_frames {
+        let chunk = out(lay);
+        let final_state = &mut mine.states[at..at + values];
+        copy_parallel(threads, final_state, get::<T>(host, chunk.states, values));
+        if let Some(chunk_frames) = chunk.frames {
             let chunk = get::<T>(host, chunk_frames, frames * values);
-            for (frame, src) in mine.1.iter_mut().zip(chunk.chunks_exact(values)) {
+            for (frame, src) in mine.frames.iter_mut().zip(chunk.chunks_exact(values)) {
                 copy_parallel(threads, &mut frame[at..at + values], src);
             }
         }
+        if let Some(chunk_stats) = chunk.stats {
+            let (len, at) = (local.len() * k, local.start * k);
+            let src = get::<u32>(host, chunk_stats, len);
+            copy_parallel(threads, &mut mine.stats[at..at + len], src);
+        }
         Ok(())
     })?;
-    Ok((final_state, saved, profiles))
+    Ok(Gathered {
+        final_state,
+        frames: saved,
+        stats,
+        profiles,
+    })
 }
 
 /// The pipeline's Lorenz 63 run, after validation: the saved states come
@@ -303,16 +477,51 @@ pub(crate) fn lorenz63<T: Float>(
         members,
         n: 3,
         frames,
+        stats: 0,
     };
-    let out = |lay: &Lorenz63Layout| (lay.buffers.out, lay.buffers.saved);
-    let (final_state, saved, profiles) = by_members::<_, T>(exec, &job, shape, out)?;
+    let out = |lay: &Lorenz63Layout| MemberOutputs {
+        states: lay.buffers.out,
+        frames: lay.buffers.saved,
+        stats: None,
+    };
+    let got = by_members::<_, T>(exec, &job, shape, out)?;
     Ok((
         Lorenz63Ensemble {
             members,
-            final_state,
-            saved,
+            final_state: got.final_state,
+            saved: got.frames,
             save_at: job.save_at.to_vec(),
         },
-        profiles,
+        got.profiles,
     ))
+}
+
+/// The pipeline's adaptive Lorenz 63 run, after validation: the saved
+/// states come back as frames x members x 3 and the stats as members x 3,
+/// as in one piece.
+pub(crate) fn lorenz63_adaptive<T: Float>(
+    exec: &Exec<'_>,
+    job: Lorenz63AdaptiveRun<'_, T>,
+) -> Result<(Lorenz63AdaptiveEnsemble<T>, Vec<GpuProfile>)> {
+    let members = job.initial.len() / 3;
+    let frames = job.save_times.len();
+    let shape = MemberShape {
+        members,
+        n: 3,
+        frames,
+        stats: 3,
+    };
+    let out = |lay: &Lorenz63AdaptiveLayout| MemberOutputs {
+        states: lay.buffers.out,
+        frames: lay.buffers.saved,
+        stats: lay.buffers.stats,
+    };
+    let got = by_members::<_, T>(exec, &job, shape, out)?;
+    let run = Lorenz63AdaptiveEnsemble::from_stats(
+        got.final_state,
+        got.frames,
+        job.save_times,
+        &got.stats,
+    );
+    Ok((run, got.profiles))
 }

@@ -3,8 +3,8 @@
 //!
 //! A [`MultiGpu`] holds GPUs (each the shared [`Gpu`] of its ordinal). Its
 //! host-slice calls ([`MultiGpu::lombscargle_batch`], [`MultiGpu::lorenz96`],
-//! [`MultiGpu::lorenz05`], [`MultiGpu::lorenz63`], [`MultiGpu::normalize_batched`])
-//! do three things:
+//! [`MultiGpu::lorenz05`], [`MultiGpu::lorenz63`], [`MultiGpu::lorenz63_adaptive`],
+//! [`MultiGpu::normalize_batched`]) do three things:
 //!
 //! 1. **Split** the items (series, members, arrays) into one contiguous
 //!    range per GPU, balanced by work ([`plan::split_by_work`]): samples x
@@ -59,7 +59,13 @@
 //! - Lorenz 63 (`lorenz63_rk4_*`): one member per thread (grid-strided), its
 //!   state and its own sigma, rho, beta in registers; a chunk's per-member
 //!   parameters are its slice of the caller's, packed beside its states, and
-//!   its saved frames are gathered as Lorenz 96's trajectory.
+//!   its saved frames are gathered as Lorenz 96's trajectory. The adaptive
+//!   run (`lorenz63_dopri5_*`) likewise: each member's steps, time and step
+//!   size are its own, and the save times its chunk reads are a copy packed
+//!   in its arena; its members' accepted and rejected steps and statuses
+//!   (members x 3 `u32`) are gathered with their states. Its members are
+//!   split by count, as the others, although their steps differ: the cost
+//!   of a member is not known before it runs.
 //! - Batched normalise: each array is cut into the pieces of a lone array of
 //!   its length (`split(n)` in csrc/reduce_batched.cu) and its sum is
 //!   reduced in that fixed order, so it has the same bits in any batch.

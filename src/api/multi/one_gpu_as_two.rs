@@ -10,7 +10,10 @@ use crate::api::lombscargle::batch::{Batch, BatchGrid};
 use crate::api::lombscargle::{LombScargleOptions, Normalize, Periodogram};
 use crate::gpu::Gpu;
 use crate::test_rng::Rng;
-use crate::{Float, Kernpack, Lorenz63Params, Lorenz96Params, PerMember};
+use crate::{
+    AdaptiveControl, AdaptiveStatus, Float, Kernpack, Lorenz63AdaptiveParams, Lorenz63Params,
+    Lorenz96Params, PerMember,
+};
 
 /// GPU 0 as two parts of a MultiGpu, and GPU 0 alone; None without a GPU.
 fn gpu0_twice(test: &str) -> Option<(MultiGpu, Kernpack)> {
@@ -142,6 +145,44 @@ fn ensembles_and_normalise_in_two_parts_on_one_gpu_equal_one_piece() {
             "L63 final states"
         );
         assert_eq!(bits(&got.saved), bits(&want.saved), "L63 saved states");
+    }
+
+    // Adaptive Lorenz 63 likewise, with save times and few steps allowed
+    // (the median of the members' attempts in a full run): about half the
+    // members stop early, their steps and statuses gathered too.
+    let mut p = Lorenz63AdaptiveParams {
+        rho: PerMember::Each(rho.as_slice()),
+        beta: PerMember::Each(beta.as_slice()),
+        t_end: 2.0,
+        control: AdaptiveControl {
+            rtol: 1e-5,
+            atol: 1e-6,
+            ..AdaptiveControl::default()
+        },
+        ..Lorenz63AdaptiveParams::default()
+    };
+    let full = one.lorenz63_adaptive(&p, &initial, &[]).unwrap();
+    let mut attempts: Vec<u32> = (full.accepted.iter().zip(&full.rejected))
+        .map(|(a, r)| a + r)
+        .collect();
+    attempts.sort_unstable();
+    p.control.max_steps = attempts[members / 2];
+    let save_times = [0.0, 0.5, 2.0];
+    let want = one.lorenz63_adaptive(&p, &initial, &save_times).unwrap();
+    for status in [AdaptiveStatus::Reached, AdaptiveStatus::MaxSteps] {
+        assert!(want.status.contains(&status), "{status:?}");
+    }
+    for multi in [two.clone(), two.clone().with_max_device_bytes(64 << 10)] {
+        let got = multi.lorenz63_adaptive(&p, &initial, &save_times).unwrap();
+        assert_eq!(
+            bits(&got.final_state),
+            bits(&want.final_state),
+            "adaptive L63 final states"
+        );
+        assert_eq!(bits(&got.saved), bits(&want.saved), "adaptive L63 saved");
+        assert_eq!(got.accepted, want.accepted, "adaptive L63 accepted");
+        assert_eq!(got.rejected, want.rejected, "adaptive L63 rejected");
+        assert_eq!(got.status, want.status, "adaptive L63 status");
     }
 
     let mut offsets = vec![0usize];
