@@ -707,3 +707,60 @@ fn c_device_entry_matches_the_host_entry_on_gpu() {
         device_matches_host::<f32>(&ctx);
     }
 }
+
+/// A context over every GPU (`kp_context_create_on_devices`) and one over
+/// GPU 0 with a small memory limit (many chunks): bitwise the plain GPU
+/// context's outputs, counts and statuses (some members stop early).
+#[test]
+fn c_contexts_over_several_gpus_or_in_chunks_equal_one_gpu() {
+    use kernpack::ffi::devices::{kp_context_create_on_devices, kp_device_count};
+    if gpu_or_skip("c_contexts_over_several_gpus_or_in_chunks_equal_one_gpu").is_none() {
+        return;
+    }
+    let mut n = 0;
+    assert_eq!(unsafe { kp_device_count(&mut n) }, KP_OK);
+    let members = 2500;
+    let mut state = 0x6a_u64;
+    let mut next = |lo: f64, hi: f64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        lo + (hi - lo) * ((state >> 11) as f64 / (1u64 << 53) as f64)
+    };
+    let initial: Vec<f64> = (0..3 * members).map(|_| next(-15.0, 15.0)).collect();
+    let rho: Vec<f64> = (0..members).map(|_| next(10.0, 35.0)).collect();
+    let params = kp_lorenz63_adaptive_params {
+        rtol: 1e-9,
+        atol: 1e-9,
+        max_steps: 120,
+        ..kp_lorenz63_adaptive_default_params()
+    };
+    let times = [0.25, 0.5];
+    let run = |ctx: &Ctx| {
+        let mut got = Outputs::<f64>::poisoned(members, times.len());
+        let status = got.call(ctx, &params, &initial, [None, Some(&rho), None], &times);
+        assert_eq!(status, KP_OK, "{}", last_error());
+        got
+    };
+    let want = run(&Ctx::new(KP_BACKEND_GPU));
+    assert!(
+        want.status.contains(&KP_LORENZ63_MAX_STEPS) && want.status.contains(&KP_LORENZ63_REACHED)
+    );
+    let all: Vec<i32> = (0..n).collect();
+    for (ordinals, limit) in [(&all[..], 0), (&[0][..], 32 << 10)] {
+        let mut ctx = null_mut();
+        let status = unsafe {
+            kp_context_create_on_devices(ordinals.as_ptr(), ordinals.len(), limit, &mut ctx)
+        };
+        assert_eq!(status, KP_OK, "{}", last_error());
+        let got = run(&Ctx(ctx));
+        let what = format!("{ordinals:?}, limit {limit}");
+        assert_eq!(bits(&got.out), bits(&want.out), "{what}: out");
+        assert_eq!(bits(&got.saved), bits(&want.saved), "{what}: saved");
+        assert_eq!(
+            (&got.accepted, &got.rejected, &got.status),
+            (&want.accepted, &want.rejected, &want.status),
+            "{what}: counts and statuses"
+        );
+    }
+}
