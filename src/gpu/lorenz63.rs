@@ -186,7 +186,12 @@ impl<T: Float> Lorenz63OnDevice<T> {
                 initial.len()
             )));
         }
-        check_saved(saved.as_ref().map(|s| s.len()), save_at, saved_len)?;
+        check_saved(
+            saved.as_ref().map(|s| s.len()),
+            SaveList::Steps,
+            save_at.len(),
+            saved_len,
+        )?;
         let mut g = Guards::new(stream);
         let device_p = Lorenz63Params {
             sigma: p.sigma.map(|v| g.read(v)),
@@ -220,7 +225,8 @@ impl<T: Float> Lorenz63OnDevice<T> {
             check_lorenz63(&self.p.map(|_| members), len, self.steps, &self.save_at)?;
         check_saved(
             self.buffers.saved.map(|_| saved_len),
-            &self.save_at,
+            SaveList::Steps,
+            self.save_at.len(),
             saved_len,
         )?;
         Ok((len, saved_len))
@@ -228,20 +234,68 @@ impl<T: Float> Lorenz63OnDevice<T> {
 }
 
 /// A buffer of `given` values for the saved states (None: none given) where
-/// a run saves `saved_len`: given exactly when `save_at` is not empty.
-fn check_saved(given: Option<usize>, save_at: &[u64], saved_len: usize) -> Result<()> {
-    match (given, save_at.is_empty()) {
+/// a run saves `saved_len`: given exactly when the list of saved points
+/// (`frames` of them, named `list`: "save_at" of steps, "save_times") is not
+/// empty.
+fn check_saved(
+    given: Option<usize>,
+    list: SaveList,
+    frames: usize,
+    saved_len: usize,
+) -> Result<()> {
+    let (name, unit) = match list {
+        SaveList::Steps => ("save_at", "saved steps"),
+        SaveList::Times => ("save_times", "save times"),
+    };
+    match (given, frames == 0) {
         (None, true) => Ok(()),
         (Some(n), false) if n == saved_len => Ok(()),
         (Some(n), false) => Err(Error::invalid(format!(
-            "saved holds {n} values, {saved_len} are written ({} saved steps x members x 3)",
-            save_at.len()
+            "saved holds {n} values, {saved_len} are written ({frames} {unit} x members x 3)"
         ))),
-        (Some(_), true) => Err(Error::invalid(
-            "a saved-states buffer was given but save_at is empty",
-        )),
-        (None, false) => Err(Error::invalid("save_at needs a saved-states buffer")),
+        (Some(_), true) => Err(Error::invalid(format!(
+            "a saved-states buffer was given but {name} is empty"
+        ))),
+        (None, false) => Err(Error::invalid(format!(
+            "{name} needs a saved-states buffer"
+        ))),
     }
+}
+
+/// Which list a run saves states at.
+#[derive(Clone, Copy)]
+enum SaveList {
+    Steps,
+    Times,
+}
+
+/// The device memory checks both runs share: `initial` and `out` (members
+/// x 3 values), `saved` (saved_len) and each per-member parameter of
+/// `named` on this GPU, the outputs `written` (these, and any the caller
+/// adds) apart from everything read. Returns (written, read).
+fn check_states_memory<T: Float>(
+    gpu: &Gpu,
+    (initial, out, saved): (CUdeviceptr, CUdeviceptr, Option<CUdeviceptr>),
+    named: [(&'static str, &PerMember<CUdeviceptr>); 3],
+    members: usize,
+    saved_len: usize,
+) -> Result<(Vec<Span<'static>>, Vec<Span<'static>>)> {
+    let len = 3 * members;
+    gpu.check_device_array::<T>("initial", initial, len)?;
+    gpu.check_device_array::<T>("out", out, len)?;
+    let mut written = vec![Span::at::<T>("out", out, len)];
+    if let Some(saved) = saved {
+        gpu.check_device_array::<T>("saved", saved, saved_len)?;
+        written.push(Span::at::<T>("saved", saved, saved_len));
+    }
+    let mut read = vec![Span::at::<T>("initial", initial, len)];
+    for (name, value) in named {
+        if let PerMember::Each(ptr) = *value {
+            gpu.check_device_array::<T>(name, ptr, members)?;
+            read.push(Span::at::<T>(name, ptr, members));
+        }
+    }
+    Ok((written, read))
 }
 
 impl<T: Float> DeviceOperation for Lorenz63OnDevice<T> {
@@ -252,22 +306,11 @@ impl<T: Float> DeviceOperation for Lorenz63OnDevice<T> {
     }
 
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {
-        let (len, saved_len) = self.lengths()?;
+        let (_, saved_len) = self.lengths()?;
         let b = &self.buffers;
-        gpu.check_device_array::<T>("initial", b.initial, len)?;
-        gpu.check_device_array::<T>("out", b.out, len)?;
-        let mut written = vec![Span::at::<T>("out", b.out, len)];
-        if let Some(saved) = b.saved {
-            gpu.check_device_array::<T>("saved", saved, saved_len)?;
-            written.push(Span::at::<T>("saved", saved, saved_len));
-        }
-        let mut read = vec![Span::at::<T>("initial", b.initial, len)];
-        for (name, value) in self.p.named() {
-            if let PerMember::Each(ptr) = *value {
-                gpu.check_device_array::<T>(name, ptr, self.members)?;
-                read.push(Span::at::<T>(name, ptr, self.members));
-            }
-        }
+        let states = (b.initial, b.out, b.saved);
+        let (written, read) =
+            check_states_memory::<T>(gpu, states, self.p.named(), self.members, saved_len)?;
         check_apart(&written, &read)
     }
 
@@ -347,7 +390,12 @@ impl<T: Float> Lorenz63AdaptiveOnDevice<T> {
                 initial.len()
             )));
         }
-        check_saved_times(saved.as_ref().map(|s| s.len()), save_times, saved_len)?;
+        check_saved(
+            saved.as_ref().map(|s| s.len()),
+            SaveList::Times,
+            save_times.len(),
+            saved_len,
+        )?;
         if let Some(n) = stats
             .as_ref()
             .map(|s| s.len())
@@ -391,28 +439,13 @@ impl<T: Float> Lorenz63AdaptiveOnDevice<T> {
         let members = self.members;
         let (_, saved_len) =
             check_lorenz63_adaptive(&self.p.map(|_| members), len, &self.save_times)?;
-        check_saved_times(
+        check_saved(
             self.buffers.saved.map(|_| saved_len),
-            &self.save_times,
+            SaveList::Times,
+            self.save_times.len(),
             saved_len,
         )?;
         Ok((len, saved_len))
-    }
-}
-
-/// As [`check_saved`], for save times.
-fn check_saved_times(given: Option<usize>, save_times: &[f64], saved_len: usize) -> Result<()> {
-    match (given, save_times.is_empty()) {
-        (None, true) => Ok(()),
-        (Some(n), false) if n == saved_len => Ok(()),
-        (Some(n), false) => Err(Error::invalid(format!(
-            "saved holds {n} values, {saved_len} are written ({} save times x members x 3)",
-            save_times.len()
-        ))),
-        (Some(_), true) => Err(Error::invalid(
-            "a saved-states buffer was given but save_times is empty",
-        )),
-        (None, false) => Err(Error::invalid("save_times needs a saved-states buffer")),
     }
 }
 
@@ -426,23 +459,12 @@ impl<T: Float> DeviceOperation for Lorenz63AdaptiveOnDevice<T> {
     fn check_memory(&self, gpu: &Gpu) -> Result<()> {
         let (len, saved_len) = self.lengths()?;
         let b = &self.buffers;
-        gpu.check_device_array::<T>("initial", b.initial, len)?;
-        gpu.check_device_array::<T>("out", b.out, len)?;
-        let mut written = vec![Span::at::<T>("out", b.out, len)];
-        if let Some(saved) = b.saved {
-            gpu.check_device_array::<T>("saved", saved, saved_len)?;
-            written.push(Span::at::<T>("saved", saved, saved_len));
-        }
+        let states = (b.initial, b.out, b.saved);
+        let (mut written, read) =
+            check_states_memory::<T>(gpu, states, self.p.named(), self.members, saved_len)?;
         if let Some(stats) = b.stats {
             gpu.check_device_array::<u32>("stats", stats, len)?;
             written.push(Span::at::<u32>("stats", stats, len));
-        }
-        let mut read = vec![Span::at::<T>("initial", b.initial, len)];
-        for (name, value) in self.p.named() {
-            if let PerMember::Each(ptr) = *value {
-                gpu.check_device_array::<T>(name, ptr, self.members)?;
-                read.push(Span::at::<T>(name, ptr, self.members));
-            }
         }
         check_apart(&written, &read)
     }
