@@ -8,7 +8,7 @@
 /// Stage times c2..c6 (c1 = 0; the seventh stage is at t + h).
 pub const C: [f64; 6] = [0.0, 1.0 / 5.0, 3.0 / 10.0, 4.0 / 5.0, 8.0 / 9.0, 1.0];
 
-/// A[s][j]: stage s's input is y + h sum_j A[s][j] k_j (j < s).
+/// `A[s][j]`: stage s's input is `y + h sum_j A[s][j] k_j` (j < s).
 pub const A: [[f64; 5]; 6] = [
     [0.0, 0.0, 0.0, 0.0, 0.0],
     [1.0 / 5.0, 0.0, 0.0, 0.0, 0.0],
@@ -30,7 +30,7 @@ pub const A: [[f64; 5]; 6] = [
     ],
 ];
 
-/// The fifth-order weights of k1..k6: y_new = y + h sum_j B[j] k_j.
+/// The fifth-order weights of k1..k6: `y_new = y + h sum_j B[j] k_j`.
 pub const B: [f64; 6] = [
     35.0 / 384.0,
     0.0,
@@ -40,7 +40,7 @@ pub const B: [f64; 6] = [
     11.0 / 84.0,
 ];
 
-/// The error estimate's weights of k1..k7: err = h sum_j E[j] k_j.
+/// The error estimate's weights of k1..k7: `err = h sum_j E[j] k_j`.
 pub const E: [f64; 7] = [
     -71.0 / 57600.0,
     0.0,
@@ -51,7 +51,7 @@ pub const E: [f64; 7] = [
     1.0 / 40.0,
 ];
 
-/// Dense output: y(t + x h) = y + h sum_j k_j sum_i P[j][i] x^(i+1).
+/// Dense output: `y(t + x h) = y + h sum_j k_j sum_i P[j][i] x^(i+1)`.
 pub const P: [[f64; 4]; 7] = [
     [
         1.0,
