@@ -44,6 +44,7 @@ use kernpack::ffi::fg::*;
 use kernpack::ffi::lombscargle::*;
 use kernpack::ffi::lombscargle_multiband::*;
 use kernpack::ffi::lorenz::*;
+use kernpack::ffi::lorenz63::*;
 use kernpack::ffi::phasefold::*;
 use kernpack::ffi::rank::*;
 use kernpack::ffi::reduce::*;
@@ -635,6 +636,8 @@ enum Op {
     BoxFilter(bool, BoxOp),
     Lorenz96(bool, LorenzOp<L96Params>),
     Lorenz05(bool, LorenzOp<L05Params>),
+    Lorenz63(bool, L63Op),
+    Lorenz63Adaptive(bool, L63AdaptiveOp),
     WindowSum(bool, WindowOp),
     Fg(bool, FgOp),
     Device(DeviceOp),
@@ -723,6 +726,20 @@ fn helpers(op: &HelperOp) {
             assert_eq!(
                 (q.n, q.forcing, q.k, q.j, q.b, q.c, q.dt, q.model),
                 (960, 15.0, 32, 12, 10.0, 3.0, 0.001, 3)
+            );
+            let l = kp_lorenz63_default_params();
+            assert_eq!(
+                (l.sigma, l.rho, l.beta, l.dt),
+                (10.0, 28.0, 8.0 / 3.0, 0.01)
+            );
+            let a = kp_lorenz63_adaptive_default_params();
+            assert_eq!(
+                (a.sigma_all, a.rho_all, a.beta_all, a.t0, a.t_end),
+                (10.0, 28.0, 8.0 / 3.0, 0.0, 1.0)
+            );
+            assert_eq!(
+                (a.rtol, a.atol, a.first_step, a.max_step, a.max_steps),
+                (1e-3, 1e-6, 0.0, f64::INFINITY, 100000)
             );
             assert_eq!(kp_pdm_options_default().bins, 10);
             let ce = kp_ce_options_default();
@@ -935,7 +952,7 @@ fn helpers(op: &HelperOp) {
             let mut sum = 0.0f64;
             let null = ptr::null();
             let (name, s) = unsafe {
-                match which % 8 {
+                match which % 10 {
                     0 => ("kp_sum_f64", kp_sum_f64(null, x.as_ptr(), 4, &mut sum)),
                     1 => (
                         "kp_normalize_f32",
@@ -1031,6 +1048,50 @@ fn helpers(op: &HelperOp) {
                                 0,
                                 d.as_mut_ptr(),
                                 1,
+                            ),
+                        )
+                    }
+                    7 => {
+                        let mut out = [0.0f64; 3];
+                        (
+                            "kp_lorenz63_f64",
+                            kp_lorenz63_f64(
+                                null,
+                                ptr::null(),
+                                x.as_ptr(),
+                                1,
+                                ptr::null(),
+                                ptr::null(),
+                                ptr::null(),
+                                1,
+                                ptr::null(),
+                                0,
+                                out.as_mut_ptr(),
+                                ptr::null_mut(),
+                            ),
+                        )
+                    }
+                    8 => {
+                        let mut out = [0.0f32; 3];
+                        let mut p = kp_lorenz63_adaptive_default_params();
+                        p.t_end = 0.01;
+                        (
+                            "kp_lorenz63_adaptive_f32",
+                            kp_lorenz63_adaptive_f32(
+                                null,
+                                &p,
+                                y.as_ptr(),
+                                1,
+                                ptr::null(),
+                                ptr::null(),
+                                ptr::null(),
+                                ptr::null(),
+                                0,
+                                out.as_mut_ptr(),
+                                ptr::null_mut(),
+                                ptr::null_mut(),
+                                ptr::null_mut(),
+                                ptr::null_mut(),
                             ),
                         )
                     }
@@ -2925,6 +2986,615 @@ fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
     );
 }
 
+// --- Lorenz 63 --------------------------------------------------------------------
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum L63Params {
+    Null,
+    Default,
+    Fields {
+        sigma: FVal,
+        rho: FVal,
+        beta: FVal,
+        dt: FVal,
+    },
+}
+
+fn l63_params(p: L63Params, slot: &mut kp_lorenz63_params) -> *const kp_lorenz63_params {
+    match p {
+        L63Params::Null => ptr::null(),
+        L63Params::Default => {
+            *slot = kp_lorenz63_default_params();
+            slot
+        }
+        L63Params::Fields {
+            sigma,
+            rho,
+            beta,
+            dt,
+        } => {
+            *slot = kp_lorenz63_params {
+                sigma: sigma.0,
+                rho: rho.0,
+                beta: beta.0,
+                dt: dt.0,
+            };
+            slot
+        }
+    }
+}
+
+/// The end of an adaptive span: t0 plus at most 0.5, or anything (the work
+/// is bounded by max_steps either way).
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum TEnd {
+    Short(u8),
+    Raw(FVal),
+}
+
+/// Adaptive parameters. The work per member is at most `max_steps` attempted
+/// steps, so it is kept at 200 or fewer, except with NULL parameters (the
+/// defaults: t in [0, 1], up to 100000 steps), used with at most 2 members.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum L63AdaptiveParams {
+    Null,
+    Default {
+        t_end: u8,
+        max_steps: u8,
+    },
+    Fields {
+        sigma: FVal,
+        rho: FVal,
+        beta: FVal,
+        t0: FVal,
+        t_end: TEnd,
+        rtol: FVal,
+        atol: FVal,
+        first_step: FVal,
+        max_step: FVal,
+        max_steps: u8,
+    },
+}
+
+fn l63_adaptive_params(
+    p: L63AdaptiveParams,
+    slot: &mut kp_lorenz63_adaptive_params,
+) -> *const kp_lorenz63_adaptive_params {
+    match p {
+        L63AdaptiveParams::Null => ptr::null(),
+        L63AdaptiveParams::Default { t_end, max_steps } => {
+            *slot = kp_lorenz63_adaptive_params {
+                t_end: (t_end % 51) as f64 / 100.0,
+                max_steps: 1 + max_steps as u32 % 200,
+                ..kp_lorenz63_adaptive_default_params()
+            };
+            slot
+        }
+        L63AdaptiveParams::Fields {
+            sigma,
+            rho,
+            beta,
+            t0,
+            t_end,
+            rtol,
+            atol,
+            first_step,
+            max_step,
+            max_steps,
+        } => {
+            *slot = kp_lorenz63_adaptive_params {
+                sigma_all: sigma.0,
+                rho_all: rho.0,
+                beta_all: beta.0,
+                t0: t0.0,
+                t_end: match t_end {
+                    TEnd::Short(s) => t0.0 + (s % 51) as f64 / 100.0,
+                    TEnd::Raw(v) => v.0,
+                },
+                rtol: rtol.0,
+                atol: atol.0,
+                first_step: first_step.0,
+                max_step: max_step.0,
+                max_steps: max_steps as u32 % 201,
+            };
+            slot
+        }
+    }
+}
+
+const L63_MEMBERS_CAP: usize = 16;
+const L63_STEPS_CAP: u8 = 50;
+const L63_SAVE_CAP: usize = 8;
+const L63_SAVED_CAP: usize = L63_SAVE_CAP * L63_MEMBERS_CAP * 3;
+
+/// A per-member array (sigma, rho or beta): NULL (the shared value),
+/// `members` long, or any length (passed only where it fits, see `fits`).
+#[derive(Arbitrary, Debug)]
+enum EachSpec {
+    Null,
+    Exact(BufSpec),
+    Any(BufSpec),
+}
+
+impl EachSpec {
+    fn make<T: Real>(&self, members: usize) -> Buf<T> {
+        match self {
+            EachSpec::Null => Buf {
+                data: Box::new([]),
+                null: true,
+            },
+            EachSpec::Exact(b) if members <= L63_MEMBERS_CAP => b.make_len(members),
+            EachSpec::Exact(b) | EachSpec::Any(b) => b.make(L63_MEMBERS_CAP),
+        }
+    }
+}
+
+/// A save list (step indices or times): none (NULL, 0), a valid one
+/// (sorted, unique, in range; `picks` spread over the range), or raw values
+/// (unsorted, repeated, out of range, NaN) with any count, NULL included.
+#[derive(Arbitrary, Debug)]
+enum SaveSpec<V> {
+    None,
+    Valid(Vec<u8>),
+    Raw {
+        values: Vec<V>,
+        len: Count,
+        null: bool,
+    },
+}
+
+/// A save list as passed: the buffer and the stated length.
+struct SaveList<V> {
+    buf: Buf<V>,
+    len: usize,
+}
+
+impl<V: Copy + Debug> SaveList<V> {
+    fn describe(&self) -> String {
+        if self.buf.null {
+            "NULL".into()
+        } else {
+            format!("{:?}", self.buf.data)
+        }
+    }
+}
+
+impl<V: Copy> SaveSpec<V> {
+    /// `valid` maps the sorted, deduplicated picks to values in range.
+    fn make<R: Copy>(&self, valid: impl Fn(&[u8]) -> Vec<R>, raw: impl Fn(V) -> R) -> SaveList<R> {
+        match self {
+            SaveSpec::None => SaveList {
+                buf: Buf {
+                    data: Box::new([]),
+                    null: true,
+                },
+                len: 0,
+            },
+            SaveSpec::Valid(picks) => {
+                let mut picks: Vec<u8> = picks.iter().take(L63_SAVE_CAP).copied().collect();
+                picks.sort_unstable();
+                picks.dedup();
+                let data: Box<[R]> = valid(&picks).into();
+                let len = data.len();
+                SaveList {
+                    buf: Buf { data, null: false },
+                    len,
+                }
+            }
+            SaveSpec::Raw { values, len, null } => {
+                let data: Box<[R]> = values.iter().take(L63_SAVE_CAP).map(|&v| raw(v)).collect();
+                let len = len.resolve(data.len());
+                SaveList {
+                    buf: Buf { data, null: *null },
+                    len,
+                }
+            }
+        }
+    }
+}
+
+/// A u32 output (accepted, rejected, status): `members` long unless `len`
+/// says otherwise (any length up to the cap), poisoned.
+fn counts_out(spec: &OutSpec, members: usize) -> Buf<u32> {
+    let len = if members <= L63_MEMBERS_CAP && spec.len % 8 != 0 {
+        members
+    } else {
+        spec.len as usize % (L63_MEMBERS_CAP + 1)
+    };
+    Buf {
+        data: vec![0xa5a5_a5a5u32; len].into_boxed_slice(),
+        null: spec.null == 1,
+    }
+}
+
+/// An output of `span` values: that long unless `spec.len` says otherwise.
+fn l63_out<T: Real>(spec: &OutSpec, span: u128, cap: usize) -> Buf<T> {
+    if span <= cap as u128 && spec.len % 8 != 0 {
+        spec.make_len(span as usize)
+    } else {
+        spec.make(cap)
+    }
+}
+
+/// On success every value of an output's span is written: none keeps the
+/// poison pattern (a NaN no computation produces).
+fn check_written<T: Real>(call: &str, name: &str, ok: bool, buf: &Buf<T>, span: u128) {
+    if ok && !buf.null {
+        let n = clamp(span).min(buf.len());
+        let poison = T::poison();
+        let left = buf.data[..n]
+            .iter()
+            .position(|v| bytes_of(std::slice::from_ref(v)) == bytes_of(&[poison]));
+        assert!(
+            left.is_none(),
+            "{call}: KP_OK but {name}[{left:?}] not written"
+        );
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct L63Op {
+    params: L63Params,
+    initial: BufSpec,
+    members: Count,
+    each: [EachSpec; 3],
+    steps: u8,
+    save_at: SaveSpec<Wide>,
+    out: OutSpec,
+    saved: OutSpec,
+    /// out passed over initial (must be refused).
+    alias: bool,
+}
+
+type L63Fn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const kp_lorenz63_params,
+    *const T,
+    usize,
+    *const T,
+    *const T,
+    *const T,
+    u64,
+    *const u64,
+    usize,
+    *mut T,
+    *mut T,
+) -> kp_status;
+
+/// `kp_lorenz63_{f32,f64}`: fixed RK4 steps, save_at / save_len.
+fn lorenz63<T: Real>(f: L63Fn<T>, name: &str, op: &L63Op) {
+    let mut slot = kp_lorenz63_default_params();
+    let p = l63_params(op.params, &mut slot);
+    let initial = op.initial.make::<T>(3 * L63_MEMBERS_CAP);
+    let members = op.members.resolve(initial.len() / 3);
+    let len = members as u128 * 3;
+    let each = op.each.each_ref().map(|e| e.make::<T>(members));
+    let steps = (op.steps % (L63_STEPS_CAP + 1)) as u64;
+    let save = op.save_at.make(
+        |picks| {
+            let mut v: Vec<u64> = picks.iter().map(|&k| k as u64 % (steps + 1)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        },
+        |w: Wide| w.get(),
+    );
+    let saved_span = (save.len as u128).saturating_mul(len);
+    let mut out = op.out.make_len::<T>(0);
+    if !op.alias {
+        out = l63_out::<T>(&op.out, len, 3 * L63_MEMBERS_CAP);
+    }
+    let mut saved = l63_out::<T>(&op.saved, saved_span, L63_SAVED_CAP);
+    if !(initial.fits(len)
+        && (op.alias || out.fits(len))
+        && each.iter().all(|b| b.fits(members as u128))
+        && save.buf.fits(save.len as u128)
+        && saved.fits(saved_span))
+    {
+        return;
+    }
+    let out_ptr = if op.alias {
+        initial.ptr() as *mut T
+    } else {
+        out.mut_ptr()
+    };
+    let call = format!(
+        "{name}(ctx, params={}, initial={}, members={members}, sigma={}, rho={}, beta={}, steps={steps}, save_at={}, save_len={}, out={}, saved={})",
+        unsafe { p.as_ref() }.map_or("NULL".into(), |q| format!("{q:?}")),
+        initial.describe(),
+        each[0].describe(),
+        each[1].describe(),
+        each[2].describe(),
+        save.describe(),
+        save.len,
+        if op.alias { "initial".into() } else { out.describe() },
+        saved.describe(),
+    );
+    trace!("{call}");
+    let in_before = initial.snapshot();
+    let each_before = each.each_ref().map(|b| b.snapshot());
+    let save_before = save.buf.snapshot();
+    let out_before = out.snapshot();
+    let saved_before = saved.snapshot();
+    let status = unsafe {
+        f(
+            ctx(),
+            p,
+            initial.ptr(),
+            members,
+            each[0].ptr(),
+            each[1].ptr(),
+            each[2].ptr(),
+            steps,
+            save.buf.ptr(),
+            save.len,
+            out_ptr,
+            saved.mut_ptr(),
+        )
+    };
+    let ok = check_status(&call, status);
+    if op.alias && len > 0 && !initial.null {
+        assert!(!ok, "{call}: KP_OK with out over initial");
+    }
+    let [b0, b1, b2] = each_before;
+    check_inputs(
+        &call,
+        &[
+            ("initial", in_before, bytes_of(&initial.data)),
+            ("sigma", b0, bytes_of(&each[0].data)),
+            ("rho", b1, bytes_of(&each[1].data)),
+            ("beta", b2, bytes_of(&each[2].data)),
+            ("save_at", save_before, bytes_of(&save.buf.data)),
+        ],
+    );
+    let size = size_of::<T>();
+    check_outputs(
+        &call,
+        ok,
+        &[
+            (
+                "out",
+                out_before,
+                bytes_of(&out.data),
+                clamp(len).saturating_mul(size),
+            ),
+            (
+                "saved",
+                saved_before,
+                bytes_of(&saved.data),
+                clamp(saved_span).saturating_mul(size),
+            ),
+        ],
+    );
+    if !ok {
+        return;
+    }
+    check_written(&call, "out", ok, &out, len);
+    check_written(&call, "saved", ok, &saved, saved_span);
+    // Step 0 is the initial state itself: after 0 steps, and at save_at = 0.
+    let m3 = clamp(len);
+    if steps == 0 && !out.null {
+        assert!(
+            bytes_of(&out.data[..m3]) == bytes_of(&initial.data[..m3]),
+            "{call}: 0 steps but out differs from initial"
+        );
+    }
+    if !saved.null && save.len > 0 {
+        for (k, &at) in save.buf.data.iter().enumerate().take(save.len) {
+            if at == 0 {
+                let frame = &saved.data[k * m3..(k + 1) * m3];
+                assert!(
+                    bytes_of(frame) == bytes_of(&initial.data[..m3]),
+                    "{call}: saved frame {k} (step 0) differs from initial"
+                );
+            }
+        }
+    }
+}
+
+#[derive(Arbitrary, Debug)]
+struct L63AdaptiveOp {
+    params: L63AdaptiveParams,
+    initial: BufSpec,
+    members: Count,
+    each: [EachSpec; 3],
+    save_times: SaveSpec<FVal>,
+    out: OutSpec,
+    saved: OutSpec,
+    /// accepted, rejected, status.
+    counts: [OutSpec; 3],
+    /// 1: out over initial, 2: status over accepted (both must be refused).
+    alias: u8,
+}
+
+type L63AdaptiveFn<T> = unsafe extern "C" fn(
+    *const kp_context,
+    *const kp_lorenz63_adaptive_params,
+    *const T,
+    usize,
+    *const T,
+    *const T,
+    *const T,
+    *const f64,
+    usize,
+    *mut T,
+    *mut T,
+    *mut u32,
+    *mut u32,
+    *mut u32,
+) -> kp_status;
+
+/// `kp_lorenz63_adaptive_{f32,f64}`: Dormand-Prince over [t0, t_end],
+/// save_times / save_len, optional accepted / rejected / status.
+fn lorenz63_adaptive<T: Real>(f: L63AdaptiveFn<T>, name: &str, op: &L63AdaptiveOp) {
+    let mut slot = kp_lorenz63_adaptive_default_params();
+    let p = l63_adaptive_params(op.params, &mut slot);
+    let c = unsafe { p.as_ref() }
+        .copied()
+        .unwrap_or_else(|| kp_lorenz63_adaptive_default_params());
+    let initial = op.initial.make::<T>(3 * L63_MEMBERS_CAP);
+    let mut members = op.members.resolve(initial.len() / 3);
+    if p.is_null() && members <= L63_MEMBERS_CAP {
+        // The defaults allow 100000 steps per member.
+        members = members.min(2);
+    }
+    let len = members as u128 * 3;
+    let each = op.each.each_ref().map(|e| e.make::<T>(members));
+    let (t0, t_end) = (c.t0, c.t_end);
+    let save = op.save_times.make(
+        |picks| {
+            let mut v: Vec<f64> = picks
+                .iter()
+                .map(|&k| match k {
+                    255 => t_end,
+                    _ => (t0 + (t_end - t0) * k as f64 / 255.0).min(t_end),
+                })
+                .collect();
+            v.dedup();
+            v
+        },
+        |v: FVal| v.0,
+    );
+    let saved_span = (save.len as u128).saturating_mul(len);
+    let alias = op.alias % 3;
+    let mut out = l63_out::<T>(&op.out, len, 3 * L63_MEMBERS_CAP);
+    if alias == 1 {
+        out = op.out.make_len::<T>(0);
+    }
+    let mut saved = l63_out::<T>(&op.saved, saved_span, L63_SAVED_CAP);
+    let mut counts = op.counts.each_ref().map(|s| counts_out(s, members));
+    if !(initial.fits(len)
+        && (alias == 1 || out.fits(len))
+        && each.iter().all(|b| b.fits(members as u128))
+        && save.buf.fits(save.len as u128)
+        && saved.fits(saved_span)
+        && counts.iter().all(|b| b.fits(members as u128)))
+    {
+        return;
+    }
+    let out_ptr = if alias == 1 {
+        initial.ptr() as *mut T
+    } else {
+        out.mut_ptr()
+    };
+    let [acc_ptr, rej_ptr, mut status_ptr] = counts.each_mut().map(|b| b.mut_ptr());
+    if alias == 2 {
+        status_ptr = acc_ptr;
+    }
+    let call = format!(
+        "{name}(ctx, params={}, initial={}, members={members}, sigma={}, rho={}, beta={}, save_times={}, save_len={}, out={}, saved={}, accepted={}, rejected={}, status={})",
+        unsafe { p.as_ref() }.map_or("NULL".into(), |q| format!("{q:?}")),
+        initial.describe(),
+        each[0].describe(),
+        each[1].describe(),
+        each[2].describe(),
+        save.describe(),
+        save.len,
+        if alias == 1 { "initial".into() } else { out.describe() },
+        saved.describe(),
+        counts[0].describe(),
+        counts[1].describe(),
+        if alias == 2 { "accepted".into() } else { counts[2].describe() },
+    );
+    trace!("{call}");
+    let in_before = initial.snapshot();
+    let each_before = each.each_ref().map(|b| b.snapshot());
+    let save_before = save.buf.snapshot();
+    let out_before = out.snapshot();
+    let saved_before = saved.snapshot();
+    let counts_before = counts.each_ref().map(|b| b.snapshot());
+    let status = unsafe {
+        f(
+            ctx(),
+            p,
+            initial.ptr(),
+            members,
+            each[0].ptr(),
+            each[1].ptr(),
+            each[2].ptr(),
+            save.buf.ptr(),
+            save.len,
+            out_ptr,
+            saved.mut_ptr(),
+            acc_ptr,
+            rej_ptr,
+            status_ptr,
+        )
+    };
+    let ok = check_status(&call, status);
+    if alias == 1 && len > 0 && !initial.null {
+        assert!(!ok, "{call}: KP_OK with out over initial");
+    }
+    if alias == 2 && members > 0 && !acc_ptr.is_null() {
+        assert!(!ok, "{call}: KP_OK with status over accepted");
+    }
+    let [b0, b1, b2] = each_before;
+    check_inputs(
+        &call,
+        &[
+            ("initial", in_before, bytes_of(&initial.data)),
+            ("sigma", b0, bytes_of(&each[0].data)),
+            ("rho", b1, bytes_of(&each[1].data)),
+            ("beta", b2, bytes_of(&each[2].data)),
+            ("save_times", save_before, bytes_of(&save.buf.data)),
+        ],
+    );
+    let size = size_of::<T>();
+    let count_bytes = members.saturating_mul(4);
+    let [c0, c1, c2] = counts_before;
+    check_outputs(
+        &call,
+        ok,
+        &[
+            (
+                "out",
+                out_before,
+                bytes_of(&out.data),
+                clamp(len).saturating_mul(size),
+            ),
+            (
+                "saved",
+                saved_before,
+                bytes_of(&saved.data),
+                clamp(saved_span).saturating_mul(size),
+            ),
+            ("accepted", c0, bytes_of(&counts[0].data), count_bytes),
+            ("rejected", c1, bytes_of(&counts[1].data), count_bytes),
+            ("status", c2, bytes_of(&counts[2].data), count_bytes),
+        ],
+    );
+    if !ok {
+        return;
+    }
+    check_written(&call, "out", ok, &out, len);
+    check_written(&call, "saved", ok, &saved, saved_span);
+    let [accepted, rejected, status] = &counts;
+    for m in 0..members {
+        let code = (!status.null && alias != 2).then(|| status.data[m]);
+        if let Some(code) = code {
+            assert!(
+                code <= KP_LORENZ63_STEP_TOO_SMALL,
+                "{call}: status[{m}] = {code:#x}, not a KP_LORENZ63_* code"
+            );
+        }
+        if !accepted.null && !rejected.null {
+            let tried = accepted.data[m] as u64 + rejected.data[m] as u64;
+            assert!(
+                tried <= c.max_steps as u64,
+                "{call}: member {m} tried {tried} steps, more than max_steps"
+            );
+        }
+        // A member that reached t_end has a finite final state.
+        if code == Some(KP_LORENZ63_REACHED) && !out.null {
+            let state = &out.data[3 * m..3 * m + 3];
+            assert!(
+                state.iter().all(|v| !v.is_nan()),
+                "{call}: member {m} reached t_end with a NaN state {state:?}"
+            );
+        }
+    }
+}
+
 #[derive(Arbitrary, Debug)]
 struct WindowOp {
     x: BufSpec,
@@ -3124,6 +3794,8 @@ struct DeviceOp {
     bx: BoxOpts,
     l96: L96Params,
     l05: L05Params,
+    l63: L63Params,
+    l63a: L63AdaptiveParams,
 }
 
 fn device(op: &DeviceOp) {
@@ -3140,7 +3812,11 @@ fn device(op: &DeviceOp) {
     let (l96, _) = l96_params(op.l96, &mut l96_slot);
     let mut l05_slot = kp_lorenz05_default_params();
     let (l05, _) = l05_params(op.l05, &mut l05_slot);
-    const NAMES: [&str; 26] = [
+    let mut l63_slot = kp_lorenz63_default_params();
+    let l63 = l63_params(op.l63, &mut l63_slot);
+    let mut l63a_slot = kp_lorenz63_adaptive_default_params();
+    let l63a = l63_adaptive_params(op.l63a, &mut l63a_slot);
+    const NAMES: [&str; 30] = [
         "kp_lombscargle_device_f32",
         "kp_lombscargle_device_f64",
         "kp_lombscargle_uniform_device_f32",
@@ -3167,19 +3843,25 @@ fn device(op: &DeviceOp) {
         "kp_stream_synchronize",
         "kp_device_alloc",
         "kp_memcpy_dtoh",
+        "kp_lorenz63_device_f32",
+        "kp_lorenz63_device_f64",
+        "kp_lorenz63_adaptive_device_f32",
+        "kp_lorenz63_adaptive_device_f64",
     ];
     let call = format!(
-        "{} (see device() for the argument order: ptrs {:x?}, sizes {s0} {s1} {s2} {s3}, reals {r0:e} {r1:e} {r2:e}, stream {st:#x}, ls {}, box {:?}, l96 {:?}, l05 {:?})",
-        NAMES[op.which as usize % 26],
+        "{} (see device() for the argument order: ptrs {:x?}, sizes {s0} {s1} {s2} {s3}, reals {r0:e} {r1:e} {r2:e}, stream {st:#x}, ls {}, box {:?}, l96 {:?}, l05 {:?}, l63 {:?}, l63a {:?}; save_at / save_times NULL, save_len = sizes[3])",
+        NAMES[op.which as usize % 30],
         op.ptrs,
         describe_ls_opts(ls),
         unsafe { bx.as_ref() },
         unsafe { l96.as_ref() },
         unsafe { l05.as_ref() },
+        unsafe { l63.as_ref() },
+        unsafe { l63a.as_ref() },
     );
     trace!("{call}");
     let status = unsafe {
-        match op.which % 26 {
+        match op.which % 30 {
             0 => kp_lombscargle_device_f32(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
             1 => kp_lombscargle_device_f64(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
             2 => kp_lombscargle_uniform_device_f32(c, p0, p1, p2, s0, r0, r1, s1, ls, p4, s2, st),
@@ -3219,10 +3901,72 @@ fn device(op: &DeviceOp) {
                 );
                 s
             }
-            _ => kp_memcpy_dtoh(c, ptr::null_mut(), p0, 0),
+            25 => kp_memcpy_dtoh(c, ptr::null_mut(), p0, 0),
+            // The save lists are host memory: NULL, with a length that is
+            // 0 or must be refused.
+            26 => kp_lorenz63_device_f32(
+                c,
+                l63,
+                p0,
+                s0,
+                p1,
+                p2,
+                p3,
+                s1 as u64,
+                ptr::null(),
+                s3,
+                p4,
+                p5,
+                st,
+            ),
+            27 => kp_lorenz63_device_f64(
+                c,
+                l63,
+                p0,
+                s0,
+                p1,
+                p2,
+                p3,
+                s1 as u64,
+                ptr::null(),
+                s3,
+                p4,
+                p5,
+                st,
+            ),
+            28 => kp_lorenz63_adaptive_device_f32(
+                c,
+                l63a,
+                p0,
+                s0,
+                p1,
+                p2,
+                p3,
+                ptr::null(),
+                s3,
+                p4,
+                p5,
+                p0 ^ p5,
+                st,
+            ),
+            _ => kp_lorenz63_adaptive_device_f64(
+                c,
+                l63a,
+                p0,
+                s0,
+                p1,
+                p2,
+                p3,
+                ptr::null(),
+                s3,
+                p4,
+                p5,
+                p0 ^ p5,
+                st,
+            ),
         }
     };
-    if op.which % 26 == 22 && p0 == 0 {
+    if op.which % 30 == 22 && p0 == 0 {
         // Freeing 0 is a no-op on any context, as free(NULL).
         assert_eq!(status, kp_status::KP_OK, "{call}: freeing 0 failed");
     } else {
@@ -4535,6 +5279,14 @@ fn run(op: &Op) {
             l05_params,
             kp_lorenz05_default_params(),
         ),
+        Op::Lorenz63(false, o) => lorenz63::<f32>(kp_lorenz63_f32, "kp_lorenz63_f32", o),
+        Op::Lorenz63(true, o) => lorenz63::<f64>(kp_lorenz63_f64, "kp_lorenz63_f64", o),
+        Op::Lorenz63Adaptive(false, o) => {
+            lorenz63_adaptive::<f32>(kp_lorenz63_adaptive_f32, "kp_lorenz63_adaptive_f32", o)
+        }
+        Op::Lorenz63Adaptive(true, o) => {
+            lorenz63_adaptive::<f64>(kp_lorenz63_adaptive_f64, "kp_lorenz63_adaptive_f64", o)
+        }
         Op::WindowSum(false, o) => window_sum::<f32>(kp_window_sum_f32, "kp_window_sum_f32", o),
         Op::WindowSum(true, o) => window_sum::<f64>(kp_window_sum_f64, "kp_window_sum_f64", o),
         Op::Fg(false, o) => fg::<f32>(kp_fg_integrate_c64, "kp_fg_integrate_c64", o),
