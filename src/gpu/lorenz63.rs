@@ -179,14 +179,8 @@ impl<T: Float> Lorenz63OnDevice<T> {
     ) -> Result<OnBuffers<'a, Self>> {
         let lengths = p.map(|v| v.len());
         let (members, saved_len) = check_lorenz63(&lengths, initial.len(), steps, save_at)?;
-        if out.len() != initial.len() {
-            return Err(Error::invalid(format!(
-                "out holds {} values, initial {}",
-                out.len(),
-                initial.len()
-            )));
-        }
-        check_saved(
+        check_out_and_saved(
+            (initial.len(), out.len()),
             saved.as_ref().map(|s| s.len()),
             SaveList::Steps,
             save_at.len(),
@@ -260,6 +254,23 @@ fn check_saved(
             "{name} needs a saved-states buffer"
         ))),
     }
+}
+
+/// The cudarc buffers of either run: `out` as long as `initial` (the
+/// lengths, in that order), then [`check_saved`].
+fn check_out_and_saved(
+    (initial, out): (usize, usize),
+    given: Option<usize>,
+    list: SaveList,
+    frames: usize,
+    saved_len: usize,
+) -> Result<()> {
+    if out != initial {
+        return Err(Error::invalid(format!(
+            "out holds {out} values, initial {initial}"
+        )));
+    }
+    check_saved(given, list, frames, saved_len)
 }
 
 /// Which list a run saves states at.
@@ -383,14 +394,8 @@ impl<T: Float> Lorenz63AdaptiveOnDevice<T> {
     ) -> Result<OnBuffers<'a, Self>> {
         let lengths = p.map(|v| v.len());
         let (members, saved_len) = check_lorenz63_adaptive(&lengths, initial.len(), save_times)?;
-        if out.len() != initial.len() {
-            return Err(Error::invalid(format!(
-                "out holds {} values, initial {}",
-                out.len(),
-                initial.len()
-            )));
-        }
-        check_saved(
+        check_out_and_saved(
+            (initial.len(), out.len()),
             saved.as_ref().map(|s| s.len()),
             SaveList::Times,
             save_times.len(),
