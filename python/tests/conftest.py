@@ -36,6 +36,22 @@ from kernpack import _native  # noqa: E402
 REQUIRE_GPU = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
 
 
+def need_gpu_module(module_name: str):
+    """`module_name` (a device-array library) imported, where a GPU is
+    visible: otherwise the test skips, or fails under KERNPACK_REQUIRE_GPU=1."""
+    try:
+        module = __import__(module_name)
+    except ImportError:
+        if REQUIRE_GPU:
+            pytest.fail(f"KERNPACK_REQUIRE_GPU=1 but {module_name} is not importable")
+        pytest.skip(f"{module_name} not installed")
+    if kernpack.device_count() == 0:
+        if REQUIRE_GPU:
+            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
+        pytest.skip("no GPU")
+    return module
+
+
 def _backends():
     backends = ["cpu"]
     if REQUIRE_GPU or kernpack.device_count() > 0:

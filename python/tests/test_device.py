@@ -14,34 +14,21 @@ import scipy.ndimage
 import scipy.signal
 
 import kernpack
+from conftest import need_gpu_module
 from kernpack import _native
 
 REQUIRE = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
 
 
-def _need(module_name):
-    try:
-        module = __import__(module_name)
-    except ImportError:
-        if REQUIRE:
-            pytest.fail(f"KERNPACK_REQUIRE_GPU=1 but {module_name} is not importable")
-        pytest.skip(f"{module_name} not installed")
-    if kernpack.device_count() == 0:
-        if REQUIRE:
-            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
-        pytest.skip("no GPU")
-    return module
-
-
 @pytest.fixture
 def cp():
-    cupy = _need("cupy")
+    cupy = need_gpu_module("cupy")
     return cupy
 
 
 @pytest.fixture
 def torch():
-    t = _need("torch")
+    t = need_gpu_module("torch")
     if not t.cuda.is_available():
         if REQUIRE:
             pytest.fail("torch has no CUDA")
@@ -448,7 +435,7 @@ def test_host_arrays_on_gpu_backend_match_cpu_backend():
 
 def test_jax_arrays_through_dlpack(cp):
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # leave the GPU's memory to the others
-    jax = _need("jax")
+    jax = need_gpu_module("jax")
     jnp = jax.numpy
     if not any(d.platform == "gpu" for d in jax.devices()):
         if REQUIRE:

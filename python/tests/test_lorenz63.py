@@ -4,16 +4,12 @@ tolerances: agreement to RK4's truncation error), on host arrays (every
 backend) and on CuPy / PyTorch device arrays (skipped without a GPU)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-import kernpack
+from conftest import need_gpu_module
 from kernpack import ode
-
-REQUIRE = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
 
 
 def numpy_rk4(x0, sigma, rho, beta, dt, steps, save_at=()):
@@ -142,23 +138,9 @@ def test_bad_arguments_name_themselves(backend):
 # --------------------------------------------------------------------------
 
 
-def _need(module_name):
-    try:
-        module = __import__(module_name)
-    except ImportError:
-        if REQUIRE:
-            pytest.fail(f"KERNPACK_REQUIRE_GPU=1 but {module_name} is not importable")
-        pytest.skip(f"{module_name} not installed")
-    if kernpack.device_count() == 0:
-        if REQUIRE:
-            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
-        pytest.skip("no GPU")
-    return module
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cupy_matches_host(rng, dtype):
-    cp = _need("cupy")
+    cp = need_gpu_module("cupy")
     x0 = states(rng, 1000).astype(dtype)
     rho = rng.uniform(20, 35, 1000).astype(dtype)
     got = ode.lorenz63(cp.asarray(x0), 10.0, cp.asarray(rho), dt=0.01, steps=100, save_at=[0, 30])
@@ -171,7 +153,7 @@ def test_cupy_matches_host(rng, dtype):
 
 
 def test_torch_in_torch_out(rng):
-    torch = _need("torch")
+    torch = need_gpu_module("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch without CUDA")
     x0 = states(rng, 300)

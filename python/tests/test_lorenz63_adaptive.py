@@ -5,16 +5,12 @@ its precision. Host arrays on every backend, CuPy / PyTorch device arrays
 where there is a GPU."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-import kernpack
+from conftest import need_gpu_module
 from kernpack import ode
-
-REQUIRE = os.environ.get("KERNPACK_REQUIRE_GPU") == "1"
 
 
 def states(rng, members):
@@ -149,23 +145,9 @@ def test_bad_arguments_name_themselves(backend):
 # --------------------------------------------------------------------------
 
 
-def _need(module_name):
-    try:
-        module = __import__(module_name)
-    except ImportError:
-        if REQUIRE:
-            pytest.fail(f"KERNPACK_REQUIRE_GPU=1 but {module_name} is not importable")
-        pytest.skip(f"{module_name} not installed")
-    if kernpack.device_count() == 0:
-        if REQUIRE:
-            pytest.fail("KERNPACK_REQUIRE_GPU=1 but no GPU is visible")
-        pytest.skip("no GPU")
-    return module
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cupy_matches_host(rng, dtype):
-    cp = _need("cupy")
+    cp = need_gpu_module("cupy")
     x0 = states(rng, 1000).astype(dtype)
     rho = rng.uniform(10, 35, 1000).astype(dtype)
     kwargs = dict(t_span=(0.0, 1.0), t_eval=[0.0, 0.3, 1.0], rtol=1e-5, atol=1e-6)
@@ -181,7 +163,7 @@ def test_cupy_matches_host(rng, dtype):
 
 
 def test_torch_in_torch_out(rng):
-    torch = _need("torch")
+    torch = need_gpu_module("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch without CUDA")
     x0 = states(rng, 300)
