@@ -31,9 +31,8 @@ import pytest
 
 import kernpack
 from kernpack import timeseries as ts
-from conftest import REQUIRE_GPU, ref_peaks
+from conftest import REQUIRE_GPU, need_gpu_module, ref_peaks
 from kernpack import _native
-from test_device import _need
 
 # float64: the library sums in another form and order than the references
 # (theta as (S - between) / S with between = sum_b (sum w (y - ybar))^2 /
@@ -641,7 +640,7 @@ def test_gpu_peaks_are_the_cpu_peaks(gpu, separation, rng):
 
 @pytest.mark.parametrize("library", ["cupy", "torch"])
 def test_cupy_and_torch_arrays(gpu, library, rng):
-    lib = _need(library)  # skips (fails with KERNPACK_REQUIRE_GPU=1) without it
+    lib = need_gpu_module(library)  # skips (fails with KERNPACK_REQUIRE_GPU=1) without it
     to_device = (lambda a: lib.asarray(a)) if library == "cupy" else (lambda a: lib.as_tensor(a, device="cuda"))
     t = rng.uniform(0, 20, 300)
     y = np.sin(3 * t) + rng.normal(0, 0.3, 300)
