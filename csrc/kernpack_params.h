@@ -88,6 +88,15 @@ typedef struct kp_box_params {
 #define KP_BOX_RUN_K_WIDE 33
 #define KP_BOX_RUN_WARPS 4
 
+/* The band box filter (box_filter_band, windows whose ring of size_y rows
+ * fits in shared memory): KP_BOX_BAND_THREADS threads per block own a band of
+ * KP_BOX_BAND_COLS x KP_BOX_BAND_THREADS columns (outputs plus the size_x - 1
+ * halo) and walk down a chunk of rows KP_BOX_BAND_ROWS at a time; it takes
+ * kp_box_run_params (tiles_x: bands per row, chunk_rows: rows per block). */
+#define KP_BOX_BAND_THREADS 256
+#define KP_BOX_BAND_COLS 1
+#define KP_BOX_BAND_ROWS 8
+
 /* One 2D box filter of any window (box_filter_running): out = mean of the
  * size_y x size_x window of rows y - before_y .. y - before_y + size_y - 1
  * and columns likewise (SciPy's uniform_filter with an origin). */

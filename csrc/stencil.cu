@@ -436,6 +436,215 @@ __device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out
 }  // namespace stencil
 }  // namespace kp
 
+// Windows of any size up to a band's limits, at the copy speed (2D,
+// box_filter_band): a block of KP_BOX_BAND_THREADS threads owns a band of
+// IW = C x KP_BOX_BAND_THREADS consecutive columns of the extended image
+// (its `IW - size_x + 1` output columns plus the halo) and a chunk of output
+// rows, and walks down them R rows at a time.
+// - Vertical sums: thread t owns band columns t + j NT (j < C) and keeps
+//   their window sums V in double. Moving down a row adds the entering value
+//   and subtracts the one that leaves, which the thread stored size_y rows
+//   before in a ring of size_y rows in shared memory: the image is read from
+//   DRAM once (the warp-per-segment kernel above re-reads the leaving row,
+//   which misses L2 for tall windows).
+// - Horizontal sums: the R rows of V go to shared memory; warp w then scans
+//   rows w, w + WARPS, .. (an exclusive prefix P over the band: each lane
+//   sums IW / 32 consecutive values, the lanes' totals by shuffles), and the
+//   output at band column j is P[j + size_x] - P[j], stored by consecutive
+//   lanes.
+// - The loads of the next R rows are issued before the scan, so they are in
+//   flight while it runs.
+// The ring costs size_y IW sizeof(T) bytes of shared memory per block: the
+// host takes this kernel for windows whose ring fits (and keeps the others
+// on the warp-per-segment kernel). Accuracy as that kernel's (double sums,
+// re-seeded each chunk); a non-finite value switches the rest of the chunk to
+// direct sums, as there.
+namespace kp {
+namespace stencil {
+
+template <typename T, int C, int R>
+struct Band {
+    static constexpr int NT = KP_BOX_BAND_THREADS, WARPS = NT / 32;
+    static constexpr int IW = C * NT;  // band columns
+    static constexpr int K = IW / 32;  // values per lane in the scan
+    // A row of V (and its prefix P, P[IW] the total) padded by one double
+    // per 16: lanes scanning K consecutive values (K a multiple of 8) would
+    // otherwise meet in the same banks.
+    static constexpr int STRIDE = IW + IW / 16 + 1;
+    __host__ __device__ static constexpr int padded(int j) { return j + j / 16; }
+    // Shared memory: R rows of V (double), then the ring of size_y rows of T.
+    __host__ __device__ static constexpr size_t bytes(int64_t size_y) {
+        return sizeof(double) * R * STRIDE + sizeof(T) * (size_t)size_y * IW;
+    }
+};
+
+template <typename T, int C, int R>
+__device__ void box_filter_band(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p,
+                                double* __restrict__ sm) {
+    using B = Band<T, C, R>;
+    constexpr int NT = B::NT, IW = B::IW, K = B::K;
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int64_t chunks = (p.rows + p.chunk_rows - 1) / p.chunk_rows;
+    const int64_t block = blockIdx.x;
+    if (block >= p.tiles_x * chunks) return;  // the whole block
+    const int width = IW - (int)p.size_x + 1;  // output columns (the host keeps size_x < IW)
+    const int64_t x0 = (block % p.tiles_x) * width, band_x0 = x0 - p.before_x;
+    const int64_t y0 = (block / p.tiles_x) * p.chunk_rows, y_end = min(y0 + p.chunk_rows, p.rows);
+    const int outputs = (int)min((int64_t)width, p.cols - x0);  // output columns inside the image
+    double* vt = sm;
+    T* ring = reinterpret_cast<T*>(sm + R * B::STRIDE);
+    const int sy = (int)p.size_y;  // the host keeps the ring, size_y rows, in shared memory
+    const bool constant = p.mode == KP_BOX_CONSTANT;
+    // The mean and nothing else (no pad, no kept input): the common store.
+    const bool plain_store = !p.pad_outside && p.mode != KP_BOX_INTERIOR;
+
+    int col[C];  // the image column band column tid + j NT reads (-1: cval)
+#pragma unroll
+    for (int j = 0; j < C; ++j) col[j] = (int)run_extend(band_x0 + tid + j * NT, p.cols, p.mode);
+    // Step k reads virtual row first + k (it enters the window) and, from
+    // k = size_y on, takes row first + k - size_y away; after step k >=
+    // size_y - 1, V is the window of output row y0 + k - (size_y - 1).
+    const int64_t first = y0 - p.before_y;
+    const int64_t steps = sy - 1 + (y_end - y0);
+    const double cval = p.cval;
+
+    // The values of steps k0 .. k0 + R - 1 (0 for a cval row or column; the
+    // vertical step puts cval in), loaded a batch ahead.
+    const T* column[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) column[j] = in + max(col[j], 0);
+    T next[R][C];
+    auto load = [&](int64_t k0) {
+        if (first + k0 >= 0 && first + k0 + R <= p.rows) {  // every row inside: no mapping
+            const int64_t at = (first + k0) * p.in_pitch;
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int j = 0; j < C; ++j) next[i][j] = col[j] < 0 ? (T)0 : column[j][at + i * p.in_pitch];
+        } else {
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int64_t r = k0 + i < steps ? run_extend(first + k0 + i, p.rows, p.mode) : -1;
+#pragma unroll
+                for (int j = 0; j < C; ++j) next[i][j] = r < 0 || col[j] < 0 ? (T)0 : in[r * p.in_pitch + col[j]];
+            }
+        }
+    };
+
+    double v[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) v[j] = 0.0;
+    load(0);
+    int slot = 0;  // the ring's slot of step k0 (k0 mod size_y)
+    // One batch, steps k0 .. k0 + R - 1; false when the running sums met a
+    // non-finite value (nothing of it stored).
+    auto batch = [&](int64_t k0) -> bool {
+        // Vertical: R steps of every owned column.
+        bool finite = true;
+        const bool inside = k0 >= sy && k0 + R <= steps && first + k0 - sy >= 0 && first + k0 + R <= p.rows;
+        if (inside && sy > 1) {
+            // Almost every batch: every entering and leaving row inside the
+            // image and in the window (a cval column holds 0 in the ring and
+            // in next, so its sum keeps its seed, size_y cval).
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+#pragma unroll
+                for (int j = 0; j < C; ++j) {
+                    T* cell = ring + slot * IW + tid + j * NT;
+                    const T leave = *cell;
+                    *cell = next[i][j];
+                    v[j] += (double)next[i][j] - (double)leave;
+                    vt[i * B::STRIDE + B::padded(tid + j * NT)] = v[j];
+                }
+                slot = slot + 1 == sy ? 0 : slot + 1;
+            }
+#pragma unroll
+            for (int j = 0; j < C; ++j) finite = finite && isfinite(v[j]);
+        } else {
+            // The seed steps, the image's top and bottom edges, the chunk's end.
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int64_t k = k0 + i, enter = first + k, leave = enter - sy;
+                const bool enter_cval = constant && (enter < 0 || enter >= p.rows);
+                const bool leave_cval = constant && (leave < 0 || leave >= p.rows);
+#pragma unroll
+                for (int j = 0; j < C; ++j) {
+                    if (k < steps) {
+                        T* cell = ring + slot * IW + tid + j * NT;
+                        const double e = enter_cval || col[j] < 0 ? cval : (double)next[i][j];
+                        const double l = k < sy ? 0.0 : leave_cval || col[j] < 0 ? cval : (double)*cell;
+                        *cell = next[i][j];
+                        v[j] = sy == 1 ? e : v[j] + e - l;  // a window of one row is that row, exactly
+                        finite = finite && isfinite(v[j]);
+                    }
+                    vt[i * B::STRIDE + B::padded(tid + j * NT)] = v[j];
+                }
+                slot = slot + 1 == sy ? 0 : slot + 1;
+            }
+        }
+        if (k0 + R < steps) load(k0 + R);  // in flight during the scans
+        if (__syncthreads_or(!finite)) return false;
+        // Horizontal: warp w scans rows w, w + WARPS, .. and stores them.
+#pragma unroll
+        for (int i = warp; i < R; i += B::WARPS) {
+            const int64_t y = y0 + k0 + i - (sy - 1);
+            if (y < y0 || y >= y_end) continue;  // a seed step, or past the chunk (whole warps)
+            double* row = vt + i * B::STRIDE;
+            if (p.size_x > 1) {  // a window of one column is that column, exactly: no scan
+                double vals[K];
+                double total = 0.0;
+#pragma unroll
+                for (int m = 0; m < K; ++m) {
+                    vals[m] = row[B::padded(lane * K + m)];
+                    total += vals[m];
+                }
+                double scan = total;  // inclusive scan of the lanes' totals
+#pragma unroll
+                for (int d = 1; d < 32; d *= 2) {
+                    const double other = __shfl_up_sync(0xffffffffu, scan, d);
+                    if (lane >= d) scan += other;
+                }
+                double run = scan - total;
+#pragma unroll
+                for (int m = 0; m < K; ++m) {  // each lane rewrites only its own values
+                    row[B::padded(lane * K + m)] = run;
+                    run += vals[m];
+                }
+                if (lane == 31) row[B::padded(IW)] = run;
+                __syncwarp();
+            }
+            const int dx = p.size_x > 1 ? (int)p.size_x : 0;  // P[j + size_x] - P[j], or V[j]
+            if (plain_store) {
+                // Output lane + 32 m reads P at padded(lane + 32 m [+ dx]) =
+                // padded(lane [+ dx]) + 34 m: constant offsets from two bases.
+                const double* hi = row + B::padded(lane + dx);
+                const double* lo = row + B::padded(lane);
+                T* dst = out + y * p.out_pitch + x0 + lane;
+                const double scale = p.scale;
+#pragma unroll
+                for (int m = 0; m < K; ++m)
+                    if (lane + 32 * m < outputs) dst[32 * m] = (T)((hi[34 * m] - (dx ? lo[34 * m] : 0.0)) * scale);
+            } else {
+                for (int jx = lane; jx < outputs; jx += 32)
+                    run_store(in, out, p, y, x0 + jx, row[B::padded(jx + dx)] - (dx ? row[B::padded(jx)] : 0.0));
+            }
+            __syncwarp();  // row is rewritten by the next rows of this warp
+        }
+        __syncthreads();  // vt is rewritten by the next steps
+        return true;
+    };
+    int64_t k0 = 0;
+    while (k0 < steps && batch(k0)) k0 += R;
+    if (k0 >= steps) return;
+    // The running sums met a non-finite value: this batch's rows and the rest
+    // of the chunk by direct sums.
+    const int64_t from = max(y0, y0 + k0 - (sy - 1));
+    for (int64_t y = from + warp; y < y_end; y += B::WARPS) run_direct_row(in, out, p, y, x0, width, lane);
+}
+
+}  // namespace stencil
+}  // namespace kp
+
 // Per type: windows 3, 5, 7, 9 unrolled (strips of KP_BOX_STRIP_ROWS rows by
 // 32 - 2 HV lanes of 16 bytes per warp), and any other window on running sums
 // (narrow: segments of 32 KP_BOX_RUN_K_NARROW columns, wide: 32
@@ -451,15 +660,23 @@ __device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out
         __shared__ double prefix[KP_BOX_RUN_WARPS][32 * K + 1];                                   \
         kp::stencil::box_filter_running<T, K>(in, out, p, prefix[threadIdx.x / 32]);              \
     }
+#define KP_BOX_BAND(T, SUFFIX)                                                                    \
+    extern "C" __global__ void __launch_bounds__(KP_BOX_BAND_THREADS)                             \
+        box_filter_band_##SUFFIX(const T* __restrict__ in, T* __restrict__ out, const kp_box_run_params p) { \
+        extern __shared__ double band_smem[];                                                     \
+        kp::stencil::box_filter_band<T, KP_BOX_BAND_COLS, KP_BOX_BAND_ROWS>(in, out, p, band_smem); \
+    }
 #define KP_BOX_ENTRIES(T, SUFFIX)                                                         \
     KP_BOX_FIXED(T, SUFFIX, 1)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 2)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 3)                                                                    \
     KP_BOX_FIXED(T, SUFFIX, 4)                                                                    \
     KP_BOX_RUNNING(T, SUFFIX, box_filter_running, KP_BOX_RUN_K_NARROW)                            \
-    KP_BOX_RUNNING(T, SUFFIX, box_filter_running_wide, KP_BOX_RUN_K_WIDE)
+    KP_BOX_RUNNING(T, SUFFIX, box_filter_running_wide, KP_BOX_RUN_K_WIDE)                        \
+    KP_BOX_BAND(T, SUFFIX)
 KP_BOX_ENTRIES(float, f32)
 KP_BOX_ENTRIES(double, f64)
 #undef KP_BOX_ENTRIES
 #undef KP_BOX_FIXED
 #undef KP_BOX_RUNNING
+#undef KP_BOX_BAND

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds a tuning harness, benches/NAME.cu (box_filter_variants,
+# Builds a tuning harness, benches/NAME.cu (box_filter_variants, box_filter_band,
 # lorenz96_variants or
 # normalize_variants), here with the pinned toolchain: SASS sm_90 and the CUDA
 # runtime linked statically, so the GPU machine needs only its driver. Output:
@@ -7,7 +7,7 @@
 # revision $BASELINE (default HEAD) is compiled in as the baseline.
 #   bash scripts/build-variants.sh box_filter_variants
 set -euo pipefail
-name=${1:?usage: scripts/build-variants.sh box_filter_variants|normalize_variants}
+name=${1:?usage: scripts/build-variants.sh box_filter_variants|box_filter_band|normalize_variants}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 nvcc=$(compgen -G ".toolchain/venv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc" | head -1)

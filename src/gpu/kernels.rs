@@ -394,6 +394,13 @@ pub(crate) fn box_filter_running<T: Float>(wide: bool) -> BoxFilterRunning<T> {
     })
 }
 
+/// `box_filter_band_T(const T* in, T* out, kp_box_run_params p)`: a block
+/// per band of KP_BOX_BAND_COLS x KP_BOX_BAND_THREADS columns and chunk of
+/// rows, its ring of `size_y` rows in dynamic shared memory.
+pub(crate) fn box_filter_band<T: Float>() -> BoxFilterRunning<T> {
+    KernelFn::new(per_float!(T, "box_filter_band"))
+}
+
 // ---- csrc/uniform.cu ----
 
 /// One pass of the N-D box filter: `uniform_strided_S` / `uniform_lines_S(const
@@ -545,9 +552,11 @@ pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J
 
 /// The kernels that take dynamic shared memory: [`super::Gpu`] allows each the
 /// device's opt-in maximum once, when it loads them.
-pub(crate) fn dynamic_shared() -> [&'static str; 8] {
+pub(crate) fn dynamic_shared() -> [&'static str; 10] {
     [
         bls_binned().name(),
+        box_filter_band::<f32>().name(),
+        box_filter_band::<f64>().name(),
         phasefold().name(),
         lorenz05::<f32>().name(),
         lorenz05::<f64>().name(),
@@ -681,6 +690,7 @@ mod tests {
             params(normalize_batched::<T>()),
             params(box_filter_running::<T>(false)),
             params(box_filter_running::<T>(true)),
+            params(box_filter_band::<T>()),
             params(window_sum::<T>()),
             params(correlate::<T>(false)),
             params(correlate::<T>(true)),

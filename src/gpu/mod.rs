@@ -823,6 +823,22 @@ impl Kernel {
         let cap = self.full_grid as u64 * 64;
         items.div_ceil(items_per_block.max(1)).clamp(1, cap) as u32
     }
+
+    /// Blocks of this kernel resident on one SM at once when each is given
+    /// `dynamic_shared` bytes of shared memory (at least 1).
+    pub(crate) fn resident_blocks(&self, dynamic_shared: u32) -> Result<u32> {
+        // SAFETY: func is a loaded kernel of a live module (self borrows the
+        // Gpu that owns it).
+        let per_sm = unsafe {
+            cu::occupancy::max_active_block_per_multiprocessor(
+                self.func,
+                self.block as i32,
+                dynamic_shared as usize,
+            )
+        }
+        .map_err(|e| Error::cuda(format!("occupancy of {}", self.info.name), e))?;
+        Ok(per_sm.max(1) as u32)
+    }
 }
 
 /// The bytes of `len` values of `T`; a count whose size does not fit in

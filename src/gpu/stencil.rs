@@ -6,8 +6,9 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 
 use super::c_params::{
-    KP_BOX_CONSTANT, KP_BOX_INTERIOR, KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT,
-    KP_BOX_RUN_K_NARROW, KP_BOX_RUN_K_WIDE, KP_BOX_RUN_WARPS, KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
+    KP_BOX_BAND_COLS, KP_BOX_BAND_ROWS, KP_BOX_BAND_THREADS, KP_BOX_CONSTANT, KP_BOX_INTERIOR,
+    KP_BOX_MIRROR, KP_BOX_NEAREST, KP_BOX_REFLECT, KP_BOX_RUN_K_NARROW, KP_BOX_RUN_K_WIDE,
+    KP_BOX_RUN_WARPS, KP_BOX_STRIP_ROWS, KP_BOX_WRAP,
 };
 use super::device::{check_disjoint, DeviceOperation, Guards, OnBuffers};
 use super::kernels;
@@ -30,6 +31,14 @@ pub const MAX_GPU_WINDOW_COLS: usize = (32 * KP_BOX_RUN_K_WIDE - 31) as usize;
 /// Fewest output columns per warp of the narrow running-sum kernel: wider
 /// windows take the wide one.
 const RUN_MIN_NARROW_WIDTH: usize = 128;
+
+/// Columns of the band kernel's band (`box_filter_band`): its outputs plus
+/// the `size_x - 1` halo.
+const BAND_COLUMNS: usize = (KP_BOX_BAND_COLS * KP_BOX_BAND_THREADS) as usize;
+
+/// Fewest output columns per band: wider windows take the warp-per-segment
+/// kernel (a band of 256 columns would be mostly halo).
+const BAND_MIN_WIDTH: usize = 64;
 
 /// Warps per streaming multiprocessor the running-sum kernel's chunks aim
 /// at (each keeps a row of loads in flight; fewer when the chunks must be
@@ -101,13 +110,16 @@ pub(super) fn kernel_mode(mode: BoundaryMode) -> i32 {
     }
 }
 
-/// True for the windows of the unrolled small-window kernels
-/// (`box_filter_r{radius}`, measured at 96% of a copy for 3 x 3 on an H200):
-/// square, odd, 3 to 9, centred. Every other window takes the running-sum
-/// kernel.
-fn unrolled_window(opts: &UniformFilterOptions) -> Option<usize> {
+/// The windows of the unrolled small-window kernels (`box_filter_r{radius}`,
+/// measured at 96% of a copy for 3 x 3 on an H200): square, odd, centred,
+/// 3 to 9 in f32 and 3 to 5 in f64 (the band kernel is faster for f64 7 x 7
+/// and 9 x 9: 88% and 81-84% of a copy against 74% for 9 x 9 unrolled,
+/// PERF.md). Every other window takes a running-sum kernel.
+fn unrolled_window<T: Float>(opts: &UniformFilterOptions) -> Option<usize> {
     let [sy, sx] = opts.size;
-    (sy == sx && matches!(sy, 3 | 5 | 7 | 9) && opts.origin == [0, 0]).then_some(sy)
+    let largest = if std::mem::size_of::<T>() == 8 { 5 } else { 9 };
+    (sy == sx && matches!(sy, 3 | 5 | 7 | 9) && sy <= largest && opts.origin == [0, 0])
+        .then_some(sy)
 }
 
 /// The output tile (columns, rows) of one block of the unrolled kernels,
@@ -166,7 +178,7 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
         let layout = &self.layout;
         validate(layout, &self.opts, layout.input_len(), layout.output_len())?;
         // The running-sum kernel maps columns in 32 bits.
-        if layout.cols > i32::MAX as usize && unrolled_window(&self.opts).is_none() {
+        if layout.cols > i32::MAX as usize && unrolled_window::<T>(&self.opts).is_none() {
             return Err(Error::invalid(format!(
                 "an image of {} columns is wider than the {} the GPU filters with this window",
                 layout.cols,
@@ -198,7 +210,7 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
         if layout.is_empty() {
             return Ok(());
         }
-        let Some(size) = unrolled_window(opts) else {
+        let Some(size) = unrolled_window::<T>(opts) else {
             return unsafe { launch_running::<T>(gpu, stream, input, output, layout, opts) };
         };
         let box_filter = kernels::box_filter_unrolled::<T>(size / 2);
@@ -225,9 +237,12 @@ impl<T: Float> DeviceOperation for BoxFilterOnDevice<T> {
     }
 }
 
-/// The running-sum kernel (any window up to [`MAX_GPU_WINDOW_COLS`] columns
-/// wide, checked before): one warp per segment of 32 K columns (its
-/// `32 K - size_x + 1` outputs and the halo) and chunk of rows.
+/// The running-sum kernels (any window up to [`MAX_GPU_WINDOW_COLS`] columns
+/// wide, checked before). The band kernel where its ring of `size_y` rows
+/// fits in a block's shared memory and the window leaves a band at least
+/// [`BAND_MIN_WIDTH`] outputs (2.0-3.5x faster, PERF.md); otherwise one warp
+/// per segment of 32 K columns (its `32 K - size_x + 1` outputs and the
+/// halo) and chunk of rows, which re-reads the leaving rows from L2.
 ///
 /// A chunk starts with a direct sum over the window of its first row, which
 /// reads `min(size_y, 4 rows)` rows ([`line_sum`](crate::params::stencil::line_sum)'s
@@ -245,6 +260,23 @@ unsafe fn launch_running<T: Float>(
     layout: &ImageLayout,
     opts: &UniformFilterOptions,
 ) -> Result<()> {
+    if let Some(shared) = band_shared_bytes::<T>(opts) {
+        let band = kernels::box_filter_band::<T>();
+        let kernel = gpu.kernel(&band)?;
+        if shared <= kernel.max_dynamic_shared {
+            let resident =
+                u64::from(kernel.resident_blocks(shared)?) * u64::from(gpu.sm_count().max(1));
+            let params = band_params(layout, opts, resident);
+            let blocks =
+                params.tiles_x as u64 * (layout.rows as u64).div_ceil(params.chunk_rows as u64);
+            if blocks > i32::MAX as u64 {
+                return Err(Error::invalid("the image is too large for one launch"));
+            }
+            let config = LaunchConfig::grid(blocks as u32).shared(shared);
+            let args = (In::new(input), Out::new(output), params);
+            return unsafe { gpu.launch(&band, config, stream, args) };
+        }
+    }
     let narrow = 32 * KP_BOX_RUN_K_NARROW as usize;
     let wide = opts.size[1] + RUN_MIN_NARROW_WIDTH > narrow + 1;
     let segment = 32
@@ -265,11 +297,54 @@ unsafe fn launch_running<T: Float>(
     if blocks > i32::MAX as u64 {
         return Err(Error::invalid("the image is too large for one launch"));
     }
+    let params = run_params(layout, opts, tiles_x, chunk_rows);
+    let args = (In::new(input), Out::new(output), params);
+    unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
+}
+
+/// The band kernel's shared memory for this window (`Band<T, C, R>::bytes`
+/// in csrc/stencil.cu: R rows of padded double sums, then a ring of `size_y`
+/// rows of T), or None when the window is too wide for a band (fewer than
+/// [`BAND_MIN_WIDTH`] outputs) or the ring too large to count in 32 bits.
+fn band_shared_bytes<T: Float>(opts: &UniformFilterOptions) -> Option<u32> {
+    if opts.size[1] + BAND_MIN_WIDTH > BAND_COLUMNS + 1 {
+        return None;
+    }
+    let stride = BAND_COLUMNS + BAND_COLUMNS / 16 + 1;
+    let sums = std::mem::size_of::<f64>() * KP_BOX_BAND_ROWS as usize * stride;
+    let ring = opts.size[0].checked_mul(BAND_COLUMNS * std::mem::size_of::<T>())?;
+    u32::try_from(sums.checked_add(ring)?).ok()
+}
+
+/// The band kernel's parameters: bands across the image, and chunks of rows
+/// as long as fill `resident` blocks in one wave (each walks its chunk; one
+/// wave measured best on an H200, PERF.md), at least 4 windows long (each
+/// chunk first reads `size_y - 1` rows to seed its sums).
+fn band_params(layout: &ImageLayout, opts: &UniformFilterOptions, resident: u64) -> BoxRunParams {
+    let width = (BAND_COLUMNS + 1 - opts.size[1]) as u64;
+    let rows = layout.rows as u64;
+    let tiles_x = (layout.cols as u64).div_ceil(width);
+    let chunks = (resident / tiles_x).clamp(1, rows.max(1));
+    let chunk_rows = rows
+        .div_ceil(chunks)
+        .max(4 * opts.size[0] as u64)
+        .min(rows)
+        .max(1);
+    run_params(layout, opts, tiles_x, chunk_rows)
+}
+
+/// The running-sum kernels' parameters (both take `kp_box_run_params`).
+fn run_params(
+    layout: &ImageLayout,
+    opts: &UniformFilterOptions,
+    tiles_x: u64,
+    chunk_rows: u64,
+) -> BoxRunParams {
     // A non-finite cval would spoil the running sums (inf - inf): they pad
     // with 0, and the kernel adds cval to the outputs whose window reaches
     // past the edge.
     let pad_outside = opts.mode == BoundaryMode::Constant && !opts.cval.is_finite();
-    let params = BoxRunParams {
+    BoxRunParams {
         rows: layout.rows as i64,
         cols: layout.cols as i64,
         in_pitch: layout.in_pitch as i64,
@@ -285,7 +360,5 @@ unsafe fn launch_running<T: Float>(
         scale: opts.scale(),
         mode: kernel_mode(opts.mode),
         pad_outside: i32::from(pad_outside),
-    };
-    let args = (In::new(input), Out::new(output), params);
-    unsafe { gpu.launch(&box_filter, LaunchConfig::grid(blocks as u32), stream, args) }
+    }
 }
