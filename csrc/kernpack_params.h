@@ -121,8 +121,9 @@ typedef struct kp_box_run_params {
 /* One Lorenz 96 run (both kernels of csrc/lorenz.cu): the forcing (one F, or
  * per site in the state after X when `forced`), the noise W = noise * N(0, 1)
  * per member, step and site (noise = s sqrt(dt); 0: none) drawn for member
- * first_member + m under `seed`, and a trajectory frame every `every` steps
- * (0: none). */
+ * first_member + m and step first_step + s under `seed` (a run in segments,
+ * segment s starting after first_step steps, draws the noise of one run),
+ * and a trajectory frame every `every` steps (0: none). */
 typedef struct kp_l96_run {
     double forcing;
     double dt;
@@ -131,6 +132,7 @@ typedef struct kp_l96_run {
     int64_t first_member;
     int64_t steps;
     int64_t every;
+    int64_t first_step;
     int32_t n;
     int32_t forced;
 } kp_l96_run;

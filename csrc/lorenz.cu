@@ -407,10 +407,11 @@ __device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* 
 // What both Lorenz 96 kernels take beyond the states: kp_l96_run (kernpack_params.h).
 using L96Run = kp_l96_run;
 
-// W for member `member` (in the whole ensemble) at step `step`, site `site`.
+// W for member `member` (in the whole ensemble) at step `step` of this launch
+// (step r.first_step + step of the run), site `site`.
 template <typename T>
 __device__ __forceinline__ T l96_noise(const L96Run& r, int64_t member, int64_t step, int site) {
-    const rng::Words d = rng::draw(r.seed, (uint64_t)member, (uint64_t)step, (uint32_t)site);
+    const rng::Words d = rng::draw(r.seed, (uint64_t)member, (uint64_t)(r.first_step + step), (uint32_t)site);
     return T(r.noise) * rng::standard_normal(d, T(0));
 }
 

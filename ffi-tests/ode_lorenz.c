@@ -1,5 +1,5 @@
 /* End-to-end test of the kernpack C ABI for the ODE ensembles (Lorenz 96,
- * Lorenz 2005 Model II / III, adaptive Lorenz 63) and the periodic window
+ * Lorenz 2005 Model II / III, states at chosen steps, adaptive Lorenz 63) and the periodic window
  * sum, written as a C99 user would. Results are checked against a tiny
  * re-implementation of MODELS.md below (same summation order; for the
  * adaptive run, a fine fixed-step RK4 run), and bad parameters against
@@ -371,6 +371,72 @@ static void check_l63_adaptive(kp_context *ctx)
         CHECK(accepted[m] == 77 && rejected[m] == 77 && status[m] == 77, "counts written on failure (%d)", m);
 }
 
+/* States at chosen steps: a noisy Lorenz 96 run (cut into segments that
+ * draw the noise of their steps in the whole run) ends bitwise where the run
+ * without saved steps ends, its frames bitwise the `every` = 1 trajectory's
+ * at those steps; Lorenz 2005 alike; bad lists refused, outputs untouched. */
+static void check_save_at(kp_context *ctx)
+{
+    kp_lorenz96_params p = kp_lorenz96_default_params();
+    p.noise = 0.4, p.seed = 7;
+    enum { L = MEMBERS * 40, FRAMES = STEPS + 1 };
+    double z0[L], out[L], plain[L], traj[FRAMES * L], saved[4 * L];
+    const uint64_t at[4] = {0, 2, 5, STEPS};
+    for (size_t i = 0; i < L; ++i) z0[i] = uniform(-5.0, 10.0);
+    for (size_t i = 0; i < 4 * L; ++i) saved[i] = POISON;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &p, z0, MEMBERS, STEPS, 1, plain, traj, FRAMES * L), KP_OK);
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, at, 4, out, saved), KP_OK);
+    CHECK(memcmp(out, plain, sizeof out) == 0, "L96 save_at: final states differ from the run without");
+    for (int k = 0; k < 4; ++k)
+        CHECK(memcmp(saved + k * L, traj + at[k] * L, L * sizeof(double)) == 0, "L96 frame %d (step %d) differs", k,
+              (int)at[k]);
+    /* A list ending before the last step, f32, NULL params (the defaults). */
+    float z32[L], out32[L], plain32[L], saved32[L];
+    for (size_t i = 0; i < L; ++i) z32[i] = (float)z0[i];
+    const uint64_t one[1] = {3};
+    EXPECT_STATUS(kp_lorenz96_f32(ctx, NULL, z32, MEMBERS, STEPS, 0, plain32, NULL, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz96_save_at_f32(ctx, NULL, z32, MEMBERS, STEPS, one, 1, out32, saved32), KP_OK);
+    CHECK(memcmp(out32, plain32, sizeof out32) == 0, "L96 f32 save_at: final states differ");
+    EXPECT_STATUS(kp_lorenz96_f32(ctx, NULL, z32, MEMBERS, 3, 0, plain32, NULL, 0), KP_OK);
+    CHECK(memcmp(saved32, plain32, sizeof saved32) == 0, "L96 f32 save_at: the frame of step 3 differs");
+    /* An empty list: the final states only. */
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, NULL, 0, out, NULL), KP_OK);
+    CHECK(memcmp(out, plain, sizeof out) == 0, "L96 empty save_at: final states differ");
+
+    /* Lorenz 2005 Model III (DART's N, K, J: the specialised kernel). */
+    kp_lorenz05_params q = kp_lorenz05_default_params();
+    size_t n5 = q.n;
+    double *y0 = malloc(n5 * sizeof *y0), *y1 = malloc(n5 * sizeof *y1), *y2 = malloc(n5 * sizeof *y2);
+    double *ytraj = malloc(FRAMES * n5 * sizeof *ytraj), *ysaved = malloc(2 * n5 * sizeof *ysaved);
+    for (size_t i = 0; i < n5; ++i) y0[i] = q.forcing + uniform(-2.0, 2.0);
+    const uint64_t at5[2] = {1, 4};
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, y0, 1, STEPS, 1, y1, ytraj, FRAMES * n5), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, y0, 1, STEPS, at5, 2, y2, ysaved), KP_OK);
+    CHECK(memcmp(y1, y2, n5 * sizeof(double)) == 0, "L05 save_at: final states differ");
+    for (int k = 0; k < 2; ++k)
+        CHECK(memcmp(ysaved + k * n5, ytraj + at5[k] * n5, n5 * sizeof(double)) == 0, "L05 frame %d differs", k);
+    free(y0), free(y1), free(y2), free(ytraj), free(ysaved);
+
+    /* Bad lists: an error naming the reason, and the outputs untouched. */
+    for (size_t i = 0; i < L; ++i) out[i] = POISON;
+    for (size_t i = 0; i < 4 * L; ++i) saved[i] = POISON;
+    const uint64_t unsorted[2] = {3, 1}, repeated[2] = {2, 2}, late[2] = {1, STEPS + 1};
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, unsorted, 2, out, saved),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "sorted") != NULL, "message lacks sorted");
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, repeated, 2, out, saved),
+                  KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, late, 2, out, saved),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "past the last step") != NULL, "message lacks past the last step");
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, NULL, 2, out, saved), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, at, 4, out, NULL), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, NULL, MEMBERS, STEPS, at, 4, out, saved), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, z0, 1, STEPS, late, 2, out, saved), KP_ERROR_INVALID_ARGUMENT);
+    for (size_t i = 0; i < L; ++i) CHECK(out[i] == POISON, "out written on failure at %zu", i);
+    for (size_t i = 0; i < 4 * L; ++i) CHECK(saved[i] == POISON, "saved written on failure at %zu", i);
+}
+
 /* The device-pointer entry points give what the host ones give. */
 static void check_device(kp_context *ctx, int is_gpu)
 {
@@ -381,6 +447,7 @@ static void check_device(kp_context *ctx, int is_gpu)
     uint64_t dz = 0, dout = 0;
     if (!is_gpu) {
         EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 1, 2, 5, 0, 1, 0, 0, 0), KP_ERROR_NO_GPU);
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, NULL, 1, 2, 5, NULL, 0, 2, 0, 0), KP_ERROR_NO_GPU);
         EXPECT_STATUS(kp_lorenz63_adaptive_device_f64(ctx, NULL, 1, 1, 0, 0, 0, NULL, 0, 2, 0, 0, 0),
                       KP_ERROR_NO_GPU);
         free(z0), free(host), free(dev);
@@ -395,6 +462,46 @@ static void check_device(kp_context *ctx, int is_gpu)
     EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, 5, 0, host, NULL, 0), KP_OK);
     CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "device and host entry points differ");
     EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 0, 2, 5, 0, dout, 0, 0, 0), KP_ERROR_NULL_POINTER);
+
+    /* States at chosen steps on device memory: Lorenz 2005 (2 members) and
+     * a noisy Lorenz 96 (the first 4 x 40 values), each against its host
+     * entry point, bitwise. */
+    {
+        const uint64_t at[3] = {0, 3, 5};
+        uint64_t dsaved = 0;
+        double *saved = malloc(3 * len * sizeof *saved), *want = malloc(3 * len * sizeof *want);
+        EXPECT_STATUS(kp_device_alloc(ctx, 3 * len * sizeof(double), &dsaved), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_save_at_device_f64(ctx, &p, dz, 2, 5, at, 3, dout, dsaved, 0), KP_OK);
+        EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
+        EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, len * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_memcpy_dtoh(ctx, saved, dsaved, 3 * len * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &p, z0, 2, 5, at, 3, host, want), KP_OK);
+        CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "L05 save_at: device and host final states differ");
+        CHECK(memcmp(saved, want, 3 * len * sizeof(double)) == 0, "L05 save_at: device and host frames differ");
+        kp_lorenz96_params q = kp_lorenz96_default_params();
+        q.noise = 0.3, q.seed = 5;
+        size_t l96 = 4 * q.n;
+        for (size_t i = 0; i < l96; ++i) z0[i] = uniform(-5.0, 10.0);
+        EXPECT_STATUS(kp_memcpy_htod(ctx, dz, z0, l96 * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, &q, dz, 4, 5, at, 3, dout, dsaved, 0), KP_OK);
+        EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
+        EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, l96 * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_memcpy_dtoh(ctx, saved, dsaved, 3 * l96 * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &q, z0, 4, 5, at, 3, host, want), KP_OK);
+        CHECK(memcmp(dev, host, l96 * sizeof(double)) == 0, "L96 save_at: device and host final states differ");
+        CHECK(memcmp(saved, want, 3 * l96 * sizeof(double)) == 0, "L96 save_at: device and host frames differ");
+        /* Bad lists and a missing saved-states buffer. */
+        const uint64_t unsorted[2] = {3, 1}, late[1] = {6};
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, &q, dz, 4, 5, unsorted, 2, dout, dsaved, 0),
+                      KP_ERROR_INVALID_ARGUMENT);
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, &q, dz, 4, 5, late, 1, dout, dsaved, 0),
+                      KP_ERROR_INVALID_ARGUMENT);
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, &q, dz, 4, 5, at, 3, dout, 0, 0), KP_ERROR_NULL_POINTER);
+        EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, &q, dz, 4, 5, NULL, 3, dout, dsaved, 0),
+                      KP_ERROR_NULL_POINTER);
+        EXPECT_STATUS(kp_device_free(ctx, dsaved), KP_OK);
+        free(saved), free(want);
+    }
 
     /* Adaptive Lorenz 63 on the first 2 x 3 values: states and per-member
      * (accepted, rejected, status) triples as the host entry point's. */
@@ -454,6 +561,9 @@ int main(void)
         printf("ok   %s\n", group);
         group = c == 0 ? "window sum (CPU)" : "window sum (AUTO)";
         check_window(ctxs[c]);
+        printf("ok   %s\n", group);
+        group = c == 0 ? "save_at (CPU)" : "save_at (AUTO)";
+        check_save_at(ctxs[c]);
         printf("ok   %s\n", group);
         group = c == 0 ? "adaptive lorenz63 (CPU)" : "adaptive lorenz63 (AUTO)";
         check_l63_adaptive(ctxs[c]);

@@ -2,7 +2,8 @@
 // an RAII context, std::vector buffers, one templated code path for f32 and
 // f64. Lorenz 96 is checked against a small C++ re-implementation of
 // MODELS.md, Lorenz 2005 against its rest state (dZ = 0 at Z == F) and a
-// trajectory's consistency, the adaptive Lorenz 63 run against a tight f64
+// trajectory's consistency, states at chosen steps against the every-step
+// trajectory (bitwise), the adaptive Lorenz 63 run against a tight f64
 // run of itself, bad parameters against their status codes.
 //
 // Exit status 0 when every check passes; the first failed check is printed to
@@ -73,6 +74,12 @@ kp_status lorenz96(kp_context* c, const kp_lorenz96_params* p, const T* z, size_
                    T* out, T* traj, size_t tlen) {
     if constexpr (std::is_same_v<T, float>) return kp_lorenz96_f32(c, p, z, m, s, e, out, traj, tlen);
     else return kp_lorenz96_f64(c, p, z, m, s, e, out, traj, tlen);
+}
+template <typename T>
+kp_status lorenz96_save_at(kp_context* c, const kp_lorenz96_params* p, const T* z, size_t m, uint64_t s,
+                           const uint64_t* at, size_t n_at, T* out, T* saved) {
+    if constexpr (std::is_same_v<T, float>) return kp_lorenz96_save_at_f32(c, p, z, m, s, at, n_at, out, saved);
+    else return kp_lorenz96_save_at_f64(c, p, z, m, s, at, n_at, out, saved);
 }
 template <typename T>
 kp_status lorenz05(kp_context* c, const kp_lorenz05_params* p, const T* z, size_t m, uint64_t s, uint64_t e,
@@ -221,6 +228,30 @@ void check_dtype(kp_context* ctx) {
     EXPECT_STATUS(lorenz05<T>(ctx, &q, rest.data(), 2, 1, 0, nullptr, nullptr, 0), KP_ERROR_NULL_POINTER);
     EXPECT_STATUS(lorenz96<T>(ctx, &p, z.data(), members, 2, 3, poison.data(), poison.data(), len), KP_ERROR_INVALID_ARGUMENT);
     CHECK(std::all_of(poison.begin(), poison.end(), [](T v) { return v == T(-7); }), "output written on failure");
+
+    // States at chosen steps of a noisy Lorenz 96 run: frames and final
+    // states bitwise those of the every-step trajectory; bad lists refused.
+    kp_lorenz96_params noisy = p;
+    noisy.noise = 0.5, noisy.seed = 42;
+    const std::vector<uint64_t> at = {1, 4, 8};
+    const size_t frames = steps + 1;
+    std::vector<T> every_traj(frames * len), every_out(len), saved(at.size() * len, T(-7)), out2(len, T(-7));
+    EXPECT_STATUS(lorenz96<T>(ctx, &noisy, z.data(), members, steps, 1, every_out.data(), every_traj.data(),
+                              every_traj.size()),
+                  KP_OK);
+    EXPECT_STATUS(lorenz96_save_at<T>(ctx, &noisy, z.data(), members, steps, at.data(), at.size(), out2.data(),
+                                      saved.data()),
+                  KP_OK);
+    CHECK(std::memcmp(out2.data(), every_out.data(), len * sizeof(T)) == 0, "save_at final states differ");
+    for (size_t k = 0; k < at.size(); ++k)
+        CHECK(std::memcmp(saved.data() + k * len, every_traj.data() + at[k] * len, len * sizeof(T)) == 0,
+              "save_at frame " + std::to_string(k) + " differs");
+    const std::vector<uint64_t> repeated = {4, 4};
+    std::fill(saved.begin(), saved.end(), T(-7));
+    EXPECT_STATUS(lorenz96_save_at<T>(ctx, &noisy, z.data(), members, steps, repeated.data(), repeated.size(),
+                                      poison.data(), saved.data()),
+                  KP_ERROR_INVALID_ARGUMENT);
+    CHECK(std::all_of(saved.begin(), saved.end(), [](T v) { return v == T(-7); }), "saved written on failure");
 
     check_l63_adaptive<T>(ctx);
 }

@@ -2609,6 +2609,160 @@ enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
                                       uint64_t stream);
 
 /*
+ Integrates a Lorenz 96 ensemble of host arrays in single precision and keeps
+ its states after chosen steps: `initial` and `out` as in
+ `kp_lorenz96_f32`, `steps` RK4 steps; `save_at`: `save_len` step
+ indices (sorted, unique, each in 0..=steps; NULL when `save_len` is 0)
+ whose states go to `saved`, `save_len` x members x n values (frame k
+ after `save_at[k]` steps, 0: `initial`; NULL when `save_len` is 0), as
+ `kp_lorenz63_f32`'s. The run is cut into segments at the saved steps;
+ the noise is drawn for each step's index in the whole run, so `out` is
+ bitwise that of `kp_lorenz96_f32`. `params` NULL means the defaults.
+ Returns when the results are written, nothing written on failure
+ (KP_ERROR_INVALID_ARGUMENT for an unsorted or repeated list or a step
+ past `steps`, KP_ERROR_NULL_POINTER for a NULL `save_at` or `saved` with
+ `save_len` > 0).
+
+ # Safety
+ Every non-NULL pointer must be valid for the stated number of values.
+ */
+enum kp_status kp_lorenz96_save_at_f32(const struct kp_context *ctx,
+                                       const struct kp_lorenz96_params *params,
+                                       const float *initial,
+                                       size_t members,
+                                       uint64_t steps,
+                                       const uint64_t *save_at,
+                                       size_t save_len,
+                                       float *out,
+                                       float *saved);
+
+/*
+ As `kp_lorenz96_save_at_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz96_save_at_f32`.
+ */
+enum kp_status kp_lorenz96_save_at_f64(const struct kp_context *ctx,
+                                       const struct kp_lorenz96_params *params,
+                                       const double *initial,
+                                       size_t members,
+                                       uint64_t steps,
+                                       const uint64_t *save_at,
+                                       size_t save_len,
+                                       double *out,
+                                       double *saved);
+
+/*
+ As `kp_lorenz96_save_at_f32`, for Lorenz (2005) Model II / III
+ (`params->model`), in single precision.
+
+ # Safety
+ As `kp_lorenz96_save_at_f32`.
+ */
+enum kp_status kp_lorenz05_save_at_f32(const struct kp_context *ctx,
+                                       const struct kp_lorenz05_params *params,
+                                       const float *initial,
+                                       size_t members,
+                                       uint64_t steps,
+                                       const uint64_t *save_at,
+                                       size_t save_len,
+                                       float *out,
+                                       float *saved);
+
+/*
+ As `kp_lorenz05_save_at_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz05_save_at_f32`.
+ */
+enum kp_status kp_lorenz05_save_at_f64(const struct kp_context *ctx,
+                                       const struct kp_lorenz05_params *params,
+                                       const double *initial,
+                                       size_t members,
+                                       uint64_t steps,
+                                       const uint64_t *save_at,
+                                       size_t save_len,
+                                       double *out,
+                                       double *saved);
+
+/*
+ As `kp_lorenz96_save_at_f32` on device arrays (CUdeviceptr values)
+ in single precision, enqueued on `stream` (0: the default stream) with no
+ synchronisation: one launch per segment between saved steps. `save_at`
+ is host memory (`save_len` values), `saved` 0 when `save_len` is 0 and
+ apart from `initial` and `out`. Needs a GPU context. Only shapes and
+ pointers are checked (device data cannot be inspected without a
+ synchronisation).
+
+ # Safety
+ Non-zero pointers must be device allocations of this GPU with the stated
+ sizes, alive until the work completes; `save_at` valid for `save_len`
+ values; `stream` 0 or a CUstream of the GPU's primary context.
+ */
+enum kp_status kp_lorenz96_save_at_device_f32(const struct kp_context *ctx,
+                                              const struct kp_lorenz96_params *params,
+                                              uint64_t initial,
+                                              size_t members,
+                                              uint64_t steps,
+                                              const uint64_t *save_at,
+                                              size_t save_len,
+                                              uint64_t out,
+                                              uint64_t saved,
+                                              uint64_t stream);
+
+/*
+ As `kp_lorenz96_save_at_device_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz96_save_at_device_f32`.
+ */
+enum kp_status kp_lorenz96_save_at_device_f64(const struct kp_context *ctx,
+                                              const struct kp_lorenz96_params *params,
+                                              uint64_t initial,
+                                              size_t members,
+                                              uint64_t steps,
+                                              const uint64_t *save_at,
+                                              size_t save_len,
+                                              uint64_t out,
+                                              uint64_t saved,
+                                              uint64_t stream);
+
+/*
+ As `kp_lorenz96_save_at_device_f32`, for Lorenz (2005) Model II /
+ III, in single precision.
+
+ # Safety
+ As `kp_lorenz96_save_at_device_f32`.
+ */
+enum kp_status kp_lorenz05_save_at_device_f32(const struct kp_context *ctx,
+                                              const struct kp_lorenz05_params *params,
+                                              uint64_t initial,
+                                              size_t members,
+                                              uint64_t steps,
+                                              const uint64_t *save_at,
+                                              size_t save_len,
+                                              uint64_t out,
+                                              uint64_t saved,
+                                              uint64_t stream);
+
+/*
+ As `kp_lorenz05_save_at_device_f32`, in double precision.
+
+ # Safety
+ As `kp_lorenz05_save_at_device_f32`.
+ */
+enum kp_status kp_lorenz05_save_at_device_f64(const struct kp_context *ctx,
+                                              const struct kp_lorenz05_params *params,
+                                              uint64_t initial,
+                                              size_t members,
+                                              uint64_t steps,
+                                              const uint64_t *save_at,
+                                              size_t save_len,
+                                              uint64_t out,
+                                              uint64_t saved,
+                                              uint64_t stream);
+
+/*
  Periodic weighted window sum of `rows` contiguous rows of `n` host
  values, in single precision:
  `out[r*n + i] = sum_{m=0}^{w_len-1} w[m] x[r*n + (i + J - m) mod n]`

@@ -5,7 +5,7 @@ mod common;
 
 use common::{gpu_or_skip, proptest_cases, scaled_max_error, Rng};
 use cudarc::driver::CudaSlice;
-use kernpack::api::lorenz::{dart_initial_state, frame_count};
+use kernpack::api::lorenz::{dart_initial_state, frame_count, EnsembleRun};
 use kernpack::reference::lorenz::{self as reference, model3_weights, Lorenz05Work};
 use kernpack::{
     Backend, Error, Float, Gpu, Kernpack, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params,
@@ -447,15 +447,24 @@ fn poisoned<T: Float>(gpu: &Gpu, len: usize) -> CudaSlice<T> {
         .unwrap()
 }
 
+/// The steps of 0..=steps whose bit of `mask` is set (bit s % 64): a
+/// sorted, unique save_at list (empty for some masks).
+fn save_at_from(mask: u64, steps: u64) -> Vec<u64> {
+    (0..=steps).filter(|s| mask >> (s % 64) & 1 == 1).collect()
+}
+
+/// Frames of a run: every `every` steps, or at the steps of a save_at list.
+type Frames<'a> = (u64, &'a [u64]);
+
 /// The device entry point on NaN-poisoned outputs against the reference.
-/// One device run on NaN-poisoned outputs (final states and, with every > 0,
-/// the trajectory) against the reference run `want`.
+/// One device run on NaN-poisoned outputs (final states and, with every > 0
+/// or a save_at list, the trajectory) against the reference run `want`.
 fn check_device<T: Float>(
     gpu: &Gpu,
     (what, tol): (&str, f64),
     z: &[f64],
     steps: u64,
-    every: u64,
+    (every, save_at): Frames<'_>,
     want: reference::EnsembleRun,
     launch: impl FnOnce(
         &CudaSlice<T>,
@@ -466,7 +475,11 @@ fn check_device<T: Float>(
     let stream = gpu.stream();
     let d_in = stream.clone_htod(&cast::<T>(z)).unwrap();
     let mut out = poisoned::<T>(gpu, z.len());
-    let mut traj = (every > 0).then(|| poisoned::<T>(gpu, frame_count(steps, every) * z.len()));
+    let frames = match save_at.len() {
+        0 => frame_count(steps, every),
+        listed => listed,
+    };
+    let mut traj = (frames > 0).then(|| poisoned::<T>(gpu, frames * z.len()));
     launch(&d_in, &mut out, traj.as_mut()).unwrap();
     let got = f64s(&stream.clone_dtoh(&out).unwrap());
     let err = scaled_max_error(&got, &want.final_state);
@@ -474,7 +487,10 @@ fn check_device<T: Float>(
     if let Some(traj) = traj {
         let got = f64s(&stream.clone_dtoh(&traj).unwrap());
         let err = scaled_max_error(&got, want.trajectory.as_ref().unwrap());
-        prop_assert!(err <= tol, "{what}: trajectory error {err}");
+        prop_assert!(
+            err <= tol,
+            "{what} save_at {save_at:?}: trajectory error {err}"
+        );
     }
     Ok(())
 }
@@ -486,10 +502,13 @@ fn check_l05<T: Float>(
     p: &Lorenz05Params,
     z: &[f64],
     steps: u64,
-    every: u64,
+    (every, save_at): Frames<'_>,
     sites_per_thread: Option<usize>,
 ) -> Result<(), TestCaseError> {
-    let want = reference::lorenz05(p, z, steps, every, None);
+    let want = match save_at.is_empty() {
+        true => reference::lorenz05(p, z, steps, every, None),
+        false => reference::lorenz05_save_at(p, z, steps, save_at),
+    };
     check_device::<T>(
         gpu,
         (
@@ -498,11 +517,12 @@ fn check_l05<T: Float>(
         ),
         z,
         steps,
-        every,
+        (every, save_at),
         want,
         |d_in, out, traj| {
             let call = Lorenz05OnDevice {
                 sites_per_thread,
+                save_at: save_at.to_vec(),
                 ..Lorenz05OnDevice::new(*p, steps, every)
             };
             gpu.enqueue_buffers(Lorenz05OnDevice::buffers(
@@ -521,10 +541,13 @@ fn check_l96<T: Float>(
     p: &Lorenz96Params,
     z: &[f64],
     steps: u64,
-    every: u64,
+    (every, save_at): Frames<'_>,
     mpb: Option<usize>,
 ) -> Result<(), TestCaseError> {
-    let want = reference::lorenz96(p, z, steps, every, None);
+    let want = match save_at.is_empty() {
+        true => reference::lorenz96(p, z, steps, every, None),
+        false => reference::lorenz96_save_at(p, z, (0, steps), save_at),
+    };
     check_device::<T>(
         gpu,
         (
@@ -533,11 +556,12 @@ fn check_l96<T: Float>(
         ),
         z,
         steps,
-        every,
+        (every, save_at),
         want,
         |d_in, out, traj| {
             let call = Lorenz96OnDevice {
                 members_per_block: mpb,
+                save_at: save_at.to_vec(),
                 ..Lorenz96OnDevice::new(*p, steps, every)
             };
             gpu.enqueue_buffers(Lorenz96OnDevice::buffers(
@@ -551,12 +575,14 @@ fn check_l96<T: Float>(
     )
 }
 
+/// `mask`: frames at the steps [`save_at_from`] picks instead of every `every`.
 fn l05_case<T: Float>(
     seed: u64,
     model3: bool,
     members: usize,
     steps: u64,
     every: u64,
+    mask: Option<u64>,
 ) -> Result<(), TestCaseError> {
     let Some(gpu) = gpu_or_skip("gpu_lorenz05_matches_reference") else {
         return Ok(());
@@ -586,15 +612,18 @@ fn l05_case<T: Float>(
     } else {
         None
     };
-    check_l05::<T>(&gpu, &p, &z, steps, every.min(steps), sites)
+    let save_at = mask.map_or_else(Vec::new, |m| save_at_from(m, steps));
+    let every = if mask.is_some() { 0 } else { every.min(steps) };
+    check_l05::<T>(&gpu, &p, &z, steps, (every, &save_at), sites)
 }
 
+/// `mask`: frames at the steps [`save_at_from`] picks instead of every `every`.
 fn l96_case<T: Float>(
     seed: u64,
     n: usize,
     members: usize,
     steps: u64,
-    every: u64,
+    (every, mask): (u64, Option<u64>),
     mpb: usize,
 ) -> Result<(), TestCaseError> {
     let Some(gpu) = gpu_or_skip("gpu_lorenz96_matches_reference") else {
@@ -626,26 +655,28 @@ fn l96_case<T: Float>(
     }
     // mpb 0: let the library choose; else a valid explicit packing.
     let mpb = (mpb > 0).then(|| mpb.min(kernpack::api::lorenz::L96_CAPACITY / n).max(1));
-    check_l96::<T>(&gpu, &p, &z, steps, every.min(steps), mpb)
+    let save_at = mask.map_or_else(Vec::new, |m| save_at_from(m, steps));
+    let every = if mask.is_some() { 0 } else { every.min(steps) };
+    check_l96::<T>(&gpu, &p, &z, steps, (every, &save_at), mpb)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(proptest_cases(16)))]
     #[test]
     fn gpu_lorenz05_f64(seed in any::<u64>(), model3 in any::<bool>(), members in 1usize..6, steps in 1u64..11, every in 0u64..4) {
-        l05_case::<f64>(seed, model3, members, steps, every)?;
+        l05_case::<f64>(seed, model3, members, steps, every, None)?;
     }
     #[test]
     fn gpu_lorenz05_f32(seed in any::<u64>(), model3 in any::<bool>(), members in 1usize..6, steps in 1u64..11, every in 0u64..4) {
-        l05_case::<f32>(seed, model3, members, steps, every)?;
+        l05_case::<f32>(seed, model3, members, steps, every, None)?;
     }
     #[test]
     fn gpu_lorenz96_f64(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 1u64..11, every in 0u64..4, mpb in 0usize..60) {
-        l96_case::<f64>(seed, n, members, steps, every, mpb)?;
+        l96_case::<f64>(seed, n, members, steps, (every, None), mpb)?;
     }
     #[test]
     fn gpu_lorenz96_f32(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 1u64..11, every in 0u64..4, mpb in 0usize..60) {
-        l96_case::<f32>(seed, n, members, steps, every, mpb)?;
+        l96_case::<f32>(seed, n, members, steps, (every, None), mpb)?;
     }
     /// N = lanes x sites, the layouts of the lane kernels (csrc/lorenz.cu's
     /// `KP_LORENZ96_LANES_ALL`), library's choice of kernel: members not a
@@ -655,9 +686,29 @@ proptest! {
         // N >= 4 (the model's minimum): 2 and 3 sites on one lane are not models.
         let n = ((1usize << lanes_log2) * sites).max(4);
         if f32_case {
-            l96_case::<f32>(seed, n, members, steps, every, 0)?;
+            l96_case::<f32>(seed, n, members, steps, (every, None), 0)?;
         } else {
-            l96_case::<f64>(seed, n, members, steps, every, 0)?;
+            l96_case::<f64>(seed, n, members, steps, (every, None), 0)?;
+        }
+    }
+    /// States at a list of steps (the run in segments; noisy in one case in
+    /// two), on every kernel: NaN-poisoned outputs against the reference.
+    #[test]
+    fn gpu_lorenz96_save_at(seed in any::<u64>(), n in 4usize..300, members in 1usize..200, steps in 0u64..13, mask in any::<u64>(), mpb in 0usize..60, f32_case in any::<bool>()) {
+        // mpb odd: the lane kernel where N fits one, else the block kernel.
+        let n = if mpb % 2 == 1 { [40, 8, 64, 36][mpb % 4] } else { n };
+        if f32_case {
+            l96_case::<f32>(seed, n, members, steps, (0, Some(mask)), mpb)?;
+        } else {
+            l96_case::<f64>(seed, n, members, steps, (0, Some(mask)), mpb)?;
+        }
+    }
+    #[test]
+    fn gpu_lorenz05_save_at(seed in any::<u64>(), model3 in any::<bool>(), members in 1usize..6, steps in 0u64..11, mask in any::<u64>(), f32_case in any::<bool>()) {
+        if f32_case {
+            l05_case::<f32>(seed, model3, members, steps, 0, Some(mask))?;
+        } else {
+            l05_case::<f64>(seed, model3, members, steps, 0, Some(mask))?;
         }
     }
     #[test]
@@ -734,31 +785,39 @@ fn gpu_rest_state_stays_at_f_and_dart_defaults_match() {
     let mut rng = Rng(41);
     let z = l05_states(&p, 40, &mut rng);
     for sites in [None, Some(1), Some(2), Some(4)] {
-        check_l05::<f64>(&gpu, &p, &z, 10, 5, sites).unwrap();
-        check_l05::<f32>(&gpu, &p, &z, 10, 0, sites).unwrap();
+        check_l05::<f64>(&gpu, &p, &z, 10, (5, &[]), sites).unwrap();
+        check_l05::<f32>(&gpu, &p, &z, 10, (0, &[]), sites).unwrap();
     }
     let many = l05_states(&p, 1000, &mut rng);
-    check_l05::<f64>(&gpu, &p, &many, 3, 0, None).unwrap();
+    check_l05::<f64>(&gpu, &p, &many, 3, (0, &[]), None).unwrap();
     // Off the specialisation: Model II, and Model III with J = 10 or K = 30.
     let p2 = Lorenz05Params {
         model: Lorenz05Model::II,
         ..p
     };
-    check_l05::<f64>(&gpu, &p2, &z, 10, 0, None).unwrap();
+    check_l05::<f64>(&gpu, &p2, &z, 10, (0, &[]), None).unwrap();
     for off in [Lorenz05Params { j: 10, ..p }, Lorenz05Params { k: 30, ..p }] {
         assert!(!off.has_fixed_kernel());
-        check_l05::<f64>(&gpu, &off, &z, 10, 0, None).unwrap();
+        check_l05::<f64>(&gpu, &off, &z, 10, (0, &[]), None).unwrap();
     }
     // N above the specialised kernels' 1024 sites: the generic kernel.
     let wide = Lorenz05Params { n: 1500, ..p };
     assert!(!wide.has_fixed_kernel());
-    check_l05::<f64>(&gpu, &wide, &l05_states(&wide, 3, &mut rng), 10, 0, None).unwrap();
+    check_l05::<f64>(
+        &gpu,
+        &wide,
+        &l05_states(&wide, 3, &mut rng),
+        10,
+        (0, &[]),
+        None,
+    )
+    .unwrap();
     // Lorenz 96, many members packed per block, defaults.
     let p96 = Lorenz96Params::default();
     let z96 = l96_states(p96.n, 1000, &mut rng);
-    check_l96::<f64>(&gpu, &p96, &z96, 10, 2, None).unwrap();
-    check_l96::<f64>(&gpu, &p96, &z96, 10, 0, Some(1)).unwrap();
-    check_l96::<f32>(&gpu, &p96, &z96, 10, 0, None).unwrap();
+    check_l96::<f64>(&gpu, &p96, &z96, 10, (2, &[]), None).unwrap();
+    check_l96::<f64>(&gpu, &p96, &z96, 10, (0, &[]), Some(1)).unwrap();
+    check_l96::<f32>(&gpu, &p96, &z96, 10, (0, &[]), None).unwrap();
 }
 
 #[test]
@@ -976,4 +1035,114 @@ fn lorenz96_tangent_refuses_bad_calls() {
         "{}",
         err(&v, &p)
     );
+}
+
+/// A noisy Lorenz 96 run that saves states at chosen steps (cut into
+/// segments, each drawing its noise from its first step's index in the
+/// whole run) ends bitwise where the unsegmented run ends, and each frame is
+/// bitwise the frame of the `every` run for the same step; Lorenz 2005 the
+/// same (no noise, the segments alone).
+fn save_at_is_the_run_in_pieces(kp: &Kernpack) {
+    let mut rng = Rng(33);
+    let p = Lorenz96Params {
+        noise: 0.8,
+        seed: 0x5eed,
+        member_offset: 11,
+        ..Default::default()
+    };
+    let members = 37;
+    let z = l96_states(p.n, members, &mut rng);
+    let (steps, every) = (60, 4);
+    let save_at = [0, 4, 9, 24, 37, 60];
+    let whole = kp.lorenz96(&p, &z, steps, every).unwrap();
+    let listed = kp.lorenz96_save_at(&p, &z, steps, &save_at).unwrap();
+    assert_eq!(listed.save_at, save_at);
+    assert_eq!(listed.every, 0);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&listed.final_state),
+        bits(&whole.final_state),
+        "final states"
+    );
+    let (frames, regular) = (listed.trajectory.unwrap(), whole.trajectory.unwrap());
+    let len = z.len();
+    assert_eq!(frames.len(), save_at.len() * len);
+    for (k, s) in save_at.iter().enumerate() {
+        if s % every == 0 {
+            let f = (s / every) as usize;
+            assert_eq!(
+                bits(&frames[k * len..][..len]),
+                bits(&regular[f * len..][..len]),
+                "frame of step {s}"
+            );
+        }
+    }
+    // Frames 2 and 4 (steps 9, 37) are not on the `every` grid: the
+    // reference's run from the saved states before them.
+    let want = reference::lorenz96_save_at(&p, &z, (0, steps), &save_at);
+    let err = scaled_max_error(&frames, want.trajectory.as_ref().unwrap());
+    assert!(err <= 1e-12, "frames against the reference: {err}");
+    // A list that ends before the last step: the last segment runs to `out`.
+    let early = kp.lorenz96_save_at(&p, &z, steps, &[1, 59]).unwrap();
+    assert_eq!(bits(&early.final_state), bits(&whole.final_state));
+    // An empty list: the final states only.
+    let none = kp.lorenz96_save_at(&p, &z, steps, &[]).unwrap();
+    assert_eq!(none.trajectory, None);
+    assert_eq!(bits(&none.final_state), bits(&whole.final_state));
+
+    let p = Lorenz05Params {
+        n: 240,
+        k: 8,
+        j: 6,
+        ..Default::default()
+    };
+    let z = l05_states(&p, 3, &mut rng);
+    let whole = kp.lorenz05(&p, &z, 12, 3).unwrap();
+    let listed = kp.lorenz05_save_at(&p, &z, 12, &[0, 3, 5, 12]).unwrap();
+    assert_eq!(bits(&listed.final_state), bits(&whole.final_state));
+    let (frames, regular) = (listed.trajectory.unwrap(), whole.trajectory.unwrap());
+    let len = z.len();
+    for (k, f) in [(0, 0), (1, 1), (3, 4)] {
+        assert_eq!(
+            bits(&frames[k * len..][..len]),
+            bits(&regular[f * len..][..len])
+        );
+    }
+}
+
+#[test]
+fn cpu_save_at_is_the_run_in_pieces() {
+    save_at_is_the_run_in_pieces(&Kernpack::new(Backend::Cpu).unwrap());
+}
+
+#[test]
+fn gpu_save_at_is_the_run_in_pieces() {
+    if let Some(gpu) = gpu_or_skip("gpu_save_at_is_the_run_in_pieces") {
+        save_at_is_the_run_in_pieces(&Kernpack::with_gpu(gpu.ordinal()).unwrap());
+    }
+}
+
+/// Unsorted, repeated and late steps, and a list with `every`, are refused
+/// with their reasons, on every backend alike (the one validation).
+#[test]
+fn bad_save_at_lists_are_refused() {
+    let kp = Kernpack::new(Backend::Cpu).unwrap();
+    let p = Lorenz96Params::default();
+    let z = vec![1.0f64; p.n * 2];
+    let msg =
+        |r: kernpack::Result<kernpack::api::lorenz::Ensemble<f64>>| r.unwrap_err().to_string();
+    assert!(msg(kp.lorenz96_save_at(&p, &z, 10, &[3, 2])).contains("sorted and unique"));
+    assert!(msg(kp.lorenz96_save_at(&p, &z, 10, &[3, 3])).contains("sorted and unique"));
+    assert!(msg(kp.lorenz96_save_at(&p, &z, 10, &[11])).contains("past the last step"));
+    let p5 = Lorenz05Params::default();
+    let z5 = vec![1.0f64; p5.n];
+    assert!(msg(kp.lorenz05_save_at(&p5, &z5, 4, &[0, 5])).contains("past the last step"));
+    let both = EnsembleRun {
+        params: &p,
+        initial: &z,
+        steps: 10,
+        every: 2,
+        save_at: &[4],
+    };
+    assert!(msg(kp.run(both)).contains("not both"));
 }

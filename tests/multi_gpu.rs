@@ -231,7 +231,15 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
         seed: 12345,
         ..plain
     };
-    for (p, every) in [(plain, 0), (plain, 40), (stochastic, 40)] {
+    // Saved steps: the noisy run in segments (the first empty, the last
+    // ending at the last step) and a plain one ending past its last frame.
+    for (p, every, save_at) in [
+        (plain, 0, &[][..]),
+        (plain, 40, &[]),
+        (stochastic, 40, &[]),
+        (stochastic, 0, &[0, 17, 111, 200]),
+        (plain, 0, &[5, 199]),
+    ] {
         let initial: Vec<T> = cast(&l96_initial(1500, p.values_per_member(), 3));
         let want = in_one_piece(
             reference,
@@ -240,16 +248,22 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
                 initial: &initial,
                 steps: 200,
                 every,
+                save_at,
             },
         )
         .unwrap();
-        let (got, profiles) = multi.lorenz96_profiled(&p, &initial, 200, every).unwrap();
+        let (got, profiles) = match save_at.is_empty() {
+            true => multi.lorenz96_profiled(&p, &initial, 200, every),
+            false => multi.lorenz96_save_at_profiled(&p, &initial, 200, save_at),
+        }
+        .unwrap();
         assert_same_bits(
             &bits(&got.final_state),
             &bits(&want.final_state),
             "Lorenz 96 states",
         );
-        assert_eq!(got.trajectory.is_some(), every > 0);
+        assert_eq!(got.trajectory.is_some(), every > 0 || !save_at.is_empty());
+        assert_eq!(got.save_at, save_at);
         if let (Some(g), Some(w)) = (&got.trajectory, &want.trajectory) {
             assert_same_bits(&bits(g), &bits(w), "Lorenz 96 trajectory");
         }
@@ -271,29 +285,37 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
         let initial: Vec<T> = (0..7 * p.n)
             .map(|_| T::from_f64(rng.range(-1.0, 12.0)))
             .collect();
-        let want = in_one_piece(
-            reference,
-            EnsembleRun {
-                params: &p,
-                initial: &initial,
-                steps: 20,
-                every: 10,
-            },
-        )
-        .unwrap();
-        let (got, profiles) = multi.lorenz05_profiled(&p, &initial, 20, 10).unwrap();
-        assert_same_bits(
-            &bits(&got.final_state),
-            &bits(&want.final_state),
-            "Lorenz 2005 states",
-        );
-        assert_same_bits(
-            &bits(&got.trajectory.unwrap()),
-            &bits(&want.trajectory.unwrap()),
-            "Lorenz 2005 trajectory",
-        );
-        assert_within_limit(&profiles);
-        last = profiles;
+        for save_at in [&[][..], &[0, 7, 20]] {
+            let every = if save_at.is_empty() { 10 } else { 0 };
+            let want = in_one_piece(
+                reference,
+                EnsembleRun {
+                    params: &p,
+                    initial: &initial,
+                    steps: 20,
+                    every,
+                    save_at,
+                },
+            )
+            .unwrap();
+            let (got, profiles) = match save_at.is_empty() {
+                true => multi.lorenz05_profiled(&p, &initial, 20, every),
+                false => multi.lorenz05_save_at_profiled(&p, &initial, 20, save_at),
+            }
+            .unwrap();
+            assert_same_bits(
+                &bits(&got.final_state),
+                &bits(&want.final_state),
+                "Lorenz 2005 states",
+            );
+            assert_same_bits(
+                &bits(&got.trajectory.unwrap()),
+                &bits(&want.trajectory.unwrap()),
+                "Lorenz 2005 trajectory",
+            );
+            assert_within_limit(&profiles);
+            last = profiles;
+        }
     }
     last
 }

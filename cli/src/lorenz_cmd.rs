@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use std::path::PathBuf;
 
-use kernpack::api::lorenz::dart_initial_state;
+use kernpack::api::lorenz::{dart_initial_state, EnsembleRun};
 use kernpack::{Ensemble, Float, Kernpack, Lorenz05Params, Lorenz96Params};
 
 use crate::io::{read_table, write_csv};
@@ -26,6 +26,15 @@ pub struct EnsembleArgs {
     /// Keep every K-th state (0: the final states only).
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub every: u64,
+    /// Keep the states after these steps instead (observation times): sorted, unique, each in
+    /// 0..=steps (e.g. 0,100,500).
+    #[arg(
+        long,
+        value_name = "STEPS",
+        value_delimiter = ',',
+        conflicts_with = "every"
+    )]
+    pub save_at: Vec<u64>,
     /// Initial states: one row of N values per member (CSV or whitespace)
     /// [default: F at every site, 1.001 F at site 0, plus --perturb noise].
     #[arg(long, value_name = "FILE")]
@@ -46,12 +55,12 @@ pub struct EnsembleArgs {
     pub dtype: Dtype,
     #[command(flatten)]
     pub at: Placement,
-    /// CSV of step, member, z_0 .. z_{N-1} per row: the trajectory with --every, else the
-    /// final states; "-" is stdout.
+    /// CSV of step, member, z_0 .. z_{N-1} per row: the trajectory with --every or
+    /// --save-at, else the final states; "-" is stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Draw the ensemble mean over time (Hovmoller diagram) and the ensemble spread
-    /// (.svg or .png; needs --every).
+    /// (.svg or .png; needs --every or --save-at).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }
@@ -152,12 +161,25 @@ fn integrate<T: Float>(
     kp: &Kernpack,
     initial: &[f64],
     steps: u64,
-    every: u64,
+    (every, save_at): (u64, &[u64]),
 ) -> Result<Ensemble<f64>, String> {
     let z = cast::<T>(initial);
+    let initial = &z;
     let run = match model {
-        Model::L96(p) => kp.lorenz96(p, &z, steps, every),
-        Model::L05(p) => kp.lorenz05(p, &z, steps, every),
+        Model::L96(p) => kp.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+            save_at,
+        }),
+        Model::L05(p) => kp.run(EnsembleRun {
+            params: p,
+            initial,
+            steps,
+            every,
+            save_at,
+        }),
     }
     .map_err(|e| e.to_string())?;
     let wide = |v: Vec<T>| v.into_iter().map(T::to_f64).collect::<Vec<f64>>();
@@ -167,6 +189,7 @@ fn integrate<T: Float>(
         final_state: wide(run.final_state),
         trajectory: run.trajectory.map(wide),
         every: run.every,
+        save_at: run.save_at,
     })
 }
 
@@ -181,9 +204,11 @@ pub fn perturbed_states(members: usize, n: usize, forcing: f64, eps: f64, seed: 
 
 fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
     let (n, forcing, dt, name) = model.describe();
-    let (steps, every) = (args.steps, args.every);
-    if args.plot.is_some() && every == 0 {
-        return Err("--plot draws the trajectory: give --every K (K > 0) as well".into());
+    let (steps, every, save_at) = (args.steps, args.every, args.save_at.as_slice());
+    if args.plot.is_some() && every == 0 && save_at.is_empty() {
+        return Err(
+            "--plot draws the trajectory: give --every K (K > 0) or --save-at as well".into(),
+        );
     }
     figures::check_outputs(&[args.out.as_deref()], args.plot.as_deref())?;
     let initial = match &args.init {
@@ -207,7 +232,8 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
     };
     let kp = progress::on_cpu(args.at.open()?, &format!("{name} on the CPU"));
     let started = Instant::now();
-    let run = by_dtype!(args.dtype, integrate(model, &kp, &initial, steps, every))?;
+    let frames = (every, save_at);
+    let run = by_dtype!(args.dtype, integrate(model, &kp, &initial, steps, frames))?;
     eprintln!(
         "{name}: {} members x {steps} steps (N = {n}) on the {} in {:.1} ms",
         run.members,
@@ -228,6 +254,7 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
     if let Some(path) = &args.out {
         let values = run.trajectory.as_deref().unwrap_or(&run.final_state);
         let step_of = |frame: usize| match run.trajectory {
+            Some(_) if !save_at.is_empty() => save_at[frame],
             Some(_) => frame as u64 * every,
             None => steps,
         };
@@ -238,13 +265,12 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
         });
         write_csv(path, &header, rows)?;
     }
-    // --every K > 0 (checked above): the trajectory is there.
+    // --every K > 0 or --save-at (checked above): the trajectory is there.
     if let (Some(path), Some(traj)) = (&args.plot, &run.trajectory) {
         let frames = run.frames();
         let (mean, spread) = figures::ensemble_spread(traj, frames, members, n);
-        let times: Vec<f64> = (0..frames)
-            .map(|f| (f as u64 * every) as f64 * dt)
-            .collect();
+        let step = |f: usize| save_at.get(f).copied().unwrap_or(f as u64 * every);
+        let times: Vec<f64> = (0..frames).map(|f| step(f) as f64 * dt).collect();
         let title = format!(
             "{name}: ensemble of {members}, t = 0 .. {}",
             steps as f64 * dt

@@ -1556,3 +1556,91 @@ fn lorenz63_runs_fixed_and_adaptive() {
         text(&bad.stderr)
     );
 }
+
+/// `kernpack lorenz96 --save-at` / `lorenz05 --save-at`: CSV rows per saved
+/// step and member, steps as given; with --every, or unsorted, refused.
+#[test]
+fn lorenz_ensembles_save_states_at_chosen_steps() {
+    let csv = scratch("l96_save_at.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let out = kernpack(&[
+        "lorenz96",
+        "--members",
+        "2",
+        "--steps",
+        "20",
+        "--save-at",
+        "0,7,20",
+        "--backend",
+        "cpu",
+        "--out",
+        csv_arg,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    let steps: Vec<&str> = rows
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(steps, ["0", "0", "7", "7", "20", "20"], "{rows}");
+    let out = kernpack(&[
+        "lorenz05",
+        "--members",
+        "1",
+        "--n",
+        "240",
+        "--k",
+        "8",
+        "--j",
+        "6",
+        "--steps",
+        "6",
+        "--save-at",
+        "2,5",
+        "--backend",
+        "cpu",
+        "--out",
+        csv_arg,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 2, "{rows}");
+    let both = kernpack(&[
+        "lorenz96",
+        "--steps",
+        "20",
+        "--every",
+        "5",
+        "--save-at",
+        "3",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(!both.status.success());
+    assert!(
+        text(&both.stderr).contains("--every"),
+        "{}",
+        text(&both.stderr)
+    );
+    let unsorted = kernpack(&[
+        "lorenz96",
+        "--steps",
+        "20",
+        "--save-at",
+        "9,3",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(
+        unsorted.status.code(),
+        Some(1),
+        "{}",
+        text(&unsorted.stderr)
+    );
+    assert!(
+        text(&unsorted.stderr).contains("sorted and unique"),
+        "{}",
+        text(&unsorted.stderr)
+    );
+}

@@ -1824,33 +1824,39 @@ def _rank_blocks(name, operation, rank, darr, size, footprint, mode, cval, origi
 # --------------------------------------------------------------------------
 
 
-def _ensemble_block(block, fn, steps, every, kwargs, block_info=None):
+def _ensemble_block(block, fn, steps, every, save_at, kwargs, block_info=None):
     if "member_offset" in kwargs:
         # Lorenz 96's noise is keyed by the member's index in the whole ensemble.
         first = block_info[0]["array-location"][0][0] if block_info else 0
         kwargs = dict(kwargs, member_offset=kwargs["member_offset"] + first)
-    run = fn(block, steps, every=every, **kwargs)
+    run = fn(block, steps, every=every, save_at=save_at, **kwargs)
     # With a trajectory, the block holds it and then the final states (NumPy
     # hands CuPy blocks to CuPy's concatenate).
-    return np.concatenate([run.trajectory, run.final[None]], axis=0) if every else run.final
+    return run.final if run.trajectory is None else np.concatenate([run.trajectory, run.final[None]], axis=0)
 
 
-def _ensemble(fn, initial, steps, every, kwargs) -> "_ode.Ensemble":
+def _ensemble(fn, initial, steps, every, save_at, kwargs) -> "_ode.Ensemble":
     steps, every = _ode._counts(steps=steps, every=every)
+    save = _ode._save_steps(save_at, steps)
+    if every and save:
+        raise ValueError(f"give either every (= {every}) or save_at, not both")
     x = da.asarray(initial)
     dtype = np.dtype(np.float32 if x.dtype == np.float32 else np.float64)
     _ode._state_shape(x.shape)
     # One block = whole member states.
     x = (x[None, :] if x.ndim == 1 else x).astype(dtype).rechunk({1: -1})
-    # The single-process function's checks and errors, on one member for zero steps.
+    # The single-process function's checks and errors, on one member for
+    # zero steps; the saved steps against `steps`.
     params = {k: v for k, v in kwargs.items() if k != "backend"}
     fn(np.zeros((1, x.shape[1]), dtype), 0, every=0, backend="cpu", **params)
-    if not every:
-        final = x.map_blocks(_ensemble_block, fn, steps, 0, kwargs, dtype=dtype, meta=meta_from_array(x))
+    if save:
+        _check_save_at(save, steps)
+    frames = len(save) if save else _frame_count(steps, every)
+    if not frames:
+        final = x.map_blocks(_ensemble_block, fn, steps, 0, None, kwargs, dtype=dtype, meta=meta_from_array(x))
         return _ode.Ensemble(final, None)
-    frames = _frame_count(steps, every)
     both = x.map_blocks(
-        _ensemble_block, fn, steps, every, kwargs,
+        _ensemble_block, fn, steps, every, save, kwargs,
         new_axis=[0], chunks=((frames + 1,),) + x.chunks, dtype=dtype, meta=meta_from_array(x, ndim=3),
     )
     return _ode.Ensemble(both[-1], both[:-1])
@@ -1867,6 +1873,7 @@ def lorenz96(
     noise: float = 0.0,
     seed: int = 0,
     member_offset: int = 0,
+    save_at: Any = None,
     backend: Optional[str] = None,
 ) -> "_ode.Ensemble":
     """:func:`kernpack.ode.lorenz96` of an ensemble chunked by members.
@@ -1877,7 +1884,7 @@ def lorenz96(
         ``(members, N)`` initial states, chunked along members (a chunking
         along N is undone: each block holds whole states); NumPy or CuPy
         blocks.
-    steps, forcing, dt, every, forcing_in_state, noise, seed, member_offset, backend
+    steps, forcing, dt, every, forcing_in_state, noise, seed, member_offset, save_at, backend
         As in :func:`kernpack.ode.lorenz96`; each block draws the noise of its
         members' indices in the whole ensemble.
 
@@ -1885,7 +1892,7 @@ def lorenz96(
     -------
     kernpack.ode.Ensemble
         Of Dask arrays: ``final`` ``(members, N)`` chunked as the members,
-        and with ``every > 0`` ``trajectory`` ``(frames, members, N)``. Each
+        and with ``every > 0`` or `save_at` ``trajectory`` ``(frames, members, N)``. Each
         block is one ensemble call; computing both together
         (``dask.compute(run.final, run.trajectory)``) runs it once. Members
         are independent, so the blocks equal the one-call result bitwise on
@@ -1893,7 +1900,7 @@ def lorenz96(
     """
     kwargs = dict(forcing=forcing, dt=dt, forcing_in_state=forcing_in_state, noise=noise, seed=seed,
                   member_offset=member_offset, backend=backend)
-    return _ensemble(_ode.lorenz96, initial, steps, every, kwargs)
+    return _ensemble(_ode.lorenz96, initial, steps, every, save_at, kwargs)
 
 
 def lorenz05(
@@ -1908,13 +1915,14 @@ def lorenz05(
     c: float = 3.0,
     dt: float = 0.001,
     every: int = 0,
+    save_at: Any = None,
     backend: Optional[str] = None,
 ) -> "_ode.Ensemble":
     """:func:`kernpack.ode.lorenz05` (Model II or III) of an ensemble chunked
     by members; parameters and result as :func:`lorenz96` and
     :func:`kernpack.ode.lorenz05`."""
     kwargs = dict(model=model, forcing=forcing, k=k, j=j, b=b, c=c, dt=dt, backend=backend)
-    return _ensemble(_ode.lorenz05, initial, steps, every, kwargs)
+    return _ensemble(_ode.lorenz05, initial, steps, every, save_at, kwargs)
 
 
 def _lorenz63_members(initial: Any, sigma: Any, rho: Any, beta: Any):

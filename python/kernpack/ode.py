@@ -35,7 +35,8 @@ class Ensemble(NamedTuple):
     """Member states after the last step, ``(members, N)``."""
     trajectory: Optional[Any]
     """With ``every > 0``: ``(frames, members, N)``, frame ``f`` after ``f * every``
-    steps (frame 0 is the initial state); else None."""
+    steps (frame 0 is the initial state); with `save_at`: ``(len(save_at), members, N)``,
+    frame ``k`` after ``save_at[k]`` steps; else None."""
 
 
 def _state_shape(shape) -> Tuple[int, int]:
@@ -48,22 +49,26 @@ def _state_shape(shape) -> Tuple[int, int]:
     return shape
 
 
-def _run(initial, steps, every, backend, device, model_number, params):
+def _run(initial, steps, every, save_at, backend, device, model_number, params):
     steps, every = _counts(steps=steps, every=every)
+    save = _save_steps(save_at, steps)
+    if every and save:
+        raise ValueError(f"give either every (= {every}) or save_at, not both")
     model = dict(params, model=model_number)
     src = device_array(initial)
     if src is None:
         states = host_array(initial, host_float_dtype(initial))
         members, n = _state_shape(states.shape)
-        return Ensemble(*_native.ensemble(context(backend, device), model, states.reshape(members, n), steps, every))
+        ctx = context(backend, device)
+        return Ensemble(*_native.ensemble(ctx, model, states.reshape(members, n), steps, every, save))
     require_device_float("initial", src)
     members, n = _state_shape(src.shape)
-    frames = _native.frame_count(steps, every)
+    frames = len(save) if save else _native.frame_count(steps, every)
     ctx = device_context({"initial": src}, backend, device)
     final = empty(src, (members, n), src.dtype)
-    traj = empty(src, (frames, members, n), src.dtype) if every else None
+    traj = empty(src, (frames, members, n), src.dtype) if frames else None
     _native.ensemble_device(
-        ctx, src.dtype.name, model, src.ptr, (members, n), steps, every, pointer(final),
+        ctx, src.dtype.name, model, src.ptr, (members, n), steps, every, save, pointer(final),
         None if traj is None else pointer(traj), current_stream(src),
     )
     return Ensemble(as_result(src, final), None if traj is None else as_result(src, traj))
@@ -88,6 +93,7 @@ def lorenz96(
     noise: float = 0.0,
     seed: int = 0,
     member_offset: int = 0,
+    save_at: Any = None,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Ensemble:
@@ -122,6 +128,13 @@ def lorenz96(
         whole run when each passes the index of its first member.
     every : int, optional
         Store the trajectory every `every` steps (0: final states only).
+    save_at : sequence of int, optional
+        Instead of `every`: the steps whose states are the trajectory's
+        frames (observation times), sorted, unique, each in ``0..steps``
+        inclusive (0: the initial states), as :func:`lorenz63`'s. The run is
+        cut into segments at those steps; the noise is drawn for each step's
+        index in the whole run, so ``final`` is bitwise that of the run
+        without `save_at`.
     backend : {'auto', 'gpu', 'cpu'}, optional
         Where host arrays run.
     device : int or list of int, optional
@@ -132,14 +145,14 @@ def lorenz96(
     Returns
     -------
     Ensemble
-        Final states and the optional trajectory, in the input's dtype and
-        library.
+        Final states and the optional trajectory (of `every` or `save_at`),
+        in the input's dtype and library.
     """
     seed, member_offset = _counts(seed=seed, member_offset=member_offset)
     params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
                   forcing_in_state=bool(forcing_in_state), noise=float(noise), seed=seed,
                   member_offset=member_offset)
-    return _run(initial, steps, every, backend, device, 96, params)
+    return _run(initial, steps, every, save_at, backend, device, 96, params)
 
 
 def lorenz96_tangent(
@@ -211,6 +224,7 @@ def lorenz05(
     c: float = 3.0,
     dt: float = 0.001,
     every: int = 0,
+    save_at: Any = None,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Ensemble:
@@ -226,7 +240,7 @@ def lorenz05(
     forcing, k, j, b, c, dt : optional
         F, K (even), J (Model III smoothing half-width), b, c and the time step;
         defaults as NCAR DART (N = 960: 15, 32, 12, 10, 3, 0.001).
-    steps, every, backend, device
+    steps, every, save_at, backend, device
         As in :func:`lorenz96`.
 
     Returns
@@ -236,7 +250,7 @@ def lorenz05(
     """
     params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c),
                   forcing_in_state=False, noise=0.0, seed=0, member_offset=0)
-    return _run(initial, steps, every, backend, device, int(model), params)
+    return _run(initial, steps, every, save_at, backend, device, int(model), params)
 
 
 def dapper_step(

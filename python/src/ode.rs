@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyComplex;
 
 use kernpack::api::fg::{complexes, interleaved};
-use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers};
+use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers, EnsembleRun};
 use kernpack::{
     Complex, Ensemble, FgOnDevice, FgOptions, Float, Lorenz05Model, Lorenz05OnDevice,
     Lorenz05Params, Lorenz96OnDevice, Lorenz96Params, WindowSumOnDevice,
@@ -85,8 +85,9 @@ impl ModelArgs {
 
 /// An ensemble run on the host array `initial` (members x n, float32 or
 /// float64). Returns the final states (members x n) and, with every > 0,
-/// the trajectory (frame_count(steps, every) x members x n), as new arrays
-/// of that dtype.
+/// the trajectory (frame_count(steps, every) x members x n), with a
+/// non-empty `save_at` the states after those steps (len(save_at) x members
+/// x n; not with every > 0), as new arrays of that dtype.
 #[pyfunction]
 pub(crate) fn ensemble<'py>(
     ctx: &Context,
@@ -94,16 +95,18 @@ pub(crate) fn ensemble<'py>(
     initial: &Bound<'py, PyUntypedArray>,
     steps: u64,
     every: u64,
+    save_at: Vec<u64>,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
     let (py, kp) = (initial.py(), &ctx.kp);
     by_dtype!(Dtype::of("initial", initial)?, T => {
         let initial = In::<T, Ix2>::new("initial", initial)?;
         let m = model_args.of_size(initial.shape()[1])?;
         let initial = initial.values();
+        let save_at = &save_at[..];
         let run: Ensemble<T> = py
             .detach(|| match m {
-                Model::L96(p) => kp.lorenz96(&p, initial, steps, every),
-                Model::L05(p) => kp.lorenz05(&p, initial, steps, every),
+                Model::L96(p) => kp.run(EnsembleRun { params: &p, initial, steps, every, save_at }),
+                Model::L05(p) => kp.run(EnsembleRun { params: &p, initial, steps, every, save_at }),
             })
             .map_err(to_py)?;
         let [members, n, frames] = [run.members, run.n, run.frames()];
@@ -153,8 +156,9 @@ pub(crate) fn lorenz96_tangent<'py>(
 }
 
 /// As [`ensemble`], on device buffers, enqueued on `stream`: `shape` is
-/// `(members, n)`, `trajectory` given with every > 0.
+/// `(members, n)`, `trajectory` given with every > 0 or a non-empty `save_at`.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn ensemble_device(
     py: Python<'_>,
     ctx: &Context,
@@ -164,13 +168,14 @@ pub(crate) fn ensemble_device(
     shape: (usize, usize),
     steps: u64,
     every: u64,
+    save_at: Vec<u64>,
     out: u64,
     trajectory: Option<u64>,
     stream: usize,
 ) -> PyResult<()> {
     let (members, n) = shape;
     let m = model_args.of_size(n)?;
-    let trajectory = trajectory.filter(|_| every > 0);
+    let trajectory = trajectory.filter(|_| every > 0 || !save_at.is_empty());
     let buffers = EnsembleDeviceBuffers {
         initial,
         out,
@@ -181,11 +186,13 @@ pub(crate) fn ensemble_device(
             // SAFETY: checked device allocations of the stated lengths.
             match m {
                 Model::L96(p) => unsafe {
-                    let op = Lorenz96OnDevice::<T> { buffers, members, ..Lorenz96OnDevice::new(p, steps, every) };
+                    let save_at = save_at.clone();
+                    let op = Lorenz96OnDevice::<T> { buffers, members, save_at, ..Lorenz96OnDevice::new(p, steps, every) };
                     gpu.enqueue(stream, &op)
                 },
                 Model::L05(p) => unsafe {
-                    let op = Lorenz05OnDevice::<T> { buffers, members, ..Lorenz05OnDevice::new(p, steps, every) };
+                    let save_at = save_at.clone();
+                    let op = Lorenz05OnDevice::<T> { buffers, members, save_at, ..Lorenz05OnDevice::new(p, steps, every) };
                     gpu.enqueue(stream, &op)
                 },
             }

@@ -1044,6 +1044,40 @@ def test_lorenz05_split_by_members_is_bitwise_the_one_call(backend, rng):
     np.testing.assert_array_equal(trajectory, one.trajectory)
 
 
+def test_lorenz96_save_at_split_by_members_is_bitwise_the_one_call(backend, rng):
+    # Noisy, with the forcing in the state: each block's segments draw the
+    # noise of its members and of the steps in the whole run.
+    initial = np.hstack([8 + rng.normal(size=(9, 40)), rng.uniform(6, 10, (9, 40))])
+    opts = dict(forcing_in_state=True, noise=0.4, seed=77, backend=backend)
+    save_at = [0, 13, 40, 99]
+    run = kd.lorenz96(da.from_array(initial, chunks=(4, 80)), 99, save_at=save_at, **opts)
+    final, trajectory = dask.compute(run.final, run.trajectory)
+    one = kernpack.ode.lorenz96(initial, 99, save_at=save_at, **opts)
+    assert trajectory.shape == (4, 9, 80)
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(trajectory, one.trajectory)
+
+
+def test_lorenz05_save_at_split_by_members_is_bitwise_the_one_call(backend, rng):
+    initial = rng.normal(size=(5, 120)).astype(np.float32)
+    opts = dict(model=2, k=8, dt=0.001, backend=backend)
+    run = kd.lorenz05(da.from_array(initial, chunks=(2, 120)), 20, save_at=[5, 6], **opts)
+    final, trajectory = dask.compute(run.final, run.trajectory)
+    one = kernpack.ode.lorenz05(initial, 20, save_at=[5, 6], **opts)
+    np.testing.assert_array_equal(final, one.final)
+    np.testing.assert_array_equal(trajectory, one.trajectory)
+
+
+def test_ensemble_save_at_is_checked_before_anything_runs():
+    x = da.zeros((4, 40), chunks=2)
+    with pytest.raises(ValueError, match="sorted and unique"):
+        kd.lorenz96(x, 10, save_at=[4, 2])
+    with pytest.raises(ValueError, match="past the last step"):
+        kd.lorenz96(x, 10, save_at=[11])
+    with pytest.raises(ValueError, match="not both"):
+        kd.lorenz96(x, 10, every=2, save_at=[1])
+
+
 def test_ensemble_parameters_are_checked_before_anything_runs(rng):
     with pytest.raises(ValueError, match="K = 5"):
         kd.lorenz05(da.zeros((4, 100), chunks=2), 10, k=5)

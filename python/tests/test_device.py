@@ -420,6 +420,29 @@ def test_cupy_lorenz96_and_fg_match_cpu(cp):
     np.testing.assert_array_equal(cp.asnumpy(run_gpu.delta), run_cpu.delta)
 
 
+def test_cupy_ensembles_save_at_match_the_every_step_run(cp):
+    # On the device, in segments between the saved steps: bitwise the GPU's
+    # every-step trajectory at those steps (noisy Lorenz 96, Lorenz 2005),
+    # and within rounding of the CPU backend.
+    rng = np.random.default_rng(21)
+    initial = 8.0 + rng.normal(0, 1, (33, 40))
+    opts = dict(noise=0.5, seed=3)
+    every = kernpack.ode.lorenz96(cp.asarray(initial), 20, every=1, **opts)
+    run = kernpack.ode.lorenz96(cp.asarray(initial), 20, save_at=[0, 6, 20], **opts)
+    assert isinstance(run.trajectory, cp.ndarray) and run.trajectory.shape == (3, 33, 40)
+    np.testing.assert_array_equal(cp.asnumpy(run.trajectory), cp.asnumpy(every.trajectory)[[0, 6, 20]])
+    np.testing.assert_array_equal(cp.asnumpy(run.final), cp.asnumpy(every.final))
+    cpu = kernpack.ode.lorenz96(initial, 20, save_at=[0, 6, 20], backend="cpu", **opts)
+    np.testing.assert_allclose(cp.asnumpy(run.trajectory), cpu.trajectory, rtol=1e-10, atol=1e-10)
+    x5 = 10.0 + rng.normal(0, 1, (2, 960))
+    every5 = kernpack.ode.lorenz05(cp.asarray(x5), 6, every=1)
+    run5 = kernpack.ode.lorenz05(cp.asarray(x5), 6, save_at=[2, 3])
+    np.testing.assert_array_equal(cp.asnumpy(run5.trajectory), cp.asnumpy(every5.trajectory)[[2, 3]])
+    np.testing.assert_array_equal(cp.asnumpy(run5.final), cp.asnumpy(every5.final))
+    with pytest.raises(ValueError, match="sorted and unique"):
+        kernpack.ode.lorenz96(cp.asarray(initial), 20, save_at=[6, 0])
+
+
 def test_host_arrays_on_gpu_backend_match_cpu_backend():
     if kernpack.device_count() == 0:
         if REQUIRE:

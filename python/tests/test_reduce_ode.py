@@ -356,6 +356,78 @@ def test_lorenz96_noise_is_reproducible_and_scaled(backend, rng):
         ode.lorenz96(x0, 1, noise=1.0, seed=-1, backend=backend)
 
 
+def _save_at(rng, steps, count):
+    """`count` sorted, unique steps of 0..steps, drawn from `rng`."""
+    return sorted(int(s) for s in rng.choice(steps + 1, size=count, replace=False))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lorenz96_save_at_frames_are_the_states_at_those_steps(backend, rng, dtype):
+    # A noisy run at chosen steps is cut into segments that draw the noise of
+    # their steps in the whole run: its frames are bitwise the every-step
+    # trajectory's at those steps, its final states the plain run's.
+    members, n, steps = 5, 40, 30
+    x0 = l96_initial(rng, members, n).astype(dtype)
+    opts = dict(noise=0.6, seed=int(rng.integers(2**63)), member_offset=3, backend=backend)
+    every = ode.lorenz96(x0, steps, every=1, **opts)
+    for save_at in (_save_at(rng, steps, 4), [0], [steps], [2, steps - 1], np.array([1, 7], np.int64)):
+        run = ode.lorenz96(x0, steps, save_at=save_at, **opts)
+        assert run.trajectory.shape == (len(save_at), members, n) and run.trajectory.dtype == dtype
+        np.testing.assert_array_equal(run.trajectory, every.trajectory[list(save_at)])
+        np.testing.assert_array_equal(run.final, every.final)
+    # Without noise, against NumPy's RK4 (float64).
+    if dtype == np.float64:
+        save_at = _save_at(rng, steps, 3)
+        run = ode.lorenz96(x0, steps, save_at=save_at, backend=backend)
+        states = l96_numpy(x0, steps)
+        for k, s in enumerate(save_at):
+            assert np.max(np.abs(run.trajectory[k] - states[s])) <= 1e-10 * np.max(np.abs(states[s])), s
+    # One state: frames of one state; an empty list: no trajectory.
+    one = ode.lorenz96(x0[0], steps, save_at=[0, 5], **opts)
+    assert one.trajectory.shape == (2, 1, n)
+    assert ode.lorenz96(x0, steps, save_at=[], **opts).trajectory is None
+
+
+def test_lorenz96_save_at_with_the_forcing_in_the_state(backend, rng):
+    members, n, steps = 3, 40, 12
+    x0 = np.hstack([l96_initial(rng, members, n), rng.uniform(4, 12, (members, n))])
+    opts = dict(forcing_in_state=True, noise=0.3, seed=9, backend=backend)
+    every = ode.lorenz96(x0, steps, every=1, **opts)
+    run = ode.lorenz96(x0, steps, save_at=[3, 12], **opts)
+    np.testing.assert_array_equal(run.trajectory, every.trajectory[[3, 12]])
+    np.testing.assert_array_equal(run.trajectory[:, :, n:], np.broadcast_to(x0[:, n:], (2, members, n)))
+
+
+@pytest.mark.parametrize("model", [2, 3])
+def test_lorenz05_save_at_frames_are_the_states_at_those_steps(backend, rng, model):
+    x0 = rng.normal(size=(3, 240)) + 10
+    opts = dict(model=model, k=8, j=6, backend=backend)
+    every = ode.lorenz05(x0, 9, every=1, **opts)
+    save_at = _save_at(rng, 9, 3)
+    run = ode.lorenz05(x0, 9, save_at=save_at, **opts)
+    np.testing.assert_array_equal(run.trajectory, every.trajectory[save_at])
+    np.testing.assert_array_equal(run.final, every.final)
+
+
+@pytest.mark.parametrize(
+    "save_at, every, message",
+    [
+        ([3, 1], 0, "sorted and unique"),
+        ([2, 2], 0, "sorted and unique"),
+        ([11], 0, "past the last step"),
+        ([-1, 2], 0, "negative"),
+        ([[1, 2]], 0, "1-D"),
+        ([0.5], 0, "1-D"),
+        ([2], 5, "not both"),
+    ],
+)
+def test_save_at_invalid(backend, save_at, every, message):
+    with pytest.raises(ValueError, match=message):
+        ode.lorenz96(np.ones((2, 40)), 10, every=every, save_at=save_at, backend=backend)
+    with pytest.raises(ValueError, match=message):
+        ode.lorenz05(np.ones((1, 240)), 10, k=8, j=6, every=every, save_at=save_at, backend=backend)
+
+
 def l96_tangent_numpy(x, v, steps, forcing=8.0, dt=0.05):
     """RK4 of the joint system (x, v), dv/dt = J(x) v, per row of x and each of its K vectors."""
 

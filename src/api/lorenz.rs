@@ -6,7 +6,10 @@
 //!
 //! Layouts: states are members x n, row-major (member m at `m * n`);
 //! trajectories are frames x members x n, frame f the state after `f * every`
-//! steps (frame 0: the initial state), `steps / every + 1` frames.
+//! steps (frame 0: the initial state), `steps / every + 1` frames; or, with
+//! states saved at chosen steps ("save at steps", as Lorenz 63's), frame k
+//! the state after `save_at[k]` steps (a sorted, unique list of steps in
+//! 0..=steps), the run cut into segments at the saved steps.
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -17,6 +20,7 @@ pub use crate::gpu::lorenz::{
 pub use crate::params::lorenz::{
     frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Model, Lorenz05Params, Lorenz96Params,
 };
+pub use crate::params::save_at::check_save_at;
 
 use super::exec::{CpuRun, Operation, Split};
 use super::multi::{self, Exec, GpuProfile, MultiGpu};
@@ -27,6 +31,7 @@ use crate::float::{first_non_finite, Float};
 use crate::gpu::device::Guards;
 use crate::gpu::lorenz::{check_ensemble, check_tangent, check_window, EnsembleModel};
 use crate::gpu::Gpu;
+use crate::params::save_at::Frames;
 
 /// DART's initial state of one member: every site F, site 0 1.001 F.
 pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
@@ -41,12 +46,13 @@ pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
 /// checks and description, [`EnsembleModel`]): the CPU backend's integration.
 pub(crate) trait EnsembleParams: EnsembleModel {
     /// The run of `initial`, whose first member is member `first_member`
-    /// of the ensemble (the member index of Lorenz 96's noise draws).
+    /// of the ensemble (the member index of Lorenz 96's noise draws), its
+    /// frames every `every` steps or after the steps of `save_at`.
     fn on_cpu<T: Float>(
         &self,
         initial: (usize, &[T]),
         steps: u64,
-        every: u64,
+        frames: (u64, &[u64]),
         cpu: &CpuRun<'_>,
     ) -> cpu::lorenz::Run<T>;
 }
@@ -59,10 +65,11 @@ macro_rules! ensemble_on_cpu {
                 &self,
                 initial: (usize, &[T]),
                 steps: u64,
-                every: u64,
+                (every, save_at): (u64, &[u64]),
                 cpu: &CpuRun<'_>,
             ) -> cpu::lorenz::Run<T> {
-                $integrate(self, initial, steps, every, cpu.threads, cpu.progress)
+                let frames = Frames::of(every, save_at);
+                $integrate(self, initial, (0, steps), frames, cpu.threads, cpu.progress)
             }
         }
     )*};
@@ -74,15 +81,27 @@ ensemble_on_cpu!(
 );
 
 /// The operation: an ensemble run of a Lorenz model from host initial
-/// states ([`Kernpack::lorenz96`], [`Kernpack::lorenz05`]). It splits by member.
+/// states ([`Kernpack::lorenz96`], [`Kernpack::lorenz05`], and with
+/// `save_at` [`Kernpack::lorenz96_save_at`], [`Kernpack::lorenz05_save_at`]).
+/// It splits by member.
 #[derive(Debug, Clone, Copy)]
 pub struct EnsembleRun<'a, P, T> {
     pub params: &'a P,
     /// members x N.
     pub initial: &'a [T],
     pub steps: u64,
-    /// Trajectory interval; 0: the final states only.
+    /// Trajectory interval; 0: the final states only (or those of `save_at`).
     pub every: u64,
+    /// Steps whose states are returned as the trajectory's frames: sorted,
+    /// unique, each in 0..=steps; empty for none. Not with `every > 0`.
+    pub save_at: &'a [u64],
+}
+
+impl<P, T> EnsembleRun<'_, P, T> {
+    /// `every` and `save_at`, as the checks and the runs take them.
+    fn frames(&self) -> (u64, &[u64]) {
+        (self.every, self.save_at)
+    }
 }
 
 #[allow(private_bounds)]
@@ -91,7 +110,7 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
 
     fn validate(&self) -> Result<()> {
         let (initial, len) = (self.initial, self.initial.len());
-        let (_, traj_len) = check_ensemble(self.params, len, self.steps, self.every)?;
+        let (_, traj_len) = check_ensemble(self.params, len, self.steps, self.frames())?;
         // The host can hold the results: probed before the initial values
         // are read, so that a run too large for this host is OutOfMemory at once.
         let what = match traj_len {
@@ -112,13 +131,14 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
         let run = self
             .params
-            .on_cpu((0, self.initial), self.steps, self.every, cpu);
+            .on_cpu((0, self.initial), self.steps, self.frames(), cpu);
         Ok(Ensemble {
             members: self.initial.len() / self.params.values_per_member(),
             n: self.params.values_per_member(),
             final_state: run.final_state,
             trajectory: run.trajectory,
             every: self.every,
+            save_at: self.save_at.to_vec(),
         })
     }
 
@@ -128,9 +148,9 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         let (steps, every) = (self.steps, self.every);
         let d_initial = gpu.upload(self.initial)?;
         let mut out = gpu.zeros::<T>(len)?;
-        let mut trajectory = match every {
+        let mut trajectory = match Frames::of(every, self.save_at).count(steps) {
             0 => None,
-            _ => Some(gpu.zeros::<T>(frame_count(steps, every) * len)?),
+            frames => Some(gpu.zeros::<T>(frames * len)?),
         };
         let mut g = Guards::new(gpu.stream());
         let buffers = EnsembleDeviceBuffers {
@@ -138,7 +158,8 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
             out: g.write(&mut out),
             trajectory: trajectory.as_mut().map(|t| g.write(t)),
         };
-        let call = g.with((*self.params).on_device::<T>(buffers, (0, len / n), steps, every));
+        let frames = self.frames();
+        let call = g.with((*self.params).on_device::<T>(buffers, (0, len / n), steps, frames));
         // SAFETY: buffers just allocated on this GPU with the validated lengths.
         unsafe { gpu.launch_fresh(call, ()) }?;
         Ok(Ensemble {
@@ -147,6 +168,7 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
             final_state: gpu.download(&out)?,
             trajectory: trajectory.map(|t| gpu.download(&t)).transpose()?,
             every,
+            save_at: self.save_at.to_vec(),
         })
     }
 
@@ -172,11 +194,26 @@ impl Kernpack {
         /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
         /// the staging is kept for later calls, see [`crate::release_staging`]).
         fn lorenz96(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every };
+            = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
 
         /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
         fn lorenz05(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every };
+            = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+
+        /// As [`Kernpack::lorenz96`], with the states after the steps of
+        /// `save_at` (sorted, unique, each in 0..=steps; 0: the initial
+        /// states) as the trajectory's frames: frame k after `save_at[k]`
+        /// steps, as [`Kernpack::lorenz63`]'s. The run is cut into segments
+        /// at the saved steps; the noise is drawn for each step's index in
+        /// the whole run, so the result is bitwise that of one run (the
+        /// final states those of [`Kernpack::lorenz96`]). An empty `save_at`
+        /// keeps the final states only.
+        fn lorenz96_save_at(p: &Lorenz96Params, initial: &[T], steps: u64, save_at: &[u64]) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+
+        /// As [`Kernpack::lorenz96_save_at`], for Lorenz 2005 Model II / III.
+        fn lorenz05_save_at(p: &Lorenz05Params, initial: &[T], steps: u64, save_at: &[u64]) -> Ensemble<T>
+            = EnsembleRun { params: p, initial, steps, every: 0, save_at };
 
         /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
         /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.

@@ -15,10 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::parallel::{for_each_chunk, threads_for};
 use crate::float::Float;
 use crate::params::counter_rng;
-use crate::params::lorenz::{frame_count, Lorenz96Params};
+use crate::params::lorenz::Lorenz96Params;
+use crate::params::save_at::Frames;
 
-/// Final states (members x n) and, with `every > 0`, the trajectory
-/// (frames x members x n, frame 0 the initial states).
+/// Final states (members x n) and, with frames, the trajectory (frames x
+/// members x n: every `every` steps, frame 0 the initial states, or after
+/// each step of a save_at list).
 pub(crate) struct Run<T> {
     pub final_state: Vec<T>,
     pub trajectory: Option<Vec<T>>,
@@ -32,7 +34,7 @@ struct Block<'a, T> {
     initial: &'a [T],
     /// members x n: receives the final states.
     out: &'a mut [T],
-    /// The block's part of frames 1, 2, ... (frame f after f * every steps).
+    /// The block's part of every frame (see [`Frames::after`]).
     frames: Vec<&'a mut [T]>,
 }
 
@@ -41,16 +43,18 @@ const SITE_STEPS_PER_THREAD: usize = 1 << 15;
 
 /// Integrates `initial` (members x n) in blocks of `block` members on
 /// `threads` threads: `integrate(first, initial, out, frames)` runs the
-/// block whose first member is `first` for all steps, writing frame f of `frames` after f * every steps and the final
-/// states to `out`. Blocks are independent, so the result does not depend on
-/// the thread count. `progress(members done, members)` after each block.
+/// block whose first member is `first` for all steps, writing frame k of
+/// `frames` after the step [`Frames::after`] maps to k (frame 0 of `every`
+/// before the first step) and the final states to `out`. Blocks are
+/// independent, so the result does not depend on the thread count.
+/// `progress(members done, members)` after each block.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_blocks<T: Float>(
     n: usize,
     initial: &[T],
     block: usize,
     steps: u64,
-    every: u64,
+    frames: Frames<'_>,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     integrate: impl Fn(usize, &[T], &mut [T], &mut [&mut [T]]) + Sync,
@@ -58,8 +62,8 @@ pub(crate) fn run_blocks<T: Float>(
     let members = initial.len() / n;
     let span = block * n;
     let mut final_state = vec![T::default(); initial.len()];
-    let frames = frame_count(steps, every);
-    let mut trajectory = (every > 0).then(|| vec![T::default(); frames * initial.len()]);
+    let count = frames.count(steps);
+    let mut trajectory = (count > 0).then(|| vec![T::default(); count * initial.len()]);
     {
         let mut blocks: Vec<Block<T>> = initial
             .chunks(span)
@@ -69,13 +73,11 @@ pub(crate) fn run_blocks<T: Float>(
                 first: b * block,
                 initial,
                 out,
-                frames: Vec::with_capacity(frames.saturating_sub(1)),
+                frames: Vec::with_capacity(count),
             })
             .collect();
         if let Some(t) = trajectory.as_mut() {
-            let (first, later) = t.split_at_mut(initial.len());
-            first.copy_from_slice(initial);
-            for frame in later.chunks_mut(initial.len()) {
+            for frame in t.chunks_mut(initial.len()) {
                 for (b, part) in blocks.iter_mut().zip(frame.chunks_mut(span)) {
                     b.frames.push(part);
                 }
@@ -105,12 +107,13 @@ pub(crate) fn run_blocks<T: Float>(
 }
 
 /// A Lorenz 96 ensemble (inputs validated by the caller) on `threads`
-/// threads, in `T` arithmetic.
+/// threads, in `T` arithmetic: `steps` steps of the run from its step
+/// `first_step` on (the step index of the noise draws; 0 for a whole run).
 pub(crate) fn lorenz96<T: Float>(
     p: &Lorenz96Params,
     (first_member, initial): (usize, &[T]),
-    steps: u64,
-    every: u64,
+    (first_step, steps): (u64, u64),
+    frames: Frames<'_>,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Run<T> {
@@ -120,19 +123,20 @@ pub(crate) fn lorenz96<T: Float>(
         initial,
         vector::<T>(),
         steps,
-        every,
+        frames,
         threads,
         progress,
-        |first, init, out, frames| {
+        |first, init, out, frame_parts| {
             let block = L96Block {
                 p,
                 first: first_member + first,
+                first_step,
                 initial: init,
             };
             if vector::<T>() == 16 {
-                l96_block::<T, 16>(&block, out, frames, steps, every)
+                l96_block::<T, 16>(&block, out, frame_parts, steps, frames)
             } else {
-                l96_block::<T, 8>(&block, out, frames, steps, every)
+                l96_block::<T, 8>(&block, out, frame_parts, steps, frames)
             }
         },
     )
@@ -355,6 +359,8 @@ struct L96Block<'a, T> {
     p: &'a Lorenz96Params,
     /// The block's first member in the ensemble (the noise's member index).
     first: usize,
+    /// The run's step before the block's first step (the noise's step index).
+    first_step: u64,
     /// The block's initial states (members x values per member).
     initial: &'a [T],
 }
@@ -365,9 +371,9 @@ struct L96Block<'a, T> {
 fn l96_block<T: Float, const L: usize>(
     block: &L96Block<'_, T>,
     out: &mut [T],
-    frames: &mut [&mut [T]],
+    frame_parts: &mut [&mut [T]],
     steps: u64,
-    every: u64,
+    frames: Frames<'_>,
 ) {
     let (p, initial) = (block.p, block.initial);
     let (n, values, dt) = (p.n, p.values_per_member(), T::from_f64(p.dt));
@@ -389,13 +395,16 @@ fn l96_block<T: Float, const L: usize>(
     let (mut inc, mut a, mut b) = (z.clone(), z.clone(), z.clone());
     let mut w = (p.noise > 0.0).then(|| vec![T::default(); n * L]);
     let scale = p.noise_per_step();
-    let mut frame = 0;
+    if let Some(k) = frames.after(0) {
+        store::<T, L>(n, &z, in_state, frame_parts[k]);
+    }
     for step in 1..=steps {
         if let Some(w) = w.as_mut() {
             for l in 0..count {
                 let member = p.member_offset + (block.first + l) as u64;
+                let at = block.first_step + step - 1;
                 for i in 0..n {
-                    let draw = counter_rng::draw(p.seed, member, step - 1, i as u32);
+                    let draw = counter_rng::draw(p.seed, member, at, i as u32);
                     w[i * L + l] = T::from_f64(scale * counter_rng::standard_normal(draw));
                 }
             }
@@ -407,9 +416,8 @@ fn l96_block<T: Float, const L: usize>(
         l96_stage::<T, L, 2>(dt, f, &b, &z, &mut inc, &mut a);
         l96_stage::<T, L, 3>(dt, f, &a, &z, &mut inc, &mut b);
         std::mem::swap(&mut z, &mut b);
-        if every > 0 && step % every == 0 {
-            store::<T, L>(n, &z, in_state, frames[frame]);
-            frame += 1;
+        if let Some(k) = frames.after(step) {
+            store::<T, L>(n, &z, in_state, frame_parts[k]);
         }
     }
     store::<T, L>(n, &z, in_state, out);

@@ -17,14 +17,15 @@
 use super::lorenz::{rk4_stage, run_blocks, vector, Run};
 use crate::float::Float;
 use crate::params::lorenz::{model3_weights, Lorenz05Model, Lorenz05Params};
+use crate::params::save_at::Frames;
 
 /// A Lorenz 2005 ensemble (inputs validated by the caller) on `threads`
 /// threads, in `T` arithmetic.
 pub(crate) fn lorenz05<T: Float>(
     p: &Lorenz05Params,
     (_, initial): (usize, &[T]),
-    steps: u64,
-    every: u64,
+    (_, steps): (u64, u64),
+    frames: Frames<'_>,
     threads: usize,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> Run<T> {
@@ -35,14 +36,14 @@ pub(crate) fn lorenz05<T: Float>(
         initial,
         1,
         steps,
-        every,
+        frames,
         threads,
         progress,
-        |_, init, out, frames| {
+        |_, init, out, frame_parts| {
             if vector::<T>() == 16 {
-                member::<T, 64>(&model, init, out, frames, steps, every)
+                member::<T, 64>(&model, init, out, frame_parts, steps, frames)
             } else {
-                member::<T, 32>(&model, init, out, frames, steps, every)
+                member::<T, 32>(&model, init, out, frame_parts, steps, frames)
             }
         },
     )
@@ -278,9 +279,9 @@ fn member<T: Float, const C: usize>(
     m: &Model<T>,
     initial: &[T],
     out: &mut [T],
-    frames: &mut [&mut [T]],
+    frame_parts: &mut [&mut [T]],
     steps: u64,
-    every: u64,
+    frames: Frames<'_>,
 ) {
     debug_assert_eq!(m.core % C, 0);
     let (o, n) = (m.left, m.n);
@@ -297,7 +298,9 @@ fn member<T: Float, const C: usize>(
     };
     let dt = m.dt;
     let core = o..o + m.core;
-    let mut frame = 0;
+    if let Some(k) = frames.after(0) {
+        frame_parts[k].copy_from_slice(initial);
+    }
     for step in 1..=steps {
         tendency::<T, C>(m, &z, &mut s);
         rk4_update::<T, 0>(dt, &s.dz, &z, &mut inc, &mut a, core.clone());
@@ -312,9 +315,8 @@ fn member<T: Float, const C: usize>(
         rk4_update::<T, 3>(dt, &s.dz, &z, &mut inc, &mut b, core.clone());
         std::mem::swap(&mut z, &mut b);
         m.fill(&mut z);
-        if every > 0 && step % every == 0 {
-            frames[frame].copy_from_slice(&z[o..o + n]);
-            frame += 1;
+        if let Some(k) = frames.after(step) {
+            frame_parts[k].copy_from_slice(&z[o..o + n]);
         }
     }
     out.copy_from_slice(&z[o..o + n]);

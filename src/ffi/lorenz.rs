@@ -230,6 +230,7 @@ impl<T: Float, P: CParams> Entry for HostRun<T, P> {
             initial,
             steps,
             every,
+            save_at: &[],
         })?;
         out.copy_from_slice(&run.final_state);
         if let (Some(dst), Some(src)) = (trajectory, run.trajectory) {
@@ -269,7 +270,96 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
         };
         let len = raw::product("members", members, "N", params.values_per_member())?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        Ok(params.on_device(buffers, (0, members), steps, every))
+        Ok(params.on_device(buffers, (0, members), steps, (every, &[])))
+    }
+}
+
+/// An ensemble run on host buffers that saves the states after chosen
+/// steps, `P` its C parameters: the C arguments of
+/// kp_lorenz96_save_at_{dtype} and kp_lorenz05_save_at_{dtype}.
+struct SaveAtHostRun<T, P> {
+    params: *const P,
+    initial: *const T,
+    members: usize,
+    steps: u64,
+    save_at: *const u64,
+    save_len: usize,
+    out: *mut T,
+    saved: *mut T,
+}
+
+impl<T: Float, P: CParams> Entry for SaveAtHostRun<T, P> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let params = unsafe { P::read(self.params) }?;
+        let len = raw::product("members", self.members, "N", params.values_per_member())?;
+        let saved_len = raw::product("save_len", self.save_len, "members x N", len)?;
+        check_apart(
+            &[
+                Span::of("out", self.out, len),
+                Span::of("saved", self.saved, saved_len),
+            ],
+            &[Span::of("initial", self.initial, len)],
+        )?;
+        let initial = unsafe { raw::host("initial", self.initial, len) }?;
+        let save_at: &[u64] = match self.save_len {
+            0 => &[],
+            n => unsafe { raw::host("save_at", self.save_at, n) }?,
+        };
+        let out = unsafe { raw::host_mut("out", self.out, len) }?;
+        let saved = match self.save_len {
+            0 => None,
+            _ => Some(unsafe { raw::host_mut("saved", self.saved, saved_len) }?),
+        };
+        // Computed in full before anything is written to the outputs.
+        let run = kp.run(EnsembleRun {
+            params: &params,
+            initial,
+            steps: self.steps,
+            every: 0,
+            save_at,
+        })?;
+        out.copy_from_slice(&run.final_state);
+        if let (Some(dst), Some(src)) = (saved, run.trajectory) {
+            dst.copy_from_slice(&src);
+        }
+        Ok(())
+    }
+}
+
+/// An ensemble run on device buffers that saves the states after chosen
+/// steps, `P` its C parameters: the C arguments of
+/// kp_lorenz96_save_at_device_{dtype} and kp_lorenz05_save_at_device_{dtype}.
+struct SaveAtDeviceRun<T, P> {
+    params: *const P,
+    initial: u64,
+    members: usize,
+    steps: u64,
+    save_at: *const u64,
+    save_len: usize,
+    out: u64,
+    saved: u64,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float, P: CParams> DeviceEntry for SaveAtDeviceRun<T, P> {
+    type Op = <P::Params as EnsembleModel>::OnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let params = unsafe { P::read(self.params) }?;
+        let save_at: &[u64] = match self.save_len {
+            0 => &[],
+            n => unsafe { raw::host("save_at", self.save_at, n) }?,
+        };
+        let buffers = EnsembleDeviceBuffers {
+            initial: raw::device("initial", self.initial)?,
+            out: raw::device("out", self.out)?,
+            trajectory: match self.save_len {
+                0 => None,
+                _ => Some(raw::device("saved (save_len > 0)", self.saved)?),
+            },
+        };
+        // The description checks the list and the counts before any launch.
+        Ok(params.on_device(buffers, (0, self.members), self.steps, (0, save_at)))
     }
 }
 
@@ -368,6 +458,52 @@ type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params>;
 /// # Safety
 /// As `kp_lorenz96_device_{dtype}`.
 type kp_lorenz05_device<T> = DeviceRun<T, kp_lorenz05_params>;
+
+/// Integrates a Lorenz 96 ensemble of host arrays in {precision} and keeps
+/// its states after chosen steps: `initial` and `out` as in
+/// `kp_lorenz96_{dtype}`, `steps` RK4 steps; `save_at`: `save_len` step
+/// indices (sorted, unique, each in 0..=steps; NULL when `save_len` is 0)
+/// whose states go to `saved`, `save_len` x members x n values (frame k
+/// after `save_at[k]` steps, 0: `initial`; NULL when `save_len` is 0), as
+/// `kp_lorenz63_{dtype}`'s. The run is cut into segments at the saved steps;
+/// the noise is drawn for each step's index in the whole run, so `out` is
+/// bitwise that of `kp_lorenz96_{dtype}`. `params` NULL means the defaults.
+/// Returns when the results are written, nothing written on failure
+/// (KP_ERROR_INVALID_ARGUMENT for an unsorted or repeated list or a step
+/// past `steps`, KP_ERROR_NULL_POINTER for a NULL `save_at` or `saved` with
+/// `save_len` > 0).
+///
+/// # Safety
+/// Every non-NULL pointer must be valid for the stated number of values.
+type kp_lorenz96_save_at<T> = SaveAtHostRun<T, kp_lorenz96_params>;
+
+/// As `kp_lorenz96_save_at_{dtype}`, for Lorenz (2005) Model II / III
+/// (`params->model`), in {precision}.
+///
+/// # Safety
+/// As `kp_lorenz96_save_at_{dtype}`.
+type kp_lorenz05_save_at<T> = SaveAtHostRun<T, kp_lorenz05_params>;
+
+/// As `kp_lorenz96_save_at_{dtype}` on device arrays (CUdeviceptr values)
+/// in {precision}, enqueued on `stream` (0: the default stream) with no
+/// synchronisation: one launch per segment between saved steps. `save_at`
+/// is host memory (`save_len` values), `saved` 0 when `save_len` is 0 and
+/// apart from `initial` and `out`. Needs a GPU context. Only shapes and
+/// pointers are checked (device data cannot be inspected without a
+/// synchronisation).
+///
+/// # Safety
+/// Non-zero pointers must be device allocations of this GPU with the stated
+/// sizes, alive until the work completes; `save_at` valid for `save_len`
+/// values; `stream` 0 or a CUstream of the GPU's primary context.
+type kp_lorenz96_save_at_device<T> = SaveAtDeviceRun<T, kp_lorenz96_params>;
+
+/// As `kp_lorenz96_save_at_device_{dtype}`, for Lorenz (2005) Model II /
+/// III, in {precision}.
+///
+/// # Safety
+/// As `kp_lorenz96_save_at_device_{dtype}`.
+type kp_lorenz05_save_at_device<T> = SaveAtDeviceRun<T, kp_lorenz05_params>;
 
 /// Periodic weighted window sum of `rows` contiguous rows of `n` host
 /// values, in {precision}:

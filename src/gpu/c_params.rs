@@ -245,12 +245,13 @@ pub struct kp_l96_run {
     pub first_member: i64,
     pub steps: i64,
     pub every: i64,
+    pub first_step: i64,
     pub n: i32,
     pub forced: i32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of kp_l96_run"][::std::mem::size_of::<kp_l96_run>() - 64usize];
+    ["Size of kp_l96_run"][::std::mem::size_of::<kp_l96_run>() - 72usize];
     ["Alignment of kp_l96_run"][::std::mem::align_of::<kp_l96_run>() - 8usize];
     [
         "Offset of field: kp_l96_run::forcing",
@@ -271,10 +272,13 @@ const _: () = {
     [
         "Offset of field: kp_l96_run::every",
     ][::std::mem::offset_of!(kp_l96_run, every) - 48usize];
-    ["Offset of field: kp_l96_run::n"][::std::mem::offset_of!(kp_l96_run, n) - 56usize];
+    [
+        "Offset of field: kp_l96_run::first_step",
+    ][::std::mem::offset_of!(kp_l96_run, first_step) - 56usize];
+    ["Offset of field: kp_l96_run::n"][::std::mem::offset_of!(kp_l96_run, n) - 64usize];
     [
         "Offset of field: kp_l96_run::forced",
-    ][::std::mem::offset_of!(kp_l96_run, forced) - 60usize];
+    ][::std::mem::offset_of!(kp_l96_run, forced) - 68usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]

@@ -13,9 +13,10 @@ use super::{Gpu, L96Run};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lorenz::{
-    frame_count, model3_weights, EnsembleDeviceBuffers, FixedWeights, Lorenz05Model,
-    Lorenz05Params, Lorenz96Params,
+    model3_weights, EnsembleDeviceBuffers, FixedWeights, Lorenz05Model, Lorenz05Params,
+    Lorenz96Params,
 };
+use crate::params::save_at::{check_save_at, segments, Frames};
 
 /// The step and the forcing of either model.
 fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
@@ -126,24 +127,26 @@ pub(crate) trait EnsembleModel: Copy + Sync {
     /// checked before the pipeline's first chunk.
     fn check_kernel(&self) -> Result<()>;
     /// The run of `members` members on `buffers`, the first of them member
-    /// `first_member` of the ensemble, the kernel picked.
+    /// `first_member` of the ensemble, the kernel picked; frames every
+    /// `every` steps or at the steps of `save_at`.
     fn on_device<T: Float>(
         self,
         buffers: EnsembleDeviceBuffers,
         members: (usize, usize),
         steps: u64,
-        every: u64,
+        frames: (u64, &[u64]),
     ) -> Self::OnDevice<T>;
 }
 
 /// The one validation of an ensemble run: the model's parameters, `len`
-/// initial values (members x N), the trajectory interval. Returns the
-/// members and the trajectory's length (0 without one).
+/// initial values (members x N), the trajectory interval `every` or the
+/// saved steps `save_at` (sorted, unique, in 0..=steps; not both). Returns
+/// the members and the trajectory's length (0 without one).
 pub(crate) fn check_ensemble(
     p: &impl EnsembleModel,
     len: usize,
     steps: u64,
-    every: u64,
+    (every, save_at): (u64, &[u64]),
 ) -> Result<(usize, usize)> {
     p.validate()?;
     let n = p.values_per_member();
@@ -157,9 +160,15 @@ pub(crate) fn check_ensemble(
             "the trajectory interval every = {every} exceeds steps = {steps} (0 keeps the final state only)"
         )));
     }
+    if every > 0 && !save_at.is_empty() {
+        return Err(Error::invalid(format!(
+            "give either a trajectory interval (every = {every}) or the steps to save (save_at), not both"
+        )));
+    }
     if steps > i64::MAX as u64 {
         return Err(Error::invalid(format!("steps = {steps} is too many")));
     }
+    check_save_at(save_at, steps)?;
     let members = len / n;
     if members > i32::MAX as usize || len > i64::MAX as usize / 8 {
         return Err(Error::invalid(format!(
@@ -167,7 +176,8 @@ pub(crate) fn check_ensemble(
             i32::MAX
         )));
     }
-    let traj = frame_count(steps, every)
+    let traj = Frames::of(every, save_at)
+        .count(steps)
         .checked_mul(len)
         .filter(|t| *t <= i64::MAX as usize / 8)
         .ok_or_else(|| Error::invalid("the trajectory would not fit in memory"))?;
@@ -240,14 +250,21 @@ macro_rules! ensemble_on_device {
     ($name:ident, $params:ty, $knob:ident, $knob_doc:literal, $check_kernel:expr) => {
         #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
         #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
-        #[doc = "`buffers.trajectory` (given exactly when `every > 0`) frames x members x N."]
-        #[derive(Debug, Clone, Copy)]
+        #[doc = "`buffers.trajectory` (given exactly when `every > 0` or `save_at` is not empty)"]
+        #[doc = "frames x members x N. With `save_at` (host data, held here) the run is one"]
+        #[doc = "launch per segment between saved steps, each writing its frame (the next"]
+        #[doc = "segment's input), and a copy of the last frame to `out` when it is the last step."]
+        #[derive(Debug, Clone)]
         pub struct $name<T> {
             pub p: $params,
             pub buffers: EnsembleDeviceBuffers,
             pub members: usize,
             pub steps: u64,
+            /// Trajectory interval (0: none).
             pub every: u64,
+            /// The steps whose states are the frames: sorted, unique, each
+            /// in 0..=steps; empty for none. Not with `every > 0`.
+            pub save_at: Vec<u64>,
             #[doc = $knob_doc]
             pub $knob: Option<usize>,
             /// The index of `buffers`' first member in the whole ensemble
@@ -273,16 +290,27 @@ macro_rules! ensemble_on_device {
                     members: 0,
                     steps,
                     every,
+                    save_at: Vec::new(),
                     $knob: None,
                     first_member: 0,
                     dtype: PhantomData,
                 }
             }
 
+            /// A run of `p` for `steps` steps keeping the states after the
+            /// steps of `save_at` (sorted, unique, each in 0..=steps), as
+            /// [`Self::new`].
+            pub fn new_save_at(p: $params, steps: u64, save_at: &[u64]) -> Self {
+                $name {
+                    save_at: save_at.to_vec(),
+                    ..Self::new(p, steps, 0)
+                }
+            }
+
             /// The run on cudarc buffers: the members are `initial`'s
             /// length over N, `out` holds as many values, `trajectory` (with
-            /// `every > 0` only) the frames. `call` holds everything else
-            /// (its buffers and members are ignored).
+            /// `every > 0` or a non-empty `save_at` only) the frames. `call`
+            /// holds everything else (its buffers and members are ignored).
             pub fn buffers<'a>(
                 stream: &'a Arc<CudaStream>,
                 call: &Self,
@@ -291,7 +319,8 @@ macro_rules! ensemble_on_device {
                 trajectory: Option<&'a mut CudaSlice<T>>,
             ) -> Result<OnBuffers<'a, Self>> {
                 let lens = (initial.len(), out.len(), trajectory.as_ref().map(|t| t.len()));
-                let members = check_ensemble_lengths(&call.p, call.steps, call.every, lens)?;
+                let frames = (call.every, &call.save_at[..]);
+                let members = check_ensemble_lengths(&call.p, call.steps, frames, lens)?;
                 let mut g = Guards::new(stream);
                 let buffers = EnsembleDeviceBuffers {
                     initial: g.read(initial),
@@ -301,7 +330,7 @@ macro_rules! ensemble_on_device {
                 Ok(g.with($name {
                     buffers,
                     members,
-                    ..*call
+                    ..call.clone()
                 }))
             }
         }
@@ -310,23 +339,48 @@ macro_rules! ensemble_on_device {
             type Checked = ();
 
             fn check_shapes(&self) -> Result<()> {
-                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, self.every)
+                let frames = (self.every, &self.save_at[..]);
+                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, frames)
                     .map(drop)
             }
 
             fn check_memory(&self, gpu: &Gpu) -> Result<()> {
                 let (p, b) = (&self.p, &self.buffers);
-                let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, self.every)?;
+                let frames = (self.every, &self.save_at[..]);
+                let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, frames)?;
                 gpu.check_device_array::<T>("initial", b.initial, len)?;
                 gpu.check_device_array::<T>("out", b.out, len)?;
                 if let Some(trajectory) = b.trajectory {
                     gpu.check_device_array::<T>("trajectory", trajectory, traj_len)?;
+                    if !self.save_at.is_empty() {
+                        // Segments read frames back and the last one is
+                        // copied to `out`: the frames must be apart.
+                        check_disjoint::<T>(b.initial, len, trajectory, traj_len)?;
+                        check_disjoint::<T>(b.out, len, trajectory, traj_len)?;
+                    }
                 }
                 Ok(())
             }
 
             unsafe fn launch(&self, gpu: &Gpu, stream: &Arc<CudaStream>, _: ()) -> Result<()> {
-                unsafe { self.run_on(gpu, stream) }
+                let b = &self.buffers;
+                if self.save_at.is_empty() {
+                    let whole = Segment {
+                        initial: b.initial,
+                        out: b.out,
+                        trajectory: b.trajectory.unwrap_or(0),
+                        steps: self.steps,
+                        every: if b.trajectory.is_some() { self.every } else { 0 },
+                        first_step: 0,
+                    };
+                    return unsafe { self.run_on(gpu, stream, whole) };
+                }
+                let len = self.members * self.p.values_per_member();
+                let plan = (b, len * std::mem::size_of::<T>(), self.steps, &self.save_at[..]);
+                // SAFETY: as this function's contract; every segment's
+                // buffers lie in the checked ones.
+                let launch = |segment| unsafe { self.run_on(gpu, stream, segment) };
+                unsafe { run_segments(plan, stream, launch) }
             }
         }
 
@@ -350,17 +404,76 @@ macro_rules! ensemble_on_device {
                 buffers: EnsembleDeviceBuffers,
                 (first_member, members): (usize, usize),
                 steps: u64,
-                every: u64,
+                (every, save_at): (u64, &[u64]),
             ) -> $name<T> {
                 $name {
                     buffers,
                     members,
                     first_member,
+                    save_at: save_at.to_vec(),
                     ..$name::new(self, steps, every)
                 }
             }
         }
     };
+}
+
+/// One launch of an ensemble kernel: `steps` steps from `initial` to
+/// `out`, a frame every `every` steps to `trajectory` (0: none), the noise
+/// drawn from step `first_step` of the run on.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    initial: CUdeviceptr,
+    out: CUdeviceptr,
+    trajectory: CUdeviceptr,
+    steps: u64,
+    every: u64,
+    first_step: u64,
+}
+
+/// A run that saves the states after the steps of `save_at` (checked, not
+/// empty; `b.trajectory` holds one frame of `frame_bytes` per saved step),
+/// as one `launch` per segment ([`segments`]): each from the previous
+/// segment's frame (the first from `b.initial`) to its own frame, or to
+/// `b.out` for a last segment past the last saved step; when the last saved
+/// step is the last step, its frame is copied to `b.out`.
+///
+/// # Safety
+/// As [`DeviceOperation::launch`]: the buffers checked for the run.
+unsafe fn run_segments(
+    (b, frame_bytes, steps, save_at): (&EnsembleDeviceBuffers, usize, u64, &[u64]),
+    stream: &Arc<CudaStream>,
+    mut launch: impl FnMut(Segment) -> Result<()>,
+) -> Result<()> {
+    let saved = b
+        .trajectory
+        .ok_or_else(|| Error::invalid("save_at needs a trajectory buffer"))?;
+    let (mut input, mut first_step, mut last) = (b.initial, 0, None);
+    for segment in segments(save_at, steps) {
+        let out = match segment.frame {
+            Some(k) => saved + (k * frame_bytes) as u64,
+            None => b.out,
+        };
+        launch(Segment {
+            initial: input,
+            out,
+            trajectory: 0,
+            steps: segment.steps,
+            every: 0,
+            first_step,
+        })?;
+        first_step += segment.steps;
+        (input, last) = (out, segment.frame.map(|_| out));
+    }
+    if let Some(frame) = last {
+        // SAFETY: both spans checked against the driver's record; a frame
+        // and `out` are apart.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(b.out, frame, frame_bytes, stream.cu_stream())
+        }
+        .map_err(|e| Error::cuda("copying the last saved state to out", e))?;
+    }
+    Ok(())
 }
 
 ensemble_on_device!(
@@ -389,26 +502,28 @@ impl<T: Float> Lorenz96OnDevice<T> {
     /// `members_per_block * N <= L96_CAPACITY` (a bench knob).
     ///
     /// # Safety
-    /// The buffers hold members x N (trajectory: frames x members x N) values
-    /// of `T` on `gpu`, live until the work on `stream` completes; `p` validated.
-    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
-        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
+    /// The segment's buffers hold members x N (trajectory: frames x members
+    /// x N) values of `T` on `gpu`, live until the work on `stream`
+    /// completes; `p` validated.
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>, segment: Segment) -> Result<()> {
+        let (p, members) = (&self.p, self.members);
         check_l96_capacity(p.n)?;
-        let traj = buffers.trajectory.unwrap_or(0);
+        let traj = segment.trajectory;
         let run = L96Run {
             forcing: p.forcing,
             dt: p.dt,
             noise: p.noise_per_step(),
             seed: p.seed,
             first_member: (p.member_offset + self.first_member as u64) as i64,
-            steps: self.steps as i64,
-            every: if traj == 0 { 0 } else { self.every as i64 },
+            steps: segment.steps as i64,
+            every: if traj == 0 { 0 } else { segment.every as i64 },
+            first_step: segment.first_step as i64,
             n: p.n as i32,
             forced: p.forcing_in_state.into(),
         };
         let states = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
+            In::new(segment.initial),
+            Out::new(segment.out),
             Out::new(traj),
         );
         let (z0, out, traj) = states;
@@ -447,18 +562,18 @@ impl<T: Float> Lorenz05OnDevice<T> {
     ///
     /// # Safety
     /// As [`Lorenz96OnDevice::run_on`].
-    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<()> {
-        let (p, buffers, members) = (&self.p, &self.buffers, self.members);
-        let (steps, every) = (self.steps, self.every);
+    unsafe fn run_on(&self, gpu: &Gpu, stream: &Arc<CudaStream>, segment: Segment) -> Result<()> {
+        let (p, members) = (&self.p, self.members);
+        let (steps, every) = (segment.steps, segment.every);
         let fixed = fixed_sites(p, self.sites_per_thread)?;
-        let traj = buffers.trajectory.unwrap_or(0);
+        let traj = segment.trajectory;
         let members_arg = members as i64;
         let n_arg = p.n as i32;
         let (steps_arg, every_arg) = (steps as i64, if traj == 0 { 0 } else { every as i64 });
         let config = LaunchConfig::grid(members.min(i32::MAX as usize) as u32);
         let (z0, out, traj) = (
-            In::new(buffers.initial),
-            Out::new(buffers.out),
+            In::new(segment.initial),
+            Out::new(segment.out),
             Out::new(traj),
         );
         // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
@@ -556,19 +671,19 @@ fn fixed_sites(p: &Lorenz05Params, sites_per_thread: Option<usize>) -> Result<Op
 
 /// A device run's lengths from its counts: members x N (`members` too many
 /// is refused) and the trajectory's, with a trajectory buffer exactly when
-/// `every > 0`.
+/// `every > 0` or `save_at` is not empty.
 fn ensemble_lengths(
     p: &impl EnsembleModel,
     buffers: &EnsembleDeviceBuffers,
     members: usize,
     steps: u64,
-    every: u64,
+    frames: (u64, &[u64]),
 ) -> Result<(usize, usize)> {
     let len = members
         .checked_mul(p.values_per_member())
         .ok_or_else(|| Error::invalid(format!("{members} members is too many")))?;
-    let (_, traj_len) = check_ensemble(p, len, steps, every)?;
-    check_trajectory(buffers.trajectory.map(|_| traj_len), every, traj_len)?;
+    let (_, traj_len) = check_ensemble(p, len, steps, frames)?;
+    check_trajectory(buffers.trajectory.map(|_| traj_len), frames, traj_len)?;
     Ok((len, traj_len))
 }
 
@@ -577,31 +692,39 @@ fn ensemble_lengths(
 fn check_ensemble_lengths(
     p: &impl EnsembleModel,
     steps: u64,
-    every: u64,
+    frames: (u64, &[u64]),
     (initial, out, trajectory): (usize, usize, Option<usize>),
 ) -> Result<usize> {
-    let (members, traj_len) = check_ensemble(p, initial, steps, every)?;
+    let (members, traj_len) = check_ensemble(p, initial, steps, frames)?;
     if out != initial {
         return Err(Error::invalid(format!(
             "out holds {out} values, the initial states {initial}"
         )));
     }
-    check_trajectory(trajectory, every, traj_len).map(|()| members)
+    check_trajectory(trajectory, frames, traj_len).map(|()| members)
 }
 
 /// A trajectory buffer of `given` values (None: none given) where a run
-/// writes `traj_len`: given exactly when `every > 0`, and that long.
-fn check_trajectory(given: Option<usize>, every: u64, traj_len: usize) -> Result<()> {
-    match (given, every) {
-        (None, 0) => Ok(()),
-        (Some(t), e) if e > 0 && t == traj_len => Ok(()),
-        (Some(t), e) if e > 0 => Err(Error::invalid(format!(
+/// writes `traj_len`: given exactly when `every > 0` or `save_at` is not
+/// empty, and that long.
+fn check_trajectory(
+    given: Option<usize>,
+    (every, save_at): (u64, &[u64]),
+    traj_len: usize,
+) -> Result<()> {
+    let wanted = every > 0 || !save_at.is_empty();
+    match (given, wanted) {
+        (None, false) => Ok(()),
+        (Some(t), true) if t == traj_len => Ok(()),
+        (Some(t), true) => Err(Error::invalid(format!(
             "the trajectory buffer holds {t} values, {traj_len} are written"
         ))),
-        (Some(_), _) => Err(Error::invalid(
-            "a trajectory buffer was given but every = 0",
+        (Some(_), false) => Err(Error::invalid(
+            "a trajectory buffer was given but every = 0 and save_at is empty",
         )),
-        (None, _) => Err(Error::invalid("every > 0 needs a trajectory buffer")),
+        (None, true) => Err(Error::invalid(
+            "every > 0 or a non-empty save_at needs a trajectory buffer",
+        )),
     }
 }
 
@@ -770,6 +893,7 @@ impl<T: Float> DeviceOperation for Lorenz96TangentOnDevice<T> {
             first_member: p.member_offset as i64,
             steps: self.steps as i64,
             every: 0,
+            first_step: 0,
             n: p.n as i32,
             forced: 0,
         };

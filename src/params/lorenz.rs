@@ -152,9 +152,7 @@ impl Default for Lorenz05Params {
 /// Frames of a run: `steps / every + 1` with `every > 0`, else none
 /// (saturating: a count that large is refused by validation).
 pub fn frame_count(steps: u64, every: u64) -> usize {
-    steps.checked_div(every).map_or(0, |f| {
-        usize::try_from(f).unwrap_or(usize::MAX).saturating_add(1)
-    })
+    super::save_at::Frames::Every(every).count(steps)
 }
 
 pub(crate) use super::FixedWeights;
@@ -187,7 +185,9 @@ pub struct EnsembleDeviceBuffers {
     pub initial: CUdeviceptr,
     /// members x n final states.
     pub out: CUdeviceptr,
-    /// frames x members x n, or None for final states only (`every` must then be 0).
+    /// frames x members x n, or None for final states only (`every` must
+    /// then be 0 and `save_at` empty): frame f after `f * every` steps, or
+    /// after `save_at[f]` steps.
     pub trajectory: Option<CUdeviceptr>,
 }
 
@@ -198,9 +198,13 @@ pub struct Ensemble<T> {
     pub n: usize,
     /// members x n after the last step.
     pub final_state: Vec<T>,
-    /// With `every > 0`: frames x members x n, frame f after `f * every` steps.
+    /// With `every > 0`: frames x members x n, frame f after `f * every`
+    /// steps; with a non-empty `save_at`: frame k after `save_at[k]` steps.
     pub trajectory: Option<Vec<T>>,
     pub every: u64,
+    /// The steps of the frames of a run that saved states at chosen steps
+    /// (empty otherwise).
+    pub save_at: Vec<u64>,
 }
 
 impl<T: Float> Ensemble<T> {

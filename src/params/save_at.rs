@@ -54,6 +54,46 @@ pub fn segments(save_at: &[u64], steps: u64) -> Vec<Segment> {
     out
 }
 
+/// Which steps of a fixed-step run write a frame: every `every` steps from
+/// step 0 (`Every(0)`: none), or the steps of a (checked) save_at list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frames<'a> {
+    Every(u64),
+    At(&'a [u64]),
+}
+
+impl<'a> Frames<'a> {
+    /// The list when `save_at` is not empty, else every `every` steps (a
+    /// caller refuses both at once).
+    pub fn of(every: u64, save_at: &'a [u64]) -> Self {
+        match save_at.is_empty() {
+            true => Frames::Every(every),
+            false => Frames::At(save_at),
+        }
+    }
+
+    /// The frames of a run of `steps` steps: `steps / every + 1` (none for
+    /// `every` 0), or one per saved step (saturating: a count that large is
+    /// refused by validation).
+    pub fn count(&self, steps: u64) -> usize {
+        match *self {
+            Frames::Every(every) => steps.checked_div(every).map_or(0, |f| {
+                usize::try_from(f).unwrap_or(usize::MAX).saturating_add(1)
+            }),
+            Frames::At(at) => at.len(),
+        }
+    }
+
+    /// The frame that holds the state after `step` steps, if any.
+    pub fn after(&self, step: u64) -> Option<usize> {
+        match *self {
+            Frames::Every(0) => None,
+            Frames::Every(every) => (step % every == 0).then(|| (step / every) as usize),
+            Frames::At(at) => at.binary_search(&step).ok(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +108,26 @@ mod tests {
             vec![seg(0, Some(0)), seg(2, Some(1)), seg(3, Some(2))]
         );
         assert_eq!(segments(&[3], 7), vec![seg(3, Some(0)), seg(4, None)]);
+    }
+
+    #[test]
+    fn frames_are_every_kth_step_or_the_listed_ones() {
+        let every = Frames::of(3, &[]);
+        assert_eq!(every.count(10), 4);
+        assert_eq!(
+            (0..=10).map(|s| every.after(s)).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(|s| (s % 3 == 0).then_some(s / 3))
+        );
+        assert_eq!(Frames::of(0, &[]).count(10), 0);
+        assert_eq!(Frames::of(0, &[]).after(0), None);
+        let at = Frames::of(0, &[0, 4, 9]);
+        assert_eq!(at.count(10), 3);
+        assert_eq!(
+            (0..=10)
+                .filter_map(|s| at.after(s).map(|k| (s, k)))
+                .collect::<Vec<_>>(),
+            [(0, 0), (4, 1), (9, 2)]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::float::Float;
 use crate::params::counter_rng::{draw, standard_normal};
 pub use crate::params::lorenz::model3_weights;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::params::save_at::Frames;
 
 /// `idx(k)` of MODELS.md: k mod n in [0, n).
 fn idx(k: i64, n: usize) -> usize {
@@ -217,7 +218,8 @@ pub fn rk4_step_with_noise(
 }
 
 /// Final states (members x n) and, with `every > 0`, the frames after
-/// 0, every, 2 every, ... steps (frames x members x n).
+/// 0, every, 2 every, ... steps (frames x members x n); of the save_at runs,
+/// the frames after the steps of save_at.
 pub struct EnsembleRun {
     pub final_state: Vec<f64>,
     pub trajectory: Option<Vec<f64>>,
@@ -229,36 +231,37 @@ type StepNoise<'a> = &'a (dyn Fn(u64, u64, &mut [f64]) + Sync);
 
 /// Integrates every member of `initial` (members x n) for `steps` RK4 steps
 /// of `tendency` (built per member by `make`), one member per task, with the
-/// optional additive `noise` in every stage.
+/// optional additive `noise` in every stage (drawn for the run's steps
+/// `first_step` on), keeping `frames`.
 #[allow(clippy::too_many_arguments)]
 fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     n: usize,
     initial: &[f64],
     dt: f64,
-    steps: u64,
-    every: u64,
+    (first_step, steps): (u64, u64),
+    frames: Frames<'_>,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     noise: Option<StepNoise<'_>>,
     make: impl Fn() -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
-    let frames = crate::params::lorenz::frame_count(steps, every);
-    // Per member: its frames (frame 0 = the initial state) and its final state.
+    let count = frames.count(steps);
+    // Per member: its frames and its final state.
     let mut runs: Vec<Vec<f64>> = vec![Vec::new(); members];
     fill_parallel(&mut runs, 1, progress, |m| {
         let mut z = initial[m * n..(m + 1) * n].to_vec();
-        let mut out = Vec::with_capacity((frames + 1) * n);
-        if every > 0 {
+        let mut out = Vec::with_capacity((count + 1) * n);
+        if frames.after(0).is_some() {
             out.extend_from_slice(&z);
         }
         let mut f = make();
         let mut w = vec![0.0; n];
         for step in 1..=steps {
             if let Some(noise) = noise {
-                noise(m as u64, step - 1, &mut w);
+                noise(m as u64, first_step + step - 1, &mut w);
             }
             rk4_step_with_noise(&mut z, dt, noise.map(|_| &w[..]), &mut f);
-            if every > 0 && step % every == 0 {
+            if frames.after(step).is_some() {
                 out.extend_from_slice(&z);
             }
         }
@@ -267,12 +270,12 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     });
     let final_state = runs
         .iter()
-        .flat_map(|r| r[frames * n..].iter().copied())
+        .flat_map(|r| r[count * n..].iter().copied())
         .collect();
-    let trajectory = (every > 0).then(|| {
-        let mut t = vec![0.0; frames * members * n];
+    let trajectory = (count > 0).then(|| {
+        let mut t = vec![0.0; count * members * n];
         for (m, r) in runs.iter().enumerate() {
-            for f in 0..frames {
+            for f in 0..count {
                 t[(f * members + m) * n..(f * members + m + 1) * n]
                     .copy_from_slice(&r[f * n..(f + 1) * n]);
             }
@@ -293,6 +296,30 @@ pub fn lorenz96(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
+    lorenz96_frames(p, initial, (0, steps), Frames::Every(every), progress)
+}
+
+/// A Lorenz 96 ensemble from step `first_step` of a run (the step index of
+/// the noise draws) for `steps` steps, the states after the steps of
+/// `save_at` (counted from this call's start; sorted, unique, each in
+/// 0..=steps) as the trajectory's frames (None when it is empty); inputs
+/// validated by the caller.
+pub fn lorenz96_save_at(
+    p: &Lorenz96Params,
+    initial: &[f64],
+    (first_step, steps): (u64, u64),
+    save_at: &[u64],
+) -> EnsembleRun {
+    lorenz96_frames(p, initial, (first_step, steps), Frames::At(save_at), None)
+}
+
+fn lorenz96_frames(
+    p: &Lorenz96Params,
+    initial: &[f64],
+    steps: (u64, u64),
+    frames: Frames<'_>,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
     let (n, forcing, in_state) = (p.n, p.forcing, p.forcing_in_state);
     let (seed, scale, offset) = (p.seed, p.noise_per_step(), p.member_offset);
     // W on the X sites; none on a forcing held in the state.
@@ -307,7 +334,7 @@ pub fn lorenz96(
         initial,
         p.dt,
         steps,
-        every,
+        frames,
         progress,
         noise,
         || {
@@ -357,16 +384,27 @@ pub fn lorenz96_tangent(
         }
     };
     let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
-    let run = run_ensemble(n * (1 + k), &joint, p.dt, steps, 0, None, noise, || {
-        move |z: &[f64], dz: &mut [f64]| {
-            let (x, vs) = z.split_at(n);
-            let (dx, dvs) = dz.split_at_mut(n);
-            lorenz96_tendency(forcing, x, dx);
-            for (v, dv) in vs.chunks(n).zip(dvs.chunks_mut(n)) {
-                lorenz96_tangent_tendency(x, v, dv);
+    let joint_n = n * (1 + k);
+    let no_frames = Frames::Every(0);
+    let run = run_ensemble(
+        joint_n,
+        &joint,
+        p.dt,
+        (0, steps),
+        no_frames,
+        None,
+        noise,
+        || {
+            move |z: &[f64], dz: &mut [f64]| {
+                let (x, vs) = z.split_at(n);
+                let (dx, dvs) = dz.split_at_mut(n);
+                lorenz96_tendency(forcing, x, dx);
+                for (v, dv) in vs.chunks(n).zip(dvs.chunks_mut(n)) {
+                    lorenz96_tangent_tendency(x, v, dv);
+                }
             }
-        }
-    });
+        },
+    );
     let (mut states, mut tangents) = (Vec::new(), Vec::new());
     for member in run.final_state.chunks(n * (1 + k)) {
         states.extend_from_slice(&member[..n]);
@@ -393,7 +431,30 @@ pub fn lorenz05(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
-    run_ensemble(p.n, initial, p.dt, steps, every, progress, None, || {
+    lorenz05_frames(p, initial, steps, Frames::Every(every), progress)
+}
+
+/// A Lorenz 2005 Model II / III ensemble with the states after the steps of
+/// `save_at` (sorted, unique, each in 0..=steps) as the trajectory's frames
+/// (None when it is empty); inputs validated by the caller.
+pub fn lorenz05_save_at(
+    p: &Lorenz05Params,
+    initial: &[f64],
+    steps: u64,
+    save_at: &[u64],
+) -> EnsembleRun {
+    lorenz05_frames(p, initial, steps, Frames::At(save_at), None)
+}
+
+fn lorenz05_frames(
+    p: &Lorenz05Params,
+    initial: &[f64],
+    steps: u64,
+    frames: Frames<'_>,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
+    let steps = (0, steps);
+    run_ensemble(p.n, initial, p.dt, steps, frames, progress, None, || {
         let mut work = Lorenz05Work::new(p);
         move |z: &[f64], dz: &mut [f64]| work.tendency(p, z, dz)
     })

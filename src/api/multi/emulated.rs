@@ -395,15 +395,21 @@ mod tests {
         };
         let mut rng = Rng(9);
         let members = 23;
-        for (p, steps, every) in [
-            (plain, 20, 0),
-            (plain, 20, 3),
-            (plain, 21, 7),
-            (forced, 20, 3),
+        for (p, steps, every, save_at) in [
+            (plain, 20, 0, &[][..]),
+            (plain, 20, 3, &[]),
+            (plain, 21, 7, &[]),
+            (forced, 20, 3, &[]),
+            (forced, 20, 0, &[0, 6, 20]),
+            (plain, 21, 0, &[2, 3, 17]),
         ] {
             let values = members * p.values_per_member();
             let initial: Vec<f64> = (0..values).map(|_| 8.0 * rng.next()).collect();
-            let want = cpu.lorenz96(&p, &initial, steps, every).unwrap();
+            let want = match save_at.is_empty() {
+                true => cpu.lorenz96(&p, &initial, steps, every),
+                false => cpu.lorenz96_save_at(&p, &initial, steps, save_at),
+            }
+            .unwrap();
             for (parts, limit, chunk) in [
                 (1, 1 << 30, 1 << 30),
                 (2, 1 << 30, 1 << 30),
@@ -411,7 +417,7 @@ mod tests {
                 (5, 1, 1 << 30),
             ] {
                 #[rustfmt::skip]
-                let run = EnsembleRun { params: &p, initial: &initial, steps, every };
+                let run = EnsembleRun { params: &p, initial: &initial, steps, every, save_at };
                 let got = ensemble::ensemble(&exec(parts, limit, chunk), run);
                 if limit == 1 {
                     let err = got.unwrap_err().to_string();
@@ -435,7 +441,13 @@ mod tests {
         let initial: Vec<f32> = (0..9 * p.n).map(|_| (5.0 * rng.next()) as f32).collect();
         let want = cpu.lorenz05(&p, &initial, 10, 5).unwrap();
         #[rustfmt::skip]
-        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 5 };
+        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 5, save_at: &[] };
+        let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), run).unwrap();
+        assert_eq!(got, want);
+        let save_at = [0, 4, 10];
+        let want = cpu.lorenz05_save_at(&p, &initial, 10, &save_at).unwrap();
+        #[rustfmt::skip]
+        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 0, save_at: &save_at };
         let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), run).unwrap();
         assert_eq!(got, want);
     }

@@ -10,8 +10,7 @@ use cudarc::driver::CudaStream;
 use super::plan::{split_even, Arena};
 use super::{get, per_gpu, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
-    frame_count, Ensemble, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05Params,
-    Lorenz96Params,
+    Ensemble, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05Params, Lorenz96Params,
 };
 use crate::api::lorenz63::{
     Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice,
@@ -23,6 +22,7 @@ use crate::error::Result;
 use crate::float::Float;
 use crate::gpu::device::DeviceOperation;
 use crate::gpu::Gpu;
+use crate::params::save_at::Frames;
 
 /// A validated run, as the chunks see it: chunks of members.
 impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
@@ -31,12 +31,12 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
 
     fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (EnsembleDeviceBuffers, Regions) {
         let values = r.len() * self.params.values_per_member();
-        let frames = frame_count(self.steps, self.every);
+        let frames = Frames::of(self.every, self.save_at).count(self.steps);
         let mut a = Arena::at(base);
         let initial = a.take::<T>(values);
         let h2d = 0..a.bytes;
         let out = a.take::<T>(values);
-        let trajectory = (self.every > 0).then(|| a.take::<T>(frames * values));
+        let trajectory = (frames > 0).then(|| a.take::<T>(frames * values));
         let d2h = a.offset(out)..a.end;
         let layout = EnsembleDeviceBuffers {
             initial,
@@ -59,7 +59,8 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
         r: &Range<usize>,
         lay: &EnsembleDeviceBuffers,
     ) -> Result<()> {
-        let op = (*self.params).on_device::<T>(*lay, (r.start, r.len()), self.steps, self.every);
+        let frames = (self.every, self.save_at);
+        let op = (*self.params).on_device::<T>(*lay, (r.start, r.len()), self.steps, frames);
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated on the host.
         unsafe { op.launch(gpu, stream, ()) }
@@ -71,9 +72,10 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
         let values = r.len() * self.params.values_per_member();
         let z = get::<T>(arena, lay.initial, values).to_vec();
         let one_thread = crate::api::exec::NOTHING_TO_LAUNCH;
+        let frames = (self.every, self.save_at);
         let run = self
             .params
-            .on_cpu((r.start, &z), self.steps, self.every, &one_thread);
+            .on_cpu((r.start, &z), self.steps, frames, &one_thread);
         put(arena, lay.out, &run.final_state);
         if let (Some(at), Some(traj)) = (lay.trajectory, run.trajectory) {
             put(arena, at, &traj);
@@ -291,12 +293,23 @@ impl MultiGpu {
         /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one
         /// GPU of the same model.
         fn lorenz96 / lorenz96_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64)
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
 
         /// Lorenz 2005 Model II / III on every GPU of this handle; as
         /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
         fn lorenz05 / lorenz05_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64)
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every };
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+
+        /// Lorenz 96 with the states after the steps of `save_at` on every
+        /// GPU of this handle, members split evenly: bitwise what
+        /// [`Kernpack::lorenz96_save_at`](crate::Kernpack::lorenz96_save_at)
+        /// gives on one GPU of the same model.
+        fn lorenz96_save_at / lorenz96_save_at_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, save_at: &[u64])
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+
+        /// As [`MultiGpu::lorenz96_save_at`], for Lorenz 2005 Model II / III.
+        fn lorenz05_save_at / lorenz05_save_at_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, save_at: &[u64])
+            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every: 0, save_at };
 
         /// Lorenz 63 on every GPU of this handle, members split evenly (each
         /// chunk with its members' per-member sigma, rho, beta): bitwise what
@@ -329,7 +342,7 @@ impl MultiGpu {
             ..Default::default()
         };
         #[rustfmt::skip]
-        let job = EnsembleRun::<_, T> { params, initial: &[], steps, every };
+        let job = EnsembleRun::<_, T> { params, initial: &[], steps, every, save_at: &[] };
         Exec::Gpus(self).plan(&job, split_even(members, self.len()))
     }
 }
@@ -341,7 +354,8 @@ pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
 ) -> Result<(Ensemble<T>, Vec<GpuProfile>)> {
     job.params.check_kernel()?; // an error before any GPU work
     let (n, every) = (job.params.values_per_member(), job.every);
-    let (members, frames) = (job.initial.len() / n, frame_count(job.steps, every));
+    let frames = Frames::of(every, job.save_at).count(job.steps);
+    let members = job.initial.len() / n;
     let shape = MemberShape {
         members,
         n,
@@ -359,8 +373,9 @@ pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
             members,
             n,
             final_state: got.final_state,
-            trajectory: (every > 0).then_some(got.frames),
+            trajectory: (frames > 0).then_some(got.frames),
             every,
+            save_at: job.save_at.to_vec(),
         },
         got.profiles,
     ))

@@ -124,6 +124,32 @@ fn ensembles_and_normalise_in_two_parts_on_one_gpu_equal_one_piece() {
             "trajectories"
         );
     }
+    // Noisy, at chosen steps: each part's segments draw the noise of its
+    // members and of the steps in the whole run.
+    let noisy = Lorenz96Params {
+        noise: 0.5,
+        seed: 31,
+        ..p
+    };
+    let save_at = [0, 33, 150, 200];
+    let want = one
+        .lorenz96_save_at(&noisy, &initial, 200, &save_at)
+        .unwrap();
+    for multi in [two.clone(), two.clone().with_max_device_bytes(256 << 10)] {
+        let got = multi
+            .lorenz96_save_at(&noisy, &initial, 200, &save_at)
+            .unwrap();
+        assert_eq!(
+            bits(&got.final_state),
+            bits(&want.final_state),
+            "save_at final states"
+        );
+        assert_eq!(
+            bits(got.trajectory.as_deref().unwrap()),
+            bits(want.trajectory.as_deref().unwrap()),
+            "save_at frames"
+        );
+    }
 
     // Lorenz 63 with per-member rho and beta and saved steps.
     let members = 1001;

@@ -7,6 +7,7 @@ use super::Run;
 use crate::cpu::{lorenz, lorenz05, window_sum};
 use crate::float::Float;
 use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::params::save_at::{segments, Frames};
 use crate::reference::lorenz as reference;
 
 struct Rng(u64);
@@ -31,6 +32,12 @@ fn states<T: Float>(seed: u64, len: usize, lo: f64, hi: f64) -> Vec<T> {
 
 fn f64s<T: Float>(v: &[T]) -> Vec<f64> {
     v.iter().map(|x| x.to_f64()).collect()
+}
+
+/// The steps of 0..=steps whose bit of `mask` is set (bit s % 64): a
+/// sorted, unique save_at list, empty for some masks.
+fn save_at_from(mask: u64, steps: u64) -> Vec<u64> {
+    (0..=steps).filter(|s| mask >> (s % 64) & 1 == 1).collect()
 }
 
 /// f64: bitwise. f32 against the f64 reference: every operation rounds to
@@ -146,7 +153,7 @@ fn l96_case<T: Float>(
     n: usize,
     members: usize,
     steps: u64,
-    every: u64,
+    (every, save_at): (u64, &[u64]),
 ) -> Result<(), TestCaseError> {
     // One case in three carries the forcing in the state (per member and
     // site), one in two adds noise.
@@ -169,8 +176,14 @@ fn l96_case<T: Float>(
         &format!("L96 {} {p:?} members {members}", T::NAME),
         seed,
         &f64s(&z),
-        |threads| lorenz::lorenz96(&p, (0, &z), steps, every, threads, None),
-        |start| reference::lorenz96(&p, start, steps, every, None),
+        |threads| {
+            let frames = Frames::of(every, save_at);
+            lorenz::lorenz96(&p, (0, &z), (0, steps), frames, threads, None)
+        },
+        |start| match save_at.is_empty() {
+            true => reference::lorenz96(&p, start, steps, every, None),
+            false => reference::lorenz96_save_at(&p, start, (0, steps), save_at),
+        },
     )
 }
 
@@ -183,7 +196,7 @@ fn l05_case<T: Float>(
     extra: usize,
     members: usize,
     steps: u64,
-    every: u64,
+    (every, save_at): (u64, &[u64]),
 ) -> Result<(), TestCaseError> {
     let k = 2 * half_k;
     let p = Lorenz05Params {
@@ -203,8 +216,14 @@ fn l05_case<T: Float>(
         &format!("L05 {} {p:?} members {members}", T::NAME),
         seed,
         &f64s(&z),
-        |threads| lorenz05::lorenz05(&p, (0, &z), steps, every, threads, None),
-        |start| reference::lorenz05(&p, start, steps, every, None),
+        |threads| {
+            let frames = Frames::of(every, save_at);
+            lorenz05::lorenz05(&p, (0, &z), (0, steps), frames, threads, None)
+        },
+        |start| match save_at.is_empty() {
+            true => reference::lorenz05(&p, start, steps, every, None),
+            false => reference::lorenz05_save_at(&p, start, steps, save_at),
+        },
     )
 }
 
@@ -219,12 +238,17 @@ proptest! {
         steps in 0u64..25,
         every in 0u64..5,
         single in any::<bool>(),
+        listed in any::<bool>(),
+        mask in any::<u64>(),
     ) {
-        let every = every.min(steps);
+        // A run keeps frames every `every` steps or, `listed`, at save_at.
+        let steps = if single { steps.min(10) } else { steps };
+        let every = if listed { 0 } else { every.min(steps) };
+        let save_at = if listed { save_at_from(mask, steps) } else { Vec::new() };
         if single {
-            l96_case::<f32>(seed, n, members, steps.min(10), every.min(steps.min(10)))?;
+            l96_case::<f32>(seed, n, members, steps, (every, &save_at))?;
         } else {
-            l96_case::<f64>(seed, n, members, steps, every)?;
+            l96_case::<f64>(seed, n, members, steps, (every, &save_at))?;
         }
     }
 
@@ -239,12 +263,74 @@ proptest! {
         steps in 0u64..11,
         every in 0u64..4,
         single in any::<bool>(),
+        listed in any::<bool>(),
+        mask in any::<u64>(),
     ) {
-        let every = every.min(steps);
+        let every = if listed { 0 } else { every.min(steps) };
+        let save_at = if listed { save_at_from(mask, steps) } else { Vec::new() };
+        let frames = (every, &save_at[..]);
         if single {
-            l05_case::<f32>(seed, model3, half_k, j, extra, members, steps, every)?;
+            l05_case::<f32>(seed, model3, half_k, j, extra, members, steps, frames)?;
         } else {
-            l05_case::<f64>(seed, model3, half_k, j, extra, members, steps, every)?;
+            l05_case::<f64>(seed, model3, half_k, j, extra, members, steps, frames)?;
+        }
+    }
+
+    /// A noisy run cut into segments at the saved steps, each drawing its
+    /// noise from its first step's index in the whole run, is the whole run
+    /// bitwise, on the fast path and the reference alike; and a frame of
+    /// save_at is the frame of `every` for the same step.
+    #[test]
+    fn noisy_runs_in_segments_are_the_whole_run_bitwise(
+        seed in any::<u64>(),
+        members in prop::sample::select(vec![1usize, 8, 9, 17]),
+        steps in 1u64..30,
+        mask in any::<u64>(),
+        every in 1u64..6,
+    ) {
+        let p = Lorenz96Params {
+            n: 12,
+            noise: 0.7,
+            seed,
+            member_offset: seed % 97,
+            ..Default::default()
+        };
+        let z = states::<f64>(seed, p.n * members, -5.0, 10.0);
+        let save_at = save_at_from(mask, steps);
+        let whole = lorenz::lorenz96(&p, (0, &z), (0, steps), Frames::Every(0), 2, None);
+        let reference_whole = reference::lorenz96(&p, &z, steps, 0, None);
+        let reference_whole = Run {
+            final_state: reference_whole.final_state,
+            trajectory: None,
+        };
+        prop_assert!(same_bits(&whole, &reference_whole), "the fast path and the reference differ");
+        // The segments by hand: from each saved state to the next.
+        let (mut state, mut reference_state, mut at) = (z.clone(), z.clone(), 0);
+        let mut frames = Vec::new();
+        for segment in segments(&save_at, steps) {
+            let piece = (at, segment.steps);
+            state = lorenz::lorenz96(&p, (0, &state), piece, Frames::Every(0), 1, None).final_state;
+            reference_state = reference::lorenz96_save_at(&p, &reference_state, piece, &[]).final_state;
+            if segment.frame.is_some() {
+                frames.extend_from_slice(&state);
+            }
+            at += segment.steps;
+        }
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&state), bits(&whole.final_state));
+        prop_assert_eq!(bits(&reference_state), bits(&whole.final_state));
+        // The run with save_at: those frames, the same final state.
+        let listed = lorenz::lorenz96(&p, (0, &z), (0, steps), Frames::At(&save_at), 3, None);
+        prop_assert_eq!(bits(&listed.final_state), bits(&whole.final_state));
+        prop_assert_eq!(listed.trajectory.as_deref().map(bits), (!save_at.is_empty()).then(|| bits(&frames)));
+        // Against `every`: the frames at the steps both keep.
+        let every = every.min(steps);
+        let regular = lorenz::lorenz96(&p, (0, &z), (0, steps), Frames::Every(every), 1, None);
+        let regular = regular.trajectory.unwrap();
+        let len = z.len();
+        for (k, &s) in save_at.iter().enumerate().filter(|(_, s)| **s % every == 0) {
+            let f = (s / every) as usize;
+            prop_assert_eq!(bits(&frames[k * len..][..len]), bits(&regular[f * len..][..len]), "step {}", s);
         }
     }
 
@@ -301,7 +387,7 @@ fn lorenz05_dart_defaults_match_the_reference_bitwise() {
             "DART defaults",
             7,
             &z,
-            |threads| lorenz05::lorenz05(&p, (0, &z), 12, 4, threads, None),
+            |threads| lorenz05::lorenz05(&p, (0, &z), (0, 12), Frames::Every(4), threads, None),
             |start| reference::lorenz05(&p, start, 12, 4, None),
         )
         .unwrap();
@@ -316,7 +402,7 @@ fn progress_counts_members_to_completion() {
     let z = states::<f64>(3, p.n * 37, -5.0, 10.0);
     let seen = Mutex::new(Vec::new());
     let report = |done: u64, total: u64| seen.lock().unwrap().push((done, total));
-    lorenz::lorenz96(&p, (0, &z), 3, 0, 2, Some(&report));
+    lorenz::lorenz96(&p, (0, &z), (0, 3), Frames::Every(0), 2, Some(&report));
     let mut seen = seen.into_inner().unwrap();
     seen.sort();
     assert_eq!(seen.len(), 37usize.div_ceil(8));

@@ -54,6 +54,46 @@ pub unsafe extern "C" fn kp_lorenz05_device_f64(ctx: *const kp_context, params: 
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_save_at_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f32, saved: *mut f32) -> kp_status {
+    unsafe { kp_lorenz96_save_at::<f32> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_save_at_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f64, saved: *mut f64) -> kp_status {
+    unsafe { kp_lorenz96_save_at::<f64> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz05_save_at_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f32, saved: *mut f32) -> kp_status {
+    unsafe { kp_lorenz05_save_at::<f32> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz05_save_at_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f64, saved: *mut f64) -> kp_status {
+    unsafe { kp_lorenz05_save_at::<f64> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_save_at_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz96_save_at_device::<f32> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz96_save_at_device_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz96_save_at_device::<f64> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz05_save_at_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_save_at_device::<f32> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn kp_lorenz05_save_at_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_save_at_device::<f64> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn kp_window_sum_f32(ctx: *const kp_context, x: *const f32, w: *const f32, w_len: usize, rows: usize, n: usize, out: *mut f32) -> kp_status {
     unsafe { kp_window_sum::<f32> { x, w, w_len, rows, n, out }.run(ctx) }
 }
