@@ -317,6 +317,19 @@ __device__ __forceinline__ void run_store(const T* __restrict__ in, T* __restric
     out[y * p.out_pitch + x] = value;
 }
 
+// The sum of `total` over the lanes below this one (an exclusive scan of
+// the warp's lane totals, by shuffles): both running-sum kernels turn a
+// row of window sums into its prefix sums with it.
+__device__ __forceinline__ double lanes_before(double total, int lane) {
+    double scan = total;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const double other = __shfl_up_sync(0xffffffffu, scan, d);
+        if (lane >= d) scan += other;
+    }
+    return scan - total;
+}
+
 // Row y of a warp whose running sums met a non-finite value: each output by
 // a direct sum over its window (rows of row sums).
 template <typename T>
@@ -405,13 +418,7 @@ __device__ void box_filter_running(const T* __restrict__ in, T* __restrict__ out
             double total = 0.0;
 #pragma unroll
             for (int i = 0; i < K; ++i) total += sm[lane * K + i];
-            double scan = total;  // inclusive scan of the lanes' totals
-#pragma unroll
-            for (int d = 1; d < 32; d *= 2) {
-                const double other = __shfl_up_sync(0xffffffffu, scan, d);
-                if (lane >= d) scan += other;
-            }
-            double run = scan - total;
+            double run = lanes_before(total, lane);
 #pragma unroll
             for (int i = 0; i < K; ++i) {  // each lane rewrites only its own values
                 const double value = sm[lane * K + i];
@@ -598,13 +605,7 @@ __device__ void box_filter_band(const T* __restrict__ in, T* __restrict__ out, c
                     vals[m] = row[B::padded(lane * K + m)];
                     total += vals[m];
                 }
-                double scan = total;  // inclusive scan of the lanes' totals
-#pragma unroll
-                for (int d = 1; d < 32; d *= 2) {
-                    const double other = __shfl_up_sync(0xffffffffu, scan, d);
-                    if (lane >= d) scan += other;
-                }
-                double run = scan - total;
+                double run = lanes_before(total, lane);
 #pragma unroll
                 for (int m = 0; m < K; ++m) {  // each lane rewrites only its own values
                     row[B::padded(lane * K + m)] = run;
