@@ -23,7 +23,7 @@ use kernpack::api::exec::Operation;
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::api::lorenz::EnsembleRun;
+use kernpack::api::lorenz::{EnsembleRun, MemberParams};
 use kernpack::api::lorenz63::{Lorenz63AdaptiveRun, Lorenz63Run};
 use kernpack::api::multi::GpuProfile;
 use kernpack::api::reduce_batched::NormalizeBatched;
@@ -237,6 +237,7 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
             reference,
             EnsembleRun {
                 params: &p,
+                each: MemberParams::default(),
                 initial: &initial,
                 steps: 200,
                 every,
@@ -271,29 +272,44 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
         let initial: Vec<T> = (0..7 * p.n)
             .map(|_| T::from_f64(rng.range(-1.0, 12.0)))
             .collect();
-        let want = in_one_piece(
-            reference,
-            EnsembleRun {
-                params: &p,
-                initial: &initial,
-                steps: 20,
-                every: 10,
-            },
-        )
-        .unwrap();
-        let (got, profiles) = multi.lorenz05_profiled(&p, &initial, 20, 10).unwrap();
-        assert_same_bits(
-            &bits(&got.final_state),
-            &bits(&want.final_state),
-            "Lorenz 2005 states",
-        );
-        assert_same_bits(
-            &bits(&got.trajectory.unwrap()),
-            &bits(&want.trajectory.unwrap()),
-            "Lorenz 2005 trajectory",
-        );
-        assert_within_limit(&profiles);
-        last = profiles;
+        // F, b, c per member (each chunk takes its members' slices), then none.
+        let mut draw = |lo: f64, hi: f64| -> Vec<T> {
+            (0..7).map(|_| T::from_f64(rng.range(lo, hi))).collect()
+        };
+        let (f, b, c) = (draw(8.0, 16.0), draw(5.0, 12.0), draw(1.0, 4.0));
+        let per_member = MemberParams {
+            forcing: Some(&f[..]),
+            b: Some(&b[..]),
+            c: Some(&c[..]),
+        };
+        for each in [per_member, MemberParams::default()] {
+            let want = in_one_piece(
+                reference,
+                EnsembleRun {
+                    params: &p,
+                    each,
+                    initial: &initial,
+                    steps: 20,
+                    every: 10,
+                },
+            )
+            .unwrap();
+            let (got, profiles) = multi
+                .lorenz05_each_profiled(&p, &each, &initial, 20, 10)
+                .unwrap();
+            assert_same_bits(
+                &bits(&got.final_state),
+                &bits(&want.final_state),
+                "Lorenz 2005 states",
+            );
+            assert_same_bits(
+                &bits(&got.trajectory.unwrap()),
+                &bits(&want.trajectory.unwrap()),
+                "Lorenz 2005 trajectory",
+            );
+            assert_within_limit(&profiles);
+            last = profiles;
+        }
     }
     last
 }

@@ -7,7 +7,7 @@ use super::fill_parallel;
 use crate::float::Float;
 use crate::params::counter_rng::{draw, standard_normal};
 pub use crate::params::lorenz::model3_weights;
-use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params, MemberParams};
 
 /// `idx(k)` of MODELS.md: k mod n in [0, n).
 fn idx(k: i64, n: usize) -> usize {
@@ -228,7 +228,7 @@ pub struct EnsembleRun {
 type StepNoise<'a> = &'a (dyn Fn(u64, u64, &mut [f64]) + Sync);
 
 /// Integrates every member of `initial` (members x n) for `steps` RK4 steps
-/// of `tendency` (built per member by `make`), one member per task, with the
+/// of `tendency` (built per member by `make`, given the member's index), one member per task, with the
 /// optional additive `noise` in every stage.
 #[allow(clippy::too_many_arguments)]
 fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
@@ -239,7 +239,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     noise: Option<StepNoise<'_>>,
-    make: impl Fn() -> F + Sync,
+    make: impl Fn(usize) -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
     let frames = crate::params::lorenz::frame_count(steps, every);
@@ -251,7 +251,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
         if every > 0 {
             out.extend_from_slice(&z);
         }
-        let mut f = make();
+        let mut f = make(m);
         let mut w = vec![0.0; n];
         for step in 1..=steps {
             if let Some(noise) = noise {
@@ -310,7 +310,7 @@ pub fn lorenz96(
         every,
         progress,
         noise,
-        || {
+        |_| {
             move |z: &[f64], dz: &mut [f64]| match in_state {
                 true => {
                     let (x, f) = z.split_at(n);
@@ -357,7 +357,7 @@ pub fn lorenz96_tangent(
         }
     };
     let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
-    let run = run_ensemble(n * (1 + k), &joint, p.dt, steps, 0, None, noise, || {
+    let run = run_ensemble(n * (1 + k), &joint, p.dt, steps, 0, None, noise, |_| {
         move |z: &[f64], dz: &mut [f64]| {
             let (x, vs) = z.split_at(n);
             let (dx, dvs) = dz.split_at_mut(n);
@@ -393,8 +393,23 @@ pub fn lorenz05(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
-    run_ensemble(p.n, initial, p.dt, steps, every, progress, None, || {
-        let mut work = Lorenz05Work::new(p);
-        move |z: &[f64], dz: &mut [f64]| work.tendency(p, z, dz)
+    lorenz05_each(p, &MemberParams::default(), initial, steps, every, progress)
+}
+
+/// A Lorenz 2005 Model II / III ensemble with F, b and c per member where
+/// `each` gives them (member m runs with [`Lorenz05Params::member`]); inputs
+/// validated by the caller.
+pub fn lorenz05_each(
+    p: &Lorenz05Params,
+    each: &MemberParams<&[f64]>,
+    initial: &[f64],
+    steps: u64,
+    every: u64,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
+    run_ensemble(p.n, initial, p.dt, steps, every, progress, None, |m| {
+        let p = p.member(each, m);
+        let mut work = Lorenz05Work::new(&p);
+        move |z: &[f64], dz: &mut [f64]| work.tendency(&p, z, dz)
     })
 }

@@ -203,7 +203,17 @@ fn l05_case<T: Float>(
         &format!("L05 {} {p:?} members {members}", T::NAME),
         seed,
         &f64s(&z),
-        |threads| lorenz05::lorenz05(&p, (0, &z), steps, every, threads, None),
+        |threads| {
+            lorenz05::lorenz05(
+                &p,
+                (0, &z),
+                &Default::default(),
+                steps,
+                every,
+                threads,
+                None,
+            )
+        },
         |start| reference::lorenz05(&p, start, steps, every, None),
     )
 }
@@ -301,7 +311,7 @@ fn lorenz05_dart_defaults_match_the_reference_bitwise() {
             "DART defaults",
             7,
             &z,
-            |threads| lorenz05::lorenz05(&p, (0, &z), 12, 4, threads, None),
+            |threads| lorenz05::lorenz05(&p, (0, &z), &Default::default(), 12, 4, threads, None),
             |start| reference::lorenz05(&p, start, 12, 4, None),
         )
         .unwrap();
