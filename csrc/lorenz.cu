@@ -84,6 +84,18 @@ __device__ void window_sum(const T* __restrict__ x, const T* __restrict__ w, int
     }
 }
 
+// Lorenz 2005's F, b, c of one member: its value where a per-member array is
+// given (non-NULL), else the scalar, converted to T as the scalar path does.
+template <typename T> struct MemberParams {
+    T F, b, c;
+    __device__ __forceinline__ MemberParams(int64_t member, double forcing, double b_, double c_,
+                                            const T* __restrict__ forcing_each, const T* __restrict__ b_each,
+                                            const T* __restrict__ c_each)
+        : F(forcing_each ? forcing_each[member] : T(forcing)),
+          b(b_each ? b_each[member] : T(b_)),
+          c(c_each ? c_each[member] : T(c_)) {}
+};
+
 // ---------------------------------------------------------------------------
 // Lorenz 2005 Model II (model 2) and Model III (model 3). One block per
 // member; the member's arrays live in dynamic shared memory:
@@ -97,7 +109,8 @@ __device__ void window_sum(const T* __restrict__ x, const T* __restrict__ w, int
 template <typename T>
 __device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj, int64_t members,
                         int n, int K, int J, int model, double alpha, double beta, double forcing, double b_,
-                        double c_, double dt_, int64_t steps, int64_t every) {
+                        double c_, const T* __restrict__ forcing_each, const T* __restrict__ b_each,
+                        const T* __restrict__ c_each, double dt_, int64_t steps, int64_t every) {
     extern __shared__ double smem_l05[];  // double: 8-byte alignment for either T
     const bool three = model == 3;
     const int L = three ? 2 * J + 1 : 0;
@@ -111,7 +124,7 @@ __device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
     T* Y = three ? X + n : nullptr;
     T* s_next = three ? s : inc + n;  // model 2: ping-pong with s
 
-    const T F = T(forcing), b = T(b_), c = T(c_), dt = T(dt_), b2 = b * b;
+    const T dt = T(dt_);
     const Divisor<T> by3{T(3)}, by6{T(6)}, byK{T(K)};
     // Weights a_j = alpha - beta |j|, the two ends halved once: rounded
     // exactly as the reference does (no contraction), then converted to T.
@@ -123,6 +136,9 @@ __device__ void l05_run(const T* __restrict__ z0, T* __restrict__ out, T* __rest
     }
 
     for (int64_t member = blockIdx.x; member < members; member += gridDim.x) {
+        // F, b, c of this member (read once, kept in registers), b^2 as the scalar path forms it.
+        const MemberParams<T> mp(member, forcing, b_, c_, forcing_each, b_each, c_each);
+        const T F = mp.F, b = mp.b, c = mp.c, b2 = b * b;
         const T* start = z0 + member * n;
         for (int i = threadIdx.x; i < n; i += L05_BLOCK) {
             z[i] = start[i];
@@ -279,7 +295,9 @@ template <typename T, int K> __device__ __forceinline__ T div_k(T x, const Divis
 template <typename T, int P, int K, int J>
 __device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* __restrict__ traj,
                               int64_t members, int n, const Weights<T, 2 * J + 1> weights, double forcing,
-                              double b_, double c_, double dt_, int64_t steps, int64_t every) {
+                              double b_, double c_, const T* __restrict__ forcing_each,
+                              const T* __restrict__ b_each, const T* __restrict__ c_each, double dt_,
+                              int64_t steps, int64_t every) {
     using F_ = Fixed<T, P, K, J>;
     constexpr int H = F_::H, L = F_::L;
     constexpr int S = F_::S, X = F_::X, Y = F_::Y, W = F_::W;
@@ -289,10 +307,12 @@ __device__ void l05_fixed_run(const T* __restrict__ z0, T* __restrict__ out, T* 
     // Threads past N only meet the barriers.
     const bool active = i0 < n;
 
-    const T F = T(forcing), b = T(b_), c = T(c_), dt = T(dt_), b2 = b * b;
+    const T dt = T(dt_);
     const Divisor<T> by3{T(3)}, by6{T(6)}, byK{T(K)};
 
     for (int64_t member = blockIdx.x; member < members; member += gridDim.x) {
+        const MemberParams<T> mp(member, forcing, b_, c_, forcing_each, b_each, c_each);
+        const T F = mp.F, b = mp.b, c = mp.c, b2 = b * b;
         T z[P], inc[P];
         const T* start = z0 + member * n;
 #pragma unroll
@@ -701,9 +721,10 @@ __device__ void l96_lanes_run(const T* __restrict__ z0, T* __restrict__ out, T* 
     extern "C" __global__ void __launch_bounds__(kp::lorenz::L05_BLOCK)                              \
         lorenz05_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n, int K, int J,        \
                           int model, double alpha, double beta, double forcing, double b, double c,  \
-                          double dt, int64_t steps, int64_t every) {                                 \
+                          const T* forcing_each, const T* b_each, const T* c_each, double dt,        \
+                          int64_t steps, int64_t every) {                                            \
         kp::lorenz::l05_run<T>(z0, out, traj, members, n, K, J, model, alpha, beta, forcing, b, c,   \
-                               dt, steps, every);                                                    \
+                               forcing_each, b_each, c_each, dt, steps, every);                      \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(kp::lorenz::L96_BLOCK)                              \
         lorenz96_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int mpb, kp_l96_run r) {     \
@@ -752,10 +773,11 @@ KP_LORENZ96_LANES_ALL(16)
     extern "C" __global__ void __launch_bounds__(kp::lorenz::Fixed<T, P, K, J>::BLOCK, 2)              \
         lorenz05_k##K##j##J##_p##P##_##SUFFIX(const T* z0, T* out, T* traj, int64_t members, int n,      \
                                               kp::Weights<T, 2 * J + 1> weights, double forcing, \
-                                              double b, double c, double dt, int64_t steps,             \
-                                              int64_t every) {                                          \
-        kp::lorenz::l05_fixed_run<T, P, K, J>(z0, out, traj, members, n, weights, forcing, b, c, dt,    \
-                                              steps, every);                                            \
+                                              double b, double c, const T* forcing_each,                \
+                                              const T* b_each, const T* c_each, double dt,              \
+                                              int64_t steps, int64_t every) {                           \
+        kp::lorenz::l05_fixed_run<T, P, K, J>(z0, out, traj, members, n, weights, forcing, b, c,        \
+                                              forcing_each, b_each, c_each, dt, steps, every);          \
     }
 
 KP_LORENZ05_FIXED(float, f32, 32, 12, 2)

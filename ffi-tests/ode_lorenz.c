@@ -229,31 +229,71 @@ static void check_l05(kp_context *ctx, int model)
     }
     for (int m = 0; m < MEMBERS; ++m)
         for (int s = 0; s < STEPS; ++s) rk4(&p, (tendency)l05_f, (int)p.n, p.dt, want + m * p.n);
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, STEPS, 0, out, NULL, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, NULL, NULL, NULL, STEPS, 0, out, NULL, 0), KP_OK);
     CHECK(rel_err(out, want, len) < 1e-12, "model %d error %g", model, rel_err(out, want, len));
 
     /* dZ = 0 at Z == F: the rest state stays put. */
     double rest[90], rest_out[90];
     for (size_t i = 0; i < p.n; ++i) rest[i] = p.forcing;
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, rest, 1, 20, 0, rest_out, NULL, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, rest, 1, NULL, NULL, NULL, 20, 0, rest_out, NULL, 0), KP_OK);
     for (size_t i = 0; i < p.n; ++i)
         CHECK(fabs(rest_out[i] - p.forcing) < 1e-10, "rest state moved to %g", rest_out[i]);
 
     for (size_t i = 0; i < len; ++i) out[i] = POISON;
     kp_lorenz05_params bad = p;
     bad.k = 7;
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, NULL, NULL, NULL, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(kp_last_error_message(), "even") != NULL, "message lacks 'even'");
     bad = p, bad.model = 4;
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, NULL, NULL, NULL, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
     bad = p, bad.n = 16; /* N <= 2K */
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, NULL, NULL, NULL, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
     bad = p, bad.j = 0;
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0),
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &bad, z0, 1, NULL, NULL, NULL, 1, 0, out, NULL, 0),
                   model == 3 ? KP_ERROR_INVALID_ARGUMENT : KP_OK);
     if (model == 2)
         for (size_t i = 0; i < len; ++i) out[i] = POISON;
     for (size_t i = 0; i < len; ++i) CHECK(out[i] == POISON, "out written on failure at %zu", i);
+
+    /* F, b, c per member: member m runs as it would alone with its values in params. */
+    double f[MEMBERS], b[MEMBERS], c[MEMBERS];
+    for (int m = 0; m < MEMBERS; ++m) f[m] = uniform(8.0, 18.0), b[m] = uniform(5.0, 12.0), c[m] = uniform(1.0, 4.0);
+    double each_out[MEMBERS * 90], alone[90];
+    for (size_t i = 0; i < len; ++i) each_out[i] = POISON;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, f, b, c, STEPS, 0, each_out, NULL, 0), KP_OK);
+    for (int m = 0; m < MEMBERS; ++m) {
+        kp_lorenz05_params q = p;
+        q.forcing = f[m], q.b = b[m], q.c = c[m];
+        EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, z0 + m * p.n, 1, NULL, NULL, NULL, STEPS, 0, alone, NULL, 0), KP_OK);
+        CHECK(memcmp(alone, each_out + m * p.n, p.n * sizeof(double)) == 0, "member %d differs from its run alone",
+              m);
+        double ref[90];
+        memcpy(ref, z0 + m * p.n, p.n * sizeof(double));
+        for (int s = 0; s < STEPS; ++s) rk4(&q, (tendency)l05_f, (int)p.n, p.dt, ref);
+        CHECK(rel_err(alone, ref, p.n) < 1e-12, "member %d: error %g", m, rel_err(alone, ref, p.n));
+    }
+    /* Only b per member: F and c from params. */
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, NULL, b, NULL, STEPS, 0, each_out, NULL, 0), KP_OK);
+    {
+        kp_lorenz05_params q = p;
+        q.b = b[1];
+        EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, z0 + p.n, 1, NULL, NULL, NULL, STEPS, 0, alone, NULL, 0), KP_OK);
+        CHECK(memcmp(alone, each_out + p.n, p.n * sizeof(double)) == 0, "b alone: member 1 differs");
+    }
+    /* A non-finite per-member value: refused, naming it, the output untouched. */
+    for (size_t i = 0; i < len; ++i) each_out[i] = POISON;
+    double saved_c = c[1];
+    c[1] = NAN;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, f, b, c, 1, 0, each_out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "c[1]") != NULL, "message lacks c[1]");
+    c[1] = INFINITY;
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, NULL, NULL, c, 1, 0, each_out, NULL, 0),
+                  KP_ERROR_INVALID_ARGUMENT);
+    c[1] = saved_c;
+    /* A per-member array over the output: refused. */
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, MEMBERS, each_out, NULL, NULL, 1, 0, each_out, NULL, 0),
+                  KP_ERROR_INVALID_ARGUMENT);
+    for (size_t i = 0; i < len; ++i) CHECK(each_out[i] == POISON, "out written on failure at %zu", i);
 }
 
 static void check_window(kp_context *ctx)
@@ -410,7 +450,7 @@ static void check_save_at(kp_context *ctx)
     double *ytraj = malloc(FRAMES * n5 * sizeof *ytraj), *ysaved = malloc(2 * n5 * sizeof *ysaved);
     for (size_t i = 0; i < n5; ++i) y0[i] = q.forcing + uniform(-2.0, 2.0);
     const uint64_t at5[2] = {1, 4};
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, y0, 1, STEPS, 1, y1, ytraj, FRAMES * n5), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, y0, 1, NULL, NULL, NULL, STEPS, 1, y1, ytraj, FRAMES * n5), KP_OK);
     EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, y0, 1, STEPS, at5, 2, y2, ysaved), KP_OK);
     CHECK(memcmp(y1, y2, n5 * sizeof(double)) == 0, "L05 save_at: final states differ");
     for (int k = 0; k < 2; ++k)
@@ -446,7 +486,7 @@ static void check_device(kp_context *ctx, int is_gpu)
     for (size_t i = 0; i < len; ++i) z0[i] = p.forcing + uniform(-1.0, 1.0);
     uint64_t dz = 0, dout = 0;
     if (!is_gpu) {
-        EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 1, 2, 5, 0, 1, 0, 0, 0), KP_ERROR_NO_GPU);
+        EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 1, 2, 0, 0, 0, 5, 0, 1, 0, 0, 0), KP_ERROR_NO_GPU);
         EXPECT_STATUS(kp_lorenz96_save_at_device_f64(ctx, NULL, 1, 2, 5, NULL, 0, 2, 0, 0), KP_ERROR_NO_GPU);
         EXPECT_STATUS(kp_lorenz63_adaptive_device_f64(ctx, NULL, 1, 1, 0, 0, 0, NULL, 0, 2, 0, 0, 0),
                       KP_ERROR_NO_GPU);
@@ -456,12 +496,38 @@ static void check_device(kp_context *ctx, int is_gpu)
     EXPECT_STATUS(kp_device_alloc(ctx, len * sizeof(double), &dz), KP_OK);
     EXPECT_STATUS(kp_device_alloc(ctx, len * sizeof(double), &dout), KP_OK);
     EXPECT_STATUS(kp_memcpy_htod(ctx, dz, z0, len * sizeof(double)), KP_OK);
-    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, dz, 2, 5, 0, dout, 0, 0, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, dz, 2, 0, 0, 0, 5, 0, dout, 0, 0, 0), KP_OK);
     EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
     EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, len * sizeof(double)), KP_OK);
-    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, 5, 0, host, NULL, 0), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, NULL, NULL, NULL, 5, 0, host, NULL, 0), KP_OK);
     CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "device and host entry points differ");
-    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 0, 2, 5, 0, dout, 0, 0, 0), KP_ERROR_NULL_POINTER);
+    EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, 0, 2, 0, 0, 0, 5, 0, dout, 0, 0, 0), KP_ERROR_NULL_POINTER);
+
+    /* F, b, c per member from device arrays: as the host entry point with host arrays. */
+    {
+        double f[2] = {12.0, 17.5}, b[2] = {9.0, 11.0}, c[2] = {2.5, 3.5};
+        uint64_t df = 0, db = 0, dc = 0;
+        EXPECT_STATUS(kp_device_alloc(ctx, sizeof f, &df), KP_OK);
+        EXPECT_STATUS(kp_device_alloc(ctx, sizeof b, &db), KP_OK);
+        EXPECT_STATUS(kp_device_alloc(ctx, sizeof c, &dc), KP_OK);
+        EXPECT_STATUS(kp_memcpy_htod(ctx, df, f, sizeof f), KP_OK);
+        EXPECT_STATUS(kp_memcpy_htod(ctx, db, b, sizeof b), KP_OK);
+        EXPECT_STATUS(kp_memcpy_htod(ctx, dc, c, sizeof c), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, dz, 2, df, db, dc, 5, 0, dout, 0, 0, 0), KP_OK);
+        EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
+        EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, len * sizeof(double)), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_f64(ctx, &p, z0, 2, f, b, c, 5, 0, host, NULL, 0), KP_OK);
+        CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "per member: device and host entry points differ");
+        /* A per-member array of one value where two members need two. */
+        uint64_t short_f = 0;
+        EXPECT_STATUS(kp_device_alloc(ctx, sizeof(double), &short_f), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_device_f64(ctx, &p, dz, 2, short_f, 0, 0, 5, 0, dout, 0, 0, 0),
+                      KP_ERROR_INVALID_ARGUMENT);
+        EXPECT_STATUS(kp_device_free(ctx, short_f), KP_OK);
+        EXPECT_STATUS(kp_device_free(ctx, df), KP_OK);
+        EXPECT_STATUS(kp_device_free(ctx, db), KP_OK);
+        EXPECT_STATUS(kp_device_free(ctx, dc), KP_OK);
+    }
 
     /* States at chosen steps on device memory: Lorenz 2005 (2 members) and
      * a noisy Lorenz 96 (the first 4 x 40 values), each against its host

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -83,9 +84,10 @@ kp_status lorenz96_save_at(kp_context* c, const kp_lorenz96_params* p, const T* 
 }
 template <typename T>
 kp_status lorenz05(kp_context* c, const kp_lorenz05_params* p, const T* z, size_t m, uint64_t s, uint64_t e,
-                   T* out, T* traj, size_t tlen) {
-    if constexpr (std::is_same_v<T, float>) return kp_lorenz05_f32(c, p, z, m, s, e, out, traj, tlen);
-    else return kp_lorenz05_f64(c, p, z, m, s, e, out, traj, tlen);
+                   T* out, T* traj, size_t tlen, const T* f = nullptr, const T* b = nullptr,
+                   const T* cc = nullptr) {
+    if constexpr (std::is_same_v<T, float>) return kp_lorenz05_f32(c, p, z, m, f, b, cc, s, e, out, traj, tlen);
+    else return kp_lorenz05_f64(c, p, z, m, f, b, cc, s, e, out, traj, tlen);
 }
 
 template <typename T>
@@ -252,6 +254,34 @@ void check_dtype(kp_context* ctx) {
                                       poison.data(), saved.data()),
                   KP_ERROR_INVALID_ARGUMENT);
     CHECK(std::all_of(saved.begin(), saved.end(), [](T v) { return v == T(-7); }), "saved written on failure");
+    // F, b, c per member (in T): each member as it runs alone with its values
+    // in the parameters, bit for bit; a wrong value refused, outputs untouched.
+    {
+        kp_lorenz05_params small = q;
+        small.n = 90, small.k = 8, small.j = 4;
+        const size_t m3 = 3;
+        std::vector<T> z0(m3 * small.n), each(m3 * small.n), alone(small.n);
+        for (size_t i = 0; i < z0.size(); ++i) z0[i] = static_cast<T>(3.0 + 4.0 * std::sin(0.37 * double(i)));
+        const std::vector<T> f{T(12), T(15.5), T(17)}, b{T(8), T(10), T(11.25)}, c{T(2.5), T(3), T(3.75)};
+        EXPECT_STATUS(lorenz05<T>(ctx, &small, z0.data(), m3, 7, 0, each.data(), nullptr, 0, f.data(), b.data(),
+                                  c.data()),
+                      KP_OK);
+        for (size_t m = 0; m < m3; ++m) {
+            kp_lorenz05_params one = small;
+            one.forcing = f[m], one.b = b[m], one.c = c[m];
+            EXPECT_STATUS(lorenz05<T>(ctx, &one, z0.data() + m * small.n, 1, 7, 0, alone.data(), nullptr, 0), KP_OK);
+            CHECK(std::equal(alone.begin(), alone.end(), each.begin() + m * small.n),
+                  "per-member run differs from member " + std::to_string(m) + " alone");
+        }
+        std::vector<T> bad_c = c, untouched(m3 * small.n, T(-7));
+        bad_c[2] = std::numeric_limits<T>::quiet_NaN();
+        EXPECT_STATUS(lorenz05<T>(ctx, &small, z0.data(), m3, 1, 0, untouched.data(), nullptr, 0, nullptr, nullptr,
+                                  bad_c.data()),
+                      KP_ERROR_INVALID_ARGUMENT);
+        CHECK(std::string(kp_last_error_message()).find("c[2]") != std::string::npos, "message lacks c[2]");
+        CHECK(std::all_of(untouched.begin(), untouched.end(), [](T v) { return v == T(-7); }),
+              "output written on failure");
+    }
 
     check_l63_adaptive<T>(ctx);
 }

@@ -549,7 +549,8 @@ typedef struct kp_lorenz96_params {
 
 /*
  Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
- from `kp_lorenz05_default_params()`.
+ from `kp_lorenz05_default_params()`. F, b and c are every member's,
+ unless a call gives them per member.
  */
 typedef struct kp_lorenz05_params {
   /*
@@ -2461,15 +2462,20 @@ enum kp_status kp_lorenz96_f64(const struct kp_context *ctx,
 
 /*
  As `kp_lorenz96_f32`, for Lorenz (2005) Model II / III
- (`params->model`), in single precision.
+ (`params->model`), in single precision. `forcing`, `b`, `c`: `members` values
+ each (finite), member m running with its F, b, c as it would alone, or
+ NULL for the value in `params` (NULL `params`: the defaults).
 
  # Safety
- As `kp_lorenz96_f32`.
+ As `kp_lorenz96_f32`; `forcing`, `b`, `c` NULL or valid for `members` values.
  */
 enum kp_status kp_lorenz05_f32(const struct kp_context *ctx,
                                const struct kp_lorenz05_params *params,
                                const float *initial,
                                size_t members,
+                               const float *forcing,
+                               const float *b,
+                               const float *c,
                                uint64_t steps,
                                uint64_t every,
                                float *out,
@@ -2486,6 +2492,9 @@ enum kp_status kp_lorenz05_f64(const struct kp_context *ctx,
                                const struct kp_lorenz05_params *params,
                                const double *initial,
                                size_t members,
+                               const double *forcing,
+                               const double *b,
+                               const double *c,
                                uint64_t steps,
                                uint64_t every,
                                double *out,
@@ -2575,15 +2584,20 @@ enum kp_status kp_lorenz96_device_f64(const struct kp_context *ctx,
 
 /*
  As `kp_lorenz96_device_f32`, for Lorenz (2005) Model II / III, in
- single precision.
+ single precision. `forcing`, `b`, `c`: device arrays of `members` values each,
+ or 0 for the value in `params` (their values are not inspected).
 
  # Safety
- As `kp_lorenz96_device_f32`.
+ As `kp_lorenz96_device_f32`; non-zero `forcing`, `b`, `c` device
+ allocations of `members` values.
  */
 enum kp_status kp_lorenz05_device_f32(const struct kp_context *ctx,
                                       const struct kp_lorenz05_params *params,
                                       uint64_t initial,
                                       size_t members,
+                                      uint64_t forcing,
+                                      uint64_t b,
+                                      uint64_t c,
                                       uint64_t steps,
                                       uint64_t every,
                                       uint64_t out,
@@ -2601,6 +2615,9 @@ enum kp_status kp_lorenz05_device_f64(const struct kp_context *ctx,
                                       const struct kp_lorenz05_params *params,
                                       uint64_t initial,
                                       size_t members,
+                                      uint64_t forcing,
+                                      uint64_t b,
+                                      uint64_t c,
                                       uint64_t steps,
                                       uint64_t every,
                                       uint64_t out,

@@ -40,7 +40,7 @@ pub use api::lombscargle::{
 };
 pub use api::lorenz::{
     Ensemble, Lorenz05Model, Lorenz05OnDevice, Lorenz05Params, Lorenz96OnDevice, Lorenz96Params,
-    Lorenz96TangentOnDevice, Tangent, WindowSumOnDevice,
+    Lorenz96TangentOnDevice, MemberParams, Tangent, WindowSumOnDevice,
 };
 pub use api::lorenz63::{
     AdaptiveControl, AdaptiveStatus, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice,

@@ -5,7 +5,7 @@
 //! KERNPACK_REQUIRE_GPU=1, a missing GPU fails the GPU test).
 mod common;
 
-use std::ptr::null_mut;
+use std::ptr::{null, null_mut};
 
 use common::{gpu_or_skip, last_error, Ctx};
 use kernpack::ffi::fg::kp_fg_integrate_c128;
@@ -269,6 +269,9 @@ fn impossible_sizes(ctx: *const kp_context) {
                     &p,
                     b.t64.as_ptr(),
                     1,
+                    null(),
+                    null(),
+                    null(),
                     2,
                     0,
                     b.out64.as_mut_ptr(),
@@ -281,6 +284,9 @@ fn impossible_sizes(ctx: *const kp_context) {
                     &p,
                     b.t32.as_ptr(),
                     1,
+                    null(),
+                    null(),
+                    null(),
                     2,
                     0,
                     b.out32.as_mut_ptr(),

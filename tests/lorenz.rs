@@ -1139,6 +1139,7 @@ fn bad_save_at_lists_are_refused() {
     assert!(msg(kp.lorenz05_save_at(&p5, &z5, 4, &[0, 5])).contains("past the last step"));
     let both = EnsembleRun {
         params: &p,
+        each: Default::default(),
         initial: &z,
         steps: 10,
         every: 2,

@@ -23,7 +23,7 @@ use kernpack::api::exec::Operation;
 use kernpack::api::lombscargle::batch::{Batch, BatchDeviceBuffers, BatchGrid, LombScargleBatch};
 use kernpack::api::lombscargle::peaks::PeakBuffers;
 use kernpack::api::lombscargle::UniformGrid;
-use kernpack::api::lorenz::EnsembleRun;
+use kernpack::api::lorenz::{EnsembleRun, MemberParams};
 use kernpack::api::lorenz63::{Lorenz63AdaptiveRun, Lorenz63Run};
 use kernpack::api::multi::GpuProfile;
 use kernpack::api::reduce_batched::NormalizeBatched;
@@ -245,6 +245,7 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
             reference,
             EnsembleRun {
                 params: &p,
+                each: MemberParams::default(),
                 initial: &initial,
                 steps: 200,
                 every,
@@ -285,12 +286,27 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
         let initial: Vec<T> = (0..7 * p.n)
             .map(|_| T::from_f64(rng.range(-1.0, 12.0)))
             .collect();
-        for save_at in [&[][..], &[0, 7, 20]] {
+        // F, b, c per member (each chunk takes its members' slices) or none,
+        // frames every 10 steps or at saved steps.
+        let mut draw = |lo: f64, hi: f64| -> Vec<T> {
+            (0..7).map(|_| T::from_f64(rng.range(lo, hi))).collect()
+        };
+        let (f, b, c) = (draw(8.0, 16.0), draw(5.0, 12.0), draw(1.0, 4.0));
+        let per_member = MemberParams {
+            forcing: Some(&f[..]),
+            b: Some(&b[..]),
+            c: Some(&c[..]),
+        };
+        let runs = [per_member, MemberParams::default()]
+            .into_iter()
+            .flat_map(|each| [(each, &[][..]), (each, &[0, 7, 20][..])]);
+        for (each, save_at) in runs {
             let every = if save_at.is_empty() { 10 } else { 0 };
             let want = in_one_piece(
                 reference,
                 EnsembleRun {
                     params: &p,
+                    each,
                     initial: &initial,
                     steps: 20,
                     every,
@@ -299,8 +315,8 @@ fn check_ensembles<T: Float>(multi: &MultiGpu, reference: &Arc<Gpu>) -> Vec<GpuP
             )
             .unwrap();
             let (got, profiles) = match save_at.is_empty() {
-                true => multi.lorenz05_profiled(&p, &initial, 20, every),
-                false => multi.lorenz05_save_at_profiled(&p, &initial, 20, save_at),
+                true => multi.lorenz05_each_profiled(&p, &each, &initial, 20, every),
+                false => multi.lorenz05_each_save_at_profiled(&p, &each, &initial, 20, save_at),
             }
             .unwrap();
             assert_same_bits(

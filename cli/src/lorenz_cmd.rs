@@ -5,7 +5,7 @@ use std::time::Instant;
 use std::path::PathBuf;
 
 use kernpack::api::lorenz::{dart_initial_state, EnsembleRun};
-use kernpack::{Ensemble, Float, Kernpack, Lorenz05Params, Lorenz96Params};
+use kernpack::{Ensemble, Float, Kernpack, Lorenz05Params, Lorenz96Params, MemberParams};
 
 use crate::io::{read_table, write_csv};
 use crate::memory::check_room;
@@ -108,6 +108,10 @@ pub struct Lorenz05Args {
     /// Time step.
     #[arg(long, default_value_t = Lorenz05Params::default().dt)]
     pub dt: f64,
+    /// Per-member parameters: one row per member (CSV or whitespace) of F, or
+    /// of F, b, c, replacing --forcing (and --b, --c) for that member.
+    #[arg(long, value_name = "FILE", alias = "forcing-file")]
+    pub params: Option<PathBuf>,
     #[command(flatten)]
     pub ensemble: EnsembleArgs,
 }
@@ -119,7 +123,7 @@ pub fn lorenz96(args: &Lorenz96Args) -> Result<(), String> {
         dt: args.dt,
         ..Default::default()
     };
-    run(&args.ensemble, &Model::L96(p))
+    run(&args.ensemble, &Model::L96(p), None)
 }
 
 pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
@@ -133,7 +137,36 @@ pub fn lorenz05(args: &Lorenz05Args) -> Result<(), String> {
         dt: args.dt,
         model: args.model.into(),
     };
-    run(&args.ensemble, &Model::L05(p))
+    run(&args.ensemble, &Model::L05(p), args.params.as_deref())
+}
+
+/// Per-member F (and b, c) of `members` members from `path`: one row per
+/// member of 1 (F) or 3 (F, b, c) values; the columns given.
+fn per_member_params(path: &std::path::Path, members: usize) -> Result<Vec<Vec<f64>>, String> {
+    let rows = read_table(path)?;
+    let width = rows.first().map_or(0, Vec::len);
+    if rows.len() != members {
+        return Err(format!(
+            "{}: {} rows of parameters for {members} members",
+            path.display(),
+            rows.len()
+        ));
+    }
+    if let Some((r, row)) = rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.len() != width || !(width == 1 || width == 3))
+    {
+        return Err(format!(
+            "{}: row {} has {} values: each row holds F, or F, b, c",
+            path.display(),
+            r + 1,
+            row.len()
+        ));
+    }
+    Ok((0..width)
+        .map(|c| rows.iter().map(|r| r[c]).collect())
+        .collect())
 }
 
 /// A model the ensemble commands integrate.
@@ -155,19 +188,29 @@ impl Model {
     }
 }
 
-/// `model` integrated in precision `T`, the result in f64.
+/// `model` integrated in precision `T`, the result in f64; `columns`: the
+/// per-member F (and b, c) of Lorenz 2005, none for the scalars.
 fn integrate<T: Float>(
     model: &Model,
     kp: &Kernpack,
     initial: &[f64],
+    columns: &[Vec<f64>],
     steps: u64,
     (every, save_at): (u64, &[u64]),
 ) -> Result<Ensemble<f64>, String> {
     let z = cast::<T>(initial);
+    let columns: Vec<Vec<T>> = columns.iter().map(|c| cast::<T>(c)).collect();
+    let column = |i: usize| columns.get(i).map(Vec::as_slice);
+    let each = MemberParams {
+        forcing: column(0),
+        b: column(1),
+        c: column(2),
+    };
     let initial = &z;
     let run = match model {
         Model::L96(p) => kp.run(EnsembleRun {
             params: p,
+            each: MemberParams::default(),
             initial,
             steps,
             every,
@@ -175,6 +218,7 @@ fn integrate<T: Float>(
         }),
         Model::L05(p) => kp.run(EnsembleRun {
             params: p,
+            each,
             initial,
             steps,
             every,
@@ -202,7 +246,7 @@ pub fn perturbed_states(members: usize, n: usize, forcing: f64, eps: f64, seed: 
     base.iter().cycle().take(members * n).map(noise).collect()
 }
 
-fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
+fn run(args: &EnsembleArgs, model: &Model, params: Option<&std::path::Path>) -> Result<(), String> {
     let (n, forcing, dt, name) = model.describe();
     let (steps, every, save_at) = (args.steps, args.every, args.save_at.as_slice());
     if args.plot.is_some() && every == 0 && save_at.is_empty() {
@@ -230,10 +274,17 @@ fn run(args: &EnsembleArgs, model: &Model) -> Result<(), String> {
             perturbed_states(members, n, forcing, args.perturb, args.seed)
         }
     };
+    let columns = match params {
+        Some(path) => per_member_params(path, initial.len() / n.max(1))?,
+        None => Vec::new(),
+    };
     let kp = progress::on_cpu(args.at.open()?, &format!("{name} on the CPU"));
     let started = Instant::now();
     let frames = (every, save_at);
-    let run = by_dtype!(args.dtype, integrate(model, &kp, &initial, steps, frames))?;
+    let run = by_dtype!(
+        args.dtype,
+        integrate(model, &kp, &initial, &columns, steps, frames)
+    )?;
     eprintln!(
         "{name}: {} members x {steps} steps (N = {n}) on the {} in {:.1} ms",
         run.members,

@@ -1644,3 +1644,102 @@ fn lorenz_ensembles_save_states_at_chosen_steps() {
         text(&unsorted.stderr)
     );
 }
+
+/// `kernpack lorenz05 --params FILE`: F (or F, b, c) per member from a file,
+/// each member's final state as its run alone with those values as
+/// --forcing, --b, --c; a file of the wrong shape refused, naming it.
+#[test]
+fn lorenz05_takes_per_member_parameters_from_a_file() {
+    let init = scratch("l05_init.csv");
+    let rows: Vec<String> = (0..3)
+        .map(|m| {
+            (0..40)
+                .map(|i| format!("{}", 3.0 + ((i * 7 + m * 3) % 11) as f64 * 0.5))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    std::fs::write(&init, rows.join("\n")).unwrap();
+    let small = [
+        "--n",
+        "40",
+        "--k",
+        "4",
+        "--j",
+        "2",
+        "--steps",
+        "30",
+        "--backend",
+        "cpu",
+        "--out",
+        "-",
+    ];
+    let final_rows = |extra: &[&str], init: &str| -> Vec<String> {
+        let mut args = vec!["lorenz05", "--init", init];
+        args.extend_from_slice(&small);
+        args.extend_from_slice(extra);
+        let out = kernpack(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        // Without the step and member columns.
+        text(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| l.splitn(3, ',').nth(2).unwrap().to_owned())
+            .collect()
+    };
+    let values = [(12.0, 8.0, 2.5), (15.5, 10.0, 3.0), (17.25, 11.5, 3.75)];
+    for width in [1, 3] {
+        let params = scratch(&format!("l05_params{width}.csv"));
+        let lines: Vec<String> = values
+            .iter()
+            .map(|(f, b, c)| match width {
+                1 => format!("{f}"),
+                _ => format!("{f},{b},{c}"),
+            })
+            .collect();
+        std::fs::write(&params, lines.join("\n")).unwrap();
+        let got = final_rows(
+            &["--params", params.to_str().unwrap()],
+            init.to_str().unwrap(),
+        );
+        assert_eq!(got.len(), 3);
+        for (m, (f, b, c)) in values.iter().enumerate() {
+            let one = scratch(&format!("l05_one{m}.csv"));
+            std::fs::write(&one, &rows[m]).unwrap();
+            let (f, b, c) = (f.to_string(), b.to_string(), c.to_string());
+            let mut scalars = vec!["--forcing", f.as_str()];
+            if width == 3 {
+                scalars.extend_from_slice(&["--b", b.as_str(), "--c", c.as_str()]);
+            }
+            let alone = final_rows(&scalars, one.to_str().unwrap());
+            assert_eq!(got[m], alone[0], "member {m}, {width} columns");
+        }
+        // With --save-at: the frames of steps 0 and 30, the last the final states.
+        let saved = final_rows(
+            &["--params", params.to_str().unwrap(), "--save-at", "0,30"],
+            init.to_str().unwrap(),
+        );
+        assert_eq!(saved.len(), 6, "{width} columns");
+        assert_eq!(saved[3..], got[..], "save_at, {width} columns");
+    }
+    let bad = scratch("l05_params_bad.csv");
+    std::fs::write(&bad, "15,10\n15,10\n15,10\n").unwrap();
+    let mut args = vec!["lorenz05", "--init", init.to_str().unwrap(), "--params"];
+    args.push(bad.to_str().unwrap());
+    args.extend_from_slice(&small);
+    let out = kernpack(&args);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("F, b, c"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::write(&bad, "15\n15\n").unwrap();
+    let out = kernpack(&args);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("2 rows of parameters for 3 members"),
+        "{}",
+        text(&out.stderr)
+    );
+}

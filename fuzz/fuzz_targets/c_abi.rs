@@ -2889,6 +2889,34 @@ type LorenzFn<T, P> = unsafe extern "C" fn(
     usize,
 ) -> kp_status;
 
+/// `kp_lorenz05_{dtype}` with F, b, c for every member from the parameters
+/// (NULL per-member arrays), in the shape of [`LorenzFn`].
+macro_rules! lorenz05_scalars {
+    ($name:ident, $entry:ident, $t:ty) => {
+        unsafe extern "C" fn $name(
+            ctx: *const kp_context,
+            params: *const kp_lorenz05_params,
+            initial: *const $t,
+            members: usize,
+            steps: u64,
+            every: u64,
+            out: *mut $t,
+            trajectory: *mut $t,
+            trajectory_len: usize,
+        ) -> kp_status {
+            let none = ptr::null();
+            unsafe {
+                $entry(
+                    ctx, params, initial, members, none, none, none, steps, every, out, trajectory,
+                    trajectory_len,
+                )
+            }
+        }
+    };
+}
+lorenz05_scalars!(lorenz05_scalars_f32, kp_lorenz05_f32, f32);
+lorenz05_scalars!(lorenz05_scalars_f64, kp_lorenz05_f64, f64);
+
 fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
     f: LorenzFn<T, P>,
     name: &str,
@@ -3882,8 +3910,8 @@ fn device(op: &DeviceOp) {
             13 => kp_box_filter_device_f64(c, p0, s0, p1, s1, s2, s3, bx, st),
             14 => kp_lorenz96_device_f64(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
             15 => kp_lorenz96_device_f32(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
-            16 => kp_lorenz05_device_f64(c, l05, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
-            17 => kp_lorenz05_device_f32(c, l05, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            16 => kp_lorenz05_device_f64(c, l05, p0, s0, 0, 0, 0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            17 => kp_lorenz05_device_f32(c, l05, p0, s0, 0, 0, 0, s1 as u64, s2 as u64, p1, p2, s3, st),
             18 => kp_window_sum_device_f64(c, p0, p1, s0, s1, s2, s3, p2, st),
             19 => kp_window_sum_device_f32(c, p0, p1, s0, s1, s2, s3, p2, st),
             20 => kp_fg_integrate_device_c64(
@@ -5266,14 +5294,14 @@ fn run(op: &Op) {
             kp_lorenz96_default_params(),
         ),
         Op::Lorenz05(false, o) => lorenz::<f32, _, _>(
-            kp_lorenz05_f32,
+            lorenz05_scalars_f32,
             "kp_lorenz05_f32",
             o,
             l05_params,
             kp_lorenz05_default_params(),
         ),
         Op::Lorenz05(true, o) => lorenz::<f64, _, _>(
-            kp_lorenz05_f64,
+            lorenz05_scalars_f64,
             "kp_lorenz05_f64",
             o,
             l05_params,

@@ -1824,18 +1824,22 @@ def _rank_blocks(name, operation, rank, darr, size, footprint, mode, cval, origi
 # --------------------------------------------------------------------------
 
 
-def _ensemble_block(block, fn, steps, every, save_at, kwargs, block_info=None):
+def _ensemble_block(block, *columns, fn, steps, every, save_at, kwargs, names=(), block_info=None):
     if "member_offset" in kwargs:
         # Lorenz 96's noise is keyed by the member's index in the whole ensemble.
         first = block_info[0]["array-location"][0][0] if block_info else 0
         kwargs = dict(kwargs, member_offset=kwargs["member_offset"] + first)
+    # Each per-member parameter arrives as its (members, 1) column of this block's members.
+    kwargs = dict(kwargs, **{name: column.reshape(-1) for name, column in zip(names, columns)})
     run = fn(block, steps, every=every, save_at=save_at, **kwargs)
     # With a trajectory, the block holds it and then the final states (NumPy
     # hands CuPy blocks to CuPy's concatenate).
     return run.final if run.trajectory is None else np.concatenate([run.trajectory, run.final[None]], axis=0)
 
 
-def _ensemble(fn, initial, steps, every, save_at, kwargs) -> "_ode.Ensemble":
+def _ensemble(fn, initial, steps, every, save_at, kwargs, per_member=("forcing", "b", "c")) -> "_ode.Ensemble":
+    """`kwargs` of the names in `per_member` that are not scalars hold one
+    value per member: each block gets its members' values."""
     steps, every = _ode._counts(steps=steps, every=every)
     save = _ode._save_steps(save_at, steps)
     if every and save:
@@ -1845,19 +1849,35 @@ def _ensemble(fn, initial, steps, every, save_at, kwargs) -> "_ode.Ensemble":
     _ode._state_shape(x.shape)
     # One block = whole member states.
     x = (x[None, :] if x.ndim == 1 else x).astype(dtype).rechunk({1: -1})
-    # The single-process function's checks and errors, on one member for
-    # zero steps; the saved steps against `steps`.
+    members, kind = x.shape[0], type(meta_from_array(x))
+    names = sorted(k for k in per_member if k in kwargs and np.ndim(kwargs[k]) != 0)
+    columns = []
+    for name in names:
+        a = da.asarray(kwargs[name])
+        if a.shape != (members,):
+            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
+        if type(meta_from_array(a)) is not kind:
+            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
+                            f"{kind.__name__} blocks: pass both on one side")
+        # A column of the members' values, in initial's member chunks.
+        columns.append(a.astype(dtype)[:, None].rechunk((x.chunks[0], 1)))
+    kwargs = {k: v for k, v in kwargs.items() if k not in names}
+    # The single-process function's checks and errors, on one member for zero
+    # steps (a per-member parameter probed as one value; its values are
+    # checked by each block's run); the saved steps against `steps`.
     params = {k: v for k, v in kwargs.items() if k != "backend"}
-    fn(np.zeros((1, x.shape[1]), dtype), 0, every=0, backend="cpu", **params)
+    fn(np.zeros((1, x.shape[1]), dtype), 0, every=0, backend="cpu", **params, **{name: 1.0 for name in names})
     if save:
         _check_save_at(save, steps)
     frames = len(save) if save else _frame_count(steps, every)
+    block = dict(fn=fn, steps=steps, kwargs=kwargs, names=names)
     if not frames:
-        final = x.map_blocks(_ensemble_block, fn, steps, 0, None, kwargs, dtype=dtype, meta=meta_from_array(x))
+        final = da.map_blocks(_ensemble_block, x, *columns, every=0, save_at=None, dtype=dtype,
+                              meta=meta_from_array(x), **block)
         return _ode.Ensemble(final, None)
-    both = x.map_blocks(
-        _ensemble_block, fn, steps, every, save, kwargs,
-        new_axis=[0], chunks=((frames + 1,),) + x.chunks, dtype=dtype, meta=meta_from_array(x, ndim=3),
+    both = da.map_blocks(
+        _ensemble_block, x, *columns, every=every, save_at=save,
+        new_axis=[0], chunks=((frames + 1,),) + x.chunks, dtype=dtype, meta=meta_from_array(x, ndim=3), **block,
     )
     return _ode.Ensemble(both[-1], both[:-1])
 
@@ -1908,11 +1928,11 @@ def lorenz05(
     steps: int,
     *,
     model: int = 3,
-    forcing: float = 15.0,
+    forcing: Any = 15.0,
     k: int = 32,
     j: int = 12,
-    b: float = 10.0,
-    c: float = 3.0,
+    b: Any = 10.0,
+    c: Any = 3.0,
     dt: float = 0.001,
     every: int = 0,
     save_at: Any = None,
@@ -1920,7 +1940,9 @@ def lorenz05(
 ) -> "_ode.Ensemble":
     """:func:`kernpack.ode.lorenz05` (Model II or III) of an ensemble chunked
     by members; parameters and result as :func:`lorenz96` and
-    :func:`kernpack.ode.lorenz05`."""
+    :func:`kernpack.ode.lorenz05`. `forcing`, `b`, `c` given per member
+    (``(members,)`` arrays, Dask or not, with blocks of the states' kind)
+    are split with the members: each block runs with its members' values."""
     kwargs = dict(model=model, forcing=forcing, k=k, j=j, b=b, c=c, dt=dt, backend=backend)
     return _ensemble(_ode.lorenz05, initial, steps, every, save_at, kwargs)
 

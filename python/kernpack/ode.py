@@ -49,29 +49,70 @@ def _state_shape(shape) -> Tuple[int, int]:
     return shape
 
 
-def _run(initial, steps, every, save_at, backend, device, model_number, params):
+_EACH = ("forcing", "b", "c")
+
+
+def _run(initial, steps, every, save_at, backend, device, model_number, params, each=None):
+    """`each`: per-member values by name (Lorenz 2005's forcing, b, c; arrays
+    of one value per member, on the side of `initial`)."""
     steps, every = _counts(steps=steps, every=every)
     save = _save_steps(save_at, steps)
     if every and save:
         raise ValueError(f"give either every (= {every}) or save_at, not both")
     model = dict(params, model=model_number)
+    each = each or {}
     src = device_array(initial)
     if src is None:
-        states = host_array(initial, host_float_dtype(initial))
+        dtype = host_float_dtype(initial)
+        states = host_array(initial, dtype)
         members, n = _state_shape(states.shape)
+        arrays = tuple(_host_each(name, each.get(name), members, dtype) for name in _EACH)
         ctx = context(backend, device)
-        return Ensemble(*_native.ensemble(ctx, model, states.reshape(members, n), steps, every, save))
+        return Ensemble(*_native.ensemble(ctx, model, states.reshape(members, n), steps, every, save, arrays))
     require_device_float("initial", src)
     members, n = _state_shape(src.shape)
+    views = {name: _device_each(name, v, members, src.dtype) for name, v in each.items() if v is not None}
     frames = len(save) if save else _native.frame_count(steps, every)
-    ctx = device_context({"initial": src}, backend, device)
+    ctx = device_context({"initial": src, **views}, backend, device)
     final = empty(src, (members, n), src.dtype)
     traj = empty(src, (frames, members, n), src.dtype) if frames else None
     _native.ensemble_device(
         ctx, src.dtype.name, model, src.ptr, (members, n), steps, every, save, pointer(final),
         None if traj is None else pointer(traj), current_stream(src),
+        tuple(views[name].ptr if name in views else None for name in _EACH),
     )
     return Ensemble(as_result(src, final), None if traj is None else as_result(src, traj))
+
+
+def _host_each(name: str, values: Any, members: int, dtype) -> Any:
+    """A per-member parameter of a host run: None, or `members` values in `dtype`."""
+    if values is None:
+        return None
+    if device_array(values) is not None:
+        raise TypeError(f"{name} is a device array but initial is host data: pass both on one side")
+    a = host_array(values, dtype)
+    if a.shape != (members,):
+        raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
+    return a
+
+
+def _device_each(name: str, values: Any, members: int, dtype) -> Any:
+    """A per-member parameter of a device run: a device array of `members` values of `dtype`."""
+    view = device_array(values)
+    if view is None:
+        raise TypeError(f"{name} is host data but initial is a device array: pass both on one side")
+    require_device_float(name, view, dtype)
+    if tuple(view.shape) != (members,):
+        raise ValueError(f"{name} must be one value or {members} values (one per member), got shape "
+                         f"{tuple(view.shape)}")
+    return view
+
+
+def _split_each(**values: Any) -> Tuple[dict, dict]:
+    """(scalars, per-member arrays) of the named values: a Python or NumPy
+    scalar (0-d) is one value for every member, anything else per member."""
+    scalars = {k: float(v) for k, v in values.items() if device_array(v) is None and np.ndim(v) == 0}
+    return scalars, {k: v for k, v in values.items() if k not in scalars}
 
 
 def _counts(**counts: Any):
@@ -217,11 +258,11 @@ def lorenz05(
     steps: int,
     *,
     model: int = 3,
-    forcing: float = 15.0,
+    forcing: Any = 15.0,
     k: int = 32,
     j: int = 12,
-    b: float = 10.0,
-    c: float = 3.0,
+    b: Any = 10.0,
+    c: Any = 3.0,
     dt: float = 0.001,
     every: int = 0,
     save_at: Any = None,
@@ -240,6 +281,10 @@ def lorenz05(
     forcing, k, j, b, c, dt : optional
         F, K (even), J (Model III smoothing half-width), b, c and the time step;
         defaults as NCAR DART (N = 960: 15, 32, 12, 10, 3, 0.001).
+        `forcing`, `b` and `c` are one value for every member or one per
+        member (``(members,)``, in the states' dtype, on the side of
+        `initial`: device arrays for a device `initial`); member m then runs
+        as it would alone with its values.
     steps, every, save_at, backend, device
         As in :func:`lorenz96`.
 
@@ -248,9 +293,12 @@ def lorenz05(
     Ensemble
         Final states and the optional trajectory, as :func:`lorenz96`.
     """
-    params = dict(forcing=float(forcing), dt=float(dt), k=int(k), j=int(j), b=float(b), c=float(c),
-                  forcing_in_state=False, noise=0.0, seed=0, member_offset=0)
-    return _run(initial, steps, every, save_at, backend, device, int(model), params)
+    scalars, each = _split_each(forcing=forcing, b=b, c=c)
+    # A per-member parameter's scalar is unused (0).
+    shared = {name: scalars.get(name, 0.0) for name in _EACH}
+    params = dict(shared, dt=float(dt), k=int(k), j=int(j), forcing_in_state=False, noise=0.0, seed=0,
+                  member_offset=0)
+    return _run(initial, steps, every, save_at, backend, device, int(model), params, each)
 
 
 def dapper_step(

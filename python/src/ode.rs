@@ -10,7 +10,7 @@ use kernpack::api::fg::{complexes, interleaved};
 use kernpack::api::lorenz::{frame_count, EnsembleDeviceBuffers, EnsembleRun};
 use kernpack::{
     Complex, Ensemble, FgOnDevice, FgOptions, Float, Lorenz05Model, Lorenz05OnDevice,
-    Lorenz05Params, Lorenz96OnDevice, Lorenz96Params, WindowSumOnDevice,
+    Lorenz05Params, Lorenz96OnDevice, Lorenz96Params, MemberParams, WindowSumOnDevice,
 };
 
 use crate::arrays::{by_dtype, Dtype, In};
@@ -83,12 +83,22 @@ impl ModelArgs {
     }
 }
 
+/// Lorenz 2005's per-member F, b, c of a host call: arrays of `members`
+/// values of the states' dtype, or None for the value in the model.
+type HostEach<'py> = (
+    Option<Bound<'py, PyUntypedArray>>,
+    Option<Bound<'py, PyUntypedArray>>,
+    Option<Bound<'py, PyUntypedArray>>,
+);
+
 /// An ensemble run on the host array `initial` (members x n, float32 or
-/// float64). Returns the final states (members x n) and, with every > 0,
-/// the trajectory (frame_count(steps, every) x members x n), with a
-/// non-empty `save_at` the states after those steps (len(save_at) x members
-/// x n; not with every > 0), as new arrays of that dtype.
+/// float64); `each`: Lorenz 2005's F, b, c per member (see [`HostEach`];
+/// Lorenz 96 takes none). Returns the final states (members x n) and, with
+/// every > 0, the trajectory (frame_count(steps, every) x members x n), with
+/// a non-empty `save_at` the states after those steps (len(save_at) x
+/// members x n; not with every > 0), as new arrays of that dtype.
 #[pyfunction]
+#[pyo3(signature = (ctx, model_args, initial, steps, every, save_at, each = (None, None, None)))]
 pub(crate) fn ensemble<'py>(
     ctx: &Context,
     model_args: ModelArgs,
@@ -96,17 +106,22 @@ pub(crate) fn ensemble<'py>(
     steps: u64,
     every: u64,
     save_at: Vec<u64>,
+    each: HostEach<'py>,
 ) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
     let (py, kp) = (initial.py(), &ctx.kp);
     by_dtype!(Dtype::of("initial", initial)?, T => {
         let initial = In::<T, Ix2>::new("initial", initial)?;
         let m = model_args.of_size(initial.shape()[1])?;
+        let view = |name, a: &Option<Bound<'py, PyUntypedArray>>| a.as_ref().map(|a| In::<T>::new(name, a)).transpose();
+        let views = MemberParams { forcing: view("forcing", &each.0)?, b: view("b", &each.1)?, c: view("c", &each.2)? };
+        let given = views.as_ref().map(|v| v.values());
         let initial = initial.values();
         let save_at = &save_at[..];
         let run: Ensemble<T> = py
             .detach(|| match m {
-                Model::L96(p) => kp.run(EnsembleRun { params: &p, initial, steps, every, save_at }),
-                Model::L05(p) => kp.run(EnsembleRun { params: &p, initial, steps, every, save_at }),
+                // Lorenz 96 refuses per-member values (the run's check says why).
+                Model::L96(p) => kp.run(EnsembleRun { params: &p, each: given, initial, steps, every, save_at }),
+                Model::L05(p) => kp.run(EnsembleRun { params: &p, each: given, initial, steps, every, save_at }),
             })
             .map_err(to_py)?;
         let [members, n, frames] = [run.members, run.n, run.frames()];
@@ -156,9 +171,12 @@ pub(crate) fn lorenz96_tangent<'py>(
 }
 
 /// As [`ensemble`], on device buffers, enqueued on `stream`: `shape` is
-/// `(members, n)`, `trajectory` given with every > 0 or a non-empty `save_at`.
+/// `(members, n)`, `trajectory` given with every > 0 or a non-empty
+/// `save_at`; `each`: Lorenz 2005's F, b, c per member as device addresses
+/// of `members` values of `dtype` (None: the model's value).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (ctx, dtype, model_args, initial, shape, steps, every, save_at, out, trajectory, stream, each = (None, None, None)))]
 pub(crate) fn ensemble_device(
     py: Python<'_>,
     ctx: &Context,
@@ -172,7 +190,13 @@ pub(crate) fn ensemble_device(
     out: u64,
     trajectory: Option<u64>,
     stream: usize,
+    each: (Option<u64>, Option<u64>, Option<u64>),
 ) -> PyResult<()> {
+    let each = MemberParams {
+        forcing: each.0,
+        b: each.1,
+        c: each.2,
+    };
     let (members, n) = shape;
     let m = model_args.of_size(n)?;
     let trajectory = trajectory.filter(|_| every > 0 || !save_at.is_empty());
@@ -187,12 +211,12 @@ pub(crate) fn ensemble_device(
             match m {
                 Model::L96(p) => unsafe {
                     let save_at = save_at.clone();
-                    let op = Lorenz96OnDevice::<T> { buffers, members, save_at, ..Lorenz96OnDevice::new(p, steps, every) };
+                    let op = Lorenz96OnDevice::<T> { buffers, each, members, save_at, ..Lorenz96OnDevice::new(p, steps, every) };
                     gpu.enqueue(stream, &op)
                 },
                 Model::L05(p) => unsafe {
                     let save_at = save_at.clone();
-                    let op = Lorenz05OnDevice::<T> { buffers, members, save_at, ..Lorenz05OnDevice::new(p, steps, every) };
+                    let op = Lorenz05OnDevice::<T> { buffers, each, members, save_at, ..Lorenz05OnDevice::new(p, steps, every) };
                     gpu.enqueue(stream, &op)
                 },
             }

@@ -19,6 +19,7 @@ pub use crate::gpu::lorenz::{
 };
 pub use crate::params::lorenz::{
     frame_count, Ensemble, EnsembleDeviceBuffers, Lorenz05Model, Lorenz05Params, Lorenz96Params,
+    MemberParams,
 };
 pub use crate::params::save_at::check_save_at;
 
@@ -46,47 +47,62 @@ pub fn dart_initial_state(n: usize, forcing: f64) -> Vec<f64> {
 /// checks and description, [`EnsembleModel`]): the CPU backend's integration.
 pub(crate) trait EnsembleParams: EnsembleModel {
     /// The run of `initial`, whose first member is member `first_member`
-    /// of the ensemble (the member index of Lorenz 96's noise draws), its
-    /// frames every `every` steps or after the steps of `save_at`.
+    /// of the ensemble (the member index of Lorenz 96's noise draws), with
+    /// the per-member parameters `each` of its members (checked by
+    /// [`EnsembleModel::check_each`]), its frames every `every` steps or
+    /// after the steps of `save_at`.
     fn on_cpu<T: Float>(
         &self,
         initial: (usize, &[T]),
+        each: &MemberParams<&[T]>,
         steps: u64,
         frames: (u64, &[u64]),
         cpu: &CpuRun<'_>,
     ) -> cpu::lorenz::Run<T>;
 }
 
-/// The [`EnsembleParams`] of each model: its CPU integration.
-macro_rules! ensemble_on_cpu {
-    ($($params:ty => $integrate:path),*) => {$(
-        impl EnsembleParams for $params {
-            fn on_cpu<T: Float>(
-                &self,
-                initial: (usize, &[T]),
-                steps: u64,
-                (every, save_at): (u64, &[u64]),
-                cpu: &CpuRun<'_>,
-            ) -> cpu::lorenz::Run<T> {
-                let frames = Frames::of(every, save_at);
-                $integrate(self, initial, (0, steps), frames, cpu.threads, cpu.progress)
-            }
-        }
-    )*};
+impl EnsembleParams for Lorenz96Params {
+    fn on_cpu<T: Float>(
+        &self,
+        initial: (usize, &[T]),
+        _: &MemberParams<&[T]>, // none (check_each)
+        steps: u64,
+        (every, save_at): (u64, &[u64]),
+        cpu: &CpuRun<'_>,
+    ) -> cpu::lorenz::Run<T> {
+        let frames = Frames::of(every, save_at);
+        let (threads, progress) = (cpu.threads, cpu.progress);
+        cpu::lorenz::lorenz96(self, initial, (0, steps), frames, threads, progress)
+    }
 }
 
-ensemble_on_cpu!(
-    Lorenz96Params => cpu::lorenz::lorenz96,
-    Lorenz05Params => cpu::lorenz05::lorenz05
-);
+impl EnsembleParams for Lorenz05Params {
+    fn on_cpu<T: Float>(
+        &self,
+        initial: (usize, &[T]),
+        each: &MemberParams<&[T]>,
+        steps: u64,
+        (every, save_at): (u64, &[u64]),
+        cpu: &CpuRun<'_>,
+    ) -> cpu::lorenz::Run<T> {
+        let frames = Frames::of(every, save_at);
+        let (threads, progress) = (cpu.threads, cpu.progress);
+        cpu::lorenz05::lorenz05(self, initial, each, (0, steps), frames, threads, progress)
+    }
+}
 
 /// The operation: an ensemble run of a Lorenz model from host initial
 /// states ([`Kernpack::lorenz96`], [`Kernpack::lorenz05`], and with
-/// `save_at` [`Kernpack::lorenz96_save_at`], [`Kernpack::lorenz05_save_at`]).
-/// It splits by member.
+/// `save_at` [`Kernpack::lorenz96_save_at`], [`Kernpack::lorenz05_save_at`];
+/// with F, b, c per member [`Kernpack::lorenz05_each`],
+/// [`Kernpack::lorenz05_each_save_at`]). It splits by member.
 #[derive(Debug, Clone, Copy)]
 pub struct EnsembleRun<'a, P, T> {
     pub params: &'a P,
+    /// Parameters given per member (Lorenz 2005's F, b, c: `members` values
+    /// each; Lorenz 96 takes none): `MemberParams::default()` for the
+    /// scalars of `params`.
+    pub each: MemberParams<&'a [T]>,
     /// members x N.
     pub initial: &'a [T],
     pub steps: u64,
@@ -110,7 +126,9 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
 
     fn validate(&self) -> Result<()> {
         let (initial, len) = (self.initial, self.initial.len());
-        let (_, traj_len) = check_ensemble(self.params, len, self.steps, self.frames())?;
+        let (members, traj_len) = check_ensemble(self.params, len, self.steps, self.frames())?;
+        self.params
+            .check_each(&self.each.map(|v| v.len()), members)?;
         // The host can hold the results: probed before the initial values
         // are read, so that a run too large for this host is OutOfMemory at once.
         let what = match traj_len {
@@ -119,19 +137,32 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         };
         check_host_room::<T>(what, len.saturating_add(traj_len))?;
         // Every initial value finite (scanned on threads: ensembles reach gigabytes).
-        match cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
-            Some(at) => Err(Error::invalid(format!(
+        if let Some(at) = cpu::parallel::first_position(cpu::threads(), initial, first_non_finite) {
+            return Err(Error::invalid(format!(
                 "initial state value {at} is {}, all must be finite",
                 initial[at]
-            ))),
-            None => Ok(()),
+            )));
         }
+        for (name, values) in self.each.named() {
+            if let Some(at) = values.and_then(|v| v.iter().position(|x| !x.to_f64().is_finite())) {
+                let values = values.expect("given");
+                return Err(Error::invalid(format!(
+                    "{name}[{at}] (per member) is {}, all must be finite",
+                    values[at]
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn on_cpu(self, cpu: &CpuRun<'_>) -> Result<Ensemble<T>> {
-        let run = self
-            .params
-            .on_cpu((0, self.initial), self.steps, self.frames(), cpu);
+        let run = self.params.on_cpu(
+            (0, self.initial),
+            &self.each,
+            self.steps,
+            self.frames(),
+            cpu,
+        );
         Ok(Ensemble {
             members: self.initial.len() / self.params.values_per_member(),
             n: self.params.values_per_member(),
@@ -147,6 +178,12 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
         let (n, len) = (self.params.values_per_member(), self.initial.len());
         let (steps, every) = (self.steps, self.every);
         let d_initial = gpu.upload(self.initial)?;
+        let d_each = self.each.map(|v| gpu.upload(v));
+        let d_each = MemberParams {
+            forcing: d_each.forcing.transpose()?,
+            b: d_each.b.transpose()?,
+            c: d_each.c.transpose()?,
+        };
         let mut out = gpu.zeros::<T>(len)?;
         let mut trajectory = match Frames::of(every, self.save_at).count(steps) {
             0 => None,
@@ -158,8 +195,10 @@ impl<P: EnsembleParams, T: Float> Operation for EnsembleRun<'_, P, T> {
             out: g.write(&mut out),
             trajectory: trajectory.as_mut().map(|t| g.write(t)),
         };
+        let each = d_each.as_ref().map(|v| g.read(v));
         let frames = self.frames();
-        let call = g.with((*self.params).on_device::<T>(buffers, (0, len / n), steps, frames));
+        let call = (*self.params).on_device::<T>(buffers, each, (0, len / n), steps, frames);
+        let call = g.with(call);
         // SAFETY: buffers just allocated on this GPU with the validated lengths.
         unsafe { gpu.launch_fresh(call, ()) }?;
         Ok(Ensemble {
@@ -194,11 +233,11 @@ impl Kernpack {
         /// [`crate::api::exec`]; bitwise the same result, bounded device memory;
         /// the staging is kept for later calls, see [`crate::release_staging`]).
         fn lorenz96(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+            = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every, save_at: &[] };
 
         /// As [`Kernpack::lorenz96`], for Lorenz 2005 Model II / III.
         fn lorenz05(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+            = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every, save_at: &[] };
 
         /// As [`Kernpack::lorenz96`], with the states after the steps of
         /// `save_at` (sorted, unique, each in 0..=steps; 0: the initial
@@ -209,11 +248,26 @@ impl Kernpack {
         /// final states those of [`Kernpack::lorenz96`]). An empty `save_at`
         /// keeps the final states only.
         fn lorenz96_save_at(p: &Lorenz96Params, initial: &[T], steps: u64, save_at: &[u64]) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+            = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every: 0, save_at };
 
         /// As [`Kernpack::lorenz96_save_at`], for Lorenz 2005 Model II / III.
         fn lorenz05_save_at(p: &Lorenz05Params, initial: &[T], steps: u64, save_at: &[u64]) -> Ensemble<T>
-            = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+            = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every: 0, save_at };
+
+        /// As [`Kernpack::lorenz05`], with F, b and c per member where `each`
+        /// gives them (`members` values each, finite; the others are `p`'s):
+        /// member m runs as it would alone with its values as `p`'s scalars
+        /// ([`Lorenz05Params::member`]). Chunks and GPUs take their members'
+        /// slices.
+        fn lorenz05_each(p: &Lorenz05Params, each: &MemberParams<&[T]>, initial: &[T], steps: u64, every: u64) -> Ensemble<T>
+            = EnsembleRun { params: p, each: *each, initial, steps, every, save_at: &[] };
+
+        /// [`Kernpack::lorenz05_each`] with the frames of
+        /// [`Kernpack::lorenz05_save_at`]: F, b and c per member, the states
+        /// after the steps of `save_at` (each segment of the run takes the
+        /// same per-member values).
+        fn lorenz05_each_save_at(p: &Lorenz05Params, each: &MemberParams<&[T]>, initial: &[T], steps: u64, save_at: &[u64]) -> Ensemble<T>
+            = EnsembleRun { params: p, each: *each, initial, steps, every: 0, save_at };
 
         /// Periodic weighted window sum of `rows` contiguous rows of `n` values:
         /// `out[r][i] = sum_{m=0}^{L-1} w[m] x[r][(i + J - m) mod n]`, L = 2J + 1.

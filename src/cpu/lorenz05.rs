@@ -14,16 +14,19 @@
 //! last end term; divisions kept as divisions), so f64 results are bitwise
 //! those of the reference.
 
+use std::borrow::Cow;
+
 use super::lorenz::{rk4_stage, run_blocks, vector, Run};
 use crate::float::Float;
-use crate::params::lorenz::{model3_weights, Lorenz05Model, Lorenz05Params};
+use crate::params::lorenz::{model3_weights, Lorenz05Model, Lorenz05Params, MemberParams};
 use crate::params::save_at::Frames;
 
 /// A Lorenz 2005 ensemble (inputs validated by the caller) on `threads`
-/// threads, in `T` arithmetic.
+/// threads, in `T` arithmetic, F, b and c per member where `each` gives them.
 pub(crate) fn lorenz05<T: Float>(
     p: &Lorenz05Params,
     (_, initial): (usize, &[T]),
+    each: &MemberParams<&[T]>,
     (_, steps): (u64, u64),
     frames: Frames<'_>,
     threads: usize,
@@ -39,7 +42,12 @@ pub(crate) fn lorenz05<T: Float>(
         frames,
         threads,
         progress,
-        |_, init, out, frame_parts| {
+        |m, init, out, frame_parts| {
+            // Member m's F, b, c: a copy of the model only where given per member.
+            let model = match each.any() {
+                false => Cow::Borrowed(&model),
+                true => Cow::Owned(model.with_coefficients(&p.member(each, m))),
+            };
             if vector::<T>() == 16 {
                 member::<T, 64>(&model, init, out, frame_parts, steps, frames)
             } else {
@@ -52,6 +60,7 @@ pub(crate) fn lorenz05<T: Float>(
 /// The parameters in `T`, as the reference forms them in f64 (then
 /// rounded), and the layout of a member's padded arrays: core sites at
 /// `left..left + core`.
+#[derive(Clone)]
 struct Model<T> {
     n: usize,
     k: usize,
@@ -103,6 +112,18 @@ impl<T: Float> Model<T> {
             core,
             left,
             len: left + core + right,
+        }
+    }
+
+    /// The same model with the F, b and c of `p` (one member's).
+    fn with_coefficients(&self, p: &Lorenz05Params) -> Self {
+        Model {
+            forcing: T::from_f64(p.forcing),
+            b: T::from_f64(p.b),
+            b2: T::from_f64(p.b * p.b),
+            c: T::from_f64(p.c),
+            weights: self.weights.clone(),
+            ..*self
         }
     }
 

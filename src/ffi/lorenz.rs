@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 
 use super::{kp_context, kp_status, or_default, value_boundary, DeviceEntry, Entry, RawError};
 use crate::api::lorenz::{
-    EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz96Tangent, WindowSumOnDevice,
+    EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz96Tangent, MemberParams,
+    WindowSumOnDevice,
 };
 use crate::api::Kernpack;
 use crate::float::Float;
@@ -46,7 +47,8 @@ pub struct kp_lorenz96_params {
 }
 
 /// Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
-/// from `kp_lorenz05_default_params()`.
+/// from `kp_lorenz05_default_params()`. F, b and c are every member's,
+/// unless a call gives them per member.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct kp_lorenz05_params {
@@ -203,18 +205,46 @@ struct HostRun<T, P> {
 
 impl<T: Float, P: CParams> Entry for HostRun<T, P> {
     unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        unsafe { self.call_each(kp, MemberParams::default()) }
+    }
+}
+
+impl<T: Float, P: CParams> HostRun<T, P> {
+    /// The run with the per-member parameters at `each` (host pointers to
+    /// `members` values each; NULL for the scalar).
+    ///
+    /// # Safety
+    /// As [`Entry::call`]; each non-NULL pointer of `each` valid for `members` values.
+    unsafe fn call_each(self, kp: &Kernpack, each: MemberParams<*const T>) -> Result<(), RawError> {
         let params = unsafe { P::read(self.params) }?;
-        let (steps, every) = (self.steps, self.every);
-        let len = raw::product("members", self.members, "N", params.values_per_member())?;
+        let (steps, every, members) = (self.steps, self.every, self.members);
+        let len = raw::product("members", members, "N", params.values_per_member())?;
         let traj_len = if every > 0 { self.trajectory_len } else { 0 };
+        let mut inputs = vec![Span::of("initial", self.initial, len)];
+        for (name, ptr) in each.named() {
+            inputs.push(Span::of(
+                name,
+                ptr.map_or(std::ptr::null(), |p| *p),
+                members,
+            ));
+        }
         check_apart(
             &[
                 Span::of("out", self.out, len),
                 Span::of("trajectory", self.trajectory, traj_len),
             ],
-            &[Span::of("initial", self.initial, len)],
+            &inputs,
         )?;
         let initial = unsafe { raw::host("initial", self.initial, len) }?;
+        let host = |name, ptr: Option<*const T>| match ptr {
+            Some(ptr) => unsafe { raw::optional_host(name, ptr, members) },
+            None => Ok(None),
+        };
+        let each = MemberParams {
+            forcing: host("forcing", each.forcing)?,
+            b: host("b", each.b)?,
+            c: host("c", each.c)?,
+        };
         let out = unsafe { raw::host_mut("out", self.out, len) }?;
         let trajectory = match every {
             0 => None,
@@ -227,6 +257,7 @@ impl<T: Float, P: CParams> Entry for HostRun<T, P> {
         let params = &params;
         let run = kp.run(EnsembleRun {
             params,
+            each,
             initial,
             steps,
             every,
@@ -258,6 +289,19 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
     type Op = <P::Params as EnsembleModel>::OnDevice<T>;
 
     unsafe fn op(self) -> Result<Self::Op, RawError> {
+        unsafe { self.op_each(MemberParams::default()) }
+    }
+}
+
+impl<T: Float, P: CParams> DeviceRun<T, P> {
+    /// The run with the per-member parameters at the device addresses `each`.
+    ///
+    /// # Safety
+    /// As [`DeviceEntry::op`].
+    unsafe fn op_each(
+        self,
+        each: MemberParams<u64>,
+    ) -> Result<<P::Params as EnsembleModel>::OnDevice<T>, RawError> {
         let params = unsafe { P::read(self.params) }?;
         let (members, steps, every) = (self.members, self.steps, self.every);
         let buffers = EnsembleDeviceBuffers {
@@ -270,7 +314,7 @@ impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
         };
         let len = raw::product("members", members, "N", params.values_per_member())?;
         raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        Ok(params.on_device(buffers, (0, members), steps, (every, &[])))
+        Ok(params.on_device(buffers, each, (0, members), steps, (every, &[])))
     }
 }
 
@@ -313,6 +357,7 @@ impl<T: Float, P: CParams> Entry for SaveAtHostRun<T, P> {
         // Computed in full before anything is written to the outputs.
         let run = kp.run(EnsembleRun {
             params: &params,
+            each: MemberParams::default(),
             initial,
             steps: self.steps,
             every: 0,
@@ -359,7 +404,8 @@ impl<T: Float, P: CParams> DeviceEntry for SaveAtDeviceRun<T, P> {
             },
         };
         // The description checks the list and the counts before any launch.
-        Ok(params.on_device(buffers, (0, self.members), self.steps, (0, save_at)))
+        let (each, members) = (MemberParams::default(), (0, self.members));
+        Ok(params.on_device(buffers, each, members, self.steps, (0, save_at)))
     }
 }
 
@@ -378,11 +424,47 @@ impl<T: Float, P: CParams> DeviceEntry for SaveAtDeviceRun<T, P> {
 type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params>;
 
 /// As `kp_lorenz96_{dtype}`, for Lorenz (2005) Model II / III
-/// (`params->model`), in {precision}.
+/// (`params->model`), in {precision}. `forcing`, `b`, `c`: `members` values
+/// each (finite), member m running with its F, b, c as it would alone, or
+/// NULL for the value in `params` (NULL `params`: the defaults).
 ///
 /// # Safety
-/// As `kp_lorenz96_{dtype}`.
-type kp_lorenz05<T> = HostRun<T, kp_lorenz05_params>;
+/// As `kp_lorenz96_{dtype}`; `forcing`, `b`, `c` NULL or valid for `members` values.
+struct kp_lorenz05<T> {
+    params: *const kp_lorenz05_params,
+    initial: *const T,
+    members: usize,
+    forcing: *const T,
+    b: *const T,
+    c: *const T,
+    steps: u64,
+    every: u64,
+    out: *mut T,
+    trajectory: *mut T,
+    trajectory_len: usize,
+}
+
+impl<T: Float> Entry for kp_lorenz05<T> {
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
+        let given = |ptr: *const T| (!ptr.is_null()).then_some(ptr);
+        let each = MemberParams {
+            forcing: given(self.forcing),
+            b: given(self.b),
+            c: given(self.c),
+        };
+        let run = HostRun::<T, kp_lorenz05_params> {
+            params: self.params,
+            initial: self.initial,
+            members: self.members,
+            steps: self.steps,
+            every: self.every,
+            out: self.out,
+            trajectory: self.trajectory,
+            trajectory_len: self.trajectory_len,
+        };
+        unsafe { run.call_each(kp, each) }
+    }
+}
 
 /// Lorenz 96's tangent linear model on host arrays in {precision}:
 /// integrates `initial` (`members` x `params->n` values) for `steps` RK4
@@ -453,11 +535,51 @@ impl<T: Float> Entry for kp_lorenz96_tangent<T> {
 type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params>;
 
 /// As `kp_lorenz96_device_{dtype}`, for Lorenz (2005) Model II / III, in
-/// {precision}.
+/// {precision}. `forcing`, `b`, `c`: device arrays of `members` values each,
+/// or 0 for the value in `params` (their values are not inspected).
 ///
 /// # Safety
-/// As `kp_lorenz96_device_{dtype}`.
-type kp_lorenz05_device<T> = DeviceRun<T, kp_lorenz05_params>;
+/// As `kp_lorenz96_device_{dtype}`; non-zero `forcing`, `b`, `c` device
+/// allocations of `members` values.
+struct kp_lorenz05_device<T> {
+    params: *const kp_lorenz05_params,
+    initial: u64,
+    members: usize,
+    forcing: u64,
+    b: u64,
+    c: u64,
+    steps: u64,
+    every: u64,
+    out: u64,
+    trajectory: u64,
+    trajectory_len: usize,
+    _dtype: PhantomData<T>,
+}
+
+impl<T: Float> DeviceEntry for kp_lorenz05_device<T> {
+    type Op = <Lorenz05Params as EnsembleModel>::OnDevice<T>;
+
+    unsafe fn op(self) -> Result<Self::Op, RawError> {
+        let given = |ptr: u64| (ptr != 0).then_some(ptr);
+        let each = MemberParams {
+            forcing: given(self.forcing),
+            b: given(self.b),
+            c: given(self.c),
+        };
+        let run = DeviceRun::<T, kp_lorenz05_params> {
+            params: self.params,
+            initial: self.initial,
+            members: self.members,
+            steps: self.steps,
+            every: self.every,
+            out: self.out,
+            trajectory: self.trajectory,
+            trajectory_len: self.trajectory_len,
+            _dtype: PhantomData,
+        };
+        unsafe { run.op_each(each) }
+    }
+}
 
 /// Integrates a Lorenz 96 ensemble of host arrays in {precision} and keeps
 /// its states after chosen steps: `initial` and `out` as in

@@ -495,7 +495,7 @@ pub(crate) fn lorenz96_tangent<T: Float>(
     })
 }
 
-/// The generic Lorenz 2005 kernel's parameters (sixteen).
+/// The generic Lorenz 2005 kernel's parameters (nineteen).
 pub(crate) type Lorenz05<T> = KernelFn<(
     In<T>,  // z0
     Out<T>, // out
@@ -510,6 +510,9 @@ pub(crate) type Lorenz05<T> = KernelFn<(
     f64,    // forcing
     f64,    // b
     f64,    // c
+    In<T>,  // forcing_each (NULL: forcing for every member)
+    In<T>,  // b_each (NULL: b)
+    In<T>,  // c_each (NULL: c)
     f64,    // dt
     i64,    // steps
     i64,    // every
@@ -517,8 +520,9 @@ pub(crate) type Lorenz05<T> = KernelFn<(
 
 /// `lorenz05_T(const T* z0, T* out, T* traj, int64_t members, int n, int K, int J,
 /// int model, double alpha, double beta, double forcing, double b, double c,
-/// double dt, int64_t steps, int64_t every)`: one member per block, its arrays
-/// in dynamic shared memory.
+/// const T* forcing_each, const T* b_each, const T* c_each, double dt,
+/// int64_t steps, int64_t every)`: one member per block, its arrays in
+/// dynamic shared memory; a non-NULL `*_each` gives that parameter per member.
 pub(crate) fn lorenz05<T: Float>() -> Lorenz05<T> {
     KernelFn::new(per_float!(T, "lorenz05"))
 }
@@ -534,6 +538,9 @@ pub(crate) type Lorenz05K32J12<T> = KernelFn<(
     f64,                 // forcing
     f64,                 // b
     f64,                 // c
+    In<T>,               // forcing_each (NULL: forcing for every member)
+    In<T>,               // b_each (NULL: b)
+    In<T>,               // c_each (NULL: c)
     f64,                 // dt
     i64,                 // steps
     i64,                 // every
@@ -541,7 +548,8 @@ pub(crate) type Lorenz05K32J12<T> = KernelFn<(
 
 /// `lorenz05_k32j12_pP_T(const T* z0, T* out, T* traj, int64_t members, int n,
 /// kp::Weights<T, 2 * J + 1> weights, double forcing, double b, double c,
-/// double dt, int64_t steps, int64_t every)`, P = 2 or 4 sites per thread.
+/// const T* forcing_each, const T* b_each, const T* c_each, double dt,
+/// int64_t steps, int64_t every)`, P = 2 or 4 sites per thread.
 pub(crate) fn lorenz05_k32j12<T: Float>(sites_per_thread: usize) -> Lorenz05K32J12<T> {
     KernelFn::new(match sites_per_thread {
         2 => per_float!(T, "lorenz05_k32j12_p2"),

@@ -233,8 +233,8 @@ macro_rules! kernel_args {
     };
 }
 
-/// Implements [`KernelArgs`] for every prefix of the list: arity 1 to 16 (the
-/// generic Lorenz 2005 kernel has 16 parameters).
+/// Implements [`KernelArgs`] for every prefix of the list: arity 1 to 19 (the
+/// generic Lorenz 2005 kernel has 19 parameters).
 macro_rules! kernel_args_prefixes {
     ([$($done:tt)*] $P:ident $i:tt $($rest:tt)*) => {
         kernel_args!($($done)* $P $i);
@@ -243,7 +243,7 @@ macro_rules! kernel_args_prefixes {
     ([$($done:tt)*]) => {};
 }
 
-kernel_args_prefixes!([] A0 0 A1 1 A2 2 A3 3 A4 4 A5 5 A6 6 A7 7 A8 8 A9 9 A10 10 A11 11 A12 12 A13 13 A14 14 A15 15);
+kernel_args_prefixes!([] A0 0 A1 1 A2 2 A3 3 A4 4 A5 5 A6 6 A7 7 A8 8 A9 9 A10 10 A11 11 A12 12 A13 13 A14 14 A15 15 A16 16 A17 17 A18 18);
 
 /// A kernel of the fatbin: its entry point's name and, as the tuple type `A`,
 /// its C parameter list. Made only by the declarations in [`super::kernels`].

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::params::lorenz::{
     model3_weights, EnsembleDeviceBuffers, FixedWeights, Lorenz05Model, Lorenz05Params,
-    Lorenz96Params,
+    Lorenz96Params, MemberParams,
 };
 use crate::params::save_at::{check_save_at, segments, Frames};
 
@@ -126,12 +126,18 @@ pub(crate) trait EnsembleModel: Copy + Sync {
     /// What the model's kernel cannot run (beyond [`EnsembleModel::validate`]),
     /// checked before the pipeline's first chunk.
     fn check_kernel(&self) -> Result<()>;
-    /// The run of `members` members on `buffers`, the first of them member
-    /// `first_member` of the ensemble, the kernel picked; frames every
-    /// `every` steps or at the steps of `save_at`.
+    /// The per-member parameters a run gives (`lengths`: the values of
+    /// each) for `members` members: Lorenz 2005 takes F, b and c, one value
+    /// per member each; Lorenz 96 none.
+    fn check_each(&self, lengths: &MemberParams<usize>, members: usize) -> Result<()>;
+    /// The run of `members` members on `buffers` with the per-member
+    /// parameters at `each`, the first of them member `first_member` of the
+    /// ensemble, the kernel picked; frames every `every` steps or at the
+    /// steps of `save_at`.
     fn on_device<T: Float>(
         self,
         buffers: EnsembleDeviceBuffers,
+        each: MemberParams<CUdeviceptr>,
         members: (usize, usize),
         steps: u64,
         frames: (u64, &[u64]),
@@ -247,7 +253,7 @@ pub fn window_extent(w_len: usize, rows: usize, n: usize, pitch: usize) -> Resul
 /// The device descriptions of the two ensemble models, alike but for the
 /// kernel knob.
 macro_rules! ensemble_on_device {
-    ($name:ident, $params:ty, $knob:ident, $knob_doc:literal, $check_kernel:expr) => {
+    ($name:ident, $params:ty, $knob:ident, $knob_doc:literal, $check_kernel:expr, $check_each:expr) => {
         #[doc = concat!("A ", stringify!($params), " ensemble run on device memory ([`Gpu::enqueue`]): ")]
         #[doc = "`buffers.initial` and `buffers.out` hold members x N values,"]
         #[doc = "`buffers.trajectory` (given exactly when `every > 0` or `save_at` is not empty)"]
@@ -258,6 +264,9 @@ macro_rules! ensemble_on_device {
         pub struct $name<T> {
             pub p: $params,
             pub buffers: EnsembleDeviceBuffers,
+            /// Per-member parameters (device addresses of `members` values
+            /// of `T` each; Lorenz 2005's F, b, c), none by default.
+            pub each: MemberParams<CUdeviceptr>,
             pub members: usize,
             pub steps: u64,
             /// Trajectory interval (0: none).
@@ -287,6 +296,7 @@ macro_rules! ensemble_on_device {
                 $name {
                     p,
                     buffers,
+                    each: MemberParams::default(),
                     members: 0,
                     steps,
                     every,
@@ -310,7 +320,9 @@ macro_rules! ensemble_on_device {
             /// The run on cudarc buffers: the members are `initial`'s
             /// length over N, `out` holds as many values, `trajectory` (with
             /// `every > 0` or a non-empty `save_at` only) the frames. `call`
-            /// holds everything else (its buffers and members are ignored).
+            /// holds everything else (its buffers and members are ignored),
+            /// the per-member addresses `each` included (arrays the caller
+            /// keeps alive until the run completes).
             pub fn buffers<'a>(
                 stream: &'a Arc<CudaStream>,
                 call: &Self,
@@ -340,14 +352,15 @@ macro_rules! ensemble_on_device {
 
             fn check_shapes(&self) -> Result<()> {
                 let frames = (self.every, &self.save_at[..]);
-                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, frames)
-                    .map(drop)
+                ensemble_lengths(&self.p, &self.buffers, self.members, self.steps, frames)?;
+                self.p.check_each(&self.each.map(|_| self.members), self.members)
             }
 
             fn check_memory(&self, gpu: &Gpu) -> Result<()> {
                 let (p, b) = (&self.p, &self.buffers);
                 let frames = (self.every, &self.save_at[..]);
                 let (len, traj_len) = ensemble_lengths(p, b, self.members, self.steps, frames)?;
+                p.check_each(&self.each.map(|_| self.members), self.members)?;
                 gpu.check_device_array::<T>("initial", b.initial, len)?;
                 gpu.check_device_array::<T>("out", b.out, len)?;
                 if let Some(trajectory) = b.trajectory {
@@ -357,6 +370,11 @@ macro_rules! ensemble_on_device {
                         // copied to `out`: the frames must be apart.
                         check_disjoint::<T>(b.initial, len, trajectory, traj_len)?;
                         check_disjoint::<T>(b.out, len, trajectory, traj_len)?;
+                    }
+                }
+                for (name, at) in self.each.named() {
+                    if let Some(at) = at {
+                        gpu.check_device_array::<T>(name, *at, self.members)?;
                     }
                 }
                 Ok(())
@@ -399,15 +417,21 @@ macro_rules! ensemble_on_device {
                 $check_kernel(self)
             }
 
+            fn check_each(&self, lengths: &MemberParams<usize>, members: usize) -> Result<()> {
+                $check_each(self, lengths, members)
+            }
+
             fn on_device<T: Float>(
                 self,
                 buffers: EnsembleDeviceBuffers,
+                each: MemberParams<CUdeviceptr>,
                 (first_member, members): (usize, usize),
                 steps: u64,
                 (every, save_at): (u64, &[u64]),
             ) -> $name<T> {
                 $name {
                     buffers,
+                    each,
                     members,
                     first_member,
                     save_at: save_at.to_vec(),
@@ -484,7 +508,14 @@ ensemble_on_device!(
      most the 2048 sites a block holds). None runs the lane kernel where N is a power \
      of two (up to 32) times 2..=10, 12 or 16 (N = 40: 4 lanes of 10 sites), else the \
      block kernel with enough blocks to spread small ensembles over every SM.",
-    |p: &Lorenz96Params| check_l96_capacity(p.n)
+    |p: &Lorenz96Params| check_l96_capacity(p.n),
+    |_: &Lorenz96Params, lengths: &MemberParams<usize>, _| match lengths.any() {
+        false => Ok(()),
+        true => Err(Error::invalid(
+            "Lorenz 96 takes no per-member F, b or c: its per-member (and per-site) forcing is \
+             the forcing held in the state (forcing_in_state)",
+        )),
+    }
 );
 ensemble_on_device!(
     Lorenz05OnDevice,
@@ -494,8 +525,25 @@ ensemble_on_device!(
      generic kernel; Some(2) or Some(4) a specialised one with that many sites per \
      thread (an error where none covers `p`). A bench and test knob: every choice \
      gives the same result to the tolerance of the tests.",
-    |_: &Lorenz05Params| Ok(())
+    |_: &Lorenz05Params| Ok(()),
+    |_: &Lorenz05Params, lengths: &MemberParams<usize>, members| check_member_lengths(
+        lengths, members
+    )
 );
+
+/// Each per-member parameter given holds one value per member.
+pub(crate) fn check_member_lengths(lengths: &MemberParams<usize>, members: usize) -> Result<()> {
+    for (name, len) in lengths.named() {
+        if let Some(&len) = len {
+            if len != members {
+                return Err(Error::invalid(format!(
+                    "{name} per member holds {len} values, the ensemble has {members} members"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
 
 impl<T: Float> Lorenz96OnDevice<T> {
     /// The launch, after the checks. A given `members_per_block` must keep
@@ -576,9 +624,13 @@ impl<T: Float> Lorenz05OnDevice<T> {
             Out::new(segment.out),
             Out::new(traj),
         );
-        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c, dt,
-        // steps, every); <model> is the weights by value for a specialised
-        // kernel, (K, J, model, alpha, beta) for the generic one.
+        // Per member: the address of its values, NULL for the scalar.
+        let each = self.each.map(In::<T>::new);
+        let [fe, be, ce] = [each.forcing, each.b, each.c].map(|e| e.unwrap_or(In::null()));
+        // Both kernels take (z0, out, traj, members, n, <model>, F, b, c,
+        // F, b, c per member, dt, steps, every); <model> is the weights by
+        // value for a specialised kernel, (K, J, model, alpha, beta) for the
+        // generic one.
         if let Some(sites) = fixed {
             // has_fixed_kernel: J of a compiled pair, L05_FIXED_WEIGHTS weights.
             let kernel = kernels::lorenz05_k32j12::<T>(sites);
@@ -596,6 +648,9 @@ impl<T: Float> Lorenz05OnDevice<T> {
                 p.forcing,
                 p.b,
                 p.c,
+                fe,
+                be,
+                ce,
                 p.dt,
                 steps_arg,
                 every_arg,
@@ -635,6 +690,9 @@ impl<T: Float> Lorenz05OnDevice<T> {
             p.forcing,
             p.b,
             p.c,
+            fe,
+            be,
+            ce,
             p.dt,
             steps_arg,
             every_arg,

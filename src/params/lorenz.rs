@@ -149,6 +149,80 @@ impl Default for Lorenz05Params {
     }
 }
 
+/// F, b and c given per member (Lorenz 2005): `members` values each, in
+/// the run's dtype, as host slices or device addresses (`V`); None keeps
+/// the one value of [`Lorenz05Params`] for every member. Member m runs as
+/// `Lorenz05Params` with its F, b, c ([`Lorenz05Params::member`]). A
+/// Lorenz 96 run takes none (its per-member forcing is the forcing held in
+/// the state, [`Lorenz96Params::forcing_in_state`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemberParams<V> {
+    pub forcing: Option<V>,
+    pub b: Option<V>,
+    pub c: Option<V>,
+}
+
+impl<V> Default for MemberParams<V> {
+    /// None given: every member runs with the scalar values.
+    fn default() -> Self {
+        MemberParams {
+            forcing: None,
+            b: None,
+            c: None,
+        }
+    }
+}
+
+impl<V> MemberParams<V> {
+    /// The same values with `f` applied to each given set, forcing, b, c in
+    /// that order (to their lengths for the checks, to device addresses for
+    /// a launch, to arena places for a chunk).
+    pub fn map<W>(self, mut f: impl FnMut(V) -> W) -> MemberParams<W> {
+        MemberParams {
+            forcing: self.forcing.map(&mut f),
+            b: self.b.map(&mut f),
+            c: self.c.map(&mut f),
+        }
+    }
+
+    /// References to the given sets.
+    pub fn as_ref(&self) -> MemberParams<&V> {
+        MemberParams {
+            forcing: self.forcing.as_ref(),
+            b: self.b.as_ref(),
+            c: self.c.as_ref(),
+        }
+    }
+
+    /// (name, values) of forcing, b and c, for checks and launches.
+    pub fn named(&self) -> [(&'static str, Option<&V>); 3] {
+        [
+            ("forcing", self.forcing.as_ref()),
+            ("b", self.b.as_ref()),
+            ("c", self.c.as_ref()),
+        ]
+    }
+
+    /// Whether any parameter is given per member.
+    pub fn any(&self) -> bool {
+        self.forcing.is_some() || self.b.is_some() || self.c.is_some()
+    }
+}
+
+impl Lorenz05Params {
+    /// Member `m`'s parameters: its F, b and c where `each` gives them
+    /// (read as f64), the scalars otherwise.
+    pub fn member<T: Float>(&self, each: &MemberParams<&[T]>, m: usize) -> Lorenz05Params {
+        let at = |v: Option<&&[T]>, all: f64| v.map_or(all, |v| v[m].to_f64());
+        Lorenz05Params {
+            forcing: at(each.forcing.as_ref(), self.forcing),
+            b: at(each.b.as_ref(), self.b),
+            c: at(each.c.as_ref(), self.c),
+            ..*self
+        }
+    }
+}
+
 /// Frames of a run: `steps / every + 1` with `every > 0`, else none
 /// (saturating: a count that large is refused by validation).
 pub fn frame_count(steps: u64, every: u64) -> usize {

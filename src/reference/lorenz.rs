@@ -7,7 +7,7 @@ use super::fill_parallel;
 use crate::float::Float;
 use crate::params::counter_rng::{draw, standard_normal};
 pub use crate::params::lorenz::model3_weights;
-use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params, MemberParams};
 use crate::params::save_at::Frames;
 
 /// `idx(k)` of MODELS.md: k mod n in [0, n).
@@ -230,9 +230,9 @@ pub struct EnsembleRun {
 type StepNoise<'a> = &'a (dyn Fn(u64, u64, &mut [f64]) + Sync);
 
 /// Integrates every member of `initial` (members x n) for `steps` RK4 steps
-/// of `tendency` (built per member by `make`), one member per task, with the
-/// optional additive `noise` in every stage (drawn for the run's steps
-/// `first_step` on), keeping `frames`.
+/// of `tendency` (built per member by `make`, given the member's index), one
+/// member per task, with the optional additive `noise` in every stage (drawn
+/// for the run's steps `first_step` on), keeping `frames`.
 #[allow(clippy::too_many_arguments)]
 fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     n: usize,
@@ -242,7 +242,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
     frames: Frames<'_>,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
     noise: Option<StepNoise<'_>>,
-    make: impl Fn() -> F + Sync,
+    make: impl Fn(usize) -> F + Sync,
 ) -> EnsembleRun {
     let members = initial.len() / n;
     let count = frames.count(steps);
@@ -254,7 +254,7 @@ fn run_ensemble<F: FnMut(&[f64], &mut [f64])>(
         if frames.after(0).is_some() {
             out.extend_from_slice(&z);
         }
-        let mut f = make();
+        let mut f = make(m);
         let mut w = vec![0.0; n];
         for step in 1..=steps {
             if let Some(noise) = noise {
@@ -337,7 +337,7 @@ fn lorenz96_frames(
         frames,
         progress,
         noise,
-        || {
+        |_| {
             move |z: &[f64], dz: &mut [f64]| match in_state {
                 true => {
                     let (x, f) = z.split_at(n);
@@ -394,7 +394,7 @@ pub fn lorenz96_tangent(
         no_frames,
         None,
         noise,
-        || {
+        |_| {
             move |z: &[f64], dz: &mut [f64]| {
                 let (x, vs) = z.split_at(n);
                 let (dx, dvs) = dz.split_at_mut(n);
@@ -431,7 +431,14 @@ pub fn lorenz05(
     every: u64,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
-    lorenz05_frames(p, initial, steps, Frames::Every(every), progress)
+    lorenz05_each_frames(
+        p,
+        &MemberParams::default(),
+        initial,
+        steps,
+        Frames::Every(every),
+        progress,
+    )
 }
 
 /// A Lorenz 2005 Model II / III ensemble with the states after the steps of
@@ -443,19 +450,52 @@ pub fn lorenz05_save_at(
     steps: u64,
     save_at: &[u64],
 ) -> EnsembleRun {
-    lorenz05_frames(p, initial, steps, Frames::At(save_at), None)
+    let each = MemberParams::default();
+    lorenz05_each_frames(p, &each, initial, steps, Frames::At(save_at), None)
 }
 
-fn lorenz05_frames(
+/// A Lorenz 2005 Model II / III ensemble with F, b and c per member where
+/// `each` gives them (member m runs with [`Lorenz05Params::member`]); inputs
+/// validated by the caller.
+pub fn lorenz05_each(
     p: &Lorenz05Params,
+    each: &MemberParams<&[f64]>,
+    initial: &[f64],
+    steps: u64,
+    every: u64,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> EnsembleRun {
+    lorenz05_each_frames(p, each, initial, steps, Frames::Every(every), progress)
+}
+
+/// As [`lorenz05_each`], the states after the steps of `save_at` (sorted,
+/// unique, each in 0..=steps) as the trajectory's frames (None when it is
+/// empty), as [`lorenz05_save_at`].
+pub fn lorenz05_each_save_at(
+    p: &Lorenz05Params,
+    each: &MemberParams<&[f64]>,
+    initial: &[f64],
+    steps: u64,
+    save_at: &[u64],
+) -> EnsembleRun {
+    lorenz05_each_frames(p, each, initial, steps, Frames::At(save_at), None)
+}
+
+/// The Lorenz 2005 ensemble of all of the above: F, b and c per member
+/// where `each` gives them, the frames of `frames` (every k steps or after
+/// the steps of a save_at list); inputs validated by the caller.
+pub fn lorenz05_each_frames(
+    p: &Lorenz05Params,
+    each: &MemberParams<&[f64]>,
     initial: &[f64],
     steps: u64,
     frames: Frames<'_>,
     progress: Option<&(dyn Fn(u64, u64) + Sync)>,
 ) -> EnsembleRun {
     let steps = (0, steps);
-    run_ensemble(p.n, initial, p.dt, steps, frames, progress, None, || {
-        let mut work = Lorenz05Work::new(p);
-        move |z: &[f64], dz: &mut [f64]| work.tendency(p, z, dz)
+    run_ensemble(p.n, initial, p.dt, steps, frames, progress, None, |m| {
+        let p = p.member(each, m);
+        let mut work = Lorenz05Work::new(&p);
+        move |z: &[f64], dz: &mut [f64]| work.tendency(&p, z, dz)
     })
 }

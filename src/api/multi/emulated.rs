@@ -73,7 +73,7 @@ mod tests {
         LombScargleBatchPeaks, LombScargleBatchTopPeaks, Peak, PeakOptions,
     };
     use crate::api::lombscargle::{LombScargleOptions, Normalize, UniformGrid};
-    use crate::api::lorenz::EnsembleRun;
+    use crate::api::lorenz::{EnsembleRun, MemberParams};
     use crate::api::reduce_batched::NormalizeBatched;
     use crate::test_rng::Rng;
     use crate::{Backend, Error, Kernpack, Lorenz05Model, Lorenz05Params, Lorenz96Params};
@@ -417,7 +417,7 @@ mod tests {
                 (5, 1, 1 << 30),
             ] {
                 #[rustfmt::skip]
-                let run = EnsembleRun { params: &p, initial: &initial, steps, every, save_at };
+                let run = EnsembleRun { params: &p, each: Default::default(), initial: &initial, steps, every, save_at };
                 let got = ensemble::ensemble(&exec(parts, limit, chunk), run);
                 if limit == 1 {
                     let err = got.unwrap_err().to_string();
@@ -441,15 +441,55 @@ mod tests {
         let initial: Vec<f32> = (0..9 * p.n).map(|_| (5.0 * rng.next()) as f32).collect();
         let want = cpu.lorenz05(&p, &initial, 10, 5).unwrap();
         #[rustfmt::skip]
-        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 5, save_at: &[] };
+        let run = EnsembleRun { params: &p, each: Default::default(), initial: &initial, steps: 10, every: 5, save_at: &[] };
         let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), run).unwrap();
         assert_eq!(got, want);
         let save_at = [0, 4, 10];
         let want = cpu.lorenz05_save_at(&p, &initial, 10, &save_at).unwrap();
         #[rustfmt::skip]
-        let run = EnsembleRun { params: &p, initial: &initial, steps: 10, every: 0, save_at: &save_at };
+        let run = EnsembleRun { params: &p, each: Default::default(), initial: &initial, steps: 10, every: 0, save_at: &save_at };
         let (got, _) = ensemble::ensemble(&exec(4, 3000, 1 << 30), run).unwrap();
         assert_eq!(got, want);
+        // F, b, c per member: each chunk takes its members' slices.
+        let draw = |rng: &mut Rng, lo: f64, hi: f64| -> Vec<f32> {
+            (0..9)
+                .map(|_| (lo + (hi - lo) * rng.next()) as f32)
+                .collect()
+        };
+        let (f, b, c) = (
+            draw(&mut rng, 8.0, 16.0),
+            draw(&mut rng, 5.0, 12.0),
+            draw(&mut rng, 1.0, 4.0),
+        );
+        for each in [
+            MemberParams {
+                forcing: Some(&f[..]),
+                b: Some(&b[..]),
+                c: Some(&c[..]),
+            },
+            MemberParams {
+                b: Some(&b[..]),
+                ..Default::default()
+            },
+        ] {
+            let want = cpu.lorenz05_each(&p, &each, &initial, 10, 5).unwrap();
+            for (parts, limit) in [(1, 1 << 30), (4, 8000), (2, 8000), (3, 1 << 30)] {
+                #[rustfmt::skip]
+                let run = EnsembleRun { params: &p, each, initial: &initial, steps: 10, every: 5, save_at: &[] };
+                let (got, _) = ensemble::ensemble(&exec(parts, limit, 1 << 30), run).unwrap();
+                assert_eq!(got, want, "{parts} parts, limit {limit}");
+            }
+            // And at chosen steps: the chunks' segments keep their members' values.
+            let want = cpu
+                .lorenz05_each_save_at(&p, &each, &initial, 10, &save_at)
+                .unwrap();
+            for (parts, limit) in [(1, 1 << 30), (4, 8000), (3, 1 << 30)] {
+                #[rustfmt::skip]
+                let run = EnsembleRun { params: &p, each, initial: &initial, steps: 10, every: 0, save_at: &save_at };
+                let (got, _) = ensemble::ensemble(&exec(parts, limit, 1 << 30), run).unwrap();
+                assert_eq!(got, want, "save_at, {parts} parts, limit {limit}");
+            }
+        }
     }
 
     /// Lorenz 63 over stand-in GPUs, in chunks: each chunk with its slice

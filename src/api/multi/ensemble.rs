@@ -11,6 +11,7 @@ use super::plan::{split_even, Arena};
 use super::{get, per_gpu, put, ChunkJob, Exec, GpuPlan, GpuProfile, MultiGpu, Regions};
 use crate::api::lorenz::{
     Ensemble, EnsembleDeviceBuffers, EnsembleParams, EnsembleRun, Lorenz05Params, Lorenz96Params,
+    MemberParams,
 };
 use crate::api::lorenz63::{
     Lorenz63AdaptiveDeviceBuffers, Lorenz63AdaptiveEnsemble, Lorenz63AdaptiveOnDevice,
@@ -24,32 +25,53 @@ use crate::gpu::device::DeviceOperation;
 use crate::gpu::Gpu;
 use crate::params::save_at::Frames;
 
-/// A validated run, as the chunks see it: chunks of members.
+/// An ensemble chunk's buffers in its arena: the run's states and the
+/// chunk's slice of each per-member parameter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EnsembleLayout {
+    pub buffers: EnsembleDeviceBuffers,
+    pub each: MemberParams<CUdeviceptr>,
+}
+
+/// A validated run, as the chunks see it: chunks of members, each with its
+/// members' per-member parameters (those given) packed beside their
+/// initial states.
 impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
-    type Layout = EnsembleDeviceBuffers;
+    type Layout = EnsembleLayout;
     const WHAT: &'static str = "member";
 
-    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (EnsembleDeviceBuffers, Regions) {
+    fn layout(&self, r: Range<usize>, base: CUdeviceptr) -> (EnsembleLayout, Regions) {
         let values = r.len() * self.params.values_per_member();
         let frames = Frames::of(self.every, self.save_at).count(self.steps);
         let mut a = Arena::at(base);
         let initial = a.take::<T>(values);
+        let each = self.each.map(|_| a.take::<T>(r.len()));
         let h2d = 0..a.bytes;
         let out = a.take::<T>(values);
         let trajectory = (frames > 0).then(|| a.take::<T>(frames * values));
         let d2h = a.offset(out)..a.end;
-        let layout = EnsembleDeviceBuffers {
+        let buffers = EnsembleDeviceBuffers {
             initial,
             out,
             trajectory,
         };
         let total = a.bytes;
+        let layout = EnsembleLayout { buffers, each };
         (layout, Regions { total, h2d, d2h })
     }
 
-    fn pack(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, host: &mut [u8]) {
+    fn pack(&self, r: &Range<usize>, lay: &EnsembleLayout, host: &mut [u8]) {
         let n = self.params.values_per_member();
-        put(host, lay.initial, &self.initial[r.start * n..r.end * n]);
+        put(
+            host,
+            lay.buffers.initial,
+            &self.initial[r.start * n..r.end * n],
+        );
+        for ((_, given), (_, at)) in self.each.named().into_iter().zip(lay.each.named()) {
+            if let (Some(values), Some(at)) = (given, at) {
+                put(host, *at, &values[r.clone()]);
+            }
+        }
     }
 
     unsafe fn launch(
@@ -57,27 +79,32 @@ impl<P: EnsembleParams, T: Float> ChunkJob for EnsembleRun<'_, P, T> {
         gpu: &Gpu,
         stream: &Arc<CudaStream>,
         r: &Range<usize>,
-        lay: &EnsembleDeviceBuffers,
+        lay: &EnsembleLayout,
     ) -> Result<()> {
-        let frames = (self.every, self.save_at);
-        let op = (*self.params).on_device::<T>(*lay, (r.start, r.len()), self.steps, frames);
+        let (buffers, each) = (lay.buffers, lay.each);
+        let (members, frames) = ((r.start, r.len()), (self.every, self.save_at));
+        let op = (*self.params).on_device::<T>(buffers, each, members, self.steps, frames);
         // SAFETY: the caller's arena holds this layout, the initial states
         // copied in; the run was validated on the host.
         unsafe { op.launch(gpu, stream, ()) }
     }
 
     #[cfg(test)]
-    fn emulate(&self, r: &Range<usize>, lay: &EnsembleDeviceBuffers, arena: &mut [u8]) {
-        // As the CPU backend computes (in T), which the tests compare with.
+    fn emulate(&self, r: &Range<usize>, lay: &EnsembleLayout, arena: &mut [u8]) {
+        // As the CPU backend computes (in T), which the tests compare with,
+        // on the chunk as packed (its states and its slice of each
+        // per-member parameter, read from the arena).
         let values = r.len() * self.params.values_per_member();
-        let z = get::<T>(arena, lay.initial, values).to_vec();
+        let z = get::<T>(arena, lay.buffers.initial, values).to_vec();
+        let read = lay.each.map(|at| get::<T>(arena, at, r.len()).to_vec());
+        let each = read.as_ref().map(Vec::as_slice);
         let one_thread = crate::api::exec::NOTHING_TO_LAUNCH;
         let frames = (self.every, self.save_at);
         let run = self
             .params
-            .on_cpu((r.start, &z), self.steps, frames, &one_thread);
-        put(arena, lay.out, &run.final_state);
-        if let (Some(at), Some(traj)) = (lay.trajectory, run.trajectory) {
+            .on_cpu((r.start, &z), &each, self.steps, frames, &one_thread);
+        put(arena, lay.buffers.out, &run.final_state);
+        if let (Some(at), Some(traj)) = (lay.buffers.trajectory, run.trajectory) {
             put(arena, at, &traj);
         }
     }
@@ -293,23 +320,35 @@ impl MultiGpu {
         /// what [`Kernpack::lorenz96`](crate::Kernpack::lorenz96) gives on one
         /// GPU of the same model.
         fn lorenz96 / lorenz96_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, every: u64)
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+            -> Ensemble<T> = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every, save_at: &[] };
 
         /// Lorenz 2005 Model II / III on every GPU of this handle; as
         /// [`MultiGpu::lorenz96`] against [`Kernpack::lorenz05`](crate::Kernpack::lorenz05).
         fn lorenz05 / lorenz05_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, every: u64)
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every, save_at: &[] };
+            -> Ensemble<T> = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every, save_at: &[] };
 
         /// Lorenz 96 with the states after the steps of `save_at` on every
         /// GPU of this handle, members split evenly: bitwise what
         /// [`Kernpack::lorenz96_save_at`](crate::Kernpack::lorenz96_save_at)
         /// gives on one GPU of the same model.
         fn lorenz96_save_at / lorenz96_save_at_profiled(p: &Lorenz96Params, initial: &[T], steps: u64, save_at: &[u64])
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+            -> Ensemble<T> = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every: 0, save_at };
 
         /// As [`MultiGpu::lorenz96_save_at`], for Lorenz 2005 Model II / III.
         fn lorenz05_save_at / lorenz05_save_at_profiled(p: &Lorenz05Params, initial: &[T], steps: u64, save_at: &[u64])
-            -> Ensemble<T> = EnsembleRun { params: p, initial, steps, every: 0, save_at };
+            -> Ensemble<T> = EnsembleRun { params: p, each: MemberParams::default(), initial, steps, every: 0, save_at };
+
+        /// Lorenz 2005 with F, b, c per member on every GPU of this handle,
+        /// each chunk with its members' values; as [`MultiGpu::lorenz05`]
+        /// against [`Kernpack::lorenz05_each`](crate::Kernpack::lorenz05_each).
+        fn lorenz05_each / lorenz05_each_profiled(p: &Lorenz05Params, each: &MemberParams<&[T]>, initial: &[T], steps: u64, every: u64)
+            -> Ensemble<T> = EnsembleRun { params: p, each: *each, initial, steps, every, save_at: &[] };
+
+        /// As [`MultiGpu::lorenz05_each`], with the states after the steps
+        /// of `save_at`; against
+        /// [`Kernpack::lorenz05_each_save_at`](crate::Kernpack::lorenz05_each_save_at).
+        fn lorenz05_each_save_at / lorenz05_each_save_at_profiled(p: &Lorenz05Params, each: &MemberParams<&[T]>, initial: &[T], steps: u64, save_at: &[u64])
+            -> Ensemble<T> = EnsembleRun { params: p, each: *each, initial, steps, every: 0, save_at };
 
         /// Lorenz 63 on every GPU of this handle, members split evenly (each
         /// chunk with its members' per-member sigma, rho, beta): bitwise what
@@ -342,7 +381,7 @@ impl MultiGpu {
             ..Default::default()
         };
         #[rustfmt::skip]
-        let job = EnsembleRun::<_, T> { params, initial: &[], steps, every, save_at: &[] };
+        let job = EnsembleRun::<_, T> { params, each: MemberParams::default(), initial: &[], steps, every, save_at: &[] };
         Exec::Gpus(self).plan(&job, split_even(members, self.len()))
     }
 }
@@ -362,9 +401,9 @@ pub(crate) fn ensemble<P: EnsembleParams, T: Float>(
         frames,
         stats: 0,
     };
-    let out = |lay: &EnsembleDeviceBuffers| MemberOutputs {
-        states: lay.out,
-        frames: lay.trajectory,
+    let out = |lay: &EnsembleLayout| MemberOutputs {
+        states: lay.buffers.out,
+        frames: lay.buffers.trajectory,
         stats: None,
     };
     let got = by_members::<_, T>(exec, &job, shape, out)?;

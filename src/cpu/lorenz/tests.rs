@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use super::Run;
 use crate::cpu::{lorenz, lorenz05, window_sum};
 use crate::float::Float;
-use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params};
+use crate::params::lorenz::{Lorenz05Model, Lorenz05Params, Lorenz96Params, MemberParams};
 use crate::params::save_at::{segments, Frames};
 use crate::reference::lorenz as reference;
 
@@ -197,6 +197,7 @@ fn l05_case<T: Float>(
     members: usize,
     steps: u64,
     (every, save_at): (u64, &[u64]),
+    per_member: u8,
 ) -> Result<(), TestCaseError> {
     let k = 2 * half_k;
     let p = Lorenz05Params {
@@ -212,17 +213,32 @@ fn l05_case<T: Float>(
         ..Default::default()
     };
     let z = states::<T>(seed, p.n * members, -5.0, 15.0);
+    // F, b, c per member (`per_member`: bit 0 F, bit 1 b, bit 2 c).
+    let given = |bit: u32, lo: f64, hi: f64| {
+        (per_member >> bit & 1 == 1).then(|| states::<T>(seed ^ (bit as u64 + 1), members, lo, hi))
+    };
+    let (f, b, c) = (given(0, 6.0, 12.0), given(1, 6.0, 14.0), given(2, 1.5, 3.5));
+    let each = MemberParams {
+        forcing: f.as_deref(),
+        b: b.as_deref(),
+        c: c.as_deref(),
+    };
+    let wide = each.map(f64s);
+    let each_f64 = wide.as_ref().map(Vec::as_slice);
     check_run(
-        &format!("L05 {} {p:?} members {members}", T::NAME),
+        &format!(
+            "L05 {} {p:?} members {members} per member {per_member:03b}",
+            T::NAME
+        ),
         seed,
         &f64s(&z),
         |threads| {
             let frames = Frames::of(every, save_at);
-            lorenz05::lorenz05(&p, (0, &z), (0, steps), frames, threads, None)
+            lorenz05::lorenz05(&p, (0, &z), &each, (0, steps), frames, threads, None)
         },
-        |start| match save_at.is_empty() {
-            true => reference::lorenz05(&p, start, steps, every, None),
-            false => reference::lorenz05_save_at(&p, start, steps, save_at),
+        |start| {
+            let frames = Frames::of(every, save_at);
+            reference::lorenz05_each_frames(&p, &each_f64, start, steps, frames, None)
         },
     )
 }
@@ -265,14 +281,18 @@ proptest! {
         single in any::<bool>(),
         listed in any::<bool>(),
         mask in any::<u64>(),
+        per_member in 0u8..8,
     ) {
+        // Frames every `every` steps or at save_at; F, b, c per member by
+        // the bits of `per_member` (0: the scalars).
         let every = if listed { 0 } else { every.min(steps) };
         let save_at = if listed { save_at_from(mask, steps) } else { Vec::new() };
         let frames = (every, &save_at[..]);
+        let each = per_member;
         if single {
-            l05_case::<f32>(seed, model3, half_k, j, extra, members, steps, frames)?;
+            l05_case::<f32>(seed, model3, half_k, j, extra, members, steps, frames, each)?;
         } else {
-            l05_case::<f64>(seed, model3, half_k, j, extra, members, steps, frames)?;
+            l05_case::<f64>(seed, model3, half_k, j, extra, members, steps, frames, each)?;
         }
     }
 
@@ -387,7 +407,10 @@ fn lorenz05_dart_defaults_match_the_reference_bitwise() {
             "DART defaults",
             7,
             &z,
-            |threads| lorenz05::lorenz05(&p, (0, &z), (0, 12), Frames::Every(4), threads, None),
+            |threads| {
+                let each = Default::default();
+                lorenz05::lorenz05(&p, (0, &z), &each, (0, 12), Frames::Every(4), threads, None)
+            },
             |start| reference::lorenz05(&p, start, 12, 4, None),
         )
         .unwrap();
