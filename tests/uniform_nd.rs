@@ -123,19 +123,32 @@ fn check_random<T: BoxValue>(
 ) {
     let mut rng = Rng(seed);
     let shape: Vec<usize> = (0..ndim).map(|_| 1 + pick(&mut rng, max)).collect();
+    check_shape::<T>(kp, &mut rng, &shape, wmax, what);
+}
+
+/// One random case of `shape`: values, windows up to `wmax`, origins,
+/// modes and constant drawn from `rng`.
+fn check_shape<T: BoxValue>(
+    kp: &Kernpack,
+    rng: &mut Rng,
+    shape: &[usize],
+    wmax: usize,
+    what: &str,
+) {
+    let ndim = shape.len();
     let n: usize = shape.iter().product();
     let special = rng.next() < 0.3;
-    let input: Vec<T> = (0..n).map(|_| random_value(&mut rng, special)).collect();
-    let size: Vec<usize> = (0..ndim).map(|_| 1 + pick(&mut rng, wmax)).collect();
+    let input: Vec<T> = (0..n).map(|_| random_value(rng, special)).collect();
+    let size: Vec<usize> = (0..ndim).map(|_| 1 + pick(rng, wmax)).collect();
     let origin = size
         .iter()
-        .map(|&s| -(s as i64 / 2) + pick(&mut rng, s) as i64)
+        .map(|&s| -(s as i64 / 2) + pick(rng, s) as i64)
         .collect();
-    let mode = (0..ndim).map(|_| MODES[pick(&mut rng, 5)]).collect();
+    let mode = (0..ndim).map(|_| MODES[pick(rng, 5)]).collect();
     let cval = match T::KIND {
         KeyKind::Float => rng.range(-50.0, 50.0),
         // An integer within every type's range.
-        _ => pick(&mut rng, 120) as f64,
+        _ => pick(rng, 120) as f64,
     };
     let opts = UniformNdOptions {
         size,
@@ -144,12 +157,12 @@ fn check_random<T: BoxValue>(
         cval,
     };
     let what = format!("{what} {} shape {shape:?} {opts:?}", T::NAME);
-    let mut out = vec![random_value::<T>(&mut rng, false); n];
-    kp.uniform_filter_nd_into(&input, &mut out, &shape, &opts)
+    let mut out = vec![random_value::<T>(rng, false); n];
+    kp.uniform_filter_nd_into(&input, &mut out, shape, &opts)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let passes = opts.passes::<T>(ndim).unwrap();
-    let want = uniform_filter_nd(&input, &shape, &passes);
-    let tol = tolerance(&passes, &shape, magnitude(&input, cval));
+    let want = uniform_filter_nd(&input, shape, &passes);
+    let tol = tolerance(&passes, shape, magnitude(&input, cval));
     check_same(&out, &want, tol, &what);
 }
 
@@ -175,6 +188,24 @@ proptest! {
         let ndim = 1 + (seed % 4) as usize;
         let (max, wmax) = [(400, 60), (40, 25), (14, 9), (6, 5)][ndim - 1];
         check_all_types(&kp, seed, ndim, max, wmax, "cpu");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(6)))]
+
+    /// Long contiguous lines: the CPU backend's pieces of work start inside
+    /// lines and re-seed their sums along them, which the small shapes above
+    /// never reach.
+    #[test]
+    fn cpu_backend_long_lines_match_the_reference(seed in any::<u64>()) {
+        let kp = Kernpack::new(Backend::Cpu).unwrap().with_cpu_threads(3).unwrap();
+        let mut rng = Rng(seed);
+        let shape: &[usize] = [&[150_001][..], &[3, 70_001], &[2, 3, 30_011]][(seed % 3) as usize];
+        check_shape::<u8>(&kp, &mut rng, shape, 90, "cpu long lines");
+        check_shape::<i32>(&kp, &mut rng, shape, 90, "cpu long lines");
+        check_shape::<f32>(&kp, &mut rng, shape, 90, "cpu long lines");
+        check_shape::<f64>(&kp, &mut rng, shape, 90, "cpu long lines");
     }
 }
 

@@ -54,6 +54,9 @@ fn uniform_pass<T: BoxValue>(
     let (n, inner) = (lines.len, lines.inner);
     let (size, first) = (pass.size as i64, pass.first);
     let strip = strip_len(pass.size, n);
+    if inner == 1 {
+        return contiguous_pass(input, output, n, pass, threads, progress);
+    }
     // Pieces of whole rows, long enough to amortise their seeds.
     let piece_rows = (PIECE_VALUES / inner).max(strip.min(n)).max(1);
     for_each_chunk(
@@ -103,4 +106,82 @@ fn uniform_pass<T: BoxValue>(
             }
         },
     );
+}
+
+/// One pass along contiguous lines (`inner == 1`): the same sums, seeds and
+/// re-seeds as [`uniform_pass`] (so the same bits), but walked along each
+/// line with the boundary mapping only where the window crosses an edge.
+/// The row-wise walk would pay its per-row set-up for every single value.
+fn contiguous_pass<T: BoxValue>(
+    input: &[T],
+    output: &mut [T],
+    n: usize,
+    pass: &BoxPass<T>,
+    threads: usize,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) {
+    let (size, first) = (pass.size as i64, pass.first);
+    let strip = strip_len(pass.size, n);
+    let piece_len = PIECE_VALUES.max(strip.min(n)).max(1);
+    for_each_chunk(threads, output, piece_len, progress, |start, piece| {
+        let mut at = 0;
+        while at < piece.len() {
+            let (line, i0) = ((start + at) / n, (start + at) % n);
+            let x = &input[line * n..(line + 1) * n];
+            // Value j of this line as the boundary mode extends it.
+            let value =
+                |j: i64| extend(j, n as i64, pass.mode).map_or(pass.cval, |j| x[j as usize]);
+            // This piece's part of the line, cut at the re-seed points.
+            let end = (n - i0).min(piece.len() - at) + i0;
+            let mut seg = i0;
+            while seg < end {
+                let seg_end = end.min((seg / strip + 1) * strip);
+                let out = &mut piece[at + seg - i0..at + seg_end - i0];
+                let mut sum = window_sum(
+                    seg as i64 + first,
+                    size,
+                    n as i64,
+                    pass.mode,
+                    pass.cval,
+                    value,
+                );
+                // The sum moves on after every output but the segment's last;
+                // between `lo` and `hi` its entering and leaving values lie
+                // inside the line and are read directly.
+                let last = seg_end - 1;
+                let lo = (-first).clamp(seg as i64, last as i64) as usize;
+                let hi = (n as i64 - first - size).clamp(lo as i64, last as i64) as usize;
+                let edge = |i: usize, sum: &mut T::Sum| {
+                    sum.add(value(i as i64 + first + size));
+                    sum.sub(value(i as i64 + first));
+                };
+                for i in seg..lo {
+                    out[i - seg] = sum.mean(pass.size);
+                    edge(i, &mut sum);
+                }
+                if hi > lo {
+                    // lo >= -first and hi <= n - first - size here.
+                    let l = (lo as i64 + first) as usize;
+                    let leaving = &x[l..l + (hi - lo)];
+                    let entering = &x[l + pass.size..l + pass.size + (hi - lo)];
+                    for ((o, &e), &v) in out[lo - seg..hi - seg]
+                        .iter_mut()
+                        .zip(entering)
+                        .zip(leaving)
+                    {
+                        *o = sum.mean(pass.size);
+                        sum.add(e);
+                        sum.sub(v);
+                    }
+                }
+                for i in hi..last {
+                    out[i - seg] = sum.mean(pass.size);
+                    edge(i, &mut sum);
+                }
+                out[last - seg] = sum.mean(pass.size);
+                seg = seg_end;
+            }
+            at += end - i0;
+        }
+    });
 }
