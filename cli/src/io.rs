@@ -32,32 +32,51 @@ pub fn summary(output: Option<&Path>, line: &str) {
     }
 }
 
+/// The fields of every line of a text table that is not blank, not a
+/// comment (starting with '#') nor a byte-order mark, separated by commas,
+/// tabs or spaces; each with its 1-based line number.
+fn field_lines(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    text.strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .lines()
+        .enumerate()
+        .filter_map(|(number, line)| {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                return None;
+            }
+            let fields = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|f| !f.is_empty())
+                .collect();
+            Some((number + 1, fields))
+        })
+}
+
+/// Whether `fields` make a header line: none after the first `skip` is a number.
+fn is_header(fields: &[&str], skip: usize) -> bool {
+    fields.len() > skip && fields.iter().skip(skip).all(|f| f.parse::<f64>().is_err())
+}
+
+/// The column names of a text table: its first line (see [`field_lines`])
+/// when that is a header, none of whose fields is a number.
+pub fn header(text: &str) -> Option<Vec<&str>> {
+    field_lines(text)
+        .next()
+        .map(|(_, fields)| fields)
+        .filter(|fields| is_header(fields, 0))
+}
+
 /// The lines of a text table that hold records: numbers, or an id then
 /// numbers, separated by commas, tabs or spaces. Blank lines, lines starting
 /// with '#', a byte-order mark, and a header (a first line none of whose
 /// fields after the first `skip` is a number, such as `t,y`) are left out.
 /// Each record comes with its 1-based line number.
 pub fn records(text: &str, skip: usize) -> impl Iterator<Item = (usize, Vec<&str>)> {
-    let mut first = true;
-    text.strip_prefix('\u{feff}')
-        .unwrap_or(text)
-        .lines()
+    field_lines(text)
         .enumerate()
-        .filter_map(move |(number, line)| {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                return None;
-            }
-            let fields: Vec<&str> = line
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .filter(|f| !f.is_empty())
-                .collect();
-            let header = first
-                && fields.len() > skip
-                && fields.iter().skip(skip).all(|f| f.parse::<f64>().is_err());
-            first = false;
-            (!header).then_some((number + 1, fields))
-        })
+        .filter(move |(k, (_, fields))| *k > 0 || !is_header(fields, skip))
+        .map(|(_, line)| line)
 }
 
 /// Numbers separated by commas, tabs or spaces, one record per line (see

@@ -10,7 +10,7 @@ use kernpack::api::phasefold::{PeakOptions, MAX_PEAKS};
 use kernpack::params::peaks::{select_peaks, Better};
 use kernpack::{Float, Kernpack};
 
-use crate::io::{read_table, summary, write_csv, SeriesData};
+use crate::io::{header, numbers, records, summary, write_csv, SeriesData};
 use crate::lombscargle_cmd::{best_peak, Frequencies, GridArgs};
 use crate::options::{cast, SearchRun};
 
@@ -24,14 +24,20 @@ struct Bands {
 /// command's documentation).
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "INPUT is a CSV or whitespace-separated table with columns t, y, \
-band or t, y, dy, band: the band is the last column, an integer label from 0 to 4294967295 \
-(bands are ordered by label); a header line and lines starting with '#' are skipped.\n\n\
+    after_help = "INPUT is a CSV or whitespace-separated table with the columns t, y and band, \
+or t, y, dy and band; a header line naming them and lines starting with '#' are skipped. The band \
+is the last column unless --bands names another; the other columns are t, y[, dy] in their order. \
+Band labels are whole numbers from 0 to 4294967295, or text (such as g, r, i, or ztfg) when any \
+label is not a number; the bands are ordered by label, as numbers or as text.\n\n\
 The best period is that of the highest power at a frequency above 0."
 )]
 pub struct MultibandArgs {
-    /// The light curve: t, y[, dy], band per line.
+    /// The light curve: t, y[, dy] and a band per line.
     pub input: PathBuf,
+    /// The column of the band labels: its number (1 = the first) or its name
+    /// in the header line [default: the last column].
+    #[arg(long, value_name = "COLUMN")]
+    pub bands: Option<String>,
     #[command(flatten)]
     pub grid: GridArgs,
     #[command(flatten)]
@@ -99,38 +105,39 @@ impl MultibandArgs {
     }
 }
 
-/// The table's columns: t, y[, dy], band; the band a whole number in u32.
-fn read_bands(path: &std::path::Path) -> Result<Bands, String> {
-    let rows = read_table(path)?;
+/// The table's columns: t, y[, dy] and the band labels in column `bands`
+/// (a 1-based number or a header name; `None`: the last column).
+fn read_bands(path: &std::path::Path, bands: Option<&str>) -> Result<Bands, String> {
     let name = path.display();
-    let Some(width) = rows.first().map(Vec::len) else {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    let lines: Vec<(usize, Vec<&str>)> = records(&text, 0).collect();
+    let Some(width) = lines.first().map(|(_, fields)| fields.len()) else {
         return Err(format!("{name}: no data rows"));
     };
     if !(3..=4).contains(&width) {
         return Err(format!(
-            "{name}: expected 3 or 4 columns (t, y[, dy], band), found {width}"
+            "{name}: expected 3 or 4 columns (t, y[, dy] and the band), found {width}"
         ));
     }
-    let mut bands = Vec::with_capacity(rows.len());
-    for (i, row) in rows.iter().enumerate() {
-        if row.len() != width {
+    let column =
+        band_column(bands, header(&text).as_deref(), width).map_err(|e| format!("{name}: {e}"))?;
+    let mut values = Vec::with_capacity(lines.len());
+    let mut labels = Vec::with_capacity(lines.len());
+    for (i, (number, fields)) in lines.iter().enumerate() {
+        if fields.len() != width {
             return Err(format!(
                 "{name}: data row {} has {} columns, the first has {width}",
                 i + 1,
-                row.len()
+                fields.len()
             ));
         }
-        let band = row[width - 1];
-        if !(band >= 0.0 && band <= u32::MAX as f64 && band.fract() == 0.0) {
-            return Err(format!(
-                "{name}: data row {}: band {band} is not a whole number from 0 to {}",
-                i + 1,
-                u32::MAX
-            ));
-        }
-        bands.push(band as u32);
+        let mut numeric = fields.clone();
+        labels.push(numeric.remove(column));
+        values.push(numbers(path, *number, &numeric)?);
     }
-    let column = |c: usize| rows.iter().map(|r| r[c]).collect::<Vec<f64>>();
+    let bands =
+        band_indices(&labels).map_err(|(row, e)| format!("{name}: data row {}: {e}", row + 1))?;
+    let column = |c: usize| values.iter().map(|r| r[c]).collect::<Vec<f64>>();
     Ok(Bands {
         data: SeriesData {
             t: column(0),
@@ -139,6 +146,73 @@ fn read_bands(path: &std::path::Path) -> Result<Bands, String> {
         },
         bands,
     })
+}
+
+/// The 0-based column of `--bands` (a 1-based number, or a name of
+/// `header`) in rows of `width` fields; the last without it.
+fn band_column(
+    bands: Option<&str>,
+    header: Option<&[&str]>,
+    width: usize,
+) -> Result<usize, String> {
+    let Some(bands) = bands else {
+        return Ok(width - 1);
+    };
+    if let Ok(number) = bands.parse::<usize>() {
+        return match number {
+            1.. if number <= width => Ok(number - 1),
+            _ => Err(format!(
+                "--bands {bands}: the rows have columns 1 to {width}"
+            )),
+        };
+    }
+    let Some(header) = header else {
+        return Err(format!(
+            "--bands {bands}: no header line names the columns (give the column's number)"
+        ));
+    };
+    header.iter().position(|h| *h == bands).ok_or_else(|| {
+        format!(
+            "--bands {bands}: no such column in the header ({})",
+            header.join(", ")
+        )
+    })
+}
+
+/// Each row's band as a number from 0: the labels themselves when every one
+/// is a number (whole, within u32), else their rank among the distinct
+/// labels as text. An error names the 0-based row.
+fn band_indices(labels: &[&str]) -> Result<Vec<u32>, (usize, String)> {
+    let numbers: Option<Vec<f64>> = labels.iter().map(|l| l.parse::<f64>().ok()).collect();
+    if let Some(numbers) = numbers {
+        let whole = |band: f64| band >= 0.0 && band <= u32::MAX as f64 && band.fract() == 0.0;
+        return numbers
+            .iter()
+            .enumerate()
+            .map(|(row, &band)| {
+                whole(band).then_some(band as u32).ok_or_else(|| {
+                    let max = u32::MAX;
+                    (
+                        row,
+                        format!("band {band} is not a whole number from 0 to {max}"),
+                    )
+                })
+            })
+            .collect();
+    }
+    let mut distinct = labels.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    // A rank past u32 would take over 4 billion distinct labels: refused, not wrapped.
+    if distinct.len() > u32::MAX as usize {
+        let many = distinct.len();
+        return Err((
+            0,
+            format!("{many} distinct band labels, more than {}", u32::MAX),
+        ));
+    }
+    let rank = |l: &str| distinct.binary_search(&l).expect("a listed label") as u32;
+    Ok(labels.iter().map(|l| rank(l)).collect())
 }
 
 pub fn run(args: &MultibandArgs) -> Result<(), String> {
@@ -151,7 +225,7 @@ pub fn run(args: &MultibandArgs) -> Result<(), String> {
     if let Some(p) = &peaks {
         p.validate().map_err(|e| format!("--separation: {e}"))?;
     }
-    let input = read_bands(&args.input)?;
+    let input = read_bands(&args.input, args.bands.as_deref())?;
     let freqs = args.grid.frequencies(&input.data)?;
     let kp = args.run.open("multiband periodogram on the CPU")?;
     let started = Instant::now();

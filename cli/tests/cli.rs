@@ -549,6 +549,107 @@ fn multiband_finds_a_planted_period_and_writes_its_table() {
     }
 }
 
+/// The band column anywhere, named or numbered, its labels text or numbers:
+/// the same bands give the same periodogram, bit for bit.
+#[test]
+fn multiband_reads_the_band_column_by_name_or_number_with_text_labels() {
+    let mut next = uniforms(23);
+    // Text labels sort as g < i < r: numbered 0, 1, 2 in the numeric table.
+    let (mut text_table, mut numeric_table) = (
+        String::from("mjd,filter,mag,magerr\n"),
+        String::from("t,y,dy,band\n"),
+    );
+    for i in 0..180 {
+        let (label, number, level) = [("g", 0, 10.0), ("r", 2, 11.0), ("i", 1, 12.5)][i % 3];
+        let t = 80.0 * next();
+        let y = level + (std::f64::consts::TAU * t / 3.1).sin() + 0.3 * (next() - 0.5);
+        let dy = 0.1 + 0.2 * next();
+        text_table += &format!("{t},{label},{y},{dy}\n");
+        numeric_table += &format!("{t},{y},{dy},{number}\n");
+    }
+    let (text_path, numeric_path) = (scratch("mb-text.csv"), scratch("mb-numeric.csv"));
+    std::fs::write(&text_path, text_table).unwrap();
+    std::fs::write(&numeric_path, numeric_table).unwrap();
+    let (text_path, numeric_path) = (text_path.to_str().unwrap(), numeric_path.to_str().unwrap());
+    let grid = ["--fmin", "0.05", "--fmax", "2", "--nf", "3000"];
+    let table = |input: &str, bands: &[&str], name: &str| {
+        let out_path = scratch(name);
+        let mut args = vec!["multiband", input, "-o", out_path.to_str().unwrap()];
+        args.extend_from_slice(bands);
+        args.extend_from_slice(&grid);
+        let out = kernpack(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        std::fs::read_to_string(out_path).unwrap()
+    };
+    let want = table(numeric_path, &[], "mb-numeric-out.csv");
+    assert_eq!(want.lines().count(), 3001);
+    assert_eq!(
+        table(text_path, &["--bands", "filter"], "mb-named.csv"),
+        want
+    );
+    assert_eq!(table(text_path, &["--bands", "2"], "mb-numbered.csv"), want);
+    assert_eq!(
+        table(numeric_path, &["--bands", "band"], "mb-band.csv"),
+        want
+    );
+    // Columns that are not there, or a name without a header: named errors.
+    let headerless = scratch("mb-headerless.csv");
+    std::fs::write(&headerless, "1,g,10,0.1\n2,r,11,0.1\n3,g,10.5,0.1\n").unwrap();
+    let headerless = headerless.to_str().unwrap();
+    for (input, column, needle) in [
+        (text_path, "5", "--bands 5: the rows have columns 1 to 4"),
+        (text_path, "0", "--bands 0: the rows have columns 1 to 4"),
+        (
+            text_path,
+            "ra",
+            "--bands ra: no such column in the header (mjd, filter, mag, magerr)",
+        ),
+        (
+            headerless,
+            "filter",
+            "--bands filter: no header line names the columns",
+        ),
+        // Columns that cannot be bands, or leave text among the numbers.
+        (
+            numeric_path,
+            "3",
+            "is not a whole number from 0 to 4294967295",
+        ),
+        (
+            text_path,
+            "4",
+            "mb-text.csv:2: invalid float literal: \"g\"",
+        ),
+    ] {
+        let out = kernpack(&["multiband", input, "--bands", column]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{column}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(needle),
+            "{column}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A text label in the default column of a headerless table works too.
+    let out = kernpack(&[
+        "multiband",
+        headerless,
+        "--bands",
+        "2",
+        "--nf",
+        "100",
+        "--fmin",
+        "0.1",
+        "--fmax",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn pdm_and_ce_refuse_bad_arguments_by_name() {
     let input = small_series("fold-args.csv");
