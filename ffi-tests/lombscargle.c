@@ -12,7 +12,8 @@
  * a batch's best peaks (kp_lombscargle_batch_top_peaks_f64/_f32: local
  * maxima of the batch's periodograms, best first, apart, the first the
  * highest value), the multi-term batch's peaks refined and with FAPs,
- * refused calls, and the device path.
+ * bootstrap false-alarm maxima (single- and multi-term), refused calls, and
+ * the device path.
  *
  * With a GPU the AUTO context runs on it and the device-pointer entry points
  * are exercised; without one they must answer KP_ERROR_NO_GPU. When the
@@ -604,6 +605,76 @@ static void check_chi2(const kp_context *ctx, const char *name)
     EXPECT_ERR(kp_lombscargle_chi2_f64(ctx, &opts, T, Y, NULL, NX, cycles, NF, out),
                KP_ERROR_INVALID_ARGUMENT, "nterms");
     CHECK(all_equal_d(out, NF + 1, POISON), "a failed chi2 call wrote its output");
+    group_done();
+}
+
+/* Bootstrap false-alarm statistics, single- and multi-term: the maxima are
+ * reproducible from the seed and another seed draws others; the multi-term
+ * call with one harmonic gives the single-term call's maxima (the same
+ * draws, the same floating-mean fit); every maximum lies in [0, 1] and below
+ * the planted signal's peak (resampling y with t fixed destroys the signal);
+ * f32 is near f64; refused calls leave the maxima alone. */
+static void check_bootstrap(const kp_context *ctx, const char *name)
+{
+    enum { R = 64 };
+    static char title[64];
+    static double first[R + 1], again[R + 1], other[R + 1], chi2[R + 1], single[R + 1];
+    const double fmax = 0.5, spp = 5.0;
+    kp_chi2_options opts = kp_chi2_options_default();
+    int differs = 0;
+    size_t r;
+
+    snprintf(title, sizeof title, "bootstrap FAP (%s)", name);
+    group = title;
+    fill_d(first, R + 1, POISON);
+    fill_d(again, R + 1, POISON);
+    fill_d(other, R + 1, POISON);
+    EXPECT_OK(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, fmax, KP_POWER_STANDARD, R, 7, spp, first));
+    expect_no_message(__LINE__);
+    EXPECT_OK(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, fmax, KP_POWER_STANDARD, R, 7, spp, again));
+    EXPECT_OK(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, fmax, KP_POWER_STANDARD, R, 8, spp, other));
+    CHECK(first[R] == POISON && again[R] == POISON, "kp_lombscargle_bootstrap_f64 wrote past resamples");
+    for (r = 0; r < R; r++) {
+        CHECK(first[r] >= 0.0 && first[r] < 0.5, "maximum %zu is %g: not below the signal's peak", r, first[r]);
+        CHECK(first[r] == again[r], "seed 7 twice: maximum %zu %g then %g", r, first[r], again[r]);
+        differs |= first[r] != other[r];
+    }
+    CHECK(differs, "seeds 7 and 8 gave the same %d maxima", R);
+
+    fill_d(chi2, R + 1, POISON);
+    opts.nterms = 1;
+    EXPECT_OK(kp_lombscargle_chi2_bootstrap_f64(ctx, &opts, T, Y, W, NX, fmax, R, 7, spp, chi2));
+    expect_no_message(__LINE__);
+    CHECK(chi2[R] == POISON, "kp_lombscargle_chi2_bootstrap_f64 wrote past resamples");
+    for (r = 0; r < R; r++)
+        CHECK(fabs(chi2[r] - first[r]) <= 1e-9, "one harmonic: maximum %zu %.17g, single-term %.17g", r,
+              chi2[r], first[r]);
+    opts.nterms = 3;
+    EXPECT_OK(kp_lombscargle_chi2_bootstrap_f64(ctx, &opts, T, Y, W, NX, fmax, R, 7, spp, chi2));
+    for (r = 0; r < R; r++)
+        CHECK(chi2[r] >= first[r] - 1e-9 && chi2[r] <= 1.0 + 1e-12,
+              "three harmonics: maximum %zu %g below one harmonic's %g (more terms fit better)", r,
+              chi2[r], first[r]);
+
+    fill_d(single, R + 1, POISON);
+    EXPECT_OK(kp_lombscargle_bootstrap_f32(ctx, TF, YF, WF, NX, fmax, KP_POWER_STANDARD, R, 7, spp, single));
+    for (r = 0; r < R; r++)
+        CHECK(fabs(single[r] - first[r]) <= 1e-3, "f32 maximum %zu %g, f64 %g", r, single[r], first[r]);
+
+    fill_d(other, R + 1, POISON);
+    EXPECT_ERR(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, fmax, KP_POWER_STANDARD, R, 7, spp, NULL),
+               KP_ERROR_NULL_POINTER, "maxima");
+    EXPECT_ERR(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, -1.0, KP_POWER_STANDARD, R, 7, spp, other),
+               KP_ERROR_INVALID_ARGUMENT, "fmax");
+    EXPECT_ERR(kp_lombscargle_bootstrap_f64(ctx, T, Y, W, NX, fmax, 99, R, 7, spp, other),
+               KP_ERROR_INVALID_ARGUMENT, "normalization");
+    opts.nterms = 0;
+    EXPECT_ERR(kp_lombscargle_chi2_bootstrap_f64(ctx, &opts, T, Y, W, NX, fmax, R, 7, spp, other),
+               KP_ERROR_INVALID_ARGUMENT, "nterms");
+    opts.nterms = 2;
+    EXPECT_ERR(kp_lombscargle_chi2_bootstrap_f64(ctx, &opts, T, Y, W, NX, fmax, R, 7, spp, (double *)Y),
+               KP_ERROR_INVALID_ARGUMENT, "maxima");
+    CHECK(all_equal_d(other, R + 1, POISON), "a refused bootstrap call wrote its maxima");
     group_done();
 }
 
@@ -1231,6 +1302,8 @@ int main(void)
     check_chi2(cpu, "cpu");
     check_chi2(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_chi2_peaks(cpu, "cpu");
+    check_bootstrap(cpu, "cpu");
+    check_bootstrap(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_chi2_peaks(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");
     check_multiband(cpu, "cpu");
     check_multiband(autoctx, auto_is_gpu ? "auto = gpu" : "auto = cpu");

@@ -1,7 +1,8 @@
 // End-to-end test of the kernpack C ABI (Lomb-Scargle) from C++17, written as
 // a C++ user would: RAII handles over the C objects, std::vector buffers, a
 // std::complex view of the amplitude output, one code path for both dtypes;
-// the multi-term and multiband periodograms; a batch's best peaks
+// the multi-term and multiband periodograms; bootstrap false-alarm maxima
+// (single- and multi-term); a batch's best peaks
 // (kp_lombscargle_batch_top_peaks, kp_lombscargle_multiband_batch_peaks)
 // against the batch's periodograms.
 //
@@ -389,6 +390,76 @@ void check_chi2(const Context& ctx, const char* name) {
                                 &search, index.data(), frequency.data(), power.data(), fap.data()),
                KP_ERROR_INVALID_ARGUMENT, "multi-term");
     for (std::int64_t i : index) CHECK(i == -4242, "a failed peaks call wrote its output");
+    group_done();
+}
+
+// Bootstrap false-alarm maxima, both dtypes through one overload set: the
+// same seed the same maxima, another seed others, the multi-term call with
+// one harmonic the single-term call's maxima, three harmonics never below
+// one, every maximum below the planted signal's peak; refused calls leave
+// the maxima alone.
+kp_status bootstrap(const kp_context* c, const Series<float>& s, double fmax, std::size_t r,
+                    std::uint64_t seed, double* maxima) {
+    return kp_lombscargle_bootstrap_f32(c, s.t.data(), s.y.data(), s.w.data(), s.t.size(), fmax,
+                                        KP_POWER_STANDARD, r, seed, 5.0, maxima);
+}
+kp_status bootstrap(const kp_context* c, const Series<double>& s, double fmax, std::size_t r,
+                    std::uint64_t seed, double* maxima) {
+    return kp_lombscargle_bootstrap_f64(c, s.t.data(), s.y.data(), s.w.data(), s.t.size(), fmax,
+                                        KP_POWER_STANDARD, r, seed, 5.0, maxima);
+}
+kp_status chi2_bootstrap(const kp_context* c, const kp_chi2_options* o, const Series<float>& s,
+                         double fmax, std::size_t r, std::uint64_t seed, double* maxima) {
+    return kp_lombscargle_chi2_bootstrap_f32(c, o, s.t.data(), s.y.data(), s.w.data(), s.t.size(),
+                                             fmax, r, seed, 5.0, maxima);
+}
+kp_status chi2_bootstrap(const kp_context* c, const kp_chi2_options* o, const Series<double>& s,
+                         double fmax, std::size_t r, std::uint64_t seed, double* maxima) {
+    return kp_lombscargle_chi2_bootstrap_f64(c, o, s.t.data(), s.y.data(), s.w.data(), s.t.size(),
+                                             fmax, r, seed, 5.0, maxima);
+}
+
+template <typename T>
+void check_bootstrap(const Context& ctx, const char* name) {
+    group = std::string("bootstrap FAP ") + dtype<T>() + " (" + name + ")";
+    constexpr std::size_t kR = 48;
+    const Series<T> s = make_series<T>();
+    const double fmax = 0.4;  // cycles per unit time; the signal is at 0.148
+    // Two paths to the same maxima (the single-term kernels, the multi-term
+    // least squares): f64 agrees to its rounding; in f32 the paths round
+    // differently (1.1e-4 apart seen on maxima near 0.12).
+    const double tol = std::is_same<T, float>::value ? 1e-3 : 1e-9;
+    std::vector<double> first(kR + 1, kPoison), again(kR + 1, kPoison), other(kR + 1, kPoison);
+    EXPECT_OK(bootstrap(ctx.get(), s, fmax, kR, 11, first.data()));
+    EXPECT_OK(bootstrap(ctx.get(), s, fmax, kR, 11, again.data()));
+    EXPECT_OK(bootstrap(ctx.get(), s, fmax, kR, 12, other.data()));
+    CHECK(first[kR] == kPoison, "kp_lombscargle_bootstrap wrote past resamples");
+    CHECK(first == again, "the same seed gave other maxima");
+    CHECK(!std::equal(first.begin(), first.begin() + kR, other.begin()), "seeds 11 and 12 agree");
+    for (std::size_t r = 0; r < kR; ++r)
+        CHECK(first[r] >= 0.0 && first[r] < 0.5, "maximum " + std::to_string(first[r]));
+
+    kp_chi2_options o = kp_chi2_options_default();
+    o.nterms = 1;
+    std::vector<double> one(kR + 1, kPoison), three(kR + 1, kPoison);
+    EXPECT_OK(chi2_bootstrap(ctx.get(), &o, s, fmax, kR, 11, one.data()));
+    o.nterms = 3;
+    EXPECT_OK(chi2_bootstrap(ctx.get(), &o, s, fmax, kR, 11, three.data()));
+    CHECK(one[kR] == kPoison && three[kR] == kPoison, "chi2 bootstrap wrote past resamples");
+    for (std::size_t r = 0; r < kR; ++r) {
+        CHECK(std::fabs(one[r] - first[r]) <= tol,
+              "one harmonic " + std::to_string(one[r]) + ", single-term " + std::to_string(first[r]));
+        CHECK(three[r] >= one[r] - tol && three[r] <= 1.0 + tol, "three harmonics below one");
+    }
+
+    std::fill(other.begin(), other.end(), kPoison);
+    EXPECT_ERR(bootstrap(ctx.get(), s, fmax, kR, 11, nullptr), KP_ERROR_NULL_POINTER, "maxima");
+    EXPECT_ERR(bootstrap(ctx.get(), s, -1.0, kR, 11, other.data()), KP_ERROR_INVALID_ARGUMENT,
+               "fmax");
+    o.nterms = 0;
+    EXPECT_ERR(chi2_bootstrap(ctx.get(), &o, s, fmax, kR, 11, other.data()),
+               KP_ERROR_INVALID_ARGUMENT, "nterms");
+    for (double v : other) CHECK(v == kPoison, "a refused bootstrap call wrote its maxima");
     group_done();
 }
 
@@ -847,6 +918,10 @@ void run() {
     check_chi2<float>(cpu, "cpu");
     check_chi2<double>(autoctx, auto_name);
     check_chi2<float>(autoctx, auto_name);
+    check_bootstrap<double>(cpu, "cpu");
+    check_bootstrap<float>(cpu, "cpu");
+    check_bootstrap<double>(autoctx, auto_name);
+    check_bootstrap<float>(autoctx, auto_name);
     check_multiband<double>(cpu, "cpu");
     check_multiband<float>(cpu, "cpu");
     check_multiband<double>(autoctx, auto_name);
