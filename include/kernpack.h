@@ -545,6 +545,12 @@ typedef struct kp_lorenz96_params {
    whole run's noise when each passes the index of its first member.
    */
   uint64_t member_offset;
+  /*
+   The step index of this call's first step in the noise draws (default
+   0), at most 2^62: a run continued over several calls draws one whole
+   run's noise when each passes the steps run before it.
+   */
+  uint64_t step_offset;
 } kp_lorenz96_params;
 
 /*

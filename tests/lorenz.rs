@@ -1126,6 +1126,76 @@ fn gpu_save_at_is_the_run_in_pieces() {
     }
 }
 
+/// A noisy run continued over calls, each passing the steps before it as
+/// `step_offset`, is bitwise the run in one call, f64 and f32 (a random
+/// seed and cut); without the offset the continuation draws other noise.
+/// The tangent model's states follow the same draws (to rounding: its own
+/// code path). An offset past 2^62 is refused.
+fn step_offset_continues_the_noise(kp: &Kernpack, seed: u64) {
+    let mut rng = Rng(seed);
+    let p = Lorenz96Params {
+        noise: 0.6,
+        seed: seed.rotate_left(17),
+        member_offset: seed % 50,
+        dt: 0.01,
+        ..Default::default()
+    };
+    let members = 19;
+    let z = l96_states(p.n, members, &mut rng);
+    let (steps, cut) = (30, 1 + seed % 29);
+    let whole = kp.lorenz96(&p, &z, steps, 0).unwrap();
+    let head = kp.lorenz96(&p, &z, cut, 0).unwrap();
+    let on = Lorenz96Params {
+        step_offset: cut,
+        ..p
+    };
+    let tail = kp.lorenz96(&on, &head.final_state, steps - cut, 0).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&tail.final_state),
+        bits(&whole.final_state),
+        "cut at {cut}"
+    );
+    let restarted = kp.lorenz96(&p, &head.final_state, steps - cut, 0).unwrap();
+    assert_ne!(bits(&restarted.final_state), bits(&whole.final_state));
+    let z32: Vec<f32> = z.iter().map(|&v| v as f32).collect();
+    let whole32 = kp.lorenz96(&p, &z32, steps, 0).unwrap();
+    let head32 = kp.lorenz96(&p, &z32, cut, 0).unwrap();
+    let tail32 = kp
+        .lorenz96(&on, &head32.final_state, steps - cut, 0)
+        .unwrap();
+    assert_eq!(tail32.final_state, whole32.final_state, "f32, cut at {cut}");
+    // The tangent (any N on the CPU; N = 40 runs on the GPU too).
+    let ones = vec![1.0; z.len()];
+    let tangent = kp
+        .lorenz96_tangent(&on, &head.final_state, &ones, steps - cut)
+        .unwrap();
+    let err = scaled_max_error(&tangent.final_state, &whole.final_state);
+    assert!(err <= 1e-12, "tangent states against the run: {err}");
+    let far = Lorenz96Params {
+        step_offset: (1 << 62) + 1,
+        ..p
+    };
+    let msg = kp.lorenz96(&far, &z, 1, 0).unwrap_err().to_string();
+    assert!(msg.contains("step_offset"), "{msg}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(8)))]
+
+    #[test]
+    fn cpu_step_offset_continues_the_noise(seed in any::<u64>()) {
+        step_offset_continues_the_noise(&Kernpack::new(Backend::Cpu).unwrap(), seed);
+    }
+
+    #[test]
+    fn gpu_step_offset_continues_the_noise(seed in any::<u64>()) {
+        if let Some(gpu) = gpu_or_skip("gpu_step_offset_continues_the_noise") {
+            step_offset_continues_the_noise(&Kernpack::with_gpu(gpu.ordinal()).unwrap(), seed);
+        }
+    }
+}
+
 /// Unsorted, repeated and late steps, and a list with `every`, are refused
 /// with their reasons, on every backend alike (the one validation).
 #[test]

@@ -1893,6 +1893,7 @@ def lorenz96(
     noise: float = 0.0,
     seed: int = 0,
     member_offset: int = 0,
+    step_offset: int = 0,
     save_at: Any = None,
     backend: Optional[str] = None,
 ) -> "_ode.Ensemble":
@@ -1904,7 +1905,7 @@ def lorenz96(
         ``(members, N)`` initial states, chunked along members (a chunking
         along N is undone: each block holds whole states); NumPy or CuPy
         blocks.
-    steps, forcing, dt, every, forcing_in_state, noise, seed, member_offset, save_at, backend
+    steps, forcing, dt, every, forcing_in_state, noise, seed, member_offset, step_offset, save_at, backend
         As in :func:`kernpack.ode.lorenz96`; each block draws the noise of its
         members' indices in the whole ensemble.
 
@@ -1919,7 +1920,7 @@ def lorenz96(
         the same backend.
     """
     kwargs = dict(forcing=forcing, dt=dt, forcing_in_state=forcing_in_state, noise=noise, seed=seed,
-                  member_offset=member_offset, backend=backend)
+                  member_offset=member_offset, step_offset=step_offset, backend=backend)
     return _ensemble(_ode.lorenz96, initial, steps, every, save_at, kwargs)
 
 

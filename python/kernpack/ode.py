@@ -134,6 +134,7 @@ def lorenz96(
     noise: float = 0.0,
     seed: int = 0,
     member_offset: int = 0,
+    step_offset: int = 0,
     save_at: Any = None,
     backend: Optional[str] = None,
     device: Optional[int] = None,
@@ -167,6 +168,11 @@ def lorenz96(
         The noise's member index of ``initial``'s first member (default 0):
         pieces of one ensemble run by separate calls draw the noise of the
         whole run when each passes the index of its first member.
+    step_offset : int, optional
+        The noise's step index of this call's first step (default 0, at most
+        2**62): a run continued over several calls (one per forecast of a
+        data-assimilation cycle) draws the noise of one whole run when each
+        passes the steps run before it, so the states equal the one run's.
     every : int, optional
         Store the trajectory every `every` steps (0: final states only).
     save_at : sequence of int, optional
@@ -189,10 +195,10 @@ def lorenz96(
         Final states and the optional trajectory (of `every` or `save_at`),
         in the input's dtype and library.
     """
-    seed, member_offset = _counts(seed=seed, member_offset=member_offset)
+    seed, member_offset, step_offset = _counts(seed=seed, member_offset=member_offset, step_offset=step_offset)
     params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
                   forcing_in_state=bool(forcing_in_state), noise=float(noise), seed=seed,
-                  member_offset=member_offset)
+                  member_offset=member_offset, step_offset=step_offset)
     return _run(initial, steps, every, save_at, backend, device, 96, params)
 
 
@@ -205,6 +211,7 @@ def lorenz96_tangent(
     dt: float = 0.05,
     noise: float = 0.0,
     seed: int = 0,
+    step_offset: int = 0,
     backend: Optional[str] = None,
     device: Optional[int] = None,
 ) -> Tuple[Any, Any]:
@@ -225,7 +232,7 @@ def lorenz96_tangent(
         ``(members, K, N)`` vectors (or ``(K, N)`` for one state), the dtype of `initial`.
     steps : int
         RK4 steps of `dt`.
-    forcing, dt, noise, seed, backend, device
+    forcing, dt, noise, seed, step_offset, backend, device
         As in :func:`lorenz96` (noise moves the states only: its derivative is 0).
         On a GPU, N must be a power of two (up to 32) times 2..10, 12 or 16.
 
@@ -234,7 +241,7 @@ def lorenz96_tangent(
     (final, perturbations)
         ``(members, N)`` states and ``(members, K, N)`` propagated perturbations.
     """
-    (steps, seed) = _counts(steps=steps, seed=seed)
+    (steps, seed, step_offset) = _counts(steps=steps, seed=seed, step_offset=step_offset)
     dtype = host_float_dtype(initial, perturbations)
     states = host_array(initial, dtype)
     members, n = _state_shape(states.shape)
@@ -246,7 +253,8 @@ def lorenz96_tangent(
             f"perturbations must be (members, K, N) = ({members}, K >= 1, {n}), got shape {vectors.shape}"
         )
     params = dict(forcing=float(forcing), dt=float(dt), k=0, j=0, b=0.0, c=0.0,
-                  forcing_in_state=False, noise=float(noise), seed=seed, member_offset=0, model=96)
+                  forcing_in_state=False, noise=float(noise), seed=seed, member_offset=0,
+                  step_offset=step_offset, model=96)
     final, moved = _native.lorenz96_tangent(
         context(backend, device), params, states.reshape(members, n), vectors, steps
     )
@@ -297,7 +305,7 @@ def lorenz05(
     # A per-member parameter's scalar is unused (0).
     shared = {name: scalars.get(name, 0.0) for name in _EACH}
     params = dict(shared, dt=float(dt), k=int(k), j=int(j), forcing_in_state=False, noise=0.0, seed=0,
-                  member_offset=0)
+                  member_offset=0, step_offset=0)
     return _run(initial, steps, every, save_at, backend, device, int(model), params, each)
 
 
@@ -328,9 +336,10 @@ def dapper_step(
         (``forcing``) or :func:`lorenz05` (``forcing``, ``k``, ``j``, ``b``,
         ``c``; Model II has no ``j``); ``dt`` comes with each call. Values are
         checked at the first step, with the state's N. With Lorenz 96's
-        ``noise``, call k of the step draws with the key ``seed + k *
-        0x9E3779B97F4A7C15`` (mod 2**64): a fresh noise per step,
-        reproducible from the seed.
+        ``noise``, call k (from 0) draws the noise of step ``step_offset + k``
+        of one run under ``seed``: a fresh noise per step, reproducible from
+        the seed, and k calls give bitwise the states of one k-step
+        :func:`lorenz96` run with the same ``seed`` and ``step_offset``.
 
     Examples
     --------
@@ -338,7 +347,8 @@ def dapper_step(
     kernpack.ode.dapper_step(forcing=8.0), "noise": 0}``.
     """
     runs = {
-        "lorenz96": (lorenz96, {}, {"forcing", "forcing_in_state", "noise", "seed", "member_offset"}),
+        "lorenz96": (lorenz96, {}, {"forcing", "forcing_in_state", "noise", "seed", "member_offset",
+                                    "step_offset"}),
         "lorenz05": (lorenz05, {"model": 3}, {"forcing", "k", "j", "b", "c"}),
         "lorenz05_model2": (lorenz05, {"model": 2}, {"forcing", "k", "b", "c"}),
     }
@@ -354,9 +364,8 @@ def dapper_step(
     def step(E: Any, t: float, dt: float) -> Any:
         call = dict(params)
         if call.get("noise"):
-            # A fresh key per call: each step's noise differs, and the
-            # sequence is reproducible from the seed.
-            call["seed"] = (call.get("seed", 0) + next(calls) * 0x9E3779B97F4A7C15) % 2**64
+            # Call k is step k of one noisy run: the calls continue its noise.
+            call["step_offset"] = call.get("step_offset", 0) + next(calls)
         final = run(E, 1, dt=dt, backend=backend, device=device, **call).final
         return final.reshape(E.shape)
 

@@ -32,7 +32,8 @@ enum Model {
 
 /// A model as a call names it: a dict of `model` (96, 2 or 3), `forcing`,
 /// `dt`, Lorenz 2005's `k`, `j`, `b`, `c` (ignored by 96) and Lorenz 96's
-/// `forcing_in_state`, `noise`, `seed`, `member_offset` (ignored by 2005).
+/// `forcing_in_state`, `noise`, `seed`, `member_offset`, `step_offset`
+/// (ignored by 2005).
 #[derive(FromPyObject, Clone, Copy)]
 #[pyo3(from_item_all)]
 pub(crate) struct ModelArgs {
@@ -47,6 +48,7 @@ pub(crate) struct ModelArgs {
     noise: f64,
     seed: u64,
     member_offset: u64,
+    step_offset: u64,
 }
 
 impl ModelArgs {
@@ -68,6 +70,7 @@ impl ModelArgs {
                 noise: self.noise,
                 seed: self.seed,
                 member_offset: self.member_offset,
+                step_offset: self.step_offset,
             }));
         }
         Ok(Model::L05(Lorenz05Params {

@@ -481,6 +481,32 @@ def test_noisy_dapper_step_draws_fresh_noise_each_call():
     np.testing.assert_array_equal(again(x, 0.0, 1e-4), first)
 
 
+def test_noisy_runs_continue_over_calls(backend, rng):
+    # A noisy run in pieces (step_offset: the steps before each), or one
+    # dapper_step call per step, is bitwise the run in one call.
+    x0 = l96_initial(rng, 5, 40)
+    seed = int(rng.integers(2**63))
+    opts = dict(noise=0.7, seed=seed, dt=0.01, backend=backend)
+    whole = ode.lorenz96(x0, 9, **opts).final
+    head = ode.lorenz96(x0, 4, **opts).final
+    tail = ode.lorenz96(head, 5, step_offset=4, **opts).final
+    np.testing.assert_array_equal(tail, whole)
+    assert not np.array_equal(ode.lorenz96(head, 5, **opts).final, whole)
+    step = ode.dapper_step(noise=0.7, seed=seed, backend=backend)
+    E = x0
+    for _ in range(9):
+        E = step(E, 0.0, 0.01)
+    np.testing.assert_array_equal(E, whole)
+    # The tangent model draws the same noise for its states (its own code
+    # path: equal to rounding; the noise moves each step by ~0.07).
+    final, _ = ode.lorenz96_tangent(head, np.ones((5, 1, 40)), 5, step_offset=4, **opts)
+    np.testing.assert_allclose(final, whole, rtol=0, atol=1e-10 * np.max(np.abs(whole)))
+    with pytest.raises(ValueError, match="step_offset"):
+        ode.lorenz96(x0, 1, step_offset=-1, **opts)
+    with pytest.raises(ValueError, match="step_offset"):
+        ode.lorenz96(x0, 1, step_offset=2**62 + 1, **opts)
+
+
 def test_lorenz96_one_state_and_lists(backend, rng):
     x0 = l96_initial(rng, 1, 20)[0]
     run = ode.lorenz96(x0.tolist(), 5, backend=backend)

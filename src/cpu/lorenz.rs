@@ -194,7 +194,8 @@ fn tangent_member<T: Float>(p: &Lorenz96Params, member: u64, x: &mut [T], v: &mu
         if p.noise > 0.0 {
             let scale = p.noise_per_step();
             for (site, wi) in w.iter_mut().enumerate() {
-                let draw = counter_rng::draw(p.seed, p.member_offset + member, step, site as u32);
+                let at = p.step_offset + step;
+                let draw = counter_rng::draw(p.seed, p.member_offset + member, at, site as u32);
                 *wi = T::from_f64(scale * counter_rng::standard_normal(draw));
             }
         }
@@ -402,7 +403,7 @@ fn l96_block<T: Float, const L: usize>(
         if let Some(w) = w.as_mut() {
             for l in 0..count {
                 let member = p.member_offset + (block.first + l) as u64;
-                let at = block.first_step + step - 1;
+                let at = p.step_offset + block.first_step + step - 1;
                 for i in 0..n {
                     let draw = counter_rng::draw(p.seed, member, at, i as u32);
                     w[i * L + l] = T::from_f64(scale * counter_rng::standard_normal(draw));

@@ -44,6 +44,10 @@ pub struct kp_lorenz96_params {
     /// (default 0): pieces of one ensemble run by separate calls draw the
     /// whole run's noise when each passes the index of its first member.
     pub member_offset: u64,
+    /// The step index of this call's first step in the noise draws (default
+    /// 0), at most 2^62: a run continued over several calls draws one whole
+    /// run's noise when each passes the steps run before it.
+    pub step_offset: u64,
 }
 
 /// Lorenz (2005) Model II / III parameters (NCAR DART's "Lorenz 04"); start
@@ -87,6 +91,7 @@ pub extern "C" fn kp_lorenz96_default_params() -> kp_lorenz96_params {
                 noise: p.noise,
                 seed: p.seed,
                 member_offset: p.member_offset,
+                step_offset: p.step_offset,
             }
         },
     )
@@ -168,6 +173,7 @@ impl CParams for kp_lorenz96_params {
             noise: c.noise,
             seed: c.seed,
             member_offset: c.member_offset,
+            step_offset: c.step_offset,
         })
     }
 }

@@ -33,6 +33,11 @@ fn check_dt_and_forcing(dt: f64, forcing: f64) -> Result<()> {
     Ok(())
 }
 
+/// The largest [`Lorenz96Params::step_offset`]: with at most 2^62 steps a
+/// run (below), a step's index in the noise draws stays within the
+/// kernels' int64.
+const MAX_STEP_OFFSET: u64 = 1 << 62;
+
 impl Lorenz96Params {
     /// N >= 4: the stencil reads sites k-2, k-1, k, k+1, which must be distinct.
     pub fn validate(&self) -> Result<()> {
@@ -46,6 +51,12 @@ impl Lorenz96Params {
             return Err(Error::invalid(format!(
                 "the noise's standard deviation must be finite and >= 0, not {}",
                 self.noise
+            )));
+        }
+        if self.step_offset > MAX_STEP_OFFSET {
+            return Err(Error::invalid(format!(
+                "step_offset = {} is too large (at most 2^62)",
+                self.step_offset
             )));
         }
         // A forcing in the state is checked with the states (finite, as every value).
@@ -171,7 +182,8 @@ pub(crate) fn check_ensemble(
             "give either a trajectory interval (every = {every}) or the steps to save (save_at), not both"
         )));
     }
-    if steps > i64::MAX as u64 {
+    // With a step offset of at most 2^62 too, step indices stay in int64.
+    if steps > MAX_STEP_OFFSET {
         return Err(Error::invalid(format!("steps = {steps} is too many")));
     }
     check_save_at(save_at, steps)?;
@@ -565,7 +577,7 @@ impl<T: Float> Lorenz96OnDevice<T> {
             first_member: (p.member_offset + self.first_member as u64) as i64,
             steps: segment.steps as i64,
             every: if traj == 0 { 0 } else { segment.every as i64 },
-            first_step: segment.first_step as i64,
+            first_step: (p.step_offset + segment.first_step) as i64,
             n: p.n as i32,
             forced: p.forcing_in_state.into(),
         };
@@ -904,7 +916,7 @@ pub(crate) fn check_tangent(
         g.checked_mul(p.n)
             .is_some_and(|v| v <= i64::MAX as usize / 8)
     });
-    if groups.is_none() || k > i32::MAX as usize || steps > i64::MAX as u64 {
+    if groups.is_none() || k > i32::MAX as usize || steps > MAX_STEP_OFFSET {
         return Err(Error::invalid(format!(
             "{members} members x {k} perturbations x N = {} (or steps = {steps}) is too large",
             p.n
@@ -951,7 +963,7 @@ impl<T: Float> DeviceOperation for Lorenz96TangentOnDevice<T> {
             first_member: p.member_offset as i64,
             steps: self.steps as i64,
             every: 0,
-            first_step: 0,
+            first_step: p.step_offset as i64,
             n: p.n as i32,
             forced: 0,
         };

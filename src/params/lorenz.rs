@@ -34,6 +34,11 @@ pub struct Lorenz96Params {
     /// several processes) draw the noise of the whole run when each passes
     /// the index of its first member.
     pub member_offset: u64,
+    /// The step index of this call's first step in the noise draws (0 by
+    /// default): a run continued over several calls (a data-assimilation
+    /// cycle's forecasts, one call per step) draws the noise of one whole run
+    /// when each call passes the steps run before it. At most 2^62.
+    pub step_offset: u64,
 }
 
 impl Default for Lorenz96Params {
@@ -47,6 +52,7 @@ impl Default for Lorenz96Params {
             noise: 0.0,
             seed: 0,
             member_offset: 0,
+            step_offset: 0,
         }
     }
 }

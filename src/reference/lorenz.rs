@@ -322,10 +322,12 @@ fn lorenz96_frames(
 ) -> EnsembleRun {
     let (n, forcing, in_state) = (p.n, p.forcing, p.forcing_in_state);
     let (seed, scale, offset) = (p.seed, p.noise_per_step(), p.member_offset);
+    let step_offset = p.step_offset;
     // W on the X sites; none on a forcing held in the state.
     let noise = move |member: u64, step: u64, w: &mut [f64]| {
         for (site, v) in w[..n].iter_mut().enumerate() {
-            *v = scale * standard_normal(draw(seed, offset + member, step, site as u32));
+            let at = step_offset + step;
+            *v = scale * standard_normal(draw(seed, offset + member, at, site as u32));
         }
     };
     let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
@@ -377,10 +379,12 @@ pub fn lorenz96_tangent(
         })
         .collect();
     let (forcing, seed, scale, offset) = (p.forcing, p.seed, p.noise_per_step(), p.member_offset);
+    let step_offset = p.step_offset;
     let noise = move |member: u64, step: u64, w: &mut [f64]| {
         w.fill(0.0);
         for (site, v) in w[..n].iter_mut().enumerate() {
-            *v = scale * standard_normal(draw(seed, offset + member, step, site as u32));
+            let at = step_offset + step;
+            *v = scale * standard_normal(draw(seed, offset + member, at, site as u32));
         }
     };
     let noise = (p.noise > 0.0).then_some(&noise as StepNoise<'_>);
