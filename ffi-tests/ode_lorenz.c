@@ -451,11 +451,29 @@ static void check_save_at(kp_context *ctx)
     for (size_t i = 0; i < n5; ++i) y0[i] = q.forcing + uniform(-2.0, 2.0);
     const uint64_t at5[2] = {1, 4};
     EXPECT_STATUS(kp_lorenz05_f64(ctx, &q, y0, 1, NULL, NULL, NULL, STEPS, 1, y1, ytraj, FRAMES * n5), KP_OK);
-    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, y0, 1, STEPS, at5, 2, y2, ysaved), KP_OK);
+    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, y0, 1, NULL, NULL, NULL, STEPS, at5, 2, y2, ysaved), KP_OK);
     CHECK(memcmp(y1, y2, n5 * sizeof(double)) == 0, "L05 save_at: final states differ");
     for (int k = 0; k < 2; ++k)
         CHECK(memcmp(ysaved + k * n5, ytraj + at5[k] * n5, n5 * sizeof(double)) == 0, "L05 frame %d differs", k);
     free(y0), free(y1), free(y2), free(ytraj), free(ysaved);
+
+    /* F and b per member (c from params) with chosen steps: the states of
+     * the per-member run with a frame every step, at those steps. */
+    {
+        kp_lorenz05_params r = kp_lorenz05_default_params();
+        r.n = 40, r.k = 4, r.j = 2;
+        enum { L5 = MEMBERS * 40 };
+        double z5[L5], f[MEMBERS], b[MEMBERS], last[L5], every_last[L5], frames[FRAMES * L5], kept[2 * L5];
+        for (size_t i = 0; i < L5; ++i) z5[i] = uniform(-2.0, 8.0);
+        for (int m = 0; m < MEMBERS; ++m) f[m] = uniform(8.0, 18.0), b[m] = uniform(5.0, 12.0);
+        EXPECT_STATUS(kp_lorenz05_f64(ctx, &r, z5, MEMBERS, f, b, NULL, STEPS, 1, every_last, frames, FRAMES * L5),
+                      KP_OK);
+        EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &r, z5, MEMBERS, f, b, NULL, STEPS, at5, 2, last, kept), KP_OK);
+        CHECK(memcmp(last, every_last, sizeof last) == 0, "L05 per-member save_at: final states differ");
+        for (int k = 0; k < 2; ++k)
+            CHECK(memcmp(kept + k * L5, frames + at5[k] * L5, L5 * sizeof(double)) == 0,
+                  "L05 per-member save_at: frame %d differs", k);
+    }
 
     /* Bad lists: an error naming the reason, and the outputs untouched. */
     for (size_t i = 0; i < L; ++i) out[i] = POISON;
@@ -472,7 +490,8 @@ static void check_save_at(kp_context *ctx)
     EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, NULL, 2, out, saved), KP_ERROR_NULL_POINTER);
     EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, z0, MEMBERS, STEPS, at, 4, out, NULL), KP_ERROR_NULL_POINTER);
     EXPECT_STATUS(kp_lorenz96_save_at_f64(ctx, &p, NULL, MEMBERS, STEPS, at, 4, out, saved), KP_ERROR_NULL_POINTER);
-    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, z0, 1, STEPS, late, 2, out, saved), KP_ERROR_INVALID_ARGUMENT);
+    EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &q, z0, 1, NULL, NULL, NULL, STEPS, late, 2, out, saved),
+                  KP_ERROR_INVALID_ARGUMENT);
     for (size_t i = 0; i < L; ++i) CHECK(out[i] == POISON, "out written on failure at %zu", i);
     for (size_t i = 0; i < 4 * L; ++i) CHECK(saved[i] == POISON, "saved written on failure at %zu", i);
 }
@@ -537,11 +556,11 @@ static void check_device(kp_context *ctx, int is_gpu)
         uint64_t dsaved = 0;
         double *saved = malloc(3 * len * sizeof *saved), *want = malloc(3 * len * sizeof *want);
         EXPECT_STATUS(kp_device_alloc(ctx, 3 * len * sizeof(double), &dsaved), KP_OK);
-        EXPECT_STATUS(kp_lorenz05_save_at_device_f64(ctx, &p, dz, 2, 5, at, 3, dout, dsaved, 0), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_save_at_device_f64(ctx, &p, dz, 2, 0, 0, 0, 5, at, 3, dout, dsaved, 0), KP_OK);
         EXPECT_STATUS(kp_stream_synchronize(ctx, 0), KP_OK);
         EXPECT_STATUS(kp_memcpy_dtoh(ctx, dev, dout, len * sizeof(double)), KP_OK);
         EXPECT_STATUS(kp_memcpy_dtoh(ctx, saved, dsaved, 3 * len * sizeof(double)), KP_OK);
-        EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &p, z0, 2, 5, at, 3, host, want), KP_OK);
+        EXPECT_STATUS(kp_lorenz05_save_at_f64(ctx, &p, z0, 2, NULL, NULL, NULL, 5, at, 3, host, want), KP_OK);
         CHECK(memcmp(dev, host, len * sizeof(double)) == 0, "L05 save_at: device and host final states differ");
         CHECK(memcmp(saved, want, 3 * len * sizeof(double)) == 0, "L05 save_at: device and host frames differ");
         kp_lorenz96_params q = kp_lorenz96_default_params();

@@ -2677,15 +2677,22 @@ enum kp_status kp_lorenz96_save_at_f64(const struct kp_context *ctx,
 
 /*
  As `kp_lorenz96_save_at_f32`, for Lorenz (2005) Model II / III
- (`params->model`), in single precision.
+ (`params->model`), in single precision. `forcing`, `b`, `c`: `members` values
+ each (finite), member m running with its F, b, c as it would alone, or
+ NULL for the value in `params` (NULL `params`: the defaults), as in
+ `kp_lorenz05_f32`.
 
  # Safety
- As `kp_lorenz96_save_at_f32`.
+ As `kp_lorenz96_save_at_f32`; `forcing`, `b`, `c` NULL or valid for
+ `members` values.
  */
 enum kp_status kp_lorenz05_save_at_f32(const struct kp_context *ctx,
                                        const struct kp_lorenz05_params *params,
                                        const float *initial,
                                        size_t members,
+                                       const float *forcing,
+                                       const float *b,
+                                       const float *c,
                                        uint64_t steps,
                                        const uint64_t *save_at,
                                        size_t save_len,
@@ -2702,6 +2709,9 @@ enum kp_status kp_lorenz05_save_at_f64(const struct kp_context *ctx,
                                        const struct kp_lorenz05_params *params,
                                        const double *initial,
                                        size_t members,
+                                       const double *forcing,
+                                       const double *b,
+                                       const double *c,
                                        uint64_t steps,
                                        const uint64_t *save_at,
                                        size_t save_len,
@@ -2752,15 +2762,21 @@ enum kp_status kp_lorenz96_save_at_device_f64(const struct kp_context *ctx,
 
 /*
  As `kp_lorenz96_save_at_device_f32`, for Lorenz (2005) Model II /
- III, in single precision.
+ III, in single precision. `forcing`, `b`, `c`: device arrays of `members`
+ values each, or 0 for the value in `params` (their values are not
+ inspected), as in `kp_lorenz05_device_f32`.
 
  # Safety
- As `kp_lorenz96_save_at_device_f32`.
+ As `kp_lorenz96_save_at_device_f32`; non-zero `forcing`, `b`, `c`
+ device allocations of `members` values.
  */
 enum kp_status kp_lorenz05_save_at_device_f32(const struct kp_context *ctx,
                                               const struct kp_lorenz05_params *params,
                                               uint64_t initial,
                                               size_t members,
+                                              uint64_t forcing,
+                                              uint64_t b,
+                                              uint64_t c,
                                               uint64_t steps,
                                               const uint64_t *save_at,
                                               size_t save_len,
@@ -2778,6 +2794,9 @@ enum kp_status kp_lorenz05_save_at_device_f64(const struct kp_context *ctx,
                                               const struct kp_lorenz05_params *params,
                                               uint64_t initial,
                                               size_t members,
+                                              uint64_t forcing,
+                                              uint64_t b,
+                                              uint64_t c,
                                               uint64_t steps,
                                               const uint64_t *save_at,
                                               size_t save_len,

@@ -108,3 +108,32 @@ type kp_run_device<T> = Run<T, kp_params>;
         "{code}"
     );
 }
+
+#[test]
+fn a_struct_of_no_fields_stands_for_no_arguments() {
+    let source = "\
+/// None per member.
+struct Scalars {}
+
+/// Shared.
+struct Run<T, E> {
+    x: *const T,
+    each: E,
+    n: usize,
+}
+
+/// Runs in {precision}.
+type kp_run<T> = Run<T, Scalars>;
+";
+    let code = expand("demo", source, false);
+    assert!(
+        code.contains(
+            "fn kp_run_f32(ctx: *const kp_context, x: *const f32, n: usize) -> kp_status"
+        ),
+        "{code}"
+    );
+    assert!(
+        code.contains("kp_run::<f32> { x, each: Scalars {  }, n }.run(ctx)"),
+        "{code}"
+    );
+}

@@ -294,6 +294,7 @@ trait Real: Copy + Debug + PartialEq + 'static {
     fn from_f64(v: f64) -> Self;
     fn poison() -> Self;
     fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
 }
 
 impl Real for f32 {
@@ -306,6 +307,9 @@ impl Real for f32 {
     fn is_nan(self) -> bool {
         f32::is_nan(self)
     }
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
 }
 
 impl Real for f64 {
@@ -317,6 +321,9 @@ impl Real for f64 {
     }
     fn is_nan(self) -> bool {
         f64::is_nan(self)
+    }
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
     }
 }
 
@@ -636,6 +643,8 @@ enum Op {
     BoxFilter(bool, BoxOp),
     Lorenz96(bool, LorenzOp<L96Params>),
     Lorenz05(bool, LorenzOp<L05Params>),
+    Lorenz96SaveAt(bool, SaveAtOp<L96Params>),
+    Lorenz05SaveAt(bool, SaveAtOp<L05Params>),
     Lorenz63(bool, L63Op),
     Lorenz63Adaptive(bool, L63AdaptiveOp),
     WindowSum(bool, WindowOp),
@@ -2866,56 +2875,105 @@ struct LorenzOp<P> {
     params: P,
     initial: BufSpec,
     members: Count,
+    /// F, b, c per member (Lorenz 2005; Lorenz 96 takes none).
+    each: [EachSpec; 3],
     steps: u8,
     huge_steps: Option<Wide>,
     every: Wide,
     out: OutSpec,
     trajectory: OutSpec,
     trajectory_len: OutLen,
+    /// F per member passed over `out` (Lorenz 2005; must be refused).
+    forcing_over_out: bool,
 }
 
 const LORENZ_CAP: usize = 512;
 const TRAJ_CAP: usize = 4096;
 
-type LorenzFn<T, P> = unsafe extern "C" fn(
-    *const kp_context,
-    *const P,
-    *const T,
-    usize,
-    u64,
-    u64,
-    *mut T,
-    *mut T,
-    usize,
-) -> kp_status;
-
-/// `kp_lorenz05_{dtype}` with F, b, c for every member from the parameters
-/// (NULL per-member arrays), in the shape of [`LorenzFn`].
-macro_rules! lorenz05_scalars {
-    ($name:ident, $entry:ident, $t:ty) => {
-        unsafe extern "C" fn $name(
-            ctx: *const kp_context,
-            params: *const kp_lorenz05_params,
-            initial: *const $t,
-            members: usize,
-            steps: u64,
-            every: u64,
-            out: *mut $t,
-            trajectory: *mut $t,
-            trajectory_len: usize,
-        ) -> kp_status {
-            let none = ptr::null();
-            unsafe {
-                $entry(
-                    ctx, params, initial, members, none, none, none, steps, every, out, trajectory,
-                    trajectory_len,
-                )
-            }
-        }
-    };
+/// `kp_lorenz96_{dtype}` (no per-member arguments) or `kp_lorenz05_{dtype}`
+/// (F, b, c per member after `members`).
+enum LorenzFn<T, P> {
+    Scalars(
+        unsafe extern "C" fn(
+            *const kp_context,
+            *const P,
+            *const T,
+            usize,
+            u64,
+            u64,
+            *mut T,
+            *mut T,
+            usize,
+        ) -> kp_status,
+    ),
+    PerMember(
+        unsafe extern "C" fn(
+            *const kp_context,
+            *const P,
+            *const T,
+            usize,
+            *const T,
+            *const T,
+            *const T,
+            u64,
+            u64,
+            *mut T,
+            *mut T,
+            usize,
+        ) -> kp_status,
+    ),
 }
-lorenz05_scalars!(lorenz05_scalars_f32, kp_lorenz05_f32, f32);
-lorenz05_scalars!(lorenz05_scalars_f64, kp_lorenz05_f64, f64);
+
+/// `kp_lorenz96_save_at_{dtype}` or `kp_lorenz05_save_at_{dtype}`, as
+/// [`LorenzFn`].
+enum SaveAtFn<T, P> {
+    Scalars(
+        unsafe extern "C" fn(
+            *const kp_context,
+            *const P,
+            *const T,
+            usize,
+            u64,
+            *const u64,
+            usize,
+            *mut T,
+            *mut T,
+        ) -> kp_status,
+    ),
+    PerMember(
+        unsafe extern "C" fn(
+            *const kp_context,
+            *const P,
+            *const T,
+            usize,
+            *const T,
+            *const T,
+            *const T,
+            u64,
+            *const u64,
+            usize,
+            *mut T,
+            *mut T,
+        ) -> kp_status,
+    ),
+}
+
+/// The per-member arrays of a call: `members` values each as `specs` say,
+/// or all NULL for an entry point that takes none.
+fn member_arrays<T: Real>(specs: &[EachSpec; 3], takes_each: bool, members: usize) -> [Buf<T>; 3] {
+    specs.each_ref().map(|e| match takes_each {
+        true => e.make_up_to(members, LORENZ_CAP),
+        false => EachSpec::Null.make_up_to(0, 0),
+    })
+}
+
+/// Whether a per-member array the call reads holds a value that is not
+/// finite (the call must then fail).
+fn any_not_finite<T: Real>(each: &[Buf<T>; 3], members: usize) -> bool {
+    each.iter()
+        .filter(|b| !b.null && b.len() >= members)
+        .any(|b| b.data[..members].iter().any(|v| !v.is_finite()))
+}
 
 fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
     f: LorenzFn<T, P>,
@@ -2931,6 +2989,8 @@ fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
     } else {
         initial.len() / n
     });
+    let takes_each = matches!(f, LorenzFn::PerMember(_));
+    let each = member_arrays::<T>(&op.each, takes_each, members);
     let every = op.every.get();
     // Steps are work with no buffer behind them: few, except a huge count
     // whose trajectory no buffer could hold (every > 0, > 2^32 frames),
@@ -2959,7 +3019,7 @@ fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
         op.out.len as usize % (LORENZ_CAP + 1)
     };
     let mut out = op.out.make_len::<T>(out_len);
-    if !(initial.fits(len) && out.fits(len)) {
+    if !(initial.fits(len) && out.fits(len) && each.iter().all(|b| b.fits(members as u128))) {
         return;
     }
     // The trajectory span is trajectory_len when every > 0; with every = 0
@@ -2967,32 +3027,76 @@ fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
     if every > 0 && !trajectory.fits(trajectory_len as u128) {
         return;
     }
+    // F over `out`: a span of `members` values inside out's (the call
+    // states `members` x N of them, N >= 1).
+    let forcing_over_out =
+        takes_each && op.forcing_over_out && !out.null && out.fits(members as u128);
+    let forcing = match forcing_over_out {
+        true => out.ptr(),
+        false => each[0].ptr(),
+    };
     let call = format!(
-        "{name}(ctx, params={}, initial={}, members={members}, steps={steps}, every={every}, out={}, trajectory={}, trajectory_len={trajectory_len})",
+        "{name}(ctx, params={}, initial={}, members={members}, forcing={}, b={}, c={}, steps={steps}, every={every}, out={}, trajectory={}, trajectory_len={trajectory_len})",
         unsafe { p.as_ref() }.map_or("NULL".into(), |q| format!("{q:?}")),
         initial.describe(),
+        if forcing_over_out { "out".into() } else { each[0].describe() },
+        each[1].describe(),
+        each[2].describe(),
         out.describe(),
         trajectory.describe()
     );
     trace!("{call}");
     let in_before = initial.snapshot();
+    let each_before = each.each_ref().map(|b| b.snapshot());
     let out_before = out.snapshot();
     let traj_before = trajectory.snapshot();
+    let (out_ptr, traj_ptr) = (out.mut_ptr(), trajectory.mut_ptr());
     let status = unsafe {
-        f(
-            ctx(),
-            p,
-            initial.ptr(),
-            members,
-            steps,
-            every,
-            out.mut_ptr(),
-            trajectory.mut_ptr(),
-            trajectory_len,
-        )
+        match f {
+            LorenzFn::Scalars(f) => f(
+                ctx(),
+                p,
+                initial.ptr(),
+                members,
+                steps,
+                every,
+                out_ptr,
+                traj_ptr,
+                trajectory_len,
+            ),
+            LorenzFn::PerMember(f) => f(
+                ctx(),
+                p,
+                initial.ptr(),
+                members,
+                forcing,
+                each[1].ptr(),
+                each[2].ptr(),
+                steps,
+                every,
+                out_ptr,
+                traj_ptr,
+                trajectory_len,
+            ),
+        }
     };
     let ok = check_status(&call, status);
-    check_inputs(&call, &[("initial", in_before, bytes_of(&initial.data))]);
+    if ok && forcing_over_out && len > 0 {
+        panic!("{call}: KP_OK with forcing over out");
+    }
+    if ok && !forcing_over_out && any_not_finite(&each, members) {
+        panic!("{call}: KP_OK with a per-member value that is not finite");
+    }
+    let [b0, b1, b2] = each_before;
+    check_inputs(
+        &call,
+        &[
+            ("initial", in_before, bytes_of(&initial.data)),
+            ("forcing", b0, bytes_of(&each[0].data)),
+            ("b", b1, bytes_of(&each[1].data)),
+            ("c", b2, bytes_of(&each[2].data)),
+        ],
+    );
     let traj_span = if every > 0 { trajectory_len } else { 0 };
     check_outputs(
         &call,
@@ -3011,6 +3115,169 @@ fn lorenz<T: Real, P: Debug + Copy, S: Copy>(
                 traj_span.saturating_mul(size_of::<T>()),
             ),
         ],
+    );
+}
+
+#[derive(Arbitrary, Debug)]
+struct SaveAtOp<P> {
+    params: P,
+    initial: BufSpec,
+    members: Count,
+    /// F, b, c per member (Lorenz 2005; Lorenz 96 takes none).
+    each: [EachSpec; 3],
+    steps: u8,
+    save_at: SaveSpec<Wide>,
+    out: OutSpec,
+    saved: OutSpec,
+    /// 1: out over initial, 2: F per member over saved (Lorenz 2005), 3:
+    /// the list over saved (each must be refused); else none.
+    alias: u8,
+}
+
+/// `kp_lorenz96_save_at_{dtype}` / `kp_lorenz05_save_at_{dtype}`: the
+/// states after the listed steps, valid lists and raw ones (unsorted,
+/// repeated, past `steps`, NULL), F, b, c per member for Lorenz 2005.
+fn lorenz_save_at<T: Real, P: Debug + Copy, S: Copy>(
+    f: SaveAtFn<T, P>,
+    name: &str,
+    op: &SaveAtOp<S>,
+    params: impl Fn(S, &mut P) -> (*const P, usize),
+    mut slot: P,
+) {
+    let (p, n) = params(op.params, &mut slot);
+    let initial = op.initial.make::<T>(LORENZ_CAP);
+    let members = op.members.resolve(initial.len().checked_div(n).unwrap_or(0));
+    let takes_each = matches!(f, SaveAtFn::PerMember(_));
+    let each = member_arrays::<T>(&op.each, takes_each, members);
+    let steps = op.steps as u64 % 9;
+    let save = op.save_at.make(
+        |picks| {
+            let mut v: Vec<u64> = picks.iter().map(|&k| k as u64 % (steps + 1)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        },
+        |w: Wide| w.get(),
+    );
+    let len = members as u128 * n as u128;
+    let saved_span = (save.len as u128).saturating_mul(len);
+    let mut out = l63_out::<T>(&op.out, len, LORENZ_CAP);
+    let mut saved = l63_out::<T>(&op.saved, saved_span, TRAJ_CAP);
+    if !(initial.fits(len)
+        && out.fits(len)
+        && each.iter().all(|b| b.fits(members as u128))
+        && save.buf.fits(save.len as u128)
+        && saved.fits(saved_span))
+    {
+        return;
+    }
+    // Each alias lies inside the buffer it overlaps (the spans the call
+    // states are checked to fit above).
+    let saved_bytes = saved.len() * size_of::<T>();
+    let alias = match op.alias {
+        1 if !initial.null => "out over initial",
+        2 if takes_each && !saved.null && saved.fits(members as u128) => "forcing over saved",
+        3 if !saved.null && fits(save.len as u128 * 8, saved_bytes, 1) => "save_at over saved",
+        _ => "",
+    };
+    let out_ptr = match alias {
+        "out over initial" => initial.ptr() as *mut T,
+        _ => out.mut_ptr(),
+    };
+    let forcing = match alias {
+        "forcing over saved" => saved.ptr(),
+        _ => each[0].ptr(),
+    };
+    let save_ptr = match alias {
+        "save_at over saved" => saved.ptr() as *const u64,
+        _ => save.buf.ptr(),
+    };
+    let call = format!(
+        "{name}(ctx, params={}, initial={}, members={members}, forcing={}, b={}, c={}, steps={steps}, save_at={}, save_len={}, out={}, saved={}) {alias}",
+        unsafe { p.as_ref() }.map_or("NULL".into(), |q| format!("{q:?}")),
+        initial.describe(),
+        each[0].describe(),
+        each[1].describe(),
+        each[2].describe(),
+        save.describe(),
+        save.len,
+        out.describe(),
+        saved.describe(),
+    );
+    trace!("{call}");
+    let in_before = initial.snapshot();
+    let each_before = each.each_ref().map(|b| b.snapshot());
+    let save_before = save.buf.snapshot();
+    let out_before = out.snapshot();
+    let saved_before = saved.snapshot();
+    let saved_ptr = saved.mut_ptr();
+    let status = unsafe {
+        match f {
+            SaveAtFn::Scalars(f) => f(
+                ctx(),
+                p,
+                initial.ptr(),
+                members,
+                steps,
+                save_ptr,
+                save.len,
+                out_ptr,
+                saved_ptr,
+            ),
+            SaveAtFn::PerMember(f) => f(
+                ctx(),
+                p,
+                initial.ptr(),
+                members,
+                forcing,
+                each[1].ptr(),
+                each[2].ptr(),
+                steps,
+                save_ptr,
+                save.len,
+                out_ptr,
+                saved_ptr,
+            ),
+        }
+    };
+    let ok = check_status(&call, status);
+    // What a success would have ignored: an overlap of non-empty spans, a
+    // value that is not finite, a list not sorted and unique in 0..=steps.
+    let overlap = match alias {
+        "out over initial" => len > 0,
+        "forcing over saved" => members > 0 && saved_span > 0,
+        "save_at over saved" => save.len > 0 && saved_span > 0,
+        _ => false,
+    };
+    if ok && overlap {
+        panic!("{call}: KP_OK with {alias}");
+    }
+    if ok && alias.is_empty() && any_not_finite(&each, members) {
+        panic!("{call}: KP_OK with a per-member value that is not finite");
+    }
+    if ok && !save.buf.null && alias.is_empty() {
+        let list = &save.buf.data[..save.len.min(save.buf.len())];
+        let valid = list.windows(2).all(|w| w[0] < w[1]) && list.iter().all(|&s| s <= steps);
+        assert!(valid, "{call}: KP_OK with a list not sorted, unique and in range");
+    }
+    let [b0, b1, b2] = each_before;
+    check_inputs(
+        &call,
+        &[
+            ("initial", in_before, bytes_of(&initial.data)),
+            ("forcing", b0, bytes_of(&each[0].data)),
+            ("b", b1, bytes_of(&each[1].data)),
+            ("c", b2, bytes_of(&each[2].data)),
+            ("save_at", save_before, bytes_of(&save.buf.data)),
+        ],
+    );
+    check_saved_outputs(
+        &call,
+        ok,
+        (&out, out_before, len),
+        (&saved, saved_before, saved_span),
+        &initial,
+        (steps, &save),
     );
 }
 
@@ -3146,13 +3413,18 @@ enum EachSpec {
 
 impl EachSpec {
     fn make<T: Real>(&self, members: usize) -> Buf<T> {
+        self.make_up_to(members, L63_MEMBERS_CAP)
+    }
+
+    /// As `make`, the length capped at `cap`.
+    fn make_up_to<T: Real>(&self, members: usize, cap: usize) -> Buf<T> {
         match self {
             EachSpec::Null => Buf {
                 data: Box::new([]),
                 null: true,
             },
-            EachSpec::Exact(b) if members <= L63_MEMBERS_CAP => b.make_len(members),
-            EachSpec::Exact(b) | EachSpec::Any(b) => b.make(L63_MEMBERS_CAP),
+            EachSpec::Exact(b) if members <= cap => b.make_len(members),
+            EachSpec::Exact(b) | EachSpec::Any(b) => b.make(cap),
         }
     }
 }
@@ -3375,9 +3647,32 @@ fn lorenz63<T: Real>(f: L63Fn<T>, name: &str, op: &L63Op) {
             ("save_at", save_before, bytes_of(&save.buf.data)),
         ],
     );
+    check_saved_outputs(
+        &call,
+        ok,
+        (&out, out_before, len),
+        (&saved, saved_before, saved_span),
+        &initial,
+        (steps, &save),
+    );
+}
+
+/// The outputs of a call that keeps the states after the listed steps
+/// (Lorenz 63, 96, 2005): `out` of `len` values and `saved` of `saved_span`,
+/// each with its bytes before the call. Untouched on failure; on success
+/// written in full and nothing past their spans, the state after 0 steps
+/// `initial` itself (`out` when `steps` is 0, a frame saved at step 0).
+fn check_saved_outputs<T: Real>(
+    call: &str,
+    ok: bool,
+    (out, out_before, len): (&Buf<T>, Vec<u8>, u128),
+    (saved, saved_before, saved_span): (&Buf<T>, Vec<u8>, u128),
+    initial: &Buf<T>,
+    (steps, save): (u64, &SaveList<u64>),
+) {
     let size = size_of::<T>();
     check_outputs(
-        &call,
+        call,
         ok,
         &[
             (
@@ -3397,22 +3692,21 @@ fn lorenz63<T: Real>(f: L63Fn<T>, name: &str, op: &L63Op) {
     if !ok {
         return;
     }
-    check_written(&call, "out", ok, &out, len);
-    check_written(&call, "saved", ok, &saved, saved_span);
-    // Step 0 is the initial state itself: after 0 steps, and at save_at = 0.
-    let m3 = clamp(len);
+    check_written(call, "out", ok, out, len);
+    check_written(call, "saved", ok, saved, saved_span);
+    let frame = clamp(len);
     if steps == 0 && !out.null {
         assert!(
-            bytes_of(&out.data[..m3]) == bytes_of(&initial.data[..m3]),
+            bytes_of(&out.data[..frame]) == bytes_of(&initial.data[..frame]),
             "{call}: 0 steps but out differs from initial"
         );
     }
     if !saved.null && save.len > 0 {
         for (k, &at) in save.buf.data.iter().enumerate().take(save.len) {
             if at == 0 {
-                let frame = &saved.data[k * m3..(k + 1) * m3];
+                let got = &saved.data[k * frame..(k + 1) * frame];
                 assert!(
-                    bytes_of(frame) == bytes_of(&initial.data[..m3]),
+                    bytes_of(got) == bytes_of(&initial.data[..frame]),
                     "{call}: saved frame {k} (step 0) differs from initial"
                 );
             }
@@ -3844,7 +4138,7 @@ fn device(op: &DeviceOp) {
     let l63 = l63_params(op.l63, &mut l63_slot);
     let mut l63a_slot = kp_lorenz63_adaptive_default_params();
     let l63a = l63_adaptive_params(op.l63a, &mut l63a_slot);
-    const NAMES: [&str; 30] = [
+    const NAMES: [&str; 34] = [
         "kp_lombscargle_device_f32",
         "kp_lombscargle_device_f64",
         "kp_lombscargle_uniform_device_f32",
@@ -3875,10 +4169,15 @@ fn device(op: &DeviceOp) {
         "kp_lorenz63_device_f64",
         "kp_lorenz63_adaptive_device_f32",
         "kp_lorenz63_adaptive_device_f64",
+        "kp_lorenz96_save_at_device_f32",
+        "kp_lorenz96_save_at_device_f64",
+        "kp_lorenz05_save_at_device_f32",
+        "kp_lorenz05_save_at_device_f64",
     ];
+    let which = op.which as usize % NAMES.len();
     let call = format!(
         "{} (see device() for the argument order: ptrs {:x?}, sizes {s0} {s1} {s2} {s3}, reals {r0:e} {r1:e} {r2:e}, stream {st:#x}, ls {}, box {:?}, l96 {:?}, l05 {:?}, l63 {:?}, l63a {:?}; save_at / save_times NULL, save_len = sizes[3])",
-        NAMES[op.which as usize % 30],
+        NAMES[which],
         op.ptrs,
         describe_ls_opts(ls),
         unsafe { bx.as_ref() },
@@ -3889,7 +4188,7 @@ fn device(op: &DeviceOp) {
     );
     trace!("{call}");
     let status = unsafe {
-        match op.which % 30 {
+        match which {
             0 => kp_lombscargle_device_f32(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
             1 => kp_lombscargle_device_f64(c, p0, p1, p2, s0, p3, s1, ls, p4, s2, st),
             2 => kp_lombscargle_uniform_device_f32(c, p0, p1, p2, s0, r0, r1, s1, ls, p4, s2, st),
@@ -3910,8 +4209,9 @@ fn device(op: &DeviceOp) {
             13 => kp_box_filter_device_f64(c, p0, s0, p1, s1, s2, s3, bx, st),
             14 => kp_lorenz96_device_f64(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
             15 => kp_lorenz96_device_f32(c, l96, p0, s0, s1 as u64, s2 as u64, p1, p2, s3, st),
-            16 => kp_lorenz05_device_f64(c, l05, p0, s0, 0, 0, 0, s1 as u64, s2 as u64, p1, p2, s3, st),
-            17 => kp_lorenz05_device_f32(c, l05, p0, s0, 0, 0, 0, s1 as u64, s2 as u64, p1, p2, s3, st),
+            // F, b, c per member: the last three addresses.
+            16 => kp_lorenz05_device_f64(c, l05, p0, s0, p3, p4, p5, s1 as u64, s2 as u64, p1, p2, s3, st),
+            17 => kp_lorenz05_device_f32(c, l05, p0, s0, p3, p4, p5, s1 as u64, s2 as u64, p1, p2, s3, st),
             18 => kp_window_sum_device_f64(c, p0, p1, s0, s1, s2, s3, p2, st),
             19 => kp_window_sum_device_f32(c, p0, p1, s0, s1, s2, s3, p2, st),
             20 => kp_fg_integrate_device_c64(
@@ -3977,7 +4277,7 @@ fn device(op: &DeviceOp) {
                 p0 ^ p5,
                 st,
             ),
-            _ => kp_lorenz63_adaptive_device_f64(
+            29 => kp_lorenz63_adaptive_device_f64(
                 c,
                 l63a,
                 p0,
@@ -3992,9 +4292,41 @@ fn device(op: &DeviceOp) {
                 p0 ^ p5,
                 st,
             ),
+            30 => kp_lorenz96_save_at_device_f32(c, l96, p0, s0, s1 as u64, ptr::null(), s3, p1, p2, st),
+            31 => kp_lorenz96_save_at_device_f64(c, l96, p0, s0, s1 as u64, ptr::null(), s3, p1, p2, st),
+            32 => kp_lorenz05_save_at_device_f32(
+                c,
+                l05,
+                p0,
+                s0,
+                p3,
+                p4,
+                p5,
+                s1 as u64,
+                ptr::null(),
+                s3,
+                p1,
+                p2,
+                st,
+            ),
+            _ => kp_lorenz05_save_at_device_f64(
+                c,
+                l05,
+                p0,
+                s0,
+                p3,
+                p4,
+                p5,
+                s1 as u64,
+                ptr::null(),
+                s3,
+                p1,
+                p2,
+                st,
+            ),
         }
     };
-    if op.which % 30 == 22 && p0 == 0 {
+    if which == 22 && p0 == 0 {
         // Freeing 0 is a no-op on any context, as free(NULL).
         assert_eq!(status, kp_status::KP_OK, "{call}: freeing 0 failed");
     } else {
@@ -5280,29 +5612,57 @@ fn run(op: &Op) {
         Op::BoxFilter(false, o) => box_filter::<f32>(kp_box_filter_f32, "kp_box_filter_f32", o),
         Op::BoxFilter(true, o) => box_filter::<f64>(kp_box_filter_f64, "kp_box_filter_f64", o),
         Op::Lorenz96(false, o) => lorenz::<f32, _, _>(
-            kp_lorenz96_f32,
+            LorenzFn::Scalars(kp_lorenz96_f32),
             "kp_lorenz96_f32",
             o,
             l96_params,
             kp_lorenz96_default_params(),
         ),
         Op::Lorenz96(true, o) => lorenz::<f64, _, _>(
-            kp_lorenz96_f64,
+            LorenzFn::Scalars(kp_lorenz96_f64),
             "kp_lorenz96_f64",
             o,
             l96_params,
             kp_lorenz96_default_params(),
         ),
         Op::Lorenz05(false, o) => lorenz::<f32, _, _>(
-            lorenz05_scalars_f32,
+            LorenzFn::PerMember(kp_lorenz05_f32),
             "kp_lorenz05_f32",
             o,
             l05_params,
             kp_lorenz05_default_params(),
         ),
         Op::Lorenz05(true, o) => lorenz::<f64, _, _>(
-            lorenz05_scalars_f64,
+            LorenzFn::PerMember(kp_lorenz05_f64),
             "kp_lorenz05_f64",
+            o,
+            l05_params,
+            kp_lorenz05_default_params(),
+        ),
+        Op::Lorenz96SaveAt(false, o) => lorenz_save_at::<f32, _, _>(
+            SaveAtFn::Scalars(kp_lorenz96_save_at_f32),
+            "kp_lorenz96_save_at_f32",
+            o,
+            l96_params,
+            kp_lorenz96_default_params(),
+        ),
+        Op::Lorenz96SaveAt(true, o) => lorenz_save_at::<f64, _, _>(
+            SaveAtFn::Scalars(kp_lorenz96_save_at_f64),
+            "kp_lorenz96_save_at_f64",
+            o,
+            l96_params,
+            kp_lorenz96_default_params(),
+        ),
+        Op::Lorenz05SaveAt(false, o) => lorenz_save_at::<f32, _, _>(
+            SaveAtFn::PerMember(kp_lorenz05_save_at_f32),
+            "kp_lorenz05_save_at_f32",
+            o,
+            l05_params,
+            kp_lorenz05_default_params(),
+        ),
+        Op::Lorenz05SaveAt(true, o) => lorenz_save_at::<f64, _, _>(
+            SaveAtFn::PerMember(kp_lorenz05_save_at_f64),
+            "kp_lorenz05_save_at_f64",
             o,
             l05_params,
             kp_lorenz05_default_params(),

@@ -196,36 +196,199 @@ impl CParams for kp_lorenz05_params {
     }
 }
 
-/// An ensemble run on host buffers, `P` its C parameters: the C arguments
-/// of kp_lorenz96_{dtype} and kp_lorenz05_{dtype}.
-struct HostRun<T, P> {
-    params: *const P,
-    initial: *const T,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: *mut T,
-    trajectory: *mut T,
-    trajectory_len: usize,
+/// A C pointer argument, a host pointer or a device address: NULL / 0
+/// when not given.
+trait Pointer: Copy {
+    fn given(self) -> Option<Self>;
 }
 
-impl<T: Float, P: CParams> Entry for HostRun<T, P> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        unsafe { self.call_each(kp, MemberParams::default()) }
+impl<T> Pointer for *const T {
+    fn given(self) -> Option<Self> {
+        (!self.is_null()).then_some(self)
     }
 }
 
-impl<T: Float, P: CParams> HostRun<T, P> {
-    /// The run with the per-member parameters at `each` (host pointers to
-    /// `members` values each; NULL for the scalar).
+impl Pointer for u64 {
+    fn given(self) -> Option<Self> {
+        (self != 0).then_some(self)
+    }
+}
+
+/// The per-member C arguments of a model that takes none (Lorenz 96): every
+/// member runs with the parameters' values.
+struct Scalars {}
+
+impl<A> From<Scalars> for MemberParams<A> {
+    fn from(_: Scalars) -> Self {
+        MemberParams::default()
+    }
+}
+
+/// Lorenz 2005's per-member C arguments: F, b, c, `members` values each at
+/// host pointers or device addresses `A`, NULL / 0 for the parameters' value.
+struct PerMember<A> {
+    forcing: A,
+    b: A,
+    c: A,
+}
+
+impl<A: Pointer> From<PerMember<A>> for MemberParams<A> {
+    fn from(p: PerMember<A>) -> Self {
+        MemberParams {
+            forcing: p.forcing.given(),
+            b: p.b.given(),
+            c: p.c.given(),
+        }
+    }
+}
+
+/// The output C arguments of a run with a frame every `every` steps: the
+/// final states to `out`, the frames to `trajectory`, `trajectory_len`
+/// values by the caller's count (NULL / 0 allowed when `every` is 0).
+struct Every<B> {
+    every: u64,
+    out: B,
+    trajectory: B,
+    trajectory_len: usize,
+}
+
+/// The output C arguments of a run that keeps the states after the
+/// `save_len` steps at host `save_at`: the final states to `out`, the
+/// frames to `saved` (NULL / 0 allowed when `save_len` is 0).
+struct SaveAt<B> {
+    save_at: *const u64,
+    save_len: usize,
+    out: B,
+    saved: B,
+}
+
+/// What a run writes, from its output C arguments ([`Every`], [`SaveAt`]):
+/// the final states to `out`, the frames that `frames` describes to
+/// `frames_buffer`.
+struct Outputs<B> {
+    out: B,
+    frames_buffer: B,
+    frames: Frames,
+}
+
+/// The frames a run keeps.
+#[derive(Clone, Copy)]
+enum Frames {
+    /// One every `every` steps (none when 0), into a buffer the caller
+    /// says holds `len` values.
+    Every { every: u64, len: usize },
+    /// The states after the `save_len` steps at host `save_at`.
+    SaveAt {
+        save_at: *const u64,
+        save_len: usize,
+    },
+}
+
+impl<B> From<Every<B>> for Outputs<B> {
+    fn from(a: Every<B>) -> Self {
+        Outputs {
+            out: a.out,
+            frames_buffer: a.trajectory,
+            frames: Frames::Every {
+                every: a.every,
+                len: a.trajectory_len,
+            },
+        }
+    }
+}
+
+impl<B> From<SaveAt<B>> for Outputs<B> {
+    fn from(a: SaveAt<B>) -> Self {
+        Outputs {
+            out: a.out,
+            frames_buffer: a.saved,
+            frames: Frames::SaveAt {
+                save_at: a.save_at,
+                save_len: a.save_len,
+            },
+        }
+    }
+}
+
+impl Frames {
+    /// The trajectory interval, as the run takes it (0 for saved steps).
+    fn every(self) -> u64 {
+        match self {
+            Frames::Every { every, .. } => every,
+            Frames::SaveAt { .. } => 0,
+        }
+    }
+
+    /// The frame buffer's name in a NULL error, or None when no frame is
+    /// wanted (the buffer may then be NULL / 0).
+    fn wanted(self) -> Option<&'static str> {
+        match self {
+            Frames::Every { every: 0, .. } | Frames::SaveAt { save_len: 0, .. } => None,
+            Frames::Every { .. } => Some("trajectory (every > 0)"),
+            Frames::SaveAt { .. } => Some("saved (save_len > 0)"),
+        }
+    }
+
+    /// The frame buffer's name and the values a host run writes to it (the
+    /// caller's count for a trajectory), `len` values per frame.
+    fn host_span(self, len: usize) -> Result<(&'static str, usize), RawError> {
+        Ok(match self {
+            Frames::Every { every: 0, .. } => ("trajectory", 0),
+            Frames::Every { len: given, .. } => ("trajectory", given),
+            Frames::SaveAt { save_len, .. } => (
+                "saved",
+                raw::product("save_len", save_len, "members x N", len)?,
+            ),
+        })
+    }
+
+    /// The saved steps, read from the caller's list (empty for a trajectory).
     ///
     /// # Safety
-    /// As [`Entry::call`]; each non-NULL pointer of `each` valid for `members` values.
-    unsafe fn call_each(self, kp: &Kernpack, each: MemberParams<*const T>) -> Result<(), RawError> {
+    /// `save_at` NULL or valid for `save_len` values.
+    unsafe fn save_at<'a>(self) -> Result<&'a [u64], RawError> {
+        match self {
+            Frames::SaveAt { save_at, save_len } if save_len > 0 => unsafe {
+                raw::host("save_at", save_at, save_len)
+            },
+            _ => Ok(&[]),
+        }
+    }
+}
+
+/// An ensemble run on host buffers: the C arguments of the host ensemble
+/// entry points, in their order. `P` is the C parameter struct, `E` the
+/// per-member arguments ([`Scalars`], [`PerMember`]), `F` the outputs and
+/// frames ([`Every`], [`SaveAt`]). Each entry point is an alias that names
+/// its parts; the generator flattens `each` and `outputs` into their
+/// fields, so one run serves every argument list.
+struct HostRun<T, P, E, F> {
+    params: *const P,
+    initial: *const T,
+    members: usize,
+    each: E,
+    steps: u64,
+    outputs: F,
+}
+
+impl<T, P, E, F> Entry for HostRun<T, P, E, F>
+where
+    T: Float,
+    P: CParams,
+    E: Into<MemberParams<*const T>>,
+    F: Into<Outputs<*mut T>>,
+{
+    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
         let params = unsafe { P::read(self.params) }?;
-        let (steps, every, members) = (self.steps, self.every, self.members);
+        let (members, steps) = (self.members, self.steps);
         let len = raw::product("members", members, "N", params.values_per_member())?;
-        let traj_len = if every > 0 { self.trajectory_len } else { 0 };
+        let each: MemberParams<*const T> = self.each.into();
+        let Outputs {
+            out,
+            frames_buffer,
+            frames,
+        } = self.outputs.into();
+        let (frames_name, frames_len) = frames.host_span(len)?;
         let mut inputs = vec![Span::of("initial", self.initial, len)];
         for (name, ptr) in each.named() {
             inputs.push(Span::of(
@@ -234,16 +397,20 @@ impl<T: Float, P: CParams> HostRun<T, P> {
                 members,
             ));
         }
+        // The list is viewed beside the mutable outputs: apart from them too.
+        if let Frames::SaveAt { save_at, save_len } = frames {
+            inputs.push(Span::of("save_at", save_at, save_len));
+        }
         check_apart(
             &[
-                Span::of("out", self.out, len),
-                Span::of("trajectory", self.trajectory, traj_len),
+                Span::of("out", out, len),
+                Span::of(frames_name, frames_buffer, frames_len),
             ],
             &inputs,
         )?;
         let initial = unsafe { raw::host("initial", self.initial, len) }?;
         let host = |name, ptr: Option<*const T>| match ptr {
-            Some(ptr) => unsafe { raw::optional_host(name, ptr, members) },
+            Some(ptr) => unsafe { raw::host(name, ptr, members) }.map(Some),
             None => Ok(None),
         };
         let each = MemberParams {
@@ -251,167 +418,79 @@ impl<T: Float, P: CParams> HostRun<T, P> {
             b: host("b", each.b)?,
             c: host("c", each.c)?,
         };
-        let out = unsafe { raw::host_mut("out", self.out, len) }?;
-        let trajectory = match every {
-            0 => None,
-            _ => {
-                Some(unsafe { raw::host_mut("trajectory (every > 0)", self.trajectory, traj_len) }?)
-            }
+        let save_at = unsafe { frames.save_at() }?;
+        let out = unsafe { raw::host_mut("out", out, len) }?;
+        let frames_out = match frames.wanted() {
+            Some(name) => Some(unsafe { raw::host_mut(name, frames_buffer, frames_len) }?),
+            None => None,
         };
-        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        // Computed in full before anything is written to the outputs.
-        let params = &params;
-        let run = kp.run(EnsembleRun {
-            params,
-            each,
-            initial,
-            steps,
-            every,
-            save_at: &[],
-        })?;
-        out.copy_from_slice(&run.final_state);
-        if let (Some(dst), Some(src)) = (trajectory, run.trajectory) {
-            dst.copy_from_slice(&src);
+        if let Frames::Every { every, len: given } = frames {
+            raw::check_trajectory_len(given, len, steps, every)?;
         }
-        Ok(())
-    }
-}
-
-/// An ensemble run on device buffers, `P` its C parameters: the C arguments
-/// of kp_lorenz96_device_{dtype} and kp_lorenz05_device_{dtype}.
-struct DeviceRun<T, P> {
-    params: *const P,
-    initial: u64,
-    members: usize,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float, P: CParams> DeviceEntry for DeviceRun<T, P> {
-    type Op = <P::Params as EnsembleModel>::OnDevice<T>;
-
-    unsafe fn op(self) -> Result<Self::Op, RawError> {
-        unsafe { self.op_each(MemberParams::default()) }
-    }
-}
-
-impl<T: Float, P: CParams> DeviceRun<T, P> {
-    /// The run with the per-member parameters at the device addresses `each`.
-    ///
-    /// # Safety
-    /// As [`DeviceEntry::op`].
-    unsafe fn op_each(
-        self,
-        each: MemberParams<u64>,
-    ) -> Result<<P::Params as EnsembleModel>::OnDevice<T>, RawError> {
-        let params = unsafe { P::read(self.params) }?;
-        let (members, steps, every) = (self.members, self.steps, self.every);
-        let buffers = EnsembleDeviceBuffers {
-            initial: raw::device("initial", self.initial)?,
-            out: raw::device("out", self.out)?,
-            trajectory: match every {
-                0 => None,
-                _ => Some(raw::device("trajectory (every > 0)", self.trajectory)?),
-            },
-        };
-        let len = raw::product("members", members, "N", params.values_per_member())?;
-        raw::check_trajectory_len(self.trajectory_len, len, steps, every)?;
-        Ok(params.on_device(buffers, each, (0, members), steps, (every, &[])))
-    }
-}
-
-/// An ensemble run on host buffers that saves the states after chosen
-/// steps, `P` its C parameters: the C arguments of
-/// kp_lorenz96_save_at_{dtype} and kp_lorenz05_save_at_{dtype}.
-struct SaveAtHostRun<T, P> {
-    params: *const P,
-    initial: *const T,
-    members: usize,
-    steps: u64,
-    save_at: *const u64,
-    save_len: usize,
-    out: *mut T,
-    saved: *mut T,
-}
-
-impl<T: Float, P: CParams> Entry for SaveAtHostRun<T, P> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let params = unsafe { P::read(self.params) }?;
-        let len = raw::product("members", self.members, "N", params.values_per_member())?;
-        let saved_len = raw::product("save_len", self.save_len, "members x N", len)?;
-        check_apart(
-            &[
-                Span::of("out", self.out, len),
-                Span::of("saved", self.saved, saved_len),
-            ],
-            &[Span::of("initial", self.initial, len)],
-        )?;
-        let initial = unsafe { raw::host("initial", self.initial, len) }?;
-        let save_at: &[u64] = match self.save_len {
-            0 => &[],
-            n => unsafe { raw::host("save_at", self.save_at, n) }?,
-        };
-        let out = unsafe { raw::host_mut("out", self.out, len) }?;
-        let saved = match self.save_len {
-            0 => None,
-            _ => Some(unsafe { raw::host_mut("saved", self.saved, saved_len) }?),
-        };
         // Computed in full before anything is written to the outputs.
         let run = kp.run(EnsembleRun {
             params: &params,
-            each: MemberParams::default(),
+            each,
             initial,
-            steps: self.steps,
-            every: 0,
+            steps,
+            every: frames.every(),
             save_at,
         })?;
         out.copy_from_slice(&run.final_state);
-        if let (Some(dst), Some(src)) = (saved, run.trajectory) {
+        if let (Some(dst), Some(src)) = (frames_out, run.trajectory) {
             dst.copy_from_slice(&src);
         }
         Ok(())
     }
 }
 
-/// An ensemble run on device buffers that saves the states after chosen
-/// steps, `P` its C parameters: the C arguments of
-/// kp_lorenz96_save_at_device_{dtype} and kp_lorenz05_save_at_device_{dtype}.
-struct SaveAtDeviceRun<T, P> {
+/// An ensemble run on device buffers: the C arguments of the device
+/// ensemble entry points, in their order (`stream` aside); `P`, `E`, `F`
+/// as in [`HostRun`].
+struct DeviceRun<T, P, E, F> {
     params: *const P,
     initial: u64,
     members: usize,
+    each: E,
     steps: u64,
-    save_at: *const u64,
-    save_len: usize,
-    out: u64,
-    saved: u64,
+    outputs: F,
     _dtype: PhantomData<T>,
 }
 
-impl<T: Float, P: CParams> DeviceEntry for SaveAtDeviceRun<T, P> {
+impl<T, P, E, F> DeviceEntry for DeviceRun<T, P, E, F>
+where
+    T: Float,
+    P: CParams,
+    E: Into<MemberParams<u64>>,
+    F: Into<Outputs<u64>>,
+{
     type Op = <P::Params as EnsembleModel>::OnDevice<T>;
 
     unsafe fn op(self) -> Result<Self::Op, RawError> {
         let params = unsafe { P::read(self.params) }?;
-        let save_at: &[u64] = match self.save_len {
-            0 => &[],
-            n => unsafe { raw::host("save_at", self.save_at, n) }?,
-        };
+        let (members, steps) = (self.members, self.steps);
+        let Outputs {
+            out,
+            frames_buffer,
+            frames,
+        } = self.outputs.into();
+        let save_at = unsafe { frames.save_at() }?;
         let buffers = EnsembleDeviceBuffers {
             initial: raw::device("initial", self.initial)?,
-            out: raw::device("out", self.out)?,
-            trajectory: match self.save_len {
-                0 => None,
-                _ => Some(raw::device("saved (save_len > 0)", self.saved)?),
+            out: raw::device("out", out)?,
+            trajectory: match frames.wanted() {
+                Some(name) => Some(raw::device(name, frames_buffer)?),
+                None => None,
             },
         };
-        // The description checks the list and the counts before any launch.
-        let (each, members) = (MemberParams::default(), (0, self.members));
-        Ok(params.on_device(buffers, each, members, self.steps, (0, save_at)))
+        // The caller's count of trajectory values (saved steps have none).
+        if let Frames::Every { every, len: given } = frames {
+            let len = raw::product("members", members, "N", params.values_per_member())?;
+            raw::check_trajectory_len(given, len, steps, every)?;
+        }
+        // The description checks the rest (the list, the counts) before any launch.
+        let (each, every) = (self.each.into(), frames.every());
+        Ok(params.on_device(buffers, each, (0, members), steps, (every, save_at)))
     }
 }
 
@@ -427,7 +506,7 @@ impl<T: Float, P: CParams> DeviceEntry for SaveAtDeviceRun<T, P> {
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params>;
+type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params, Scalars, Every<*mut T>>;
 
 /// As `kp_lorenz96_{dtype}`, for Lorenz (2005) Model II / III
 /// (`params->model`), in {precision}. `forcing`, `b`, `c`: `members` values
@@ -436,41 +515,7 @@ type kp_lorenz96<T> = HostRun<T, kp_lorenz96_params>;
 ///
 /// # Safety
 /// As `kp_lorenz96_{dtype}`; `forcing`, `b`, `c` NULL or valid for `members` values.
-struct kp_lorenz05<T> {
-    params: *const kp_lorenz05_params,
-    initial: *const T,
-    members: usize,
-    forcing: *const T,
-    b: *const T,
-    c: *const T,
-    steps: u64,
-    every: u64,
-    out: *mut T,
-    trajectory: *mut T,
-    trajectory_len: usize,
-}
-
-impl<T: Float> Entry for kp_lorenz05<T> {
-    unsafe fn call(self, kp: &Kernpack) -> Result<(), RawError> {
-        let given = |ptr: *const T| (!ptr.is_null()).then_some(ptr);
-        let each = MemberParams {
-            forcing: given(self.forcing),
-            b: given(self.b),
-            c: given(self.c),
-        };
-        let run = HostRun::<T, kp_lorenz05_params> {
-            params: self.params,
-            initial: self.initial,
-            members: self.members,
-            steps: self.steps,
-            every: self.every,
-            out: self.out,
-            trajectory: self.trajectory,
-            trajectory_len: self.trajectory_len,
-        };
-        unsafe { run.call_each(kp, each) }
-    }
-}
+type kp_lorenz05<T> = HostRun<T, kp_lorenz05_params, PerMember<*const T>, Every<*mut T>>;
 
 /// Lorenz 96's tangent linear model on host arrays in {precision}:
 /// integrates `initial` (`members` x `params->n` values) for `steps` RK4
@@ -538,7 +583,7 @@ impl<T: Float> Entry for kp_lorenz96_tangent<T> {
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `stream` 0 or a CUstream of the
 /// GPU's primary context.
-type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params>;
+type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params, Scalars, Every<u64>>;
 
 /// As `kp_lorenz96_device_{dtype}`, for Lorenz (2005) Model II / III, in
 /// {precision}. `forcing`, `b`, `c`: device arrays of `members` values each,
@@ -547,45 +592,7 @@ type kp_lorenz96_device<T> = DeviceRun<T, kp_lorenz96_params>;
 /// # Safety
 /// As `kp_lorenz96_device_{dtype}`; non-zero `forcing`, `b`, `c` device
 /// allocations of `members` values.
-struct kp_lorenz05_device<T> {
-    params: *const kp_lorenz05_params,
-    initial: u64,
-    members: usize,
-    forcing: u64,
-    b: u64,
-    c: u64,
-    steps: u64,
-    every: u64,
-    out: u64,
-    trajectory: u64,
-    trajectory_len: usize,
-    _dtype: PhantomData<T>,
-}
-
-impl<T: Float> DeviceEntry for kp_lorenz05_device<T> {
-    type Op = <Lorenz05Params as EnsembleModel>::OnDevice<T>;
-
-    unsafe fn op(self) -> Result<Self::Op, RawError> {
-        let given = |ptr: u64| (ptr != 0).then_some(ptr);
-        let each = MemberParams {
-            forcing: given(self.forcing),
-            b: given(self.b),
-            c: given(self.c),
-        };
-        let run = DeviceRun::<T, kp_lorenz05_params> {
-            params: self.params,
-            initial: self.initial,
-            members: self.members,
-            steps: self.steps,
-            every: self.every,
-            out: self.out,
-            trajectory: self.trajectory,
-            trajectory_len: self.trajectory_len,
-            _dtype: PhantomData,
-        };
-        unsafe { run.op_each(each) }
-    }
-}
+type kp_lorenz05_device<T> = DeviceRun<T, kp_lorenz05_params, PerMember<u64>, Every<u64>>;
 
 /// Integrates a Lorenz 96 ensemble of host arrays in {precision} and keeps
 /// its states after chosen steps: `initial` and `out` as in
@@ -603,14 +610,18 @@ impl<T: Float> DeviceEntry for kp_lorenz05_device<T> {
 ///
 /// # Safety
 /// Every non-NULL pointer must be valid for the stated number of values.
-type kp_lorenz96_save_at<T> = SaveAtHostRun<T, kp_lorenz96_params>;
+type kp_lorenz96_save_at<T> = HostRun<T, kp_lorenz96_params, Scalars, SaveAt<*mut T>>;
 
 /// As `kp_lorenz96_save_at_{dtype}`, for Lorenz (2005) Model II / III
-/// (`params->model`), in {precision}.
+/// (`params->model`), in {precision}. `forcing`, `b`, `c`: `members` values
+/// each (finite), member m running with its F, b, c as it would alone, or
+/// NULL for the value in `params` (NULL `params`: the defaults), as in
+/// `kp_lorenz05_{dtype}`.
 ///
 /// # Safety
-/// As `kp_lorenz96_save_at_{dtype}`.
-type kp_lorenz05_save_at<T> = SaveAtHostRun<T, kp_lorenz05_params>;
+/// As `kp_lorenz96_save_at_{dtype}`; `forcing`, `b`, `c` NULL or valid for
+/// `members` values.
+type kp_lorenz05_save_at<T> = HostRun<T, kp_lorenz05_params, PerMember<*const T>, SaveAt<*mut T>>;
 
 /// As `kp_lorenz96_save_at_{dtype}` on device arrays (CUdeviceptr values)
 /// in {precision}, enqueued on `stream` (0: the default stream) with no
@@ -624,14 +635,17 @@ type kp_lorenz05_save_at<T> = SaveAtHostRun<T, kp_lorenz05_params>;
 /// Non-zero pointers must be device allocations of this GPU with the stated
 /// sizes, alive until the work completes; `save_at` valid for `save_len`
 /// values; `stream` 0 or a CUstream of the GPU's primary context.
-type kp_lorenz96_save_at_device<T> = SaveAtDeviceRun<T, kp_lorenz96_params>;
+type kp_lorenz96_save_at_device<T> = DeviceRun<T, kp_lorenz96_params, Scalars, SaveAt<u64>>;
 
 /// As `kp_lorenz96_save_at_device_{dtype}`, for Lorenz (2005) Model II /
-/// III, in {precision}.
+/// III, in {precision}. `forcing`, `b`, `c`: device arrays of `members`
+/// values each, or 0 for the value in `params` (their values are not
+/// inspected), as in `kp_lorenz05_device_{dtype}`.
 ///
 /// # Safety
-/// As `kp_lorenz96_save_at_device_{dtype}`.
-type kp_lorenz05_save_at_device<T> = SaveAtDeviceRun<T, kp_lorenz05_params>;
+/// As `kp_lorenz96_save_at_device_{dtype}`; non-zero `forcing`, `b`, `c`
+/// device allocations of `members` values.
+type kp_lorenz05_save_at_device<T> = DeviceRun<T, kp_lorenz05_params, PerMember<u64>, SaveAt<u64>>;
 
 /// Periodic weighted window sum of `rows` contiguous rows of `n` host
 /// values, in {precision}:

@@ -27,8 +27,8 @@
 //! an alias's arguments its struct's type parameters; a field whose type is
 //! another struct of the same file, or of src/ffi/args.rs (the arguments
 //! several families share), stands for that struct's fields (in
-//! order, as C arguments); a field whose name starts with `_` is not a C
-//! argument (a marker of `T`). `{dtype}` and `{precision}` in the docs become
+//! order, as C arguments; none for `struct Name {}`); a field whose name
+//! starts with `_` is not a C argument (a marker of `T`). `{dtype}` and `{precision}` in the docs become
 //! the name suffix and "single precision" / "double precision"; a
 //! `// dtypes: c64 = f32, c128 = f64` line just above the docs names the
 //! suffixes (default: f32 and f64).
@@ -114,10 +114,18 @@ fn structs_of(source: &str) -> HashMap<String, Struct> {
     let mut found = HashMap::new();
     for (at, line) in lines.iter().enumerate() {
         let line = line.trim_start_matches("pub(crate) ");
-        let Some(head) = line
-            .strip_prefix("struct ")
-            .and_then(|h| h.strip_suffix(" {"))
-        else {
+        let Some(head) = line.strip_prefix("struct ") else {
+            continue;
+        };
+        // `struct Name {}` (as rustfmt writes a struct of no fields) stands
+        // for no C arguments.
+        if let Some(head) = head.strip_suffix(" {}") {
+            let (name, params) = split_generic(head);
+            let fields = Vec::new();
+            found.insert(name, Struct { params, fields });
+            continue;
+        }
+        let Some(head) = head.strip_suffix(" {") else {
             continue;
         };
         let (name, params) = split_generic(head);

@@ -5,22 +5,22 @@ use super::*;
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz96::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
+    unsafe { kp_lorenz96::<f32> { params, initial, members, each: Scalars {  }, steps, outputs: Every { every, out, trajectory, trajectory_len } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz96::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len }.run(ctx) }
+    unsafe { kp_lorenz96::<f64> { params, initial, members, each: Scalars {  }, steps, outputs: Every { every, out, trajectory, trajectory_len } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, forcing: *const f32, b: *const f32, c: *const f32, steps: u64, every: u64, out: *mut f32, trajectory: *mut f32, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz05::<f32> { params, initial, members, forcing, b, c, steps, every, out, trajectory, trajectory_len }.run(ctx) }
+    unsafe { kp_lorenz05::<f32> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: Every { every, out, trajectory, trajectory_len } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, forcing: *const f64, b: *const f64, c: *const f64, steps: u64, every: u64, out: *mut f64, trajectory: *mut f64, trajectory_len: usize) -> kp_status {
-    unsafe { kp_lorenz05::<f64> { params, initial, members, forcing, b, c, steps, every, out, trajectory, trajectory_len }.run(ctx) }
+    unsafe { kp_lorenz05::<f64> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: Every { every, out, trajectory, trajectory_len } }.run(ctx) }
 }
 
 #[no_mangle]
@@ -35,62 +35,62 @@ pub unsafe extern "C" fn kp_lorenz96_tangent_f64(ctx: *const kp_context, params:
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_device::<f32> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz96_device::<f32> { params, initial, members, each: Scalars {  }, steps, outputs: Every { every, out, trajectory, trajectory_len }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_device_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_device::<f64> { params, initial, members, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz96_device::<f64> { params, initial, members, each: Scalars {  }, steps, outputs: Every { every, out, trajectory, trajectory_len }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, forcing: u64, b: u64, c: u64, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_device::<f32> { params, initial, members, forcing, b, c, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz05_device::<f32> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: Every { every, out, trajectory, trajectory_len }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz05_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, forcing: u64, b: u64, c: u64, steps: u64, every: u64, out: u64, trajectory: u64, trajectory_len: usize, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_device::<f64> { params, initial, members, forcing, b, c, steps, every, out, trajectory, trajectory_len, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz05_device::<f64> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: Every { every, out, trajectory, trajectory_len }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_save_at_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f32, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f32, saved: *mut f32) -> kp_status {
-    unsafe { kp_lorenz96_save_at::<f32> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+    unsafe { kp_lorenz96_save_at::<f32> { params, initial, members, each: Scalars {  }, steps, outputs: SaveAt { save_at, save_len, out, saved } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_save_at_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: *const f64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f64, saved: *mut f64) -> kp_status {
-    unsafe { kp_lorenz96_save_at::<f64> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+    unsafe { kp_lorenz96_save_at::<f64> { params, initial, members, each: Scalars {  }, steps, outputs: SaveAt { save_at, save_len, out, saved } }.run(ctx) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_save_at_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f32, saved: *mut f32) -> kp_status {
-    unsafe { kp_lorenz05_save_at::<f32> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+pub unsafe extern "C" fn kp_lorenz05_save_at_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f32, members: usize, forcing: *const f32, b: *const f32, c: *const f32, steps: u64, save_at: *const u64, save_len: usize, out: *mut f32, saved: *mut f32) -> kp_status {
+    unsafe { kp_lorenz05_save_at::<f32> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: SaveAt { save_at, save_len, out, saved } }.run(ctx) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_save_at_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: *mut f64, saved: *mut f64) -> kp_status {
-    unsafe { kp_lorenz05_save_at::<f64> { params, initial, members, steps, save_at, save_len, out, saved }.run(ctx) }
+pub unsafe extern "C" fn kp_lorenz05_save_at_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: *const f64, members: usize, forcing: *const f64, b: *const f64, c: *const f64, steps: u64, save_at: *const u64, save_len: usize, out: *mut f64, saved: *mut f64) -> kp_status {
+    unsafe { kp_lorenz05_save_at::<f64> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: SaveAt { save_at, save_len, out, saved } }.run(ctx) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_save_at_device_f32(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_save_at_device::<f32> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz96_save_at_device::<f32> { params, initial, members, each: Scalars {  }, steps, outputs: SaveAt { save_at, save_len, out, saved }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn kp_lorenz96_save_at_device_f64(ctx: *const kp_context, params: *const kp_lorenz96_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
-    unsafe { kp_lorenz96_save_at_device::<f64> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+    unsafe { kp_lorenz96_save_at_device::<f64> { params, initial, members, each: Scalars {  }, steps, outputs: SaveAt { save_at, save_len, out, saved }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_save_at_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_save_at_device::<f32> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+pub unsafe extern "C" fn kp_lorenz05_save_at_device_f32(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, forcing: u64, b: u64, c: u64, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_save_at_device::<f32> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: SaveAt { save_at, save_len, out, saved }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn kp_lorenz05_save_at_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
-    unsafe { kp_lorenz05_save_at_device::<f64> { params, initial, members, steps, save_at, save_len, out, saved, _dtype: PhantomData }.enqueue(ctx, stream) }
+pub unsafe extern "C" fn kp_lorenz05_save_at_device_f64(ctx: *const kp_context, params: *const kp_lorenz05_params, initial: u64, members: usize, forcing: u64, b: u64, c: u64, steps: u64, save_at: *const u64, save_len: usize, out: u64, saved: u64, stream: u64) -> kp_status {
+    unsafe { kp_lorenz05_save_at_device::<f64> { params, initial, members, each: PerMember { forcing, b, c }, steps, outputs: SaveAt { save_at, save_len, out, saved }, _dtype: PhantomData }.enqueue(ctx, stream) }
 }
 
 #[no_mangle]
