@@ -190,6 +190,16 @@ static void check_l96(kp_context *ctx)
     noisy.seed = 100;
     EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, z0, MEMBERS, STEPS, 0, n2, NULL, 0), KP_OK);
     CHECK(memcmp(n1, n2, sizeof n1) != 0, "two seeds drew the same noise");
+    /* step_offset: the run continued in a second call (the steps before it
+     * as the offset) is bitwise the run in one call. */
+    double head[MEMBERS * 40], tail[MEMBERS * 40];
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, z0, MEMBERS, 2, 0, head, NULL, 0), KP_OK);
+    noisy.step_offset = 2;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, head, MEMBERS, STEPS - 2, 0, tail, NULL, 0), KP_OK);
+    CHECK(memcmp(tail, n2, sizeof tail) == 0, "a run continued with step_offset differs from the whole run");
+    noisy.step_offset = 0;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &noisy, head, MEMBERS, STEPS - 2, 0, tail, NULL, 0), KP_OK);
+    CHECK(memcmp(tail, n2, sizeof tail) != 0, "without step_offset the continuation drew the same noise");
 
     /* Bad input: an error, and out untouched. */
     for (size_t i = 0; i < len; ++i) out[i] = POISON;
@@ -199,6 +209,9 @@ static void check_l96(kp_context *ctx)
     CHECK(strstr(kp_last_error_message(), "noise") != NULL, "message lacks noise");
     bad.noise = NAN;
     EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    bad = p, bad.step_offset = ((uint64_t)1 << 62) + 1;
+    EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(kp_last_error_message(), "step_offset") != NULL, "message lacks step_offset");
     bad = p;
     bad.n = 3;
     EXPECT_STATUS(kp_lorenz96_f64(ctx, &bad, z0, 1, 1, 0, out, NULL, 0), KP_ERROR_INVALID_ARGUMENT);
