@@ -170,6 +170,7 @@ fn l96_case<T: Float>(
         },
         seed: seed.rotate_left(17),
         member_offset: seed % 1000,
+        step_offset: (seed >> 10) % 5000,
     };
     let z = states::<T>(seed, p.values_per_member() * members, -5.0, 10.0);
     check_run(
