@@ -177,17 +177,32 @@ impl BoxFit {
         w_out: f64,
         objective: BlsObjective,
     ) -> Option<f64> {
-        if w_in < f64::EPSILON || w_out < f64::EPSILON {
-            return None;
-        }
+        let value = BoxFit::objective_or_neg_inf(wy_in, w_in, wy_out, w_out, objective);
+        (value != f64::NEG_INFINITY).then_some(value)
+    }
+
+    /// [`BoxFit::objective`] without branches, -inf for None (a box's
+    /// objective is never -inf: it is >= 0 or +inf), so that a loop over
+    /// many boxes vectorises. The same operations in the same order.
+    #[inline(always)]
+    pub fn objective_or_neg_inf(
+        wy_in: f64,
+        w_in: f64,
+        wy_out: f64,
+        w_out: f64,
+        objective: BlsObjective,
+    ) -> f64 {
         let depth = wy_out / w_out - wy_in / w_in;
-        if depth.is_nan() || depth < 0.0 {
-            return None;
-        }
-        Some(match objective {
+        let value = match objective {
             BlsObjective::Likelihood => 0.5 * w_in * depth * depth,
             BlsObjective::Snr => depth / (1.0 / w_in + 1.0 / w_out).sqrt(),
-        })
+        };
+        let none = w_in < f64::EPSILON || w_out < f64::EPSILON || depth.is_nan() || depth < 0.0;
+        if none {
+            f64::NEG_INFINITY
+        } else {
+            value
+        }
     }
 
     /// Every statistic of a box that [`BoxFit::objective`] accepted.
