@@ -24,6 +24,10 @@ one process on one machine (the same cores for everyone):
    nifty-ls's finufft_chi2 and astropy's fastchi2 on the same inputs, the
    calls interleaved round by round (a load that comes and goes hits all
    alike); accuracy against astropy's exact chi2 at every 97th frequency.
+7. N-D box filter, 256^3, size 5 on every axis, float32 / uint8 / float64:
+   kernpack.ndimage.uniform_filter(backend='cpu') on one thread and on all
+   against scipy.ndimage.uniform_filter (one core), interleaved round by
+   round; "per core" is SciPy's time over kernpack's on one thread.
 
     python python/benches/bench_cpu.py [--quick] [--json out.json]
 
@@ -266,6 +270,33 @@ def box_filter(n, sizes, reps):
     return copy_ms, a.nbytes
 
 
+def uniform_nd(shape, size, reps):
+    import scipy.ndimage
+
+    print(f"N-D box filter {shape}, size {size} ({THREADS} threads; scipy.ndimage on one core)")
+    rng = np.random.default_rng()
+    for dtype in (np.float32, np.uint8, np.float64):
+        a = rng.random(shape)
+        a = (a * 255).astype(dtype) if dtype == np.uint8 else a.astype(dtype)
+        out = np.empty_like(a)
+
+        def kp(threads):
+            def run():
+                kernpack.set_num_threads(threads)
+                kernpack.ndimage.uniform_filter(a, size, output=out, backend="cpu")
+            return run
+
+        ms = interleaved_ms({"one": kp(1), "all": kp(THREADS),
+                             "scipy": lambda: scipy.ndimage.uniform_filter(a, size, output=out)}, reps)
+        kernpack.set_num_threads(THREADS)
+        ours = kernpack.ndimage.uniform_filter(a, size, backend="cpu").astype(np.float64)
+        diff = np.max(np.abs(ours - scipy.ndimage.uniform_filter(a, size))) / np.max(np.abs(a))
+        name = f"{'x'.join(map(str, shape))} {np.dtype(dtype).name} size {size}"
+        row(name, "kernpack cpu, 1 thread", ms["one"], f"{ms['scipy'] / ms['one']:.1f}x SciPy per core")
+        row(name, f"kernpack cpu, {THREADS} threads", ms["all"], f"{ms['scipy'] / ms['all']:.1f}x SciPy")
+        row(name, "scipy.ndimage", ms["scipy"], f"kernpack's output within {diff:.1e} of the largest value")
+
+
 def reductions(n, reps, copy_gbs):
     print(f"Sum and normalise, {n} f32 values ({THREADS} threads)")
     rng = np.random.default_rng()
@@ -304,7 +335,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repetitions")
     ap.add_argument("--json", help="write the rows here")
-    ap.add_argument("--only", nargs="*", default=["ls", "batch", "box", "sum", "l96", "chi2"])
+    ap.add_argument("--only", nargs="*", default=["ls", "batch", "box", "sum", "l96", "chi2", "uniform"])
     args = ap.parse_args()
     reps = 3 if args.quick else 7
     print(f"kernpack {kernpack.__version__}, {THREADS} CPU threads, {os.cpu_count()} cores; "
@@ -324,6 +355,8 @@ def main():
     if "chi2" in args.only:
         multi_term([(300, 10_000), (3000, 10_000)] if args.quick else
                    [(300, 10_000), (3000, 10_000), (3000, 100_000)], reps)
+    if "uniform" in args.only:
+        uniform_nd((128, 128, 128) if args.quick else (256, 256, 256), 5, reps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"threads": THREADS, "rows": ROWS}, f, indent=1)
