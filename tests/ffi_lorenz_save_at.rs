@@ -585,10 +585,12 @@ fn c_lorenz05_save_at_device_per_member_agrees_with_the_host_entry() {
             )
         };
         // A forcing array one value short: refused before any launch.
+        // The driver's record of the allocation: "forcing needs ... bytes
+        // at ..., beyond its allocation".
         expect_err(
             device(d_short.ptr),
             KP_ERROR_INVALID_ARGUMENT,
-            "forcing per member",
+            "forcing needs",
         );
         assert!(
             d_out.read::<f64>().iter().all(|v| v.is_nan()),
