@@ -217,10 +217,6 @@ fn judge_all(
     ) -> (f64, usize) {
         const LANES: usize = 8;
         let n = wy.len() - d;
-        let value = |s: usize| {
-            let [sy_in, sw_in, sy_out, sw_out] = prep.sums(wy[s + d] - wy[s], w[s + d] - w[s]);
-            BoxFit::objective_or_neg_inf(sy_in, sw_in, sy_out, sw_out, objective)
-        };
         let mut most = [f64::NEG_INFINITY; LANES];
         let mut at = [0u64; LANES];
         let chunks = n / LANES;
@@ -246,8 +242,11 @@ fn judge_all(
                 (best, start) = (most[lane], s);
             }
         }
+        // No closure: one would be compiled once, for no SIMD target, and
+        // called box by box.
         for s in chunks * LANES..n {
-            let v = value(s);
+            let [sy_in, sw_in, sy_out, sw_out] = prep.sums(wy[s + d] - wy[s], w[s + d] - w[s]);
+            let v = BoxFit::objective_or_neg_inf(sy_in, sw_in, sy_out, sw_out, objective);
             if v > best {
                 (best, start) = (v, s);
             }
