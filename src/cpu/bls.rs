@@ -192,10 +192,13 @@ fn place_runs(
     }
 }
 
-/// The objective of every box of `d` bins over the prefix sums `wy` and
-/// `w` ([`BoxFit::objective_or_neg_inf`] of start `s` in `values[s]`), and
-/// the largest. Compiled for the SIMD targets: the boxes are judged eight
-/// at a time.
+/// The largest objective of the boxes of `d` bins over the prefix sums
+/// `wy` and `w` ([`BoxFit::objective_or_neg_inf`] of every start), and the
+/// first start reaching it (0 when every box is refused: -inf). Compiled
+/// for the SIMD targets: the boxes are judged eight at a time, each lane
+/// keeping its largest value and the first of its starts reaching it (a
+/// strict improvement); the first start overall is the least of the lanes'
+/// starts that reach the largest, the remainder's starts coming after them.
 #[macro_rules_attribute::apply(simd_targets!)]
 fn judge_all(
     prep: &BlsPrepared,
@@ -203,8 +206,7 @@ fn judge_all(
     w: &[i64],
     d: usize,
     objective: BlsObjective,
-    values: &mut Vec<f64>,
-) -> f64 {
+) -> (f64, usize) {
     #[inline(always)]
     fn judge(
         prep: &BlsPrepared,
@@ -212,38 +214,48 @@ fn judge_all(
         w: &[i64],
         d: usize,
         objective: BlsObjective,
-        values: &mut [f64],
-    ) -> f64 {
-        let n = values.len();
-        let (wy_start, w_start) = (&wy[..n], &w[..n]);
-        let (wy_end, w_end) = (&wy[d..d + n], &w[d..d + n]);
-        for s in 0..n {
-            let (sy, sw) = (wy_end[s] - wy_start[s], w_end[s] - w_start[s]);
-            let [sy_in, sw_in, sy_out, sw_out] = prep.sums(sy, sw);
-            values[s] = BoxFit::objective_or_neg_inf(sy_in, sw_in, sy_out, sw_out, objective);
-        }
-        // The largest, by lanes (no value is NaN).
+    ) -> (f64, usize) {
         const LANES: usize = 8;
+        let n = wy.len() - d;
         let mut most = [f64::NEG_INFINITY; LANES];
-        let chunks = values.chunks_exact(LANES);
-        let rest = chunks.remainder();
-        for chunk in chunks {
+        let mut at = [0u64; LANES];
+        let chunks = n / LANES;
+        for k in 0..chunks {
+            let first = k * LANES;
+            let (wy_start, wy_end) = (&wy[first..first + LANES], &wy[first + d..first + d + LANES]);
+            let (w_start, w_end) = (&w[first..first + LANES], &w[first + d..first + d + LANES]);
             for lane in 0..LANES {
-                if chunk[lane] > most[lane] {
-                    most[lane] = chunk[lane];
+                let (sy, sw) = (wy_end[lane] - wy_start[lane], w_end[lane] - w_start[lane]);
+                let [sy_in, sw_in, sy_out, sw_out] = prep.sums(sy, sw);
+                let v = BoxFit::objective_or_neg_inf(sy_in, sw_in, sy_out, sw_out, objective);
+                // No value is NaN.
+                if v > most[lane] {
+                    most[lane] = v;
+                    at[lane] = (first + lane) as u64;
                 }
             }
         }
-        most.into_iter()
-            .chain(rest.iter().copied())
-            .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
+        let (mut best, mut start) = (f64::NEG_INFINITY, 0);
+        for lane in 0..LANES {
+            let s = at[lane] as usize;
+            if most[lane] > best || (most[lane] == best && s < start) {
+                (best, start) = (most[lane], s);
+            }
+        }
+        // No closure: one would be compiled once, for no SIMD target, and
+        // called box by box.
+        for s in chunks * LANES..n {
+            let [sy_in, sw_in, sy_out, sw_out] = prep.sums(wy[s + d] - wy[s], w[s + d] - w[s]);
+            let v = BoxFit::objective_or_neg_inf(sy_in, sw_in, sy_out, sw_out, objective);
+            if v > best {
+                (best, start) = (v, s);
+            }
+        }
+        (best, start)
     }
-    let n = wy.len() - d;
-    values.clear();
-    values.resize(n, f64::NEG_INFINITY);
     match objective {
-        BlsObjective::Likelihood => judge(prep, wy, w, d, BlsObjective::Likelihood, values),
-        BlsObjective::Snr => judge(prep, wy, w, d, BlsObjective::Snr, values),
+        BlsObjective::Likelihood => judge(prep, wy, w, d, BlsObjective::Likelihood),
+        BlsObjective::Snr => judge(prep, wy, w, d, BlsObjective::Snr),
     }
 }
 
@@ -284,10 +296,8 @@ struct Scratch {
     /// Events: (position, sample) sorted by position, and the positions alone.
     placed: Vec<(i64, usize)>,
     positions: Vec<i64>,
-    /// Histogram: the phase bin of each sample (0: to be computed exactly),
-    /// and the objective of each start of one duration.
+    /// Histogram: the phase bin of each sample (0: to be computed exactly).
     bin_of: Vec<i32>,
-    values: Vec<f64>,
 }
 
 /// The best box so far, in the search's order: candidates arrive by
@@ -300,22 +310,13 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// The boxes of duration `k` (`d` bins) at every start, whose
-    /// objectives are `values` (-inf: none) and the largest `most`: the
-    /// first start reaching `most`, if it beats the best so far.
-    fn consider_all(
-        &mut self,
-        k: usize,
-        most: f64,
-        values: &[f64],
-        wy: &[i64],
-        w: &[i64],
-        d: usize,
-    ) {
+    /// The boxes of duration `k` (`d` bins) at every start, whose largest
+    /// objective is `most` (-inf: none), first reached at `start`: that
+    /// box, if it beats the best so far.
+    fn consider_all(&mut self, k: usize, most: f64, start: usize, wy: &[i64], w: &[i64], d: usize) {
         if most == f64::NEG_INFINITY || self.best.is_some_and(|(b, _)| most <= b) {
             return;
         }
-        let start = values.iter().position(|&v| v == most).unwrap_or(0);
         let found = BoxCounts {
             duration: k as i64,
             start: start as i64,
@@ -406,17 +407,20 @@ impl Scratch {
         } else {
             place_each(prep, grid, period, bins, wy, w);
         }
-        for b in 1..len {
-            wy[b] += wy[b - 1];
-            w[b] += w[b - 1];
+        // Running sums in registers (not reloaded from the bin just stored).
+        let (mut sum_wy, mut sum_w) = (0, 0);
+        for (y, x) in wy.iter_mut().zip(w.iter_mut()) {
+            sum_wy += *y;
+            sum_w += *x;
+            (*y, *x) = (sum_wy, sum_w);
         }
         // Every start of every duration, eight at a time; a box whose
         // contents equal those of an earlier box ties with it, and the
         // search keeps the first of equals.
         for (k, &d) in grid.duration_bins.iter().enumerate() {
             let d = d as usize;
-            let most = judge_all(prep, wy, w, d, search.objective, &mut self.values);
-            search.consider_all(k, most, &self.values, wy, w, d);
+            let (most, start) = judge_all(prep, wy, w, d, search.objective);
+            search.consider_all(k, most, start, wy, w, d);
         }
     }
 
@@ -628,6 +632,52 @@ mod tests {
         #[test]
         fn layouts_give_the_box_of_every_start(seed in any::<u64>()) {
             case(seed)?;
+        }
+    }
+
+    /// [`judge_all`]'s largest value and first start reaching it, lane by
+    /// lane, equal a scalar walk with a strict improvement, on prefix sums
+    /// of few values (boxes tie across lanes and in the remainder) and
+    /// boxes all refused.
+    #[test]
+    fn judge_all_keeps_the_first_of_equal_boxes() {
+        let mut r = Rng(777);
+        for case in 0..2000 {
+            let len = 2 + (r.next() * 90.0) as usize;
+            let d = 1 + (r.next() * (len - 1) as f64) as usize;
+            let empty = case % 10 == 0;
+            let (mut wy, mut w) = (vec![0i64], vec![0i64]);
+            for _ in 1..len {
+                let step_w = if empty { 0 } else { (r.next() * 3.0) as i64 };
+                let step_wy = (r.next() * 3.0) as i64 - 1;
+                wy.push(wy.last().unwrap() + step_wy);
+                w.push(w.last().unwrap() + step_w);
+            }
+            let prep = BlsPrepared {
+                t_ref: 0.0,
+                dt: vec![],
+                wy: vec![],
+                w: vec![],
+                wy_all: *wy.last().unwrap(),
+                w_all: *w.last().unwrap() + (r.next() * 3.0) as i64,
+                wy_unit: crate::params::bls::FixedPoint { unit: 0.25 },
+                w_unit: crate::params::bls::FixedPoint { unit: 0.5 },
+            };
+            for objective in [BlsObjective::Likelihood, BlsObjective::Snr] {
+                let (mut most, mut start) = (f64::NEG_INFINITY, 0);
+                for s in 0..len - d {
+                    let [a, b, c, e] = prep.sums(wy[s + d] - wy[s], w[s + d] - w[s]);
+                    let v = BoxFit::objective_or_neg_inf(a, b, c, e, objective);
+                    if v > most {
+                        (most, start) = (v, s);
+                    }
+                }
+                let got = judge_all(&prep, &wy, &w, d, objective);
+                assert_eq!(got.0.to_bits(), most.to_bits(), "case {case}");
+                if most != f64::NEG_INFINITY {
+                    assert_eq!(got.1, start, "case {case}");
+                }
+            }
         }
     }
 
