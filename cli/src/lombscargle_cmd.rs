@@ -3,6 +3,7 @@ use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use kernpack::api::lombscargle::bootstrap::{bootstrap_false_alarm_probability, BootstrapOptions};
 use kernpack::api::lombscargle::chi2::{Chi2Options, Chi2Series, MAX_NTERMS};
 use kernpack::api::lombscargle::UniformGrid;
 use kernpack::api::phasefold::{PeakOptions, MAX_PEAKS};
@@ -69,11 +70,22 @@ pub struct LombScargleArgs {
     #[arg(long, default_value_t = 0.0, requires = "peaks")]
     pub separation: f64,
     /// The false-alarm probability of the best period (and of each of
-    /// --peaks), astropy's: baluev, davies, naive or single, for a noise
-    /// periodogram on a grid up to the highest trial frequency. Needs
-    /// --nterms 1.
-    #[arg(long, value_parser = ["baluev", "davies", "naive", "single"], requires = "nterms")]
+    /// --peaks), astropy's: baluev, davies, naive or single (--nterms 1),
+    /// for a noise periodogram on a grid up to the highest trial frequency;
+    /// or bootstrap (any --nterms): the fraction of --resamples periodograms
+    /// of y resampled with replacement (t fixed) whose highest power is not
+    /// below it.
+    #[arg(long, value_parser = ["baluev", "davies", "naive", "single", "bootstrap"],
+          requires = "nterms")]
     pub fap: Option<String>,
+    /// With --fap bootstrap: the resampled periodograms (astropy's n_bootstraps).
+    #[arg(long, default_value_t = 1000, requires = "fap",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub resamples: u64,
+    /// With --fap bootstrap: the seed of the resampling (the same maxima for
+    /// a seed on every backend).
+    #[arg(long = "fap-seed", default_value_t = 0, requires = "fap")]
+    pub fap_seed: u64,
 }
 
 impl LombScargleArgs {
@@ -81,10 +93,11 @@ impl LombScargleArgs {
         let Some(nterms) = self.nterms else {
             return Ok(None);
         };
-        if self.fap.is_some() && nterms != 1 {
+        let analytic = self.fap.as_deref().is_some_and(|m| m != "bootstrap");
+        if analytic && nterms != 1 {
             return Err(format!(
                 "--fap: no analytic false-alarm probability for {nterms} harmonics (astropy's \
-                 formulas are for --nterms 1)"
+                 formulas are for --nterms 1; --fap bootstrap takes any)"
             ));
         }
         Ok(Some(Chi2Options {
@@ -124,7 +137,9 @@ pub fn lombscargle(args: &LombScargleArgs) -> Result<(), String> {
     );
     write_result(&args.output, &freqs.values, &result)?;
     let fap = match (&args.fap, &chi2) {
-        (Some(method), Some(chi2)) => Some(significance(&data, &freqs.values, method, chi2)?),
+        (Some(method), Some(chi2)) => {
+            Some(significance(&kp, &data, &freqs.values, method, chi2, args)?)
+        }
         _ => None,
     };
     list_peaks(&freqs.values, &result, peaks.as_ref(), fap.as_ref())?;
@@ -318,35 +333,62 @@ fn compute_chi2<T: Float>(
     ))
 }
 
-/// What a false-alarm probability needs: the method and the null
+/// What a false-alarm probability needs: an analytic method and the null
 /// distribution of the series' one-term power up to the highest trial
-/// frequency.
-struct Significance {
-    method: FapMethod,
-    null: NullDistribution,
+/// frequency, or the maxima of the bootstrap's resampled periodograms.
+enum Significance {
+    Analytic {
+        method: FapMethod,
+        null: NullDistribution,
+    },
+    Bootstrap {
+        maxima: Vec<f64>,
+    },
 }
 
 impl Significance {
     fn of(&self, power: f64) -> f64 {
-        self.null.false_alarm_probability(power, self.method)
+        match self {
+            Significance::Analytic { method, null } => null.false_alarm_probability(power, *method),
+            Significance::Bootstrap { maxima } => bootstrap_false_alarm_probability(maxima, power),
+        }
     }
 }
 
 fn significance(
+    kp: &Kernpack,
     data: &SeriesData,
     freqs: &[f64],
     method: &str,
     opts: &Chi2Options,
+    args: &LombScargleArgs,
 ) -> Result<Significance, String> {
-    let method: FapMethod = method.parse().map_err(|e| format!("--fap: {e}"))?;
     let fmax = freqs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    // The weights as dy (checked above 0 by the periodogram's call).
     let dy: Option<Vec<f64>> = data
         .w
         .as_ref()
         .map(|w| w.iter().map(|w| w.powf(-0.5)).collect());
+    if method == "bootstrap" {
+        let series = Chi2Series {
+            t: &data.t,
+            y: &data.y,
+            dy: dy.as_deref(),
+        };
+        let boot = BootstrapOptions {
+            resamples: args.resamples as usize, // in range by the parser
+            seed: args.fap_seed,
+            ..BootstrapOptions::default()
+        };
+        let maxima = kp
+            .lombscargle_chi2_bootstrap(&series, fmax, opts, &boot)
+            .map_err(|e| format!("--fap bootstrap: {e}"))?;
+        return Ok(Significance::Bootstrap { maxima });
+    }
+    let method: FapMethod = method.parse().map_err(|e| format!("--fap: {e}"))?;
     let null = NullDistribution::new(fmax, &data.t, dy.as_deref(), opts.normalization.into())
         .map_err(|e| format!("--fap: {e}"))?;
-    Ok(Significance { method, null })
+    Ok(Significance::Analytic { method, null })
 }
 
 /// The best period (with its false-alarm probability) and the `peaks`

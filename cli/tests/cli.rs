@@ -398,13 +398,14 @@ fn pdm_and_ce_find_a_planted_period_and_write_their_table_and_plot() {
 fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
     let mut next = uniforms(5);
     let (period, mut csv) = (3.7, String::from("t,y,weight\n"));
-    let (mut t, mut dy) = (Vec::new(), Vec::new());
+    let (mut t, mut ys, mut dy) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..300 {
         let ti = 100.0 * next();
         let w = 1.0 + 3.0 * next();
         let y = (std::f64::consts::TAU * ti / period).sin() + (next() - 0.5);
         csv += &format!("{ti},{y},{w}\n");
         t.push(ti);
+        ys.push(y);
         dy.push(w.powf(-0.5));
     }
     let input = scratch("nterms.csv");
@@ -438,6 +439,52 @@ fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
     assert!(powers.windows(2).all(|p| p[0] >= p[1]), "{stderr}");
     let csv = std::fs::read_to_string(table).unwrap();
     assert_eq!(csv.lines().count(), 20001);
+    // The bootstrap, any --nterms: each listed FAP is the fraction of the
+    // library's resampled maxima (same series, seed and grid) not below it.
+    let mut args = vec!["lombscargle", input, "--nterms", "2", "--peaks", "3"];
+    args.extend(grid);
+    args.extend([
+        "--separation",
+        "0.01",
+        "--fap",
+        "bootstrap",
+        "--resamples",
+        "200",
+    ]);
+    args.extend(["--fap-seed", "9", "-o", table]);
+    let out = kernpack(&args);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let series = kernpack::api::lombscargle::chi2::Chi2Series {
+        t: &t,
+        y: &ys,
+        dy: Some(&dy),
+    };
+    let opts = kernpack::api::lombscargle::chi2::Chi2Options {
+        nterms: 2,
+        ..Default::default()
+    };
+    let boot = kernpack::api::lombscargle::bootstrap::BootstrapOptions {
+        resamples: 200,
+        seed: 9,
+        ..Default::default()
+    };
+    let cpu = kernpack::Kernpack::new(kernpack::Backend::Cpu).unwrap();
+    let maxima = cpu
+        .lombscargle_chi2_bootstrap(&series, 2.0, &opts, &boot)
+        .unwrap();
+    for rank in 1..=3 {
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("peak {rank}: ")))
+            .unwrap_or_else(|| panic!("no peak {rank}: {stderr}"));
+        let power = number_after_in(line, "power ");
+        let fap = number_after_in(line, "FAP ");
+        let want = kernpack::api::lombscargle::bootstrap::bootstrap_false_alarm_probability(
+            &maxima, power,
+        );
+        assert!((fap - want).abs() <= 1e-4 * want, "{line}: want {want:e}");
+    }
     for (args, needle) in [
         (
             vec!["lombscargle", input, "--nterms", "2", "--fap", "baluev"],
@@ -445,6 +492,23 @@ fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
         ),
         (vec!["lombscargle", input, "--nterms", "9"], "--nterms"),
         (vec!["lombscargle", input, "--fap", "baluev"], "--nterms"),
+        (
+            vec!["lombscargle", input, "--nterms", "1", "--resamples", "10"],
+            "--fap",
+        ),
+        (
+            vec![
+                "lombscargle",
+                input,
+                "--nterms",
+                "1",
+                "--fap",
+                "bootstrap",
+                "--resamples",
+                "0",
+            ],
+            "--resamples",
+        ),
         (
             vec!["lombscargle", input, "--nterms", "1", "--normalize", "psd"],
             "--normalize",
