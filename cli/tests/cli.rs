@@ -424,19 +424,13 @@ fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
     let null =
         kernpack::NullDistribution::new(2.0, &t, Some(&dy), kernpack::PowerNormalization::Standard)
             .unwrap();
-    let mut powers = Vec::new();
-    for rank in 1..=3 {
-        let line = stderr
-            .lines()
-            .find(|l| l.starts_with(&format!("peak {rank}: ")))
-            .unwrap_or_else(|| panic!("no peak {rank}: {stderr}"));
-        let power = number_after_in(line, "power ");
-        let fap = number_after_in(line, "FAP ");
+    let peaks = listed_peaks(&stderr, 3, &["power ", "FAP "]);
+    for p in &peaks {
+        let (power, fap) = (p[0], p[1]);
         let want = null.false_alarm_probability(power, kernpack::FapMethod::Baluev);
-        assert!((fap - want).abs() <= 1e-4 * want, "{line}: want {want:e}");
-        powers.push(power);
+        assert!((fap - want).abs() <= 1e-4 * want, "{stderr}: want {want:e}");
     }
-    assert!(powers.windows(2).all(|p| p[0] >= p[1]), "{stderr}");
+    assert!(peaks.windows(2).all(|p| p[0][0] >= p[1][0]), "{stderr}");
     let csv = std::fs::read_to_string(table).unwrap();
     assert_eq!(csv.lines().count(), 20001);
     // The bootstrap, any --nterms: each listed FAP is the fraction of the
@@ -473,17 +467,12 @@ fn lombscargle_nterms_lists_peaks_with_false_alarm_probabilities() {
     let maxima = cpu
         .lombscargle_chi2_bootstrap(&series, 2.0, &opts, &boot)
         .unwrap();
-    for rank in 1..=3 {
-        let line = stderr
-            .lines()
-            .find(|l| l.starts_with(&format!("peak {rank}: ")))
-            .unwrap_or_else(|| panic!("no peak {rank}: {stderr}"));
-        let power = number_after_in(line, "power ");
-        let fap = number_after_in(line, "FAP ");
+    for p in listed_peaks(&stderr, 3, &["power ", "FAP "]) {
+        let (power, fap) = (p[0], p[1]);
         let want = kernpack::api::lombscargle::bootstrap::bootstrap_false_alarm_probability(
             &maxima, power,
         );
-        assert!((fap - want).abs() <= 1e-4 * want, "{line}: want {want:e}");
+        assert!((fap - want).abs() <= 1e-4 * want, "{stderr}: want {want:e}");
     }
     for (args, needle) in [
         (
@@ -947,7 +936,6 @@ fn bls_finds_a_planted_transit_and_writes_its_table_and_plot() {
     );
 }
 
-/// The number that follows `label` in `text` (up to white space or a comma).
 /// The numbers after `labels` on the lines "peak 1: ..." to "peak k: ..." of
 /// a search's summary.
 fn listed_peaks(stdout: &str, k: usize, labels: &[&str]) -> Vec<Vec<f64>> {
@@ -962,6 +950,7 @@ fn listed_peaks(stdout: &str, k: usize, labels: &[&str]) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// The number that follows `label` in `text` (up to white space or a comma).
 fn number_after_in(text: &str, label: &str) -> f64 {
     let rest = &text[text
         .find(label)
