@@ -1837,6 +1837,21 @@ def _ensemble_block(block, *columns, fn, steps, every, save_at, kwargs, names=()
     return run.final if run.trajectory is None else np.concatenate([run.trajectory, run.final[None]], axis=0)
 
 
+def _member_column(name, values, x):
+    """`values` given per member of the states `x` (members x values, whole
+    states per block) as a ``(members, 1)`` column in `x`'s dtype and member
+    chunks, so that each block gets its own members' values; one value per
+    member, on the side (NumPy or CuPy blocks) of `x`."""
+    members, kind = x.shape[0], type(meta_from_array(x))
+    a = da.asarray(values)
+    if a.shape != (members,):
+        raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
+    if type(meta_from_array(a)) is not kind:
+        raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
+                        f"{kind.__name__} blocks: pass both on one side")
+    return a.astype(x.dtype)[:, None].rechunk((x.chunks[0], 1))
+
+
 def _ensemble(fn, initial, steps, every, save_at, kwargs, per_member=("forcing", "b", "c")) -> "_ode.Ensemble":
     """`kwargs` of the names in `per_member` that are not scalars hold one
     value per member: each block gets its members' values."""
@@ -1849,18 +1864,10 @@ def _ensemble(fn, initial, steps, every, save_at, kwargs, per_member=("forcing",
     _ode._state_shape(x.shape)
     # One block = whole member states.
     x = (x[None, :] if x.ndim == 1 else x).astype(dtype).rechunk({1: -1})
-    members, kind = x.shape[0], type(meta_from_array(x))
     names = sorted(k for k in per_member if k in kwargs and np.ndim(kwargs[k]) != 0)
     columns = []
     for name in names:
-        a = da.asarray(kwargs[name])
-        if a.shape != (members,):
-            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
-        if type(meta_from_array(a)) is not kind:
-            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
-                            f"{kind.__name__} blocks: pass both on one side")
-        # A column of the members' values, in initial's member chunks.
-        columns.append(a.astype(dtype)[:, None].rechunk((x.chunks[0], 1)))
+        columns.append(_member_column(name, kwargs[name], x))
     kwargs = {k: v for k, v in kwargs.items() if k not in names}
     # The single-process function's checks and errors, on one member for zero
     # steps (a per-member parameter probed as one value; its values are
@@ -1962,19 +1969,11 @@ def _lorenz63_members(initial: Any, sigma: Any, rho: Any, beta: Any):
     one = x.ndim == 1
     # One block = whole member states.
     x = (x[None, :] if one else x).astype(dtype).rechunk({1: -1})
-    members, kind = x.shape[0], type(meta_from_array(x))
     given = {"sigma": sigma, "rho": rho, "beta": beta}
     shared = {k: float(v) for k, v in given.items() if np.ndim(v) == 0}
     columns = {}
     for name in (k for k in given if k not in shared):
-        a = da.asarray(given[name])
-        if a.shape != (members,):
-            raise ValueError(f"{name} must be one value or {members} values (one per member), got shape {a.shape}")
-        if type(meta_from_array(a)) is not kind:
-            raise TypeError(f"{name} holds {type(meta_from_array(a)).__name__} blocks but initial "
-                            f"{kind.__name__} blocks: pass both on one side")
-        # A column of the members' values, in initial's member chunks.
-        columns[name] = a.astype(dtype)[:, None].rechunk((x.chunks[0], 1))
+        columns[name] = _member_column(name, given[name], x)
     names = sorted(columns)
     return x, one, shared, names, [columns[name] for name in names]
 
